@@ -1,0 +1,50 @@
+"""The `palimpsest` command: one module per command group, each a thin adapter.
+
+Every command parses its arguments, calls one library method and prints the result —
+as a table/text for people, or with `--json` as one JSON document on stdout. Errors are
+translated here, in one place: a message (JSON on stderr with `--json`) and the exit
+code of the error class (see `errors.py`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from ..errors import PalimpsestError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="palimpsest", description="Long-term memory for LLM agents.")
+    parser.add_argument("--home", help="home folder (default: PALIMPSEST_HOME or ~/.palimpsest)")
+    parser.add_argument("--store", help="store URL (default: PALIMPSEST_STORE or sqlite:///<home>/palimpsest.db)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    from . import admin, jobs, transcript, transfer
+
+    for group in (transcript, transfer, jobs, admin):
+        group.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code = args.func(args)
+        return int(code or 0)
+    except PalimpsestError as exc:
+        return _fail(args, exc.to_dict(), exc.exit_code)
+    except KeyboardInterrupt:
+        return _fail(args, {"code": "interrupted", "message": "interrupted"}, 130)
+    except BrokenPipeError:
+        return 0
+
+
+def _fail(args: argparse.Namespace, error: dict[str, str], code: int) -> int:
+    if getattr(args, "json", False):
+        sys.stderr.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"palimpsest: {error['message']}\n")
+    return code

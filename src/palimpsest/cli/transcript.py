@@ -1,0 +1,159 @@
+"""Transcript commands: append, ingest, browse, search, get-full, sessions, stats."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import InvalidInput
+from .common import add_command, emit, open_memory
+
+
+def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
+    p.add_argument("--session")
+    p.add_argument("--agent")
+    p.add_argument("--channel")
+    if role:
+        p.add_argument("--role")
+    p.add_argument("--since", help="ISO time, inclusive")
+    p.add_argument("--until", help="ISO time, exclusive")
+
+
+def _filter_args(args: argparse.Namespace) -> dict[str, Any]:
+    keys = ("session", "agent", "channel", "role", "since", "until")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "append", append, "Journal one message and index it.")
+    p.add_argument("session")
+    p.add_argument("role")
+    p.add_argument("content", nargs="?", default="", help="message text ('-' reads stdin)")
+    p.add_argument("--tool-name")
+    p.add_argument("--tool-args", help="JSON")
+    p.add_argument("--tool-result")
+    p.add_argument("--event-key")
+    p.add_argument("--created-at")
+    p.add_argument("--agent")
+    p.add_argument("--channel")
+    p.add_argument("--kind", choices=["normal", "instant"])
+
+    p = add_command(sub, "ingest", ingest, "Bulk-write a transcript (JSON list of messages, or JSONL) into one session.")
+    p.add_argument("session")
+    p.add_argument("file", help="path, or '-' for stdin")
+    p.add_argument("--agent")
+    p.add_argument("--channel")
+    p.add_argument("--kind", choices=["normal", "instant"])
+
+    p = add_command(sub, "browse", browse, "List messages chronologically, filtered and paged.")
+    _filters(p)
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--newest-first", action="store_true")
+
+    p = add_command(sub, "search", search, "Search memory (ranked, substring or regex).")
+    p.add_argument("query")
+    _filters(p)
+    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--mode", choices=["ranked", "substring", "regex"], default="ranked")
+
+    p = add_command(sub, "get-full", get_full, "Show a message with its capped fields restored from the journal.")
+    p.add_argument("id")
+
+    p = add_command(sub, "sessions", sessions, "List sessions, most recently active first.")
+    p.add_argument("--agent")
+    p.add_argument("--channel")
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--offset", type=int, default=0)
+
+    add_command(sub, "stats", stats, "Counts, journal vs index lag, sizes, oldest/newest, per agent.")
+
+
+def append(args: argparse.Namespace) -> None:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    try:
+        tool_args = json.loads(args.tool_args) if args.tool_args else None
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"--tool-args is not JSON: {exc}") from None
+    with open_memory(args) as memory:
+        result = memory.append(
+            args.session, args.role, content, tool_name=args.tool_name, tool_args=tool_args, tool_result=args.tool_result,
+            event_key=args.event_key, created_at=args.created_at, agent=args.agent, channel=args.channel, kind=args.kind,
+        )
+    emit(args, result, lambda r: print(f"{r['id']} {'stored' if r['stored'] else 'duplicate'}"))
+
+
+def _read_messages(path: str) -> list[Any]:
+    text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    stripped = text.lstrip()
+    try:
+        if stripped.startswith("["):
+            return json.loads(stripped)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{path}: not JSON at line {exc.lineno}: {exc.msg}; nothing was stored") from None
+
+
+def ingest(args: argparse.Namespace) -> None:
+    messages = _read_messages(args.file)
+    with open_memory(args) as memory:
+        result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
+    emit(args, result, lambda r: print(f"{r['stored']} stored, {r['duplicates']} duplicates"))
+
+
+def _print_messages(rows: list[dict[str, Any]]) -> None:
+    table = Table(show_header=True, header_style="bold")
+    for col in ("id", "session", "time", "role", "content"):
+        table.add_column(col, overflow="fold")
+    for m in rows:
+        text = m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}"
+        table.add_row(m["id"], m["session"], m["created_at"][:16], m["role"] or "", text[:200])
+    Console().print(table)
+
+
+def browse(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        rows = [m.to_dict() for m in memory.browse(limit=args.limit, offset=args.offset, newest_first=args.newest_first, **_filter_args(args))]
+    emit(args, {"messages": rows}, lambda r: _print_messages(r["messages"]))
+
+
+def search(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        result = memory.search(args.query, limit=args.limit, mode=args.mode, **_filter_args(args)).to_dict()
+
+    def human(r: dict[str, Any]) -> None:
+        for note in r["notes"]:
+            print(f"note: {note}", file=sys.stderr)
+        _print_messages(r["hits"])
+
+    emit(args, result, human)
+
+
+def get_full(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        result = memory.get_full(args.id)
+    emit(args, result, lambda r: print(r["content"] + (("\n--- tool result ---\n" + r["tool_result"]) if r.get("tool_result") else "")))
+
+
+def sessions(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        rows = [s.to_dict() for s in memory.sessions(agent=args.agent, channel=args.channel, limit=args.limit, offset=args.offset)]
+
+    def human(r: dict[str, Any]) -> None:
+        table = Table("id", "kind", "agent", "channel", "updated")
+        for s in r["sessions"]:
+            table.add_row(s["id"], s["kind"], s["agent"] or "", s["channel"] or "", s["updated_at"][:16])
+        Console().print(table)
+
+    emit(args, {"sessions": rows}, human)
+
+
+def stats(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        result = memory.stats()
+    emit(args, result, lambda r: Console().print_json(data=r))

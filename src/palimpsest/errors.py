@@ -1,0 +1,76 @@
+"""Every error Palimpsest raises on purpose.
+
+    PalimpsestError
+    ├── InvalidInput          the caller sent something we refuse (HTTP 400, exit 2)
+    │   └── PayloadTooLarge   one event above the size limit (HTTP 413)
+    ├── NotFound              an unknown id (HTTP 404, exit 3)
+    ├── WriteDisabled         a write tool while writes are off (HTTP 403, exit 4)
+    ├── JournalError          the journal could not be made durable: disk full,
+    │                         read-only home (HTTP 507, exit 5); nothing was acknowledged
+    ├── StoreUnavailable      the index database cannot be reached (HTTP 503, exit 6);
+    │                         journaled writes are still safe and index later
+    ├── ModelMismatch         vectors of another embedding model (HTTP 409, exit 7)
+    └── EmbedderError         the embedding model failed (HTTP 502, exit 8)
+
+Adapters translate these in exactly one place each (`cli/__init__.py`, `server/http.py`).
+"""
+
+from __future__ import annotations
+
+
+class PalimpsestError(Exception):
+    """Base of every error Palimpsest raises on purpose."""
+
+    code = "error"
+    http_status = 500
+    exit_code = 1
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": str(self)}
+
+
+class InvalidInput(PalimpsestError, ValueError):
+    code = "invalid_input"
+    http_status = 400
+    exit_code = 2
+
+
+class PayloadTooLarge(InvalidInput):
+    code = "payload_too_large"
+    http_status = 413
+
+
+class NotFound(PalimpsestError, LookupError):
+    code = "not_found"
+    http_status = 404
+    exit_code = 3
+
+
+class WriteDisabled(PalimpsestError):
+    code = "write_disabled"
+    http_status = 403
+    exit_code = 4
+
+
+class JournalError(PalimpsestError, OSError):
+    code = "journal_error"
+    http_status = 507
+    exit_code = 5
+
+
+class StoreUnavailable(PalimpsestError):
+    code = "store_unavailable"
+    http_status = 503
+    exit_code = 6
+
+
+class ModelMismatch(PalimpsestError):
+    code = "model_mismatch"
+    http_status = 409
+    exit_code = 7
+
+
+class EmbedderError(PalimpsestError):
+    code = "embedder_error"
+    http_status = 502
+    exit_code = 8

@@ -1,0 +1,284 @@
+"""The journal: one append-only `events.jsonl` per session, the source of truth.
+
+Every write lands here, fsynced, before anything else happens, and is acknowledged only
+once durable. Appends to a session hold an exclusive `flock` on its journal, so several
+processes can append to one session: under the lock the writer first catches up on lines
+other processes added (their idempotency keys and the last id), then dedupes, assigns
+ids, writes all lines with one `write` and one `fsync` (a batch is a group commit).
+
+A crash mid-write leaves a last line without its newline. Whoever next takes the lock
+moves those bytes aside to `events.jsonl.torn` and truncates the journal to its last
+complete line; nothing acknowledged is ever in a torn tail, because acknowledgement
+comes after the fsync. Readers that do not hold the lock (the indexer) only consume
+complete lines.
+
+Ids are `evt_` + 19 digits of nanoseconds + 4 hex digits: monotonic within a session
+(under the lock an id is always above the session's last), near time-ordered across
+sessions, unique across processes thanks to the random suffix.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInput, JournalError, NotFound, PayloadTooLarge
+from .records import Event, check_session_id
+
+JOURNAL_NAME = "events.jsonl"
+
+
+@dataclass
+class _SessionState:
+    """What a process knows of one journal: how far it has read, and what it saw."""
+
+    offset: int = 0
+    lines: int = 0
+    last_n: int = 0
+    keys: set[str] = field(default_factory=set)
+    inode: int = 0
+
+
+def event_number(event_id: str) -> int:
+    return int(event_id[4:23])
+
+
+class Journal:
+    """All session journals under `<home>/sessions/`."""
+
+    def __init__(self, home: Path, max_event_bytes: int = 16 * 1024 * 1024) -> None:
+        self.root = Path(home) / "sessions"
+        self.max_event_bytes = max_event_bytes
+        self._states: dict[str, _SessionState] = {}
+        self._lock = threading.Lock()
+        self._last_n = 0
+
+    # -- paths ---------------------------------------------------------------
+    def path(self, session: str) -> Path:
+        return self.root / check_session_id(session) / JOURNAL_NAME
+
+    def sessions(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted(p.parent.name for p in self.root.glob(f"*/{JOURNAL_NAME}"))
+
+    def size(self, session: str) -> int:
+        try:
+            return self.path(session).stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    # -- writing -------------------------------------------------------------
+    def append(self, session: str, events: list[dict[str, Any]]) -> list[tuple[Event, bool]]:
+        """Durably append events (dicts without `id`) to one session, as one group commit.
+
+        Returns each event with `True` if stored, `False` if its `event_key` was already in
+        the journal (the stored event is returned then). Raises `JournalError` when the
+        bytes could not be made durable; nothing of the batch is then acknowledged or kept.
+        """
+        path = self.path(session)
+        with self._lock:
+            self._ensure_dir(path.parent)
+            fd = self._open(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                state = self._catch_up(session, fd, repair=True)
+                return self._write_batch(session, fd, state, events)
+            finally:
+                os.close(fd)  # closing releases the flock
+
+    def _write_batch(self, session: str, fd: int, state: _SessionState, events: list[dict[str, Any]]) -> list[tuple[Event, bool]]:
+        out: list[tuple[Event, bool]] = []
+        chunks: list[bytes] = []
+        pending: dict[str, Event] = {}
+        offset, line, last_n = state.offset, state.lines, max(state.last_n, self._last_n)
+        for raw in events:
+            key = raw["event_key"]
+            if key in state.keys or key in pending:
+                out.append((pending.get(key) or self._find_key(session, key), False))
+                continue
+            last_n = max(time.time_ns(), last_n + 1)
+            event = Event.from_json({**raw, "id": f"evt_{last_n:019d}{secrets.token_hex(2)}", "session": session})
+            data = (json.dumps(event.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+            if len(data) > self.max_event_bytes:
+                raise PayloadTooLarge(
+                    f"event of {len(data):,} bytes exceeds the limit of {self.max_event_bytes:,} (PALIMPSEST_MAX_EVENT_BYTES); nothing of this batch was stored"
+                )
+            line += 1
+            event.line, event.offset, event.nbytes = line, offset, len(data)
+            offset += len(data)
+            chunks.append(data)
+            pending[key] = event
+            out.append((event, True))
+        if chunks:
+            self._durable_write(fd, state.offset, b"".join(chunks))
+            state.offset, state.lines, state.last_n = offset, line, last_n
+            state.keys.update(pending)
+            self._last_n = max(self._last_n, last_n)
+        return out
+
+    def _durable_write(self, fd: int, start: int, data: bytes) -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        except OSError as exc:
+            try:  # leave no half-written batch behind
+                os.ftruncate(fd, start)
+                os.fsync(fd)
+            except OSError:
+                pass
+            reason = {errno.ENOSPC: "the disk is full", errno.EROFS: "the file system is read-only", errno.EDQUOT: "the disk quota is exceeded"}.get(exc.errno or 0, str(exc))
+            raise JournalError(f"journal write failed ({reason}); nothing was stored") from exc
+
+    def _open(self, path: Path) -> int:
+        try:
+            return os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise JournalError(f"cannot open journal {path}: {exc.strerror}; nothing was stored") from exc
+
+    def _ensure_dir(self, directory: Path) -> None:
+        if directory.is_dir():
+            return
+        try:
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            dfd = os.open(directory.parent, os.O_RDONLY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError as exc:
+            raise JournalError(f"cannot create {directory}: {exc.strerror}; nothing was stored") from exc
+
+    # -- catching up and repairing -------------------------------------------
+    def _catch_up(self, session: str, fd: int, *, repair: bool) -> _SessionState:
+        st = os.fstat(fd)
+        state = self._states.get(session)
+        if state is None or state.inode != st.st_ino or st.st_size < state.offset:
+            state = self._states[session] = _SessionState(inode=st.st_ino)
+        if st.st_size > state.offset:
+            os.lseek(fd, state.offset, os.SEEK_SET)
+            tail = _read_all(fd, st.st_size - state.offset)
+            complete = tail.rfind(b"\n") + 1
+            for raw_line in tail[:complete].splitlines():
+                state.lines += 1
+                self._learn(state, raw_line)
+            if complete < len(tail) and repair:
+                self._move_torn(self.path(session), fd, state.offset + complete, tail[complete:])
+            state.offset += complete
+        return state
+
+    def _learn(self, state: _SessionState, raw_line: bytes) -> None:
+        try:
+            d = json.loads(raw_line)
+            state.keys.add(d["event_key"])
+            state.last_n = max(state.last_n, event_number(d["id"]))
+        except (ValueError, KeyError, TypeError):
+            pass  # an unreadable line is kept as it is; it never blocks a writer
+
+    def _move_torn(self, path: Path, fd: int, at: int, data: bytes) -> None:
+        with open(path.with_name(path.name + ".torn"), "ab") as f:
+            f.write(data + b"\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.ftruncate(fd, at)
+        os.fsync(fd)
+
+    def repair(self, session: str) -> None:
+        """Take the lock once, so a torn tail left by a crash is moved aside now."""
+        path = self.path(session)
+        if not path.exists():
+            return
+        with self._lock:
+            fd = self._open(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._catch_up(session, fd, repair=True)
+            finally:
+                os.close(fd)
+
+    def _find_key(self, session: str, key: str) -> Event:
+        for event in self.read(session):
+            if event.event_key == key:
+                return event
+        raise NotFound(f"event key {key!r} not in journal of {session!r}")
+
+    # -- reading -------------------------------------------------------------
+    def read(self, session: str, start_offset: int = 0, start_line: int = 0) -> Iterator[Event]:
+        """Complete lines from `start_offset` on (a line being written is not yet read)."""
+        path = self.path(session)
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            return
+        with f:
+            f.seek(start_offset)
+            offset, line = start_offset, start_line
+            for raw_line in f:
+                if not raw_line.endswith(b"\n"):
+                    return
+                line += 1
+                try:
+                    event = Event.from_json(json.loads(raw_line), line=line, offset=offset, nbytes=len(raw_line))
+                except (ValueError, TypeError, AttributeError):
+                    # kept on disk as it is; yielded so cursors can move past it
+                    event = Event(id="", session=session, role=None, type="_unreadable", line=line, offset=offset, nbytes=len(raw_line))
+                yield event
+                offset += len(raw_line)
+
+    def read_raw(self, session: str, start_offset: int = 0) -> Iterator[tuple[int, int, bytes]]:
+        """(line number, offset, bytes) of complete lines from `start_offset` (line numbers relative)."""
+        path = self.path(session)
+        try:
+            f = open(path, "rb")
+        except FileNotFoundError:
+            return
+        with f:
+            f.seek(start_offset)
+            offset, line = start_offset, 0
+            for raw_line in f:
+                if not raw_line.endswith(b"\n"):
+                    return
+                line += 1
+                yield line, offset, raw_line
+                offset += len(raw_line)
+
+    def get(self, session: str, line: int, offset: int | None = None) -> Event:
+        """The event at a (session, line); `offset` makes it a seek instead of a scan."""
+        if line < 1:
+            raise InvalidInput("journal lines are numbered from 1")
+        path = self.path(session)
+        if offset is not None:
+            try:
+                with open(path, "rb") as f:
+                    f.seek(offset)
+                    raw_line = f.readline()
+                return Event.from_json(json.loads(raw_line), line=line, offset=offset)
+            except (OSError, ValueError):
+                pass  # fall back to the scan
+        for event in self.read(session):
+            if event.line == line:
+                return event
+        raise NotFound(f"no line {line} in the journal of session {session!r}")
+
+
+def _read_all(fd: int, n: int) -> bytes:
+    parts = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 24))
+        if not chunk:
+            break
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)

@@ -1,0 +1,222 @@
+"""The `Memory` facade: one object that opens a home and its store and does everything.
+
+    from palimpsest import Memory
+    with Memory("~/.palimpsest") as memory:
+        memory.append("chat-1", "user", "the retry cap matches the upstream timeout")
+        for hit in memory.search("retry cap").hits:
+            print(hit.message.id, hit.message.content)
+
+Every write is journaled (fsynced) first and indexed second; if indexing fails the write
+still stands and the indexer catches up later (DESIGN.md, principle 2).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from . import search as _search
+from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
+from .indexer import Indexer
+from .journal import Journal
+from .messages import default_key, normalise_message, session_event
+from .records import Event, Hit, Session, check_session_id, iso, parse_time, utcnow
+from .settings import Settings
+from .store import Filters, Store, open_store
+
+log = logging.getLogger(__name__)
+MAX_PAGE = 1000
+
+
+class Memory:
+    """Long-term memory rooted at a home folder, indexed in a store."""
+
+    def __init__(self, home: str | Path | None = None, store: str | None = None, *, settings: Settings | None = None) -> None:
+        settings = settings or Settings.load()
+        if home is not None:
+            settings = settings.replace(home=str(home))
+        if store is not None:
+            settings = settings.replace(store=store)
+        self.settings = settings
+        self.home = settings.home_path
+        self.journal = Journal(self.home, settings.max_event_bytes)
+        self.store: Store = open_store(settings.store_url)
+        self.indexer = Indexer(self.journal, self.store, settings.field_cap)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing -------------------------------------------------------------
+    def append(self, session: str, role: str, content: str = "", *, tool_name: str | None = None,
+               tool_args: Any = None, tool_result: Any = None, metadata: dict[str, Any] | None = None,
+               created_at: str | None = None, event_key: str | None = None, **session_attrs: Any) -> dict[str, Any]:
+        """Journal one message durably, then index it. Returns its id and whether it was new.
+
+        Without `event_key`, a content-hash key makes identical repeated appends collapse;
+        distinct keys store true repeats. `session_attrs`: agent, channel, title, kind, key, settings.
+        """
+        check_session_id(session)
+        msg = normalise_message(
+            {"role": role, "content": content, "tool_name": tool_name, "tool_args": tool_args, "tool_result": tool_result,
+             "metadata": metadata, "created_at": created_at, "event_key": event_key}
+        )
+        msg["event_key"] = msg["event_key"] or default_key(msg)
+        result = self._journal_and_index(session, [msg], session_attrs)
+        event, stored = result["events"][0]
+        return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
+                "indexed": result["indexed"], "created_at": event.created_at}
+
+    def ingest_session(self, session: str, messages: list[Any], **session_attrs: Any) -> dict[str, Any]:
+        """Bulk-write a transcript (one group commit). Each message needs a `role`; keys
+        include the ordinal so a retried ingest skips stored rows while identical lines
+        at different positions both ingest. All messages are validated before any is stored."""
+        check_session_id(session)
+        if not isinstance(messages, list):
+            raise InvalidInput("messages must be a list")
+        prepared = []
+        for i, raw in enumerate(messages):
+            msg = normalise_message(raw, f"message {i}")
+            msg["event_key"] = msg["event_key"] or default_key(msg, i)
+            prepared.append(msg)
+        result = self._journal_and_index(session, prepared, session_attrs)
+        pairs = result["events"]
+        return {
+            "session": session,
+            "stored": sum(1 for _, s in pairs if s),
+            "duplicates": sum(1 for _, s in pairs if not s),
+            "ids": [e.id for e, _ in pairs],
+            "indexed": result["indexed"],
+        }
+
+    def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(attrs) - {"key", "agent", "channel", "title", "kind", "settings"}
+        if unknown:
+            raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
+        head = session_event(attrs)
+        pairs = self.journal.append(session, ([head] if head else []) + msgs)
+        indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
+        return {"events": pairs[1:] if head else pairs, "indexed": indexed}
+
+    def _index_after_write(self, session: str, fresh: list[Event]) -> bool:
+        try:
+            line, offset = self.store.cursor(session)
+            if fresh and fresh[0].offset == offset:
+                self.indexer.index_events(session, fresh, (line, offset))
+            else:
+                self.indexer.index_session(session)
+            return True
+        except PalimpsestError as exc:
+            log.warning("indexing %s deferred: %s", session, exc)
+            return False
+        except Exception as exc:  # the store is down or broken: the journal holds the write
+            log.warning("indexing %s deferred: %s", session, exc)
+            return False
+
+    # -- reading -------------------------------------------------------------
+    def filters(self, session: str | None = None, agent: str | None = None, channel: str | None = None,
+                role: str | None = None, since: Any = None, until: Any = None) -> Filters:
+        return Filters(
+            session=session, agent=agent, channel=channel, role=role,
+            since=iso(parse_time(since, "since")) if since not in (None, "") else None,
+            until=iso(parse_time(until, "until")) if until not in (None, "") else None,
+        )
+
+    def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Any]:
+        """Messages in chronological order (or newest first), filtered and paged."""
+        _check_page(limit, offset)
+        return self.store.browse(self.filters(**filters), limit, offset, newest_first)
+
+    def search(self, query: str, *, limit: int = 10, mode: str = "ranked", touch: bool = True, **filters: Any) -> _search.SearchResult:
+        """Ranked search (keyword for now), or `mode="substring"` / `mode="regex"`."""
+        query = _search.check_query(query)
+        _check_page(limit, 0)
+        f = self.filters(**filters)
+        started = time.perf_counter()
+        if mode == "substring":
+            hits = [Hit(m, 1.0) for m in self.store.substring_search(query, f, limit)] if query else []
+            result = _search.SearchResult(hits, mode="substring")
+        elif mode == "regex":
+            found, notes = _search.regex_search(self.store, query, f, limit)
+            result = _search.SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
+        elif mode == "ranked":
+            pairs, match = _search.keyword(self.store, query, f, limit)
+            scores = _search.normalise([s for _, s in pairs])
+            hits = [Hit(m, s, {"fts": s}) for (m, _), s in zip(pairs, scores)]
+            result = _search.SearchResult(hits, mode="keyword", match=match)
+            if match == "any":
+                result.notes.append("no message matched every word; showing messages that match any word")
+        else:
+            raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
+        if touch and result.hits:
+            self.store.touch([h.message.id for h in result.hits], iso(utcnow()))
+        result.took_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def get_full(self, message_id: str) -> dict[str, Any]:
+        """The whole message, its capped fields restored from the journal line."""
+        if not isinstance(message_id, str):
+            raise InvalidInput("id must be a string")
+        found = self.store.get_messages([message_id])
+        if not found:
+            raise NotFound(f"no message with id {message_id!r}")
+        m = found[0]
+        event = self.journal.get(m.session, m.journal_line, m.journal_offset)
+        if event.id != m.id:
+            raise NotFound(f"journal line {m.journal_line} of {m.session!r} does not hold {m.id!r}")
+        full = m.to_dict()
+        full.update(content=event.content, tool_result=event.tool_result, tool_args=event.tool_args)
+        source = (event.metadata or {}).get("source_path")
+        if source and (event.metadata or {}).get("source_truncated"):
+            from .importers import recover_from_source
+
+            full.update(recover_from_source(source, int(event.metadata.get("source_line", 0))))
+        return full
+
+    def stats(self) -> dict[str, Any]:
+        s = self.store.stats()
+        lag = self.indexer.lag()
+        journal_bytes = sum(self.journal.size(x) for x in self.journal.sessions())
+        s.update({"journal_sessions": len(self.journal.sessions()), "journal_bytes": journal_bytes,
+                  "index_lag_bytes": sum(lag.values()), "sessions_behind": len(lag), "home": str(self.home)})
+        return s
+
+    def sessions(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Session]:
+        _check_page(limit, offset)
+        return self.store.list_sessions(self.filters(**filters), limit, offset)
+
+    # -- maintenance ---------------------------------------------------------
+    def catch_up(self) -> int:
+        """Index whatever the journals hold beyond the cursors."""
+        return self.indexer.index_all()
+
+    def rebuild(self) -> int:
+        """Drop the index and rebuild it from the journals."""
+        return self.indexer.rebuild()
+
+    def sweep_instant(self, now: Any = None) -> list[str]:
+        """Drop index rows of instant sessions idle longer than the setting (journals kept)."""
+        moment = parse_time(now) if now is not None else utcnow()
+        before = iso(moment - timedelta(hours=self.settings.instant_idle_hours))
+        swept = self.store.idle_instant_sessions(before)
+        for session in swept:
+            self.store.drop_session_index(session)
+        return swept
+
+
+def _check_page(limit: Any, offset: Any) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise InvalidInput("offset must be a non-negative integer")
+
+
+__all__ = ["Memory", "StoreUnavailable"]

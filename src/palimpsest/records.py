@@ -1,0 +1,177 @@
+"""Dataclasses of the data model (see DESIGN.md, "Data model").
+
+Times are timezone-aware UTC `datetime`s inside the library and ISO 8601 strings
+(`2026-03-04T10:15:00.000000Z`) on the wire, in the journal and in SQLite.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from .errors import InvalidInput
+
+SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
+ROLES_HINT = "user, assistant, system, tool (or any short name)"
+ROLE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(dt: datetime) -> str:
+    """The one textual form of a time: UTC, microseconds, `Z` (sorts lexically)."""
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: Any, field_name: str = "created_at") -> datetime:
+    """Accept an ISO 8601 string (naive means UTC), epoch seconds, or a datetime."""
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        dt = datetime.fromtimestamp(float(value), timezone.utc)
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        if text.endswith("Z") or text.endswith("z"):
+            text = text[:-1] + "+00:00"
+        try:
+            dt = datetime.fromisoformat(text)
+        except ValueError:
+            raise InvalidInput(f"{field_name}: not an ISO 8601 time: {value[:60]!r}") from None
+    else:
+        raise InvalidInput(f"{field_name}: expected an ISO 8601 string, got {type(value).__name__}")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return dt.astimezone(timezone.utc)
+
+
+def check_session_id(session: Any) -> str:
+    if not isinstance(session, str) or not SESSION_ID_RE.match(session) or ".." in session:
+        raise InvalidInput(
+            f"session id {str(session)[:80]!r} is not allowed: use 1–200 letters, digits and ._:@+=- "
+            "(no path separators, no '..', not starting with punctuation)"
+        )
+    return session
+
+
+def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str | None:
+    """Strings must be encodable as UTF-8: a lone surrogate is refused, not mangled."""
+    if value is None:
+        if allow_none:
+            return None
+        raise InvalidInput(f"{field_name} is required")
+    if not isinstance(value, str):
+        raise InvalidInput(f"{field_name} must be a string, got {type(value).__name__}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{field_name} holds a lone surrogate at position {exc.start}; send valid Unicode") from None
+    return value
+
+
+def content_hash(*parts: Any) -> str:
+    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
+@dataclass
+class Session:
+    id: str
+    key: str | None = None
+    agent: str | None = None
+    channel: str | None = None
+    title: str | None = None
+    kind: str = "normal"
+    settings: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    updated_at: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Event:
+    """One journal line. `line` / `offset` are where it sits in its session's journal."""
+
+    id: str
+    session: str
+    role: str | None
+    content: str = ""
+    type: str = "message"
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_result: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+    event_key: str = ""
+    line: int = 0
+    offset: int = 0
+    nbytes: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        del d["line"], d["offset"], d["nbytes"]
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any], line: int = 0, offset: int = 0, nbytes: int = 0) -> "Event":
+        known = {k: d.get(k) for k in ("id", "session", "role", "type", "tool_name", "tool_args", "tool_result", "created_at", "event_key")}
+        return cls(
+            content=d.get("content") or "",
+            metadata=d.get("metadata") or {},
+            line=line,
+            offset=offset,
+            nbytes=nbytes,
+            **{k: v for k, v in known.items() if v is not None or k in ("role",)},
+        )
+
+
+@dataclass
+class Message:
+    """The index row of an event: the event's fields plus what scoring needs."""
+
+    id: str
+    session: str
+    role: str | None
+    content: str
+    created_at: str
+    type: str = "message"
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_result: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    event_key: str = ""
+    importance: float = 0.5
+    access_count: int = 0
+    last_accessed_at: str | None = None
+    truncated: bool = False
+    full_content_length: int | None = None
+    full_tool_result_length: int | None = None
+    journal_path: str = ""
+    journal_line: int = 0
+    journal_offset: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Hit:
+    """One search result: the message and the parts of its score."""
+
+    message: Message
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+    session_tags: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.message.to_dict()
+        d["score"] = round(self.score, 6)
+        d["score_parts"] = {k: round(v, 6) for k, v in self.parts.items()}
+        return d

@@ -1,0 +1,113 @@
+"""Search: keyword (BM25), substring and regex modes, and hybrid ranking.
+
+User text is never parsed as FTS syntax: the query is cut into words and each word is
+quoted before it reaches the backend, so quotes, `NEAR`, `*`, `-` and parentheses are
+just text. A query is first matched with all its (non-stop) words; when nothing matches
+them all it falls back to any word, and the result says so (`match: "any"`).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InvalidInput
+from .records import Hit, Message
+from .store import Filters, Store
+
+WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
+MAX_QUERY_CHARS = 10_000
+MAX_TERMS = 64
+
+STOP_WORDS = frozenset(
+    """a about above after again against all am an and any are aren't as at be because been before being below
+    between both but by can could did didn't do does doesn't doing don't down during each few for from further had
+    has have having he her here hers herself him himself his how i i'm if in into is isn't it it's its itself just
+    let's me more most my myself no nor not of off on once only or other our ours ourselves out over own same she
+    should so some such than that that's the their theirs them themselves then there these they this those through
+    to too under until up very was we were what what's when where which while who whom why will with would you
+    your yours yourself yourselves""".split()
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """Words of a query, lower-cased, stop words dropped (unless nothing else is left)."""
+    words = []
+    for w in WORD_RE.findall(query.lower()):
+        w = w.strip("'’.-")
+        if w and w not in words:
+            words.append(w)
+    content = [w for w in words if w not in STOP_WORDS]
+    return (content or words)[:MAX_TERMS]
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    mode: str
+    match: str = "all"
+    notes: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "match": self.match,
+            "notes": self.notes,
+            "took_ms": round(self.took_ms, 2),
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+def check_query(query: Any) -> str:
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a string, got {type(query).__name__}")
+    if len(query) > MAX_QUERY_CHARS:
+        query = query[:MAX_QUERY_CHARS]
+    return query
+
+
+def keyword(store: Store, query: str, filters: Filters, limit: int) -> tuple[list[tuple[Message, float]], str]:
+    """BM25 hits (raw scores) and whether they matched all words or any."""
+    terms = query_terms(query)
+    if not terms:
+        return [], "all"
+    hits = store.keyword_search(terms, filters, limit, match_all=True)
+    if hits or len(terms) == 1:
+        return hits, "all"
+    return store.keyword_search(terms, filters, limit, match_all=False), "any"
+
+
+def normalise(scores: list[float]) -> list[float]:
+    """BM25 scores within one query, mapped to [0, 1] by the best one."""
+    top = max(scores, default=0.0)
+    return [s / top if top > 0 else 0.0 for s in scores]
+
+
+def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budget_s: float = 2.0) -> tuple[list[Message], list[str]]:
+    """Messages whose content or tool result match `pattern`, newest rows last scanned
+    first; the scan stops at `budget_s` seconds so a pathological pattern cannot hang."""
+    try:
+        rx = re.compile(pattern)
+    except re.error as exc:
+        raise InvalidInput(f"invalid regular expression: {exc}") from None
+    found: list[Message] = []
+    notes: list[str] = []
+    deadline = time.monotonic() + budget_s
+    after = 0
+    while len(found) < limit:
+        page = store.scan(filters, 500, after)
+        if not page:
+            break
+        for rowid, m in page:
+            after = rowid
+            if rx.search(m.content[:20000]) or (m.tool_result and rx.search(m.tool_result[:20000])):
+                found.append(m)
+                if len(found) >= limit:
+                    break
+        if time.monotonic() > deadline:
+            notes.append(f"regex scan stopped after {budget_s:.1f}s; results are partial")
+            break
+    return found, notes

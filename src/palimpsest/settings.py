@@ -1,0 +1,125 @@
+"""Every setting, declared once: name, default, environment variable, help.
+
+Only this module reads the environment, and only when `Settings.load()` is called —
+importing Palimpsest has no side effects. `palimpsest settings` renders this table with
+the current value and where it came from (default, environment, or the caller).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    default: Any
+    env: str
+    help: str
+    parse: Callable[[str], Any] = str
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("home", "~/.palimpsest", "PALIMPSEST_HOME", "Folder holding journals, spool and the default database."),
+    Setting("store", "", "PALIMPSEST_STORE", "Index database: sqlite:///PATH or postgresql://… (default sqlite:///<home>/palimpsest.db)."),
+    Setting("enable_write", False, "PALIMPSEST_ENABLE_WRITE", "Allow write tools over HTTP and MCP.", _bool),
+    Setting("max_event_bytes", 16 * 1024 * 1024, "PALIMPSEST_MAX_EVENT_BYTES", "Largest single event accepted (bytes of UTF-8); larger ones are refused with a clear error.", int),
+    Setting("field_cap", 16000, "PALIMPSEST_FIELD_CAP", "content / tool_result are capped at this many UTF-16 code units in the index; get_full restores them.", int),
+    Setting("instant_idle_hours", 24.0, "PALIMPSEST_INSTANT_IDLE_HOURS", "Instant sessions idle this long are swept from the index (journal kept).", float),
+    Setting("sweep_minutes", 30.0, "PALIMPSEST_SWEEP_MINUTES", "How often `serve` sweeps idle instant sessions.", float),
+    Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint) or none."),
+    Setting("embed_threads", 2, "PALIMPSEST_EMBED_THREADS", "onnxruntime intra-op threads for the local embedder.", int),
+    Setting("embed_url", "", "PALIMPSEST_EMBED_URL", "Base URL of an OpenAI-compatible embeddings endpoint (…/v1)."),
+    Setting("embed_model", "", "PALIMPSEST_EMBED_MODEL", "Model name sent to the embeddings endpoint."),
+    Setting("embed_api_key", "", "PALIMPSEST_EMBED_API_KEY", "Bearer key for the embeddings endpoint."),
+    Setting("recipe", "hybrid", "PALIMPSEST_RECIPE", "Search recipe: hybrid (weighted sum) or rrf (reciprocal rank fusion)."),
+    Setting("w_fts", 0.3, "PALIMPSEST_W_FTS", "Weight of the normalised BM25 score.", float),
+    Setting("w_semantic", 0.3, "PALIMPSEST_W_SEMANTIC", "Weight of the cosine similarity.", float),
+    Setting("w_temporal", 0.3, "PALIMPSEST_W_TEMPORAL", "Weight of the time decay.", float),
+    Setting("w_importance", 0.1, "PALIMPSEST_W_IMPORTANCE", "Weight of importance by kind.", float),
+    Setting("decay_clock", "created", "PALIMPSEST_DECAY_CLOCK", "Temporal decay counts days since created or since last accessed.", str),
+    Setting("reinforcement_cap", 10, "PALIMPSEST_REINFORCEMENT_CAP", "Access counts above this add no more temporal boost.", int),
+    Setting("ann_threshold", 200_000, "PALIMPSEST_ANN_THRESHOLD", "Vector counts above this use the HNSW index instead of exact cosine.", int),
+    Setting("worker_batch", 32, "PALIMPSEST_WORKER_BATCH", "Jobs a worker claims at once.", int),
+)
+
+_BY_NAME = {s.name: s for s in SETTINGS}
+
+
+class Settings:
+    """Resolved settings. `Settings.load()` reads the environment; keywords override it."""
+
+    def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
+        self._values = values
+        self._sources = sources
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        sources: dict[str, str] = {}
+        for s in SETTINGS:
+            if s.name in overrides and overrides[s.name] is not None:
+                values[s.name], sources[s.name] = overrides[s.name], "argument"
+            elif env.get(s.env) not in (None, ""):
+                try:
+                    values[s.name] = s.parse(env[s.env])
+                except ValueError as exc:
+                    from .errors import InvalidInput
+
+                    raise InvalidInput(f"{s.env}: {exc}") from None
+                sources[s.name] = "environment"
+            else:
+                values[s.name], sources[s.name] = s.default, "default"
+        unknown = set(overrides) - set(_BY_NAME)
+        if unknown:
+            raise TypeError(f"unknown settings: {sorted(unknown)}")
+        return cls(values, sources)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    @property
+    def home_path(self) -> Path:
+        return Path(os.path.expanduser(str(self._values["home"]))).resolve()
+
+    @property
+    def store_url(self) -> str:
+        return self._values["store"] or f"sqlite:///{self.home_path / 'palimpsest.db'}"
+
+    def replace(self, **overrides: Any) -> "Settings":
+        values = dict(self._values)
+        sources = dict(self._sources)
+        for k, v in overrides.items():
+            if k not in _BY_NAME:
+                raise TypeError(f"unknown setting {k!r}")
+            values[k], sources[k] = v, "argument"
+        return Settings(values, sources)
+
+    def describe(self) -> list[dict[str, Any]]:
+        """Each setting with its value and its source, for `palimpsest settings`."""
+        rows = []
+        for s in SETTINGS:
+            value = self._values[s.name]
+            if s.name == "store":
+                value = self.store_url
+            if s.name == "embed_api_key" and value:
+                value = "***"
+            rows.append({"name": s.name, "env": s.env, "value": value, "source": self._sources[s.name], "help": s.help})
+        return rows

@@ -1,0 +1,21 @@
+"""Index databases. `open_store(url)` picks the backend from the URL's scheme."""
+
+from __future__ import annotations
+
+from .base import Filters, Job, NewJob, Store
+from ..errors import InvalidInput
+
+__all__ = ["Filters", "Job", "NewJob", "Store", "open_store"]
+
+
+def open_store(url: str) -> Store:
+    """Open (and migrate) the store at `url`: `sqlite:///path` or `postgresql://…`."""
+    if url.startswith("sqlite:///"):
+        from .sqlite import SQLiteStore
+
+        return SQLiteStore(url)
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url)
+    raise InvalidInput(f"unknown store URL {url!r}: use sqlite:///PATH or postgresql://…")

@@ -1,0 +1,174 @@
+"""The Store contract: everything Palimpsest asks of an index database.
+
+The index is derived from the journal (DESIGN.md, principle 2), so every write method
+here is idempotent: inserting a message that is already there is a no-op, and the
+journal cursor advances in the same transaction as the rows it covers. SQL lives only
+below this package; domain code never asks which backend it is on — when it needs
+something new, a method is added here and implemented by every backend, and the
+parametrised suite in `tests/test_store_contract.py` holds both to it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..records import Message, Session
+
+
+@dataclass
+class Filters:
+    """Restrictions applied inside the queries (never after a LIMIT)."""
+
+    session: str | None = None
+    agent: str | None = None
+    channel: str | None = None
+    role: str | None = None
+    since: str | None = None  # ISO, inclusive
+    until: str | None = None  # ISO, exclusive
+    sessions: list[str] | None = None
+
+
+@dataclass
+class Job:
+    id: int
+    task: str
+    payload: dict[str, Any]
+    job_key: str | None = None
+    attempts: int = 0
+    max_attempts: int = 5
+    last_error: str | None = None
+    run_at: str = ""
+    locked_by: str | None = None
+    locked_at: str | None = None
+    state: str = "queued"
+
+
+@dataclass
+class NewJob:
+    task: str
+    payload: dict[str, Any] = field(default_factory=dict)
+    job_key: str | None = None
+    max_attempts: int = 5
+    run_at: str | None = None
+
+
+class Store(ABC):
+    """An index database. Open one with `palimpsest.store.open_store(url)`."""
+
+    url: str
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # -- sessions ------------------------------------------------------------
+    @abstractmethod
+    def upsert_session(self, session: Session) -> None:
+        """Insert, or update the fields given (non-empty) and `updated_at`."""
+
+    @abstractmethod
+    def get_session(self, session_id: str) -> Session | None: ...
+
+    @abstractmethod
+    def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]: ...
+
+    @abstractmethod
+    def idle_instant_sessions(self, idle_before: str) -> list[str]:
+        """Instant sessions whose `updated_at` is before `idle_before` and that still have rows."""
+
+    @abstractmethod
+    def drop_session_index(self, session_id: str) -> int:
+        """Remove a session's messages (and vectors) from the index; the journal is untouched.
+        The cursor stays where it is, so the indexer does not bring them back."""
+
+    # -- messages ------------------------------------------------------------
+    @abstractmethod
+    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
+        """Insert messages of one session, skipping ids or (session, event_key) already
+        present, and set the session's journal cursor (line, offset) in the same
+        transaction. Returns the ids actually inserted."""
+
+    @abstractmethod
+    def cursor(self, session_id: str) -> tuple[int, int]:
+        """(lines, byte offset) of the journal already indexed; (0, 0) if none."""
+
+    @abstractmethod
+    def get_messages(self, ids: list[str]) -> list[Message]:
+        """Messages by id, in the order asked; unknown ids are left out."""
+
+    @abstractmethod
+    def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]: ...
+
+    @abstractmethod
+    def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
+        """Messages matching the terms (all, or any), best first, with a BM25-like score
+        where higher is better. Terms are plain words: the backend quotes them."""
+
+    @abstractmethod
+    def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
+        """Messages whose content or tool result contains `fragment` (case-insensitive)."""
+
+    @abstractmethod
+    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+        """Messages in index order for full scans (regex mode, exports): (rowid, message)."""
+
+    @abstractmethod
+    def touch(self, ids: list[str], at: str) -> None:
+        """Count one more access for each id and set `last_accessed_at`."""
+
+    @abstractmethod
+    def stats(self) -> dict[str, Any]:
+        """Counts, per agent, oldest/newest, database size in bytes, cursors."""
+
+    @abstractmethod
+    def cursors(self) -> dict[str, tuple[int, int]]: ...
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Drop every derived row (messages, sessions, vectors, cursors, jobs)."""
+
+    # -- vectors -------------------------------------------------------------
+    @abstractmethod
+    def put_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        """Store one unit vector per message id for `model` (replacing any older one)."""
+
+    @abstractmethod
+    def vector_search(self, model: str, query: np.ndarray, filters: Filters, limit: int) -> list[tuple[str, float]]:
+        """(message id, cosine) of the nearest stored vectors of `model`, filters applied first."""
+
+    @abstractmethod
+    def vector_models(self) -> dict[str, dict[str, int]]:
+        """{model: {"dim": d, "count": n}} of every model with stored vectors."""
+
+    @abstractmethod
+    def messages_without_vectors(self, model: str, limit: int) -> list[Message]: ...
+
+    @abstractmethod
+    def drop_vectors(self, model: str | None = None) -> int: ...
+
+    # -- jobs ----------------------------------------------------------------
+    @abstractmethod
+    def enqueue(self, jobs: list[NewJob]) -> int:
+        """Queue jobs; one whose `job_key` is already queued or running is skipped.
+        Returns how many were queued."""
+
+    @abstractmethod
+    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
+        """Atomically lock up to `limit` due jobs for `worker` (also taking over jobs locked
+        before `stale_before`, whose worker died); safe with many workers."""
+
+    @abstractmethod
+    def finish_job(self, job_id: int) -> None: ...
+
+    @abstractmethod
+    def fail_job(self, job_id: int, error: str, retry_at: str | None) -> None:
+        """Record a failure; `retry_at` None (or attempts exhausted) marks it failed."""
+
+    @abstractmethod
+    def job_status(self) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def retry_failed(self, task: str | None, error_like: str | None, dry_run: bool) -> int: ...

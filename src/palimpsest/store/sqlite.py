@@ -1,0 +1,479 @@
+"""The embedded backend: one SQLite file in WAL mode, one writer, many readers.
+
+Writes go through a single connection guarded by a lock (SQLite allows one writer at
+a time anyway; serialising in-process avoids busy loops), reads use one connection per
+thread. Other processes may write the same file: `busy_timeout` makes them queue.
+Migrations are numbered SQL files applied on open inside `BEGIN IMMEDIATE`, so two
+processes opening a new database at once migrate it once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidInput, StoreUnavailable
+from ..records import Message, Session
+from .base import Filters, Job, NewJob, Store
+from .vectors import VectorCache
+
+_MESSAGE_COLUMNS = (
+    "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
+    "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
+    "full_tool_result_length, journal_path, journal_line, journal_offset"
+)
+_M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def row_to_message(row: tuple[Any, ...]) -> Message:
+    return Message(
+        id=row[0], session=row[1], type=row[2], role=row[3], content=row[4], tool_name=row[5],
+        tool_args=json.loads(row[6]) if row[6] is not None else None, tool_result=row[7],
+        metadata=json.loads(row[8]) if row[8] else {}, created_at=row[9], event_key=row[10],
+        importance=row[11], access_count=row[12], last_accessed_at=row[13], truncated=bool(row[14]),
+        full_content_length=row[15], full_tool_result_length=row[16], journal_path=row[17],
+        journal_line=row[18], journal_offset=row[19],
+    )
+
+
+def message_params(m: Message) -> tuple[Any, ...]:
+    return (
+        m.id, m.session, m.type, m.role, m.content, m.tool_name,
+        json.dumps(m.tool_args, ensure_ascii=False) if m.tool_args is not None else None,
+        m.tool_result, json.dumps(m.metadata, ensure_ascii=False), m.created_at, m.event_key,
+        m.importance, m.access_count, m.last_accessed_at, int(m.truncated), m.full_content_length,
+        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset,
+    )
+
+
+class SQLiteStore(Store):
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
+        self._local = threading.local()
+        self._write_lock = threading.RLock()
+        self._generation = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = self._connect()
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot open SQLite database {self.path}: {exc}") from exc
+        except OSError as exc:
+            raise StoreUnavailable(f"cannot open SQLite database {self.path}: {exc.strerror}") from exc
+        self._vectors = VectorCache(self)
+
+    # -- connections ---------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 30000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        return conn
+
+    @property
+    def _reader(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._write_lock:
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self._writer.close()
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def _migrate(self) -> None:
+        files = sorted(
+            (int(p.name.split("_")[0]), p)
+            for p in resources.files("palimpsest.store.migrations").joinpath("sqlite").iterdir()
+            if p.name.endswith(".sql")
+        )
+        with self._tx() as conn:
+            conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+            done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            for version, path in files:
+                if version in done:
+                    continue
+                for statement in _split_sql(path.read_text()):
+                    conn.execute(statement)
+                conn.execute("INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,))
+
+    def schema_version(self) -> int:
+        return self._reader.execute("SELECT max(version) FROM schema_migrations").fetchone()[0] or 0
+
+    # -- filters -------------------------------------------------------------
+    @staticmethod
+    def _where(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        if f.session is not None:
+            clauses.append(f"{alias}.session_id = ?")
+            params.append(f.session)
+        if f.sessions is not None:
+            clauses.append(f"{alias}.session_id IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(f.sessions))
+        if f.role is not None:
+            clauses.append(f"{alias}.role = ?")
+            params.append(f.role)
+        if f.since is not None:
+            clauses.append(f"{alias}.created_at >= ?")
+            params.append(f.since)
+        if f.until is not None:
+            clauses.append(f"{alias}.created_at < ?")
+            params.append(f.until)
+        for column, value in (("agent", f.agent), ("channel", f.channel)):
+            if value is not None:
+                clauses.append(f"{alias}.session_id IN (SELECT id FROM sessions WHERE {column} = ?)")
+                params.append(value)
+        return (" AND ".join(clauses) or "1"), params
+
+    # -- sessions ------------------------------------------------------------
+    def upsert_session(self, s: Session) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                """INSERT INTO sessions (id, key, agent, channel, title, kind, settings, created_at, updated_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET
+                  key = coalesce(excluded.key, key), agent = coalesce(excluded.agent, agent),
+                  channel = coalesce(excluded.channel, channel), title = coalesce(excluded.title, title),
+                  kind = excluded.kind,
+                  settings = json_patch(settings, excluded.settings),
+                  created_at = min(created_at, excluded.created_at),
+                  updated_at = max(updated_at, excluded.updated_at)""",
+                (s.id, s.key, s.agent, s.channel, s.title, s.kind, json.dumps(s.settings), s.created_at, s.updated_at),
+            )
+
+    def get_session(self, session_id: str) -> Session | None:
+        row = self._reader.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return _row_to_session(row) if row else None
+
+    def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]:
+        clauses, params = [], []
+        for column, value in (("id", filters.session), ("agent", filters.agent), ("channel", filters.channel)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        sql = f"SELECT * FROM sessions WHERE {' AND '.join(clauses) or '1'} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
+        return [_row_to_session(r) for r in self._reader.execute(sql, (*params, limit, offset))]
+
+    def idle_instant_sessions(self, idle_before: str) -> list[str]:
+        sql = """SELECT s.id FROM sessions s WHERE s.kind = 'instant' AND s.updated_at < ?
+                 AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"""
+        return [r[0] for r in self._reader.execute(sql, (idle_before,))]
+
+    def drop_session_index(self, session_id: str) -> int:
+        with self._tx() as conn:
+            n = conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,)).rowcount
+        self._generation += 1
+        return n
+
+    # -- messages ------------------------------------------------------------
+    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
+        with self._tx() as conn:
+            inserted = []
+            sql = f"INSERT OR IGNORE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 20)})"
+            for m in messages:
+                if conn.execute(sql, message_params(m)).rowcount:
+                    inserted.append(m.id)
+            if cursor is not None:
+                conn.execute(
+                    "INSERT INTO journal_cursors VALUES (?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET line = excluded.line, byte_offset = excluded.byte_offset",
+                    (session_id, cursor[0], cursor[1]),
+                )
+            return inserted
+
+    def cursor(self, session_id: str) -> tuple[int, int]:
+        row = self._reader.execute("SELECT line, byte_offset FROM journal_cursors WHERE session_id = ?", (session_id,)).fetchone()
+        return (row[0], row[1]) if row else (0, 0)
+
+    def cursors(self) -> dict[str, tuple[int, int]]:
+        return {r[0]: (r[1], r[2]) for r in self._reader.execute("SELECT session_id, line, byte_offset FROM journal_cursors")}
+
+    def get_messages(self, ids: list[str]) -> list[Message]:
+        if not ids:
+            return []
+        rows = self._reader.execute(
+            f"SELECT {_M} FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
+        ).fetchall()
+        by_id = {r[0]: row_to_message(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]:
+        where, params = self._where(filters)
+        order = "DESC" if newest_first else "ASC"
+        sql = f"SELECT {_M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT ? OFFSET ?"
+        return [row_to_message(r) for r in self._reader.execute(sql, (*params, limit, offset))]
+
+    def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
+        if not terms:
+            return []
+        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        where, params = self._where(filters)
+        sql = f"""SELECT {_M}, bm25(messages_fts, 1.0, 0.5, 0.5) AS rank
+                  FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
+                  WHERE messages_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"""
+        rows = self._reader.execute(sql, (match, *params, limit)).fetchall()
+        return [(row_to_message(r), -float(r[-1])) for r in rows]
+
+    def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
+        where, params = self._where(filters)
+        if len(fragment) >= 3:
+            sql = f"""SELECT {_M} FROM messages_tri JOIN messages m ON m.rowid = messages_tri.rowid
+                      WHERE messages_tri MATCH ? AND {where} ORDER BY m.created_at DESC LIMIT ?"""
+            return [row_to_message(r) for r in self._reader.execute(sql, (_fts_phrase(fragment), *params, limit))]
+        needle = fragment.lower()
+        sql = f"""SELECT {_M} FROM messages m WHERE (instr(lower(m.content), ?) > 0 OR instr(lower(coalesce(m.tool_result, '')), ?) > 0)
+                  AND {where} ORDER BY m.created_at DESC LIMIT ?"""
+        return [row_to_message(r) for r in self._reader.execute(sql, (needle, needle, *params, limit))]
+
+    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+        where, params = self._where(filters)
+        sql = f"SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > ? AND {where} ORDER BY m.rowid LIMIT ?"
+        return [(r[0], row_to_message(r[1:])) for r in self._reader.execute(sql, (after_rowid, *params, limit))]
+
+    def touch(self, ids: list[str], at: str) -> None:
+        if not ids:
+            return
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE messages SET access_count = access_count + 1, last_accessed_at = ? WHERE id IN (SELECT value FROM json_each(?))",
+                (at, json.dumps(ids)),
+            )
+
+    def stats(self) -> dict[str, Any]:
+        r = self._reader
+        messages, oldest, newest = r.execute("SELECT count(*), min(created_at), max(created_at) FROM messages").fetchone()
+        per_agent = {
+            (a or ""): {"sessions": s, "messages": n}
+            for a, s, n in r.execute(
+                """SELECT s.agent, count(DISTINCT s.id), count(m.id) FROM sessions s
+                   LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.agent"""
+            )
+        }
+        size = sum(os.path.getsize(p) for p in (self.path, Path(f"{self.path}-wal")) if os.path.exists(p))
+        return {
+            "backend": "sqlite",
+            "sessions": r.execute("SELECT count(*) FROM sessions").fetchone()[0],
+            "messages": messages,
+            "truncated": r.execute("SELECT count(*) FROM messages WHERE truncated").fetchone()[0],
+            "oldest": oldest,
+            "newest": newest,
+            "per_agent": per_agent,
+            "database_bytes": size,
+            "schema_version": self.schema_version(),
+        }
+
+    def reset(self) -> None:
+        with self._tx() as conn:
+            for table in ("vectors", "messages", "sessions", "journal_cursors", "jobs"):
+                conn.execute(f"DELETE FROM {table}")
+            conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+            conn.execute("INSERT INTO messages_tri(messages_tri) VALUES ('rebuild')")
+        self._generation += 1
+
+    # -- vectors -------------------------------------------------------------
+    def put_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        if not rows:
+            return
+        dims = {v.shape[0] for _, v in rows}
+        known = self.vector_models()
+        for other, info in known.items():
+            if other != model:
+                from ..errors import ModelMismatch
+
+                raise ModelMismatch(
+                    f"the index holds vectors of {other!r}; refusing to mix in {model!r}. Run `palimpsest reindex` after a model change."
+                )
+            dims.add(info["dim"])
+        if len(dims) != 1:
+            raise InvalidInput(f"vectors of {model!r} must all have one dimension, got {sorted(dims)}")
+        with self._tx() as conn:
+            ids = json.dumps([i for i, _ in rows])
+            rowids = dict(conn.execute("SELECT id, rowid FROM messages WHERE id IN (SELECT value FROM json_each(?))", (ids,)).fetchall())
+            conn.executemany(
+                "INSERT OR REPLACE INTO vectors (message_rowid, model, dim, vector) VALUES (?, ?, ?, ?)",
+                [(rowids[i], model, v.shape[0], np.asarray(v, dtype=np.float32).tobytes()) for i, v in rows if i in rowids],
+            )
+        self._generation += 1
+
+    def load_vectors(self, model: str, after_rowid: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """(rowids, matrix) of stored vectors above `after_rowid`, and the total count."""
+        rows = self._reader.execute(
+            "SELECT message_rowid, vector FROM vectors WHERE model = ? AND message_rowid > ? ORDER BY message_rowid", (model, after_rowid)
+        ).fetchall()
+        total = self._reader.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), total
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return rowids, matrix, total
+
+    def filtered_rowids(self, filters: Filters) -> np.ndarray | None:
+        if filters == Filters():
+            return None
+        where, params = self._where(filters)
+        rows = self._reader.execute(f"SELECT m.rowid FROM messages m WHERE {where}", params).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def rowids_to_ids(self, rowids: list[int]) -> dict[int, str]:
+        rows = self._reader.execute("SELECT rowid, id FROM messages WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(rowids),))
+        return dict(rows.fetchall())
+
+    def vector_search(self, model: str, query: np.ndarray, filters: Filters, limit: int) -> list[tuple[str, float]]:
+        return self._vectors.search(model, query, filters, limit)
+
+    def vector_models(self) -> dict[str, dict[str, int]]:
+        rows = self._reader.execute("SELECT model, max(dim), count(*) FROM vectors GROUP BY model").fetchall()
+        return {m: {"dim": d, "count": n} for m, d, n in rows}
+
+    def messages_without_vectors(self, model: str, limit: int) -> list[Message]:
+        sql = f"""SELECT {_M} FROM messages m WHERE NOT EXISTS
+                  (SELECT 1 FROM vectors v WHERE v.model = ? AND v.message_rowid = m.rowid) ORDER BY m.rowid LIMIT ?"""
+        return [row_to_message(r) for r in self._reader.execute(sql, (model, limit))]
+
+    def drop_vectors(self, model: str | None = None) -> int:
+        with self._tx() as conn:
+            if model is None:
+                n = conn.execute("DELETE FROM vectors").rowcount
+            else:
+                n = conn.execute("DELETE FROM vectors WHERE model = ?", (model,)).rowcount
+        self._generation += 1
+        return n
+
+    @property
+    def generation(self) -> tuple[int, int]:
+        """Changes whenever vectors may have changed, in this process or another."""
+        return self._generation, self._reader.execute("PRAGMA data_version").fetchone()[0]
+
+    # -- jobs ----------------------------------------------------------------
+    def enqueue(self, jobs: list[NewJob]) -> int:
+        from ..records import iso, utcnow
+
+        now = iso(utcnow())
+        n = 0
+        with self._tx() as conn:
+            for j in jobs:
+                n += conn.execute(
+                    """INSERT OR IGNORE INTO jobs (task, payload, job_key, max_attempts, run_at, created_at)
+                       VALUES (?, ?, ?, ?, ?, ?)""",
+                    (j.task, json.dumps(j.payload), j.job_key, j.max_attempts, j.run_at or now, now),
+                ).rowcount
+        return n
+
+    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
+        task_clause = "AND task IN (SELECT value FROM json_each(?))" if tasks else ""
+        params: list[Any] = [now, stale_before] + ([json.dumps(tasks)] if tasks else []) + [limit]
+        with self._tx() as conn:
+            rows = conn.execute(
+                f"""SELECT id FROM jobs WHERE ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND locked_at < ?))
+                    {task_clause} ORDER BY run_at, id LIMIT ?""",
+                params,
+            ).fetchall()
+            ids = json.dumps([r[0] for r in rows])
+            conn.execute(
+                "UPDATE jobs SET state = 'running', locked_by = ?, locked_at = ?, attempts = attempts + 1 WHERE id IN (SELECT value FROM json_each(?))",
+                (worker, now, ids),
+            )
+            claimed = conn.execute(f"SELECT {_JOB_COLUMNS} FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id", (ids,)).fetchall()
+        return [_row_to_job(r) for r in claimed]
+
+    def finish_job(self, job_id: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE jobs SET state = 'done', locked_by = NULL, last_error = NULL WHERE id = ?", (job_id,))
+
+    def fail_job(self, job_id: int, error: str, retry_at: str | None) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                """UPDATE jobs SET last_error = ?, locked_by = NULL, locked_at = NULL,
+                   state = CASE WHEN ? IS NULL OR attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
+                   run_at = coalesce(?, run_at) WHERE id = ?""",
+                (error[:2000], retry_at, retry_at, job_id),
+            )
+
+    def job_status(self) -> dict[str, Any]:
+        rows = self._reader.execute("SELECT task, state, count(*) FROM jobs GROUP BY task, state ORDER BY task, state").fetchall()
+        counts: dict[str, dict[str, int]] = {}
+        for task, state, n in rows:
+            counts.setdefault(task, {})[state] = n
+        errors = {
+            task: err
+            for task, err in self._reader.execute(
+                "SELECT task, last_error FROM jobs WHERE state = 'failed' AND last_error IS NOT NULL GROUP BY task"
+            )
+        }
+        return {"tasks": counts, "sample_errors": errors}
+
+    def retry_failed(self, task: str | None, error_like: str | None, dry_run: bool) -> int:
+        clauses, params = ["state = 'failed'"], []
+        if task:
+            clauses.append("task = ?")
+            params.append(task)
+        if error_like:
+            clauses.append("instr(last_error, ?) > 0")
+            params.append(error_like)
+        where = " AND ".join(clauses)
+        with self._tx() as conn:
+            if dry_run:
+                return conn.execute(f"SELECT count(*) FROM jobs WHERE {where}", params).fetchone()[0]
+            return conn.execute(
+                f"UPDATE jobs SET state = 'queued', attempts = 0, run_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE {where}", params
+            ).rowcount
+
+
+_JOB_COLUMNS = "id, task, payload, job_key, attempts, max_attempts, last_error, run_at, locked_by, locked_at, state"
+
+
+def _row_to_job(r: tuple[Any, ...]) -> Job:
+    return Job(id=r[0], task=r[1], payload=json.loads(r[2]), job_key=r[3], attempts=r[4], max_attempts=r[5],
+               last_error=r[6], run_at=r[7], locked_by=r[8], locked_at=r[9], state=r[10])
+
+
+def _row_to_session(row: tuple[Any, ...]) -> Session:
+    return Session(id=row[0], key=row[1], agent=row[2], channel=row[3], title=row[4], kind=row[5],
+                   settings=json.loads(row[6] or "{}"), created_at=row[7], updated_at=row[8])
+
+
+def _split_sql(text: str) -> list[str]:
+    """Statements of a migration file; triggers keep their inner semicolons."""
+    statements, current = [], []
+    for line in text.splitlines():
+        if line.strip().startswith("--") and not current:
+            continue
+        current.append(line)
+        joined = "\n".join(current).strip()
+        if joined.endswith(";") and sqlite3.complete_statement(joined):
+            statements.append(joined)
+            current = []
+    if "\n".join(current).strip():
+        statements.append("\n".join(current))
+    return statements
