@@ -6,7 +6,6 @@ import argparse
 import logging
 import signal
 import threading
-import time
 from typing import Any
 
 from rich.console import Console
@@ -52,28 +51,13 @@ def sweep(args: argparse.Namespace) -> None:
 
 
 def serve(args: argparse.Namespace) -> None:
-    """The main loop: index journals, sweep instant sessions at start and every N minutes."""
+    """The main job: index journals, sweep instant sessions at start and every N minutes."""
+    from ..service import run_background
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    log = logging.getLogger("palimpsest.serve")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     with open_memory(args) as memory:
-        log.info("serving %s (store %s)", memory.home, memory.settings.store_url)
-        last_sweep = 0.0
-        while not stop.is_set():
-            if time.monotonic() - last_sweep >= memory.settings.sweep_minutes * 60:
-                swept = memory.sweep_instant()
-                last_sweep = time.monotonic()
-                if swept:
-                    log.info("swept %d idle instant sessions", len(swept))
-            try:
-                n = memory.catch_up()
-                if n:
-                    log.info("indexed %d messages", n)
-            except Exception as exc:  # the store is down: the journal holds everything; retry
-                log.warning("indexer stalled: %s", exc)
-            if args.once:
-                break
-            stop.wait(args.interval)
-    log.info("stopped")
+        logging.getLogger("palimpsest.serve").info("serving %s (store %s)", memory.home, memory.settings.store_url)
+        run_background(memory, stop, args.interval, once=args.once)

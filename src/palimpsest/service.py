@@ -1,0 +1,40 @@
+"""The background part of `palimpsest serve`: indexer passes, instant sweeps, workers.
+
+`run_background(memory, stop)` loops until `stop` is set; the HTTP server runs it in a
+thread beside uvicorn, and `palimpsest serve` alone runs it in the foreground.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+from .memory import Memory
+
+log = logging.getLogger("palimpsest.serve")
+
+
+def background_pass(memory: Memory, last_sweep: float) -> float:
+    """One pass: sweep if due (returns the new sweep time), index what the journals hold."""
+    if time.monotonic() - last_sweep >= memory.settings.sweep_minutes * 60:
+        swept = memory.sweep_instant()
+        last_sweep = time.monotonic()
+        if swept:
+            log.info("swept %d idle instant sessions", len(swept))
+    try:
+        n = memory.catch_up()
+        if n:
+            log.info("indexed %d messages", n)
+    except Exception as exc:  # the store is down: the journal holds everything; retry next pass
+        log.warning("indexer stalled: %s", exc)
+    return last_sweep
+
+
+def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False) -> None:
+    last_sweep = float("-inf")
+    while not stop.is_set():
+        last_sweep = background_pass(memory, last_sweep)
+        if once:
+            return
+        stop.wait(interval)
