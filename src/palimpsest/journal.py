@@ -23,6 +23,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -35,6 +36,7 @@ from .errors import InvalidInput, JournalError, NotFound, PayloadTooLarge
 from .records import Event, check_session_id
 
 JOURNAL_NAME = "events.jsonl"
+EVENT_ID_RE = re.compile(r"^evt_[0-9]{19}[0-9a-f]{4}$")
 
 
 @dataclass
@@ -79,7 +81,9 @@ class Journal:
 
     # -- writing -------------------------------------------------------------
     def append(self, session: str, events: list[dict[str, Any]]) -> list[tuple[Event, bool]]:
-        """Durably append events (dicts without `id`) to one session, as one group commit.
+        """Durably append events to one session, as one group commit. Ids are assigned here;
+        an event may carry a pre-assigned `id` (an import restoring an export), kept only
+        if it is above the session's last id, else replaced by a fresh one.
 
         Returns each event with `True` if stored, `False` if its `event_key` was already in
         the journal (the stored event is returned then). Raises `JournalError` when the
@@ -101,13 +105,21 @@ class Journal:
         chunks: list[bytes] = []
         pending: dict[str, Event] = {}
         offset, line, last_n = state.offset, state.lines, max(state.last_n, self._last_n)
+        own_n = state.last_n
         for raw in events:
             key = raw["event_key"]
             if key in state.keys or key in pending:
                 out.append((pending.get(key) or self._find_key(session, key), False))
                 continue
-            last_n = max(time.time_ns(), last_n + 1)
-            event = Event.from_json({**raw, "id": f"evt_{last_n:019d}{secrets.token_hex(2)}", "session": session})
+            given = raw.get("id")
+            if isinstance(given, str) and EVENT_ID_RE.match(given) and event_number(given) > own_n:
+                # a pre-assigned id (restoring an export) is kept when it keeps the session monotonic
+                own_n = event_number(given)
+                last_n, event_id = max(last_n, own_n), given
+            else:
+                last_n = own_n = max(time.time_ns(), last_n + 1)
+                event_id = f"evt_{last_n:019d}{secrets.token_hex(2)}"
+            event = Event.from_json({**raw, "id": event_id, "session": session})
             data = (json.dumps(event.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
             if len(data) > self.max_event_bytes:
                 raise PayloadTooLarge(
