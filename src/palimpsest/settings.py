@@ -54,6 +54,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("reinforcement_cap", 10, "PALIMPSEST_REINFORCEMENT_CAP", "Access counts above this add no more temporal boost.", int),
     Setting("ann_threshold", 200_000, "PALIMPSEST_ANN_THRESHOLD", "Vector counts above this use the HNSW index instead of exact cosine.", int),
     Setting("worker_batch", 32, "PALIMPSEST_WORKER_BATCH", "Jobs a worker claims at once.", int),
+    Setting("host", "127.0.0.1", "PALIMPSEST_HOST", "Address `palimpsest serve` binds to; anything but loopback requires a token."),
+    Setting("port", 8765, "PALIMPSEST_PORT", "Port `palimpsest serve` listens on.", int),
+    Setting("token", "", "PALIMPSEST_TOKEN", "Bearer token the server requires (and the capture client sends); required to bind beyond loopback."),
+    Setting("max_body_bytes", 32 * 1024 * 1024, "PALIMPSEST_MAX_BODY_BYTES", "Largest HTTP request body the server reads; larger ones get 413.", int),
+    Setting("cors_origins", "", "PALIMPSEST_CORS_ORIGINS", "Comma-separated origins allowed by CORS (default: none, CORS closed)."),
+    Setting("url", "http://127.0.0.1:8765", "PALIMPSEST_URL", "Server the capture client posts to."),
+    Setting("capture_timeout", 10.0, "PALIMPSEST_CAPTURE_TIMEOUT", "Seconds the capture client waits for the server before spooling.", float),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -119,7 +126,7 @@ class Settings:
             value = self._values[s.name]
             if s.name == "store":
                 value = self.store_url
-            if s.name == "embed_api_key" and value:
+            if s.name in ("embed_api_key", "token") and value:
                 value = "***"
             rows.append({"name": s.name, "env": s.env, "value": value, "source": self._sources[s.name], "help": s.help})
         return rows
