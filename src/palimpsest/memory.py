@@ -13,6 +13,7 @@ still stands and the indexer catches up later (DESIGN.md, principle 2).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -20,7 +21,9 @@ from typing import Any
 
 from . import search as _search
 from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
+from .embed import Embedder, EmbeddingCache, get_embedder, open_cache
 from .indexer import Indexer
+from .jobs import Worker, embed_jobs
 from .journal import Journal
 from .messages import default_key, normalise_message, session_event
 from .records import Event, Hit, Session, check_session_id, iso, parse_time, utcnow
@@ -44,7 +47,10 @@ class Memory:
         self.home = settings.home_path
         self.journal = Journal(self.home, settings.max_event_bytes)
         self.store: Store = open_store(settings.store_url)
-        self.indexer = Indexer(self.journal, self.store, settings.field_cap)
+        self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._queue_embeddings)
+        self._embedder: Embedder | None = None
+        self._embed_cache: EmbeddingCache | None = None
+        self._embedder_lock = threading.Lock()
 
     def close(self) -> None:
         self.store.close()
@@ -135,8 +141,11 @@ class Memory:
         _check_page(limit, offset)
         return self.store.browse(self.filters(**filters), limit, offset, newest_first)
 
-    def search(self, query: str, *, limit: int = 10, mode: str = "ranked", touch: bool = True, **filters: Any) -> _search.SearchResult:
-        """Ranked search (keyword for now), or `mode="substring"` / `mode="regex"`."""
+    def search(self, query: str, *, limit: int = 10, mode: str = "ranked", recipe: str | None = None,
+               now: Any = None, touch: bool = True, **filters: Any) -> _search.SearchResult:
+        """Ranked hybrid search (keyword + vector + time + importance), or `mode="substring"`
+        (any fragment) / `mode="regex"`. `recipe`: hybrid (weighted sum) or rrf; `now`: the
+        moment time decay counts from (default: now)."""
         query = _search.check_query(query)
         _check_page(limit, 0)
         f = self.filters(**filters)
@@ -148,18 +157,104 @@ class Memory:
             found, notes = _search.regex_search(self.store, query, f, limit)
             result = _search.SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
         elif mode == "ranked":
-            pairs, match = _search.keyword(self.store, query, f, limit)
-            scores = _search.normalise([s for _, s in pairs])
-            hits = [Hit(m, s, {"fts": s}) for (m, _), s in zip(pairs, scores)]
-            result = _search.SearchResult(hits, mode="keyword", match=match)
-            if match == "any":
-                result.notes.append("no message matched every word; showing messages that match any word")
+            result = self._ranked(query, f, limit, recipe or self.settings.recipe, now)
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if touch and result.hits:
             self.store.touch([h.message.id for h in result.hits], iso(utcnow()))
         result.took_ms = (time.perf_counter() - started) * 1000
         return result
+
+    def _ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any) -> _search.SearchResult:
+        if recipe not in ("hybrid", "rrf"):
+            raise InvalidInput(f"unknown recipe {recipe!r}: use hybrid or rrf")
+        depth = max(limit * 5, 50)
+        c = _search.Candidates()
+        pairs, match = _search.keyword(self.store, query, f, depth)
+        for rank, ((m, _), score) in enumerate(zip(pairs, _search.normalise([s for _, s in pairs]))):
+            c.messages[m.id], c.fts[m.id], c.fts_rank[m.id] = m, score, rank
+        notes = ["no message matched every word; showing messages that match any word"] if match == "any" else []
+        qvec = self._query_vector(query, notes)
+        if qvec is not None:
+            model = self.embedder.model_id  # type: ignore[union-attr]
+            for rank, (mid, cos) in enumerate(self.store.vector_search(model, qvec, f, depth)):
+                c.semantic[mid], c.sem_rank[mid] = cos, rank
+            missing = [mid for mid in c.messages if mid not in c.semantic]
+            for mid, vec in self.store.get_vectors(model, missing).items():
+                c.semantic[mid] = float(vec @ qvec)
+            extra = [mid for mid in c.semantic if mid not in c.messages]
+            c.messages.update({m.id: m for m in self.store.get_messages(extra)})
+        now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
+        hits = _search.combine(c, self.weights(), recipe, now_days)[:limit]
+        return _search.SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=match, notes=notes)
+
+    def _query_vector(self, query: str, notes: list[str]) -> Any:
+        if self.settings.embedder == "none":
+            notes.append("no embedder configured: ranked by keyword, time and importance only")
+            return None
+        if not query.strip():
+            return None
+        try:
+            embedder = self.embedder
+            if embedder is None or embedder.model_id not in self.store.vector_models():
+                notes.append("no vectors indexed yet: ranked by keyword, time and importance only")
+                return None
+            return embedder.checked([query])[0]
+        except PalimpsestError as exc:
+            notes.append(f"embedder unavailable ({exc}): ranked by keyword, time and importance only")
+            return None
+
+    def weights(self) -> _search.Weights:
+        s = self.settings
+        return _search.Weights(s.w_fts, s.w_semantic, s.w_temporal, s.w_importance, s.decay_clock, s.reinforcement_cap)
+
+    # -- embeddings ----------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        """The configured embedder, loaded on first use (the local model takes ~1 s)."""
+        if self._embedder is None and self.settings.embedder != "none":
+            with self._embedder_lock:
+                if self._embedder is None:
+                    self._embedder = get_embedder(self.settings.embedder, self.settings)
+                    self._embed_cache = open_cache(self.settings.embed_cache, self.home)
+        return self._embedder
+
+    def use_embedder(self, embedder: Embedder | None, cache: EmbeddingCache | None = None) -> None:
+        """Inject an embedder (tests, benchmarks): a real `Embedder` subclass."""
+        self._embedder, self._embed_cache = embedder, cache
+
+    def _queue_embeddings(self, ids: list[str]) -> None:
+        if self.settings.embedder != "none":
+            self.store.enqueue(embed_jobs(ids))
+
+    def embed_messages(self, messages: list[Any]) -> int:
+        """Embed these messages now (what the `embed` job does) and store their vectors."""
+        embedder = self.embedder
+        if embedder is None or not messages:
+            return 0
+        texts = [_search.embedding_text(m) for m in messages]
+        vectors = self._embed_cache.embed(embedder, texts) if self._embed_cache else embedder.checked(texts)
+        self.store.put_vectors(embedder.model_id, [(m.id, v) for m, v in zip(messages, vectors)])
+        return len(messages)
+
+    def worker(self, name: str | None = None, tasks: list[str] | None = None) -> Worker:
+        return Worker(self, name, tasks, batch=self.settings.worker_batch)
+
+    def reindex(self, progress: Any = None) -> int:
+        """Re-embed every message with the current model (after a model change). Resumable:
+        it embeds what has no vector of the current model, so a rerun continues."""
+        embedder = self.embedder
+        if embedder is None:
+            raise InvalidInput("no embedder configured (PALIMPSEST_EMBEDDER=none)")
+        for model in self.store.vector_models():
+            if model != embedder.model_id:
+                self.store.drop_vectors(model)
+        done = 0
+        while batch := self.store.messages_without_vectors(embedder.model_id, 256):
+            done += self.embed_messages(batch)
+            if progress:
+                progress(done)
+        return done
 
     def get_full(self, message_id: str) -> dict[str, Any]:
         """The whole message, its capped fields restored from the journal line."""

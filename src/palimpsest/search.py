@@ -70,14 +70,19 @@ def check_query(query: Any) -> str:
 
 
 def keyword(store: Store, query: str, filters: Filters, limit: int) -> tuple[list[tuple[Message, float]], str]:
-    """BM25 hits (raw scores) and whether they matched all words or any."""
+    """BM25 hits (raw scores) and whether some matched all words ("all") or none did ("any").
+
+    When fewer than `limit` messages hold every word, the list is filled from any-word
+    matches ranked by the same BM25 (which already puts all-word matches first), so
+    a candidate pool is never cut short by one missing word."""
     terms = query_terms(query)
     if not terms:
         return [], "all"
     hits = store.keyword_search(terms, filters, limit, match_all=True)
-    if hits or len(terms) == 1:
+    if len(hits) >= limit or len(terms) == 1:
         return hits, "all"
-    return store.keyword_search(terms, filters, limit, match_all=False), "any"
+    wider = store.keyword_search(terms, filters, limit, match_all=False)
+    return wider, ("all" if hits else "any")
 
 
 def normalise(scores: list[float]) -> list[float]:
@@ -111,3 +116,69 @@ def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budge
             notes.append(f"regex scan stopped after {budget_s:.1f}s; results are partial")
             break
     return found, notes
+
+
+# -- hybrid ranking ----------------------------------------------------------------
+@dataclass
+class Weights:
+    fts: float = 0.3
+    semantic: float = 0.3
+    temporal: float = 0.3
+    importance: float = 0.1
+    decay_clock: str = "created"
+    reinforcement_cap: int = 10
+    decay_rate: float = 0.05
+
+
+def temporal_score(m: Message, now_days: float, w: Weights) -> float:
+    """e^(−rate·days since the clock) · (1 + 0.02·min(access_count, cap)), capped at 1."""
+    clock = m.last_accessed_at if (w.decay_clock == "accessed" and m.last_accessed_at) else m.created_at
+    days = max(0.0, now_days - _days(clock))
+    boost = 1 + 0.02 * min(m.access_count, w.reinforcement_cap)
+    return min(1.0, pow(2.718281828459045, -w.decay_rate * days) * boost)
+
+
+def _days(stamp: str) -> float:
+    from .records import parse_time
+
+    return parse_time(stamp).timestamp() / 86400.0
+
+
+@dataclass
+class Candidates:
+    """Everything known about the messages either retriever proposed."""
+
+    messages: dict[str, Message] = field(default_factory=dict)
+    fts: dict[str, float] = field(default_factory=dict)  # normalised BM25
+    semantic: dict[str, float] = field(default_factory=dict)  # cosine
+    fts_rank: dict[str, int] = field(default_factory=dict)
+    sem_rank: dict[str, int] = field(default_factory=dict)
+
+
+def combine(c: Candidates, w: Weights, recipe: str, now_days: float) -> list[Hit]:
+    """Rank candidates by the named recipe: `hybrid` (weighted sum) or `rrf`."""
+    hits = []
+    for mid, m in c.messages.items():
+        parts = {
+            "fts": c.fts.get(mid, 0.0),
+            "semantic": max(0.0, c.semantic.get(mid, 0.0)),
+            "temporal": temporal_score(m, now_days, w),
+            "importance": m.importance,
+        }
+        if recipe == "rrf":
+            score = sum(1.0 / (60 + r) for r in (c.fts_rank.get(mid), c.sem_rank.get(mid)) if r is not None)
+            score += 0.001 * (parts["temporal"] + parts["importance"])  # tie-break only
+        else:
+            score = w.fts * parts["fts"] + w.semantic * parts["semantic"] + w.temporal * parts["temporal"] + w.importance * parts["importance"]
+        hits.append(Hit(m, score, parts))
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits
+
+
+def embedding_text(m: Message) -> str:
+    """What a message's vector stands for: its text, and for tool calls the call and output head."""
+    speaker = (m.metadata or {}).get("speaker")
+    text = f"{speaker}: {m.content}" if speaker and m.content else m.content
+    if m.tool_name or m.tool_result:
+        text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
+    return text

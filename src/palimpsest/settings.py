@@ -42,6 +42,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sweep_minutes", 30.0, "PALIMPSEST_SWEEP_MINUTES", "How often `serve` sweeps idle instant sessions.", float),
     Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint) or none."),
     Setting("embed_threads", 2, "PALIMPSEST_EMBED_THREADS", "onnxruntime intra-op threads for the local embedder.", int),
+    Setting("embed_cache", "", "PALIMPSEST_EMBED_CACHE", "Embedding cache file shared across memories (default <home>/embed-cache.sqlite; 'off' disables)."),
     Setting("embed_url", "", "PALIMPSEST_EMBED_URL", "Base URL of an OpenAI-compatible embeddings endpoint (…/v1)."),
     Setting("embed_model", "", "PALIMPSEST_EMBED_MODEL", "Model name sent to the embeddings endpoint."),
     Setting("embed_api_key", "", "PALIMPSEST_EMBED_API_KEY", "Bearer key for the embeddings endpoint."),

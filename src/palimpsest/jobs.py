@@ -1,0 +1,115 @@
+"""Durable background work: a jobs table in the store and a worker loop.
+
+Jobs are rows (`task`, `payload`, `job_key` for dedupe, `attempts`, `run_at`, lock
+columns). A worker claims a batch atomically (SQLite: one write transaction; PostgreSQL:
+`FOR UPDATE SKIP LOCKED`), runs each job's handler, and marks it done or failed. A
+failure is retried with backoff (5 s, 10 s, 20 s, … up to an hour) until `max_attempts`,
+then stays `failed`, visible in `palimpsest jobs status`, until `jobs retry-failed`.
+A worker killed mid-batch leaves its jobs `running`; after the lease (5 minutes) any
+worker takes them over. Handlers are idempotent (embedding a message twice writes the
+same vector), so a job run twice has the effect of running once.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Callable
+
+from .records import iso, utcnow
+from .store import Job, NewJob
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+LEASE = timedelta(minutes=5)
+EMBED_BATCH = 64
+
+Handler = Callable[["Memory", Job], None]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handler(task: str) -> Callable[[Handler], Handler]:
+    """Register the function that runs jobs of `task`."""
+
+    def register(fn: Handler) -> Handler:
+        HANDLERS[task] = fn
+        return fn
+
+    return register
+
+
+def backoff(attempts: int) -> timedelta:
+    return timedelta(seconds=min(3600, 5 * 2 ** max(0, attempts - 1)))
+
+
+def embed_jobs(ids: list[str]) -> list[NewJob]:
+    """Jobs that embed these messages, in batches."""
+    return [
+        NewJob("embed", {"ids": ids[i : i + EMBED_BATCH]}, job_key=f"embed:{ids[i]}:{len(ids[i : i + EMBED_BATCH])}")
+        for i in range(0, len(ids), EMBED_BATCH)
+    ]
+
+
+@handler("embed")
+def run_embed(memory: "Memory", job: Job) -> None:
+    messages = memory.store.get_messages(list(job.payload.get("ids", [])))
+    memory.embed_messages(messages)
+
+
+class Worker:
+    """Claims and runs jobs until told to stop."""
+
+    def __init__(self, memory: "Memory", name: str | None = None, tasks: list[str] | None = None, batch: int = 8) -> None:
+        self.memory = memory
+        self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        self.tasks = tasks
+        self.batch = batch
+
+    def run_once(self) -> int:
+        """Claim one batch and run it; returns how many jobs were attempted."""
+        now = utcnow()
+        jobs = self.memory.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE))
+        for job in jobs:
+            self._run(job)
+        return len(jobs)
+
+    def _run(self, job: Job) -> None:
+        fn = HANDLERS.get(job.task)
+        try:
+            if fn is None:
+                raise LookupError(f"no handler for task {job.task!r}")
+            fn(self.memory, job)
+        except Exception as exc:
+            retry = None if job.attempts >= job.max_attempts else iso(utcnow() + backoff(job.attempts))
+            log.warning("job %s (%s) failed, attempt %d: %s", job.id, job.task, job.attempts, exc)
+            self.memory.store.fail_job(job.id, f"{type(exc).__name__}: {exc}", retry)
+        else:
+            self.memory.store.finish_job(job.id)
+
+    def drain(self, limit: int = 1_000_000) -> int:
+        """Run jobs until none is due (tests, benchmarks, `reindex`)."""
+        done = 0
+        while done < limit:
+            n = self.run_once()
+            if not n:
+                break
+            done += n
+        return done
+
+    def run(self, stop: threading.Event, idle: float = 1.0) -> None:
+        while not stop.is_set():
+            try:
+                if not self.run_once():
+                    stop.wait(idle)
+            except Exception as exc:  # the store is down: wait and try again
+                log.warning("worker %s: %s", self.name, exc)
+                stop.wait(idle * 5)
+
+
+def describe(status: dict[str, Any]) -> list[tuple[str, str, int]]:
+    return [(task, state, n) for task, states in status["tasks"].items() for state, n in states.items()]
