@@ -1,0 +1,607 @@
+"""The scale-out backend: PostgreSQL with pgvector, shared by many writers and workers.
+
+Connections come from a psycopg pool; every write is one transaction. Several servers
+may index the same session at once, so every writer of messages first takes a
+transaction-level advisory lock on the session (`pg_advisory_xact_lock`) and then
+inserts with `ON CONFLICT DO NOTHING`: the check-then-insert and the journal cursor it
+advances never interleave with another writer's. Workers claim jobs with
+`FOR UPDATE SKIP LOCKED`, so any number of them share the queue without blocking.
+
+Migrations are numbered SQL files (`migrations/postgres/NNNN_*.sql`) applied on open
+while holding a session-level advisory lock, so processes opening a new database at the
+same time migrate it once. The extensions (`vector`, `pg_trgm`, `unaccent`) are created
+first, and a missing one is reported with how to install it.
+
+Times are `timestamptz` in the database and ISO strings (`…Z`, microseconds) on the
+contract surface, exactly as in SQLite. Full text is a generated, weighted `tsvector`
+(GIN) ranked with `ts_rank_cd` (higher is better; the search layer normalises by the
+best hit); each user term becomes its own `phraseto_tsquery`, so no user text is ever
+parsed as query syntax. Substring mode is `ILIKE` with `%`, `_` and `\\` escaped, served
+by trigram (GIN) indexes.
+
+Vectors: the `embedding` column has no fixed dimension, because the dimension is known
+only when the first model's vectors arrive. Then a partial HNSW index on
+`(embedding::vector(dim)) WHERE dim = <dim>` is created; only one model may hold vectors
+at a time (ModelMismatch otherwise), so there is one such index in use. Unfiltered
+queries use it (approximate, `hnsw.ef_search` raised to the limit); filtered queries are
+exact over the filtered rows, so a rare filter is never crowded out by a global top-k.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import psycopg
+from psycopg import errors as pgerrors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..errors import InvalidInput, ModelMismatch, StoreUnavailable
+from ..records import Message, Session, iso, utcnow
+from .base import Filters, Job, NewJob, Store
+
+_MESSAGE_COLUMNS = (
+    "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
+    "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
+    "full_tool_result_length, journal_path, journal_line, journal_offset"
+)
+_M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
+_JOB_COLUMNS = "id, task, payload, job_key, attempts, max_attempts, last_error, run_at, locked_by, locked_at, state"
+_SESSION_COLUMNS = "id, key, agent, channel, title, kind, settings, created_at, updated_at"
+_MIGRATION_LOCK = 0x70616C696D70  # "palimp": one advisory lock id for migrations
+_VECTOR_LOCK = "palimpsest:vectors"
+_EXTENSIONS = ("vector", "pg_trgm", "unaccent")
+_INSTALL_HINT = {
+    "vector": "install pgvector on the server (Debian: `apt-get install postgresql-<major>-pgvector`, "
+    "or build it from https://github.com/pgvector/pgvector; `scripts/postgres.sh install` does it) "
+    "and have a superuser run `CREATE EXTENSION vector` in this database",
+    "pg_trgm": "install PostgreSQL's contrib modules (Debian: part of `postgresql-<major>`) "
+    "and have a superuser run `CREATE EXTENSION pg_trgm` in this database",
+    "unaccent": "install PostgreSQL's contrib modules (Debian: part of `postgresql-<major>`) "
+    "and have a superuser run `CREATE EXTENSION unaccent` in this database",
+}
+_CONNECT_ATTEMPTS = 5
+_TS_WEIGHTS = "{0.1, 0.2, 0.5, 1.0}"  # D, C, B (tool name/result), A (content)
+
+
+def _text(value: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL; the indexer already replaces it, this is the backstop."""
+    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
+
+
+def _ts(value: datetime | None) -> str | None:
+    return iso(value) if value is not None else None
+
+
+def _row_to_message(row: tuple[Any, ...]) -> Message:
+    return Message(
+        id=row[0], session=row[1], type=row[2], role=row[3], content=row[4], tool_name=row[5],
+        tool_args=json.loads(row[6]) if row[6] is not None else None, tool_result=row[7],
+        metadata=json.loads(row[8]) if row[8] else {}, created_at=iso(row[9]), event_key=row[10],
+        importance=row[11], access_count=row[12], last_accessed_at=_ts(row[13]), truncated=bool(row[14]),
+        full_content_length=row[15], full_tool_result_length=row[16], journal_path=row[17],
+        journal_line=row[18], journal_offset=row[19],
+    )
+
+
+def _message_params(m: Message) -> tuple[Any, ...]:
+    return (
+        m.id, m.session, m.type, m.role, _text(m.content) or "", _text(m.tool_name),
+        _text(json.dumps(m.tool_args, ensure_ascii=False)) if m.tool_args is not None else None,
+        _text(m.tool_result), _text(json.dumps(m.metadata, ensure_ascii=False)), m.created_at, m.event_key,
+        m.importance, m.access_count, m.last_accessed_at, bool(m.truncated), m.full_content_length,
+        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset,
+    )
+
+
+def _row_to_session(r: tuple[Any, ...]) -> Session:
+    return Session(id=r[0], key=r[1], agent=r[2], channel=r[3], title=r[4], kind=r[5], settings=r[6] or {},
+                   created_at=iso(r[7]), updated_at=iso(r[8]))
+
+
+def _row_to_job(r: tuple[Any, ...]) -> Job:
+    return Job(id=r[0], task=r[1], payload=r[2], job_key=r[3], attempts=r[4], max_attempts=r[5],
+               last_error=r[6], run_at=iso(r[7]), locked_by=r[8], locked_at=_ts(r[9]), state=r[10])
+
+
+def _like_pattern(fragment: str) -> str:
+    """`fragment` as an ILIKE pattern matching it anywhere, with no wildcard of its own."""
+    escaped = fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", url)
+
+
+def extension_error(name: str, exc: psycopg.Error) -> StoreUnavailable:
+    """The error to raise when `CREATE EXTENSION name` fails: what is missing and how to fix it."""
+    reason = (exc.diag.message_primary or str(exc)).strip()
+    hint = _INSTALL_HINT.get(name, f"install the PostgreSQL extension {name!r} and run `CREATE EXTENSION {name}`")
+    return StoreUnavailable(f"the database needs the PostgreSQL extension {name!r} ({reason}): {hint}")
+
+
+def _connect_error(url: str, exc: psycopg.Error) -> StoreUnavailable:
+    reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+    return StoreUnavailable(f"cannot connect to PostgreSQL at {_redact(url)}: {reason}")
+
+
+def _permanent(exc: psycopg.Error) -> bool:
+    """Connection failures that retrying will not fix (bad password, unknown database)."""
+    text = str(exc)
+    return any(s in text for s in ("does not exist", "password authentication failed", "no password supplied",
+                                   "role \"", "invalid ", "SSL", "unsupported"))
+
+
+class PostgresStore(Store):
+    def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS) -> None:
+        self.url = url
+        self._conninfo = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
+        with self._first_connection(connect_attempts) as conn:
+            self._migrate(conn)
+        self._pool = ConnectionPool(
+            self._conninfo, min_size=1, max_size=pool_size, timeout=10, open=False, name="palimpsest",
+            kwargs={"autocommit": True}, configure=self._configure, check=ConnectionPool.check_connection,
+        )
+        try:
+            self._pool.open(wait=True, timeout=15)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise StoreUnavailable(f"cannot open a connection pool to PostgreSQL at {_redact(url)}: {exc}") from exc
+
+    # -- connections ---------------------------------------------------------
+    @contextmanager
+    def _first_connection(self, attempts: int) -> Iterator[psycopg.Connection[Any]]:
+        """One connection for the migration, retried with backoff while the server starts."""
+        delay = 0.25
+        for attempt in range(1, attempts + 1):
+            try:
+                conn = psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5)
+                break
+            except psycopg.ProgrammingError as exc:  # a malformed URL: retrying cannot help
+                raise InvalidInput(f"invalid PostgreSQL URL {_redact(self.url)}: {exc}") from None
+            except psycopg.OperationalError as exc:
+                if attempt == attempts or _permanent(exc):
+                    raise _connect_error(self.url, exc) from None
+                time.sleep(delay)
+                delay *= 2
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _configure(conn: psycopg.Connection[Any]) -> None:
+        from pgvector.psycopg import register_vector
+
+        conn.execute("SET TIME ZONE 'UTC'")
+        register_vector(conn)
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """psycopg's errors as Palimpsest's: the server gone is StoreUnavailable, bad data InvalidInput."""
+        try:
+            yield
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise StoreUnavailable(f"PostgreSQL at {_redact(self.url)} is unavailable: {str(exc).strip()}") from exc
+        except psycopg.DataError as exc:
+            raise InvalidInput(f"PostgreSQL refused a value: {(exc.diag.message_primary or str(exc)).strip()}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._errors(), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _tx(self) -> Iterator[psycopg.Connection[Any]]:
+        with self._errors(), self._pool.connection() as conn, conn.transaction():
+            yield conn
+
+    def _all(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        with self._read() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- migrations ----------------------------------------------------------
+    def _migrate(self, conn: psycopg.Connection[Any]) -> None:
+        with self._errors():
+            conn.execute("SELECT pg_advisory_lock(%s)", (_MIGRATION_LOCK,))
+            try:
+                for name in _EXTENSIONS:
+                    create_extension(conn, name)
+                self._apply_migrations(conn)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_MIGRATION_LOCK,))
+
+    @staticmethod
+    def _apply_migrations(conn: psycopg.Connection[Any]) -> None:
+        folder = resources.files("palimpsest.store.migrations").joinpath("postgres")
+        files = sorted((int(p.name.split("_")[0]), p) for p in folder.iterdir() if p.name.endswith(".sql"))
+        conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")
+        done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        for version, path in files:
+            if version in done:
+                continue
+            with conn.transaction():
+                conn.execute(path.read_text())  # no parameters: several statements in one call
+                conn.execute("INSERT INTO schema_migrations VALUES (%s, now())", (version,))
+
+    def schema_version(self) -> int:
+        return self._all("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0]
+
+    # -- filters -------------------------------------------------------------
+    @staticmethod
+    def _where(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        for test, value in (
+            (f"{alias}.session_id = %s", f.session),
+            (f"{alias}.session_id = ANY(%s)", f.sessions),
+            (f"{alias}.role = %s", f.role),
+            (f"{alias}.created_at >= %s::timestamptz", f.since),
+            (f"{alias}.created_at < %s::timestamptz", f.until),
+            (f"{alias}.session_id IN (SELECT id FROM sessions WHERE agent = %s)", f.agent),
+            (f"{alias}.session_id IN (SELECT id FROM sessions WHERE channel = %s)", f.channel),
+        ):
+            if value is not None:
+                clauses.append(test)
+                params.append(value)
+        return (" AND ".join(clauses) or "true"), params
+
+    # -- sessions ------------------------------------------------------------
+    def upsert_session(self, s: Session) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                f"""INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+                ON CONFLICT (id) DO UPDATE SET
+                  key = coalesce(excluded.key, sessions.key), agent = coalesce(excluded.agent, sessions.agent),
+                  channel = coalesce(excluded.channel, sessions.channel), title = coalesce(excluded.title, sessions.title),
+                  kind = excluded.kind,
+                  settings = palimpsest_merge_patch(sessions.settings, excluded.settings),
+                  created_at = least(sessions.created_at, excluded.created_at),
+                  updated_at = greatest(sessions.updated_at, excluded.updated_at)""",
+                (s.id, _text(s.key), _text(s.agent), _text(s.channel), _text(s.title), s.kind,
+                 _text(json.dumps(s.settings, ensure_ascii=False)), s.created_at, s.updated_at),
+            )
+
+    def get_session(self, session_id: str) -> Session | None:
+        rows = self._all(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
+        return _row_to_session(rows[0]) if rows else None
+
+    def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]:
+        clauses, params = [], []
+        for column, value in (("id", filters.session), ("agent", filters.agent), ("channel", filters.channel)):
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                params.append(value)
+        sql = f"""SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(clauses) or 'true'}
+                  ORDER BY updated_at DESC, id LIMIT %s OFFSET %s"""
+        return [_row_to_session(r) for r in self._all(sql, (*params, limit, offset))]
+
+    def idle_instant_sessions(self, idle_before: str) -> list[str]:
+        sql = """SELECT s.id FROM sessions s WHERE s.kind = 'instant' AND s.updated_at < %s::timestamptz
+                 AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) ORDER BY s.id"""
+        return [r[0] for r in self._all(sql, (idle_before,))]
+
+    def drop_session_index(self, session_id: str) -> int:
+        with self._tx() as conn:
+            _lock_session(conn, session_id)
+            return conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
+
+    # -- messages ------------------------------------------------------------
+    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
+        sql = f"""INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 20)})
+                  ON CONFLICT DO NOTHING RETURNING id"""
+        with self._tx() as conn:
+            _lock_session(conn, session_id)
+            inserted: set[str] = set()
+            if messages:
+                with conn.cursor() as cur:
+                    cur.executemany(sql, [_message_params(m) for m in messages], returning=True)
+                    while True:
+                        inserted.update(r[0] for r in cur.fetchall())
+                        if not cur.nextset():
+                            break
+            if cursor is not None:
+                conn.execute(
+                    """INSERT INTO journal_cursors VALUES (%s, %s, %s) ON CONFLICT (session_id)
+                       DO UPDATE SET line = excluded.line, byte_offset = excluded.byte_offset""",
+                    (session_id, cursor[0], cursor[1]),
+                )
+        seen: set[str] = set()
+        ordered = []
+        for m in messages:
+            if m.id in inserted and m.id not in seen:
+                seen.add(m.id)
+                ordered.append(m.id)
+        return ordered
+
+    def cursor(self, session_id: str) -> tuple[int, int]:
+        rows = self._all("SELECT line, byte_offset FROM journal_cursors WHERE session_id = %s", (session_id,))
+        return (rows[0][0], rows[0][1]) if rows else (0, 0)
+
+    def cursors(self) -> dict[str, tuple[int, int]]:
+        return {r[0]: (r[1], r[2]) for r in self._all("SELECT session_id, line, byte_offset FROM journal_cursors")}
+
+    def get_messages(self, ids: list[str]) -> list[Message]:
+        if not ids:
+            return []
+        rows = self._all(f"SELECT {_M} FROM messages m WHERE m.id = ANY(%s)", (list(ids),))
+        by_id = {r[0]: _row_to_message(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]:
+        where, params = self._where(filters)
+        order = "DESC" if newest_first else "ASC"
+        sql = f"SELECT {_M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT %s OFFSET %s"
+        return [_row_to_message(r) for r in self._all(sql, (*params, limit, offset))]
+
+    def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
+        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
+        if not terms:
+            return []
+        # Each term is its own phrase query: user text is a value, never tsquery syntax.
+        op = " && " if match_all else " || "
+        query = op.join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
+        where, params = self._where(filters)
+        sql = f"""WITH q AS (SELECT {query} AS q)
+                  SELECT {_M}, ts_rank_cd('{_TS_WEIGHTS}', m.fts, q.q, 1) AS rank
+                  FROM messages m, q WHERE m.fts @@ q.q AND {where}
+                  ORDER BY rank DESC, m.created_at DESC, m.id LIMIT %s"""
+        with self._read() as conn:
+            if not _has_lexemes(conn, terms):
+                return []
+            rows = conn.execute(sql, (*terms, *params, limit)).fetchall()
+        return [(_row_to_message(r), float(r[-1])) for r in rows]
+
+    def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
+        where, params = self._where(filters)
+        pattern = _like_pattern(_text(fragment) or "")
+        sql = f"""SELECT {_M} FROM messages m WHERE (m.content ILIKE %s OR m.tool_result ILIKE %s) AND {where}
+                  ORDER BY m.created_at DESC, m.id DESC LIMIT %s"""
+        return [_row_to_message(r) for r in self._all(sql, (pattern, pattern, *params, limit))]
+
+    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+        where, params = self._where(filters)
+        sql = f"SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > %s AND {where} ORDER BY m.rowid LIMIT %s"
+        return [(r[0], _row_to_message(r[1:])) for r in self._all(sql, (after_rowid, *params, limit))]
+
+    def touch(self, ids: list[str], at: str) -> None:
+        if not ids:
+            return
+        with self._tx() as conn:
+            # Lock in id order, so two overlapping touches cannot deadlock.
+            conn.execute(
+                """UPDATE messages SET access_count = access_count + 1, last_accessed_at = %s::timestamptz
+                   WHERE rowid IN (SELECT rowid FROM messages WHERE id = ANY(%s) ORDER BY id FOR UPDATE)""",
+                (at, list(set(ids))),
+            )
+
+    def stats(self) -> dict[str, Any]:
+        with self._read() as conn:
+            messages, oldest, newest, truncated = conn.execute(
+                "SELECT count(*), min(created_at), max(created_at), count(*) FILTER (WHERE truncated) FROM messages"
+            ).fetchone()  # type: ignore[misc]
+            per_agent = {
+                (a or ""): {"sessions": s, "messages": n}
+                for a, s, n in conn.execute(
+                    """SELECT s.agent, count(DISTINCT s.id), count(m.id) FROM sessions s
+                       LEFT JOIN messages m ON m.session_id = s.id GROUP BY s.agent"""
+                )
+            }
+            sessions = conn.execute("SELECT count(*) FROM sessions").fetchone()[0]  # type: ignore[index]
+            size = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]  # type: ignore[index]
+        return {
+            "backend": "postgresql",
+            "sessions": sessions,
+            "messages": messages,
+            "truncated": truncated,
+            "oldest": _ts(oldest),
+            "newest": _ts(newest),
+            "per_agent": per_agent,
+            "database_bytes": size,
+            "schema_version": self.schema_version(),
+        }
+
+    def reset(self) -> None:
+        with self._tx() as conn:
+            conn.execute("TRUNCATE vectors, messages, sessions, journal_cursors, jobs RESTART IDENTITY")
+
+    # -- vectors -------------------------------------------------------------
+    def put_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        if not rows:
+            return
+        dims = {int(np.asarray(v).shape[0]) for _, v in rows}
+        with self._tx() as conn:
+            # One writer of vectors at a time, so two models can never slip in together.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_VECTOR_LOCK,))
+            for other, dim in conn.execute("SELECT model, max(dim) FROM vectors GROUP BY model"):
+                if other != model:
+                    raise ModelMismatch(
+                        f"the index holds vectors of {other!r}; refusing to mix in {model!r}. "
+                        "Run `palimpsest reindex` after a model change."
+                    )
+                dims.add(dim)
+            if len(dims) != 1:
+                raise InvalidInput(f"vectors of {model!r} must all have one dimension, got {sorted(dims)}")
+            dim = dims.pop()
+            conn.execute(
+                f"""CREATE INDEX IF NOT EXISTS vectors_hnsw_{dim} ON vectors
+                    USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"""
+            )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    """INSERT INTO vectors (message_rowid, model, dim, embedding)
+                       SELECT rowid, %s, %s, %s FROM messages WHERE id = %s
+                       ON CONFLICT (model, message_rowid) DO UPDATE SET dim = excluded.dim, embedding = excluded.embedding""",
+                    [(model, dim, np.asarray(v, dtype=np.float32), i) for i, v in rows],
+                )
+
+    def vector_search(self, model: str, query: np.ndarray, filters: Filters, limit: int) -> list[tuple[str, float]]:
+        info = self.vector_models().get(model)
+        if info is None or limit <= 0:
+            return []
+        dim = info["dim"]
+        q = np.asarray(query, dtype=np.float32)
+        if q.shape != (dim,):
+            raise InvalidInput(f"query vector has shape {q.shape}; {model!r} vectors have {dim} dimensions")
+        where, params = self._where(filters)
+        if filters == Filters():
+            # Same expression as the partial HNSW index, so the planner can use it.
+            distance = f"v.embedding::vector({dim}) <=> %s::vector({dim})"
+        else:
+            distance = "v.embedding <=> %s"  # not the indexed expression: exact over the filtered rows
+        sql = f"""SELECT m.id, 1 - ({distance}) FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
+                  WHERE v.model = %s AND v.dim = {dim} AND {where} ORDER BY {distance} LIMIT %s"""
+        with self._tx() as conn:
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}")
+            rows = conn.execute(sql, (q, model, *params, q, limit)).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def get_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._all(
+            """SELECT m.id, v.embedding FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
+               WHERE v.model = %s AND m.id = ANY(%s)""",
+            (model, list(ids)),
+        )
+        return {i: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for i, v in rows}
+
+    def vector_models(self) -> dict[str, dict[str, int]]:
+        rows = self._all("SELECT model, max(dim), count(*) FROM vectors GROUP BY model")
+        return {m: {"dim": d, "count": n} for m, d, n in rows}
+
+    def messages_without_vectors(self, model: str, limit: int) -> list[Message]:
+        sql = f"""SELECT {_M} FROM messages m WHERE NOT EXISTS
+                  (SELECT 1 FROM vectors v WHERE v.model = %s AND v.message_rowid = m.rowid) ORDER BY m.rowid LIMIT %s"""
+        return [_row_to_message(r) for r in self._all(sql, (model, limit))]
+
+    def drop_vectors(self, model: str | None = None) -> int:
+        with self._tx() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_VECTOR_LOCK,))
+            if model is None:
+                n = conn.execute("DELETE FROM vectors").rowcount
+            else:
+                n = conn.execute("DELETE FROM vectors WHERE model = %s", (model,)).rowcount
+            live = {r[0] for r in conn.execute("SELECT DISTINCT dim FROM vectors")}
+            for (name,) in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%%'"
+            ).fetchall():
+                if int(name.rsplit("_", 1)[1]) not in live:
+                    conn.execute(f"DROP INDEX IF EXISTS {name}")
+        return n
+
+    # -- jobs ----------------------------------------------------------------
+    def enqueue(self, jobs: list[NewJob]) -> int:
+        if not jobs:
+            return 0
+        n = 0
+        now = iso(utcnow())
+        with self._tx() as conn:
+            for j in jobs:
+                n += conn.execute(
+                    """INSERT INTO jobs (task, payload, job_key, max_attempts, run_at, created_at)
+                       VALUES (%s, %s, %s, %s, %s::timestamptz, %s::timestamptz) ON CONFLICT DO NOTHING""",
+                    (j.task, json.dumps(j.payload), j.job_key, j.max_attempts, j.run_at or now, now),
+                ).rowcount
+        return n
+
+    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
+        task_clause = "AND task = ANY(%s)" if tasks else ""
+        params: list[Any] = [now, stale_before] + ([list(tasks)] if tasks else []) + [limit, worker, now]
+        sql = f"""WITH due AS (
+                    SELECT id FROM jobs
+                    WHERE ((state = 'queued' AND run_at <= %s::timestamptz) OR (state = 'running' AND locked_at < %s::timestamptz))
+                    {task_clause} ORDER BY run_at, id LIMIT %s FOR UPDATE SKIP LOCKED)
+                  UPDATE jobs j SET state = 'running', locked_by = %s, locked_at = %s::timestamptz, attempts = j.attempts + 1
+                  FROM due WHERE j.id = due.id RETURNING {', '.join('j.' + c for c in _JOB_COLUMNS.split(', '))}"""
+        with self._tx() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return sorted((_row_to_job(r) for r in rows), key=lambda j: j.id)
+
+    def finish_job(self, job_id: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE jobs SET state = 'done', locked_by = NULL, last_error = NULL WHERE id = %s", (job_id,))
+
+    def fail_job(self, job_id: int, error: str, retry_at: str | None) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                """UPDATE jobs SET last_error = %s, locked_by = NULL, locked_at = NULL,
+                   state = CASE WHEN %s::timestamptz IS NULL OR attempts >= max_attempts THEN 'failed' ELSE 'queued' END,
+                   run_at = coalesce(%s::timestamptz, run_at) WHERE id = %s""",
+                (_text(error[:2000]), retry_at, retry_at, job_id),
+            )
+
+    def job_status(self) -> dict[str, Any]:
+        with self._read() as conn:
+            rows = conn.execute("SELECT task, state, count(*) FROM jobs GROUP BY task, state ORDER BY task, state").fetchall()
+            errors = dict(conn.execute(
+                """SELECT DISTINCT ON (task) task, last_error FROM jobs
+                   WHERE state = 'failed' AND last_error IS NOT NULL ORDER BY task, id DESC"""
+            ).fetchall())
+        counts: dict[str, dict[str, int]] = {}
+        for task, state, n in rows:
+            counts.setdefault(task, {})[state] = n
+        return {"tasks": counts, "sample_errors": errors}
+
+    def retry_failed(self, task: str | None, error_like: str | None, dry_run: bool) -> int:
+        # A failed job whose key is live again (re-enqueued since) stays failed: requeueing
+        # it would break the one-live-job-per-key rule; of several failed jobs with one key,
+        # the newest is requeued.
+        clauses = [
+            "j.state = 'failed'",
+            """(j.job_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs o WHERE o.job_key = j.job_key AND
+               (o.state IN ('queued', 'running') OR (o.state = 'failed' AND o.id > j.id))))""",
+        ]
+        params: list[Any] = []
+        if task:
+            clauses.append("j.task = %s")
+            params.append(task)
+        if error_like:
+            clauses.append("strpos(j.last_error, %s) > 0")
+            params.append(_text(error_like))
+        where = " AND ".join(clauses)
+        with self._tx() as conn:
+            if dry_run:
+                return conn.execute(f"SELECT count(*) FROM jobs j WHERE {where}", params).fetchone()[0]  # type: ignore[index]
+            return conn.execute(
+                f"UPDATE jobs SET state = 'queued', attempts = 0, run_at = %s::timestamptz WHERE id IN (SELECT j.id FROM jobs j WHERE {where})",
+                [iso(utcnow()), *params],
+            ).rowcount
+
+
+def create_extension(conn: psycopg.Connection[Any], name: str) -> None:
+    """`CREATE EXTENSION IF NOT EXISTS name`, or a StoreUnavailable saying how to install it."""
+    if conn.execute("SELECT 1 FROM pg_extension WHERE extname = %s", (name,)).fetchone():
+        return
+    try:
+        with conn.transaction():
+            conn.execute(f'CREATE EXTENSION IF NOT EXISTS "{name}"')
+    except (pgerrors.FeatureNotSupported, pgerrors.UndefinedFile, pgerrors.UndefinedObject,
+            pgerrors.InsufficientPrivilege) as exc:
+        raise extension_error(name, exc) from None
+
+
+def _lock_session(conn: psycopg.Connection[Any], session_id: str) -> None:
+    """Serialise the writers of one session, across processes and machines, until commit."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
+
+
+def _has_lexemes(conn: psycopg.Connection[Any], terms: list[str]) -> bool:
+    """Whether any term leaves a word after parsing (a term of punctuation alone does not);
+    asking first avoids PostgreSQL's notice about a query without lexemes."""
+    row = conn.execute(
+        "SELECT bool_or(numnode(phraseto_tsquery('palimpsest', t)) > 0) FROM unnest(%s::text[]) AS t", (terms,)
+    ).fetchone()
+    return bool(row and row[0])
+
