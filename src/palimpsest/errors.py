@@ -10,6 +10,8 @@
     ├── StoreUnavailable      the index database cannot be reached (HTTP 503, exit 6);
     │                         journaled writes are still safe and index later
     ├── ModelMismatch         vectors of another embedding model (HTTP 409, exit 7)
+    ├── Conflict              the state changed under the caller: a fact already superseded,
+    │                         closed or retracted, or a concurrent writer won (HTTP 409, exit 9)
     └── EmbedderError         the embedding model failed (HTTP 502, exit 8)
 
 Adapters translate these in exactly one place each (`cli/__init__.py`, `server/http.py`).
@@ -74,3 +76,12 @@ class EmbedderError(PalimpsestError):
     code = "embedder_error"
     http_status = 502
     exit_code = 8
+
+
+class Conflict(PalimpsestError):
+    """The operation lost to the current state (another writer won, or the target is no
+    longer open); nothing of it was written."""
+
+    code = "conflict"
+    http_status = 409
+    exit_code = 9
