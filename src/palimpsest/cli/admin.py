@@ -1,11 +1,8 @@
-"""Administration: settings, rebuild, sweep, serve."""
+"""Administration: settings, rebuild, sweep."""
 
 from __future__ import annotations
 
 import argparse
-import logging
-import signal
-import threading
 from typing import Any
 
 from rich.console import Console
@@ -19,9 +16,6 @@ def register(sub: Any) -> None:
     add_command(sub, "settings", settings, "Show every setting with its current value and where it came from.")
     add_command(sub, "rebuild", rebuild, "Drop the index and rebuild it from the journals.")
     add_command(sub, "sweep", sweep, "Remove idle instant sessions from the index (journals are kept).")
-    p = add_command(sub, "serve", serve, "Run Palimpsest's main job: the indexer, the instant-session sweep and the workers.", json_flag=False)
-    p.add_argument("--once", action="store_true", help="one pass, then exit")
-    p.add_argument("--interval", type=float, default=2.0, help="seconds between indexer passes")
 
 
 def settings(args: argparse.Namespace) -> None:
@@ -49,15 +43,3 @@ def sweep(args: argparse.Namespace) -> None:
         swept = memory.sweep_instant()
     emit(args, {"swept": swept}, lambda r: print(f"swept {len(r['swept'])} instant sessions"))
 
-
-def serve(args: argparse.Namespace) -> None:
-    """The main job: index journals, sweep instant sessions at start and every N minutes."""
-    from ..service import run_background
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    with open_memory(args) as memory:
-        logging.getLogger("palimpsest.serve").info("serving %s (store %s)", memory.home, memory.settings.store_url)
-        run_background(memory, stop, args.interval, once=args.once)

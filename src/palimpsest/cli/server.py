@@ -1,0 +1,102 @@
+"""Server commands: serve (HTTP API + MCP + background work), mcp (stdio), capture (hooks)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from typing import Any
+
+from ..errors import InvalidInput
+from ..settings import Settings
+from .common import add_command, emit, open_memory
+
+
+def register(sub: Any) -> None:
+    p = add_command(sub, "serve", serve, "Run Palimpsest's main job: the HTTP API, the MCP endpoint (/mcp), the indexer, "
+                    "the workers and the instant-session sweep.", json_flag=False)
+    p.add_argument("--host", help="address to bind (default: PALIMPSEST_HOST or 127.0.0.1; beyond loopback needs PALIMPSEST_TOKEN)")
+    p.add_argument("--port", type=int, help="port (default: PALIMPSEST_PORT or 8765; 0 picks a free one)")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between indexer passes")
+    p.add_argument("--once", action="store_true", help="one indexer and sweep pass without HTTP, then exit")
+
+    add_command(sub, "mcp", mcp, "Serve the memory tools over MCP on stdin/stdout (for MCP clients that launch a command).",
+                json_flag=False)
+
+    p = add_command(sub, "capture", capture, "Read a harness hook's JSON on stdin (Claude Code, Codex) and post the "
+                    "conversation's new events to the server; spool them when it is unreachable.")
+    p.add_argument("--url", help="server URL (default: PALIMPSEST_URL)")
+    p.add_argument("--agent", help="agent name to record (default: detected, claude-code or codex)")
+    p.add_argument("--replay", action="store_true", help="only replay spooled batches (no stdin)")
+    p.add_argument("--requeue-dead", action="store_true", help="move rejected batches from dead/ back to the spool, then replay")
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return Settings.load(**{k: v for k, v in (("home", args.home), ("store", args.store)) if v})
+
+
+def serve(args: argparse.Namespace) -> None:
+    from ..server.run import check_bind
+    from ..server.run import serve as run_server
+    from ..service import run_background
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = _settings(args)
+    host = args.host or settings.host
+    port = settings.port if args.port is None else args.port
+    check_bind(host, settings.token)
+    with open_memory(args) as memory:
+        if args.once:
+            import threading
+
+            run_background(memory, threading.Event(), args.interval, once=True)
+            return
+        run_server(memory, host, port, interval=args.interval)
+
+
+def mcp(args: argparse.Namespace) -> None:
+    import anyio
+
+    from ..server.mcp import run_stdio
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # stdout carries the protocol
+    with open_memory(args) as memory:
+        memory.catch_up()
+        anyio.run(run_stdio, memory, bool(memory.settings.enable_write))
+
+
+def capture(args: argparse.Namespace) -> int:
+    from ..capture import CaptureClient, Report, Spool, capture_hook
+
+    settings = _settings(args)
+    home = settings.home_path
+    if args.requeue_dead:
+        Spool(home).requeue_dead()
+    client = CaptureClient(args.url or settings.url, home, token=settings.token, timeout=settings.capture_timeout)
+    try:
+        if args.replay or args.requeue_dead:
+            report = Report()
+            client.replay(report)
+        else:
+            text = sys.stdin.read()
+            try:
+                hook = json.loads(text)
+            except ValueError as exc:
+                raise InvalidInput(f"stdin is not the hook's JSON: {exc}") from None
+            report = capture_hook(hook, client, home, agent=args.agent)
+    finally:
+        client.close()
+    result = {**report.to_dict(), "pending": client.spool.pending()}
+    emit(args, result, _human)
+    # A hook must not fail the harness: spooled or dead batches are kept and reported, exit 0.
+    return 0
+
+
+def _human(r: dict[str, Any]) -> None:
+    print(f"stored {r['stored']}, duplicates {r['duplicates']}, replayed {r['replayed']}, spooled {r['spooled']}, "
+          f"dead {r['dead']}, pending {r['pending']}", file=sys.stderr)
+    for name in r["corrupt"]:
+        print(f"corrupt spool file set aside: {name}", file=sys.stderr)
+    for err in r["errors"]:
+        print(f"note: {err}", file=sys.stderr)

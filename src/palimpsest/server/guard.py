@@ -1,0 +1,78 @@
+"""The server's front door: token, body size, content type — before any route runs.
+
+A plain ASGI middleware rather than FastAPI dependencies, so it also covers the MCP
+endpoint and routes that do not exist (an unauthenticated caller learns nothing, not even
+which paths are there). The token is compared with `hmac.compare_digest`. A body larger
+than the limit is refused from its `Content-Length` without reading it, and a chunked body
+is counted as it arrives and refused when it crosses the limit (`PayloadTooLarge`, which the
+app's one error handler turns into 413).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..errors import PayloadTooLarge
+
+OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024) -> None:
+        self.app = app
+        self.token = token.encode("utf-8")
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        refusal = self._refuse(scope, headers)
+        if refusal:
+            await _send_error(send, *refusal)
+            return
+        await self.app(scope, self._counting(receive), send)
+
+    def _refuse(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str, str, dict[str, str]] | None:
+        path = scope.get("path", "")
+        if self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", "")):
+            return 401, "unauthorized", "a valid bearer token is required (Authorization: Bearer …)", {"www-authenticate": "Bearer"}
+        length = headers.get("content-length", "")
+        if length and (not length.isdigit() or int(length) > self.max_body):
+            return 413, "payload_too_large", f"request body exceeds {self.max_body:,} bytes (PALIMPSEST_MAX_BODY_BYTES)", {"connection": "close"}
+        if scope.get("method") == "POST" and path.startswith("/api/"):
+            ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+            if ctype != "application/json":
+                return 415, "unsupported_media_type", "send the body as application/json", {}
+        return None
+
+    def _authorised(self, header: str) -> bool:
+        scheme, _, presented = header.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(presented.strip().encode("utf-8"), self.token)
+
+    def _counting(self, receive: Receive) -> Receive:
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_body:
+                    raise PayloadTooLarge(f"request body exceeds {self.max_body:,} bytes (PALIMPSEST_MAX_BODY_BYTES)")
+            return message
+
+        return counted
+
+
+async def _send_error(send: Send, status: int, code: str, message: str, extra: dict[str, Any]) -> None:
+    body = json.dumps({"ok": False, "error": {"code": code, "message": message}}).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    headers += [(k.encode(), v.encode()) for k, v in extra.items()]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

@@ -1,0 +1,245 @@
+"""The HTTP API (FastAPI): tools, capture, journal replay, stats, health, MCP at `/mcp`.
+
+Routes only parse, call one library function and format; errors are translated in one
+place (`_error_response`): a `PalimpsestError` answers `{ok: false, error: {code, message}}`
+with its `http_status`, anything unexpected answers 500 with no detail (the log keeps the
+traceback). Bodies are read as raw JSON rather than through pydantic models, so a tool
+gets its arguments unchanged and validation has one author (`tools.validate`); the
+OpenAPI document still shows each tool's schema as its request body.
+
+Security (see `server/guard.py`): a bearer token on every route but `/healthz` and
+`/readyz` when one is set (required to bind beyond loopback), a request-body limit, JSON
+content type required on POST (a browser cannot send that cross-site without a CORS
+preflight, which is refused unless origins are configured), no stack traces to clients.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+
+from .. import __version__, capture, tools
+from ..errors import InvalidInput, NotFound, PalimpsestError
+from ..memory import Memory
+from ..records import check_session_id
+from ..settings import Settings
+from .guard import Guard
+from .mcp import build_server
+
+log = logging.getLogger("palimpsest.http")
+MAX_DEPTH = 64
+EVENTS_PAGE = 1000
+
+ERROR = {
+    "type": "object", "required": ["ok", "error"],
+    "properties": {"ok": {"const": False}, "error": {"type": "object", "required": ["code", "message"],
+                                                      "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+}
+OK = {"type": "object", "required": ["ok", "result"], "properties": {"ok": {"const": True}, "result": {}}}
+
+
+def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    out: dict[int | str, dict[str, Any]] = {200: {"description": "ok", "content": {"application/json": {"schema": OK}}}}
+    for status in statuses:
+        out[status] = {"description": "error", "content": {"application/json": {"schema": ERROR}}}
+    return out
+
+
+def _body(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": schema}}}}
+
+
+# -- errors, in one place ------------------------------------------------------
+def _error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"ok": False, "error": {"code": code, "message": message}}, status_code=status)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(PalimpsestError)
+    async def palimpsest_error(request: Request, exc: PalimpsestError) -> JSONResponse:
+        return _error_response(exc.http_status, exc.code, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return _error_response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return _error_response(400, InvalidInput.code, f"{where}: {first.get('msg', 'invalid request')}")
+
+    @app.exception_handler(Exception)
+    async def crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        return _error_response(500, "internal", "internal error")
+
+
+# -- request bodies --------------------------------------------------------------
+def _depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > MAX_DEPTH:
+            break
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
+async def _json_object(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except RecursionError:
+        raise InvalidInput(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"request body is not JSON: {str(exc)[:200]}") from None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"request body must be a JSON object, got {type(value).__name__}")
+    if _depth(value) > MAX_DEPTH:
+        raise InvalidInput(f"JSON nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def _ok(result: Any) -> JSONResponse:
+    return JSONResponse({"ok": True, "result": result})
+
+
+# -- the app ----------------------------------------------------------------------
+def create_app(memory: Memory, settings: Settings | None = None, *, host: str = "127.0.0.1") -> FastAPI:
+    """The ASGI app serving `memory`. `host` is where it will listen (for MCP's host checks)."""
+    settings = settings or memory.settings
+    write = bool(settings.enable_write)
+    mcp_server = build_server(memory, write)
+    mcp_routes = mcp_server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=host,
+                                                max_request_body_size=settings.max_body_bytes).routes
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with mcp_server.session_manager.run():
+            yield
+
+    app = FastAPI(title="Palimpsest", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  description="Long-term memory for LLM agents. Errors answer {ok: false, error: {code, message}}.")
+    app.state.memory = memory
+    _install_error_handlers(app)
+    _tool_routes(app, memory, write)
+    _capture_route(app, memory, write)
+    _read_routes(app, memory)
+    app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
+    origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
+    if origins:
+        from starlette.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
+    app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes)
+    return app
+
+
+def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:
+    def route_for(t: tools.Tool) -> None:
+        async def call_tool(request: Request) -> JSONResponse:
+            args = await _json_object(request)
+            return _ok(await run_in_threadpool(tools.call, memory, t.name, args, enable_write=write))
+
+        app.add_api_route(f"/api/memory/tool/{t.name}", call_tool, methods=["POST"], name=t.name, summary=t.description,
+                          tags=["tools"], responses=_responses(400, 401, 404, 413, 415), openapi_extra=_body(t.input_schema))
+
+    for t in tools.available(write):
+        route_for(t)
+
+    @app.post("/api/memory/tool/{name}", include_in_schema=False)
+    async def unknown_tool(name: str) -> JSONResponse:
+        tools.get(name, write)  # raises NotFound: an unknown tool, or a write tool while writes are off
+        raise NotFound(f"no tool named {name!r}")
+
+    @app.get("/api/tools", tags=["tools"], summary="The tools this server offers, with their argument schemas.",
+             responses=_responses(401))
+    async def list_tools() -> JSONResponse:
+        return _ok([t.to_dict() for t in tools.available(write)])
+
+
+def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
+    if not write:
+        return  # like the write tools: an unknown route (404) until writes are enabled
+
+    @app.post("/api/capture", tags=["capture"], responses=_responses(400, 401, 404, 413, 415, 507),
+              summary="A harness's batch of events for one session: journaled under the session's lock, "
+                      "deduped by event_key; answers stored or duplicate per event.",
+              openapi_extra=_body(capture.BATCH_SCHEMA))
+    async def capture_batch(request: Request) -> JSONResponse:
+        body = await _json_object(request)
+        return _ok(await run_in_threadpool(capture.store_batch, memory, body))
+
+
+def _read_routes(app: FastAPI, memory: Memory) -> None:
+    @app.get("/api/sessions/{session}/events", tags=["sessions"], responses=_responses(400, 401, 404),
+             summary="Replay a session's journal: a page of events after line `after`, or with stream=true "
+                     "every event from there on as NDJSON (one journal line per line).")
+    async def session_events(session: str, after: int = 0, limit: int = 100, stream: bool = False) -> Any:
+        check_session_id(session)
+        if after < 0 or not 1 <= limit <= EVENTS_PAGE:
+            raise InvalidInput(f"after must be >= 0 and limit from 1 to {EVENTS_PAGE}")
+        if not memory.journal.path(session).exists():
+            raise NotFound(f"no session {session!r}")
+        if stream:
+            return StreamingResponse(_stream_lines(memory, session, after), media_type="application/x-ndjson")
+        return _ok(await run_in_threadpool(_events_page, memory, session, after, limit))
+
+    @app.get("/api/stats", tags=["stats"], summary="Counts, journal vs index lag, sizes.", responses=_responses(401, 503))
+    async def stats() -> JSONResponse:
+        return _ok(await run_in_threadpool(memory.stats))
+
+    @app.get("/healthz", tags=["health"], summary="The process is up.")
+    async def healthz() -> JSONResponse:
+        return _ok({"status": "ok", "version": __version__})
+
+    @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable.", responses=_responses(503))
+    async def readyz() -> JSONResponse:
+        await run_in_threadpool(memory.store.get_session, "readyz-probe")
+        if not os.access(memory.home if memory.home.exists() else memory.home.parent, os.W_OK):
+            return _error_response(503, "journal_unwritable", "the home folder is not writable")
+        return _ok({"status": "ready"})
+
+
+def _events_page(memory: Memory, session: str, after: int, limit: int) -> dict[str, Any]:
+    events = []
+    last = after
+    for line, _, raw in memory.journal.read_raw(session):
+        if line <= after:
+            continue
+        if len(events) == limit:
+            return {"session": session, "events": events, "next_after": last}
+        events.append({"line": line, **_parse_line(raw)})
+        last = line
+    return {"session": session, "events": events, "next_after": None}
+
+
+def _parse_line(raw: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(raw)
+        return value if isinstance(value, dict) else {"type": "_unreadable"}
+    except ValueError:
+        return {"type": "_unreadable"}
+
+
+def _stream_lines(memory: Memory, session: str, after: int) -> Iterator[bytes]:
+    for line, _, raw in memory.journal.read_raw(session):
+        if line > after:
+            yield raw

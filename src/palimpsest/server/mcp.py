@@ -1,0 +1,84 @@
+"""The MCP server: the tools of `palimpsest.tools`, over stdio or streamable HTTP.
+
+Built on the official `mcp` SDK (2.x). The tools are declared once, with JSON schemas, in
+`tools.py`, so this module uses the SDK's low-level `Server` (`on_list_tools` /
+`on_call_tool`), which publishes those schemas as they are; `MCPServer` (1.x's `FastMCP`)
+derives schemas from Python signatures, which would declare every tool a second time.
+Write tools are listed and callable only when writes are enabled.
+
+A tool's result is returned as JSON text and, when it is an object, as
+`structured_content` too. A Palimpsest error (bad arguments, unknown id) is a tool result
+with `is_error` set and `{code, message}` as its text, so the model can read and correct it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+
+from .. import __version__, tools
+from ..errors import PalimpsestError
+from ..memory import Memory
+
+log = logging.getLogger("palimpsest.mcp")
+
+INSTRUCTIONS = (
+    "Palimpsest is long-term memory: every message of past conversations is kept. Use memory_search to find what "
+    "was said or decided before, memory_browse to read a session in order, memory_get_full for a whole message."
+)
+
+
+def _tool(t: tools.Tool) -> types.Tool:
+    return types.Tool(
+        name=t.name, description=t.description, input_schema=t.input_schema,
+        annotations=types.ToolAnnotations(read_only_hint=not t.write, destructive_hint=False, idempotent_hint=True),
+    )
+
+
+def _text(value: Any) -> list[types.TextContent]:
+    return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=str))]
+
+
+def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
+    """A low-level MCP server whose tools are the registry's (write tools only with the flag)."""
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[_tool(t) for t in tools.available(enable_write)])
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            result = await anyio.to_thread.run_sync(lambda: tools.call(memory, params.name, params.arguments or {}, enable_write=enable_write))
+        except PalimpsestError as exc:
+            return types.CallToolResult(content=_text(exc.to_dict()), is_error=True)
+        except Exception:  # never a stack trace to the client; the log keeps it
+            log.exception("tool %s failed", params.name)
+            return types.CallToolResult(content=_text({"code": "internal", "message": "internal error"}), is_error=True)
+        structured = result if isinstance(result, dict) else None
+        return types.CallToolResult(content=_text(result), structured_content=structured)
+
+    return Server(
+        "palimpsest", version=__version__, instructions=INSTRUCTIONS,
+        get_tool_input_schema=lambda name: _schema_of(name, enable_write),
+        on_list_tools=list_tools, on_call_tool=call_tool,
+    )
+
+
+def _schema_of(name: str, enable_write: bool) -> dict[str, Any] | None:
+    try:
+        return tools.get(name, enable_write).input_schema
+    except PalimpsestError:
+        return None
+
+
+async def run_stdio(memory: Memory, enable_write: bool) -> None:
+    """Serve MCP on stdin/stdout until the client closes the stream."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(memory, enable_write)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

@@ -1,0 +1,84 @@
+"""`palimpsest serve`: uvicorn serving the API and MCP, the background loop in a thread.
+
+The listening socket is bound before uvicorn starts, so the URL printed is the real one
+(also with port 0) and a port in use fails at once. Uvicorn owns SIGINT/SIGTERM: it stops
+accepting, lets in-flight requests finish (up to `GRACE` seconds), then returns; the
+background loop (`service.run_background`: indexer, instant sweep, workers) is told to stop
+and joined before the store is closed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import sys
+import threading
+from typing import TextIO
+
+import uvicorn
+
+from ..errors import InvalidInput
+from ..memory import Memory
+from ..service import run_background
+from .http import create_app
+
+log = logging.getLogger("palimpsest.serve")
+GRACE = 10.0
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str) -> None:
+    """Refuse to listen beyond loopback without a token."""
+    if not is_loopback(host) and not token:
+        raise InvalidInput(f"refusing to listen on {host} without a token: set PALIMPSEST_TOKEN (loopback needs none)")
+
+
+def bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidInput(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: TextIO = sys.stdout) -> None:
+    """Serve until SIGINT/SIGTERM; returns after a clean shutdown."""
+    check_bind(host, memory.settings.token)
+    sock = bind(host, port)
+    url = url_of(sock)
+    app = create_app(memory, host=host)
+    config = uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=GRACE, timeout_keep_alive=5,
+                            proxy_headers=False, server_header=False, access_log=False)
+    server = uvicorn.Server(config)
+    stop = threading.Event()
+    background = threading.Thread(target=run_background, args=(memory, stop, interval), name="palimpsest-background", daemon=True)
+    background.start()
+    writes = "on" if memory.settings.enable_write else "off (PALIMPSEST_ENABLE_WRITE=1 enables capture and write tools)"
+    print(f"Palimpsest serving {memory.home} at {url}  (MCP: {url}/mcp, writes {writes})", file=out, flush=True)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        stop.set()
+        background.join(timeout=GRACE)
+        sock.close()
+        log.info("stopped")

@@ -1,0 +1,208 @@
+"""The tool surface, written once: what HTTP (`POST /api/memory/tool/<name>`) and MCP expose.
+
+A tool is a name, a description, a JSON schema of its arguments, whether it writes, and a
+handler `handler(memory, args) -> JSON-able`. The adapters never call `Memory` themselves:
+they list `available(enable_write)` and run `call(memory, name, args, enable_write=...)`,
+which validates the arguments against the schema (a failure is `InvalidInput`, naming the
+field) before the handler sees them. Write tools exist only when writes are enabled
+(`PALIMPSEST_ENABLE_WRITE=1`); without it they are unknown (`NotFound`, HTTP 404), so a
+model that was never offered them cannot reach them by name either.
+
+Adding a tool is one declaration, in this file or in the module that owns the operation:
+
+    from palimpsest.tools import tool, schema, STRING
+
+    @tool("memory_tags", "List the tags of a session.", schema({"session": STRING}, required=["session"]))
+    def memory_tags(memory, args):
+        return memory.tags.list(args["session"])
+
+A tool declared in another module is registered when that module is imported; add the
+module's name to `TOOL_MODULES` below so the registry imports it. Pass `write=True` for
+anything that changes state. Handlers return plain JSON values (dicts, lists, strings,
+numbers); objects with `to_dict()` are converted by `call`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from .errors import InvalidInput, NotFound
+from .memory import MAX_PAGE, Memory
+
+Handler = Callable[[Memory, dict[str, Any]], Any]
+
+# Modules that declare tools with `@tool`; imported once, the first time the registry is read.
+TOOL_MODULES: list[str] = []
+
+STRING: dict[str, Any] = {"type": "string"}
+INTEGER: dict[str, Any] = {"type": "integer"}
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
+OBJECT: dict[str, Any] = {"type": "object"}
+ANY: dict[str, Any] = {}
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}
+OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0}
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    write: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema, "write": self.write}
+
+
+_REGISTRY: dict[str, Tool] = {}
+_VALIDATORS: dict[str, Draft202012Validator] = {}
+_loaded = False
+
+
+def schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """The argument schema of a tool: an object with these properties and no others."""
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bool = False) -> Callable[[Handler], Handler]:
+    """Register `handler` as a tool. Names are unique; declaring one twice is a bug."""
+
+    def register(handler: Handler) -> Handler:
+        if name in _REGISTRY:
+            raise ValueError(f"tool {name!r} is declared twice")
+        Draft202012Validator.check_schema(input_schema)
+        _REGISTRY[name] = Tool(name, description.strip(), input_schema, handler, write)
+        _VALIDATORS[name] = Draft202012Validator(input_schema)
+        return handler
+
+    return register
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in TOOL_MODULES:
+            importlib.import_module(module)
+
+
+def available(enable_write: bool) -> list[Tool]:
+    """The tools a caller may see: the read tools, plus the write tools when writes are on."""
+    _load()
+    return [t for t in _REGISTRY.values() if enable_write or not t.write]
+
+
+def get(name: str, enable_write: bool) -> Tool:
+    _load()
+    found = _REGISTRY.get(name) if isinstance(name, str) else None
+    if found is None:
+        raise NotFound(f"no tool named {str(name)[:80]!r}")
+    if found.write and not enable_write:
+        raise NotFound(f"{name} is a write tool and writes are off (set PALIMPSEST_ENABLE_WRITE=1 on the server)")
+    return found
+
+
+def validate(name: str, args: Any) -> dict[str, Any]:
+    """`args` checked against the tool's schema; the first error names the field."""
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise InvalidInput(f"{name}: arguments must be a JSON object, got {type(args).__name__}")
+    errors = sorted(_VALIDATORS[name].iter_errors(args), key=lambda e: (len(e.path), e.message))
+    if errors:
+        err = errors[0]
+        where = ".".join(str(p) for p in err.absolute_path) or "arguments"
+        raise InvalidInput(f"{name}: {where}: {err.message[:300]}")
+    return args
+
+
+def call(memory: Memory, name: str, args: Any, *, enable_write: bool) -> Any:
+    """Run one tool: look it up, validate its arguments, call its handler."""
+    found = get(name, enable_write)
+    result = found.handler(memory, validate(name, args))
+    return result.to_dict() if hasattr(result, "to_dict") else result
+
+
+# -- the transcript tools ------------------------------------------------------
+FILTERS: dict[str, Any] = {
+    "session": STRING, "agent": STRING, "channel": STRING, "role": STRING,
+    "since": {"type": "string", "description": "ISO 8601 time, inclusive"},
+    "until": {"type": "string", "description": "ISO 8601 time, exclusive"},
+}
+SESSION_ATTRS: dict[str, Any] = {
+    "agent": STRING, "channel": STRING, "title": STRING, "key": STRING,
+    "kind": {"type": "string", "enum": ["normal", "instant"]},
+    "settings": OBJECT,
+}
+MESSAGE: dict[str, Any] = {
+    "role": {"type": "string", "description": "user, assistant, system, tool, …"},
+    "content": STRING, "tool_name": STRING, "tool_args": ANY, "tool_result": ANY, "metadata": OBJECT,
+    "created_at": {"type": "string", "description": "ISO 8601; now when absent"},
+    "event_key": {"type": "string", "description": "idempotency key; a content hash when absent"},
+}
+
+
+def _pick(args: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
+    return {k: args[k] for k in keys if k in args}
+
+
+@tool("memory_search", "Search long-term memory: ranked keyword search (mode=ranked), or substring / regex scans. "
+      "Returns hits with ids, sessions, times and scores.", schema({
+          "query": STRING, "limit": LIMIT, "mode": {"type": "string", "enum": ["ranked", "substring", "regex"]}, **FILTERS,
+      }, required=["query"]))
+def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **_pick(args, FILTERS))
+
+
+@tool("memory_browse", "List messages chronologically (or newest first), filtered by session, agent, channel, role and "
+      "date range, paged.", schema({**FILTERS, "limit": LIMIT, "offset": OFFSET, "newest_first": BOOLEAN}))
+def memory_browse(memory: Memory, args: dict[str, Any]) -> Any:
+    rows = memory.browse(limit=args.get("limit", 50), offset=args.get("offset", 0), newest_first=args.get("newest_first", False),
+                         **_pick(args, FILTERS))
+    return {"messages": [m.to_dict() for m in rows]}
+
+
+@tool("memory_sessions", "List sessions, most recently active first.",
+      schema({"agent": STRING, "channel": STRING, "limit": LIMIT, "offset": OFFSET}))
+def memory_sessions(memory: Memory, args: dict[str, Any]) -> Any:
+    rows = memory.sessions(limit=args.get("limit", 100), offset=args.get("offset", 0), **_pick(args, {"agent": 1, "channel": 1}))
+    return {"sessions": [s.to_dict() for s in rows]}
+
+
+@tool("memory_stats", "Counts, journal vs index lag, sizes, oldest/newest, per agent.", schema({}))
+def memory_stats(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.stats()
+
+
+@tool("memory_get_full", "One message with its capped content and tool result restored in full from the journal.",
+      schema({"id": {"type": "string", "description": "a message id (evt_…)"}}, required=["id"]))
+def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.get_full(args["id"])
+
+
+@tool("memory_append", "Journal one message durably and index it. Identical repeated appends collapse unless they "
+      "carry distinct event_key values.", schema({"session": STRING, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
+      write=True)
+def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
+    rest = {k: v for k, v in args.items() if k not in ("session", "role", "content")}
+    return memory.append(args["session"], args["role"], args.get("content") or "", **rest)
+
+
+@tool("memory_ingest_session", "Bulk-write a transcript into one session as one group commit; a retried ingest skips "
+      "what is already stored.", schema({
+          "session": STRING, "messages": {"type": "array", "items": schema({**MESSAGE, "type": STRING}, required=["role"])}, **SESSION_ATTRS,
+      }, required=["session", "messages"]), write=True)
+def memory_ingest_session(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.ingest_session(args["session"], args["messages"], **_pick(args, SESSION_ATTRS))
+
+
+__all__ = ["Tool", "available", "call", "get", "schema", "tool", "validate"]
