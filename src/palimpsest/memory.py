@@ -16,12 +16,14 @@ import logging
 import threading
 import time
 from datetime import timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from . import search as _search
 from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from .embed import Embedder, EmbeddingCache, get_embedder, open_cache
+from .facts import Facts
 from .indexer import Indexer
 from .jobs import Worker, embed_jobs
 from .journal import Journal
@@ -209,6 +211,13 @@ class Memory:
         return _search.Weights(s.w_fts, s.w_semantic, s.w_temporal, s.w_importance, s.decay_clock, s.reinforcement_cap)
 
     # -- embeddings ----------------------------------------------------------
+    @cached_property
+    def facts(self) -> Facts:
+        """Fact vaults: curated, bi-temporal facts and their curator (`palimpsest.facts`)."""
+        w = self.settings
+        weights = {"fts": w.w_fts, "semantic": w.w_semantic, "temporal": w.w_temporal, "importance": w.w_importance}
+        return Facts(self.store, self.home, embedder=lambda: self.embedder, snapshot=w.facts_snapshot, weights=weights)
+
     @property
     def embedder(self) -> Embedder | None:
         """The configured embedder, loaded on first use (the local model takes ~1 s)."""

@@ -62,6 +62,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cors_origins", "", "PALIMPSEST_CORS_ORIGINS", "Comma-separated origins allowed by CORS (default: none, CORS closed)."),
     Setting("url", "http://127.0.0.1:8765", "PALIMPSEST_URL", "Server the capture client posts to."),
     Setting("capture_timeout", 10.0, "PALIMPSEST_CAPTURE_TIMEOUT", "Seconds the capture client waits for the server before spooling.", float),
+    Setting("facts_snapshot", True, "PALIMPSEST_FACTS_SNAPSHOT", "Rewrite <home>/facts.jsonl after every fact change (off: only on `palimpsest facts snapshot`).", _bool),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

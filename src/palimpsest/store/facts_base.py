@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-END_COLUMNS = ("valid_to", "ended_at", "invalidated_at", "expired_at", "superseded_by")
+# Columns a FactUpdate may set, each at most once (`supersedes` only when an existing fact
+# is named as the successor of another).
+END_COLUMNS = ("valid_to", "ended_at", "invalidated_at", "expired_at", "superseded_by", "supersedes")
 
 
 @dataclass
