@@ -2,7 +2,7 @@
 
 The listening socket is bound before uvicorn starts, so the URL printed is the real one
 (also with port 0) and a port in use fails at once. Uvicorn owns SIGINT/SIGTERM: it stops
-accepting, lets in-flight requests finish (up to `GRACE` seconds), then returns; the
+accepting, lets in-flight requests finish (up to `GRACE` seconds), then returns (the process exits 0); the
 background loop (`service.run_background`: indexer, instant sweep, workers) is told to stop
 and joined before the store is closed.
 """
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import signal
 import socket
 import sys
 import threading
+import time
 from typing import TextIO
 
 import uvicorn
@@ -75,6 +77,10 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: T
     background.start()
     writes = "on" if memory.settings.enable_write else "off (PALIMPSEST_ENABLE_WRITE=1 enables capture and write tools)"
     print(f"Palimpsest serving {memory.home} at {url}  (MCP: {url}/mcp, writes {writes})", file=out, flush=True)
+    # Uvicorn handles the signals while it runs, then re-raises them to the handlers it found;
+    # ours only ask the background loop to stop, so the shutdown below still runs.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     try:
         server.run(sockets=[sock])
     finally:
@@ -82,3 +88,33 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: T
         background.join(timeout=GRACE)
         sock.close()
         log.info("stopped")
+
+
+class ServerThread:
+    """The real server (uvicorn) on a free loopback port in a thread — for tests and benchmarks.
+
+        with ServerThread(memory) as url:
+            httpx.get(url + "/healthz")
+    """
+
+    def __init__(self, memory: Memory, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.sock = bind(host, port)
+        self.url = url_of(self.sock)
+        config = uvicorn.Config(create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
+                                access_log=False, server_header=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.02)
+        return self.url
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=GRACE + 5)
+        self.sock.close()

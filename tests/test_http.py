@@ -1,0 +1,296 @@
+"""The HTTP API against the real server (uvicorn on a free loopback port, in a thread)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from palimpsest import InvalidInput, Memory, Settings
+from palimpsest.server.run import ServerThread, check_bind
+
+JSON = {"content-type": "application/json"}
+
+
+def open_memory(home: Path, **settings: Any) -> Memory:
+    return Memory(home, settings=Settings.load(env={}, embedder="none", **settings))
+
+
+@pytest.fixture
+def served(home: Path) -> Iterator[tuple[str, Memory]]:
+    memory = open_memory(home, enable_write=True)
+    with ServerThread(memory) as url:
+        yield url, memory
+    memory.close()
+
+
+@pytest.fixture
+def url(served: tuple[str, Memory]) -> str:
+    return served[0]
+
+
+def tool(url: str, name: str, args: Any, **kw: Any) -> httpx.Response:
+    return httpx.post(f"{url}/api/memory/tool/{name}", json=args, timeout=30, **kw)
+
+
+def test_every_tool_answers_ok_with_result(url: str) -> None:
+    r = tool(url, "memory_append", {"session": "s1", "role": "user", "content": "the retry cap matches the upstream timeout",
+                                    "agent": "claude"})
+    assert r.status_code == 200 and r.json()["ok"] is True
+    appended = r.json()["result"]
+    assert appended["stored"] is True
+    r = tool(url, "memory_ingest_session", {"session": "s2", "messages": [
+        {"role": "user", "content": "deploy on friday?"}, {"role": "assistant", "content": "no, monday"}]})
+    assert r.json()["result"]["stored"] == 2
+    hits = tool(url, "memory_search", {"query": "retry cap", "limit": 5}).json()["result"]["hits"]
+    assert [h["id"] for h in hits] == [appended["id"]]
+    assert len(tool(url, "memory_browse", {"session": "s2"}).json()["result"]["messages"]) == 2
+    assert {s["id"] for s in tool(url, "memory_sessions", {}).json()["result"]["sessions"]} == {"s1", "s2"}
+    assert tool(url, "memory_stats", {}).json()["result"]["messages"] == 3
+    full = tool(url, "memory_get_full", {"id": appended["id"]}).json()["result"]
+    assert full["content"] == "the retry cap matches the upstream timeout"
+    listed = httpx.get(f"{url}/api/tools").json()["result"]
+    assert {t["name"] for t in listed} >= {"memory_search", "memory_append", "memory_ingest_session"}
+
+
+def test_write_routes_are_404_without_the_flag(home: Path) -> None:
+    memory = open_memory(home)
+    with ServerThread(memory) as url:
+        r = tool(url, "memory_append", {"session": "s", "role": "user", "content": "x"})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        assert tool(url, "memory_ingest_session", {"session": "s", "messages": []}).status_code == 404
+        assert httpx.post(f"{url}/api/capture", json={"session": "s", "events": []}).status_code == 404
+        assert {t["name"] for t in httpx.get(f"{url}/api/tools").json()["result"]} == {
+            "memory_search", "memory_browse", "memory_sessions", "memory_stats", "memory_get_full"}
+        assert tool(url, "memory_search", {"query": "x"}).status_code == 200
+    memory.close()
+
+
+def test_capture_answers_stored_and_duplicate_per_event(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    batch = {"session": "cc-1", "agent": "claude-code", "settings": {"project": "palimpsest"},
+             "events": [{"role": "user", "content": "hello", "event_key": "a"}, {"role": "assistant", "content": "hi", "event_key": "b"}]}
+    first = httpx.post(f"{url}/api/capture", json=batch).json()["result"]
+    assert [e["status"] for e in first["events"]] == ["stored", "stored"]
+    batch["events"].append({"role": "user", "content": "again", "event_key": "c"})
+    second = httpx.post(f"{url}/api/capture", json=batch).json()["result"]
+    assert [e["status"] for e in second["events"]] == ["duplicate", "duplicate", "stored"]
+    assert second["events"][0]["id"] == first["events"][0]["id"]
+    assert memory.stats()["messages"] == 3
+
+
+def test_concurrent_captures_to_one_session_store_each_event_once(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    events = [{"role": "user", "content": f"message {i}", "event_key": f"k{i}"} for i in range(40)]
+
+    statuses: list[int] = []
+
+    def post(offset: int) -> None:
+        with httpx.Client(timeout=30) as client:
+            for start in range(offset, 40, 8):  # overlapping batches from 4 clients
+                r = client.post(f"{url}/api/capture", json={"session": "busy", "events": events[start:start + 12]})
+                statuses.append(r.status_code)
+
+    threads = [threading.Thread(target=post, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert statuses and set(statuses) == {200}
+    keys = [e.event_key for e in memory.journal.read("busy")]
+    assert sorted(keys) == sorted(f"k{i}" for i in range(40))
+
+
+def test_session_events_are_paged_and_streamed(url: str) -> None:
+    tool(url, "memory_ingest_session", {"session": "long", "messages": [{"role": "user", "content": f"m{i}"} for i in range(25)]})
+    seen, after = [], 0
+    while after is not None:
+        page = httpx.get(f"{url}/api/sessions/long/events", params={"after": after, "limit": 10}).json()["result"]
+        seen += [e["content"] for e in page["events"]]
+        after = page["next_after"]
+    assert seen == [f"m{i}" for i in range(25)]
+    with httpx.stream("GET", f"{url}/api/sessions/long/events", params={"stream": "true", "after": 20}) as r:
+        assert r.headers["content-type"].startswith("application/x-ndjson")
+        lines = [json.loads(line) for line in r.iter_lines() if line]
+    assert [e["content"] for e in lines] == [f"m{i}" for i in range(20, 25)]
+    assert httpx.get(f"{url}/api/sessions/nobody/events").status_code == 404
+
+
+def test_health_readiness_stats_openapi(url: str) -> None:
+    assert httpx.get(f"{url}/healthz").json()["result"]["status"] == "ok"
+    assert httpx.get(f"{url}/readyz").json()["result"]["status"] == "ready"
+    assert httpx.get(f"{url}/api/stats").json()["result"]["messages"] == 0
+    spec = httpx.get(f"{url}/openapi.json").json()
+    body = spec["paths"]["/api/memory/tool/memory_search"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body["required"] == ["query"]
+    assert "/api/capture" in spec["paths"]
+
+
+@pytest.mark.parametrize("body, expected", [
+    (b"this is not json", "not JSON"),
+    (b'{"query": ', "not JSON"),
+    (b"[1, 2]", "JSON object"),
+    (b"\xff\xfe\x00", "not JSON"),
+    (b'{"query": 42}', "query"),
+    (b'{"query": "x", "limit": "ten"}', "limit"),
+    (b'{"query": "x", "limit": 0}', "limit"),
+    (b'{"query": "x", "nonsense": true}', "nonsense"),
+    (b'{"query": "x", "mode": "sql"}', "mode"),
+])
+def test_bad_bodies_are_400_with_a_clear_message(url: str, body: bytes, expected: str) -> None:
+    r = httpx.post(f"{url}/api/memory/tool/memory_search", content=body, headers=JSON)
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["code"] == "invalid_input"
+    assert expected in r.json()["error"]["message"]
+
+
+def test_wrong_types_in_writes_store_nothing(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    assert tool(url, "memory_append", {"session": "s", "role": 7, "content": "x"}).status_code == 400
+    assert tool(url, "memory_ingest_session", {"session": "s", "messages": [{"role": "user", "content": "ok"}, {"content": "no role"}]}).status_code == 400
+    r = httpx.post(f"{url}/api/capture", json={"session": "s", "events": [{"role": "user", "content": "ok"}, {"role": "user", "content": 5}]})
+    assert r.status_code == 400
+    assert httpx.post(f"{url}/api/capture", json={"session": "s", "events": "nope"}).status_code == 400
+    assert memory.journal.sessions() == []
+
+
+def test_unknown_tools_and_routes_are_404_json(url: str) -> None:
+    for name in ("memory_nope", "../memory_search", "x" * 500):
+        r = tool(url, name, {})
+        assert r.status_code == 404 and r.json()["ok"] is False
+    r = httpx.get(f"{url}/no/such/route")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+    assert httpx.get(f"{url}/api/memory/tool/memory_search").status_code == 405
+
+
+def test_non_json_content_type_is_refused(url: str) -> None:
+    # A browser can send text/plain cross-site without a preflight; refusing it closes CSRF.
+    r = httpx.post(f"{url}/api/memory/tool/memory_search", content=b'{"query": "x"}', headers={"content-type": "text/plain"})
+    assert r.status_code == 415
+
+
+def test_a_100_mb_body_is_refused_without_being_read(url: str) -> None:
+    # Declared length above the limit: refused from the header.
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as s:
+        s.sendall(b"POST /api/capture HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n")
+        s.sendall(b"{" * 65536)
+        head = s.recv(4096)
+    assert head.startswith(b"HTTP/1.1 413")
+
+    def chunks() -> Iterator[bytes]:  # no declared length: counted as it arrives
+        block = b" " * (1 << 20)
+        for _ in range(100):
+            yield block
+
+    try:
+        r = httpx.post(f"{url}/api/memory/tool/memory_search", content=chunks(), headers=JSON, timeout=30)
+        assert r.status_code == 413 and r.json()["error"]["code"] == "payload_too_large"
+    except httpx.TransportError:
+        pass  # the server may close the connection while the client is still sending; nothing was stored either way
+
+
+def test_deep_nesting_is_refused(url: str) -> None:
+    deep = '{"session": "s", "role": "user", "content": "x", "tool_args": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    r = httpx.post(f"{url}/api/memory/tool/memory_append", content=deep.encode(), headers=JSON)
+    assert r.status_code == 400 and "nested" in r.json()["error"]["message"]
+    moderate = '{"session": "s", "role": "user", "content": "x", "tool_args": ' + "[" * 200 + "]" * 200 + "}"
+    assert httpx.post(f"{url}/api/memory/tool/memory_append", content=moderate.encode(), headers=JSON).status_code == 400
+
+
+@pytest.mark.parametrize("session", ["..", "..%2F..%2Fetc", "%2E%2E", "a%2Fb", ".hidden", "a b", "x" * 300, "%00"])
+def test_path_tricks_in_session_ids_never_reach_the_disk(url: str, session: str) -> None:
+    r = httpx.get(f"{url}/api/sessions/{session}/events")
+    assert r.status_code in (400, 404), (session, r.status_code)
+    r = httpx.post(f"{url}/api/capture", json={"session": session.replace("%2F", "/"), "events": [{"role": "user", "content": "x"}]})
+    assert r.status_code == 400
+
+
+def test_a_slow_client_does_not_block_others(url: str) -> None:
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port)) as slow:
+        slow.sendall(b"POST /api/memory/tool/memory_search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        started = time.monotonic()
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
+        assert tool(url, "memory_search", {"query": "x"}).status_code == 200
+        assert time.monotonic() - started < 5
+
+
+def test_token_is_required_and_compared(home: Path) -> None:
+    memory = open_memory(home, token="s3cret-token", enable_write=True)
+    with ServerThread(memory) as url:
+        assert httpx.get(f"{url}/api/stats").status_code == 401
+        assert httpx.get(f"{url}/api/stats", headers={"Authorization": "Bearer wrong"}).status_code == 401
+        assert httpx.get(f"{url}/api/stats", headers={"Authorization": "Basic s3cret-token"}).status_code == 401
+        assert httpx.get(f"{url}/openapi.json").status_code == 401
+        assert httpx.post(f"{url}/mcp", json={}).status_code == 401
+        r = httpx.get(f"{url}/api/stats", headers={"Authorization": "Bearer s3cret-token"})
+        assert r.status_code == 200 and r.json()["ok"] is True
+        assert httpx.get(f"{url}/healthz").status_code == 200  # probes stay open
+    memory.close()
+
+
+def test_binding_beyond_loopback_needs_a_token() -> None:
+    check_bind("127.0.0.1", "")
+    check_bind("::1", "")
+    check_bind("localhost", "")
+    check_bind("0.0.0.0", "token")
+    for host in ("0.0.0.0", "192.0.2.1", "::", "example.com"):
+        with pytest.raises(InvalidInput):
+            check_bind(host, "")
+
+
+def test_cors_is_closed_by_default(home: Path, url: str) -> None:
+    preflight = {"Origin": "https://evil.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    r = httpx.options(f"{url}/api/memory/tool/memory_search", headers=preflight)
+    assert "access-control-allow-origin" not in r.headers
+    memory = open_memory(home / "other", cors_origins="https://panel.example")
+    with ServerThread(memory) as other:
+        r = httpx.options(f"{other}/api/memory/tool/memory_search", headers={**preflight, "Origin": "https://panel.example"})
+        assert r.headers.get("access-control-allow-origin") == "https://panel.example"
+        r = httpx.options(f"{other}/api/memory/tool/memory_search", headers=preflight)
+        assert "access-control-allow-origin" not in r.headers
+    memory.close()
+
+
+def test_no_stack_traces_reach_clients(served: tuple[str, Memory]) -> None:
+    url, memory = served
+    memory.store.close()  # the next store call fails in an unexpected way
+    memory.store.get_messages = None  # type: ignore[method-assign,assignment]
+    r = tool(url, "memory_get_full", {"id": "evt_1"})
+    assert r.status_code == 500
+    assert r.json() == {"ok": False, "error": {"code": "internal", "message": "internal error"}}
+    assert "Traceback" not in r.text
+
+
+def _palimpsest(*args: str) -> list[str]:
+    exe = shutil.which("palimpsest", path=str(Path(sys.executable).parent))
+    return [exe] if exe else [sys.executable, "-m", "palimpsest"]
+
+
+def test_serve_prints_its_url_and_stops_cleanly_on_sigterm(home: Path) -> None:
+    env = {**os.environ, "PALIMPSEST_HOME": str(home), "PALIMPSEST_EMBEDDER": "none"}
+    proc = subprocess.Popen([*_palimpsest(), "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert "http://127.0.0.1:" in line, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        base = line.split(" at ", 1)[1].split()[0]
+        assert httpx.get(f"{base}/readyz", timeout=10).status_code == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    refused = subprocess.run([*_palimpsest(), "serve", "--host", "0.0.0.0", "--port", "0"], check=False, capture_output=True, text=True, env=env, timeout=60)
+    assert refused.returncode == 2 and "PALIMPSEST_TOKEN" in refused.stderr

@@ -1,0 +1,104 @@
+"""The MCP server through the `mcp` SDK's own client, over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from palimpsest import Memory, Settings
+from palimpsest.server.run import ServerThread
+
+READ_TOOLS = {"memory_search", "memory_browse", "memory_sessions", "memory_stats", "memory_get_full"}
+WRITE_TOOLS = {"memory_append", "memory_ingest_session"}
+
+
+async def exercise(client: Client, write: bool) -> dict[str, Any]:
+    """List the tools and call each; returns what the calls answered."""
+    names = {t.name for t in (await client.list_tools()).tools}
+    assert names == (READ_TOOLS | WRITE_TOOLS if write else READ_TOOLS)
+    out: dict[str, Any] = {}
+    if write:
+        appended = await client.call_tool("memory_append", {"session": "m1", "role": "user", "content": "the fence is painted green"})
+        assert not appended.is_error, appended
+        out["id"] = appended.structured_content["id"]
+        ingested = await client.call_tool("memory_ingest_session", {"session": "m2", "messages": [{"role": "user", "content": "hello"}]})
+        assert ingested.structured_content["stored"] == 1
+    else:
+        refused = await client.call_tool("memory_append", {"session": "m1", "role": "user", "content": "x"})
+        assert refused.is_error and "write" in refused.content[0].text
+    found = await client.call_tool("memory_search", {"query": "fence painted"})
+    assert not found.is_error
+    out["hits"] = [h["id"] for h in json.loads(found.content[0].text)["hits"]]
+    for name, args in (("memory_browse", {"limit": 5}), ("memory_sessions", {}), ("memory_stats", {})):
+        result = await client.call_tool(name, args)
+        assert not result.is_error, (name, result)
+    if write:
+        full = await client.call_tool("memory_get_full", {"id": out["id"]})
+        assert full.structured_content["content"] == "the fence is painted green"
+    missing = await client.call_tool("memory_get_full", {"id": "evt_nope"})
+    assert missing.is_error and json.loads(missing.content[0].text)["code"] == "not_found"
+    bad = await client.call_tool("memory_search", {"query": 5})
+    assert bad.is_error
+    return out
+
+
+def _command() -> tuple[str, list[str]]:
+    exe = shutil.which("palimpsest", path=str(Path(sys.executable).parent))
+    return (exe, []) if exe else (sys.executable, ["-m", "palimpsest"])
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_stdio(home: Path, write: bool) -> None:
+    command, prefix = _command()
+    env = {"PALIMPSEST_HOME": str(home), "PALIMPSEST_EMBEDDER": "none", "PATH": os.environ.get("PATH", "")}
+    if write:
+        env["PALIMPSEST_ENABLE_WRITE"] = "1"
+    params = StdioServerParameters(command=command, args=[*prefix, "mcp"], env=env)
+
+    async def main() -> dict[str, Any]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await exercise(client, write)
+
+    out = anyio.run(main)
+    if write:
+        assert out["hits"] == [out["id"]]
+
+
+@pytest.mark.parametrize("write", [False, True])
+def test_streamable_http(home: Path, write: bool) -> None:
+    memory = Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=write))
+    with ServerThread(memory) as url:
+        async def main() -> dict[str, Any]:
+            async with Client(f"{url}/mcp", read_timeout_seconds=60) as client:
+                return await exercise(client, write)
+
+        out = anyio.run(main)
+    memory.close()
+    if write:
+        assert out["hits"] == [out["id"]]
+
+
+def test_streamable_http_with_a_token(home: Path) -> None:
+    memory = Memory(home, settings=Settings.load(env={}, embedder="none", token="tok-123"))
+    with ServerThread(memory) as url:
+        async def main(token: str) -> set[str]:
+            http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+            async with http, Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client:
+                return {t.name for t in (await client.list_tools()).tools}
+
+        assert anyio.run(main, "tok-123") == READ_TOOLS
+        with pytest.raises(ExceptionGroup) as refused:  # the SDK wraps the 401 in task-group errors
+            anyio.run(main, "wrong")
+        assert "error response" in repr(refused.value)
+    memory.close()
