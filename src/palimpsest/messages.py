@@ -13,6 +13,8 @@ ALLOWED_FIELDS = {
 }
 SESSION_FIELDS = ("key", "agent", "channel", "title", "kind", "settings")
 KINDS = ("normal", "instant")
+# journal event types with a meaning of their own; a caller's message may not claim them
+RESERVED_TYPES = frozenset({"session"})
 
 
 def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
@@ -45,16 +47,20 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
         raise InvalidInput(f"{where}: metadata must be an object")
     tool_args = raw.get("tool_args")
     try:
-        json.dumps([tool_args, metadata], ensure_ascii=False).encode("utf-8")
+        # allow_nan=False: NaN / Infinity are not JSON, and PostgreSQL's jsonb refuses them
+        json.dumps([tool_args, metadata], ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         raise InvalidInput(f"{where}: tool_args/metadata must be JSON with valid Unicode: {exc}") from None
     created = parse_time(raw["created_at"], f"{where}: created_at") if raw.get("created_at") not in (None, "") else utcnow()
     key = raw.get("event_key")
     if key is not None and (not isinstance(key, str) or not key or len(key) > 512):
         raise InvalidInput(f"{where}: event_key must be a non-empty string of at most 512 characters")
+    check_text(key, f"{where}: event_key")
     mtype = raw.get("type") or "message"
     if not isinstance(mtype, str):
         raise InvalidInput(f"{where}: type must be a string")
+    if mtype in RESERVED_TYPES or not ROLE_RE.match(mtype):
+        raise InvalidInput(f"{where}: type {mtype[:40]!r} is not allowed for a message (use message, or a short name other than session)")
     return {
         "type": mtype, "role": role, "content": content, "tool_name": tool_name, "tool_args": tool_args,
         "tool_result": tool_result, "metadata": metadata, "created_at": iso(created), "event_key": key,

@@ -1,0 +1,163 @@
+"""The journal on its own: group commits, dedupe by key, torn tails, reading back, and
+what happens when the disk refuses a write (simulated at the `os.write` boundary)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest import JournalError, Memory, NotFound, Settings
+from palimpsest import journal as journal_module
+from palimpsest.journal import Journal, event_number
+
+
+def ev(content: str, key: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {"type": "message", "role": "user", "content": content, "created_at": "2024-01-01T00:00:00.000000Z",
+            "event_key": key or f"k:{content}", **extra}
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    return Journal(tmp_path / "home")
+
+
+def test_append_and_read_back_by_line(journal: Journal) -> None:
+    pairs = journal.append("s", [ev("a"), ev("b"), ev("c")])
+    assert [stored for _, stored in pairs] == [True, True, True]
+    assert [(e.line, e.content) for e, _ in pairs] == [(1, "a"), (2, "b"), (3, "c")]
+    events = list(journal.read("s"))
+    assert [e.id for e in events] == [e.id for e, _ in pairs]
+    assert journal.get("s", 2).content == "b"
+    assert journal.get("s", 3, events[2].offset).content == "c"
+    with pytest.raises(NotFound):
+        journal.get("s", 4)
+
+
+def test_group_commit_is_one_write_and_one_fsync(journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real_write, real_fsync = os.write, os.fsync
+
+    def write(fd: int, data: Any) -> int:
+        calls.append("write")
+        return real_write(fd, data)
+
+    def fsync(fd: int) -> None:
+        calls.append("fsync")
+        real_fsync(fd)
+
+    journal.append("s", [ev("warm")])  # creates the directory (its own fsync)
+    calls.clear()
+    monkeypatch.setattr(journal_module.os, "write", write)
+    monkeypatch.setattr(journal_module.os, "fsync", fsync)
+    journal.append("s", [ev(str(i)) for i in range(100)])
+    assert calls == ["write", "fsync"]
+
+
+def test_keys_dedupe_within_a_batch_and_across_instances(tmp_path: Path) -> None:
+    j1, j2 = Journal(tmp_path), Journal(tmp_path)
+    first = j1.append("s", [ev("a"), ev("a"), ev("b")])
+    assert [s for _, s in first] == [True, False, True] and first[0][0].id == first[1][0].id
+    # another writer (another process, here another instance) sees j1's keys under the lock
+    second = j2.append("s", [ev("b"), ev("c")])
+    assert [s for _, s in second] == [False, True]
+    assert second[0][0].id == first[2][0].id
+    assert [e.content for e in j1.read("s")] == ["a", "b", "c"]
+
+
+def test_ids_stay_monotonic_when_the_clock_goes_back(journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = journal.append("s", [ev("a")])[0][0]
+    monkeypatch.setattr(journal_module.time, "time_ns", lambda: 1_000_000_000)
+    b = journal.append("s", [ev("b"), ev("c")])
+    numbers = [event_number(a.id)] + [event_number(e.id) for e, _ in b]
+    assert numbers == sorted(numbers) and len(set(numbers)) == 3
+
+
+def test_torn_tail_is_moved_aside(journal: Journal) -> None:
+    journal.append("s", [ev("a"), ev("b")])
+    path = journal.path("s")
+    with open(path, "ab") as f:
+        f.write(b'{"id":"evt_123","content":"half a li')
+    assert [e.content for e in Journal(path.parents[2]).read("s")] == ["a", "b"]  # readers skip it
+    fresh = Journal(path.parents[2])
+    fresh.append("s", [ev("c")])
+    assert [e.content for e in fresh.read("s")] == ["a", "b", "c"]
+    assert path.with_name("events.jsonl.torn").read_bytes() == b'{"id":"evt_123","content":"half a li\n'
+    assert all(json.loads(line) for line in path.read_bytes().splitlines())
+
+
+def test_repair_without_append(journal: Journal) -> None:
+    journal.append("s", [ev("a")])
+    path = journal.path("s")
+    size = path.stat().st_size
+    with open(path, "ab") as f:
+        f.write(b'{"torn')
+    Journal(path.parents[2]).repair("s")
+    assert path.stat().st_size == size and path.with_name("events.jsonl.torn").exists()
+
+
+def test_unreadable_complete_line_is_kept_and_skipped(tmp_path: Path) -> None:
+    m = Memory(tmp_path, settings=Settings.load(env={}, embedder="none"))
+    m.append("s", "user", "before")
+    with open(m.journal.path("s"), "ab") as f:
+        f.write(b"this is not json\n")
+    m.append("s", "user", "after")
+    m.rebuild()
+    assert [x.content for x in m.browse()] == ["before", "after"]
+    assert b"this is not json\n" in m.journal.path("s").read_bytes()
+    m.close()
+
+
+def _failing_write(after_bytes: int, code: int = errno.ENOSPC) -> Any:
+    """`os.write` that writes `after_bytes` of a journal write, then fails like a full disk."""
+    real_write = os.write
+    budget = [after_bytes]
+
+    def write(fd: int, data: Any) -> int:
+        if not os.readlink(f"/proc/self/fd/{fd}").endswith("events.jsonl"):
+            return real_write(fd, data)
+        if budget[0]:  # a short write first, as a filling disk does
+            n = real_write(fd, bytes(data[: budget[0]]))
+            budget[0] = 0
+            return n
+        raise OSError(code, os.strerror(code))
+
+    return write
+
+
+@pytest.mark.parametrize("partial", [0, 10])
+def test_full_disk_truncates_back_and_acknowledges_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, partial: int) -> None:
+    m = Memory(tmp_path, settings=Settings.load(env={}, embedder="none"))
+    m.append("s", "user", "kept")
+    before = m.journal.path("s").read_bytes()
+    monkeypatch.setattr(journal_module.os, "write", _failing_write(partial))
+    with pytest.raises(JournalError, match="disk is full"):
+        m.ingest_session("s", [{"role": "user", "content": f"lost {i}"} for i in range(20)])
+    with pytest.raises(JournalError, match="disk is full"):
+        m.append("s", "user", "lost too")
+    assert m.journal.path("s").read_bytes() == before
+    assert [x.content for x in m.browse()] == ["kept"]
+    monkeypatch.undo()  # space is back: the same writes succeed, nothing was remembered as stored
+    assert m.append("s", "user", "lost too")["stored"]
+    assert m.ingest_session("s", [{"role": "user", "content": f"lost {i}"} for i in range(20)])["stored"] == 20
+    assert len(m.browse(limit=100)) == 22
+    m.close()
+
+
+def test_failed_fsync_is_not_acknowledged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = Memory(tmp_path, settings=Settings.load(env={}, embedder="none"))
+    m.append("s", "user", "kept")
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(journal_module.os, "fsync", fsync)
+    with pytest.raises(JournalError):
+        m.append("s", "user", "not durable")
+    monkeypatch.undo()
+    assert [e.content for e in m.journal.read("s")] == ["kept"]
+    m.close()
