@@ -1,9 +1,118 @@
-"""Import and export commands."""
+"""Import and export commands: `palimpsest import FILE`, `palimpsest export [FILE|-]`."""
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+from ..errors import InvalidInput
+from .common import add_command, emit, open_memory
+
+EXIT_PARTIAL = 2  # some input was bad and reported; the rest was imported
 
 
 def register(sub: Any) -> None:
-    return None
+    from ..importers import FORMATS
+
+    p = add_command(sub, "import", import_, "Import a transcript file (messages JSONL, OpenAI, Claude Code, Codex, LoCoMo, "
+                    "LongMemEval) or a Palimpsest export; plain or gzipped.")
+    p.add_argument("file")
+    p.add_argument("--format", choices=("auto", *FORMATS), default="auto", help="default: tell from the content")
+    p.add_argument("--session", help="put every message in this session (messages, openai, claude-code, codex)")
+    p.add_argument("--agent", help="set the agent of the imported sessions")
+
+    p = add_command(sub, "export", export, "Write every session and journal event as JSONL (re-importable with `palimpsest import`).")
+    p.add_argument("file", nargs="?", default="-", help="output path, or '-' for stdout (default)")
+
+
+@contextmanager
+def _progress(args: argparse.Namespace, label: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr, only for people watching a terminal (never with --json)."""
+    if args.json or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True,
+                  console=_stderr_console()) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def import_(args: argparse.Namespace) -> int:
+    from ..importers import import_file
+
+    with open_memory(args) as memory, _progress(args, "importing") as progress:
+        report = import_file(memory, args.file, format=args.format, session=args.session, agent=args.agent, progress=progress)
+    emit(args, report.to_dict(), _print_report)
+    return 0 if report.ok else EXIT_PARTIAL
+
+
+def _print_report(r: dict[str, Any]) -> None:
+    print(f"{r['format']}: {r['stored']} stored, {r['duplicates']} already there, in {len(r['sessions'])} session(s)")
+    for what, n in sorted(r["skipped"].items()):
+        print(f"  {n} {what}")
+    if r["truncated"]:
+        print(f"  {r['truncated']} shortened to fit an event (whole payload kept in the source file)")
+    if r["ids_reassigned"]:
+        print(f"  {r['ids_reassigned']} event ids reassigned (the session already had later events)")
+    if not r["indexed"]:
+        print("  indexing deferred: the store was unavailable; the journal holds everything")
+    for p in r["problems"]:
+        print(f"palimpsest: {p['where']}: {p['message']}", file=sys.stderr)
+    if r["problems"]:
+        print(f"palimpsest: {len(r['problems'])} problem(s); the rest was imported", file=sys.stderr)
+
+
+def export(args: argparse.Namespace) -> None:
+    from ..importers import export_memory
+
+    with open_memory(args) as memory, _progress(args, "exporting") as progress:
+        if args.file == "-":
+            counts = export_memory(memory, sys.stdout, progress)
+        else:
+            counts = _export_to_file(memory, Path(args.file), progress)
+    result = {"file": args.file, **counts}
+    if args.file == "-":  # stdout holds the export itself; the summary goes to stderr
+        if args.json:
+            print(json.dumps(result), file=sys.stderr)
+        return
+    emit(args, result, lambda r: print(f"{r['sessions']} sessions, {r['events']} events → {r['file']}"))
+
+
+def _export_to_file(memory: Any, path: Path, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+    """Write beside the target and rename, so a failed export never leaves a half file."""
+    directory = path.expanduser().resolve().parent
+    if not directory.is_dir():
+        raise InvalidInput(f"no such folder: {directory}")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
+    except OSError as exc:
+        raise InvalidInput(f"cannot write in {directory}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            counts = export_memory(memory, out, progress)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return counts

@@ -1,0 +1,229 @@
+"""Import transcripts into memory, and export memory to JSONL and back.
+
+    from palimpsest.importers import import_file, export_memory
+    report = import_file(memory, "~/.claude/projects/-home-me-app/0b4c….jsonl")
+    print(report.stored, report.duplicates, report.problems)
+
+Formats (`FORMATS`; `"auto"` tells them apart from the content):
+- `messages` — generic JSONL, one message per line (see `chat.py`);
+- `openai` — OpenAI chat messages, a JSON list or JSONL (`chat.py`);
+- `claude-code` — Claude Code session files (`claude_code.py`);
+- `codex` — Codex CLI rollout files (`codex.py`);
+- `locomo`, `longmemeval` — the evaluation sets (`evalsets.py`);
+- `export` — what `export_memory` writes (`transfer.py`).
+
+Every importer is idempotent: messages carry stable event keys (from the harness's own
+ids or line numbers, or the n-th occurrence of a message in its session), so importing a
+file again stores nothing new, and importing a longer version stores only the rest.
+Messages from a harness's own file (Claude Code, Codex) keep `metadata.source_path`,
+`source_line` (and `source_part` for one of several messages of a line); a payload too
+large for one journal event is shortened, marked `source_truncated`, and
+`recover_from_source` reads it back from the harness file for `Memory.get_full`.
+How bad input is handled (import the rest, or nothing) is explained in `base.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from ..records import check_session_id
+from . import chat, claude_code, codex, evalsets, transfer
+from .base import (
+    ImportRejected, ImportReport, Plan, Problem, Progress, decode_document, file_time, iter_lines, line_text, read_source, write_plan,
+)
+from .transfer import export_memory
+
+FORMATS = ("messages", "openai", "claude-code", "codex", "locomo", "longmemeval", "export")
+DOCUMENT_FORMATS = ("locomo", "longmemeval", "export")
+_NOT_PARSED = object()
+
+
+def import_file(memory: Any, path: str | Path, *, format: str = "auto", session: str | None = None, agent: str | None = None,
+                progress: Progress | None = None) -> ImportReport:
+    """Import one file (plain or gzipped) into `memory`. Returns the report; raises
+    `ImportRejected` (an `InvalidInput`) when nothing could be imported."""
+    name = str(Path(path).expanduser().resolve())
+    data = read_source(name)
+    fmt, doc = detect(data, name) if format == "auto" else (format, _NOT_PARSED)
+    _check_options(fmt, session)
+    reader = Plan(fmt, all_or_nothing=fmt in DOCUMENT_FORMATS)
+    if fmt == "export":
+        plan, events = transfer.plan_export(iter_lines(data, reader), memory.settings.max_event_bytes)
+        _merge(plan, reader)
+        return transfer.write_export(memory, plan, events, name, progress)
+    plan = _plan(fmt, data, doc, name, reader, session, agent)
+    _merge(plan, reader)
+    return write_plan(memory, plan, name, progress)
+
+
+def import_data(memory: Any, data: Any, format: str, *, session: str | None = None, agent: str | None = None,
+                name: str = "data", progress: Progress | None = None) -> ImportReport:
+    """Import already-parsed data: a LoCoMo conversation (or list), a LongMemEval question
+    (or list), a list of OpenAI or generic messages, a list of Claude Code or Codex records."""
+    _check_options(format, session)
+    items = data if isinstance(data, list) else [data]
+    records = list(enumerate(items, 1))
+    if format == "locomo":
+        plan = evalsets.plan_locomo(data, agent)
+    elif format == "longmemeval":
+        plan = evalsets.plan_longmemeval(records, agent)
+    elif format == "openai":
+        plan = chat.plan_openai([(None, r) for r in items], session, agent, name)
+    elif format == "messages":
+        plan = chat.plan_messages(records, session, agent)
+    elif format == "claude-code":
+        plan = claude_code.plan_claude_code(records, name, session, agent, None)
+    elif format == "codex":
+        plan = codex.plan_codex(records, name, session, agent, None)
+    else:
+        raise InvalidInput(f"import_data cannot take format {format!r}")
+    return write_plan(memory, plan, name, progress)
+
+
+def _check_options(fmt: str, session: str | None) -> None:
+    if fmt not in FORMATS:
+        raise InvalidInput(f"unknown format {fmt!r}: use auto or one of {', '.join(FORMATS)}")
+    if session is not None:
+        if fmt in DOCUMENT_FORMATS:
+            raise InvalidInput(f"--session cannot be used with the {fmt} format: it names its own sessions")
+        check_session_id(session)
+
+
+def _merge(plan: Plan, reader: Plan) -> None:
+    plan.problems = sorted(reader.problems + plan.problems, key=lambda p: (p.line is None, p.line or 0))
+    plan.skipped.update(reader.skipped)
+
+
+def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str | None, agent: str | None) -> Plan:
+    if fmt in ("locomo", "openai", "longmemeval") and doc is _NOT_PARSED:
+        doc = _document(data)
+        if doc is _NOT_PARSED and (fmt == "locomo" or data.lstrip()[:1] == b"["):
+            decode_document(data, reader)  # a broken single document: its error, and nothing imported
+            return Plan(fmt, all_or_nothing=True)
+    if fmt == "locomo":
+        return evalsets.plan_locomo(doc, agent)
+    if fmt == "openai" and doc is not _NOT_PARSED:
+        items = doc.get("messages", [doc]) if isinstance(doc, dict) else doc
+        return chat.plan_openai([(None, m) for m in items] if isinstance(items, list) else [(None, items)],
+                                session, agent, Path(name).stem)
+    if fmt == "longmemeval" and isinstance(doc, list):
+        return evalsets.plan_longmemeval([(None, q) for q in doc], agent)
+    lines = iter_lines(data, reader)
+    if fmt == "messages":
+        return chat.plan_messages(lines, session, agent)
+    if fmt == "openai":
+        return chat.plan_openai(lines, session, agent, Path(name).stem)
+    if fmt == "longmemeval":
+        return evalsets.plan_longmemeval(lines, agent)
+    if fmt == "claude-code":
+        return claude_code.plan_claude_code(lines, name, session, agent, file_time(name))
+    return codex.plan_codex(lines, name, session, agent, file_time(name))
+
+
+def _document(data: bytes) -> Any:
+    """The whole source as one JSON document, or `_NOT_PARSED` (JSONL, or broken)."""
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _NOT_PARSED
+
+
+def detect(data: bytes, name: str = "input") -> tuple[str, Any]:
+    """(format, the parsed document or `_NOT_PARSED`) from a source's content."""
+    head = data.lstrip()[:1]
+    if head in (b"[", b"{"):
+        doc = _document(data)
+        fmt = _document_format(doc)
+        if fmt:
+            return fmt, doc
+        if head == b"[":
+            reader = Plan("auto", True)
+            decode_document(data, reader)
+            where = f" ({reader.problems[0]})" if reader.problems else ""
+            raise InvalidInput(f"{name}: a JSON document of no known format{where}; nothing was imported")
+    reader, fmt = Plan("auto", False), None
+    for n, (_line, rec) in enumerate(iter_lines(data, reader)):
+        fmt = _record_format(rec)
+        if fmt or n >= 50:
+            break
+    if fmt:
+        return fmt, _NOT_PARSED
+    raise InvalidInput(f"{name}: cannot tell the format from the content; pass --format ({', '.join(FORMATS)})")
+
+
+def detect_format(path: str | Path) -> str:
+    return detect(read_source(path), str(path))[0]
+
+
+def _document_format(doc: Any) -> str | None:
+    if isinstance(doc, list):
+        first = next((x for x in doc if isinstance(x, dict)), {})
+        if "conversation" in first:
+            return "locomo"
+        if "haystack_sessions" in first:
+            return "longmemeval"
+        if "role" in first:
+            return "openai"
+    if isinstance(doc, dict):
+        if isinstance(doc.get("messages"), list):
+            return "openai"
+        if isinstance(doc.get("conversation"), dict):
+            return "locomo"
+    return None
+
+
+def _record_format(rec: Any) -> str | None:
+    if not isinstance(rec, dict):
+        return None
+    if transfer.looks_like(rec):
+        return "export"
+    if "haystack_sessions" in rec:
+        return "longmemeval"
+    if codex.looks_like(rec):
+        return "codex"
+    if claude_code.looks_like(rec):
+        return "claude-code"
+    if "session" in rec:
+        return "messages"
+    if "role" in rec:
+        return "openai"
+    return None
+
+
+def recover_from_source(source_path: str, source_line: int, part: int | None = None) -> dict[str, Any]:
+    """The whole payload of a message imported from a Claude Code or Codex file, read
+    again from line `source_line` of that file. Returns the fields to restore (`content`,
+    `tool_result`, `tool_args`) or, when the file or line is gone, `{"source_error": …}`.
+    Without `part`, the largest message of the line is taken (the one that was shortened).
+    Only `.jsonl`/`.json`/`.gz` files holding a harness record are read, so a message's
+    metadata cannot be used to read arbitrary files."""
+    path = Path(source_path)
+    if path.suffix not in (".jsonl", ".json", ".gz") or not path.is_file():
+        return {"source_error": f"{source_path} is not a readable transcript file"}
+    try:
+        text = line_text(read_source(path), int(source_line))
+        rec = json.loads(text) if text else None
+    except (InvalidInput, ValueError):
+        rec = None
+    if claude_code.looks_like(rec):
+        msgs = claude_code.convert(rec, source_line, claude_code.Context(str(path)))
+    elif isinstance(rec, dict) and (codex.looks_like(rec) or rec.get("type") in codex.ITEM_TYPES):
+        msgs = codex.convert(rec, source_line, codex.Context(str(path)))
+    else:
+        return {"source_error": f"line {source_line} of {source_path} no longer holds a transcript record"}
+    if part is not None:
+        msgs = [m for m in msgs if m.get("metadata", {}).get("source_part") == part] or msgs
+    if not msgs:
+        return {"source_error": f"line {source_line} of {source_path} holds no message"}
+    best = max(msgs, key=lambda m: len(m.get("content") or "") + len(m.get("tool_result") or "") + len(json.dumps(m.get("tool_args"))))
+    return {"content": best.get("content") or "", "tool_result": best.get("tool_result"), "tool_args": best.get("tool_args"),
+            "source_recovered": True}
+
+
+__all__ = [
+    "DOCUMENT_FORMATS", "FORMATS", "ImportRejected", "ImportReport", "Problem", "detect_format", "export_memory", "import_data",
+    "import_file", "recover_from_source",
+]

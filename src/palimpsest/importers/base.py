@@ -1,0 +1,311 @@
+"""What every importer shares: reading a source, the plan it becomes, and writing the plan.
+
+An importer never writes. It turns a source into a `Plan` — sessions, each with its
+attributes and its messages in order, every message remembering where in the source it
+came from — plus the problems it found. `write_plan` then validates every message with
+the library's own rules (`normalise_message`), so an error names a source line, and
+writes each session through `Memory.ingest_session` in chunks (one group commit each).
+
+Two policies for bad input, chosen per format (`Plan.all_or_nothing`):
+- line-oriented files (messages JSONL, OpenAI JSONL, Claude Code, Codex) import every
+  valid line and report the others by line number: their lines are independent, a
+  harness file being written has a torn last line as a matter of course, and since
+  event keys are stable, fixing the file and importing again adds exactly what was
+  missing;
+- whole documents (a JSON file, the evaluation sets, a Palimpsest export) import
+  nothing when anything is wrong: a benchmark or a backup imported in part would be
+  silently different from its source.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput, PalimpsestError
+from ..messages import normalise_message
+from ..records import check_session_id, content_hash, iso
+
+Progress = Callable[[int, int], None]
+CHUNK = 1000
+# room left in an event for its metadata and JSON framing when a payload is shortened
+SIZE_MARGIN = 64 * 1024
+BOILERPLATE_IMPORTANCE = 0.1
+REASONING_IMPORTANCE = 0.3
+
+
+@dataclass
+class Problem:
+    """One thing wrong with the input: where (a line number when there is one) and what."""
+
+    where: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass
+class SessionPlan:
+    attrs: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What a source becomes: sessions in order of first appearance, and what went wrong."""
+
+    format: str
+    all_or_nothing: bool
+    sessions: dict[str, SessionPlan] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+    def session(self, session_id: str) -> SessionPlan:
+        return self.sessions.setdefault(session_id, SessionPlan())
+
+    def problem(self, where: str, message: str, line: int | None = None) -> None:
+        self.problems.append(Problem(where, message, line))
+
+
+@dataclass
+class ImportReport:
+    """The outcome of one import. `ok` is False when any input was reported as bad."""
+
+    path: str
+    format: str
+    sessions: list[str] = field(default_factory=list)
+    stored: int = 0
+    duplicates: int = 0
+    records_kept: int = 0
+    truncated: int = 0
+    ids_reassigned: int = 0
+    indexed: bool = True
+    skipped: dict[str, int] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["ok"] = self.ok
+        return d
+
+
+class ImportRejected(InvalidInput):
+    """Nothing was imported; `report.problems` lists why (line numbers where known)."""
+
+    def __init__(self, report: ImportReport) -> None:
+        self.report = report
+        shown = "; ".join(str(p) for p in report.problems[:10])
+        more = f" (and {len(report.problems) - 10} more)" if len(report.problems) > 10 else ""
+        super().__init__(f"{report.path}: nothing was imported: {shown}{more}")
+
+
+# -- reading -------------------------------------------------------------------
+def read_source(path: str | Path) -> bytes:
+    """The bytes of a file, gunzipped when it is gzip; an empty file is refused."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InvalidInput(f"{path}: broken gzip file: {exc}") from None
+    if not data.strip():
+        raise InvalidInput(f"{path} is empty; nothing to import")
+    return data
+
+
+def decode_document(data: bytes, plan: Plan) -> Any:
+    """Parse a whole-document JSON source; problems (with line numbers) go to the plan."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        plan.problem(f"line {line}", f"not valid UTF-8 (byte {exc.start})", line)
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        plan.problem(f"line {exc.lineno}", f"not JSON: {exc.msg} (column {exc.colno})", exc.lineno)
+        return None
+
+
+def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed object) of each non-blank JSONL line; bad lines become problems.
+    A last line without its newline that does not parse is a torn tail (a file still being
+    written): skipped and counted, not an error."""
+    lines = data.split(b"\n")
+    last = len(lines)
+    for n, raw in enumerate(lines, 1):
+        raw = raw.rstrip(b"\r")
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            plan.problem(f"line {n}", f"not valid UTF-8 (byte {exc.start} of the line)", n)
+            continue
+        try:
+            yield n, json.loads(text)
+        except json.JSONDecodeError as exc:
+            if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex"):
+                plan.skipped["torn last line"] += 1
+                continue
+            plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)
+
+
+def line_text(data: bytes, line: int) -> str | None:
+    lines = data.split(b"\n")
+    if not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1].rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+# -- building messages -----------------------------------------------------------
+def safe_session_id(name: str) -> str:
+    """A valid session id from a file name or a foreign id (other characters become '-')."""
+    cleaned = "".join(c if c.isascii() and (c.isalnum() or c in "._:@+=-") else "-" for c in name)
+    cleaned = cleaned.lstrip("._:@+=-").replace("..", "-")[:200] or "imported"
+    return check_session_id(cleaned)
+
+
+def source_record(record_type: str, raw: Any, source: dict[str, Any], created_at: str | None, key: str) -> dict[str, Any]:
+    """A harness record kept as it is: journaled (type `source_record`) but never indexed."""
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    return {
+        "type": "source_record", "role": "source", "content": text, "created_at": created_at, "event_key": key,
+        "metadata": {**source, "record_type": record_type},
+    }
+
+
+def text_of(value: Any) -> str:
+    """Text of a content value: a string, or a list of text parts (other parts named in brackets)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for p in value:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict):
+                t = p.get("text")
+                parts.append(t if isinstance(t, str) else f"[{p.get('type', 'part')}]")
+        return "\n".join(x for x in parts if x)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse_args(arguments: Any) -> Any:
+    """Tool-call arguments arrive as a JSON string; keep the string when it is not JSON."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except json.JSONDecodeError:
+            return arguments
+    return arguments
+
+
+def time_or(value: Any, fallback: str | None) -> str | None:
+    return value if isinstance(value, str) and value.strip() else fallback
+
+
+def file_time(path: str | Path | None) -> str | None:
+    try:
+        return iso(datetime.fromtimestamp(Path(path).stat().st_mtime).astimezone()) if path else None
+    except OSError:
+        return None
+
+
+# -- writing ----------------------------------------------------------------------
+def write_plan(memory: Any, plan: Plan, path: str, progress: Progress | None = None) -> ImportReport:
+    """Validate every message of the plan, then write each session. Raises `ImportRejected`
+    (nothing written) when the plan is all-or-nothing and anything is wrong."""
+    report = ImportReport(path=path, format=plan.format, skipped=dict(plan.skipped))
+    limit = memory.settings.max_event_bytes - SIZE_MARGIN
+    ready: dict[str, list[dict[str, Any]]] = {}
+    for session, sp in plan.sessions.items():
+        ready[session] = _prepare(session, sp.messages, limit, plan, report)
+    plan.problems.sort(key=lambda p: (p.line is None, p.line or 0))
+    report.problems = plan.problems
+    report.sessions = [s for s, msgs in ready.items() if msgs]
+    if plan.problems and plan.all_or_nothing:
+        raise ImportRejected(report)
+    total, done = sum(len(m) for m in ready.values()), 0
+    for session, msgs in ready.items():
+        for start in range(0, len(msgs), CHUNK):
+            chunk = msgs[start:start + CHUNK]
+            result = memory.ingest_session(session, chunk, **plan.sessions[session].attrs)
+            report.stored += result["stored"]
+            report.duplicates += result["duplicates"]
+            report.indexed = report.indexed and result["indexed"]
+            done += len(chunk)
+            if progress:
+                progress(done, total)
+    report.records_kept = sum(1 for msgs in ready.values() for m in msgs if m["type"] != "message")
+    return report
+
+
+def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, report: ImportReport) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    seen: Counter[str] = Counter()
+    for raw in raws:
+        where, line = raw.pop("_where", "message"), raw.pop("_line", None)
+        try:
+            msg = normalise_message(raw, where)
+        except PalimpsestError as exc:
+            plan.problem(where, str(exc).removeprefix(f"{where}: "), line)
+            continue
+        if msg["event_key"] is None:
+            # the n-th occurrence of this exact message in the session: stable when other
+            # lines are added, removed or fixed, and true repeats still both import
+            h = content_hash(msg["role"], msg["content"], msg["tool_name"], msg["tool_args"], msg["tool_result"])
+            seen[h] += 1
+            msg["event_key"] = f"imp:{seen[h]}:{h}"
+        if _too_big(msg, limit):
+            if "source_path" not in msg["metadata"]:
+                plan.problem(where, f"message of about {_size(msg):,} bytes exceeds the event size limit (PALIMPSEST_MAX_EVENT_BYTES)", line)
+                continue
+            shorten(msg, limit)
+            report.truncated += 1
+        out.append(msg)
+    return out
+
+
+def _size(msg: dict[str, Any]) -> int:
+    return len(json.dumps(msg, ensure_ascii=False).encode("utf-8", errors="replace"))
+
+
+def _too_big(msg: dict[str, Any], limit: int) -> bool:
+    # cheap bound first: a character takes at most 6 bytes in JSON (\u escapes)
+    rough = len(msg["content"]) + len(msg["tool_result"] or "") + (len(str(msg["tool_args"])) if msg["tool_args"] is not None else 0)
+    return rough * 6 > limit and _size(msg) > limit
+
+
+def shorten(msg: dict[str, Any], limit: int) -> None:
+    """Cut the payload of a message so it fits in one event; the source keeps the whole
+    of it (`metadata.source_truncated`, recovered by `recover_from_source`)."""
+    if msg["tool_args"] is not None and len(json.dumps(msg["tool_args"], ensure_ascii=False)) > limit // 4:
+        preview = json.dumps(msg["tool_args"], ensure_ascii=False)[: limit // 8]
+        msg["tool_args"] = {"_truncated": True, "preview": preview}
+    for _ in range(20):
+        size = _size(msg)
+        if size <= limit:
+            break
+        name = "content" if len(msg["content"]) >= len(msg["tool_result"] or "") else "tool_result"
+        value = msg[name]
+        msg[name] = value[: max(0, int(len(value) * (limit / size) * 0.9) - 1)]
+    msg["metadata"]["source_truncated"] = True

@@ -1,0 +1,145 @@
+"""Claude Code session files (`~/.claude/projects/<project>/<session-uuid>.jsonl`).
+
+One file is one session: its id is the records' `sessionId` (else the file name), agent
+`claude-code`, settings `cwd`, `git_branch`, `version`, `source_path`; a `summary`
+record gives the title. Every content block of a `user` / `assistant` record becomes a
+message, in file order, with the record's own timestamp:
+- `text` → a message of the record's role;
+- `tool_use` → an `assistant` message with `tool_name`, `tool_args` (`metadata.tool_use_id`);
+- `tool_result` → a `tool` message whose `tool_name` comes from pairing `tool_use_id`
+  with the call; `is_error` is kept in metadata;
+- `thinking` → an `assistant` message, `metadata.thinking = true`, importance 0.3:
+  indexed so "why did we…" can find the reasoning, but ranked below what was said.
+  Signatures (opaque, model-checkable blobs) are not copied; the source line keeps them.
+Everything else is journaled as it is (type `source_record`, never indexed): records of
+other types (`system`, `file-history-snapshot`, `queue-operation`, unknown ones),
+structured `toolUseResult` payloads, image and other non-text blocks, empty or redacted
+thinking. `isMeta` records (caveats, command echoes) are marked `metadata.boilerplate`
+with importance 0.1. Event keys are `cc:<record uuid>:<block>`, so importing a file again
+(or a longer version of it, as the session goes on) stores only what is new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Plan, safe_session_id, source_record, text_of, time_or
+
+FORMAT = "claude-code"
+RECORD_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}
+
+
+@dataclass
+class Context:
+    path: str | None
+    last_ts: str | None = None
+    tools: dict[str, str] = field(default_factory=dict)
+    session_id: str | None = None
+    title: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def looks_like(rec: Any) -> bool:
+    return isinstance(rec, dict) and ("sessionId" in rec or (rec.get("type") in RECORD_TYPES and ("uuid" in rec or "leafUuid" in rec)))
+
+
+def plan_claude_code(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None) -> Plan:
+    plan = Plan(FORMAT, all_or_nothing=False)
+    ctx = Context(path, last_ts=fallback_time)
+    messages: list[dict[str, Any]] = []
+    for line, rec in records:
+        if not isinstance(rec, dict):
+            plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
+            continue
+        for part in convert(rec, line, ctx):
+            if part["type"] == "source_record":
+                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
+            messages.append({**part, "_where": f"line {line}", "_line": line})
+    sid = session or safe_session_id(ctx.session_id or _stem(path))
+    sp = plan.session(sid)
+    sp.attrs = {"agent": agent or "claude-code", "key": ctx.session_id, "title": ctx.title,
+                "settings": {**ctx.settings, "source_path": path}}
+    sp.messages = messages
+    return plan
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[:-6] if name.endswith(".jsonl") else name
+
+
+def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]]:
+    """The events of one record (messages and kept records), in order."""
+    rtype = rec.get("type")
+    ts = time_or(rec.get("timestamp"), ctx.last_ts)
+    ctx.last_ts = ts
+    _learn(rec, ctx)
+    uid = rec.get("uuid") or f"L{line}"
+    source = {"source_format": FORMAT, "source_path": ctx.path, "source_line": line}
+    if rtype not in ("user", "assistant") or not isinstance(rec.get("message"), dict):
+        if rtype == "summary" and isinstance(rec.get("summary"), str) and ctx.title is None:
+            ctx.title = rec["summary"][:200]
+        return [source_record(str(rtype), rec, source, ts, f"cc:{uid}:record")]
+    meta = {**source, "uuid": rec.get("uuid"), "parent_uuid": rec.get("parentUuid")}
+    if rec.get("isSidechain"):
+        meta["sidechain"] = True
+    if rec.get("isMeta"):
+        meta.update(boilerplate=True, importance=BOILERPLATE_IMPORTANCE)
+    if rec["message"].get("model"):
+        meta["model"] = rec["message"]["model"]
+    out = _blocks(rec, meta, ts, uid, ctx)
+    tur = rec.get("toolUseResult")
+    if tur is not None and not (isinstance(tur, str) and any(m.get("tool_result") == tur for m in out)):
+        out.append(source_record("toolUseResult", tur, source, ts, f"cc:{uid}:toolUseResult"))
+    return out
+
+
+def _learn(rec: dict[str, Any], ctx: Context) -> None:
+    if ctx.session_id is None and isinstance(rec.get("sessionId"), str):
+        ctx.session_id = rec["sessionId"]
+    for src, dst in (("cwd", "cwd"), ("gitBranch", "git_branch"), ("version", "version")):
+        if isinstance(rec.get(src), str) and dst not in ctx.settings:
+            ctx.settings[dst] = rec[src]
+
+
+def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str, ctx: Context) -> list[dict[str, Any]]:
+    role = rec["message"].get("role") or rec["type"]
+    content = rec["message"].get("content")
+    if not isinstance(content, list):
+        text = content if isinstance(content, str) else text_of(content)
+        return [{"type": "message", "role": role, "content": text, "created_at": ts, "metadata": meta, "event_key": f"cc:{uid}:0"}] if text else []
+    out = []
+    for i, block in enumerate(content):
+        m = _block(block, role, {**meta, "source_part": i} if len(content) > 1 else meta, ctx)
+        if m is None:
+            m = source_record(f"block:{block.get('type') if isinstance(block, dict) else 'text'}", block,
+                              {k: meta[k] for k in ("source_format", "source_path", "source_line")}, ts, "")
+        m.setdefault("type", "message")
+        m.update(created_at=ts, event_key=f"cc:{uid}:{i}")
+        out.append(m)
+    return out
+
+
+def _block(block: Any, role: str, meta: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
+    if isinstance(block, str):
+        return {"role": role, "content": block, "metadata": meta} if block else None
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
+        return {"role": role, "content": block["text"], "metadata": meta}
+    if kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
+        return {"role": "assistant", "content": block["thinking"], "metadata": {**meta, "thinking": True, "importance": REASONING_IMPORTANCE}}
+    if kind == "tool_use" and isinstance(block.get("name"), str):
+        if isinstance(block.get("id"), str):
+            ctx.tools[block["id"]] = block["name"]
+        return {"role": "assistant", "content": "", "tool_name": block["name"], "tool_args": block.get("input"),
+                "metadata": {**meta, "tool_use_id": block.get("id")}}
+    if kind == "tool_result":
+        tid = block.get("tool_use_id")
+        extra = {"tool_use_id": tid, **({"is_error": True} if block.get("is_error") else {})}
+        return {"role": "tool", "content": "", "tool_name": ctx.tools.get(str(tid)),
+                "tool_result": text_of(block.get("content")), "metadata": {**meta, **extra}}
+    return None

@@ -1,0 +1,166 @@
+"""Export every session and journal event to JSONL, and import such an export back.
+
+An export is the journals, not the index (the index is derived and rebuilt on import):
+
+    {"record": "header", "format": "palimpsest-export", "version": 1, "exported_at": …}
+    {"record": "session", "id": …, "key": …, "agent": …, "kind": …, "settings": {…}, …}
+    {"record": "event", "id": "evt_…", "session": …, "type": …, "role": …, "content": …,
+     "tool_name": …, "tool_args": …, "tool_result": …, "metadata": {…}, "created_at": …,
+     "event_key": …}                          (every journal line of that session, in order)
+    …
+    {"record": "end", "sessions": N, "events": M}
+
+Sessions come one after another, each followed by its events; a journal line that cannot
+be read is exported as `{"record": "unreadable", "session", "line", "text"}` and counted.
+The trailer lets an import tell a complete export from a cut one.
+
+Importing an export is all-or-nothing: the whole file is checked first (header, trailer,
+every event), then each session's events are appended to its journal in one group
+commit and indexed. Event ids are preserved (the journal keeps a pre-assigned id when it
+is above the session's last one), so ids quoted anywhere stay valid; an event whose id
+cannot be kept (importing into a session that already has later events) gets a fresh
+id and is counted in `ids_reassigned`. Event keys make a second import a no-op.
+The index-only counters (access counts, last access) are not journaled and not exported.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from typing import IO, Any
+
+from ..errors import InvalidInput
+from ..journal import EVENT_ID_RE
+from ..records import ROLE_RE, check_session_id, check_text, iso, parse_time, utcnow
+from .base import ImportRejected, ImportReport, Plan, Progress
+
+log = logging.getLogger(__name__)
+FORMAT = "palimpsest-export"
+VERSION = 1
+EVENT_FIELDS = ("id", "session", "type", "role", "content", "tool_name", "tool_args", "tool_result", "metadata", "created_at", "event_key")
+
+
+def export_memory(memory: Any, out: IO[str], progress: Progress | None = None) -> dict[str, Any]:
+    """Write the export to `out`. Returns counts: sessions, events, unreadable lines."""
+    sessions = memory.journal.sessions()
+    counts = {"sessions": 0, "events": 0, "unreadable": 0}
+    _write(out, {"record": "header", "format": FORMAT, "version": VERSION, "exported_at": iso(utcnow())})
+    for n, session in enumerate(sessions, 1):
+        _write(out, {"record": "session", **_session_attrs(memory, session)})
+        counts["sessions"] += 1
+        for line, _offset, raw in memory.journal.read_raw(session):
+            try:
+                event = json.loads(raw)
+                if not isinstance(event, dict):
+                    raise ValueError("not an object")
+            except ValueError:
+                _write(out, {"record": "unreadable", "session": session, "line": line, "text": raw.decode("utf-8", "replace")})
+                counts["unreadable"] += 1
+                continue
+            _write(out, {"record": "event", **event})
+            counts["events"] += 1
+        if progress:
+            progress(n, len(sessions))
+    _write(out, {"record": "end", "sessions": counts["sessions"], "events": counts["events"]})
+    return counts
+
+
+def _session_attrs(memory: Any, session: str) -> dict[str, Any]:
+    try:
+        s = memory.store.get_session(session)
+    except Exception:  # the store is down: the journal still says everything needed
+        s = None
+    return s.to_dict() if s else {"id": session}
+
+
+def _write(out: IO[str], record: dict[str, Any]) -> None:
+    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def looks_like(rec: Any) -> bool:
+    return isinstance(rec, dict) and rec.get("record") == "header" and rec.get("format") == FORMAT
+
+
+def plan_export(records: Iterable[tuple[int, Any]], max_event_bytes: int) -> tuple[Plan, dict[str, list[dict[str, Any]]]]:
+    """Check a whole export; returns the plan (its problems) and the events per session."""
+    plan = Plan("export", all_or_nothing=True)
+    events: dict[str, list[dict[str, Any]]] = {}
+    header = end = None
+    count = 0
+    for line, rec in records:
+        kind = rec.get("record") if isinstance(rec, dict) else None
+        if kind == "header":
+            header = rec
+            if rec.get("format") != FORMAT or rec.get("version") != VERSION:
+                plan.problem(f"line {line}", f"not a {FORMAT} version {VERSION} header", line)
+        elif kind == "event":
+            try:
+                event = check_event(rec, max_event_bytes)
+            except InvalidInput as exc:
+                plan.problem(f"line {line}", str(exc), line)
+                continue
+            events.setdefault(event["session"], []).append(event)
+            count += 1
+        elif kind == "unreadable":
+            plan.skipped["unreadable journal lines in the export"] += 1
+        elif kind == "end":
+            end = rec
+        elif kind != "session":
+            plan.problem(f"line {line}", f"unknown record {str(kind)[:40]!r}", line)
+    if header is None:
+        plan.problem("header", f"missing: this is not a {FORMAT} file")
+    if end is None:
+        plan.problem("end", "the trailer is missing: the export was cut short")
+    elif end.get("events") != count and not plan.problems:
+        plan.problem("end", f"the trailer counts {end.get('events')} events, the file holds {count}")
+    return plan, events
+
+
+def check_event(rec: dict[str, Any], max_event_bytes: int) -> dict[str, Any]:
+    event = {k: rec.get(k) for k in EVENT_FIELDS}
+    check_session_id(event["session"])
+    if event["id"] is not None and (not isinstance(event["id"], str) or not EVENT_ID_RE.match(event["id"])):
+        raise InvalidInput(f"event id {str(event['id'])[:40]!r} is not an evt_ id")
+    if not isinstance(event["type"], str) or not event["type"]:
+        raise InvalidInput("event type must be a non-empty string")
+    if not isinstance(event["event_key"], str) or not event["event_key"] or len(event["event_key"]) > 512:
+        raise InvalidInput("event_key must be a non-empty string of at most 512 characters")
+    if event["role"] is not None and (not isinstance(event["role"], str) or not ROLE_RE.match(event["role"])):
+        raise InvalidInput(f"role {str(event['role'])[:40]!r} is not a role name")
+    event["content"] = event["content"] or ""
+    for name in ("content", "tool_name", "tool_result"):
+        check_text(event[name], name)
+    event["metadata"] = event["metadata"] or {}
+    if not isinstance(event["metadata"], dict):
+        raise InvalidInput("metadata must be an object")
+    event["created_at"] = iso(parse_time(event["created_at"]))
+    size = len(json.dumps(event, ensure_ascii=False).encode("utf-8"))
+    if size > max_event_bytes:
+        raise InvalidInput(f"event of {size:,} bytes exceeds the event size limit (PALIMPSEST_MAX_EVENT_BYTES)")
+    return event
+
+
+def write_export(memory: Any, plan: Plan, events: dict[str, list[dict[str, Any]]], path: str,
+                 progress: Progress | None = None) -> ImportReport:
+    report = ImportReport(path=path, format="export", sessions=list(events), skipped=dict(plan.skipped), problems=plan.problems)
+    if plan.problems:
+        raise ImportRejected(report)
+    total, done = sum(len(e) for e in events.values()), 0
+    for session, batch in events.items():
+        # one group commit per session: the journal compares a pre-assigned id with the
+        # session's last id, and a batch keeps that comparison within the session
+        for (stored_event, stored), given in zip(memory.journal.append(session, batch), batch):
+            report.stored += stored
+            report.duplicates += not stored
+            report.ids_reassigned += bool(stored and given["id"] and stored_event.id != given["id"])
+            report.records_kept += stored and given["type"] != "message"
+        try:
+            memory.indexer.index_session(session)
+        except Exception as exc:  # the store is down: the journal holds it; indexing catches up later
+            log.warning("indexing %s deferred: %s", session, exc)
+            report.indexed = False
+        done += len(batch)
+        if progress:
+            progress(done, total)
+    return report
