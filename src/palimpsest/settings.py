@@ -63,6 +63,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("url", "http://127.0.0.1:8765", "PALIMPSEST_URL", "Server the capture client posts to."),
     Setting("capture_timeout", 10.0, "PALIMPSEST_CAPTURE_TIMEOUT", "Seconds the capture client waits for the server before spooling.", float),
     Setting("facts_snapshot", True, "PALIMPSEST_FACTS_SNAPSHOT", "Rewrite <home>/facts.jsonl after every fact change (off: only on `palimpsest facts snapshot`).", _bool),
+    Setting("code_db", "", "PALIMPSEST_CODE_DB", "SQLite file of the code graph (default <home>/code.db); derived data, rebuilt by `code index`."),
+    Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
