@@ -21,6 +21,17 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(key, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _drop_test_databases() -> Iterator[None]:
+    """After each test, drop the PostgreSQL databases it created (the server lives on)."""
+    yield
+    import sys
+
+    pg = sys.modules.get("pg")
+    if pg is not None:
+        pg.drop_databases()
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"

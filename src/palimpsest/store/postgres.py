@@ -46,6 +46,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import InvalidInput, ModelMismatch, StoreUnavailable
 from ..records import Message, Session, iso, utcnow
 from .base import Filters, Job, NewJob, Store
+from .postgres_facts import PostgresFactsMixin
 
 _MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
@@ -124,13 +125,17 @@ def _redact(url: str) -> str:
 def extension_error(name: str, exc: psycopg.Error) -> StoreUnavailable:
     """The error to raise when `CREATE EXTENSION name` fails: what is missing and how to fix it."""
     reason = (exc.diag.message_primary or str(exc)).strip()
-    hint = _INSTALL_HINT.get(name, f"install the PostgreSQL extension {name!r} and run `CREATE EXTENSION {name}`")
+    if isinstance(exc, pgerrors.InsufficientPrivilege):
+        hint = f"it is installed on the server, but this role may not create it: have a superuser run `CREATE EXTENSION {name}` in this database"
+    else:
+        hint = _INSTALL_HINT.get(name, f"install the PostgreSQL extension {name!r} on the server, then run `CREATE EXTENSION {name}`")
     return StoreUnavailable(f"the database needs the PostgreSQL extension {name!r} ({reason}): {hint}")
 
 
-def _connect_error(url: str, exc: psycopg.Error) -> StoreUnavailable:
-    reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
-    return StoreUnavailable(f"cannot connect to PostgreSQL at {_redact(url)}: {reason}")
+def _connect_error(url: str, exc: psycopg.Error, attempts: int) -> StoreUnavailable:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    tried = f" (tried {attempts} times)" if attempts > 1 else ""
+    return StoreUnavailable(f"cannot connect to PostgreSQL at {_redact(url)}{tried}: {reason}")
 
 
 def _permanent(exc: psycopg.Error) -> bool:
@@ -140,14 +145,14 @@ def _permanent(exc: psycopg.Error) -> bool:
                                    "role \"", "invalid ", "SSL", "unsupported"))
 
 
-class PostgresStore(Store):
+class PostgresStore(Store, PostgresFactsMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS) -> None:
         self.url = url
         self._conninfo = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
         with self._first_connection(connect_attempts) as conn:
             self._migrate(conn)
         self._pool = ConnectionPool(
-            self._conninfo, min_size=1, max_size=pool_size, timeout=10, open=False, name="palimpsest",
+            self._conninfo, min_size=1, max_size=pool_size, timeout=5, open=False, name="palimpsest",
             kwargs={"autocommit": True}, configure=self._configure, check=ConnectionPool.check_connection,
         )
         try:
@@ -169,7 +174,7 @@ class PostgresStore(Store):
                 raise InvalidInput(f"invalid PostgreSQL URL {_redact(self.url)}: {exc}") from None
             except psycopg.OperationalError as exc:
                 if attempt == attempts or _permanent(exc):
-                    raise _connect_error(self.url, exc) from None
+                    raise _connect_error(self.url, exc, attempt) from None
                 time.sleep(delay)
                 delay *= 2
         try:

@@ -1,0 +1,612 @@
+"""The Store contract, held to both backends (SQLite and PostgreSQL) by one suite.
+
+Every test takes the `store_url` fixture, which runs it once per backend; the last
+part holds what only PostgreSQL has to answer for (connections, extensions, many
+processes migrating at once).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+import pytest
+
+from palimpsest.errors import InvalidInput, ModelMismatch, StoreUnavailable
+from palimpsest.records import Message, Session, iso, parse_time, utcnow
+from palimpsest.store import Filters, NewJob, Store, open_store
+
+T0 = "2026-03-01T10:00:00.000000Z"
+HOSTILE = [
+    '"', "'", '""', "\"unbalanced", "NEAR", "NEAR(a b)", "*", "a*", "-", "-x", "(", ")", "((", "a OR b", "AND", "NOT",
+    "'; DROP TABLE messages; --", "%", "_", "%_%", "\\", "\\\\", "back\\slash", ":", "^", "col:val", "{}", "[x]",
+    "🙂", "日本語", "café", "x\u200by", "a&b|c!d", "<->", "a:*", "!!", "&", "|",
+]
+
+
+def at(seconds: float) -> str:
+    return iso(parse_time(T0) + timedelta(seconds=seconds))
+
+
+def msg(n: int, session: str = "s1", content: str = "", role: str = "user", **kw: Any) -> Message:
+    return Message(id=f"evt_{session}_{n:04d}", session=session, role=role, content=content or f"message number {n}",
+                   created_at=kw.pop("created_at", at(n)), event_key=kw.pop("event_key", f"key-{session}-{n}"), **kw)
+
+
+def session(sid: str, agent: str | None = "agent-a", channel: str | None = "cli", kind: str = "normal",
+            created: str = T0, updated: str = T0, **kw: Any) -> Session:
+    return Session(id=sid, agent=agent, channel=channel, kind=kind, created_at=created, updated_at=updated, **kw)
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    s = open_store(store_url)
+    yield s
+    s.close()
+
+
+def ids(messages: list[Message]) -> list[str]:
+    return [m.id for m in messages]
+
+
+def seed(store: Store) -> None:
+    """Two agents, three sessions, varied roles and times."""
+    store.upsert_session(session("s1", agent="agent-a", channel="cli"))
+    store.upsert_session(session("s2", agent="agent-b", channel="web"))
+    store.upsert_session(session("s3", agent="agent-a", channel="web"))
+    store.insert_messages("s1", [
+        msg(1, "s1", "the retry cap matches the upstream timeout"),
+        msg(2, "s1", "we deploy on Fridays after the retro", role="assistant"),
+        msg(3, "s1", "retries are capped at five", role="user"),
+    ], (3, 300))
+    store.insert_messages("s2", [
+        msg(4, "s2", "the upstream timeout is thirty seconds"),
+        msg(5, "s2", "ran the tests", role="tool", tool_name="pytest", tool_result="42 passed, 100% green in 3.1s"),
+    ], (2, 200))
+    store.insert_messages("s3", [msg(6, "s3", "nothing to see here", role="assistant")], (1, 100))
+
+
+# -- sessions ----------------------------------------------------------------
+
+def test_upsert_session_inserts_then_merges(store: Store) -> None:
+    store.upsert_session(session("s1", title="first", settings={"cwd": "/a", "deep": {"x": 1}}, updated=at(10)))
+    store.upsert_session(Session(id="s1", key="k1", kind="instant", settings={"deep": {"y": 2}, "extra": True},
+                                 created_at=at(-5), updated_at=at(5)))
+    s = store.get_session("s1")
+    assert s is not None
+    assert (s.key, s.agent, s.channel, s.title, s.kind) == ("k1", "agent-a", "cli", "first", "instant")
+    assert s.settings == {"cwd": "/a", "deep": {"x": 1, "y": 2}, "extra": True}
+    assert (s.created_at, s.updated_at) == (at(-5), at(10))
+    assert store.get_session("nope") is None
+
+
+def test_list_sessions_filters_order_and_paging(store: Store) -> None:
+    for i, (agent, channel) in enumerate([("a", "cli"), ("b", "web"), ("a", "web"), ("a", "cli")]):
+        store.upsert_session(session(f"s{i}", agent=agent, channel=channel, updated=at(i)))
+    assert [s.id for s in store.list_sessions(Filters())] == ["s3", "s2", "s1", "s0"]
+    assert [s.id for s in store.list_sessions(Filters(agent="a"))] == ["s3", "s2", "s0"]
+    assert [s.id for s in store.list_sessions(Filters(agent="a", channel="cli"))] == ["s3", "s0"]
+    assert [s.id for s in store.list_sessions(Filters(session="s1"))] == ["s1"]
+    assert [s.id for s in store.list_sessions(Filters(), limit=2, offset=1)] == ["s2", "s1"]
+
+
+def test_idle_instant_sessions(store: Store) -> None:
+    store.upsert_session(session("old-instant", kind="instant", updated=at(0)))
+    store.upsert_session(session("new-instant", kind="instant", updated=at(1000)))
+    store.upsert_session(session("old-normal", updated=at(0)))
+    store.upsert_session(session("empty-instant", kind="instant", updated=at(0)))
+    for sid in ("old-instant", "new-instant", "old-normal"):
+        store.insert_messages(sid, [msg(1, sid)], None)
+    assert store.idle_instant_sessions(at(500)) == ["old-instant"]
+    store.drop_session_index("old-instant")
+    assert store.idle_instant_sessions(at(500)) == []
+
+
+def test_drop_session_index_keeps_cursor_and_removes_vectors(store: Store) -> None:
+    seed(store)
+    store.put_vectors("m", [(f"evt_s1_{i:04d}", _unit(4, i)) for i in (1, 2, 3)] + [("evt_s2_0004", _unit(4, 0))])
+    assert store.drop_session_index("s1") == 3
+    assert store.drop_session_index("s1") == 0
+    assert store.cursor("s1") == (3, 300)
+    assert store.browse(Filters(session="s1"), 10, 0) == []
+    assert store.get_session("s1") is not None
+    assert store.vector_models() == {"m": {"dim": 4, "count": 1}}
+    # the cursor did not move, so re-inserting is the indexer's choice, and it works
+    assert store.insert_messages("s1", [msg(1, "s1", "back")], None) == ["evt_s1_0001"]
+
+
+# -- messages ----------------------------------------------------------------
+
+def test_insert_messages_is_idempotent_and_sets_cursor(store: Store) -> None:
+    store.upsert_session(session("s1"))
+    batch = [msg(1), msg(2), msg(3)]
+    assert store.insert_messages("s1", batch, (3, 120)) == ["evt_s1_0001", "evt_s1_0002", "evt_s1_0003"]
+    assert store.cursor("s1") == (3, 120)
+    assert store.insert_messages("s1", batch, (3, 120)) == []
+    # same event key under a new id is the same event; a new key with equal content is a true repeat
+    again = msg(9, event_key="key-s1-1")
+    repeat = msg(10, content="message number 1", event_key="other")
+    assert store.insert_messages("s1", [again, repeat, repeat], (5, 200)) == [repeat.id]
+    assert store.cursor("s1") == (5, 200)
+    assert store.insert_messages("s1", [msg(11)], None) == [msg(11).id]
+    assert store.cursor("s1") == (5, 200)
+    assert store.cursor("unknown") == (0, 0)
+    assert store.cursors() == {"s1": (5, 200)}
+    assert store.insert_messages("s1", [], (6, 210)) == []
+    assert store.cursor("s1") == (6, 210)
+
+
+def test_insert_messages_is_atomic_with_cursor(store: Store) -> None:
+    store.upsert_session(session("s1"))
+    store.insert_messages("s1", [msg(1)], (1, 10))
+    bad = msg(3)
+    bad.importance = object()  # type: ignore[assignment]  # cannot be stored: fails mid-batch
+    with pytest.raises(Exception):  # noqa: B017 - each backend raises its own driver error here
+        store.insert_messages("s1", [msg(2), bad], (3, 30))
+    assert store.cursor("s1") == (1, 10)
+    assert ids(store.browse(Filters(), 10, 0)) == ["evt_s1_0001"]
+
+
+def test_message_fields_round_trip(store: Store) -> None:
+    store.upsert_session(session("s1"))
+    m = msg(1, content="héllo 🙂 日本語 \\ ' \"", role="tool", tool_name="grep", tool_args={"b": [1, 2], "a": {"x": None}},
+            tool_result="out\nput", metadata={"source_path": "/x", "n": 1.5}, importance=0.9, truncated=True,
+            full_content_length=20000, full_tool_result_length=None, journal_path="/j/events.jsonl", journal_line=7,
+            journal_offset=1234, type="message")
+    store.insert_messages("s1", [m], None)
+    [got] = store.get_messages([m.id])
+    assert got == m
+
+
+def test_get_messages_in_order_asked(store: Store) -> None:
+    seed(store)
+    assert ids(store.get_messages(["evt_s2_0004", "missing", "evt_s1_0001"])) == ["evt_s2_0004", "evt_s1_0001"]
+    assert store.get_messages([]) == []
+
+
+def test_browse_order_paging_and_filters(store: Store) -> None:
+    seed(store)
+    everything = ["evt_s1_0001", "evt_s1_0002", "evt_s1_0003", "evt_s2_0004", "evt_s2_0005", "evt_s3_0006"]
+    assert ids(store.browse(Filters(), 100, 0)) == everything
+    assert ids(store.browse(Filters(), 100, 0, newest_first=True)) == everything[::-1]
+    assert ids(store.browse(Filters(), 2, 2)) == everything[2:4]
+    assert ids(store.browse(Filters(session="s2"), 10, 0)) == everything[3:5]
+    assert ids(store.browse(Filters(sessions=["s1", "s3"]), 10, 0)) == everything[:3] + everything[5:]
+    assert ids(store.browse(Filters(agent="agent-a"), 10, 0)) == everything[:3] + everything[5:]
+    assert ids(store.browse(Filters(channel="web"), 10, 0)) == everything[3:]
+    assert ids(store.browse(Filters(agent="agent-a", channel="web"), 10, 0)) == everything[5:]
+    assert ids(store.browse(Filters(role="assistant"), 10, 0)) == ["evt_s1_0002", "evt_s3_0006"]
+    assert ids(store.browse(Filters(since=at(3), until=at(5)), 10, 0)) == ["evt_s1_0003", "evt_s2_0004"]
+    assert store.browse(Filters(agent="nobody"), 10, 0) == []
+
+
+def test_browse_ties_break_by_id(store: Store) -> None:
+    store.upsert_session(session("s1"))
+    store.insert_messages("s1", [msg(i, created_at=T0) for i in (3, 1, 2)], None)
+    assert ids(store.browse(Filters(), 10, 0)) == ["evt_s1_0001", "evt_s1_0002", "evt_s1_0003"]
+    assert ids(store.browse(Filters(), 10, 0, newest_first=True)) == ["evt_s1_0003", "evt_s1_0002", "evt_s1_0001"]
+
+
+# -- keyword search ----------------------------------------------------------
+
+def test_keyword_all_and_any(store: Store) -> None:
+    seed(store)
+    hits = store.keyword_search(["upstream", "timeout"], Filters(), 10, match_all=True)
+    assert sorted(m.id for m, _ in hits) == ["evt_s1_0001", "evt_s2_0004"]
+    assert store.keyword_search(["upstream", "fridays"], Filters(), 10, match_all=True) == []
+    anyhits = store.keyword_search(["upstream", "fridays"], Filters(), 10, match_all=False)
+    assert sorted(m.id for m, _ in anyhits) == ["evt_s1_0001", "evt_s1_0002", "evt_s2_0004"]
+    assert store.keyword_search([], Filters(), 10, match_all=True) == []
+
+
+def test_keyword_scores_higher_is_better(store: Store) -> None:
+    store.upsert_session(session("s1"))
+    store.insert_messages("s1", [
+        msg(1, content="timeout"),
+        msg(2, content="a long message about many unrelated things that mentions timeout once among a lot of other words"),
+        msg(3, content="nothing relevant"),
+    ], None)
+    hits = store.keyword_search(["timeout"], Filters(), 10, match_all=True)
+    assert [m.id for m, _ in hits] == ["evt_s1_0001", "evt_s1_0002"]
+    scores = [s for _, s in hits]
+    assert all(s > 0 for s in scores) and scores[0] > scores[1]
+
+
+def test_keyword_stems_and_folds_case_and_accents(store: Store) -> None:
+    seed(store)
+    assert {m.id for m, _ in store.keyword_search(["retry"], Filters(), 10, True)} == {"evt_s1_0001", "evt_s1_0003"}
+    assert {m.id for m, _ in store.keyword_search(["TIMEOUT"], Filters(), 10, True)} == {"evt_s1_0001", "evt_s2_0004"}
+    store.insert_messages("s1", [msg(20, content="un café crème")], None)
+    assert [m.id for m, _ in store.keyword_search(["cafe"], Filters(), 10, True)] == ["evt_s1_0020"]
+
+
+def test_keyword_matches_tool_fields_and_filters(store: Store) -> None:
+    seed(store)
+    assert [m.id for m, _ in store.keyword_search(["passed"], Filters(), 10, True)] == ["evt_s2_0005"]
+    assert [m.id for m, _ in store.keyword_search(["pytest"], Filters(), 10, True)] == ["evt_s2_0005"]
+    f = Filters(agent="agent-a")
+    assert [m.id for m, _ in store.keyword_search(["timeout"], f, 10, True)] == ["evt_s1_0001"]
+    assert [m.id for m, _ in store.keyword_search(["timeout"], Filters(role="assistant"), 10, True)] == []
+    assert [m.id for m, _ in store.keyword_search(["timeout"], Filters(since=at(2)), 10, True)] == ["evt_s2_0004"]
+    assert len(store.keyword_search(["the"], Filters(), 1, True)) == 1
+
+
+@pytest.mark.parametrize("match_all", [True, False])
+def test_keyword_hostile_terms_are_just_text(store: Store, match_all: bool) -> None:
+    seed(store)
+    hostile = [msg(100 + i, content=f"literal {t} marker") for i, t in enumerate(HOSTILE)]
+    store.insert_messages("s1", hostile, None)
+    for term in HOSTILE:
+        for terms in ([term], [term, "marker"], ["marker", term, "timeout"]):
+            hits = store.keyword_search(terms, Filters(), 50, match_all)
+            assert all(isinstance(s, float) for _, s in hits)
+    assert store.browse(Filters(), 1, 0)  # the table survived
+    # words inside hostile strings are still found, as words
+    assert [m.id for m, _ in store.keyword_search(["drop", "table"], Filters(), 10, True)] == [hostile[16].id]
+    assert {m.id for m, _ in store.keyword_search(["near"], Filters(), 10, True)} == {hostile[4].id, hostile[5].id}
+    assert {m.id for m, _ in store.keyword_search(["日本語"], Filters(), 10, True)} == {hostile[HOSTILE.index("日本語")].id}
+
+
+# -- substring, scan, touch, stats, reset ----------------------------------------
+
+def test_substring_search(store: Store) -> None:
+    seed(store)
+    extra = [msg(10, content="path /usr/lib/x_y.py and 50% done"), msg(11, content="C:\\Users\\me"),
+             msg(12, content="xay and 50 percent"), msg(13, content="Ünïcode CAFÉ")]
+    store.insert_messages("s1", extra, None)
+    assert ids(store.substring_search("UPSTREAM TIME", Filters(), 10)) == ["evt_s2_0004", "evt_s1_0001"]
+    assert ids(store.substring_search("100% green", Filters(), 10)) == ["evt_s2_0005"]  # tool result
+    assert ids(store.substring_search("x_y", Filters(), 10)) == ["evt_s1_0010"]
+    assert ids(store.substring_search("50%", Filters(), 10)) == ["evt_s1_0010"]
+    assert ids(store.substring_search("%", Filters(), 10)) == ["evt_s1_0010", "evt_s2_0005"]
+    assert ids(store.substring_search("_", Filters(), 10)) == ["evt_s1_0010"]
+    assert ids(store.substring_search("\\users\\", Filters(), 10)) == ["evt_s1_0011"]
+    assert ids(store.substring_search("xa", Filters(), 10)) == ["evt_s1_0012"]  # capped: short fragment
+    assert ids(store.substring_search("timeout", Filters(session="s1"), 10)) == ["evt_s1_0001"]
+    assert ids(store.substring_search("timeout", Filters(), 1)) == ["evt_s2_0004"]
+    assert store.substring_search("'; DROP TABLE messages; --", Filters(), 10) == []
+    assert store.substring_search("no such fragment", Filters(), 10) == []
+
+
+def test_scan_pages_by_rowid(store: Store) -> None:
+    seed(store)
+    first = store.scan(Filters(), 4)
+    assert [m.id for _, m in first] == ["evt_s1_0001", "evt_s1_0002", "evt_s1_0003", "evt_s2_0004"]
+    rowids = [r for r, _ in first]
+    assert rowids == sorted(rowids)
+    rest = store.scan(Filters(), 10, after_rowid=rowids[-1])
+    assert [m.id for _, m in rest] == ["evt_s2_0005", "evt_s3_0006"]
+    assert [m.id for _, m in store.scan(Filters(role="assistant"), 10)] == ["evt_s1_0002", "evt_s3_0006"]
+
+
+def test_touch_counts_accesses(store: Store) -> None:
+    seed(store)
+    store.touch(["evt_s1_0001", "evt_s2_0004", "missing"], at(100))
+    store.touch(["evt_s1_0001"], at(200))
+    store.touch([], at(300))
+    a, b, c = store.get_messages(["evt_s1_0001", "evt_s2_0004", "evt_s1_0002"])
+    assert (a.access_count, a.last_accessed_at) == (2, at(200))
+    assert (b.access_count, b.last_accessed_at) == (1, at(100))
+    assert (c.access_count, c.last_accessed_at) == (0, None)
+
+
+def test_stats(store: Store) -> None:
+    seed(store)
+    store.insert_messages("s1", [msg(9, truncated=True, full_content_length=20000)], None)
+    st = store.stats()
+    assert st["backend"] in ("sqlite", "postgresql")
+    assert (st["sessions"], st["messages"], st["truncated"]) == (3, 7, 1)
+    assert (st["oldest"], st["newest"]) == (at(1), at(9))
+    assert st["per_agent"] == {"agent-a": {"sessions": 2, "messages": 5}, "agent-b": {"sessions": 1, "messages": 2}}
+    assert st["database_bytes"] > 0 and st["schema_version"] >= 2
+
+
+def test_reset_drops_every_derived_row(store: Store) -> None:
+    seed(store)
+    store.put_vectors("m", [("evt_s1_0001", _unit(4, 0))])
+    store.enqueue([NewJob("embed", {"id": 1}, job_key="k")])
+    store.reset()
+    assert store.stats()["messages"] == 0 and store.list_sessions(Filters()) == []
+    assert store.cursors() == {} and store.vector_models() == {} and store.job_status()["tasks"] == {}
+    seed(store)
+    assert store.stats()["messages"] == 6
+
+
+# -- vectors -------------------------------------------------------------------
+
+def _unit(dim: int, hot: int, noise: float = 0.0, seed: int = 0) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[hot % dim] = 1.0
+    if noise:
+        v += np.random.default_rng(seed).normal(0, noise, dim).astype(np.float32)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def test_vectors_put_search_and_filters(store: Store) -> None:
+    seed(store)
+    all_ids = ["evt_s1_0001", "evt_s1_0002", "evt_s1_0003", "evt_s2_0004", "evt_s2_0005", "evt_s3_0006"]
+    store.put_vectors("mini", [(i, _unit(8, n, 0.1, n)) for n, i in enumerate(all_ids)] + [("not-a-message", _unit(8, 0))])
+    assert store.vector_models() == {"mini": {"dim": 8, "count": 6}}
+    hits = store.vector_search("mini", _unit(8, 3), Filters(), 3)
+    assert hits[0][0] == "evt_s2_0004" and 0.9 < hits[0][1] <= 1.0001
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    filtered = store.vector_search("mini", _unit(8, 3), Filters(session="s1"), 10)
+    assert {i for i, _ in filtered} == set(all_ids[:3])
+    assert [i for i, _ in store.vector_search("mini", _unit(8, 3), Filters(role="assistant"), 1)] in (["evt_s1_0002"], ["evt_s3_0006"])
+    assert store.vector_search("other", _unit(8, 3), Filters(), 3) == []
+    got = store.get_vectors("mini", ["evt_s1_0001", "evt_s2_0004", "missing"])
+    assert set(got) == {"evt_s1_0001", "evt_s2_0004"}
+    assert np.allclose(got["evt_s1_0001"], _unit(8, 0, 0.1, 0), atol=1e-6)
+
+
+def test_vectors_replace_and_coverage(store: Store) -> None:
+    seed(store)
+    store.put_vectors("mini", [("evt_s1_0001", _unit(4, 0))])
+    store.put_vectors("mini", [("evt_s1_0001", _unit(4, 1))])
+    assert store.vector_models() == {"mini": {"dim": 4, "count": 1}}
+    assert store.vector_search("mini", _unit(4, 1), Filters(), 1) == [("evt_s1_0001", pytest.approx(1.0, abs=1e-5))]
+    missing = store.messages_without_vectors("mini", 10)
+    assert ids(missing) == ["evt_s1_0002", "evt_s1_0003", "evt_s2_0004", "evt_s2_0005", "evt_s3_0006"]
+    assert ids(store.messages_without_vectors("mini", 2)) == ["evt_s1_0002", "evt_s1_0003"]
+    assert len(store.messages_without_vectors("other", 10)) == 6
+
+
+def test_vectors_refuse_mixing_models_and_dims(store: Store) -> None:
+    seed(store)
+    store.put_vectors("mini", [("evt_s1_0001", _unit(4, 0))])
+    with pytest.raises(ModelMismatch):
+        store.put_vectors("other", [("evt_s1_0002", _unit(4, 0))])
+    with pytest.raises(InvalidInput):
+        store.put_vectors("mini", [("evt_s1_0002", _unit(5, 0))])
+    with pytest.raises(InvalidInput):
+        store.put_vectors("mini", [("evt_s1_0002", _unit(4, 0)), ("evt_s1_0003", _unit(6, 0))])
+    assert store.vector_models() == {"mini": {"dim": 4, "count": 1}}
+    assert store.drop_vectors("other") == 0
+    assert store.drop_vectors("mini") == 1
+    store.put_vectors("other", [("evt_s1_0002", _unit(6, 0))])  # after a drop, a new model (and dim) is fine
+    assert store.vector_models() == {"other": {"dim": 6, "count": 1}}
+    assert store.vector_search("other", _unit(6, 0), Filters(), 5) == [("evt_s1_0002", pytest.approx(1.0, abs=1e-5))]
+    assert store.drop_vectors() == 1
+    assert store.vector_models() == {}
+    store.put_vectors("mini", [])  # nothing to do
+
+
+# -- jobs --------------------------------------------------------------------------
+
+def test_enqueue_dedupes_live_job_keys(store: Store) -> None:
+    assert store.enqueue([NewJob("embed", {"n": 1}, job_key="a"), NewJob("embed", {"n": 2}, job_key="a"),
+                          NewJob("embed", {"n": 3}), NewJob("embed", {"n": 3})]) == 3
+    assert store.enqueue([NewJob("embed", {"n": 4}, job_key="a")]) == 0
+    assert store.enqueue([]) == 0
+    now, stale = iso(utcnow()), iso(utcnow() - timedelta(minutes=10))
+    jobs = store.claim_jobs("w1", None, 10, now, stale)
+    assert [j.payload for j in jobs] == [{"n": 1}, {"n": 3}, {"n": 3}]
+    keyed = jobs[0]
+    assert (keyed.job_key, keyed.state, keyed.attempts, keyed.locked_by) == ("a", "running", 1, "w1")
+    assert store.enqueue([NewJob("embed", {"n": 5}, job_key="a")]) == 0  # running is live too
+    store.finish_job(keyed.id)
+    assert store.enqueue([NewJob("embed", {"n": 6}, job_key="a")]) == 1
+    assert store.job_status()["tasks"] == {"embed": {"done": 1, "queued": 1, "running": 2}}
+
+
+def test_claim_respects_run_at_tasks_and_limit(store: Store) -> None:
+    now = utcnow() + timedelta(seconds=1)
+    store.enqueue([NewJob("embed", {"n": 1}), NewJob("summarize", {"n": 2}),
+                   NewJob("embed", {"n": 3}, run_at=iso(now + timedelta(hours=1)))])
+    stale = iso(now - timedelta(minutes=10))
+    assert store.claim_jobs("w", ["tag"], 10, iso(now), stale) == []
+    assert [j.payload for j in store.claim_jobs("w", ["embed"], 10, iso(now), stale)] == [{"n": 1}]
+    assert [j.payload for j in store.claim_jobs("w", None, 10, iso(now), stale)] == [{"n": 2}]
+    later = now + timedelta(hours=2)
+    assert [j.payload for j in store.claim_jobs("w", None, 1, iso(later), iso(later - timedelta(hours=3)))] == [{"n": 3}]
+
+
+def test_concurrent_claims_never_share_a_job(store_url: str, store: Store) -> None:
+    store.enqueue([NewJob("embed", {"n": i}) for i in range(200)])
+    claimed: dict[str, list[int]] = {}
+    errors: list[BaseException] = []
+
+    def worker(name: str) -> None:
+        s = open_store(store_url)
+        mine = claimed.setdefault(name, [])
+        try:
+            while True:
+                now = utcnow()
+                jobs = s.claim_jobs(name, None, 7, iso(now), iso(now - timedelta(minutes=10)))
+                if not jobs:
+                    return
+                for j in jobs:
+                    mine.append(j.id)
+                    s.finish_job(j.id)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=worker, args=(f"w{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    every = [j for jobs in claimed.values() for j in jobs]
+    assert len(every) == 200 and len(set(every)) == 200
+    assert store.job_status()["tasks"] == {"embed": {"done": 200}}
+
+
+def test_stale_jobs_are_taken_over(store: Store) -> None:
+    store.enqueue([NewJob("embed", {"n": 1}, job_key="k")])
+    t0 = utcnow()
+    [job] = store.claim_jobs("dead-worker", None, 5, iso(t0), iso(t0 - timedelta(minutes=10)))
+    assert store.claim_jobs("w2", None, 5, iso(t0 + timedelta(minutes=1)), iso(t0 - timedelta(minutes=9))) == []
+    t1 = t0 + timedelta(minutes=11)
+    [again] = store.claim_jobs("w2", None, 5, iso(t1), iso(t1 - timedelta(minutes=10)))
+    assert (again.id, again.locked_by, again.attempts, again.locked_at) == (job.id, "w2", 2, iso(t1))
+
+
+def test_fail_retries_then_exhausts(store: Store) -> None:
+    store.enqueue([NewJob("embed", {"n": 1}, max_attempts=2), NewJob("tag", {"n": 2})])
+    t0 = utcnow()
+    stale = iso(t0 - timedelta(hours=1))
+    first = store.claim_jobs("w", ["embed"], 1, iso(t0), stale)[0]
+    retry_at = iso(t0 + timedelta(seconds=30))
+    store.fail_job(first.id, "embedder timed out", retry_at)
+    assert store.claim_jobs("w", ["embed"], 1, iso(t0), stale) == []
+    second = store.claim_jobs("w", ["embed"], 1, iso(t0 + timedelta(seconds=31)), stale)[0]
+    assert (second.attempts, second.last_error, second.run_at) == (2, "embedder timed out", retry_at)
+    store.fail_job(second.id, "embedder timed out again", iso(t0 + timedelta(seconds=60)))  # attempts exhausted
+    tag = store.claim_jobs("w", ["tag"], 1, iso(t0), stale)[0]
+    store.fail_job(tag.id, "bad\x00payload " + "x" * 5000, None)  # no retry: failed at once
+    status = store.job_status()
+    assert status["tasks"] == {"embed": {"failed": 1}, "tag": {"failed": 1}}
+    assert status["sample_errors"]["embed"] == "embedder timed out again"
+    assert len(status["sample_errors"]["tag"]) <= 2000
+    assert store.claim_jobs("w", None, 5, iso(t0 + timedelta(hours=1)), stale) == []
+
+
+def test_retry_failed_dry_run_and_filters(store: Store) -> None:
+    store.enqueue([NewJob("embed", {"n": i}) for i in range(3)] + [NewJob("tag", {"n": 9})])
+    now = utcnow()
+    for j in store.claim_jobs("w", None, 10, iso(now), iso(now - timedelta(hours=1))):
+        store.fail_job(j.id, "connection refused" if j.payload["n"] < 2 else "bad output", None)
+    assert store.retry_failed("embed", "refused", dry_run=True) == 2
+    assert store.job_status()["tasks"]["embed"] == {"failed": 3}
+    assert store.retry_failed("embed", "refused", dry_run=False) == 2
+    assert store.job_status()["tasks"]["embed"] == {"failed": 1, "queued": 2}
+    assert store.retry_failed(None, None, dry_run=False) == 2
+    jobs = store.claim_jobs("w", None, 10, iso(utcnow() + timedelta(seconds=1)), iso(now - timedelta(hours=1)))
+    assert len(jobs) == 4 and all(j.attempts == 1 for j in jobs)
+
+
+# -- many writers ----------------------------------------------------------------------
+
+def test_concurrent_writers_of_one_session_never_duplicate(store_url: str, store: Store) -> None:
+    store.upsert_session(session("s1"))
+    batch = [msg(i) for i in range(60)]
+    results: list[list[str]] = []
+    errors: list[BaseException] = []
+
+    def writer(k: int) -> None:
+        s = open_store(store_url)
+        try:
+            for start in range(0, 60, 10):
+                # each writer re-sends overlapping batches under fresh ids: keys decide
+                chunk = [Message(**{**m.__dict__, "id": f"{m.id}-w{k}"}) for m in batch[start:start + 15]]
+                results.append(s.insert_messages("s1", chunk, (start + 15, (start + 15) * 10)))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not errors
+    inserted = [i for r in results for i in r]
+    assert len(inserted) == 60
+    stored = store.browse(Filters(session="s1"), 1000, 0)
+    assert len(stored) == 60 and len({m.event_key for m in stored}) == 60
+    assert store.cursor("s1") == (65, 650)
+
+
+# -- PostgreSQL only: connections, extensions, migrations ---------------------------
+
+@pytest.fixture
+def pg_url() -> str:
+    from pg import fresh_database_url
+
+    return fresh_database_url()
+
+
+def test_pg_refused_connection_retries_then_fails_clearly(pg_url: str) -> None:
+    import socket
+
+    from palimpsest.store.postgres import PostgresStore
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nothing listens here once closed
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable, match=r"cannot connect to PostgreSQL at postgresql://u:\*\*\*@127\.0\.0\.1"):
+        PostgresStore(f"postgresql://u:secret@127.0.0.1:{port}/db", connect_attempts=3)
+    assert time.monotonic() - started >= 0.7  # 0.25 + 0.5 of backoff
+
+
+def test_pg_wrong_urls(pg_url: str) -> None:
+    from pg import with_database
+
+    with pytest.raises(StoreUnavailable, match="does not exist"):
+        open_store(with_database(pg_url, "no_such_database_here"))
+    with pytest.raises((InvalidInput, StoreUnavailable)):
+        open_store("postgresql://127.0.0.1:notaport/x")
+    with pytest.raises(InvalidInput):
+        open_store("mysql://localhost/x")
+
+
+def test_pg_missing_extension_says_how_to_install(pg_url: str) -> None:
+    import psycopg
+
+    from palimpsest.store.postgres import create_extension
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        with pytest.raises(StoreUnavailable, match="install") as info:
+            create_extension(conn, "palimpsest_not_installed")
+        assert "palimpsest_not_installed" in str(info.value)
+        # what a user without the right to create extensions sees, on the real path
+        conn.execute("CREATE ROLE palimpsest_plain LOGIN")
+        try:
+            url = pg_url.replace("postgresql://postgres@", "postgresql://palimpsest_plain@")
+            if url == pg_url:
+                pytest.skip("cannot build a URL for another role from this server URL")
+            with pytest.raises(StoreUnavailable, match=r"superuser run `CREATE EXTENSION vector`"):
+                open_store(url)
+        finally:
+            conn.execute("REVOKE ALL ON DATABASE " + pg_url.rsplit("/", 1)[1] + " FROM palimpsest_plain")
+            conn.execute("DROP OWNED BY palimpsest_plain")
+            conn.execute("DROP ROLE palimpsest_plain")
+
+
+def test_pg_concurrent_migrations_from_two_processes(pg_url: str) -> None:
+    code = (
+        "import sys; from palimpsest.store import open_store; "
+        "s = open_store(sys.argv[1]); print(s.schema_version()); s.close()"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", code, pg_url], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(3)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [e for _, e in outs]
+    assert len({o.strip() for o, _ in outs}) == 1
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        versions = [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY version")]
+    assert versions == sorted(set(versions)) and versions[0] == 1
+
+
+def test_pg_server_gone_is_store_unavailable(pg_url: str) -> None:
+    import psycopg
+
+    store = open_store(pg_url)
+    try:
+        store.upsert_session(session("s1"))
+        dbname = pg_url.rsplit("/", 1)[1]
+        with psycopg.connect(pg_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+            admin.execute("ALTER DATABASE " + dbname + " WITH ALLOW_CONNECTIONS false")
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                          (dbname,))
+            try:
+                with pytest.raises(StoreUnavailable):
+                    store.insert_messages("s1", [msg(1)], (1, 10))
+            finally:
+                admin.execute("ALTER DATABASE " + dbname + " WITH ALLOW_CONNECTIONS true")
+        assert store.insert_messages("s1", [msg(1)], (1, 10)) == ["evt_s1_0001"]  # the pool recovers
+    finally:
+        store.close()
