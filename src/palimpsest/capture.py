@@ -32,6 +32,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import subprocess
 import time
@@ -365,6 +366,11 @@ def _event(role: str, content: str = "", key: str = "", created_at: Any = None, 
     return event
 
 
+def _type(prefix: str, name: Any) -> str:
+    """An event type for a harness record kind, e.g. `claude.file-history-snapshot`."""
+    return f"{prefix}.{re.sub(r'[^A-Za-z0-9_.-]', '_', str(name))[:48]}"
+
+
 def _raw_event(kind: str, raw: bytes, key: str, created_at: Any = None) -> dict[str, Any]:
     # Kept in the journal as it is (not indexed: only type "message" is).
     return _event("system", raw.decode("utf-8", "replace").rstrip("\n"), key, created_at, type=kind)
@@ -387,7 +393,7 @@ def claude_events(record: dict[str, Any], line: int, raw: bytes) -> list[dict[st
     if kind == "summary" and isinstance(record.get("summary"), str):
         return [_event("system", record["summary"], f"cc:{uid}", ts, type="summary", metadata=meta)]
     if kind not in ("user", "assistant") or not isinstance(message, dict):
-        return [_raw_event(f"claude:{kind}", raw, f"cc:{uid}", ts)]
+        return [_raw_event(_type("claude", kind), raw, f"cc:{uid}", ts)]
     role, content = str(message.get("role") or kind), message.get("content")
     if isinstance(content, str):
         return [_event(role, content, f"cc:{uid}", ts, metadata=meta)] if content else []
@@ -418,7 +424,7 @@ def codex_events(record: dict[str, Any], line: int, raw: bytes) -> list[dict[str
     ts, payload = record.get("timestamp"), record.get("payload") if isinstance(record.get("payload"), dict) else {}
     ptype = payload.get("type")
     if record.get("type") != "response_item":
-        return [_raw_event(f"codex:{record.get('type')}", raw, key, ts)]
+        return [_raw_event(_type("codex", record.get("type")), raw, key, ts)]
     if ptype == "message":
         text = _blocks_text(payload.get("content"))
         if not text:
@@ -437,7 +443,7 @@ def codex_events(record: dict[str, Any], line: int, raw: bytes) -> list[dict[str
         output = payload.get("output")
         return [_event("tool", "", key, ts, tool_result=output if isinstance(output, str) else json.dumps(output, ensure_ascii=False),
                        metadata={"call_id": payload.get("call_id")})]
-    return [_raw_event(f"codex:{ptype}", raw, key, ts)]
+    return [_raw_event(_type("codex", ptype), raw, key, ts)]
 
 
 def transcript_events(lines: Iterator[tuple[int, bytes]]) -> tuple[list[dict[str, Any]], str, int]:
@@ -476,7 +482,7 @@ def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:
             out.append(_event("assistant", str(hook["last-assistant-message"]), f"codex-notify:{turn}:assistant"))
         return out
     name = str(hook.get("hook_event_name") or hook.get("type") or "hook")
-    return [_event("system", json.dumps(hook, ensure_ascii=False, default=str), key, type=f"hook:{name}")]
+    return [_event("system", json.dumps(hook, ensure_ascii=False, default=str), key, type=_type("hook", name))]
 
 
 def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None = None) -> Report:

@@ -1,0 +1,227 @@
+"""Capture from harness hooks: spool when the server is away, replay, dead letters, transcripts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.capture import CaptureClient, Spool, capture_hook, project_of, split
+from palimpsest.server.run import ServerThread
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def memory(home: Path) -> Iterator[Memory]:
+    m = Memory(home / "server", settings=Settings.load(env={}, embedder="none", enable_write=True))
+    yield m
+    m.close()
+
+
+def batch(session: str, keys: list[str]) -> dict[str, Any]:
+    return {"session": session, "events": [{"role": "user", "content": f"text {k}", "event_key": k} for k in keys]}
+
+
+def keys_in(memory: Memory, session: str) -> list[str]:
+    return [e.event_key for e in memory.journal.read(session) if e.type == "message"]
+
+
+def test_server_down_spools_then_replays_in_order_nothing_lost_nothing_doubled(home: Path, memory: Memory) -> None:
+    port = free_port()
+    client = CaptureClient(f"http://127.0.0.1:{port}", home / "client", timeout=2)
+    first = client.send([batch("s", ["a", "b"]), batch("s", ["c"])])
+    assert (first.spooled, first.posted) == (2, 0)
+    spooled = client.spool.oldest()
+    assert len(spooled) == 2
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in spooled)
+    assert stat.S_IMODE(client.spool.root.stat().st_mode) == 0o700
+    with ServerThread(memory, port=port):
+        second = client.send([batch("s", ["c", "d"])])  # "c" was spooled already: the server drops the copy
+    assert (second.replayed, second.posted, second.spooled) == (2, 3, 0)
+    assert keys_in(memory, "s") == ["a", "b", "c", "d"]
+    assert second.duplicates == 1
+    assert client.spool.pending() == 0
+    client.close()
+
+
+def test_replay_takes_at_most_the_50_oldest_before_the_next_write(home: Path, memory: Memory) -> None:
+    port = free_port()
+    client = CaptureClient(f"http://127.0.0.1:{port}", home / "client", timeout=2)
+    client.send([batch("s", [f"k{i}"]) for i in range(60)])
+    assert client.spool.pending() == 60
+    with ServerThread(memory, port=port):
+        report = client.send([batch("s", ["new"])])
+        assert (report.replayed, client.spool.pending()) == (50, 10)
+        report = client.send([])
+        assert (report.replayed, client.spool.pending()) == (10, 0)
+    assert keys_in(memory, "s") == [f"k{i}" for i in range(50)] + ["new"] + [f"k{i}" for i in range(50, 60)]
+    client.close()
+
+
+def _fake(status: int, body: dict[str, Any]) -> httpx.Client:
+    return httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(status, json=body)))
+
+
+def test_5xx_spools_and_4xx_goes_to_dead_with_the_reason(home: Path) -> None:
+    down = CaptureClient("http://palimpsest.invalid", home, http=_fake(503, {"ok": False, "error": {"code": "store_unavailable", "message": "x"}}))
+    assert down.send([batch("s", ["a"])]).spooled == 1
+    refusing = CaptureClient("http://palimpsest.invalid", home, http=_fake(400, {"ok": False, "error": {"code": "invalid_input", "message": "role"}}))
+    report = refusing.send([batch("s", ["b"])])
+    assert (report.dead, report.spooled, report.replayed) == (2, 0, 0)  # the spooled one was replayed into a 400 too
+    dead = sorted(refusing.spool.dead.glob("*.json"))
+    assert len(dead) == 2 and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in dead)
+    assert "400" in dead[0].with_name(dead[0].name + ".reason").read_text()
+    assert refusing.spool.pending() == 0
+    assert Spool(home).requeue_dead() == 2 and refusing.spool.pending() == 2
+
+
+def test_a_corrupt_spool_file_is_reported_and_set_aside(home: Path, memory: Memory) -> None:
+    spool = Spool(home / "client")
+    spool.put(batch("s", ["good"]))
+    spool.root.joinpath("00000000000000000001-dead.json").write_bytes(b"{not json")
+    spool.root.joinpath("00000000000000000002-odd.json").write_text('{"session": 3}')
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = client.send([])
+    assert sorted(report.corrupt) == ["00000000000000000001-dead.json", "00000000000000000002-odd.json"]
+    assert report.replayed == 1 and keys_in(memory, "s") == ["good"]
+    assert sorted(p.name for p in spool.corrupt.glob("*.json")) == sorted(report.corrupt)
+    client.close()
+
+
+def test_split_bounds_batches() -> None:
+    big = batch("s", [str(i) for i in range(1200)])
+    parts = split(big, max_events=500)
+    assert [len(p["events"]) for p in parts] == [500, 500, 200]
+    assert split(batch("s", [])) == []
+
+
+# -- hooks and transcripts ---------------------------------------------------------
+def claude_lines(session: str) -> list[dict[str, Any]]:
+    return [
+        {"type": "user", "uuid": "u1", "sessionId": session, "timestamp": "2026-03-04T10:00:00Z",
+         "message": {"role": "user", "content": "why does the deploy fail?"}},
+        {"type": "assistant", "uuid": "a1", "timestamp": "2026-03-04T10:00:05Z", "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "look at the logs"},
+            {"type": "text", "text": "Let me read the log."},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "deploy.log"}}]}},
+        {"type": "user", "uuid": "u2", "timestamp": "2026-03-04T10:00:06Z", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "ERROR: the retry cap is below the upstream timeout"}]}},
+        {"type": "file-history-snapshot", "messageId": "x"},
+    ]
+
+
+def write_lines(path: Path, records: list[dict[str, Any]], mode: str = "w") -> None:
+    with open(path, mode, encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in records)
+
+
+def test_claude_code_hook_sends_new_transcript_lines_once(home: Path, memory: Memory, tmp_path: Path) -> None:
+    transcript = tmp_path / "abc.jsonl"
+    write_lines(transcript, claude_lines("abc-123"))
+    hook = {"session_id": "abc-123", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(hook, client, home / "client")
+        assert report.stored == 6 and report.posted == 1  # text, thinking, text, tool call, tool result, snapshot
+        hits = memory.search("retry cap").hits
+        assert hits and hits[0].message.role == "tool" and hits[0].message.session == "abc-123"
+        session = memory.store.get_session("abc-123")
+        assert session is not None and session.agent == "claude-code"
+        assert session.settings["tags"] == [f"project:{tmp_path.name}"]
+        assert capture_hook(hook, client, home / "client").posted == 0  # nothing new
+        with open(transcript, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"type": "user", "uuid": "u3", "message": {"role": "user", "content": "thanks"}}) + "\n")
+            f.write('{"type": "assistant", "uuid": "a3", "mess')  # still being written: not sent yet
+        assert capture_hook(hook, client, home / "client").stored == 1
+        for state in (home / "client" / "capture-state").glob("*.json"):
+            state.unlink()  # a lost cursor resends everything; the server drops the copies
+        again = capture_hook(hook, client, home / "client")
+        assert (again.stored, again.duplicates) == (0, 7)
+        client.close()
+    tools = [m for m in memory.browse(session="abc-123") if m.tool_name]
+    assert [(m.tool_name, m.tool_args) for m in tools] == [("Read", {"path": "deploy.log"})]
+
+
+def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memory, tmp_path: Path) -> None:
+    rollout = tmp_path / "rollout.jsonl"
+    write_lines(rollout, [
+        {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": {"id": "cx-1", "cwd": "/x"}},
+        {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+                                                                                 "content": [{"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}},
+        {"timestamp": "2026-03-04T10:00:02Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+                                                                                 "content": [{"type": "input_text", "text": "rename the flag"}]}},
+        {"timestamp": "2026-03-04T10:00:03Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell",
+                                                                                 "arguments": '{"cmd": ["rg", "flag"]}', "call_id": "c1"}},
+        {"timestamp": "2026-03-04T10:00:04Z", "type": "response_item", "payload": {"type": "function_call_output", "call_id": "c1", "output": "src/flag.py"}},
+    ])
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook({"session_id": "cx-1", "transcript_path": str(rollout), "cwd": str(tmp_path)}, client, home / "client")
+        assert report.stored == 5
+        report = capture_hook({"session_id": "bare", "hook_event_name": "UserPromptSubmit", "prompt": "remember the blue door"},
+                              client, home / "client")
+        assert report.stored == 1
+        client.close()
+    assert memory.store.get_session("cx-1").agent == "codex"  # type: ignore[union-attr]
+    indexed = [m.content or m.tool_name for m in memory.browse(session="cx-1")]
+    assert indexed == ["rename the flag", "shell", None]  # the boilerplate is journaled but kept out of search
+    assert memory.search("blue door").hits[0].message.session == "bare"
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_project_tag_from_remote_root_worktree_or_folder(tmp_path: Path) -> None:
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    assert project_of(str(plain)) == "notes"
+    repo = tmp_path / "checkout"
+    (repo / "src").mkdir(parents=True)
+    git(repo, "init", "-q")
+    assert project_of(str(repo / "src")) == "checkout"
+    git(repo, "commit", "-q", "--allow-empty", "-m", "init")
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert project_of(str(tmp_path / "wt")) == "checkout"  # a worktree resolves to its main repository
+    git(repo, "remote", "add", "origin", "git@github.com:acme/palimpsest.git")
+    assert project_of(str(repo)) == "palimpsest"
+    assert project_of(str(tmp_path / "wt")) == "palimpsest"
+    assert project_of(None) is None
+
+
+def test_capture_command_reads_the_hook_from_stdin(home: Path, memory: Memory, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    write_lines(transcript, claude_lines("cli-1"))
+    hook = json.dumps({"session_id": "cli-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"})
+    exe = shutil.which("palimpsest", path=str(Path(sys.executable).parent))
+    command = [exe] if exe else [sys.executable, "-m", "palimpsest"]
+    env = {**os.environ, "PALIMPSEST_HOME": str(home / "client")}
+    with ServerThread(memory) as url:
+        done = subprocess.run([*command, "capture", "--url", url, "--json"], input=hook, capture_output=True, text=True,
+                              env=env, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stored"] == 6
+    write_lines(tmp_path / "t2.jsonl", claude_lines("cli-2"))
+    down = subprocess.run([*command, "capture", "--url", f"http://127.0.0.1:{free_port()}", "--json"],
+                          input=hook.replace("cli-1", "cli-2").replace("t.jsonl", "t2.jsonl"), capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert down.returncode == 0 and json.loads(down.stdout)["spooled"] == 1  # a hook never fails its harness
+    bad = subprocess.run([*command, "capture"], input="not json", capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert bad.returncode == 2 and "hook" in bad.stderr
