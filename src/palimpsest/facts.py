@@ -622,9 +622,9 @@ class Facts:
     @staticmethod
     def _need(row: FactRow, nulls: tuple[str, ...], verb: str) -> None:
         reasons = {"invalidated_at": "was retracted", "expired_at": f"was replaced by {row.superseded_by} (revision or merge)",
-                   "superseded_by": f"is superseded by {row.superseded_by}", "valid_to": f"is closed (valid_to {row.valid_to})",
-                   "ended_at": "is closed"}
-        for column in nulls:
+                   "superseded_by": f"is already superseded by {row.superseded_by}",
+                   "valid_to": f"is closed (valid_to {row.valid_to})", "ended_at": "is closed"}
+        for column in sorted(nulls, key=list(reasons).index):  # the most telling reason first
             if getattr(row, column) is not None:
                 raise Conflict(f"cannot {verb} {row.id}: it {reasons[column]}")
 
@@ -694,12 +694,13 @@ class Facts:
 
     def export_lines(self) -> list[str]:
         """Vaults, then every fact (sorted by vault and id) with its attestations and the
-        links it is the source of: one JSON object per line, keys sorted."""
-        lines = [json.dumps({"type": "vault", **v.to_dict()}, ensure_ascii=False, sort_keys=True) for v in self.store.fact_vaults()]
+        links it is the source of: one JSON object per line, keys sorted; `record` says
+        which (vault or fact)."""
+        lines = [json.dumps({"record": "vault", **v.to_dict()}, ensure_ascii=False, sort_keys=True) for v in self.store.fact_vaults()]
         for row in self.store.query_facts(FactQuery()):
             d = row.to_dict()
             d["links"] = [x for x in d["links"] if x["src"] == row.id]
-            lines.append(json.dumps({"type": "fact", **d}, ensure_ascii=False, sort_keys=True))
+            lines.append(json.dumps({"record": "fact", **d}, ensure_ascii=False, sort_keys=True))
         return lines
 
     def snapshot(self, path: str | Path | None = None) -> Path:
@@ -731,7 +732,7 @@ class Facts:
                     continue
                 try:
                     d = json.loads(line)
-                    kind = d.pop("type")
+                    kind = d.pop("record")
                     if kind == "vault":
                         change.vaults.append(FactVault(**d))
                     elif kind == "fact":

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..records import Message, Session
+from .facts_base import FactStoreContract
 
 
 @dataclass
@@ -56,7 +57,7 @@ class NewJob:
     run_at: str | None = None
 
 
-class Store(ABC):
+class Store(FactStoreContract, ABC):
     """An index database. Open one with `palimpsest.store.open_store(url)`."""
 
     url: str
