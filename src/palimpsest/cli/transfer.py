@@ -99,6 +99,8 @@ def export(args: argparse.Namespace) -> None:
 
 def _export_to_file(memory: Any, path: Path, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
     """Write beside the target and rename, so a failed export never leaves a half file."""
+    from ..importers import export_memory
+
     directory = path.expanduser().resolve().parent
     if not directory.is_dir():
         raise InvalidInput(f"no such folder: {directory}")
