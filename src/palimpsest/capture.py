@@ -46,7 +46,7 @@ import httpx
 from .errors import InvalidInput
 from .memory import Memory
 from .messages import SESSION_FIELDS, default_key, normalise_message
-from .records import check_session_id
+from .records import ROLE_RE, SESSION_ID_RE, check_session_id
 
 MAX_EVENTS = 10_000
 
@@ -54,7 +54,8 @@ EVENT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["role"],
     "properties": {
-        "role": {"type": "string"}, "content": {"type": "string"}, "type": {"type": "string"},
+        "role": {"type": "string", "pattern": ROLE_RE.pattern}, "content": {"type": "string"},
+        "type": {"type": "string", "pattern": ROLE_RE.pattern},
         "tool_name": {"type": "string"}, "tool_args": {}, "tool_result": {}, "metadata": {"type": "object"},
         "created_at": {"type": "string"}, "event_key": {"type": "string"},
     },
@@ -63,7 +64,7 @@ BATCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["session", "events"],
     "properties": {
-        "session": {"type": "string", "description": "session id: letters, digits and ._:@+=-"},
+        "session": {"type": "string", "pattern": SESSION_ID_RE.pattern, "description": "session id: letters, digits and ._:@+=-"},
         "events": {"type": "array", "items": EVENT_SCHEMA, "maxItems": MAX_EVENTS},
         "agent": {"type": "string"}, "channel": {"type": "string"}, "title": {"type": "string"}, "key": {"type": "string"},
         "kind": {"type": "string", "enum": ["normal", "instant"]},

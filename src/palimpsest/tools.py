@@ -33,6 +33,7 @@ from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput, NotFound
 from .memory import MAX_PAGE, Memory
+from .records import ROLE_RE, SESSION_ID_RE
 
 Handler = Callable[[Memory, dict[str, Any]], Any]
 
@@ -44,6 +45,8 @@ INTEGER: dict[str, Any] = {"type": "integer"}
 BOOLEAN: dict[str, Any] = {"type": "boolean"}
 OBJECT: dict[str, Any] = {"type": "object"}
 ANY: dict[str, Any] = {}
+SESSION: dict[str, Any] = {"type": "string", "pattern": SESSION_ID_RE.pattern, "description": "session id: letters, digits and ._:@+=-"}
+ROLE: dict[str, Any] = {"type": "string", "pattern": ROLE_RE.pattern, "description": "user, assistant, system, tool, …"}
 LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}
 OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0}
 
@@ -144,7 +147,7 @@ SESSION_ATTRS: dict[str, Any] = {
     "settings": OBJECT,
 }
 MESSAGE: dict[str, Any] = {
-    "role": {"type": "string", "description": "user, assistant, system, tool, …"},
+    "role": ROLE,
     "content": STRING, "tool_name": STRING, "tool_args": ANY, "tool_result": ANY, "metadata": OBJECT,
     "created_at": {"type": "string", "description": "ISO 8601; now when absent"},
     "event_key": {"type": "string", "description": "idempotency key; a content hash when absent"},
@@ -157,10 +160,12 @@ def _pick(args: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
 
 @tool("memory_search", "Search long-term memory: ranked keyword search (mode=ranked), or substring / regex scans. "
       "Returns hits with ids, sessions, times and scores.", schema({
-          "query": STRING, "limit": LIMIT, "mode": {"type": "string", "enum": ["ranked", "substring", "regex"]}, **FILTERS,
+          "query": STRING, "limit": LIMIT, "mode": {"type": "string", "enum": ["ranked", "substring", "regex"]},
+          "recipe": {"type": "string", "enum": ["hybrid", "rrf"], "description": "ranking recipe (default: the setting)"}, **FILTERS,
       }, required=["query"]))
 def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **_pick(args, FILTERS))
+    extra = {"recipe": args["recipe"]} if "recipe" in args else {}
+    return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **_pick(args, FILTERS))
 
 
 @tool("memory_browse", "List messages chronologically (or newest first), filtered by session, agent, channel, role and "
@@ -190,7 +195,7 @@ def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("memory_append", "Journal one message durably and index it. Identical repeated appends collapse unless they "
-      "carry distinct event_key values.", schema({"session": STRING, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
+      "carry distinct event_key values.", schema({"session": SESSION, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
       write=True)
 def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
     rest = {k: v for k, v in args.items() if k not in ("session", "role", "content")}
@@ -199,7 +204,7 @@ def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("memory_ingest_session", "Bulk-write a transcript into one session as one group commit; a retried ingest skips "
       "what is already stored.", schema({
-          "session": STRING, "messages": {"type": "array", "items": schema({**MESSAGE, "type": STRING}, required=["role"])}, **SESSION_ATTRS,
+          "session": SESSION, "messages": {"type": "array", "items": schema({**MESSAGE, "type": {"type": "string", "pattern": ROLE_RE.pattern}}, required=["role"])}, **SESSION_ATTRS,
       }, required=["session", "messages"]), write=True)
 def memory_ingest_session(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.ingest_session(args["session"], args["messages"], **_pick(args, SESSION_ATTRS))

@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
@@ -32,7 +32,7 @@ from starlette.routing import Route
 from .. import __version__, capture, tools
 from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
-from ..records import check_session_id
+from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
 from .guard import Guard
 from .mcp import build_server
@@ -192,7 +192,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     @app.get("/api/sessions/{session}/events", tags=["sessions"], responses=_responses(400, 401, 404),
              summary="Replay a session's journal: a page of events after line `after`, or with stream=true "
                      "every event from there on as NDJSON (one journal line per line).")
-    async def session_events(session: str, after: int = 0, limit: int = 100, stream: bool = False) -> Any:
+    async def session_events(session: str = Path(pattern=SESSION_ID_RE.pattern), after: int = 0, limit: int = 100,
+                             stream: bool = False) -> Any:
         check_session_id(session)
         if after < 0 or not 1 <= limit <= EVENTS_PAGE:
             raise InvalidInput(f"after must be >= 0 and limit from 1 to {EVENTS_PAGE}")
