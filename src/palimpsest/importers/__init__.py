@@ -32,7 +32,17 @@ from ..errors import InvalidInput
 from ..records import check_session_id
 from . import chat, claude_code, codex, evalsets, transfer
 from .base import (
-    ImportRejected, ImportReport, Plan, Problem, Progress, decode_document, file_time, iter_lines, line_text, read_source, write_plan,
+    ImportRejected,
+    ImportReport,
+    Plan,
+    Problem,
+    Progress,
+    decode_document,
+    file_time,
+    iter_lines,
+    line_text,
+    read_source,
+    write_plan,
 )
 from .transfer import export_memory
 
@@ -208,7 +218,7 @@ def recover_from_source(source_path: str, source_line: int, part: int | None = N
         rec = json.loads(text) if text else None
     except (InvalidInput, ValueError):
         rec = None
-    if claude_code.looks_like(rec):
+    if isinstance(rec, dict) and claude_code.looks_like(rec):
         msgs = claude_code.convert(rec, source_line, claude_code.Context(str(path)))
     elif isinstance(rec, dict) and (codex.looks_like(rec) or rec.get("type") in codex.ITEM_TYPES):
         msgs = codex.convert(rec, source_line, codex.Context(str(path)))

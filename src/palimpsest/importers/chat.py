@@ -107,9 +107,9 @@ def openai_message(rec: dict[str, Any], tools: dict[str, str]) -> list[dict[str,
         fn = call.get("function") if isinstance(call, dict) else None
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
             raise InvalidInput("each tool call needs function.name")
-        call_id = call.get("id")
+        call_id, name = call.get("id"), fn["name"]
         if call_id is not None:
-            tools[str(call_id)] = fn.get("name")
-        out.append({**base, "role": role, "content": "", "tool_name": fn.get("name"), "tool_args": parse_args(fn.get("arguments")),
+            tools[str(call_id)] = name
+        out.append({**base, "role": role, "content": "", "tool_name": name, "tool_args": parse_args(fn.get("arguments")),
                     "metadata": {**meta, "tool_call_id": call_id}})
     return out

@@ -67,7 +67,7 @@ def plan_claude_code(records: Iterable[tuple[int, Any]], path: str, session: str
 
 def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
-    return name[:-6] if name.endswith(".jsonl") else name
+    return name.removesuffix(".jsonl")
 
 
 def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]]:

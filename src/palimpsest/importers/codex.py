@@ -76,7 +76,7 @@ def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | Non
 
 def _stem(path: str) -> str:
     name = path.rsplit("/", 1)[-1]
-    return name[:-6] if name.endswith(".jsonl") else name
+    return name.removesuffix(".jsonl")
 
 
 def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]]:
@@ -92,6 +92,7 @@ def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]
         kind, payload = "session_meta", rec
     else:
         kind, payload = str(rec.get("type") or rec.get("record_type") or "unknown"), rec
+    kind = str(kind)
     if kind == "session_meta":
         _learn_meta(payload, ctx)
     elif kind == "turn_context" and isinstance(payload.get("model"), str):

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..errors import InvalidInput
@@ -37,7 +37,7 @@ def parse_locomo_time(text: Any) -> datetime:
     if not isinstance(text, str):
         raise InvalidInput("date_time must be a string")
     try:
-        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+        return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
     except ValueError:
         raise InvalidInput(f"unreadable date_time {text[:40]!r}") from None
 
@@ -47,7 +47,7 @@ def parse_longmemeval_time(text: Any) -> datetime:
     if not isinstance(text, str):
         raise InvalidInput("date must be a string")
     try:
-        return datetime.strptime(re.sub(r"\s*\([A-Za-z]+\)\s*", " ", text.strip()), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+        return datetime.strptime(re.sub(r"\s*\([A-Za-z]+\)\s*", " ", text.strip()), "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
     except ValueError:
         raise InvalidInput(f"unreadable date {text[:40]!r}") from None
 

@@ -53,8 +53,8 @@ def export_memory(memory: Any, out: IO[str], progress: Progress | None = None) -
             try:
                 event = json.loads(raw)
                 if not isinstance(event, dict):
-                    raise ValueError("not an object")
-            except ValueError:
+                    raise TypeError("not an object")
+            except (ValueError, TypeError):
                 _write(out, {"record": "unreadable", "session": session, "line": line, "text": raw.decode("utf-8", "replace")})
                 counts["unreadable"] += 1
                 continue
@@ -69,7 +69,7 @@ def export_memory(memory: Any, out: IO[str], progress: Progress | None = None) -
 def _session_attrs(memory: Any, session: str) -> dict[str, Any]:
     try:
         s = memory.store.get_session(session)
-    except Exception:  # the store is down: the journal still says everything needed
+    except Exception:  # noqa: BLE001 — the store is down: the journal still says everything needed
         s = None
     return s.to_dict() if s else {"id": session}
 
@@ -157,7 +157,7 @@ def write_export(memory: Any, plan: Plan, events: dict[str, list[dict[str, Any]]
             report.records_kept += stored and given["type"] != "message"
         try:
             memory.indexer.index_session(session)
-        except Exception as exc:  # the store is down: the journal holds it; indexing catches up later
+        except Exception as exc:  # noqa: BLE001 — the store is down: the journal holds it; indexing catches up later
             log.warning("indexing %s deferred: %s", session, exc)
             report.indexed = False
         done += len(batch)
