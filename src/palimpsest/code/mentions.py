@@ -1,0 +1,39 @@
+"""Which words of a turn look like code, for recall to look them up in the code graph.
+
+Prose is full of words that are also symbol names (`index`, `save`, `run`), so a plain
+lowercase word counts only inside backticks. Outside them a token counts when it is
+shaped like code: `snake_case`, `camelCase`, `PascalCase` with two capitals or more,
+a dotted or `::` path (`store.save`, `Point::new`), or a name followed by `()`.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?")
+_TICKS = re.compile(r"`([^`\n]{1,200})`")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]")
+_MAX_CANDIDATES = 30
+
+
+def candidates(text: str) -> list[str]:
+    """Code-shaped names in `text`, in order of first mention, without duplicates."""
+    found: dict[str, None] = {}
+    for span in _TICKS.findall(text):
+        for token in _TOKEN.findall(span):
+            found.setdefault(token.removesuffix("()"), None)
+    for token in _TOKEN.findall(_TICKS.sub(" ", text)):
+        if _code_shaped(token):
+            found.setdefault(token.removesuffix("()"), None)
+    return [t for t in found if len(t) > 1][:_MAX_CANDIDATES]
+
+
+def _code_shaped(token: str) -> bool:
+    if token.endswith("()") or "::" in token:
+        return True
+    if "." in token:
+        parts = token.split(".")
+        return all(parts) and not all(p.isalpha() and p.islower() and len(p) <= 3 for p in parts)  # not "e.g", "i.e"
+    if "_" in token.strip("_") or token.startswith("__"):
+        return True
+    return bool(_CAMEL.search(token)) or sum(c.isupper() for c in token) >= 2 and not token.isupper()

@@ -1,0 +1,272 @@
+"""Turning names at call sites into symbols, only where the name is unambiguous.
+
+Resolution follows the language's own scoping, never "any symbol with that name": a
+name is looked up in the enclosing functions, then the module (for Go, the package —
+every file of the folder), then the file's imports, then modules it star-imports. A
+dotted name is then followed member by member (`mod.Class.method`); `self.x` / `this.x`
+is looked up in the enclosing class and its bases, `super().x` in its bases only. A
+package re-exporting a name (`from .impl import f` in `__init__.py`) is followed.
+
+"Unambiguous": when several symbols share the qualified name, the one in the same file
+wins (the first, for conditional redefinitions); otherwise the edge keeps its name and
+no target. Calls on values whose type would need inference (`obj.save()`) stay names;
+`callers` can still match them by name, flagged as unresolved.
+
+Re-indexing does not re-resolve the whole repository: a changed file's own edges are
+resolved again, and so is every edge elsewhere whose last name part is a name the file
+defined or imported before or after the change.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections import defaultdict
+
+from .model import CLASS_KINDS
+from .store import chunks, placeholders
+
+_MAX_HOPS = 6
+
+
+class Resolver:
+    """An in-memory view of one repository's symbols and bindings, for resolution."""
+
+    def __init__(self, db: sqlite3.Connection, repo_id: int) -> None:
+        self.kind: dict[int, str] = {}
+        self.qnorm: dict[int, str] = {}
+        self.parent: dict[int, str | None] = {}
+        self.file: dict[int, int] = {}
+        self.by_qnorm: dict[str, list[int]] = defaultdict(list)
+        self.members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for sid, fid, name, q, kind, parent in db.execute(
+            "SELECT id, file_id, name, qnorm, kind, parent FROM symbols WHERE repo_id = ? ORDER BY id", (repo_id,)
+        ):
+            self.kind[sid], self.qnorm[sid], self.parent[sid], self.file[sid] = kind, q, parent, fid
+            self.by_qnorm[q].append(sid)
+            if parent is not None:
+                self.members[parent][name].append(sid)
+        self.module_of: dict[int, str] = {}
+        self.language: dict[int, str] = {}
+        self.files_of_module: dict[str, list[int]] = defaultdict(list)
+        for fid, module, language in db.execute("SELECT id, module, language FROM files WHERE repo_id = ?", (repo_id,)):
+            self.module_of[fid], self.language[fid] = module, language
+            self.files_of_module[module].append(fid)
+        self.bindings: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        for fid, alias, target in db.execute(
+            "SELECT b.file_id, b.alias, b.target FROM bindings b JOIN files f ON f.id = b.file_id WHERE f.repo_id = ?", (repo_id,)
+        ):
+            self.bindings[fid][alias].append(target)
+        self.bases: dict[str, list[str]] = defaultdict(list)
+
+    # -- entry points --------------------------------------------------------------------
+
+    def resolve(self, file_id: int, src: int, kind: str, name: str) -> int | None:
+        """The symbol an edge's name means from where it is written, or None."""
+        hit = self._resolve(file_id, src, kind, name)
+        if hit is None or kind == "import":
+            return hit
+        target = self.kind[hit]
+        if target == "module" or (kind == "inherit" and target not in CLASS_KINDS):
+            return None  # a local variable shadowing an imported module, most likely
+        return hit
+
+    def _resolve(self, file_id: int, src: int, kind: str, name: str) -> int | None:
+        tokens = name.split(".")
+        if kind == "import":
+            return self.path(tokens, file_id)
+        head = tokens[0]
+        if head == "?" or not head:
+            return None
+        if head == "self":
+            cls = self.enclosing_class(src, file_id)
+            return self.member(cls, tokens[1], file_id) if cls is not None and len(tokens) == 2 else None
+        if head == "super":
+            return self._super(src, tokens, file_id)
+        start = self.parent_symbol(src, file_id) if kind == "inherit" else src
+        hit = self.scope(head, start, file_id)
+        if hit is not None:
+            return self.descend(hit, tokens[1:], file_id)
+        return self._imported(tokens, file_id)
+
+    def add_base(self, src: int, dst: int) -> None:
+        key = self.parent[src] if self.kind[src] == "impl" else self.qnorm[src]
+        if key is not None:
+            self.bases[key].append(self.qnorm[dst])
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def pick(self, ids: list[int], file_id: int) -> int | None:
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            return None
+        same = [i for i in ids if self.file[i] == file_id]
+        if same:
+            return same[0]
+        if all(self.kind[i] == "module" for i in ids):
+            return ids[0]  # one Go package spread over files: any file stands for it
+        return None
+
+    def scope(self, name: str, src: int | None, file_id: int) -> int | None:
+        """`name` as seen from inside `src`: enclosing functions, then the module."""
+        first = True
+        cur = src
+        for _ in range(_MAX_HOPS):
+            if cur is None or self.kind[cur] == "module":
+                break
+            if first or self.kind[cur] not in CLASS_KINDS:
+                ids = self.members.get(self.qnorm[cur], {}).get(name)
+                if ids:
+                    return self.pick(ids, file_id)
+            first = False
+            cur = self.parent_symbol(cur, file_id)
+        ids = self.members.get(self.module_of.get(file_id, ""), {}).get(name)
+        return self.pick(ids, file_id) if ids else None
+
+    def parent_symbol(self, sid: int, file_id: int) -> int | None:
+        parent = self.parent.get(sid)
+        ids = self.by_qnorm.get(parent) if parent is not None else None
+        return self.pick(ids, file_id) if ids else None
+
+    def descend(self, sid: int | None, rest: list[str], file_id: int) -> int | None:
+        for token in rest:
+            if sid is None:
+                return None
+            kind = self.kind[sid]
+            if kind == "module":
+                sid = self.path([*self.qnorm[sid].split("."), token], file_id)
+            elif kind in CLASS_KINDS:
+                sid = self.member(self.qnorm[sid], token, file_id)
+            else:
+                return None
+        return sid
+
+    def member(self, cls: str, name: str, file_id: int, seen: set[str] | None = None) -> int | None:
+        """`name` in class `cls` or, failing that, in its bases (depth first, in order)."""
+        ids = self.members.get(cls, {}).get(name)
+        if ids:
+            return self.pick(ids, file_id)
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        for base in self.bases.get(cls, ()):
+            if base not in seen:
+                hit = self.member(base, name, file_id, seen)
+                if hit is not None:
+                    return hit
+        return None
+
+    def path(self, tokens: list[str], file_id: int, hops: int = 0) -> int | None:
+        """A fully qualified name, following packages that re-export what they import."""
+        ids = self.by_qnorm.get(".".join(tokens))
+        if ids:
+            return self.pick(ids, file_id)
+        if hops >= _MAX_HOPS:
+            return None
+        for i in range(len(tokens) - 1, 0, -1):
+            prefix = ".".join(tokens[:i])
+            if prefix in self.files_of_module:
+                return self._reexport(prefix, tokens[i:], file_id, hops)
+            ids = self.by_qnorm.get(prefix)
+            if ids:
+                return self.descend(self.pick(ids, file_id), tokens[i:], file_id)
+        return None
+
+    def enclosing_class(self, src: int | None, file_id: int) -> str | None:
+        cur = src
+        for _ in range(_MAX_HOPS):
+            if cur is None:
+                return None
+            kind = self.kind[cur]
+            if kind == "impl" or kind == "method":
+                return self.parent[cur]
+            if kind in CLASS_KINDS:
+                return self.qnorm[cur]
+            if kind == "module":
+                return None
+            cur = self.parent_symbol(cur, file_id)
+        return None
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def _super(self, src: int, tokens: list[str], file_id: int) -> int | None:
+        cls = self.enclosing_class(src, file_id)
+        for base in self.bases.get(cls, ()) if cls is not None else ():
+            if len(tokens) == 1:  # JavaScript super(): the base constructor
+                ids = self.by_qnorm.get(base)
+                return self.pick(ids, file_id) if ids else None
+            hit = self.member(base, tokens[1], file_id)
+            if hit is not None:
+                return hit
+        return None
+
+    def _imported(self, tokens: list[str], file_id: int) -> int | None:
+        bound = self.bindings.get(file_id, {})
+        for target in bound.get(tokens[0], ()):
+            hit = self.path([*target.split("."), *tokens[1:]], file_id)
+            if hit is not None:
+                return hit
+        for star in bound.get("*", ()):
+            hit = self.path([*star.split("."), *tokens], file_id)
+            if hit is not None:
+                return hit
+        if len(tokens) > 1 and self.language.get(file_id) == "rust":
+            return self.path(tokens, file_id)  # paths made absolute at extraction
+        return None
+
+    def _reexport(self, module: str, rest: list[str], file_id: int, hops: int) -> int | None:
+        for fid in self.files_of_module[module]:
+            bound = self.bindings.get(fid, {})
+            for target in bound.get(rest[0], ()):
+                hit = self.path([*target.split("."), *rest[1:]], file_id, hops + 1)
+                if hit is not None:
+                    return hit
+            for star in bound.get("*", ()):
+                hit = self.path([*star.split("."), *rest], file_id, hops + 1)
+                if hit is not None:
+                    return hit
+        return None
+
+
+Pending = tuple[int, int, str, str, str, int]  # file_id, src_id, kind, name, tail, line
+
+
+def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], files: set[int] | None, names: set[str]) -> int:
+    """Store the freshly parsed edges resolved, and re-resolve the stored ones they may affect.
+
+    Inheritance comes first (every class's bases, so `self.x` can walk them), then the
+    pending edges of re-parsed files, then stored edges elsewhere whose last name part is
+    in `names` — or every stored edge when `files` is None. Returns edges looked at.
+    """
+    db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line) VALUES (?,?,?,?,?,?,?)",
+                   [(repo_id, *p) for p in pending if p[2] == "inherit"])  # fmt: skip
+    r = Resolver(db, repo_id)
+    updates: list[tuple[int | None, int]] = []
+    for eid, fid, src, kind, name, dst in db.execute(
+        "SELECT id, file_id, src_id, kind, name, dst_id FROM edges WHERE repo_id = ? AND kind = 'inherit' ORDER BY id", (repo_id,)
+    ).fetchall():
+        new = r.resolve(fid, src, kind, name)
+        if new is not None:
+            r.add_base(src, new)
+        if new != dst:
+            updates.append((new, eid))
+    rows = _affected(db, repo_id, files, names)
+    for eid, fid, src, kind, name, dst in rows:
+        new = r.resolve(fid, src, kind, name)
+        if new != dst:
+            updates.append((new, eid))
+    db.executemany("UPDATE edges SET dst_id = ? WHERE id = ?", updates)
+    fresh = [p for p in pending if p[2] != "inherit"]
+    db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line, dst_id) VALUES (?,?,?,?,?,?,?,?)",
+                   [(repo_id, *p, r.resolve(p[0], p[1], p[2], p[3])) for p in fresh])  # fmt: skip
+    return len(rows) + len(fresh)
+
+
+def _affected(db: sqlite3.Connection, repo_id: int, files: set[int] | None, names: set[str]) -> list[tuple]:
+    base = "SELECT id, file_id, src_id, kind, name, dst_id FROM edges WHERE repo_id = ? AND kind != 'inherit'"
+    if files is None:
+        return db.execute(base, (repo_id,)).fetchall()
+    found: dict[int, tuple] = {}
+    for part in chunks(sorted(names)):
+        for row in db.execute(f"{base} AND tail IN ({placeholders(part)})", (repo_id, *part)):
+            found[row[0]] = row
+    return list(found.values())
