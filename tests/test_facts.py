@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -15,12 +16,12 @@ from hypothesis import strategies as st
 
 from palimpsest import Memory, Settings
 from palimpsest.errors import Conflict, InvalidInput, NotFound
-from palimpsest.facts import Facts
+from palimpsest.facts import Fact, Facts
 from palimpsest.records import iso
 from palimpsest.store import open_store
-from palimpsest.store.facts_base import FactChange, FactRow, FactUpdate
+from palimpsest.store.facts_base import FactChange, FactQuery, FactRow, FactUpdate
 
-T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 class Clock:
@@ -366,9 +367,7 @@ def test_properties_of_random_histories(ops: list[tuple[str, int, int, int]]) ->
             store.close()
 
 
-def facts_query() -> object:
-    from palimpsest.store.facts_base import FactQuery
-
+def facts_query() -> FactQuery:
     return FactQuery()
 
 
@@ -390,8 +389,8 @@ def _apply(facts: Facts, op: str, pick: str, other: str, shift: int, clock: Cloc
         facts.dispute(pick, other)
 
 
-def _state(found: list[object]) -> list[tuple[object, ...]]:
-    return sorted((f.id, f.text, f.valid_from, f.valid_to, f.confidence, f.last_seen, tuple(f.disputed_with), f.status)  # type: ignore[attr-defined]
+def _state(found: list[Fact]) -> list[tuple[object, ...]]:
+    return sorted((f.id, f.text, f.valid_from, f.valid_to, f.confidence, f.last_seen, tuple(f.disputed_with), f.status)
                   for f in found)
 
 
@@ -409,7 +408,7 @@ def _check_chains(facts: Facts, clock: Clock) -> None:
             chains.setdefault(root(r.id), []).append(r)
     for versions in chains.values():
         versions.sort(key=lambda r: r.valid_from)  # type: ignore[attr-defined]
-        for prev, nxt in zip(versions, versions[1:]):
+        for prev, nxt in pairwise(versions):
             assert prev.valid_to == nxt.valid_from  # type: ignore[attr-defined]  # no gap, no overlap
     moments = sorted({r.valid_from for r in rows.values()} | {r.valid_to for r in rows.values() if r.valid_to})
     for moment in moments:

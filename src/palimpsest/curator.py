@@ -13,7 +13,7 @@ Besides, the words that make two similar sentences say different things are comp
 numbers, a negation, names and acronyms (embeddings blur exactly those).
 
     confirm    exact; or no difference in those words and either cosine > 0.9 with
-               lexical ≥ 0.5, or lexical > 0.9 with cosine ≥ 0.8 (or no embedder)
+               lexical ≥ 0.6, or lexical > 0.9 with cosine ≥ 0.8 (or no embedder)
     supersede  the candidate names what it corrects (`corrects`: an id or the old text);
                or it differs from a fact only by a number or a negation, the rest agreeing
                (lexical of the rest ≥ 0.6, or cosine ≥ 0.8), and starts later — an update
@@ -33,6 +33,7 @@ import logging
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
@@ -47,19 +48,15 @@ CONFIRM = 0.9
 RELATED = 0.7
 REST_AGREES = 0.6
 NEIGHBOURS = 10
-NEGATIONS = frozenset("not no never none nobody nothing neither nor cannot can't don't doesn't didn't isn't aren't wasn't "
-                      "weren't won't wouldn't shouldn't haven't hasn't hadn't stopped quit".split())
+NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
-    "eighteen nineteen twenty".split())}
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "second": "2nd", "third": "3rd"})
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # Only words that never change what a statement says: prepositions, quantifiers and
 # "before/after" stay, since "before midnight" is not "after midnight".
-STOP_WORDS = frozenset("""a an the of to is am are was were be been being have has had do does did i i'm i've me my
-mine we our ours us you your yours it it's its and that this these those there here very really just also so actually
-currently now still by as""".split())
+STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "i", "i'm", "i've", "me", "my", "mine", "we", "our", "ours", "us", "you", "your", "yours", "it", "it's", "its", "and", "that", "this", "these", "those", "there", "here", "very", "really", "just", "also", "so", "actually", "currently", "now", "still", "by", "as"])
 
 
 @dataclass
@@ -79,7 +76,7 @@ class Candidate:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, value: Any) -> "Candidate":
+    def of(cls, value: Any) -> Candidate:
         if isinstance(value, Candidate):
             return value
         if isinstance(value, str):
@@ -170,7 +167,7 @@ def lexical(a: list[str], b: list[str]) -> float:
     uni = _dice(set(a), set(b))
     if len(a) < 2 or len(b) < 2:
         return uni
-    return (uni + _dice(set(zip(a, a[1:])), set(zip(b, b[1:])))) / 2
+    return (uni + _dice(set(pairwise(a)), set(pairwise(b)))) / 2
 
 
 def _names(text: str) -> set[str]:
@@ -211,7 +208,7 @@ def judge(s: Signals, candidate_later: bool, has_embedder: bool) -> str:
         return "confirm"
     sem = s.semantic
     if not s.differs:
-        if sem is not None and sem > CONFIRM and s.lexical >= 0.5:
+        if sem is not None and sem > CONFIRM and s.lexical >= 0.6:
             return "confirm"
         if s.lexical > CONFIRM and (sem is None or sem >= 0.8):
             return "confirm"
@@ -230,7 +227,7 @@ RANK = {"confirm": 5, "supersede": 4, "dispute": 3, "related": 2, "new": 1}
 class Curator:
     """`memory.facts.curator.write(candidate)`: dedupe, link, correct, or add."""
 
-    def __init__(self, facts: "Facts") -> None:
+    def __init__(self, facts: Facts) -> None:
         self.facts = facts
         self._pending_known: bool | None = None
 
@@ -246,7 +243,7 @@ class Curator:
             return self._park(c, str(exc))
         except PalimpsestError:
             raise
-        except Exception as exc:  # a broken database connection surfaces as the driver's own error
+        except Exception as exc:  # noqa: BLE001 - a broken database connection surfaces as the driver's own error
             return self._park(c, f"{type(exc).__name__}: {exc}")
 
     def _check(self, c: Candidate) -> None:

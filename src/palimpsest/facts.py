@@ -66,7 +66,7 @@ def operation(method: F) -> F:
     moment, read once from the clock, so `known_at` never sees half an operation."""
 
     @functools.wraps(method)
-    def wrapper(self: "Facts", *args: Any, **kwargs: Any) -> Any:
+    def wrapper(self: Facts, *args: Any, **kwargs: Any) -> Any:
         if getattr(self._local, "now", None) is not None:
             return method(self, *args, **kwargs)
         self._local.now = iso(self.clock())
@@ -789,7 +789,8 @@ def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = No
     retracted, closed and revised facts never come back otherwise. A hit needs a keyword
     match or a cosine of at least 0.35. Pass `query_vector` to reuse an embedding already
     computed with the same embedder; without an embedder search is keyword-only."""
-    from .search import check_query, normalise as normalise_scores, query_terms
+    from .search import check_query, query_terms
+    from .search import normalise as normalise_scores
 
     query = check_query(query)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:

@@ -174,7 +174,7 @@ def vault_init(args: argparse.Namespace) -> None:
 def vault_list(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         vaults = [v.to_dict() for v in memory.facts.vaults()]
-    emit(args, vaults, lambda r: [print(f"{v['name']}\t{v['type']}\t{v['description'] or ''}") for v in r])
+    emit(args, vaults, lambda r: print("\n".join(f"{v['name']}\t{v['type']}\t{v['description'] or ''}" for v in r)))
 
 
 def write_episode(args: argparse.Namespace) -> None:
@@ -288,7 +288,7 @@ def search(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         hits = memory.facts.search(args.query, vault=args.vault, kind=args.kind, valid_at=args.valid_at,
                                    known_at=args.known_at, limit=args.limit)
-    emit(args, [h.to_dict() for h in hits], lambda r: [print(f"{h['score']:.3f}  {h['id']}  {h['text']}") for h in r])
+    emit(args, [h.to_dict() for h in hits], lambda r: print("\n".join(f"{h['score']:.3f}  {h['id']}  {h['text']}" for h in r)))
 
 
 def snapshot(args: argparse.Namespace) -> None:
@@ -312,7 +312,7 @@ def replay(args: argparse.Namespace) -> None:
 def pending(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         rows = [{"key": k, "candidate": c} for k, c in memory.facts.curator.pending()]
-    emit(args, rows, lambda r: [print(f"{x['key']}  {x['candidate'].get('text', '')}") for x in r])
+    emit(args, rows, lambda r: print("\n".join(f"{x['key']}  {x['candidate'].get('text', '')}" for x in r)))
 
 
 def drain(args: argparse.Namespace) -> None:
@@ -330,4 +330,4 @@ def embed(args: argparse.Namespace) -> None:
 def stats(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         s = memory.facts.stats()
-    emit(args, s, lambda r: [print(f"{k}: {v}") for k, v in r.items()])
+    emit(args, s, lambda r: print("\n".join(f"{k}: {v}" for k, v in r.items())))

@@ -19,8 +19,8 @@ import psycopg
 from psycopg import errors as pgerrors
 
 from ..errors import Conflict, InvalidInput, ModelMismatch, NotFound
-from ..records import iso, utcnow
-from .facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactVault, FactUpdate
+from ..records import iso
+from .facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactUpdate, FactVault
 
 _FACT_COLUMNS = (
     "id, vault, text, norm, kind, entities, salience, base_confidence, valid_from, recorded_at, valid_to, ended_at, "
@@ -137,7 +137,8 @@ class PostgresFactsMixin(FactStoreContract):
 
     @staticmethod
     def _fact_where(q: FactQuery) -> tuple[str, list[Any]]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[Any] = []
         for column, values in (("vault", q.vaults), ("id", q.ids)):
             if values is not None:
                 clauses.append(f"f.{column} = ANY(%s)")

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import Conflict, InvalidInput, ModelMismatch, NotFound
 from ..records import iso, utcnow
-from .facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactVault, FactUpdate
+from .facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactUpdate, FactVault
 
 _FACT_COLUMNS = (
     "id, vault, text, norm, kind, entities, salience, base_confidence, valid_from, recorded_at, valid_to, ended_at, "
@@ -119,7 +119,8 @@ class SQLiteFactsMixin(FactStoreContract):
         return rows
 
     def _fact_where(self, q: FactQuery) -> tuple[str, list[Any]]:
-        clauses, params = [], []
+        clauses: list[str] = []
+        params: list[Any] = []
         for column, values in (("vault", q.vaults), ("id", q.ids)):
             if values is not None:
                 clauses.append(f"f.{column} IN (SELECT value FROM json_each(?))")

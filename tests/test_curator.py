@@ -1,0 +1,187 @@
+"""The curator's gate: confirm / related / supersede / dispute / new, with and without an
+embedder, explicit corrections, review, and parking while the store is unreachable."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from palimpsest import Memory
+from palimpsest.curator import Candidate, compare, judge, tokens
+from palimpsest.embed import Embedder
+from palimpsest.errors import InvalidInput
+from palimpsest.facts import Facts
+from palimpsest.store import open_store
+
+SYNONYMS = {"enjoys": "likes", "enjoy": "like", "automobile": "car", "vehicle": "car", "resides": "lives", "home": "house"}
+
+
+class SynonymEmbedder(Embedder):
+    """Deterministic: words (synonyms folded) hashed into 64 buckets, unit length. Word
+    order is lost, as in real embeddings that blur who-did-what-to-whom."""
+
+    model_id = "test-synonyms"
+    dim = 64
+
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for w in re.findall(r"\w+", text.lower()):
+                w = SYNONYMS.get(w, w)
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-9)
+
+
+@pytest.fixture(params=["embedder", "none"])
+def facts(request: pytest.FixtureRequest, sqlite_memory: Memory) -> Facts:
+    """SQLite only: the gate is backend-free; test_every_backend covers the store side."""
+    embedder = SynonymEmbedder() if request.param == "embedder" else None
+    return Facts(sqlite_memory.store, sqlite_memory.home, embedder=lambda: embedder)
+
+
+@pytest.fixture
+def with_embedder(sqlite_memory: Memory) -> Facts:
+    embedder = SynonymEmbedder()
+    return Facts(sqlite_memory.store, sqlite_memory.home, embedder=lambda: embedder)
+
+
+def test_every_backend(memory: Memory) -> None:
+    embedder = SynonymEmbedder()
+    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    first = facts.curator.write({"text": "Ada enjoys hiking in the Alps", "valid_from": "2024-01-01", "entities": ["Ada"]})
+    assert facts.curator.write("Ada likes hiking in the Alps").action == "confirm"  # found by vector
+    assert facts.curator.write({"text": "Ada enjoys hiking in the Alps", "vault": "facts"}).action == "confirm"  # by norm
+    hits = facts.search("mountain walks Ada")
+    assert [h.fact.id for h in hits] == [first.fact.id] and hits[0].parts["semantic"] > 0  # type: ignore[union-attr]
+    assert facts.embed_missing() == 0
+
+
+def test_tokens_fold_numbers_negations_and_suffixes() -> None:
+    assert tokens("I don't own four bikes") == ["not", "own", "4", "bik"]
+    assert tokens("The score is 2,000 points!") == ["score", "2000", "point"]
+
+
+def test_the_same_words_confirm(facts: Facts) -> None:
+    first = facts.curator.write({"text": "I live in Berlin.", "source": "evt_00000000000000000001abcd", "valid_from": "2024-01-01"})
+    assert first.action == "new"
+    again = facts.curator.write({"text": "i live in berlin", "source": "evt_00000000000000000002abcd"})
+    assert again.action == "confirm" and again.fact is not None and again.fact.id == first.fact.id  # type: ignore[union-attr]
+    assert again.fact.confidence > first.fact.confidence and len(again.fact.attestations) == 2  # type: ignore[union-attr]
+    assert len(facts.query()) == 1
+
+
+def test_a_paraphrase_needs_the_embedder_to_confirm(facts: Facts) -> None:
+    facts.curator.write({"text": "Ada enjoys hiking in the Alps", "valid_from": "2024-01-01"})
+    d = facts.curator.write("Ada likes hiking in the Alps")
+    if facts.embedder is not None:
+        assert d.action == "confirm"
+    else:
+        assert d.action in ("related", "new")  # word overlap alone does not merge a paraphrase
+
+
+def test_same_words_different_fact_never_confirms(facts: Facts) -> None:
+    facts.curator.write({"text": "Alice reports to Bob", "valid_from": "2024-01-01"})
+    d = facts.curator.write("Bob reports to Alice")
+    assert d.action in ("related", "new") and len(facts.query()) == 2
+
+
+def test_a_changed_number_supersedes_when_later(facts: Facts) -> None:
+    old = facts.curator.write({"text": "My highest score in Ticket to Ride is 124 points", "valid_from": "2023-05-23"}).fact
+    d = facts.curator.write({"text": "My highest score in Ticket to Ride is 132 points", "valid_from": "2023-05-25"})
+    assert d.action == "supersede" and d.target is not None and d.target.id == old.id  # type: ignore[union-attr]
+    chain = facts.history(d.fact.id)  # type: ignore[union-attr]
+    assert [f.text for f in chain] == [old.text, d.fact.text] and chain[0].valid_to == chain[1].valid_from  # type: ignore[union-attr]
+    assert [f.text for f in facts.query()] == ["My highest score in Ticket to Ride is 132 points"]
+
+
+def test_negation_later_supersedes_earlier_disputes(facts: Facts) -> None:
+    facts.curator.write({"text": "I eat meat", "valid_from": "2024-01-01"})
+    d = facts.curator.write({"text": "I don't eat meat", "valid_from": "2024-06-01"})
+    assert d.action == "supersede"
+    e = facts.curator.write({"text": "I eat meat", "valid_from": "2024-03-01"})  # older news, contradicting
+    assert e.action == "dispute" and e.fact is not None and e.fact.disputed_with == [d.fact.id]  # type: ignore[union-attr]
+
+
+def test_different_names_and_acronyms_do_not_confirm(with_embedder: Facts) -> None:
+    facts = with_embedder
+    facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"})
+    d = facts.curator.write("The API uses SAML for authentication")
+    assert d.action == "related" and d.signals is not None and "name" in d.signals.differs
+    assert [r["existing"].text for r in facts.reviews()] == ["The API uses JWT for authentication"]
+
+
+def test_unrelated_is_new(facts: Facts) -> None:
+    facts.curator.write({"text": "The cat is called Miso", "valid_from": "2024-01-01"})
+    assert facts.curator.write("Quarterly taxes are due in April").action == "new"
+
+
+def test_explicit_corrections_supersede(facts: Facts) -> None:
+    a = facts.curator.write({"text": "The standup is at 9:30", "valid_from": "2024-01-01"}).fact
+    d = facts.curator.write({"text": "Standup moved to the afternoon", "corrects": a.id})  # type: ignore[union-attr]
+    assert d.action == "supersede" and facts.get(a.id).superseded_by == d.fact.id  # type: ignore[union-attr]
+    e = facts.curator.write({"text": "Standup is at 14:00 sharp", "corrects": "Standup moved to the afternoon"})
+    assert e.action == "supersede" and e.target is not None and e.target.id == d.fact.id  # type: ignore[union-attr]
+    f = facts.curator.write({"text": "Something else entirely", "corrects": "a statement nobody made"})
+    assert f.action == "new"
+
+
+def test_review_settles_same_or_keep(with_embedder: Facts) -> None:
+    facts = with_embedder
+    base = facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"}).fact
+    rel = facts.curator.write("The API uses SAML for authentication").fact
+    kept = facts.settle(rel.id, base.id, "keep")  # type: ignore[union-attr]
+    assert kept.status == "current" and facts.reviews() == []
+    other = facts.curator.write("The API uses OAuth for authentication").fact
+    merged = facts.settle(other.id, base.id, "same")  # type: ignore[union-attr]
+    assert merged.id == base.id and len(merged.attestations) == 2  # type: ignore[union-attr]
+    assert facts.get(other.id).status == "merged"  # type: ignore[union-attr]
+
+
+def test_invalid_candidates_are_refused() -> None:
+    with pytest.raises(InvalidInput):
+        Candidate.of({"text": "x", "colour": "red"})
+    with pytest.raises(InvalidInput):
+        Candidate.of(42)
+
+
+def test_invalid_candidate_is_refused_not_parked(facts: Facts) -> None:
+    with pytest.raises(InvalidInput):
+        facts.curator.write({"text": ""})
+    with pytest.raises(InvalidInput):
+        facts.curator.write({"text": "ok", "salience": 7})
+    assert facts.curator.pending() == []
+
+
+def test_unreachable_store_parks_and_drains(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    url = f"sqlite:///{home / 'p.db'}"
+    store = open_store(url)
+    facts = Facts(store, home)
+    facts.curator.write({"text": "The printer is on floor 2", "valid_from": "2024-01-01"})
+    store.close()  # the database goes away
+    d = facts.curator.write({"text": "The wifi password rotates monthly", "source": "evt_00000000000000000003abcd"})
+    assert d.action == "parked" and "journaled" in d.reason
+    assert [c["text"] for _, c in facts.curator.pending()] == ["The wifi password rotates monthly"]
+    store = open_store(url)  # it is back
+    try:
+        again = Facts(store, home)
+        decision = again.curator.write("The printer is on floor 2")  # drains the parked one first
+        assert decision.action == "confirm"
+        assert again.curator.pending() == []
+        assert {f.text for f in again.query()} == {"The printer is on floor 2", "The wifi password rotates monthly"}
+    finally:
+        store.close()
+
+
+def test_gate_never_rests_on_one_signal() -> None:
+    s = compare("Alice reports to Bob", "Bob reports to Alice", semantic=0.99)
+    assert judge(s, True, True) != "confirm"  # the embedding alone would merge them
+    s = compare("Deploys run on Fridays", "Deploys never run on Fridays", semantic=0.95)
+    assert "negation" in s.differs and judge(s, True, True) == "supersede"
+    s = compare("We pay 40 dollars a month", "We pay 45 dollars a month", semantic=0.97)
+    assert judge(s, False, True) == "dispute"
