@@ -452,3 +452,19 @@ def test_cli_export_to_stdout_is_an_export(home: Path, capsys: pytest.CaptureFix
 
 def test_the_torn_fixture_is_still_torn() -> None:
     assert (FIXTURES / "claude_code.jsonl").read_bytes()[-1:] != b"\n"
+
+
+def test_a_wrong_format_is_refused_not_kept_as_records(memory: Memory) -> None:
+    with pytest.raises(ImportRejected, match="no Codex record"):
+        import_file(memory, FIXTURES / "messages.jsonl", format="codex")
+    with pytest.raises(ImportRejected, match="no Claude Code record"):
+        import_file(memory, FIXTURES / "codex.jsonl", format="claude-code")
+    with pytest.raises(InvalidInput, match="unknown format"):
+        import_file(memory, FIXTURES / "codex.jsonl", format="csv")
+    assert memory.journal.sessions() == []
+
+
+def test_progress_is_reported(sqlite_memory: Memory) -> None:
+    seen: list[tuple[int, int]] = []
+    import_file(sqlite_memory, FIXTURES / "locomo_small.json", progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (6, 6) and [d for d, _ in seen] == sorted(d for d, _ in seen)

@@ -15,7 +15,9 @@ Everything else is journaled as it is (type `source_record`, never indexed): rec
 other types (`system`, `file-history-snapshot`, `queue-operation`, unknown ones),
 structured `toolUseResult` payloads, image and other non-text blocks, empty or redacted
 thinking. `isMeta` records (caveats, command echoes) are marked `metadata.boilerplate`
-with importance 0.1. Event keys are `cc:<record uuid>:<block>`, so importing a file again
+with importance 0.1; the summary a compaction writes (`isCompactSummary`) gets
+`metadata.compact_summary` and importance 0.3. Sub-agent files (`agent-*.jsonl`) carry
+their parent's `sessionId` and so join the parent session. Event keys are `cc:<record uuid>:<block>`, so importing a file again
 (or a longer version of it, as the session goes on) stores only what is new.
 """
 
@@ -49,10 +51,12 @@ def plan_claude_code(records: Iterable[tuple[int, Any]], path: str, session: str
     plan = Plan(FORMAT, all_or_nothing=False)
     ctx = Context(path, last_ts=fallback_time)
     messages: list[dict[str, Any]] = []
+    known = 0
     for line, rec in records:
         if not isinstance(rec, dict):
             plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
             continue
+        known += looks_like(rec)
         for part in convert(rec, line, ctx):
             if part["type"] == "source_record":
                 plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
@@ -62,6 +66,9 @@ def plan_claude_code(records: Iterable[tuple[int, Any]], path: str, session: str
     sp.attrs = {"agent": agent or "claude-code", "key": ctx.session_id, "title": ctx.title,
                 "settings": {**ctx.settings, "source_path": path}}
     sp.messages = messages
+    if not known:  # nothing here is Claude Code's: refuse rather than keep foreign lines as records
+        plan.all_or_nothing = True
+        plan.problem("file", "no Claude Code record found; is --format right?")
     return plan
 
 
@@ -87,6 +94,8 @@ def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]
         meta["sidechain"] = True
     if rec.get("isMeta"):
         meta.update(boilerplate=True, importance=BOILERPLATE_IMPORTANCE)
+    if rec.get("isCompactSummary"):  # the summary a compaction wrote: a restatement, not new words
+        meta.update(compact_summary=True, importance=REASONING_IMPORTANCE)
     if rec["message"].get("model"):
         meta["model"] = rec["message"]["model"]
     out = _blocks(rec, meta, ts, uid, ctx)

@@ -59,10 +59,12 @@ def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | Non
     plan = Plan(FORMAT, all_or_nothing=False)
     ctx = Context(path, last_ts=fallback_time)
     messages: list[dict[str, Any]] = []
+    known = 0
     for line, rec in records:
         if not isinstance(rec, dict):
             plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
             continue
+        known += looks_like(rec)
         for part in convert(rec, line, ctx):
             if part["type"] == "source_record":
                 plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
@@ -71,6 +73,9 @@ def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | Non
     sp = plan.session(sid)
     sp.attrs = {"agent": agent or "codex", "key": ctx.session_id, "settings": {**ctx.settings, "source_path": path}}
     sp.messages = messages
+    if not known:  # nothing here is Codex's: refuse rather than keep foreign lines as records
+        plan.all_or_nothing = True
+        plan.problem("file", "no Codex record found; is --format right?")
     return plan
 
 
