@@ -419,7 +419,7 @@ class PostgresStore(Store, PostgresFactsMixin):
 
     def reset(self) -> None:
         with self._tx() as conn:
-            conn.execute("TRUNCATE vectors, messages, sessions, journal_cursors, jobs RESTART IDENTITY")
+            conn.execute("TRUNCATE vectors, vector_counts, messages, sessions, journal_cursors, jobs RESTART IDENTITY")
 
     # -- vectors -------------------------------------------------------------
     def put_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
@@ -429,7 +429,7 @@ class PostgresStore(Store, PostgresFactsMixin):
         with self._tx() as conn:
             # One writer of vectors at a time, so two models can never slip in together.
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (_VECTOR_LOCK,))
-            for other, dim in conn.execute("SELECT model, max(dim) FROM vectors GROUP BY model"):
+            for other, dim in conn.execute("SELECT model, dim FROM vector_counts"):
                 if other != model:
                     raise ModelMismatch(
                         f"the index holds vectors of {other!r}; refusing to mix in {model!r}. "
@@ -483,7 +483,7 @@ class PostgresStore(Store, PostgresFactsMixin):
         return {i: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for i, v in rows}
 
     def vector_models(self) -> dict[str, dict[str, int]]:
-        rows = self._all("SELECT model, max(dim), count(*) FROM vectors GROUP BY model")
+        rows = self._all("SELECT model, dim, count FROM vector_counts ORDER BY model")
         return {m: {"dim": d, "count": n} for m, d, n in rows}
 
     def messages_without_vectors(self, model: str, limit: int) -> list[Message]:
@@ -498,7 +498,7 @@ class PostgresStore(Store, PostgresFactsMixin):
                 n = conn.execute("DELETE FROM vectors").rowcount
             else:
                 n = conn.execute("DELETE FROM vectors WHERE model = %s", (model,)).rowcount
-            live = {r[0] for r in conn.execute("SELECT DISTINCT dim FROM vectors")}
+            live = {r[0] for r in conn.execute("SELECT dim FROM vector_counts")}
             for (name,) in conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%%'"
             ).fetchall():
