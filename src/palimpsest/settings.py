@@ -65,6 +65,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("facts_snapshot", True, "PALIMPSEST_FACTS_SNAPSHOT", "Rewrite <home>/facts.jsonl after every fact change (off: only on `palimpsest facts snapshot`).", _bool),
     Setting("code_db", "", "PALIMPSEST_CODE_DB", "SQLite file of the code graph (default <home>/code.db); derived data, rebuilt by `code index`."),
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),
+    Setting("codex_home", "~/.codex", "CODEX_HOME", "Codex CLI's home; `palimpsest capture` finds a Codex session's rollout file under <codex_home>/sessions."),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
