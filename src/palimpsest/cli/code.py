@@ -118,12 +118,12 @@ def outline(args: argparse.Namespace) -> None:
 def repos(args: argparse.Namespace) -> None:
     with open_graph(args) as g:
         found = g.repos()
-    emit(args, {"repos": found}, lambda r: [print(f"{x.name}\t{x.root}\t{x.indexed_at or '-'}") for x in r["repos"]])
+    emit(args, {"repos": found}, _print_repos)
 
 
 def stats(args: argparse.Namespace) -> None:
     with open_graph(args) as g:
-        emit(args, g.stats(args.repo), lambda r: [print(f"{k}: {v}") for k, v in r.items()])
+        emit(args, g.stats(args.repo), _print_stats)
 
 
 def forget(args: argparse.Namespace) -> None:
@@ -146,6 +146,16 @@ def _print_report(report: Any) -> None:
             print(f"  … {len(rows) - 20} more {label} (see --json)")
     for path in report.changed_during:
         print(f"  changed while indexing: {path} (indexed as read; re-read next run)")
+
+
+def _print_repos(result: dict[str, Any]) -> None:
+    for r in result["repos"]:
+        print(f"{r.name}\t{r.root}\t{r.indexed_at or '-'}")
+
+
+def _print_stats(result: dict[str, Any]) -> None:
+    for key, value in result.items():
+        print(f"{key}: {value}")
 
 
 def _print_symbols(symbols: list[Any]) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
@@ -45,7 +46,7 @@ class Extractor:
 
     name = ""
     QUERY = ""
-    ATTRIBUTE_TYPES: dict[str, tuple[str, str]] = {}  # node type → (object field, member field)
+    ATTRIBUTE_TYPES: ClassVar[dict[str, tuple[str, str]]] = {}  # node type → (object field, member field)
     IDENT_TYPES = frozenset({"identifier"})
     SELF_TYPES = frozenset({"self", "this"})
     member_sep = "."

@@ -65,15 +65,19 @@ def list_files(root: Path, exclude: Iterable[str] = ()) -> list[str]:
 
 def _git_files(root: Path) -> list[str] | None:
     try:
-        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=30)
+        inside = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"], check=False, capture_output=True, text=True, timeout=30
+        )
         if inside.returncode != 0 or inside.stdout.strip() != "true":
             return None
         # A tree inside an enclosing repository's ignored folder (pyenv's versions/, a
         # vendored checkout) lists nothing there: walk it instead.
-        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, timeout=30)
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], check=False, capture_output=True, timeout=30)
         if ignored.returncode == 0:
             return None
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"], capture_output=True, timeout=300)
+        done = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-co", "--exclude-standard", "-z"], check=False, capture_output=True, timeout=300
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:
@@ -147,10 +151,10 @@ def decode(raw: bytes, rel: str = "") -> tuple[bytes, str]:
         return raw, ""
     except UnicodeDecodeError:
         pass
-    encoding = _cookie(raw) if rel.endswith(".py") else None
-    if encoding:
+    cookie = _cookie(raw) if rel.endswith(".py") else None
+    if cookie:
         try:
-            return raw.decode(encoding).encode("utf-8"), f"decoded from {encoding} (coding cookie)"
+            return raw.decode(cookie).encode("utf-8"), f"decoded from {cookie} (coding cookie)"
         except (LookupError, UnicodeDecodeError):
             pass
     return raw.decode("latin-1").encode("utf-8"), "not UTF-8; decoded as Latin-1"

@@ -19,13 +19,14 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from ..errors import InvalidInput, NotFound
 from ..settings import Settings
 from . import indexer, store
 from .model import CALLABLE_KINDS, Edge, Impact, IndexReport, Symbol, qnorm
 from .store import SYMBOL_COLUMNS, SYMBOL_FROM, chunks, placeholders
+
 
 def _columns(sym: str, file: str) -> str:
     return ", ".join(f"{sym}.{c}" if c not in ("path", "language") else f"{file}.{c}" for c in (
@@ -77,7 +78,7 @@ class CodeGraph:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "CodeGraph":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -18,14 +18,13 @@ _MAX_CANDIDATES = 30
 
 def candidates(text: str) -> list[str]:
     """Code-shaped names in `text`, in order of first mention, without duplicates."""
-    found: dict[str, None] = {}
-    for span in _TICKS.findall(text):
-        for token in _TOKEN.findall(span):
-            found.setdefault(token.removesuffix("()"), None)
-    for token in _TOKEN.findall(_TICKS.sub(" ", text)):
-        if _code_shaped(token):
-            found.setdefault(token.removesuffix("()"), None)
-    return [t for t in found if len(t) > 1][:_MAX_CANDIDATES]
+    found: list[tuple[int, str]] = []
+    for span in _TICKS.finditer(text):
+        found += [(span.start(1) + t.start(), t.group()) for t in _TOKEN.finditer(span.group(1))]
+    outside = _TICKS.sub(lambda m: " " * len(m.group()), text)
+    found += [(t.start(), t.group()) for t in _TOKEN.finditer(outside) if _code_shaped(t.group())]
+    names = dict.fromkeys(token.removesuffix("()") for _, token in sorted(found))
+    return [t for t in names if len(t) > 1][:_MAX_CANDIDATES]
 
 
 def _code_shaped(token: str) -> bool:

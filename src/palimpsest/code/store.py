@@ -89,9 +89,7 @@ CREATE INDEX bindings_file ON bindings (file_id);
 
 MIGRATIONS: dict[int, str] = {1: _SCHEMA}
 
-SYMBOL_COLUMNS = (
-    "s.id, r.name, f.path, f.language, s.name, s.qualname, s.kind, s.start_line, s.end_line, s.signature, s.doc, s.parent"
-)
+SYMBOL_COLUMNS = "s.id, r.name, f.path, f.language, s.name, s.qualname, s.kind, s.start_line, s.end_line, s.signature, s.doc, s.parent"
 SYMBOL_FROM = "symbols s JOIN files f ON f.id = s.file_id JOIN repos r ON r.id = s.repo_id"
 
 

@@ -63,7 +63,7 @@ class Layout:
     crates: dict[str, str] = field(default_factory=dict)  # folder → crate name
 
     @classmethod
-    def scan(cls, root: Path, paths: list[str]) -> "Layout":
+    def scan(cls, root: Path, paths: list[str]) -> Layout:
         package_dirs = frozenset(p.rsplit("/", 1)[0] if "/" in p else "" for p in paths if p.rsplit("/", 1)[-1] == "__init__.py")
         go_modules: dict[str, str] = {}
         crates: dict[str, str] = {}

@@ -10,6 +10,8 @@ methods resolve.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import tree_sitter_go
 from tree_sitter import Node
 
@@ -32,7 +34,10 @@ _TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
 class GoExtractor(Extractor):
     name = "go"
     QUERY = QUERY
-    ATTRIBUTE_TYPES = {"selector_expression": ("operand", "field"), "qualified_type": ("package", "name")}
+    ATTRIBUTE_TYPES: ClassVar[dict[str, tuple[str, str]]] = {
+        "selector_expression": ("operand", "field"),
+        "qualified_type": ("package", "name"),
+    }
     IDENT_TYPES = frozenset({"identifier", "type_identifier", "field_identifier", "package_identifier"})
 
     def language(self) -> object:

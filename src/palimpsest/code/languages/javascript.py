@@ -10,6 +10,7 @@ same name, the usual convention; `require('./x')` assigned to a name binds like 
 from __future__ import annotations
 
 import posixpath
+from typing import ClassVar
 
 import tree_sitter_javascript
 import tree_sitter_typescript
@@ -28,16 +29,22 @@ _COMMON = """
 (call_expression function: (_) @callee) @call
 (new_expression constructor: (_) @callee) @call
 (import_statement) @import
+(export_statement source: (_)) @import
 (variable_declarator name: (_) @alias
   value: (call_expression function: (identifier) @req arguments: (arguments . (string) @source))
   (#eq? @req "require")) @import
 """
 
-_JS = _COMMON + """
+_JS = (
+    _COMMON
+    + """
 (field_definition property: (_) @name value: [(arrow_function) (function_expression)]) @def.method
 """
+)
 
-_TS = _COMMON + """
+_TS = (
+    _COMMON
+    + """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)]) @def.method
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
@@ -47,12 +54,13 @@ _TS = _COMMON + """
 (abstract_method_signature name: (_) @name) @def.method
 (function_signature name: (_) @name) @def.function
 """
+)
 
 
 class JavaScriptExtractor(Extractor):
     name = "javascript"
     QUERY = _JS
-    ATTRIBUTE_TYPES = {"member_expression": ("object", "property")}
+    ATTRIBUTE_TYPES: ClassVar[dict[str, tuple[str, str]]] = {"member_expression": ("object", "property")}
     IDENT_TYPES = frozenset({"identifier", "type_identifier", "property_identifier"})
 
     def language(self) -> object:
@@ -61,7 +69,8 @@ class JavaScriptExtractor(Extractor):
     def callee(self, node: Node, ctx: FileContext) -> str:
         if node.type in ("non_null_expression", "parenthesized_expression") and node.named_children:
             return self.callee(node.named_children[0], ctx)
-        return super().callee(node, ctx)
+        name = super().callee(node, ctx)
+        return "" if name == "require" else name  # an import, recorded as one
 
     def on_def(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
         name = text(caps["name"][0])
@@ -80,7 +89,9 @@ class JavaScriptExtractor(Extractor):
         body = value.child_by_field_name("body") if value is not None else None
         end = body.start_byte if body is not None else node.end_byte
         parent = node.parent
-        start = parent.start_byte if parent is not None and parent.type in ("lexical_declaration", "variable_declaration") else node.start_byte
+        start = (
+            parent.start_byte if parent is not None and parent.type in ("lexical_declaration", "variable_declaration") else node.start_byte
+        )
         tree_text = (parent if start != node.start_byte and parent is not None else node).text or b""
         raw = tree_text[: end - start].decode("utf-8", "replace")
         return " ".join(raw.split()).rstrip("{").strip()[:240]
@@ -120,6 +131,9 @@ class JavaScriptExtractor(Extractor):
         if source is None:
             return
         target = self._module(text(source).strip("'\"`"), ctx)
+        if node.type == "export_statement":
+            self._reexport(node, target, out)
+            return
         clause = next((c for c in node.named_children if c.type == "import_clause"), None)
         if clause is None:  # `import './side-effect'`
             out.refs.append(Ref("import", target, node.start_point.row + 1, node.start_byte))
@@ -139,6 +153,20 @@ class JavaScriptExtractor(Extractor):
                 original = text(spec.child_by_field_name("name"))
                 alias = text(spec.child_by_field_name("alias")) or original
                 self.bind(out, alias, f"{target}.{original}", node)
+
+    def _reexport(self, node: Node, target: str, out: Extraction) -> None:
+        """`export { a as b } from './x'` binds `b` here, so importers of this module find it."""
+        parts = node.named_children
+        clause = next((c for c in parts if c.type == "export_clause"), None)
+        namespace = next((c for c in parts if c.type == "namespace_export"), None)
+        if clause is not None:
+            for spec in clause.named_children:
+                original = text(spec.child_by_field_name("name"))
+                self.bind(out, text(spec.child_by_field_name("alias")) or original, f"{target}.{original}", node)
+        elif namespace is not None:
+            self.bind(out, text(namespace.named_children[0]) if namespace.named_children else "", target, node)
+        else:
+            self.bind(out, "*", target, node)
 
     def _destructured(self, pattern: Node, target: str, node: Node, out: Extraction) -> None:
         for item in pattern.named_children:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import tree_sitter_python
 import re
+from typing import ClassVar
 
+import tree_sitter_python
 from tree_sitter import Node
 
 from ..extract import Extractor, FileContext, text
@@ -24,7 +25,7 @@ QUERY = """
 class PythonExtractor(Extractor):
     name = "python"
     QUERY = QUERY
-    ATTRIBUTE_TYPES = {"attribute": ("object", "attribute")}
+    ATTRIBUTE_TYPES: ClassVar[dict[str, tuple[str, str]]] = {"attribute": ("object", "attribute")}
     SELF_TYPES = frozenset()  # `self` is an ordinary identifier in Python; see callee()
     LINE_COMMENT = re.compile(r"#[^\n]*")
 

@@ -10,6 +10,8 @@ inheritance edge from the type to the trait, as is a supertrait bound.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import tree_sitter_rust
 from tree_sitter import Node
 
@@ -38,7 +40,7 @@ _PATH_HEADS = frozenset({"crate", "self", "super"})
 class RustExtractor(Extractor):
     name = "rust"
     QUERY = QUERY
-    ATTRIBUTE_TYPES = {"field_expression": ("value", "field")}
+    ATTRIBUTE_TYPES: ClassVar[dict[str, tuple[str, str]]] = {"field_expression": ("value", "field")}
     IDENT_TYPES = frozenset({"identifier", "type_identifier", "field_identifier"})
     member_sep = "::"
 
@@ -126,8 +128,7 @@ def module_name(path: str, crates: dict[str, str]) -> tuple[str, bool]:
     folder = max((d for d in crates if d == "" or path.startswith(d + "/")), key=len, default=None)
     crate = crates.get(folder, "crate") if folder is not None else "crate"
     rel = path[len(folder) + 1 :] if folder else path
-    if rel.startswith("src/"):
-        rel = rel[4:]
+    rel = rel.removeprefix("src/")
     parts = rel[:-3].split("/") if rel.endswith(".rs") else rel.split("/")
     is_package = parts[-1] in ("mod", "lib", "main")
     if parts[-1] == "mod" or (len(parts) == 1 and parts[0] in ("lib", "main")):

@@ -1,0 +1,75 @@
+"""The code graph's tools for HTTP and MCP, declared with the registry's `@tool`.
+
+They are registered when this module is imported: the registry does so once
+`"palimpsest.code.tools"` is listed in `palimpsest.tools.TOOL_MODULES`. All are read
+tools; indexing stays a CLI / library operation (it reads the local disk of the server).
+Each opens the code graph of the memory's home (`code_db` setting) for one call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..memory import Memory
+from ..tools import INTEGER, STRING, schema, tool
+from .graph import CodeGraph
+
+REPO: dict[str, Any] = {"type": "string", "description": "repository name (a project: tag value) or root path; "
+                        "default: the only one indexed"}  # fmt: skip
+SYMBOL: dict[str, Any] = {"type": "string", "description": "qualified name or any dotted tail of it: save, Store.save, Point::new"}
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 1000}
+
+
+def _graph(memory: Memory) -> CodeGraph:
+    return CodeGraph(settings=memory.settings)
+
+
+@tool("code_find", "Find symbols (functions, classes, methods, types) of an indexed repository by name, fuzzily.",
+      schema({"name": STRING, "repo": REPO, "kind": STRING, "limit": LIMIT}, required=["name"]))  # fmt: skip
+def code_find(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        found = g.find(args["name"], repo=args.get("repo"), kind=args.get("kind"), limit=args.get("limit", 20))
+    return {"symbols": [s.to_dict() for s in found]}
+
+
+@tool("code_def", "Where a symbol is defined: file, lines, signature, first docstring line.",
+      schema({"symbol": SYMBOL, "repo": REPO}, required=["symbol"]))  # fmt: skip
+def code_def(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        return {"symbols": [s.to_dict() for s in g.definition(args["symbol"], repo=args.get("repo"))]}
+
+
+@tool("code_callers", "Call sites of a symbol. Unresolved calls that match only by name are flagged resolved=false.",
+      schema({"symbol": SYMBOL, "repo": REPO, "resolved_only": {"type": "boolean"}, "limit": LIMIT}, required=["symbol"]))  # fmt: skip
+def code_callers(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        edges = g.callers(args["symbol"], repo=args.get("repo"), unresolved=not args.get("resolved_only", False),
+                          limit=args.get("limit", 200))  # fmt: skip
+    return {"edges": [e.to_dict() for e in edges]}
+
+
+@tool("code_callees", "What a symbol calls, in source order; calls that could not be resolved keep their name.",
+      schema({"symbol": SYMBOL, "repo": REPO}, required=["symbol"]))  # fmt: skip
+def code_callees(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        return {"edges": [e.to_dict() for e in g.callees(args["symbol"], repo=args.get("repo"))]}
+
+
+@tool("code_impact", "Who is affected if a symbol changes: callers and subclasses, transitively, up to depth hops.",
+      schema({"symbol": SYMBOL, "repo": REPO, "depth": {**INTEGER, "minimum": 1, "maximum": 10}}, required=["symbol"]))  # fmt: skip
+def code_impact(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        return {"impact": [i.to_dict() for i in g.impact(args["symbol"], repo=args.get("repo"), depth=args.get("depth", 3))]}
+
+
+@tool("code_outline", "The symbols of one file of an indexed repository, in order, with nesting depth.",
+      schema({"file": {"type": "string", "description": "path relative to the repository root"}, "repo": REPO}, required=["file"]))  # fmt: skip
+def code_outline(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        return {"outline": [i.to_dict() for i in g.outline(args["file"], repo=args.get("repo"))]}
+
+
+@tool("code_repos", "The repositories in the code graph, with their roots and last index time.", schema({}))
+def code_repos(memory: Memory, args: dict[str, Any]) -> Any:
+    with _graph(memory) as g:
+        return {"repos": [r.to_dict() for r in g.repos()]}
