@@ -160,7 +160,9 @@ def test_claude_code_hook_sends_new_transcript_lines_once(home: Path, memory: Me
 
 
 def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memory, tmp_path: Path) -> None:
-    rollout = tmp_path / "rollout.jsonl"
+    thread = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+    rollout = tmp_path / "codex" / "sessions" / "2026" / "03" / "04" / f"rollout-2026-03-04T10-00-00-{thread}.jsonl"
+    rollout.parent.mkdir(parents=True)
     write_lines(rollout, [
         {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": {"id": "cx-1", "cwd": "/x"}},
         {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item", "payload": {"type": "message", "role": "user",
@@ -173,14 +175,16 @@ def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memo
     ])
     with ServerThread(memory) as url:
         client = CaptureClient(url, home / "client")
-        report = capture_hook({"session_id": "cx-1", "transcript_path": str(rollout), "cwd": str(tmp_path)}, client, home / "client")
-        assert report.stored == 5
+        notify = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "t1", "cwd": str(tmp_path),
+                  "input-messages": ["rename the flag"], "last-assistant-message": "done"}
+        report = capture_hook(notify, client, home / "client", codex_home=tmp_path / "codex")
+        assert report.stored == 5  # the whole rollout, found by thread id
         report = capture_hook({"session_id": "bare", "hook_event_name": "UserPromptSubmit", "prompt": "remember the blue door"},
                               client, home / "client")
         assert report.stored == 1
         client.close()
-    assert memory.store.get_session("cx-1").agent == "codex"  # type: ignore[union-attr]
-    indexed = [m.content or m.tool_name for m in memory.browse(session="cx-1")]
+    assert memory.store.get_session(thread).agent == "codex"  # type: ignore[union-attr]
+    indexed = [m.content or m.tool_name for m in memory.browse(session=thread)]
     assert indexed == ["rename the flag", "shell", None]  # the boilerplate is journaled but kept out of search
     assert memory.search("blue door").hits[0].message.session == "bare"
 

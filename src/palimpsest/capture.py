@@ -422,7 +422,8 @@ BOILERPLATE = ("<user_instructions>", "<environment_context>")
 def codex_events(record: dict[str, Any], line: int, raw: bytes) -> list[dict[str, Any]]:
     """One Codex CLI rollout record as events (keys: line number + hash of the line)."""
     key = f"codex:{line}:{hashlib.sha256(raw).hexdigest()[:16]}"
-    ts, payload = record.get("timestamp"), record.get("payload") if isinstance(record.get("payload"), dict) else {}
+    ts = record.get("timestamp")
+    payload: dict[str, Any] = record["payload"] if isinstance(record.get("payload"), dict) else {}
     ptype = payload.get("type")
     if record.get("type") != "response_item":
         return [_raw_event(_type("codex", record.get("type")), raw, key, ts)]
@@ -486,8 +487,18 @@ def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:
     return [_event("system", json.dumps(hook, ensure_ascii=False, default=str), key, type=_type("hook", name))]
 
 
-def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None = None) -> Report:
-    """Turn one hook payload into batches, send them (or spool them), advance the cursor."""
+def codex_rollout(thread_id: str, codex_home: Path) -> Path | None:
+    """The rollout file of a Codex session (`sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`), newest first."""
+    if not thread_id or not re.fullmatch(r"[A-Za-z0-9-]{8,64}", thread_id):
+        return None
+    found = sorted((codex_home / "sessions").glob(f"*/*/*/rollout-*{thread_id}.jsonl"), reverse=True)
+    return found[0] if found else None
+
+
+def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None = None, codex_home: Path | None = None) -> Report:
+    """Turn one hook payload into batches, send them (or spool them), advance the cursor.
+
+    Codex's `notify` payload names no transcript; its rollout file is found by thread id."""
     if not isinstance(hook, dict):
         raise InvalidInput("the hook input must be a JSON object")
     raw_session = hook.get("session_id") or hook.get("thread-id") or hook.get("sessionId")
@@ -500,6 +511,8 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
         settings.update(project=project, tags=[f"project:{project}"])
     head: dict[str, Any] = {"session": session_id_of(raw_session), "settings": settings or None}
     path = hook.get("transcript_path")
+    if not path and hook.get("thread-id") and codex_home is not None:
+        path = str(codex_rollout(str(hook["thread-id"]), codex_home) or "")
     if isinstance(path, str) and path and Path(path).expanduser().is_file():
         with Transcript(Path(path).expanduser(), home) as transcript:
             events, found_agent, skipped = transcript_events(transcript.new_lines())

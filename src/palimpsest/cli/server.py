@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
@@ -26,6 +27,7 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "capture", capture, "Read a harness hook's JSON on stdin (Claude Code, Codex) and post the "
                     "conversation's new events to the server; spool them when it is unreachable.")
+    p.add_argument("payload", nargs="?", help="the hook's JSON as an argument (Codex `notify`); default: read stdin")
     p.add_argument("--url", help="server URL (default: PALIMPSEST_URL)")
     p.add_argument("--agent", help="agent name to record (default: detected, claude-code or codex)")
     p.add_argument("--replay", action="store_true", help="only replay spooled batches (no stdin)")
@@ -79,12 +81,12 @@ def capture(args: argparse.Namespace) -> int:
             report = Report()
             client.replay(report)
         else:
-            text = sys.stdin.read()
+            text = args.payload if args.payload is not None else sys.stdin.read()
             try:
                 hook = json.loads(text)
             except ValueError as exc:
                 raise InvalidInput(f"stdin is not the hook's JSON: {exc}") from None
-            report = capture_hook(hook, client, home, agent=args.agent)
+            report = capture_hook(hook, client, home, agent=args.agent, codex_home=Path(settings.codex_home).expanduser())
     finally:
         client.close()
     result = {**report.to_dict(), "pending": client.spool.pending()}
