@@ -6,20 +6,23 @@ decision rests on one alone (DESIGN.md, "Curation (facts)"):
 
 - exact: the normalised texts are equal (case, punctuation, spacing, number words);
 - lexical: the mean of the Dice overlap of content-word stems and of their bigrams
-  (so "Alice reports to Bob" is not "Bob reports to Alice");
+  (so "Alice reports to Bob" is not "Bob reports to Alice"), and the word overlap alone
+  (for topic: "related");
 - semantic: the cosine of the two embeddings, when there is an embedder.
 
 Besides, the words that make two similar sentences say different things are compared:
 numbers, a negation, names and acronyms (embeddings blur exactly those).
 
     confirm    exact; or no difference in those words and either cosine > 0.9 with
-               lexical ≥ 0.6, or lexical > 0.9 with cosine ≥ 0.8 (or no embedder)
+               lexical ≥ 0.6 and bigram overlap ≥ 0.3 (embeddings ignore who did what to
+               whom), or cosine ≥ 0.85 with lexical ≥ 0.7 and bigrams ≥ 0.5, or lexical
+               > 0.9 with cosine ≥ 0.8 (or no embedder)
     supersede  the candidate names what it corrects (`corrects`: an id or the old text);
                or it differs from a fact only by a number or a negation, the rest agreeing
                (lexical of the rest ≥ 0.6, or cosine ≥ 0.8), and starts later — an update
     dispute    the same kind of difference, but the candidate is not later
-    related    similarity (the larger of cosine and lexical) from 0.7 to 0.9, or above with
-               a difference in names: a new fact linked `related_to`, listed for review
+    related    similarity (the largest of cosine, lexical and plain word overlap) of 0.7 or
+               more without being the same: a new fact linked `related_to`, listed for review
     new        otherwise
 
 A candidate that cannot be curated now (the store is unreachable) is journaled as a
@@ -102,18 +105,21 @@ class Candidate:
 @dataclass
 class Signals:
     exact: bool
-    lexical: float
+    lexical: float  # mean of the word and bigram overlaps
     semantic: float | None
     differs: list[str]  # number, negation, name
     rest: float  # lexical similarity with the differing words left out
+    words: float = 1.0  # Dice overlap of the words alone (order-blind)
+    order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)
 
     @property
     def similarity(self) -> float:
-        return max(self.lexical, self.semantic if self.semantic is not None else 0.0)
+        """How close the two are in topic: the best of cosine, lexical and word overlap."""
+        return max(self.lexical, self.words, self.semantic if self.semantic is not None else 0.0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"exact": self.exact, "lexical": round(self.lexical, 4),
-                "semantic": None if self.semantic is None else round(self.semantic, 4),
+        return {"exact": self.exact, "lexical": round(self.lexical, 4), "words": round(self.words, 4),
+                "order": round(self.order, 4), "semantic": None if self.semantic is None else round(self.semantic, 4),
                 "differs": self.differs, "rest": round(self.rest, 4)}
 
 
@@ -163,23 +169,31 @@ def _dice(a: set[Any], b: set[Any]) -> float:
     return 2 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
 
 
-def lexical(a: list[str], b: list[str]) -> float:
+def overlaps(a: list[str], b: list[str]) -> tuple[float, float]:
+    """Dice overlap of the words, and of the word bigrams (1.0 for one-word statements)."""
     uni = _dice(set(a), set(b))
     if len(a) < 2 or len(b) < 2:
-        return uni
-    return (uni + _dice(set(pairwise(a)), set(pairwise(b)))) / 2
+        return uni, uni
+    return uni, _dice(set(pairwise(a)), set(pairwise(b)))
+
+
+def lexical(a: list[str], b: list[str]) -> float:
+    return sum(overlaps(a, b)) / 2
 
 
 def _names(text: str) -> set[str]:
-    """Acronyms, capitalised words not opening a sentence, and words with digits inside."""
-    words = re.findall(r"[\w'’.-]+", text)
+    """Acronyms, capitalised words not opening a sentence, and identifiers: words with
+    digits and letters, or with @ / . inside (addresses, versions, host names)."""
+    words = re.findall(r"[\w'’.@/-]+", text)
     out = set()
     for i, w in enumerate(words):
-        w = w.strip(".'’-")
+        w = re.sub(r"['’]s$", "", w.strip(".'’-:"))
         if not w or w.lower() in STOP_WORDS:
             continue
         opening = i == 0 or words[i - 1].endswith((".", "!", "?", ":"))
-        if (w.isupper() and len(w) > 1) or (w[0].isupper() and not opening) or (re.search(r"\d", w) and re.search(r"[A-Za-z]", w)):
+        letters = re.search(r"[^\W\d_]", w)
+        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w)))
+        if (w.isupper() and len(w) > 1) or (w[0].isupper() and not opening) or ident:
             out.add(w.lower())
     return out
 
@@ -199,7 +213,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         differs.append("name")
     skip = (numbers_a ^ numbers_b) | {"not"}
     rest = lexical([w for w in a if w not in skip], [w for w in b if w not in skip])
-    return Signals(False, lexical(a, b), semantic, differs, rest)
+    words, order = overlaps(a, b)
+    return Signals(False, (words + order) / 2, semantic, differs, rest, words, order)
 
 
 def judge(s: Signals, candidate_later: bool, has_embedder: bool) -> str:
@@ -208,8 +223,10 @@ def judge(s: Signals, candidate_later: bool, has_embedder: bool) -> str:
         return "confirm"
     sem = s.semantic
     if not s.differs:
-        if sem is not None and sem > CONFIRM and s.lexical >= 0.6:
+        if sem is not None and sem > CONFIRM and s.lexical >= 0.6 and s.order >= 0.3:
             return "confirm"
+        if sem is not None and sem >= 0.85 and s.lexical >= 0.7 and s.order >= 0.5:
+            return "confirm"  # two strong signals agreeing, neither alone past its bar
         if s.lexical > CONFIRM and (sem is None or sem >= 0.8):
             return "confirm"
     value_change = bool(s.differs) and "name" not in s.differs

@@ -1,0 +1,312 @@
+"""Curation benchmark: does the curator confirm, relate, supersede or add what it should?
+
+Each case is a pair — an existing fact (with the day it started to hold) and a candidate
+(with its day) — and the action a careful person would take:
+
+    confirm    the same statement again (reworded or not)
+    supersede  the same subject with a value that replaced the old one, or an explicit correction
+    related    the same subject, a different statement that can hold alongside
+    new        a different subject
+
+Pairs come from two places: the knowledge-update questions of the LongMemEval dev split
+(`/work/shared/eval/longmemeval-s-dev.jsonl.gz`: the user turns marked `has_answer`,
+distilled by hand into one statement each — the script checks every distilled statement
+against its turn: the numbers and names it keeps must appear there), and hand-written
+cases in five families: same fact reworded, same words different fact, acronyms and names,
+numbers that changed, negations (plus explicit corrections and unrelated statements).
+
+Each pair runs in its own vault of one store, so pairs never see each other. Reported:
+precision and recall per action, with the real embedder (`local`, MiniLM) and without.
+
+    .venv/bin/python bench/curation.py [--no-embedder] [--write-results] [--show-errors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from palimpsest.facts import Facts  # noqa: E402
+from palimpsest.store import open_store  # noqa: E402
+
+LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
+ACTIONS = ("confirm", "supersede", "related", "new")
+
+
+@dataclass
+class Case:
+    family: str
+    old: str
+    new: str
+    label: str
+    old_day: str = "2024-01-01"
+    new_day: str = "2024-06-01"
+    corrects: bool = False  # the candidate names the fact it corrects
+
+
+# -- LongMemEval knowledge-update pairs -----------------------------------------------
+# question_id → (old statement, new statement, restatement of the old one, an unrelated
+# statement from the same conversations). Old/new are the `has_answer` turns, distilled.
+LME_DISTILLED: dict[str, tuple[str, str, str, str]] = {
+    "06db6396": ("I have completed 4 projects since starting painting classes",
+                 "I have completed 5 projects since starting painting classes",
+                 "Since I started painting classes I've finished 4 projects",
+                 "I am painting a sunset scene for my sister"),
+    "ticket-to-ride": ("My highest score in Ticket to Ride is 124 points",
+                       "My highest score in Ticket to Ride is 132 points",
+                       "My best Ticket to Ride score so far is 124 points",
+                       "I want to try Carcassonne with a group of 6 to 8 people"),
+    "crash-course-videos": ("I have watched 10 Crash Course videos in the past few weeks",
+                            "I have watched 15 Crash Course videos in the past few weeks",
+                            "In the past few weeks I've watched 10 Crash Course videos",
+                            "I want to learn about cloud computing on AWS"),
+    "gym": ("I usually go to the gym at 7:00 pm on Mondays, Wednesdays and Fridays",
+            "I usually go to the gym at 6:00 pm",
+            "I usually go to the gym at 7:00 pm on Mondays, Wednesdays and Fridays.",
+            "I use Todoist for task management"),
+    "science-series": ("I am on episode 10 of the Crash Course Science series",
+                       "I have completed 50 episodes of the Crash Course Science series",
+                       "I'm currently on episode 10 of Crash Course's Science series",
+                       "I plan to start with SpanishDict and then Coursera's Spanish for Beginners"),
+    "bikes": ("I have three bikes: a road bike, a mountain bike and a commuter bike",
+              "I have four bikes: a road bike, a mountain bike, a commuter bike and a new one",
+              "I own 3 bikes: a road bike, a mountain bike and a commuter bike",
+              "I have done 2,000 miles on my road bike"),
+    "sneakers": ("I keep my old sneakers under my bed",
+                 "I keep my old sneakers in a shoe rack in my closet",
+                 "My old sneakers are kept under my bed",
+                 "I want to buy sandals with durable straps"),
+    "nightingale": ("I have not finished reading The Nightingale by Kristin Hannah",
+                    "I have finished reading The Nightingale by Kristin Hannah",
+                    "I haven't finished The Nightingale by Kristin Hannah yet",
+                    "I just finished reading The Seven Husbands of Evelyn Hugo"),
+}
+# words each distilled statement keeps from its turn (checked against the turn's text)
+LME_ANCHORS = {
+    "06db6396": ("4 projects", "5th project"), "ticket-to-ride": ("124", "132"), "crash-course-videos": ("10 videos", "15 Crash Course"),
+    "gym": ("7:00 pm", "6:00 pm"), "science-series": ("episode 10", "50 episodes"), "bikes": ("two bikes", "four bikes"),
+    "sneakers": ("under my bed", "shoe rack"), "nightingale": ("The Nightingale", "finished \"The Nightingale\""),
+}
+LME_QUESTION = {  # the question each key stands for (question text fragment)
+    "06db6396": "painting classes", "ticket-to-ride": "Ticket to Ride", "crash-course-videos": "Crash Course videos",
+    "gym": "go to the gym", "science-series": "Science series", "bikes": "How many bikes", "sneakers": "old sneakers",
+    "nightingale": "Nightingale",
+}
+
+
+def lme_cases(path: Path = LME) -> tuple[list[Case], list[str]]:
+    """Pairs from the knowledge-update questions, with the days of their turns; and
+    warnings for distilled statements whose anchors are not in their turn."""
+    if not path.exists():
+        return [], [f"{path} not found: LongMemEval pairs skipped"]
+    turns: dict[str, list[tuple[str, str]]] = {}
+    for line in gzip.open(path, "rt", encoding="utf-8"):
+        q = json.loads(line)
+        if q["question_type"] != "knowledge-update":
+            continue
+        key = next((k for k, frag in LME_QUESTION.items() if frag.lower() in q["question"].lower()), None)
+        if key is None or key in turns:
+            continue
+        found = []
+        for sid, day, session in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
+            if sid in q["answer_session_ids"]:
+                found += [(_day(day), t["content"]) for t in session if t.get("has_answer") and t["role"] == "user"]
+        turns[key] = sorted(found)
+    cases, warnings = [], []
+    for key, (old, new, same, other) in LME_DISTILLED.items():
+        pair = turns.get(key, [])
+        if len(pair) < 2:
+            warnings.append(f"{key}: fewer than two evidence turns found")
+            continue
+        (old_day, old_turn), (new_day, new_turn) = pair[0], pair[-1]
+        for anchor, turn in zip(LME_ANCHORS[key], (old_turn, new_turn)):
+            if anchor.lower() not in turn.lower():
+                warnings.append(f"{key}: {anchor!r} not in its turn")
+        cases += [
+            Case("lme-update", old, new, "supersede", old_day, new_day),
+            Case("lme-restated", old, same, "confirm", old_day, new_day),
+            Case("lme-unrelated", old, other, "new", old_day, new_day),
+        ]
+    return cases, warnings
+
+
+def _day(text: str) -> str:
+    y, m, d = re.match(r"(\d{4})/(\d{2})/(\d{2})", text).groups()  # type: ignore[union-attr]
+    return f"{y}-{m}-{d}"
+
+
+# -- hand-written cases ---------------------------------------------------------------
+HAND: list[Case] = [
+    # same fact reworded
+    Case("reworded", "Ada prefers dark mode in her editor", "Ada prefers dark mode in her editor.", "confirm"),
+    Case("reworded", "The deploy runs every night at 2 am", "Every night at 2 am the deploy runs", "confirm"),
+    Case("reworded", "Our team uses Python for the backend", "Our team uses Python for backend services", "confirm"),
+    Case("reworded", "I am allergic to peanuts", "I'm allergic to peanuts", "confirm"),
+    Case("reworded", "The project deadline is March 15", "The deadline of the project is March 15", "confirm"),
+    Case("reworded", "Maria is the product manager for the mobile app", "Maria is the mobile app's product manager", "confirm"),
+    Case("reworded", "I drink my coffee black", "I take my coffee black", "confirm"),
+    Case("reworded", "The staging database is backed up daily", "Daily backups are taken of the staging database", "confirm"),
+    Case("reworded", "Tom lives in Toronto", "Tom lives in Toronto now", "confirm"),
+    Case("reworded", "We release on the first Monday of each month", "Releases happen on the first Monday of every month", "confirm"),
+    # same words, different fact
+    Case("same-words", "Alice reports to Bob", "Bob reports to Alice", "related"),
+    Case("same-words", "The cat chased the dog", "The dog chased the cat", "related"),
+    Case("same-words", "I sleep before midnight", "I sleep after midnight", "supersede"),
+    Case("same-words", "The frontend calls the backend API", "The backend calls the frontend API", "related"),
+    Case("same-words", "Sam lent money to Kim", "Kim lent money to Sam", "related"),
+    Case("same-words", "I like tea more than coffee", "I like coffee more than tea", "supersede"),
+    # acronyms and names
+    Case("names", "The API uses JWT for authentication", "The API uses SAML for authentication", "related"),
+    Case("names", "Our cluster runs on AWS EKS", "Our cluster runs on AWS ECS", "related"),
+    Case("names", "Meeting with Sarah on Friday", "Meeting with Sandra on Friday", "related"),
+    Case("names", "John Smith leads the data team", "John Smythe leads the data team", "related"),
+    Case("names", "We store events in PostgreSQL", "We store events in MongoDB", "related"),
+    Case("names", "The CI runs on GitHub Actions", "The CI runs on GitLab CI", "related"),
+    Case("names", "Our main database is PostgreSQL", "Our main DB is Postgres", "confirm"),
+    Case("names", "I work at IBM", "I work at International Business Machines", "confirm"),
+    # numbers that changed
+    Case("numbers", "I have 2 cats", "I have 3 cats", "supersede"),
+    Case("numbers", "The team has five engineers", "The team has seven engineers", "supersede"),
+    Case("numbers", "Our monthly AWS bill is 4,000 dollars", "Our monthly AWS bill is 5,500 dollars", "supersede"),
+    Case("numbers", "My rent is 1200 euros a month", "My rent is 1350 euros a month", "supersede"),
+    Case("numbers", "The service timeout is 30 seconds", "The service timeout is 60 seconds", "supersede"),
+    Case("numbers", "I run 10 km every Sunday", "I run 15 km every Sunday", "supersede"),
+    Case("numbers", "The API rate limit is 100 requests per minute", "The API rate limit is 250 requests per minute", "supersede"),
+    Case("numbers", "Version 2.3 is in production", "Version 2.4 is in production", "supersede"),
+    # negations
+    Case("negation", "I eat meat", "I don't eat meat", "supersede"),
+    Case("negation", "The feature flag is enabled in production", "The feature flag is not enabled in production", "supersede"),
+    Case("negation", "Bob is on the on-call rotation", "Bob is no longer on the on-call rotation", "supersede"),
+    Case("negation", "I do not drink alcohol", "I drink alcohol", "supersede"),
+    Case("negation", "The office is open on Saturdays", "The office is never open on Saturdays", "supersede"),
+    # other changes of value (no number, no negation)
+    Case("value", "Ada lives in Lyon", "Ada lives in Nantes", "supersede"),
+    Case("value", "My favourite color is blue", "My favourite color is green", "supersede"),
+    Case("value", "The build server runs Ubuntu 20.04", "The build server runs Debian 12", "supersede"),
+    # explicit corrections (the candidate names what it corrects)
+    Case("correction", "The launch is on Tuesday", "Correction: the launch is on Thursday", "supersede", corrects=True),
+    Case("correction", "Ben's email is ben@old.example", "Ben's email is ben@new.example", "supersede", corrects=True),
+    Case("correction", "The meeting room is B12", "We meet in room C4 instead", "supersede", corrects=True),
+    # unrelated
+    Case("unrelated", "I have a dog named Rex", "The quarterly report is due Friday", "new"),
+    Case("unrelated", "Our cluster runs on AWS EKS", "I like hiking in the Alps", "new"),
+    Case("unrelated", "The deploy runs every night at 2 am", "My sister lives in Madrid", "new"),
+    Case("unrelated", "I prefer tabs over spaces", "The printer on floor 3 is broken", "new"),
+    # related: same subject, compatible detail
+    Case("related", "I like hiking in the Alps", "I like hiking in the Pyrenees", "related"),
+    Case("related", "Ada speaks French", "Ada speaks German", "related"),
+    Case("related", "The backend is written in Go", "The backend uses PostgreSQL", "related"),
+]
+
+
+# -- running ------------------------------------------------------------------------
+def run(cases: list[Case], embedder: Any) -> list[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(f"sqlite:///{tmp}/bench.db")
+        facts = Facts(store, Path(tmp), embedder=lambda: embedder, snapshot=False)
+        predicted = []
+        for i, c in enumerate(cases):
+            vault = f"p{i}"
+            facts.init_vault(vault)
+            old = facts.write(c.old, vault=vault, valid_from=c.old_day)
+            decision = facts.curator.write({"text": c.new, "vault": vault, "valid_from": c.new_day,
+                                            "corrects": old.id if c.corrects else None})
+            predicted.append(decision.action)
+        store.close()
+    return predicted
+
+
+def scores(labels: list[str], predicted: list[str]) -> dict[str, dict[str, float]]:
+    out = {}
+    for action in ACTIONS:
+        tp = sum(1 for y, p in zip(labels, predicted) if y == action and p == action)
+        n_pred = sum(1 for p in predicted if p == action)
+        n_true = sum(1 for y in labels if y == action)
+        out[action] = {"precision": tp / n_pred if n_pred else float("nan"), "recall": tp / n_true if n_true else float("nan"),
+                       "predicted": n_pred, "labelled": n_true}
+    out["all"] = {"accuracy": sum(y == p for y, p in zip(labels, predicted)) / len(labels)}
+    return out
+
+
+def table(name: str, s: dict[str, dict[str, float]], took: float, n: int) -> str:
+    rows = [f"| {name} | " + " | ".join(f"{s[a]['precision']:.2f} / {s[a]['recall']:.2f}" for a in ACTIONS)
+            + f" | {s['all']['accuracy']:.2f} | {took / n * 1000:.1f} |"]
+    return "\n".join(rows)
+
+
+def per_family(cases: list[Case], predicted: list[str]) -> str:
+    fam: dict[str, Counter[str]] = {}
+    for c, p in zip(cases, predicted):
+        fam.setdefault(c.family, Counter())["right" if p == c.label else "wrong"] += 1
+    return ", ".join(f"{f} {v['right']}/{v['right'] + v['wrong']}" for f, v in fam.items())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
+    ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
+    ap.add_argument("--show-errors", action="store_true")
+    args = ap.parse_args()
+    lme, warnings = lme_cases()
+    for w in warnings:
+        print("warning:", w, file=sys.stderr)
+    cases = lme + HAND
+    labels = [c.label for c in cases]
+    runs: list[tuple[str, Any]] = [("without embedder", None)]
+    if not args.no_embedder:
+        try:
+            from palimpsest.embed import get_embedder
+
+            runs.append(("with MiniLM (local)", get_embedder("local")))
+        except Exception as exc:  # noqa: BLE001 - report without the embedder rather than fail
+            print(f"warning: no local embedder ({exc}); reporting without", file=sys.stderr)
+    header = ("| run | confirm P / R | supersede P / R | related P / R | new P / R | accuracy | ms / pair |\n"
+              "|---|---|---|---|---|---|---|")
+    lines, notes = [header], []
+    for name, embedder in runs:
+        started = time.perf_counter()
+        predicted = run(cases, embedder)
+        took = time.perf_counter() - started
+        s = scores(labels, predicted)
+        lines.append(table(name, s, took, len(cases)))
+        notes.append(f"- {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
+                     f"{predicted.count('dispute')} times.")
+        wrong_confirms = [(c.old, c.new) for c, p in zip(cases, predicted) if p == "confirm" and c.label != "confirm"]
+        notes.append(f"  wrong merges (confirm where the truth is not): {len(wrong_confirms)}"
+                     + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms))
+        if args.show_errors:
+            for c, p in zip(cases, predicted):
+                if p != c.label:
+                    print(f"[{name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
+    n_lme = len(lme)
+    report = (f"{len(cases)} labelled pairs ({n_lme} from LongMemEval dev knowledge-update questions, "
+              f"{len(HAND)} hand-written); labels: {dict(Counter(labels))}.\n\n" + "\n".join(lines) + "\n\n" + "\n".join(notes))
+    print(report)
+    if args.write_results:
+        write_results(report)
+
+
+def write_results(report: str) -> None:
+    path = ROOT / "bench" / "RESULTS.md"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    section = ("## Curation\n\n`bench/curation.py` (see its docstring for the protocol). Precision / recall per action; "
+               "dispute counts as wrong for every label.\n\n" + report + "\n")
+    pattern = re.compile(r"## Curation\n.*?(?=\n## |\Z)", re.S)
+    text = pattern.sub(lambda _: section.rstrip("\n"), text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
