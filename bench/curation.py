@@ -38,8 +38,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from palimpsest.facts import Facts  # noqa: E402
-from palimpsest.store import open_store  # noqa: E402
+from palimpsest.facts import Facts
+from palimpsest.store import open_store
 
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
 ACTIONS = ("confirm", "supersede", "related", "new")
@@ -112,8 +112,9 @@ def lme_cases(path: Path = LME) -> tuple[list[Case], list[str]]:
     if not path.exists():
         return [], [f"{path} not found: LongMemEval pairs skipped"]
     turns: dict[str, list[tuple[str, str]]] = {}
-    for line in gzip.open(path, "rt", encoding="utf-8"):
-        q = json.loads(line)
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        questions = [json.loads(line) for line in f]
+    for q in questions:
         if q["question_type"] != "knowledge-update":
             continue
         key = next((k for k, frag in LME_QUESTION.items() if frag.lower() in q["question"].lower()), None)
@@ -303,7 +304,7 @@ def write_results(report: str) -> None:
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
     section = ("## Curation\n\n`bench/curation.py` (see its docstring for the protocol). Precision / recall per action; "
                "dispute counts as wrong for every label.\n\n" + report + "\n")
-    pattern = re.compile(r"## Curation\n.*?(?=\n## |\Z)", re.S)
+    pattern = re.compile(r"## Curation\n.*?(?=\n## |\Z)", re.DOTALL)
     text = pattern.sub(lambda _: section.rstrip("\n"), text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
     path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
 
