@@ -591,6 +591,32 @@ def test_pg_concurrent_migrations_from_two_processes(pg_url: str) -> None:
     assert versions == sorted(set(versions)) and versions[0] == 1
 
 
+def test_pg_hnsw_index_built_past_threshold(pg_url: str) -> None:
+    import psycopg
+
+    from palimpsest.store.postgres import PostgresStore
+
+    store = PostgresStore(pg_url, hnsw_threshold=20)
+    try:
+        store.upsert_session(session("s1"))
+        store.insert_messages("s1", [msg(i) for i in range(40)], None)
+
+        def indexes() -> list[str]:
+            with psycopg.connect(pg_url) as conn:
+                return [r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw%'")]
+
+        store.put_vectors("m", [(msg(i).id, _unit(16, i, 0.05, i)) for i in range(10)])
+        assert indexes() == []
+        store.put_vectors("m", [(msg(i).id, _unit(16, i, 0.05, i)) for i in range(10, 40)])
+        assert indexes() == ["vectors_hnsw_16"]
+        hits = store.vector_search("m", _unit(16, 5), Filters(), 3)
+        assert {i for i, _ in hits} <= {msg(5).id, msg(21).id, msg(37).id} and hits[0][0] in {msg(5).id, msg(21).id, msg(37).id}
+        store.drop_vectors()
+        assert indexes() == []
+    finally:
+        store.close()
+
+
 def test_pg_server_gone_is_store_unavailable(pg_url: str) -> None:
     import psycopg
 
