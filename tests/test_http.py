@@ -184,7 +184,7 @@ def test_non_json_content_type_is_refused(url: str) -> None:
 def test_a_100_mb_body_is_refused_without_being_read(url: str) -> None:
     # Declared length above the limit: refused from the header.
     with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as s:
-        s.sendall(b"POST /api/capture HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n")
+        s.sendall(b"POST /api/capture HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 104857600\r\n\r\n")
         s.sendall(b"{" * 65536)
         head = s.recv(4096)
     assert head.startswith(b"HTTP/1.1 413")
@@ -220,7 +220,7 @@ def test_path_tricks_in_session_ids_never_reach_the_disk(url: str, session: str)
 def test_a_slow_client_does_not_block_others(url: str) -> None:
     port = int(url.rsplit(":", 1)[1])
     with socket.create_connection(("127.0.0.1", port)) as slow:
-        slow.sendall(b"POST /api/memory/tool/memory_search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        slow.sendall(b"POST /api/memory/tool/memory_search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
         started = time.monotonic()
         assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
         assert tool(url, "memory_search", {"query": "x"}).status_code == 200
@@ -239,6 +239,15 @@ def test_token_is_required_and_compared(home: Path) -> None:
         assert r.status_code == 200 and r.json()["ok"] is True
         assert httpx.get(f"{url}/healthz").status_code == 200  # probes stay open
     memory.close()
+
+
+def test_foreign_host_names_are_refused_on_loopback(url: str) -> None:
+    # DNS rebinding: evil.example now resolves to 127.0.0.1, so its page is "same origin".
+    r = httpx.get(f"{url}/api/stats", headers={"Host": "evil.example"})
+    assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden_host"
+    port = url.rsplit(":", 1)[1]
+    for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"[::1]:{port}"):
+        assert httpx.get(f"{url}/api/stats", headers={"Host": host}).status_code == 200
 
 
 def test_binding_beyond_loopback_needs_a_token() -> None:

@@ -48,7 +48,8 @@ ANY: dict[str, Any] = {}
 SESSION: dict[str, Any] = {"type": "string", "pattern": SESSION_ID_RE.pattern, "description": "session id: letters, digits and ._:@+=-"}
 ROLE: dict[str, Any] = {"type": "string", "pattern": ROLE_RE.pattern, "description": "user, assistant, system, tool, …"}
 LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}
-OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0}
+# bounded: SQLite integers are 64-bit, and a larger offset is an overflow, not an empty page
+OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000}
 
 
 @dataclass(frozen=True)

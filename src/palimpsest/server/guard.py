@@ -1,6 +1,7 @@
 """The server's front door: token, body size, content type — before any route runs.
 
-A plain ASGI middleware rather than FastAPI dependencies, so it also covers the MCP
+When the server listens on loopback, a request must also name a loopback host (`Host:`),
+which defeats DNS rebinding. A plain ASGI middleware rather than FastAPI dependencies, so it also covers the MCP
 endpoint and routes that do not exist (an unauthenticated caller learns nothing, not even
 which paths are there). The token is compared with `hmac.compare_digest`. A body larger
 than the limit is refused from its `Content-Length` without reading it, and a chunked body
@@ -11,6 +12,7 @@ app's one error handler turns into 413).
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 from typing import Any
 
@@ -19,11 +21,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import PayloadTooLarge
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024) -> None:
+    def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024, loopback_only: bool = False) -> None:
         self.app = app
+        self.loopback_only = loopback_only
         self.token = token.encode("utf-8")
         self.max_body = max_body
 
@@ -40,6 +44,9 @@ class Guard:
 
     def _refuse(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str, str, dict[str, str]] | None:
         path = scope.get("path", "")
+        if self.loopback_only and _hostname(headers.get("host", "")) not in LOOPBACK_NAMES:
+            # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
+            return 403, "forbidden_host", "this server answers only to loopback host names", {}
         if self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", "")):
             return 401, "unauthorized", "a valid bearer token is required (Authorization: Bearer …)", {"www-authenticate": "Bearer"}
         length = headers.get("content-length", "")
@@ -68,6 +75,21 @@ class Guard:
             return message
 
         return counted
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _hostname(host: str) -> str:
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0]
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 async def _send_error(send: Send, status: int, code: str, message: str, extra: dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
-from .guard import Guard
+from .guard import Guard, is_loopback
 from .mcp import build_server
 
 log = logging.getLogger("palimpsest.http")
@@ -148,7 +148,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
 
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
-    app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes)
+    app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host))
     return app
 
 
@@ -189,7 +189,10 @@ def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
 
 
 def _read_routes(app: FastAPI, memory: Memory) -> None:
-    @app.get("/api/sessions/{session}/events", tags=["sessions"], responses=_responses(400, 401, 404),
+    events_responses = _responses(400, 401, 404)
+    events_responses[200]["content"]["application/x-ndjson"] = {"schema": {"type": "string"}}
+
+    @app.get("/api/sessions/{session}/events", tags=["sessions"], responses=events_responses,
              summary="Replay a session's journal: a page of events after line `after`, or with stream=true "
                      "every event from there on as NDJSON (one journal line per line).")
     async def session_events(session: str = Path(pattern=SESSION_ID_RE.pattern), after: int = 0, limit: int = 100,
@@ -220,7 +223,7 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
 
 
 def _events_page(memory: Memory, session: str, after: int, limit: int) -> dict[str, Any]:
-    events = []
+    events: list[dict[str, Any]] = []
     last = after
     for line, _, raw in memory.journal.read_raw(session):
         if line <= after:

@@ -40,7 +40,7 @@ def _tool(t: tools.Tool) -> types.Tool:
     )
 
 
-def _text(value: Any) -> list[types.TextContent]:
+def _text(value: Any) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=str))]
 
 

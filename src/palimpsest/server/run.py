@@ -9,7 +9,6 @@ and joined before the store is closed.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import signal
 import socket
@@ -23,19 +22,11 @@ import uvicorn
 from ..errors import InvalidInput
 from ..memory import Memory
 from ..service import run_background
+from .guard import is_loopback
 from .http import create_app
 
 log = logging.getLogger("palimpsest.serve")
 GRACE = 10
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str) -> None:
