@@ -242,7 +242,8 @@ def main() -> None:
         (f"`python bench/load.py --seconds {args.seconds:g}` — {args.writers} capture clients (batches of {BATCH} events, "
         f"two clients per session) and {args.readers} search clients for {args.seconds:g} s against one `palimpsest serve` "
         f"(SQLite, embedder {args.embedder}, {args.seed_messages:,} messages seeded); baseline: the same workload on the "
-        f"library directly (threads in one process). Machine: {os.cpu_count()} cores."),
+        f"library directly (threads in one process). Machine: {os.cpu_count()} cores, load average "
+         f"{os.getloadavg()[0]:.1f} at the end (other work on the machine counts in)."),
         "",
         "| target | kind | requests | req/s | p50 ms | p95 ms | p99 ms | errors |",
         "|---|---|---|---|---|---|---|---|",
