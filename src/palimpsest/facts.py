@@ -295,6 +295,7 @@ class Facts:
         self.weights = weights or {"fts": 0.3, "semantic": 0.3, "temporal": 0.3, "importance": 0.1}
         self._curator: Any = None
         self._local = threading.local()
+        self._snapshot_cache: tuple[tuple[int, int, int] | None, dict[tuple[str, str], str]] | None = None
 
     @property
     def embedder(self) -> Any:
@@ -572,7 +573,9 @@ class Facts:
             raise
         self._embed([f.id for f in change.facts])
         if self.snapshot_on_change:
-            self.snapshot()
+            touched = {f.id for f in change.facts} | {u.fact_id for u in change.updates} | {a.fact_id for a in change.attestations}
+            touched |= {x.src for x in change.links} | {r.src for r in change.reviews}
+            self.snapshot(touched=touched)
 
     def _reject(self, key: str, exc: BaseException) -> None:
         try:
@@ -696,26 +699,45 @@ class Facts:
         """Vaults, then every fact (sorted by vault and id) with its attestations and the
         links it is the source of: one JSON object per line, keys sorted; `record` says
         which (vault or fact)."""
-        lines = [json.dumps({"record": "vault", **v.to_dict()}, ensure_ascii=False, sort_keys=True) for v in self.store.fact_vaults()]
-        for row in self.store.query_facts(FactQuery()):
-            d = row.to_dict()
-            d["links"] = [x for x in d["links"] if x["src"] == row.id]
-            lines.append(json.dumps({"record": "fact", **d}, ensure_ascii=False, sort_keys=True))
-        return lines
+        return self._vault_lines() + [self._fact_line(r) for r in self.store.query_facts(FactQuery())]
 
-    def snapshot(self, path: str | Path | None = None) -> Path:
-        """Write the snapshot atomically (a lock serialises writers of one home)."""
+    def _vault_lines(self) -> list[str]:
+        return [json.dumps({"record": "vault", **v.to_dict()}, ensure_ascii=False, sort_keys=True) for v in self.store.fact_vaults()]
+
+    @staticmethod
+    def _fact_line(row: FactRow) -> str:
+        d = row.to_dict()
+        d["links"] = [x for x in d["links"] if x["src"] == row.id]
+        return json.dumps({"record": "fact", **d}, ensure_ascii=False, sort_keys=True)
+
+    def snapshot(self, path: str | Path | None = None, touched: Iterable[str] | None = None) -> Path:
+        """Write the snapshot atomically (a lock serialises writers of one home).
+
+        After a change only the lines of the `touched` facts are rebuilt, as long as the
+        file is still the one this process wrote last (another writer makes it rebuild all)."""
         target = Path(path) if path else self.snapshot_path
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target.with_name(target.name + ".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
+            own = target == self.snapshot_path
+            lines = self._snapshot_lines(target, touched if own else None)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             with open(tmp, "w", encoding="utf-8") as f:
-                f.write("".join(line + "\n" for line in self.export_lines()))
+                f.write("".join(line + "\n" for line in self._vault_lines() + [lines[k] for k in sorted(lines)]))
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, target)
+            if own:
+                self._snapshot_cache = (_stat_key(target), lines)
         return target
+
+    def _snapshot_lines(self, target: Path, touched: Iterable[str] | None) -> dict[tuple[str, str], str]:
+        cached = self._snapshot_cache
+        if touched is not None and cached is not None and cached[0] == _stat_key(target):
+            lines = dict(cached[1])
+            lines.update({(r.vault, r.id): self._fact_line(r) for r in self.store.get_facts(sorted(set(touched)))})
+            return lines
+        return {(r.vault, r.id): self._fact_line(r) for r in self.store.query_facts(FactQuery())}
 
     def _require_empty(self) -> None:
         if self.store.fact_stats()["facts"]:
@@ -778,6 +800,14 @@ class Facts:
 
 
 # -- search ------------------------------------------------------------------
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = None, limit: int = 10,
                  valid_at: Any = None, known_at: Any = None, kind: str | None = None,
                  query_vector: Any = None) -> list[FactHit]:
