@@ -415,3 +415,37 @@ def _check_chains(facts: Facts, clock: Clock) -> None:
         found = facts.query(valid_at=moment)
         roots = [root(f.id) for f in found]
         assert len(roots) == len(set(roots))  # at most one version of each chain
+
+
+# -- CLI --------------------------------------------------------------------------
+def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from palimpsest.cli import main
+
+    base = ["--home", str(tmp_path / "cli-home")]
+
+    def run(*argv: str) -> object:
+        code = main([*base, *argv, "--json"])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        return json.loads(out)
+
+    assert run("vault", "init", "notes", "--type", "episodic")["name"] == "notes"  # type: ignore[index]
+    fact = run("write-episode", "notes", "Ada lives in Lyon", "-e", "Ada", "--salience", "0.9", "--valid-from", "2024-01-01")[0]  # type: ignore[index]
+    new = run("supersede", "notes", fact["id"], "Ada lives in Nantes", "--valid-from", "2025-01-01")[0]  # type: ignore[index]
+    assert [f["text"] for f in run("episodes", "notes", "--valid-at", "2024-06-01")] == ["Ada lives in Lyon"]  # type: ignore[union-attr]
+    assert [f["id"] for f in run("episode", "notes", new["id"], "--history")] == [fact["id"], new["id"]]  # type: ignore[union-attr]
+    assert run("facts", "write", "Ada lives in Nantes.", "--vault", "notes")["action"] == "confirm"  # type: ignore[index]
+    assert run("facts", "search", "Nantes")[0]["id"] == new["id"]  # type: ignore[index]
+    assert main([*base, "close", "notes", fact["id"], "--json"]) == 9  # already superseded: conflict
+    assert "conflict" in capsys.readouterr().err
+    assert main([*base, "confirm", "other-vault", new["id"]]) == 3
+
+
+def test_every_fact_command_has_help() -> None:
+    from palimpsest.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name in ("vault", "write-episode", "episodes", "episode", "supersede", "confirm", "revise", "close", "retract", "dispute", "facts"):
+        command = sub.choices[name]  # type: ignore[index]
+        assert command.description, name
