@@ -9,6 +9,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -423,19 +424,19 @@ def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
     base = ["--home", str(tmp_path / "cli-home")]
 
-    def run(*argv: str) -> object:
+    def run(*argv: str) -> Any:
         code = main([*base, *argv, "--json"])
         out = capsys.readouterr().out
         assert code == 0, out
         return json.loads(out)
 
-    assert run("vault", "init", "notes", "--type", "episodic")["name"] == "notes"  # type: ignore[index]
-    fact = run("write-episode", "notes", "Ada lives in Lyon", "-e", "Ada", "--salience", "0.9", "--valid-from", "2024-01-01")[0]  # type: ignore[index]
-    new = run("supersede", "notes", fact["id"], "Ada lives in Nantes", "--valid-from", "2025-01-01")[0]  # type: ignore[index]
-    assert [f["text"] for f in run("episodes", "notes", "--valid-at", "2024-06-01")] == ["Ada lives in Lyon"]  # type: ignore[union-attr]
-    assert [f["id"] for f in run("episode", "notes", new["id"], "--history")] == [fact["id"], new["id"]]  # type: ignore[union-attr]
-    assert run("facts", "write", "Ada lives in Nantes.", "--vault", "notes")["action"] == "confirm"  # type: ignore[index]
-    assert run("facts", "search", "Nantes")[0]["id"] == new["id"]  # type: ignore[index]
+    assert run("vault", "init", "notes", "--type", "episodic")["name"] == "notes"
+    fact = run("write-episode", "notes", "Ada lives in Lyon", "-e", "Ada", "--salience", "0.9", "--valid-from", "2024-01-01")[0]
+    new = run("supersede", "notes", fact["id"], "Ada lives in Nantes", "--valid-from", "2025-01-01")[0]
+    assert [f["text"] for f in run("episodes", "notes", "--valid-at", "2024-06-01")] == ["Ada lives in Lyon"]
+    assert [f["id"] for f in run("episode", "notes", new["id"], "--history")] == [fact["id"], new["id"]]
+    assert run("facts", "write", "Ada lives in Nantes.", "--vault", "notes")["action"] == "confirm"
+    assert run("facts", "search", "Nantes")[0]["id"] == new["id"]
     assert main([*base, "close", "notes", fact["id"], "--json"]) == 9  # already superseded: conflict
     assert "conflict" in capsys.readouterr().err
     assert main([*base, "confirm", "other-vault", new["id"]]) == 3
