@@ -237,6 +237,19 @@ def test_keyword_matches_tool_fields_and_filters(store: Store) -> None:
     assert len(store.keyword_search(["the"], Filters(), 1, True)) == 1
 
 
+def test_keyword_any_prefers_rare_terms(store_url: str, store: Store) -> None:
+    store.upsert_session(session("s1"))
+    store.insert_messages("s1", [msg(i, content=f"common words in message {i}") for i in range(40)]
+                          + [msg(99, content="a rare zebra appears in the long grass by the river bank today", created_at=at(-100))], None)
+    if store_url.startswith("postgresql"):  # PostgreSQL's term frequencies come from ANALYZE
+        import psycopg
+
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            conn.execute("ANALYZE messages")
+    hits = store.keyword_search(["common", "zebra"], Filters(), 5, match_all=False)
+    assert hits[0][0].id == msg(99).id and len(hits) == 5
+
+
 @pytest.mark.parametrize("match_all", [True, False])
 def test_keyword_hostile_terms_are_just_text(store: Store, match_all: bool) -> None:
     seed(store)

@@ -33,9 +33,10 @@ exact over the filtered rows, so a rare filter is never crowded out by a global 
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from importlib import resources
@@ -154,6 +155,7 @@ class PostgresStore(Store, PostgresFactsMixin):
                  hnsw_threshold: int = 10_000) -> None:
         self.url = url
         self.hnsw_threshold = hnsw_threshold
+        self._idf_cache: tuple[float, dict[str, float], float] | None = None
         self._conninfo = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
         with self._first_connection(connect_attempts) as conn:
             self._migrate(conn)
@@ -360,19 +362,50 @@ class PostgresStore(Store, PostgresFactsMixin):
         terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
         if not terms:
             return []
-        # Each term is its own phrase query: user text is a value, never tsquery syntax.
-        op = " && " if match_all else " || "
-        query = op.join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
         where, params = self._where(filters)
-        sql = f"""WITH q AS (SELECT {query} AS q)
-                  SELECT {_M}, ts_rank_cd('{_TS_WEIGHTS}', m.fts, q.q, 1) AS rank
-                  FROM messages m, q WHERE m.fts @@ q.q AND {where}
-                  ORDER BY rank DESC, m.created_at DESC, m.id LIMIT %s"""
         with self._read() as conn:
-            if not _has_lexemes(conn, terms):
+            lexemes = _term_lexemes(conn, terms)
+            terms = [t for t in terms if lexemes[t]]  # a term of punctuation alone is no word
+            if not terms:
                 return []
-            rows = conn.execute(sql, (*terms, *params, limit)).fetchall()
+            # Each term is its own phrase query: user text is a value, never tsquery syntax.
+            query = (" && " if match_all else " || ").join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
+            rank = f"ts_rank_cd('{_TS_WEIGHTS}', m.fts, q.q, 1)"
+            weights: list[Any] = []
+            if not match_all and len(terms) > 1:
+                # BM25's IDF, which ts_rank_cd lacks: a message matching a rare term outranks
+                # one matching only a common one. Frequencies come from ANALYZE's statistics.
+                idf = self._idf(conn)
+                rank += " * (" + " + ".join(["%s * (m.fts @@ phraseto_tsquery('palimpsest', %s))::int"] * len(terms)) + ")"
+                weights = [x for t in terms for x in (max(idf(lx) for lx in lexemes[t]), t)]
+            sql = f"""WITH q AS (SELECT {query} AS q)
+                      SELECT {_M}, {rank} AS rank FROM messages m, q WHERE m.fts @@ q.q AND {where}
+                      ORDER BY rank DESC, m.created_at DESC, m.id LIMIT %s"""
+            rows = conn.execute(sql, (*terms, *weights, *params, limit)).fetchall()
         return [(_row_to_message(r), float(r[-1])) for r in rows]
+
+    def _idf(self, conn: psycopg.Connection[Any]) -> Callable[[str], float]:
+        """idf(lexeme) from pg_stats' most common lexemes of `messages.fts` (cached a minute);
+        a lexeme missing from that list is rarer than the rarest listed one."""
+        cached = self._idf_cache
+        if cached is None or time.monotonic() - cached[0] > 60:
+            row = conn.execute(
+                """SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
+                   WHERE tablename = 'messages' AND attname = 'fts' AND schemaname = current_schema()"""
+            ).fetchone()
+            freqs: dict[str, float] = {}
+            floor = 0.0
+            if row and row[0] and row[1]:
+                freqs = dict(zip(row[0], row[1]))
+                floor = min(row[1][: len(row[0])])
+            cached = self._idf_cache = (time.monotonic(), freqs, floor)
+        _, freqs, floor = cached
+
+        def idf(lexeme: str) -> float:
+            p = freqs.get(lexeme, floor / 2)
+            return math.log(1 + (1 - p + 1e-6) / (p + 1e-6))
+
+        return idf
 
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         where, params = self._where(filters)
@@ -629,11 +662,10 @@ def _lock_session(conn: psycopg.Connection[Any], session_id: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
 
 
-def _has_lexemes(conn: psycopg.Connection[Any], terms: list[str]) -> bool:
-    """Whether any term leaves a word after parsing (a term of punctuation alone does not);
-    asking first avoids PostgreSQL's notice about a query without lexemes."""
-    row = conn.execute(
-        "SELECT bool_or(numnode(phraseto_tsquery('palimpsest', t)) > 0) FROM unnest(%s::text[]) AS t", (terms,)
-    ).fetchone()
-    return bool(row and row[0])
+def _term_lexemes(conn: psycopg.Connection[Any], terms: list[str]) -> dict[str, list[str]]:
+    """The lexemes each term stands for (none for a term of punctuation alone)."""
+    rows = conn.execute(
+        "SELECT t, tsvector_to_array(to_tsvector('palimpsest', t)) FROM unnest(%s::text[]) AS t", (terms,)
+    ).fetchall()
+    return {t: list(lx or []) for t, lx in rows}
 
