@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="this repository only; print, write nothing")
     parser.add_argument("--results", type=Path, default=HERE / "RESULTS.md")
     args = parser.parse_args(argv)
-    corpora = [("palimpsest", REPO, [])]
+    corpora: list[tuple[str, Path, list[str]]] = [("palimpsest", REPO, [])]
     if not args.quick:
         corpora.append(("stdlib", STDLIB, ["site-packages/"]))
         if NPM.is_dir():

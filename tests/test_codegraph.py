@@ -3,12 +3,14 @@ ignore rules, bad input, the CLI, recall's hook and the tools."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,7 +68,7 @@ def test_python_resolution(graph: CodeGraph) -> None:
         "?.total": None,
         "unknown_helper": None,
     }
-    assert calls(graph, "shop.ledger.record", "pyapp") == {"_LEDGER.append": None}
+    assert calls(graph, "shop.ledger.record", "pyapp") == {"_LEDGER.append": "shop.ledger.Ledger.append"}  # `_LEDGER = Ledger()`
 
 
 def test_python_symbols(graph: CodeGraph) -> None:
@@ -105,11 +107,12 @@ def test_go(graph: CodeGraph) -> None:
     graph.index(FIXTURES / "goapp")
     assert calls(graph, "cmd/draw.main", "goapp") == {
         "g.NewPoint": "geo.NewPoint",  # import path mapped through go.mod
-        "c.Area": None,
+        "c.Area": "geo.Circle.Area",  # c := &g.Circle{…}
         "fmt.Println": None,
         "describe": "cmd/draw.describe",
     }
     assert calls(graph, "Circle.Far", "goapp") == {"self.Dist": "geo.Point.Dist", "helper": "geo.helper"}  # embedded; same package
+    assert calls(graph, "describe", "goapp")["s.Area"] == "geo.Shape.Area"  # a parameter's declared type
     [dist] = graph.definition("Point.Dist", repo="goapp")
     assert (dist.kind, dist.path, dist.doc) == ("method", "geo/point.go", "Dist is the distance to another point.")
     [circle] = graph.definition("Circle", repo="goapp")
@@ -128,6 +131,11 @@ def test_rust(graph: CodeGraph) -> None:
     assert calls(graph, "origin", "rustapp") == {"Point.new": "rust_app::geo::Point::new"}  # via `use crate::geo::{Point}`
     assert calls(graph, "twice", "rustapp") == {"rust_app.double": "rust_app::double"}  # super::double
     assert calls(graph, "Point::norm", "rustapp") == {"self.dot": "rust_app::geo::Point::dot"}
+    assert calls(graph, "far", "rustapp") == {  # a parameter's type; `new() -> Self` in `impl Point`
+        "Point.new": "rust_app::geo::Point::new",
+        "p.norm": "rust_app::geo::Point::norm",
+        "q.norm": "rust_app::geo::Point::norm",
+    }
     [new] = graph.definition("Point::new", repo="rustapp")
     assert (new.kind, new.parent, new.path) == ("method", "rust_app.geo.Point", "src/geo/mod.rs")
     [point] = graph.definition("rust_app::geo::Point", repo="rustapp")
@@ -135,6 +143,33 @@ def test_rust(graph: CodeGraph) -> None:
     impls = [i.symbol.name for i in graph.outline("src/geo/mod.rs", repo="rustapp") if i.symbol.kind == "impl"]
     assert impls == ["impl Point", "impl Shape for Circle"]
     assert [i.symbol.name for i in graph.impact("Shape", repo="rustapp")] == ["impl Shape for Circle"]
+
+
+def test_declared_and_evident_types(graph: CodeGraph, tmp_path: Path) -> None:
+    root = _tree(tmp_path / "typed", {
+        "store.py": "class Store:\n    def save(self): pass\n\ndef open_store() -> 'Store':\n    return Store()\n",
+        "app.py": (
+            "from typing import Optional\nfrom store import Store, open_store\n\n"
+            "class App:\n    cache: Store\n\n    def __init__(self):\n        self.store = Store()\n\n"
+            "    def run(self, other: Optional[Store], spare: Store | None = None) -> None:\n"
+            "        self.store.save(); self.cache.save(); other.save(); spare.save()\n"
+            "        fresh = open_store(); fresh.save()\n        unknown.save()\n"
+        ),
+        "web.ts": "class Graph { find(): void {} }\nclass View {\n  constructor(private g: Graph) {}\n"
+                  "  show(h: Graph | null) { this.g.find(); h.find(); const k = new Graph(); k.find(); }\n}\n",
+    })  # fmt: skip
+    graph.index(root)
+    assert calls(graph, "App.run", "typed") == {
+        "self.store.save": "store.Store.save",  # self.store = Store()
+        "self.cache.save": "store.Store.save",  # class-level annotation
+        "other.save": "store.Store.save",  # Optional[Store]
+        "spare.save": "store.Store.save",  # Store | None
+        "open_store": "store.open_store",
+        "fresh.save": "store.Store.save",  # open_store() -> 'Store'
+        "unknown.save": None,
+    }
+    assert calls(graph, "View.show", "typed") == {"self.g.find": "web.Graph.find", "h.find": "web.Graph.find",
+                                                   "Graph": "web.Graph", "k.find": "web.Graph.find"}  # fmt: skip
 
 
 # -- queries ----------------------------------------------------------------------------
@@ -436,12 +471,16 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
 
 
+def _choices(parser: Any) -> dict[str, Any]:
+    return next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
 def test_every_code_command_has_help() -> None:
     from palimpsest.cli import build_parser
 
     parser = build_parser()
-    code = parser._subparsers._group_actions[0].choices["code"]  # type: ignore[union-attr]
-    actions = code._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    code = _choices(parser)["code"]
+    actions = _choices(code)
     assert set(actions) == {"index", "find", "def", "callers", "callees", "impact", "outline", "repos", "stats", "forget"}
     assert all(p.description for p in actions.values())
 

@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
-from .model import CLASS_KINDS, Binding, Def, Extraction, Ref
+from .model import CLASS_KINDS, Binding, Def, Extraction, Hint, Ref
 
 _SPACE = re.compile(r"\s+")
 SIGNATURE_MAX = 240
@@ -84,6 +84,9 @@ class Extractor:
             if key.startswith("def."):
                 self.on_def(key[4:], nodes[0], caps, ctx, out)
                 return
+            if key.startswith("hint."):
+                self.on_hint(key[5:], nodes[0], caps, ctx, out)
+                return
 
     # -- hooks ---------------------------------------------------------------------------
 
@@ -94,6 +97,20 @@ class Extractor:
 
     def on_import(self, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
         raise NotImplementedError
+
+    def on_hint(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
+        """A typed assignment or a constructor call assigned to a name (`@hint.*` captures)."""
+
+    def type_name(self, node: Node | None, ctx: FileContext) -> str:
+        """The class a type annotation names (`Foo`, `mod.Foo`), or "" when it is not one."""
+        if node is None:
+            return ""
+        name = self.callee(node, ctx)
+        return "" if name.startswith("?") or name == "self" else name
+
+    def hint(self, out: Extraction, name: str, type_name: str, node: Node, owner: int | None = None) -> None:
+        if name and type_name:
+            out.hints.append(Hint(name, type_name, node.start_byte, owner=owner))
 
     def callee(self, node: Node, ctx: FileContext) -> str:
         """The dotted name of what is called: `a.b.c`, `self.save`, `?.append`."""
@@ -194,6 +211,7 @@ def _nest(out: Extraction) -> None:
         if d.kind == "function" and _in_class(out.defs, d):
             d.kind = "method"
     _attach_refs(out, order)
+    _attach_hints(out, order)
 
 
 def _prefix(parent: Def) -> list[str]:
@@ -208,25 +226,38 @@ def _in_class(defs: list[Def], d: Def) -> bool:
 
 
 def _attach_refs(out: Extraction, order: list[int]) -> None:
+    """Each ref's enclosing def; inside a Go method, the receiver variable becomes `self`."""
     refs = sorted(out.refs, key=lambda r: r.byte)
-    stack: list[int] = []
-    pos = 0
-    for ref in refs:
-        while pos < len(order) and out.defs[order[pos]].start_byte <= ref.byte:
-            d = out.defs[order[pos]]
-            while stack and out.defs[stack[-1]].end_byte <= d.start_byte:
-                stack.pop()
-            stack.append(order[pos])
-            pos += 1
-        while stack and out.defs[stack[-1]].end_byte <= ref.byte:
-            stack.pop()
-        if ref.owner is not None:
-            ref.src = ref.owner
-            continue
-        ref.src = next((i for i in reversed(stack) if not out.defs[i].container_only), None)
+    for ref, src in zip(refs, _innermost(out.defs, order, [r.byte for r in refs]), strict=True):
+        ref.src = ref.owner if ref.owner is not None else src
         receiver = out.defs[ref.src].receiver if ref.src is not None else ""
         if receiver and (ref.name == receiver or ref.name.startswith(receiver + ".")):
             ref.name = "self" + ref.name[len(receiver) :]
+
+
+def _attach_hints(out: Extraction, order: list[int]) -> None:
+    """A hint's scope: its owner (a parameter's function) or the innermost enclosing def."""
+    hints = sorted(out.hints, key=lambda h: h.byte)
+    for hint, src in zip(hints, _innermost(out.defs, order, [h.byte for h in hints]), strict=True):
+        hint.src = hint.owner if hint.owner is not None else src
+
+
+def _innermost(defs: list[Def], order: list[int], positions: list[int]) -> list[int | None]:
+    """For ascending byte positions, the innermost def (not an `impl` block) around each."""
+    found: list[int | None] = []
+    stack: list[int] = []
+    pos = 0
+    for byte in positions:
+        while pos < len(order) and defs[order[pos]].start_byte <= byte:
+            d = defs[order[pos]]
+            while stack and defs[stack[-1]].end_byte <= d.start_byte:
+                stack.pop()
+            stack.append(order[pos])
+            pos += 1
+        while stack and defs[stack[-1]].end_byte <= byte:
+            stack.pop()
+        found.append(next((i for i in reversed(stack) if not defs[i].container_only), None))
+    return found
 
 
 def _error_lines(root: Node, limit: int = 20) -> list[int]:

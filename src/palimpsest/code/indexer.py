@@ -128,6 +128,10 @@ class _Run:
             (file_id, ids[r.src] if r.src is not None else module_id, r.kind, r.name, r.name.rsplit(".", 1)[-1], r.line) for r in ex.refs
         )
         self.db.executemany("INSERT INTO bindings VALUES (?,?,?)", [(file_id, b.alias, b.target) for b in ex.bindings])
+        self.db.executemany(
+            "INSERT INTO hints VALUES (?,?,?,?)",
+            [(file_id, ids[h.src] if h.src is not None else module_id, h.name, h.type) for h in ex.hints],
+        )
         self.names.update(d.name for d in ex.defs)
         self.names.update(b.alias for b in ex.bindings)
         self.names.add(rows[0][3])

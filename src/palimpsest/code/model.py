@@ -64,6 +64,19 @@ class Ref:
 
 
 @dataclass
+class Hint:
+    """A declared or evident type of a name: a parameter annotation, `x = Class()`,
+    `self.x: Class`. `name` is `x`, or `self.x` for an attribute of the enclosing class;
+    `type` is the dotted type name as written, resolved (to a class) only when used."""
+
+    name: str
+    type: str
+    byte: int
+    owner: int | None = None  # the def whose parameter this is; else found by position
+    src: int | None = None
+
+
+@dataclass
 class Binding:
     """A name an import brings into a file's scope: `alias` stands for `target` (qnorm form)."""
 
@@ -77,6 +90,7 @@ class Extraction:
     defs: list[Def] = field(default_factory=list)
     refs: list[Ref] = field(default_factory=list)
     bindings: list[Binding] = field(default_factory=list)
+    hints: list[Hint] = field(default_factory=list)
     error_lines: list[int] = field(default_factory=list)
 
 

@@ -57,6 +57,17 @@ class Resolver:
         ):
             self.bindings[fid][alias].append(target)
         self.bases: dict[str, list[str]] = defaultdict(list)
+        self.hints: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
+        self._attr_rows: list[tuple[int, int, str, str]] = []
+        for fid, src, name, type_name in db.execute(
+            "SELECT h.file_id, h.src_id, h.name, h.type FROM hints h JOIN files f ON f.id = h.file_id WHERE f.repo_id = ?", (repo_id,)
+        ):
+            if name.startswith("self."):
+                self._attr_rows.append((fid, src, name[5:], type_name))
+            else:
+                self.hints[src][name].append(type_name)
+        self._attrs: dict[str, dict[str, list[tuple[int, int, str]]]] | None = None
+        self._types: dict[tuple[int, int, str], str | None] = {}
 
     # -- entry points --------------------------------------------------------------------
 
@@ -78,10 +89,13 @@ class Resolver:
         if head == "?" or not head:
             return None
         if head == "self":
-            cls = self.enclosing_class(src, file_id)
-            return self.member(cls, tokens[1], file_id) if cls is not None and len(tokens) == 2 else None
+            return self._self(src, tokens, file_id)
         if head == "super":
             return self._super(src, tokens, file_id)
+        if len(tokens) > 1 and kind == "call":
+            typ = self.local_type(src, head, file_id)
+            if typ is not None:
+                return self.member(typ, tokens[1], file_id) if len(tokens) == 2 else None
         start = self.parent_symbol(src, file_id) if kind == "inherit" else src
         hit = self.scope(head, start, file_id)
         if hit is not None:
@@ -186,7 +200,82 @@ class Resolver:
             cur = self.parent_symbol(cur, file_id)
         return None
 
+    # -- types of names --------------------------------------------------------------------
+
+    def local_type(self, src: int | None, name: str, file_id: int) -> str | None:
+        """The class of variable `name` as seen from `src`: its hints, then enclosing scopes'."""
+        cur = src
+        for _ in range(_MAX_HOPS):
+            if cur is None:
+                return None
+            for type_name in self.hints.get(cur, {}).get(name, ()):
+                typ = self.class_named(file_id, cur, type_name)
+                if typ is not None:
+                    return typ
+            if self.kind[cur] == "module":
+                return None
+            cur = self.parent_symbol(cur, file_id) if self.kind[cur] not in CLASS_KINDS else self._module_symbol(file_id)
+        return None
+
+    def attr_type(self, cls: str, attr: str, seen: set[str] | None = None) -> str | None:
+        """The class of attribute `self.attr` of class `cls` (or of a base)."""
+        if self._attrs is None:
+            self._attrs = defaultdict(lambda: defaultdict(list))
+            for fid, src, name, type_name in self._attr_rows:
+                owner = self.enclosing_class(src, fid)
+                if owner is not None:
+                    self._attrs[owner][name].append((fid, src, type_name))
+        declared = [(self.file[c], c, t) for c in self.by_qnorm.get(cls, ()) for t in self.hints.get(c, {}).get(attr, ())]
+        for fid, src, type_name in [*self._attrs.get(cls, {}).get(attr, ()), *declared]:  # `cache: Store` in the class body
+            typ = self.class_named(fid, src, type_name)
+            if typ is not None:
+                return typ
+        seen = seen if seen is not None else set()
+        seen.add(cls)
+        for base in self.bases.get(cls, ()):
+            if base not in seen:
+                typ = self.attr_type(base, attr, seen)
+                if typ is not None:
+                    return typ
+        return None
+
+    def class_named(self, file_id: int, src: int, type_name: str) -> str | None:
+        """The qnorm of the class `type_name` names where it is written, or None."""
+        key = (file_id, src, type_name)
+        if key not in self._types:
+            self._types[key] = None  # guards against cycles through return types
+            self._types[key] = self._class_of(self._resolve(file_id, src, "type", type_name))
+        return self._types[key]
+
+    def _class_of(self, hit: int | None) -> str | None:
+        """A class is itself; a function stands for the class its return annotation names."""
+        if hit is None:
+            return None
+        kind = self.kind[hit]
+        if kind in CLASS_KINDS and kind != "impl":
+            return self.qnorm[hit]
+        if kind in ("function", "method"):
+            for type_name in self.hints.get(hit, {}).get("->", ()):
+                typ = self.class_named(self.file[hit], hit, type_name)
+                if typ is not None:
+                    return typ
+        return None
+
+    def _module_symbol(self, file_id: int) -> int | None:
+        ids = self.by_qnorm.get(self.module_of.get(file_id, ""))
+        same = [i for i in ids or () if self.file[i] == file_id and self.kind[i] == "module"]
+        return same[0] if same else None
+
     # -- helpers -------------------------------------------------------------------------
+
+    def _self(self, src: int, tokens: list[str], file_id: int) -> int | None:
+        cls = self.enclosing_class(src, file_id)
+        if cls is None or len(tokens) > 3:
+            return None
+        if len(tokens) == 2:
+            return self.member(cls, tokens[1], file_id)
+        typ = self.attr_type(cls, tokens[1])  # self.store.save(): the class of self.store
+        return self.member(typ, tokens[2], file_id) if typ is not None else None
 
     def _super(self, src: int, tokens: list[str], file_id: int) -> int | None:
         cls = self.enclosing_class(src, file_id)

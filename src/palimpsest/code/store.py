@@ -12,6 +12,7 @@ One file holds every indexed repository; a repository is a row, and deleting it 
     edges    src symbol → name (as written, made absolute where possible) → dst symbol or NULL;
              kind call|import|inherit; `tail` is the name's last part, for re-resolution
     bindings what each file's imports bind: alias → target (qnorm)
+    hints    declared or evident types of names, per scope: `x` / `self.x` → type as written
 """
 
 from __future__ import annotations
@@ -85,6 +86,13 @@ CREATE TABLE bindings (
     target TEXT NOT NULL
 );
 CREATE INDEX bindings_file ON bindings (file_id);
+CREATE TABLE hints (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    src_id INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    type TEXT NOT NULL
+);
+CREATE INDEX hints_file ON hints (file_id);
 """
 
 MIGRATIONS: dict[int, str] = {1: _SCHEMA}
@@ -156,6 +164,7 @@ def delete_file_contents(db: sqlite3.Connection, file_ids: Iterable[int]) -> Non
         db.execute(f"UPDATE edges SET dst_id = NULL WHERE dst_id IN (SELECT id FROM symbols WHERE file_id IN ({marks}))", part)
         db.execute(f"DELETE FROM edges WHERE file_id IN ({marks})", part)
         db.execute(f"DELETE FROM bindings WHERE file_id IN ({marks})", part)
+        db.execute(f"DELETE FROM hints WHERE file_id IN ({marks})", part)
         db.execute(f"DELETE FROM symbols WHERE file_id IN ({marks})", part)
 
 

@@ -26,6 +26,8 @@ QUERY = """
 (method_elem name: (field_identifier) @name) @def.method
 (call_expression function: (_) @callee) @call
 (import_spec) @import
+(short_var_declaration left: (expression_list . (identifier) @target) right: (expression_list . (_) @value)) @hint.assigned
+(var_spec name: (identifier) @target type: (_) @type) @hint.annotated
 """
 
 _TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}
@@ -55,6 +57,7 @@ class GoExtractor(Extractor):
         if node.type == "method_declaration":
             recv_type, recv_name = _receiver(node)
             out.defs.append(self.make_def(name, "method", node, container=[recv_type] if recv_type else None, receiver=recv_name))
+            self._signature_hints(node, ctx, out)
             return
         if node.type in ("type_spec", "type_alias"):
             type_node = node.child_by_field_name("type")
@@ -65,6 +68,36 @@ class GoExtractor(Extractor):
                 self.add_bases(out, _embedded(type_node), ctx)
             return
         out.defs.append(self.make_def(name, kind, node))
+        if node.type == "function_declaration":
+            self._signature_hints(node, ctx, out)
+
+    def type_name(self, node: Node | None, ctx: FileContext) -> str:
+        while node is not None and node.type in ("pointer_type", "parameter_list", "parameter_declaration"):
+            node = node.child_by_field_name("type") if node.type == "parameter_declaration" else _first(node)
+        return super().type_name(node, ctx)
+
+    def on_hint(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
+        name = text(caps["target"][0])
+        if kind == "annotated":
+            self.hint(out, name, self.type_name(caps["type"][0], ctx), node)
+            return
+        value = caps["value"][0]
+        if value.type == "unary_expression":  # &T{...}
+            value = value.child_by_field_name("operand") or value
+        if value.type == "composite_literal":
+            self.hint(out, name, self.type_name(value.child_by_field_name("type"), ctx), node)
+        elif value.type == "call_expression":  # NewT(...): the class its result names
+            self.hint(out, name, self.callee(value.child_by_field_name("function"), ctx), node)  # type: ignore[arg-type]
+
+    def _signature_hints(self, node: Node, ctx: FileContext, out: Extraction) -> None:
+        owner = len(out.defs) - 1
+        params = node.child_by_field_name("parameters")
+        for decl in params.named_children if params is not None else []:
+            if decl.type == "parameter_declaration":
+                type_name = self.type_name(decl.child_by_field_name("type"), ctx)
+                for n in decl.children_by_field_name("name"):
+                    self.hint(out, text(n), type_name, node, owner)
+        self.hint(out, "->", self.type_name(node.child_by_field_name("result"), ctx), node, owner)
 
     def doc(self, node: Node) -> str:
         parent = node.parent
@@ -83,6 +116,10 @@ class GoExtractor(Extractor):
         if alias == "_":
             return
         self.bind(out, "*" if alias == "." else alias, target, node)
+
+
+def _first(node: Node) -> Node | None:
+    return node.named_children[0] if node.named_children else None
 
 
 def _receiver(node: Node) -> tuple[str, str]:

@@ -28,6 +28,9 @@ _COMMON = """
   value: [(arrow_function) (function_expression) (generator_function)]) @def.function
 (call_expression function: (_) @callee) @call
 (new_expression constructor: (_) @callee) @call
+(variable_declarator name: (identifier) @target value: [(new_expression constructor: (_) @ctor) (call_expression function: (_) @ctor)]) @hint.assigned
+(assignment_expression left: (member_expression object: (this) property: (property_identifier) @attr)
+  right: (new_expression constructor: (_) @ctor)) @hint.assigned
 (import_statement) @import
 (export_statement source: (_)) @import
 (variable_declarator name: (_) @alias
@@ -46,6 +49,7 @@ _TS = (
     _COMMON
     + """
 (public_field_definition name: (_) @name value: [(arrow_function) (function_expression)]) @def.method
+(public_field_definition name: (property_identifier) @attr type: (type_annotation) @type) @hint.annotated
 (abstract_class_declaration name: (_) @name) @def.class
 (interface_declaration name: (_) @name) @def.interface
 (type_alias_declaration name: (_) @name) @def.type
@@ -83,6 +87,46 @@ class JavaScriptExtractor(Extractor):
         out.defs.append(self.make_def(name, kind, node))
         if kind in ("class", "interface"):
             self.add_bases(out, self._bases(node), ctx)
+        elif kind in ("function", "method"):
+            self._signature_hints(node, ctx, out)
+
+    def on_hint(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
+        name = text(caps["target"][0]) if "target" in caps else "self." + text(caps["attr"][0])
+        if kind == "annotated":
+            self.hint(out, name, self.type_name(caps["type"][0], ctx), node)
+        else:
+            self.hint(out, name, self.callee(caps["ctor"][0], ctx), node)
+
+    def type_name(self, node: Node | None, ctx: FileContext) -> str:
+        """`Foo`, `ns.Foo`, `Foo<T>`, `Foo | null` in a TypeScript annotation → the class."""
+        if node is None:
+            return ""
+        if node.type == "type_annotation":
+            return self.type_name(node.named_children[0] if node.named_children else None, ctx)
+        if node.type == "union_type":
+            real = [n for n in node.named_children if n.type not in ("literal_type", "predefined_type")]
+            return self.type_name(real[0], ctx) if len(real) == 1 else ""
+        if node.type == "generic_type":
+            return self.type_name(node.child_by_field_name("name"), ctx)
+        if node.type == "nested_type_identifier":
+            return f"{text(node.child_by_field_name('module'))}.{text(node.child_by_field_name('name'))}"
+        return text(node) if node.type == "type_identifier" else ""
+
+    def _signature_hints(self, node: Node, ctx: FileContext, out: Extraction) -> None:
+        fn = node.child_by_field_name("value") if node.type == "variable_declarator" else node
+        if fn is None:
+            return
+        owner = len(out.defs) - 1
+        params = fn.child_by_field_name("parameters")
+        for param in params.named_children if params is not None else []:
+            pattern = param.child_by_field_name("pattern")
+            if param.type not in ("required_parameter", "optional_parameter") or pattern is None or pattern.type != "identifier":
+                continue
+            type_name = self.type_name(param.child_by_field_name("type"), ctx)
+            self.hint(out, text(pattern), type_name, node, owner)
+            if any(c.type == "accessibility_modifier" for c in param.named_children):  # constructor(private g: Graph)
+                self.hint(out, "self." + text(pattern), type_name, node, owner)
+        self.hint(out, "->", self.type_name(fn.child_by_field_name("return_type"), ctx), node, owner)
 
     def _arrow_signature(self, node: Node) -> str:
         value = node.child_by_field_name("value")

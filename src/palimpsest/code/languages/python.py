@@ -19,6 +19,8 @@ QUERY = """
 (decorator (attribute) @callee) @call
 (import_statement) @import
 (import_from_statement) @import
+(assignment left: (_) @target type: (type) @type) @hint.annotated
+(assignment left: (_) @target right: (call function: (_) @ctor)) @hint.assigned
 """
 
 
@@ -46,10 +48,55 @@ class PythonExtractor(Extractor):
 
     def on_def(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
         super().on_def(kind, node, caps, ctx, out)
+        if kind == "function":
+            self._parameter_hints(node, ctx, out)
         if kind == "class":
             bases = node.child_by_field_name("superclasses")
             if bases is not None:
                 self.add_bases(out, [b for b in bases.named_children if b.type in ("identifier", "attribute")], ctx)
+
+    def on_hint(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
+        target = caps["target"][0]
+        if target.type == "identifier":
+            name = text(target)
+        elif target.type == "attribute" and text(target.child_by_field_name("object")) == "self":
+            name = "self." + text(target.child_by_field_name("attribute"))
+        else:
+            return
+        if kind == "annotated":
+            self.hint(out, name, self.type_name(caps["type"][0], ctx), node)
+        elif node.child_by_field_name("type") is None:  # `x: T = make()` is the annotated hint's
+            self.hint(out, name, self.callee(caps["ctor"][0], ctx), node)
+
+    def _parameter_hints(self, node: Node, ctx: FileContext, out: Extraction) -> None:
+        params = node.child_by_field_name("parameters")
+        owner = len(out.defs) - 1
+        for param in params.named_children if params is not None else []:
+            if param.type in ("typed_parameter", "typed_default_parameter"):
+                name_node = param.child_by_field_name("name") or param.named_children[0]
+                if name_node.type == "identifier":
+                    self.hint(out, text(name_node), self.type_name(param.child_by_field_name("type"), ctx), node, owner)
+        self.hint(out, "->", self.type_name(node.child_by_field_name("return_type"), ctx), node, owner)
+
+    def type_name(self, node: Node | None, ctx: FileContext) -> str:
+        """`Foo`, `mod.Foo`, `"Foo"`, `Foo | None`, `Optional[Foo]` → the class; else ""."""
+        if node is None:
+            return ""
+        if node.type == "type" and node.named_children:
+            return self.type_name(node.named_children[0], ctx)
+        if node.type == "string":
+            content = "".join(text(c) for c in node.named_children if c.type == "string_content")
+            return content if content.replace(".", "").replace("_", "").isalnum() else ""
+        if node.type == "binary_operator":  # X | None
+            sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+            real = [n for n in sides if n is not None and n.type != "none"]
+            return self.type_name(real[0], ctx) if len(real) == 1 else ""
+        if node.type == "generic_type" and node.named_children and text(node.named_children[0]) == "Optional":
+            inner = node.named_children[-1]
+            return self.type_name(inner.named_children[0], ctx) if inner.named_children else ""
+        if node.type in ("identifier", "attribute"):
+            return super().type_name(node, ctx)
+        return ""
 
     def doc(self, node: Node) -> str:
         body = node.child_by_field_name("body")

@@ -32,6 +32,8 @@ QUERY = """
 (call_expression function: (_) @callee) @call
 (macro_invocation macro: (_) @callee) @call
 (use_declaration) @import
+(let_declaration pattern: (identifier) @target type: (_) @type) @hint.annotated
+(let_declaration pattern: (identifier) @target value: [(call_expression function: (_) @ctor) (struct_expression name: (_) @ctor)]) @hint.assigned
 """
 
 _PATH_HEADS = frozenset({"crate", "self", "super"})
@@ -58,6 +60,8 @@ class RustExtractor(Extractor):
     def on_def(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
         if kind != "impl":
             super().on_def(kind, node, caps, ctx, out)
+            if kind == "function":
+                self._signature_hints(node, ctx, out)
             if kind == "trait":
                 bounds = node.child_by_field_name("bounds")
                 self.add_bases(out, bounds.named_children if bounds is not None else [], ctx)
@@ -69,6 +73,29 @@ class RustExtractor(Extractor):
         out.defs.append(self.make_def(label, "impl", node, container=[type_name], container_only=True))
         if trait is not None:
             self.add_bases(out, [trait], ctx)
+
+    def on_hint(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
+        name = text(caps["target"][0])
+        type_node = caps["type"][0] if kind == "annotated" else caps["ctor"][0]
+        self.hint(out, name, self.type_name(type_node, ctx) if kind == "annotated" else self.callee(type_node, ctx), node)
+
+    def type_name(self, node: Node | None, ctx: FileContext) -> str:
+        while node is not None and node.type in ("reference_type", "pointer_type", "generic_type"):
+            node = node.child_by_field_name("type")
+        return super().type_name(node, ctx)
+
+    def _signature_hints(self, node: Node, ctx: FileContext, out: Extraction) -> None:
+        owner = len(out.defs) - 1
+        params = node.child_by_field_name("parameters")
+        for param in params.named_children if params is not None else []:
+            pattern = param.child_by_field_name("pattern")
+            if param.type == "parameter" and pattern is not None and pattern.type == "identifier":
+                self.hint(out, text(pattern), self.type_name(param.child_by_field_name("type"), ctx), node, owner)
+        returned = self.type_name(node.child_by_field_name("return_type"), ctx)
+        if returned == "Self":  # inside `impl Point`: the impl's type
+            impl = next((d for d in reversed(out.defs[:-1]) if d.container_only and d.start_byte <= node.start_byte < d.end_byte), None)
+            returned = impl.container[0] if impl is not None and impl.container else ""
+        self.hint(out, "->", returned, node, owner)
 
     def on_import(self, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
         node = caps["import"][0]
