@@ -6,6 +6,7 @@
 #                                      free loopback port; prints `PGDATA=<dir>` and, as the
 #                                      last stdout line, the URL postgresql://postgres@127.0.0.1:PORT/postgres
 #   scripts/postgres.sh stop PGDATA    stop that server and remove its folder
+#   scripts/postgres.sh pause|resume PGDATA   stop it / start it again on the same port (fault tests)
 #
 # Debian 12 (bookworm) ships PostgreSQL 15 but no pgvector package, so pgvector is built
 # from Debian's own source package of the next release (trixie), fetched with
@@ -156,6 +157,7 @@ start() {
             opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         fi
         if as_pg "$PG_BIN/pg_ctl" -D "$data/data" -l "$data/server.log" -o "$opts" -w -t 30 start >&2; then
+            echo "$opts" >"$data/opts"
             echo "PGDATA=$data"
             echo "postgresql://postgres@127.0.0.1:$port/postgres"
             return
@@ -175,9 +177,22 @@ stop() {
     rm -rf "$data"
 }
 
+# Stop the server without removing it, and start it again on the same port (fault tests).
+pause() {
+    local data="${1:?usage: postgres.sh pause PGDATA}"
+    as_pg "$PG_BIN/pg_ctl" -D "$data/data" -m fast -w stop >&2
+}
+
+resume() {
+    local data="${1:?usage: postgres.sh resume PGDATA}"
+    as_pg "$PG_BIN/pg_ctl" -D "$data/data" -l "$data/server.log" -o "$(cat "$data/opts")" -w -t 30 start >&2
+}
+
 case "${1:-start}" in
     install) install ;;
     start) start ;;
     stop) stop "${2:-}" ;;
-    *) die "usage: postgres.sh [install|start|stop PGDATA]" ;;
+    pause) pause "${2:-}" ;;
+    resume) resume "${2:-}" ;;
+    *) die "usage: postgres.sh [install|start|stop PGDATA|pause PGDATA|resume PGDATA]" ;;
 esac

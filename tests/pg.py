@@ -99,6 +99,20 @@ def drop_databases() -> None:
         pass
 
 
+def own_server_data() -> str:
+    """The data folder of the server these tests started ("" for an external server)."""
+    server_url()
+    return _state.get("pgdata", "")
+
+
+def pause_server(pgdata: str) -> None:
+    subprocess.run(["bash", str(SCRIPT), "pause", pgdata], check=True, capture_output=True, timeout=60)
+
+
+def resume_server(pgdata: str) -> None:
+    subprocess.run(["bash", str(SCRIPT), "resume", pgdata], check=True, capture_output=True, timeout=60)
+
+
 def stop_server() -> None:
     pgdata = _state.pop("pgdata", "")
     drop_databases()

@@ -73,6 +73,8 @@ _INSTALL_HINT = {
     "and have a superuser run `CREATE EXTENSION unaccent` in this database",
 }
 _CONNECT_ATTEMPTS = 5
+_POOL_TIMEOUT_S = 3.0
+_FAIL_FAST_S = 2.0
 _HAS_CONTEXT = "context" in Message.__dataclass_fields__  # the search-context field is landing in records.py
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 
@@ -155,12 +157,14 @@ class PostgresStore(Store, PostgresFactsMixin):
                  hnsw_threshold: int = 10_000) -> None:
         self.url = url
         self.hnsw_threshold = hnsw_threshold
+        self._down_until = 0.0
+        self._down_reason = ""
         self._idf_cache: tuple[float, dict[str, float], float] | None = None
         self._conninfo = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
         with self._first_connection(connect_attempts) as conn:
             self._migrate(conn)
         self._pool = ConnectionPool(
-            self._conninfo, min_size=1, max_size=pool_size, timeout=5, open=False, name="palimpsest",
+            self._conninfo, min_size=1, max_size=pool_size, timeout=_POOL_TIMEOUT_S, open=False, name="palimpsest",
             kwargs={"autocommit": True}, configure=self._configure, check=ConnectionPool.check_connection,
         )
         try:
@@ -199,11 +203,21 @@ class PostgresStore(Store, PostgresFactsMixin):
 
     @contextmanager
     def _errors(self) -> Iterator[None]:
-        """psycopg's errors as Palimpsest's: the server gone is StoreUnavailable, bad data InvalidInput."""
+        """psycopg's errors as Palimpsest's: the server gone is StoreUnavailable, bad data InvalidInput.
+
+        After a connection failure, calls fail at once for `_FAIL_FAST_S` instead of each
+        waiting out the pool's timeout: a write is already safe in the journal, and a
+        capture run should not crawl while the database is down."""
+        if time.monotonic() < self._down_until:
+            raise StoreUnavailable(f"PostgreSQL at {_redact(self.url)} is unavailable: {self._down_reason}")
         try:
             yield
+        except pgerrors.QueryCanceled as exc:
+            raise StoreUnavailable(f"PostgreSQL cancelled a statement: {str(exc).strip()}") from exc
         except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise StoreUnavailable(f"PostgreSQL at {_redact(self.url)} is unavailable: {str(exc).strip()}") from exc
+            self._down_reason = " ".join(str(exc).split()) or type(exc).__name__
+            self._down_until = time.monotonic() + _FAIL_FAST_S
+            raise StoreUnavailable(f"PostgreSQL at {_redact(self.url)} is unavailable: {self._down_reason}") from exc
         except psycopg.DataError as exc:
             raise InvalidInput(f"PostgreSQL refused a value: {(exc.diag.message_primary or str(exc)).strip()}") from exc
 
