@@ -6,11 +6,11 @@ cursor, and when the server is back everything drains: nothing lost, nothing dou
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
 import pg
@@ -25,7 +25,9 @@ def paused_server() -> Iterator[tuple[str, str]]:
     if not pgdata:
         pytest.skip("needs the test's own PostgreSQL server (not PALIMPSEST_TEST_POSTGRES_URL) to stop it")
     yield url, pgdata
-    if subprocess.run(["pg_isready", "-q", "-d", url], check=False).returncode != 0:
+    try:
+        psycopg.connect(url, connect_timeout=3).close()
+    except psycopg.OperationalError:
         pg.resume_server(pgdata)
 
 
