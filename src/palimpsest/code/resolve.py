@@ -270,7 +270,7 @@ class Resolver:
 
     def _self(self, src: int, tokens: list[str], file_id: int) -> int | None:
         cls = self.enclosing_class(src, file_id)
-        if cls is None or len(tokens) > 3:
+        if cls is None or not 2 <= len(tokens) <= 3:
             return None
         if len(tokens) == 2:
             return self.member(cls, tokens[1], file_id)
