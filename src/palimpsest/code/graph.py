@@ -36,7 +36,7 @@ def _columns(sym: str, file: str) -> str:
 
 _SOURCE = _columns("a", "fa")
 _TARGET = _columns("b", "fb")
-_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor", "new"})
+_CONSTRUCTORS = frozenset({"__init__", "__new__", "constructor"})
 
 
 @dataclass(frozen=True)
