@@ -7,6 +7,7 @@ processes migrating at once).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -604,6 +605,48 @@ def test_pg_concurrent_migrations_from_two_processes(pg_url: str) -> None:
     assert versions == sorted(set(versions)) and versions[0] == 1
 
 
+def test_pg_migrates_from_each_older_schema(pg_url: str) -> None:
+    from importlib import resources
+
+    import psycopg
+
+    from palimpsest.store.postgres import create_extension
+    from pg import server_url, with_database
+
+    folder = resources.files("palimpsest.store.migrations").joinpath("postgres")
+    files = sorted((int(p.name.split("_")[0]), p) for p in folder.iterdir() if p.name.endswith(".sql"))
+    admin_url = server_url()
+    for upto in range(2, len(files)):  # from version 2 (messages and vectors exist) up
+        name = f"palimpsest_migrate_{os.getpid()}_v{upto}"
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+        url = with_database(admin_url, name)
+        try:
+            with psycopg.connect(url, autocommit=True) as conn:
+                for ext in ("vector", "pg_trgm", "unaccent"):
+                    create_extension(conn, ext)
+                conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")
+                for version, path in files[:upto]:
+                    conn.execute(path.read_text())
+                    conn.execute("INSERT INTO schema_migrations VALUES (%s, now())", (version,))
+                conn.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES ('old', now(), now())")
+                conn.execute(
+                    """INSERT INTO messages (id, session_id, role, content, created_at, event_key)
+                       VALUES ('evt_old', 'old', 'user', 'the retry cap survives migrations', %s, 'k')""", (T0,))
+            store = open_store(url)
+            try:
+                assert store.stats()["schema_version"] == files[-1][0]
+                assert [m.id for m, _ in store.keyword_search(["retry", "cap"], Filters(), 5, True)] == ["evt_old"]
+                assert ids(store.substring_search("survives", Filters(), 5)) == ["evt_old"]
+                store.put_vectors("m", [("evt_old", _unit(4, 0))])
+                assert store.vector_models() == {"m": {"dim": 4, "count": 1}}
+            finally:
+                store.close()
+        finally:
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def test_pg_hnsw_index_built_past_threshold(pg_url: str) -> None:
     import psycopg
 
@@ -636,8 +679,10 @@ def test_pg_server_gone_is_store_unavailable(pg_url: str) -> None:
     store = open_store(pg_url)
     try:
         store.upsert_session(session("s1"))
+        from pg import server_url
+
         dbname = pg_url.rsplit("/", 1)[1]
-        with psycopg.connect(pg_url.rsplit("/", 1)[0] + "/postgres", autocommit=True) as admin:
+        with psycopg.connect(server_url(), autocommit=True) as admin:
             admin.execute("ALTER DATABASE " + dbname + " WITH ALLOW_CONNECTIONS false")
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
                           (dbname,))
@@ -646,6 +691,13 @@ def test_pg_server_gone_is_store_unavailable(pg_url: str) -> None:
                     store.insert_messages("s1", [msg(1)], (1, 10))
             finally:
                 admin.execute("ALTER DATABASE " + dbname + " WITH ALLOW_CONNECTIONS true")
-        assert store.insert_messages("s1", [msg(1)], (1, 10)) == ["evt_s1_0001"]  # the pool recovers
+        deadline = time.monotonic() + 30
+        while True:  # the pool reconnects with backoff
+            try:
+                assert store.insert_messages("s1", [msg(1)], (1, 10)) == ["evt_s1_0001"]
+                break
+            except StoreUnavailable:
+                assert time.monotonic() < deadline, "the pool did not recover"
+                time.sleep(0.5)
     finally:
         store.close()
