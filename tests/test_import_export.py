@@ -468,3 +468,11 @@ def test_progress_is_reported(sqlite_memory: Memory) -> None:
     seen: list[tuple[int, int]] = []
     import_file(sqlite_memory, FIXTURES / "locomo_small.json", progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (6, 6) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_a_json_list_of_generic_messages_keeps_its_sessions(memory: Memory, tmp_path: Path) -> None:
+    doc = tmp_path / "list.json"
+    doc.write_text(json.dumps([{"session": "a", "role": "user", "content": "one"}, {"session": "b", "role": "user", "content": "two"},
+                               {"session": "b", "content": "no role"}]))
+    report = import_file(memory, doc)
+    assert report.format == "messages" and report.sessions == ["a", "b"] and [p.where for p in report.problems] == ["message 2"]

@@ -83,7 +83,7 @@ def import_data(memory: Any, data: Any, format: str, *, session: str | None = No
     elif format == "openai":
         plan = chat.plan_openai([(None, r) for r in items], session, agent, name)
     elif format == "messages":
-        plan = chat.plan_messages(records, session, agent)
+        plan = chat.plan_messages([(None, r) for r in items], session, agent)
     elif format == "claude-code":
         plan = claude_code.plan_claude_code(records, name, session, agent, None)
     elif format == "codex":
@@ -108,7 +108,7 @@ def _merge(plan: Plan, reader: Plan) -> None:
 
 
 def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str | None, agent: str | None) -> Plan:
-    if fmt in ("locomo", "openai", "longmemeval") and doc is _NOT_PARSED:
+    if fmt in ("locomo", "openai", "longmemeval", "messages") and doc is _NOT_PARSED:
         doc = _document(data)
         if doc is _NOT_PARSED and (fmt == "locomo" or data.lstrip()[:1] == b"["):
             decode_document(data, reader)  # a broken single document: its error, and nothing imported
@@ -119,6 +119,8 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
         items = doc.get("messages", [doc]) if isinstance(doc, dict) else doc
         return chat.plan_openai([(None, m) for m in items] if isinstance(items, list) else [(None, items)],
                                 session, agent, Path(name).stem)
+    if fmt == "messages" and isinstance(doc, list):
+        return chat.plan_messages([(None, m) for m in doc], session, agent)
     if fmt == "longmemeval" and isinstance(doc, list):
         return evalsets.plan_longmemeval([(None, q) for q in doc], agent)
     lines = iter_lines(data, reader)
@@ -176,7 +178,7 @@ def _document_format(doc: Any) -> str | None:
         if "haystack_sessions" in first:
             return "longmemeval"
         if "role" in first:
-            return "openai"
+            return "messages" if "session" in first else "openai"
     if isinstance(doc, dict):
         if isinstance(doc.get("messages"), list):
             return "openai"

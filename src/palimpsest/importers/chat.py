@@ -25,10 +25,11 @@ MESSAGE_FIELDS = {"role", "content", "created_at", "tool_name", "tool_args", "to
 SESSION_ATTRS = ("agent", "channel", "title", "kind")
 
 
-def plan_messages(records: Iterable[tuple[int, Any]], session: str | None, agent: str | None) -> Plan:
+def plan_messages(records: Iterable[tuple[int | None, Any]], session: str | None, agent: str | None) -> Plan:
+    """`records`: (line, message) for JSONL, or (None, message) for a JSON list."""
     plan = Plan("messages", all_or_nothing=False)
-    for line, rec in records:
-        where = f"line {line}"
+    for i, (line, rec) in enumerate(records):
+        where = f"line {line}" if line is not None else f"message {i}"
         if not isinstance(rec, dict):
             plan.problem(where, f"expected an object, got {type(rec).__name__}", line)
             continue
