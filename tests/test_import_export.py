@@ -476,3 +476,13 @@ def test_a_json_list_of_generic_messages_keeps_its_sessions(memory: Memory, tmp_
                                {"session": "b", "content": "no role"}]))
     report = import_file(memory, doc)
     assert report.format == "messages" and report.sessions == ["a", "b"] and [p.where for p in report.problems] == ["message 2"]
+
+
+def test_raw_nul_bytes_and_crlf_lines(memory: Memory, tmp_path: Path) -> None:
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes(b'{"session": "w", "role": "user", "content": "windows line"}\r\n'
+                     b'{"session": "w", "role": "user", "content": "raw \x00 nul"}\r\n'
+                     b'{"session": "w", "role": "user", "content": "escaped \\u0000 nul"}\r\n')
+    report = import_file(memory, path)
+    assert report.stored == 2 and [p.line for p in report.problems] == [2] and "not JSON" in report.problems[0].message
+    assert [m.content for m in everything(memory)][0] == "windows line"
