@@ -283,17 +283,19 @@ class CodeGraph:
         raise NotFound(f"no symbol {symbol!r} in {r.name}{hint}")
 
     def _lookup(self, symbol: str, r: Repo) -> list[Symbol]:
+        """Exact qualified name first, then every symbol whose qualified name ends with it."""
         q = qnorm(symbol.strip().removesuffix("()"))
         if not q:
             return []
-        tail = q.rsplit(".", 1)[-1]
-        rows = self._symbols("s.repo_id = ? AND s.name = ?", (r.id, tail), extra=", s.qnorm", limit=500)
-        if not rows and "." in q:  # a module's display name differs from its tail (`pkg/util`)
-            rows = self._symbols("s.repo_id = ? AND s.qnorm = ?", (r.id, q), extra=", s.qnorm", limit=50)
-        exact = [s for s, n in rows if n == q]
+        exact = self._symbols("s.repo_id = ? AND s.qnorm = ?", (r.id, q), limit=500)
         if exact:
-            return exact
-        return [s for s, n in rows if n.endswith("." + q)] if "." in q else [s for s, _ in rows]
+            return [s for s, _ in exact]
+        tail = q.rsplit(".", 1)[-1]
+        if "." not in q:
+            return [s for s, _ in self._symbols("s.repo_id = ? AND s.name = ?", (r.id, tail), limit=500)]
+        suffix = "%." + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        where = "s.repo_id = ? AND s.name = ? AND s.qnorm LIKE ? ESCAPE '\\'"
+        return [s for s, _ in self._symbols(where, (r.id, tail, suffix), limit=500)]
 
     def _symbols(self, where: str, params: Iterable[Any], *, extra: str = "", order: str = "f.path, s.start_line",
                  limit: int = 1000) -> list[tuple[Symbol, str]]:  # fmt: skip
