@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import json
 import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -160,4 +162,48 @@ def test_failed_fsync_is_not_acknowledged(tmp_path: Path, monkeypatch: pytest.Mo
         m.append("s", "user", "not durable")
     monkeypatch.undo()
     assert [e.content for e in m.journal.read("s")] == ["kept"]
+    m.close()
+
+
+def test_indexer_never_reads_a_batch_that_is_still_being_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An indexer in another process (here: another Memory) catching up while a group
+    commit is half on disk must not index lines that the failed write then takes back."""
+    writer = Memory(tmp_path, settings=Settings.load(env={}, embedder="none"))
+    indexer = Memory(tmp_path, settings=Settings.load(env={}, embedder="none"))
+    writer.append("s", "user", "kept")
+    real_write = os.write
+
+    def write(fd: int, data: Any) -> int:
+        if not os.readlink(f"/proc/self/fd/{fd}").endswith("events.jsonl"):
+            return real_write(fd, data)
+        real_write(fd, bytes(data[: len(data) // 2]))  # some complete lines are on disk now
+        other.start()  # the other indexer runs meanwhile: it must wait for the lock, or skip the batch
+        other.join(0.5)
+        monkeypatch.setattr(journal_module.os, "write", real_write)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    # what another writer process does after its own append: index the session from its cursor
+    other = threading.Thread(target=indexer.indexer.index_session, args=("s",))
+    monkeypatch.setattr(journal_module.os, "write", write)
+    with pytest.raises(JournalError):
+        writer.ingest_session("s", [{"role": "user", "content": f"phantom {i}"} for i in range(50)])
+    other.join(10)
+    indexer.catch_up()
+    assert [m.content for m in indexer.browse(limit=100)] == ["kept"]
+    writer.append("s", "user", "next")
+    indexer.catch_up()
+    assert [m.content for m in indexer.browse(limit=100)] == ["kept", "next"]
+    writer.close()
+    indexer.close()
+
+
+def test_retried_large_ingest_is_fast(tmp_path: Path) -> None:
+    """Each duplicate used to re-scan the whole journal (quadratic); now a key lookup."""
+    m = Memory(tmp_path, settings=Settings.load(env={}, embedder="none"))
+    msgs = [{"role": "user", "content": f"message number {i}"} for i in range(2000)]
+    first = m.ingest_session("s", msgs)
+    started = time.perf_counter()
+    again = Memory(tmp_path, settings=Settings.load(env={}, embedder="none")).ingest_session("s", msgs)
+    assert (again["stored"], again["duplicates"], again["ids"]) == (0, 2000, first["ids"])
+    assert time.perf_counter() - started < 5
     m.close()

@@ -85,9 +85,10 @@ class Indexer:
     def index_session(self, session: str) -> int:
         """Index what the journal has beyond the cursor. Returns rows inserted."""
         line, offset = self.store.cursor(session)
-        if self.journal.size(session) <= offset:
+        end = self.journal.committed_size(session)  # never a group commit still in flight
+        if end <= offset:
             return 0
-        return self.index_events(session, self.journal.read(session, offset, line), (line, offset))
+        return self.index_events(session, self.journal.read(session, offset, line, end), (line, offset))
 
     def index_events(self, session: str, events: Iterable[Event], start: tuple[int, int]) -> int:
         """Index events known to follow the cursor `start` directly (a fresh append)."""

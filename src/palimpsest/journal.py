@@ -9,8 +9,9 @@ ids, writes all lines with one `write` and one `fsync` (a batch is a group commi
 A crash mid-write leaves a last line without its newline. Whoever next takes the lock
 moves those bytes aside to `events.jsonl.torn` and truncates the journal to its last
 complete line; nothing acknowledged is ever in a torn tail, because acknowledgement
-comes after the fsync. Readers that do not hold the lock (the indexer) only consume
-complete lines.
+comes after the fsync. Readers (the indexer) take the lock shared for a moment to learn
+the committed size, and read no further: a group commit still being written, which a
+failed write would take back, is never indexed.
 
 Ids are `evt_` + 19 digits of nanoseconds + 4 hex digits: monotonic within a session
 (under the lock an id is always above the session's last), near time-ordered across
@@ -46,7 +47,7 @@ class _SessionState:
     offset: int = 0
     lines: int = 0
     last_n: int = 0
-    keys: set[str] = field(default_factory=set)
+    keys: dict[str, tuple[int, int]] = field(default_factory=dict)  # event_key -> (line, offset)
     inode: int = 0
 
 
@@ -109,7 +110,7 @@ class Journal:
         for raw in events:
             key = raw["event_key"]
             if key in state.keys or key in pending:
-                out.append((pending.get(key) or self._find_key(session, key), False))
+                out.append((pending.get(key) or self._find_key(session, state, key), False))
                 continue
             given = raw.get("id")
             if isinstance(given, str) and EVENT_ID_RE.match(given) and event_number(given) > own_n:
@@ -134,7 +135,7 @@ class Journal:
         if chunks:
             self._durable_write(fd, state.offset, b"".join(chunks))
             state.offset, state.lines, state.last_n = offset, line, last_n
-            state.keys.update(pending)
+            state.keys.update((k, (e.line, e.offset)) for k, e in pending.items())
             self._last_n = max(self._last_n, last_n)
         return out
 
@@ -183,18 +184,20 @@ class Journal:
             os.lseek(fd, state.offset, os.SEEK_SET)
             tail = _read_all(fd, st.st_size - state.offset)
             complete = tail.rfind(b"\n") + 1
-            for raw_line in tail[:complete].splitlines():
+            at = state.offset
+            for raw_line in tail[:complete].splitlines(keepends=True):
                 state.lines += 1
-                self._learn(state, raw_line)
+                self._learn(state, raw_line, at)
+                at += len(raw_line)
             if complete < len(tail) and repair:
                 self._move_torn(self.path(session), fd, state.offset + complete, tail[complete:])
             state.offset += complete
         return state
 
-    def _learn(self, state: _SessionState, raw_line: bytes) -> None:
+    def _learn(self, state: _SessionState, raw_line: bytes, offset: int) -> None:
         try:
             d = json.loads(raw_line)
-            state.keys.add(d["event_key"])
+            state.keys[d["event_key"]] = (state.lines, offset)
             state.last_n = max(state.last_n, event_number(d["id"]))
         except (ValueError, KeyError, TypeError):
             pass  # an unreadable line is kept as it is; it never blocks a writer
@@ -220,15 +223,29 @@ class Journal:
             finally:
                 os.close(fd)
 
-    def _find_key(self, session: str, key: str) -> Event:
-        for event in self.read(session):
-            if event.event_key == key:
-                return event
-        raise NotFound(f"event key {key!r} not in journal of {session!r}")
+    def _find_key(self, session: str, state: _SessionState, key: str) -> Event:
+        # a seek to the line the key was learnt at (a scan per duplicate made a retried
+        # ingest of n messages quadratic)
+        line, offset = state.keys[key]
+        return self.get(session, line, offset)
+
+    def committed_size(self, session: str) -> int:
+        """The journal's size with no group commit in flight: taken under a shared lock, so
+        a batch being written (which a failed write would truncate away) is not counted."""
+        try:
+            fd = os.open(self.path(session), os.O_RDONLY)
+        except FileNotFoundError:
+            return 0
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
 
     # -- reading -------------------------------------------------------------
-    def read(self, session: str, start_offset: int = 0, start_line: int = 0) -> Iterator[Event]:
-        """Complete lines from `start_offset` on (a line being written is not yet read)."""
+    def read(self, session: str, start_offset: int = 0, start_line: int = 0, end: int | None = None) -> Iterator[Event]:
+        """Complete lines from `start_offset` on (a line being written is not yet read),
+        up to the byte offset `end` if given (see `committed_size`)."""
         path = self.path(session)
         try:
             f = open(path, "rb")
@@ -238,7 +255,7 @@ class Journal:
             f.seek(start_offset)
             offset, line = start_offset, start_line
             for raw_line in f:
-                if not raw_line.endswith(b"\n"):
+                if not raw_line.endswith(b"\n") or (end is not None and offset + len(raw_line) > end):
                     return
                 line += 1
                 try:
@@ -276,7 +293,7 @@ class Journal:
                 with open(path, "rb") as f:
                     f.seek(offset)
                     raw_line = f.readline()
-                return Event.from_json(json.loads(raw_line), line=line, offset=offset)
+                return Event.from_json(json.loads(raw_line), line=line, offset=offset, nbytes=len(raw_line))
             except (OSError, ValueError):
                 pass  # fall back to the scan
         for event in self.read(session):
