@@ -15,8 +15,9 @@ from collections.abc import Iterable
 from typing import Any, Callable
 
 from .journal import Journal
-from .records import Event, Message, Session
-from .store import Store
+from .errors import InvalidInput
+from .records import Event, Message, Session, parse_time
+from .store import Filters, Store
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,22 @@ def importance_of(event: Event) -> float:
     return IMPORTANCE_BY_KIND.get(str(meta.get("kind", "")).lower(), DEFAULT_IMPORTANCE)
 
 
-def event_to_message(event: Event, journal_path: str, cap: int) -> Message:
+CONTEXT_PREVIOUS_CHARS = 1000
+
+
+def search_context(event: Event, previous: str) -> str:
+    """What a message is found by besides its own words: who said it, when, and the turn
+    before it (a reply's subject is often named only in the question it answers)."""
+    meta = event.metadata or {}
+    speaker = next((str(meta[k]) for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "")
+    try:
+        when = parse_time(event.created_at).strftime("%-d %B %Y %A")
+    except InvalidInput:
+        when = ""
+    return " ".join(part for part in (speaker, when, previous[:CONTEXT_PREVIOUS_CHARS]) if part)
+
+
+def event_to_message(event: Event, journal_path: str, cap: int, previous: str = "") -> Message:
     content = _index_text(event.content) or ""
     result = _index_text(event.tool_result)
     meta = dict(event.metadata or {})
@@ -71,6 +87,7 @@ def event_to_message(event: Event, journal_path: str, cap: int) -> Message:
         full_content_length=utf16_len(content) if capped_content is not content else None,
         full_tool_result_length=utf16_len(result) if result is not None and capped_result is not result else None,
         journal_path=journal_path, journal_line=event.line, journal_offset=event.offset,
+        context=_index_text(search_context(event, previous)) or "",
     )
 
 
@@ -107,11 +124,13 @@ class Indexer:
         path = str(self.journal.path(session))
         sessions: dict[str, Any] = {}
         messages = []
+        previous = self._previous_text(session)
         for e in events:
             if e.type == "session":
                 sessions.update({k: v for k, v in (e.metadata or {}).items() if v is not None})
             elif e.type in INDEXED_TYPES:
-                messages.append(event_to_message(e, path, self.field_cap))
+                messages.append(event_to_message(e, path, self.field_cap, previous))
+                previous = messages[-1].content or previous
         times = [m.created_at for m in messages] or [e.created_at for e in events]
         settings = sessions.pop("settings", None) or {}
         info = {k: sessions.get(k) for k in ("key", "agent", "channel", "title")}
@@ -125,6 +144,10 @@ class Indexer:
         if inserted and self.on_indexed:
             self.on_indexed(inserted)
         return len(inserted)
+
+    def _previous_text(self, session: str) -> str:
+        last = self.store.browse(Filters(session=session), 1, 0, newest_first=True)
+        return last[0].content if last else ""
 
     def _kind(self, session: str) -> str:
         existing = self.store.get_session(session)

@@ -156,9 +156,12 @@ class Message:
     journal_path: str = ""
     journal_line: int = 0
     journal_offset: int = 0
+    context: str = ""  # indexed with the message, never shown: speaker, date, previous turn
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        del d["context"]
+        return d
 
 
 @dataclass

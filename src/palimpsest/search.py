@@ -155,13 +155,24 @@ class Candidates:
     sem_rank: dict[str, int] = field(default_factory=dict)
 
 
+def _stretch(scores: dict[str, float]) -> dict[str, float]:
+    """Cosines mapped to [0, 1] within one query (best → 1, worst candidate → 0), so the
+    semantic part spreads like the normalised BM25 part instead of sitting in 0.2–0.6."""
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    span = hi - lo
+    return {k: ((v - lo) / span if span > 1e-9 else 1.0) for k, v in scores.items()}
+
+
 def combine(c: Candidates, w: Weights, recipe: str, now_days: float) -> list[Hit]:
     """Rank candidates by the named recipe: `hybrid` (weighted sum) or `rrf`."""
     hits = []
+    sem = _stretch(c.semantic)
     for mid, m in c.messages.items():
         parts = {
             "fts": c.fts.get(mid, 0.0),
-            "semantic": max(0.0, c.semantic.get(mid, 0.0)),
+            "semantic": sem.get(mid, 0.0),
             "temporal": temporal_score(m, now_days, w),
             "importance": m.importance,
         }
@@ -181,4 +192,6 @@ def embedding_text(m: Message) -> str:
     text = f"{speaker}: {m.content}" if speaker and m.content else m.content
     if m.tool_name or m.tool_result:
         text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
+    if m.context:
+        text = f"{text}\n({m.context[:400]})"
     return text

@@ -30,9 +30,12 @@ from .vectors import VectorCache
 _MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
     "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
-    "full_tool_result_length, journal_path, journal_line, journal_offset"
+    "full_tool_result_length, journal_path, journal_line, journal_offset, context"
 )
 _M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
+
+
+CONTEXT_WEIGHT = 0.5
 
 
 def _fts_phrase(term: str) -> str:
@@ -46,7 +49,7 @@ def row_to_message(row: tuple[Any, ...]) -> Message:
         metadata=json.loads(row[8]) if row[8] else {}, created_at=row[9], event_key=row[10],
         importance=row[11], access_count=row[12], last_accessed_at=row[13], truncated=bool(row[14]),
         full_content_length=row[15], full_tool_result_length=row[16], journal_path=row[17],
-        journal_line=row[18], journal_offset=row[19],
+        journal_line=row[18], journal_offset=row[19], context=row[20],
     )
 
 
@@ -56,7 +59,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
         json.dumps(m.tool_args, ensure_ascii=False) if m.tool_args is not None else None,
         m.tool_result, json.dumps(m.metadata, ensure_ascii=False), m.created_at, m.event_key,
         m.importance, m.access_count, m.last_accessed_at, int(m.truncated), m.full_content_length,
-        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset,
+        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, m.context,
     )
 
 
@@ -202,7 +205,7 @@ class SQLiteStore(Store, SQLiteFactsMixin):
     def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
         with self._tx() as conn:
             inserted = []
-            sql = f"INSERT OR IGNORE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 20)})"
+            sql = f"INSERT OR IGNORE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)})"
             for m in messages:
                 if conn.execute(sql, message_params(m)).rowcount:
                     inserted.append(m.id)
@@ -240,7 +243,7 @@ class SQLiteStore(Store, SQLiteFactsMixin):
             return []
         match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
         where, params = self._where(filters)
-        sql = f"""SELECT {_M}, bm25(messages_fts, 1.0, 0.5, 0.5) AS rank
+        sql = f"""SELECT {_M}, bm25(messages_fts, 1.0, 0.5, 0.5, {CONTEXT_WEIGHT}) AS rank
                   FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
                   WHERE messages_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"""
         rows = self._reader.execute(sql, (match, *params, limit)).fetchall()
