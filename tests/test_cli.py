@@ -1,0 +1,153 @@
+"""The `palimpsest` command: help on every command, `--json` output and errors, settings
+with their sources, and a round trip through the transcript commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest.cli import build_parser, main
+from palimpsest.settings import SETTINGS
+
+
+def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str, argparse.ArgumentParser]]:
+    """Every (sub-)command with the help text it is listed with."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                found.append(((*prefix, name), helps.get(name) or "", sub))
+                found += _commands(sub, (*prefix, name))
+    return found
+
+
+def test_every_command_has_help_text() -> None:
+    commands = _commands(build_parser())
+    assert len(commands) >= 12
+    missing = [" ".join(path) for path, text, sub in commands if not text.strip() or not (sub.description or "").strip()]
+    assert missing == [], f"commands without help or description: {missing}"
+
+
+@pytest.mark.parametrize("command", ["append", "ingest", "browse", "search", "get-full", "sessions", "stats", "settings", "rebuild", "sweep"])
+def test_printing_commands_take_json(command: str) -> None:
+    subs = {path[0]: sub for path, _, sub in _commands(build_parser()) if len(path) == 1}
+    assert "--json" in subs[command]._option_string_actions
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")  # no model load: these tests are about the CLI
+    return str(tmp_path / "home")
+
+
+def test_settings_json_shows_values_and_sources(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    monkeypatch.setenv("PALIMPSEST_FIELD_CAP", "12000")
+    code, out, err = run(capsys, "--home", home, "settings", "--json")
+    assert (code, err) == (0, "")
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert set(rows) == {s.name for s in SETTINGS}
+    assert (rows["home"]["value"], rows["home"]["source"]) == (home, "argument")
+    assert (rows["field_cap"]["value"], rows["field_cap"]["source"], rows["field_cap"]["env"]) == (12000, "environment", "PALIMPSEST_FIELD_CAP")
+    assert (rows["max_event_bytes"]["value"], rows["max_event_bytes"]["source"]) == (16 * 1024 * 1024, "default")
+    assert rows["store"]["value"] == f"sqlite:///{Path(home).resolve() / 'palimpsest.db'}"
+    assert all(r["help"] for r in rows.values())
+
+
+def test_settings_hides_secrets(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    monkeypatch.setenv("PALIMPSEST_EMBED_API_KEY", "sk-very-secret")
+    code, out, _ = run(capsys, "--home", home, "settings", "--json")
+    assert code == 0 and "sk-very-secret" not in out
+
+
+def test_bad_setting_in_the_environment_is_a_clear_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    monkeypatch.setenv("PALIMPSEST_FIELD_CAP", "lots")
+    code, out, err = run(capsys, "--home", home, "settings", "--json")
+    assert code == 2 and out == ""
+    assert json.loads(err)["error"]["code"] == "invalid_input" and "PALIMPSEST_FIELD_CAP" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "error"),
+    [
+        (["append", "../x", "user", "hi"], 2, "invalid_input"),
+        (["append", "s", "user", ""], 2, "invalid_input"),
+        (["append", "s", "user", "hi", "--tool-args", "{not json"], 2, "invalid_input"),
+        (["browse", "--limit", "0"], 2, "invalid_input"),
+        (["browse", "--since", "someday"], 2, "invalid_input"),
+        (["get-full", "evt_0000000000000000000000000"], 3, "not_found"),
+        (["search", "x", "--mode", "regex", "--limit", "5000"], 2, "invalid_input"),
+    ],
+)
+def test_json_errors_go_to_stderr_with_the_error_exit_code(capsys: pytest.CaptureFixture[str], home: str, argv: list[str], code: int, error: str) -> None:
+    got, out, err = run(capsys, "--home", home, *argv, "--json")
+    assert (got, out) == (code, "")
+    doc = json.loads(err)
+    assert doc["ok"] is False and doc["error"]["code"] == error and doc["error"]["message"]
+
+
+def test_plain_errors_are_one_line_on_stderr(capsys: pytest.CaptureFixture[str], home: str) -> None:
+    code, out, err = run(capsys, "--home", home, "get-full", "evt_0000000000000000000000000")
+    assert (code, out) == (3, "") and err.startswith("palimpsest: ") and err.count("\n") == 1
+
+
+def test_ingest_file_with_a_missing_role(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"role": "user", "content": "a"}\n{"content": "b"}\n')
+    code, out, err = run(capsys, "--home", home, "ingest", "s", str(f), "--json")
+    assert code == 2 and out == "" and "message 1: role is required" in json.loads(err)["error"]["message"]
+    code, out, _ = run(capsys, "--home", home, "stats", "--json")
+    assert json.loads(out)["messages"] == 0
+
+
+def test_transcript_round_trip(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
+    def ok(*argv: str) -> Any:
+        code, out, err = run(capsys, "--home", home, *argv, "--json")
+        assert code == 0, err
+        return json.loads(out)
+
+    appended = ok("append", "s1", "user", "the retry cap matches the upstream timeout", "--agent", "coder")
+    assert appended["stored"] and appended["id"].startswith("evt_")
+    assert ok("append", "s1", "user", "the retry cap matches the upstream timeout")["duplicate"]
+    f = tmp_path / "t.json"
+    f.write_text(json.dumps([{"role": "user", "content": "ok", "created_at": "2024-01-01T00:00:00Z"},
+                             {"role": "assistant", "content": "ok", "created_at": "2024-01-01T00:00:01Z"}]))
+    assert ok("ingest", "s2", str(f))["stored"] == 2
+    assert ok("ingest", "s2", str(f))["duplicates"] == 2
+    assert [m["session"] for m in ok("browse")["messages"]] == ["s2", "s2", "s1"]
+    assert [m["content"] for m in ok("browse", "--agent", "coder")["messages"]] == ["the retry cap matches the upstream timeout"]
+    hits = ok("search", "retry cap")["hits"]
+    assert hits[0]["id"] == appended["id"]
+    assert ok("get-full", appended["id"])["content"] == "the retry cap matches the upstream timeout"
+    assert {s["id"] for s in ok("sessions")["sessions"]} == {"s1", "s2"}
+    stats = ok("stats")
+    assert (stats["messages"], stats["index_lag_bytes"]) == (3, 0)
+    assert ok("rebuild")["messages"] == 3
+    assert ok("sweep") == {"swept": []}
+
+
+def test_human_output_of_browse(capsys: pytest.CaptureFixture[str], home: str) -> None:
+    run(capsys, "--home", home, "append", "s1", "user", "hello there")
+    code, out, err = run(capsys, "--home", home, "browse")
+    assert code == 0 and "hello there" in out and err == ""
+
+
+def test_python_dash_m_runs_the_cli(home: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")} | {"PALIMPSEST_EMBEDDER": "none"}
+    ok = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert ok.returncode == 0 and json.loads(ok.stdout)["messages"] == 0
+    bad = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "get-full", "nope", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 3 and bad.stdout == "" and json.loads(bad.stderr)["error"]["code"] == "not_found"
