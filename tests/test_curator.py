@@ -185,3 +185,11 @@ def test_gate_never_rests_on_one_signal() -> None:
     assert "negation" in s.differs and judge(s, True, True) == "supersede"
     s = compare("We pay 40 dollars a month", "We pay 45 dollars a month", semantic=0.97)
     assert judge(s, False, True) == "dispute"
+
+
+def test_instant_sessions_are_never_promoted(sqlite_memory: Memory) -> None:
+    scratch = sqlite_memory.append("scratch-1", "user", "my locker code is 4412", kind="instant")
+    kept = sqlite_memory.append("chat-1", "user", "my locker code is 4412")
+    facts = Facts(sqlite_memory.store, sqlite_memory.home)
+    assert facts.curator.write({"text": "The locker code is 4412", "source": scratch["id"]}).action == "skipped"
+    assert facts.curator.write({"text": "The locker code is 4412", "source": kept["id"]}).action == "new"

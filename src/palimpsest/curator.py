@@ -125,7 +125,8 @@ class Signals:
 
 @dataclass
 class Decision:
-    """What the curator did: `action` confirm | supersede | dispute | related | new | parked."""
+    """What the curator did: `action` confirm | supersede | dispute | related | new, or
+    parked (store unreachable: journaled, curated later) or skipped (from an instant session)."""
 
     action: str
     fact: Fact | None = None
@@ -310,6 +311,8 @@ class Curator:
         return out
 
     def _curate(self, c: Candidate) -> Decision:
+        if self._from_instant_session(c):
+            return Decision("skipped", reason="heard in an instant session: scratch is never promoted into facts")
         if c.corrects is not None:
             return self._correct(c)
         start = c.valid_from or self.facts.now()
@@ -336,6 +339,16 @@ class Curator:
             return Decision("dispute", self.facts.get(fact.id), target, s, f"cannot both hold ({', '.join(s.differs)}) and nothing says which is wrong")
         self.facts.relate(fact.id, target.id)
         return Decision("related", self.facts.get(fact.id), target, s, "close but not the same: listed for review")
+
+    def _from_instant_session(self, c: Candidate) -> bool:
+        from .facts import parse_source
+
+        kind, ref = parse_source(c.source)
+        if kind != "event":
+            return False
+        found = self.facts.store.get_messages([ref])
+        session = self.facts.store.get_session(found[0].session) if found else None
+        return session is not None and session.kind == "instant"
 
     def _write(self, c: Candidate) -> Fact:
         return self.facts.write(c.text, vault=c.vault, kind=c.kind, entities=c.entities, salience=c.salience,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import json
+import logging
 import math
 import os
 import re
@@ -44,6 +45,7 @@ from .journal import Journal
 from .records import check_text, iso, parse_time, utcnow
 from .store.facts_base import Attestation, FactChange, FactLink, FactQuery, FactRow, FactUpdate, FactVault, ReviewUpdate
 
+log = logging.getLogger(__name__)
 DEFAULT_VAULT = "facts"
 VAULT_TYPES = ("episodic",)
 SYSTEM_SESSION = "facts"
@@ -299,9 +301,12 @@ class Facts:
 
     @property
     def embedder(self) -> Any:
+        """The embedder, or None when there is none or it cannot load: facts never fail
+        for want of vectors (keyword search and the lexical gate still work)."""
         try:
             return self._embedder()
-        except PalimpsestError:
+        except Exception as exc:  # noqa: BLE001 - a model that cannot load (missing runtime, bad file)
+            log.warning("facts without embedder: %s", exc)
             return None
 
     @property
