@@ -252,7 +252,10 @@ class PostgresStore(Store, PostgresFactsMixin):
     @staticmethod
     def _apply_migrations(conn: psycopg.Connection[Any]) -> None:
         folder = resources.files("palimpsest.store.migrations").joinpath("postgres")
-        files = sorted((int(p.name.split("_")[0]), p) for p in folder.iterdir() if p.name.endswith(".sql"))
+        files = sorted(((int(p.name.split("_")[0]), p) for p in folder.iterdir() if p.name.endswith(".sql")), key=lambda f: f[0])
+        numbers = [v for v, _ in files]
+        if len(set(numbers)) != len(numbers):  # two people picked the same number: never skip one silently
+            raise RuntimeError(f"duplicate PostgreSQL migration numbers in {sorted(p.name for _, p in files)}")
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
         for version, path in files:
