@@ -100,7 +100,7 @@ def trial(home: Path, mode: str, seed: int, max_delay: float = 0.4, session: str
     started = time.monotonic()
     time.sleep(rng.uniform(0, max_delay))
     os.kill(proc.pid, signal.SIGKILL)
-    rest, err = proc.communicate()
+    rest, _ = proc.communicate()
     killed_after = time.monotonic() - started
     acks = _parse_acks(first + rest)
     return verify(home, session, mode, acks, killed_after)

@@ -9,6 +9,7 @@ and any torn tail moved aside. Runs two trials at a time to keep the suite quick
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import os
 import subprocess
@@ -100,7 +101,7 @@ def test_four_processes_appending_to_one_session(tmp_path: Path) -> None:
     assert len(events) == 4 * n
     assert {e["id"]: e["event_key"] for e in events} == acked  # nothing lost, nothing doubled
     numbers = [event_number(e["id"]) for e in events]
-    assert all(a < b for a, b in zip(numbers, numbers[1:])), "ids must strictly increase in journal order"
+    assert all(a < b for a, b in itertools.pairwise(numbers)), "ids must strictly increase in journal order"
     for w in range(4):  # each writer's own messages are in its order
         mine = [e["event_key"] for e in events if e["event_key"].startswith(f"w{w}:")]
         assert mine == [f"w{w}:{i}" for i in range(n)]

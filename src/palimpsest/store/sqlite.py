@@ -32,6 +32,8 @@ _MESSAGE_COLUMNS = (
     "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
     "full_tool_result_length, journal_path, journal_line, journal_offset, context"
 )
+_FTS_COLUMNS = "content, tool_name, tool_result, context"  # messages_fts (migration 0004)
+_TRI_COLUMNS = "content, tool_result"  # messages_tri (migration 0002)
 _M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
 
 
@@ -204,14 +206,19 @@ class SQLiteStore(Store, SQLiteFactsMixin):
     # -- messages ------------------------------------------------------------
     def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
         with self._tx() as conn:
-            inserted = []
+            # New rows get rowids above the current maximum (no AUTOINCREMENT, one writer in
+            # the transaction), so "rowid > before" is exactly this batch's inserted rows.
+            before = conn.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
             sql = f"INSERT OR IGNORE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)})"
-            for m in messages:
-                if conn.execute(sql, message_params(m)).rowcount:
-                    inserted.append(m.id)
-            if cursor is not None:
+            conn.executemany(sql, [message_params(m) for m in messages])
+            inserted = [r[0] for r in conn.execute("SELECT id FROM messages WHERE rowid > ? ORDER BY rowid", (before,))]
+            if inserted:  # full-text rows in one statement each (migration 0005 says why)
+                conn.execute(f"INSERT INTO messages_fts (rowid, {_FTS_COLUMNS}) SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE rowid > ?", (before,))
+                conn.execute(f"INSERT INTO messages_tri (rowid, {_TRI_COLUMNS}) SELECT rowid, {_TRI_COLUMNS} FROM messages WHERE rowid > ?", (before,))
+            if cursor is not None:  # never backwards: two writers of one session may commit out of order
                 conn.execute(
-                    "INSERT INTO journal_cursors VALUES (?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET line = excluded.line, byte_offset = excluded.byte_offset",
+                    """INSERT INTO journal_cursors VALUES (?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET
+                       line = excluded.line, byte_offset = excluded.byte_offset WHERE excluded.byte_offset > journal_cursors.byte_offset""",
                     (session_id, cursor[0], cursor[1]),
                 )
             return inserted
