@@ -274,6 +274,27 @@ def test_incremental_reparses_only_changes(graph: CodeGraph, tmp_path: Path) -> 
     assert (back.symbols, back.edges, back.resolved) == (first.symbols, first.edges, first.resolved)
 
 
+def _all_edges(graph: CodeGraph) -> set[tuple[str, str, str, int, str | None]]:
+    rows = graph.db.execute(
+        "SELECT a.qualname, e.kind, e.name, e.line, b.qualname FROM edges e JOIN symbols a ON a.id = e.src_id "
+        "LEFT JOIN symbols b ON b.id = e.dst_id"
+    )
+    return {tuple(r) for r in rows}
+
+
+def test_incremental_equals_full(graph: CodeGraph, tmp_path: Path, settings: Settings) -> None:
+    root = copy_fixture("pyapp", tmp_path)
+    graph.index(root)
+    orders = root / "shop" / "orders.py"
+    orders.write_text(orders.read_text().replace("class Base:", "class Base:\n    def total(self):\n        return 0\n"))
+    (root / "shop" / "extra.py").write_text("from .orders import Order\n\nclass Rush(Order):\n    def go(self):\n        self.describe()\n")
+    assert graph.index(root).parsed == 2  # on-demand resolution
+    with CodeGraph(tmp_path / "fresh.db", settings=settings) as fresh:
+        fresh.index(root)  # everything at once
+        assert _all_edges(graph) == _all_edges(fresh)
+    assert calls(graph, "Rush.go", root.name) == {"self.describe": "shop.orders.Base.describe"}
+
+
 def test_deleted_files_drop_their_symbols(graph: CodeGraph, tmp_path: Path) -> None:
     root = copy_fixture("pyapp", tmp_path)
     graph.index(root)

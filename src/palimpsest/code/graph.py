@@ -168,21 +168,30 @@ class CodeGraph:
         text = query.strip().removesuffix("()")
         if not text:
             raise InvalidInput("find needs a name")
-        scored: dict[int, tuple[float, Symbol, str]] = {}
         dotted = qnorm(text) if any(s in text for s in (".", "::", "/")) else ""
         needle = dotted or text
-        column = "s.qnorm" if dotted else "s.name"
+        column = "qnorm" if dotted else "name"
         like = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        rows = self._symbols(f"s.repo_id = ? AND {column} LIKE ? ESCAPE '\\'", (r.id, like), extra=", s.qnorm", limit=5000)
-        for sym, q in rows:
-            scored[sym.id] = (_score(needle, q if dotted else sym.name), sym, q)
-        if len(scored) < limit and not dotted:
-            for name in self._near(r.id, text, limit):
-                for sym, q in self._symbols("s.repo_id = ? AND s.name = ?", (r.id, name), extra=", s.qnorm", limit=50):
+        only = " AND kind = ?" if kind else ""
+        # Score names alone (no joins, no rows built), then fetch the few that rank.
+        rows = self.db.execute(
+            f"SELECT id, {column}, kind FROM symbols WHERE repo_id = ? AND {column} LIKE ? ESCAPE '\\'{only}",
+            (r.id, like, *([kind] if kind else [])),
+        ).fetchall()
+        scored = {sid: (_score(needle, name), kind_ == "module", len(name)) for sid, name, kind_ in rows}
+        if not dotted and not any(score >= 90 for score, _, _ in scored.values()):  # no exact name: maybe a typo
+            near = self._near(r.id, text, limit)
+            for part in chunks(near):
+                for sid, name, kind_ in self.db.execute(
+                    f"SELECT id, name, kind FROM symbols WHERE repo_id = ? AND name IN ({placeholders(part)}){only}",
+                    (r.id, *part, *([kind] if kind else [])),
+                ):
                     ratio = difflib.SequenceMatcher(None, text.lower(), name.lower()).ratio()
-                    scored.setdefault(sym.id, (30 * ratio, sym, q))
-        ranked = sorted(scored.values(), key=lambda t: (-t[0], t[1].kind == "module", len(t[1].qualname), t[1].path))
-        return [s for _, s, _ in ranked if kind is None or s.kind == kind][:limit]
+                    scored.setdefault(sid, (30 * ratio, kind_ == "module", len(name)))
+        best = sorted(scored, key=lambda sid: (-scored[sid][0], scored[sid][1], scored[sid][2]))[: limit * 3]
+        found = self._symbols(f"s.id IN ({placeholders(best)})", best, limit=len(best)) if best else []
+        ranked = sorted(found, key=lambda t: (-scored[t[0].id][0], scored[t[0].id][1], len(t[0].qualname), t[0].path))
+        return [sym for sym, _ in ranked][:limit]
 
     def definition(self, symbol: str, *, repo: str | None = None) -> list[Symbol]:
         """Every definition `symbol` can name (qualified name or dotted tail). NotFound if none."""
@@ -332,7 +341,11 @@ class CodeGraph:
             names = [r[0] for r in self.db.execute("SELECT DISTINCT name FROM symbols WHERE repo_id = ?", (repo_id,))]
             self._names[repo_id] = names
         lowered = text.lower()
-        pool = [n for n in names if abs(len(n) - len(text)) <= max(2, len(text) // 3)]
+        ends = (lowered[:1], lowered[-1:])
+        spread = max(2, len(text) // 4)
+        # A typo seldom hits both ends of a name: comparing only names that share one keeps
+        # difflib's work to a few thousand names on a large repository.
+        pool = [n for n in names if abs(len(n) - len(text)) <= spread and (n[:1].lower() == ends[0] or n[-1:].lower() == ends[1])]
         by_lower = {n.lower(): n for n in pool}
         return [by_lower[m] for m in difflib.get_close_matches(lowered, list(by_lower), n=limit, cutoff=0.7)]
 

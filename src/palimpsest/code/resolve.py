@@ -20,10 +20,10 @@ defined or imported before or after the change.
 from __future__ import annotations
 
 import sqlite3
-from collections import defaultdict
 
 from .model import CLASS_KINDS
 from .store import chunks, placeholders
+from .tables import Tables
 
 _MAX_HOPS = 6
 
@@ -31,43 +31,39 @@ _MAX_HOPS = 6
 class Resolver:
     """An in-memory view of one repository's symbols and bindings, for resolution."""
 
-    def __init__(self, db: sqlite3.Connection, repo_id: int) -> None:
-        self.kind: dict[int, str] = {}
-        self.qnorm: dict[int, str] = {}
-        self.parent: dict[int, str | None] = {}
-        self.file: dict[int, int] = {}
-        self.by_qnorm: dict[str, list[int]] = defaultdict(list)
-        self.members: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-        for sid, fid, name, q, kind, parent in db.execute(
-            "SELECT id, file_id, name, qnorm, kind, parent FROM symbols WHERE repo_id = ? ORDER BY id", (repo_id,)
-        ):
-            self.kind[sid], self.qnorm[sid], self.parent[sid], self.file[sid] = kind, q, parent, fid
-            self.by_qnorm[q].append(sid)
-            if parent is not None:
-                self.members[parent][name].append(sid)
-        self.module_of: dict[int, str] = {}
-        self.language: dict[int, str] = {}
-        self.files_of_module: dict[str, list[int]] = defaultdict(list)
-        for fid, module, language in db.execute("SELECT id, module, language FROM files WHERE repo_id = ?", (repo_id,)):
-            self.module_of[fid], self.language[fid] = module, language
-            self.files_of_module[module].append(fid)
-        self.bindings: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        for fid, alias, target in db.execute(
-            "SELECT b.file_id, b.alias, b.target FROM bindings b JOIN files f ON f.id = b.file_id WHERE f.repo_id = ?", (repo_id,)
-        ):
-            self.bindings[fid][alias].append(target)
-        self.bases: dict[str, list[str]] = defaultdict(list)
-        self.hints: dict[int, dict[str, list[str]]] = defaultdict(lambda: defaultdict(list))
-        self._attr_rows: list[tuple[int, int, str, str]] = []
-        for fid, src, name, type_name in db.execute(
-            "SELECT h.file_id, h.src_id, h.name, h.type FROM hints h JOIN files f ON f.id = h.file_id WHERE f.repo_id = ?", (repo_id,)
-        ):
-            if name.startswith("self."):
-                self._attr_rows.append((fid, src, name[5:], type_name))
-            else:
-                self.hints[src][name].append(type_name)
-        self._attrs: dict[str, dict[str, list[tuple[int, int, str]]]] | None = None
+    def __init__(self, db: sqlite3.Connection, repo_id: int, *, eager: bool = True) -> None:
+        self.db, self.repo_id = db, repo_id
+        self.t = Tables(db, repo_id, eager=eager)
+        self.bases: dict[str, list[str]] = {}  # class qnorm → base qnorms, in order
+        self.bases_complete = False  # True once every inheritance edge went through add_base
         self._types: dict[tuple[int, int, str], str | None] = {}
+
+    def _kind(self, sid: int) -> str:
+        row = self.t.sym(sid)
+        return row[2] if row else ""
+
+    def _qn(self, sid: int) -> str:
+        row = self.t.sym(sid)
+        return row[1] if row else ""
+
+    def _parent(self, sid: int) -> str | None:
+        row = self.t.sym(sid)
+        return row[3] if row else None
+
+    def _file(self, sid: int) -> int:
+        row = self.t.sym(sid)
+        return row[0] if row else -1
+
+    def bases_of(self, cls: str) -> list[str]:
+        if cls not in self.bases and not self.bases_complete:
+            rows = self.db.execute(
+                "SELECT d.qnorm FROM edges e JOIN symbols s ON s.id = e.src_id JOIN symbols d ON d.id = e.dst_id "
+                "WHERE e.kind = 'inherit' AND s.repo_id = ? AND ((s.qnorm = ? AND s.kind != 'impl') OR (s.kind = 'impl' AND s.parent = ?)) "
+                "ORDER BY e.id",
+                (self.repo_id, cls, cls),
+            )
+            self.bases[cls] = [r[0] for r in rows]
+        return self.bases.get(cls, [])
 
     # -- entry points --------------------------------------------------------------------
 
@@ -76,7 +72,7 @@ class Resolver:
         hit = self._resolve(file_id, src, kind, name)
         if hit is None or kind == "import":
             return hit
-        target = self.kind[hit]
+        target = self._kind(hit)
         if target == "module" or (kind == "inherit" and target not in CLASS_KINDS):
             return None  # a local variable shadowing an imported module, most likely
         return hit
@@ -103,9 +99,9 @@ class Resolver:
         return self._imported(tokens, file_id)
 
     def add_base(self, src: int, dst: int) -> None:
-        key = self.parent[src] if self.kind[src] == "impl" else self.qnorm[src]
+        key = self._parent(src) if self._kind(src) == "impl" else self._qn(src)
         if key is not None:
-            self.bases[key].append(self.qnorm[dst])
+            self.bases.setdefault(key, []).append(self._qn(dst))
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -114,10 +110,10 @@ class Resolver:
             return ids[0]
         if not ids:
             return None
-        same = [i for i in ids if self.file[i] == file_id]
+        same = [i for i in ids if self._file(i) == file_id]
         if same:
             return same[0]
-        if all(self.kind[i] == "module" for i in ids):
+        if all(self._kind(i) == "module" for i in ids):
             return ids[0]  # one Go package spread over files: any file stands for it
         return None
 
@@ -126,43 +122,43 @@ class Resolver:
         first = True
         cur = src
         for _ in range(_MAX_HOPS):
-            if cur is None or self.kind[cur] == "module":
+            if cur is None or self._kind(cur) == "module":
                 break
-            if first or self.kind[cur] not in CLASS_KINDS:
-                ids = self.members.get(self.qnorm[cur], {}).get(name)
+            if first or self._kind(cur) not in CLASS_KINDS:
+                ids = self.t.members(self._qn(cur)).get(name)
                 if ids:
                     return self.pick(ids, file_id)
             first = False
             cur = self.parent_symbol(cur, file_id)
-        ids = self.members.get(self.module_of.get(file_id, ""), {}).get(name)
+        ids = self.t.members(self.t.file(file_id)[0]).get(name)
         return self.pick(ids, file_id) if ids else None
 
     def parent_symbol(self, sid: int, file_id: int) -> int | None:
-        parent = self.parent.get(sid)
-        ids = self.by_qnorm.get(parent) if parent is not None else None
+        parent = self._parent(sid)
+        ids = self.t.ids(parent) if parent is not None else None
         return self.pick(ids, file_id) if ids else None
 
     def descend(self, sid: int | None, rest: list[str], file_id: int) -> int | None:
         for token in rest:
             if sid is None:
                 return None
-            kind = self.kind[sid]
+            kind = self._kind(sid)
             if kind == "module":
-                sid = self.path([*self.qnorm[sid].split("."), token], file_id)
+                sid = self.path([*self._qn(sid).split("."), token], file_id)
             elif kind in CLASS_KINDS:
-                sid = self.member(self.qnorm[sid], token, file_id)
+                sid = self.member(self._qn(sid), token, file_id)
             else:
                 return None
         return sid
 
     def member(self, cls: str, name: str, file_id: int, seen: set[str] | None = None) -> int | None:
         """`name` in class `cls` or, failing that, in its bases (depth first, in order)."""
-        ids = self.members.get(cls, {}).get(name)
+        ids = self.t.members(cls).get(name)
         if ids:
             return self.pick(ids, file_id)
         seen = seen if seen is not None else set()
         seen.add(cls)
-        for base in self.bases.get(cls, ()):
+        for base in self.bases_of(cls):
             if base not in seen:
                 hit = self.member(base, name, file_id, seen)
                 if hit is not None:
@@ -171,16 +167,16 @@ class Resolver:
 
     def path(self, tokens: list[str], file_id: int, hops: int = 0) -> int | None:
         """A fully qualified name, following packages that re-export what they import."""
-        ids = self.by_qnorm.get(".".join(tokens))
+        ids = self.t.ids(".".join(tokens))
         if ids:
             return self.pick(ids, file_id)
         if hops >= _MAX_HOPS:
             return None
         for i in range(len(tokens) - 1, 0, -1):
             prefix = ".".join(tokens[:i])
-            if prefix in self.files_of_module:
+            if self.t.module_files(prefix):
                 return self._reexport(prefix, tokens[i:], file_id, hops)
-            ids = self.by_qnorm.get(prefix)
+            ids = self.t.ids(prefix)
             if ids:
                 return self.descend(self.pick(ids, file_id), tokens[i:], file_id)
         return None
@@ -190,11 +186,11 @@ class Resolver:
         for _ in range(_MAX_HOPS):
             if cur is None:
                 return None
-            kind = self.kind[cur]
+            kind = self._kind(cur)
             if kind == "impl" or kind == "method":
-                return self.parent[cur]
+                return self._parent(cur)
             if kind in CLASS_KINDS:
-                return self.qnorm[cur]
+                return self._qn(cur)
             if kind == "module":
                 return None
             cur = self.parent_symbol(cur, file_id)
@@ -208,31 +204,26 @@ class Resolver:
         for _ in range(_MAX_HOPS):
             if cur is None:
                 return None
-            for type_name in self.hints.get(cur, {}).get(name, ()):
+            for type_name in self.t.hints(cur).get(name, ()):
                 typ = self.class_named(file_id, cur, type_name)
                 if typ is not None:
                     return typ
-            if self.kind[cur] == "module":
+            if self._kind(cur) == "module":
                 return None
-            cur = self.parent_symbol(cur, file_id) if self.kind[cur] not in CLASS_KINDS else self._module_symbol(file_id)
+            cur = self.parent_symbol(cur, file_id) if self._kind(cur) not in CLASS_KINDS else self._module_symbol(file_id)
         return None
 
     def attr_type(self, cls: str, attr: str, seen: set[str] | None = None) -> str | None:
         """The class of attribute `self.attr` of class `cls` (or of a base)."""
-        if self._attrs is None:
-            self._attrs = defaultdict(lambda: defaultdict(list))
-            for fid, src, name, type_name in self._attr_rows:
-                owner = self.enclosing_class(src, fid)
-                if owner is not None:
-                    self._attrs[owner][name].append((fid, src, type_name))
-        declared = [(self.file[c], c, t) for c in self.by_qnorm.get(cls, ()) for t in self.hints.get(c, {}).get(attr, ())]
-        for fid, src, type_name in [*self._attrs.get(cls, {}).get(attr, ()), *declared]:  # `cache: Store` in the class body
+        assigned = [(f, src, t) for f, src, t in self.t.attr_hints(attr) if self.enclosing_class(src, f) == cls]
+        declared = [(self._file(c), c, t) for c in self.t.ids(cls) for t in self.t.hints(c).get(attr, ())]  # `attr: T` in the body
+        for fid, src, type_name in [*assigned, *declared]:
             typ = self.class_named(fid, src, type_name)
             if typ is not None:
                 return typ
         seen = seen if seen is not None else set()
         seen.add(cls)
-        for base in self.bases.get(cls, ()):
+        for base in self.bases_of(cls):
             if base not in seen:
                 typ = self.attr_type(base, attr, seen)
                 if typ is not None:
@@ -251,19 +242,19 @@ class Resolver:
         """A class is itself; a function stands for the class its return annotation names."""
         if hit is None:
             return None
-        kind = self.kind[hit]
+        kind = self._kind(hit)
         if kind in CLASS_KINDS and kind != "impl":
-            return self.qnorm[hit]
+            return self._qn(hit)
         if kind in ("function", "method"):
-            for type_name in self.hints.get(hit, {}).get("->", ()):
-                typ = self.class_named(self.file[hit], hit, type_name)
+            for type_name in self.t.hints(hit).get("->", ()):
+                typ = self.class_named(self._file(hit), hit, type_name)
                 if typ is not None:
                     return typ
         return None
 
     def _module_symbol(self, file_id: int) -> int | None:
-        ids = self.by_qnorm.get(self.module_of.get(file_id, ""))
-        same = [i for i in ids or () if self.file[i] == file_id and self.kind[i] == "module"]
+        ids = self.t.ids(self.t.file(file_id)[0])
+        same = [i for i in ids or () if self._file(i) == file_id and self._kind(i) == "module"]
         return same[0] if same else None
 
     # -- helpers -------------------------------------------------------------------------
@@ -279,9 +270,9 @@ class Resolver:
 
     def _super(self, src: int, tokens: list[str], file_id: int) -> int | None:
         cls = self.enclosing_class(src, file_id)
-        for base in self.bases.get(cls, ()) if cls is not None else ():
+        for base in self.bases_of(cls) if cls is not None else ():
             if len(tokens) == 1:  # JavaScript super(): the base constructor
-                ids = self.by_qnorm.get(base)
+                ids = self.t.ids(base)
                 return self.pick(ids, file_id) if ids else None
             hit = self.member(base, tokens[1], file_id)
             if hit is not None:
@@ -289,7 +280,7 @@ class Resolver:
         return None
 
     def _imported(self, tokens: list[str], file_id: int) -> int | None:
-        bound = self.bindings.get(file_id, {})
+        bound = self.t.bindings(file_id)
         for target in bound.get(tokens[0], ()):
             hit = self.path([*target.split("."), *tokens[1:]], file_id)
             if hit is not None:
@@ -298,13 +289,13 @@ class Resolver:
             hit = self.path([*star.split("."), *tokens], file_id)
             if hit is not None:
                 return hit
-        if len(tokens) > 1 and self.language.get(file_id) == "rust":
+        if len(tokens) > 1 and self.t.file(file_id)[1] == "rust":
             return self.path(tokens, file_id)  # paths made absolute at extraction
         return None
 
     def _reexport(self, module: str, rest: list[str], file_id: int, hops: int) -> int | None:
-        for fid in self.files_of_module[module]:
-            bound = self.bindings.get(fid, {})
+        for fid in self.t.module_files(module):
+            bound = self.t.bindings(fid)
             for target in bound.get(rest[0], ()):
                 hit = self.path([*target.split("."), *rest[1:]], file_id, hops + 1)
                 if hit is not None:
@@ -322,40 +313,49 @@ Pending = tuple[int, int, str, str, str, int]  # file_id, src_id, kind, name, ta
 def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], files: set[int] | None, names: set[str]) -> int:
     """Store the freshly parsed edges resolved, and re-resolve the stored ones they may affect.
 
-    Inheritance comes first (every class's bases, so `self.x` can walk them), then the
-    pending edges of re-parsed files, then stored edges elsewhere whose last name part is
-    in `names` — or every stored edge when `files` is None. Returns edges looked at.
+    `files` None: everything is resolved again, from tables loaded whole. Otherwise only
+    the pending edges (of the re-parsed `files`) and stored edges whose last name part is
+    in `names`, from tables loaded on demand. Inheritance goes first either way, so that
+    `self.x` can walk the bases. Returns how many edges were resolved.
     """
+    whole = files is None
     db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line) VALUES (?,?,?,?,?,?,?)",
                    [(repo_id, *p) for p in pending if p[2] == "inherit"])  # fmt: skip
-    r = Resolver(db, repo_id)
-    updates: list[tuple[int | None, int]] = []
-    for eid, fid, src, kind, name, dst in db.execute(
-        "SELECT id, file_id, src_id, kind, name, dst_id FROM edges WHERE repo_id = ? AND kind = 'inherit' ORDER BY id", (repo_id,)
-    ).fetchall():
-        new = r.resolve(fid, src, kind, name)
-        if new is not None:
-            r.add_base(src, new)
-        if new != dst:
-            updates.append((new, eid))
-    rows = _affected(db, repo_id, files, names)
-    for eid, fid, src, kind, name, dst in rows:
-        new = r.resolve(fid, src, kind, name)
-        if new != dst:
-            updates.append((new, eid))
+    r = Resolver(db, repo_id, eager=whole)
+    inherit = _stored(db, repo_id, "= 'inherit'", None if whole else (files or set()), names)
+    updates = _updates(r, inherit, record_bases=whole)
     db.executemany("UPDATE edges SET dst_id = ? WHERE id = ?", updates)
+    if whole:
+        r.bases_complete = True
+    else:
+        r.bases.clear()  # read again, with this run's inheritance stored
+    rows = _stored(db, repo_id, "!= 'inherit'", None if whole else set(), names)
+    db.executemany("UPDATE edges SET dst_id = ? WHERE id = ?", _updates(r, rows, record_bases=False))
     fresh = [p for p in pending if p[2] != "inherit"]
     db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line, dst_id) VALUES (?,?,?,?,?,?,?,?)",
                    [(repo_id, *p, r.resolve(p[0], p[1], p[2], p[3])) for p in fresh])  # fmt: skip
-    return len(rows) + len(fresh)
+    return len(inherit) + len(rows) + len(fresh)
 
 
-def _affected(db: sqlite3.Connection, repo_id: int, files: set[int] | None, names: set[str]) -> list[tuple]:
-    base = "SELECT id, file_id, src_id, kind, name, dst_id FROM edges WHERE repo_id = ? AND kind != 'inherit'"
+def _updates(r: Resolver, rows: list[tuple[int, int, int, str, str, int | None]], *, record_bases: bool) -> list[tuple[int | None, int]]:
+    changed = []
+    for eid, fid, src, kind, name, dst in rows:
+        new = r.resolve(fid, src, kind, name)
+        if record_bases and new is not None:
+            r.add_base(src, new)
+        if new != dst:
+            changed.append((new, eid))
+    return changed
+
+
+def _stored(db: sqlite3.Connection, repo_id: int, kind: str, files: set[int] | None, names: set[str]) -> list[tuple]:
+    """Stored edges of a kind: all (`files` None), or those in `files` or whose tail is in `names`."""
+    base = f"SELECT id, file_id, src_id, kind, name, dst_id FROM edges WHERE repo_id = ? AND kind {kind}"
     if files is None:
-        return db.execute(base, (repo_id,)).fetchall()
+        return db.execute(base + " ORDER BY id", (repo_id,)).fetchall()
     found: dict[int, tuple] = {}
-    for part in chunks(sorted(names)):
-        for row in db.execute(f"{base} AND tail IN ({placeholders(part)})", (repo_id, *part)):
-            found[row[0]] = row
-    return list(found.values())
+    for column, keys in (("file_id", sorted(files)), ("tail", sorted(names))):
+        for part in chunks(keys):
+            for row in db.execute(f"{base} AND {column} IN ({placeholders(part)})", (repo_id, *part)):
+                found[row[0]] = row
+    return [found[k] for k in sorted(found)]

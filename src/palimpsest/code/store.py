@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import StoreUnavailable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE repos (
@@ -95,7 +95,16 @@ CREATE TABLE hints (
 CREATE INDEX hints_file ON hints (file_id);
 """
 
-MIGRATIONS: dict[int, str] = {1: _SCHEMA}
+# 2: what on-demand resolution (tables.py) and the report's totals look up.
+_LOOKUPS = """
+CREATE INDEX symbols_parent ON symbols (repo_id, parent);
+CREATE INDEX files_module ON files (repo_id, module);
+CREATE INDEX hints_src ON hints (src_id);
+CREATE INDEX hints_name ON hints (name);
+CREATE INDEX edges_repo_dst ON edges (repo_id, dst_id);
+"""
+
+MIGRATIONS: dict[int, str] = {1: _SCHEMA, 2: _LOOKUPS}
 
 SYMBOL_COLUMNS = "s.id, r.name, f.path, f.language, s.name, s.qualname, s.kind, s.start_line, s.end_line, s.signature, s.doc, s.parent"
 SYMBOL_FROM = "symbols s JOIN files f ON f.id = s.file_id JOIN repos r ON r.id = s.repo_id"
