@@ -274,6 +274,18 @@ def test_cors_is_closed_by_default(home: Path, url: str) -> None:
     memory.close()
 
 
+def test_readyz_is_503_when_the_store_fails(served: tuple[str, Memory]) -> None:
+    url, memory = served
+
+    def broken(session_id: str) -> None:
+        raise RuntimeError("connection refused")
+
+    memory.store.get_session = broken  # type: ignore[method-assign,assignment]
+    r = httpx.get(f"{url}/readyz")
+    assert r.status_code == 503 and r.json()["error"]["code"] == "store_unavailable"
+    assert httpx.get(f"{url}/healthz").status_code == 200
+
+
 def test_no_stack_traces_reach_clients(served: tuple[str, Memory]) -> None:
     url, memory = served
     memory.store.close()  # the next store call fails in an unexpected way

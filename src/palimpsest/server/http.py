@@ -216,7 +216,11 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
 
     @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable.", responses=_responses(503))
     async def readyz() -> JSONResponse:
-        await run_in_threadpool(memory.store.get_session, "readyz-probe")
+        try:
+            await run_in_threadpool(memory.store.get_session, "readyz-probe")
+        except Exception as exc:  # noqa: BLE001 -- any failure of the store means "not ready", never a 500
+            log.warning("not ready: %s", exc)
+            return _error_response(503, "store_unavailable", "the store does not answer")
         if not os.access(memory.home if memory.home.exists() else memory.home.parent, os.W_OK):
             return _error_response(503, "journal_unwritable", "the home folder is not writable")
         return _ok({"status": "ready"})

@@ -27,6 +27,7 @@ from .http import create_app
 
 log = logging.getLogger("palimpsest.serve")
 GRACE = 10
+MAX_CONNECTIONS = 1024  # beyond this uvicorn answers 503 instead of exhausting file descriptors
 
 
 def check_bind(host: str, token: str) -> None:
@@ -64,7 +65,7 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: T
     url = url_of(sock)
     app = create_app(memory, host=host)
     config = uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=GRACE, timeout_keep_alive=5,
-                            proxy_headers=False, server_header=False, access_log=False)
+                            limit_concurrency=MAX_CONNECTIONS, proxy_headers=False, server_header=False, access_log=False)
     server = uvicorn.Server(config)
     stop = threading.Event()
     background = threading.Thread(target=run_background, args=(memory, stop, interval), name="palimpsest-background", daemon=True)
