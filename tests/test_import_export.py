@@ -338,12 +338,19 @@ def populate(memory: Memory) -> None:
         import_file(memory, FIXTURES / name)
     memory.append("scratch", "user", "an instant note", kind="instant", agent="me")
     memory.append("proj-1", "user", "one more, appended later", metadata={"kind": "decision"})
+    old = memory.facts.write("the retry cap is 20 seconds", kind="decision")
+    memory.facts.supersede(old.id, "the retry cap is 30 seconds")
 
 
 def comparable(memory: Memory) -> dict[str, Any]:
     rows = [{k: v for k, v in m.to_dict().items() if k != "journal_path"} for m in everything(memory)]
     hits = [h.message.id for q in ("retry cap", "readiness probe", "greyhound", "weather") for h in memory.search(q, touch=False).hits]
-    return {"sessions": [s.to_dict() for s in memory.sessions()], "messages": rows, "hits": hits}
+    def fact(f: Any) -> dict[str, Any]:
+        return {k: v for k, v in f.to_dict().items() if k != "as_of"}  # as_of: the moment of the query
+
+    facts = [fact(f) for f in memory.facts.query()]
+    history = [fact(f) for f in memory.facts.history(facts[0]["id"])]
+    return {"sessions": [s.to_dict() for s in memory.sessions()], "messages": rows, "hits": hits, "facts": facts, "history": history}
 
 
 def test_export_then_import_into_an_empty_home_reproduces_the_store(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
@@ -352,15 +359,17 @@ def test_export_then_import_into_an_empty_home_reproduces_the_store(memory: Memo
     counts = export_memory(memory, out)
     lines = [json.loads(x) for x in out.getvalue().splitlines()]
     assert lines[0]["record"] == "header" and lines[-1] == {"record": "end", "sessions": counts["sessions"], "events": counts["events"]}
-    assert counts["sessions"] == len(memory.journal.sessions()) and counts["unreadable"] == 0
+    assert counts["sessions"] == len(memory.journal.sessions()) + 1 and counts["unreadable"] == 0  # + the system journal
     dump = tmp_path / "export.jsonl"
     dump.write_text(out.getvalue())
     with open_memory(tmp_path / "home2", second_store_url) as copy:
         report = import_file(copy, dump)
-        assert report.ok and report.ids_reassigned == 0 and report.stored == counts["events"]
+        assert report.ok and report.ids_reassigned == 0 and report.stored == counts["events"] and report.decisions_replayed == 2
         assert comparable(copy) == comparable(memory)
+        assert [f.text for f in copy.facts.query()] == ["the retry cap is 30 seconds"]
         for session in memory.journal.sessions():  # the journals are the same, byte for byte
             assert copy.journal.path(session).read_bytes() == memory.journal.path(session).read_bytes()
+        assert copy.facts.journal.path("facts").read_bytes() == memory.facts.journal.path("facts").read_bytes()
         assert import_file(copy, dump).stored == 0
 
 
@@ -485,4 +494,4 @@ def test_raw_nul_bytes_and_crlf_lines(memory: Memory, tmp_path: Path) -> None:
                      b'{"session": "w", "role": "user", "content": "escaped \\u0000 nul"}\r\n')
     report = import_file(memory, path)
     assert report.stored == 2 and [p.line for p in report.problems] == [2] and "not JSON" in report.problems[0].message
-    assert [m.content for m in everything(memory)][0] == "windows line"
+    assert next(m.content for m in everything(memory)) == "windows line"

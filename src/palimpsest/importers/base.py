@@ -87,6 +87,7 @@ class ImportReport:
     records_kept: int = 0
     truncated: int = 0
     ids_reassigned: int = 0
+    decisions_replayed: int = 0
     indexed: bool = True
     skipped: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)

@@ -12,6 +12,9 @@ An export is the journals, not the index (the index is derived and rebuilt on im
 
 Sessions come one after another, each followed by its events; a journal line that cannot
 be read is exported as `{"record": "unreadable", "session", "line", "text"}` and counted.
+The system journal (decision events: fact operations, …) follows, its records marked
+`"journal": "system"`; on import its events are appended to the system journal and the
+fact decisions replayed (`memory.facts.replay()`), so facts come back too.
 The trailer lets an import tell a complete export from a cut one.
 
 Importing an export is all-or-nothing: the whole file is checked first (header, trailer,
@@ -43,27 +46,38 @@ EVENT_FIELDS = ("id", "session", "type", "role", "content", "tool_name", "tool_a
 
 def export_memory(memory: Any, out: IO[str], progress: Progress | None = None) -> dict[str, Any]:
     """Write the export to `out`. Returns counts: sessions, events, unreadable lines."""
-    sessions = memory.journal.sessions()
+    journals = [(name, journal, s) for name, journal in _journals(memory) for s in journal.sessions()]
     counts = {"sessions": 0, "events": 0, "unreadable": 0}
     _write(out, {"record": "header", "format": FORMAT, "version": VERSION, "exported_at": iso(utcnow())})
-    for n, session in enumerate(sessions, 1):
-        _write(out, {"record": "session", **_session_attrs(memory, session)})
+    for n, (name, journal, session) in enumerate(journals, 1):
+        mark = {"journal": name} if name != "sessions" else {}
+        attrs = _session_attrs(memory, session) if name == "sessions" else {"id": session}
+        _write(out, {"record": "session", **mark, **attrs})
         counts["sessions"] += 1
-        for line, _offset, raw in memory.journal.read_raw(session):
+        for line, _offset, raw in journal.read_raw(session):
             try:
                 event = json.loads(raw)
                 if not isinstance(event, dict):
                     raise TypeError("not an object")
             except (ValueError, TypeError):
-                _write(out, {"record": "unreadable", "session": session, "line": line, "text": raw.decode("utf-8", "replace")})
+                _write(out, {"record": "unreadable", **mark, "session": session, "line": line, "text": raw.decode("utf-8", "replace")})
                 counts["unreadable"] += 1
                 continue
-            _write(out, {"record": "event", **event})
+            _write(out, {"record": "event", **mark, **event})
             counts["events"] += 1
         if progress:
-            progress(n, len(sessions))
+            progress(n, len(journals))
     _write(out, {"record": "end", "sessions": counts["sessions"], "events": counts["events"]})
     return counts
+
+
+def _journals(memory: Any) -> list[tuple[str, Any]]:
+    """The journals of a home: the sessions', and the system journal of decisions."""
+    found = [("sessions", memory.journal)]
+    facts = getattr(memory, "facts", None)
+    if facts is not None and getattr(facts, "journal", None) is not None:
+        found.append(("system", facts.journal))
+    return found
 
 
 def _session_attrs(memory: Any, session: str) -> dict[str, Any]:
@@ -82,10 +96,13 @@ def looks_like(rec: Any) -> bool:
     return isinstance(rec, dict) and rec.get("record") == "header" and rec.get("format") == FORMAT
 
 
-def plan_export(records: Iterable[tuple[int, Any]], max_event_bytes: int) -> tuple[Plan, dict[str, list[dict[str, Any]]]]:
-    """Check a whole export; returns the plan (its problems) and the events per session."""
+Batches = dict[tuple[str, str], list[dict[str, Any]]]
+
+
+def plan_export(records: Iterable[tuple[int, Any]], max_event_bytes: int) -> tuple[Plan, Batches]:
+    """Check a whole export; returns the plan (its problems) and the events per (journal, session)."""
     plan = Plan("export", all_or_nothing=True)
-    events: dict[str, list[dict[str, Any]]] = {}
+    events: Batches = {}
     header = end = None
     count = 0
     for line, rec in records:
@@ -95,12 +112,15 @@ def plan_export(records: Iterable[tuple[int, Any]], max_event_bytes: int) -> tup
             if rec.get("format") != FORMAT or rec.get("version") != VERSION:
                 plan.problem(f"line {line}", f"not a {FORMAT} version {VERSION} header", line)
         elif kind == "event":
+            journal = rec.get("journal", "sessions")
             try:
+                if journal not in ("sessions", "system"):
+                    raise InvalidInput(f"unknown journal {str(journal)[:40]!r}")
                 event = check_event(rec, max_event_bytes)
             except InvalidInput as exc:
                 plan.problem(f"line {line}", str(exc), line)
                 continue
-            events.setdefault(event["session"], []).append(event)
+            events.setdefault((journal, event["session"]), []).append(event)
             count += 1
         elif kind == "unreadable":
             plan.skipped["unreadable journal lines in the export"] += 1
@@ -141,26 +161,44 @@ def check_event(rec: dict[str, Any], max_event_bytes: int) -> dict[str, Any]:
     return event
 
 
-def write_export(memory: Any, plan: Plan, events: dict[str, list[dict[str, Any]]], path: str,
-                 progress: Progress | None = None) -> ImportReport:
-    report = ImportReport(path=path, format="export", sessions=list(events), skipped=dict(plan.skipped), problems=plan.problems)
+def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: Progress | None = None) -> ImportReport:
+    report = ImportReport(path=path, format="export", sessions=[s for j, s in events if j == "sessions"],
+                          skipped=dict(plan.skipped), problems=plan.problems)
     if plan.problems:
         raise ImportRejected(report)
+    journals = dict(_journals(memory))
     total, done = sum(len(e) for e in events.values()), 0
-    for session, batch in events.items():
+    for (name, session), batch in events.items():
         # one group commit per session: the journal compares a pre-assigned id with the
         # session's last id, and a batch keeps that comparison within the session
-        for (stored_event, stored), given in zip(memory.journal.append(session, batch), batch):
+        for (stored_event, stored), given in zip(journals[name].append(session, batch), batch):
             report.stored += stored
             report.duplicates += not stored
             report.ids_reassigned += bool(stored and given["id"] and stored_event.id != given["id"])
             report.records_kept += stored and given["type"] != "message"
-        try:
-            memory.indexer.index_session(session)
-        except Exception as exc:  # noqa: BLE001 — the store is down: the journal holds it; indexing catches up later
-            log.warning("indexing %s deferred: %s", session, exc)
-            report.indexed = False
+        if name == "sessions":
+            _index(memory, session, report)
         done += len(batch)
         if progress:
             progress(done, total)
+    if any(name == "system" for name, _ in events):
+        _replay(memory, report)
     return report
+
+
+def _index(memory: Any, session: str, report: ImportReport) -> None:
+    try:
+        memory.indexer.index_session(session)
+    except Exception as exc:  # noqa: BLE001 — the store is down: the journal holds it; indexing catches up later
+        log.warning("indexing %s deferred: %s", session, exc)
+        report.indexed = False
+
+
+def _replay(memory: Any, report: ImportReport) -> None:
+    """Apply the imported decisions (facts) to the store; idempotent, so a second import
+    or a later `replay` after a store outage finishes the job."""
+    try:
+        report.decisions_replayed = memory.facts.replay()
+    except Exception as exc:  # noqa: BLE001 — as for indexing: the system journal holds the decisions
+        log.warning("replaying fact decisions deferred: %s", exc)
+        report.indexed = False
