@@ -329,13 +329,13 @@ def test_rejected_decisions_are_not_replayed(facts: Facts, clock: Clock) -> None
 
 # -- properties -------------------------------------------------------------------
 OPS = st.lists(
-    st.tuples(st.sampled_from(["write", "supersede", "close", "retract", "revise", "confirm", "dispute"]),
+    st.tuples(st.sampled_from(["write", "supersede", "supersede_by", "close", "retract", "revise", "confirm", "dispute", "relate"]),
               st.integers(0, 30), st.integers(0, 30), st.integers(-3, 3)),
     min_size=1, max_size=14,
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OPS)
 def test_properties_of_random_histories(ops: list[tuple[str, int, int, int]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
@@ -344,6 +344,7 @@ def test_properties_of_random_histories(ops: list[tuple[str, int, int, int]]) ->
         facts = Facts(store, Path(tmp), clock=clock, snapshot=False)
         log: list[tuple[str, list[tuple[object, ...]]]] = []
         seen: dict[str, str] = {}
+        held: set[tuple[str, str, str]] = set()
         try:
             for op, i, j, shift in ops:
                 clock.tick(3600)
@@ -357,10 +358,14 @@ def test_properties_of_random_histories(ops: list[tuple[str, int, int, int]]) ->
                     assert facts.export_lines() == before  # nothing half-written
                 clock.tick(1)
                 log.append((iso(clock.t), _state(facts.query())))
-                for r in store.query_facts(facts_query()):
-                    seen.setdefault(r.id, r.text)
                 rows = {r.id: r for r in store.query_facts(facts_query())}
+                for r in rows.values():
+                    seen.setdefault(r.id, r.text)
                 assert all(rows[k].text == v for k, v in seen.items())  # nothing deleted or rewritten
+                now_held = {(a.fact_id, a.source, a.at) for r in rows.values() for a in r.attestations}
+                now_held |= {(x.src, x.dst, x.type) for r in rows.values() for x in r.links}
+                assert held <= now_held  # no attestation or link lost
+                held = now_held
             _check_chains(facts, clock)
             for moment, state in log:  # known_at(T) is what a query at T returned
                 assert _state(facts.query(known_at=moment)) == state
@@ -384,15 +389,19 @@ def _apply(facts: Facts, op: str, pick: str, other: str, shift: int, clock: Cloc
         facts.retract(pick)
     elif op == "revise":
         facts.revise(pick, f"better said {pick[-4:]}")
+    elif op == "supersede_by":
+        facts.supersede(pick, by=other)
     elif op == "confirm":
         facts.confirm(pick, source=f"person:p{shift}")
+    elif op == "relate":
+        facts.relate(pick, other)
     else:
         facts.dispute(pick, other)
 
 
 def _state(found: list[Fact]) -> list[tuple[object, ...]]:
-    return sorted((f.id, f.text, f.valid_from, f.valid_to, f.confidence, f.last_seen, tuple(f.disputed_with), f.status)
-                  for f in found)
+    return sorted((f.id, f.text, f.valid_from, f.valid_to, f.confidence, f.last_seen, tuple(f.disputed_with),
+                   tuple(f.related_to), f.supersedes, f.superseded_by, f.status) for f in found)
 
 
 def _check_chains(facts: Facts, clock: Clock) -> None:

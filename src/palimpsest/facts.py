@@ -130,13 +130,18 @@ def view(row: FactRow, as_of: str, others: dict[str, FactRow] | None = None) -> 
     succ_time = row.expired_at if row.expired_at else row.ended_at
     atts = [a for a in row.attestations if a.recorded_at <= as_of]
     links = [x for x in row.links if x.recorded_at <= as_of]
+    # `supersedes` is set at insert, except when an existing fact is named successor later
+    supersedes = row.supersedes
+    if supersedes and any(x.src == row.id and x.dst == supersedes and x.type == "supersedes" and x.recorded_at > as_of
+                          for x in row.links):
+        supersedes = None
     n = len(atts)
     confidence = 1 - (1 - row.base_confidence) * 0.5 ** max(n - 1, 0)
     fact = Fact(
         id=row.id, vault=row.vault, text=row.text, kind=row.kind, entities=list(row.entities), salience=row.salience,
         confidence=round(confidence, 6), valid_from=row.valid_from, valid_to=row.valid_to if ended_at else None,
         recorded_at=row.recorded_at, ended_at=ended_at, invalidated_at=known(row.invalidated_at, row.invalidated_at),
-        expired_at=expired_at, supersedes=row.supersedes, superseded_by=known(row.superseded_by, succ_time),
+        expired_at=expired_at, supersedes=supersedes, superseded_by=known(row.superseded_by, succ_time),
         related_to=sorted({x.dst if x.src == row.id else x.src for x in links if x.type == "related_to" and x.review != "same"}),
         disputed_with=_open_disputes(row, links, as_of, others),
         attestations=atts, last_seen=max((a.at for a in atts), default=row.recorded_at), status="",

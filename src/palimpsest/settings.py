@@ -66,6 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("code_db", "", "PALIMPSEST_CODE_DB", "SQLite file of the code graph (default <home>/code.db); derived data, rebuilt by `code index`."),
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),
     Setting("codex_home", "~/.codex", "CODEX_HOME", "Codex CLI's home; `palimpsest capture` finds a Codex session's rollout file under <codex_home>/sessions."),
+    Setting("body_timeout", 30.0, "PALIMPSEST_BODY_TIMEOUT", "Seconds the server waits for the next piece of a request body before answering 408 (slow clients).", float),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
