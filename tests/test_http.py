@@ -228,6 +228,16 @@ def test_a_slow_client_does_not_block_others(url: str) -> None:
         assert time.monotonic() - started < 5
 
 
+def test_a_stalled_body_times_out(home: Path) -> None:
+    memory = open_memory(home, body_timeout=0.5)
+    with ServerThread(memory) as url, socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as slow:
+        slow.settimeout(10)
+        slow.sendall(b"POST /api/memory/tool/memory_search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     b"Content-Length: 100\r\n\r\n{")
+        assert slow.recv(4096).startswith(b"HTTP/1.1 408")
+    memory.close()
+
+
 def test_token_is_required_and_compared(home: Path) -> None:
     memory = open_memory(home, token="s3cret-token", enable_write=True)
     with ServerThread(memory) as url:

@@ -6,7 +6,8 @@ endpoint and routes that do not exist (an unauthenticated caller learns nothing,
 which paths are there). The token is compared with `hmac.compare_digest`. A body larger
 than the limit is refused from its `Content-Length` without reading it, and a chunked body
 is counted as it arrives and refused when it crosses the limit (`PayloadTooLarge`, which the
-app's one error handler turns into 413).
+app's one error handler turns into 413). A body that stalls longer than `body_timeout` between
+pieces answers 408, so slow clients cannot hold a request open.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import ipaddress
 import json
 from typing import Any
 
+import anyio
+from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import PayloadTooLarge
@@ -25,8 +28,10 @@ LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024, loopback_only: bool = False) -> None:
+    def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024, loopback_only: bool = False,
+                 body_timeout: float = 30.0) -> None:
         self.app = app
+        self.body_timeout = body_timeout
         self.loopback_only = loopback_only
         self.token = token.encode("utf-8")
         self.max_body = max_body
@@ -63,15 +68,22 @@ class Guard:
         return scheme.lower() == "bearer" and hmac.compare_digest(presented.strip().encode("utf-8"), self.token)
 
     def _counting(self, receive: Receive) -> Receive:
-        seen = 0
+        seen, complete = 0, False
 
         async def counted() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, complete
+            if complete:  # later receives wait for a disconnect (streams): no deadline
+                return await receive()
+            try:
+                with anyio.fail_after(self.body_timeout):
+                    message = await receive()
+            except TimeoutError:
+                raise HTTPException(408, f"the request body stalled for {self.body_timeout:g} s") from None
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_body:
                     raise PayloadTooLarge(f"request body exceeds {self.max_body:,} bytes (PALIMPSEST_MAX_BODY_BYTES)")
+                complete = not message.get("more_body", False)
             return message
 
         return counted

@@ -72,7 +72,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        code = {404: "not_found", 405: "method_not_allowed", 408: "request_timeout"}.get(exc.status_code, "http_error")
         return _error_response(exc.status_code, code, str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
@@ -148,7 +148,8 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
 
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
-    app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host))
+    app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host),
+                       body_timeout=settings.body_timeout)
     return app
 
 
