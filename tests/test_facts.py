@@ -428,8 +428,10 @@ def _check_chains(facts: Facts, clock: Clock) -> None:
 
 
 # -- CLI --------------------------------------------------------------------------
-def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")  # no model load per command
 
     base = ["--home", str(tmp_path / "cli-home")]
 
