@@ -22,9 +22,10 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from palimpsest import Memory, Settings
 from palimpsest.embed import EmbeddingCache, get_embedder
@@ -45,12 +46,12 @@ def load(path: str) -> Any:
 
 def locomo_time(text: str) -> datetime:
     """'1:56 pm on 8 May, 2023' → UTC datetime."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def lme_time(text: str) -> datetime:
     """'2023/05/20 (Sat) 15:08' → UTC datetime."""
-    return datetime.strptime(re.sub(r"\s*\(\w+\)\s*", " ", text).strip(), "%Y/%m/%d %H:%M").replace(tzinfo=timezone.utc)
+    return datetime.strptime(re.sub(r"\s*\(\w+\)\s*", " ", text).strip(), "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
 
 
 def locomo_sessions(conv: dict[str, Any]) -> Iterator[tuple[str, datetime, list[dict[str, Any]]]]:
@@ -94,7 +95,7 @@ def run_locomo(data: list[Any], args: argparse.Namespace, embedder: Any, cache: 
     for conv in data:
         with tempfile.TemporaryDirectory() as home:
             memory = open_memory(home, args, embedder, cache)
-            last = datetime(1970, 1, 1, tzinfo=timezone.utc)
+            last = datetime(1970, 1, 1, tzinfo=UTC)
             for session, start, turns in locomo_sessions(conv):
                 memory.ingest_session(session, turns)
                 last = max(last, start)
@@ -114,7 +115,7 @@ def run_locomo(data: list[Any], args: argparse.Namespace, embedder: Any, cache: 
                     full[k].append(1.0 if got == 1.0 else 0.0)
                     per_cat[str(qa["category"])][k].append(got)
             memory.close()
-    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0  # noqa: E731
+    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0
     return {
         "dataset": "locomo",
         **{f"recall@{k}": mean(recall[k]) for k in KS},
@@ -163,7 +164,7 @@ def run_longmemeval(data: list[Any], args: argparse.Namespace, embedder: Any, ca
         for key, value in row.items():
             rows[key].append(value)
             per_type[q["question_type"]][key].append(value)
-    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0  # noqa: E731
+    mean = lambda xs: round(statistics.fmean(xs), 4) if xs else 0.0
     return {
         "dataset": "longmemeval",
         **{k: mean(v) for k, v in rows.items()},

@@ -51,14 +51,36 @@ class Embedder(ABC):
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
-    def checked(self, texts: list[str]) -> np.ndarray:
-        """`embed_batch` with its answer verified: a wrong shape is an error, not a vector."""
+    def checked(self, texts: list[str], timeout: float | None = None) -> np.ndarray:
+        """`embed_batch` with its answer verified (a wrong shape is an error, not a vector)
+        and, with `timeout`, bounded: a hung model raises `EmbedderError` instead of
+        blocking its caller (the stuck call is abandoned on a daemon thread)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = np.asarray(self.embed_batch(texts), dtype=np.float32)
+        out = np.asarray(self.embed_batch(texts) if timeout is None else _bounded(self.embed_batch, texts, timeout), dtype=np.float32)
         if out.shape != (len(texts), self.dim) or not np.isfinite(out).all():
             raise EmbedderError(f"{self.model_id} returned shape {out.shape}, expected ({len(texts)}, {self.dim})")
         return out
+
+
+def _bounded(fn: Any, texts: list[str], timeout: float) -> np.ndarray:
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            box["out"] = fn(texts)
+        except BaseException as exc:  # handed to the caller below
+            box["err"] = exc
+
+    thread = threading.Thread(target=call, daemon=True, name="palimpsest-embed")
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        raise EmbedderError(f"the embedder did not answer within {timeout:g} s")
+    if "err" in box:
+        err = box["err"]
+        raise err if isinstance(err, EmbedderError) else EmbedderError(f"the embedder failed: {err}") from err
+    return box["out"]
 
 
 class LocalEmbedder(Embedder):
@@ -188,7 +210,7 @@ class EmbeddingCache:
         self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest BLOB, vector BLOB, PRIMARY KEY (model, digest))")
         self._lock = threading.Lock()
 
-    def embed(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
+    def embed(self, embedder: Embedder, texts: list[str], timeout: float | None = None) -> np.ndarray:
         digests = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
         found: dict[bytes, np.ndarray] = {}
@@ -205,7 +227,7 @@ class EmbeddingCache:
         for i in missing:
             unique.setdefault(digests[i], i)
         if unique:
-            vectors = embedder.checked([texts[i] for i in unique.values()])
+            vectors = embedder.checked([texts[i] for i in unique.values()], timeout)
             with self._lock:
                 self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",

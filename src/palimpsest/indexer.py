@@ -11,11 +11,11 @@ replays every journal.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
-from typing import Any, Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from .journal import Journal
 from .errors import InvalidInput
+from .journal import Journal
 from .records import Event, Message, Session, parse_time
 from .store import Filters, Store
 

@@ -16,8 +16,9 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .records import iso, utcnow
 from .store import Job, NewJob
@@ -56,7 +57,7 @@ def embed_jobs(ids: list[str]) -> list[NewJob]:
 
 
 @handler("embed")
-def run_embed(memory: "Memory", job: Job) -> None:
+def run_embed(memory: Memory, job: Job) -> None:
     messages = memory.store.get_messages(list(job.payload.get("ids", [])))
     memory.embed_messages(messages)
 
@@ -64,7 +65,7 @@ def run_embed(memory: "Memory", job: Job) -> None:
 class Worker:
     """Claims and runs jobs until told to stop."""
 
-    def __init__(self, memory: "Memory", name: str | None = None, tasks: list[str] | None = None, batch: int = 8) -> None:
+    def __init__(self, memory: Memory, name: str | None = None, tasks: list[str] | None = None, batch: int = 8) -> None:
         self.memory = memory
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
         self.tasks = tasks

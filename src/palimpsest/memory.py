@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from . import search as _search
-from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from .embed import Embedder, EmbeddingCache, get_embedder, open_cache
+from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from .facts import Facts
 from .indexer import Indexer
 from .jobs import Worker, embed_jobs
@@ -57,7 +57,7 @@ class Memory:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> "Memory":
+    def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -201,7 +201,9 @@ class Memory:
             if embedder is None or embedder.model_id not in self.store.vector_models():
                 notes.append("no vectors indexed yet: ranked by keyword, time and importance only")
                 return None
-            return embedder.checked([query])[0]
+            if self._embed_cache is not None:
+                return self._embed_cache.embed(embedder, [query], self.settings.query_embed_timeout)[0]
+            return embedder.checked([query], self.settings.query_embed_timeout)[0]
         except PalimpsestError as exc:
             notes.append(f"embedder unavailable ({exc}): ranked by keyword, time and importance only")
             return None
@@ -242,7 +244,8 @@ class Memory:
         if embedder is None or not messages:
             return 0
         texts = [_search.embedding_text(m) for m in messages]
-        vectors = self._embed_cache.embed(embedder, texts) if self._embed_cache else embedder.checked(texts)
+        timeout = self.settings.embed_timeout
+        vectors = self._embed_cache.embed(embedder, texts, timeout) if self._embed_cache else embedder.checked(texts, timeout)
         self.store.put_vectors(embedder.model_id, [(m.id, v) for m, v in zip(messages, vectors)])
         return len(messages)
 

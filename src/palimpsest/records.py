@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InvalidInput
@@ -21,12 +21,12 @@ ROLE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def iso(dt: datetime) -> str:
     """The one textual form of a time: UTC, microseconds, `Z` (sorts lexically)."""
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(value: Any, field_name: str = "created_at") -> datetime:
@@ -34,7 +34,7 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        dt = datetime.fromtimestamp(float(value), timezone.utc)
+        dt = datetime.fromtimestamp(float(value), UTC)
     elif isinstance(value, str) and value.strip():
         text = value.strip()
         if text.endswith("Z") or text.endswith("z"):
@@ -46,8 +46,8 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
     else:
         raise InvalidInput(f"{field_name}: expected an ISO 8601 string, got {type(value).__name__}")
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def check_session_id(session: Any) -> str:
@@ -120,7 +120,7 @@ class Event:
         return d
 
     @classmethod
-    def from_json(cls, d: dict[str, Any], line: int = 0, offset: int = 0, nbytes: int = 0) -> "Event":
+    def from_json(cls, d: dict[str, Any], line: int = 0, offset: int = 0, nbytes: int = 0) -> Event:
         known = {k: d.get(k) for k in ("id", "session", "role", "type", "tool_name", "tool_args", "tool_result", "created_at", "event_key")}
         return cls(
             content=d.get("content") or "",

@@ -13,6 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex
+
 from .errors import InvalidInput
 from .records import Hit, Message
 from .store import Filters, Store
@@ -22,13 +24,7 @@ MAX_QUERY_CHARS = 10_000
 MAX_TERMS = 64
 
 STOP_WORDS = frozenset(
-    """a about above after again against all am an and any are aren't as at be because been before being below
-    between both but by can could did didn't do does doesn't doing don't down during each few for from further had
-    has have having he her here hers herself him himself his how i i'm if in into is isn't it it's its itself just
-    let's me more most my myself no nor not of off on once only or other our ours ourselves out over own same she
-    should so some such than that that's the their theirs them themselves then there these they this those through
-    to too under until up very was we were what what's when where which while who whom why will with would you
-    your yours yourself yourselves""".split()
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "what's", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
 )
 
 
@@ -92,30 +88,30 @@ def normalise(scores: list[float]) -> list[float]:
 
 
 def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budget_s: float = 2.0) -> tuple[list[Message], list[str]]:
-    """Messages whose content or tool result match `pattern`, newest rows last scanned
-    first; the scan stops at `budget_s` seconds so a pathological pattern cannot hang."""
+    """Messages whose content or tool result match `pattern`, in index order. The whole
+    scan, including each single match attempt, is bounded by `budget_s` seconds (the
+    `regex` module's timeout), so a pathological pattern cannot hang the server."""
     try:
-        rx = re.compile(pattern)
-    except re.error as exc:
+        rx = regex.compile(pattern)
+    except regex.error as exc:
         raise InvalidInput(f"invalid regular expression: {exc}") from None
     found: list[Message] = []
-    notes: list[str] = []
     deadline = time.monotonic() + budget_s
     after = 0
-    while len(found) < limit:
-        page = store.scan(filters, 500, after)
-        if not page:
-            break
-        for rowid, m in page:
-            after = rowid
-            if rx.search(m.content[:20000]) or (m.tool_result and rx.search(m.tool_result[:20000])):
-                found.append(m)
-                if len(found) >= limit:
-                    break
-        if time.monotonic() > deadline:
-            notes.append(f"regex scan stopped after {budget_s:.1f}s; results are partial")
-            break
-    return found, notes
+    try:
+        while len(found) < limit and (page := store.scan(filters, 500, after)):
+            for rowid, m in page:
+                after = rowid
+                left = max(0.001, deadline - time.monotonic())
+                if rx.search(m.content, timeout=left) or (m.tool_result and rx.search(m.tool_result, timeout=left)):
+                    found.append(m)
+                    if len(found) >= limit:
+                        break
+            if time.monotonic() > deadline:
+                raise TimeoutError
+    except TimeoutError:
+        return found, [f"regex scan stopped after {budget_s:.1f}s; results are partial"]
+    return found, []
 
 
 # -- hybrid ranking ----------------------------------------------------------------

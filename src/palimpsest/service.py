@@ -32,9 +32,18 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
 
 
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False) -> None:
+    """Index, sweep and run jobs until `stop` is set. The job worker runs in its own
+    thread so a slow model never delays indexing; on stop it finishes the job in hand
+    (an unfinished claim is taken over by any worker after the lease)."""
+    worker = memory.worker()
+    if once:
+        background_pass(memory, float("-inf"))
+        worker.drain()
+        return
+    thread = threading.Thread(target=worker.run, args=(stop,), name="palimpsest-worker", daemon=True)
+    thread.start()
     last_sweep = float("-inf")
     while not stop.is_set():
         last_sweep = background_pass(memory, last_sweep)
-        if once:
-            return
         stop.wait(interval)
+    thread.join(timeout=30)

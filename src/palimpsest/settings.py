@@ -8,10 +8,10 @@ the current value and where it came from (default, environment, or the caller).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint) or none."),
     Setting("embed_threads", 2, "PALIMPSEST_EMBED_THREADS", "onnxruntime intra-op threads for the local embedder.", int),
     Setting("embed_cache", "", "PALIMPSEST_EMBED_CACHE", "Embedding cache file shared across memories (default <home>/embed-cache.sqlite; 'off' disables)."),
+    Setting("embed_timeout", 300.0, "PALIMPSEST_EMBED_TIMEOUT", "Seconds an embedding batch may take before the job fails and is retried.", float),
+    Setting("query_embed_timeout", 5.0, "PALIMPSEST_QUERY_EMBED_TIMEOUT", "Seconds a query embedding may take before search goes on keyword-only.", float),
     Setting("embed_url", "", "PALIMPSEST_EMBED_URL", "Base URL of an OpenAI-compatible embeddings endpoint (…/v1)."),
     Setting("embed_model", "", "PALIMPSEST_EMBED_MODEL", "Model name sent to the embeddings endpoint."),
     Setting("embed_api_key", "", "PALIMPSEST_EMBED_API_KEY", "Bearer key for the embeddings endpoint."),
@@ -80,7 +82,7 @@ class Settings:
         self._sources = sources
 
     @classmethod
-    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         env = os.environ if env is None else env
         values: dict[str, Any] = {}
         sources: dict[str, str] = {}
@@ -116,7 +118,7 @@ class Settings:
     def store_url(self) -> str:
         return self._values["store"] or f"sqlite:///{self.home_path / 'palimpsest.db'}"
 
-    def replace(self, **overrides: Any) -> "Settings":
+    def replace(self, **overrides: Any) -> Settings:
         values = dict(self._values)
         sources = dict(self._sources)
         for k, v in overrides.items():

@@ -1,9 +1,66 @@
-"""Job queue commands (filled in by the retrieval work)."""
+"""Background work: `jobs status`, `jobs retry-failed`, `jobs run`, and `reindex`."""
 
 from __future__ import annotations
 
+import argparse
+import sys
 from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .common import add_command, emit, open_memory
 
 
 def register(sub: Any) -> None:
-    return None
+    jobs = sub.add_parser("jobs", help="The durable job queue.", description="The durable job queue.")
+    jsub = jobs.add_subparsers(dest="jobs_command", metavar="ACTION", required=True)
+    add_command(jsub, "status", status, "Counts per task and state, with a sample last_error of failed jobs.")
+    p = add_command(jsub, "retry-failed", retry_failed, "Queue failed jobs again (attempts reset).")
+    p.add_argument("--task", help="only jobs of this task")
+    p.add_argument("--error", help="only jobs whose last error contains this text")
+    p.add_argument("--dry-run", action="store_true", help="count, change nothing")
+    p = add_command(jsub, "run", run, "Run due jobs until none is left, then exit.")
+    p.add_argument("--task", action="append", help="only this task (repeatable)")
+    add_command(sub, "reindex", reindex, "Re-embed every message with the current model (resumable).")
+
+
+def status(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        result = memory.store.job_status()
+
+    def human(r: dict[str, Any]) -> None:
+        table = Table("task", "state", "jobs")
+        for task, states in r["tasks"].items():
+            for state, n in states.items():
+                table.add_row(task, state, str(n))
+        Console().print(table)
+        for task, err in r["sample_errors"].items():
+            print(f"{task}: last error: {err}")
+
+    emit(args, result, human)
+
+
+def retry_failed(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        n = memory.store.retry_failed(args.task, args.error, args.dry_run)
+    result = {"jobs": n, "dry_run": args.dry_run}
+    emit(args, result, lambda r: print(f"{r['jobs']} failed jobs {'would be' if r['dry_run'] else ''} queued again".replace("  ", " ")))
+
+
+def run(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        n = memory.worker(tasks=args.task).drain()
+    emit(args, {"ran": n}, lambda r: print(f"ran {r['ran']} jobs"))
+
+
+def reindex(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        todo = memory.store.stats()["messages"]
+        show = sys.stderr.isatty() and not args.json
+        with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), disable=not show) as bar:
+            task = bar.add_task("reindex", total=todo)
+            n = memory.reindex(progress=lambda done: bar.update(task, completed=done))
+        result = {"embedded": n, "model": memory.embedder.model_id if memory.embedder else None}
+    emit(args, result, lambda r: print(f"embedded {r['embedded']} messages with {r['model']}"))

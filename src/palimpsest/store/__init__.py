@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .base import Filters, Job, NewJob, Store
 from ..errors import InvalidInput
+from .base import Filters, Job, NewJob, Store
 
 __all__ = ["Filters", "Job", "NewJob", "Store", "open_store"]
 

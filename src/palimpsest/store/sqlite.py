@@ -466,9 +466,9 @@ class SQLiteStore(Store, SQLiteFactsMixin):
         with self._tx() as conn:
             if dry_run:
                 return conn.execute(f"SELECT count(*) FROM jobs WHERE {where}", params).fetchone()[0]
-            return conn.execute(
-                f"UPDATE jobs SET state = 'queued', attempts = 0, run_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE {where}", params
-            ).rowcount
+            from ..records import iso, utcnow
+
+            return conn.execute(f"UPDATE jobs SET state = 'queued', attempts = 0, run_at = ? WHERE {where}", [iso(utcnow()), *params]).rowcount
 
 
 _JOB_COLUMNS = "id, task, payload, job_key, attempts, max_attempts, last_error, run_at, locked_by, locked_at, state"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 class VectorCache:
-    def __init__(self, store: "SQLiteStore", ann_threshold: int = 200_000) -> None:
+    def __init__(self, store: SQLiteStore, ann_threshold: int = 200_000) -> None:
         self.store = store
         self.ann_threshold = ann_threshold
         self._lock = threading.Lock()
