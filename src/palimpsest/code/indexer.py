@@ -21,7 +21,7 @@ from .files import Refused, Source, list_files, read_source
 from .languages import Layout, extractor, language_of
 from .model import Extraction, IndexReport
 from .resolve import Pending, resolve_repo
-from .store import delete_file_contents, names_in_files, write
+from .store import delete_file_contents, inbound_edges, names_in_files, write
 
 _FULL_RESOLVE_SHARE = 0.3  # re-resolve everything when this share of files changed
 
@@ -40,7 +40,9 @@ class _Run:
     def __init__(self, db: sqlite3.Connection, repo_id: int, root: Path, max_bytes: int, full: bool, report: IndexReport) -> None:
         self.db, self.repo_id, self.root, self.max_bytes, self.full, self.report = db, repo_id, root, max_bytes, full, report
         self.changed: set[int] = set()
-        self.names: set[str] = set()
+        self.names: set[str] = set()  # names defined or imported by a changed file before or after, not both
+        self.inbound: set[int] = set()  # edges elsewhere that pointed into a changed file
+        self._old_names: dict[int, set[str]] = {}
         self.next_id = (db.execute("SELECT COALESCE(MAX(id), 0) FROM symbols").fetchone()[0] or 0) + 1
         self.known = {
             row[1]: _Known(row[0], *row[2:])
@@ -99,7 +101,8 @@ class _Run:
             file_id = int(cur.lastrowid or 0)
         else:
             file_id = row.id
-            self.names |= names_in_files(self.db, [file_id])
+            self._old_names[file_id] = names_in_files(self.db, [file_id])
+            self.inbound.update(inbound_edges(self.db, [file_id]))
             delete_file_contents(self.db, [file_id])
             self.db.execute(
                 "UPDATE files SET language=?, module=?, sha256=?, size=?, mtime_ns=?, status=?, note=? WHERE id=?",
@@ -132,15 +135,17 @@ class _Run:
             "INSERT INTO hints VALUES (?,?,?,?)",
             [(file_id, ids[h.src] if h.src is not None else module_id, h.name, h.type) for h in ex.hints],
         )
-        self.names.update(d.name for d in ex.defs)
-        self.names.update(b.alias for b in ex.bindings)
-        self.names.add(rows[0][3])
+        new = {d.name for d in ex.defs} | {b.alias for b in ex.bindings} | {rows[0][3]}
+        # Edges elsewhere can only change meaning through names that appeared or vanished;
+        # those that pointed into this file are in `inbound`.
+        self.names |= new ^ self._old_names.pop(file_id, set())
 
     def drop_missing(self) -> None:
         gone = [row.id for path, row in self.known.items() if path not in self.seen]
         if not gone:
             return
         self.names |= names_in_files(self.db, gone)
+        self.inbound.update(inbound_edges(self.db, gone))
         delete_file_contents(self.db, gone)
         self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
         self.report.deleted = len(gone)
@@ -162,7 +167,8 @@ def run(db: sqlite3.Connection, repo_id: int, report: IndexReport, exclude: list
         report.files = len(job.seen)
         whole = full or not job.known or len(job.changed) > _FULL_RESOLVE_SHARE * max(1, len(job.seen))
         if job.changed or report.deleted:
-            report.reresolved = resolve_repo(db, repo_id, job.pending, None if whole else job.changed, job.names)
+            job.names |= {n for names in job._old_names.values() for n in names}  # files now skipped
+            report.reresolved = resolve_repo(db, repo_id, job.pending, None if whole else job.changed, job.names, job.inbound)
         db.execute("UPDATE repos SET indexed_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?", (repo_id,))
     _totals(db, repo_id, report)
     report.seconds = round(time.perf_counter() - started, 3)

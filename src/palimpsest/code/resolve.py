@@ -20,6 +20,7 @@ defined or imported before or after the change.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 
 from .model import CLASS_KINDS
 from .store import chunks, placeholders
@@ -55,13 +56,15 @@ class Resolver:
         return row[0] if row else -1
 
     def bases_of(self, cls: str) -> list[str]:
+        """Base classes of `cls` (qnorms, in order): its own inheritance edges and its `impl … for`."""
         if cls not in self.bases and not self.bases_complete:
+            owners = [sid for sid in self.t.ids(cls) if self._kind(sid) != "impl"]
+            owners += [sid for ids in self.t.members(cls).values() for sid in ids if self._kind(sid) == "impl"]
             rows = self.db.execute(
-                "SELECT d.qnorm FROM edges e JOIN symbols s ON s.id = e.src_id JOIN symbols d ON d.id = e.dst_id "
-                "WHERE e.kind = 'inherit' AND s.repo_id = ? AND ((s.qnorm = ? AND s.kind != 'impl') OR (s.kind = 'impl' AND s.parent = ?)) "
-                "ORDER BY e.id",
-                (self.repo_id, cls, cls),
-            )
+                "SELECT d.qnorm FROM edges e JOIN symbols d ON d.id = e.dst_id "
+                f"WHERE e.src_id IN ({placeholders(owners)}) AND e.kind = 'inherit' ORDER BY e.id",
+                owners,
+            ).fetchall() if owners else []  # fmt: skip
             self.bases[cls] = [r[0] for r in rows]
         return self.bases.get(cls, [])
 
@@ -310,26 +313,28 @@ class Resolver:
 Pending = tuple[int, int, str, str, str, int]  # file_id, src_id, kind, name, tail, line
 
 
-def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], files: set[int] | None, names: set[str]) -> int:
+def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], files: set[int] | None, names: set[str],
+                 inbound: Iterable[int] = ()) -> int:  # fmt: skip
     """Store the freshly parsed edges resolved, and re-resolve the stored ones they may affect.
 
     `files` None: everything is resolved again, from tables loaded whole. Otherwise only
-    the pending edges (of the re-parsed `files`) and stored edges whose last name part is
-    in `names`, from tables loaded on demand. Inheritance goes first either way, so that
+    the pending edges (of the re-parsed `files`), stored edges that pointed into them
+    (`inbound`) and stored edges whose last name part is in `names`, from tables loaded on
+    demand. Inheritance goes first either way, so that
     `self.x` can walk the bases. Returns how many edges were resolved.
     """
     whole = files is None
     db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line) VALUES (?,?,?,?,?,?,?)",
                    [(repo_id, *p) for p in pending if p[2] == "inherit"])  # fmt: skip
     r = Resolver(db, repo_id, eager=whole)
-    inherit = _stored(db, repo_id, "= 'inherit'", None if whole else (files or set()), names)
+    inherit = _stored(db, repo_id, "= 'inherit'", None if whole else (files or set()), names, inbound)
     updates = _updates(r, inherit, record_bases=whole)
     db.executemany("UPDATE edges SET dst_id = ? WHERE id = ?", updates)
     if whole:
         r.bases_complete = True
     else:
         r.bases.clear()  # read again, with this run's inheritance stored
-    rows = _stored(db, repo_id, "!= 'inherit'", None if whole else set(), names)
+    rows = _stored(db, repo_id, "!= 'inherit'", None if whole else set(), names, inbound)
     db.executemany("UPDATE edges SET dst_id = ? WHERE id = ?", _updates(r, rows, record_bases=False))
     fresh = [p for p in pending if p[2] != "inherit"]
     db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line, dst_id) VALUES (?,?,?,?,?,?,?,?)",
@@ -348,13 +353,14 @@ def _updates(r: Resolver, rows: list[tuple[int, int, int, str, str, int | None]]
     return changed
 
 
-def _stored(db: sqlite3.Connection, repo_id: int, kind: str, files: set[int] | None, names: set[str]) -> list[tuple]:
+def _stored(db: sqlite3.Connection, repo_id: int, kind: str, files: set[int] | None, names: set[str],
+            inbound: Iterable[int]) -> list[tuple]:  # fmt: skip
     """Stored edges of a kind: all (`files` None), or those in `files` or whose tail is in `names`."""
     base = f"SELECT id, file_id, src_id, kind, name, dst_id FROM edges WHERE repo_id = ? AND kind {kind}"
     if files is None:
         return db.execute(base + " ORDER BY id", (repo_id,)).fetchall()
     found: dict[int, tuple] = {}
-    for column, keys in (("file_id", sorted(files)), ("tail", sorted(names))):
+    for column, keys in (("file_id", sorted(files)), ("tail", sorted(names)), ("id", sorted(inbound))):
         for part in chunks(keys):
             for row in db.execute(f"{base} AND {column} IN ({placeholders(part)})", (repo_id, *part)):
                 found[row[0]] = row

@@ -177,6 +177,19 @@ def delete_file_contents(db: sqlite3.Connection, file_ids: Iterable[int]) -> Non
         db.execute(f"DELETE FROM symbols WHERE file_id IN ({marks})", part)
 
 
+def inbound_edges(db: sqlite3.Connection, file_ids: Iterable[int]) -> list[int]:
+    """Edges from other files that point at a symbol of these files."""
+    ids = list(file_ids)
+    found: list[int] = []
+    for part in chunks(ids):
+        marks = placeholders(part)
+        found += [r[0] for r in db.execute(
+            f"SELECT e.id FROM symbols s JOIN edges e ON e.dst_id = s.id WHERE s.file_id IN ({marks}) AND e.file_id NOT IN ({marks})",
+            (*part, *part),
+        )]  # fmt: skip
+    return found
+
+
 def names_in_files(db: sqlite3.Connection, file_ids: Iterable[int]) -> set[str]:
     """Every symbol name and import alias of these files (what re-resolution must revisit)."""
     names: set[str] = set()
