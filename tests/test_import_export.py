@@ -495,3 +495,17 @@ def test_raw_nul_bytes_and_crlf_lines(memory: Memory, tmp_path: Path) -> None:
     report = import_file(memory, path)
     assert report.stored == 2 and [p.line for p in report.problems] == [2] and "not JSON" in report.problems[0].message
     assert next(m.content for m in everything(memory)) == "windows line"
+
+
+def test_importing_a_captured_claude_session_doubles_nothing(sqlite_memory: Memory) -> None:
+    """Live capture and the importer key Claude Code records the same way."""
+    capture = pytest.importorskip("palimpsest.capture")
+    if not hasattr(capture, "claude_events"):
+        pytest.skip("capture has no claude_events")
+    lines = (FIXTURES / "claude_code.jsonl").read_bytes().split(b"\n")[:-1]
+    events = [e for n, raw in enumerate(lines, 1) for e in capture.claude_events(json.loads(raw), n, raw + b"\n")]
+    sqlite_memory.ingest_session(CC_SESSION, events)
+    captured = len(everything(sqlite_memory))
+    report = import_file(sqlite_memory, FIXTURES / "claude_code.jsonl")
+    assert len(everything(sqlite_memory)) == captured
+    assert report.stored == 3  # what capture leaves out: two toolUseResult payloads, one image block

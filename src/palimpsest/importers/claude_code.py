@@ -2,23 +2,26 @@
 
 One file is one session: its id is the records' `sessionId` (else the file name), agent
 `claude-code`, settings `cwd`, `git_branch`, `version`, `source_path`; a `summary`
-record gives the title. Every content block of a `user` / `assistant` record becomes a
-message, in file order, with the record's own timestamp:
-- `text` → a message of the record's role;
-- `tool_use` → an `assistant` message with `tool_name`, `tool_args` (`metadata.tool_use_id`);
-- `tool_result` → a `tool` message whose `tool_name` comes from pairing `tool_use_id`
-  with the call; `is_error` is kept in metadata;
-- `thinking` → an `assistant` message, `metadata.thinking = true`, importance 0.3:
-  indexed so "why did we…" can find the reasoning, but ranked below what was said.
-  Signatures (opaque, model-checkable blobs) are not copied; the source line keeps them.
+record gives the title. A `user` / `assistant` record becomes, with its own timestamp:
+- its text (every `text` block, joined) → one message of the record's role, key
+  `cc:<uuid>`;
+- each other block → one event, key `cc:<uuid>:<block index>` (the keys live capture
+  uses too, so a session captured by the hooks and imported later is not doubled):
+  - `tool_use` → an `assistant` message with `tool_name`, `tool_args` (`metadata.tool_use_id`);
+  - `tool_result` → a `tool` message whose `tool_name` comes from pairing `tool_use_id`
+    with the call; `is_error` is kept in metadata;
+  - `thinking` → an `assistant` message, `metadata.thinking = true`, importance 0.3:
+    indexed so "why did we…" can find the reasoning, but ranked below what was said.
+    Signatures (opaque, model-checkable blobs) are not copied; the source line keeps them.
 Everything else is journaled as it is (type `source_record`, never indexed): records of
-other types (`system`, `file-history-snapshot`, `queue-operation`, unknown ones),
-structured `toolUseResult` payloads, image and other non-text blocks, empty or redacted
-thinking. `isMeta` records (caveats, command echoes) are marked `metadata.boilerplate`
-with importance 0.1; the summary a compaction writes (`isCompactSummary`) gets
-`metadata.compact_summary` and importance 0.3. Sub-agent files (`agent-*.jsonl`) carry
-their parent's `sessionId` and so join the parent session. Event keys are `cc:<record uuid>:<block>`, so importing a file again
-(or a longer version of it, as the session goes on) stores only what is new.
+other types (`system`, `file-history-snapshot`, `queue-operation`, unknown ones; key
+`cc:<uuid>`), structured `toolUseResult` payloads, image and other non-text blocks,
+empty or redacted thinking. `isMeta` records (caveats, command echoes) are marked
+`metadata.boilerplate` with importance 0.1; the summary a compaction writes
+(`isCompactSummary`) gets `metadata.compact_summary` and importance 0.3. Sub-agent files
+(`agent-*.jsonl`) carry their parent's `sessionId` and so join the parent session.
+Importing a file again (or a longer version of it, as the session goes on) stores only
+what is new.
 """
 
 from __future__ import annotations
@@ -83,12 +86,12 @@ def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]
     ts = time_or(rec.get("timestamp"), ctx.last_ts)
     ctx.last_ts = ts
     _learn(rec, ctx)
-    uid = rec.get("uuid") or f"L{line}"
+    uid = str(rec.get("uuid") or f"line-{line}")
     source = {"source_format": FORMAT, "source_path": ctx.path, "source_line": line}
     if rtype not in ("user", "assistant") or not isinstance(rec.get("message"), dict):
         if rtype == "summary" and isinstance(rec.get("summary"), str) and ctx.title is None:
             ctx.title = rec["summary"][:200]
-        return [source_record(str(rtype), rec, source, ts, f"cc:{uid}:record")]
+        return [source_record(str(rtype), rec, source, ts, f"cc:{uid}")]
     meta = {**source, "uuid": rec.get("uuid"), "parent_uuid": rec.get("parentUuid")}
     if rec.get("isSidechain"):
         meta["sidechain"] = True
@@ -114,16 +117,23 @@ def _learn(rec: dict[str, Any], ctx: Context) -> None:
 
 
 def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str, ctx: Context) -> list[dict[str, Any]]:
+    """The record's text (all text blocks joined, key `cc:<uuid>`) first, then one event per
+    other block (key `cc:<uuid>:<block index>`) — the keys live capture uses, so a session
+    captured by the hooks and imported later is not doubled."""
     role = rec["message"].get("role") or rec["type"]
     content = rec["message"].get("content")
     if not isinstance(content, list):
-        text = content if isinstance(content, str) else text_of(content)
-        return [{"type": "message", "role": role, "content": text, "created_at": ts, "metadata": meta, "event_key": f"cc:{uid}:0"}] if text else []
-    out = []
+        content = [content] if isinstance(content, str) else [{"type": "text", "text": text_of(content)}]
+    texts = [b if isinstance(b, str) else b.get("text") for b in content
+             if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
+    text = "\n".join(t for t in texts if isinstance(t, str) and t)
+    out = [{"type": "message", "role": role, "content": text, "created_at": ts, "metadata": meta, "event_key": f"cc:{uid}"}] if text.strip() else []
     for i, block in enumerate(content):
-        m = _block(block, role, {**meta, "source_part": i} if len(content) > 1 else meta, ctx)
+        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
+            continue
+        m = _block(block, role, {**meta, "source_part": i}, ctx)
         if m is None:
-            m = source_record(f"block:{block.get('type') if isinstance(block, dict) else 'text'}", block,
+            m = source_record(f"block:{block.get('type') if isinstance(block, dict) else 'unknown'}", block,
                               {k: meta[k] for k in ("source_format", "source_path", "source_line")}, ts, "")
         m.setdefault("type", "message")
         m.update(created_at=ts, event_key=f"cc:{uid}:{i}")
@@ -132,13 +142,9 @@ def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str,
 
 
 def _block(block: Any, role: str, meta: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
-    if isinstance(block, str):
-        return {"role": role, "content": block, "metadata": meta} if block else None
     if not isinstance(block, dict):
         return None
     kind = block.get("type")
-    if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
-        return {"role": role, "content": block["text"], "metadata": meta}
     if kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
         return {"role": "assistant", "content": block["thinking"], "metadata": {**meta, "thinking": True, "importance": REASONING_IMPORTANCE}}
     if kind == "tool_use" and isinstance(block.get("name"), str):
