@@ -306,13 +306,21 @@ def test_deleted_files_drop_their_symbols(graph: CodeGraph, tmp_path: Path) -> N
     assert calls(graph, "Order.checkout", root.name)["gw.refund_all"] is None
 
 
-def test_new_package_renames_modules(graph: CodeGraph, tmp_path: Path) -> None:
+def test_new_package_renames_modules(graph: CodeGraph, tmp_path: Path, settings: Settings) -> None:
     root = copy_fixture("pyapp", tmp_path)
     graph.index(root)
     (root / "scripts" / "__init__.py").write_text("")
     report = graph.index(root)
     assert report.parsed == 2  # the new file, and run.py whose module is now scripts.run
     assert graph.definition("main", repo=root.name)[0].qualname == "scripts.run.main"
+    (root / "shop" / "cli.py").write_text("from scripts.run import main\n\nmain()\n")
+    graph.index(root)
+    (root / "scripts" / "__init__.py").unlink()  # scripts.run is `run` again: cli.py's import breaks
+    graph.index(root)
+    with CodeGraph(tmp_path / "fresh.db", settings=settings) as fresh:
+        fresh.index(root)
+        assert _all_edges(graph) == _all_edges(fresh)
+    assert calls(graph, "shop.cli", root.name) == {"main": None}
 
 
 def test_full_reindex_matches_incremental(graph: CodeGraph, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from .files import Refused, Source, list_files, read_source
 from .languages import Layout, extractor, language_of
 from .model import Extraction, IndexReport
 from .resolve import Pending, resolve_repo
-from .store import delete_file_contents, inbound_edges, names_in_files, write
+from .store import delete_file_contents, inbound_edges, names_in_files, plain, write
 
 _FULL_RESOLVE_SHARE = 0.3  # re-resolve everything when this share of files changed
 
@@ -102,6 +102,8 @@ class _Run:
         else:
             file_id = row.id
             self._old_names[file_id] = names_in_files(self.db, [file_id])
+            if row.module != module:  # every qualified name of the file changed
+                self.names |= plain(self._old_names[file_id])
             self.inbound.update(inbound_edges(self.db, [file_id]))
             delete_file_contents(self.db, [file_id])
             self.db.execute(
@@ -135,16 +137,16 @@ class _Run:
             "INSERT INTO hints VALUES (?,?,?,?)",
             [(file_id, ids[h.src] if h.src is not None else module_id, h.name, h.type) for h in ex.hints],
         )
-        new = {d.name for d in ex.defs} | {b.alias for b in ex.bindings} | {rows[0][3]}
-        # Edges elsewhere can only change meaning through names that appeared or vanished;
-        # those that pointed into this file are in `inbound`.
-        self.names |= new ^ self._old_names.pop(file_id, set())
+        new = {d.name for d in ex.defs} | {f"{b.alias}\0{b.target}" for b in ex.bindings} | {rows[0][3]}
+        # Edges elsewhere can only change meaning through names that appeared or vanished
+        # (or imports whose target changed); those that pointed into this file are in `inbound`.
+        self.names |= plain(new ^ self._old_names.pop(file_id, set()))
 
     def drop_missing(self) -> None:
         gone = [row.id for path, row in self.known.items() if path not in self.seen]
         if not gone:
             return
-        self.names |= names_in_files(self.db, gone)
+        self.names |= plain(names_in_files(self.db, gone))
         self.inbound.update(inbound_edges(self.db, gone))
         delete_file_contents(self.db, gone)
         self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in gone])
@@ -167,7 +169,7 @@ def run(db: sqlite3.Connection, repo_id: int, report: IndexReport, exclude: list
         report.files = len(job.seen)
         whole = full or not job.known or len(job.changed) > _FULL_RESOLVE_SHARE * max(1, len(job.seen))
         if job.changed or report.deleted:
-            job.names |= {n for names in job._old_names.values() for n in names}  # files now skipped
+            job.names |= plain(n for names in job._old_names.values() for n in names)  # files now skipped
             report.reresolved = resolve_repo(db, repo_id, job.pending, None if whole else job.changed, job.names, job.inbound)
         db.execute("UPDATE repos SET indexed_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?", (repo_id,))
     _totals(db, repo_id, report)

@@ -156,6 +156,10 @@ def write(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     db.execute("COMMIT")
 
 
+def plain(names: Iterable[str]) -> set[str]:
+    return {n.split("\0", 1)[0] for n in names}
+
+
 def chunks(items: Sequence[Any], size: int = 500) -> Iterator[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -191,11 +195,12 @@ def inbound_edges(db: sqlite3.Connection, file_ids: Iterable[int]) -> list[int]:
 
 
 def names_in_files(db: sqlite3.Connection, file_ids: Iterable[int]) -> set[str]:
-    """Every symbol name and import alias of these files (what re-resolution must revisit)."""
+    """Every symbol name of these files, and each import as `alias NUL target` (so that a
+    changed target counts as a change); `plain()` turns these back into names."""
     names: set[str] = set()
     ids = list(file_ids)
     for part in chunks(ids):
         marks = placeholders(part)
         names.update(r[0] for r in db.execute(f"SELECT DISTINCT name FROM symbols WHERE file_id IN ({marks})", part))
-        names.update(r[0] for r in db.execute(f"SELECT DISTINCT alias FROM bindings WHERE file_id IN ({marks})", part))
+        names.update(f"{a}\0{t}" for a, t in db.execute(f"SELECT DISTINCT alias, target FROM bindings WHERE file_id IN ({marks})", part))
     return names
