@@ -306,10 +306,13 @@ def test_restore_from_journal_rebuilds_every_fact(facts: Facts, clock: Clock, st
     _busy_history(facts, clock)
     fresh = open_store(other_url(store_url, tmp_path, "rebuilt"))
     try:
-        copy = Facts(fresh, facts.home, clock=clock, snapshot=False)
+        copy = Facts(fresh, tmp_path / "elsewhere", clock=clock, snapshot=False)
+        copy.journal = facts.journal  # the same system journal, an empty store
         assert copy.restore_from_journal() > 0
         assert copy.export_lines() == facts.export_lines()
         assert copy.replay() == 0  # idempotent
+        with pytest.raises(Conflict):
+            copy.restore_from_journal()  # only into an empty store
     finally:
         fresh.close()
 
@@ -461,3 +464,13 @@ def test_every_fact_command_has_help() -> None:
     for name in ("vault", "write-episode", "episodes", "episode", "supersede", "confirm", "revise", "close", "retract", "dispute", "facts"):
         command = sub.choices[name]  # type: ignore[index]
         assert command.description, name
+
+
+def test_a_lost_database_gets_its_facts_back(home: Path, store_url: str, tmp_path: Path) -> None:
+    settings_ = Settings.load(env={}, embedder="none")
+    with Memory(home, store_url, settings=settings_) as first:
+        fact = first.facts.write("the journal is the truth", valid_from=at(1))
+        lines = first.facts.export_lines()
+    with Memory(home, other_url(store_url, tmp_path, "replaced"), settings=settings_) as second:
+        assert second.facts.get(fact.id).text == "the journal is the truth"
+        assert second.facts.export_lines() == lines

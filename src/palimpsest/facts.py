@@ -303,6 +303,18 @@ class Facts:
         self._curator: Any = None
         self._local = threading.local()
         self._snapshot_cache: tuple[tuple[int, int, int] | None, dict[tuple[str, str], str]] | None = None
+        self._restore_if_lost()
+
+    def _restore_if_lost(self) -> None:
+        """A store with no fact operation at all next to a system journal that has some was
+        rebuilt or replaced: bring the facts back from the journal (principle 2)."""
+        if self.journal.size(SYSTEM_SESSION) == 0:
+            return
+        try:
+            if not self.store.fact_stats()["facts"] and not self.store.fact_ops_applied():
+                log.info("restoring facts from the system journal: %d decisions", self.replay())
+        except PalimpsestError as exc:
+            log.warning("facts not restored now: %s", exc)
 
     @property
     def embedder(self) -> Any:
