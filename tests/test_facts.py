@@ -167,6 +167,14 @@ def test_bad_input(facts: Facts, clock: Clock) -> None:
     with pytest.raises(InvalidInput):
         facts.write("bad", source={"type": "rumour", "ref": "x"})
     with pytest.raises(InvalidInput):
+        facts.write("bad", metadata={"x": float("nan")})
+    with pytest.raises(InvalidInput):
+        facts.write("bad", metadata={"x": object()})
+    with pytest.raises(InvalidInput):
+        facts.write("bad \ud800 surrogate")
+    with pytest.raises(InvalidInput):
+        facts.write("bad", kind="Not A Kind!")
+    with pytest.raises(InvalidInput):
         facts.close(f.id, at=at(9))  # before it started
     with pytest.raises(InvalidInput):
         facts.supersede(f.id, "earlier", valid_from=at(9))

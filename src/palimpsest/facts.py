@@ -391,11 +391,15 @@ class Facts:
             raise InvalidInput(f"valid_to ({end}) must be after valid_from ({start})")
         if metadata is not None and not isinstance(metadata, dict):
             raise InvalidInput("metadata must be an object")
+        try:
+            metadata = json.loads(json.dumps(metadata or {}, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"metadata must be plain JSON (no NaN, no objects of other types): {exc}") from None
         row = FactRow(
             id=_new_id(), vault=self._vault(vault, change), text=text, norm=normalise(text), kind=_kind(kind),
             entities=_entities(entities), salience=_unit(salience, "salience"), base_confidence=_unit(confidence, "confidence"),
             valid_from=start, recorded_at=now, valid_to=end, ended_at=now if end else None, supersedes=supersedes,
-            metadata=json.loads(json.dumps(metadata or {}, ensure_ascii=False)),
+            metadata=metadata,
         )
         change.facts.append(row)
         return row
