@@ -509,3 +509,20 @@ def test_importing_a_captured_claude_session_doubles_nothing(sqlite_memory: Memo
     report = import_file(sqlite_memory, FIXTURES / "claude_code.jsonl")
     assert len(everything(sqlite_memory)) == captured
     assert report.stored == 3  # what capture leaves out: two toolUseResult payloads, one image block
+
+
+def test_importing_a_captured_codex_session_doubles_nothing(sqlite_memory: Memory) -> None:
+    capture = pytest.importorskip("palimpsest.capture")
+    if not hasattr(capture, "codex_events"):
+        pytest.skip("capture has no codex_events")
+    lines = (FIXTURES / "codex.jsonl").read_bytes().split(b"\n")[:-1]
+    events = []
+    for n, raw in enumerate(lines, 1):
+        try:
+            events += capture.codex_events(json.loads(raw), n, raw + b"\n")
+        except ValueError:
+            continue
+    sqlite_memory.ingest_session(CODEX_SESSION, events)
+    captured = len(everything(sqlite_memory))
+    report = import_file(sqlite_memory, FIXTURES / "codex.jsonl")
+    assert report.duplicates == len(events) and len(everything(sqlite_memory)) == captured

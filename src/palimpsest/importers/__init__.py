@@ -132,7 +132,7 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
         return evalsets.plan_longmemeval(lines, agent)
     if fmt == "claude-code":
         return claude_code.plan_claude_code(lines, name, session, agent, file_time(name))
-    return codex.plan_codex(lines, name, session, agent, file_time(name))
+    return codex.plan_codex(lines, name, session, agent, file_time(name), data)
 
 
 def _document(data: bytes) -> Any:

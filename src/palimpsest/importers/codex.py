@@ -18,11 +18,15 @@ agent `codex`, settings `cwd`, `cli_version`, `originator`, `model` (from the fi
 `session_meta`, `turn_context`, `event_msg` and unknown records are journaled as they are
 (`source_record`). The older format without the `{type, payload}` envelope (a first line
 `{id, timestamp, instructions}` then bare items) is read too. Event keys are
-`codex:<line>:<part>`: rollout files only grow, so a line keeps its number.
+`codex:<line>:<hash of the line>` (and `…:<i>` for a second event of one line, such as
+encrypted reasoning), as live capture keys them: rollout files only grow, so a line keeps
+its number, and importing again or after capture stores only what is new.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,8 +59,11 @@ def looks_like(rec: Any) -> bool:
     return "id" in rec and "timestamp" in rec and "instructions" in rec  # the older first line
 
 
-def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None) -> Plan:
+def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None,
+               data: bytes | None = None) -> Plan:
+    """`data`: the file's bytes, to key each line as live capture does (line + hash of its bytes)."""
     plan = Plan(FORMAT, all_or_nothing=False)
+    raw_lines = data.split(b"\n") if data is not None else None
     ctx = Context(path, last_ts=fallback_time)
     messages: list[dict[str, Any]] = []
     known = 0
@@ -65,7 +72,8 @@ def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | Non
             plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
             continue
         known += looks_like(rec)
-        for part in convert(rec, line, ctx):
+        raw = raw_lines[line - 1] + b"\n" if raw_lines is not None else json.dumps(rec).encode()
+        for part in convert(rec, line, ctx, raw):
             if part["type"] == "source_record":
                 plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
             messages.append({**part, "_where": f"line {line}", "_line": line})
@@ -84,11 +92,13 @@ def _stem(path: str) -> str:
     return name.removesuffix(".jsonl")
 
 
-def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]]:
+def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> list[dict[str, Any]]:
+    """The events of one line. The first is keyed `codex:<line>:<hash of the line's bytes>`
+    (as live capture keys it, so capture + import never doubles), the others `…:<i>`."""
     ts = time_or(rec.get("timestamp"), ctx.last_ts)
     ctx.last_ts = ts
     source = {"source_format": FORMAT, "source_path": ctx.path, "source_line": line}
-    key = f"codex:{line}"
+    key = f"codex:{line}:{hashlib.sha256(raw).hexdigest()[:16]}"
     if "payload" in rec and isinstance(rec.get("payload"), dict):
         kind, payload = rec.get("type"), rec["payload"]
     elif rec.get("type") in ITEM_TYPES:
@@ -103,13 +113,13 @@ def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]
     elif kind == "turn_context" and isinstance(payload.get("model"), str):
         ctx.settings.setdefault("model", payload["model"])
     if kind != "response_item":
-        return [source_record(kind, rec, source, ts, f"{key}:record")]
+        return [source_record(kind, rec, source, ts, key)]
     out = _item(payload, {**source}, ctx)
     if not out:
         out = [source_record(f"response_item:{payload.get('type')}", rec, source, ts, "")]
     for i, m in enumerate(out):
         m.setdefault("type", "message")
-        m.update(created_at=ts, event_key=f"{key}:{i}")
+        m.update(created_at=ts, event_key=key if i == 0 else f"{key}:{i}")
         if len(out) > 1 and m["type"] == "message":
             m["metadata"]["source_part"] = i
     return out
