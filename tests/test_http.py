@@ -324,8 +324,14 @@ def test_serve_prints_its_url_and_stops_cleanly_on_sigterm(home: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    refused = subprocess.run([*_palimpsest(), "serve", "--host", "0.0.0.0", "--port", "0"], check=False, capture_output=True, text=True, env=env, timeout=60)
-    assert refused.returncode == 2 and "PALIMPSEST_TOKEN" in refused.stderr
+
+
+
+def test_serve_refuses_a_public_address_without_a_token(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from palimpsest.cli import main
+
+    assert main(["--home", str(home), "serve", "--host", "0.0.0.0", "--port", "0"]) == 2
+    assert "PALIMPSEST_TOKEN" in capsys.readouterr().err
 
 
 def test_schemathesis_finds_no_5xx_and_no_schema_mismatch(served: tuple[str, Memory]) -> None:

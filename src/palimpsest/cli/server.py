@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, PalimpsestError
 from ..settings import Settings
 from .common import add_command, emit, open_memory
 
@@ -69,6 +69,19 @@ def mcp(args: argparse.Namespace) -> None:
 
 
 def capture(args: argparse.Namespace) -> int:
+    """Exit 0 when the batch was stored, spooled or set aside; 1 when the hook's input was unusable.
+
+    Never 2: Claude Code reads exit code 2 from a hook as "block this prompt / tool call",
+    and a memory hook must never block its harness, so errors are reported here, not by
+    the CLI's usual translation."""
+    try:
+        return _capture(args)
+    except PalimpsestError as exc:
+        sys.stderr.write(json.dumps({"ok": False, "error": exc.to_dict()}) + "\n" if args.json else f"palimpsest capture: {exc}\n")
+        return 1
+
+
+def _capture(args: argparse.Namespace) -> int:
     from ..capture import CaptureClient, Report, Spool, capture_hook
 
     settings = _settings(args)
@@ -91,8 +104,7 @@ def capture(args: argparse.Namespace) -> int:
         client.close()
     result = {**report.to_dict(), "pending": client.spool.pending()}
     emit(args, result, _human)
-    # A hook must not fail the harness: spooled or dead batches are kept and reported, exit 0.
-    return 0
+    return 0  # spooled or dead batches are kept and reported: nothing for the harness to act on
 
 
 def _human(r: dict[str, Any]) -> None:
