@@ -95,19 +95,19 @@ def main(argv: list[str] | None = None) -> int:
         ("baseline: sqlite3 into one FTS5 table", f"{base['rate']:,.0f}", f"{base['seconds']:.1f}"),
     ]
     body = "\n".join([
-        f"{args.messages:,} synthetic messages ({chars / 1e6:.0f} M characters, {len(work)} batches of up to {args.batch:,}, "
-        f"8 sessions); {machine()}. Reproduce: `.venv/bin/python bench/ingest.py --messages {args.messages}`.",
+        (f"{args.messages:,} synthetic messages ({chars / 1e6:.0f} M characters, {len(work)} batches of up to {args.batch:,}, "
+        f"8 sessions); {machine()}. Reproduce: `.venv/bin/python bench/ingest.py --messages {args.messages}`."),
         "",
         table(rows, ("write path", "messages/s", "seconds")),
         "",
-        f"- ratio to baseline: **{ratio:.2f}** (target >= 0.5); rate target >= 5,000 messages/s: "
-        f"**{'met' if ours['rate'] >= 5000 else 'missed'}**",
-        f"- single `append` (fsync + index, {args.appends} calls on the loaded store): "
-        f"p50 **{ours['append']['p50_ms']:.2f} ms**, p95 **{ours['append']['p95_ms']:.2f} ms**",
-        f"- stored {ours['stored']:,}, indexed {ours['indexed']:,}; journal {ours['journal_bytes'] / 1e6:.0f} MB, "
-        f"database {ours['database_bytes'] / 1e6:.0f} MB",
-        "- the baseline keeps one porter FTS5 index; Palimpsest also writes the journal (fsynced per batch), "
-        "the messages table with its keys, the trigram index for substring search and the search context column",
+        (f"- ratio to baseline: **{ratio:.2f}** (target >= 0.5); rate target >= 5,000 messages/s: "
+        f"**{'met' if ours['rate'] >= 5000 else 'missed'}**"),
+        (f"- single `append` (fsync + index, {args.appends} calls on the loaded store): "
+        f"p50 **{ours['append']['p50_ms']:.2f} ms**, p95 **{ours['append']['p95_ms']:.2f} ms**"),
+        (f"- stored {ours['stored']:,}, indexed {ours['indexed']:,}; journal {ours['journal_bytes'] / 1e6:.0f} MB, "
+        f"database {ours['database_bytes'] / 1e6:.0f} MB"),
+        ("- the baseline keeps one porter FTS5 index; Palimpsest also writes the journal (fsynced per batch), "
+        "the messages table with its keys, the trigram index for substring search and the search context column"),
     ])
     print(body)
     if not args.no_write:

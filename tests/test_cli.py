@@ -147,7 +147,7 @@ def test_human_output_of_browse(capsys: pytest.CaptureFixture[str], home: str) -
 
 def test_python_dash_m_runs_the_cli(home: str) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PALIMPSEST_")} | {"PALIMPSEST_EMBEDDER": "none"}
-    ok = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "stats", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    ok = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "stats", "--json"], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert ok.returncode == 0 and json.loads(ok.stdout)["messages"] == 0
-    bad = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "get-full", "nope", "--json"], capture_output=True, text=True, env=env, timeout=60)
+    bad = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "get-full", "nope", "--json"], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert bad.returncode == 3 and bad.stdout == "" and json.loads(bad.stderr)["error"]["code"] == "not_found"

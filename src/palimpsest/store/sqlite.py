@@ -72,6 +72,8 @@ class SQLiteStore(Store, SQLiteFactsMixin):
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._generation = 0
+        self._df_cache: dict[str, float] = {}  # term -> share of messages holding it (keyword_search)
+        self._df_total = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._writer = self._connect()
@@ -248,13 +250,50 @@ class SQLiteStore(Store, SQLiteFactsMixin):
     def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
         if not terms:
             return []
+        informative = self._informative(terms)
+        if informative and not match_all:
+            terms = informative
         match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
         where, params = self._where(filters)
-        sql = f"""SELECT {_M}, bm25(messages_fts, 1.0, 0.5, 0.5, {CONTEXT_WEIGHT}) AS rank
-                  FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
-                  WHERE messages_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"""
+        rank = f"bm25(messages_fts, 1.0, 0.5, 0.5, {CONTEXT_WEIGHT})"
+        if not informative:
+            # every term is in more than half the messages: BM25 cannot tell the matches apart
+            # (all IDFs clamp to ~0), and scoring them all is the slowest query there is;
+            # take the newest matches, all scored alike, which FTS5 reads in rowid order
+            rank = "-1e-6"
+        # Rank and cut on (rowid, score) alone, then fetch the few rows kept: sorting whole
+        # rows (content up to 16,000 characters) of every match made common words slow.
+        order = "rank" if informative else "messages_fts.rowid DESC"
+        if where == "1":
+            inner = f"SELECT rowid, {rank} AS rank FROM messages_fts WHERE messages_fts MATCH ? ORDER BY {order} LIMIT ?"
+        else:
+            inner = f"""SELECT m.rowid AS rowid, {rank} AS rank FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid
+                        WHERE messages_fts MATCH ? AND {where} ORDER BY {order} LIMIT ?"""
+        sql = f"SELECT {_M}, r.rank FROM ({inner}) r JOIN messages m ON m.rowid = r.rowid ORDER BY r.rank, r.rowid DESC"
         rows = self._reader.execute(sql, (match, *params, limit)).fetchall()
         return [(row_to_message(r), -float(r[-1])) for r in rows]
+
+    def _informative(self, terms: list[str]) -> list[str]:
+        """The terms minus those in more than half the messages (empty when all are).
+
+        FTS5's BM25 gives such a term an IDF of ~0 (log((N - n + 0.5) / (n + 0.5)) <= 0 is
+        clamped to 1e-6), so it cannot change the order of the other matches; but OR-ing it
+        in makes SQLite score nearly every row. Document frequencies are counted once and
+        re-counted when the index has grown or shrunk by a tenth."""
+        total = self._reader.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
+        if total < 1000:
+            return terms
+        if not 0.9 * self._df_total <= total <= 1.1 * self._df_total:
+            self._df_cache, self._df_total = {}, total
+        keep = []
+        for term in terms:
+            if term not in self._df_cache:
+                half = total // 2 + 1
+                sql = "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)"
+                self._df_cache[term] = self._reader.execute(sql, (_fts_phrase(term), half)).fetchone()[0] / total
+            if self._df_cache[term] <= 0.5:
+                keep.append(term)
+        return keep
 
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         where, params = self._where(filters)
