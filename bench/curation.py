@@ -186,6 +186,9 @@ HAND: list[Case] = [
     Case("numbers", "I run 10 km every Sunday", "I run 15 km every Sunday", "supersede"),
     Case("numbers", "The API rate limit is 100 requests per minute", "The API rate limit is 250 requests per minute", "supersede"),
     Case("numbers", "Version 2.3 is in production", "Version 2.4 is in production", "supersede"),
+    Case("numbers", "My sister is 30 years old", "My brother is 32 years old", "related"),
+    Case("numbers", "Room 101 has 4 chairs", "Room 102 has 6 chairs", "related"),
+    Case("numbers", "Flight BA123 departs at 9:00", "Flight BA456 departs at 11:00", "related"),
     # negations
     Case("negation", "I eat meat", "I don't eat meat", "supersede"),
     Case("negation", "The feature flag is enabled in production", "The feature flag is not enabled in production", "supersede"),

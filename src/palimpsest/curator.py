@@ -18,8 +18,9 @@ numbers, a negation, names and acronyms (embeddings blur exactly those).
                whom), or cosine ≥ 0.85 with lexical ≥ 0.7 and bigrams ≥ 0.5, or lexical
                > 0.9 with cosine ≥ 0.8 (or no embedder)
     supersede  the candidate names what it corrects (`corrects`: an id or the old text);
-               or it differs from a fact only by a number or a negation, the rest agreeing
-               (lexical of the rest ≥ 0.6, or cosine ≥ 0.8), and starts later — an update
+               or it differs from a fact only by one number or a negation, the rest agreeing
+               (lexical of the rest ≥ 0.6, and cosine ≥ 0.5 with an embedder), and starts
+               later — an update
     dispute    the same kind of difference, but the candidate is not later
     related    similarity (the largest of cosine, lexical and plain word overlap) of 0.7 or
                more without being the same: a new fact linked `related_to`, listed for review
@@ -54,7 +55,8 @@ NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
-NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "second": "2nd", "third": "3rd"})
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd"})
+del NUMBER_WORDS["one"]  # more often a pronoun ("a new one") than a count; "second" is left out too (a unit)
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 _SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # Only words that never change what a statement says: prepositions, quantifiers and
@@ -107,7 +109,7 @@ class Signals:
     exact: bool
     lexical: float  # mean of the word and bigram overlaps
     semantic: float | None
-    differs: list[str]  # number, negation, name
+    differs: list[str]  # number (one changed), numbers (several), negation, name
     rest: float  # lexical similarity with the differing words left out
     words: float = 1.0  # Dice overlap of the words alone (order-blind)
     order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)
@@ -206,7 +208,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     numbers_a, numbers_b = {w for w in a if w[0].isdigit()}, {w for w in b if w[0].isdigit()}
     differs = []
     if numbers_a != numbers_b:
-        differs.append("number")
+        # one value changed is an update; several usually name other things ("Room 101 has 4")
+        differs.append("number" if len(numbers_a - numbers_b) <= 1 and len(numbers_b - numbers_a) <= 1 else "numbers")
     if ("not" in a) != ("not" in b):
         differs.append("negation")
     names_a, names_b = _names(candidate), _names(existing)
@@ -230,8 +233,8 @@ def judge(s: Signals, candidate_later: bool, has_embedder: bool) -> str:
             return "confirm"  # two strong signals agreeing, neither alone past its bar
         if s.lexical > CONFIRM and (sem is None or sem >= 0.8):
             return "confirm"
-    value_change = bool(s.differs) and "name" not in s.differs
-    if value_change and (s.rest >= REST_AGREES or (sem is not None and sem >= 0.8 and s.rest >= 0.4)):
+    value_change = bool(s.differs) and not {"name", "numbers"} & set(s.differs)
+    if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5):
         return "supersede" if candidate_later else "dispute"
     if s.similarity >= RELATED:
         return "related"
