@@ -122,6 +122,14 @@ def test_session_events_are_paged_and_streamed(url: str) -> None:
         seen += [e["content"] for e in page["events"]]
         after = page["next_after"]
     assert seen == [f"m{i}" for i in range(25)]
+    seen, cursor = [], ""
+    while cursor is not None:  # the cursor pages without rescanning the journal
+        page = httpx.get(f"{url}/api/sessions/long/events", params={"cursor": cursor, "limit": 7}).json()["result"]
+        seen += [(e["line"], e["content"]) for e in page["events"]]
+        cursor = page["next_cursor"]
+    assert seen == [(i + 1, f"m{i}") for i in range(25)]
+    for bad in ("1.5", "x", "3.999999999", "-1.0"):
+        assert httpx.get(f"{url}/api/sessions/long/events", params={"cursor": bad}).status_code == 400
     with httpx.stream("GET", f"{url}/api/sessions/long/events", params={"stream": "true", "after": 20}) as r:
         assert r.headers["content-type"].startswith("application/x-ndjson")
         lines = [json.loads(line) for line in r.iter_lines() if line]

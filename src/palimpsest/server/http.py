@@ -194,18 +194,20 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     events_responses[200]["content"]["application/x-ndjson"] = {"schema": {"type": "string"}}
 
     @app.get("/api/sessions/{session}/events", tags=["sessions"], responses=events_responses,
-             summary="Replay a session's journal: a page of events after line `after`, or with stream=true "
-                     "every event from there on as NDJSON (one journal line per line).")
+             summary="Replay a session's journal: a page of events after line `after` (or from `cursor`, the "
+                     "`next_cursor` of the previous page), or with stream=true every event from there on as NDJSON.")
     async def session_events(session: str = Path(pattern=SESSION_ID_RE.pattern), after: int = 0, limit: int = 100,
-                             stream: bool = False) -> Any:
+                             cursor: str = "", stream: bool = False) -> Any:
         check_session_id(session)
         if after < 0 or not 1 <= limit <= EVENTS_PAGE:
             raise InvalidInput(f"after must be >= 0 and limit from 1 to {EVENTS_PAGE}")
-        if not memory.journal.path(session).exists():
+        path = memory.journal.path(session)
+        if not path.exists():
             raise NotFound(f"no session {session!r}")
+        start = _cursor(path, cursor) if cursor else (0, 0)
         if stream:
-            return StreamingResponse(_stream_lines(memory, session, after), media_type="application/x-ndjson")
-        return _ok(await run_in_threadpool(_events_page, memory, session, after, limit))
+            return StreamingResponse(_stream_lines(memory, session, after, start), media_type="application/x-ndjson")
+        return _ok(await run_in_threadpool(_events_page, memory, session, after, limit, start))
 
     @app.get("/api/stats", tags=["stats"], summary="Counts, journal vs index lag, sizes.", responses=_responses(401, 503))
     async def stats() -> JSONResponse:
@@ -227,17 +229,39 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
         return _ok({"status": "ready"})
 
 
-def _events_page(memory: Memory, session: str, after: int, limit: int) -> dict[str, Any]:
+def _cursor(path: Any, cursor: str) -> tuple[int, int]:
+    """(line, byte offset) from a `next_cursor`; the offset must start a line of the journal."""
+    line, _, offset = cursor.partition(".")
+    if not (line.isdigit() and offset.isdigit()) or len(cursor) > 40:
+        raise InvalidInput("cursor must be a next_cursor value from an earlier page")
+    n, at = int(line), int(offset)
+    with open(path, "rb") as f:
+        f.seek(max(at - 1, 0))
+        before = f.read(1)
+        if at > os.fstat(f.fileno()).st_size or (at > 0 and before != b"\n"):
+            raise InvalidInput("cursor does not point at a line of this journal")
+    return n, at
+
+
+def _lines(memory: Memory, session: str, start: tuple[int, int]) -> Iterator[tuple[int, int, bytes]]:
+    """(absolute line, offset after the line, bytes) from a (line, offset) start."""
+    for relative, offset, raw in memory.journal.read_raw(session, start[1]):
+        yield start[0] + relative, offset + len(raw), raw
+
+
+def _events_page(memory: Memory, session: str, after: int, limit: int, start: tuple[int, int]) -> dict[str, Any]:
+    """A page of events after line `after`; `next_after` / `next_cursor` ask for the next one
+    (the cursor skips straight to the byte where this page ended)."""
     events: list[dict[str, Any]] = []
-    last = after
-    for line, _, raw in memory.journal.read_raw(session):
+    last, end = after, start[1]
+    for line, offset, raw in _lines(memory, session, start):
         if line <= after:
             continue
         if len(events) == limit:
-            return {"session": session, "events": events, "next_after": last}
+            return {"session": session, "events": events, "next_after": last, "next_cursor": f"{last}.{end}"}
         events.append({"line": line, **_parse_line(raw)})
-        last = line
-    return {"session": session, "events": events, "next_after": None}
+        last, end = line, offset
+    return {"session": session, "events": events, "next_after": None, "next_cursor": None}
 
 
 def _parse_line(raw: bytes) -> dict[str, Any]:
@@ -248,7 +272,7 @@ def _parse_line(raw: bytes) -> dict[str, Any]:
         return {"type": "_unreadable"}
 
 
-def _stream_lines(memory: Memory, session: str, after: int) -> Iterator[bytes]:
-    for line, _, raw in memory.journal.read_raw(session):
+def _stream_lines(memory: Memory, session: str, after: int, start: tuple[int, int]) -> Iterator[bytes]:
+    for line, _, raw in _lines(memory, session, start):
         if line > after:
             yield raw
