@@ -308,7 +308,7 @@ def write_results(report: str) -> None:
     section = ("## Curation\n\n`bench/curation.py` (see its docstring for the protocol). Precision / recall per action; "
                "dispute counts as wrong for every label.\n\n" + report + "\n")
     pattern = re.compile(r"## Curation\n.*?(?=\n## |\Z)", re.DOTALL)
-    text = pattern.sub(lambda _: section.rstrip("\n"), text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+    text = pattern.sub(lambda _: section.rstrip("\n") + "\n", text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
     path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
 
 
