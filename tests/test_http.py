@@ -327,7 +327,16 @@ def test_serve_prints_its_url_and_stops_cleanly_on_sigterm(home: Path) -> None:
         assert "http://127.0.0.1:" in line, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
         base = line.split(" at ", 1)[1].split()[0]
         assert httpx.get(f"{base}/readyz", timeout=10).status_code == 200
-        proc.send_signal(signal.SIGTERM)
+        body = b'{"query": "anything at all"}'
+        with socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1]))) as inflight:
+            inflight.sendall(b"POST /api/memory/tool/memory_search HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:10])
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGTERM)  # a request is in flight: it must still be answered
+            time.sleep(0.5)
+            inflight.sendall(body[10:])
+            inflight.settimeout(20)
+            assert inflight.recv(4096).startswith(b"HTTP/1.1 200")
         assert proc.wait(timeout=20) == 0
     finally:
         if proc.poll() is None:
