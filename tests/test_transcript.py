@@ -270,3 +270,11 @@ def test_activity_keeps_an_instant_session(memory: Memory) -> None:
     assert memory.sweep_instant(now=start + timedelta(hours=30)) == []
     assert memory.sweep_instant(now=start + timedelta(hours=45)) == ["scratch"]
 
+
+
+def test_rebuild_does_not_bring_back_swept_instant_sessions(memory: Memory) -> None:
+    memory.append("scratch", "user", "temporary", kind="instant", created_at="2024-01-01T00:00:00Z")
+    memory.append("keep", "user", "permanent", created_at="2024-01-01T00:00:00Z")
+    assert memory.sweep_instant() == ["scratch"]
+    memory.rebuild()
+    assert [m.session for m in memory.browse()] == ["keep"]

@@ -306,8 +306,11 @@ class Memory:
         return self.indexer.index_all()
 
     def rebuild(self) -> int:
-        """Drop the index and rebuild it from the journals."""
-        return self.indexer.rebuild()
+        """Drop the index and rebuild it from the journals (idle instant sessions, which
+        the journals still hold, are swept again: the rebuilt index equals the old one)."""
+        n = self.indexer.rebuild()
+        self.sweep_instant()
+        return n
 
     def sweep_instant(self, now: Any = None) -> list[str]:
         """Drop index rows of instant sessions idle longer than the setting (journals kept)."""
