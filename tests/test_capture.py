@@ -156,6 +156,12 @@ def test_claude_code_hook_sends_new_transcript_lines_once(home: Path, memory: Me
         again = capture_hook(hook, client, home / "client")
         assert (again.stored, again.duplicates) == (0, 7)
         client.close()
+        sub = transcript.with_suffix("") / "subagents" / "agent-x1.jsonl"
+        sub.parent.mkdir(parents=True)
+        write_lines(sub, [{"type": "assistant", "uuid": "s1", "isSidechain": True,
+                           "message": {"role": "assistant", "content": "the sub-agent found the flaky test"}}])
+        assert capture_hook(hook, CaptureClient(url, home / "client"), home / "client").stored == 1
+        assert memory.search("flaky").hits[0].message.metadata["subagent_file"] == "agent-x1.jsonl"
     tools = [m for m in memory.browse(session="abc-123") if m.tool_name]
     assert [(m.tool_name, m.tool_args) for m in tools] == [("Read", {"path": "deploy.log"})]
 

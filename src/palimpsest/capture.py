@@ -514,14 +514,31 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
     if not path and hook.get("thread-id") and codex_home is not None:
         path = str(codex_rollout(str(hook["thread-id"]), codex_home) or "")
     if isinstance(path, str) and path and Path(path).expanduser().is_file():
-        with Transcript(Path(path).expanduser(), home) as transcript:
-            events, found_agent, skipped = transcript_events(transcript.new_lines())
-            report = _send(client, head, events, agent or found_agent)
-            transcript.commit()  # posted or spooled: either way it is safe on disk
-        if skipped:
-            report.errors.append(f"{skipped} unreadable transcript lines skipped")
+        main = Path(path).expanduser()
+        report = Report()
+        found_agent = agent
+        # Claude Code keeps sub-agent transcripts in <session>/subagents/*.jsonl beside the
+        # main one; their records carry their own uuids, so they join the same session.
+        for file in [main, *sorted(main.with_suffix("").glob("subagents/*.jsonl"))]:
+            with Transcript(file, home) as transcript:
+                events, detected, skipped = transcript_events(transcript.new_lines())
+                found_agent = found_agent or detected
+                if file != main:
+                    for event in events:
+                        event.setdefault("metadata", {})["subagent_file"] = file.name
+                _merge(report, _send(client, head, events, found_agent))
+                transcript.commit()  # posted or spooled: either way it is safe on disk
+            if skipped:
+                report.errors.append(f"{file.name}: {skipped} unreadable transcript lines skipped")
         return report
     return _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
+
+
+def _merge(into: Report, part: Report) -> None:
+    for name in ("posted", "stored", "duplicates", "spooled", "replayed", "dead"):
+        setattr(into, name, getattr(into, name) + getattr(part, name))
+    into.corrupt += part.corrupt
+    into.errors += part.errors
 
 
 def _send(client: CaptureClient, head: dict[str, Any], events: list[dict[str, Any]], agent: str) -> Report:
