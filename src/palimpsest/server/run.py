@@ -80,7 +80,7 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: T
         server.run(sockets=[sock])
     finally:
         stop.set()
-        background.join(timeout=GRACE)
+        background.join(timeout=60)  # the worker finishes the job in hand (service.run_background)
         sock.close()
         log.info("stopped")
 
