@@ -20,8 +20,12 @@ lines since its last capture (a byte cursor per transcript under `<home>/capture
 one event per message, tool call and tool result, keyed by the harness's own record ids
 (Claude's `uuid`; a Codex line's number and hash), so the whole conversation lands — tool
 outputs included — whichever hook fires, and a lost cursor only causes duplicates the
-server drops. Without a transcript it posts what the hook itself carries (a prompt, a tool
-call and its response). The session's settings get `cwd`, `project` and the rule tag
+server drops. Claude Code sub-agent transcripts (`<session>/subagents/*.jsonl`) join the
+same session; Codex's `notify` payload names no transcript, so its rollout file is found by
+thread id under `CODEX_HOME`. Records that are not messages (snapshots, session metadata,
+reasoning) are journaled as they are under a type of their own (`claude.…`, `codex.…`), so
+they are kept but not indexed. Without a transcript the client posts what the hook itself
+carries (a prompt, a tool call and its response). The session's settings get `cwd`, `project` and the rule tag
 `project:<repo>` (origin remote name → git root → folder name; a worktree resolves to its
 main repository); tags proper arrive with the tags issue and can read them from there.
 """
