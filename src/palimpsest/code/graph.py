@@ -173,12 +173,14 @@ class CodeGraph:
         column = "qnorm" if dotted else "name"
         like = "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         only = " AND kind = ?" if kind else ""
-        # Score names alone (no joins, no rows built), then fetch the few that rank.
+        # Score names alone, scanning the (repo_id, name) index that covers them, then
+        # fetch the few that rank.
+        source = f"symbols INDEXED BY symbols_{column}" if not kind else "symbols"
         rows = self.db.execute(
-            f"SELECT id, {column}, kind FROM symbols WHERE repo_id = ? AND {column} LIKE ? ESCAPE '\\'{only}",
+            f"SELECT id, {column} FROM {source} WHERE repo_id = ? AND {column} LIKE ? ESCAPE '\\'{only}",
             (r.id, like, *([kind] if kind else [])),
         ).fetchall()
-        scored = {sid: (_score(needle, name), kind_ == "module", len(name)) for sid, name, kind_ in rows}
+        scored = {sid: (_score(needle, name), False, len(name)) for sid, name in rows}
         if not dotted and not any(score >= 90 for score, _, _ in scored.values()):  # no exact name: maybe a typo
             near = self._near(r.id, text, limit)
             for part in chunks(near):
@@ -190,7 +192,7 @@ class CodeGraph:
                     scored.setdefault(sid, (30 * ratio, kind_ == "module", len(name)))
         best = sorted(scored, key=lambda sid: (-scored[sid][0], scored[sid][1], scored[sid][2]))[: limit * 3]
         found = self._symbols(f"s.id IN ({placeholders(best)})", best, limit=len(best)) if best else []
-        ranked = sorted(found, key=lambda t: (-scored[t[0].id][0], scored[t[0].id][1], len(t[0].qualname), t[0].path))
+        ranked = sorted(found, key=lambda t: (-scored[t[0].id][0], t[0].kind == "module", len(t[0].qualname), t[0].path))
         return [sym for sym, _ in ranked][:limit]
 
     def definition(self, symbol: str, *, repo: str | None = None) -> list[Symbol]:
@@ -207,7 +209,8 @@ class CodeGraph:
         if unresolved:
             names = sorted({t.name for t in targets if t.kind in CALLABLE_KINDS})
             for part in chunks(names):
-                where = f"e.repo_id = ? AND e.dst_id IS NULL AND e.kind = 'call' AND e.tail IN ({placeholders(part)})"
+                # `+`: look the tail up in its index, not every unresolved edge in edges_repo_dst
+                where = f"e.repo_id = ? AND +e.dst_id IS NULL AND e.kind = 'call' AND e.tail IN ({placeholders(part)})"
                 edges += self._edge_rows(where, (r.id, *part), limit=max(0, limit - len(edges)))
         return edges[:limit]
 
