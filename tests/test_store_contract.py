@@ -647,7 +647,7 @@ def test_pg_migrates_from_each_older_schema(pg_url: str) -> None:
                 admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def test_pg_hnsw_index_built_past_threshold(pg_url: str) -> None:
+def test_pg_hnsw_index_built_past_threshold(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import psycopg
 
     from palimpsest.store.postgres import PostgresStore
@@ -655,7 +655,7 @@ def test_pg_hnsw_index_built_past_threshold(pg_url: str) -> None:
     store = PostgresStore(pg_url, hnsw_threshold=20)
     try:
         store.upsert_session(session("s1"))
-        store.insert_messages("s1", [msg(i) for i in range(40)], None)
+        store.insert_messages("s1", [msg(i, role="user" if i % 2 else "assistant") for i in range(40)], None)
 
         def indexes() -> list[str]:
             with psycopg.connect(pg_url) as conn:
@@ -667,6 +667,14 @@ def test_pg_hnsw_index_built_past_threshold(pg_url: str) -> None:
         assert indexes() == ["vectors_hnsw_16"]
         hits = store.vector_search("m", _unit(16, 5), Filters(), 3)
         assert {i for i, _ in hits} <= {msg(5).id, msg(21).id, msg(37).id} and hits[0][0] in {msg(5).id, msg(21).id, msg(37).id}
+        # a broad filter goes through the index (iterative scan), a narrow one is exact
+        import palimpsest.store.postgres as backend
+
+        for exact_max in (5, 1000):
+            monkeypatch.setattr(backend, "_EXACT_MAX", exact_max)
+            found = store.vector_search("m", _unit(16, 5), Filters(role="user"), 3)
+            assert found[0][0] in {msg(5).id, msg(21).id, msg(37).id}
+            assert {m.role for m in store.get_messages([i for i, _ in found])} == {"user"}
         store.drop_vectors()
         assert indexes() == []
     finally:

@@ -26,8 +26,10 @@ below that an exact scan takes a few milliseconds, and inserting into an HNSW gr
 costs ~2.5 ms per vector on a 2-core machine, while building it over existing rows is
 several times faster (`build_vector_index()` after a bulk load). Only one model may hold
 vectors at a time (ModelMismatch otherwise), so one such index is in use. Unfiltered
-queries use it (approximate, `hnsw.ef_search` raised to the limit); filtered queries are
-exact over the filtered rows, so a rare filter is never crowded out by a global top-k.
+queries use it (approximate, `hnsw.ef_search` raised to the limit). A filter that leaves
+at most 20,000 messages is searched exactly over their vectors, so a rare filter is never
+crowded out by a global top-k; a broader one uses the index with pgvector's iterative
+scan (0.8+), which keeps walking the graph until enough rows pass the filter.
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ _INSTALL_HINT = {
 _CONNECT_ATTEMPTS = 5
 _POOL_TIMEOUT_S = 3.0
 _FAIL_FAST_S = 2.0
+_EXACT_MAX = 20_000  # filtered vector search is exact up to this many candidate messages
 _HAS_CONTEXT = "context" in Message.__dataclass_fields__  # the search-context field is landing in records.py
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 
@@ -159,6 +162,7 @@ class PostgresStore(Store, PostgresFactsMixin):
         self.hnsw_threshold = hnsw_threshold
         self._down_until = 0.0
         self._down_reason = ""
+        self._pgvector_version: tuple[int, int] | None = None
         self._idf_cache: tuple[float, dict[str, float], float] | None = None
         self._conninfo = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
         with self._first_connection(connect_attempts) as conn:
@@ -533,17 +537,36 @@ class PostgresStore(Store, PostgresFactsMixin):
         if q.shape != (dim,):
             raise InvalidInput(f"query vector has shape {q.shape}; {model!r} vectors have {dim} dimensions")
         where, params = self._where(filters)
-        if filters == Filters():
-            # Same expression as the partial HNSW index, so the planner can use it.
-            distance = f"v.embedding::vector({dim}) <=> %s::vector({dim})"
-        else:
-            distance = "v.embedding <=> %s"  # not the indexed expression: exact over the filtered rows
-        sql = f"""SELECT m.id, 1 - ({distance}) FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
-                  WHERE v.model = %s AND v.dim = {dim} AND {where} ORDER BY {distance} LIMIT %s"""
         with self._tx() as conn:
-            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}")
+            if filters != Filters() and self._few_rows(conn, where, params):
+                distance = "v.embedding <=> %s"  # not the indexed expression: exact over the filtered rows
+            else:
+                # The partial HNSW index's own expression, so the planner can use it; with a
+                # broad filter, pgvector's iterative scan walks on until enough rows pass it.
+                distance = f"v.embedding::vector({dim}) <=> %s::vector({dim})"
+                conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}")
+                if filters != Filters() and self._iterative_scan(conn):
+                    conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            sql = f"""SELECT m.id, 1 - ({distance}) FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
+                      WHERE v.model = %s AND v.dim = {dim} AND {where} ORDER BY {distance} LIMIT %s"""
             rows = conn.execute(sql, (q, model, *params, q, limit)).fetchall()
         return [(r[0], float(r[1])) for r in rows]
+
+    @staticmethod
+    def _few_rows(conn: psycopg.Connection[Any], where: str, params: list[Any]) -> bool:
+        """Whether the filter leaves at most `_EXACT_MAX` messages: then an exact scan of their
+        vectors is fast and never misses; above it, the HNSW index with an iterative scan."""
+        row = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM messages m WHERE {where} LIMIT {_EXACT_MAX + 1}) c",
+                           params).fetchone()
+        return bool(row and row[0] <= _EXACT_MAX)
+
+    def _iterative_scan(self, conn: psycopg.Connection[Any]) -> bool:
+        """pgvector 0.8 and later filter inside the HNSW scan (`hnsw.iterative_scan`)."""
+        if self._pgvector_version is None:
+            row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+            parts = [int(x) for x in re.findall(r"\d+", row[0] if row else "0")[:2]] + [0, 0]
+            self._pgvector_version = (parts[0], parts[1])
+        return self._pgvector_version >= (0, 8)
 
     def get_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
