@@ -152,6 +152,8 @@ def test_bad_input(facts: Facts, clock: Clock) -> None:
         facts.confirm("fct_nope")
     with pytest.raises(NotFound):
         facts.write("y", vault="no-such-vault")
+    with pytest.raises(NotFound):
+        facts.query("no-such-vault")
     with pytest.raises(InvalidInput):
         facts.write("   ")
     with pytest.raises(InvalidInput):

@@ -675,7 +675,7 @@ class Facts:
               source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None) -> list[Fact]:
         """Facts that hold now — or at world time `valid_at`, as known at system time
         `known_at` (what a query at that moment returned; `valid_at` defaults to it)."""
-        vaults = [vault] if isinstance(vault, str) else vault
+        vaults = self._known_vaults(vault)
         known = _time(known_at, "known_at") if known_at is not None else None
         moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
         ref = parse_source(source)[1] if source is not None else None
@@ -690,6 +690,14 @@ class Facts:
             facts = [f for f in facts if any(a.source == ref for a in f.attestations)]
         facts.sort(key=lambda f: (f.valid_from, f.id))
         return facts[:limit] if limit else facts
+
+    def _known_vaults(self, vault: str | list[str] | None) -> list[str] | None:
+        vaults = [vault] if isinstance(vault, str) else vault
+        if vaults is not None:
+            missing = set(vaults) - {v.name for v in self.store.fact_vaults()} - {DEFAULT_VAULT}  # exists implicitly
+            if missing:
+                raise NotFound(f"no fact vault named {', '.join(sorted(missing))}")
+        return vaults
 
     def history(self, fact_id: str) -> list[Fact]:
         """The whole chain the fact belongs to, oldest first: every version (superseded,
@@ -851,7 +859,7 @@ def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = No
     query = check_query(query)
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
         raise InvalidInput("limit must be an integer from 1 to 1000")
-    vaults = [vault] if isinstance(vault, str) else vault
+    vaults = facts._known_vaults(vault)
     known = _time(known_at, "known_at") if known_at is not None else None
     moment = _time(valid_at, "valid_at") if valid_at is not None else (known or facts.now())
     q = FactQuery(vaults=vaults, kind=_kind(kind) if kind else None)
