@@ -72,7 +72,7 @@ def locomo_sessions(conv: dict[str, Any]) -> Iterator[tuple[str, datetime, list[
 
 
 def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
-    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "recipe", "decay_clock") if getattr(args, k) is not None}
+    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "recipe", "decay_clock") if getattr(args, k) is not None}
     settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", **overrides)
     memory = Memory(settings=settings)
     if embedder is not None:
@@ -195,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     p.add_argument("--recipe", choices=["hybrid", "rrf"])
     p.add_argument("--decay-clock", choices=["created", "accessed"])
-    for w in ("fts", "semantic", "temporal", "importance"):
+    for w in ("fts", "semantic", "temporal", "importance", "session"):
         p.add_argument(f"--w-{w}", type=float)
     p.add_argument("--max-questions", type=int, default=None)
     args = p.parse_args(argv)

@@ -187,7 +187,7 @@ class Memory:
             extra = [mid for mid in c.semantic if mid not in c.messages]
             c.messages.update({m.id: m for m in self.store.get_messages(extra)})
         now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
-        hits = _search.combine(c, self.weights(), recipe, now_days)[:limit]
+        hits = _search.session_boost(_search.combine(c, self.weights(), recipe, now_days), self.settings.w_session)[:limit]
         return _search.SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=match, notes=notes)
 
     def _query_vector(self, query: str, notes: list[str]) -> Any:

@@ -191,3 +191,22 @@ def embedding_text(m: Message) -> str:
     if m.context:
         text = f"{text}\n({m.context[:400]})"
     return text
+
+
+def session_boost(hits: list[Hit], weight: float) -> list[Hit]:
+    """Light re-ranking: a hit gains `weight` × (the mean score of the other candidates
+    of its session, relative to the best score), so a session that answers the question
+    in several turns rises together — what session-level questions need."""
+    if weight <= 0 or not hits:
+        return hits
+    top = max(h.score for h in hits) or 1.0
+    by_session: dict[str, list[float]] = {}
+    for h in hits:
+        by_session.setdefault(h.message.session, []).append(h.score)
+    for h in hits:
+        scores = by_session[h.message.session]
+        others = (sum(scores) - h.score) / max(1, len(scores) - 1) if len(scores) > 1 else 0.0
+        h.parts["session"] = others / top
+        h.score += weight * h.parts["session"]
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits
