@@ -159,7 +159,7 @@ def detect(data: bytes, name: str = "input") -> tuple[str, Any]:
     reader, fmt = Plan("auto", False), None
     for n, (_line, rec) in enumerate(iter_lines(data, reader)):
         fmt = _record_format(rec)
-        if fmt or n >= 50:
+        if fmt or n >= 200:
             break
     if fmt:
         return fmt, _NOT_PARSED

@@ -47,7 +47,11 @@ class Context:
 
 
 def looks_like(rec: Any) -> bool:
-    return isinstance(rec, dict) and ("sessionId" in rec or (rec.get("type") in RECORD_TYPES and ("uuid" in rec or "leafUuid" in rec)))
+    if not isinstance(rec, dict):
+        return False
+    if rec.get("type") == "file-history-snapshot" and "snapshot" in rec:
+        return True
+    return "sessionId" in rec or (rec.get("type") in RECORD_TYPES and ("uuid" in rec or "leafUuid" in rec))
 
 
 def plan_claude_code(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None) -> Plan:
