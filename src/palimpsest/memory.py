@@ -268,6 +268,28 @@ class Memory:
                 progress(done)
         return done
 
+    def recall(self, session: str | None, query: str, budget: int = 4000, **options: Any) -> Any:
+        """The recall block for a turn (see `recall.py`): facts, messages, live tail."""
+        from .recall import recall
+
+        if session is not None:
+            check_session_id(session)
+        return recall(self, session, query, budget, **options)
+
+    def context(self, session: str, query: str | None = None, **options: Any) -> dict[str, Any]:
+        """The working context of a session (see `context.py`)."""
+        from .context import working_context
+
+        check_session_id(session)
+        return working_context(self, session, query, **options)
+
+    def briefing(self, session: str) -> dict[str, Any]:
+        """What a model needs to resume `session` after its window was cleared."""
+        from .context import briefing
+
+        check_session_id(session)
+        return briefing(self, session)
+
     def get_full(self, message_id: str) -> dict[str, Any]:
         """The whole message, its capped fields restored from the journal line."""
         if not isinstance(message_id, str):

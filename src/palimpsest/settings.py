@@ -53,6 +53,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("w_semantic", 0.3, "PALIMPSEST_W_SEMANTIC", "Weight of the cosine similarity.", float),
     Setting("w_temporal", 0.3, "PALIMPSEST_W_TEMPORAL", "Weight of the time decay.", float),
     Setting("w_importance", 0.1, "PALIMPSEST_W_IMPORTANCE", "Weight of importance by kind.", float),
+    Setting("workspace", "", "PALIMPSEST_WORKSPACE", "Folder with SOUL.md, USER.md, AGENTS.md, … and memory/<date>.md for `palimpsest context`."),
     Setting("w_session", 0.0, "PALIMPSEST_W_SESSION", "Re-ranking bonus for hits whose session has other strong candidates.", float),
     Setting("decay_clock", "created", "PALIMPSEST_DECAY_CLOCK", "Temporal decay counts days since created or since last accessed.", str),
     Setting("reinforcement_cap", 10, "PALIMPSEST_REINFORCEMENT_CAP", "Access counts above this add no more temporal boost.", int),
