@@ -246,6 +246,13 @@ def test_repo_selection(graph: CodeGraph, monkeypatch: pytest.MonkeyPatch) -> No
     assert graph.find("Order", repo=str(FIXTURES / "pyapp"))[0].repo == "pyapp"  # by root
     with pytest.raises(NotFound):
         graph.find("x", repo="elsewhere")
+    for odd in ("~no_such_user_zz/x", "a\x00b", "~"):  # names and paths share the argument
+        with pytest.raises(NotFound):
+            graph.find("x", repo=odd)
+    with pytest.raises(NotFound):
+        graph.outline("~no_such_user_zz/a\x00.py", repo="pyapp")
+    with pytest.raises(InvalidInput):
+        graph.index("a\x00b")
     with pytest.raises(InvalidInput, match="taken"):
         graph.index(FIXTURES / "webapp", name="shapes")
     assert graph.forget("shapes").root == str(FIXTURES / "goapp")

@@ -90,9 +90,10 @@ class CodeGraph:
               full: bool = False) -> IndexReport:  # fmt: skip
         """Index (or re-index) the tree at `path`. `exclude` adds gitignore-style patterns and
         is remembered for later runs; `full` re-parses and re-resolves every file."""
-        root = Path(path).expanduser().resolve()
-        if not root.is_dir():
+        found = _existing(path)
+        if found is None or not found.is_dir():
             raise InvalidInput(f"not a directory: {path}")
+        root = found.resolve()
         repo = self._register(root, name, exclude)
         report = IndexReport(repo.name, repo.root)
         self._names.pop(repo.id, None)
@@ -138,8 +139,8 @@ class CodeGraph:
         for r in known:
             if r.name.lower() == lowered or Path(r.root).name.lower() == lowered:
                 return r
-        candidate = Path(repo).expanduser()
-        if candidate.exists():
+        candidate = _existing(repo)
+        if candidate is not None:
             resolved = str(candidate.resolve())
             return next((r for r in known if r.root == resolved), None)
         return None
@@ -379,10 +380,20 @@ def _with_constructors(graph: CodeGraph, targets: list[Symbol]) -> list[int]:
 
 
 def _relative(file: str, root: Path) -> str:
-    path = Path(file).expanduser()
-    if path.is_absolute() or path.exists():
+    path = _existing(file)
+    if path is not None:
         try:
             return path.resolve().relative_to(root).as_posix()
         except ValueError:
             pass
-    return Path(file).as_posix().removeprefix("./")
+    return file.replace("\\", "/").removeprefix("./")
+
+
+def _existing(text: str | Path) -> Path | None:
+    """`text` as an existing path (`~` expanded), or None — also for text no path can be
+    (a NUL byte, `~user` of no such user), since names and paths share one argument."""
+    try:
+        path = Path(text).expanduser()
+        return path if path.exists() else None
+    except (OSError, RuntimeError, ValueError):
+        return None
