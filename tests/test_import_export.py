@@ -526,3 +526,23 @@ def test_importing_a_captured_codex_session_doubles_nothing(sqlite_memory: Memor
     captured = len(everything(sqlite_memory))
     report = import_file(sqlite_memory, FIXTURES / "codex.jsonl")
     assert report.duplicates == len(events) and len(everything(sqlite_memory)) == captured
+
+
+def test_cli_imports_a_folder_file_by_file(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "projects" / "-home-dev-app"
+    folder.mkdir(parents=True)
+    for name in ("claude_code.jsonl", "openai_broken.json", "messages.jsonl"):
+        (folder / name).write_bytes((FIXTURES / name).read_bytes())
+    (folder / "notes.txt").write_text("not a transcript")
+    assert cli(home, "import", str(tmp_path / "projects"), "--json") == 2
+    result = json.loads(capsys.readouterr().out)
+    by_name = {Path(r["path"]).name: r for r in result["files"]}
+    assert sorted(by_name) == ["claude_code.jsonl", "messages.jsonl", "openai_broken.json"]
+    assert by_name["claude_code.jsonl"]["ok"] and by_name["messages.jsonl"]["stored"] == 9
+    assert not by_name["openai_broken.json"]["ok"] and by_name["openai_broken.json"]["error"]["code"] == "invalid_input"
+    assert result["stored"] == by_name["claude_code.jsonl"]["stored"] + 9 and not result["ok"]
+    assert cli(home, "import", str(FIXTURES / "messages.jsonl"), str(FIXTURES / "openai.jsonl")) == 0
+    assert "2 files:" in capsys.readouterr().out
+    empty = tmp_path / "nothing"
+    empty.mkdir()
+    assert cli(home, "import", str(empty)) == 2

@@ -21,9 +21,9 @@ EXIT_PARTIAL = 2  # some input was bad and reported; the rest was imported
 def register(sub: Any) -> None:
     from ..importers import FORMATS
 
-    p = add_command(sub, "import", import_, "Import a transcript file (messages JSONL, OpenAI, Claude Code, Codex, LoCoMo, "
-                    "LongMemEval) or a Palimpsest export; plain or gzipped.")
-    p.add_argument("file")
+    p = add_command(sub, "import", import_, "Import transcript files (messages JSONL, OpenAI, Claude Code, Codex, LoCoMo, "
+                    "LongMemEval) or a Palimpsest export; plain or gzipped. A folder is walked for .jsonl/.json files.")
+    p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--format", choices=("auto", *FORMATS), default="auto", help="default: tell from the content")
     p.add_argument("--session", help="put every message in this session (messages, openai, claude-code, codex)")
     p.add_argument("--agent", help="set the agent of the imported sessions")
@@ -57,12 +57,32 @@ def _stderr_console() -> Any:
 
 
 def import_(args: argparse.Namespace) -> int:
-    from ..importers import import_file
+    from ..importers import expand_paths, import_file, import_paths
 
+    options = {"format": args.format, "session": args.session, "agent": args.agent}
+    single = len(args.files) == 1 and not Path(args.files[0]).expanduser().is_dir()
     with open_memory(args) as memory, _progress(args, "importing") as progress:
-        report = import_file(memory, args.file, format=args.format, session=args.session, agent=args.agent, progress=progress)
-    emit(args, report.to_dict(), _print_report)
-    return 0 if report.ok else EXIT_PARTIAL
+        if single:  # one file: its report, and a refusal is an error like any other
+            report = import_file(memory, args.files[0], progress=progress, **options).to_dict()
+            emit(args, report, _print_report)
+            return 0 if report["ok"] else EXIT_PARTIAL
+        if not expand_paths(args.files):
+            raise InvalidInput("no .jsonl or .json file found there")
+        reports = import_paths(memory, args.files, progress=progress, **options)
+    result = {"ok": all(r["ok"] for r in reports), "stored": sum(r.get("stored", 0) for r in reports),
+              "duplicates": sum(r.get("duplicates", 0) for r in reports), "files": reports}
+    emit(args, result, _print_reports)
+    return 0 if result["ok"] else EXIT_PARTIAL
+
+
+def _print_reports(result: dict[str, Any]) -> None:
+    for r in result["files"]:
+        if "error" in r:
+            print(f"palimpsest: {r['path']}: {r['error']['message']}", file=sys.stderr)
+        else:
+            print(f"{r['path']}: ", end="")
+            _print_report(r)
+    print(f"{len(result['files'])} files: {result['stored']} stored, {result['duplicates']} already there")
 
 
 def _print_report(r: dict[str, Any]) -> None:

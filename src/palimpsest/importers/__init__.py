@@ -48,6 +48,7 @@ from .transfer import export_memory
 
 FORMATS = ("messages", "openai", "claude-code", "codex", "locomo", "longmemeval", "export")
 DOCUMENT_FORMATS = ("locomo", "longmemeval", "export")
+TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
 _NOT_PARSED = object()
 
 
@@ -67,6 +68,33 @@ def import_file(memory: Any, path: str | Path, *, format: str = "auto", session:
     plan = _plan(fmt, data, doc, name, reader, session, agent)
     _merge(plan, reader)
     return write_plan(memory, plan, name, progress)
+
+
+def expand_paths(paths: list[str | Path]) -> list[Path]:
+    """Files named, and the transcript files (`.jsonl`, `.json`, gzipped too) under folders named."""
+    out: list[Path] = []
+    for p in (Path(x).expanduser() for x in paths):
+        if p.is_dir():
+            out += sorted(f for f in p.rglob("*") if f.is_file() and f.name.endswith(TRANSCRIPT_SUFFIXES))
+        else:
+            out.append(p)
+    return out
+
+
+def import_paths(memory: Any, paths: list[str | Path], *, format: str = "auto", session: str | None = None,
+                 agent: str | None = None, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Import several files (folders are walked for transcript files), each on its own:
+    one refused file does not stop the others. Returns one report dict per file, with
+    `error` (and `ok: false`) for a file where nothing was imported."""
+    results: list[dict[str, Any]] = []
+    for path in expand_paths(paths):
+        try:
+            results.append(import_file(memory, path, format=format, session=session, agent=agent, progress=progress).to_dict())
+        except ImportRejected as exc:
+            results.append({**exc.report.to_dict(), "error": exc.to_dict()})
+        except InvalidInput as exc:
+            results.append({"path": str(path), "ok": False, "error": exc.to_dict()})
+    return results
 
 
 def import_data(memory: Any, data: Any, format: str, *, session: str | None = None, agent: str | None = None,
@@ -237,5 +265,5 @@ def recover_from_source(source_path: str, source_line: int, part: int | None = N
 
 __all__ = [
     "DOCUMENT_FORMATS", "FORMATS", "ImportRejected", "ImportReport", "Problem", "detect_format", "export_memory", "import_data",
-    "import_file", "recover_from_source",
+    "import_file", "import_paths", "recover_from_source",
 ]
