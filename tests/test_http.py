@@ -157,6 +157,8 @@ def test_health_readiness_stats_openapi(url: str) -> None:
     (b'{"query": "x", "limit": 0}', "limit"),
     (b'{"query": "x", "nonsense": true}', "nonsense"),
     (b'{"query": "x", "mode": "sql"}', "mode"),
+    (b'{"query": "a\\ud800b"}', "surrogate"),
+    (b'{"query": "x", "session": "\\udfff"}', "session"),
 ])
 def test_bad_bodies_are_400_with_a_clear_message(url: str, body: bytes, expected: str) -> None:
     r = httpx.post(f"{url}/api/memory/tool/memory_search", content=body, headers=JSON)

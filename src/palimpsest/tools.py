@@ -126,7 +126,25 @@ def validate(name: str, args: Any) -> dict[str, Any]:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "arguments"
         raise InvalidInput(f"{name}: {where}: {err.message[:300]}")
+    _check_unicode(name, args)
     return args
+
+
+def _check_unicode(name: str, args: dict[str, Any]) -> None:
+    """JSON may carry lone surrogates (`"\\ud800"`); no handler should meet one."""
+    stack: list[tuple[str, Any]] = [("", args)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+            stack.extend((where or "arguments", k) for k in value)
+        elif isinstance(value, list):
+            stack.extend((f"{where}.{i}", v) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidInput(f"{name}: {where}: holds a lone surrogate at position {exc.start}; send valid Unicode") from None
 
 
 def call(memory: Memory, name: str, args: Any, *, enable_write: bool) -> Any:

@@ -49,6 +49,16 @@ ERROR = {
 OK = {"type": "object", "required": ["ok", "result"], "properties": {"ok": {"const": True}, "result": {}}}
 
 
+def _error_statuses() -> list[int]:
+    """Every status an error of the tree can answer (plus the guard's), for the OpenAPI document."""
+    seen, todo = set(), [PalimpsestError]
+    while todo:
+        cls = todo.pop()
+        seen.add(cls.http_status)
+        todo.extend(cls.__subclasses__())
+    return sorted((seen - {500}) | {401, 403, 404, 408, 413, 415})
+
+
 def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     out: dict[int | str, dict[str, Any]] = {200: {"description": "ok", "content": {"application/json": {"schema": OK}}}}
     for status in statuses:
@@ -160,7 +170,7 @@ def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:
             return _ok(await run_in_threadpool(tools.call, memory, t.name, args, enable_write=write))
 
         app.add_api_route(f"/api/memory/tool/{t.name}", call_tool, methods=["POST"], name=t.name, summary=t.description,
-                          tags=["tools"], responses=_responses(400, 401, 404, 413, 415), openapi_extra=_body(t.input_schema))
+                          tags=["tools"], responses=_responses(*_error_statuses()), openapi_extra=_body(t.input_schema))
 
     for t in tools.available(write):
         route_for(t)
@@ -180,7 +190,7 @@ def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
     if not write:
         return  # like the write tools: an unknown route (404) until writes are enabled
 
-    @app.post("/api/capture", tags=["capture"], responses=_responses(400, 401, 404, 413, 415, 507),
+    @app.post("/api/capture", tags=["capture"], responses=_responses(*_error_statuses()),
               summary="A harness's batch of events for one session: journaled under the session's lock, "
                       "deduped by event_key; answers stored or duplicate per event.",
               openapi_extra=_body(capture.BATCH_SCHEMA))
