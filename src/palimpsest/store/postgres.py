@@ -27,7 +27,7 @@ costs ~2.5 ms per vector on a 2-core machine, while building it over existing ro
 several times faster (`build_vector_index()` after a bulk load). Only one model may hold
 vectors at a time (ModelMismatch otherwise), so one such index is in use. Unfiltered
 queries use it (approximate, `hnsw.ef_search` raised to the limit). A filter that leaves
-at most 20,000 messages is searched exactly over their vectors, so a rare filter is never
+at most 5,000 messages is searched exactly over their vectors, so a rare filter is never
 crowded out by a global top-k; a broader one uses the index with pgvector's iterative
 scan (0.8+), which keeps walking the graph until enough rows pass the filter.
 """
@@ -53,6 +53,7 @@ from ..errors import InvalidInput, ModelMismatch, StoreUnavailable
 from ..records import Message, Session, iso, utcnow
 from .base import Filters, Job, NewJob, Store
 from .postgres_facts import PostgresFactsMixin
+from .postgres_summaries import PostgresSummariesMixin
 
 _MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
@@ -77,7 +78,7 @@ _INSTALL_HINT = {
 _CONNECT_ATTEMPTS = 5
 _POOL_TIMEOUT_S = 3.0
 _FAIL_FAST_S = 2.0
-_EXACT_MAX = 20_000  # filtered vector search is exact up to this many candidate messages
+_EXACT_MAX = 5_000  # filtered vector search is exact up to this many candidate messages
 _HAS_CONTEXT = "context" in Message.__dataclass_fields__  # the search-context field is landing in records.py
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 
@@ -155,7 +156,7 @@ def _permanent(exc: psycopg.Error) -> bool:
                                    "role \"", "invalid ", "SSL", "unsupported"))
 
 
-class PostgresStore(Store, PostgresFactsMixin):
+class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000) -> None:
         self.url = url
@@ -539,14 +540,22 @@ class PostgresStore(Store, PostgresFactsMixin):
         where, params = self._where(filters)
         with self._tx() as conn:
             if filters != Filters() and self._few_rows(conn, where, params):
-                distance = "v.embedding <=> %s"  # not the indexed expression: exact over the filtered rows
-            else:
-                # The partial HNSW index's own expression, so the planner can use it; with a
-                # broad filter, pgvector's iterative scan walks on until enough rows pass it.
-                distance = f"v.embedding::vector({dim}) <=> %s::vector({dim})"
-                conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}")
-                if filters != Filters() and self._iterative_scan(conn):
-                    conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                # Exact over the filtered messages' vectors, fetched one by one through the
+                # primary key (a join would read every vector of the model; OFFSET 0 keeps
+                # the planner from flattening the lateral subquery into one).
+                sql = f"""SELECT c.id, 1 - d.dist FROM (SELECT m.rowid, m.id FROM messages m WHERE {where}) c
+                          CROSS JOIN LATERAL (SELECT v.embedding <=> %s AS dist FROM vectors v
+                                              WHERE v.model = %s AND v.message_rowid = c.rowid OFFSET 0) d
+                          ORDER BY d.dist LIMIT %s"""
+                rows = conn.execute(sql, (*params, q, model, limit)).fetchall()
+                return [(r[0], float(r[1])) for r in rows]
+            # The partial HNSW index's own expression, so the planner can use it; with a
+            # filter, pgvector's iterative scan walks on until enough rows pass it.
+            distance = f"v.embedding::vector({dim}) <=> %s::vector({dim})"
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}")
+            if filters != Filters() and self._iterative_scan(conn):
+                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                conn.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
             sql = f"""SELECT m.id, 1 - ({distance}) FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
                       WHERE v.model = %s AND v.dim = {dim} AND {where} ORDER BY {distance} LIMIT %s"""
             rows = conn.execute(sql, (q, model, *params, q, limit)).fetchall()
