@@ -27,10 +27,13 @@ from .facts import Facts
 from .indexer import Indexer
 from .jobs import Worker, embed_jobs
 from .journal import Journal
+from .llm import LLM, usage
 from .messages import default_key, normalise_message, session_event
+from .pipeline import after_index
 from .records import Event, Hit, Session, check_session_id, iso, parse_time, utcnow
 from .settings import Settings
 from .store import Filters, Store, open_store
+from .summarize import Summaries
 
 log = logging.getLogger(__name__)
 MAX_PAGE = 1000
@@ -49,7 +52,7 @@ class Memory:
         self.home = settings.home_path
         self.journal = Journal(self.home, settings.max_event_bytes)
         self.store: Store = open_store(settings.store_url)
-        self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._queue_embeddings)
+        self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self._embedder: Embedder | None = None
         self._embed_cache: EmbeddingCache | None = None
         self._embedder_lock = threading.Lock()
@@ -234,9 +237,23 @@ class Memory:
         """Inject an embedder (tests, benchmarks): a real `Embedder` subclass."""
         self._embedder, self._embed_cache = embedder, cache
 
-    def _queue_embeddings(self, ids: list[str]) -> None:
-        if self.settings.embedder != "none":
-            self.store.enqueue(embed_jobs(ids))
+    def _after_index(self, ids: list[str]) -> None:
+        """New messages are indexed: queue their embeddings and the derived work
+        (distill, tool-synth, compact; see `palimpsest.pipeline`) in one write."""
+        jobs = embed_jobs(ids) if self.settings.embedder != "none" else []
+        jobs += after_index(self, ids)
+        if jobs:
+            self.store.enqueue(jobs)
+
+    @cached_property
+    def llm(self) -> LLM | None:
+        """The configured chat endpoint (`palimpsest.llm`), or None: local fallbacks then."""
+        return LLM.from_settings(self.settings, self.store, Journal(self.home / "system"))
+
+    @cached_property
+    def summaries(self) -> Summaries:
+        """The summary DAG of every session (`palimpsest.summarize`)."""
+        return Summaries(self)
 
     def embed_messages(self, messages: list[Any]) -> int:
         """Embed these messages now (what the `embed` job does) and store their vectors."""
@@ -316,6 +333,7 @@ class Memory:
         journal_bytes = sum(self.journal.size(x) for x in self.journal.sessions())
         s.update({"journal_sessions": len(self.journal.sessions()), "journal_bytes": journal_bytes,
                   "index_lag_bytes": sum(lag.values()), "sessions_behind": len(lag), "home": str(self.home)})
+        s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
         return s
 
     def sessions(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Session]:

@@ -71,6 +71,24 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),
     Setting("codex_home", "~/.codex", "CODEX_HOME", "Codex CLI's home; `palimpsest capture` finds a Codex session's rollout file under <codex_home>/sessions."),
     Setting("body_timeout", 30.0, "PALIMPSEST_BODY_TIMEOUT", "Seconds the server waits for the next piece of a request body before answering 408 (slow clients).", float),
+    Setting("llm_url", "", "PALIMPSEST_LLM_URL", "Base URL of an OpenAI-compatible chat endpoint (…/v1); empty: no LLM, deterministic local fallbacks."),
+    Setting("llm_model", "", "PALIMPSEST_LLM_MODEL", "Model name sent to the chat endpoint."),
+    Setting("llm_api_key", "", "PALIMPSEST_LLM_API_KEY", "Bearer key for the chat endpoint."),
+    Setting("llm_key_command", "", "PALIMPSEST_LLM_KEY_COMMAND", "Command whose output is the bearer key, run before each call (short-lived tokens)."),
+    Setting("llm_timeout", 120.0, "PALIMPSEST_LLM_TIMEOUT", "Seconds one chat request may take before it counts as failed and is retried.", float),
+    Setting("llm_retries", 3, "PALIMPSEST_LLM_RETRIES", "Retries of a chat request after a timeout, a connection error, 429 or 5xx.", int),
+    Setting("llm_backoff", "5,10,15", "PALIMPSEST_LLM_BACKOFF", "Seconds to wait before each retry, comma-separated."),
+    Setting("llm_structured", "auto", "PALIMPSEST_LLM_STRUCTURED", "How a JSON schema is sent: auto, json_schema (response_format), grammar (llama.cpp GBNF) or guided_json (vLLM)."),
+    Setting("llm_max_tokens", 1024, "PALIMPSEST_LLM_MAX_TOKENS", "Completion tokens asked for by default.", int),
+    Setting("distill", True, "PALIMPSEST_DISTILL", "Distill every closed turn into facts (LLM, or the local fallback without one).", _bool),
+    Setting("tool_synth", True, "PALIMPSEST_TOOL_SYNTH", "Describe tool calls that have no text (LLM, or a template sentence without one).", _bool),
+    Setting("synthesize_answers", False, "PALIMPSEST_SYNTHESIZE_ANSWERS", "Allow memory_search synthesize=true to ask the LLM for an answer drawn from the hits.", _bool),
+    Setting("compact_after", 200, "PALIMPSEST_COMPACT_AFTER", "A session with more unsummarised messages than this is compacted, oldest first.", int),
+    Setting("compact_keep", 50, "PALIMPSEST_COMPACT_KEEP", "Newest messages of a session left unsummarised by routine compaction.", int),
+    Setting("summary_leaf_tokens", 7000, "PALIMPSEST_SUMMARY_LEAF_TOKENS", "Token budget of the messages one leaf summary covers.", int),
+    Setting("summary_branch_tokens", 14000, "PALIMPSEST_SUMMARY_BRANCH_TOKENS", "Token budget of the leaf summaries one branch summary covers.", int),
+    Setting("summary_root_tokens", 20000, "PALIMPSEST_SUMMARY_ROOT_TOKENS", "Token budget of the branch summaries a root summary reads.", int),
+    Setting("summary_max_tokens", 1200, "PALIMPSEST_SUMMARY_MAX_TOKENS", "Longest summary written (tokens), by the LLM or the extractive fallback.", int),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}
@@ -136,7 +154,7 @@ class Settings:
             value = self._values[s.name]
             if s.name == "store":
                 value = self.store_url
-            if s.name in ("embed_api_key", "token") and value:
+            if s.name in ("embed_api_key", "token", "llm_api_key") and value:
                 value = "***"
             rows.append({"name": s.name, "env": s.env, "value": value, "source": self._sources[s.name], "help": s.help})
         return rows

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..records import Message, Session
 from .facts_base import FactStoreContract
+from .summaries_base import SummaryStoreContract
 
 
 @dataclass
@@ -57,7 +58,7 @@ class NewJob:
     run_at: str | None = None
 
 
-class Store(FactStoreContract, ABC):
+class Store(FactStoreContract, SummaryStoreContract, ABC):
     """An index database. Open one with `palimpsest.store.open_store(url)`."""
 
     url: str

@@ -25,6 +25,7 @@ from ..errors import InvalidInput, StoreUnavailable
 from ..records import Message, Session
 from .base import Filters, Job, NewJob, Store
 from .sqlite_facts import SQLiteFactsMixin
+from .sqlite_summaries import SQLiteSummariesMixin
 from .vectors import VectorCache
 
 _MESSAGE_COLUMNS = (
@@ -65,7 +66,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
-class SQLiteStore(Store, SQLiteFactsMixin):
+class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])

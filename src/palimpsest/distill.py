@@ -1,0 +1,321 @@
+"""Turn-close distillation: each finished turn becomes typed memories, through the curator.
+
+A turn is a user message and everything after it up to the next user message. It closes
+when that next user message is indexed (a `distill` job is queued for it, keyed by the
+turn's first message so it runs once) or when the harness says so
+(`close_turn(memory, session)`, `palimpsest distill SESSION`). Instant sessions never
+distill.
+
+One structured call with a fixed schema of four fields — `summary` (one sentence),
+`facts` (text, kind, entities, valid_from), `corrections` (the new statement and the
+earlier fact it replaces, by id or text), `tasks` (open items) — constrained by the
+schema (see `palimpsest.llm`) and validated. Every message line of the prompt carries an
+absolute ISO-minute timestamp; the open facts nearest the turn are listed with their ids
+so a correction can name what it replaces. Without an LLM, or when the model's replies
+stay invalid until the job's last attempt, `local_distill` extracts the same shape
+deterministically: explicit corrections ("actually…", "correction:", "I meant…"), stated
+preferences ("I prefer…", "I like…", "please always…"), decisions ("we decided…", "let's
+go with…"), dated statements ("on 2026-03-04…", "next Friday…") and open items ("I need
+to…", "TODO"). It keeps each sentence as said — it does not paraphrase, resolve pronouns
+or judge what matters, which is what the model is for.
+
+Each result is journaled once per turn (`<home>/system/sessions/distill/events.jsonl`,
+the whole validated output), then every item goes to `memory.facts.curator.write`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+
+from .errors import InvalidInput
+from .journal import Journal
+from .records import Message, iso, parse_time, utcnow
+from .store import Filters
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+SYSTEM_SESSION = "distill"
+MAX_TURN_MESSAGES = 400
+MAX_LINE_CHARS = 2000
+KINDS = ["fact", "preference", "decision", "event", "plan"]
+
+DISTILL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["summary", "facts", "corrections", "tasks"],
+    "properties": {
+        "summary": {"type": "string", "minLength": 1},
+        "facts": {"type": "array", "maxItems": 20, "items": {
+            "type": "object", "additionalProperties": False, "required": ["text", "kind", "entities", "valid_from"],
+            "properties": {
+                "text": {"type": "string", "minLength": 1},
+                "kind": {"enum": KINDS},
+                "entities": {"type": "array", "maxItems": 10, "items": {"type": "string"}},
+                "valid_from": {"type": ["string", "null"], "format": "date-time"},
+            }}},
+        "corrections": {"type": "array", "maxItems": 10, "items": {
+            "type": "object", "additionalProperties": False, "required": ["text", "replaces"],
+            "properties": {"text": {"type": "string", "minLength": 1}, "replaces": {"type": "string", "minLength": 1}}}},
+        "tasks": {"type": "array", "maxItems": 10, "items": {"type": "string", "minLength": 1}},
+    },
+}
+_VALIDATOR = Draft202012Validator(DISTILL_SCHEMA)
+
+SYSTEM_PROMPT = """You distill one turn of a conversation into long-term memory.
+Return JSON with exactly these fields:
+- summary: one sentence saying what happened in the turn.
+- facts: durable statements worth remembering later (about the user, their work, people, plans, decisions).
+  Each: text (a self-contained sentence; name people and things, no pronouns), kind (fact, preference,
+  decision, event or plan), entities (names, identifiers), valid_from (ISO 8601 time the statement starts
+  to hold, absolute, computed from the message timestamps; null if unknown).
+- corrections: statements that replace an earlier fact. Each: text (the corrected statement) and replaces
+  (the id of a known fact, e.g. fct_..., or the text of what was said before).
+- tasks: open items still to be done, one sentence each.
+Rules: invent nothing; use only what the messages say; copy identifiers (PR numbers, commits, file names)
+verbatim; resolve relative dates ("tomorrow", "last Friday") against the timestamps; leave lists empty when
+there is nothing."""
+
+
+@dataclass
+class Distilled:
+    """What one turn gave: the validated output, where it came from, what the curator did."""
+
+    session: str
+    output: dict[str, Any]
+    origin: str  # llm | local
+    decisions: list[dict[str, Any]] = field(default_factory=list)
+    skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session": self.session, "origin": self.origin, "output": self.output, "decisions": self.decisions, "skipped": self.skipped}
+
+
+# -- prompts -------------------------------------------------------------------
+def minute(ts: str) -> str:
+    """`2026-03-04T10:15Z`: the ISO minute every prompt line carries."""
+    return parse_time(ts).strftime("%Y-%m-%dT%H:%MZ")
+
+
+def message_line(n: int, m: Message, agent: str | None = None) -> str:
+    who = m.role or "?"
+    if agent and who == "assistant":
+        who = f"{agent}/assistant"
+    text = m.content or ""
+    if m.tool_name:
+        text = f"(tool {m.tool_name}) {text}".strip()
+    text = " ".join(text.split())[:MAX_LINE_CHARS]
+    return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
+
+
+def turn_prompt(memory: Memory, session: str, messages: list[Message]) -> list[dict[str, str]]:
+    info = memory.store.get_session(session)
+    agent = info.agent if info else None
+    lines = [message_line(i + 1, m, agent) for i, m in enumerate(messages)]
+    known = _known_facts(memory, " ".join(m.content for m in messages if m.role == "user")[:2000])
+    head = f"Session {session}" + (f", agent {agent}" if agent else "") + f", {len(messages)} messages, now {minute(messages[-1].created_at)}."
+    parts = [head]
+    if known:
+        parts.append("Known facts (id, since, text):\n" + "\n".join(known))
+    parts.append("Turn:\n" + "\n".join(lines))
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _known_facts(memory: Memory, text: str) -> list[str]:
+    if not text.strip():
+        return []
+    try:
+        hits = memory.facts.search(text, limit=10)
+    except Exception as exc:  # noqa: BLE001 - distillation without the list is still useful
+        log.warning("no known facts for the distill prompt: %s", exc)
+        return []
+    return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {h.fact.text}" for h in hits]
+
+
+# -- the local fallback ----------------------------------------------------------
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
+                        r"i was wrong|that's wrong|that is wrong|not anymore|update)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
+                        r"would rather|'d rather)|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
+DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
+                      r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
+                      r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|remind me to|don't forget to|do not forget to|we need to|"
+                  r"we should|next step[s]?(?: is| are)?:?|please remember to)", re.IGNORECASE)
+MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+DATE = re.compile(
+    rf"\b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\b(?:,?\s+(?P<y1>\d{{4}}))?"
+    rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
+    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    re.IGNORECASE)
+_IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
+                    r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me)\b", re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(text or "") if s and len(s.strip()) > 3]
+
+
+def entities_of(text: str) -> list[str]:
+    found = [m.group(0).rstrip(".,") for m in _IDENT.finditer(text)]
+    found += [m.group(0) for m in _NAME.finditer(text) if m.group(0).lower() not in ("i", "i'm", "i've") and m.group(0) != "I"]
+    out: list[str] = []
+    for e in found:
+        if e not in out and e.lower() not in MONTHS + WEEKDAYS:
+            out.append(e)
+    return out[:10]
+
+
+def resolve_date(text: str, said_at: str) -> str | None:
+    """The first date `text` names, absolute (ISO, midnight UTC), relative ones counted from `said_at`."""
+    m = DATE.search(text)
+    if m is None:
+        return None
+    base = parse_time(said_at)
+    day = base.replace(hour=0, minute=0, second=0, microsecond=0)
+    try:
+        if m.group("iso"):
+            return iso(parse_time(m.group("iso")))
+        if m.group("rel"):
+            return iso(day + timedelta(days={"yesterday": -1, "today": 0, "tomorrow": 1}[m.group("rel").lower()]))
+        if m.group("wd"):
+            target = WEEKDAYS.index(m.group("wd").lower())
+            delta = (target - day.weekday()) % 7
+            if m.group("dir").lower() == "last":
+                delta = delta - 7 if delta else -7
+            elif m.group("dir").lower() == "next" and delta == 0:
+                delta = 7
+            return iso(day + timedelta(days=delta))
+        month_text, d, y = (m.group("m1"), m.group("d1"), m.group("y1")) if m.group("m1") else (m.group("m2"), m.group("d2"), m.group("y2"))
+        month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_text.lower()[:3]))
+        return iso(datetime(int(y) if y else base.year, month, int(d), tzinfo=base.tzinfo))
+    except (ValueError, InvalidInput, StopIteration):
+        return None
+
+
+def local_distill(messages: list[Message]) -> dict[str, Any]:
+    """The four-field output, extracted deterministically (see the module doc)."""
+    out: dict[str, Any] = {"summary": "", "facts": [], "corrections": [], "tasks": []}
+    seen: set[str] = set()
+    for m in messages:
+        if not m.content or m.tool_name:
+            continue
+        for s in sentences(m.content):
+            _classify(out, s, m, seen)
+    first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
+    lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
+    out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if lead else f"A turn of {len(messages)} messages without text.")
+    return out
+
+
+def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
+    key = s.lower()
+    if key in seen or s.endswith("?"):
+        return
+    user = m.role == "user"
+    corr = CORRECTION.match(s)
+    if user and corr and len(s) - corr.end() > 8:
+        text = s[corr.end():].strip()
+        text = text[0].upper() + text[1:]
+        out["corrections"].append({"text": text, "replaces": text})
+    elif user and TASK.match(s):
+        out["tasks"].append(s)
+    elif user and PREFERENCE.search(s):
+        out["facts"].append(_fact(s, "preference", m))
+    elif DECISION.search(s):
+        out["facts"].append(_fact(s, "decision", m))
+    elif user and DATE.search(s) and _FIRST_PERSON.search(s):
+        out["facts"].append(_fact(s, "event", m))
+    else:
+        return
+    seen.add(key)
+
+
+def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
+    return {"text": s, "kind": kind, "entities": entities_of(s), "valid_from": resolve_date(s, m.created_at)}
+
+
+def check_output(data: Any) -> dict[str, Any]:
+    errors = sorted(_VALIDATOR.iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        raise InvalidInput(f"distill output breaks the schema: {errors[0].message[:200]}")
+    return data  # type: ignore[no-any-return]
+
+
+# -- running -------------------------------------------------------------------
+def turn_messages(memory: Memory, session: str, start: str | None, end: str | None) -> list[Message]:
+    """Messages of a session from `start` (inclusive) to `end` (exclusive), oldest first."""
+    return memory.store.browse(Filters(session=session, since=start, until=end), MAX_TURN_MESSAGES, 0)
+
+
+def distill_turn(memory: Memory, session: str, messages: list[Message], *, key: str | None = None, use_llm: bool = True,
+                 cancel: threading.Event | None = None) -> Distilled:
+    """Distill one turn and curate what it gave. `key` makes it run once (journaled)."""
+    info = memory.store.get_session(session)
+    if info is not None and info.kind == "instant":
+        return Distilled(session, {}, "none", skipped="instant session: never distilled")
+    if not messages:
+        return Distilled(session, {}, "none", skipped="no messages")
+    journal = Journal(memory.home / "system")
+    key = key or f"turn:{session}:{messages[0].id}"
+    if _already(journal, key):
+        return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
+    llm = memory.llm if use_llm else None
+    if llm is not None:
+        reply = llm.structured_call(turn_prompt(memory, session, messages), DISTILL_SCHEMA, task="distill", name="distill",
+                                    cancel=cancel, context={"job_key": key, "session": session})
+        output, origin = reply.data, "llm"
+    else:
+        output, origin = check_output(local_distill(messages)), "local"
+    result = Distilled(session, output, origin)
+    journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": output.get("summary", "")[:500],
+                                     "event_key": key, "created_at": iso(utcnow()),
+                                     "metadata": {"domain": "distill", "session": session, "origin": origin, "output": output,
+                                                  "messages": [m.id for m in messages]}}])
+    source = next((m.id for m in messages if m.role == "user"), messages[0].id)
+    result.decisions = curate(memory, output, source, messages[-1].created_at)
+    return result
+
+
+def _already(journal: Journal, key: str) -> bool:
+    return any(e.event_key == key for e in journal.read(SYSTEM_SESSION)) if journal.size(SYSTEM_SESSION) else False
+
+
+def curate(memory: Memory, output: dict[str, Any], source: str, at: str) -> list[dict[str, Any]]:
+    """Every fact, correction and task of a distilled turn through the curator."""
+    from .curator import Candidate
+
+    candidates = [Candidate(text=f["text"], kind=f["kind"], entities=f["entities"], valid_from=f.get("valid_from"), source=source,
+                            metadata={"origin": "distill"}) for f in output.get("facts", [])]
+    candidates += [Candidate(text=c["text"], kind="correction", entities=[], source=source, corrects=c["replaces"],
+                             metadata={"origin": "distill"}) for c in output.get("corrections", [])]
+    candidates += [Candidate(text=t, kind="task", source=source, metadata={"origin": "distill"}) for t in output.get("tasks", [])]
+    out = []
+    for c in candidates:
+        try:
+            d = memory.facts.curator.write(c)
+        except InvalidInput as exc:
+            out.append({"action": "refused", "text": c.text, "reason": str(exc)})
+            continue
+        out.append({"action": d.action, "text": c.text, "fact": d.fact.id if d.fact else None})
+    return out
+
+
+def close_turn(memory: Memory, session: str, *, use_llm: bool = True) -> Distilled:
+    """Distill the session's last turn now (the harness says the turn is over)."""
+    last_user = memory.store.browse(Filters(session=session, role="user"), 1, 0, newest_first=True)
+    start = last_user[0].created_at if last_user else None
+    return distill_turn(memory, session, turn_messages(memory, session, start, None), use_llm=use_llm)

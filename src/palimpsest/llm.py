@@ -1,0 +1,299 @@
+"""The LLM client: chat completions against any OpenAI-compatible endpoint.
+
+One `LLM` per memory (`memory.llm`), configured by the `llm_*` settings; without
+`llm_url` it is `None` and every caller takes its deterministic local fallback.
+
+A call is retried on transport errors, timeouts, 429 and 5xx: `llm_retries` times (3),
+sleeping the `llm_backoff` delays (5, 10, 15 s) in between; a `cancel` event stops the
+wait and the request in flight. Structured calls send the JSON schema the way the
+endpoint understands it (`llm_structured`): `response_format` json_schema (OpenAI,
+llama.cpp, vLLM), a GBNF `grammar` compiled by `palimpsest.grammar` (llama.cpp), or
+`guided_json` (vLLM). `auto` starts with json_schema and, when the endpoint refuses the
+request (400), tries grammar, then guided_json, and keeps the first that worked.
+
+Every reply of a structured call is validated against the schema (principle 4: typed,
+not prose). A reply that is not JSON, breaks the schema or was cut off at max tokens is
+never dropped: it is parked — journaled with its raw text as an `llm` decision event in
+the system journal (`<home>/system/sessions/llm/events.jsonl`) — counted, and raised as
+`InvalidReply`, so the job that asked is retried by the worker. Token accounting (calls,
+prompt and completion tokens, failures, invalid replies) is kept per task in the store
+and shown by `memory_stats` under `llm`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from jsonschema import Draft202012Validator
+
+from .errors import PalimpsestError
+from .journal import Journal
+from .records import iso, utcnow
+
+log = logging.getLogger(__name__)
+SYSTEM_SESSION = "llm"
+MODES = ("json_schema", "grammar", "guided_json")
+
+
+class LLMError(PalimpsestError):
+    """The language model could not be reached or kept failing (HTTP 502, exit 10)."""
+
+    code = "llm_error"
+    http_status = 502
+    exit_code = 10
+
+
+class InvalidReply(LLMError):
+    """The reply was not JSON, broke the schema, or was cut off; it was parked."""
+
+    code = "llm_invalid_reply"
+
+
+class Cancelled(LLMError):
+    code = "llm_cancelled"
+
+
+@dataclass
+class Reply:
+    text: str
+    data: Any = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: str | None = None
+    model: str = ""
+    mode: str | None = None
+
+
+@dataclass
+class _Usage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    failures: int = 0
+    invalid: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+def parse_backoff(text: str | list[float]) -> list[float]:
+    if isinstance(text, list):
+        return [float(x) for x in text]
+    return [float(x) for x in str(text).replace(" ", "").split(",") if x]
+
+
+class LLM:
+    """An OpenAI-compatible chat endpoint. Thread-safe; one HTTP client per call."""
+
+    def __init__(self, url: str, model: str, *, api_key: str = "", key_command: str = "", timeout: float = 120.0,
+                 retries: int = 3, backoff: str | list[float] = "5,10,15", structured: str = "auto",
+                 max_tokens: int = 1024, store: Any = None, journal: Journal | None = None) -> None:
+        if structured not in ("auto", *MODES):
+            raise ValueError(f"llm_structured must be auto, {', '.join(MODES)}; got {structured!r}")
+        self.url = url.rstrip("/")
+        self.model = model
+        self.api_key = api_key
+        self.key_command = key_command
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = parse_backoff(backoff)
+        self.structured = structured
+        self.max_tokens = max_tokens
+        self.store = store
+        self.journal = journal
+        self._mode: str | None = None if structured == "auto" else structured
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Any, store: Any = None, journal: Journal | None = None) -> LLM | None:
+        if not settings.llm_url:
+            return None
+        return cls(settings.llm_url, settings.llm_model, api_key=settings.llm_api_key, key_command=settings.llm_key_command,
+                   timeout=settings.llm_timeout, retries=settings.llm_retries, backoff=settings.llm_backoff,
+                   structured=settings.llm_structured, max_tokens=settings.llm_max_tokens, store=store, journal=journal)
+
+    # -- calls ---------------------------------------------------------------
+    def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
+             cancel: threading.Event | None = None, temperature: float = 0.0) -> Reply:
+        """A plain completion: the reply's text (retried on transient failures)."""
+        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": temperature}
+        return self._call(body, task, cancel)
+
+    def structured_call(self, messages: list[dict[str, str]], schema: dict[str, Any], *, task: str, name: str = "reply",
+                        max_tokens: int | None = None, cancel: threading.Event | None = None, context: dict[str, Any] | None = None) -> Reply:
+        """A completion constrained to `schema`; `reply.data` is the validated JSON. An
+        invalid reply is parked (with `context`, e.g. the job it was for) and raises `InvalidReply`."""
+        base = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0}
+        modes = [self._mode] if self._mode else list(MODES)
+        last: LLMError | None = None
+        for mode in modes:
+            try:
+                reply = self._call({**base, **_constraint(mode, schema, name)}, task, cancel)
+            except _Refused as exc:
+                last = LLMError(f"{self.url} refused {mode} structured output: {exc}")
+                continue
+            self._mode = self._mode or mode
+            reply.mode = mode
+            reply.data = self._validate(reply, schema, task, context)
+            return reply
+        raise last or LLMError("no structured output mode worked")
+
+    def _validate(self, reply: Reply, schema: dict[str, Any], task: str, context: dict[str, Any] | None) -> Any:
+        problem = None
+        if reply.finish_reason == "length":
+            problem = "cut off at max tokens"
+        else:
+            try:
+                data = json.loads(reply.text)
+            except ValueError as exc:
+                problem = f"not JSON: {exc}"
+            else:
+                errors = sorted(Draft202012Validator(schema).iter_errors(data), key=lambda e: e.path)
+                if not errors:
+                    return data
+                err = errors[0]
+                problem = f"breaks the schema at {'/'.join(map(str, err.absolute_path)) or '(root)'}: {err.message[:200]}"
+        self._count(task, invalid=1)
+        key = self.park(task, reply.text, problem, context)
+        raise InvalidReply(f"{task}: the model's reply {problem}; parked as {key}")
+
+    def park(self, task: str, raw: str, problem: str, context: dict[str, Any] | None = None) -> str:
+        """Journal an invalid reply (never dropped); returns its key."""
+        key = f"park_{time.time_ns()}"
+        if self.journal is not None:
+            self.journal.append(SYSTEM_SESSION, [{
+                "type": "decision", "role": "system", "content": f"parked {task}: {problem}"[:300], "event_key": key,
+                "metadata": {"domain": "llm", "op": "parked", "task": task, "problem": problem, "reply": raw,
+                             "context": context or {}, "model": self.model}, "created_at": iso(utcnow())}])
+        log.warning("LLM reply for %s parked (%s): %s", task, problem, key)
+        return key
+
+    def parked(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The newest parked replies."""
+        if self.journal is None:
+            return []
+        found = [{"key": e.event_key, "at": e.created_at, **(e.metadata or {})} for e in self.journal.read(SYSTEM_SESSION)
+                 if (e.metadata or {}).get("op") == "parked"]
+        return found[-limit:][::-1]
+
+    # -- transport -----------------------------------------------------------
+    def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None) -> Reply:
+        delays = self.backoff[: self.retries] + [0.0] * max(0, self.retries - len(self.backoff))
+        for attempt in range(self.retries + 1):
+            if cancel is not None and cancel.is_set():
+                raise Cancelled(f"{task}: cancelled")
+            try:
+                return self._once(body, task, cancel)
+            except _Transient as exc:
+                self._count(task, failures=1)
+                if attempt >= self.retries:
+                    raise LLMError(f"{task}: {self.url} failed {attempt + 1} times; last: {exc}") from None
+                log.warning("LLM %s: %s; retrying in %.1f s", task, exc, delays[attempt])
+                if cancel is not None and cancel.wait(delays[attempt]):
+                    raise Cancelled(f"{task}: cancelled") from None
+                if cancel is None:
+                    time.sleep(delays[attempt])
+        raise AssertionError("unreachable")
+
+    def _once(self, body: dict[str, Any], task: str, cancel: threading.Event | None) -> Reply:
+        client = httpx.Client(timeout=self.timeout)
+        try:
+            if cancel is None:
+                response = self._post(client, body)
+            else:
+                response = _cancellable(lambda: self._post(client, body), cancel, client, task)
+        finally:
+            client.close()
+        return self._reply(response, task)
+
+    def _post(self, client: httpx.Client, body: dict[str, Any]) -> httpx.Response:
+        try:
+            return client.post(f"{self.url}/chat/completions", json=body, headers=self._headers())
+        except httpx.TimeoutException as exc:
+            raise _Transient(f"timed out after {self.timeout} s ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise _Transient(f"{type(exc).__name__}: {exc}") from None
+
+    def _reply(self, response: httpx.Response, task: str) -> Reply:
+        if response.status_code == 429 or response.status_code >= 500:
+            raise _Transient(f"HTTP {response.status_code}: {response.text[:200]}")
+        if response.status_code == 400:
+            raise _Refused(response.text[:300])
+        if response.status_code >= 300:
+            self._count(task, failures=1)
+            raise LLMError(f"{task}: {self.url} answered HTTP {response.status_code}: {response.text[:300]}")
+        try:
+            data = response.json()
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise _Transient(f"not a chat completion: {exc}") from None
+        usage = data.get("usage") or {}
+        reply = Reply(text, prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=int(usage.get("completion_tokens") or 0),
+                      finish_reason=choice.get("finish_reason"), model=str(data.get("model") or self.model))
+        self._count(task, calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+        return reply
+
+    def _headers(self) -> dict[str, str]:
+        key = self.api_key
+        if self.key_command:
+            done = subprocess.run(shlex.split(self.key_command), check=False, capture_output=True, text=True, timeout=30)
+            if done.returncode != 0:
+                raise LLMError(f"llm_key_command failed ({done.returncode}): {done.stderr.strip()[:200]}")
+            key = done.stdout.strip()
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _count(self, task: str, **counts: int) -> None:
+        if self.store is None:
+            return
+        try:
+            self.store.add_llm_usage(task, **counts)
+        except Exception as exc:  # noqa: BLE001 - accounting never fails a call
+            log.warning("LLM usage not recorded: %s", exc)
+
+
+class _Transient(Exception):
+    """Worth retrying: timeouts, connection errors, 429, 5xx, a garbled body."""
+
+
+class _Refused(Exception):
+    """HTTP 400: the endpoint does not take this request (e.g. this structured mode)."""
+
+
+_POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="palimpsest-llm")
+
+
+def _cancellable(fn: Any, cancel: threading.Event, client: httpx.Client, task: str) -> httpx.Response:
+    """Run the request on a pool thread; if `cancel` is set first, close the client (which
+    aborts the request in flight) and raise `Cancelled`."""
+    future = _POOL.submit(fn)
+    while not future.done():
+        if cancel.wait(0.05):
+            client.close()
+            raise Cancelled(f"{task}: cancelled")
+    return future.result()
+
+
+def _constraint(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
+    if mode == "json_schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}}
+    if mode == "grammar":
+        from .grammar import schema_to_gbnf
+
+        return {"grammar": schema_to_gbnf(schema)}
+    return {"guided_json": schema}
+
+
+def usage(store: Any) -> dict[str, Any]:
+    """Token accounting per task, for `memory_stats`."""
+    try:
+        return store.llm_usage()
+    except Exception as exc:  # noqa: BLE001 - stats never fail for it
+        return {"error": str(exc)}

@@ -1,0 +1,103 @@
+"""What new messages set in motion: the background jobs queued after indexing, and their
+handlers (`distill`, `tool-synth`, `compact`).
+
+`after_index(memory, ids)` is called by `Memory` with the ids of newly indexed messages.
+It never raises — a write must not fail because derived work could not be queued (the
+worst case is a turn that is not distilled; `palimpsest distill` can do it later) — and
+it costs one read of the new rows plus one look-up per user message:
+
+- a user message closes the turn before it: `distill` for that turn (sessions not instant,
+  setting `distill`), keyed by the turn's first message;
+- a message with a tool name and no text: `tool-synth` (setting `tool_synth`);
+- every session touched: `compact`, run a minute later, at most one waiting per session
+  (`compact_after` of 0 turns compaction off).
+
+Handlers use the LLM when one is configured, and on a job's last attempt (its replies kept
+failing or breaking the schema; each was parked) they take the local fallback instead, so
+the work is done either way.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from .jobs import handler
+from .records import iso, utcnow
+from .store import Filters, Job, NewJob
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+COMPACT_DELAY = timedelta(seconds=60)
+
+
+def after_index(memory: Memory, ids: list[str]) -> list[NewJob]:
+    """The jobs these new messages call for (never raises)."""
+    try:
+        return _jobs(memory, ids)
+    except Exception as exc:  # noqa: BLE001 - derived work only; the write stands
+        log.warning("no derived jobs for %d new messages: %s", len(ids), exc)
+        return []
+
+
+def _jobs(memory: Memory, ids: list[str]) -> list[NewJob]:
+    s = memory.settings
+    if not ids or not (s.distill or s.tool_synth or s.compact_after > 0):
+        return []
+    from .toolsynth import job_for, needs_synthesis
+
+    messages = memory.store.get_messages(ids)
+    jobs: list[NewJob] = []
+    kinds: dict[str, str] = {}
+    for m in messages:
+        if s.tool_synth and needs_synthesis(m):
+            jobs.append(job_for(m.id))
+        if s.distill and m.role == "user":
+            if m.session not in kinds:
+                info = memory.store.get_session(m.session)
+                kinds[m.session] = info.kind if info else "normal"
+            if kinds[m.session] != "instant":
+                jobs += _turn_closed(memory, m.session, m.created_at)
+    if s.compact_after > 0:
+        run_at = iso(utcnow() + COMPACT_DELAY)
+        jobs += [NewJob("compact", {"session": sid}, job_key=f"compact:{sid}", run_at=run_at) for sid in {m.session for m in messages}]
+    return jobs
+
+
+def _turn_closed(memory: Memory, session: str, closing_at: str) -> list[NewJob]:
+    prev = memory.store.browse(Filters(session=session, role="user", until=closing_at), 1, 0, newest_first=True)
+    if not prev:
+        return []
+    first = prev[0]
+    return [NewJob("distill", {"session": session, "start": first.created_at, "end": closing_at},
+                   job_key=f"distill:{session}:{first.id}", max_attempts=4)]
+
+
+def _last_attempt(job: Job) -> bool:
+    return job.attempts >= job.max_attempts
+
+
+@handler("distill")
+def run_distill(memory: Memory, job: Job) -> None:
+    from .distill import distill_turn, turn_messages
+
+    p = job.payload
+    messages = turn_messages(memory, p["session"], p.get("start"), p.get("end"))
+    distill_turn(memory, p["session"], messages, use_llm=not _last_attempt(job))
+
+
+@handler("tool-synth")
+def run_tool_synth(memory: Memory, job: Job) -> None:
+    from .toolsynth import synthesize
+
+    synthesize(memory, job.payload["id"], last_attempt=_last_attempt(job))
+
+
+@handler("compact")
+def run_compact(memory: Memory, job: Job) -> None:
+    from .summarize import compact
+
+    compact(memory, job.payload["session"], final=bool(job.payload.get("final")), use_llm=not _last_attempt(job))

@@ -1,0 +1,387 @@
+"""The summary DAG: old messages compacted into leaf → branch → root summaries.
+
+A `compact` job (queued for a session whenever it gets new messages, at most one waiting
+per session) looks at the session's messages that are in no leaf. With more than
+`compact_after` of them, it takes the oldest — leaving the newest `compact_keep` alone —
+in batches of at most `summary_leaf_tokens` tokens (and `LEAF_MAX_MESSAGES` messages), and
+writes one leaf per batch with `summary_sources` links to its messages; the work per
+batch is bounded, so a session of 100,000 messages is compacted in constant memory.
+Leaves with no parent are rolled into a branch once they add up to
+`summary_branch_tokens`; whenever a branch is written the session's root is rewritten
+over every branch (within `summary_root_tokens`, each branch trimmed alike if they do
+not fit) and the old root is kept, marked superseded. `compact(final=True)` (the CLI's
+`summaries compact --final`) summarises every message and rolls whatever is left, so
+the tree is complete: every message in exactly one leaf, every leaf under a branch,
+every branch under the session's one live root.
+
+Prompts: every level's system prompt shares the rules (cover every distinct topic, invent
+nothing, copy identifiers verbatim, plain Unicode); each user prompt starts with a
+preamble (session id, agent, channel, title, span, count) and every message line
+carries `[#NN ISO-minute agent/role]`. The model answers `{"summary", "identifiers"}`
+(validated); identifiers it names that the sources do not hold are dropped. Without an
+LLM — or when its replies stay invalid until the job's last attempt — the summary is
+extractive: the most informative sentence of each stretch of messages, in order, with
+its line tag, and every identifier found (PR and issue numbers, commit hashes, file
+names, URLs, versions, `code spans`) listed verbatim.
+
+Every summary is journaled (`<home>/system/sessions/summaries/events.jsonl`) before it is
+stored, so `replay` restores the DAG into a new store; summaries are embedded and
+searched (`search_summaries`), and `expand` returns a summary's children and messages.
+Tokens are estimated as characters / 4.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .distill import message_line, minute, sentences
+from .errors import Conflict, NotFound
+from .journal import Journal
+from .records import Message, iso, parse_time, utcnow
+from .store import Filters
+from .store.summaries_base import DEPTHS, Summary
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+SYSTEM_SESSION = "summaries"
+LEAF_MAX_MESSAGES = 400
+LINE_CHARS = 4000
+IDENT = re.compile(r"(?<![\w#])#\d+\b|\b(?:PR|pr|issue)\s*#?\d+\b|\b[0-9a-f]{7,40}\b|https?://[^\s)>\]]+"
+                   r"|\b[\w./-]*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|sql|sh|txt|c|h|cpp|hpp|java|rb|lock|cfg|ini|html|css)\b"
+                   r"|\bv?\d+\.\d+\.\d+\b|`[^`\n]{2,80}`")
+SUMMARY_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["summary", "identifiers"],
+    "properties": {"summary": {"type": "string", "minLength": 1},
+                   "identifiers": {"type": "array", "maxItems": 200, "items": {"type": "string"}}},
+}
+RULES = """Rules:
+- Cover every distinct topic in the input, however brief; do not drop a topic to save words.
+- Invent nothing: no fact, name, number or date that the input does not state.
+- Copy identifiers verbatim (PR and issue numbers, commit hashes, file names, skill names, URLs, versions) and list them in "identifiers".
+- Keep who said what and when; use absolute dates from the line tags.
+- Plain Unicode text, no Markdown headings, no emoji.
+Answer JSON: {"summary": "...", "identifiers": ["..."]}."""
+PROMPTS = {
+    0: "You summarise a stretch of one conversation (a leaf summary) in at most {words} words.\n" + RULES,
+    1: "You merge consecutive leaf summaries of one conversation into a branch summary of at most {words} words.\n" + RULES,
+    2: "You merge the branch summaries of one whole conversation into its root summary of at most {words} words.\n" + RULES,
+}
+
+
+def tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def identifiers(text: str) -> list[str]:
+    out: list[str] = []
+    for m in IDENT.finditer(text):
+        v = m.group(0).rstrip(".,;:")
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def _new_id() -> str:
+    return f"sum_{time.time_ns():019d}{secrets.token_hex(2)}"
+
+
+@dataclass
+class SummaryHit:
+    summary: Summary
+    score: float
+    parts: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.summary.to_dict(), "score": round(self.score, 6), "score_parts": {k: round(v, 6) for k, v in self.parts.items()}}
+
+
+# -- writing -------------------------------------------------------------------
+class Compactor:
+    """Writes one session's summaries (see the module doc)."""
+
+    def __init__(self, memory: Memory, session: str, *, use_llm: bool = True, cancel: threading.Event | None = None) -> None:
+        self.memory, self.session, self.cancel = memory, session, cancel
+        self.s = memory.settings
+        self.llm = memory.llm if use_llm else None
+        self.info = memory.store.get_session(session)
+        self.journal = Journal(memory.home / "system")
+        self.written: dict[str, int] = {"leaf": 0, "branch": 0, "root": 0}
+
+    def run(self, final: bool = False) -> dict[str, int]:
+        store = self.memory.store
+        keep = 0 if final else max(self.s.compact_keep, 0)
+        while True:
+            pending = store.count_unsummarised(self.session)
+            if pending <= keep or (not final and pending <= self.s.compact_after):
+                break
+            batch = self._batch(store.unsummarised(self.session, min(LEAF_MAX_MESSAGES, pending - keep)))
+            self._leaf(batch)
+            final_tail = final and store.count_unsummarised(self.session) == 0
+            self._roll(final_tail)
+        if final:
+            self._roll(True)
+        return self.written
+
+    def _batch(self, messages: list[Message]) -> list[Message]:
+        budget, used, out = self.s.summary_leaf_tokens, 0, []
+        for m in messages:
+            cost = tokens(_line_text(m)) + 8
+            if out and used + cost > budget:
+                break
+            out.append(m)
+            used += cost
+        return out
+
+    def _leaf(self, batch: list[Message]) -> Summary:
+        lines = [message_line(i + 1, m, self.info.agent if self.info else None) for i, m in enumerate(batch)]
+        lines = [line[:LINE_CHARS] for line in lines]
+        content, model = self._write(0, lines, batch[0].created_at, batch[-1].created_at, len(batch))
+        s = Summary(_new_id(), self.session, 0, content, len(batch), batch[0].created_at, batch[-1].created_at, model,
+                    iso(utcnow()), [m.id for m in batch])
+        return self._put(s)
+
+    def _roll(self, final: bool) -> None:
+        store = self.memory.store
+        leaves = store.session_summaries(self.session, 0, orphans=True)
+        new_branch = False
+        group: list[Summary] = []
+        for leaf in leaves:
+            group.append(leaf)
+            if sum(tokens(x.content) for x in group) >= self.s.summary_branch_tokens:
+                self._parent(1, group)
+                group, new_branch = [], True
+        if group and final:
+            self._parent(1, group)
+            new_branch = True
+        roots = store.session_summaries(self.session, 2)
+        if new_branch or (final and not roots and store.session_summaries(self.session, 1)):
+            branches = store.session_summaries(self.session, 1)
+            self._parent(2, branches, supersedes=roots[-1].id if roots else None)
+
+    def _parent(self, depth: int, children: list[Summary], supersedes: str | None = None) -> Summary:
+        budget = self.s.summary_branch_tokens if depth == 1 else self.s.summary_root_tokens
+        share = max(200, budget // max(1, len(children)))  # tokens per child if they do not all fit
+        fits = sum(tokens(c.content) for c in children) <= budget
+        blocks = [f"[S{i + 1} {minute(c.earliest_at)} to {minute(c.latest_at)}, {DEPTHS[c.depth]}, {c.message_count} messages]\n"
+                  + (c.content if fits else c.content[: share * 4]) for i, c in enumerate(children)]
+        first, last = children[0].earliest_at, max(c.latest_at for c in children)
+        count = sum(c.message_count for c in children)
+        content, model = self._write(depth, blocks, first, last, count)
+        s = Summary(_new_id(), self.session, depth, content, count, first, last, model, iso(utcnow()), [c.id for c in children])
+        return self._put(s, supersedes)
+
+    def _write(self, depth: int, lines: list[str], first: str, last: str, count: int) -> tuple[str, str]:
+        source = "\n".join(lines)
+        if self.llm is not None:
+            words = int(self.s.summary_max_tokens * 0.7)
+            prompt = [{"role": "system", "content": PROMPTS[depth].format(words=words)},
+                      {"role": "user", "content": self._preamble(first, last, count) + "\n\n" + source}]
+            reply = self.llm.structured_call(prompt, SUMMARY_SCHEMA, task=f"summarize-{DEPTHS[depth]}", name="summary",
+                                             max_tokens=self.s.summary_max_tokens + 400, cancel=self.cancel,
+                                             context={"session": self.session, "depth": depth})
+            kept = [x for x in reply.data["identifiers"] if x and x in source]
+            text = reply.data["summary"].strip() + (f"\nIdentifiers: {', '.join(kept)}" if kept else "")
+            return text, reply.model or self.llm.model
+        return extractive(lines, self.s.summary_max_tokens, depth), "extractive"
+
+    def _preamble(self, first: str, last: str, count: int) -> str:
+        i = self.info
+        return (f"Session {self.session}; agent {i.agent if i and i.agent else '-'}; channel {i.channel if i and i.channel else '-'}; "
+                f"title {i.title if i and i.title else '-'}; span {minute(first)} to {minute(last)}; {count} messages.")
+
+    def _put(self, s: Summary, supersedes: str | None = None) -> Summary:
+        self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"{DEPTHS[s.depth]} {s.id}",
+                                              "event_key": s.id, "created_at": s.created_at,
+                                              "metadata": {"domain": "summaries", "summary": s.to_dict(), "supersedes": supersedes}}])
+        self.memory.store.put_summary(s, supersedes)
+        self.written[DEPTHS[s.depth]] += 1
+        embed_summaries(self.memory, [s])
+        return s
+
+
+def _line_text(m: Message) -> str:
+    return f"{m.content or ''} {m.tool_name or ''}"
+
+
+def extractive(lines: list[str], max_tokens: int, depth: int = 0) -> str:
+    """The local fallback: informative sentences spread over the input, in order, and
+    every identifier verbatim."""
+    budget = max_tokens * 4
+    found = identifiers("\n".join(lines))
+    ident_line = f"Identifiers: {', '.join(found)}" if found else ""
+    room = max(200, budget - min(len(ident_line), budget // 3))
+    picks = [_best(line, depth) for line in lines]
+    picks = [p for p in picks if p[1]]
+    if sum(len(p[1]) + 1 for p in picks) > room:
+        groups = max(1, room // 160)
+        size = math.ceil(len(picks) / groups)
+        picks = [max(picks[i:i + size], key=lambda p: p[0]) for i in range(0, len(picks), size)]
+        picks = [(s, t[: max(40, room // max(1, len(picks)) - 1)]) for s, t in picks]
+    text = "\n".join(t for _, t in picks)
+    if ident_line:
+        text += ("\n" if text else "") + ident_line[: budget - len(text)]
+    return text or "(no text)"
+
+
+def _best(block: str, depth: int) -> tuple[float, str]:
+    """(score, text) of the most informative sentence of one message line or child summary."""
+    tag, _, body = block.partition("] ") if block.startswith("[") else ("", "", block)
+    if depth > 0:  # a child summary: its lines minus its identifier list
+        tag, _, body = block.partition("\n")
+        body = " ".join(x for x in body.splitlines() if not x.startswith("Identifiers:"))
+    best = max(sentences(body) or [body.strip()], key=_score, default="")
+    if not best:
+        return 0.0, ""
+    return _score(best), (f"{tag}] " if depth == 0 and tag else "") + best[:600]
+
+
+def _score(sentence: str) -> float:
+    return 3 * len(identifiers(sentence)) + len(re.findall(r"\b[A-Z][a-z]+|\d+", sentence)) + min(len(sentence), 300) / 100
+
+
+def embed_summaries(memory: Memory, found: list[Summary]) -> int:
+    """Vectors for summaries, best effort (a summary without one is still found by keyword)."""
+    if memory.settings.embedder == "none" or not found:
+        return 0
+    try:
+        embedder = memory.embedder
+        if embedder is None:
+            return 0
+        vectors = embedder.checked([s.content for s in found], memory.settings.embed_timeout)
+        memory.store.put_summary_vectors(embedder.model_id, list(zip([s.id for s in found], vectors)))
+        return len(found)
+    except Exception as exc:  # noqa: BLE001 - embedding is derived: reindex catches up
+        log.warning("summaries not embedded now: %s", exc)
+        return 0
+
+
+def compact(memory: Memory, session: str, *, final: bool = False, use_llm: bool = True, cancel: threading.Event | None = None) -> dict[str, int]:
+    """Compact one session (routine, or `final`: everything, tree complete)."""
+    return Compactor(memory, session, use_llm=use_llm, cancel=cancel).run(final)
+
+
+def replay(memory: Memory) -> int:
+    """Store every journaled summary the store lacks (a new or rebuilt store)."""
+    journal = Journal(memory.home / "system")
+    if not journal.size(SYSTEM_SESSION):
+        return 0
+    n = 0
+    for e in journal.read(SYSTEM_SESSION):
+        meta = e.metadata or {}
+        if meta.get("domain") != "summaries":
+            continue
+        try:
+            n += memory.store.put_summary(Summary.from_dict(meta["summary"]), meta.get("supersedes"))
+        except Conflict:
+            continue
+    return n
+
+
+# -- reading -------------------------------------------------------------------
+def search_summaries(memory: Memory, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None) -> list[SummaryHit]:
+    """Live summaries matching `query`, best first, scored like messages: weighted BM25
+    (normalised), cosine, time decay from `latest_at`, and importance by depth (a leaf is
+    the most specific: 0.5, branch 0.4, root 0.3)."""
+    from .search import normalise, query_terms
+
+    terms = query_terms(query)
+    store, w = memory.store, memory.settings
+    found = store.summary_keyword_search(terms, filters, limit * 5, True) if terms else []
+    if not found and len(terms) > 1:
+        found = store.summary_keyword_search(terms, filters, limit * 5, False)
+    fts = dict(zip([i for i, _ in found], normalise([s for _, s in found])))
+    semantic = _summary_semantic(memory, query, filters, limit * 5)
+    ids = list(dict.fromkeys([*fts, *[i for i, c in semantic.items() if c >= 0.35]]))
+    moment = parse_time(now) if now is not None else utcnow()
+    hits = []
+    for s in store.get_summaries(ids):
+        days = max(0.0, (moment - parse_time(s.latest_at)).total_seconds() / 86400)
+        parts = {"fts": fts.get(s.id, 0.0), "semantic": max(0.0, semantic.get(s.id, 0.0)), "temporal": math.exp(-0.05 * days),
+                 "importance": (0.5, 0.4, 0.3)[min(s.depth, 2)]}
+        score = w.w_fts * parts["fts"] + w.w_semantic * parts["semantic"] + w.w_temporal * parts["temporal"] + w.w_importance * parts["importance"]
+        hits.append(SummaryHit(s, score, parts))
+    hits.sort(key=lambda h: (-h.score, h.summary.id))
+    return hits[:limit]
+
+
+def _summary_semantic(memory: Memory, query: str, filters: Filters | None, limit: int) -> dict[str, float]:
+    if memory.settings.embedder == "none" or not query.strip():
+        return {}
+    try:
+        embedder = memory.embedder
+        if embedder is None:
+            return {}
+        vector = embedder.checked([query], memory.settings.query_embed_timeout)[0]
+        return dict(memory.store.summary_vector_search(embedder.model_id, vector, filters, limit))
+    except Exception as exc:  # noqa: BLE001 - keyword-only then
+        log.warning("summary search without vectors: %s", exc)
+        return {}
+
+
+def expand(memory: Memory, summary_id: str, *, limit: int = 200) -> dict[str, Any]:
+    """A summary with its children (branch, root) and its source messages: a leaf's own,
+    or the first `limit` messages of the leaves below a branch or root."""
+    found = memory.store.get_summaries([summary_id])
+    if not found:
+        raise NotFound(f"no summary with id {summary_id!r}")
+    s = found[0]
+    children = memory.store.get_summaries(s.sources) if s.depth > 0 else []
+    leaves, frontier = ([s] if s.depth == 0 else []), children
+    while frontier:
+        leaves += [c for c in frontier if c.depth == 0]
+        nxt = [x for c in frontier if c.depth > 0 for x in c.sources]
+        frontier = memory.store.get_summaries(nxt) if nxt else []
+    ids = [m for leaf in leaves for m in leaf.sources][:limit]
+    return {"summary": s, "children": children, "messages": memory.store.get_messages(ids)}
+
+
+def tree(memory: Memory, session: str) -> dict[str, Any]:
+    """The live DAG of a session and whether it is complete (see `check_tree`)."""
+    return {"summaries": memory.store.session_summaries(session), **check_tree(memory, session)}
+
+
+def check_tree(memory: Memory, session: str) -> dict[str, Any]:
+    """Coverage: messages in no leaf, leaves and branches without a parent, live roots."""
+    store = memory.store
+    orphans = {d: len(store.session_summaries(session, d, orphans=True)) for d in (0, 1)}
+    roots = len(store.session_summaries(session, 2))
+    unsummarised = store.count_unsummarised(session)
+    complete = unsummarised == 0 and orphans[0] == 0 and orphans[1] == 0 and roots == 1
+    return {"unsummarised": unsummarised, "orphan_leaves": orphans[0], "orphan_branches": orphans[1], "roots": roots, "complete": complete}
+
+
+class Summaries:
+    """`memory.summaries`: the DAG of every session (this module's functions, bound)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def compact(self, session: str, *, final: bool = False, use_llm: bool = True) -> dict[str, int]:
+        return compact(self.memory, session, final=final, use_llm=use_llm)
+
+    def search(self, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None) -> list[SummaryHit]:
+        return search_summaries(self.memory, query, filters, limit, now)
+
+    def expand(self, summary_id: str, *, limit: int = 200) -> dict[str, Any]:
+        return expand(self.memory, summary_id, limit=limit)
+
+    def get(self, summary_id: str) -> Summary:
+        found = self.memory.store.get_summaries([summary_id])
+        if not found:
+            raise NotFound(f"no summary with id {summary_id!r}")
+        return found[0]
+
+    def tree(self, session: str) -> dict[str, Any]:
+        return tree(self.memory, session)
+
+    def replay(self) -> int:
+        return replay(self.memory)

@@ -1,0 +1,164 @@
+"""Tool-call synthesis: a message with a tool name and no text gets a one-sentence,
+past-tense description written back as its content, so it can be found by words.
+
+It runs as a `tool-synth` job per message (deduped by `job_key`), queued after the
+message is indexed: an insert is never blocked or failed by it. The LLM writes the
+sentence when one is configured; otherwise (or when it keeps failing) a template does:
+"Called read_file with path=src/app.py." The sentence is journaled first (a decision in
+`<home>/system/sessions/toolsynth/events.jsonl`) and then written into the index, only
+into a message whose content is still empty. After `rebuild` the same jobs are queued
+again by the indexer and find their sentence in the journal, so no model is asked twice.
+`backfill(memory)` queues every historical empty row (`palimpsest backfill-tool-synth`).
+
+Answer synthesis lives here too: `synthesize_answer(memory, query, hits)` asks the LLM
+for a short answer drawn only from the hits, citing their ids (off unless
+`synthesize_answers` is set; without an LLM it says synthesis is unavailable).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from .distill import minute
+from .journal import Journal
+from .records import Message, iso, utcnow
+from .store import NewJob
+
+if TYPE_CHECKING:
+    from .memory import Memory
+
+log = logging.getLogger(__name__)
+SYSTEM_SESSION = "toolsynth"
+MAX_ARG_CHARS = 80
+SYNTH_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["sentence"],
+                                "properties": {"sentence": {"type": "string", "minLength": 3, "maxLength": 300}}}
+ANSWER_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["answer", "cited"],
+                                 "properties": {"answer": {"type": "string"}, "cited": {"type": "array", "items": {"type": "string"}}}}
+PROMPT = ("Describe this tool call in one past-tense sentence of at most 30 words, naming what was done and to what "
+          "(file names, commands, queries verbatim). Invent nothing. Answer JSON: {\"sentence\": \"...\"}.")
+
+
+def needs_synthesis(m: Message) -> bool:
+    return bool(m.tool_name) and not (m.content or "").strip()
+
+
+def job_for(message_id: str) -> NewJob:
+    return NewJob("tool-synth", {"id": message_id}, job_key=f"tool-synth:{message_id}")
+
+
+def template(m: Message) -> str:
+    """The local fallback: "Called grep with pattern=TODO, path=src." (and how it ended)."""
+    args = m.tool_args
+    if isinstance(args, dict):
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in list(args.items())[:4])
+    elif args not in (None, "", [], {}):
+        shown = _short(args)
+    else:
+        shown = ""
+    text = f"Called {m.tool_name}" + (f" with {shown}" if shown else "")
+    if m.tool_result:
+        first = m.tool_result.strip().splitlines()[0][:MAX_ARG_CHARS] if m.tool_result.strip() else ""
+        text += f"; it returned {first!r}" if first else ""
+    return text + "."
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_ARG_CHARS else text[: MAX_ARG_CHARS - 1] + "…"
+
+
+class _Known:
+    """Sentences already journaled, read incrementally (one per process)."""
+
+    def __init__(self) -> None:
+        self.offsets: dict[str, int] = {}
+        self.sentences: dict[str, dict[str, str]] = {}
+        self.lock = threading.Lock()
+
+    def get(self, journal: Journal, message_id: str) -> str | None:
+        root = str(journal.root)
+        with self.lock:
+            known = self.sentences.setdefault(root, {})
+            start = self.offsets.get(root, 0)
+            if journal.size(SYSTEM_SESSION) > start:
+                for e in journal.read(SYSTEM_SESSION, start):
+                    meta = e.metadata or {}
+                    if meta.get("domain") == "toolsynth":
+                        known[meta["message"]] = meta["sentence"]
+                    start = e.offset + e.nbytes
+                self.offsets[root] = start
+            return known.get(message_id)
+
+
+_KNOWN = _Known()
+
+
+def synthesize(memory: Memory, message_id: str, *, use_llm: bool = True, last_attempt: bool = False) -> str | None:
+    """Describe one message (if it still needs it) and write the sentence back."""
+    found = memory.store.get_messages([message_id])
+    if not found or not needs_synthesis(found[0]):
+        return None
+    m = found[0]
+    journal = Journal(memory.home / "system")
+    sentence = _KNOWN.get(journal, m.id)
+    if sentence is None:
+        sentence, origin = _compose(memory, m, use_llm and not last_attempt)
+        journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": sentence, "event_key": f"synth:{m.id}",
+                                         "created_at": iso(utcnow()),
+                                         "metadata": {"domain": "toolsynth", "message": m.id, "sentence": sentence, "origin": origin}}])
+    if memory.store.set_synthesized_content(m.id, sentence) and memory.settings.embedder != "none":
+        from .jobs import embed_jobs
+
+        memory.store.enqueue(embed_jobs([m.id]))
+    return sentence
+
+
+def _compose(memory: Memory, m: Message, use_llm: bool) -> tuple[str, str]:
+    llm = memory.llm if use_llm else None
+    if llm is None:
+        return template(m), "template"
+    call = {"tool": m.tool_name, "at": minute(m.created_at), "arguments": m.tool_args, "result": (m.tool_result or "")[:2000]}
+    reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": json.dumps(call, ensure_ascii=False)}],
+                                SYNTH_SCHEMA, task="tool-synth", name="tool_call", max_tokens=120, context={"message": m.id})
+    return " ".join(reply.data["sentence"].split()), "llm"
+
+
+def backfill(memory: Memory, *, dry_run: bool = False, batch: int = 1000) -> dict[str, int]:
+    """Queue a `tool-synth` job for every indexed message with a tool name and no text."""
+    after, found, queued = 0, 0, 0
+    while rows := memory.store.empty_tool_messages(after, batch):
+        after = rows[-1][0]
+        found += len(rows)
+        if not dry_run:
+            queued += memory.store.enqueue([job_for(m.id) for _, m in rows])
+    return {"empty_tool_messages": found, "queued": queued, "dry_run": dry_run}
+
+
+# -- answer synthesis ------------------------------------------------------------
+def synthesize_answer(memory: Memory, query: str, hits: list[Any], *, max_hits: int = 20) -> dict[str, Any]:
+    """A short answer to `query` drawn only from `hits` (messages, facts or summaries with
+    `to_dict()`), citing their ids; `available: False` with the reason otherwise."""
+    if not memory.settings.synthesize_answers:
+        return {"available": False, "reason": "answer synthesis is off (set PALIMPSEST_SYNTHESIZE_ANSWERS=1)"}
+    llm = memory.llm
+    if llm is None:
+        return {"available": False, "reason": "synthesis is unavailable: no LLM is configured (PALIMPSEST_LLM_URL)"}
+    lines, ids = [], []
+    for h in hits[:max_hits]:
+        d = h.to_dict() if hasattr(h, "to_dict") else dict(h)
+        hid = str(d.get("id"))
+        text = d.get("content") or d.get("text") or ""
+        when = d.get("created_at") or d.get("valid_from") or d.get("latest_at") or ""
+        lines.append(f"[{hid} {minute(when) if when else '-'}] {' '.join(str(text).split())[:1500]}")
+        ids.append(hid)
+    system = ("Answer the question using only the numbered memory lines. Cite the ids of the lines you used in \"cited\". "
+              "If they do not answer it, say so. Invent nothing. Answer JSON: {\"answer\": \"...\", \"cited\": [\"id\"]}.")
+    reply = llm.structured_call([{"role": "system", "content": system},
+                                 {"role": "user", "content": f"Question: {query}\n\nMemory:\n" + "\n".join(lines)}],
+                                ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400)
+    cited = [c for c in reply.data["cited"] if c in ids]
+    return {"available": True, "answer": reply.data["answer"], "cited": cited, "model": reply.model}

@@ -1,0 +1,154 @@
+"""The LLM client against a fake OpenAI-compatible server: retries, structured modes,
+validation, parking, cancellation, token accounting."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakeopenai import FakeOpenAI, Reply
+
+from palimpsest import Memory, Settings
+from palimpsest.journal import Journal
+from palimpsest.llm import LLM, Cancelled, InvalidReply, LLMError
+
+SCHEMA = {"type": "object", "additionalProperties": False, "required": ["answer"],
+          "properties": {"answer": {"type": "string"}, "n": {"type": "integer"}}}
+MSGS = [{"role": "user", "content": "say something"}]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as f:
+        yield f
+
+
+def client(fake: FakeOpenAI, tmp_path: Path | None = None, store: object = None, **kw: object) -> LLM:
+    journal = Journal(tmp_path / "system") if tmp_path else None
+    opts: dict = {"backoff": "0.01,0.01,0.01", "timeout": 5.0, "structured": "json_schema", **kw}
+    return LLM(fake.url, "fake-model", store=store, journal=journal, **opts)
+
+
+def test_plain_chat_and_headers(fake: FakeOpenAI) -> None:
+    fake.push(Reply.text("hello there"))
+    reply = client(fake, api_key="sk-test").chat(MSGS, task="t")
+    assert reply.text == "hello there" and reply.prompt_tokens > 0 and reply.completion_tokens > 0
+    assert fake.headers[0]["Authorization"] == "Bearer sk-test"
+    assert fake.requests[0]["model"] == "fake-model"
+
+
+def test_key_command(fake: FakeOpenAI) -> None:
+    fake.push(Reply.text("ok"))
+    client(fake, key_command="echo tok-123").chat(MSGS)
+    assert fake.headers[0]["Authorization"] == "Bearer tok-123"
+
+
+def test_retries_429_and_500_then_succeeds(fake: FakeOpenAI) -> None:
+    fake.push(Reply.status(429), Reply.status(500), Reply.status(503), Reply.json({"answer": "x"}))
+    reply = client(fake).structured_call(MSGS, SCHEMA, task="t")
+    assert reply.data == {"answer": "x"} and len(fake.requests) == 4
+
+
+def test_gives_up_after_three_retries(fake: FakeOpenAI) -> None:
+    fake.push(*[Reply.status(500)] * 5)
+    with pytest.raises(LLMError, match="failed 4 times"):
+        client(fake).chat(MSGS)
+    assert len(fake.requests) == 4
+
+
+def test_backoff_is_the_setting(fake: FakeOpenAI) -> None:
+    fake.push(Reply.status(429), Reply.status(429), Reply.text("ok"))
+    started = time.monotonic()
+    client(fake, backoff="0.2,0.3,5").chat(MSGS)
+    assert 0.45 <= time.monotonic() - started < 3
+
+
+def test_slow_reply_times_out_and_is_retried(fake: FakeOpenAI) -> None:
+    fake.push(Reply.slow(1.5, "late"), Reply.text("on time"))
+    assert client(fake, timeout=0.5).chat(MSGS).text == "on time"
+
+
+def test_hanging_endpoint_fails_cleanly(fake: FakeOpenAI) -> None:
+    fake.push(*[Reply.hang_forever()] * 2)
+    started = time.monotonic()
+    with pytest.raises(LLMError):
+        client(fake, timeout=0.3, retries=1).chat(MSGS)
+    assert time.monotonic() - started < 5
+
+
+def test_cancel_stops_a_request_in_flight(fake: FakeOpenAI) -> None:
+    fake.push(Reply.hang_forever())
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    started = time.monotonic()
+    with pytest.raises(Cancelled):
+        client(fake, timeout=30).chat(MSGS, cancel=cancel)
+    assert time.monotonic() - started < 3
+
+
+def test_cancel_stops_the_backoff_wait(fake: FakeOpenAI) -> None:
+    fake.push(Reply.status(500), Reply.text("never"))
+    cancel = threading.Event()
+    threading.Timer(0.2, cancel.set).start()
+    with pytest.raises(Cancelled):
+        client(fake, backoff="30").chat(MSGS, cancel=cancel)
+
+
+@pytest.mark.parametrize("bad,problem", [
+    (Reply.text("Sure! Here is the answer: x"), "not JSON"),
+    (Reply.json({"answer": 3}), "breaks the schema"),
+    (Reply.json({"answer": "x", "extra": 1}), "breaks the schema"),
+    (Reply.cut('{"answer": "trunc'), "cut off"),
+])
+def test_invalid_reply_is_parked_and_counted(fake: FakeOpenAI, tmp_path: Path, sqlite_memory: Memory, bad: Reply, problem: str) -> None:
+    fake.push(bad)
+    llm = client(fake, tmp_path, store=sqlite_memory.store)
+    with pytest.raises(InvalidReply, match=problem):
+        llm.structured_call(MSGS, SCHEMA, task="distill", context={"job": 7})
+    parked = llm.parked()
+    assert len(parked) == 1 and parked[0]["reply"] == bad.content and parked[0]["context"] == {"job": 7}
+    assert sqlite_memory.store.llm_usage()["distill"]["invalid"] == 1
+
+
+@pytest.mark.parametrize("mode,field", [("json_schema", "response_format"), ("grammar", "grammar"), ("guided_json", "guided_json")])
+def test_structured_modes(fake: FakeOpenAI, mode: str, field: str) -> None:
+    fake.push(Reply.json({"answer": "x"}))
+    reply = client(fake, structured=mode).structured_call(MSGS, SCHEMA, task="t")
+    assert field in fake.requests[0] and reply.mode == mode
+    if mode == "grammar":
+        assert fake.requests[0]["grammar"].startswith("root ::=")
+
+
+def test_auto_falls_back_to_a_mode_the_endpoint_takes(tmp_path: Path) -> None:
+    with FakeOpenAI(responder=lambda body: Reply.json({"answer": "y"}), accept_modes=("grammar",)) as fake:
+        llm = client(fake, structured="auto")
+        assert llm.structured_call(MSGS, SCHEMA, task="t").mode == "grammar"
+        llm.structured_call(MSGS, SCHEMA, task="t")
+        assert [("grammar" in r) for r in fake.requests] == [False, True, True]  # json_schema refused once, then remembered
+
+
+def test_token_accounting_per_task_in_stats(fake: FakeOpenAI, memory: Memory) -> None:
+    fake.push(Reply.status(500), Reply.text("a" * 40), Reply.text("b" * 80))
+    llm = client(fake, store=memory.store)
+    llm.chat(MSGS, task="summarize-leaf")
+    llm.chat(MSGS, task="distill")
+    usage = memory.stats()["llm"]
+    assert usage["summarize-leaf"]["calls"] == 1 and usage["summarize-leaf"]["failures"] == 1
+    assert usage["summarize-leaf"]["completion_tokens"] == 11 and usage["distill"]["completion_tokens"] == 21
+    assert usage["distill"]["prompt_tokens"] > 0
+
+
+def test_memory_llm_from_settings(fake: FakeOpenAI, home: Path) -> None:
+    settings = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0")
+    with Memory(home, settings=settings) as memory:
+        assert memory.llm is not None and memory.llm.model == "m" and memory.llm.backoff == [0.0]
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as memory:
+        assert memory.llm is None
+
+
+def test_unknown_structured_mode_refused() -> None:
+    with pytest.raises(ValueError):
+        LLM("http://127.0.0.1:9/v1", "m", structured="politely")
