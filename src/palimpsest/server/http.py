@@ -38,7 +38,7 @@ from .guard import Guard, is_loopback
 from .mcp import build_server
 
 log = logging.getLogger("palimpsest.http")
-MAX_DEPTH = 64
+MAX_DEPTH = 100  # a capture body adds 4 levels around tool_args; json itself stops near 1,000
 EVENTS_PAGE = 1000
 
 ERROR = {
