@@ -52,9 +52,19 @@ class RecallItem:
     score: float
     session: str | None = None
     sources: list[str] = field(default_factory=list)
+    tokens: int = 0  # of `text`, once prepared
 
     def line(self) -> str:
         return f"- [{self.id} · {self.date}] {self.text}"
+
+    def prepare(self) -> int:
+        """Escape and cut the text (once); return the line's tokens with its newline.
+        The tokenizer splits on whitespace first, so prefix and text count separately."""
+        if not self.tokens:
+            # cut by characters first (no token is longer than ~16 characters), so a 50 KB
+            # message is not escaped and tokenized whole to show its first lines
+            self.text, self.tokens = truncate_to_tokens(envelope.escape(_flatten(self.text[: LINE_TOKENS * 16])), LINE_TOKENS)
+        return count_tokens(f"- [{self.id} · {self.date}]") + self.tokens + 1
 
 
 @dataclass
@@ -87,10 +97,6 @@ def _message_text(m: Any) -> str:
     return f"{who}: {text}" if who else text
 
 
-def _item_text(text: str) -> str:
-    return truncate_to_tokens(envelope.escape(_flatten(text)), LINE_TOKENS)
-
-
 def check_budget(budget: Any) -> int:
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
         raise InvalidInput("budget must be a non-negative integer of tokens")
@@ -98,7 +104,7 @@ def check_budget(budget: Any) -> int:
 
 
 def recall(memory: "Memory", session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
-           live_tail: int = LIVE_TAIL, limit: int = 40) -> Recall:
+           live_tail: int = LIVE_TAIL, limit: int = 20) -> Recall:
     """The recall block for a turn of `session` about `query`, within `budget` tokens."""
     started = time.perf_counter()
     budget = check_budget(budget)
@@ -126,16 +132,21 @@ def _fill(long_term: list[RecallItem], live: list[RecallItem], budget: int) -> t
     for group, cap in ((long_term, budget), (live, None)):
         spent_here = 0
         for item in group:
-            cost = count_tokens(item.line()) + 1
+            if budget - used < 12:
+                break  # not even a short line fits any more
+            cost = item.prepare()
             if used + cost > budget or (cap is None and spent_here + cost > live_budget):
                 continue
             chosen.append(item)
             used += cost
             spent_here += cost
-    if not chosen:
-        return [], 0, ""
-    block = envelope.wrap("\n".join([HEADER, *(i.line() for i in chosen)]))
-    return chosen, count_tokens(block), block
+    while chosen:  # the exact count of the assembled block has the last word
+        block = envelope.wrap("\n".join([HEADER, *(i.line() for i in chosen)]))
+        tokens = count_tokens(block)
+        if tokens <= budget:
+            return chosen, tokens, block
+        chosen.pop()
+    return [], 0, ""
 
 
 def _facts(memory: "Memory", query: str) -> list[RecallItem]:
@@ -145,7 +156,7 @@ def _facts(memory: "Memory", query: str) -> list[RecallItem]:
     for hit in memory.facts.search(query, limit=10):
         f = hit.fact
         sources = [a.source for a in f.attestations]
-        items.append(RecallItem(f.id, "fact", f.valid_from[:10], _item_text(f.text), 1.0 + hit.score, None, sources))
+        items.append(RecallItem(f.id, "fact", f.valid_from[:10], (f.text), 1.0 + hit.score, None, sources))
     return items
 
 
@@ -153,7 +164,7 @@ def _skills(memory: "Memory", session: str | None, query: str) -> list[RecallIte
     items = []
     for source in SKILL_SOURCES:
         for s in source(memory, session, query):
-            items.append(RecallItem(s["id"], "skill", s.get("date", "skill"), _item_text(s["text"]), 2.0, session))
+            items.append(RecallItem(s["id"], "skill", s.get("date", "skill"), s["text"], 2.0, session))
     return items
 
 
@@ -173,7 +184,7 @@ def _messages(memory: "Memory", query: str, limit: int, now: Any, live_ids: set[
         if m.id in live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
             continue
         seen_text.add(key)
-        items.append(RecallItem(m.id, "message", m.created_at[:10], _item_text(_message_text(m)), h.score, m.session))
+        items.append(RecallItem(m.id, "message", m.created_at[:10], _message_text(m), h.score, m.session))
     return items
 
 
@@ -200,4 +211,4 @@ def _live_tail(memory: "Memory", session: str | None, n: int) -> list[RecallItem
     if not session or n <= 0:
         return []
     recent = memory.browse(session=session, limit=n, newest_first=True)
-    return [RecallItem(m.id, "live", "live tail", _item_text(_message_text(m)), 0.0, session) for m in reversed(recent)]
+    return [RecallItem(m.id, "live", "live tail", _message_text(m), 0.0, session) for m in reversed(recent)]

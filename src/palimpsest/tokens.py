@@ -35,13 +35,13 @@ def count_tokens(text: str) -> int:
         return len(_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
-def truncate_to_tokens(text: str, budget: int) -> str:
-    """The longest prefix of `text` (cut at a token boundary) within `budget` tokens."""
-    if budget <= 0:
-        return ""
+def truncate_to_tokens(text: str, budget: int) -> tuple[str, int]:
+    """The longest prefix of `text` (cut at a token boundary) within `budget` tokens,
+    and its token count — one tokenizer pass for both."""
+    if budget <= 0 or not text:
+        return "", 0
     with _lock:
         enc = _tokenizer().encode(text, add_special_tokens=False)
     if len(enc.ids) <= budget:
-        return text
-    end = enc.offsets[budget - 1][1]
-    return text[:end]
+        return text, len(enc.ids)
+    return text[: enc.offsets[budget - 1][1]], budget

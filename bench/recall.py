@@ -1,0 +1,145 @@
+"""Recall quality and speed (issue 6).
+
+    python bench/recall.py quality longmemeval ../shared/eval/longmemeval-s-dev.jsonl.gz [--embedder none]
+    python bench/recall.py quality locomo ../shared/eval/locomo-dev.json
+    python bench/recall.py speed [--messages 100000]
+
+quality: for each question (a fresh memory per LongMemEval question, per LoCoMo
+conversation), the recall block at budgets 1,000 / 2,000 / 4,000 tokens; the share of
+questions with any / all of their evidence turns inside the block, and the tokens used.
+speed: block assembly p50/p95 at N stored messages (synthetic corpus, keyword + vectors
+from the hash embedder so the numbers measure recall, not the model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from common import Corpus, machine, summary_ms, table, write_section  # noqa: E402
+from retrieval import CACHE, _safe, lme_time, load, locomo_sessions  # noqa: E402
+
+from palimpsest import Memory, Settings  # noqa: E402
+from palimpsest.embed import EmbeddingCache, get_embedder  # noqa: E402
+
+BUDGETS = (1000, 2000, 4000)
+
+
+def _memory(home: str, embedder: Any, cache: Any) -> Memory:
+    m = Memory(settings=Settings.load(env={}, home=home, embedder="local" if embedder else "none", w_temporal=0.0))
+    if embedder:
+        m.use_embedder(embedder, cache)
+    return m
+
+
+def _score(memory: Memory, question: str, evidence: set[str], key: str, now: Any, tally: dict[int, list[tuple[float, float, int]]]) -> None:
+    for budget in BUDGETS:
+        r = memory.recall(None, question, budget, now=now)
+        shown = [i.id for i in r.items if i.kind == "message"]
+        got = {memory.store.get_messages([i])[0].metadata.get(key) for i in shown} if key != "has_answer" else None
+        if key == "has_answer":
+            hits = {i for i in shown if memory.store.get_messages([i])[0].metadata.get("has_answer")}
+            found = len(hits)
+        else:
+            found = len(evidence & (got or set()))
+        total = len(evidence)
+        tally[budget].append((1.0 if found else 0.0, 1.0 if found >= total else 0.0, r.tokens))
+
+
+def quality(args: argparse.Namespace) -> dict[str, Any]:
+    embedder = get_embedder(args.embedder) if args.embedder != "none" else None
+    cache = EmbeddingCache(CACHE) if embedder else None
+    tally: dict[int, list[tuple[float, float, int]]] = {b: [] for b in BUDGETS}
+    data = load(args.path)
+    if args.dataset == "longmemeval":
+        for q in data[: args.max_questions]:
+            with tempfile.TemporaryDirectory() as home:
+                memory = _memory(home, embedder, cache)
+                for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
+                    start = lme_time(date)
+                    memory.ingest_session(_safe(sid), [{"role": t["role"], "content": t["content"] or "(empty)",
+                                                        "created_at": (start + timedelta(seconds=i)).isoformat(),
+                                                        "metadata": {"has_answer": bool(t.get("has_answer"))}} for i, t in enumerate(turns)])
+                if embedder:
+                    memory.reindex()
+                n_answer = sum(1 for s in q["haystack_sessions"] for t in s if t.get("has_answer"))
+                _score(memory, q["question"], set(range(n_answer)), "has_answer", lme_time(q["question_date"]), tally)
+                memory.close()
+    else:
+        for conv in data:
+            with tempfile.TemporaryDirectory() as home:
+                memory = _memory(home, embedder, cache)
+                for session, _, turns in locomo_sessions(conv):
+                    memory.ingest_session(session, turns)
+                if embedder:
+                    memory.reindex()
+                for qa in conv["qa"][: args.max_questions]:
+                    if qa.get("category") != 5 and qa.get("evidence"):
+                        _score(memory, qa["question"], set(qa["evidence"]), "dia_id", None, tally)
+                memory.close()
+    rows = {b: {"any": statistics.fmean(x[0] for x in v), "all": statistics.fmean(x[1] for x in v),
+                "tokens_p50": statistics.median(x[2] for x in v), "questions": len(v)} for b, v in tally.items()}
+    return {"dataset": args.dataset, "embedder": args.embedder, "budgets": rows}
+
+
+def speed(args: argparse.Namespace) -> dict[str, Any]:
+    corpus = Corpus(seed=5)
+    with tempfile.TemporaryDirectory() as home:
+        memory = Memory(settings=Settings.load(env={}, home=home, embedder="hash", embed_cache="off"))
+        batch: dict[str, list[dict[str, Any]]] = {}
+        for session, msg in corpus.messages(args.messages):
+            batch.setdefault(session, []).append(msg)
+            if sum(len(v) for v in batch.values()) >= 5000:
+                for s, msgs in batch.items():
+                    memory.ingest_session(s, msgs)
+                batch = {}
+        for s, msgs in batch.items():
+            memory.ingest_session(s, msgs)
+        memory.reindex()
+        samples = []
+        for q in corpus.queries(args.queries):
+            t0 = time.perf_counter()
+            memory.recall(corpus.sessions[0], q, 4000)
+            samples.append(time.perf_counter() - t0)
+        memory.close()
+    return {"messages": args.messages, "queries": args.queries, **summary_ms(samples)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="what", required=True)
+    q = sub.add_parser("quality")
+    q.add_argument("dataset", choices=["longmemeval", "locomo"])
+    q.add_argument("path")
+    q.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
+    q.add_argument("--max-questions", type=int)
+    s = sub.add_parser("speed")
+    s.add_argument("--messages", type=int, default=100_000)
+    s.add_argument("--queries", type=int, default=200)
+    p.add_argument("--write", action="store_true", help="record the figures in bench/RESULTS.md")
+    args = p.parse_args(argv)
+    result = quality(args) if args.what == "quality" else speed(args)
+    if args.what == "quality":
+        rows = [(str(b), f"{v['any']:.3f}", f"{v['all']:.3f}", f"{v['tokens_p50']:.0f}", str(v["questions"])) for b, v in result["budgets"].items()]
+        text = table(rows, ("budget", "any evidence in block", "all evidence in block", "tokens p50", "questions"))
+        heading = f"Recall ({result['dataset']}, embedder {result['embedder']})"
+    else:
+        text = table([(f"{result['messages']:,}", f"{result['p50_ms']:.1f}", f"{result['p95_ms']:.1f}")], ("messages", "p50 ms", "p95 ms"))
+        heading = "Recall block assembly"
+    print(text)
+    if args.write:
+        write_section(heading, f"{machine()}\n\n`python bench/recall.py {' '.join(argv or sys.argv[1:])}`\n\n{text}")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
