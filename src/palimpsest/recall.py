@@ -156,7 +156,7 @@ def _facts(memory: "Memory", query: str) -> list[RecallItem]:
     for hit in memory.facts.search(query, limit=10):
         f = hit.fact
         sources = [a.source for a in f.attestations]
-        items.append(RecallItem(f.id, "fact", f.valid_from[:10], (f.text), 1.0 + hit.score, None, sources))
+        items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources))
     return items
 
 
