@@ -272,3 +272,15 @@ def test_local_model_windows_long_texts_instead_of_cutting_them() -> None:
     assert float(whole @ tail_only) > 0.5
     assert float(whole @ head_only) < 0.99
     assert len(embedder._windows(embedder._tok.encode(head + " " + tail).ids)) > 1
+
+
+def test_facts_come_first_and_retired_ones_never_return(memory: Memory) -> None:
+    memory.append("s1", "user", "the retry cap is thirty seconds")
+    old = memory.facts.write("the retry cap is 30 seconds", kind="decision")
+    memory.facts.supersede(old.id, "the retry cap is 45 seconds")
+    result = memory.search("retry cap").to_dict()
+    assert list(result)[:5] == ["mode", "match", "notes", "took_ms", "facts"]
+    assert [f["text"] for f in result["facts"]] == ["the retry cap is 45 seconds"]
+    assert result["hits"]  # the message itself is still searchable: every word persists
+    past = memory.search("retry cap", valid_at=old.valid_from).to_dict()["facts"]
+    assert [f["text"] for f in past] == ["the retry cap is 30 seconds"]

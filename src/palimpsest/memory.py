@@ -147,10 +147,13 @@ class Memory:
         return self.store.browse(self.filters(**filters), limit, offset, newest_first)
 
     def search(self, query: str, *, limit: int = 10, mode: str = "ranked", recipe: str | None = None,
-               now: Any = None, touch: bool = True, **filters: Any) -> _search.SearchResult:
+               now: Any = None, touch: bool = True, facts: bool = True, valid_at: Any = None, known_at: Any = None,
+               **filters: Any) -> _search.SearchResult:
         """Ranked hybrid search (keyword + vector + time + importance), or `mode="substring"`
         (any fragment) / `mode="regex"`. `recipe`: hybrid (weighted sum) or rrf; `now`: the
-        moment time decay counts from (default: now)."""
+        moment time decay counts from (default: now). Ranked search also returns the
+        matching facts first (`result.facts`): those that hold now, or at `valid_at` /
+        as known at `known_at` — a superseded, retracted or closed fact never otherwise."""
         query = _search.check_query(query)
         _check_page(limit, 0)
         f = self.filters(**filters)
@@ -163,6 +166,8 @@ class Memory:
             result = _search.SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
         elif mode == "ranked":
             result = self._ranked(query, f, limit, recipe or self.settings.recipe, now)
+            if facts and query.strip() and not (f.session or f.role):
+                result.facts = self.facts.search(query, limit=limit, valid_at=valid_at, known_at=known_at)
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if touch and result.hits:

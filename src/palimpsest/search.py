@@ -46,6 +46,7 @@ class SearchResult:
     match: str = "all"
     notes: list[str] = field(default_factory=list)
     took_ms: float = 0.0
+    facts: list[Any] = field(default_factory=list)  # FactHit: curated facts come first
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +54,7 @@ class SearchResult:
             "match": self.match,
             "notes": self.notes,
             "took_ms": round(self.took_ms, 2),
+            "facts": [f.to_dict() for f in self.facts],
             "hits": [h.to_dict() for h in self.hits],
         }
 
