@@ -151,3 +151,10 @@ def test_python_dash_m_runs_the_cli(home: str) -> None:
     assert ok.returncode == 0 and json.loads(ok.stdout)["messages"] == 0
     bad = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, "get-full", "nope", "--json"], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert bad.returncode == 3 and bad.stdout == "" and json.loads(bad.stderr)["error"]["code"] == "not_found"
+
+
+def test_ingest_file_with_invalid_utf8_is_a_clear_error(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
+    f = tmp_path / "bad.jsonl"
+    f.write_bytes(b'{"role": "user", "content": "ok \xff\xfe bad"}\n')
+    code, out, err = run(capsys, "--home", home, "ingest", "s", str(f), "--json")
+    assert code == 2 and out == "" and json.loads(err)["error"]["code"] == "invalid_input"

@@ -329,7 +329,7 @@ class Memory:
         if source and (event.metadata or {}).get("source_truncated"):
             from .importers import recover_from_source
 
-            full.update(recover_from_source(source, int(event.metadata.get("source_line", 0))))
+            full.update(recover_from_source(source, int(event.metadata.get("source_line", 0)), event.metadata.get("source_part")))
         return full
 
     def stats(self) -> dict[str, Any]:

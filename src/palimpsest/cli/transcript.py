@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -89,7 +90,15 @@ def append(args: argparse.Namespace) -> None:
 
 
 def _read_messages(path: str) -> list[Any]:
-    text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+    try:
+        raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{path}: {exc.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise InvalidInput(f"{path}: invalid UTF-8 at line {line} (byte {exc.start}); nothing was stored") from None
     stripped = text.lstrip()
     try:
         if stripped.startswith("["):
