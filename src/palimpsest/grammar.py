@@ -10,8 +10,8 @@ annotation unless a checker is asked for, and so does `palimpsest.llm`.
 
 The contract is one-sided: every string the grammar accepts is JSON that validates
 against the schema. The grammar may be stricter than the schema — properties come in
-the schema's order, no property outside `properties` is allowed, numbers are plain JSON
-numbers — because a model only has to be able to say every valid *value*, not every
+the schema's order, no property outside `properties` is allowed, numbers have at most 16
+digits before the point and 20 after (a number in 0..1 no exponent) — because a model only has to be able to say every valid *value*, not every
 spelling of it. Keywords the grammar cannot enforce (`pattern`, `minimum` other than 0,
 `uniqueItems`, …) are refused with `InvalidInput` rather than silently ignored, which
 would let an accepted string break the schema. Whitespace between tokens is bounded
@@ -30,13 +30,16 @@ PRIMITIVES = {
     "ws": '( " " | "\\n" [ \\t]{0,20} )?',
     "boolean": '"true" | "false"',
     "null": '"null"',
-    "char": '[^"\\\\\\x7F\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    "char": '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-fA-F]{4})',
+    # one code point in bounded strings: an escaped surrogate pair is one unit, a lone half
+    # none (JSON Schema counts code points; the grammar would count two)
+    "bchar": '[^"\\\\\\x00-\\x1F] | "\\\\" (["\\\\/bfnrt] | "u" [0-9a-cA-CefEF] [0-9a-fA-F]{3} | "u" [dD] [0-7] [0-9a-fA-F]{2} | "u" [dD] [89abAB] [0-9a-fA-F]{2} "\\\\u" [dD] [c-fC-F] [0-9a-fA-F]{2})',
     "string": '"\\"" char* "\\""',
     "integer": '"-"? ("0" | [1-9] [0-9]{0,15})',
     "uinteger": '"0" | [1-9] [0-9]{0,15}',
-    "number": '"-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?',
-    "unumber": '("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?',
-    "unit": '"0" ("." [0-9]{1,16})? | "1" ("." "0"{1,16})?',
+    "number": '"-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?',
+    "unumber": '("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?',
+    "unit": '"0" ("." [0-9]{1,20})? | "1" ("." "0"{1,20})?',
     "date": '"\\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} "\\""',
     "date-time": '"\\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} "T" [0-9]{2} ":" [0-9]{2} (":" [0-9]{2} ("." [0-9]{1,9})?)? ("Z" | [-+] [0-9]{2} ":" [0-9]{2}) "\\""',
     "value": 'object-any | array-any | string | number | boolean | null',
@@ -46,7 +49,7 @@ PRIMITIVES = {
 DEPENDS = {"string": ["char"], "date": [], "value": ["object-any", "array-any", "string", "number", "boolean", "null", "ws"],
            "object-any": ["string", "value", "ws"], "array-any": ["value", "ws"]}
 IGNORED = {"title", "description", "$schema", "$id", "examples", "default", "$comment", "additionalProperties", "$defs", "definitions"}
-MAX_REPEAT = 64  # larger minLength/maxLength/minItems/maxItems bounds are written as open repetition
+MAX_REPEAT = 1000  # larger string length bounds are refused; larger maxItems is written as open repetition
 
 
 def literal(text: str) -> str:
@@ -204,13 +207,13 @@ class _Compiler:
         lo, hi = int(s.get("minLength", 0)), s.get("maxLength")
         if lo == 0 and hi is None:
             return self.use("string")
-        self.use("char")
+        self.use("bchar")
         if hi is not None and int(hi) < lo:
             raise InvalidInput(f"grammar: {path}: maxLength below minLength")
         if lo > MAX_REPEAT or (hi is not None and int(hi) > MAX_REPEAT):
             raise InvalidInput(f"grammar: {path}: string length bounds above {MAX_REPEAT} cannot be enforced")
         reps = f"{{{lo},}}" if hi is None else f"{{{lo},{int(hi)}}}"
-        return self.add(path, f'"\\"" char{reps} "\\""')
+        return self.add(path, f'"\\"" bchar{reps} "\\""')
 
     def number(self, kind: str, s: dict[str, Any], path: str) -> str:
         lo, hi = s.get("minimum"), s.get("maximum")
