@@ -131,7 +131,8 @@ def run_longmemeval(data: list[Any], args: argparse.Namespace, embedder: Any, ca
     rows: dict[str, list[float]] = defaultdict(list)
     per_type: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     latencies: list[float] = []
-    for q in data[: args.max_questions]:
+    chosen = [q for q in data if not args.types or q["question_type"] in args.types]
+    for q in chosen[: args.max_questions]:
         with tempfile.TemporaryDirectory() as home:
             memory = open_memory(home, args, embedder, cache)
             for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
@@ -198,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     for w in ("fts", "semantic", "temporal", "importance", "session"):
         p.add_argument(f"--w-{w}", type=float)
     p.add_argument("--max-questions", type=int, default=None)
+    p.add_argument("--types", nargs="*", help="LongMemEval: only these question types")
     args = p.parse_args(argv)
     embedder = get_embedder(args.embedder) if args.embedder != "none" else None
     cache = EmbeddingCache(CACHE) if embedder is not None else None
