@@ -284,3 +284,12 @@ def test_facts_come_first_and_retired_ones_never_return(memory: Memory) -> None:
     assert result["hits"]  # the message itself is still searchable: every word persists
     past = memory.search("retry cap", valid_at=old.valid_from).to_dict()["facts"]
     assert [f["text"] for f in past] == ["the retry cap is 30 seconds"]
+
+
+def test_stats_show_queue_depth_and_embedding_coverage(hybrid: Memory) -> None:
+    hybrid.ingest_session("s1", [{"role": "user", "content": f"line {i}"} for i in range(10)])
+    before = hybrid.stats()["embeddings"]
+    assert before["queued"] >= 1 and before["coverage"] == {}
+    hybrid.worker().drain()
+    after = hybrid.stats()["embeddings"]
+    assert after["queued"] == 0 and after["coverage"] == {hybrid.embedder.model_id: 1.0}

@@ -339,7 +339,20 @@ class Memory:
         s.update({"journal_sessions": len(self.journal.sessions()), "journal_bytes": journal_bytes,
                   "index_lag_bytes": sum(lag.values()), "sessions_behind": len(lag), "home": str(self.home)})
         s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
+        s["embeddings"] = self._embedding_stats(s.get("messages") or 0)
         return s
+
+    def _embedding_stats(self, messages: int) -> dict[str, Any]:
+        """Queue depth and coverage: how much of the index has vectors of which model."""
+        jobs = self.store.job_status()["tasks"].get("embed", {})
+        models = self.store.vector_models()
+        return {
+            "embedder": self.settings.embedder,
+            "models": models,
+            "coverage": {m: round(v["count"] / messages, 4) if messages else 1.0 for m, v in models.items()},
+            "queued": jobs.get("queued", 0) + jobs.get("running", 0),
+            "failed": jobs.get("failed", 0),
+        }
 
     def sessions(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Session]:
         _check_page(limit, offset)
