@@ -81,7 +81,7 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
                 with fake.lock:
                     fake.requests.append(body)
@@ -125,7 +125,7 @@ class FakeOpenAI:
         with self.lock:
             self.script.extend(replies)
 
-    def __enter__(self) -> FakeOpenAI:
+    def __enter__(self) -> FakeOpenAI:  # noqa: PYI034
         self.thread.start()
         return self
 

@@ -180,7 +180,6 @@ def _valid(name: str, text: str) -> bool:
 
 
 def test_every_accepted_string_validates_over_a_fuzzed_corpus() -> None:
-    schema = SCHEMAS["nested"]
 
     @settings(max_examples=200, deadline=None)
     @given(st.text(alphabet='{}[]":,0123456789.-eE abcnulltrufs\n', max_size=40) | st.builds(json.dumps, st.recursive(

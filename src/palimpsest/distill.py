@@ -15,8 +15,8 @@ so a correction can name what it replaces. Without an LLM, or when the model's r
 stay invalid until the job's last attempt, `local_distill` extracts the same shape
 deterministically: explicit corrections ("actually…", "correction:", "I meant…"), stated
 preferences ("I prefer…", "I like…", "please always…"), decisions ("we decided…", "let's
-go with…"), dated statements ("on 2026-03-04…", "next Friday…") and open items ("I need
-to…", "TODO"). It keeps each sentence as said — it does not paraphrase, resolve pronouns
+go with…"), dated statements ("on 2026-03-04…", "next Friday…"), plain statements about
+the speaker ("my office is…", "I live in…", "I'm a…") and open items ("I need to…", "TODO"). It keeps each sentence as said — it does not paraphrase, resolve pronouns
 or judge what matters, which is what the model is for.
 
 Each result is journaled once per turn (`<home>/system/sessions/distill/events.jsonl`,
@@ -151,6 +151,8 @@ DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|de
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
 TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|remind me to|don't forget to|do not forget to|we need to|"
                   r"we should|next step[s]?(?: is| are)?:?|please remember to)", re.IGNORECASE)
+STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
+                    r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
@@ -239,6 +241,8 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
         out["facts"].append(_fact(s, "decision", m))
     elif user and DATE.search(s) and _FIRST_PERSON.search(s):
         out["facts"].append(_fact(s, "event", m))
+    elif user and STATED.match(s):
+        out["facts"].append(_fact(s, "fact", m))
     else:
         return
     seen.add(key)

@@ -1,0 +1,154 @@
+"""Turn-close distillation: the local fallback, the job flow through the curator, the LLM
+path (valid, invalid → parked and retried, last attempt → fallback), instant sessions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakeopenai import FakeOpenAI, Reply
+from palimpsest import Memory, Settings
+from palimpsest.distill import DISTILL_SCHEMA, check_output, close_turn, local_distill, resolve_date, turn_prompt
+from palimpsest.records import Message
+
+T0 = "2026-03-04T10:15:00Z"
+
+
+def msg(content: str, role: str = "user", at: str = T0, i: int = 0) -> Message:
+    return Message(id=f"evt_{i:023d}", session="s", role=role, content=content, created_at=at)
+
+
+def test_fallback_extracts_the_four_fields() -> None:
+    out = local_distill([
+        msg("I prefer dark roast coffee. Actually, my office is in room 14, not 12.", i=1),
+        msg("Noted. We decided to ship the beta on 2026-03-20.", role="assistant", i=2),
+        msg("I need to renew my passport. I'm flying to Lisbon next Friday. What time is it?", i=3),
+    ])
+    check_output(out)
+    kinds = {f["kind"]: f for f in out["facts"]}
+    assert kinds["preference"]["text"] == "I prefer dark roast coffee."
+    assert kinds["decision"]["text"] == "We decided to ship the beta on 2026-03-20." and kinds["decision"]["valid_from"].startswith("2026-03-20")
+    assert kinds["event"]["entities"] == ["Lisbon"] and kinds["event"]["valid_from"].startswith("2026-03-06")
+    assert out["corrections"] == [{"text": "My office is in room 14, not 12.", "replaces": "My office is in room 14, not 12."}]
+    assert out["tasks"] == ["I need to renew my passport."]
+    assert out["summary"].startswith("user said: I prefer dark roast")
+
+
+def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
+    out = local_distill([msg("hi there! how are you?"), msg("", role="tool", i=2), msg("Do you prefer tea?", i=3)])
+    assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
+    assert check_output(out)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("see you tomorrow", "2026-03-05"), ("it was yesterday", "2026-03-03"), ("next wednesday works", "2026-03-11"),
+    ("last monday", "2026-03-02"), ("on 5 May", "2026-05-05"), ("March 9th, 2027", "2027-03-09"), ("nothing", None),
+])
+def test_dates_resolve_against_the_message_time(text: str, expected: str | None) -> None:
+    got = resolve_date(text, T0)  # a Wednesday
+    assert (got[:10] if got else None) == expected
+
+
+def test_prompt_lines_carry_iso_minutes(sqlite_memory: Memory) -> None:
+    sqlite_memory.append("s", "user", "I moved to Porto", created_at=T0, agent="claude")
+    sqlite_memory.append("s", "assistant", "Nice!", created_at="2026-03-04T10:16:30Z")
+    messages = sqlite_memory.browse(session="s")
+    prompt = turn_prompt(sqlite_memory, "s", messages)[1]["content"]
+    assert "[#01 2026-03-04T10:15Z user] I moved to Porto" in prompt
+    assert "[#02 2026-03-04T10:16Z claude/assistant] Nice!" in prompt
+    assert "agent claude" in prompt
+
+
+def _turns(memory: Memory, session: str, turns: list[tuple[str, str]], **attrs: object) -> None:
+    for i, (role, text) in enumerate(turns):
+        memory.append(session, role, text, created_at=f"2026-03-04T10:{i:02d}:00Z", **attrs)
+
+
+def test_a_closed_turn_is_distilled_through_the_curator(memory: Memory) -> None:
+    _turns(memory, "s", [("user", "My office is in room 12."), ("assistant", "Got it."), ("user", "I prefer standing desks."),
+                         ("assistant", "ok"), ("user", "Actually, my office is in room 14."), ("assistant", "Updated."),
+                         ("user", "thanks")])
+    memory.worker(tasks=["distill"]).drain()
+    facts = {f.text: f for f in memory.facts.query()}
+    assert "I prefer standing desks." in facts and facts["I prefer standing desks."].kind == "preference"
+    current = facts["My office is in room 14."]
+    assert current.kind == "correction" and current.supersedes is not None
+    old = memory.facts.get(current.supersedes)
+    assert old.text == "My office is in room 12." and old.valid_to == current.valid_from
+    # a turn is distilled once, however often its job runs
+    assert close_turn(memory, "s").skipped is None  # the open last turn ("thanks") is new
+    status = memory.store.job_status()["tasks"]["distill"]
+    assert status == {"done": 3}
+
+
+def test_first_turns_fact_is_kept_even_without_a_closing_message(sqlite_memory: Memory) -> None:
+    sqlite_memory.append("s", "user", "We decided to use PostgreSQL 16 for the cluster.")
+    result = close_turn(sqlite_memory, "s")
+    assert result.origin == "local" and [d["action"] for d in result.decisions] == ["new"]
+    assert close_turn(sqlite_memory, "s").skipped.startswith("already distilled")
+
+
+def test_instant_sessions_never_distill(memory: Memory) -> None:
+    _turns(memory, "scratch", [("user", "I prefer vim."), ("assistant", "ok"), ("user", "Actually, I prefer emacs.")], kind="instant")
+    assert "distill" not in memory.store.job_status()["tasks"]
+    assert close_turn(memory, "scratch").skipped == "instant session: never distilled"
+    assert memory.facts.query() == []
+
+
+def test_distill_setting_off(home: Path) -> None:
+    with Memory(home, settings=Settings.load(env={}, embedder="none", distill=False)) as memory:
+        _turns(memory, "s", [("user", "I prefer vim."), ("assistant", "ok"), ("user", "bye")])
+        assert "distill" not in memory.store.job_status()["tasks"]
+
+
+# -- with a model --------------------------------------------------------------------
+GOOD = {"summary": "The user said where they live.", "corrections": [], "tasks": ["Book movers"],
+        "facts": [{"text": "The user lives in Porto.", "kind": "fact", "entities": ["Porto"], "valid_from": "2026-03-01T00:00:00Z"}]}
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as f:
+        yield f
+
+
+def llm_memory(home: Path, fake: FakeOpenAI) -> Memory:
+    s = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema",
+                      compact_after=0)
+    return Memory(home, settings=s)
+
+
+def test_llm_output_goes_through_the_curator(home: Path, fake: FakeOpenAI) -> None:
+    fake.push(Reply.json(GOOD))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", "I live in Porto since March."), ("assistant", "Nice"), ("user", "next")])
+        memory.worker(tasks=["distill"]).drain()
+        texts = sorted((f.text, f.kind) for f in memory.facts.query())
+        assert texts == [("Book movers", "task"), ("The user lives in Porto.", "fact")]
+        body = fake.requests[0]
+        assert body["response_format"]["json_schema"]["schema"] == DISTILL_SCHEMA
+        assert "[#01 2026-03-04T10:00Z user] I live in Porto since March." in body["messages"][1]["content"]
+        assert memory.stats()["llm"]["distill"]["calls"] == 1
+
+
+def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:
+    fake.push(Reply.text("Sure! The user lives in Porto."), Reply.json({"summary": "x"}), Reply.cut('{"summary": "x", "fa'))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", "I prefer window seats."), ("assistant", "Noted"), ("user", "bye")])
+        worker = memory.worker(tasks=["distill"])
+        for _ in range(4):
+            worker.run_once()
+            _due_now(memory)
+        parked = memory.llm.parked()  # type: ignore[union-attr]
+        assert len(parked) == 3 and {p["task"] for p in parked} == {"distill"}
+        assert memory.stats()["llm"]["distill"]["invalid"] == 3
+        assert [f.text for f in memory.facts.query()] == ["I prefer window seats."]  # the fallback, on the last attempt
+        assert memory.store.job_status()["tasks"]["distill"] == {"done": 1}
+
+
+def _due_now(memory: Memory) -> None:
+    """Make retried jobs due now (the worker's backoff is seconds to minutes)."""
+    with memory.store._tx() as conn:  # type: ignore[attr-defined]
+        conn.execute("UPDATE jobs SET run_at = '2000-01-01T00:00:00.000000Z' WHERE state = 'queued'")
