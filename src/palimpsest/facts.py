@@ -876,11 +876,12 @@ def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = No
     semantic = _semantic(facts, query, q, pool, query_vector)
     ids = sorted(set(fts) | {i for i, s in semantic.items() if s >= MIN_SEMANTIC})
     hits = []
+    now = known or facts.now()
     for fact in facts._views(facts.store.get_facts(ids), known):
         if fact.invalidated_at or fact.expired_at or not fact.holds_at(moment):
             continue
         parts = {"fts": fts.get(fact.id, 0.0), "semantic": max(0.0, semantic.get(fact.id, 0.0)),
-                 "temporal": _decay(fact.last_seen, known or facts.now()),
+                 "temporal": _decay(fact.last_seen, now),
                  "importance": (IMPORTANCE_BY_KIND.get(fact.kind, 0.5) + fact.salience) / 2}
         score = sum(facts.weights.get(k, 0.0) * v for k, v in parts.items())
         hits.append(FactHit(fact, score, parts))

@@ -201,19 +201,50 @@ class SQLiteFactsMixin(FactStoreContract):
                 )
 
     def fact_vector_search(self, model: str, query: np.ndarray, q: FactQuery, limit: int) -> list[tuple[str, float]]:
-        where, params = self._fact_where(q)
-        rows = self._reader.execute(
-            f"SELECT f.id, v.vector FROM fact_vectors v JOIN facts f ON f.rowid = v.fact_rowid WHERE v.model = ? AND {where}",
-            (model, *params),
-        ).fetchall()
-        if not rows:
+        rowids, ids, matrix = self._fact_matrix(model)
+        if matrix is None or limit <= 0:
             return []
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         if matrix.shape[1] != query.shape[0]:
             raise ModelMismatch(f"fact vectors of {model!r} have dimension {matrix.shape[1]}, the query {query.shape[0]}")
         scores = matrix @ query.astype(np.float32)
-        top = np.argsort(-scores)[:limit]
-        return [(rows[i][0], float(scores[i])) for i in top]
+        order = np.argsort(-scores, kind="stable")
+        where, params = self._fact_where(q)
+        found: list[tuple[str, float]] = []
+        start, width = 0, max(limit * 4, 64)
+        # Best first, filters checked in SQL on growing slices: old versions are few, so
+        # the first slice almost always suffices, and a rare filter is never crowded out.
+        while len(found) < limit and start < len(order):
+            chunk = order[start:start + width]
+            ok = {r[0] for r in self._reader.execute(
+                f"SELECT f.rowid FROM facts f WHERE f.rowid IN (SELECT value FROM json_each(?)) AND {where}",
+                (json.dumps([int(rowids[i]) for i in chunk]), *params))}
+            found += [(ids[i], float(scores[i])) for i in chunk if int(rowids[i]) in ok]
+            start, width = start + width, width * 4
+        return found[:limit]
+
+    def _fact_matrix(self, model: str) -> tuple[np.ndarray, list[str], np.ndarray | None]:
+        """Every fact vector of `model`, cached and extended as rows arrive. Fact vectors
+        are only ever added (a fact is embedded once per model), so the count and the
+        highest rowid tell whether the cache is current."""
+        cache: dict[str, Any] = self.__dict__.setdefault("_fact_vectors_cache", {})
+        count, top = self._reader.execute("SELECT count(*), max(fact_rowid) FROM fact_vectors WHERE model = ?", (model,)).fetchone()
+        entry = cache.get(model)
+        if entry is not None and (entry["count"], entry["top"]) == (count, top):
+            return entry["rowids"], entry["ids"], entry["matrix"]
+        grows = entry is not None and entry["matrix"] is not None and entry["count"] < count and entry["top"] < top
+        rows = self._reader.execute(
+            """SELECT v.fact_rowid, f.id, v.vector FROM fact_vectors v JOIN facts f ON f.rowid = v.fact_rowid
+               WHERE v.model = ? AND v.fact_rowid > ? ORDER BY v.fact_rowid""", (model, entry["top"] if grows else 0)).fetchall()
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        ids = [r[1] for r in rows]
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1) if rows else None
+        if grows and matrix is not None:
+            rowids, ids, matrix = np.concatenate([entry["rowids"], rowids]), entry["ids"] + ids, np.vstack([entry["matrix"], matrix])
+        if grows and len(ids) != count:  # a row arrived below the top (another writer): start over
+            cache.pop(model)
+            return self._fact_matrix(model)
+        cache[model] = {"count": count, "top": top, "rowids": rowids, "ids": ids, "matrix": matrix}
+        return rowids, ids, matrix
 
     def facts_without_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
         sql = f"""SELECT f.id, f.text FROM facts f WHERE {_BELIEVED} AND NOT EXISTS
