@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 SYSTEM_SESSION = "summaries"
 LEAF_MAX_MESSAGES = 400
 LINE_CHARS = 4000
-IDENT = re.compile(r"(?<![\w#])#\d+\b|\b(?:PR|pr|issue)\s*#?\d+\b|\b[0-9a-f]{7,40}\b|https?://[^\s)>\]]+"
+IDENT = re.compile(r"(?<![\w#\[])#\d+\b|\b(?:PR|pr|issue)\s*#?\d+\b|\b[0-9a-f]{7,40}\b|https?://[^\s)>\]]+"
                    r"|\b[\w./-]*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|sql|sh|txt|c|h|cpp|hpp|java|rb|lock|cfg|ini|html|css)\b"
                    r"|\bv?\d+\.\d+\.\d+\b|`[^`\n]{2,80}`")
 SUMMARY_SCHEMA: dict[str, Any] = {
@@ -69,7 +69,7 @@ RULES = """Rules:
 - Copy identifiers verbatim (PR and issue numbers, commit hashes, file names, skill names, URLs, versions) and list them in "identifiers".
 - Keep who said what and when; use absolute dates from the line tags.
 - Plain Unicode text, no Markdown headings, no emoji.
-Answer JSON: {"summary": "...", "identifiers": ["..."]}."""
+Answer JSON: {{"summary": "...", "identifiers": ["..."]}}."""
 PROMPTS = {
     0: "You summarise a stretch of one conversation (a leaf summary) in at most {words} words.\n" + RULES,
     1: "You merge consecutive leaf summaries of one conversation into a branch summary of at most {words} words.\n" + RULES,

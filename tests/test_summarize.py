@@ -1,0 +1,202 @@
+"""The summary DAG (coverage, completeness, budgets, prompts, search, expand, replay) and
+tool-call synthesis (template, LLM, backfill, rebuild)."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fakeopenai import FakeOpenAI, Reply
+from palimpsest import Memory, Settings
+from palimpsest.summarize import LEAF_MAX_MESSAGES, check_tree, expand, extractive, identifiers, replay, search_summaries
+from palimpsest.toolsynth import backfill, synthesize_answer, template
+
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"]
+
+
+def fill(memory: Memory, session: str, n: int, **attrs: object) -> list[str]:
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant",
+             "content": f"Message {i} about {WORDS[i % len(WORDS)]}: we changed src/mod_{i}.py in PR #{1000 + i}. " + "filler " * 20,
+             "created_at": f"2026-03-04T{10 + i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"} for i in range(n)]
+    return memory.ingest_session(session, msgs, **attrs)["ids"]
+
+
+def small(home: Path, store: str | None = None, **kw: object) -> Memory:
+    opts: dict = {"embedder": "none", "distill": False, "summary_leaf_tokens": 800, "summary_branch_tokens": 600,
+                  "summary_max_tokens": 150, "compact_after": 40, "compact_keep": 10, **kw}
+    return Memory(home, store, settings=Settings.load(env={}, **opts))
+
+
+def covered(memory: Memory, session: str) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for leaf in memory.store.session_summaries(session, 0):
+        for mid in leaf.sources:
+            counts[mid] = counts.get(mid, 0) + 1
+    return counts
+
+
+def test_final_compaction_covers_every_message_once_and_completes_the_tree(home: Path, store_url: str) -> None:
+    with small(home, store_url) as memory:
+        ids = fill(memory, "s", 120, agent="claude", title="refactor")
+        written = memory.summaries.compact("s", final=True)
+        counts = covered(memory, "s")
+        assert set(counts) == set(ids) and set(counts.values()) == {1}
+        assert check_tree(memory, "s") == {"unsummarised": 0, "orphan_leaves": 0, "orphan_branches": 0, "roots": 1, "complete": True}
+        assert written["leaf"] >= 4 and written["branch"] >= 2
+        root = memory.store.session_summaries("s", 2)[0]
+        assert root.message_count == 120 and root.earliest_at <= root.latest_at
+        assert memory.stats()["summaries"]["messages_summarised"] == 120
+
+
+def test_routine_compaction_keeps_the_newest_and_rolls_up_as_it_grows(home: Path) -> None:
+    with small(home) as memory:
+        fill(memory, "s", 30)
+        assert memory.summaries.compact("s") == {"leaf": 0, "branch": 0, "root": 0}  # 30 <= compact_after
+        fill(memory, "s2", 100)
+        memory.summaries.compact("s2")
+        assert memory.store.count_unsummarised("s2") <= 40
+        roots_before = memory.store.session_summaries("s2", 2, live=False)
+        memory.summaries.compact("s2")  # nothing new: the root stays
+        assert memory.store.session_summaries("s2", 2, live=False) == roots_before
+
+
+def test_the_compact_job_is_queued_per_session_once(home: Path) -> None:
+    with small(home) as memory:
+        fill(memory, "s", 60)
+        fill(memory, "s", 60)
+        assert memory.store.job_status()["tasks"]["compact"] == {"queued": 1}
+
+
+def test_extractive_fallback_keeps_identifiers_and_fits_the_budget() -> None:
+    lines = [f"[#{i:02d} 2026-03-04T10:{i:02d}Z user] Talked about {w} for a while. Merged PR #{i} touching lib/{w}.py at `make {w}`."
+             for i, w in enumerate(WORDS * 4)]
+    text = extractive(lines, 800)
+    assert len(text) <= 800 * 4 + 20
+    for i in range(len(WORDS) * 4):
+        assert f"#{i}" in text
+    assert "lib/alpha.py" in text and "`make alpha`" in text
+    assert identifiers("see abc1234f and https://x.org/a, v1.2.3, issue 12") == ["abc1234f", "https://x.org/a", "v1.2.3", "issue 12"]
+
+
+def test_search_and_expand(memory: Memory) -> None:
+    fill(memory, "s", 60)
+    memory.append("s", "user", "the zeppelin migration finished", created_at="2026-03-05T09:00:00Z")
+    memory.summaries.compact("s", final=True)
+    hits = search_summaries(memory, "zeppelin migration")
+    assert hits and hits[0].summary.depth == 0
+    leaf = expand(memory, hits[0].summary.id)
+    assert any("zeppelin" in m.content for m in leaf["messages"]) and leaf["children"] == []
+    root = memory.store.session_summaries("s", 2)[0]
+    top = expand(memory, root.id, limit=500)
+    assert [c.depth for c in top["children"]] == [1] * len(root.sources)
+    assert len(top["messages"]) == 61
+    assert search_summaries(memory, "zeppelin", memory.filters(session="other")) == []
+
+
+def test_summaries_are_journaled_and_replayed_into_a_new_store(home: Path) -> None:
+    with small(home) as memory:
+        fill(memory, "s", 80)
+        memory.summaries.compact("s", final=True)
+        before = {s.id: s for s in memory.store.session_summaries("s", live=False)}
+    with small(home, f"sqlite:///{home / 'other.db'}") as fresh:
+        fresh.catch_up()
+        assert replay(fresh) == len(before)
+        after = {s.id: s for s in fresh.store.session_summaries("s", live=False)}
+        assert after == before and check_tree(fresh, "s")["complete"]
+        assert replay(fresh) == 0
+
+
+def test_a_huge_session_is_compacted_in_bounded_batches(home: Path) -> None:
+    with small(home, summary_leaf_tokens=100_000, summary_branch_tokens=100_000) as memory:
+        fill(memory, "big", 2500)
+        tracemalloc.start()
+        memory.summaries.compact("big", final=True)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        leaves = memory.store.session_summaries("big", 0)
+        assert max(len(x.sources) for x in leaves) == LEAF_MAX_MESSAGES
+        assert sum(len(x.sources) for x in leaves) == 2500
+        assert peak < 40_000_000
+
+
+# -- with a model --------------------------------------------------------------------
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI(responder=lambda body: Reply.json({"summary": "They refactored the parser.", "identifiers": ["PR #1000", "PR #99999"]})) as f:
+        yield f
+
+
+def test_llm_prompts_carry_the_preamble_and_line_tags(home: Path, fake: FakeOpenAI) -> None:
+    with small(home, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema", tool_synth=False) as memory:
+        fill(memory, "s", 20, agent="claude", channel="cli", title="parser")
+        memory.summaries.compact("s", final=True)
+        leaf_prompt = fake.requests[0]["messages"]
+        assert "Cover every distinct topic" in leaf_prompt[0]["content"] and "Invent nothing" in leaf_prompt[0]["content"]
+        user = leaf_prompt[1]["content"]
+        assert user.startswith("Session s; agent claude; channel cli; title parser; span 2026-03-04T10:00Z to")
+        assert "[#01 2026-03-04T10:00Z user] Message 0 about alpha" in user and "claude/assistant" in user
+        leaf = memory.store.session_summaries("s", 0)[0]
+        assert leaf.content == "They refactored the parser.\nIdentifiers: PR #1000" and leaf.model == "m"  # the invented one dropped
+        branch_prompts = [r["messages"][1]["content"] for r in fake.requests if "[S1 " in r["messages"][1]["content"]]
+        assert branch_prompts and "[S1 2026-03-04T10:00Z to" in branch_prompts[0]
+        assert set(memory.stats()["llm"]) == {"summarize-leaf", "summarize-branch", "summarize-root"}
+
+
+# -- tool-call synthesis ---------------------------------------------------------------
+def test_empty_tool_calls_get_a_sentence(memory: Memory) -> None:
+    r = memory.append("s", "assistant", "", tool_name="read_file", tool_args={"path": "src/app.py", "limit": 20}, tool_result="import os\n...")
+    memory.append("s", "assistant", "has text", tool_name="grep")
+    memory.worker(tasks=["tool-synth"]).drain()
+    m = memory.store.get_messages([r["id"]])[0]
+    assert m.content == "Called read_file with path=src/app.py, limit=20; it returned 'import os'."
+    assert memory.search("read_file app.py").hits[0].message.id == r["id"]
+    assert memory.store.job_status()["tasks"]["tool-synth"] == {"done": 1}
+
+
+def test_backfill_and_rebuild(home: Path) -> None:
+    with small(home, tool_synth=False) as memory:
+        ids = [memory.append("s", "assistant", "", tool_name="bash", tool_args={"cmd": f"ls {i}"})["id"] for i in range(3)]
+        assert backfill(memory, dry_run=True) == {"empty_tool_messages": 3, "queued": 0, "dry_run": True}
+        assert backfill(memory)["queued"] == 3 and backfill(memory)["queued"] == 0  # deduped while queued
+        memory.worker().drain()
+        assert [m.content for m in memory.store.get_messages(ids)] == [f"Called bash with cmd=ls {i}." for i in range(3)]
+    with small(home) as memory:  # tool_synth on: rebuild queues the jobs again, answered from the journal
+        memory.rebuild()
+        memory.worker(tasks=["tool-synth"]).drain()
+        assert [m.content for m in memory.store.get_messages(ids)] == [f"Called bash with cmd=ls {i}." for i in range(3)]
+
+
+def test_llm_tool_sentence_and_no_second_call_after_rebuild(home: Path) -> None:
+    fake = FakeOpenAI(responder=lambda body: Reply.json({"sentence": "Listed the files of the repository root."}))
+    with fake, small(home, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema") as memory:
+        mid = memory.append("s", "assistant", "", tool_name="bash", tool_args={"cmd": "ls"})["id"]
+        memory.worker(tasks=["tool-synth"]).drain()
+        assert memory.store.get_messages([mid])[0].content == "Listed the files of the repository root."
+        memory.rebuild()
+        memory.worker(tasks=["tool-synth"]).drain()
+        assert memory.store.get_messages([mid])[0].content == "Listed the files of the repository root."
+        assert len(fake.requests) == 1
+
+
+def test_template_shapes() -> None:
+    from palimpsest.records import Message
+
+    m = Message(id="e", session="s", role="tool", content="", created_at="2026-01-01T00:00:00Z", tool_name="web_search", tool_args="x" * 200)
+    assert template(m).startswith("Called web_search with xxx") and template(m).endswith("….")
+
+
+def test_answer_synthesis_is_off_or_unavailable_without_an_llm(home: Path) -> None:
+    with small(home) as memory:
+        assert synthesize_answer(memory, "q", [])["available"] is False
+    with small(home, synthesize_answers=True) as memory:
+        assert "no LLM" in synthesize_answer(memory, "q", [])["reason"]
+    answer = {"answer": "In Porto.", "cited": ["evt_1", "evt_bogus"]}
+    fake = FakeOpenAI(responder=lambda body: Reply.json(answer))
+    with fake, small(home, synthesize_answers=True, llm_url=fake.url, llm_model="m", llm_structured="json_schema") as memory:
+        hits = [{"id": "evt_1", "content": "I live in Porto", "created_at": "2026-01-01T10:00:00Z"}]
+        got = synthesize_answer(memory, "where do I live?", hits)
+        assert got == {"available": True, "answer": "In Porto.", "cited": ["evt_1"], "model": "m"}
+        assert "[evt_1 2026-01-01T10:00Z] I live in Porto" in fake.requests[0]["messages"][1]["content"]
