@@ -193,3 +193,13 @@ def test_instant_sessions_are_never_promoted(sqlite_memory: Memory) -> None:
     facts = Facts(sqlite_memory.store, sqlite_memory.home)
     assert facts.curator.write({"text": "The locker code is 4412", "source": scratch["id"]}).action == "skipped"
     assert facts.curator.write({"text": "The locker code is 4412", "source": kept["id"]}).action == "new"
+
+
+def test_vector_search_sees_facts_written_after_it_was_cached(with_embedder: Facts) -> None:
+    facts = with_embedder
+    first = facts.write("Ada enjoys hiking", valid_from="2024-01-01")
+    assert [h.fact.id for h in facts.search("likes hiking")] == [first.id]
+    second = facts.write("Ada enjoys sailing", valid_from="2024-01-01")
+    facts.supersede(first.id, "Ada enjoys climbing", valid_from="2024-06-01")
+    found = [h.fact.id for h in facts.search("likes sailing")]
+    assert found[0] == second.id and first.id not in found  # cached vectors, filters still applied

@@ -231,16 +231,18 @@ class SQLiteFactsMixin(FactStoreContract):
         entry = cache.get(model)
         if entry is not None and (entry["count"], entry["top"]) == (count, top):
             return entry["rowids"], entry["ids"], entry["matrix"]
-        grows = entry is not None and entry["matrix"] is not None and entry["count"] < count and entry["top"] < top
+        prev: dict[str, Any] | None = None
+        if entry is not None and entry["matrix"] is not None and entry["count"] < count and entry["top"] < top:
+            prev = entry  # only new rows to load
         rows = self._reader.execute(
             """SELECT v.fact_rowid, f.id, v.vector FROM fact_vectors v JOIN facts f ON f.rowid = v.fact_rowid
-               WHERE v.model = ? AND v.fact_rowid > ? ORDER BY v.fact_rowid""", (model, entry["top"] if grows else 0)).fetchall()
+               WHERE v.model = ? AND v.fact_rowid > ? ORDER BY v.fact_rowid""", (model, prev["top"] if prev else 0)).fetchall()
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         ids = [r[1] for r in rows]
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1) if rows else None
-        if grows and matrix is not None:
-            rowids, ids, matrix = np.concatenate([entry["rowids"], rowids]), entry["ids"] + ids, np.vstack([entry["matrix"], matrix])
-        if grows and len(ids) != count:  # a row arrived below the top (another writer): start over
+        if prev is not None and matrix is not None:
+            rowids, ids, matrix = np.concatenate([prev["rowids"], rowids]), prev["ids"] + ids, np.vstack([prev["matrix"], matrix])
+        if prev is not None and len(ids) != count:  # a row arrived below the top (another writer): start over
             cache.pop(model)
             return self._fact_matrix(model)
         cache[model] = {"count": count, "top": top, "rowids": rowids, "ids": ids, "matrix": matrix}
