@@ -200,3 +200,26 @@ def test_answer_synthesis_is_off_or_unavailable_without_an_llm(home: Path) -> No
         got = synthesize_answer(memory, "where do I live?", hits)
         assert got == {"available": True, "answer": "In Porto.", "cited": ["evt_1"], "model": "m"}
         assert "[evt_1 2026-01-01T10:00Z] I live in Porto" in fake.requests[0]["messages"][1]["content"]
+
+
+def test_tools_and_cli(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from palimpsest import tools
+    from palimpsest.cli import main
+
+    with small(home) as memory:
+        fill(memory, "s", 50)
+        memory.append("s", "assistant", "", tool_name="grep", tool_args={"pattern": "TODO"})
+        memory.summaries.compact("s", final=True)
+        hits = tools.call(memory, "memory_summaries", {"query": "alpha PR", "session": "s"}, enable_write=False)["hits"]
+        assert hits and hits[0]["session_id"] == "s"
+        got = tools.call(memory, "memory_expand", {"id": hits[0]["id"], "limit": 5}, enable_write=False)
+        assert len(got["messages"]) <= 5 and got["summary"]["id"] == hits[0]["id"]
+        assert tools.call(memory, "memory_answer", {"query": "alpha"}, enable_write=False)["available"] is False
+    base = ["--home", str(home)]
+    assert main([*base, "backfill-tool-synth", "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["empty_tool_messages"] == 1
+    assert main([*base, "summaries", "tree", "s", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["complete"] is True
+    assert main([*base, "llm", "usage", "--json"]) == 0 and json.loads(capsys.readouterr().out) == {}

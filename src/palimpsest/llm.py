@@ -176,12 +176,7 @@ class LLM:
         return key
 
     def parked(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The newest parked replies."""
-        if self.journal is None:
-            return []
-        found = [{"key": e.event_key, "at": e.created_at, **(e.metadata or {})} for e in self.journal.read(SYSTEM_SESSION)
-                 if (e.metadata or {}).get("op") == "parked"]
-        return found[-limit:][::-1]
+        return parked(self.journal, limit) if self.journal is not None else []
 
     # -- transport -----------------------------------------------------------
     def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None) -> Reply:
@@ -289,6 +284,13 @@ def _constraint(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
 
         return {"grammar": schema_to_gbnf(schema)}
     return {"guided_json": schema}
+
+
+def parked(journal: Journal, limit: int = 100) -> list[dict[str, Any]]:
+    """The newest parked replies in a system journal (`<home>/system`)."""
+    found = [{"key": e.event_key, "at": e.created_at, **(e.metadata or {})} for e in journal.read(SYSTEM_SESSION)
+             if (e.metadata or {}).get("op") == "parked"]
+    return found[-limit:][::-1]
 
 
 def usage(store: Any) -> dict[str, Any]:

@@ -20,8 +20,8 @@ preamble (session id, agent, channel, title, span, count) and every message line
 carries `[#NN ISO-minute agent/role]`. The model answers `{"summary", "identifiers"}`
 (validated); identifiers it names that the sources do not hold are dropped. Without an
 LLM — or when its replies stay invalid until the job's last attempt — the summary is
-extractive: the most informative sentence of each stretch of messages, in order, with
-its line tag, and every identifier found (PR and issue numbers, commit hashes, file
+extractive: the messages themselves when they fit, else the most informative sentence of
+each stretch of messages, in order, with its line tag, and every identifier found (PR and issue numbers, commit hashes, file
 names, URLs, versions, `code spans`) listed verbatim.
 
 Every summary is journaled (`<home>/system/sessions/summaries/events.jsonl`) before it is
@@ -219,6 +219,9 @@ def extractive(lines: list[str], max_tokens: int, depth: int = 0) -> str:
     found = identifiers("\n".join(lines))
     ident_line = f"Identifiers: {', '.join(found)}" if found else ""
     room = max(200, budget - min(len(ident_line), budget // 3))
+    whole = [line.strip()[:LINE_CHARS] for line in lines if line.strip()]
+    if depth == 0 and sum(len(w) + 1 for w in whole) <= room:  # everything fits: keep every word
+        return "\n".join(whole + ([ident_line] if ident_line else []))
     picks = [_best(line, depth) for line in lines]
     picks = [p for p in picks if p[1]]
     if sum(len(p[1]) + 1 for p in picks) > room:

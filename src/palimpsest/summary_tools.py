@@ -1,0 +1,33 @@
+"""Tools over the summary DAG and answer synthesis (registered in `tools.TOOL_MODULES`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .memory import Memory
+from .summarize import expand, search_summaries
+from .tools import FILTERS, LIMIT, STRING, _pick, schema, tool
+from .toolsynth import synthesize_answer
+
+
+@tool("memory_summaries", "Search the summaries of old conversation stretches (leaf, branch and root summaries), "
+      "best first; expand one with memory_expand.", schema({"query": STRING, "limit": LIMIT, **FILTERS}, required=["query"]))
+def memory_summaries(memory: Memory, args: dict[str, Any]) -> Any:
+    hits = search_summaries(memory, args["query"], memory.filters(**_pick(args, FILTERS)), args.get("limit", 10))
+    return {"hits": [h.to_dict() for h in hits]}
+
+
+@tool("memory_expand", "A summary with its child summaries and the messages it covers.",
+      schema({"id": {"type": "string", "description": "a summary id (sum_…)"}, "limit": LIMIT}, required=["id"]))
+def memory_expand(memory: Memory, args: dict[str, Any]) -> Any:
+    found = expand(memory, args["id"], limit=args.get("limit", 200))
+    return {"summary": found["summary"].to_dict(), "children": [c.to_dict() for c in found["children"]],
+            "messages": [m.to_dict() for m in found["messages"]]}
+
+
+@tool("memory_answer", "Search memory and have the LLM answer from the hits only, citing their ids "
+      "(needs PALIMPSEST_SYNTHESIZE_ANSWERS=1 and an LLM; otherwise says synthesis is unavailable).",
+      schema({"query": STRING, "limit": LIMIT, **FILTERS}, required=["query"]))
+def memory_answer(memory: Memory, args: dict[str, Any]) -> Any:
+    hits = memory.search(args["query"], limit=args.get("limit", 10), **_pick(args, FILTERS)).hits
+    return {**synthesize_answer(memory, args["query"], hits), "hits": [h.to_dict() for h in hits]}
