@@ -308,7 +308,7 @@ def write_section(path: Path, section: str) -> None:
         text = text.rstrip("\n") + "\n\n" + section
     else:
         end = text.find("\n## ", start + 1)
-        text = text[:start] + section + (text[end + 1 :] if end >= 0 else "")
+        text = text[:start] + section.rstrip("\n") + "\n" + ("\n" + text[end + 1 :] if end >= 0 else "")
     path.write_text(text)
 
 
