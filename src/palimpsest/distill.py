@@ -219,7 +219,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             _classify(out, s, m, seen)
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
-    out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if lead else f"A turn of {len(messages)} messages without text.")
+    out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
     return out
 
 
@@ -307,7 +307,7 @@ def curate(memory: Memory, output: dict[str, Any], source: str, at: str) -> list
     candidates += [Candidate(text=c["text"], kind="correction", entities=[], source=source, corrects=c["replaces"],
                              metadata={"origin": "distill"}) for c in output.get("corrections", [])]
     candidates += [Candidate(text=t, kind="task", source=source, metadata={"origin": "distill"}) for t in output.get("tasks", [])]
-    out = []
+    out: list[dict[str, Any]] = []
     for c in candidates:
         try:
             d = memory.facts.curator.write(c)

@@ -132,7 +132,7 @@ class Compactor:
         return self.written
 
     def _batch(self, messages: list[Message]) -> list[Message]:
-        budget, used, out = self.s.summary_leaf_tokens, 0, []
+        budget, used, out = self.s.summary_leaf_tokens, 0, []  # type: int, int, list[Message]
         for m in messages:
             cost = tokens(_line_text(m)) + 8
             if out and used + cost > budget:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable
 from typing import Any
 
 from .common import add_command, emit, open_memory
@@ -43,14 +44,14 @@ def compact(args: argparse.Namespace) -> None:
         sessions = [args.session] if args.session else [s for s, _ in memory.store.sessions_with_unsummarised(
             1 if args.final else memory.settings.compact_after + 1, 100_000)]
         result = {s: memory.summaries.compact(s, final=args.final, use_llm=not args.no_llm) for s in sessions}
-    emit(args, result, lambda r: [print(f"{s}: {n['leaf']} leaves, {n['branch']} branches, {n['root']} roots") for s, n in r.items()])
+    emit(args, result, lambda r: _lines(f"{s}: {n['leaf']} leaves, {n['branch']} branches, {n['root']} roots" for s, n in r.items()))
 
 
 def search(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         hits = memory.summaries.search(args.query, memory.filters(session=args.session), args.limit)
-    emit(args, [h.to_dict() for h in hits], lambda r: [print(f"{h['id']} {h['level']} {h['session_id']} {h['score']:.3f}\n  "
-                                                                + h["content"][:300].replace("\n", "\n  ")) for h in r])
+    emit(args, [h.to_dict() for h in hits], lambda r: _lines(f"{h['id']} {h['level']} {h['session_id']} {h['score']:.3f}\n  "
+                                                             + h["content"][:300].replace("\n", "\n  ") for h in r))
 
 
 def expand(args: argparse.Namespace) -> None:
@@ -104,7 +105,7 @@ def usage(args: argparse.Namespace) -> None:
 
     with open_memory(args) as memory:
         result = llm_usage(memory.store)
-    emit(args, result, lambda r: [print(f"{task}: {n}") for task, n in r.items()] or print("no LLM calls yet"))
+    emit(args, result, lambda r: _lines((f"{task}: {n}" for task, n in r.items()), "no LLM calls yet"))
 
 
 def parked(args: argparse.Namespace) -> None:
@@ -113,4 +114,10 @@ def parked(args: argparse.Namespace) -> None:
 
     with open_memory(args) as memory:
         result = parked_replies(Journal(memory.home / "system"), args.limit)
-    emit(args, result, lambda r: [print(f"{p['key']} {p['at'][:16]} {p['task']}: {p['problem']}") for p in r] or print("nothing parked"))
+    emit(args, result, lambda r: _lines((f"{p['key']} {p['at'][:16]} {p['task']}: {p['problem']}" for p in r), "nothing parked"))
+
+
+def _lines(lines: Iterable[str], empty: str = "") -> None:
+    text = "\n".join(lines)
+    if text or empty:
+        print(text or empty)

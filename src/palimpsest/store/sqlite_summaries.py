@@ -75,7 +75,7 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         return [by_id[i] for i in ids if i in by_id]
 
     def session_summaries(self, session_id: str, depth: int | None = None, *, orphans: bool = False, live: bool = True) -> list[Summary]:
-        clauses, params = ["s.session_id = ?"], [session_id]
+        clauses, params = ["s.session_id = ?"], [session_id]  # type: list[str], list[Any]
         if depth is not None:
             clauses.append("s.depth = ?")
             params.append(depth)
