@@ -24,6 +24,7 @@ The machine has 2 shared cores: everything runs in one process, one corpus at a 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -244,12 +245,13 @@ def check_sample(g: CodeGraph, corpus: str) -> list[tuple[str, str, int, str, st
     return out
 
 
-def render(results: list[dict[str, Any]], command: str) -> str:
+def render(results: list[dict[str, Any]], command: str, load: float) -> str:
     lines = [
         "## Code graph",
         "",
         (
-            f"`{command}` (protocol in the script's docstring). One process on the shared 2-core machine; "
+            f"`{command}` (protocol in the script's docstring). One process on the shared 2-core machine "
+            f"(load average {load:.1f} when it started: other work was running, so times are pessimistic); "
             "each corpus copied to a temp folder and indexed into a fresh graph."
         ),
         "",
@@ -323,11 +325,12 @@ def main(argv: list[str] | None = None) -> int:
         if NPM.is_dir():
             corpora.append(("npm", NPM, []))
     results = []
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="codegraph-bench-") as tmp:
         for name, src, exclude in corpora:
             print(f"indexing {name} ({src}) …", file=sys.stderr, flush=True)
             results.append(run_corpus(name, src, exclude, Path(tmp)))
-    section = render(results, "python bench/codegraph.py" + (" --quick" if args.quick else ""))
+    section = render(results, "python bench/codegraph.py" + (" --quick" if args.quick else ""), load)
     print(section)
     if not args.quick:
         write_section(args.results, section)
