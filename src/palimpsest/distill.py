@@ -145,7 +145,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
                         r"i was wrong|that's wrong|that is wrong|not anymore|update)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
-                        r"would rather|'d rather)|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
+                        r"would rather)|i'd rather|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
 DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
