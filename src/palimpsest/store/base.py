@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..records import Message, Session
+from .documents_base import DocumentStoreContract
 from .facts_base import FactStoreContract
 from .summaries_base import SummaryStoreContract
 
@@ -58,7 +59,7 @@ class NewJob:
     run_at: str | None = None
 
 
-class Store(FactStoreContract, SummaryStoreContract, ABC):
+class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, ABC):
     """An index database. Open one with `palimpsest.store.open_store(url)`."""
 
     url: str

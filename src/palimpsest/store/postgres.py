@@ -52,6 +52,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import InvalidInput, ModelMismatch, StoreUnavailable
 from ..records import Message, Session, iso, utcnow
 from .base import Filters, Job, NewJob, Store
+from .postgres_documents import PostgresDocumentsMixin
 from .postgres_facts import PostgresFactsMixin
 from .postgres_summaries import PostgresSummariesMixin
 
@@ -156,7 +157,7 @@ def _permanent(exc: psycopg.Error) -> bool:
                                    "role \"", "invalid ", "SSL", "unsupported"))
 
 
-class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin):
+class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000) -> None:
         self.url = url

@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import InvalidInput, StoreUnavailable
 from ..records import Message, Session
 from .base import Filters, Job, NewJob, Store
+from .sqlite_documents import SQLiteDocumentsMixin
 from .sqlite_facts import SQLiteFactsMixin
 from .sqlite_summaries import SQLiteSummariesMixin
 from .vectors import VectorCache
@@ -68,7 +69,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
-class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin):
+class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
@@ -385,7 +386,10 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin):
             ids = json.dumps([i for i, _ in rows])
             rowids = dict(conn.execute("SELECT id, rowid FROM messages WHERE id IN (SELECT value FROM json_each(?))", (ids,)).fetchall())
             conn.executemany(
-                "INSERT OR REPLACE INTO vectors (message_rowid, model, dim, vector) VALUES (?, ?, ?, ?)",
+                # an upsert, not INSERT OR REPLACE: REPLACE deletes without firing the
+                # delete trigger, which would leave vector_counts counting twice
+                """INSERT INTO vectors (message_rowid, model, dim, vector) VALUES (?, ?, ?, ?)
+                   ON CONFLICT(model, message_rowid) DO UPDATE SET dim = excluded.dim, vector = excluded.vector""",
                 [(rowids[i], model, v.shape[0], np.asarray(v, dtype=np.float32).tobytes()) for i, v in rows if i in rowids],
             )
         self._generation += 1
@@ -395,7 +399,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin):
         rows = self._reader.execute(
             "SELECT message_rowid, vector FROM vectors WHERE model = ? AND message_rowid > ? ORDER BY message_rowid", (model, after_rowid)
         ).fetchall()
-        total = self._reader.execute("SELECT count(*) FROM vectors WHERE model = ?", (model,)).fetchone()[0]
+        found = self._reader.execute("SELECT count FROM vector_counts WHERE model = ?", (model,)).fetchone()
+        total = found[0] if found else 0
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), total
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -427,7 +432,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin):
         return {i: np.frombuffer(b, dtype=np.float32) for i, b in rows}
 
     def vector_models(self) -> dict[str, dict[str, int]]:
-        rows = self._reader.execute("SELECT model, max(dim), count(*) FROM vectors GROUP BY model").fetchall()
+        rows = self._reader.execute("SELECT model, dim, count FROM vector_counts ORDER BY model").fetchall()
         return {m: {"dim": d, "count": n} for m, d, n in rows}
 
     def messages_without_vectors(self, model: str, limit: int) -> list[Message]:

@@ -1,0 +1,229 @@
+"""Vaults on PostgreSQL: a mixin of `PostgresStore` (it uses the store's `_tx()` / `_read()`).
+
+Chunk vectors live in a dimensionless `vector` column and are searched exactly with
+pgvector's `<=>` over the readable vaults' chunks of the query's model (the vault filter
+runs first, through `document_chunks_vault`). Full text is a generated, weighted
+`tsvector` (text A, heading path B) ranked with `ts_rank_cd`; each user term is its own
+`phraseto_tsquery`, so user text is never query syntax.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+import psycopg
+
+from ..errors import Conflict
+from ..records import iso
+from .documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+
+_DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
+_SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
+_CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.token_count, c.metadata, "
+               "d.title, d.metadata, d.indexed_at")
+
+
+def _nul(value: str | None) -> str | None:
+    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
+
+
+def _json(value: Any) -> str:
+    return _nul(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)) or "{}"
+
+
+def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tuple[str, str]] | None) -> tuple[str, list[Any]]:
+    """SQL selecting the names of the vaults a reader may see, narrowed by name and attachment."""
+    clauses: list[str] = []
+    params: list[Any] = []
+    if not reader.owner:
+        clauses.append("(v.access = 'public' OR v.name IN (SELECT vault FROM vault_readers WHERE agent = %s))")
+        params.append(reader.agent or "")
+    if names is not None:
+        clauses.append("v.name = ANY(%s)")
+        params.append(list(names))
+    if attached_to is not None:
+        clauses.append("v.name IN (SELECT a.vault FROM vault_attachments a WHERE (a.kind, a.target) IN "
+                       "(SELECT * FROM unnest(%s::text[], %s::text[])))")
+        params += [[k for k, _ in attached_to], [t for _, t in attached_to]]
+    return f"SELECT v.name FROM vaults v WHERE {' AND '.join(clauses) or 'TRUE'}", params
+
+
+class PostgresDocumentsMixin(DocumentStoreContract):
+    # provided by PostgresStore
+    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+    _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+
+    def _doc_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        with self._read() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    # -- registry ------------------------------------------------------------
+    def apply_vault_change(self, change: VaultChange) -> bool:
+        with self._tx() as conn:
+            applied = "INSERT INTO vault_ops VALUES (%s, now()) ON CONFLICT DO NOTHING RETURNING 1"
+            if change.op_key is not None and conn.execute(applied, (change.op_key,)).fetchone() is None:
+                return False
+            if change.vault is not None:
+                self._put_vault(conn, change.vault)
+            if change.attachment is not None:
+                a = change.attachment
+                if change.attach:
+                    conn.execute("INSERT INTO vault_attachments VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                                 (a["vault"], a["kind"], _nul(a["target"]), a["at"]))
+                else:
+                    conn.execute("DELETE FROM vault_attachments WHERE vault = %s AND kind = %s AND target = %s",
+                                 (a["vault"], a["kind"], _nul(a["target"])))
+        return True
+
+    @staticmethod
+    def _put_vault(conn: psycopg.Connection[Any], v: VaultRow) -> None:
+        row = conn.execute("SELECT type FROM vaults WHERE name = %s FOR UPDATE", (v.name,)).fetchone()
+        if row is not None and row[0] != v.type:
+            raise Conflict(f"vault {v.name!r} exists with type {row[0]!r}")
+        conn.execute(
+            """INSERT INTO vaults (name, type, path, access, description, created_at) VALUES (%s, %s, %s, %s, %s, %s)
+               ON CONFLICT (name) DO UPDATE SET path = excluded.path, access = excluded.access, description = excluded.description""",
+            (v.name, v.type, _nul(v.path), v.access, _nul(v.description), v.created_at))
+        conn.execute("DELETE FROM vault_readers WHERE vault = %s", (v.name,))
+        for agent in v.readers:
+            conn.execute("INSERT INTO vault_readers VALUES (%s, %s) ON CONFLICT DO NOTHING", (v.name, _nul(agent)))
+
+    def vault_rows(self, reader: Reader, names: list[str] | None = None, types: list[str] | None = None) -> list[VaultRow]:
+        sql, params = vault_filter(reader, names, None)
+        if types is not None:
+            sql += " AND v.type = ANY(%s)"
+            params.append(list(types))
+        rows = self._doc_rows(f"""SELECT name, type, path, access, description, created_at FROM vaults
+                                  WHERE name IN ({sql}) ORDER BY name COLLATE "C\"""", params)
+        out = {r[0]: VaultRow(r[0], r[1], r[2], r[3], [], r[4], iso(r[5])) for r in rows}
+        if out:
+            keys = list(out)
+            for vault, agent in self._doc_rows("SELECT vault, agent FROM vault_readers WHERE vault = ANY(%s) ORDER BY agent COLLATE \"C\"", (keys,)):
+                out[vault].readers.append(agent)
+            for vault, kind, target, at in self._doc_rows(
+                    "SELECT vault, kind, target, at FROM vault_attachments WHERE vault = ANY(%s) ORDER BY kind, target COLLATE \"C\"", (keys,)):
+                out[vault].attachments.append({"kind": kind, "target": target, "at": iso(at)})
+        return list(out.values())
+
+    def vault_ops_applied(self) -> set[str]:
+        return {r[0] for r in self._doc_rows("SELECT op_key FROM vault_ops")}
+
+    # -- documents -----------------------------------------------------------
+    def replace_document(self, doc: DocumentRow, chunks: list[ChunkRow], model: str | None) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM documents WHERE vault = %s AND path = %s", (doc.vault, _nul(doc.path)))
+            rowid = conn.execute(
+                f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES ({', '.join(['%s'] * 11)}) RETURNING rowid",
+                (doc.vault, _nul(doc.path), doc.sha256, doc.mtime, doc.size, doc.indexed_at, _nul(doc.title), _json(doc.metadata),
+                 _nul(doc.error), len(chunks), doc.pages)).fetchone()[0]  # type: ignore[index]
+            with conn.cursor() as cur:
+                cur.executemany(
+                    """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, token_count, metadata, model, dim, embedding)
+                       VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                    [(c.id, rowid, doc.vault, c.ordinal, _nul(c.heading_path), _nul(c.text), c.token_count, _json(c.metadata),
+                      *_vector(model, c.vector)) for c in chunks])
+
+    def touch_document(self, vault: str, path: str, mtime: float, size: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE documents SET mtime = %s, size = %s WHERE vault = %s AND path = %s", (mtime, size, vault, _nul(path)))
+
+    def remove_documents(self, vault: str, paths: list[str]) -> int:
+        if not paths:
+            return 0
+        with self._tx() as conn:
+            return conn.execute("DELETE FROM documents WHERE vault = %s AND path = ANY(%s)", (vault, [_nul(p) for p in paths])).rowcount
+
+    def document_rows(self, vault: str) -> list[DocumentRow]:
+        rows = self._doc_rows(f"SELECT {_DOC_COLUMNS} FROM documents WHERE vault = %s ORDER BY path COLLATE \"C\"", (vault,))
+        return [DocumentRow(r[0], r[1], r[2], r[3], r[4], iso(r[5]), r[6], dict(r[7]), r[8], r[9], r[10]) for r in rows]
+
+    def get_chunks(self, ids: list[str]) -> list[ChunkRow]:
+        if not ids:
+            return []
+        rows = self._doc_rows(f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
+                                  WHERE c.id = ANY(%s)""", (list(ids),))
+        by_id = {r[0]: _chunk(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
+        terms = [t for t in (_nul(t) or "" for t in terms) if t.strip()]
+        if not terms:
+            return []
+        tsq = (" && " if match_all else " || ").join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
+        vaults, params = vault_filter(q.reader, q.vaults, q.attached_to)
+        sql = f"""WITH q AS (SELECT {tsq} AS q)
+                  SELECT c.id, ts_rank_cd('{{0.1, 0.2, 0.5, 1.0}}', c.fts, q.q, 1) AS rank FROM document_chunks c, q
+                  WHERE numnode(q.q) > 0 AND c.fts @@ q.q AND c.vault IN ({vaults}) ORDER BY rank DESC, c.id LIMIT %s"""
+        return [(r[0], float(r[1])) for r in self._doc_rows(sql, (*terms, *params, limit))]
+
+    def chunk_vector_search(self, model: str, query: np.ndarray, q: ChunkQuery, limit: int) -> list[tuple[str, float]]:
+        vec = np.asarray(query, dtype=np.float32)
+        vaults, params = vault_filter(q.reader, q.vaults, q.attached_to)
+        sql = f"""SELECT c.id, 1 - (c.embedding <=> %s) FROM document_chunks c
+                  WHERE c.model = %s AND c.dim = %s AND c.vault IN ({vaults}) ORDER BY c.embedding <=> %s, c.id LIMIT %s"""
+        return [(r[0], float(r[1])) for r in self._doc_rows(sql, (vec, model, int(vec.shape[0]), *params, vec, limit))]
+
+    def chunk_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._doc_rows("SELECT id, embedding FROM document_chunks WHERE model = %s AND id = ANY(%s)", (model, list(ids)))
+        return {i: np.asarray(v, dtype=np.float32) for i, v in rows}
+
+    def put_chunk_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        if not rows:
+            return
+        with self._tx() as conn, conn.cursor() as cur:
+            cur.executemany("UPDATE document_chunks SET model = %s, dim = %s, embedding = %s WHERE id = %s",
+                            [(*_vector(model, v), i) for i, v in rows])
+
+    def chunks_without_vectors(self, model: str, vault: str, limit: int) -> list[ChunkRow]:
+        rows = self._doc_rows(
+            f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
+                WHERE c.vault = %s AND (c.model IS NULL OR c.model != %s) ORDER BY c.rowid LIMIT %s""", (vault, model, limit))
+        return [_chunk(r) for r in rows]
+
+    # -- skills --------------------------------------------------------------
+    def replace_skills(self, vault: str, skills: list[SkillRow], remove_paths: list[str]) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM skills WHERE vault = %s AND (path = ANY(%s) OR name = ANY(%s))",
+                         (vault, [_nul(p) for p in remove_paths + [s.path for s in skills]], [_nul(s.name) for s in skills]))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
+                    [(s.vault, _nul(s.name), _nul(s.description), _json(s.triggers), _json(s.metadata), _nul(s.path), _nul(s.body),
+                      s.sha256, s.mtime, s.size, s.indexed_at) for s in skills])
+
+    def skill_rows(self, reader: Reader, vaults: list[str] | None = None, names: list[str] | None = None,
+                   attached_to: list[tuple[str, str]] | None = None, with_triggers: bool = False) -> list[SkillRow]:
+        allowed, params = vault_filter(reader, vaults, attached_to)
+        sql = f"SELECT {_SKILL_COLUMNS} FROM skills WHERE vault IN ({allowed})"
+        if names is not None:
+            sql += " AND name = ANY(%s)"
+            params.append(list(names))
+        if with_triggers:
+            sql += " AND triggers != '[]'::jsonb"
+        rows = self._doc_rows(sql + " ORDER BY vault COLLATE \"C\", name COLLATE \"C\"", params)
+        return [SkillRow(r[0], r[1], r[2], list(r[3]), dict(r[4]), r[5], r[6], r[7], r[8], r[9], iso(r[10])) for r in rows]
+
+    def document_stats(self, vault: str) -> dict[str, int]:
+        with self._read() as conn:
+            docs, size, errors = conn.execute("SELECT count(*), coalesce(sum(size), 0), count(error) FROM documents WHERE vault = %s",
+                                              (vault,)).fetchone()  # type: ignore[misc]
+            chunks, embedded = conn.execute("SELECT count(*), count(model) FROM document_chunks WHERE vault = %s", (vault,)).fetchone()  # type: ignore[misc]
+            skills, skill_bytes = conn.execute("SELECT count(*), coalesce(sum(size), 0) FROM skills WHERE vault = %s", (vault,)).fetchone()  # type: ignore[misc]
+        return {"documents": docs, "chunks": chunks, "embedded": embedded, "bytes": int(size) + int(skill_bytes), "skills": skills,
+                "errors": errors}
+
+
+def _vector(model: str | None, v: np.ndarray | None) -> tuple[Any, Any, Any]:
+    if model is None or v is None:
+        return None, None, None
+    return model, int(v.shape[0]), np.asarray(v, dtype=np.float32)
+
+
+def _chunk(r: tuple[Any, ...]) -> ChunkRow:
+    return ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], dict(r[7]), None, r[8], dict(r[9]), iso(r[10]))

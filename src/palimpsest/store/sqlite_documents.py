@@ -1,0 +1,287 @@
+"""Vaults on SQLite: a mixin of `SQLiteStore` (it uses the store's `_tx()` and `_reader`).
+
+Chunk vectors are searched exactly in numpy over a matrix cached in memory. The cache is
+keyed by a generation row bumped in every transaction that changes vectors (so another
+process's writes are noticed too); after a change only the rows that appeared are read,
+and rows that disappeared are masked — re-indexing one document does not reload 100,000
+vectors. Access and attachment filters become a set of allowed vault codes, applied
+before the top-k is taken, so a small readable vault is never crowded out.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
+import numpy as np
+
+from ..errors import Conflict
+from ..records import iso, utcnow
+from .documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+
+_DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
+_SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
+_CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.token_count, c.metadata, "
+               "d.title, d.metadata, d.indexed_at")
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def visible(reader: Reader, alias: str = "v") -> tuple[str, list[Any]]:
+    """SQL condition on a `vaults` row: may `reader` see it?"""
+    if reader.owner:
+        return "1", []
+    return (f"({alias}.access = 'public' OR {alias}.name IN (SELECT vault FROM vault_readers WHERE agent = ?))", [reader.agent or ""])
+
+
+def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tuple[str, str]] | None) -> tuple[str, list[Any]]:
+    """SQL selecting the names of the vaults a reader may see, narrowed by name and attachment."""
+    cond, params = visible(reader)
+    if names is not None:
+        cond += " AND v.name IN (SELECT value FROM json_each(?))"
+        params.append(json.dumps(names))
+    if attached_to is not None:
+        cond += " AND v.name IN (SELECT a.vault FROM vault_attachments a WHERE a.kind || char(31) || a.target IN (SELECT value FROM json_each(?)))"
+        params.append(json.dumps([f"{k}\x1f{t}" for k, t in attached_to]))
+    return f"SELECT v.name FROM vaults v WHERE {cond}", params
+
+
+class SQLiteDocumentsMixin(DocumentStoreContract):
+    # provided by SQLiteStore
+    _reader: sqlite3.Connection
+    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
+
+    # -- registry ------------------------------------------------------------
+    def apply_vault_change(self, change: VaultChange) -> bool:
+        with self._tx() as conn:
+            if change.op_key is not None:
+                if conn.execute("SELECT 1 FROM vault_ops WHERE op_key = ?", (change.op_key,)).fetchone():
+                    return False
+                conn.execute("INSERT INTO vault_ops VALUES (?, ?)", (change.op_key, iso(utcnow())))
+            if change.vault is not None:
+                self._put_vault(conn, change.vault)
+            if change.attachment is not None:
+                a = change.attachment
+                if change.attach:
+                    conn.execute("INSERT OR IGNORE INTO vault_attachments VALUES (?, ?, ?, ?)", (a["vault"], a["kind"], a["target"], a["at"]))
+                else:
+                    conn.execute("DELETE FROM vault_attachments WHERE vault = ? AND kind = ? AND target = ?", (a["vault"], a["kind"], a["target"]))
+        return True
+
+    @staticmethod
+    def _put_vault(conn: sqlite3.Connection, v: VaultRow) -> None:
+        row = conn.execute("SELECT type FROM vaults WHERE name = ?", (v.name,)).fetchone()
+        if row is not None and row[0] != v.type:
+            raise Conflict(f"vault {v.name!r} exists with type {row[0]!r}")
+        conn.execute(
+            """INSERT INTO vaults (name, type, path, access, description, created_at) VALUES (?, ?, ?, ?, ?, ?)
+               ON CONFLICT(name) DO UPDATE SET path = excluded.path, access = excluded.access, description = excluded.description""",
+            (v.name, v.type, v.path, v.access, v.description, v.created_at))
+        conn.execute("DELETE FROM vault_readers WHERE vault = ?", (v.name,))
+        conn.executemany("INSERT OR IGNORE INTO vault_readers VALUES (?, ?)", [(v.name, a) for a in v.readers])
+
+    def vault_rows(self, reader: Reader, names: list[str] | None = None, types: list[str] | None = None) -> list[VaultRow]:
+        sql, params = vault_filter(reader, names, None)
+        if types is not None:
+            sql += " AND v.type IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(types))
+        rows = self._reader.execute(
+            f"SELECT name, type, path, access, description, created_at FROM vaults WHERE name IN ({sql}) ORDER BY name", params).fetchall()
+        out = {r[0]: VaultRow(r[0], r[1], r[2], r[3], [], r[4], r[5]) for r in rows}
+        if out:
+            keys = json.dumps(list(out))
+            for vault, agent in self._reader.execute(
+                    "SELECT vault, agent FROM vault_readers WHERE vault IN (SELECT value FROM json_each(?)) ORDER BY agent", (keys,)):
+                out[vault].readers.append(agent)
+            for vault, kind, target, at in self._reader.execute(
+                    "SELECT vault, kind, target, at FROM vault_attachments WHERE vault IN (SELECT value FROM json_each(?)) ORDER BY kind, target",
+                    (keys,)):
+                out[vault].attachments.append({"kind": kind, "target": target, "at": at})
+        return list(out.values())
+
+    def vault_ops_applied(self) -> set[str]:
+        return {r[0] for r in self._reader.execute("SELECT op_key FROM vault_ops")}
+
+    # -- documents -----------------------------------------------------------
+    def replace_document(self, doc: DocumentRow, chunks: list[ChunkRow], model: str | None) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM documents WHERE vault = ? AND path = ?", (doc.vault, doc.path))
+            cur = conn.execute(
+                f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+                (doc.vault, doc.path, doc.sha256, doc.mtime, doc.size, doc.indexed_at, doc.title,
+                 json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True), doc.error, len(chunks), doc.pages))
+            conn.executemany(
+                """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, token_count, metadata, model, dim, vector)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [(c.id, cur.lastrowid, doc.vault, c.ordinal, c.heading_path, c.text, c.token_count,
+                  json.dumps(c.metadata, ensure_ascii=False), *self._vector_params(model, c.vector)) for c in chunks])
+            self._bump(conn)
+
+    @staticmethod
+    def _vector_params(model: str | None, v: np.ndarray | None) -> tuple[Any, Any, Any]:
+        if model is None or v is None:
+            return None, None, None
+        return model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()
+
+    @staticmethod
+    def _bump(conn: sqlite3.Connection) -> None:
+        conn.execute("UPDATE document_generation SET n = n + 1 WHERE id = 1")
+
+    def touch_document(self, vault: str, path: str, mtime: float, size: int) -> None:
+        with self._tx() as conn:
+            conn.execute("UPDATE documents SET mtime = ?, size = ? WHERE vault = ? AND path = ?", (mtime, size, vault, path))
+
+    def remove_documents(self, vault: str, paths: list[str]) -> int:
+        if not paths:
+            return 0
+        with self._tx() as conn:
+            n = conn.execute("DELETE FROM documents WHERE vault = ? AND path IN (SELECT value FROM json_each(?))",
+                             (vault, json.dumps(paths))).rowcount
+            self._bump(conn)
+        return n
+
+    def document_rows(self, vault: str) -> list[DocumentRow]:
+        rows = self._reader.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE vault = ? ORDER BY path", (vault,)).fetchall()
+        return [DocumentRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10]) for r in rows]
+
+    def get_chunks(self, ids: list[str]) -> list[ChunkRow]:
+        if not ids:
+            return []
+        rows = self._reader.execute(
+            f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
+                WHERE c.id IN (SELECT value FROM json_each(?))""", (json.dumps(ids),)).fetchall()
+        by_id = {r[0]: _chunk(r) for r in rows}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
+        if not terms:
+            return []
+        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        vaults, params = vault_filter(q.reader, q.vaults, q.attached_to)
+        sql = f"""SELECT c.id, bm25(document_chunks_fts, 0.5, 1.0) AS rank FROM document_chunks_fts
+                  JOIN document_chunks c ON c.rowid = document_chunks_fts.rowid
+                  WHERE document_chunks_fts MATCH ? AND c.vault IN ({vaults}) ORDER BY rank LIMIT ?"""
+        return [(r[0], -float(r[1])) for r in self._reader.execute(sql, (match, *params, limit))]
+
+    def chunk_vector_search(self, model: str, query: np.ndarray, q: ChunkQuery, limit: int) -> list[tuple[str, float]]:
+        entry = self._chunk_matrix(model)
+        if entry["matrix"] is None or limit <= 0:
+            return []
+        vaults, params = vault_filter(q.reader, q.vaults, q.attached_to)
+        codes = [entry["codes"][n] for (n,) in self._reader.execute(vaults, params) if n in entry["codes"]]
+        if not codes:
+            return []
+        scores = entry["matrix"] @ np.asarray(query, dtype=np.float32)
+        mask = entry["alive"] & np.isin(entry["vault"], np.asarray(codes, dtype=np.int32))
+        scores = np.where(mask, scores, -np.inf)
+        k = min(limit, int(mask.sum()))
+        if k <= 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(entry["ids"][i], float(scores[i])) for i in top]
+
+    def _chunk_matrix(self, model: str) -> dict[str, Any]:
+        """Every chunk vector of `model`, cached; after a change, rows that appeared are
+        read and rows that disappeared are masked (the matrix is rebuilt when a third of
+        it is dead)."""
+        lock = self.__dict__.setdefault("_chunk_lock", threading.Lock())
+        cache: dict[str, Any] = self.__dict__.setdefault("_chunk_cache", {})
+        with lock:
+            gen = self._reader.execute("SELECT n FROM document_generation WHERE id = 1").fetchone()[0]
+            entry = cache.get(model)
+            if entry is not None and entry["gen"] == gen:
+                return entry
+            if entry is None or entry["dead"] * 3 > len(entry["ids"]):
+                entry = {"rowids": np.zeros(0, np.int64), "ids": [], "vault": np.zeros(0, np.int32), "matrix": None,
+                         "alive": np.zeros(0, bool), "codes": {}, "dead": 0}
+            current = np.fromiter((r[0] for r in self._reader.execute(
+                "SELECT rowid FROM document_chunks WHERE model = ? ORDER BY rowid", (model,))), dtype=np.int64)
+            entry["alive"] = np.isin(entry["rowids"], current)
+            entry["dead"] = int((~entry["alive"]).sum())
+            new = current[~np.isin(current, entry["rowids"])] if len(entry["rowids"]) else current
+            if len(new):
+                self._append_rows(entry, model, new)
+            entry["gen"] = gen
+            cache[model] = entry
+            return entry
+
+    def _append_rows(self, entry: dict[str, Any], model: str, rowids: np.ndarray) -> None:
+        rows = []
+        for start in range(0, len(rowids), 50_000):
+            part = json.dumps([int(r) for r in rowids[start:start + 50_000]])
+            rows += self._reader.execute(
+                "SELECT rowid, id, vault, vector FROM document_chunks WHERE rowid IN (SELECT value FROM json_each(?)) AND model = ? ORDER BY rowid",
+                (part, model)).fetchall()
+        if not rows:
+            return
+        codes = entry["codes"]
+        for r in rows:
+            codes.setdefault(r[2], len(codes))
+        matrix = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        entry["rowids"] = np.concatenate([entry["rowids"], np.fromiter((r[0] for r in rows), np.int64, len(rows))])
+        entry["ids"] = entry["ids"] + [r[1] for r in rows]
+        entry["vault"] = np.concatenate([entry["vault"], np.fromiter((codes[r[2]] for r in rows), np.int32, len(rows))])
+        entry["alive"] = np.concatenate([entry["alive"], np.ones(len(rows), bool)])
+        entry["matrix"] = matrix if entry["matrix"] is None else np.vstack([entry["matrix"], matrix])
+
+    def chunk_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rows = self._reader.execute("SELECT id, vector FROM document_chunks WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
+                                    (model, json.dumps(ids))).fetchall()
+        return {i: np.frombuffer(b, dtype=np.float32) for i, b in rows}
+
+    def put_chunk_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
+        if not rows:
+            return
+        with self._tx() as conn:
+            conn.executemany("UPDATE document_chunks SET model = ?, dim = ?, vector = ? WHERE id = ?",
+                             [(*self._vector_params(model, v), i) for i, v in rows])
+            self._bump(conn)
+
+    def chunks_without_vectors(self, model: str, vault: str, limit: int) -> list[ChunkRow]:
+        rows = self._reader.execute(
+            f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
+                WHERE c.vault = ? AND (c.model IS NULL OR c.model != ?) ORDER BY c.rowid LIMIT ?""", (vault, model, limit)).fetchall()
+        return [_chunk(r) for r in rows]
+
+    # -- skills --------------------------------------------------------------
+    def replace_skills(self, vault: str, skills: list[SkillRow], remove_paths: list[str]) -> None:
+        with self._tx() as conn:
+            conn.execute("DELETE FROM skills WHERE vault = ? AND path IN (SELECT value FROM json_each(?))",
+                         (vault, json.dumps(remove_paths + [s.path for s in skills])))
+            conn.executemany(
+                f"INSERT OR REPLACE INTO skills ({_SKILL_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+                [(s.vault, s.name, s.description, json.dumps(s.triggers, ensure_ascii=False),
+                  json.dumps(s.metadata, ensure_ascii=False, sort_keys=True, default=str), s.path, s.body, s.sha256, s.mtime,
+                  s.size, s.indexed_at) for s in skills])
+
+    def skill_rows(self, reader: Reader, vaults: list[str] | None = None, names: list[str] | None = None,
+                   attached_to: list[tuple[str, str]] | None = None, with_triggers: bool = False) -> list[SkillRow]:
+        allowed, params = vault_filter(reader, vaults, attached_to)
+        sql = f"SELECT {_SKILL_COLUMNS} FROM skills WHERE vault IN ({allowed})"
+        if names is not None:
+            sql += " AND name IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(names))
+        if with_triggers:
+            sql += " AND triggers != '[]'"
+        rows = self._reader.execute(sql + " ORDER BY vault, name", params).fetchall()
+        return [SkillRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), *r[5:]) for r in rows]
+
+    def document_stats(self, vault: str) -> dict[str, int]:
+        r = self._reader
+        docs, size, errors = r.execute("SELECT count(*), coalesce(sum(size), 0), count(error) FROM documents WHERE vault = ?", (vault,)).fetchone()
+        chunks, embedded = r.execute("SELECT count(*), count(model) FROM document_chunks WHERE vault = ?", (vault,)).fetchone()
+        skills, skill_bytes = r.execute("SELECT count(*), coalesce(sum(size), 0) FROM skills WHERE vault = ?", (vault,)).fetchone()
+        return {"documents": docs, "chunks": chunks, "embedded": embedded, "bytes": size + skill_bytes, "skills": skills, "errors": errors}
+
+
+def _chunk(r: tuple[Any, ...]) -> ChunkRow:
+    return ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), None, r[8], json.loads(r[9]), r[10])

@@ -1,0 +1,401 @@
+"""Document vaults: index a folder, keep it in line by content hash, and query it.
+
+`index` walks the vault folder, and for each new or changed file (by sha256; a file only
+touched keeps its chunks) extracts the text (`extract.py`), cuts it into chunks in the
+embedding model's own tokens (`chunking.py`) and stores them with their vectors, one
+document per transaction. A file that cannot be read is reported by path — with the rest
+of the vault indexed — and remembered with its error and hash, so `--stale` does not try
+it again until it changes. Without an embedder (or while it is down) chunks are stored
+without vectors and the next `index` embeds them; queries are keyword-only meanwhile.
+
+`query` is hybrid: BM25 over heading path and text, normalised within the query, and
+the cosine similarity, clipped to [0, 1]; `score = (w_fts·fts + w_semantic·similarity) /
+(w_fts + w_semantic)`, the search weights (time and importance do not apply to a
+document). A natural-language question that matches no chunk with all its words falls
+back to any word, like the rest of search.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InvalidInput, PalimpsestError
+from ..records import iso, utcnow
+from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
+from .chunking import Chunker, Tokenizer, embed_text
+from .extract import EXTENSIONS, ExtractError, extract
+from .files import FileInfo, safe_relative, sha256, walk, write_atomic
+
+List = list  # the classes below have a method named `list`
+
+if TYPE_CHECKING:
+    from .registry import Vaults
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a larger file is reported, not read
+MAX_WRITE_BYTES = 8 * 1024 * 1024  # a document written through the API (it is journaled whole)
+EMBED_BATCH = 64
+
+
+@dataclass
+class IndexReport:
+    vault: str
+    indexed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    chunks: int = 0
+    pages: int = 0
+    embedded: int = 0
+    errors: list[dict[str, str]] = field(default_factory=list)
+    warnings: list[dict[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ChunkHit:
+    """One chunk found: where it is (vault, document, heading path, pages), the writer's
+    metadata, the cosine `similarity` in [0, 1] (None without vectors) and the score."""
+
+    id: str
+    vault: str
+    document: str
+    title: str
+    heading_path: str
+    text: str
+    ordinal: int
+    similarity: float | None
+    score: float
+    parts: dict[str, float]
+    metadata: dict[str, Any]
+    indexed_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["score"] = round(self.score, 6)
+        d["similarity"] = None if self.similarity is None else round(self.similarity, 6)
+        d["parts"] = {k: round(v, 6) for k, v in self.parts.items()}
+        return d
+
+
+@dataclass
+class QueryResult:
+    hits: list[ChunkHit]
+    mode: str  # hybrid | keyword
+    match: str = "all"
+    notes: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "match": self.match, "notes": self.notes, "took_ms": round(self.took_ms, 2),
+                "hits": [h.to_dict() for h in self.hits]}
+
+
+def chunk_id(vault: str, path: str, digest: str, ordinal: int) -> str:
+    return "chk_" + hashlib.sha256(f"{vault}\x00{path}\x00{digest}\x00{ordinal}".encode()).hexdigest()[:20]
+
+
+def merged_metadata(stored: dict[str, Any]) -> dict[str, Any]:
+    """What a reader sees: the file's own (front matter) overlaid by the writer's."""
+    return {**(stored.get("file") or {}), **(stored.get("writer") or {})}
+
+
+class Documents:
+    def __init__(self, vaults: Vaults) -> None:
+        self.vaults = vaults
+        self.memory = vaults.memory
+        self.store = vaults.store
+        self._chunker: tuple[str, Chunker] | None = None
+
+    # -- chunking and embedding ----------------------------------------------
+    def embedder(self) -> Any:
+        try:
+            return self.memory.embedder
+        except Exception:  # noqa: BLE001 - a model that cannot load: documents index without vectors
+            return None
+
+    def chunker(self) -> Chunker:
+        """Chunks sized for the embedder: its input limit minus [CLS]/[SEP] (254 tokens for
+        the local model), or `doc_chunk_tokens` when set (or when the model has no known limit)."""
+        embedder = self.embedder()
+        setting = int(getattr(self.memory.settings, "doc_chunk_tokens", 0) or 0)
+        limit = setting or (int(getattr(embedder, "max_tokens", 256)) - 2)
+        key = f"{getattr(embedder, 'model_id', None)}:{limit}"
+        if self._chunker is None or self._chunker[0] != key:
+            tok = getattr(embedder, "_tok", None)
+            self._chunker = (key, Chunker(limit, tokenizer=Tokenizer(tok) if tok is not None else None))
+        return self._chunker[1]
+
+    def _vectors(self, texts: List[str], report: IndexReport) -> tuple[str | None, List[np.ndarray | None]]:
+        embedder = self.embedder()
+        if embedder is None or not texts:
+            return None, [None] * len(texts)
+        try:
+            out: List[np.ndarray | None] = []
+            for start in range(0, len(texts), EMBED_BATCH):
+                out += list(embedder.checked(texts[start:start + EMBED_BATCH], self.memory.settings.embed_timeout))
+            report.embedded += len(texts)
+            return embedder.model_id, out
+        except PalimpsestError as exc:
+            if not any("embedder" in n for n in report.notes):
+                report.notes.append(f"embedder unavailable ({exc}): chunks stored without vectors; `index` embeds them later")
+            return None, [None] * len(texts)
+
+    # -- indexing ------------------------------------------------------------
+    def status(self, row: VaultRow) -> dict[str, Any]:
+        """Which documents changed since indexing, which were deleted, which files were
+        never indexed (`new`), which failed, and what the walk could not take."""
+        files, problems = walk(self.vaults.folder(row), EXTENSIONS)
+        plan = self._plan(row, files)
+        return {"vault": row.name, "changed": sorted(plan["changed"]), "deleted": sorted(plan["deleted"]),
+                "new": sorted(plan["new"]), "unchanged": len(plan["unchanged"]) + len(plan["touched"]),
+                "failed": [{"path": d.path, "error": d.error} for d in plan["failed"]], "problems": problems}
+
+    def _plan(self, row: VaultRow, files: dict[str, FileInfo]) -> dict[str, Any]:
+        docs = {d.path: d for d in self.store.document_rows(row.name)}
+        plan: dict[str, Any] = {"new": {}, "changed": {}, "unchanged": [], "touched": {}, "failed": [],
+                                "deleted": [p for p in docs if p not in files], "docs": docs}
+        for path, info in files.items():
+            doc = docs.get(path)
+            if doc is None:
+                plan["new"][path] = info
+                continue
+            if (doc.mtime, doc.size) == (info.mtime, info.size):
+                same = True
+            else:
+                try:
+                    same = sha256(info.full.read_bytes()) == doc.sha256
+                except OSError:
+                    same = False
+                if same:
+                    plan["touched"][path] = info
+            if not same:
+                plan["changed"][path] = info
+            elif doc.error:
+                plan["failed"].append(doc)
+            elif path not in plan["touched"]:
+                plan["unchanged"].append(path)
+        return plan
+
+    def index(self, row: VaultRow, *, full: bool = False, progress: Any = None, only: List[str] | None = None) -> IndexReport:
+        started = time.perf_counter()
+        report = IndexReport(row.name)
+        folder = self.vaults.folder(row)
+        if not folder.is_dir():
+            report.errors.append({"path": ".", "error": f"the vault folder {folder} does not exist"})
+            return report
+        files, problems = walk(folder, EXTENSIONS)
+        report.errors += problems
+        plan = self._plan(row, files)
+        todo = {**plan["new"], **plan["changed"]}
+        if full:
+            todo = dict(files)
+        else:
+            for path, info in plan["touched"].items():
+                self.store.touch_document(row.name, path, info.mtime, info.size)
+        if only is not None:
+            todo = {p: i for p, i in todo.items() if p in only}
+        report.unchanged = len(files) - len(todo)
+        for n, (path, info) in enumerate(sorted(todo.items()), 1):
+            self._index_file(row, info, plan["docs"].get(path), report)
+            if progress:
+                progress(n, len(todo))
+        if only is None and plan["deleted"]:
+            self.store.remove_documents(row.name, plan["deleted"])
+            report.removed = sorted(plan["deleted"])
+        self._embed_missing(row, report)
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    def _index_file(self, row: VaultRow, info: FileInfo, old: DocumentRow | None, report: IndexReport,
+                    writer: dict[str, Any] | None = None) -> None:
+        stored = {"writer": writer if writer is not None else (old.metadata.get("writer") if old else None) or {}}
+        try:
+            if info.full.stat().st_size > MAX_DOCUMENT_BYTES:
+                raise ExtractError(f"larger than {MAX_DOCUMENT_BYTES // 2**20} MB")
+            data = info.full.read_bytes()
+        except FileNotFoundError:
+            report.errors.append({"path": info.path, "error": "deleted while indexing"})
+            if old is not None:
+                self.store.remove_documents(row.name, [info.path])
+                report.removed.append(info.path)
+            return
+        except (OSError, ExtractError) as exc:
+            report.errors.append({"path": info.path, "error": f"cannot read: {getattr(exc, 'strerror', None) or exc}"})
+            return
+        doc = DocumentRow(row.name, info.path, sha256(data), info.mtime, len(data), iso(utcnow()))
+        try:
+            extracted = extract(info.path, data)
+        except ExtractError as exc:
+            report.errors.append({"path": info.path, "error": str(exc)})
+            doc.error, doc.metadata = str(exc), stored
+            self.store.replace_document(doc, [], None)
+            return
+        report.warnings += [{"path": info.path, "warning": w} for w in extracted.warnings]
+        chunks = self.chunker().chunk(extracted.sections)
+        model, vectors = self._vectors([c.embed_text for c in chunks], report)
+        rows = [ChunkRow(chunk_id(row.name, info.path, doc.sha256, c.ordinal), row.name, info.path, c.ordinal, c.heading_path,
+                         c.text, c.token_count, c.metadata, v) for c, v in zip(chunks, vectors)]
+        doc.title, doc.pages = extracted.title, extracted.pages
+        doc.metadata = {**stored, "file": _plain(extracted.metadata)}
+        self.store.replace_document(doc, rows, model)
+        report.indexed.append(info.path)
+        report.chunks += len(rows)
+        report.pages += extracted.pages
+
+    def _embed_missing(self, row: VaultRow, report: IndexReport) -> None:
+        embedder = self.embedder()
+        if embedder is None:
+            return
+        while todo := self.store.chunks_without_vectors(embedder.model_id, row.name, 256):
+            model, vectors = self._vectors([embed_text(c.heading_path, c.text) for c in todo], report)
+            if model is None:
+                return
+            self.store.put_chunk_vectors(model, [(c.id, v) for c, v in zip(todo, vectors) if v is not None])
+
+    def list(self, row: VaultRow) -> List[dict[str, Any]]:
+        out = []
+        for d in self.store.document_rows(row.name):
+            item = d.to_dict()
+            item["metadata"] = merged_metadata(d.metadata)
+            out.append(item)
+        return out
+
+    # -- writing -------------------------------------------------------------
+    def write(self, row: VaultRow, path: str, content: str | bytes, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Write a document into the vault folder and index it at once. Text goes to .md /
+        .txt; bytes may also be .pdf / .docx. Journaled first (principle 2)."""
+        is_text = isinstance(content, str)
+        rel = safe_relative(path, (".md", ".markdown", ".txt") if is_text else EXTENSIONS)
+        if not isinstance(content, (str, bytes)):
+            raise InvalidInput("content must be text (or bytes for .pdf / .docx)")
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        if len(data) > MAX_WRITE_BYTES:
+            raise InvalidInput(f"a document written through the API holds at most {MAX_WRITE_BYTES // 2**20} MB")
+        writer = _plain(metadata or {}, strict=True)
+        payload = {"path": rel, "metadata": writer, "sha256": sha256(data)}
+        if not is_text:
+            payload["content_b64"] = base64.b64encode(data).decode("ascii")
+        self.vaults.record("write_document", f"{row.name}/{rel}", {"vault": row.name, **payload}, content=content if isinstance(content, str) else "")
+        target = self.vaults.folder(row) / rel
+        write_atomic(target, data)
+        st = target.stat()
+        report = IndexReport(row.name)
+        old = next((d for d in self.store.document_rows(row.name) if d.path == rel), None)
+        self._index_file(row, FileInfo(rel, target, st.st_mtime, st.st_size), old, report, writer)
+        return {"vault": row.name, "path": rel, "sha256": payload["sha256"], "chunks": report.chunks, "errors": report.errors,
+                "warnings": report.warnings, "notes": report.notes}
+
+    def restore_written(self, decisions: List[tuple[str, dict[str, Any], str]]) -> int:
+        """Rewrite documents written through the API whose file is missing (the last
+        decision per path wins: a later removal is respected)."""
+        last: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+        for _, meta, content in decisions:
+            if meta.get("op") in ("write_document", "remove_document"):
+                last[(meta["vault"], meta["path"])] = (meta, content)
+        restored = 0
+        for (vault, path), (meta, content) in last.items():
+            rows = self.store.vault_rows(OWNER, [vault])
+            if meta["op"] != "write_document" or not rows:
+                continue
+            target = self.vaults.folder(rows[0]) / path
+            if not target.exists():
+                data = base64.b64decode(meta["content_b64"]) if "content_b64" in meta else content.encode("utf-8")
+                write_atomic(target, data)
+                restored += 1
+        return restored
+
+    # -- querying ------------------------------------------------------------
+    def query(self, row: VaultRow, question: str, *, limit: int = 5, reader: Reader = OWNER) -> QueryResult:
+        return self.hybrid(question, ChunkQuery(reader, vaults=[row.name]), limit=limit)
+
+    def search(self, query: str, *, session: str | None = None, agent: str | None = None, vaults: List[str] | None = None,
+               limit: int = 10, min_similarity: float = 0.0, query_vector: Any = None) -> QueryResult:
+        """Chunks of the document vaults attached to `session` or to its agent (or to
+        `agent`), readable by that agent, optionally narrowed to `vaults`. Without a session
+        and an agent nothing is attached, so nothing is found. This is what search and recall call."""
+        reader, targets = self.vaults.attached(session, agent)
+        if not targets:
+            return QueryResult([], "keyword", notes=["no session or agent: no vault is attached"])
+        return self.hybrid(query, ChunkQuery(reader, vaults=vaults, attached_to=targets), limit=limit,
+                           min_similarity=min_similarity, query_vector=query_vector)
+
+    def hybrid(self, question: str, q: ChunkQuery, *, limit: int = 5, min_similarity: float = 0.0,
+               query_vector: Any = None) -> QueryResult:
+        from ..search import check_query, query_terms
+        from ..search import normalise as normalise_scores
+
+        started = time.perf_counter()
+        question = check_query(question)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+            raise InvalidInput("limit must be an integer from 1 to 1000")
+        pool = max(limit * 5, 50)
+        terms = query_terms(question)
+        found = self.store.chunk_keyword_search(terms, q, pool, True) if terms else []
+        match = "all"
+        if len(found) < limit and len(terms) > 1:
+            wider = self.store.chunk_keyword_search(terms, q, pool, False)
+            match = "all" if found else ("any" if wider else "all")
+            found = wider
+        fts = dict(zip([i for i, _ in found], normalise_scores([s for _, s in found])))
+        notes: List[str] = ["no chunk matched every word; showing chunks that match any word"] if match == "any" else []
+        cosines, mode = self._semantic(question, q, pool, list(fts), notes, query_vector)
+        s = self.memory.settings
+        w_fts, w_sem = (s.w_fts, s.w_semantic) if mode == "hybrid" else (1.0, 0.0)
+        scored = []
+        for cid in set(fts) | set(cosines):
+            sim = min(1.0, max(0.0, cosines[cid])) if cid in cosines else (0.0 if mode == "hybrid" else None)
+            if cid not in fts and ((sim or 0.0) <= 0.0 or (sim or 0.0) < min_similarity):
+                continue  # neither a keyword nor any likeness
+            parts = {"fts": fts.get(cid, 0.0), "semantic": sim or 0.0}
+            scored.append((cid, (w_fts * parts["fts"] + w_sem * parts["semantic"]) / ((w_fts + w_sem) or 1.0), sim, parts))
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        scored = scored[:limit]
+        rows = {c.id: c for c in self.store.get_chunks([c for c, *_ in scored])}
+        hits = [ChunkHit(cid, r.vault, r.path, r.title, r.heading_path, r.text, r.ordinal, sim, score, parts,
+                         {**merged_metadata(r.doc_metadata), **({"chunk": r.metadata} if r.metadata else {})}, r.indexed_at)
+                for cid, score, sim, parts in scored if (r := rows.get(cid)) is not None]
+        return QueryResult(hits, mode, match, notes, (time.perf_counter() - started) * 1000)
+
+    def _semantic(self, question: str, q: ChunkQuery, pool: int, keyword_ids: List[str], notes: List[str],
+                  query_vector: Any) -> tuple[dict[str, float], str]:
+        embedder = self.embedder()
+        if embedder is None:
+            notes.append("no embedder configured: ranked by keywords only")
+            return {}, "keyword"
+        if not question.strip():
+            return {}, "keyword"
+        try:
+            if query_vector is None:
+                cache = getattr(self.memory, "_embed_cache", None)
+                timeout = self.memory.settings.query_embed_timeout
+                query_vector = cache.embed(embedder, [question], timeout)[0] if cache else embedder.checked([question], timeout)[0]
+        except PalimpsestError as exc:
+            notes.append(f"embedder unavailable ({exc}): ranked by keywords only")
+            return {}, "keyword"
+        q.model = embedder.model_id
+        cosines = dict(self.store.chunk_vector_search(embedder.model_id, query_vector, q, pool))
+        missing = [i for i in keyword_ids if i not in cosines]
+        for cid, vec in self.store.chunk_vectors(embedder.model_id, missing).items():
+            cosines[cid] = float(np.dot(vec, query_vector))
+        return cosines, "hybrid"
+
+
+def _plain(value: dict[str, Any], strict: bool = False) -> dict[str, Any]:
+    """Metadata as plain JSON (dates from YAML become ISO strings)."""
+    if not isinstance(value, dict):
+        raise InvalidInput("metadata must be an object")
+    try:
+        return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False, default=None if strict else str))
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"metadata must be plain JSON: {exc}") from None
+

@@ -1,0 +1,104 @@
+"""The files of a vault folder: a walk that reports what it cannot take, and safe paths.
+
+The walk follows symbolic links that stay inside the vault, and reports (by path) a link
+that points outside it, a link loop (a link to itself, or to a folder already walked),
+and anything it cannot stat. Hidden files and folders (`.git`, `.DS_Store`) are skipped,
+as are files of other types.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..errors import InvalidInput
+
+
+@dataclass
+class FileInfo:
+    path: str  # relative, with `/`
+    full: Path
+    mtime: float
+    size: int
+
+
+def walk(root: Path, extensions: tuple[str, ...]) -> tuple[dict[str, FileInfo], list[dict[str, str]]]:
+    """Files of `root` with these extensions, and the problems met, each by path."""
+    files: dict[str, FileInfo] = {}
+    problems: list[dict[str, str]] = []
+    real_root = root.resolve()
+    seen = {real_root}
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            problems.append({"path": _rel(root, folder), "error": f"cannot read folder: {exc.strerror}"})
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            rel = _rel(root, Path(entry.path))
+            try:
+                target = Path(entry.path).resolve(strict=True) if entry.is_symlink() else None
+                if target is not None and not target.is_relative_to(real_root):
+                    problems.append({"path": rel, "error": f"symbolic link to {target}, outside the vault"})
+                    continue
+                if entry.is_dir(follow_symlinks=True):
+                    real = target or Path(entry.path).resolve()
+                    if real in seen:
+                        problems.append({"path": rel, "error": "symbolic link loop (a folder already walked)"})
+                        continue
+                    seen.add(real)
+                    stack.append(Path(entry.path))
+                elif entry.name.lower().endswith(extensions) and entry.is_file(follow_symlinks=True):
+                    st = entry.stat(follow_symlinks=True)
+                    files[rel] = FileInfo(rel, Path(entry.path), st.st_mtime, st.st_size)
+            except RuntimeError:
+                problems.append({"path": rel, "error": "symbolic link loop"})
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    problems.append({"path": rel, "error": "symbolic link loop"})
+                elif exc.errno == errno.ENOENT and entry.is_symlink():
+                    problems.append({"path": rel, "error": "broken symbolic link"})
+                elif exc.errno != errno.ENOENT:  # gone since the listing: not a problem of the vault
+                    problems.append({"path": rel, "error": f"cannot read: {exc.strerror}"})
+    return files, problems
+
+
+def _rel(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def safe_relative(path: object, extensions: tuple[str, ...]) -> str:
+    """A path a caller may write inside a vault: relative, no `..`, no hidden part, a
+    known extension. Returns it normalised, with `/`."""
+    if not isinstance(path, str) or not path.strip() or "\x00" in path or len(path) > 500:
+        raise InvalidInput("path must be a non-empty relative path of at most 500 characters")
+    p = PurePosixPath(path.replace("\\", "/"))
+    if p.is_absolute() or any(part in ("..", "") or part.startswith(".") for part in p.parts):
+        raise InvalidInput(f"path {path!r} must stay inside the vault (relative, no `..`, no hidden parts)")
+    if not p.name.lower().endswith(extensions):
+        raise InvalidInput(f"path {path!r} must end with one of {', '.join(extensions)}")
+    return p.as_posix()
+
+
+def write_atomic(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
