@@ -172,6 +172,29 @@ def test_declared_and_evident_types(graph: CodeGraph, tmp_path: Path) -> None:
                                                    "Graph": "web.Graph", "k.find": "web.Graph.find"}  # fmt: skip
 
 
+def test_locals_hide_module_names(graph: CodeGraph, tmp_path: Path) -> None:
+    root = _tree(tmp_path / "shadow", {
+        "config.py": "def get(key): pass\n\ndef helper(): pass\n",
+        "app.py": (
+            "import config\nfrom config import helper\n\n"
+            "def uses_module():\n    config.get('a'); helper()\n\n"
+            "def takes(config, helper):\n    config.get('a'); helper()\n\n"
+            "def assigns():\n    config = {}\n    config.get('a')\n    for helper in []:\n        helper()\n\n"
+            "def nested():\n    def helper(): pass\n    helper()\n"
+        ),
+        "web.js": "const config = require('./config');\nfunction get() {}\nfunction f(get, ...rest) { get(); rest(); }\n"
+                  "function g() { const get = 1; get(); }\nfunction h() { get(); }\n",
+    })  # fmt: skip
+    graph.index(root)
+    assert calls(graph, "uses_module", "shadow") == {"config.get": "config.get", "helper": "config.helper"}
+    assert calls(graph, "takes", "shadow") == {"config.get": None, "helper": None}  # parameters
+    assert calls(graph, "assigns", "shadow") == {"config.get": None, "helper": None}  # assignment, loop variable
+    assert calls(graph, "nested", "shadow") == {"helper": "app.nested.helper"}
+    assert calls(graph, "web.f", "shadow") == {"get": None, "rest": None}
+    assert calls(graph, "web.g", "shadow") == {"get": None}
+    assert calls(graph, "web.h", "shadow") == {"get": "web.get"}
+
+
 # -- queries ----------------------------------------------------------------------------
 
 

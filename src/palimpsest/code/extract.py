@@ -84,6 +84,10 @@ class Extractor:
             if key.startswith("def."):
                 self.on_def(key[4:], nodes[0], caps, ctx, out)
                 return
+            if key == "hint.local":
+                for target in caps.get("target", ()):
+                    self.local(out, text(target), nodes[0])
+                return
             if key.startswith("hint."):
                 self.on_hint(key[5:], nodes[0], caps, ctx, out)
                 return
@@ -111,6 +115,12 @@ class Extractor:
     def hint(self, out: Extraction, name: str, type_name: str, node: Node, owner: int | None = None) -> None:
         if name and type_name:
             out.hints.append(Hint(name, type_name, node.start_byte, owner=owner))
+
+    def local(self, out: Extraction, name: str, node: Node, owner: int | None = None) -> None:
+        """A name bound inside a function (parameter, assignment, loop variable), type unknown:
+        inside that function it hides any module-level symbol or import of the same name."""
+        if name:
+            out.hints.append(Hint(name, "", node.start_byte, owner=owner))
 
     def callee(self, node: Node, ctx: FileContext) -> str:
         """The dotted name of what is called: `a.b.c`, `self.save`, `?.append`."""

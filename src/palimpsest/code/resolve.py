@@ -95,6 +95,8 @@ class Resolver:
             typ = self.local_type(src, head, file_id)
             if typ is not None:
                 return self.member(typ, tokens[1], file_id) if len(tokens) == 2 else None
+        if kind != "inherit" and self.shadowed(src, head, file_id):
+            return None  # a parameter or local variable of unknown type
         start = self.parent_symbol(src, file_id) if kind == "inherit" else src
         hit = self.scope(head, start, file_id)
         if hit is not None:
@@ -207,14 +209,26 @@ class Resolver:
         for _ in range(_MAX_HOPS):
             if cur is None:
                 return None
-            for type_name in self.t.hints(cur).get(name, ()):
-                typ = self.class_named(file_id, cur, type_name)
-                if typ is not None:
-                    return typ
+            hinted = self.t.hints(cur).get(name)
+            if hinted:  # the nearest binding of the name decides, typed or not
+                return next((t for t in (self.class_named(file_id, cur, n) for n in hinted if n) if t is not None), None)
             if self._kind(cur) == "module":
                 return None
             cur = self.parent_symbol(cur, file_id) if self._kind(cur) not in CLASS_KINDS else self._module_symbol(file_id)
         return None
+
+    def shadowed(self, src: int | None, name: str, file_id: int) -> bool:
+        """Whether `name` is a local of the enclosing functions (a nested def of that name wins)."""
+        cur = src
+        for _ in range(_MAX_HOPS):
+            if cur is None or self._kind(cur) not in ("function", "method"):
+                return False
+            if name in self.t.members(self._qn(cur)):
+                return False
+            if name in self.t.hints(cur):
+                return True
+            cur = self.parent_symbol(cur, file_id)
+        return False
 
     def attr_type(self, cls: str, attr: str, seen: set[str] | None = None) -> str | None:
         """The class of attribute `self.attr` of class `cls` (or of a base)."""

@@ -28,6 +28,8 @@ QUERY = """
 (import_spec) @import
 (short_var_declaration left: (expression_list . (identifier) @target) right: (expression_list . (_) @value)) @hint.assigned
 (var_spec name: (identifier) @target type: (_) @type) @hint.annotated
+(short_var_declaration left: (expression_list (identifier) @target)) @hint.local
+(range_clause left: (expression_list (identifier) @target)) @hint.local
 """
 
 _TYPE_KINDS = {"struct_type": "struct", "interface_type": "interface"}

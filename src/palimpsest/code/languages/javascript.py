@@ -29,6 +29,8 @@ _COMMON = """
 (call_expression function: (_) @callee) @call
 (new_expression constructor: (_) @callee) @call
 (variable_declarator name: (identifier) @target value: [(new_expression constructor: (_) @ctor) (call_expression function: (_) @ctor)]) @hint.assigned
+(variable_declarator name: (identifier) @target) @hint.local
+(for_in_statement left: (identifier) @target) @hint.local
 (assignment_expression left: (member_expression object: (this) property: (property_identifier) @attr)
   right: (new_expression constructor: (_) @ctor)) @hint.assigned
 (import_statement) @import
@@ -119,6 +121,13 @@ class JavaScriptExtractor(Extractor):
         owner = len(out.defs) - 1
         params = fn.child_by_field_name("parameters")
         for param in params.named_children if params is not None else []:
+            plain = (
+                param if param.type == "identifier" else param.child_by_field_name("left") if param.type == "assignment_pattern" else None
+            )
+            if param.type == "rest_pattern" and param.named_children:
+                plain = param.named_children[0]
+            if plain is not None and plain.type == "identifier":  # plain JavaScript parameters
+                self.local(out, text(plain), node, owner)
             pattern = param.child_by_field_name("pattern")
             if param.type not in ("required_parameter", "optional_parameter") or pattern is None or pattern.type != "identifier":
                 continue

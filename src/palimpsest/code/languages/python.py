@@ -21,6 +21,10 @@ QUERY = """
 (import_from_statement) @import
 (assignment left: (_) @target type: (type) @type) @hint.annotated
 (assignment left: (_) @target right: (call function: (_) @ctor)) @hint.assigned
+(assignment left: (identifier) @target) @hint.local
+(pattern_list (identifier) @target) @hint.local
+(for_statement left: (identifier) @target) @hint.local
+(with_item value: (as_pattern alias: (as_pattern_target (identifier) @target))) @hint.local
 """
 
 
@@ -72,6 +76,13 @@ class PythonExtractor(Extractor):
         params = node.child_by_field_name("parameters")
         owner = len(out.defs) - 1
         for param in params.named_children if params is not None else []:
+            plain = (
+                param if param.type == "identifier" else param.child_by_field_name("name") if param.type == "default_parameter" else None
+            )
+            if param.type in ("list_splat_pattern", "dictionary_splat_pattern") and param.named_children:
+                plain = param.named_children[0]
+            if plain is not None:
+                self.local(out, text(plain), node, owner)
             if param.type in ("typed_parameter", "typed_default_parameter"):
                 name_node = param.child_by_field_name("name") or param.named_children[0]
                 if name_node.type == "identifier":

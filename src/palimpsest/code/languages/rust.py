@@ -32,6 +32,7 @@ QUERY = """
 (call_expression function: (_) @callee) @call
 (macro_invocation macro: (_) @callee) @call
 (use_declaration) @import
+(let_declaration pattern: (identifier) @target) @hint.local
 (let_declaration pattern: (identifier) @target type: (_) @type) @hint.annotated
 (let_declaration pattern: (identifier) @target value: [(call_expression function: (_) @ctor) (struct_expression name: (_) @ctor)]) @hint.assigned
 """
