@@ -89,6 +89,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("summary_branch_tokens", 14000, "PALIMPSEST_SUMMARY_BRANCH_TOKENS", "Token budget of the leaf summaries one branch summary covers.", int),
     Setting("summary_root_tokens", 20000, "PALIMPSEST_SUMMARY_ROOT_TOKENS", "Token budget of the branch summaries a root summary reads.", int),
     Setting("summary_max_tokens", 1200, "PALIMPSEST_SUMMARY_MAX_TOKENS", "Longest summary written (tokens), by the LLM or the extractive fallback.", int),
+    Setting("doc_chunk_tokens", 0, "PALIMPSEST_DOC_CHUNK_TOKENS", "Tokens per document chunk, heading path included (0: the embedding model's input limit, 254 for the local model).", int),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

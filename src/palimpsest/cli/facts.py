@@ -12,14 +12,7 @@ from .common import add_command, emit, open_memory
 
 
 def register(sub: Any) -> None:
-    p = add_command(sub, "vault", _vault_help, "Fact vaults: `vault init NAME --type episodic`, `vault list`.", json_flag=False)
-    vsub = p.add_subparsers(dest="vault_command", metavar="ACTION", required=True)
-    q = add_command(vsub, "init", vault_init, "Create a fact vault (type episodic).")
-    q.add_argument("name")
-    q.add_argument("--type", default="episodic", help="vault type (episodic)")
-    q.add_argument("--description")
-    add_command(vsub, "list", vault_list, "List fact vaults.")
-
+    # `vault init NAME --type episodic` and `vault list` live in cli/vaults.py (one registry of every vault)
     q = add_command(sub, "write-episode", write_episode, "Write a fact into a vault (open-ended unless --valid-to).")
     q.add_argument("vault")
     q.add_argument("text")
@@ -165,18 +158,6 @@ def _emit_facts(args: argparse.Namespace, facts: list[Any]) -> None:
 
 
 # -- commands --------------------------------------------------------------------
-def vault_init(args: argparse.Namespace) -> None:
-    with open_memory(args) as memory:
-        vault = memory.facts.init_vault(args.name, args.type, args.description)
-    emit(args, vault.to_dict(), lambda r: print(f"vault {r['name']} ({r['type']})"))
-
-
-def vault_list(args: argparse.Namespace) -> None:
-    with open_memory(args) as memory:
-        vaults = [v.to_dict() for v in memory.facts.vaults()]
-    emit(args, vaults, lambda r: print("\n".join(f"{v['name']}\t{v['type']}\t{v['description'] or ''}" for v in r)))
-
-
 def write_episode(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         fact = memory.facts.write(args.text, vault=args.vault, kind=args.kind, entities=args.entities, salience=args.salience,

@@ -23,7 +23,9 @@ def register(sub: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="count, change nothing")
     p = add_command(jsub, "run", run, "Run due jobs until none is left, then exit.")
     p.add_argument("--task", action="append", help="only this task (repeatable)")
-    add_command(sub, "reindex", reindex, "Re-embed every message with the current model (resumable).")
+    p = add_command(sub, "reindex", reindex, "Re-embed every message with the current model (resumable); with VAULT, re-index that vault.")
+    p.add_argument("vault", nargs="?", help="a document or skill vault: re-read its files (see `palimpsest index`)")
+    p.add_argument("--stale", action="store_true", help="with VAULT: only what changed since indexing (by content hash)")
 
 
 def status(args: argparse.Namespace) -> None:
@@ -56,6 +58,10 @@ def run(args: argparse.Namespace) -> None:
 
 
 def reindex(args: argparse.Namespace) -> None:
+    if args.vault:
+        from .vaults import reindex_vault
+
+        return reindex_vault(args)
     with open_memory(args) as memory:
         todo = memory.store.stats()["messages"]
         show = sys.stderr.isatty() and not args.json

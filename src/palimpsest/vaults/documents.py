@@ -128,7 +128,8 @@ class Documents:
         the local model), or `doc_chunk_tokens` when set (or when the model has no known limit)."""
         embedder = self.embedder()
         setting = int(getattr(self.memory.settings, "doc_chunk_tokens", 0) or 0)
-        limit = setting or (int(getattr(embedder, "max_tokens", 256)) - 2)
+        model_limit = int(getattr(embedder, "max_tokens", 0) or 0) - 2
+        limit = min(setting, model_limit) if setting and model_limit > 0 else setting or (model_limit if model_limit > 0 else 254)
         key = f"{getattr(embedder, 'model_id', None)}:{limit}"
         if self._chunker is None or self._chunker[0] != key:
             tok = getattr(embedder, "_tok", None)
