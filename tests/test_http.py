@@ -155,6 +155,8 @@ def test_health_readiness_stats_openapi(url: str) -> None:
     (b'{"query": 42}', "query"),
     (b'{"query": "x", "limit": "ten"}', "limit"),
     (b'{"query": "x", "limit": 0}', "limit"),
+    (b'{"query": "x", "limit": 5.0}', "limit"),
+    (b'{"query": "x", "limit": true}', "limit"),
     (b'{"query": "x", "nonsense": true}', "nonsense"),
     (b'{"query": "x", "mode": "sql"}', "mode"),
     (b'{"query": "a\\ud800b"}', "surrogate"),

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 
 from .errors import InvalidInput, NotFound
 from .memory import MAX_PAGE, Memory
@@ -64,8 +64,12 @@ class Tool:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema, "write": self.write}
 
 
+# JSON Schema counts 49.0 as an integer; handlers pass limits to SQL, where it is not one.
+_Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)))
+
 _REGISTRY: dict[str, Tool] = {}
-_VALIDATORS: dict[str, Draft202012Validator] = {}
+_VALIDATORS: dict[str, Any] = {}
 _loaded = False
 
 
@@ -85,7 +89,7 @@ def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bo
             raise ValueError(f"tool {name!r} is declared twice")
         Draft202012Validator.check_schema(input_schema)
         _REGISTRY[name] = Tool(name, description.strip(), input_schema, handler, write)
-        _VALIDATORS[name] = Draft202012Validator(input_schema)
+        _VALIDATORS[name] = _Validator(input_schema)
         return handler
 
     return register
