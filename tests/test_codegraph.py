@@ -183,7 +183,8 @@ def test_locals_hide_module_names(graph: CodeGraph, tmp_path: Path) -> None:
             "def nested():\n    def helper(): pass\n    helper()\n"
         ),
         "web.js": "const config = require('./config');\nfunction get() {}\nfunction f(get, ...rest) { get(); rest(); }\n"
-                  "function g() { const get = 1; get(); }\nfunction h() { get(); }\n",
+                  "function g() { const get = 1; get(); }\nfunction h() { get(); }\n"
+                  "function k() { const again = () => again(); }\n",
     })  # fmt: skip
     graph.index(root)
     assert calls(graph, "uses_module", "shadow") == {"config.get": "config.get", "helper": "config.helper"}
@@ -193,6 +194,7 @@ def test_locals_hide_module_names(graph: CodeGraph, tmp_path: Path) -> None:
     assert calls(graph, "web.f", "shadow") == {"get": None, "rest": None}
     assert calls(graph, "web.g", "shadow") == {"get": None}
     assert calls(graph, "web.h", "shadow") == {"get": "web.get"}
+    assert calls(graph, "web.k.again", "shadow") == {"again": "web.k.again"}  # a const arrow function calling itself
 
 
 # -- queries ----------------------------------------------------------------------------

@@ -249,6 +249,10 @@ def _attach_hints(out: Extraction, order: list[int]) -> None:
     """A hint's scope: its owner (a parameter's function) or the innermost enclosing def."""
     hints = sorted(out.hints, key=lambda h: h.byte)
     for hint, src in zip(hints, _innermost(out.defs, order, [h.byte for h in hints]), strict=True):
+        if src is not None and out.defs[src].start_byte == hint.byte:  # `const f = () => …` binds f outside f
+            src = out.defs[src].parent
+            while src is not None and out.defs[src].container_only:
+                src = out.defs[src].parent
         hint.src = hint.owner if hint.owner is not None else src
 
 
