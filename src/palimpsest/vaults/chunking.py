@@ -42,6 +42,8 @@ class Chunk:
     start_token: int  # window in the section's tokens (tests measure the overlap with these)
     end_token: int
     section: int
+    start_char: int = 0  # span of `text` in the section's text
+    end_char: int = 0
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -166,7 +168,7 @@ class Chunker:
         if section.pages:
             first, last = _page_at(section.pages, start), _page_at(section.pages, max(start, end - 1))
             meta["pages"] = [first, last] if last != first else [first]
-        return Chunk(0, path, body, count, s, e, number, meta)
+        return Chunk(0, path, body, count, s, e, number, start, end, meta)
 
 
 def _pieces(text: str, size: int = 8192) -> list[tuple[int, int]]:

@@ -63,8 +63,9 @@ class IndexReport:
 
 @dataclass
 class ChunkHit:
-    """One chunk found: where it is (vault, document, heading path, pages), the writer's
-    metadata, the cosine `similarity` in [0, 1] (None without vectors) and the score."""
+    """One chunk found: where it is (vault, document, heading path, PDF or form-feed
+    pages), the metadata of the document (its front matter overlaid by what the writer
+    attached), the cosine `similarity` in [0, 1] (None without vectors) and the score."""
 
     id: str
     vault: str
@@ -78,6 +79,7 @@ class ChunkHit:
     parts: dict[str, float]
     metadata: dict[str, Any]
     indexed_at: str
+    pages: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -115,6 +117,7 @@ class Documents:
         self.memory = vaults.memory
         self.store = vaults.store
         self._chunker: tuple[str, Chunker] | None = None
+        self._restored: dict[tuple[str, str], dict[str, Any]] = {}  # writer metadata of documents restored from the journal
 
     # -- chunking and embedding ----------------------------------------------
     def embedder(self) -> Any:
@@ -219,7 +222,9 @@ class Documents:
 
     def _index_file(self, row: VaultRow, info: FileInfo, old: DocumentRow | None, report: IndexReport,
                     writer: dict[str, Any] | None = None) -> None:
-        stored = {"writer": writer if writer is not None else (old.metadata.get("writer") if old else None) or {}}
+        if writer is None:
+            writer = old.metadata.get("writer") if old else self._restored.get((row.name, info.path))
+        stored = {"writer": writer or {}}
         try:
             if info.full.stat().st_size > MAX_DOCUMENT_BYTES:
                 raise ExtractError(f"larger than {MAX_DOCUMENT_BYTES // 2**20} MB")
@@ -308,6 +313,7 @@ class Documents:
             rows = self.store.vault_rows(OWNER, [vault])
             if meta["op"] != "write_document" or not rows:
                 continue
+            self._restored[(vault, path)] = meta.get("metadata") or {}
             target = self.vaults.folder(rows[0]) / path
             if not target.exists():
                 data = base64.b64decode(meta["content_b64"]) if "content_b64" in meta else content.encode("utf-8")
@@ -363,7 +369,7 @@ class Documents:
         scored = scored[:limit]
         rows = {c.id: c for c in self.store.get_chunks([c for c, *_ in scored])}
         hits = [ChunkHit(cid, r.vault, r.path, r.title, r.heading_path, r.text, r.ordinal, sim, score, parts,
-                         {**merged_metadata(r.doc_metadata), **({"chunk": r.metadata} if r.metadata else {})}, r.indexed_at)
+                         merged_metadata(r.doc_metadata), r.indexed_at, list(r.metadata.get("pages", [])))
                 for cid, score, sim, parts in scored if (r := rows.get(cid)) is not None]
         return QueryResult(hits, mode, match, notes, (time.perf_counter() - started) * 1000)
 

@@ -1,0 +1,131 @@
+"""Skill vaults on both backends: Markdown with YAML front matter, listed and read,
+written through the API, bad front matter reported by file, triggers matched against a
+turn, and the recall hook loading a triggered skill of an attached vault."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest import Memory
+from palimpsest.errors import InvalidInput, NotFound
+from palimpsest.recall import SKILL_SOURCES
+from palimpsest.vaults import Reader, Vaults, vaults_of
+from palimpsest.vaults.extract import ExtractError
+from palimpsest.vaults.skills import parse_skill, skill_source, triggered
+
+RELEASE = """---
+name: release
+description: Cut a release of the service
+triggers: [release, "ship it"]
+owner: ops
+version: 2
+---
+1. Tag the commit.
+2. Push the tag.
+"""
+
+
+@pytest.fixture
+def vaults(memory: Memory) -> Vaults:
+    return vaults_of(memory)
+
+
+def test_parse_keeps_every_other_field_as_metadata() -> None:
+    s = parse_skill("ops", "release.md", RELEASE.encode())
+    assert (s.name, s.description, s.triggers) == ("release", "Cut a release of the service", ["release", "ship it"])
+    assert s.metadata == {"owner": "ops", "version": 2}
+    assert s.body == "1. Tag the commit.\n2. Push the tag."
+    assert parse_skill("v", "a.md", b"---\nname: solo\ntriggers: deploy\n---\nbody").triggers == ["deploy"]
+
+
+@pytest.mark.parametrize("text, error", [
+    ("no front matter at all", "no front matter"),
+    ("---\nname: [broken\n---\nbody", "not YAML"),
+    ("---\ndescription: nameless\n---\nbody", "lacks a name"),
+    ("---\n- just\n- a list\n---\n", "mapping"),
+    ("---\nname: x\ntriggers: {a: 1}\n---\n", "triggers"),
+    ("---\nname: x\n", "not closed"),
+])
+def test_bad_front_matter_is_explained(text: str, error: str) -> None:
+    with pytest.raises(ExtractError, match=error):
+        parse_skill("v", "bad.md", text.encode())
+
+
+def test_triggers_match_whole_words_case_insensitively() -> None:
+    s = parse_skill("ops", "release.md", RELEASE.encode())
+    assert triggered(s, "Can you SHIP IT today?")
+    assert triggered(s, "prepare the release notes")
+    assert not triggered(s, "the releases page")  # a different word
+    assert not triggered(s, "shipit")
+
+
+def test_index_list_read_and_bad_files(vaults: Vaults, tmp_path: Path) -> None:
+    folder = tmp_path / "skills"
+    folder.mkdir()
+    (folder / "release.md").write_text(RELEASE)
+    (folder / "deploy.md").write_text("---\nname: deploy\ndescription: Deploy to production\n---\nRun make deploy.\n")
+    (folder / "broken.md").write_text("---\nname: [oops\n---\n")
+    (folder / "nameless.md").write_text("---\ndescription: who am I\n---\n")
+    (folder / "copy.md").write_text("---\nname: deploy\ndescription: a second deploy\n---\n")
+    (folder / "notes.txt").write_text("ignored: not a skill file")
+    vaults.init("ops", "skill", path=folder)
+    report = vaults.index("ops")
+    errors = {e["path"]: e["error"] for e in report.errors}
+    assert set(errors) == {"broken.md", "nameless.md", "deploy.md"}  # the first file in path order keeps a name
+    assert "not YAML" in errors["broken.md"] and "lacks a name" in errors["nameless.md"] and "duplicate" in errors["deploy.md"]
+    listed = vaults.skill_list("ops")
+    assert [(s.name, s.path) for s in listed] == [("deploy", "copy.md"), ("release", "release.md")]
+    assert vaults.skill("ops", "release").metadata == {"owner": "ops", "version": 2}
+    with pytest.raises(NotFound):
+        vaults.skill("ops", "missing")
+    (folder / "release.md").unlink()
+    assert "release" not in {s.name for s in vaults.skill_list("ops")}
+    with pytest.raises(InvalidInput):
+        vaults.query("ops", "anything")  # a skill vault is not queried like documents
+
+
+def test_written_skills_join_recall_when_triggered(vaults: Vaults, memory: Memory) -> None:
+    assert skill_source in SKILL_SOURCES
+    vaults.init("ops", "skill")
+    vaults.init("private", "skill", access="restricted", readers=["root"])
+    s = vaults.write_skill("ops", "Release Train", "How we ship", "1. freeze\n2. tag", triggers=["ship it"], metadata={"team": "infra"})
+    assert (s.path, s.metadata) == ("release-train.md", {"team": "infra"})
+    vaults.write_skill("private", "reboot", "Reboot the fleet", "ask first", triggers=["ship it"])
+    memory.append("s1", "user", "hello there", agent="coder")
+    assert skill_source(memory, "s1", "please ship it now") == []  # not attached yet
+    vaults.attach("ops", agent="coder")
+    vaults.attach("private", session="s1")  # attached, but coder may not read it
+    found = skill_source(memory, "s1", "please ship it now")
+    assert [f["id"] for f in found] == ["skill:ops/Release Train"]
+    assert skill_source(memory, "s1", "nothing relevant") == []
+    block = memory.recall("s1", "please ship it now").block
+    assert "skill:ops/Release Train" in block and "freeze" in block and "reboot" not in block
+    assert [s.name for s in vaults.skills.matching("s1", "ship it", agent="root")] == ["reboot"]
+    assert vaults.write_skill("ops", "Release Train", "How we ship, v2", "1. tag").path == "release-train.md"
+    assert vaults.skill("ops", "Release Train").triggers == []
+    with pytest.raises(NotFound):
+        vaults.skill_list("private", Reader(agent="coder"))
+
+
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    base = ["--home", str(tmp_path / "home")]
+
+    def run(*argv: str) -> Any:
+        code = main([*base, *argv, "--json"])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        return json.loads(out)
+
+    run("vault", "init", "ops", "--type", "skill")
+    (tmp_path / "home" / "vaults" / "ops" / "release.md").write_text(RELEASE)
+    assert run("write-skill", "ops", "deploy", "--description", "Deploy", "--trigger", "deploy", "--body", "make deploy")["name"] == "deploy"
+    assert [s["name"] for s in run("skills", "ops")] == ["deploy", "release"]
+    assert run("skill", "ops", "release")["triggers"] == ["release", "ship it"]
+    assert main([*base, "skill", "ops", "nope"]) == 3

@@ -1,0 +1,286 @@
+"""Document vaults on both backends: real PDF, DOCX, Markdown and text files made here;
+indexing, hybrid query, status and stale re-indexing by content hash, access control in
+the store, attachments, documents written through the API (and restored from the
+journal into a new store), every bad input of the issue reported by file, and the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.embed import HashEmbedder
+from palimpsest.errors import Conflict, InvalidInput, NotFound
+from palimpsest.vaults import Reader, Vaults, vaults_of
+
+
+def make_pdf(pages: list[str], password: str | None = None) -> bytes:
+    """A real PDF (Helvetica text, one page per string), written with pypdf."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject, DictionaryObject, NameObject
+
+    w = PdfWriter()
+    font = w._add_object(DictionaryObject({NameObject("/Type"): NameObject("/Font"), NameObject("/Subtype"): NameObject("/Type1"),
+                                           NameObject("/BaseFont"): NameObject("/Helvetica")}))
+    for text in pages:
+        page = w.add_blank_page(612, 792)
+        lines = [line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") for line in text.split("\n")]
+        stream = DecodedStreamObject()
+        stream.set_data(("BT /F1 11 Tf 72 720 Td 14 TL " + " ".join(f"({line}) Tj T*" for line in lines) + " ET").encode("latin-1"))
+        page[NameObject("/Contents")] = w._add_object(stream)
+        page[NameObject("/Resources")] = DictionaryObject({NameObject("/Font"): DictionaryObject({NameObject("/F1"): font})})
+    if password:
+        w.encrypt(password)
+    buf = io.BytesIO()
+    w.write(buf)
+    return buf.getvalue()
+
+
+def make_docx(title: str, parts: list[tuple[str, str]], table: list[list[str]] | None = None) -> bytes:
+    import docx
+
+    d = docx.Document()
+    d.add_heading(title, level=1)
+    for heading, text in parts:
+        d.add_heading(heading, level=2)
+        d.add_paragraph(text)
+    if table:
+        t = d.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, cell in enumerate(row):
+                t.cell(r, c).text = cell
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
+@pytest.fixture
+def vaults(memory: Memory) -> Vaults:
+    memory.use_embedder(HashEmbedder())
+    return vaults_of(memory)
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "handbook"
+    (folder / "guides").mkdir(parents=True)
+    (folder / "manual.pdf").write_bytes(make_pdf(["Chapter one\nthe reactor cooling loop uses glycol", "Chapter two\nthe turbine spins at 3000 rpm"]))
+    (folder / "policy.docx").write_bytes(make_docx("Policy", [("Travel", "book flights through the portal"), ("Expenses", "receipts within 30 days")],
+                                                   [["item", "limit"], ["hotel", "150 euros"]]))
+    (folder / "guides" / "install.md").write_text("# Guide\n## Install\n### Linux\nrun apt install palimpsest\n### macOS\nbrew install palimpsest\n")
+    (folder / "notes.txt").write_text("the staging database password rotates weekly\n")
+    return folder
+
+
+def test_index_and_query_every_format(vaults: Vaults, corpus: Path) -> None:
+    vaults.init("handbook", "semantic", path=corpus)
+    report = vaults.index("handbook")
+    assert sorted(report.indexed) == ["guides/install.md", "manual.pdf", "notes.txt", "policy.docx"]
+    assert report.errors == [] and report.pages == 2 and report.embedded == report.chunks
+
+    hit = vaults.query("handbook", "turbine rpm").hits[0]
+    assert (hit.document, hit.pages) == ("manual.pdf", [1, 2])  # two short pages make one chunk
+    assert 0 <= hit.similarity <= 1 and 0 < hit.score <= 1
+    hit = vaults.query("handbook", "install on linux").hits[0]
+    assert (hit.document, hit.heading_path, hit.title) == ("guides/install.md", "Guide > Install > Linux", "Guide")
+    hit = vaults.query("handbook", "hotel limit").hits[0]
+    assert hit.document == "policy.docx" and "hotel | 150 euros" in hit.text and hit.heading_path.startswith("Policy")
+    hit = vaults.query("handbook", "how often does the staging password rotate?").hits[0]
+    assert hit.document == "notes.txt"
+    result = vaults.query("handbook", "glycol")
+    assert result.mode == "hybrid" and result.hits[0].parts["fts"] == 1.0
+    assert all(0 <= h.similarity <= 1 for h in result.hits if h.similarity is not None)
+
+
+def test_status_and_stale_reindex_touch_only_what_changed(vaults: Vaults, corpus: Path) -> None:
+    vaults.init("handbook", "semantic", path=corpus)
+    vaults.index("handbook")
+    (corpus / "notes.txt").write_text("the staging password now rotates daily\n")
+    (corpus / "manual.pdf").unlink()
+    (corpus / "new.md").write_text("# New\nfresh content\n")
+    install = corpus / "guides" / "install.md"
+    os.utime(install, (1, 1))  # touched, same content
+    status = vaults.status("handbook")
+    assert (status["changed"], status["deleted"], status["new"]) == (["notes.txt"], ["manual.pdf"], ["new.md"])
+    assert status["unchanged"] == 2
+
+    report = vaults.reindex("handbook", stale=True)
+    assert sorted(report.indexed) == ["new.md", "notes.txt"] and report.removed == ["manual.pdf"]
+    assert vaults.status("handbook")["changed"] == [] and vaults.status("handbook")["new"] == []
+    assert vaults.query("handbook", "rotates daily").hits[0].document == "notes.txt"
+    assert not [h for h in vaults.query("handbook", "turbine").hits if h.document == "manual.pdf"]
+    assert sorted(vaults.reindex("handbook").indexed) == ["guides/install.md", "new.md", "notes.txt", "policy.docx"]
+
+
+def test_bad_input_is_reported_by_file_and_the_rest_indexes(vaults: Vaults, tmp_path: Path) -> None:
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\nthe good document about kestrels\n")
+    (folder / "encrypted.pdf").write_bytes(make_pdf(["secret plans"], password="hunter2"))
+    (folder / "corrupt.pdf").write_bytes(make_pdf(["fine"])[:300])
+    fake = io.BytesIO()
+    with zipfile.ZipFile(fake, "w") as z:
+        z.writestr("hello.txt", "not a word document")
+    (folder / "fake.docx").write_bytes(fake.getvalue())
+    (folder / "binary.txt").write_bytes(bytes(range(256)) * 4)
+    (folder / "latin1.txt").write_bytes("crème brûlée recipe".encode("latin-1"))
+    (folder / "loop").symlink_to(folder / "loop")
+    (folder / "sub").mkdir()
+    (folder / "sub" / "up").symlink_to(folder)
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Outside\nsecret outside text\n")
+    (folder / "escape.md").symlink_to(outside)
+    (folder / "zz-doomed.md").write_text("# Doomed\nthis file goes away mid-index\n")
+    vaults.init("bad", "semantic", path=folder)
+
+    def progress(done: int, total: int) -> None:
+        if done == 1:
+            (folder / "zz-doomed.md").unlink()
+
+    report = vaults.documents.index(vaults.get("bad"), progress=progress)
+    errors = {e["path"]: e["error"] for e in report.errors}
+    assert "encrypted" in errors["encrypted.pdf"]
+    assert "corrupt" in errors["corrupt.pdf"]
+    assert "not a Word document" in errors["fake.docx"]
+    assert "binary" in errors["binary.txt"]
+    assert "loop" in errors["loop"] and "loop" in errors["sub/up"]
+    assert "outside the vault" in errors["escape.md"]
+    assert errors["zz-doomed.md"] == "deleted while indexing"
+    assert sorted(report.indexed) == ["good.md", "latin1.txt"]
+    assert report.warnings == [{"path": "latin1.txt", "warning": "not valid UTF-8 (byte 2); read as Windows-1252"}]
+    assert vaults.query("bad", "crème brûlée").hits[0].document == "latin1.txt"
+    assert vaults.query("bad", "kestrels").hits[0].document == "good.md"
+    assert not vaults.query("bad", "secret outside").hits
+    status = vaults.status("bad")
+    assert {f["path"] for f in status["failed"]} == {"encrypted.pdf", "corrupt.pdf", "fake.docx", "binary.txt"}
+    assert vaults.reindex("bad", stale=True).indexed == []  # failed files are not retried until they change
+
+
+def test_a_restricted_vault_is_invisible_to_other_agents(vaults: Vaults, memory: Memory) -> None:
+    vaults.init("open", "semantic")
+    vaults.init("secret", "semantic", access="restricted", readers=["alice"])
+    vaults.write_document("open", "a.md", "# Open\nthe launch window opens at dawn")
+    vaults.write_document("secret", "b.md", "# Secret\nthe launch code is 0000")
+    alice, bob = Reader(agent="alice"), Reader(agent="bob")
+    assert [v["name"] for v in vaults.list(bob)] == ["open"]
+    assert [v["name"] for v in vaults.list(alice)] == ["open", "secret"]
+    with pytest.raises(NotFound):
+        vaults.query("secret", "launch code", reader=bob)
+    assert vaults.query("secret", "launch code", reader=alice).hits
+    for agent in ("alice", "bob"):
+        vaults.attach("open", agent=agent)
+        vaults.attach("secret", agent=agent)
+    assert {h.vault for h in vaults.search("launch", agent="alice").hits} == {"open", "secret"}
+    assert {h.vault for h in vaults.search("launch", agent="bob").hits} == {"open"}
+    vaults.set_access("secret", "public")
+    assert {h.vault for h in vaults.search("launch", agent="bob").hits} == {"open", "secret"}
+
+
+def test_search_reads_only_vaults_attached_to_the_session_or_its_agent(vaults: Vaults, memory: Memory) -> None:
+    for name in ("team", "project", "other"):
+        vaults.init(name, "semantic")
+        vaults.write_document(name, "doc.md", f"# {name}\nthe {name} deployment checklist")
+    memory.append("s1", "user", "hi", agent="coder")
+    memory.append("s2", "user", "hi", agent="writer")
+    vaults.attach("team", agent="coder")
+    vaults.attach("project", session="s1")
+    assert {h.vault for h in vaults.search("deployment checklist", session="s1").hits} == {"team", "project"}
+    assert vaults.search("deployment checklist", session="s2").hits == []
+    assert vaults.search("deployment checklist").hits == []
+    vaults.detach("project", session="s1")
+    assert {h.vault for h in vaults.search("deployment checklist", session="s1").hits} == {"team"}
+    hit = vaults.search("deployment checklist", session="s1").hits[0]
+    assert hit.id.startswith("chk_") and hit.to_dict()["document"] == "doc.md"
+
+
+def test_written_documents_are_indexed_at_once_and_come_back_from_the_journal(
+        vaults: Vaults, memory: Memory, store_url: str, tmp_path: Path) -> None:
+    from test_facts import other_url
+
+    vaults.init("notes", "semantic", access="restricted", readers=["coder"])
+    vaults.attach("notes", agent="coder")
+    written = vaults.write_document("notes", "ops/deploy.md", "# Deploy\nthe deploy key lives in vault seven",
+                                    metadata={"author": "agent-7", "source": "evt_1"})
+    assert written["chunks"] == 1
+    hit = vaults.query("notes", "deploy key").hits[0]
+    assert (hit.document, hit.metadata["author"], hit.heading_path) == ("ops/deploy.md", "agent-7", "Deploy")
+    with pytest.raises(InvalidInput):
+        vaults.write_document("notes", "../escape.md", "x")
+    with pytest.raises(InvalidInput):
+        vaults.write_document("notes", "a.exe", "x")
+    (vaults.folder(vaults.get("notes")) / "ops" / "deploy.md").unlink()  # the folder lost it too
+
+    settings = Settings.load(env={}, embedder="none")
+    with Memory(memory.home, other_url(store_url, tmp_path, "replaced"), settings=settings) as second:
+        second.use_embedder(HashEmbedder())
+        restored = vaults_of(second)
+        row = restored.get("notes")
+        assert (row.access, row.readers, row.attachments[0]["target"]) == ("restricted", ["coder"], "coder")
+        hit = restored.query("notes", "deploy key").hits[0]
+        assert (hit.document, hit.metadata["author"]) == ("ops/deploy.md", "agent-7")
+
+
+def test_one_registry_for_every_vault_type(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
+    memory.facts.write("Ada lives in Lyon")  # creates the default fact vault `facts`
+    vaults.init("journal", "episodic")
+    assert "journal" in {v.name for v in memory.facts.vaults()}
+    vaults.init("docs", "semantic", path=tmp_path / "docs")
+    vaults.init("procedures", "skill")
+    listed = {v["name"]: v for v in vaults.list()}
+    assert {k: v["type"] for k, v in listed.items()} == {"docs": "semantic", "facts": "episodic", "journal": "episodic", "procedures": "skill"}
+    assert listed["docs"]["scope"] == "local" and listed["procedures"]["scope"] == "global"
+    assert listed["procedures"]["path"] == str(memory.home / "vaults" / "procedures")
+    assert listed["docs"]["state"] == "empty" and listed["facts"]["size"] == {"facts": 1}
+    with pytest.raises(Conflict):
+        vaults.init("docs", "skill")
+    with pytest.raises(Conflict):
+        vaults.init("facts", "semantic")
+    assert vaults.init("docs", "semantic").name == "docs"  # idempotent
+    with pytest.raises(InvalidInput):
+        vaults.init("bad name!", "semantic")
+
+
+def test_chunks_without_vectors_are_embedded_by_the_next_index(memory: Memory, tmp_path: Path) -> None:
+    v = vaults_of(memory)  # the memory fixture has no embedder
+    v.init("plain", "semantic")
+    v.write_document("plain", "a.md", "# A\nkeyword only for now")
+    result = v.query("plain", "keyword")
+    assert result.mode == "keyword" and result.hits[0].similarity is None
+    memory.use_embedder(HashEmbedder())
+    report = v.index("plain")
+    assert report.embedded == 1
+    assert v.query("plain", "keyword").hits[0].similarity is not None
+
+
+def test_cli_round_trip(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "hash")
+    base = ["--home", str(tmp_path / "cli-home")]
+
+    def run(*argv: str) -> Any:
+        code = main([*base, *argv, "--json"])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        return json.loads(out)
+
+    assert run("vault", "init", "hb", "--path", str(corpus))["scope"] == "local"
+    assert run("vault", "init", "notes", "--type", "episodic")["type"] == "episodic"
+    assert len(run("index", "hb")["indexed"]) == 4
+    assert run("query", "hb", "install on linux")["hits"][0]["heading_path"] == "Guide > Install > Linux"
+    (corpus / "notes.txt").write_text("changed\n")
+    assert run("docs", "hb", "--status")["changed"] == ["notes.txt"]
+    assert run("reindex", "hb", "--stale")["indexed"] == ["notes.txt"]
+    assert run("write-document", "hb", "extra.md", "--text", "# Extra\nmore", "--meta", "k=1")["chunks"] == 1
+    assert {d["path"]: d["metadata"] for d in run("docs", "hb")}["extra.md"] == {"k": 1}
+    assert {v["name"] for v in run("vault", "list")} == {"hb", "notes"}
+    assert run("vault", "attach", "hb", "--agent", "coder")["attachments"][0]["target"] == "coder"
+    assert run("vault", "access", "hb", "--restricted", "--reader", "coder")["readers"] == ["coder"]
+    assert run("vault", "list", "--agent", "stranger") == [v for v in run("vault", "list") if v["name"] == "notes"]
+    assert main([*base, "query", "hb", "x", "--agent", "stranger"]) == 3
