@@ -80,7 +80,6 @@ _CONNECT_ATTEMPTS = 5
 _POOL_TIMEOUT_S = 3.0
 _FAIL_FAST_S = 2.0
 _EXACT_MAX = 5_000  # filtered vector search is exact up to this many candidate messages
-_HAS_CONTEXT = "context" in Message.__dataclass_fields__  # the search-context field is landing in records.py
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 
 
@@ -100,7 +99,7 @@ def _row_to_message(row: tuple[Any, ...]) -> Message:
         metadata=json.loads(row[8]) if row[8] else {}, created_at=iso(row[9]), event_key=row[10],
         importance=row[11], access_count=row[12], last_accessed_at=_ts(row[13]), truncated=bool(row[14]),
         full_content_length=row[15], full_tool_result_length=row[16], journal_path=row[17],
-        journal_line=row[18], journal_offset=row[19], **({"context": row[20]} if _HAS_CONTEXT else {}),
+        journal_line=row[18], journal_offset=row[19], context=row[20],
     )
 
 
@@ -110,7 +109,7 @@ def _message_params(m: Message) -> tuple[Any, ...]:
         _text(json.dumps(m.tool_args, ensure_ascii=False)) if m.tool_args is not None else None,
         _text(m.tool_result), _text(json.dumps(m.metadata, ensure_ascii=False)), m.created_at, m.event_key,
         m.importance, m.access_count, m.last_accessed_at, bool(m.truncated), m.full_content_length,
-        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, _text(getattr(m, "context", "")) or "",
+        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, _text(m.context) or "",
     )
 
 
