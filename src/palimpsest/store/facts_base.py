@@ -87,7 +87,7 @@ class FactRow:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "FactRow":
+    def from_dict(cls, d: dict[str, Any]) -> FactRow:
         d = dict(d)
         d["attestations"] = [Attestation(**a) for a in d.get("attestations") or []]
         d["links"] = [FactLink(**x) for x in d.get("links") or []]
@@ -155,7 +155,7 @@ class FactChange:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any], op_key: str | None = None) -> "FactChange":
+    def from_dict(cls, d: dict[str, Any], op_key: str | None = None) -> FactChange:
         return cls(
             op_key=op_key,
             vaults=[FactVault(**v) for v in d.get("vaults", [])],
