@@ -484,3 +484,17 @@ def test_a_lost_database_gets_its_facts_back(home: Path, store_url: str, tmp_pat
     with Memory(home, other_url(store_url, tmp_path, "replaced"), settings=settings_) as second:
         assert second.facts.get(fact.id).text == "the journal is the truth"
         assert second.facts.export_lines() == lines
+
+
+def test_a_snapshot_moves_between_backends(store_url: str, tmp_path: Path, clock: Clock) -> None:
+    source = open_store(f"sqlite:///{tmp_path / 'source.db'}")
+    target = open_store(store_url)
+    try:
+        facts = Facts(source, tmp_path / "source-home", clock=clock)
+        _busy_history(facts, clock)
+        moved = Facts(target, tmp_path / "target-home", clock=clock)
+        moved.restore_snapshot(facts.snapshot_path)
+        assert moved.export_lines() == facts.export_lines()
+    finally:
+        source.close()
+        target.close()
