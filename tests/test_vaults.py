@@ -284,3 +284,22 @@ def test_cli_round_trip(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixt
     assert run("vault", "access", "hb", "--restricted", "--reader", "coder")["readers"] == ["coder"]
     assert run("vault", "list", "--agent", "stranger") == [v for v in run("vault", "list") if v["name"] == "notes"]
     assert main([*base, "query", "hb", "x", "--agent", "stranger"]) == 3
+
+
+def test_tools_read_as_the_agent_named_never_as_the_owner(vaults: Vaults, memory: Memory) -> None:
+    from palimpsest import tools
+
+    vaults.init("open", "semantic")
+    vaults.init("secret", "semantic", access="restricted", readers=["alice"])
+    tools.call(memory, "vault_write_document", {"vault": "open", "path": "a.md", "content": "# A\nthe harbour map"}, enable_write=True)
+    with pytest.raises(NotFound):
+        tools.call(memory, "vault_write_document", {"vault": "secret", "path": "b.md", "content": "x"}, enable_write=True)
+    tools.call(memory, "vault_write_document", {"vault": "secret", "path": "b.md", "content": "# B\nthe harbour code",
+                                                "agent": "alice"}, enable_write=True)
+    assert [v["name"] for v in tools.call(memory, "vault_list", {}, enable_write=False)["vaults"]] == ["open"]
+    hits = tools.call(memory, "vault_query", {"vault": "secret", "query": "harbour", "agent": "alice"}, enable_write=False)["hits"]
+    assert hits[0]["document"] == "b.md"
+    with pytest.raises(NotFound):
+        tools.call(memory, "vault_query", {"vault": "secret", "query": "harbour"}, enable_write=False)
+    with pytest.raises(NotFound):
+        tools.call(memory, "vault_write_document", {"vault": "open", "path": "c.md", "content": "x"}, enable_write=False)
