@@ -180,11 +180,11 @@ def test_unreachable_store_parks_and_drains(tmp_path: Path) -> None:
 
 def test_gate_never_rests_on_one_signal() -> None:
     s = compare("Alice reports to Bob", "Bob reports to Alice", semantic=0.99)
-    assert judge(s, True, True) != "confirm"  # the embedding alone would merge them
+    assert judge(s, True) != "confirm"  # the embedding alone would merge them
     s = compare("Deploys run on Fridays", "Deploys never run on Fridays", semantic=0.95)
-    assert "negation" in s.differs and judge(s, True, True) == "supersede"
+    assert "negation" in s.differs and judge(s, True) == "supersede"
     s = compare("We pay 40 dollars a month", "We pay 45 dollars a month", semantic=0.97)
-    assert judge(s, False, True) == "dispute"
+    assert judge(s, False) == "dispute"
 
 
 def test_instant_sessions_are_never_promoted(sqlite_memory: Memory) -> None:

@@ -4,7 +4,7 @@ A candidate is compared with the open facts of its vault found by the normalised
 by keywords and (with an embedder) by vectors. Three signals judge each pair, and no
 decision rests on one alone (DESIGN.md, "Curation (facts)"):
 
-- exact: the normalised texts are equal (case, punctuation, spacing, number words);
+- exact: the normalised texts are equal (case, punctuation, spacing);
 - lexical: the mean of the Dice overlap of content-word stems and of their bigrams
   (so "Alice reports to Bob" is not "Bob reports to Alice"), and the word overlap alone
   (for topic: "related");
@@ -221,7 +221,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order)
 
 
-def judge(s: Signals, candidate_later: bool, has_embedder: bool) -> str:
+def judge(s: Signals, candidate_later: bool) -> str:
     """The gate: confirm | supersede | dispute | related | new for one pair."""
     if s.exact:
         return "confirm"
@@ -320,9 +320,8 @@ class Curator:
             return self._correct(c)
         start = c.valid_from or self.facts.now()
         best: tuple[int, float, Fact, Signals, str] | None = None
-        has_embedder = self.facts.embedder is not None
         for fact, s in self.neighbours(c):
-            action = judge(s, start > fact.valid_from, has_embedder)
+            action = judge(s, start > fact.valid_from)
             key = (RANK[action], s.similarity)
             if best is None or key > best[:2]:
                 best = (key[0], key[1], fact, s, action)
