@@ -16,7 +16,8 @@
 # `postgresql-17-pgvector` as a plain package. PG_MAJOR overrides the version.
 #
 # Environment: PG_FAST=1 starts the server with fsync off (tests only: faster CREATE
-# DATABASE, no durability); PG_SOURCE_SUITE overrides the suite pgvector's source comes from.
+# DATABASE, no durability); PG_OWNER_PID=<pid> stops and removes the server when that
+# process exits; PG_SOURCE_SUITE overrides the suite pgvector's source comes from.
 set -euo pipefail
 
 log() { echo "postgres.sh: $*" >&2; }
@@ -158,6 +159,7 @@ start() {
         fi
         if as_pg "$PG_BIN/pg_ctl" -D "$data/data" -l "$data/server.log" -o "$opts" -w -t 30 start >&2; then
             echo "$opts" >"$data/opts"
+            watch_owner "$data"
             echo "PGDATA=$data"
             echo "postgresql://postgres@127.0.0.1:$port/postgres"
             return
@@ -166,6 +168,15 @@ start() {
     done
     cat "$data/server.log" >&2 || true
     die "could not start PostgreSQL"
+}
+
+# With PG_OWNER_PID set, a detached watcher stops and removes the server once that
+# process is gone, so a test run that is killed does not leave a server behind.
+watch_owner() {
+    local data="$1" owner="${PG_OWNER_PID:-}"
+    [ -n "$owner" ] || return 0
+    nohup bash -c 'while kill -0 "$1" 2>/dev/null && [ -d "$3" ]; do sleep 5; done; [ -d "$3" ] && bash "$2" stop "$3"' \
+        watcher "$owner" "$(readlink -f "$0")" "$data" >/dev/null 2>&1 &
 }
 
 stop() {

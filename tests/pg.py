@@ -37,7 +37,7 @@ def _start() -> None:
     try:
         proc = subprocess.run(
             ["bash", str(SCRIPT), "start"], check=False, capture_output=True, text=True, timeout=1200,
-            env={**os.environ, "PG_FAST": "1"},
+            env={**os.environ, "PG_FAST": "1", "PG_OWNER_PID": str(os.getpid())},  # never outlives the tests
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         _state["error"] = f"scripts/postgres.sh could not run: {exc}"
