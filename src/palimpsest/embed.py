@@ -57,7 +57,12 @@ class Embedder(ABC):
         blocking its caller (the stuck call is abandoned on a daemon thread)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        out = np.asarray(self.embed_batch(texts) if timeout is None else _bounded(self.embed_batch, texts, timeout), dtype=np.float32)
+        try:
+            out = np.asarray(self.embed_batch(texts) if timeout is None else _bounded(self.embed_batch, texts, timeout), dtype=np.float32)
+        except EmbedderError:
+            raise
+        except Exception as exc:  # whatever the model raised, callers see one error type
+            raise EmbedderError(f"the embedder failed: {exc}") from exc
         if out.shape != (len(texts), self.dim) or not np.isfinite(out).all():
             raise EmbedderError(f"{self.model_id} returned shape {out.shape}, expected ({len(texts)}, {self.dim})")
         return out

@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import Conflict, InvalidInput, NotFound, PalimpsestError
+from .errors import Conflict, InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from .journal import Journal
 from .records import check_text, iso, parse_time, utcnow
 from .store.facts_base import Attestation, FactChange, FactLink, FactQuery, FactRow, FactUpdate, FactVault, ReviewUpdate
@@ -78,6 +78,15 @@ def operation(method: F) -> F:
             self._local.now = None
 
     return wrapper  # type: ignore[return-value]
+
+
+class JournaledDecision(StoreUnavailable):
+    """The store went away while applying a decision that is already journaled: it will be
+    applied by `Facts.replay()` (run by the curator's drain) once the store is back."""
+
+    def __init__(self, message: str, key: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 # -- the view of a fact ---------------------------------------------------------
@@ -303,6 +312,7 @@ class Facts:
         self._curator: Any = None
         self._local = threading.local()
         self._snapshot_cache: tuple[tuple[int, int, int] | None, dict[tuple[str, str], str]] | None = None
+        self.needs_replay = False  # a decision was journaled but the store went away before it was applied
         self._restore_if_lost()
 
     def _restore_if_lost(self) -> None:
@@ -594,6 +604,12 @@ class Facts:
                                               "metadata": meta, "event_key": key, "created_at": self.now()}])
         try:
             self.store.apply_fact_change(change)
+        except StoreUnavailable as exc:
+            self.needs_replay = True
+            # The outcome is unknown (the store may have committed and then gone away): the
+            # decision stays journaled and `replay()` applies it exactly once (`fact_ops`).
+            raise JournaledDecision(f"{exc}; decision {key} is journaled and will be applied by replay "
+                                    "when the store is back", key) from exc
         except BaseException as exc:
             self._reject(key, exc)
             raise
@@ -718,8 +734,9 @@ class Facts:
         return self._views(chain)
 
     def search(self, query: str, *, vault: str | list[str] | None = None, limit: int = 10, valid_at: Any = None,
-               known_at: Any = None, kind: str | None = None) -> list[FactHit]:
-        return search_facts(self, query, vault=vault, limit=limit, valid_at=valid_at, known_at=known_at, kind=kind)
+               known_at: Any = None, kind: str | None = None, query_vector: Any = None, semantic: bool = True) -> list[FactHit]:
+        return search_facts(self, query, vault=vault, limit=limit, valid_at=valid_at, known_at=known_at, kind=kind,
+                            query_vector=query_vector, semantic=semantic)
 
     def stats(self) -> dict[str, Any]:
         return self.store.fact_stats()
@@ -813,14 +830,15 @@ class Facts:
         """Apply every journaled decision the store has not applied yet, in journal order
         (idempotent; after a crash between journal and store, this catches up)."""
         done = self.store.fact_ops_applied()
+        self.needs_replay = False
         applied = 0
         for key, meta in self.decisions():
             if key in done:
                 continue
             try:
                 applied += self.store.apply_fact_change(FactChange.from_dict(meta["change"], key))
-            except (Conflict, NotFound):
-                continue  # lost its race when it was first tried, and crashed before saying so
+            except (Conflict, NotFound) as exc:
+                self._reject(key, exc)  # lost its race while the store was away: settled for every later replay
         if applied:
             self.embed_missing()
             if self.snapshot_on_change:
@@ -844,7 +862,7 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
 
 def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = None, limit: int = 10,
                  valid_at: Any = None, known_at: Any = None, kind: str | None = None,
-                 query_vector: Any = None) -> list[FactHit]:
+                 query_vector: Any = None, semantic: bool = True) -> list[FactHit]:
     """Facts matching `query`, best first, scored like messages (DESIGN.md, "Search and
     scoring"): `w_fts·fts + w_semantic·cosine + w_temporal·e^(−0.05·days since last_seen)
     + w_importance·importance`, where importance is the mean of the kind's (correction 0.9,
@@ -852,7 +870,8 @@ def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = No
     hold now are searched, unless `valid_at` / `known_at` ask for another moment; superseded,
     retracted, closed and revised facts never come back otherwise. A hit needs a keyword
     match or a cosine of at least 0.35. Pass `query_vector` to reuse an embedding already
-    computed with the same embedder; without an embedder search is keyword-only."""
+    computed with the same embedder, and `semantic=False` when the caller already knows the
+    embedder cannot answer; without an embedder search is keyword-only."""
     from .search import check_query, query_terms
     from .search import normalise as normalise_scores
 
@@ -873,14 +892,14 @@ def search_facts(facts: Facts, query: str, *, vault: str | list[str] | None = No
     if not found and len(terms) > 1:
         found = facts.store.fact_keyword_search(terms, q, pool, False)
     fts = dict(zip([i for i, _ in found], normalise_scores([s for _, s in found])))
-    semantic = _semantic(facts, query, q, pool, query_vector)
-    ids = sorted(set(fts) | {i for i, s in semantic.items() if s >= MIN_SEMANTIC})
+    cosines = _semantic(facts, query, q, pool, query_vector) if semantic else {}
+    ids = sorted(set(fts) | {i for i, s in cosines.items() if s >= MIN_SEMANTIC})
     hits = []
     now = known or facts.now()
     for fact in facts._views(facts.store.get_facts(ids), known):
         if fact.invalidated_at or fact.expired_at or not fact.holds_at(moment):
             continue
-        parts = {"fts": fts.get(fact.id, 0.0), "semantic": max(0.0, semantic.get(fact.id, 0.0)),
+        parts = {"fts": fts.get(fact.id, 0.0), "semantic": max(0.0, cosines.get(fact.id, 0.0)),
                  "temporal": _decay(fact.last_seen, now),
                  "importance": (IMPORTANCE_BY_KIND.get(fact.kind, 0.5) + fact.salience) / 2}
         score = sum(facts.weights.get(k, 0.0) * v for k, v in parts.items())

@@ -165,9 +165,10 @@ class Memory:
             found, notes = _search.regex_search(self.store, query, f, limit)
             result = _search.SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
         elif mode == "ranked":
-            result = self._ranked(query, f, limit, recipe or self.settings.recipe, now)
+            result, qvec = self._ranked(query, f, limit, recipe or self.settings.recipe, now)
             if facts and query.strip() and not (f.session or f.role):
-                result.facts = self.facts.search(query, limit=limit, valid_at=valid_at, known_at=known_at)
+                result.facts = self.facts.search(query, limit=limit, valid_at=valid_at, known_at=known_at,
+                                                 query_vector=qvec, semantic=qvec is not None)
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if touch and result.hits:
@@ -175,7 +176,7 @@ class Memory:
         result.took_ms = (time.perf_counter() - started) * 1000
         return result
 
-    def _ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any) -> _search.SearchResult:
+    def _ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any) -> tuple[_search.SearchResult, Any]:
         if recipe not in ("hybrid", "rrf"):
             raise InvalidInput(f"unknown recipe {recipe!r}: use hybrid or rrf")
         depth = max(limit * 5, 50)
@@ -196,7 +197,7 @@ class Memory:
             c.messages.update({m.id: m for m in self.store.get_messages(extra)})
         now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
         hits = _search.session_boost(_search.combine(c, self.weights(), recipe, now_days), self.settings.w_session)[:limit]
-        return _search.SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=match, notes=notes)
+        return _search.SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=match, notes=notes), qvec
 
     def _query_vector(self, query: str, notes: list[str]) -> Any:
         if self.settings.embedder == "none":
