@@ -121,7 +121,7 @@ def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budge
 class Weights:
     fts: float = 0.3
     semantic: float = 0.3
-    temporal: float = 0.3
+    temporal: float = 0.05
     importance: float = 0.1
     decay_clock: str = "created"
     reinforcement_cap: int = 10

@@ -51,7 +51,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("recipe", "hybrid", "PALIMPSEST_RECIPE", "Search recipe: hybrid (weighted sum) or rrf (reciprocal rank fusion)."),
     Setting("w_fts", 0.3, "PALIMPSEST_W_FTS", "Weight of the normalised BM25 score.", float),
     Setting("w_semantic", 0.3, "PALIMPSEST_W_SEMANTIC", "Weight of the cosine similarity.", float),
-    Setting("w_temporal", 0.3, "PALIMPSEST_W_TEMPORAL", "Weight of the time decay.", float),
+    Setting("w_temporal", 0.05, "PALIMPSEST_W_TEMPORAL", "Weight of the time decay (DESIGN suggests 0.3; 0.05 measured best, see docs/retrieval.md).", float),
     Setting("w_importance", 0.1, "PALIMPSEST_W_IMPORTANCE", "Weight of importance by kind.", float),
     Setting("workspace", "", "PALIMPSEST_WORKSPACE", "Folder with SOUL.md, USER.md, AGENTS.md, … and memory/<date>.md for `palimpsest context`."),
     Setting("w_session", 0.0, "PALIMPSEST_W_SESSION", "Re-ranking bonus for hits whose session has other strong candidates.", float),
