@@ -13,9 +13,11 @@ import pytest
 from palimpsest import Memory
 from palimpsest.curator import Candidate, compare, judge, tokens
 from palimpsest.embed import Embedder
-from palimpsest.errors import InvalidInput
+from palimpsest.errors import InvalidInput, StoreUnavailable
 from palimpsest.facts import Facts
 from palimpsest.store import open_store
+from palimpsest.store.facts_base import FactChange
+from palimpsest.store.sqlite import SQLiteStore
 
 SYNONYMS = {"enjoys": "likes", "enjoy": "like", "automobile": "car", "vehicle": "car", "resides": "lives", "home": "house"}
 
@@ -203,3 +205,41 @@ def test_vector_search_sees_facts_written_after_it_was_cached(with_embedder: Fac
     facts.supersede(first.id, "Ada enjoys climbing", valid_from="2024-06-01")
     found = [h.fact.id for h in facts.search("likes sailing")]
     assert found[0] == second.id and first.id not in found  # cached vectors, filters still applied
+
+
+class FlakyStore(SQLiteStore):
+    """A real SQLite store whose connection drops on the next fact change: before the
+    commit (`lose="before"`) or after it, with the acknowledgement lost (`lose="ack"`)."""
+
+    lose: str | None = None
+
+    def apply_fact_change(self, change: FactChange) -> bool:
+        mode, self.lose = self.lose, None
+        if mode == "before":
+            raise StoreUnavailable("connection lost")
+        applied = super().apply_fact_change(change)
+        if mode == "ack":
+            raise StoreUnavailable("connection lost after commit")
+        return applied
+
+
+@pytest.mark.parametrize("lose", ["before", "ack"])
+def test_a_decision_cut_off_by_the_store_is_applied_once(tmp_path: Path, lose: str) -> None:
+    store = FlakyStore(f"sqlite:///{tmp_path / 'f.db'}")
+    facts = Facts(store, tmp_path / "home")
+    try:
+        facts.curator.write({"text": "The printer is on floor 2", "valid_from": "2024-01-01"})
+        store.lose = lose
+        d = facts.curator.write({"text": "The wifi password rotates monthly"})
+        assert d.action == "parked" and "journaled" in d.reason and facts.curator.pending() == []
+        facts.curator.write("The coffee machine is on floor 3")  # recovery: replay first
+        texts = sorted(f.text for f in facts.query())
+        assert texts == ["The coffee machine is on floor 3", "The printer is on floor 2", "The wifi password rotates monthly"]
+        fresh = open_store(f"sqlite:///{tmp_path / 'g.db'}")
+        copy = Facts(fresh, tmp_path / "elsewhere")
+        copy.journal = facts.journal
+        copy.restore_from_journal()
+        assert copy.export_lines() == facts.export_lines()
+        fresh.close()
+    finally:
+        store.close()

@@ -41,7 +41,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
-from .facts import SYSTEM_SESSION, Fact, FactQuery, _new_id, normalise
+from .facts import SYSTEM_SESSION, Fact, FactQuery, JournaledDecision, _new_id, normalise
 
 if TYPE_CHECKING:
     from .facts import Facts
@@ -257,9 +257,11 @@ class Curator:
         c = Candidate.of(candidate)
         self._check(c)
         try:
-            if self._pending_known is not False:
+            if self._pending_known is not False or self.facts.needs_replay:
                 self.drain()
             return self._curate(c)
+        except JournaledDecision as exc:  # already journaled: replay applies it, parking would repeat it
+            return Decision("parked", reason=str(exc))
         except StoreUnavailable as exc:
             return self._park(c, str(exc))
         except PalimpsestError:
@@ -405,8 +407,10 @@ class Curator:
         return list(parked.items())
 
     def drain(self) -> list[Decision]:
-        """Curate every parked candidate, oldest first; stops (keeping the rest parked) if
-        the store is still unreachable. Each one is marked drained once curated."""
+        """Apply journaled decisions the store missed, then curate every parked candidate,
+        oldest first; stops (keeping the rest parked) if the store is still unreachable.
+        Each one is marked drained once curated."""
+        self.facts.replay()  # decisions journaled while the store was away come first
         done = []
         waiting = self.pending()
         for key, raw in waiting:
