@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakeopenai import FakeOpenAI, Reply
 
+from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.journal import Journal
 from palimpsest.llm import LLM, Cancelled, InvalidReply, LLMError

@@ -55,9 +55,12 @@ log = logging.getLogger(__name__)
 SYSTEM_SESSION = "summaries"
 LEAF_MAX_MESSAGES = 400
 LINE_CHARS = 4000
-IDENT = re.compile(r"(?<![\w#\[])#\d+\b|\b(?:PR|pr|issue)\s*#?\d+\b|\b[0-9a-f]{7,40}\b|https?://[^\s)>\]]+"
-                   r"|\b[\w./-]*[\w-]+\.(?:py|js|ts|tsx|jsx|go|rs|md|json|ya?ml|toml|sql|sh|txt|c|h|cpp|hpp|java|rb|lock|cfg|ini|html|css)\b"
-                   r"|\bv?\d+\.\d+\.\d+\b|`[^`\n]{2,80}`")
+# Identifiers are found token by token (linear in the text): one regex over whole messages
+# backtracked badly on long words.
+_EXT = "py|js|ts|tsx|jsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|hpp|java|rb|lock|cfg|ini|html|css"
+_TOKEN = re.compile(rf"#\d+|[0-9a-f]{{7,40}}|https?://\S+|[\w./-]*\w\.(?:{_EXT})|v?\d+\.\d+\.\d+")
+_HEX_DIGIT = re.compile(r"\d")
+_CODE = re.compile(r"`[^`\n]{2,80}`")
 SUMMARY_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["summary", "identifiers"],
     "properties": {"summary": {"type": "string", "minLength": 1},
@@ -82,11 +85,27 @@ def tokens(text: str) -> int:
 
 
 def identifiers(text: str) -> list[str]:
+    """PR and issue numbers, commit hashes, file names, URLs, versions and `code spans`, verbatim, in order."""
     out: list[str] = []
-    for m in IDENT.finditer(text):
-        v = m.group(0).rstrip(".,;:")
-        if v not in out:
-            out.append(v)
+    previous = ""
+    for raw in text.split():
+        token = raw.strip(",;:()[]<>\"'!?").rstrip(".")
+        found = None
+        if token.isalpha():  # most words: nothing to look at
+            previous = token
+            continue
+        if raw.startswith("[#"):
+            found = None  # a prompt line tag
+        elif token.isdigit() and previous.lower() in ("pr", "issue", "pull"):
+            found = f"{previous} {token}"
+        elif _TOKEN.fullmatch(token) and (not token[0].isalnum() or token[0] == "v" or not token.isalnum() or _HEX_DIGIT.search(token)):
+            found = token
+        if found and found not in out:
+            out.append(found)
+        previous = token
+    for m in _CODE.finditer(text):
+        if m.group(0) not in out:
+            out.append(m.group(0))
     return out
 
 
@@ -117,16 +136,30 @@ class Compactor:
         self.written: dict[str, int] = {"leaf": 0, "branch": 0, "root": 0}
 
     def run(self, final: bool = False) -> dict[str, int]:
+        """One pass from the oldest unsummarised message on: each batch is read past the
+        previous one (a cursor), counted down rather than recounted; a message indexed
+        meanwhile with an older time is picked up by the next run."""
         store = self.memory.store
         keep = 0 if final else max(self.s.compact_keep, 0)
-        while True:
-            pending = store.count_unsummarised(self.session)
-            if pending <= keep or (not final and pending <= self.s.compact_after):
+        pending = store.count_unsummarised(self.session)
+        if not final and pending <= self.s.compact_after:
+            return self.written
+        after: tuple[str, str] | None = None
+        fetch = 64  # rows read per batch, adapted to how many the budget took last time
+        while pending > keep:
+            cap = min(LEAF_MAX_MESSAGES, pending - keep)
+            while True:
+                rows = store.unsummarised(self.session, min(cap, fetch), after)
+                batch = self._batch(rows)
+                if len(batch) < len(rows) or len(rows) < min(cap, fetch) or fetch >= cap:
+                    break
+                fetch *= 4
+            fetch = max(64, 2 * len(batch))
+            if not batch:
                 break
-            batch = self._batch(store.unsummarised(self.session, min(LEAF_MAX_MESSAGES, pending - keep)))
             self._leaf(batch)
-            final_tail = final and store.count_unsummarised(self.session) == 0
-            self._roll(final_tail)
+            after, pending = (batch[-1].created_at, batch[-1].id), pending - len(batch)
+            self._roll(final and pending <= 0)
         if final:
             self._roll(True)
         return self.written
@@ -241,10 +274,11 @@ def _best(block: str, depth: int) -> tuple[float, str]:
     if depth > 0:  # a child summary: its lines minus its identifier list
         tag, _, body = block.partition("\n")
         body = " ".join(x for x in body.splitlines() if not x.startswith("Identifiers:"))
-    best = max(sentences(body) or [body.strip()], key=_score, default="")
-    if not best:
+    scored = [(_score(s), s) for s in sentences(body) or [body.strip()] if s]
+    if not scored:
         return 0.0, ""
-    return _score(best), (f"{tag}] " if depth == 0 and tag else "") + best[:600]
+    score, best = max(scored, key=lambda x: x[0])
+    return score, (f"{tag}] " if depth == 0 and tag else "") + best[:600]
 
 
 def _score(sentence: str) -> float:

@@ -91,13 +91,15 @@ class PostgresSummariesMixin(SummaryStoreContract):
                               WHERE ss.source_id = s.id AND p.superseded_by IS NULL)""")
         return self._rows(f"SELECT {_S} FROM summaries s WHERE {' AND '.join(clauses)} ORDER BY s.depth, s.earliest_at, s.rowid", params)
 
-    def unsummarised(self, session_id: str, limit: int) -> list[Message]:
+    def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
         from .postgres import _M, _row_to_message
 
-        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = %s AND NOT EXISTS
+        past = "AND (m.created_at, m.id) > (%s::timestamptz, %s)" if after else ""
+        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = %s {past} AND NOT EXISTS
                   (SELECT 1 FROM summary_sources ss WHERE ss.source_id = m.id AND ss.kind = 'message')
                   ORDER BY m.created_at, m.id LIMIT %s"""
-        return [_row_to_message(r) for r in self._srows(sql, (session_id, limit))]
+        params = (session_id, after[0], after[1], limit) if after else (session_id, limit)
+        return [_row_to_message(r) for r in self._srows(sql, params)]
 
     def count_unsummarised(self, session_id: str) -> int:
         total = self._srows("SELECT count(*) FROM messages WHERE session_id = %s", (session_id,))[0][0]

@@ -86,13 +86,15 @@ class SQLiteSummariesMixin(SummaryStoreContract):
                               WHERE ss.source_id = s.id AND p.superseded_by IS NULL)""")
         return self._rows(f"SELECT {_S} FROM summaries s WHERE {' AND '.join(clauses)} ORDER BY s.depth, s.earliest_at, s.rowid", params)
 
-    def unsummarised(self, session_id: str, limit: int) -> list[Message]:
+    def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
         from .sqlite import _M, row_to_message
 
-        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = ? AND NOT EXISTS
+        past = "AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?))" if after else ""
+        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = ? {past} AND NOT EXISTS
                   (SELECT 1 FROM summary_sources ss WHERE ss.source_id = m.id AND ss.kind = 'message')
                   ORDER BY m.created_at, m.id LIMIT ?"""
-        return [row_to_message(r) for r in self._reader.execute(sql, (session_id, limit))]
+        params = (session_id, after[0], after[0], after[1], limit) if after else (session_id, limit)
+        return [row_to_message(r) for r in self._reader.execute(sql, params)]
 
     def count_unsummarised(self, session_id: str) -> int:
         r = self._reader

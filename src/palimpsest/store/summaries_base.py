@@ -66,8 +66,9 @@ class SummaryStoreContract(ABC):
         `live`: leave out superseded ones."""
 
     @abstractmethod
-    def unsummarised(self, session_id: str, limit: int) -> list[Message]:
-        """The oldest messages of a session in no leaf, in (created_at, id) order."""
+    def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
+        """The oldest messages of a session in no leaf, in (created_at, id) order; `after`
+        (created_at, id) starts past a point already done (compaction in one pass)."""
 
     @abstractmethod
     def count_unsummarised(self, session_id: str) -> int: ...
