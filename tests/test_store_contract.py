@@ -563,6 +563,21 @@ def test_pg_wrong_urls(pg_url: str) -> None:
         open_store("postgresql://127.0.0.1:notaport/x")
     with pytest.raises(InvalidInput):
         open_store("mysql://localhost/x")
+    alias = open_store(pg_url.replace("postgresql://", "postgres://", 1))  # libpq's short scheme
+    alias.close()
+
+
+def test_pg_nul_bytes_never_reach_postgres(pg_url: str) -> None:
+    store = open_store(pg_url)
+    try:
+        store.upsert_session(session("s1", title="a\x00b", settings={"cwd\x00": ["x\x00", {"y": "\x00"}]}))
+        assert store.enqueue([NewJob("embed", {"id": "a\x00"})]) == 1
+        store.insert_messages("s1", [msg(1, content="before\x00after", tool_result="x\x00y", metadata={"k": "v\x00"})], None)
+        [m] = store.get_messages([msg(1).id])
+        assert "\x00" not in m.content and m.content.startswith("before") and m.content.endswith("after")
+        assert [h.id for h, _ in store.keyword_search(["after"], Filters(), 5, True)] == [m.id]
+    finally:
+        store.close()
 
 
 def test_pg_missing_extension_says_how_to_install(pg_url: str) -> None:

@@ -88,6 +88,17 @@ def _text(value: str | None) -> str | None:
     return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
+def _clean(value: Any) -> Any:
+    """A JSON value without NUL in any string: jsonb refuses `\\u0000`."""
+    if isinstance(value, str):
+        return _text(value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
 def _ts(value: datetime | None) -> str | None:
     return iso(value) if value is not None else None
 
@@ -305,7 +316,7 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                   created_at = least(sessions.created_at, excluded.created_at),
                   updated_at = greatest(sessions.updated_at, excluded.updated_at)""",
                 (s.id, _text(s.key), _text(s.agent), _text(s.channel), _text(s.title), s.kind,
-                 _text(json.dumps(s.settings, ensure_ascii=False)), s.created_at, s.updated_at),
+                 json.dumps(_clean(s.settings), ensure_ascii=False), s.created_at, s.updated_at),
             )
 
     def get_session(self, session_id: str) -> Session | None:
@@ -622,7 +633,7 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 n += conn.execute(
                     """INSERT INTO jobs (task, payload, job_key, max_attempts, run_at, created_at)
                        VALUES (%s, %s, %s, %s, %s::timestamptz, %s::timestamptz) ON CONFLICT DO NOTHING""",
-                    (j.task, json.dumps(j.payload), j.job_key, j.max_attempts, j.run_at or now, now),
+                    (j.task, json.dumps(_clean(j.payload)), j.job_key, j.max_attempts, j.run_at or now, now),
                 ).rowcount
         return n
 
