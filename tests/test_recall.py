@@ -164,3 +164,15 @@ def test_a_hostile_message_stays_inside_the_envelope(mem: Memory) -> None:
     block = mem.recall(None, "price list").block
     assert count_tags(block) == 2  # only the envelope's own open and close
     assert block.count(OPEN) == 1 and block.count(CLOSE) == 1
+
+
+def test_recall_tools_answer_through_the_registry(mem: Memory) -> None:
+    from palimpsest import tools
+
+    mem.append("s1", "user", "deploy to eu-west on fridays")
+    out = tools.call(mem, "memory_recall", {"query": "deploy", "session": "s1", "budget": 500}, enable_write=False)
+    assert out["block"].startswith(OPEN) and out["tokens"] <= 500
+    assert tools.call(mem, "memory_context", {"session": "s1"}, enable_write=False)["recent"][0]["content"].startswith("deploy")
+    assert "Session s1" in tools.call(mem, "memory_briefing", {"session": "s1"}, enable_write=False)["text"]
+    with pytest.raises(Exception, match="budget"):
+        tools.call(mem, "memory_recall", {"query": "x", "budget": -5}, enable_write=False)

@@ -38,7 +38,7 @@ from .records import ROLE_RE, SESSION_ID_RE
 Handler = Callable[[Memory, dict[str, Any]], Any]
 
 # Modules that declare tools with `@tool`; imported once, the first time the registry is read.
-TOOL_MODULES: list[str] = ["palimpsest.code.tools", "palimpsest.summary_tools", "palimpsest.vaults.tools"]
+TOOL_MODULES: list[str] = ["palimpsest.code.tools", "palimpsest.summary_tools", "palimpsest.vaults.tools", "palimpsest.recall_tools"]
 
 STRING: dict[str, Any] = {"type": "string"}
 INTEGER: dict[str, Any] = {"type": "integer"}
@@ -184,10 +184,12 @@ def _pick(args: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
 @tool("memory_search", "Search long-term memory: ranked keyword search (mode=ranked), or substring / regex scans. "
       "Returns hits with ids, sessions, times and scores.", schema({
           "query": STRING, "limit": LIMIT, "mode": {"type": "string", "enum": ["ranked", "substring", "regex"]},
-          "recipe": {"type": "string", "enum": ["hybrid", "rrf"], "description": "ranking recipe (default: the setting)"}, **FILTERS,
+          "recipe": {"type": "string", "enum": ["hybrid", "rrf"], "description": "ranking recipe (default: the setting)"},
+          "valid_at": {"type": "string", "description": "facts as they held in the world at this ISO time"},
+          "known_at": {"type": "string", "description": "facts as the system knew them at this ISO time"}, **FILTERS,
       }, required=["query"]))
 def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
-    extra = {"recipe": args["recipe"]} if "recipe" in args else {}
+    extra = {k: args[k] for k in ("recipe", "valid_at", "known_at") if k in args}
     return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **_pick(args, FILTERS))
 
 

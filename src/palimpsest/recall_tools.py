@@ -1,0 +1,32 @@
+"""Recall as tools: the block before a turn, the working context, the resume briefing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .memory import Memory
+from .tools import INTEGER, SESSION, STRING, schema, tool
+
+BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "description": "token budget of the whole block (default 4000)"}
+
+
+@tool("memory_recall", "The memory a model should see before a turn about `query`: current facts, relevant past messages "
+      "and the running session's live tail, ranked, de-duplicated and fitted to a token budget, inside a "
+      "<system-reminder> envelope with an id and date on every line. Also returned as structured items.",
+      schema({"query": STRING, "session": SESSION, "budget": BUDGET}, required=["query"]))
+def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000))
+
+
+@tool("memory_context", "The working context of a session for its system prompt: workspace files, the last messages "
+      "(old long tool outputs as pointers) and the recall block.",
+      schema({"session": SESSION, "query": STRING, "last": {**INTEGER, "minimum": 1, "maximum": 1000}, "budget": BUDGET},
+             required=["session"]))
+def memory_context(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.context(args["session"], args.get("query"), last_n=args.get("last", 20), budget=args.get("budget", 4000))
+
+
+@tool("memory_briefing", "What a model needs to resume a session after its context window was cleared.",
+      schema({"session": SESSION}, required=["session"]))
+def memory_briefing(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.briefing(args["session"])
