@@ -293,3 +293,31 @@ def test_stats_show_queue_depth_and_embedding_coverage(hybrid: Memory) -> None:
     hybrid.worker().drain()
     after = hybrid.stats()["embeddings"]
     assert after["queued"] == 0 and after["coverage"] == {hybrid.embedder.model_id: 1.0}
+
+
+def test_lazy_trigram_index_stays_consistent_through_sweeps_and_rebuilds(sqlite_memory: Memory) -> None:
+    import sqlite3
+
+    m = sqlite_memory
+    m.append("keep", "user", "alpha_identifier_one in src/alpha.py")
+    assert len(m.search("identifier_one", mode="substring").hits) == 1  # builds the trigrams
+    m.append("scratch", "user", "alpha_identifier_two never trigram-indexed", kind="instant", created_at="2020-01-01T00:00:00Z")
+    assert m.sweep_instant() == ["scratch"]  # deletes a row the trigram index never held
+    m.append("keep", "user", "alpha_identifier_three later")
+    assert sorted(h.message.content for h in m.search("alpha_identifier", mode="substring").hits) == [
+        "alpha_identifier_one in src/alpha.py", "alpha_identifier_three later"]
+    m.rebuild()
+    assert len(m.search("alpha_identifier", mode="substring").hits) == 2
+    db = sqlite3.connect(m.store.path)
+    db.execute("INSERT INTO messages_tri(messages_tri, rank) VALUES ('integrity-check', 1)")
+    db.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    db.close()
+
+
+def test_a_transcript_sent_in_parts_keeps_true_repeats(sqlite_memory: Memory) -> None:
+    part1 = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "hi"}]
+    part2 = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "again"}]
+    sqlite_memory.ingest_session("s", part1)
+    assert sqlite_memory.ingest_session("s", part2, start=2)["stored"] == 2
+    assert sqlite_memory.ingest_session("s", part2, start=2)["stored"] == 0  # a retry of the part
+    assert [m.content for m in sqlite_memory.browse(session="s")] == ["hello", "hi", "hello", "again"]

@@ -58,7 +58,7 @@ def importance_of(event: Event) -> float:
     return IMPORTANCE_BY_KIND.get(str(meta.get("kind", "")).lower(), DEFAULT_IMPORTANCE)
 
 
-CONTEXT_PREVIOUS_CHARS = 1000
+CONTEXT_PREVIOUS_CHARS = 500
 
 
 def search_context(event: Event, previous: str) -> str:

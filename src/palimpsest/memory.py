@@ -86,17 +86,21 @@ class Memory:
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
                 "indexed": result["indexed"], "created_at": event.created_at}
 
-    def ingest_session(self, session: str, messages: list[Any], **session_attrs: Any) -> dict[str, Any]:
+    def ingest_session(self, session: str, messages: list[Any], *, start: int = 0, **session_attrs: Any) -> dict[str, Any]:
         """Bulk-write a transcript (one group commit). Each message needs a `role`; keys
         include the ordinal so a retried ingest skips stored rows while identical lines
-        at different positions both ingest. All messages are validated before any is stored."""
+        at different positions both ingest. All messages are validated before any is stored.
+        A transcript sent in several calls passes `start`, the position of its first message
+        in the whole transcript, so keys stay unique across the calls."""
         check_session_id(session)
         if not isinstance(messages, list):
             raise InvalidInput("messages must be a list")
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            raise InvalidInput("start must be a non-negative integer")
         prepared = []
         for i, raw in enumerate(messages):
             msg = normalise_message(raw, f"message {i}")
-            msg["event_key"] = msg["event_key"] or default_key(msg, i)
+            msg["event_key"] = msg["event_key"] or default_key(msg, start + i)
             prepared.append(msg)
         result = self._journal_and_index(session, prepared, session_attrs)
         pairs = result["events"]

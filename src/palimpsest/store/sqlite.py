@@ -218,9 +218,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             sql = f"INSERT OR IGNORE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)})"
             conn.executemany(sql, [message_params(m) for m in messages])
             inserted = [r[0] for r in conn.execute("SELECT id FROM messages WHERE rowid > ? ORDER BY rowid", (before,))]
-            if inserted:  # full-text rows in one statement each (migration 0005 says why)
+            if inserted:  # full-text rows in one statement (migration 0005 says why; trigrams: 0009)
                 conn.execute(f"INSERT INTO messages_fts (rowid, {_FTS_COLUMNS}) SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE rowid > ?", (before,))
-                conn.execute(f"INSERT INTO messages_tri (rowid, {_TRI_COLUMNS}) SELECT rowid, {_TRI_COLUMNS} FROM messages WHERE rowid > ?", (before,))
             if cursor is not None:  # never backwards: two writers of one session may commit out of order
                 conn.execute(
                     """INSERT INTO journal_cursors VALUES (?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET
@@ -310,9 +309,20 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
                 keep.append(term)
         return keep
 
+    def _catch_up_trigrams(self) -> None:
+        """Bring the trigram index up to the newest message (migration 0009 says why)."""
+        upto, newest = self._reader.execute("SELECT upto, (SELECT coalesce(max(rowid), 0) FROM messages) FROM trigram_cursor").fetchone()
+        if newest <= upto:
+            return
+        with self._tx() as conn:
+            upto = conn.execute("SELECT upto FROM trigram_cursor").fetchone()[0]
+            conn.execute(f"INSERT INTO messages_tri (rowid, {_TRI_COLUMNS}) SELECT rowid, {_TRI_COLUMNS} FROM messages WHERE rowid > ?", (upto,))
+            conn.execute("UPDATE trigram_cursor SET upto = (SELECT coalesce(max(rowid), 0) FROM messages)")
+
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         where, params = self._where(filters)
         if len(fragment) >= 3:
+            self._catch_up_trigrams()
             sql = f"""SELECT {_M} FROM messages_tri JOIN messages m ON m.rowid = messages_tri.rowid
                       WHERE messages_tri MATCH ? AND {where} ORDER BY m.created_at DESC LIMIT ?"""
             return [row_to_message(r) for r in self._reader.execute(sql, (_fts_phrase(fragment), *params, limit))]
@@ -364,6 +374,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
             conn.execute("INSERT INTO messages_tri(messages_tri) VALUES ('rebuild')")
+            conn.execute("UPDATE trigram_cursor SET upto = 0")
         self._generation += 1
 
     # -- vectors -------------------------------------------------------------
