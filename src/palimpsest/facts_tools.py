@@ -1,0 +1,93 @@
+"""Facts as tools: read what holds (now, at a world time, as known at a system time) and
+a fact's history; with writes enabled, offer a statement to the curator or change a fact
+explicitly (confirm, revise, supersede, close, retract, dispute, settle a review)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .memory import Memory
+from .tools import INTEGER, STRING, schema, tool
+
+FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
+TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}
+SOURCE: dict[str, Any] = {"type": "string", "description": "where it was heard: event:evt_…, document:PATH or person:NAME"}
+ENTITIES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+
+
+def _facts(rows: list[Any]) -> dict[str, Any]:
+    return {"facts": [f.to_dict() for f in rows]}
+
+
+@tool("memory_facts", "Curated facts that hold now — or held in the world at `valid_at`, or as the system knew them at "
+      "`known_at` — by vault, entity, kind or source. Superseded, retracted and closed facts only appear in the past.",
+      schema({"vault": STRING, "entity": STRING, "kind": STRING, "source": SOURCE, "valid_at": TIME, "known_at": TIME,
+              "limit": {**INTEGER, "minimum": 1, "maximum": 1000}}))
+def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
+    return _facts(memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
+                                     valid_at=args.get("valid_at"), known_at=args.get("known_at"), limit=args.get("limit", 100)))
+
+
+@tool("memory_fact_history", "A fact's whole supersession chain, oldest first, with who attested what.",
+      schema({"id": FACT_ID}, required=["id"]))
+def memory_fact_history(memory: Memory, args: dict[str, Any]) -> Any:
+    return _facts(memory.facts.history(args["id"]))
+
+
+@tool("memory_fact_reviews", "Pairs the curator found related (0.7–0.9 similar) and disputes, waiting for a decision.",
+      schema({"vault": STRING}))
+def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
+    return {"reviews": memory.facts.reviews(args.get("vault"))}
+
+
+@tool("memory_remember", "Offer a statement to the curator: it confirms a fact already known, supersedes the one it "
+      "corrects, relates or disputes it, or writes a new fact.", schema({
+          "text": STRING, "vault": STRING, "kind": STRING, "entities": ENTITIES, "salience": UNIT, "valid_from": TIME,
+          "source": SOURCE, "corrects": {"type": "string", "description": "the fact (id or text) this corrects"},
+      }, required=["text"]), write=True)
+def memory_remember(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.curator.write(dict(args))
+
+
+@tool("memory_fact_confirm", "Hear a fact again: one more attestation, confidence and last_seen up.",
+      schema({"id": FACT_ID, "source": SOURCE}, required=["id"]), write=True)
+def memory_fact_confirm(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.confirm(args["id"], source=args.get("source"))
+
+
+@tool("memory_fact_revise", "The same statement said better: new text, attestations kept.",
+      schema({"id": FACT_ID, "text": STRING, "source": SOURCE}, required=["id", "text"]), write=True)
+def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.revise(args["id"], args["text"], source=args.get("source"))
+
+
+@tool("memory_fact_supersede", "A correction: the old fact ends exactly where the new one starts; both are kept, linked.",
+      schema({"id": FACT_ID, "text": STRING, "valid_from": TIME, "source": SOURCE}, required=["id", "text"]), write=True)
+def memory_fact_supersede(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=args.get("source"))
+
+
+@tool("memory_fact_close", "The fact stopped holding (it was true until now, or until `at`).",
+      schema({"id": FACT_ID, "at": TIME, "source": SOURCE}, required=["id"]), write=True)
+def memory_fact_close(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.close(args["id"], at=args.get("at"), source=args.get("source"))
+
+
+@tool("memory_fact_retract", "The fact was never true.", schema({"id": FACT_ID, "reason": STRING, "source": SOURCE}, required=["id"]),
+      write=True)
+def memory_fact_retract(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.retract(args["id"], reason=args.get("reason"), source=args.get("source"))
+
+
+@tool("memory_fact_dispute", "Two facts that cannot both hold: both stay open, flagged with each other.",
+      schema({"id": FACT_ID, "other": FACT_ID}, required=["id", "other"]), write=True)
+def memory_fact_dispute(memory: Memory, args: dict[str, Any]) -> Any:
+    return _facts(memory.facts.dispute(args["id"], args["other"]))
+
+
+@tool("memory_fact_settle", "Decide a review: `same` merges the new fact into the existing one, `keep` keeps both.",
+      schema({"new": FACT_ID, "existing": FACT_ID, "decision": {"type": "string", "enum": ["same", "keep"]}},
+             required=["new", "existing", "decision"]), write=True)
+def memory_fact_settle(memory: Memory, args: dict[str, Any]) -> Any:
+    return memory.facts.settle(args["new"], args["existing"], args["decision"])
