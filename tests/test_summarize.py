@@ -94,6 +94,7 @@ def test_search_and_expand(memory: Memory) -> None:
     assert [c.depth for c in top["children"]] == [1] * len(root.sources)
     assert len(top["messages"]) == 61
     assert search_summaries(memory, "zeppelin", memory.filters(session="other")) == []
+    assert memory.summaries.latest("s") == root.content and memory.summaries.latest("other") is None
 
 
 def test_summaries_are_journaled_and_replayed_into_a_new_store(home: Path) -> None:
@@ -223,3 +224,18 @@ def test_tools_and_cli(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*base, "summaries", "tree", "s", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["complete"] is True
     assert main([*base, "llm", "usage", "--json"]) == 0 and json.loads(capsys.readouterr().out) == {}
+
+
+def test_summaries_are_embedded_and_found_by_vector(home: Path, store_url: str) -> None:
+    from palimpsest.embed import HashEmbedder
+
+    with small(home, store_url, embedder="hash") as memory:
+        memory.use_embedder(HashEmbedder())
+        fill(memory, "s", 30)
+        memory.summaries.compact("s", final=True)
+        model = memory.embedder.model_id  # type: ignore[union-attr]
+        assert memory.store.summaries_without_vectors(model, 10) == []
+        hits = search_summaries(memory, "Message about alpha")
+        assert hits and hits[0].parts["semantic"] > 0
+        memory.use_embedder(HashEmbedder(dim=32))  # a model change: the compact job re-embeds
+        assert memory.summaries.embed_missing() == len(memory.store.session_summaries("s", live=False))

@@ -101,3 +101,4 @@ def run_compact(memory: Memory, job: Job) -> None:
     from .summarize import compact
 
     compact(memory, job.payload["session"], final=bool(job.payload.get("final")), use_llm=not _last_attempt(job))
+    memory.summaries.embed_missing()  # summaries written before a model change, or while the embedder was down

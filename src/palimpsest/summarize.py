@@ -420,5 +420,26 @@ class Summaries:
     def tree(self, session: str) -> dict[str, Any]:
         return tree(self.memory, session)
 
+    def latest(self, session: str) -> str | None:
+        """The widest live summary of a session: its root, else its newest branch or leaf."""
+        found = self.memory.store.session_summaries(session)
+        if not found:
+            return None
+        top = max(s.depth for s in found)
+        return max((s for s in found if s.depth == top), key=lambda s: s.latest_at).content
+
+    def embed_missing(self, batch: int = 64) -> int:
+        """Vectors for summaries that have none of the current model (after a model change)."""
+        embedder = self.memory.embedder if self.memory.settings.embedder != "none" else None
+        if embedder is None:
+            return 0
+        done = 0
+        while rows := self.memory.store.summaries_without_vectors(embedder.model_id, batch):
+            n = embed_summaries(self.memory, rows)
+            if not n:
+                break
+            done += n
+        return done
+
     def replay(self) -> int:
         return replay(self.memory)
