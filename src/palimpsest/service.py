@@ -16,7 +16,8 @@ log = logging.getLogger("palimpsest.serve")
 
 
 def background_pass(memory: Memory, last_sweep: float) -> float:
-    """One pass: sweep if due (returns the new sweep time), index what the journals hold."""
+    """One pass: sweep if due (returns the new sweep time), index what the journals hold,
+    then apply fact decisions and candidates parked while the store was unreachable."""
     if time.monotonic() - last_sweep >= memory.settings.sweep_minutes * 60:
         swept = memory.sweep_instant()
         last_sweep = time.monotonic()
@@ -28,6 +29,13 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
             log.info("indexed %d messages", n)
     except Exception as exc:  # the store is down: the journal holds everything; retry next pass
         log.warning("indexer stalled: %s", exc)
+        return last_sweep
+    try:  # fact decisions and candidates parked while the store was away
+        drained = memory.facts.curator.drain()
+        if drained:
+            log.info("curated %d parked fact candidates", len(drained))
+    except Exception as exc:
+        log.warning("fact drain stalled: %s", exc)
     return last_sweep
 
 
