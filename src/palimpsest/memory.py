@@ -34,6 +34,7 @@ from .records import Event, Hit, Session, check_session_id, iso, parse_time, utc
 from .settings import Settings
 from .store import Filters, Store, open_store
 from .summarize import Summaries
+from .tags import Tags
 
 log = logging.getLogger(__name__)
 MAX_PAGE = 1000
@@ -112,6 +113,21 @@ class Memory:
             "indexed": result["indexed"],
         }
 
+    def capture(self, session: str, events: list[Any], **session_attrs: Any) -> dict[str, Any]:
+        """Journal a harness's batch of events for one session (the canonical capture path):
+        all validated first, deduplicated by `event_key` (a content hash when absent) under
+        the session's journal lock, one group commit, then indexed. Returns each event with
+        whether it was stored or a duplicate."""
+        check_session_id(session)
+        if not isinstance(events, list):
+            raise InvalidInput("events must be a list")
+        prepared = []
+        for i, raw in enumerate(events):
+            msg = normalise_message(raw, f"event {i}")
+            msg["event_key"] = msg["event_key"] or default_key(msg)
+            prepared.append(msg)
+        return self._journal_and_index(session, prepared, session_attrs)
+
     def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:
         unknown = set(attrs) - {"key", "agent", "channel", "title", "kind", "settings"}
         if unknown:
@@ -138,11 +154,12 @@ class Memory:
 
     # -- reading -------------------------------------------------------------
     def filters(self, session: str | None = None, agent: str | None = None, channel: str | None = None,
-                role: str | None = None, since: Any = None, until: Any = None) -> Filters:
+                role: str | None = None, since: Any = None, until: Any = None, tag: str | None = None) -> Filters:
         return Filters(
             session=session, agent=agent, channel=channel, role=role,
             since=iso(parse_time(since, "since")) if since not in (None, "") else None,
             until=iso(parse_time(until, "until")) if until not in (None, "") else None,
+            tag=self.tags.filter_value(tag) if tag not in (None, "") else None,
         )
 
     def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Any]:
@@ -177,6 +194,9 @@ class Memory:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if touch and result.hits:
             self.store.touch([h.message.id for h in result.hits], iso(utcnow()))
+        carried = self.tags.session_tags([h.message.session for h in result.hits])
+        for h in result.hits:
+            h.session_tags = carried.get(h.message.session, [])
         result.took_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -252,6 +272,7 @@ class Memory:
         (distill, tool-synth, compact; see `palimpsest.pipeline`) in one write."""
         jobs = embed_jobs(ids) if self.settings.embedder != "none" else []
         jobs += after_index(self, ids)
+        jobs += self.tags.after_index(ids)
         if jobs:
             self.store.enqueue(jobs)
 
@@ -259,6 +280,11 @@ class Memory:
     def llm(self) -> LLM | None:
         """The configured chat endpoint (`palimpsest.llm`), or None: local fallbacks then."""
         return LLM.from_settings(self.settings, self.store, Journal(self.home / "system"))
+
+    @cached_property
+    def tags(self) -> Tags:
+        """Tags on sessions and summaries, their review and taxonomy (`palimpsest.tags`)."""
+        return Tags(self)
 
     @cached_property
     def summaries(self) -> Summaries:
@@ -385,11 +411,14 @@ class Memory:
         return swept
 
 
+MAX_OFFSET = 1_000_000_000  # SQLite integers are 64-bit: a larger offset is an overflow, not a page
+
+
 def _check_page(limit: Any, offset: Any) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
         raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
-    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise InvalidInput("offset must be a non-negative integer")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput(f"offset must be an integer from 0 to {MAX_OFFSET:,}")
 
 
 __all__ = ["Memory", "StoreUnavailable"]

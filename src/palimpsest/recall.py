@@ -104,7 +104,7 @@ def check_budget(budget: Any) -> int:
 
 
 def recall(memory: "Memory", session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
-           live_tail: int = LIVE_TAIL, limit: int = 20) -> Recall:
+           live_tail: int = LIVE_TAIL, limit: int = 20, tag: str | None = None) -> Recall:
     """The recall block for a turn of `session` about `query`, within `budget` tokens."""
     started = time.perf_counter()
     budget = check_budget(budget)
@@ -114,7 +114,7 @@ def recall(memory: "Memory", session: str | None, query: str, budget: int = DEFA
     live = _live_tail(memory, session, live_tail)
     live_ids = {i.id for i in live}
     long_term = _facts(memory, query) + _skills(memory, session, query)
-    long_term += _messages(memory, query, limit, now, live_ids, long_term, notes)
+    long_term += _messages(memory, query, limit, now, live_ids, long_term, notes, tag)
     items, used, block = _fill(long_term, live, budget)
     if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
         notes.append(f"a budget of {budget} tokens cannot hold the envelope; nothing recalled")
@@ -169,10 +169,10 @@ def _skills(memory: "Memory", session: str | None, query: str) -> list[RecallIte
 
 
 def _messages(memory: "Memory", query: str, limit: int, now: Any, live_ids: set[str], shown: list[RecallItem],
-              notes: list[str]) -> list[RecallItem]:
+              notes: list[str], tag: str | None = None) -> list[RecallItem]:
     if not query.strip():
         return []
-    result = memory.search(query, limit=limit, now=now)
+    result = memory.search(query, limit=limit, now=now, tag=tag)
     notes.extend(result.notes)
     attested = {s for item in shown for s in item.sources}
     retired = _retired_sources(memory, [h.message.id for h in result.hits])

@@ -13,9 +13,11 @@ BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "descript
 @tool("memory_recall", "The memory a model should see before a turn about `query`: current facts, relevant past messages "
       "and the running session's live tail, ranked, de-duplicated and fitted to a token budget, inside a "
       "<system-reminder> envelope with an id and date on every line. Also returned as structured items.",
-      schema({"query": STRING, "session": SESSION, "budget": BUDGET}, required=["query"]))
+      schema({"query": STRING, "session": SESSION, "budget": BUDGET,
+              "tag": {"type": "string", "description": "key:value: past messages only from sessions carrying this accepted tag"}},
+             required=["query"]))
 def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000))
+    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), tag=args.get("tag"))
 
 
 @tool("memory_context", "The working context of a session for its system prompt: workspace files, the last messages "

@@ -177,4 +177,5 @@ class Hit:
         d = self.message.to_dict()
         d["score"] = round(self.score, 6)
         d["score_parts"] = {k: round(v, 6) for k, v in self.parts.items()}
+        d["session_tags"] = list(self.session_tags)
         return d

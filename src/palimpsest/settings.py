@@ -90,6 +90,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("summary_root_tokens", 20000, "PALIMPSEST_SUMMARY_ROOT_TOKENS", "Token budget of the branch summaries a root summary reads.", int),
     Setting("summary_max_tokens", 1200, "PALIMPSEST_SUMMARY_MAX_TOKENS", "Longest summary written (tokens), by the LLM or the extractive fallback.", int),
     Setting("doc_chunk_tokens", 0, "PALIMPSEST_DOC_CHUNK_TOKENS", "Tokens per document chunk, heading path included (0: the embedding model's input limit, 254 for the local model).", int),
+    Setting("tags_suggest", True, "PALIMPSEST_TAGS_SUGGEST", "Propose tags after each leaf summary (or once a session without summaries goes quiet).", _bool),
+    Setting("tags_quiet_minutes", 30.0, "PALIMPSEST_TAGS_QUIET_MINUTES", "A session without summaries is tagged once it has been quiet this long.", float),
+    Setting("tags_max_suggestions", 5, "PALIMPSEST_TAGS_MAX_SUGGESTIONS", "Most tags proposed for one leaf summary or quiet session.", int),
+    Setting("tags_reap_minutes", 60.0, "PALIMPSEST_TAGS_REAP_MINUTES", "How often `serve` reaps tags whose session or summary is gone.", float),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

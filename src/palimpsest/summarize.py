@@ -236,6 +236,10 @@ class Compactor:
                                               "event_key": s.id, "created_at": s.created_at,
                                               "metadata": {"domain": "summaries", "summary": s.to_dict(), "supersedes": supersedes}}])
         self.memory.store.put_summary(s, supersedes)
+        if s.depth == 0 and self.s.tags_suggest:  # tags are proposed per leaf (palimpsest.tags)
+            from .tags import leaf_job
+
+            self.memory.store.enqueue([leaf_job(s.id, s.session_id)])
         self.written[DEPTHS[s.depth]] += 1
         embed_summaries(self.memory, [s])
         return s

@@ -31,7 +31,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 
-from .errors import InvalidInput, NotFound
+from .errors import InvalidInput, NotFound, WriteDisabled
 from .memory import MAX_PAGE, Memory
 from .records import ROLE_RE, SESSION_ID_RE
 
@@ -163,6 +163,7 @@ FILTERS: dict[str, Any] = {
     "session": STRING, "agent": STRING, "channel": STRING, "role": STRING,
     "since": {"type": "string", "description": "ISO 8601 time, inclusive"},
     "until": {"type": "string", "description": "ISO 8601 time, exclusive"},
+    "tag": {"type": "string", "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
 }
 SESSION_ATTRS: dict[str, Any] = {
     "agent": STRING, "channel": STRING, "title": STRING, "key": STRING,
@@ -198,7 +199,8 @@ def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
 def memory_browse(memory: Memory, args: dict[str, Any]) -> Any:
     rows = memory.browse(limit=args.get("limit", 50), offset=args.get("offset", 0), newest_first=args.get("newest_first", False),
                          **_pick(args, FILTERS))
-    return {"messages": [m.to_dict() for m in rows]}
+    carried = memory.tags.session_tags([m.session for m in rows])
+    return {"messages": [{**m.to_dict(), "session_tags": carried.get(m.session, [])} for m in rows]}
 
 
 @tool("memory_sessions", "List sessions, most recently active first.",
@@ -233,6 +235,56 @@ def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
       }, required=["session", "messages"]), write=True)
 def memory_ingest_session(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.ingest_session(args["session"], args["messages"], **_pick(args, SESSION_ATTRS))
+
+
+# -- tags -----------------------------------------------------------------------
+TAG_READS = ("list", "pending", "counts", "lookup", "taxonomy")
+TAG_WRITES = ("decide", "add", "taxonomy_upsert", "taxonomy_decide", "merge")
+TAG_TEXT: dict[str, Any] = {"type": "string", "maxLength": 400, "description": "key:value (a full-width colon is the same)"}
+
+
+@tool("memory_tags", "Tags (key:value) on sessions and summaries and their review. Reading: list (a session's, a summary's "
+      "or all; by state / tag), pending (suggestions to review), counts (per accepted tag: sessions and messages the "
+      "filter tag=key:value matches), lookup (sessions by their client key, with tags), taxonomy (the vocabulary). "
+      "Writing, only when writes are enabled: decide (accept / reject a tag), add (a person's tag, accepted), "
+      "taxonomy_upsert, taxonomy_decide, merge (a value into another; the old one stays an alias).", schema({
+          "action": {"type": "string", "enum": [*TAG_READS, *TAG_WRITES]},
+          "session": SESSION, "summary": {"type": "string", "maxLength": 200}, "session_key": {"type": "string", "maxLength": 500},
+          "tag": TAG_TEXT, "into": TAG_TEXT, "decision": {"type": "string", "enum": ["accept", "reject"]},
+          "state": {"type": "string", "enum": ["suggested", "accepted", "rejected"]},
+          "key": {"type": "string", "maxLength": 64}, "note": {"type": "string", "maxLength": 2000},
+          "description": {"type": "string", "maxLength": 2000}, "limit": LIMIT, "offset": OFFSET,
+      }, required=["action"]))
+def memory_tags(memory: Memory, args: dict[str, Any]) -> Any:
+    action, tags = args["action"], memory.tags
+    if action in TAG_WRITES and not memory.settings.enable_write:
+        raise WriteDisabled(f"memory_tags {action} changes memory and writes are off (set PALIMPSEST_ENABLE_WRITE=1 on the server)")
+    target = _pick(args, {"session": 1, "summary": 1, "session_key": 1})
+    page = {"limit": args.get("limit", 100), "offset": args.get("offset", 0)}
+    need = {"decide": ("tag", "decision"), "add": ("tag",), "taxonomy_upsert": ("tag",), "taxonomy_decide": ("tag", "decision"),
+            "merge": ("tag", "into"), "lookup": ("session_key",)}.get(action, ())
+    missing = [k for k in need if k not in args]
+    if missing:
+        raise InvalidInput(f"memory_tags {action} needs {', '.join(missing)}")
+    if action == "list":
+        return {"tags": tags.list(**target, state=args.get("state"), tag=args.get("tag"), **page)}
+    if action == "pending":
+        return {"tags": tags.pending(**page)}
+    if action == "counts":
+        return tags.counts(args.get("key"))
+    if action == "lookup":
+        return tags.lookup(args["session_key"])
+    if action == "taxonomy":
+        return {"taxonomy": tags.taxonomy(args.get("key"), args.get("state"))}
+    if action == "decide":
+        return tags.decide(args["tag"], args["decision"], note=args.get("note"), **target)
+    if action == "add":
+        return tags.add(args["tag"], note=args.get("note"), **target)
+    if action == "taxonomy_upsert":
+        return tags.taxonomy_upsert(args["tag"], description=args.get("description"), state=args.get("state", "accepted"))
+    if action == "taxonomy_decide":
+        return tags.taxonomy_decide(args["tag"], args["decision"])
+    return tags.merge(args["tag"], args["into"])
 
 
 __all__ = ["Tool", "available", "call", "get", "schema", "tool", "validate"]

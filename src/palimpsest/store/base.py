@@ -20,6 +20,7 @@ from ..records import Message, Session
 from .documents_base import DocumentStoreContract
 from .facts_base import FactStoreContract
 from .summaries_base import SummaryStoreContract
+from .tags_base import TagStoreContract
 
 
 @dataclass
@@ -33,6 +34,7 @@ class Filters:
     since: str | None = None  # ISO, inclusive
     until: str | None = None  # ISO, exclusive
     sessions: list[str] | None = None
+    tag: str | None = None  # "key:value": the session carries this accepted tag (palimpsest.tags)
 
 
 @dataclass
@@ -59,7 +61,7 @@ class NewJob:
     run_at: str | None = None
 
 
-class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, ABC):
+class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagStoreContract, ABC):
     """An index database. Open one with `palimpsest.store.open_store(url)`."""
 
     url: str

@@ -55,6 +55,7 @@ from .base import Filters, Job, NewJob, Store
 from .postgres_documents import PostgresDocumentsMixin
 from .postgres_facts import PostgresFactsMixin
 from .postgres_summaries import PostgresSummariesMixin
+from .postgres_tags import PostgresTagsMixin
 
 _MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
@@ -167,7 +168,7 @@ def _permanent(exc: psycopg.Error) -> bool:
                                    "role \"", "invalid ", "SSL", "unsupported"))
 
 
-class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin):
+class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin, PostgresTagsMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000) -> None:
         self.url = url
@@ -301,6 +302,9 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
             if value is not None:
                 clauses.append(test)
                 params.append(value)
+        if f.tag is not None:
+            clauses.append(f"{alias}.session_id IN (SELECT session_id FROM tags WHERE key = %s AND value = %s AND state = 'accepted')")
+            params.extend(f.tag.split(":", 1))
         return (" AND ".join(clauses) or "true"), params
 
     # -- sessions ------------------------------------------------------------

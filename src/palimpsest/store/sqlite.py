@@ -27,6 +27,7 @@ from .base import Filters, Job, NewJob, Store
 from .sqlite_documents import SQLiteDocumentsMixin
 from .sqlite_facts import SQLiteFactsMixin
 from .sqlite_summaries import SQLiteSummariesMixin
+from .sqlite_tags import SQLiteTagsMixin
 from .vectors import VectorCache
 
 _MESSAGE_COLUMNS = (
@@ -69,7 +70,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
-class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin):
+class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin, SQLiteTagsMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
@@ -167,6 +168,9 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             if value is not None:
                 clauses.append(f"{alias}.session_id IN (SELECT id FROM sessions WHERE {column} = ?)")
                 params.append(value)
+        if f.tag is not None:
+            clauses.append(f"{alias}.session_id IN (SELECT session_id FROM tags WHERE key = ? AND value = ? AND state = 'accepted')")
+            params.extend(f.tag.split(":", 1))
         return (" AND ".join(clauses) or "1"), params
 
     # -- sessions ------------------------------------------------------------

@@ -1,0 +1,33 @@
+"""Tags on PostgreSQL: a mixin of `PostgresStore` (the SQL is shared, `tags_base.SQLTagsMixin`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import psycopg
+
+from .tags_base import SQLTagsMixin
+
+
+class PostgresTagsMixin(SQLTagsMixin):
+    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+    _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+    _P = "%s"
+
+    def _tag_in(self, column: str, values: list[str]) -> tuple[str, Any]:
+        return f"{column} = ANY(?)", list(values)
+
+    def _tag_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        with self._read() as conn:
+            return conn.execute(sql.replace("?", "%s"), params).fetchall()
+
+    @contextmanager
+    def _tag_tx(self) -> Iterator[Callable[[str, Any], list[tuple[Any, ...]]]]:
+        def run(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+
+        with self._tx() as conn:
+            yield run
