@@ -49,7 +49,7 @@ import httpx
 
 from .errors import InvalidInput
 from .memory import Memory
-from .messages import SESSION_FIELDS, default_key, normalise_message
+from .messages import SESSION_FIELDS
 from .records import ROLE_RE, SESSION_ID_RE, check_session_id
 
 MAX_EVENTS = 10_000
@@ -90,13 +90,8 @@ def store_batch(memory: Memory, batch: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInput("events must be a list")
     if len(events) > MAX_EVENTS:
         raise InvalidInput(f"at most {MAX_EVENTS} events per batch")
-    prepared = []
-    for i, raw in enumerate(events):
-        msg = normalise_message(raw, f"event {i}")
-        msg["event_key"] = msg["event_key"] or default_key(msg)
-        prepared.append(msg)
     attrs = {k: batch[k] for k in SESSION_FIELDS if batch.get(k) is not None}
-    result = memory._journal_and_index(session, prepared, attrs)
+    result = memory.capture(session, events, **attrs)
     rows = [{"id": e.id, "event_key": e.event_key, "status": "stored" if stored else "duplicate"} for e, stored in result["events"]]
     return {
         "session": session,

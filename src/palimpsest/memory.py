@@ -18,7 +18,7 @@ import time
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from . import search as _search
 from .embed import Embedder, EmbeddingCache, get_embedder, open_cache
@@ -61,7 +61,7 @@ class Memory:
     def close(self) -> None:
         self.store.close()
 
-    def __enter__(self) -> Memory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
