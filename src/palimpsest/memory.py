@@ -145,10 +145,7 @@ class Memory:
             else:
                 self.indexer.index_session(session)
             return True
-        except PalimpsestError as exc:
-            log.warning("indexing %s deferred: %s", session, exc)
-            return False
-        except Exception as exc:  # the store is down or broken: the journal holds the write
+        except Exception as exc:  # noqa: BLE001 — the store is down or broken: the journal holds the write
             log.warning("indexing %s deferred: %s", session, exc)
             return False
 
