@@ -154,7 +154,11 @@ def test_empty_tool_calls_get_a_sentence(memory: Memory) -> None:
     m = memory.store.get_messages([r["id"]])[0]
     assert m.content == "Called read_file with path=src/app.py, limit=20; it returned 'import os'."
     assert memory.search("read_file app.py").hits[0].message.id == r["id"]
-    assert memory.store.job_status()["tasks"]["tool-synth"] == {"done": 1}
+    assert [h.message.id for h in memory.search("returned 'import", mode="substring").hits] == [r["id"]]
+    later = memory.append("s", "assistant", "", tool_name="ls", tool_args={"dir": "docs"})["id"]  # after the trigram cursor
+    memory.worker(tasks=["tool-synth"]).drain()
+    assert [h.message.id for h in memory.search("dir=docs", mode="substring").hits] == [later]
+    assert memory.store.job_status()["tasks"]["tool-synth"] == {"done": 2}
 
 
 def test_backfill_and_rebuild(home: Path) -> None:

@@ -294,8 +294,31 @@ def distill_turn(memory: Memory, session: str, messages: list[Message], *, key: 
     return result
 
 
-def _already(journal: Journal, key: str) -> bool:
-    return any(e.event_key == key for e in journal.read(SYSTEM_SESSION)) if journal.size(SYSTEM_SESSION) else False
+class _Seen:
+    """Keys of turns already distilled, read from the journal incrementally (per process)."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, set[str]] = {}
+        self.offsets: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, journal: Journal, key: str) -> bool:
+        root = str(journal.root)
+        with self.lock:
+            keys = self.keys.setdefault(root, set())
+            start = self.offsets.get(root, 0)
+            if journal.size(SYSTEM_SESSION) < start:  # a new journal under the same path (tests)
+                keys.clear()
+                start = 0
+            if journal.size(SYSTEM_SESSION) > start:
+                for e in journal.read(SYSTEM_SESSION, start):
+                    keys.add(e.event_key)
+                    start = e.offset + e.nbytes
+                self.offsets[root] = start
+            return key in keys
+
+
+_already = _Seen()
 
 
 def curate(memory: Memory, output: dict[str, Any], source: str, at: str) -> list[dict[str, Any]]:

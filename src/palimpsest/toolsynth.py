@@ -84,6 +84,9 @@ class _Known:
         with self.lock:
             known = self.sentences.setdefault(root, {})
             start = self.offsets.get(root, 0)
+            if journal.size(SYSTEM_SESSION) < start:  # a new journal under the same path (tests)
+                known.clear()
+                start = 0
             if journal.size(SYSTEM_SESSION) > start:
                 for e in journal.read(SYSTEM_SESSION, start):
                     meta = e.metadata or {}

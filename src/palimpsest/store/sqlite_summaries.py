@@ -191,11 +191,16 @@ class SQLiteSummariesMixin(SummaryStoreContract):
             row = conn.execute(f"SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE id = ? AND content = ''", (message_id,)).fetchone()
             if row is None:
                 return False
+            # the trigram index holds rows up to its cursor only (migration 0009); later ones it
+            # reads when it catches up, new content included
+            in_tri = conn.execute("SELECT ? <= upto FROM trigram_cursor", (row[0],)).fetchone()[0]
             conn.execute(f"INSERT INTO messages_fts (messages_fts, rowid, {_FTS_COLUMNS}) VALUES ('delete', ?, ?, ?, ?, ?)", row)
-            conn.execute(f"INSERT INTO messages_tri (messages_tri, rowid, {_TRI_COLUMNS}) VALUES ('delete', ?, ?, ?)", (row[0], row[1], row[3]))
+            if in_tri:
+                conn.execute(f"INSERT INTO messages_tri (messages_tri, rowid, {_TRI_COLUMNS}) VALUES ('delete', ?, ?, ?)", (row[0], row[1], row[3]))
             conn.execute("UPDATE messages SET content = ? WHERE rowid = ?", (content, row[0]))
             conn.execute(f"INSERT INTO messages_fts (rowid, {_FTS_COLUMNS}) SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE rowid = ?", (row[0],))
-            conn.execute(f"INSERT INTO messages_tri (rowid, {_TRI_COLUMNS}) SELECT rowid, {_TRI_COLUMNS} FROM messages WHERE rowid = ?", (row[0],))
+            if in_tri:
+                conn.execute(f"INSERT INTO messages_tri (rowid, {_TRI_COLUMNS}) SELECT rowid, {_TRI_COLUMNS} FROM messages WHERE rowid = ?", (row[0],))
         return True
 
     def empty_tool_messages(self, after_rowid: int, limit: int) -> list[tuple[int, Message]]:
