@@ -36,6 +36,7 @@ from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
 from .guard import Guard, is_loopback
 from .mcp import build_server
+from .panel import mount as mount_panel
 
 log = logging.getLogger("palimpsest.http")
 MAX_DEPTH = 100  # a capture body adds 4 levels around tool_args; json itself stops near 1,000
@@ -151,6 +152,8 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _tool_routes(app, memory, write)
     _capture_route(app, memory, write)
     _read_routes(app, memory)
+    _tag_routes(app, memory, write)
+    mount_panel(app, memory, write)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
     origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
     if origins:
@@ -197,6 +200,43 @@ def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
     async def capture_batch(request: Request) -> JSONResponse:
         body = await _json_object(request)
         return _ok(await run_in_threadpool(capture.store_batch, memory, body))
+
+
+TAG_GETS = {"": "list", "/pending": "pending", "/counts": "counts", "/lookup": "lookup", "/taxonomy": "taxonomy"}
+TAG_POSTS = {"/decide": "decide", "/add": "add", "/taxonomy": "taxonomy_upsert", "/taxonomy/decide": "taxonomy_decide", "/merge": "merge"}
+
+
+def _tag_routes(app: FastAPI, memory: Memory, write: bool) -> None:
+    """`/api/memory/tags…`: the `memory_tags` tool's actions as GET (query string) and, with
+    writes on, POST (JSON body) routes; the tool validates and runs them."""
+
+    def get_route(suffix: str, action: str) -> None:
+        async def read(request: Request) -> JSONResponse:
+            args: dict[str, Any] = {k: v for k, v in request.query_params.items()}
+            for k in ("limit", "offset"):
+                if k in args:
+                    if not args[k].isdigit():
+                        raise InvalidInput(f"{k} must be a whole number")
+                    args[k] = int(args[k])
+            return _ok(await run_in_threadpool(tools.call, memory, "memory_tags", {**args, "action": action}, enable_write=write))
+
+        app.add_api_route(f"/api/memory/tags{suffix}", read, methods=["GET"], tags=["tags"], responses=_responses(400, 401, 404),
+                          summary=f"memory_tags {action} (arguments in the query string)", name=f"tags_{action}")
+
+    def post_route(suffix: str, action: str) -> None:
+        async def change(request: Request) -> JSONResponse:
+            body = await _json_object(request)
+            return _ok(await run_in_threadpool(tools.call, memory, "memory_tags", {**body, "action": action}, enable_write=write))
+
+        app.add_api_route(f"/api/memory/tags{suffix}", change, methods=["POST"], tags=["tags"], responses=_responses(*_error_statuses()),
+                          summary=f"memory_tags {action} (arguments as a JSON object)", name=f"tags_{action}",
+                          openapi_extra=_body({"type": "object"}))
+
+    for suffix, action in TAG_GETS.items():
+        get_route(suffix, action)
+    if write:  # like the write tools: unknown routes until writes are enabled
+        for suffix, action in TAG_POSTS.items():
+            post_route(suffix, action)
 
 
 def _read_routes(app: FastAPI, memory: Memory) -> None:

@@ -1,0 +1,116 @@
+"""The memory panel: server-rendered pages at `/panel` over the same library calls as the API.
+
+Pages are Jinja2 templates with autoescape on (every stored text is escaped; highlighting
+builds its markup from escaped pieces), one stylesheet and one small script, no build
+step. Reading needs nothing more than the API does; mutating actions (accept or reject a
+tag, merge, supersede or retract a fact, retry failed jobs) are `fetch` POSTs of JSON to
+`/panel/action/<name>`, so they fit the server guard's JSON-only rule unchanged, and they
+are refused unless:
+
+- writes are enabled (`PALIMPSEST_ENABLE_WRITE=1`), as for every other write;
+- the body is `application/json` (a cross-site page cannot send that without a CORS
+  preflight, which the server refuses);
+- the `X-Palimpsest-CSRF` header and the `palimpsest_csrf` cookie (SameSite=Strict, set
+  with every page) both hold this process's random token (constant-time comparison).
+
+See docs/panel.md.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.staticfiles import StaticFiles
+
+from ...errors import InvalidInput, PalimpsestError, WriteDisabled
+from ...memory import Memory
+from . import views
+from .render import render
+
+COOKIE = "palimpsest_csrf"
+HEADER = "x-palimpsest-csrf"
+MAX_ACTION_BYTES = 64 * 1024
+
+
+class Panel:
+    def __init__(self, memory: Memory, write: bool) -> None:
+        self.memory, self.write = memory, write
+        self.csrf = secrets.token_urlsafe(32)
+
+    def page(self, request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
+        html = render(template, {**context, "csrf": self.csrf, "write": self.write, "path": request.url.path})
+        response = HTMLResponse(html, status_code=status)
+        response.set_cookie(COOKIE, self.csrf, httponly=True, samesite="strict", path="/panel")
+        response.headers["content-security-policy"] = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                                                       "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+        response.headers["x-content-type-options"] = "nosniff"
+        response.headers["referrer-policy"] = "same-origin"
+        return response
+
+    def check(self, request: Request) -> None:
+        """CSRF and write checks of a mutating action."""
+        if not self.write:
+            raise WriteDisabled("the panel is read-only: start the server with PALIMPSEST_ENABLE_WRITE=1 to change memory")
+        ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if ctype != "application/json":
+            raise InvalidInput("panel actions are JSON")
+        presented = request.headers.get(HEADER, "").encode()
+        cookie = request.cookies.get(COOKIE, "").encode()
+        token = self.csrf.encode()
+        if not (hmac.compare_digest(presented, token) and hmac.compare_digest(cookie, token)):
+            raise CSRFRefused("this action needs the panel's token: reload the page and try again")
+
+
+class CSRFRefused(PalimpsestError):
+    code = "csrf"
+    http_status = 403
+
+
+def mount(app: FastAPI, memory: Memory, write: bool) -> None:
+    """Add the panel's pages, actions and static files to `app`."""
+    panel = Panel(memory, write)
+    app.mount("/panel/static", StaticFiles(directory=Path(__file__).parent / "static"), name="panel-static")
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> Response:
+        return RedirectResponse("/panel", status_code=303)
+
+    def page_route(path: str, name: str) -> None:
+        build = getattr(views, name)
+
+        async def show(request: Request) -> HTMLResponse:
+            params = dict(request.query_params)
+            params.update(request.path_params)
+            try:
+                template, context = await run_in_threadpool(build, memory, params)
+            except PalimpsestError as exc:
+                return panel.page(request, "error.html", {"error": str(exc), "code": exc.code}, exc.http_status)
+            if template == "__redirect__":
+                return RedirectResponse(quote(context["url"], safe="/?=&#"), status_code=303)
+            return panel.page(request, template, context)
+
+        app.add_api_route(path, show, methods=["GET"], include_in_schema=False, name=f"panel-{name}")
+
+    for path, name in (("/panel", "sessions"), ("/panel/sessions", "sessions"), ("/panel/sessions/{session}", "session"),
+                       ("/panel/find", "find"), ("/panel/search", "search"), ("/panel/facts", "facts"),
+                       ("/panel/facts/{fact_id}", "fact"), ("/panel/tags", "tags"), ("/panel/health", "health")):
+        page_route(path, name)
+
+    @app.post("/panel/action/{name}", include_in_schema=False)
+    async def action(name: str, request: Request) -> JSONResponse:
+        panel.check(request)
+        raw = await request.body()
+        if len(raw) > MAX_ACTION_BYTES:
+            raise InvalidInput(f"a panel action is at most {MAX_ACTION_BYTES} bytes")
+        body = views.json_body(raw)
+        return JSONResponse({"ok": True, "result": await run_in_threadpool(views.act, memory, name, body)})
+
+
+__all__ = ["mount"]

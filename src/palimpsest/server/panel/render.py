@@ -1,0 +1,73 @@
+"""Templates: one Jinja2 environment with autoescape, and the filters the pages use.
+
+`highlight` finds the query's words in the raw text and escapes every piece itself, so a
+stored `<script>` is shown as text and only the `<mark>` around a match is markup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
+
+SNIPPET = 600
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("palimpsest.server.panel", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(highlight=highlight, pretty=pretty, short=short, minute=minute)
+    return env
+
+
+def render(template: str, context: dict[str, Any]) -> str:
+    return environment().get_template(template).render(**context)
+
+
+def terms(query: str) -> list[str]:
+    return [t for t in re.findall(r"\w[\w.-]*", query or "")][:20]
+
+
+def highlight(text: Any, query: str, snippet: bool = True) -> Markup:
+    """`text` escaped, with every word of `query` wrapped in `<mark>`; a long text is cut to
+    a window around its first match."""
+    text = "" if text is None else str(text)
+    words = [w for w in terms(query) if len(w) >= 2]
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE) if words else None
+    if snippet and len(text) > SNIPPET:
+        first = pattern.search(text) if pattern else None
+        start = max(0, (first.start() if first else 0) - SNIPPET // 3)
+        text = ("…" if start else "") + text[start:start + SNIPPET] + "…"
+    if pattern is None:
+        return Markup(escape(text))
+    out, at = [], 0
+    for m in pattern.finditer(text):
+        out.append(escape(text[at:m.start()]))
+        out.append(Markup("<mark>") + escape(m.group(0)) + Markup("</mark>"))
+        at = m.end()
+    out.append(escape(text[at:]))
+    return Markup("").join(out)
+
+
+def pretty(value: Any) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def short(text: Any, n: int = 160) -> str:
+    text = "" if text is None else " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def minute(ts: Any) -> str:
+    """An ISO time to the minute, as the prompts show it."""
+    return str(ts or "")[:16].replace("T", " ")

@@ -1,0 +1,164 @@
+"""What each panel page shows and what each panel action does: library calls, no HTML.
+
+A page function takes the memory and the request's parameters (query string and path,
+all strings) and returns (template, context); an action takes the memory and a JSON
+object and returns a JSON value. Bad parameters raise `InvalidInput` like everywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...errors import InvalidInput, NotFound
+from ...memory import Memory
+
+PAGE = 50
+EVENTS_PAGE = 200
+SEARCH_FILTERS = ("session", "agent", "channel", "role", "since", "until", "tag")
+MAX_PARAM = 2000
+
+
+def _param(params: dict[str, Any], name: str, default: str = "") -> str:
+    value = str(params.get(name, default) or "").strip()
+    if len(value) > MAX_PARAM:
+        raise InvalidInput(f"{name} is longer than {MAX_PARAM} characters")
+    return value
+
+
+def _int(params: dict[str, Any], name: str, default: int, top: int = 1_000_000) -> int:
+    raw = _param(params, name)
+    if not raw:
+        return default
+    if not raw.isdigit() or int(raw) > top:
+        raise InvalidInput(f"{name} must be a whole number from 0 to {top}")
+    return int(raw)
+
+
+# -- pages ---------------------------------------------------------------------
+def sessions(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    offset = _int(params, "offset", 0)
+    f = {k: _param(params, k) or None for k in ("agent", "channel")}
+    rows = memory.sessions(limit=PAGE, offset=offset, **f)
+    tags = memory.tags.session_tags([s.id for s in rows])
+    return "sessions.html", {"view": "sessions", "sessions": rows, "tags": tags, "offset": offset, "page": PAGE,
+                             "filters": {k: v or "" for k, v in f.items()}}
+
+
+def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    sid = _param(params, "session")
+    info = memory.store.get_session(sid)
+    if info is None:
+        raise NotFound(f"no session {sid[:80]!r}")
+    offset, around = _int(params, "offset", 0), _param(params, "around")
+    since = None
+    if around:
+        found = memory.store.get_messages([around])
+        if not found or found[0].session != sid:
+            raise NotFound(f"no message {around[:80]!r} in this session")
+        since = found[0].created_at
+    messages = memory.browse(session=sid, since=since, limit=EVENTS_PAGE, offset=offset)
+    return "session.html", {"view": "sessions", "info": info, "messages": messages, "offset": offset, "page": EVENTS_PAGE,
+                            "around": around, "tags": memory.tags.list(session=sid, limit=200)}
+
+
+def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Jump to an id: a message (evt_…), a fact (fct_…) or a session."""
+    ident = _param(params, "id")
+    if not ident:
+        raise InvalidInput("give an id: a message (evt_…), a fact or a session")
+    found = memory.store.get_messages([ident])
+    if found:
+        return "__redirect__", {"url": f"/panel/sessions/{found[0].session}?around={ident}#{ident}"}
+    if memory.store.get_facts([ident]):
+        return "__redirect__", {"url": f"/panel/facts/{ident}"}
+    if memory.store.get_session(ident) is not None:
+        return "__redirect__", {"url": f"/panel/sessions/{ident}"}
+    raise NotFound(f"no message, fact or session with id {ident[:80]!r}")
+
+
+def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    query, mode = _param(params, "q"), _param(params, "mode", "ranked") or "ranked"
+    filters = {k: _param(params, k) for k in SEARCH_FILTERS}
+    context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None,
+                               "scores": bool(_param(params, "scores"))}
+    if query:
+        used = {k: v for k, v in filters.items() if v}
+        context["result"] = memory.search(query, limit=_int(params, "limit", 20, 200), mode=mode, touch=False, **used)
+    return "search.html", context
+
+
+def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    current = memory.facts.query(limit=500)
+    return "facts.html", {"view": "facts", "facts": current, "reviews": memory.facts.reviews(),
+                          "disputes": [f for f in current if f.disputed_with]}
+
+
+def fact(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    f = memory.facts.get(_param(params, "fact_id"))
+    return "fact.html", {"view": "facts", "fact": f, "history": memory.facts.history(f.id)}
+
+
+def tags(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    t = memory.tags
+    return "tags.html", {"view": "tags", "pending": t.pending(limit=200), "taxonomy": t.taxonomy(),
+                         "counts": t.counts(), "recent": t.list(limit=50)}
+
+
+def health(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    stats = memory.stats()
+    jobs = memory.store.job_status()
+    return "health.html", {"view": "health", "stats": stats, "jobs": jobs, "tags": memory.tags.counts()["states"]}
+
+
+# -- actions ---------------------------------------------------------------------
+def json_body(raw: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(raw) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        raise InvalidInput("the action's body is not JSON") from None
+    if not isinstance(value, dict) or any(not isinstance(v, (str, int, float, bool, type(None))) for v in value.values()):
+        raise InvalidInput("an action's body is one JSON object of plain values")
+    return value
+
+
+def _text(body: dict[str, Any], name: str, required: bool = True) -> str | None:
+    value = body.get(name)
+    if value in (None, "") and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name} is required")
+    return value.strip()
+
+
+def _target(body: dict[str, Any]) -> dict[str, str]:
+    kind, ident = _text(body, "target_type"), _text(body, "target_id")
+    if kind not in ("session", "summary"):
+        raise InvalidInput("target_type is session or summary")
+    return {kind: ident}  # type: ignore[dict-item]
+
+
+def act(memory: Memory, name: str, body: dict[str, Any]) -> Any:
+    t, f = memory.tags, memory.facts
+    if name == "tag-decide":
+        return t.decide(_text(body, "tag"), _text(body, "decision"), **_target(body))  # type: ignore[arg-type]
+    if name == "tag-add":
+        return t.add(_text(body, "tag"), **_target(body))  # type: ignore[arg-type]
+    if name == "taxonomy-decide":
+        return t.taxonomy_decide(_text(body, "tag"), _text(body, "decision"))  # type: ignore[arg-type]
+    if name == "taxonomy-upsert":
+        return t.taxonomy_upsert(_text(body, "tag"), description=_text(body, "description", False))  # type: ignore[arg-type]
+    if name == "tag-merge":
+        return t.merge(_text(body, "tag"), _text(body, "into"))  # type: ignore[arg-type]
+    if name == "fact-supersede":
+        return f.supersede(_text(body, "fact_id"), _text(body, "text"), source="person:panel").to_dict()  # type: ignore[arg-type]
+    if name == "fact-retract":
+        return f.retract(_text(body, "fact_id"), reason=_text(body, "reason", False), source="person:panel").to_dict()  # type: ignore[arg-type]
+    if name == "fact-settle":
+        return f.settle(_text(body, "new_id"), _text(body, "existing_id"), _text(body, "decision")).to_dict()  # type: ignore[arg-type]
+    if name == "jobs-retry":
+        return {"retried": memory.store.retry_failed(_text(body, "task", False), None, False)}
+    raise NotFound(f"no panel action {name[:80]!r}")
+
+
+__all__ = ["act", "json_body"]
