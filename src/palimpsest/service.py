@@ -39,6 +39,19 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
     return last_sweep
 
 
+def reap_tags(memory: Memory, last_reap: float) -> float:
+    """Reap orphaned tags when due (hourly by default); returns the new reap time."""
+    if time.monotonic() - last_reap < memory.settings.tags_reap_minutes * 60:
+        return last_reap
+    try:
+        n = memory.tags.reap()
+        if n:
+            log.info("reaped %d orphaned tags", n)
+    except Exception as exc:  # the store is down: try again next time
+        log.warning("tag reaping failed: %s", exc)
+    return time.monotonic()
+
+
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False) -> None:
     """Index, sweep and run jobs until `stop` is set. The job worker runs in its own
     thread so a slow model never delays indexing; on stop it finishes the job in hand
@@ -46,12 +59,14 @@ def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0,
     worker = memory.worker()
     if once:
         background_pass(memory, float("-inf"))
+        reap_tags(memory, float("-inf"))
         worker.drain()
         return
     thread = threading.Thread(target=worker.run, args=(stop,), name="palimpsest-worker", daemon=True)
     thread.start()
-    last_sweep = float("-inf")
+    last_sweep = last_reap = float("-inf")
     while not stop.is_set():
         last_sweep = background_pass(memory, last_sweep)
+        last_reap = reap_tags(memory, last_reap)
         stop.wait(interval)
     thread.join(timeout=30)
