@@ -303,3 +303,16 @@ def test_tools_read_as_the_agent_named_never_as_the_owner(vaults: Vaults, memory
         tools.call(memory, "vault_query", {"vault": "secret", "query": "harbour"}, enable_write=False)
     with pytest.raises(NotFound):
         tools.call(memory, "vault_write_document", {"vault": "open", "path": "c.md", "content": "x"}, enable_write=False)
+
+
+def test_a_written_document_deleted_since_is_not_restored(vaults: Vaults, memory: Memory, store_url: str, tmp_path: Path) -> None:
+    from test_facts import other_url
+
+    vaults.init("notes", "semantic")
+    vaults.write_document("notes", "keep.md", "# Keep\nkept text")
+    vaults.write_document("notes", "gone.md", "# Gone\nremoved text")
+    (vaults.folder(vaults.get("notes")) / "gone.md").unlink()
+    assert vaults.reindex("notes", stale=True).removed == ["gone.md"]
+    (vaults.folder(vaults.get("notes")) / "keep.md").unlink()
+    with Memory(memory.home, other_url(store_url, tmp_path, "replaced"), settings=Settings.load(env={}, embedder="none")) as second:
+        assert [d["path"] for d in vaults_of(second).docs("notes")] == ["keep.md"]

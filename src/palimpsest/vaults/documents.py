@@ -214,6 +214,8 @@ class Documents:
             if progress:
                 progress(n, len(todo))
         if only is None and plan["deleted"]:
+            # journaled, so a restore does not bring back a document written through the API and deleted since
+            self.vaults.record("remove_documents", row.name, {"vault": row.name, "paths": sorted(plan["deleted"])})
             self.store.remove_documents(row.name, plan["deleted"])
             report.removed = sorted(plan["deleted"])
         self._embed_missing(row, report)
@@ -306,8 +308,10 @@ class Documents:
         decision per path wins: a later removal is respected)."""
         last: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
         for _, meta, content in decisions:
-            if meta.get("op") in ("write_document", "remove_document"):
+            if meta.get("op") == "write_document":
                 last[(meta["vault"], meta["path"])] = (meta, content)
+            elif meta.get("op") == "remove_documents":
+                last.update({(meta["vault"], p): (meta, "") for p in meta.get("paths", [])})
         restored = 0
         for (vault, path), (meta, content) in last.items():
             rows = self.store.vault_rows(OWNER, [vault])
