@@ -28,6 +28,7 @@ from .sqlite_documents import SQLiteDocumentsMixin
 from .sqlite_facts import SQLiteFactsMixin
 from .sqlite_summaries import SQLiteSummariesMixin
 from .sqlite_tags import SQLiteTagsMixin
+from .sqlite_wiki import SQLiteWikiMixin
 from .vectors import VectorCache
 
 _MESSAGE_COLUMNS = (
@@ -70,7 +71,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
-class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin, SQLiteTagsMixin):
+class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin, SQLiteTagsMixin, SQLiteWikiMixin):
     def __init__(self, url: str) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
@@ -440,9 +441,11 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         if not ids:
             return {}
         rows = self._reader.execute(
-            """SELECT m.id, v.vector FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
-               WHERE v.model = ? AND m.id IN (SELECT value FROM json_each(?))""",
-            (model, json.dumps(ids)),
+            # CROSS JOIN: look the few ids up first, then each vector by its primary key
+            # (a plain JOIN let the planner walk every vector of the model)
+            """SELECT m.id, v.vector FROM messages m CROSS JOIN vectors v
+               WHERE m.id IN (SELECT value FROM json_each(?)) AND v.model = ? AND v.message_rowid = m.rowid""",
+            (json.dumps(ids), model),
         ).fetchall()
         return {i: np.frombuffer(b, dtype=np.float32) for i, b in rows}
 

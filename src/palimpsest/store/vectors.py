@@ -62,7 +62,9 @@ class VectorCache:
         if allowed is None and len(entry["rowids"]) > self.ann_threshold:
             pairs = self._ann_search(entry, query, limit)
         else:
-            scores = matrix @ query.astype(np.float32)
+            # einsum, not `@`: a matrix-vector product gains nothing from BLAS threads, and on a
+            # busy machine their hand-offs made it 5× slower (10 ms vs 2 ms at 10k × 384)
+            scores = np.einsum("ij,j->i", matrix, query.astype(np.float32))
             if allowed is not None:
                 mask = np.isin(entry["rowids"], allowed)
                 scores = np.where(mask, scores, -np.inf)
