@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
 from ..errors import InvalidInput
 from .common import add_command, emit, open_memory
 
