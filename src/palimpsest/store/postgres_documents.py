@@ -27,6 +27,9 @@ _CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.toke
                "d.title, d.metadata, d.indexed_at")
 
 
+COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more (as on SQLite)
+
+
 def _nul(value: str | None) -> str | None:
     return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
@@ -151,6 +154,8 @@ class PostgresDocumentsMixin(DocumentStoreContract):
 
     def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
         terms = [t for t in (_nul(t) or "" for t in terms) if t.strip()]
+        if not match_all and len(terms) > 1:
+            terms = self._rare_terms(terms)
         if not terms:
             return []
         tsq = (" && " if match_all else " || ").join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
@@ -159,6 +164,14 @@ class PostgresDocumentsMixin(DocumentStoreContract):
                   SELECT c.id, ts_rank_cd('{{0.1, 0.2, 0.5, 1.0}}', c.fts, q.q, 1) AS rank FROM document_chunks c, q
                   WHERE numnode(q.q) > 0 AND c.fts @@ q.q AND c.vault IN ({vaults}) ORDER BY rank DESC, c.id LIMIT %s"""
         return [(r[0], float(r[1])) for r in self._doc_rows(sql, (*terms, *params, limit))]
+
+    def _rare_terms(self, terms: list[str]) -> list[str]:
+        """For an any-word match, the terms in fewer than COMMON_TERM chunks (or the rarest):
+        ranking an OR of a common word ranks most of the index for almost no BM25 weight."""
+        sql = "SELECT count(*) FROM (SELECT 1 FROM document_chunks WHERE fts @@ phraseto_tsquery('palimpsest', %s) LIMIT %s) x"
+        counts = {t: self._doc_rows(sql, (t, COMMON_TERM))[0][0] for t in terms}
+        rare = [t for t in terms if counts[t] < COMMON_TERM]
+        return rare or [min(terms, key=lambda t: counts[t])]
 
     def chunk_vector_search(self, model: str, query: np.ndarray, q: ChunkQuery, limit: int) -> list[tuple[str, float]]:
         vec = np.asarray(query, dtype=np.float32)
