@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import re
 import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -68,24 +71,51 @@ class Embedder(ABC):
         return out
 
 
+class _Runner:
+    """One daemon thread that runs bounded calls: starting a thread per call cost ~8 ms on a
+    busy machine, and a daemon thread never holds up interpreter exit if a model hangs."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Any, list[str], Future[Any]]] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Any, texts: list[str]) -> Future[Any]:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True, name="palimpsest-embed")
+                self._thread.start()
+        done: Future[Any] = Future()
+        self._jobs.put((fn, texts, done))
+        return done
+
+    def _loop(self) -> None:
+        while True:
+            fn, texts, done = self._jobs.get()
+            if not done.set_running_or_notify_cancel():
+                continue
+            try:
+                done.set_result(fn(texts))
+            except BaseException as exc:  # handed to the caller
+                done.set_exception(exc)
+
+
+_RUNNERS: dict[int, _Runner] = {}
+
+
 def _bounded(fn: Any, texts: list[str], timeout: float) -> np.ndarray:
-    box: dict[str, Any] = {}
-
-    def call() -> None:
-        try:
-            box["out"] = fn(texts)
-        except BaseException as exc:  # handed to the caller below
-            box["err"] = exc
-
-    thread = threading.Thread(target=call, daemon=True, name="palimpsest-embed")
-    thread.start()
-    thread.join(timeout)
-    if thread.is_alive():
-        raise EmbedderError(f"the embedder did not answer within {timeout:g} s")
-    if "err" in box:
-        err = box["err"]
-        raise err if isinstance(err, EmbedderError) else EmbedderError(f"the embedder failed: {err}") from err
-    return box["out"]
+    owner = id(getattr(fn, "__self__", fn))
+    runner = _RUNNERS.setdefault(owner, _Runner())
+    future = runner.submit(fn, texts)
+    try:
+        return future.result(timeout)
+    except FutureTimeout:
+        future.cancel()
+        raise EmbedderError(f"the embedder did not answer within {timeout:g} s") from None
+    except EmbedderError:
+        raise
+    except Exception as exc:
+        raise EmbedderError(f"the embedder failed: {exc}") from exc
 
 
 class LocalEmbedder(Embedder):
