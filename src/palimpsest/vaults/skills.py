@@ -21,6 +21,7 @@ case-insensitively, on word boundaries (`ship it` matches "can you ship it today
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 import unicodedata
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from ..errors import InvalidInput, NotFound
+from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..records import check_text, iso, utcnow
 from ..store.documents_base import OWNER, SkillRow, VaultRow
 from .extract import ExtractError, decode_text, split_front_matter
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
     from .registry import Vaults
 
+log = logging.getLogger(__name__)
 SKILL_EXTENSIONS = (".md",)
 MAX_SKILL_BYTES = 1024 * 1024
 NAME_MAX = 128
@@ -213,8 +215,13 @@ def skill_source(memory: Memory, session: str | None, query: str) -> list[dict[s
     """The recall hook (`recall.SKILL_SOURCES`): skills whose trigger matches the turn."""
     from . import vaults_of
 
+    try:
+        found = vaults_of(memory).skills.matching(session, query)
+    except PalimpsestError as exc:  # the store is down: recall goes on without skills
+        log.warning("skills left out of recall: %s", exc)
+        return []
     out = []
-    for s in vaults_of(memory).skills.matching(session, query):
+    for s in found:
         text = f"skill {s.name} ({s.vault}): {s.description}\n{s.body}".strip()
         out.append({"id": f"skill:{s.vault}/{s.name}", "text": text, "date": s.indexed_at[:10]})
     return out
