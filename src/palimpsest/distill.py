@@ -36,6 +36,7 @@ from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
 from .journal import Journal
+from .llm import system_journal
 from .records import Message, iso, parse_time, utcnow
 from .store import Filters
 
@@ -273,7 +274,7 @@ def distill_turn(memory: Memory, session: str, messages: list[Message], *, key: 
         return Distilled(session, {}, "none", skipped="instant session: never distilled")
     if not messages:
         return Distilled(session, {}, "none", skipped="no messages")
-    journal = Journal(memory.home / "system")
+    journal = system_journal(memory.home)
     key = key or f"turn:{session}:{messages[0].id}"
     if _already(journal, key):
         return Distilled(session, {}, "none", skipped=f"already distilled ({key})")

@@ -30,6 +30,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,6 +43,21 @@ from .records import iso, utcnow
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "llm"
 MODES = ("json_schema", "grammar", "guided_json")
+
+
+_SYSTEM_JOURNALS: dict[str, Journal] = {}
+_SYSTEM_LOCK = threading.Lock()
+
+
+def system_journal(home: Path) -> Journal:
+    """The one `Journal` of `<home>/system` in this process for the LLM-made decisions
+    (llm, distill, summaries, toolsynth): a `Journal` learns a session's keys by reading it
+    once, then only what was added, so sharing it keeps each append O(new lines)."""
+    key = str(Path(home).resolve())
+    with _SYSTEM_LOCK:
+        if key not in _SYSTEM_JOURNALS:
+            _SYSTEM_JOURNALS[key] = Journal(Path(key) / "system")
+        return _SYSTEM_JOURNALS[key]
 
 
 class LLMError(PalimpsestError):

@@ -27,7 +27,7 @@ from .facts import Facts
 from .indexer import Indexer
 from .jobs import Worker, embed_jobs
 from .journal import Journal
-from .llm import LLM, usage
+from .llm import LLM, system_journal, usage
 from .messages import default_key, normalise_message, session_event
 from .pipeline import after_index
 from .records import Event, Hit, Session, check_session_id, iso, parse_time, utcnow
@@ -276,7 +276,7 @@ class Memory:
     @cached_property
     def llm(self) -> LLM | None:
         """The configured chat endpoint (`palimpsest.llm`), or None: local fallbacks then."""
-        return LLM.from_settings(self.settings, self.store, Journal(self.home / "system"))
+        return LLM.from_settings(self.settings, self.store, system_journal(self.home))
 
     @cached_property
     def tags(self) -> Tags:

@@ -41,9 +41,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import wiki  # registers the extract-wiki and wiki-backfill jobs
 from .distill import message_line, minute, sentences
 from .errors import Conflict, NotFound
-from .journal import Journal
+from .llm import system_journal
 from .records import Message, iso, parse_time, utcnow
 from .store import Filters
 from .store.summaries_base import DEPTHS, Summary
@@ -132,7 +133,7 @@ class Compactor:
         self.s = memory.settings
         self.llm = memory.llm if use_llm else None
         self.info = memory.store.get_session(session)
-        self.journal = Journal(memory.home / "system")
+        self.journal = system_journal(memory.home)
         self.written: dict[str, int] = {"leaf": 0, "branch": 0, "root": 0}
 
     def run(self, final: bool = False) -> dict[str, int]:
@@ -240,6 +241,7 @@ class Compactor:
             from .tags import leaf_job
 
             self.memory.store.enqueue([leaf_job(s.id, s.session_id)])
+        self.memory.store.enqueue(wiki.after_leaf(self.memory, s))  # a leaf is mined into the topic wiki (palimpsest.wiki)
         self.written[DEPTHS[s.depth]] += 1
         embed_summaries(self.memory, [s])
         return s
@@ -312,7 +314,7 @@ def compact(memory: Memory, session: str, *, final: bool = False, use_llm: bool 
 
 def replay(memory: Memory) -> int:
     """Store every journaled summary the store lacks (a new or rebuilt store)."""
-    journal = Journal(memory.home / "system")
+    journal = system_journal(memory.home)
     if not journal.size(SYSTEM_SESSION):
         return 0
     n = 0

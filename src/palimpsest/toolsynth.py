@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from .distill import minute
 from .journal import Journal
+from .llm import system_journal
 from .records import Message, iso, utcnow
 from .store import NewJob
 
@@ -106,7 +107,7 @@ def synthesize(memory: Memory, message_id: str, *, use_llm: bool = True, last_at
     if not found or not needs_synthesis(found[0]):
         return None
     m = found[0]
-    journal = Journal(memory.home / "system")
+    journal = system_journal(memory.home)
     sentence = _KNOWN.get(journal, m.id)
     if sentence is None:
         sentence, origin = _compose(memory, m, use_llm and not last_attempt)
