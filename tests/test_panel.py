@@ -1,0 +1,216 @@
+"""The memory panel: in a real headless browser (Debian's chromium driven by Playwright, never
+a downloaded browser) against the real server, plus its HTTP rules without a browser:
+CSRF, writes off, bad input, and stored HTML shown as text, never run.
+
+Screenshots of every view land in tests/.artifacts/panel/ (gitignored)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.server.run import ServerThread
+from palimpsest.store import NewJob
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).parent / ".artifacts" / "panel"
+XSS = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+
+
+def _seed(memory: Memory) -> dict[str, Any]:
+    memory.append("deploy-1", "user", "How do we deploy the kubernetes cluster?", title="Deploying", agent="coder",
+                  settings={"cwd": "/src/palimpsest", "tags": ["project:palimpsest"]})
+    memory.append("deploy-1", "assistant", "", tool_name="bash", tool_args={"cmd": "kubectl get nodes"}, tool_result="node-1 Ready")
+    memory.append("deploy-1", "assistant", "The kubernetes cluster has one ready node.")
+    memory.append("evil", "user", f"kubernetes {XSS}", title=XSS)
+    fact = memory.facts.write("The cluster runs kubernetes 1.30", valid_from="2026-01-01T00:00:00Z")
+    memory.tags.suggest(["topic:kubernetes", "topic:ops"], session="deploy-1")
+    memory.tags.suggest([f"note:{XSS[:150]}"], session="evil")
+    memory.store.enqueue([NewJob("no-such-task", {"x": 1}, job_key="doomed", max_attempts=1)])
+    memory.worker(tasks=["no-such-task"]).drain()
+    return {"fact": fact.id}
+
+
+@pytest.fixture
+def served(home: Path) -> Iterator[tuple[Memory, str, dict[str, Any]]]:
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=True, distill=False, tool_synth=False))
+    seeded = _seed(m)
+    with ServerThread(m) as url:
+        yield m, url, seeded
+    m.close()
+
+
+# -- HTTP rules, no browser ----------------------------------------------------------
+def _csrf(client: httpx.Client, url: str) -> str:
+    page = client.get(url + "/panel/tags")
+    return re.search(r'name="csrf" content="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+
+
+def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, str, dict[str, Any]]) -> None:
+    memory, url, seeded = served
+    with httpx.Client() as c:
+        for path in ("/panel", "/panel/sessions/evil", "/panel/search?q=kubernetes&scores=1", "/panel/tags", "/panel/health",
+                     f"/panel/facts/{seeded['fact']}", "/panel/facts", f"/panel/search?q={XSS}&tag=x:{XSS}"):
+            r = c.get(url + path)
+            assert r.status_code in (200, 400), path
+            assert "<script>window.__xss" not in r.text and "<img src=x" not in r.text, path
+            assert "script-src 'self'" in r.headers["content-security-policy"]
+        cookie = c.get(url + "/panel").headers["set-cookie"].lower()
+        assert "samesite=strict" in cookie and "httponly" in cookie
+        assert c.get(url + "/").headers["location"] == "/panel"
+        assert c.get(url + "/panel/sessions/nope").status_code == 404
+        assert c.get(url + "/panel/search?q=x&since=not-a-date").status_code == 400
+        assert c.get(url + "/panel/search?q=" + "x" * 3000).status_code == 400
+        assert c.get(url + "/panel/find?id=" + seeded["fact"], follow_redirects=False).status_code == 303
+
+
+def test_actions_need_the_token_json_and_writes(served: tuple[Memory, str, dict[str, Any]], home: Path) -> None:
+    memory, url, seeded = served
+    body = {"tag": "topic:ops", "decision": "accept", "target_type": "session", "target_id": "deploy-1"}
+    with httpx.Client() as c:
+        token = _csrf(c, url)
+        assert httpx.post(url + "/panel/action/tag-decide", json=body, headers={"X-Palimpsest-CSRF": token}).status_code == 403  # no cookie
+        assert c.post(url + "/panel/action/tag-decide", json=body).status_code == 403  # no header
+        assert c.post(url + "/panel/action/tag-decide", json=body, headers={"X-Palimpsest-CSRF": "forged"}).status_code == 403
+        form = c.post(url + "/panel/action/tag-decide", data=body, headers={"X-Palimpsest-CSRF": token})
+        assert form.status_code == 400  # a form post (what a cross-site page can send) is refused
+        for bad in ({}, {**body, "tag": ""}, {**body, "tag": "x" * 70_000}, {**body, "target_type": "nope"}, {**body, "tag": ["x"]}):
+            r = c.post(url + "/panel/action/tag-decide", json=bad, headers={"X-Palimpsest-CSRF": token})
+            assert r.status_code in (400, 413) and r.json()["ok"] is False
+        assert c.post(url + "/panel/action/nope", json={}, headers={"X-Palimpsest-CSRF": token}).status_code == 404
+        ok = c.post(url + "/panel/action/tag-decide", json=body, headers={"X-Palimpsest-CSRF": token})
+        assert ok.json()["result"]["state"] == "accepted"
+    assert httpx.get(url + "/api/memory/tags/counts").json()["result"]["tags"][0]["sessions"] >= 1
+
+
+def test_writes_off_panel_is_read_only(home: Path) -> None:
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
+    _seed(m)
+    try:
+        with ServerThread(m) as url, httpx.Client() as c:
+            page = c.get(url + "/panel/tags").text
+            assert "Read-only" in page and 'data-action="tag-decide"' not in page
+            token = _csrf(c, url)
+            r = c.post(url + "/panel/action/tag-decide", json={"tag": "topic:ops", "decision": "accept", "target_type": "session",
+                                                                "target_id": "deploy-1"}, headers={"X-Palimpsest-CSRF": token})
+            assert (r.status_code, r.json()["error"]["code"]) == (403, "write_disabled")
+            assert c.post(url + "/api/memory/tags/decide", json={}).status_code == 404
+            assert c.get(url + "/api/memory/tags/pending").json()["ok"] is True
+    finally:
+        m.close()
+
+
+# -- the browser ---------------------------------------------------------------------
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install -y chromium); the panel's browser tests need it")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[dev]')")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser: Any) -> None:
+    memory, url, seeded = served
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+
+    def shot(name: str) -> None:
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        assert page.evaluate("window.__xss") is None, f"stored HTML ran on {name}"
+
+    # sessions: browse, open one, tool calls folded, jump to an id
+    page.goto(url + "/panel")
+    assert page.locator("table.rows tbody tr").count() == 2
+    shot("sessions")
+    page.click("text=deploy-1")
+    tool = page.locator("details.tool").first
+    assert tool.get_attribute("open") is None  # folded
+    tool.locator("summary").click()
+    assert "kubectl get nodes" in tool.inner_text()
+    shot("session")
+    message_id = memory.browse(session="deploy-1")[2].id
+    page.fill("#jump-id", message_id)
+    page.press("#jump-id", "Enter")
+    page.wait_for_url(re.compile(f"around={message_id}"))
+    assert page.locator(f"li.event.target#{message_id}").count() == 1
+
+    # search: the same filters, highlights, scores on demand, keyboard focus with /
+    page.goto(url + "/panel/search")
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "q"
+    page.keyboard.type("kubernetes cluster")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("ol.hits li.hit")
+    assert page.locator("mark").count() >= 2
+    assert page.locator(".score").count() == 0
+    page.goto(url + "/panel/search?q=kubernetes&tag=project:palimpsest&scores=1")
+    assert {s.inner_text() for s in page.locator("ol.hits .event-head a:not(.pill)").all()} == {"deploy-1"}
+    assert page.locator(".score").count() >= 1
+    shot("search")
+    page.goto(url + "/panel/sessions/evil")
+    assert XSS in page.locator("h1").inner_text()  # shown as text
+    page.goto(url + "/panel/search?q=onerror")
+    shot("search-escaped")
+
+    # tags: accept a suggestion, see it carried by the session
+    page.goto(url + "/panel/tags")
+    shot("tags")
+    row = page.locator("#pending tr", has_text="topic:kubernetes")
+    row.locator("button", has_text="Accept").click()
+    page.wait_for_load_state("load")
+    page.wait_for_function("!document.querySelector('#pending') || !document.querySelector('#pending').innerText.includes('topic:kubernetes')")
+    assert "topic:kubernetes" in memory.tags.session_tags(["deploy-1"])["deploy-1"]
+    # bad input: empty, script in a value (escaped), a merge into another key (refused, shown as text)
+    page.click("form[data-action='taxonomy-upsert'] button")
+    assert page.locator("form[data-action='taxonomy-upsert'] input[name=tag]:invalid").count() == 1  # the browser refuses empty
+    page.fill("form[data-action='taxonomy-upsert'] input[name=tag]", "topic:<b>bold</b><script>window.__xss=3</script>")
+    page.click("form[data-action='taxonomy-upsert'] button")
+    page.wait_for_selector("#taxonomy >> text=<b>bold</b>")
+    page.fill("form[data-action='tag-merge'] input[name=tag]", "topic:ops")
+    page.fill("form[data-action='tag-merge'] input[name=into]", "other:ops")
+    page.click("form[data-action='tag-merge'] button")
+    page.wait_for_selector("#toast.bad")
+    assert "merge within one key" in page.locator("#toast").inner_text()
+    shot("tags-after")
+
+    # facts: what holds now, a fact's history, supersede from there, see the change
+    page.goto(url + "/panel/facts")
+    shot("facts")
+    page.click("text=The cluster runs kubernetes 1.30")
+    page.fill("form[data-action='fact-supersede'] textarea", "The cluster runs kubernetes 1.31")
+    page.click("form[data-action='fact-supersede'] button")
+    page.wait_for_selector("ol.timeline li.step >> nth=1")
+    assert page.locator("h1").inner_text() == "The cluster runs kubernetes 1.31"
+    steps = page.locator("ol.timeline li.step")
+    assert "superseded" in steps.nth(0).inner_text() and "current" in steps.nth(1).inner_text()
+    shot("fact-history")
+    assert [f.text for f in memory.facts.query()] == ["The cluster runs kubernetes 1.31"]
+
+    # health: counts, queues with the failure and a retry button
+    page.goto(url + "/panel/health")
+    jobs = page.locator("#jobs tr", has_text="no-such-task")
+    assert "no handler" in jobs.inner_text()
+    shot("health")
+    jobs.locator("button", has_text="Retry failed").click()
+    page.wait_for_function("!document.querySelector('#jobs button')")
+    assert memory.store.job_status()["tasks"]["no-such-task"].get("queued") == 1
+
+    assert dialogs == ["Merge? Every tag of the first value moves to the second; the first stays as an alias."]
+    assert errors == []
+    page.close()
