@@ -498,6 +498,28 @@ def test_retry_failed_dry_run_and_filters(store: Store) -> None:
     assert len(jobs) == 4 and all(j.attempts == 1 for j in jobs)
 
 
+def test_retry_failed_keeps_one_live_job_per_key_and_samples_the_newest_error(store: Store) -> None:
+    now = utcnow()
+    stale = iso(now - timedelta(hours=1))
+    for error in ("first failure", "second failure"):
+        store.enqueue([NewJob("embed", {}, job_key="k1")])
+        (job,) = store.claim_jobs("w", None, 10, iso(utcnow()), stale)
+        store.fail_job(job.id, error, None)
+    assert store.job_status()["sample_errors"]["embed"] == "second failure"
+    assert store.retry_failed(None, None, dry_run=True) == 1  # the newest of the two, once
+    store.enqueue([NewJob("embed", {}, job_key="k1")])  # the key is live again
+    assert store.retry_failed(None, None, dry_run=False) == 0  # no second live job with that key
+    assert store.job_status()["tasks"]["embed"] == {"failed": 2, "queued": 1}
+
+
+def test_a_message_without_its_key_is_refused_not_dropped(store: Store) -> None:
+    store.upsert_session(session("s1"))
+    bad = Message(**{**msg(1).__dict__, "event_key": None})  # type: ignore[arg-type]
+    with pytest.raises(Exception):  # noqa: B017 — each backend names its own integrity error
+        store.insert_messages("s1", [bad], None)
+    assert store.browse(Filters(session="s1"), 10, 0) == []
+
+
 # -- many writers ----------------------------------------------------------------------
 
 def test_concurrent_writers_of_one_session_never_duplicate(store_url: str, store: Store) -> None:

@@ -220,7 +220,9 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             # New rows get rowids above the current maximum (no AUTOINCREMENT, one writer in
             # the transaction), so "rowid > before" is exactly this batch's inserted rows.
             before = conn.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
-            sql = f"INSERT OR IGNORE INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)})"
+            # ON CONFLICT DO NOTHING skips only duplicates; INSERT OR IGNORE also dropped rows
+            # that broke a NOT NULL rule, silently, where PostgreSQL raises
+            sql = f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)}) ON CONFLICT DO NOTHING"
             conn.executemany(sql, [message_params(m) for m in messages])
             inserted = [r[0] for r in conn.execute("SELECT id FROM messages WHERE rowid > ? ORDER BY rowid", (before,))]
             if inserted:  # full-text rows in one statement (migration 0005 says why; trigrams: 0009)
@@ -524,27 +526,39 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             counts.setdefault(task, {})[state] = n
         errors = {
             task: err
-            for task, err in self._reader.execute(
-                "SELECT task, last_error FROM jobs WHERE state = 'failed' AND last_error IS NOT NULL GROUP BY task"
+            for task, err, _ in self._reader.execute(
+                # the newest failure of each task (SQLite takes the other columns from the max row)
+                "SELECT task, last_error, max(id) FROM jobs WHERE state = 'failed' AND last_error IS NOT NULL GROUP BY task"
             )
         }
         return {"tasks": counts, "sample_errors": errors}
 
     def retry_failed(self, task: str | None, error_like: str | None, dry_run: bool) -> int:
-        clauses, params = ["state = 'failed'"], []
+        # As on PostgreSQL: a failed job whose key is live again (re-enqueued since) stays
+        # failed — requeueing it would break one live job per key; of several failed jobs
+        # with one key, the newest is requeued.
+        clauses = [
+            "j.state = 'failed'",
+            """(j.job_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs o WHERE o.job_key = j.job_key AND
+               (o.state IN ('queued', 'running') OR (o.state = 'failed' AND o.id > j.id))))""",
+        ]
+        params: list[Any] = []
         if task:
-            clauses.append("task = ?")
+            clauses.append("j.task = ?")
             params.append(task)
         if error_like:
-            clauses.append("instr(last_error, ?) > 0")
+            clauses.append("instr(j.last_error, ?) > 0")
             params.append(error_like)
         where = " AND ".join(clauses)
         with self._tx() as conn:
             if dry_run:
-                return conn.execute(f"SELECT count(*) FROM jobs WHERE {where}", params).fetchone()[0]
+                return conn.execute(f"SELECT count(*) FROM jobs j WHERE {where}", params).fetchone()[0]
             from ..records import iso, utcnow
 
-            return conn.execute(f"UPDATE jobs SET state = 'queued', attempts = 0, run_at = ? WHERE {where}", [iso(utcnow()), *params]).rowcount
+            return conn.execute(
+                f"UPDATE jobs SET state = 'queued', attempts = 0, run_at = ? WHERE id IN (SELECT j.id FROM jobs j WHERE {where})",
+                [iso(utcnow()), *params],
+            ).rowcount
 
 
 _JOB_COLUMNS = "id, task, payload, job_key, attempts, max_attempts, last_error, run_at, locked_by, locked_at, state"
