@@ -130,6 +130,16 @@ def test_auto_falls_back_to_a_mode_the_endpoint_takes(tmp_path: Path) -> None:
         assert [("grammar" in r) for r in fake.requests] == [False, True, True]  # json_schema refused once, then remembered
 
 
+def test_auto_ends_with_a_non_strict_schema() -> None:
+    def responder(body: dict) -> Reply:
+        strict = body.get("response_format", {}).get("json_schema", {}).get("strict")
+        return Reply.json({"answer": "z"}) if strict is False else Reply.status(400)
+
+    with FakeOpenAI(responder=responder) as fake:
+        reply = client(fake, structured="auto").structured_call(MSGS, SCHEMA, task="t")
+        assert reply.mode == "json_schema_loose" and len(fake.requests) == 4
+
+
 def test_token_accounting_per_task_in_stats(fake: FakeOpenAI, memory: Memory) -> None:
     fake.push(Reply.status(500), Reply.text("a" * 40), Reply.text("b" * 80))
     llm = client(fake, store=memory.store)

@@ -147,7 +147,9 @@ class LLM:
         """A completion constrained to `schema`; `reply.data` is the validated JSON. An
         invalid reply is parked (with `context`, e.g. the job it was for) and raises `InvalidReply`."""
         base = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0}
-        modes = [self._mode] if self._mode else list(MODES)
+        # last resort of `auto`: the schema without `strict` (OpenAI's strict mode refuses some
+        # keywords, e.g. minLength on older models); the reply is validated all the same
+        modes = [self._mode] if self._mode else [*MODES, "json_schema_loose"]
         last: LLMError | None = None
         for mode in modes:
             try:
@@ -293,8 +295,9 @@ def _cancellable(fn: Any, cancel: threading.Event, client: httpx.Client, task: s
 
 
 def _constraint(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
-    if mode == "json_schema":
-        return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}}
+    if mode in ("json_schema", "json_schema_loose"):
+        strict = mode == "json_schema"
+        return {"response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}}
     if mode == "grammar":
         from .grammar import schema_to_gbnf
 
