@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -32,6 +33,7 @@ from palimpsest.embed import EmbeddingCache, get_embedder
 
 CACHE = Path(__file__).parent / ".cache" / "embed-cache.sqlite"
 KS = (5, 10, 20)
+TOP10: list[list[Any]] = []  # each question's top-10 evidence ids, in run order (for --postgres)
 
 
 def load(path: str) -> Any:
@@ -71,8 +73,20 @@ def locomo_sessions(conv: dict[str, Any]) -> Iterator[tuple[str, datetime, list[
         n += 1
 
 
+def _database(server: str) -> str:
+    """A fresh database on the PostgreSQL server at `server` (for --postgres)."""
+    import psycopg
+
+    name = f"palimpsest_bench_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return server.rsplit("/", 1)[0] + "/" + name
+
+
 def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
     overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "recipe", "decay_clock") if getattr(args, k) is not None}
+    if getattr(args, "store_server", None):
+        overrides["store"] = _database(args.store_server)
     settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", **overrides)
     memory = Memory(settings=settings)
     if embedder is not None:
@@ -108,6 +122,7 @@ def run_locomo(data: list[Any], args: argparse.Namespace, embedder: Any, cache: 
                 hits = memory.search(qa["question"], limit=max(KS), touch=False, now=last + timedelta(days=1)).hits
                 latencies.append((time.perf_counter() - t0) * 1000)
                 ranked = [h.message.metadata.get("dia_id") for h in hits]
+                TOP10.append(ranked[:10])
                 evidence = set(qa["evidence"])
                 for k in KS:
                     got = len(evidence & set(ranked[:k])) / len(evidence)
@@ -200,12 +215,22 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument(f"--w-{w}", type=float)
     p.add_argument("--max-questions", type=int, default=None)
     p.add_argument("--types", nargs="*", help="LongMemEval: only these question types")
+    p.add_argument("--postgres", help="also run on PostgreSQL (a server URL; a fresh database per memory) and report the top-10 overlap")
     args = p.parse_args(argv)
     embedder = get_embedder(args.embedder) if args.embedder != "none" else None
     cache = EmbeddingCache(CACHE) if embedder is not None else None
     data = load(args.path)
     started = time.time()
-    result = (run_locomo if args.dataset == "locomo" else run_longmemeval)(data, args, embedder, cache)
+    run = run_locomo if args.dataset == "locomo" else run_longmemeval
+    result = run(data, args, embedder, cache)
+    if args.postgres:
+        sqlite_top = list(TOP10)
+        TOP10.clear()
+        args.store_server = args.postgres
+        result["postgres"] = run(data, args, embedder, cache)
+        pairs = list(zip(sqlite_top, TOP10))
+        # the share of SQLite's top-10 that PostgreSQL's top-10 also holds (LoCoMo: by dia_id)
+        result["top10_overlap"] = round(statistics.fmean(len(set(a) & set(b)) / max(1, len(a), len(b)) for a, b in pairs), 4) if pairs else None
     result["seconds"] = round(time.time() - started, 1)
     result["config"] = {k: v for k, v in vars(args).items() if k not in ("path", "json") and v is not None}
     if not args.json:
