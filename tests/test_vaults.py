@@ -316,3 +316,26 @@ def test_a_written_document_deleted_since_is_not_restored(vaults: Vaults, memory
     (vaults.folder(vaults.get("notes")) / "keep.md").unlink()
     with Memory(memory.home, other_url(store_url, tmp_path, "replaced"), settings=Settings.load(env={}, embedder="none")) as second:
         assert [d["path"] for d in vaults_of(second).docs("notes")] == ["keep.md"]
+
+
+def test_two_writers_of_one_document_do_not_collide(vaults: Vaults) -> None:
+    import threading
+
+    vaults.init("shared", "semantic")
+    errors: list[BaseException] = []
+
+    def write(i: int) -> None:
+        try:
+            for j in range(5):
+                vaults.write_document("shared", "same.md", f"# Same\nversion {i}-{j}")
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert [d["path"] for d in vaults.docs("shared")] == ["same.md"]
+    assert len(vaults.query("shared", "version").hits) == 1

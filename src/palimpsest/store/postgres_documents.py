@@ -118,6 +118,9 @@ class PostgresDocumentsMixin(DocumentStoreContract):
     # -- documents -----------------------------------------------------------
     def replace_document(self, doc: DocumentRow, chunks: list[ChunkRow], model: str | None) -> None:
         with self._tx() as conn:
+            # two indexers of one file: the second waits, then replaces (without the lock its
+            # DELETE would miss the first one's new row and its INSERT break the unique key)
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"palimpsest:doc:{doc.vault}/{_nul(doc.path)}",))
             conn.execute("DELETE FROM documents WHERE vault = %s AND path = %s", (doc.vault, _nul(doc.path)))
             rowid = conn.execute(
                 f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES ({', '.join(['%s'] * 11)}) RETURNING rowid",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import secrets
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -96,7 +97,7 @@ def safe_relative(path: object, extensions: tuple[str, ...]) -> str:
 
 def write_atomic(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # unique per writer, threads too
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
