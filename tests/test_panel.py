@@ -56,7 +56,7 @@ def _csrf(client: httpx.Client, url: str) -> str:
 
 
 def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, str, dict[str, Any]]) -> None:
-    memory, url, seeded = served
+    _, url, seeded = served
     with httpx.Client() as c:
         for path in ("/panel", "/panel/sessions/evil", "/panel/search?q=kubernetes&scores=1", "/panel/tags", "/panel/health",
                      f"/panel/facts/{seeded['fact']}", "/panel/facts", f"/panel/search?q={XSS}&tag=x:{XSS}"):
@@ -73,8 +73,8 @@ def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, 
         assert c.get(url + "/panel/find?id=" + seeded["fact"], follow_redirects=False).status_code == 303
 
 
-def test_actions_need_the_token_json_and_writes(served: tuple[Memory, str, dict[str, Any]], home: Path) -> None:
-    memory, url, seeded = served
+def test_actions_need_the_token_json_and_writes(served: tuple[Memory, str, dict[str, Any]]) -> None:
+    _, url, _ = served
     body = {"tag": "topic:ops", "decision": "accept", "target_type": "session", "target_id": "deploy-1"}
     with httpx.Client() as c:
         token = _csrf(c, url)
@@ -122,7 +122,7 @@ def browser() -> Iterator[Any]:
 
 
 def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser: Any) -> None:
-    memory, url, seeded = served
+    memory, url, _ = served
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     dialogs: list[str] = []

@@ -47,7 +47,7 @@ def reap_tags(memory: Memory, last_reap: float) -> float:
         n = memory.tags.reap()
         if n:
             log.info("reaped %d orphaned tags", n)
-    except Exception as exc:  # the store is down: try again next time
+    except Exception as exc:  # noqa: BLE001 - the store is down: try again next time
         log.warning("tag reaping failed: %s", exc)
     return time.monotonic()
 

@@ -26,6 +26,7 @@ indexed, so `rebuild` brings them back by itself.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import re
 import secrets
@@ -117,7 +118,7 @@ class Tags:
     # -- reading ---------------------------------------------------------------
     def list(self, *, session: str | None = None, summary: str | None = None, session_key: str | None = None,
              state: str | None = None, tag: str | None = None, origin: str | None = None, limit: int = 100,
-             offset: int = 0) -> list[dict[str, Any]]:
+             offset: int = 0) -> builtins.list[dict[str, Any]]:
         """Tags, newest first: of one session (its own and its summaries'), one summary, or all."""
         q = TagQuery(limit=limit, offset=offset, origin=origin)
         if state is not None:
@@ -132,7 +133,7 @@ class Tags:
             q.session_ids = [self.target(session=session, session_key=session_key).session]
         return [t.to_dict() for t in self.store.query_tags(q)]
 
-    def pending(self, *, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+    def pending(self, *, limit: int = 100, offset: int = 0) -> builtins.list[dict[str, Any]]:
         """Suggestions waiting for a person, newest first."""
         return self.list(state="suggested", limit=limit, offset=offset)
 
@@ -147,10 +148,10 @@ class Tags:
             raise NotFound(f"no session with key {session_key[:80]!r}")
         return {"sessions": [{"session": sid, "tags": self.list(session=sid)} for sid in ids]}
 
-    def session_tags(self, session_ids: list[str]) -> dict[str, list[str]]:
+    def session_tags(self, session_ids: builtins.list[str]) -> dict[str, builtins.list[str]]:
         return self.store.session_tag_map(sorted(set(session_ids)))
 
-    def taxonomy(self, key: str | None = None, state: str | None = None) -> list[dict[str, Any]]:
+    def taxonomy(self, key: str | None = None, state: str | None = None) -> builtins.list[dict[str, Any]]:
         rows = self.store.taxonomy_rows(key.lower() if key else None, [state] if state else None)
         return [r.to_dict() for r in rows]
 
@@ -215,7 +216,7 @@ class Tags:
         self._commit(decision, change, f"{t.type}:{t.id} {key}:{value}")
         return row.to_dict()
 
-    def suggest(self, tags: list[str], *, source: str | None = None, origin: str = "model", **target: Any) -> list[dict[str, Any]]:
+    def suggest(self, tags: builtins.list[str], *, source: str | None = None, origin: str = "model", **target: Any) -> builtins.list[dict[str, Any]]:
         """Propose tags for a session or summary. Left out: a tag the session already has in
         any state (so a rejected tag is never proposed twice), a value the taxonomy rejected,
         and duplicates. A value new to the taxonomy enters it as `suggested`."""
@@ -238,7 +239,7 @@ class Tags:
         return [r.to_dict() for r in change.tags]
 
     def _vocabulary_entry(self, key: str, value: str, state: str, origin: str, now: str,
-                          only_if: tuple[str, ...] | None = None) -> list[TaxonomyRow]:
+                          only_if: tuple[str, ...] | None = None) -> builtins.list[TaxonomyRow]:
         """The taxonomy row to write for a value: a new one, or a state change allowed by `only_if`."""
         found = [r for r in self.store.taxonomy_rows(key) if r.value == value]
         if not found:
@@ -335,7 +336,7 @@ class Tags:
                                               "metadata": meta, "event_key": key}])
         self.store.apply_tag_change(change)
 
-    def decisions(self) -> list[tuple[str, dict[str, Any]]]:
+    def decisions(self) -> builtins.list[tuple[str, dict[str, Any]]]:
         """(op key, metadata) of every tag decision in the system journal, in order."""
         return [(e.event_key or "", e.metadata) for e in self.journal.read(SYSTEM_SESSION)
                 if e.type == "decision" and (e.metadata or {}).get("domain") == "tags" and "change" in e.metadata]
@@ -358,13 +359,13 @@ class Tags:
             log.warning("tags not restored now: %s", exc)
 
     # -- suggesting ----------------------------------------------------------------
-    def vocabulary(self) -> list[str]:
+    def vocabulary(self) -> builtins.list[str]:
         """What suggestions draw on: accepted taxonomy values and accepted tags in use."""
         words = {f"{r.key}:{r.value}" for r in self.store.taxonomy_rows(None, ["accepted"])}
         words |= {c["tag"] for c in self.store.tag_counts(limit=500)}
         return sorted(words)
 
-    def propose(self, text: str, *, use_llm: bool = True, session: str = "") -> list[str]:
+    def propose(self, text: str, *, use_llm: bool = True, session: str = "") -> builtins.list[str]:
         """Tags for `text`: the LLM's (vocabulary first, new values allowed) or, without one,
         every vocabulary value that occurs in the text as whole words, most frequent first."""
         n = max(0, int(self.memory.settings.tags_max_suggestions))
@@ -378,7 +379,7 @@ class Tags:
             return [t["tag"] for t in reply.data["tags"]][:n]
         return keyword_tags(text, vocabulary, n)
 
-    def after_index(self, ids: list[str]) -> list[NewJob]:
+    def after_index(self, ids: builtins.list[str]) -> builtins.list[NewJob]:
         """Called with newly indexed message ids (all of one session): sync the session's
         rule tags, and queue a suggestion for when it goes quiet. Never raises."""
         try:

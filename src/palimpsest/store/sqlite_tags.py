@@ -25,4 +25,7 @@ class SQLiteTagsMixin(SQLTagsMixin):
     @contextmanager
     def _tag_tx(self) -> Iterator[Callable[[str, Any], list[tuple[Any, ...]]]]:
         with self._tx() as conn:
-            yield lambda sql, params=(): conn.execute(sql, params).fetchall()
+            def run(sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+                return conn.execute(sql, params).fetchall()
+
+            yield run

@@ -85,7 +85,7 @@ def mount(app: FastAPI, memory: Memory, write: bool) -> None:
     def page_route(path: str, name: str) -> None:
         build = getattr(views, name)
 
-        async def show(request: Request) -> HTMLResponse:
+        async def show(request: Request) -> Response:
             params = dict(request.query_params)
             params.update(request.path_params)
             try:

@@ -83,7 +83,7 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None,
                                "scores": bool(_param(params, "scores"))}
     if query:
-        used = {k: v for k, v in filters.items() if v}
+        used: dict[str, Any] = {k: v for k, v in filters.items() if v}
         context["result"] = memory.search(query, limit=_int(params, "limit", 20, 200), mode=mode, touch=False, **used)
     return "search.html", context
 
