@@ -94,6 +94,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("tags_quiet_minutes", 30.0, "PALIMPSEST_TAGS_QUIET_MINUTES", "A session without summaries is tagged once it has been quiet this long.", float),
     Setting("tags_max_suggestions", 5, "PALIMPSEST_TAGS_MAX_SUGGESTIONS", "Most tags proposed for one leaf summary or quiet session.", int),
     Setting("tags_reap_minutes", 60.0, "PALIMPSEST_TAGS_REAP_MINUTES", "How often `serve` reaps tags whose session or summary is gone.", float),
+    Setting("wiki_extract", True, "PALIMPSEST_WIKI_EXTRACT", "Mine each new leaf summary into the topic wiki (the extract-wiki job).", _bool),
+    Setting("wiki_min_leaves", 2, "PALIMPSEST_WIKI_MIN_LEAVES", "A name becomes a subject page once this many leaf summaries mention it.", int),
+    Setting("wiki_statements_per_leaf", 3, "PALIMPSEST_WIKI_STATEMENTS_PER_LEAF", "Most statements one leaf adds to one page.", int),
+    Setting("wiki_backfill_batch", 50, "PALIMPSEST_WIKI_BACKFILL_BATCH", "Leaves re-mined per wiki-backfill job after the pipeline version is raised.", int),
+    Setting("wiki_backfill_delay", 300.0, "PALIMPSEST_WIKI_BACKFILL_DELAY", "Seconds a wiki-backfill batch waits behind fresh work (low priority).", float),
 )
 
 _BY_NAME = {s.name: s for s in SETTINGS}

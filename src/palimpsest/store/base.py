@@ -21,6 +21,7 @@ from .documents_base import DocumentStoreContract
 from .facts_base import FactStoreContract
 from .summaries_base import SummaryStoreContract
 from .tags_base import TagStoreContract
+from .wiki_base import WikiStoreContract
 
 
 @dataclass
@@ -61,7 +62,7 @@ class NewJob:
     run_at: str | None = None
 
 
-class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagStoreContract, ABC):
+class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagStoreContract, WikiStoreContract, ABC):
     """An index database. Open one with `palimpsest.store.open_store(url)`."""
 
     url: str

@@ -56,6 +56,7 @@ from .postgres_documents import PostgresDocumentsMixin
 from .postgres_facts import PostgresFactsMixin
 from .postgres_summaries import PostgresSummariesMixin
 from .postgres_tags import PostgresTagsMixin
+from .postgres_wiki import PostgresWikiMixin
 
 _MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
@@ -168,7 +169,7 @@ def _permanent(exc: psycopg.Error) -> bool:
                                    "role \"", "invalid ", "SSL", "unsupported"))
 
 
-class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin, PostgresTagsMixin):
+class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin, PostgresTagsMixin, PostgresWikiMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000) -> None:
         self.url = url

@@ -1,0 +1,385 @@
+"""Knowledge pages: a topic wiki mined from the leaf summaries (DESIGN.md, "wiki").
+
+A **topic** (a person, a project, a system, a recurring subject) has a title, entities,
+aliases and a page of **statements**; each statement keeps the ids of the summaries and
+messages it came from, who said it and when, the facts it stands for, and a state:
+`current`, `disputed` (contradicted and not settled: shown apart, both sides kept) or
+`retired` (no longer true: linked to the superseded fact, kept for history). Pages are
+versioned: every change is a **patch** (its operations and the leaf it came from), so a
+page's history reads like a fact's. The Markdown body is rendered from the statements.
+
+Each leaf summary queues an `extract-wiki` job (`leaf_job`), which mines it
+(`palimpsest.wiki.mine`: tags as identity hints, speakers, names; the LLM's structured
+patch or the deterministic fallback) and records the `WIKI_PIPELINE_VERSION` it was mined
+at. A leaf mined at the current version is never mined again — not when a tag is accepted
+later, not when its job runs twice. Raising the version makes a low-priority
+`wiki-backfill` job (queued `wiki_backfill_delay` seconds ahead, in batches) re-mine each
+older leaf once: re-mining adds what the new pipeline finds and never removes statements.
+
+Every change (patches, topics, statements, leaf marks, mentions) is journaled first as a
+decision event in `<home>/system/sessions/wiki/events.jsonl`, then applied in one store
+transaction recorded in `wiki_ops`; `replay()` applies what the store lacks, and a store
+without wiki operations beside a journal that has some is restored when the wiki opens.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
+from ..jobs import handler
+from ..journal import Journal
+from ..records import iso, utcnow
+from ..store import Job, NewJob
+from ..store.summaries_base import Summary
+from ..store.wiki_base import LeafMark, Patch, Statement, Topic, WikiChange
+from . import text as tx
+from .mine import KINDS, Hints, Miner, mine_fallback, new_id, tag_hints
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+
+log = logging.getLogger(__name__)
+WIKI_PIPELINE_VERSION = 1
+SYSTEM_SESSION = "wiki"
+MAX_PAGE = 1000
+
+
+def version() -> int:
+    """The current pipeline version (read at call time, so a test can raise it)."""
+    return WIKI_PIPELINE_VERSION
+
+
+class Wiki:
+    """The wiki of one memory: mining, pages, history, search, backfill and replay.
+
+    `Wiki(memory)` is cheap; build one where needed (`wiki_of(memory)`)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.store = memory.store
+        self.journal = Journal(memory.home / "system")
+        self._restore_if_lost()
+
+    # -- mining --------------------------------------------------------------------
+    def mine(self, summary_id: str, *, use_llm: bool = True, force: bool = False) -> dict[str, Any]:
+        """Mine one leaf summary into patches; a leaf already mined at the current version
+        is left alone unless `force` (which then changes only what differs)."""
+        leaf = self._leaf(summary_id)
+        current = version()
+        mark = self.store.wiki_leaf_marks([leaf.id]).get(leaf.id)
+        if mark is not None and mark.version >= current and not force:
+            return {"summary": leaf.id, "skipped": f"mined at version {mark.version}", "patches": 0}
+        self.follow_tag_merges()
+        hints = tag_hints(self, leaf.session_id)
+        miner = Miner(self, leaf, use_llm=use_llm)
+        units, idents = self._units(leaf)
+        origin = "fallback"
+        if miner.llm is not None:
+            from .llm import mine_llm
+
+            mine_llm(miner, units, hints)
+            origin = "llm"
+        else:
+            mine_fallback(miner, units, idents, hints, self._load)
+        change = miner.finish(origin, current)
+        if not change.patches and mark is not None and mark.version >= current:
+            return {"summary": leaf.id, "skipped": "nothing new", "patches": 0}
+        change.leaves.append(LeafMark(leaf.id, leaf.session_id, current, origin, miner.now, [t.id for t in change.topics]))
+        self._commit("mine", change, f"leaf {leaf.id}")
+        return {"summary": leaf.id, "origin": origin, "patches": len(change.patches),
+                "topics": [{"id": t.id, "title": t.title, "version": t.version} for t in change.topics]}
+
+    def _leaf(self, summary_id: str) -> Summary:
+        found = self.store.get_summaries([summary_id]) if isinstance(summary_id, str) else []
+        if not found:
+            raise NotFound(f"no summary {str(summary_id)[:80]!r}")
+        if found[0].depth != 0:
+            raise InvalidInput(f"{summary_id} is not a leaf summary: the wiki is mined from leaves")
+        return found[0]
+
+    def _units(self, leaf: Summary) -> tuple[list[tx.Unit], list[str]]:
+        messages = {m.id: m for m in self.store.get_messages(leaf.sources)}
+        return tx.units(leaf, messages)
+
+    def _load(self, summary_id: str) -> tuple[Summary, list[tx.Unit]] | None:
+        found = self.store.get_summaries([summary_id])
+        return (found[0], self._units(found[0])[0]) if found else None
+
+    # -- versions and backfill -------------------------------------------------------
+    def stale(self, limit: int = 100) -> list[tuple[str, str]]:
+        """Leaves never mined or mined below the current version, oldest first."""
+        return self.store.wiki_stale_leaves(version(), limit)
+
+    def backfill(self, limit: int | None = None, *, use_llm: bool = True) -> dict[str, int]:
+        """Re-mine up to `limit` stale leaves (default one batch); each once."""
+        batch = limit or max(1, int(self.memory.settings.wiki_backfill_batch))
+        done = patches = 0
+        for sid, _ in self.stale(batch):
+            patches += int(self.mine(sid, use_llm=use_llm)["patches"])
+            done += 1
+        return {"mined": done, "patches": patches, "left": len(self.stale(1))}
+
+    def queue_backfill(self) -> bool:
+        """Queue the low-priority backfill when a leaf is stale (once per version: the job key)."""
+        if not self.stale(1):
+            return False
+        run_at = iso(utcnow() + timedelta(seconds=float(self.memory.settings.wiki_backfill_delay)))
+        return bool(self.store.enqueue([NewJob("wiki-backfill", {"version": version()}, job_key=f"wiki-backfill:{version()}",
+                                               run_at=run_at, max_attempts=5)]))
+
+    # -- tag merges ------------------------------------------------------------------
+    def follow_tag_merges(self) -> int:
+        """A topic named by a tag whose value was merged into another follows it: renamed
+        (the old title stays an alias), or merged into the page the new value names."""
+        moved = 0
+        for t in [t for t in self.store.wiki_topics(limit=MAX_PAGE * 10) if t.tag]:
+            try:
+                now_tag = self.memory.tags.filter_value(t.tag or "")
+            except PalimpsestError:
+                continue
+            if now_tag != t.tag:
+                self._retag(t, now_tag)
+                moved += 1
+        return moved
+
+    def _retag(self, t: Topic, tag: str) -> None:
+        now, value = iso(utcnow()), tag.split(":", 1)[1]
+        change = WikiChange()
+        target = next((x for x in self.store.wiki_topics(limit=MAX_PAGE * 10) if x.tag == tag and x.id != t.id), None)
+        old_title = t.title
+        if target is None:
+            t.aliases = list(dict.fromkeys([*t.aliases, tx.key(old_title)]))
+            t.title, t.tag, t.version, t.updated_at = value, tag, t.version + 1, now
+            t.entities = list(dict.fromkeys([*t.entities, value]))
+            change.keys += [(tx.key(value), t.id, "tag"), (tx.key(old_title), t.id, "alias")]
+            change.patches.append(Patch(new_id("wpa"), t.id, t.version, "tags", version(),
+                                        [{"op": "retitle", "from": old_title, "to": value, "tag": tag}], now))
+            change.topics.append(t)
+        else:
+            moved = self.store.wiki_statements([t.id])
+            for s in moved:
+                s.topic_id, s.updated_at = target.id, now
+            change.statements += moved
+            target.aliases = list(dict.fromkeys([*target.aliases, tx.key(old_title), *t.aliases]))
+            target.version, target.updated_at = target.version + 1, now
+            t.merged_into, t.version, t.updated_at = target.id, t.version + 1, now
+            change.keys += [(tx.key(old_title), target.id, "alias")] + [(a, target.id, "alias") for a in t.aliases]
+            change.drop_keys += [(tx.key(old_title), t.id)] + [(a, t.id) for a in t.aliases]
+            change.patches += [Patch(new_id("wpa"), target.id, target.version, "tags", version(),
+                                     [{"op": "merge", "from": t.id, "title": old_title, "statements": [s.id for s in moved]}], now),
+                               Patch(new_id("wpa"), t.id, t.version, "tags", version(), [{"op": "merged_into", "into": target.id}], now)]
+            change.topics += [target, t]
+        self._commit("retag", change, f"{old_title} -> {tag}")
+
+    # -- reading ---------------------------------------------------------------------
+    def find(self, name: str) -> Topic:
+        """A topic by id, title or alias (a merged topic leads to the one it was merged into);
+        a name shared by several topics is refused with their ids."""
+        if not isinstance(name, str) or not name.strip() or len(name) > 500:
+            raise InvalidInput("name a topic by its id, title or alias")
+        found = self.store.wiki_topics([name.strip()]) if name.strip().startswith("wtp_") else []
+        if not found:
+            ids = sorted({tid for _, tid in self.store.wiki_topics_by_keys([tx.key(name)])})
+            found = [t for t in self.store.wiki_topics(ids) if t.merged_into is None] if ids else []
+        if not found:
+            raise NotFound(f"no wiki topic {name[:80]!r}")
+        if len(found) > 1:
+            listed = ", ".join(f"{t.id} ({t.kind})" for t in found)
+            raise InvalidInput(f"{len(found)} topics are called {name[:80]!r}: {listed}; name one by id")
+        t = found[0]
+        for _ in range(16):
+            if not t.merged_into:
+                break
+            t = self.store.wiki_topics([t.merged_into])[0]
+        return t
+
+    def show(self, name: str) -> dict[str, Any]:
+        """A page: the topic, its statements by state, and its Markdown body."""
+        t = self.find(name)
+        rows = self.store.wiki_statements([t.id])
+        by_state = {state: [s.to_dict() for s in rows if s.state == state] for state in ("current", "disputed", "retired")}
+        return {"topic": t.to_dict(), **by_state, "markdown": render(t, rows)}
+
+    def history(self, name: str) -> list[dict[str, Any]]:
+        """Every patch of a page, oldest first."""
+        return [p.to_dict() for p in self.store.wiki_patches(self.find(name).id)]
+
+    def statement(self, statement_id: str) -> Statement:
+        found = self.store.wiki_statements_by_id([statement_id])
+        if not found:
+            raise NotFound(f"no wiki statement {statement_id[:80]!r}")
+        return found[0]
+
+    def search(self, query: str, *, limit: int = 10) -> list[dict[str, Any]]:
+        """Pages whose statements or titles match the query, best first; each hit carries its
+        best statements (current or disputed), each with its source ids."""
+        from ..search import query_terms
+
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query must be a non-empty string")
+        terms = query_terms(query)
+        hits = dict(self.store.wiki_search(terms, limit * 10))
+        rows = self.store.wiki_statements_by_id(list(hits))
+        titled = {tid for _, tid in self.store.wiki_topics_by_keys([tx.key(query), *[tx.key(t) for t in terms]])}
+        pages: dict[str, list[tuple[int, Statement]]] = {tid: [] for tid in titled}
+        for s in rows:
+            pages.setdefault(s.topic_id, []).append((hits[s.id], s))
+        topics = {t.id: t for t in self.store.wiki_topics(list(pages))}
+        out: list[dict[str, Any]] = []
+        for tid, found in pages.items():
+            t = topics.get(tid)
+            if t is None or t.merged_into:
+                continue
+            found.sort(key=lambda x: (-x[0], x[1].id))
+            score = (2 if tid in titled else 0) + sum(n for n, _ in found[:3]) / max(1, len(terms))
+            out.append({"topic": t.to_dict(), "score": round(score, 4),
+                        "statements": [_brief(s) for _, s in found[:3]] or [_brief(s) for s in self._best(t)]})
+        out.sort(key=lambda h: (-h["score"], h["topic"]["title"]))
+        return out[:limit]
+
+    def _best(self, t: Topic, n: int = 3) -> list[Statement]:
+        return self.store.wiki_statements([t.id], ["current", "disputed"])[-n:]
+
+    def stats(self) -> dict[str, Any]:
+        return {**self.store.wiki_stats(), "pipeline_version": version(), "stale_leaves": len(self.stale(MAX_PAGE))}
+
+    # -- journal ---------------------------------------------------------------------
+    def _commit(self, op: str, change: WikiChange, subject: str) -> None:
+        key = change.op_key = new_id("wop")
+        meta = {"domain": "wiki", "op": op, "subject": subject, "change": change.to_dict()}
+        self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"{op} {subject}"[:500],
+                                              "metadata": meta, "event_key": key}])
+        try:
+            self.store.apply_wiki_change(change)
+        except Conflict as exc:
+            self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"rejected {key}",
+                                                  "metadata": {"domain": "wiki", "op": "rejected", "rejects": key, "error": str(exc)[:300]},
+                                                  "event_key": f"rej_{key}"}])
+            raise
+
+    def decisions(self) -> list[tuple[str, dict[str, Any]]]:
+        events = [e for e in self.journal.read(SYSTEM_SESSION) if e.type == "decision" and (e.metadata or {}).get("domain") == "wiki"]
+        rejected = {e.metadata.get("rejects") for e in events if e.metadata.get("op") == "rejected"}
+        return [(e.event_key or "", e.metadata) for e in events if "change" in e.metadata and e.event_key not in rejected]
+
+    def replay(self) -> int:
+        """Apply every journaled change the store has not applied, in journal order."""
+        done, applied = self.store.wiki_ops_applied(), 0
+        for key, meta in self.decisions():
+            if key not in done:
+                try:
+                    applied += self.store.apply_wiki_change(WikiChange.from_dict(meta["change"], key))
+                except Conflict as exc:
+                    log.warning("wiki change %s not replayed: %s", key, exc)
+        return applied
+
+    def _restore_if_lost(self) -> None:
+        if self.journal.size(SYSTEM_SESSION) == 0:
+            return
+        try:
+            if not self.store.wiki_ops_applied():
+                log.info("restoring the wiki from the system journal: %d changes", self.replay())
+        except PalimpsestError as exc:
+            log.warning("wiki not restored now: %s", exc)
+
+
+    # last in the class: a method named `list` shadows the builtin in annotations after it
+    def list(self, *, kind: str | None = None, query: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+        """Live topics by title, with how many statements each page holds."""
+        if kind is not None and kind not in KINDS:
+            raise InvalidInput(f"kind is one of {', '.join(KINDS)}")
+        _page(limit, offset)
+        topics = self.store.wiki_topics(kind=kind, query=query, limit=limit, offset=offset)
+        counts: dict[str, dict[str, int]] = {}
+        for s in self.store.wiki_statements([t.id for t in topics]):
+            counts.setdefault(s.topic_id, {}).setdefault(s.state, 0)
+            counts[s.topic_id][s.state] += 1
+        return [{**t.to_dict(), "statements": counts.get(t.id, {})} for t in topics]
+
+def _page(limit: Any, offset: Any) -> None:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= 1_000_000_000:
+        raise InvalidInput("offset must be a non-negative integer")
+
+
+def _brief(s: Statement) -> dict[str, Any]:
+    return {"id": s.id, "text": s.text, "state": s.state, "who": s.who, "said_at": s.said_at,
+            "sources": s.summaries + s.messages, "facts": s.facts}
+
+
+def render(t: Topic, rows: list[Statement]) -> str:
+    """The page as Markdown: what holds, what is disputed, what no longer holds; every
+    statement ends with its source ids."""
+    lines = [f"# {t.title}", "", f"*{t.kind}* · version {t.version}" + (f" · tag `{t.tag}`" if t.tag else "")]
+    if t.entities:
+        lines.append("Entities: " + ", ".join(t.entities))
+    for state, heading in (("current", "What is known"), ("disputed", "Disputed"), ("retired", "No longer true")):
+        part = sorted((s for s in rows if s.state == state), key=lambda s: (s.said_at or s.created_at, s.id))
+        if not part:
+            continue
+        lines += ["", f"## {heading}", ""]
+        for s in part:
+            when = f"{s.said_at[:10]} " if s.said_at else ""
+            who = f"{s.who}: " if s.who else ""
+            extra = f" (disputed with {', '.join(s.disputed_with)})" if s.disputed_with and state == "disputed" else ""
+            extra += f" ({s.note})" if s.note and state == "retired" else ""
+            lines.append(f"- {when}{who}{s.text}{extra} [{', '.join(s.summaries + s.messages)}]")
+    return "\n".join(lines) + "\n"
+
+
+def wiki_of(memory: Memory) -> Wiki:
+    return Wiki(memory)
+
+
+def recall_items(memory: Memory, session: str | None, query: str, limit: int = 3) -> list[dict[str, Any]]:
+    """For recall and search: the pages matching `query`, each expanded to its best
+    statements, each with its source ids (`{"id", "topic", "text", "state", "sources", "score"}`,
+    best first). `session` is not used to filter: pages span sessions. Never raises."""
+    try:
+        hits = Wiki(memory).search(query, limit=limit) if query and query.strip() else []
+    except Exception as exc:  # noqa: BLE001 - recall goes on without the wiki
+        log.warning("wiki not recalled: %s", exc)
+        return []
+    return [{"id": s["id"], "topic": h["topic"]["title"], "topic_id": h["topic"]["id"], "text": s["text"], "state": s["state"],
+             "sources": s["sources"], "score": h["score"]} for h in hits for s in h["statements"]]
+
+
+# -- jobs ---------------------------------------------------------------------------
+def leaf_job(summary_id: str) -> NewJob:
+    """The `extract-wiki` job for a new leaf summary."""
+    return NewJob("extract-wiki", {"summary": summary_id}, job_key=f"extract-wiki:{summary_id}", max_attempts=3)
+
+
+def after_leaf(memory: Memory, summary: Summary) -> list[NewJob]:
+    """Jobs for a new summary (a leaf: `extract-wiki`), for the compactor to queue."""
+    return [leaf_job(summary.id)] if summary.depth == 0 and memory.settings.wiki_extract else []
+
+
+@handler("extract-wiki")
+def run_extract(memory: Memory, job: Job) -> None:
+    """Mine one leaf (the last attempt takes the fallback), then queue the backfill if
+    leaves are stale (a raised pipeline version, or leaves written before the wiki)."""
+    wiki = Wiki(memory)
+    try:
+        wiki.mine(job.payload["summary"], use_llm=job.attempts < job.max_attempts)
+    except NotFound:
+        return  # the summary is gone (a rebuilt store): nothing to mine
+    wiki.queue_backfill()
+
+
+@handler("wiki-backfill")
+def run_backfill(memory: Memory, job: Job) -> None:
+    """One batch of stale leaves; the next batch is queued behind it while any is left."""
+    wiki = Wiki(memory)
+    result = wiki.backfill(use_llm=job.attempts < job.max_attempts)
+    if result["left"] and result["mined"]:
+        run_at = iso(utcnow() + timedelta(seconds=float(memory.settings.wiki_backfill_delay)))
+        memory.store.enqueue([NewJob("wiki-backfill", {"version": version()}, job_key=f"wiki-backfill:{version()}:{job.id}",
+                                     run_at=run_at, max_attempts=5)])
+
+
+__all__ = ["WIKI_PIPELINE_VERSION", "Hints", "Wiki", "after_leaf", "leaf_job", "recall_items", "render", "wiki_of"]

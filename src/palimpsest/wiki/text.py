@@ -1,0 +1,151 @@
+"""Reading a leaf summary for the wiki: its sentences (each traced to the message it came
+from, with who said it and when), the names and identifiers they mention, and the
+normalised keys that identify topics.
+
+A leaf written by the extractive fallback keeps each message line's `[#NN ISO who]` tag:
+line NN is the leaf's NN-th source message. A leaf written by a model has no tags; its
+sentences are traced to the source message that contains them, else to the leaf only.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..distill import MONTHS, WEEKDAYS, sentences
+from ..records import Message
+from ..store.summaries_base import Summary
+
+LINE = re.compile(r"^\[#(\d+) (\S+) ([^\]]*)\]\s?(.*)$")
+_CAP = re.compile(r"[A-Z][\w'’-]*")
+# Capitalised words that name nothing: interjections, pronouns, forms of address.
+NOT_NAMES = {"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "hey", "hi", "hello", "thanks", "thank", "yes", "yeah", "no",
+             "wow", "oh", "omg", "lol", "haha", "aw", "aww", "awesome", "congrats", "congratulations", "sure", "great", "cool",
+             "nice", "good", "bye", "let", "just", "sorry", "yep", "please", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "jan", "feb", "mar",
+             "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "the", "a", "an", "and", "but", "so", "it", "it's", "that", "this", "what", "how", "why",
+             "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", *MONTHS, *WEEKDAYS}
+SPEAKER_KEYS = ("speaker", "author", "name", "sender")
+_BRACKETS = re.compile(r"\[[^\]]*\]")
+_GREETING = re.compile(r"^\s*(?:hey|hi|hello|wow|yeah|yep|yes|thanks|thank you|sorry|congrats|aw+|oh|omg)\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w'’]+")
+_STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "is", "are", "was", "were", "it", "that", "this", "for",
+         "with", "i", "you", "we", "my", "me", "be", "so", "but", "just", "really", "actually", "not", "no", "have", "has", "had"}
+
+
+@dataclass
+class Unit:
+    """One sentence of a leaf: where it came from and what it names."""
+
+    text: str
+    message: str | None
+    who: str | None
+    at: str | None
+    names: list[str] = field(default_factory=list)
+    idents: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        """Informative first: identifiers, names, numbers, length; photo captions and greetings count less."""
+        said = _BRACKETS.sub("", self.text)
+        words = len(said.split())
+        greeting = 3 if _GREETING.match(said) else 0
+        return 3 * len(self.idents) + 2 * len(self.names) + min(words, 30) / 5 + len(re.findall(r"\d+", said)) - greeting
+
+
+def key(text: str) -> str:
+    """The identity of a name: NFKC, case-folded, inner whitespace collapsed, a trailing 's dropped."""
+    norm = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return re.sub(r"['’]s$", "", norm).strip(" .,:;!?\"'()[]")
+
+
+def norm(text: str) -> str:
+    """A statement's identity within its page: words only, case-folded."""
+    return " ".join(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if w not in _STOP and len(w) > 2}
+
+
+def overlap(a: str, b: str) -> float:
+    x, y = words(a), words(b)
+    return len(x & y) / len(x | y) if x and y else 0.0
+
+
+def mentions(text: str, name: str) -> bool:
+    """`name` occurs in `text` as whole words (case-insensitive)."""
+    return bool(re.search(r"(?<![\w])" + re.escape(name) + r"(?![\w])", text, re.IGNORECASE)) if name.strip() else False
+
+
+def names(sentence: str) -> list[str]:
+    """Proper-noun phrases: runs of capitalised words, the sentence's first word left out
+    (it is capitalised for grammar, not identity), possessives dropped."""
+    out: list[str] = []
+    tokens = sentence.split()
+    run: list[str] = []
+    for i, raw in enumerate(tokens):
+        word = re.sub(r"['’]s$", "", raw.strip(",.;:!?\"()[]“”‘’-"))
+        shouted = word.isupper() and len(word) > 5  # emphasis, not an acronym
+        if i > 0 and word and _CAP.fullmatch(word) and word.casefold() not in NOT_NAMES and not shouted:
+            if run and tokens[i - 1][-1:] in ",.;:!?":  # punctuation ends a name
+                out.append(" ".join(run))
+                run = []
+            run.append(word)
+        elif run:
+            out.append(" ".join(run))
+            run = []
+    if run:
+        out.append(" ".join(run))
+    return list(dict.fromkeys(n for n in out if len(n) > 1))
+
+
+def speaker(m: Message | None) -> str | None:
+    meta = (m.metadata or {}) if m is not None else {}
+    for k in SPEAKER_KEYS:
+        value = meta.get(k)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())[:120]
+    return None
+
+
+def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list[str]]:
+    """The leaf's sentences, traced to their messages, and its identifiers."""
+    from ..summarize import identifiers
+
+    out: list[Unit] = []
+    found: list[str] = []
+    for line in leaf.content.splitlines():
+        line = line.strip()
+        if line.startswith("Identifiers:"):
+            found += [x.strip() for x in line[len("Identifiers:"):].split(",") if x.strip()]
+            continue
+        m = LINE.match(line)
+        if m:
+            n = int(m.group(1))
+            mid = leaf.sources[n - 1] if 0 < n <= len(leaf.sources) else None
+            body = m.group(4)
+        else:
+            mid, body = None, line
+        for s in sentences(body) or ([body] if body else []):
+            msg = messages.get(mid) if mid else _containing(s, leaf, messages)
+            out.append(Unit(s, msg.id if msg else None, speaker(msg), msg.created_at if msg else None, names(s), identifiers(s)))
+    return out, list(dict.fromkeys(found))
+
+
+def _containing(sentence: str, leaf: Summary, messages: dict[str, Message]) -> Message | None:
+    want = norm(sentence)
+    for mid in leaf.sources:
+        m = messages.get(mid)
+        if m is not None and want and want in norm(m.content or ""):
+            return m
+    return None
+
+
+def clean_entities(values: Any, limit: int = 64) -> list[str]:
+    out = []
+    for v in values or []:
+        if isinstance(v, str) and v.strip() and len(v) <= 200:
+            out.append(" ".join(v.split()))
+    return list(dict.fromkeys(out))[:limit]

@@ -1,0 +1,261 @@
+"""The topic wiki (issue 12): pages mined from leaf summaries on LoCoMo, versions and the
+backfill, tags as identity hints, and bad input — on both backends."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import palimpsest.wiki as wiki_mod
+from palimpsest import Memory
+from palimpsest.errors import InvalidInput, NotFound
+from palimpsest.importers import import_data
+from palimpsest.wiki import Wiki, recall_items
+from palimpsest.wiki import text as tx
+
+EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"
+FIXTURE = Path(__file__).parent / "fixtures" / "locomo_small.json"
+
+
+def quiet(memory: Memory, **extra: Any) -> Memory:
+    memory.settings = memory.settings.replace(distill=False, tool_synth=False, compact_after=0, tags_suggest=False, **extra)
+    return memory
+
+
+def leaves(memory: Memory) -> list[Any]:
+    return [leaf for s in memory.sessions(limit=1000) for leaf in memory.store.session_summaries(s.id, 0)]
+
+
+def snapshot(w: Wiki) -> Any:
+    topics = w.list(limit=1000)
+    return [(t["id"], t["title"], t["version"], t["aliases"], t["entities"],
+             [(s.id, s.text, s.state, s.summaries, s.messages) for s in w.store.wiki_statements([t["id"]])]) for t in topics]
+
+
+def say(memory: Memory, session: str, lines: list[tuple[str, str]], **attrs: Any) -> str:
+    """A session of (speaker, text) turns, compacted into one leaf; returns the leaf id."""
+    memory.ingest_session(session, [{"role": "user" if i % 2 == 0 else "assistant", "content": text,
+                                     "metadata": {"speaker": who} if who else {}} for i, (who, text) in enumerate(lines)], **attrs)
+    memory.summaries.compact(session, final=True)
+    return memory.store.session_summaries(session, 0)[-1].id
+
+
+# -- LoCoMo -------------------------------------------------------------------------
+def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    quiet(memory, wiki_backfill_delay=0.0)
+    doc = json.loads((EVAL if EVAL.exists() else FIXTURE).read_text())
+    conv = doc[0]
+    import_data(memory, {**conv, "qa": []}, "locomo")
+    for s in memory.sessions(limit=1000):
+        memory.summaries.compact(s.id, final=True)
+    memory.worker().drain()
+    w = Wiki(memory)
+    all_leaves = leaves(memory)
+    assert w.stats()["leaves_mined"] == len(all_leaves) and not w.stale()
+
+    # one page per speaker
+    speakers = {conv["conversation"]["speaker_a"], conv["conversation"]["speaker_b"]}
+    people = [t for t in w.list(limit=1000) if t["kind"] == "person"]
+    assert sorted(t["title"] for t in people) == sorted(speakers)
+
+    # one page per recurring subject: a name (not a speaker or an alias) in at least two leaves
+    aliases = {a for t in people for a in t["aliases"]} | {tx.key(s) for s in speakers}
+    seen: dict[str, set[str]] = {}
+    for leaf in all_leaves:
+        for line in leaf.content.splitlines():
+            for n in tx.names(line.partition("] ")[2] if line.startswith("[#") else line):
+                seen.setdefault(tx.key(n), set()).add(leaf.id)
+    recurring = {k for k, ids in seen.items() if len(ids) >= 2 and k not in aliases}
+    subjects = [t for t in w.list(limit=1000) if t["kind"] == "subject"]
+    assert {tx.key(t["title"]) for t in subjects} <= recurring
+    assert len({(t["kind"], tx.key(t["title"])) for t in w.list(limit=1000)}) == len(w.list(limit=1000))
+    assert subjects, "LoCoMo conversations have recurring subjects"
+
+    # every statement traceable to a message of one of its leaves, whose text holds it
+    by_leaf = {leaf.id: set(leaf.sources) for leaf in all_leaves}
+    for t in w.list(limit=1000):
+        for s in w.store.wiki_statements([t["id"]]):
+            assert s.messages and s.summaries
+            msgs = memory.store.get_messages(s.messages)
+            assert len(msgs) == len(s.messages)
+            assert all(any(m.id in by_leaf[x] for x in s.summaries) for m in msgs)
+            assert any(tx.norm(s.text) in tx.norm(m.content or "") for m in msgs)
+
+    # re-running at the same version changes nothing
+    before, patches = snapshot(w), w.stats()["patches"]
+    for leaf in all_leaves:
+        assert w.mine(leaf.id)["patches"] == 0
+        assert w.mine(leaf.id, force=True)["patches"] == 0
+    memory.store.enqueue([wiki_mod.leaf_job(leaf.id) for leaf in all_leaves])
+    memory.worker().drain()
+    assert snapshot(w) == before and w.stats()["patches"] == patches
+
+    # raising the version re-mines every leaf once, in the low-priority backfill
+    mined: list[str] = []
+    original = Wiki.mine
+    monkeypatch.setattr(Wiki, "mine", lambda self, sid, **kw: (mined.append(sid), original(self, sid, **kw))[1])
+    monkeypatch.setattr(wiki_mod, "WIKI_PIPELINE_VERSION", 2)
+    assert len(w.stale(1000)) == len(all_leaves)
+    assert w.queue_backfill()
+    memory.worker().drain()
+    assert sorted(mined) == sorted(leaf.id for leaf in all_leaves)
+    assert not w.stale() and not w.queue_backfill()
+    assert {m.version for m in memory.store.wiki_leaf_marks([x.id for x in all_leaves]).values()} == {2}
+    assert snapshot(w) == before  # the same pipeline finds the same statements
+    memory.worker().drain()
+    assert len(mined) == len(all_leaves)
+
+
+# -- bad input -------------------------------------------------------------------------
+def test_a_leaf_with_no_topics(memory: Memory) -> None:
+    quiet(memory)
+    leaf = say(memory, "plain", [(None, "ok so this is all lower case and says nothing much"), (None, "right, nothing at all here")])
+    result = Wiki(memory).mine(leaf)
+    assert result["patches"] == 0 and Wiki(memory).list() == []
+    assert memory.store.wiki_leaf_marks([leaf])[leaf].version == wiki_mod.WIKI_PIPELINE_VERSION
+
+
+def test_two_topics_with_the_same_title(memory: Memory) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    first = say(memory, "s1", [("Atlas", "I am the person called Atlas and I maintain the billing service."),
+                               ("Bo", "Nice to meet you, I run the payments team at the company.")])
+    w.mine(first)
+    memory.ingest_session("s2", [{"role": "user", "content": "Kick-off of the new rewrite project today with everyone.",
+                                  "metadata": {"speaker": "Bo"}}])
+    memory.tags.add("project:Atlas", session="s2")
+    memory.summaries.compact("s2", final=True)
+    w.mine(memory.store.session_summaries("s2", 0)[0].id)
+    both = [t for t in w.list(limit=100) if t["title"] == "Atlas"]
+    assert sorted(t["kind"] for t in both) == ["person", "project"]
+    with pytest.raises(InvalidInput, match="2 topics are called 'Atlas'"):
+        w.show("Atlas")
+    assert {w.show(t["id"])["topic"]["kind"] for t in both} == {"person", "project"}
+    # the session's tags break the tie: a leaf of a session tagged project:Atlas that names Atlas patches the project
+    memory.ingest_session("s3", [{"role": "user", "content": "The roadmap for Atlas now includes the invoice export feature.",
+                                  "metadata": {"speaker": "Bo"}}], settings={"tags": ["project:atlas"]})
+    memory.tags.sync_rules("s3")
+    memory.summaries.compact("s3", final=True)
+    w.mine(memory.store.session_summaries("s3", 0)[0].id)
+    project = next(t for t in both if t["kind"] == "project")
+    texts = [s["text"] for s in w.show(project["id"])["current"]]
+    assert any("invoice export" in t for t in texts)
+
+
+def test_a_contradiction_is_kept_as_a_dispute(memory: Memory) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    memory.ingest_session("ops", [{"role": "user", "content": "placeholder turn before the tag", "metadata": {"speaker": "Ana"}}])
+    memory.tags.add("project:billing", session="ops")
+    w.mine(say(memory, "ops", [("Ana", "The deploy window for the billing service is Friday at noon.")]))
+    memory.ingest_session("ops2", [{"role": "user", "content": "x y z", "metadata": {}}])
+    memory.tags.add("project:billing", session="ops2")
+    w.mine(say(memory, "ops2", [("Ana", "Actually, the deploy window for the billing service is Thursday at noon.")]))
+    page = w.show("billing")
+    disputed = {s["text"] for s in page["disputed"]}
+    assert any("Friday" in t for t in disputed) and any("Thursday" in t for t in disputed)
+    assert all(s["disputed_with"] for s in page["disputed"])
+    assert "## Disputed" in page["markdown"]
+    assert any(op["op"] == "dispute" for p in w.history("billing") for op in p["ops"])
+
+
+def test_a_superseded_fact_retires_its_statement(memory: Memory) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    say(memory, "home", [("Ana", "My office is in the Berlin building on the third floor.")])
+    w.mine(memory.store.session_summaries("home", 0)[0].id)
+    first = memory.browse(session="home")[0]
+    old = memory.facts.write("Ana's office is in the Berlin building", source=f"event:{first.id}")
+    leaf = say(memory, "home2", [("Ana", "My office moved to the Lisbon building on the third floor.")])
+    second = memory.browse(session="home2")[0]
+    memory.facts.supersede(old.id, "Ana's office is in the Lisbon building", source=f"event:{second.id}")
+    w.mine(leaf)
+    page = w.show("Ana")
+    retired = page["retired"]
+    assert len(retired) == 1 and "Berlin" in retired[0]["text"] and old.id in retired[0]["facts"]
+    assert any("Lisbon" in s["text"] for s in page["current"])
+    assert "## No longer true" in page["markdown"]
+
+
+def test_a_topic_renamed_by_a_tag_merge(memory: Memory) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    memory.ingest_session("a", [{"role": "user", "content": "first words of the session", "metadata": {"speaker": "Ana"}}])
+    memory.tags.add("project:atlas-old", session="a")
+    w.mine(say(memory, "a", [("Ana", "We shipped the first version of the ingestion pipeline today.")]))
+    tid = w.find("atlas-old").id
+    memory.tags.merge("project:atlas-old", "atlas")
+    w.mine(say(memory, "b", [("Ana", "The ingestion pipeline now handles retries with a capped backoff.")]))
+    t = w.find("atlas")
+    assert t.id == tid and t.title == "atlas" and t.tag == "project:atlas" and "atlas-old" in t.aliases
+    assert w.find("atlas-old").id == tid
+    assert any(op["op"] == "retitle" for p in w.history("atlas") for op in p["ops"])
+
+
+def test_tags_as_identity_hints(memory: Memory) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    # a leaf's own unreviewed suggestion is not used; the cwd rule tag is never an entity
+    memory.ingest_session("c", [{"role": "user", "content": "start", "metadata": {"speaker": "Ana"}}],
+                          settings={"tags": ["project:palimpsest"]})
+    memory.tags.sync_rules("c")
+    leaf = say(memory, "c", [("Ana", "The weather was lovely and we walked along the river for hours.")])
+    memory.tags.suggest(["project:ghost"], summary=leaf)
+    w.mine(leaf)
+    titles = {t["title"] for t in w.list(limit=100)}
+    assert "ghost" not in titles and "palimpsest" not in titles
+    assert all("palimpsest" not in t["entities"] for t in w.list(limit=100))
+    # a tag accepted later does not re-mine a leaf mined at the current version
+    memory.tags.decide("project:ghost", "accept", summary=leaf)
+    assert w.mine(leaf)["patches"] == 0 and "ghost" not in {t["title"] for t in w.list(limit=100)}
+    # a project tag a person added names the topic and is carried into its entities
+    memory.tags.add("project:Orion", session="c")
+    leaf2 = say(memory, "c", [("Ana", "Orion needs its release checklist reviewed before the end of the week.")])
+    w.mine(leaf2)
+    page = w.show("Orion")
+    assert page["topic"]["tag"] == "project:Orion" and "Orion" in page["topic"]["entities"]
+
+
+def test_replay_restores_the_pages(memory: Memory, tmp_path: Path) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    w.mine(say(memory, "r", [("Ana", "Ana and Bo planned the Lisbon offsite for the second week of May."),
+                             ("Bo", "Bo booked the venue in Lisbon and sent the invitations to everyone.")]))
+    before = snapshot(w)
+    other = Memory(memory.home, f"sqlite:///{tmp_path / 'other.db'}", settings=memory.settings.replace(store=""))
+    try:
+        assert snapshot(Wiki(other)) == before
+    finally:
+        other.close()
+
+
+def test_reading_refuses_bad_input(memory: Memory) -> None:
+    w = Wiki(memory)
+    for bad in ("", "   ", 5, "x" * 600):
+        with pytest.raises(InvalidInput):
+            w.find(bad)  # type: ignore[arg-type]
+    with pytest.raises(NotFound):
+        w.show("no such topic")
+    with pytest.raises(NotFound):
+        w.mine("sum_missing")
+    with pytest.raises(InvalidInput):
+        w.list(limit=0)
+    with pytest.raises(InvalidInput):
+        w.list(kind="planet")
+    with pytest.raises(InvalidInput):
+        w.search("")
+    assert recall_items(memory, None, "anything") == []
+
+
+def test_search_and_recall_items(memory: Memory) -> None:
+    quiet(memory)
+    w = Wiki(memory)
+    w.mine(say(memory, "q", [("Ana", "The Lisbon offsite is planned for the second week of May this year."),
+                             ("Bo", "I booked the venue near the river for the whole team.")]))
+    hits = w.search("Lisbon offsite")
+    assert hits and hits[0]["topic"]["title"] == "Ana" and "Lisbon" in hits[0]["statements"][0]["text"]
+    items = recall_items(memory, "q", "Lisbon offsite")
+    assert items and items[0]["sources"] and items[0]["id"].startswith("wst_")
