@@ -152,3 +152,11 @@ def _due_now(memory: Memory) -> None:
     """Make retried jobs due now (the worker's backoff is seconds to minutes)."""
     with memory.store._tx() as conn:  # type: ignore[attr-defined]
         conn.execute("UPDATE jobs SET run_at = '2000-01-01T00:00:00.000000Z' WHERE state = 'queued'")
+
+
+def test_a_bulk_ingest_queues_one_job_per_closed_turn(sqlite_memory: Memory) -> None:
+    turns = [{"role": r, "content": f"{r} {i}", "created_at": f"2026-03-04T10:{i:02d}:00Z"}
+             for i, r in enumerate(["system", "user", "assistant", "user", "assistant", "user"])]
+    sqlite_memory.ingest_session("s", turns[:4])
+    sqlite_memory.ingest_session("s", turns[4:])
+    assert sqlite_memory.store.job_status()["tasks"]["distill"] == {"queued": 2}

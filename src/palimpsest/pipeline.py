@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from .jobs import handler
-from .records import iso, utcnow
+from .records import Message, iso, utcnow
 from .store import Filters, Job, NewJob
 
 if TYPE_CHECKING:
@@ -50,30 +50,34 @@ def _jobs(memory: Memory, ids: list[str]) -> list[NewJob]:
     from .toolsynth import job_for, needs_synthesis
 
     messages = memory.store.get_messages(ids)
-    jobs: list[NewJob] = []
-    kinds: dict[str, str] = {}
-    for m in messages:
-        if s.tool_synth and needs_synthesis(m):
-            jobs.append(job_for(m.id))
-        if s.distill and m.role == "user":
-            if m.session not in kinds:
-                info = memory.store.get_session(m.session)
-                kinds[m.session] = info.kind if info else "normal"
-            if kinds[m.session] != "instant":
-                jobs += _turn_closed(memory, m.session, m.created_at)
+    jobs: list[NewJob] = [job_for(m.id) for m in messages if s.tool_synth and needs_synthesis(m)]
+    if s.distill:
+        for session in dict.fromkeys(m.session for m in messages):
+            jobs += _turns_closed(memory, session, [m for m in messages if m.session == session])
     if s.compact_after > 0:
         run_at = iso(utcnow() + COMPACT_DELAY)
         jobs += [NewJob("compact", {"session": sid}, job_key=f"compact:{sid}", run_at=run_at) for sid in {m.session for m in messages}]
     return jobs
 
 
-def _turn_closed(memory: Memory, session: str, closing_at: str) -> list[NewJob]:
-    prev = memory.store.browse(Filters(session=session, role="user", until=closing_at), 1, 0, newest_first=True)
-    if not prev:
+def _turns_closed(memory: Memory, session: str, new: list[Message]) -> list[NewJob]:
+    """A distill job per turn that a new user message closes. Only the first new user
+    message looks up the one before it; the others follow it within the batch."""
+    users = sorted((m for m in new if m.role == "user"), key=lambda m: (m.created_at, m.id))
+    if not users:
         return []
-    first = prev[0]
-    return [NewJob("distill", {"session": session, "start": first.created_at, "end": closing_at},
-                   job_key=f"distill:{session}:{first.id}", max_attempts=4)]
+    info = memory.store.get_session(session)
+    if info is not None and info.kind == "instant":
+        return []
+    found = memory.store.browse(Filters(session=session, role="user", until=users[0].created_at), 1, 0, newest_first=True)
+    previous = found[0] if found else None
+    jobs = []
+    for m in users:
+        if previous is not None and previous.id != m.id:
+            jobs.append(NewJob("distill", {"session": session, "start": previous.created_at, "end": m.created_at},
+                               job_key=f"distill:{session}:{previous.id}", max_attempts=4))
+        previous = m
+    return jobs
 
 
 def _last_attempt(job: Job) -> bool:
