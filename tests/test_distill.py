@@ -56,7 +56,7 @@ def test_prompt_lines_carry_iso_minutes(sqlite_memory: Memory) -> None:
     sqlite_memory.append("s", "assistant", "Nice!", created_at="2026-03-04T10:16:30Z")
     messages = sqlite_memory.browse(session="s")
     prompt = turn_prompt(sqlite_memory, "s", messages)[1]["content"]
-    assert "[#01 2026-03-04T10:15Z user] I moved to Porto" in prompt
+    assert "[#01 2026-03-04T10:15Z claude/user] I moved to Porto" in prompt
     assert "[#02 2026-03-04T10:16Z claude/assistant] Nice!" in prompt
     assert "agent claude" in prompt
 

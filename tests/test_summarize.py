@@ -138,7 +138,7 @@ def test_llm_prompts_carry_the_preamble_and_line_tags(home: Path, fake: FakeOpen
         assert "Cover every distinct topic" in leaf_prompt[0]["content"] and "Invent nothing" in leaf_prompt[0]["content"]
         user = leaf_prompt[1]["content"]
         assert user.startswith("Session s; agent claude; channel cli; title parser; span 2026-03-04T10:00Z to")
-        assert "[#01 2026-03-04T10:00Z user] Message 0 about alpha" in user and "claude/assistant" in user
+        assert "[#01 2026-03-04T10:00Z claude/user] Message 0 about alpha" in user and "claude/assistant" in user
         leaf = memory.store.session_summaries("s", 0)[0]
         assert leaf.content == "They refactored the parser.\nIdentifiers: PR #1000" and leaf.model == "m"  # the invented one dropped
         branch_prompts = [r["messages"][1]["content"] for r in fake.requests if "[S1 " in r["messages"][1]["content"]]

@@ -107,9 +107,7 @@ def minute(ts: str) -> str:
 
 
 def message_line(n: int, m: Message, agent: str | None = None) -> str:
-    who = m.role or "?"
-    if agent and who == "assistant":
-        who = f"{agent}/assistant"
+    who = f"{agent}/{m.role or '?'}" if agent else (m.role or "?")
     text = m.content or ""
     if m.tool_name:
         text = f"(tool {m.tool_name}) {text}".strip()
