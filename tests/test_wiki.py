@@ -39,7 +39,7 @@ def say(memory: Memory, session: str, lines: list[tuple[str, str]], **attrs: Any
     """A session of (speaker, text) turns, compacted into one leaf; returns the leaf id."""
     memory.ingest_session(session, [{"role": "user" if i % 2 == 0 else "assistant", "content": text,
                                      "metadata": {"speaker": who} if who else {}} for i, (who, text) in enumerate(lines)], **attrs)
-    memory.summaries.compact(session, final=True)
+    memory.summaries.compact(session, final=True, use_llm=False)
     return memory.store.session_summaries(session, 0)[-1].id
 
 
@@ -259,3 +259,61 @@ def test_search_and_recall_items(memory: Memory) -> None:
     assert hits and hits[0]["topic"]["title"] == "Ana" and "Lisbon" in hits[0]["statements"][0]["text"]
     items = recall_items(memory, "q", "Lisbon offsite")
     assert items and items[0]["sources"] and items[0]["id"].startswith("wst_")
+
+
+# -- with an LLM ------------------------------------------------------------------------
+def test_llm_patch_cites_lines_and_an_unbacked_retirement_is_a_dispute(memory: Memory) -> None:
+    from fakeopenai import FakeOpenAI, Reply
+
+    replies: list[Any] = []
+    with FakeOpenAI(responder=lambda body: replies.pop(0) if replies else Reply.json({"topics": []})) as fake:
+        quiet(memory, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema")
+        w = Wiki(memory)
+        replies.append(Reply.json({"topics": [{"title": "Ana", "kind": "person", "entities": ["Lisbon"], "retire": [], "add": [
+            {"text": "Ana plans the Lisbon offsite for May.", "sources": ["#01"]},
+            {"text": "Ana owns a yacht.", "sources": ["#99"]}]}]}))
+        w.mine(say(memory, "l1", [("Ana", "I am planning the Lisbon offsite for May."), ("Bo", "Great, count me in.")]))
+        page = w.show("Ana")
+        assert [s["text"] for s in page["current"]] == ["Ana plans the Lisbon offsite for May."]
+        assert page["current"][0]["messages"] == [memory.browse(session="l1")[0].id] and "Lisbon" in page["topic"]["entities"]
+        sid = page["current"][0]["id"]
+        replies.append(Reply.json({"topics": [{"title": "Ana", "kind": "person", "entities": [], "add": [],
+                                               "retire": [{"id": sid, "reason": "the offsite was cancelled"}]}]}))
+        w.mine(say(memory, "l2", [("Ana", "We cancelled the offsite."), ("Bo", "Oh no, that is a pity.")]))
+        page = w.show("Ana")
+        assert [s["id"] for s in page["disputed"]] == [sid] and "cancelled" in page["disputed"][0]["note"]
+        assert sid in fake.requests[-1]["messages"][1]["content"]
+        assert memory.store.wiki_leaf_marks([x.id for x in leaves(memory)]) and {
+            m.origin for m in memory.store.wiki_leaf_marks([x.id for x in leaves(memory)]).values()} == {"llm"}
+
+
+# -- surfaces ---------------------------------------------------------------------------
+def test_cli_tools_and_http(sqlite_memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    import httpx
+
+    from palimpsest import tools
+    from palimpsest.cli import main
+    from palimpsest.server.run import ServerThread
+
+    memory = quiet(sqlite_memory)
+    w = Wiki(memory)
+    w.mine(say(memory, "z", [("Ana", "The Lisbon offsite is planned for the second week of May this year."),
+                             ("Bo", "I booked the venue near the river for the whole team.")]))
+    tid = w.find("Ana").id
+    home = ["--home", str(memory.home)]
+    assert main([*home, "wiki", "list"]) == 0 and "Ana" in capsys.readouterr().out
+    assert main([*home, "wiki", "show", "Ana"]) == 0 and "Lisbon offsite" in capsys.readouterr().out
+    assert main([*home, "wiki", "history", "Ana", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["topic_id"] == tid
+    assert main([*home, "wiki", "show", "Nobody"]) == 3
+    assert tools.call(memory, "memory_wiki_show", {"topic": tid}, enable_write=False)["topic"]["title"] == "Ana"
+    assert tools.call(memory, "memory_wiki_search", {"query": "Lisbon"}, enable_write=False)["hits"]
+    with pytest.raises(InvalidInput):
+        tools.call(memory, "memory_wiki_list", {"kind": "planet"}, enable_write=False)
+    with ServerThread(memory) as url:
+        assert httpx.get(f"{url}/api/wiki").json()["result"][0]["title"] in ("Ana", "Bo")
+        assert httpx.get(f"{url}/api/wiki/Ana").json()["result"]["topic"]["id"] == tid
+        assert httpx.get(f"{url}/api/wiki/{tid}/history").json()["result"][0]["version"] == 1
+        missing = httpx.get(f"{url}/api/wiki/Nobody")
+        assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+        assert httpx.get(f"{url}/api/wiki", params={"limit": 0}).status_code == 400

@@ -38,7 +38,7 @@ from .records import ROLE_RE, SESSION_ID_RE
 Handler = Callable[[Memory, dict[str, Any]], Any]
 
 # Modules that declare tools with `@tool`; imported once, the first time the registry is read.
-TOOL_MODULES: list[str] = ["palimpsest.code.tools", "palimpsest.summary_tools", "palimpsest.vaults.tools", "palimpsest.recall_tools", "palimpsest.facts_tools"]
+TOOL_MODULES: list[str] = ["palimpsest.code.tools", "palimpsest.summary_tools", "palimpsest.vaults.tools", "palimpsest.recall_tools", "palimpsest.facts_tools", "palimpsest.wiki_tools"]
 
 STRING: dict[str, Any] = {"type": "string"}
 INTEGER: dict[str, Any] = {"type": "integer"}

@@ -34,6 +34,7 @@ from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
+from ..wiki.http import wiki_routes
 from .guard import Guard, is_loopback
 from .mcp import build_server
 from .panel import mount as mount_panel
@@ -153,6 +154,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _capture_route(app, memory, write)
     _read_routes(app, memory)
     _tag_routes(app, memory, write)
+    wiki_routes(app, memory, _responses)
     mount_panel(app, memory, write)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
     origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
