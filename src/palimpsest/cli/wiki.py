@@ -45,9 +45,9 @@ def _lines(lines: Iterable[str]) -> None:
 
 
 def _wiki(memory: Any) -> Any:
-    from ..wiki import Wiki
+    from ..wiki import wiki_of
 
-    return Wiki(memory)
+    return wiki_of(memory)
 
 
 def list_(args: argparse.Namespace) -> None:

@@ -153,9 +153,13 @@ class WikiStoreContract(ABC):
 
     @abstractmethod
     def wiki_topics(self, ids: list[str] | None = None, *, kind: str | None = None, query: str | None = None,
-                    limit: int = 100, offset: int = 0, merged: bool = False) -> list[Topic]:
+                    limit: int = 100, offset: int = 0, merged: bool = False, tagged: bool = False) -> list[Topic]:
         """Topics by id (in any order), or all live ones (not merged away) by title, filtered
-        by kind and by a substring of the title."""
+        by kind, by a substring of the title, and to those named by a tag (`tagged`)."""
+
+    @abstractmethod
+    def wiki_has_ops(self) -> bool:
+        """Whether any wiki change was ever applied (a restored or new store has none)."""
 
     @abstractmethod
     def wiki_topics_by_keys(self, keys: list[str], origins: list[str] | None = None) -> list[tuple[str, str]]:
@@ -279,8 +283,11 @@ class SQLWikiMixin(WikiStoreContract):
     def wiki_ops_applied(self) -> set[str]:
         return {r[0] for r in self._wiki_rows("SELECT op_key FROM wiki_ops")}
 
+    def wiki_has_ops(self) -> bool:
+        return bool(self._wiki_rows("SELECT 1 FROM wiki_ops LIMIT 1"))
+
     def wiki_topics(self, ids: list[str] | None = None, *, kind: str | None = None, query: str | None = None,
-                    limit: int = 100, offset: int = 0, merged: bool = False) -> list[Topic]:
+                    limit: int = 100, offset: int = 0, merged: bool = False, tagged: bool = False) -> list[Topic]:
         clauses, params = [], []  # type: list[str], list[Any]
         if ids is not None:
             sql, param = self._wiki_in("id", ids)
@@ -288,6 +295,8 @@ class SQLWikiMixin(WikiStoreContract):
             params.append(param)
         elif not merged:
             clauses.append("merged_into IS NULL")
+        if tagged:
+            clauses.append("tag IS NOT NULL")
         if kind is not None:
             clauses.append("kind = ?")
             params.append(kind)

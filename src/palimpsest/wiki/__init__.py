@@ -27,10 +27,11 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
 from ..jobs import handler
-from ..journal import Journal
+from ..llm import system_journal
 from ..records import iso, utcnow
 from ..store import Job, NewJob
 from ..store.summaries_base import Summary
@@ -60,7 +61,7 @@ class Wiki:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
         self.store = memory.store
-        self.journal = Journal(memory.home / "system")
+        self.journal = system_journal(memory.home)
         self._restore_if_lost()
 
     # -- mining --------------------------------------------------------------------
@@ -135,7 +136,7 @@ class Wiki:
         """A topic named by a tag whose value was merged into another follows it: renamed
         (the old title stays an alias), or merged into the page the new value names."""
         moved = 0
-        for t in [t for t in self.store.wiki_topics(limit=MAX_PAGE * 10) if t.tag]:
+        for t in self.store.wiki_topics(limit=MAX_PAGE * 10, tagged=True):
             try:
                 now_tag = self.memory.tags.filter_value(t.tag or "")
             except PalimpsestError:
@@ -148,7 +149,7 @@ class Wiki:
     def _retag(self, t: Topic, tag: str) -> None:
         now, value = iso(utcnow()), tag.split(":", 1)[1]
         change = WikiChange()
-        target = next((x for x in self.store.wiki_topics(limit=MAX_PAGE * 10) if x.tag == tag and x.id != t.id), None)
+        target = next((x for x in self.store.wiki_topics(limit=MAX_PAGE * 10, tagged=True) if x.tag == tag and x.id != t.id), None)
         old_title = t.title
         if target is None:
             t.aliases = list(dict.fromkeys([*t.aliases, tx.key(old_title)]))
@@ -280,7 +281,7 @@ class Wiki:
         if self.journal.size(SYSTEM_SESSION) == 0:
             return
         try:
-            if not self.store.wiki_ops_applied():
+            if not self.store.wiki_has_ops():
                 log.info("restoring the wiki from the system journal: %d changes", self.replay())
         except PalimpsestError as exc:
             log.warning("wiki not restored now: %s", exc)
@@ -331,8 +332,15 @@ def render(t: Topic, rows: list[Statement]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_WIKIS: WeakKeyDictionary[Memory, Wiki] = WeakKeyDictionary()
+
+
 def wiki_of(memory: Memory) -> Wiki:
-    return Wiki(memory)
+    """The memory's `Wiki`, built once (jobs, tools and routes share it)."""
+    found = _WIKIS.get(memory)
+    if found is None:
+        found = _WIKIS[memory] = Wiki(memory)
+    return found
 
 
 def recall_items(memory: Memory, session: str | None, query: str, limit: int = 3) -> list[dict[str, Any]]:
@@ -340,7 +348,7 @@ def recall_items(memory: Memory, session: str | None, query: str, limit: int = 3
     statements, each with its source ids (`{"id", "topic", "text", "state", "sources", "score"}`,
     best first). `session` is not used to filter: pages span sessions. Never raises."""
     try:
-        hits = Wiki(memory).search(query, limit=limit) if query and query.strip() else []
+        hits = wiki_of(memory).search(query, limit=limit) if query and query.strip() else []
     except Exception as exc:  # noqa: BLE001 - recall goes on without the wiki
         log.warning("wiki not recalled: %s", exc)
         return []
@@ -363,7 +371,7 @@ def after_leaf(memory: Memory, summary: Summary) -> list[NewJob]:
 def run_extract(memory: Memory, job: Job) -> None:
     """Mine one leaf (the last attempt takes the fallback), then queue the backfill if
     leaves are stale (a raised pipeline version, or leaves written before the wiki)."""
-    wiki = Wiki(memory)
+    wiki = wiki_of(memory)
     try:
         wiki.mine(job.payload["summary"], use_llm=job.attempts < job.max_attempts)
     except NotFound:
@@ -374,7 +382,7 @@ def run_extract(memory: Memory, job: Job) -> None:
 @handler("wiki-backfill")
 def run_backfill(memory: Memory, job: Job) -> None:
     """One batch of stale leaves; the next batch is queued behind it while any is left."""
-    wiki = Wiki(memory)
+    wiki = wiki_of(memory)
     result = wiki.backfill(use_llm=job.attempts < job.max_attempts)
     if result["left"] and result["mined"]:
         run_at = iso(utcnow() + timedelta(seconds=float(memory.settings.wiki_backfill_delay)))
