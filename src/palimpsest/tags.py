@@ -427,8 +427,9 @@ def run_suggest_tags(memory: Memory, job: Job) -> None:
             tags.suggest(tags.propose(s.content, use_llm=use_llm, session=s.session_id), summary=s.id, source=s.id)
         return
     session = p["session"]
-    if memory.store.get_session(session) is None or memory.store.session_summaries(session, 0):
-        return
+    info = memory.store.get_session(session)
+    if info is None or info.kind == "instant" or memory.store.session_summaries(session, 0):
+        return  # instant sessions are scratch; a session with leaves is tagged per leaf
     from .store import Filters
 
     recent = memory.store.browse(Filters(session=session), 200, 0, newest_first=True)
