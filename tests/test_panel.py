@@ -67,6 +67,8 @@ def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, 
         cookie = c.get(url + "/panel").headers["set-cookie"].lower()
         assert "samesite=strict" in cookie and "httponly" in cookie
         assert c.get(url + "/").headers["location"] == "/panel"
+        browsed = c.get(url + "/panel/search?tag=project%EF%BC%9Apalimpsest").text  # filters alone browse; a full-width colon
+        assert "How do we deploy" in browsed and "onerror" not in browsed
         assert c.get(url + "/panel/sessions/nope").status_code == 404
         assert c.get(url + "/panel/search?q=x&since=not-a-date").status_code == 400
         assert c.get(url + "/panel/search?q=" + "x" * 3000).status_code == 400

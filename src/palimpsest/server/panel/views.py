@@ -12,6 +12,8 @@ from typing import Any
 
 from ...errors import InvalidInput, NotFound
 from ...memory import Memory
+from ...records import Hit
+from ...search import SearchResult
 
 PAGE = 50
 EVENTS_PAGE = 200
@@ -82,9 +84,14 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     filters = {k: _param(params, k) for k in SEARCH_FILTERS}
     context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None,
                                "scores": bool(_param(params, "scores"))}
+    used: dict[str, Any] = {k: v for k, v in filters.items() if v}
+    limit = _int(params, "limit", 20, 200)
     if query:
-        used: dict[str, Any] = {k: v for k, v in filters.items() if v}
-        context["result"] = memory.search(query, limit=_int(params, "limit", 20, 200), mode=mode, touch=False, **used)
+        context["result"] = memory.search(query, limit=limit, mode=mode, touch=False, **used)
+    elif used:  # no words, only filters: browse what they match, newest first
+        rows = memory.browse(limit=limit, newest_first=True, **used)
+        carried = memory.tags.session_tags([m.session for m in rows])
+        context["result"] = SearchResult([Hit(m, 0.0, session_tags=carried.get(m.session, [])) for m in rows], mode="browse")
     return "search.html", context
 
 
