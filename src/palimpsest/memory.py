@@ -384,6 +384,8 @@ class Memory:
 
     def sessions(self, *, limit: int = 100, offset: int = 0, **filters: Any) -> list[Session]:
         _check_page(limit, offset)
+        if filters.get("tag"):  # list_sessions has no tag clause: never answer as if it had filtered
+            raise InvalidInput("sessions are not listed by tag: use browse(tag=…) or tags.list(tag=…)")
         return self.store.list_sessions(self.filters(**filters), limit, offset)
 
     # -- maintenance ---------------------------------------------------------
