@@ -213,3 +213,24 @@ def test_tool_is_read_only_unless_writes_are_on(home: Path, store_url: str) -> N
         assert browsed["messages"][0]["session_tags"] == ["topic:greeting"]
     finally:
         w.close()
+
+
+def test_suggestions_from_the_llm_enter_the_taxonomy_as_suggested(home: Path) -> None:
+    from fakeopenai import FakeOpenAI, Reply
+
+    answer = {"tags": [{"tag": "topic:kubernetes", "why": "cluster work"}, {"tag": "system：argo", "why": "new"}, {"tag": "bad"}]}
+    with FakeOpenAI(responder=lambda body: Reply.json(answer)) as fake:
+        m = _memory(home, f"sqlite:///{home / 'p.db'}", llm_url=fake.url, llm_model="m", llm_backoff="0",
+                    llm_structured="json_schema", tags_quiet_minutes=0.0)
+        try:
+            m.tags.taxonomy_upsert("topic:kubernetes")
+            m.ingest_session("s1", [{"role": "user", "content": "argo rollouts on the cluster"}])
+            m.worker(tasks=["suggest-tags"]).drain()
+            prompt = fake.requests[-1]["messages"][0]["content"]
+            assert "topic:kubernetes" in prompt  # the vocabulary is offered
+            assert {t["tag"] for t in m.tags.pending()} == {"topic:kubernetes", "system:argo"}
+            vocab = {x["tag"]: x["state"] for x in m.tags.taxonomy()}
+            assert vocab == {"topic:kubernetes": "accepted", "system:argo": "suggested"}
+            assert m.stats()["llm"]["suggest-tags"]["calls"] == 1
+        finally:
+            m.close()
