@@ -317,3 +317,24 @@ def test_cli_tools_and_http(sqlite_memory: Memory, capsys: pytest.CaptureFixture
         missing = httpx.get(f"{url}/api/wiki/Nobody")
         assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
         assert httpx.get(f"{url}/api/wiki", params={"limit": 0}).status_code == 400
+
+
+def test_panel_pages(sqlite_memory: Memory) -> None:
+    import httpx
+
+    from palimpsest.server.run import ServerThread
+
+    memory = quiet(sqlite_memory)
+    w = Wiki(memory)
+    w.mine(say(memory, "p", [("Ana", "The <script>alert(1)</script> Lisbon offsite is planned for May this year."),
+                             ("Bo", "I booked the venue near the river for the whole team.")]))
+    tid = w.find("Ana").id
+    with ServerThread(memory) as url:
+        listing = httpx.get(f"{url}/panel/wiki")
+        assert listing.status_code == 200 and f"/panel/wiki/{tid}" in listing.text
+        page = httpx.get(f"{url}/panel/wiki/{tid}")
+        assert page.status_code == 200 and "<script>alert" not in page.text and "&lt;script&gt;" in page.text
+        first = memory.browse(session="p")[0].id
+        assert f"/panel/find?id={first}" in page.text
+        assert "Lisbon" in httpx.get(f"{url}/panel/wiki", params={"search": "Lisbon offsite"}).text
+        assert httpx.get(f"{url}/panel/wiki/Nobody").status_code == 404

@@ -390,4 +390,4 @@ def run_backfill(memory: Memory, job: Job) -> None:
                                      run_at=run_at, max_attempts=5)])
 
 
-__all__ = ["WIKI_PIPELINE_VERSION", "Hints", "Wiki", "after_leaf", "leaf_job", "recall_items", "render", "wiki_of"]
+__all__ = ["KINDS", "WIKI_PIPELINE_VERSION", "Hints", "Wiki", "after_leaf", "leaf_job", "recall_items", "render", "wiki_of"]

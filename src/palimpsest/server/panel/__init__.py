@@ -100,7 +100,8 @@ def mount(app: FastAPI, memory: Memory, write: bool) -> None:
 
     for path, name in (("/panel", "sessions"), ("/panel/sessions", "sessions"), ("/panel/sessions/{session}", "session"),
                        ("/panel/find", "find"), ("/panel/search", "search"), ("/panel/facts", "facts"),
-                       ("/panel/facts/{fact_id}", "fact"), ("/panel/tags", "tags"), ("/panel/health", "health")):
+                       ("/panel/facts/{fact_id}", "fact"), ("/panel/tags", "tags"), ("/panel/health", "health"),
+                       ("/panel/wiki", "wiki"), ("/panel/wiki/{topic}", "wiki_page")):
         page_route(path, name)
 
     @app.post("/panel/action/{name}", include_in_schema=False)
