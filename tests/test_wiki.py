@@ -338,3 +338,25 @@ def test_panel_pages(sqlite_memory: Memory) -> None:
         assert f"/panel/find?id={first}" in page.text
         assert "Lisbon" in httpx.get(f"{url}/panel/wiki", params={"search": "Lisbon offsite"}).text
         assert httpx.get(f"{url}/panel/wiki/Nobody").status_code == 404
+
+
+def test_two_writers_on_one_page_collide_and_the_loser_retries(memory: Memory) -> None:
+    from palimpsest.errors import Conflict
+    from palimpsest.wiki.mine import Hints, Miner, mine_fallback
+
+    quiet(memory)
+    w = Wiki(memory)
+    a = say(memory, "w1", [("Zed", "Zed wrote the migration plan for the storage cluster.")])
+    b = say(memory, "w2", [("Zed", "Zed reviewed the rollback steps of the storage cluster.")])
+    changes = []
+    for leaf_id in (a, b):  # both computed from the same (empty) wiki, as two workers would
+        miner = Miner(w, memory.store.get_summaries([leaf_id])[0], use_llm=False)
+        units, idents = w._units(miner.leaf)
+        mine_fallback(miner, units, idents, Hints(), w._load)
+        changes.append(miner.finish("fallback", wiki_mod.WIKI_PIPELINE_VERSION))
+    w._commit("mine", changes[0], "first")
+    with pytest.raises(Conflict):
+        w._commit("mine", changes[1], "second")
+    w.mine(b)  # the job's retry
+    assert [t["title"] for t in w.list()] == ["Zed"] and len(w.show("Zed")["current"]) == 2
+    assert len(w.decisions()) == 2  # the rejected change is not replayed

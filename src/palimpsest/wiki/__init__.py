@@ -62,6 +62,7 @@ class Wiki:
         self.memory = memory
         self.store = memory.store
         self.journal = system_journal(memory.home)
+        self.checked = 0  # the pipeline version whose backfill this process has looked for
         self._restore_if_lost()
 
     # -- mining --------------------------------------------------------------------
@@ -149,7 +150,9 @@ class Wiki:
     def _retag(self, t: Topic, tag: str) -> None:
         now, value = iso(utcnow()), tag.split(":", 1)[1]
         change = WikiChange()
-        target = next((x for x in self.store.wiki_topics(limit=MAX_PAGE * 10, tagged=True) if x.tag == tag and x.id != t.id), None)
+        same = [x for x in self.store.wiki_topics(limit=MAX_PAGE * 10, tagged=True) if x.tag == tag and x.id != t.id]
+        same += [x for x in self.store.wiki_topics(kind=t.kind, query=value, limit=MAX_PAGE) if x.title == value and x.id != t.id]
+        target = same[0] if same else None
         old_title = t.title
         if target is None:
             t.aliases = list(dict.fromkeys([*t.aliases, tx.key(old_title)]))
@@ -376,7 +379,9 @@ def run_extract(memory: Memory, job: Job) -> None:
         wiki.mine(job.payload["summary"], use_llm=job.attempts < job.max_attempts)
     except NotFound:
         return  # the summary is gone (a rebuilt store): nothing to mine
-    wiki.queue_backfill()
+    if wiki.checked != version():  # once per process and version: the check reads every leaf's mark
+        wiki.queue_backfill()
+        wiki.checked = version()
 
 
 @handler("wiki-backfill")
