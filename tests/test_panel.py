@@ -35,6 +35,10 @@ def _seed(memory: Memory) -> dict[str, Any]:
     fact = memory.facts.write("The cluster runs kubernetes 1.30", valid_from="2026-01-01T00:00:00Z")
     memory.tags.suggest(["topic:kubernetes", "topic:ops"], session="deploy-1")
     memory.tags.suggest([f"note:{XSS[:150]}"], session="evil")
+    memory.ingest_session("long", [{"role": "user", "content": f"kubernetes rollout step {i} of the plan"} for i in range(30)])
+    memory.summaries.compact("long", final=True)
+    leaf = memory.store.session_summaries("long", 0)[0]
+    memory.tags.suggest(["topic:rollouts"], summary=leaf.id, source=leaf.id)
     memory.store.enqueue([NewJob("no-such-task", {"x": 1}, job_key="doomed", max_attempts=1)])
     memory.worker(tasks=["no-such-task"]).drain()
     return {"fact": fact.id}
@@ -126,7 +130,9 @@ def browser() -> Iterator[Any]:
 def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser: Any) -> None:
     memory, url, _ = served
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    # bypass_csp: stored HTML must stay inert by escaping alone (the CSP is a second layer), and
+    # Playwright's wait_for_function evaluates strings, which the panel's CSP forbids
+    page = browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.accept()))
     errors: list[str] = []
@@ -138,9 +144,9 @@ def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser:
 
     # sessions: browse, open one, tool calls folded, jump to an id
     page.goto(url + "/panel")
-    assert page.locator("table.rows tbody tr").count() == 2
+    assert page.locator("table.rows tbody tr").count() == 3
     shot("sessions")
-    page.click("text=deploy-1")
+    page.click("a:text-is('deploy-1')")
     tool = page.locator("details.tool").first
     assert tool.get_attribute("open") is None  # folded
     tool.locator("summary").click()
@@ -151,6 +157,13 @@ def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser:
     page.press("#jump-id", "Enter")
     page.wait_for_url(re.compile(f"around={message_id}"))
     assert page.locator(f"li.event.target#{message_id}").count() == 1
+
+    page.goto(url + "/panel/sessions/long")
+    leaf_id = memory.store.session_summaries("long", 0)[0].id
+    block = page.locator(f"details.summary-block#{leaf_id}")
+    assert "topic:rollouts" in block.locator("summary").inner_text()  # a leaf's own suggestion, on the leaf
+    block.locator("summary").click()
+    shot("session-summaries")
 
     # search: the same filters, highlights, scores on demand, keyboard focus with /
     page.goto(url + "/panel/search")

@@ -61,8 +61,9 @@ def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]
             raise NotFound(f"no message {around[:80]!r} in this session")
         since = found[0].created_at
     messages = memory.browse(session=sid, since=since, limit=EVENTS_PAGE, offset=offset)
+    summaries = sorted(memory.store.session_summaries(sid), key=lambda x: (-x.depth, x.earliest_at))
     return "session.html", {"view": "sessions", "info": info, "messages": messages, "offset": offset, "page": EVENTS_PAGE,
-                            "around": around, "tags": memory.tags.list(session=sid, limit=200)}
+                            "around": around, "tags": memory.tags.list(session=sid, limit=200), "summaries": summaries}
 
 
 def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -116,7 +117,18 @@ def tags(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def health(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     stats = memory.stats()
     jobs = memory.store.job_status()
-    return "health.html", {"view": "health", "stats": stats, "jobs": jobs, "tags": memory.tags.counts()["states"]}
+    return "health.html", {"view": "health", "stats": stats, "jobs": jobs, "tags": memory.tags.counts()["states"],
+                           "vaults": _vaults(memory)}
+
+
+def _vaults(memory: Memory) -> list[dict[str, Any]] | str:
+    """The vaults with their state, or why they cannot be listed (health never fails for it)."""
+    try:
+        from ...vaults import vaults_of
+
+        return vaults_of(memory).list()
+    except Exception as exc:  # noqa: BLE001 - a broken vault folder must not hide the rest of health
+        return f"vaults unavailable: {exc}"
 
 
 # -- actions ---------------------------------------------------------------------
