@@ -48,6 +48,9 @@ def test_rule_tag_is_accepted_and_filters(memory: Memory) -> None:
     assert {h.message.session for h in memory.search("kubernetes").hits} == {"s1", "s2"}
     assert [m.session for m in memory.browse(tag="project:palimpsest")] == ["s1"]
     assert memory.browse(tag="project:nothing") == []
+    memory.tags.decide("project:palimpsest", "reject", session="s1")  # a person overrules the rule
+    memory.append("s1", "user", "more", settings={"tags": ["project:palimpsest"]})
+    assert [t["state"] for t in memory.tags.list(session="s1")] == ["rejected"]
 
 
 def test_suggest_accept_reject_never_proposed_twice(memory: Memory) -> None:

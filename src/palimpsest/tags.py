@@ -298,7 +298,8 @@ class Tags:
     # -- rules, reaping ----------------------------------------------------------
     def sync_rules(self, session: str) -> int:
         """Rule tags of a session from its settings (`tags`, written by capture): accepted,
-        origin rule. Not journaled — they are recomputed whenever the session is indexed."""
+        origin rule (a matching suggestion is promoted; a person's rejection stands). Not
+        journaled — they are recomputed whenever the session is indexed."""
         info = self.store.get_session(session)
         wanted = tuple(sorted(str(t) for t in (info.settings.get("tags") or []))) if info and isinstance(info.settings, dict) else ()
         if self._rules_seen.get(session) == wanted:
@@ -311,7 +312,7 @@ class Tags:
             except InvalidInput:
                 continue
             row = have.get((key, value))
-            if row is None or row.state != "accepted":
+            if row is None or row.state == "suggested":  # a person's rejection of a rule tag stands
                 change.tags.append(TagRow("session", session, session, key, value, "accepted", "rule", now, "settings", None, now))
         if change.tags:
             self.store.apply_tag_change(change)
