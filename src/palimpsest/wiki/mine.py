@@ -136,7 +136,11 @@ class Miner:
     def _aliases(self, seen: dict[str, str], people: list[str], out: dict[str, Candidate]) -> None:
         """A one-word name that starts exactly one speaker's name is that speaker (`Mel`)."""
         for k in list(seen):
-            if " " in k or len(k) < 3:
+            if " " in k or len(k) < 2:
+                continue
+            wider = [x for x in seen if " " in x and k in x.split()]
+            if len(wider) == 1:  # "Potter" beside "Harry Potter" in one leaf: the same name
+                del seen[k]
                 continue
             owners = [p for p in people if tx.key(p) != k and tx.key(p).startswith(k)]
             if len(owners) == 1:

@@ -23,12 +23,13 @@ _CAP = re.compile(r"[A-Z][\w'’-]*")
 # Capitalised words that name nothing: interjections, pronouns, forms of address.
 NOT_NAMES = {"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "hey", "hi", "hello", "thanks", "thank", "yes", "yeah", "no",
              "wow", "oh", "omg", "lol", "haha", "aw", "aww", "awesome", "congrats", "congratulations", "sure", "great", "cool",
-             "nice", "good", "bye", "let", "just", "sorry", "yep", "please", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "jan", "feb", "mar",
+             "nice", "good", "bye", "then", "let", "just", "sorry", "yep", "please", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "jan", "feb", "mar",
              "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "the", "a", "an", "and", "but", "so", "it", "it's", "that", "this", "what", "how", "why",
              "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", *MONTHS, *WEEKDAYS}
 SPEAKER_KEYS = ("speaker", "author", "name", "sender")
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _GREETING = re.compile(r"^\s*(?:hey|hi|hello|wow|yeah|yep|yes|thanks|thank you|sorry|congrats|aw+|oh|omg)\b", re.IGNORECASE)
+CONNECTORS = {"of", "the", "de", "la", "van", "von", "du", "del", "da"}
 _WORD = re.compile(r"[\w'’]+")
 _STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "is", "are", "was", "were", "it", "that", "this", "for",
          "with", "i", "you", "we", "my", "me", "be", "so", "but", "just", "really", "actually", "not", "no", "have", "has", "had"}
@@ -80,23 +81,30 @@ def mentions(text: str, name: str) -> bool:
 
 
 def names(sentence: str) -> list[str]:
-    """Proper-noun phrases: runs of capitalised words, the sentence's first word left out
-    (it is capitalised for grammar, not identity), possessives dropped."""
+    """Proper-noun phrases: runs of capitalised words, joined across `of`, `the`, `and`, …
+    when a capitalised word follows (`Lord of the Rings`); the sentence's first word is
+    left out (it is capitalised for grammar, not identity), possessives dropped."""
+    tokens = [re.sub(r"['’]s$", "", raw.strip(",.;:!?\"()[]“”‘’-")) for raw in sentence.split()]
+    ends = [raw[-1:] in ",.;:!?" for raw in sentence.split()]
+    def capital(i: int) -> bool:
+        w = tokens[i]
+        return i > 0 and bool(w) and _CAP.fullmatch(w) is not None and w.casefold() not in NOT_NAMES and not (w.isupper() and len(w) > 5)
     out: list[str] = []
-    tokens = sentence.split()
-    run: list[str] = []
-    for i, raw in enumerate(tokens):
-        word = re.sub(r"['’]s$", "", raw.strip(",.;:!?\"()[]“”‘’-"))
-        shouted = word.isupper() and len(word) > 5  # emphasis, not an acronym
-        if i > 0 and word and _CAP.fullmatch(word) and word.casefold() not in NOT_NAMES and not shouted:
-            if run and tokens[i - 1][-1:] in ",.;:!?":  # punctuation ends a name
-                out.append(" ".join(run))
-                run = []
-            run.append(word)
-        elif run:
-            out.append(" ".join(run))
-            run = []
-    if run:
+    i = 0
+    while i < len(tokens):
+        if not capital(i):
+            i += 1
+            continue
+        run, i = [tokens[i]], i + 1
+        while i < len(tokens) and not ends[i - 1]:
+            j = i
+            while j < len(tokens) and tokens[j].lower() in CONNECTORS and not ends[j]:
+                j += 1
+            if j < len(tokens) and capital(j) and (j == i or j - i <= 2):
+                run += tokens[i:j + 1]
+                i = j + 1
+            else:
+                break
         out.append(" ".join(run))
     return list(dict.fromkeys(n for n in out if len(n) > 1))
 
