@@ -87,7 +87,7 @@ def instances(schema: Any, root: dict[str, Any]) -> st.SearchStrategy[Any]:
         return st.integers(min_value=schema.get("minimum", -10**15), max_value=10**15)  # the grammar bounds digits (16)
     if kind == "number":
         lo, hi = schema.get("minimum"), schema.get("maximum")
-        # the grammar bounds digits (16 before the point, 20 after, and no exponent in 0..1)
+        # the grammar bounds digits (16 before the point, 20 after, and only a negative exponent in 0..1)
         return st.floats(min_value=lo if lo is not None else -1e9, max_value=hi if hi is not None else 1e9, allow_nan=False).map(lambda x: round(x, 9))
     if kind == "boolean":
         return st.booleans()
@@ -199,6 +199,15 @@ def test_every_accepted_string_validates_over_a_fuzzed_corpus() -> None:
 def test_keywords_it_cannot_enforce_are_refused(schema: dict[str, Any]) -> None:
     with pytest.raises(InvalidInput):
         schema_to_gbnf(schema)
+
+
+@pytest.mark.parametrize("text,ok", [("1.19e-07", True), ("0.5", True), ("1", True), ("1.0", True), ("0e-3", True),
+                                     ("1.5", False), ("2e-0", False), ("1e3", False), ("-0.1", False), ("9.9e-1", True)])
+def test_unit_interval(text: str, ok: bool) -> None:
+    g = xgr.Grammar.from_ebnf(schema_to_gbnf({"type": "number", "minimum": 0, "maximum": 1}))
+    assert accepts(g, text) is ok
+    if ok:
+        assert 0 <= json.loads(text) <= 1
 
 
 def test_literal_escapes() -> None:

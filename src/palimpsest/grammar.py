@@ -11,7 +11,7 @@ annotation unless a checker is asked for, and so does `palimpsest.llm`.
 The contract is one-sided: every string the grammar accepts is JSON that validates
 against the schema. The grammar may be stricter than the schema — properties come in
 the schema's order, no property outside `properties` is allowed, numbers have at most 16
-digits before the point and 20 after (a number in 0..1 no exponent) — because a model only has to be able to say every valid *value*, not every
+digits before the point and 20 after (a number in 0..1 only a negative exponent) — because a model only has to be able to say every valid *value*, not every
 spelling of it. Keywords the grammar cannot enforce (`pattern`, `minimum` other than 0,
 `uniqueItems`, …) are refused with `InvalidInput` rather than silently ignored, which
 would let an accepted string break the schema. Whitespace between tokens is bounded
@@ -39,7 +39,8 @@ PRIMITIVES = {
     "uinteger": '"0" | [1-9] [0-9]{0,15}',
     "number": '"-"? ("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?',
     "unumber": '("0" | [1-9] [0-9]{0,15}) ("." [0-9]{1,20})? ([eE] [-+]? [0-9]{1,3})?',
-    "unit": '"0" ("." [0-9]{1,20})? | "1" ("." "0"{1,20})?',
+    # 0..1: a negative exponent only makes a mantissa below 10 smaller than 1 (1.19e-07)
+    "unit": '"0" ("." [0-9]{1,20})? ([eE] "-" [0-9]{1,3})? | "1" ("." "0"{1,20})? | [1-9] ("." [0-9]{1,20})? [eE] "-" "0"{0,2} [1-9] [0-9]{0,2}',
     "date": '"\\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} "\\""',
     "date-time": '"\\"" [0-9]{4} "-" [0-9]{2} "-" [0-9]{2} "T" [0-9]{2} ":" [0-9]{2} (":" [0-9]{2} ("." [0-9]{1,9})?)? ("Z" | [-+] [0-9]{2} ":" [0-9]{2}) "\\""',
     "value": 'object-any | array-any | string | number | boolean | null',
