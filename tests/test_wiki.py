@@ -143,6 +143,11 @@ def test_two_topics_with_the_same_title(memory: Memory) -> None:
     project = next(t for t in both if t["kind"] == "project")
     texts = [s["text"] for s in w.show(project["id"])["current"]]
     assert any("invoice export" in t for t in texts)
+    # the person Atlas speaking in that session still has one page: the speaker's
+    w.mine(say(memory, "s3", [("Atlas", "I finished the quarterly report for the finance people today.")]))
+    person = next(t for t in both if t["kind"] == "person")
+    assert any("quarterly report" in s["text"] for s in w.show(person["id"])["current"])
+    assert len([t for t in w.list(limit=100) if t["title"] == "Atlas"]) == 2
 
 
 def test_a_contradiction_is_kept_as_a_dispute(memory: Memory) -> None:

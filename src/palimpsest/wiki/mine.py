@@ -177,12 +177,10 @@ class Miner:
         for t in self.topics.values():
             if (tag and t.tag == tag) or (tx.key(t.title) == k and t.kind == kind):
                 return t
-        found = [t for t in self._resolve([k], hints).values()]
-        if tag:
-            tagged = [t for t in self.topics.values() if t.tag == tag and t.merged_into is None]
-            found = tagged or [t for t in found if t.kind == kind]
-        else:
-            found = [t for t in found if t.kind == kind]
+        self._resolve([k], hints)  # loads every topic the name stands for, whatever its kind
+        live = [t for t in self.topics.values() if t.merged_into is None]
+        named = [t for t in live if k in _keys(t)]
+        found = [t for t in live if tag and t.tag == tag] or [t for t in named if t.kind == kind]
         if found:
             return found[0]
         t = Topic(new_id("wtp"), title, kind, self.now, self.now, tag=tag, entities=[title] if tag else [])
@@ -310,6 +308,10 @@ class Miner:
             self.change.patches.append(Patch(new_id("wpa"), tid, t.version, origin, version, ops, self.now, self.leaf.id))
             self.change.topics.append(t)
         return self.change
+
+
+def _keys(t: Topic) -> set[str]:
+    return {tx.key(t.title), *t.aliases} | ({tx.key(t.tag.split(":", 1)[1])} if t.tag else set())
 
 
 def mine_fallback(miner: Miner, units: list[Unit], idents: list[str], hints: Hints,
