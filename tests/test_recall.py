@@ -16,7 +16,7 @@ from palimpsest.envelope import CLOSE, OPEN, count_tags, escape
 from palimpsest.recall import SKILL_SOURCES
 from palimpsest.tokens import count_tokens
 
-ID_LINE = re.compile(r"^- \[(fct|evt|skl|sum)_[^\]]* · (\d{4}-\d{2}-\d{2}|live tail|skill)\] ")
+ID_LINE = re.compile(r"^- \[(fct|evt|skl|sum|sym)_[^\]]* · (\d{4}-\d{2}-\d{2}|live tail|skill|code)\] ")
 
 
 @pytest.fixture
@@ -176,3 +176,19 @@ def test_recall_tools_answer_through_the_registry(mem: Memory) -> None:
     assert "Session s1" in tools.call(mem, "memory_briefing", {"session": "s1"}, enable_write=False)["text"]
     with pytest.raises(Exception, match="budget"):
         tools.call(mem, "memory_recall", {"query": "x", "budget": -5}, enable_write=False)
+
+
+def test_code_symbols_named_in_a_turn_join_recall_for_the_sessions_project(mem: Memory, tmp_path: Path) -> None:
+    from palimpsest.code import CodeGraph
+    from palimpsest.code.graph import default_path
+
+    repo = tmp_path / "shopapp"
+    repo.mkdir()
+    (repo / "billing.py").write_text('def compute_invoice_total(order):\n    """Sum the lines of an order."""\n    return 0\n')
+    with CodeGraph(default_path(mem.settings), settings=mem.settings) as graph:
+        graph.index(repo, name="shopapp")
+    mem.append("s1", "user", "let us look at billing", settings={"cwd": str(repo)})
+    mem.tags.add("project:shopapp", session="s1")
+    block = mem.recall("s1", "why does compute_invoice_total() return zero?").block
+    assert "function compute_invoice_total" in block or "compute_invoice_total —" in block
+    assert mem.recall("s2", "why does compute_invoice_total() return zero?").block.count("billing.py") == 0

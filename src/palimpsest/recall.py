@@ -46,7 +46,7 @@ SKILL_SOURCES: list[SkillSource] = []  # the skills part registers itself here
 @dataclass
 class RecallItem:
     id: str
-    kind: str  # fact | message | summary | skill | live
+    kind: str  # fact | message | summary | skill | symbol | live
     date: str  # ISO date, or "live tail"
     text: str
     score: float
@@ -113,7 +113,7 @@ def recall(memory: "Memory", session: str | None, query: str, budget: int = DEFA
     notes: list[str] = []
     live = _live_tail(memory, session, live_tail)
     live_ids = {i.id for i in live}
-    long_term = _facts(memory, query) + _skills(memory, session, query)
+    long_term = _facts(memory, query) + _skills(memory, session, query) + _symbols(memory, session, query)
     long_term += _messages(memory, query, limit, now, live_ids, long_term, notes, tag)
     items, used, block = _fill(long_term, live, budget)
     if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
@@ -165,6 +165,21 @@ def _skills(memory: "Memory", session: str | None, query: str) -> list[RecallIte
     for source in SKILL_SOURCES:
         for s in source(memory, session, query):
             items.append(RecallItem(s["id"], "skill", s.get("date", "skill"), s["text"], 2.0, session))
+    return items
+
+
+def _symbols(memory: "Memory", session: str | None, query: str) -> list[RecallItem]:
+    """Code symbols the turn names, from the code graph of the session's project (its
+    accepted `project:` tag), when that repository is indexed."""
+    if not session or not query.strip():
+        return []
+    from .code import symbols_mentioned
+
+    projects = [t.split(":", 1)[1] for t in memory.tags.session_tags([session]).get(session, []) if t.startswith("project:")]
+    items = []
+    for project in projects:
+        for sym in symbols_mentioned(query, project, settings=memory.settings):
+            items.append(RecallItem(f"sym_{sym.id}", "symbol", "code", sym.brief(), 1.5, session))
     return items
 
 
