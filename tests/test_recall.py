@@ -192,3 +192,15 @@ def test_code_symbols_named_in_a_turn_join_recall_for_the_sessions_project(mem: 
     block = mem.recall("s1", "why does compute_invoice_total() return zero?").block
     assert "function compute_invoice_total" in block or "compute_invoice_total —" in block
     assert mem.recall("s2", "why does compute_invoice_total() return zero?").block.count("billing.py") == 0
+
+
+def test_summaries_join_recall_and_the_briefing(mem: Memory) -> None:
+    from palimpsest.summarize import compact
+
+    mem.ingest_session("old", [{"role": "user", "content": f"the kubernetes autoscaler flapped again, incident {i}"} for i in range(40)])
+    compact(mem, "old", final=True, use_llm=False)
+    r = mem.recall(None, "kubernetes autoscaler incident")
+    assert any(i.kind == "summary" and i.id.startswith("sum_") for i in r.items)
+    assert "Summary so far:" in mem.briefing("old")["text"]
+    hits = mem.search("kubernetes autoscaler").to_dict()["summaries"]
+    assert hits and hits[0]["messages"] and hits[0]["messages"][0]["id"].startswith("evt_")

@@ -89,7 +89,7 @@ def briefing(memory: "Memory", session: str, recent: int = 10) -> dict[str, Any]
         lines.append(f"agent {info.agent or '-'}, channel {info.channel or '-'}, from {info.created_at[:16]} to {info.updated_at[:16]}")
     if opening:
         lines.append(f"Opening request [{opening.id} · {opening.created_at[:16]}]: {escape(opening.content[:1000])}")
-    summary = _latest_summary(memory, session)
+    summary = memory.summaries.latest(session)
     if summary:
         lines.append(f"Summary so far: {escape(summary)}")
     lines.append("Most recent turns:")
@@ -98,7 +98,3 @@ def briefing(memory: "Memory", session: str, recent: int = 10) -> dict[str, Any]
         lines.append(f"- [{m['id']} · {m['created_at'][:16]} {m['role']}] {escape(text[:500])}")
     return {"session": session, "text": "\n".join(lines), "recent": last}
 
-
-def _latest_summary(memory: "Memory", session: str) -> str | None:
-    latest = getattr(memory, "latest_summary", None)
-    return latest(session) if callable(latest) else None

@@ -187,6 +187,8 @@ class Memory:
             if facts and query.strip() and not (f.session or f.role):
                 result.facts = self.facts.search(query, limit=limit, valid_at=valid_at, known_at=known_at,
                                                  query_vector=qvec, semantic=qvec is not None)
+            if query.strip() and not f.role:
+                result.summaries = self._summary_hits(query, f, limit, now, qvec)
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if touch and result.hits:
@@ -219,6 +221,22 @@ class Memory:
         now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
         hits = _search.session_boost(_search.combine(c, self.weights(), recipe, now_days), self.settings.w_session)[:limit]
         return _search.SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=match, notes=notes), qvec
+
+    def _summary_hits(self, query: str, f: Filters, limit: int, now: Any, qvec: Any, expand: int = 3) -> list[dict[str, Any]]:
+        """Matching summaries, the best `expand` of them expanded to their children and
+        source messages (the first 10 of each), so a hit on a summary reaches the turns."""
+        from .summarize import expand as expand_summary
+        from .summarize import search_summaries
+
+        out = []
+        for i, hit in enumerate(search_summaries(self, query, f, min(limit, 10), now, query_vector=qvec, semantic=qvec is not None)):
+            row = hit.to_dict()
+            if i < expand:
+                found = expand_summary(self, hit.summary.id, limit=10)
+                row["children"] = [{"id": c.id, "depth": c.depth, "content": c.content} for c in found["children"]]
+                row["messages"] = [{k: m.to_dict()[k] for k in ("id", "session", "role", "created_at", "content")} for m in found["messages"]]
+            out.append(row)
+        return out
 
     def _query_vector(self, query: str, notes: list[str]) -> Any:
         if self.settings.embedder == "none":

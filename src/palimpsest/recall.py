@@ -113,8 +113,12 @@ def recall(memory: "Memory", session: str | None, query: str, budget: int = DEFA
     notes: list[str] = []
     live = _live_tail(memory, session, live_tail)
     live_ids = {i.id for i in live}
-    long_term = _facts(memory, query) + _skills(memory, session, query) + _symbols(memory, session, query)
-    long_term += _messages(memory, query, limit, now, live_ids, long_term, notes, tag)
+    result = memory.search(query, limit=limit, now=now, tag=tag) if query.strip() else None
+    if result is not None:
+        notes.extend(result.notes)
+    long_term = _facts(result) + _skills(memory, session, query) + _symbols(memory, session, query)
+    found = _summaries(result) + _messages(memory, result, live_ids, long_term)
+    long_term += sorted(found, key=lambda i: -i.score)  # summaries and turns compete on one score
     items, used, block = _fill(long_term, live, budget)
     if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
         notes.append(f"a budget of {budget} tokens cannot hold the envelope; nothing recalled")
@@ -149,15 +153,18 @@ def _fill(long_term: list[RecallItem], live: list[RecallItem], budget: int) -> t
     return [], 0, ""
 
 
-def _facts(memory: "Memory", query: str) -> list[RecallItem]:
-    if not query.strip():
-        return []
+def _facts(result: Any) -> list[RecallItem]:
     items = []
-    for hit in memory.facts.search(query, limit=10):
+    for hit in result.facts if result is not None else []:
         f = hit.fact
         sources = [a.source for a in f.attestations]
         items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources))
     return items
+
+
+def _summaries(result: Any) -> list[RecallItem]:
+    return [RecallItem(s["id"], "summary", s["latest_at"][:10], s["content"], s["score"], s.get("session_id"))
+            for s in (result.summaries if result is not None else [])]
 
 
 def _skills(memory: "Memory", session: str | None, query: str) -> list[RecallItem]:
@@ -183,12 +190,9 @@ def _symbols(memory: "Memory", session: str | None, query: str) -> list[RecallIt
     return items
 
 
-def _messages(memory: "Memory", query: str, limit: int, now: Any, live_ids: set[str], shown: list[RecallItem],
-              notes: list[str], tag: str | None = None) -> list[RecallItem]:
-    if not query.strip():
+def _messages(memory: "Memory", result: Any, live_ids: set[str], shown: list[RecallItem]) -> list[RecallItem]:
+    if result is None:
         return []
-    result = memory.search(query, limit=limit, now=now, tag=tag)
-    notes.extend(result.notes)
     attested = {s for item in shown for s in item.sources}
     retired = _retired_sources(memory, [h.message.id for h in result.hits])
     items = []

@@ -47,6 +47,7 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     took_ms: float = 0.0
     facts: list[Any] = field(default_factory=list)  # FactHit: curated facts come first
+    summaries: list[dict[str, Any]] = field(default_factory=list)  # summary hits, each expanded
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,6 +56,7 @@ class SearchResult:
             "notes": self.notes,
             "took_ms": round(self.took_ms, 2),
             "facts": [f.to_dict() for f in self.facts],
+            "summaries": self.summaries,
             "hits": [h.to_dict() for h in self.hits],
         }
 

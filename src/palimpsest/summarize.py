@@ -330,10 +330,12 @@ def replay(memory: Memory) -> int:
 
 
 # -- reading -------------------------------------------------------------------
-def search_summaries(memory: Memory, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None) -> list[SummaryHit]:
+def search_summaries(memory: Memory, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None,
+                     query_vector: Any = None, semantic: bool = True) -> list[SummaryHit]:
     """Live summaries matching `query`, best first, scored like messages: weighted BM25
     (normalised), cosine, time decay from `latest_at`, and importance by depth (a leaf is
-    the most specific: 0.5, branch 0.4, root 0.3)."""
+    the most specific: 0.5, branch 0.4, root 0.3). `query_vector` reuses an embedding the
+    caller already made; `semantic=False` when it knows the embedder cannot answer."""
     from .search import normalise, query_terms
 
     terms = query_terms(query)
@@ -342,13 +344,13 @@ def search_summaries(memory: Memory, query: str, filters: Filters | None = None,
     if not found and len(terms) > 1:
         found = store.summary_keyword_search(terms, filters, limit * 5, False)
     fts = dict(zip([i for i, _ in found], normalise([s for _, s in found])))
-    semantic = _summary_semantic(memory, query, filters, limit * 5)
-    ids = list(dict.fromkeys([*fts, *[i for i, c in semantic.items() if c >= 0.35]]))
+    cosines = _summary_semantic(memory, query, filters, limit * 5, query_vector) if semantic else {}
+    ids = list(dict.fromkeys([*fts, *[i for i, c in cosines.items() if c >= 0.35]]))
     moment = parse_time(now) if now is not None else utcnow()
     hits = []
     for s in store.get_summaries(ids):
         days = max(0.0, (moment - parse_time(s.latest_at)).total_seconds() / 86400)
-        parts = {"fts": fts.get(s.id, 0.0), "semantic": max(0.0, semantic.get(s.id, 0.0)), "temporal": math.exp(-0.05 * days),
+        parts = {"fts": fts.get(s.id, 0.0), "semantic": max(0.0, cosines.get(s.id, 0.0)), "temporal": math.exp(-0.05 * days),
                  "importance": (0.5, 0.4, 0.3)[min(s.depth, 2)]}
         score = w.w_fts * parts["fts"] + w.w_semantic * parts["semantic"] + w.w_temporal * parts["temporal"] + w.w_importance * parts["importance"]
         hits.append(SummaryHit(s, score, parts))
@@ -356,14 +358,14 @@ def search_summaries(memory: Memory, query: str, filters: Filters | None = None,
     return hits[:limit]
 
 
-def _summary_semantic(memory: Memory, query: str, filters: Filters | None, limit: int) -> dict[str, float]:
+def _summary_semantic(memory: Memory, query: str, filters: Filters | None, limit: int, query_vector: Any = None) -> dict[str, float]:
     if memory.settings.embedder == "none" or not query.strip():
         return {}
     try:
         embedder = memory.embedder
         if embedder is None:
             return {}
-        vector = embedder.checked([query], memory.settings.query_embed_timeout)[0]
+        vector = query_vector if query_vector is not None else embedder.checked([query], memory.settings.query_embed_timeout)[0]
         return dict(memory.store.summary_vector_search(embedder.model_id, vector, filters, limit))
     except Exception as exc:  # noqa: BLE001 - keyword-only then
         log.warning("summary search without vectors: %s", exc)
