@@ -50,7 +50,7 @@ def _size(n: int) -> str:
     return f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} B"
 
 
-def recent_messages(memory: "Memory", session: str, n: int) -> list[dict[str, Any]]:
+def recent_messages(memory: Memory, session: str, n: int) -> list[dict[str, Any]]:
     rows = list(reversed(memory.browse(session=session, limit=max(1, n), newest_first=True)))
     out = []
     for i, m in enumerate(rows):
@@ -64,7 +64,7 @@ def recent_messages(memory: "Memory", session: str, n: int) -> list[dict[str, An
     return out
 
 
-def working_context(memory: "Memory", session: str, query: str | None = None, *, last_n: int = 20,
+def working_context(memory: Memory, session: str, query: str | None = None, *, last_n: int = 20,
                     budget: int = DEFAULT_BUDGET, workspace: str | Path | None = None) -> dict[str, Any]:
     """Workspace files, the session's recent messages, and the recall block."""
     files = workspace_files(workspace if workspace is not None else memory.settings.workspace)
@@ -78,7 +78,7 @@ def working_context(memory: "Memory", session: str, query: str | None = None, *,
     return {"session": session, "files": files, "recent": recent, "recall": block.to_dict(), "system_prompt": "\n\n".join(parts)}
 
 
-def briefing(memory: "Memory", session: str, recent: int = 10) -> dict[str, Any]:
+def briefing(memory: Memory, session: str, recent: int = 10) -> dict[str, Any]:
     """A resume briefing for a session, from the index (and summaries when they exist)."""
     info = memory.store.get_session(session)
     first = memory.browse(session=session, limit=20)

@@ -103,7 +103,7 @@ def check_budget(budget: Any) -> int:
     return min(budget, 200_000)
 
 
-def recall(memory: "Memory", session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
+def recall(memory: Memory, session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
            live_tail: int = LIVE_TAIL, limit: int = 20, tag: str | None = None) -> Recall:
     """The recall block for a turn of `session` about `query`, within `budget` tokens."""
     started = time.perf_counter()
@@ -167,7 +167,7 @@ def _summaries(result: Any) -> list[RecallItem]:
             for s in (result.summaries if result is not None else [])]
 
 
-def _skills(memory: "Memory", session: str | None, query: str) -> list[RecallItem]:
+def _skills(memory: Memory, session: str | None, query: str) -> list[RecallItem]:
     items = []
     for source in SKILL_SOURCES:
         for s in source(memory, session, query):
@@ -175,7 +175,7 @@ def _skills(memory: "Memory", session: str | None, query: str) -> list[RecallIte
     return items
 
 
-def _symbols(memory: "Memory", session: str | None, query: str) -> list[RecallItem]:
+def _symbols(memory: Memory, session: str | None, query: str) -> list[RecallItem]:
     """Code symbols the turn names, from the code graph of the session's project (its
     accepted `project:` tag), when that repository is indexed."""
     if not session or not query.strip():
@@ -190,7 +190,7 @@ def _symbols(memory: "Memory", session: str | None, query: str) -> list[RecallIt
     return items
 
 
-def _messages(memory: "Memory", result: Any, live_ids: set[str], shown: list[RecallItem]) -> list[RecallItem]:
+def _messages(memory: Memory, result: Any, live_ids: set[str], shown: list[RecallItem]) -> list[RecallItem]:
     if result is None:
         return []
     attested = {s for item in shown for s in item.sources}
@@ -207,7 +207,7 @@ def _messages(memory: "Memory", result: Any, live_ids: set[str], shown: list[Rec
     return items
 
 
-def _retired_sources(memory: "Memory", ids: list[str]) -> set[str]:
+def _retired_sources(memory: Memory, ids: list[str]) -> set[str]:
     """Messages whose only facts were superseded, retracted or closed: what they say is
     no longer believed, so they must not bring a retired fact back into recall."""
     if not ids:
@@ -220,13 +220,13 @@ def _retired_sources(memory: "Memory", ids: list[str]) -> set[str]:
     return retired
 
 
-def _attests_any(memory: "Memory", message_id: str) -> bool:
+def _attests_any(memory: Memory, message_id: str) -> bool:
     from .store.facts_base import FactQuery
 
     return bool(memory.store.query_facts(FactQuery(source=message_id, limit=1)))
 
 
-def _live_tail(memory: "Memory", session: str | None, n: int) -> list[RecallItem]:
+def _live_tail(memory: Memory, session: str | None, n: int) -> list[RecallItem]:
     if not session or n <= 0:
         return []
     recent = memory.browse(session=session, limit=n, newest_first=True)
