@@ -348,15 +348,19 @@ def wiki_of(memory: Memory) -> Wiki:
 
 def recall_items(memory: Memory, session: str | None, query: str, limit: int = 3) -> list[dict[str, Any]]:
     """For recall and search: the pages matching `query`, each expanded to its best
-    statements, each with its source ids (`{"id", "topic", "text", "state", "sources", "score"}`,
-    best first). `session` is not used to filter: pages span sessions. Never raises."""
+    statements, each with its source ids — `{"id", "kind": "wiki", "topic", "topic_id",
+    "text", "date", "state", "sources", "score"}`, best first; `text` is "Topic: statement",
+    `sources` the leaf and message ids (recall can skip messages a statement already
+    carries). `session` is not used to filter: pages span sessions. Never raises."""
     try:
         hits = wiki_of(memory).search(query, limit=limit) if query and query.strip() else []
     except Exception as exc:  # noqa: BLE001 - recall goes on without the wiki
         log.warning("wiki not recalled: %s", exc)
         return []
-    return [{"id": s["id"], "topic": h["topic"]["title"], "topic_id": h["topic"]["id"], "text": s["text"], "state": s["state"],
-             "sources": s["sources"], "score": h["score"]} for h in hits for s in h["statements"]]
+    return [{"id": s["id"], "kind": "wiki", "topic": h["topic"]["title"], "topic_id": h["topic"]["id"],
+             "text": f"{h['topic']['title']}: {s['text']}" + (" (disputed)" if s["state"] == "disputed" else ""),
+             "date": (s["said_at"] or "")[:10] or "wiki", "state": s["state"], "sources": s["sources"], "score": h["score"]}
+            for h in hits for s in h["statements"]]
 
 
 # -- jobs ---------------------------------------------------------------------------
