@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from palimpsest import Memory, Settings
@@ -93,6 +94,9 @@ def test_index_and_query_every_format(vaults: Vaults, corpus: Path) -> None:
     assert hit.document == "policy.docx" and "hotel | 150 euros" in hit.text and hit.heading_path.startswith("Policy")
     hit = vaults.query("handbook", "how often does the staging password rotate?").hits[0]
     assert hit.document == "notes.txt"
+    ids = [h.id for h in vaults.query("handbook", "glycol").hits]
+    vectors = vaults.store.chunk_vectors(HashEmbedder().model_id, ids)
+    assert set(vectors) == set(ids) and all(v.shape == (HashEmbedder().dim,) and v.dtype == np.float32 for v in vectors.values())
     result = vaults.query("handbook", "glycol")
     assert result.mode == "hybrid" and result.hits[0].parts["fts"] == 1.0
     assert all(0 <= h.similarity <= 1 for h in result.hits if h.similarity is not None)

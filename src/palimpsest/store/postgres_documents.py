@@ -187,7 +187,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
         if not ids:
             return {}
         rows = self._doc_rows("SELECT id, embedding FROM document_chunks WHERE model = %s AND id = ANY(%s)", (model, list(ids)))
-        return {i: np.asarray(v, dtype=np.float32) for i, v in rows}
+        return {i: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for i, v in rows}
 
     def put_chunk_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
         if not rows:
