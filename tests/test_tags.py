@@ -173,6 +173,28 @@ def test_decisions_are_journaled_and_restored(home: Path, store_url: str) -> Non
         other.close()
 
 
+def test_export_import_carries_tags(home: Path, tmp_path: Path) -> None:
+    from palimpsest.importers import export_memory, import_file
+
+    m = _memory(home, f"sqlite:///{home / 'a.db'}")
+    m.append("s1", "user", "hello", settings={"tags": ["project:p"]})
+    m.tags.suggest(["topic:a"], session="s1")
+    m.tags.decide("topic:a", "reject", session="s1")
+    m.tags.add("topic:b", session="s1")
+    out = tmp_path / "export.jsonl"
+    with out.open("w") as f:
+        export_memory(m, f)
+    m.close()
+    n = _memory(tmp_path / "other", f"sqlite:///{tmp_path / 'other.db'}")
+    try:
+        import_file(n, out)
+        n.catch_up()
+        assert sorted((t["tag"], t["state"]) for t in n.tags.list()) == [("project:p", "accepted"), ("topic:a", "rejected"),
+                                                                        ("topic:b", "accepted")]
+    finally:
+        n.close()
+
+
 def test_rebuild_keeps_tags(memory: Memory) -> None:
     memory.append("s1", "user", "hello", settings={"tags": ["project:p"]})
     memory.tags.add("topic:x", session="s1")

@@ -334,7 +334,7 @@ class Tags:
         key = change.op_key = _op_key()
         meta = {"domain": "tags", "op": op, "subject": subject, "change": change.to_dict(), **(extra or {})}
         self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"{op} {subject}"[:500],
-                                              "metadata": meta, "event_key": key}])
+                                              "metadata": meta, "event_key": key, "created_at": iso(utcnow())}])
         self.store.apply_tag_change(change)
 
     def decisions(self) -> builtins.list[tuple[str, dict[str, Any]]]:

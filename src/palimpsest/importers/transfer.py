@@ -199,6 +199,7 @@ def _replay(memory: Any, report: ImportReport) -> None:
     or a later `replay` after a store outage finishes the job."""
     try:
         report.decisions_replayed = memory.facts.replay()
+        report.decisions_replayed += memory.tags.replay()
     except Exception as exc:  # noqa: BLE001 — as for indexing: the system journal holds the decisions
         log.warning("replaying fact decisions deferred: %s", exc)
         report.indexed = False
