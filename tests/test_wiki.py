@@ -365,3 +365,21 @@ def test_two_writers_on_one_page_collide_and_the_loser_retries(memory: Memory) -
     w.mine(b)  # the job's retry
     assert [t["title"] for t in w.list()] == ["Zed"] and len(w.show("Zed")["current"]) == 2
     assert len(w.decisions()) == 2  # the rejected change is not replayed
+
+
+def test_an_invalid_llm_patch_is_parked_and_the_last_attempt_takes_the_fallback(sqlite_memory: Memory) -> None:
+    from fakeopenai import FakeOpenAI, Reply
+
+    from palimpsest.llm import InvalidReply
+    from palimpsest.store import Job
+
+    with FakeOpenAI(responder=lambda body: Reply.json({"topics": [{"title": "Ana"}]})) as fake:
+        memory = quiet(sqlite_memory, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema")
+        leaf = say(memory, "bad", [("Ana", "The Lisbon offsite is planned for the second week of May this year.")])
+        with pytest.raises(InvalidReply):
+            Wiki(memory).mine(leaf)
+        assert not memory.store.wiki_leaf_marks([leaf])
+        wiki_mod.run_extract(memory, Job(1, "extract-wiki", {"summary": leaf}, attempts=3, max_attempts=3))
+        mark = memory.store.wiki_leaf_marks([leaf])[leaf]
+        assert mark.origin == "fallback" and Wiki(memory).show("Ana")["current"]
+        assert memory.stats()["llm"]["extract-wiki"]["invalid"] >= 1
