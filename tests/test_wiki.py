@@ -369,7 +369,6 @@ def test_two_writers_on_one_page_collide_and_the_loser_retries(memory: Memory) -
 
 def test_an_invalid_llm_patch_is_parked_and_the_last_attempt_takes_the_fallback(sqlite_memory: Memory) -> None:
     from fakeopenai import FakeOpenAI, Reply
-
     from palimpsest.llm import InvalidReply
     from palimpsest.store import Job
 
