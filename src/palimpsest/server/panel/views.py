@@ -19,6 +19,7 @@ from ...wiki.panel import wiki, wiki_page  # noqa: F401 - the wiki's pages, serv
 PAGE = 50
 EVENTS_PAGE = 200
 SEARCH_FILTERS = ("session", "agent", "channel", "role", "since", "until", "tag")
+SEARCH_OPTIONS = ("recipe", "valid_at", "known_at")  # ranked search only, as in memory_search
 MAX_PARAM = 2000
 
 
@@ -84,12 +85,15 @@ def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     query, mode = _param(params, "q"), _param(params, "mode", "ranked") or "ranked"
     filters = {k: _param(params, k) for k in SEARCH_FILTERS}
-    context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None,
+    context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None, "options": {},
                                "scores": bool(_param(params, "scores"))}
     used: dict[str, Any] = {k: v for k, v in filters.items() if v}
     limit = _int(params, "limit", 20, 200)
+    options = {k: _param(params, k) for k in SEARCH_OPTIONS}
+    context["options"] = options
     if query:
-        context["result"] = memory.search(query, limit=limit, mode=mode, touch=False, **used)
+        extra = {k: v for k, v in options.items() if v}
+        context["result"] = memory.search(query, limit=limit, mode=mode, touch=False, **extra, **used)
     elif used:  # no words, only filters: browse what they match, newest first
         rows = memory.browse(limit=limit, newest_first=True, **used)
         carried = memory.tags.session_tags([m.session for m in rows])
