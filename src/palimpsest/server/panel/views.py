@@ -92,7 +92,7 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     options = {k: _param(params, k) for k in SEARCH_OPTIONS}
     context["options"] = options
     if query:
-        extra = {k: v for k, v in options.items() if v}
+        extra: dict[str, Any] = {k: v for k, v in options.items() if v}
         context["result"] = memory.search(query, limit=limit, mode=mode, touch=False, **extra, **used)
     elif used:  # no words, only filters: browse what they match, newest first
         rows = memory.browse(limit=limit, newest_first=True, **used)
