@@ -35,7 +35,7 @@ def snapshot(w: Wiki) -> Any:
              [(s.id, s.text, s.state, s.summaries, s.messages) for s in w.store.wiki_statements([t["id"]])]) for t in topics]
 
 
-def say(memory: Memory, session: str, lines: list[tuple[str, str]], **attrs: Any) -> str:
+def say(memory: Memory, session: str, lines: list[tuple[str | None, str]], **attrs: Any) -> str:
     """A session of (speaker, text) turns, compacted into one leaf; returns the leaf id."""
     memory.ingest_session(session, [{"role": "user" if i % 2 == 0 else "assistant", "content": text,
                                      "metadata": {"speaker": who} if who else {}} for i, (who, text) in enumerate(lines)], **attrs)
@@ -96,7 +96,11 @@ def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     # raising the version re-mines every leaf once, in the low-priority backfill
     mined: list[str] = []
     original = Wiki.mine
-    monkeypatch.setattr(Wiki, "mine", lambda self, sid, **kw: (mined.append(sid), original(self, sid, **kw))[1])
+    def counted(self: Wiki, sid: str, **kw: Any) -> dict[str, Any]:
+        mined.append(sid)
+        return original(self, sid, **kw)
+
+    monkeypatch.setattr(Wiki, "mine", counted)
     monkeypatch.setattr(wiki_mod, "WIKI_PIPELINE_VERSION", 2)
     assert len(w.stale(1000)) == len(all_leaves)
     assert w.queue_backfill()
