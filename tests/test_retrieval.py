@@ -321,3 +321,18 @@ def test_a_transcript_sent_in_parts_keeps_true_repeats(sqlite_memory: Memory) ->
     assert sqlite_memory.ingest_session("s", part2, start=2)["stored"] == 2
     assert sqlite_memory.ingest_session("s", part2, start=2)["stored"] == 0  # a retry of the part
     assert [m.content for m in sqlite_memory.browse(session="s")] == ["hello", "hi", "hello", "again"]
+
+
+def test_search_can_synthesize_an_answer_citing_its_hits(home: Path) -> None:
+    from fakeopenai import FakeOpenAI, Reply
+
+    with FakeOpenAI() as fake:
+        settings = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="fake", llm_backoff="0,0,0",
+                                 synthesize_answers=True)
+        with Memory(home, settings=settings) as memory:
+            said = memory.append("s1", "user", "the deploy window is Friday at 16:00")
+            fake.push(Reply.json({"answer": "Friday at 16:00", "cited": [said["id"], "evt_invented"]}))
+            result = memory.search("deploy window", synthesize=True).to_dict()
+            assert result["answer"] == {"available": True, "answer": "Friday at 16:00", "cited": [said["id"]], "model": result["answer"]["model"]}
+            assert said["id"] in fake.requests[-1]["messages"][-1]["content"]
+            assert "answer" not in memory.search("deploy window").to_dict()

@@ -12,7 +12,9 @@
     ├── ModelMismatch         vectors of another embedding model (HTTP 409, exit 7)
     ├── Conflict              the state changed under the caller: a fact already superseded,
     │                         closed or retracted, or a concurrent writer won (HTTP 409, exit 9)
-    └── EmbedderError         the embedding model failed (HTTP 502, exit 8)
+    ├── EmbedderError         the embedding model failed (HTTP 502, exit 8)
+    └── LLMError              the language model could not be reached or kept failing
+                              (HTTP 502, exit 10; defined in `llm.py` beside its client)
 
 Adapters translate these in exactly one place each (`cli/__init__.py`, `server/http.py`).
 """

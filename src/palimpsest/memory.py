@@ -166,12 +166,14 @@ class Memory:
 
     def search(self, query: str, *, limit: int = 10, mode: str = "ranked", recipe: str | None = None,
                now: Any = None, touch: bool = True, facts: bool = True, valid_at: Any = None, known_at: Any = None,
-               **filters: Any) -> _search.SearchResult:
+               synthesize: bool = False, **filters: Any) -> _search.SearchResult:
         """Ranked hybrid search (keyword + vector + time + importance), or `mode="substring"`
         (any fragment) / `mode="regex"`. `recipe`: hybrid (weighted sum) or rrf; `now`: the
         moment time decay counts from (default: now). Ranked search also returns the
         matching facts first (`result.facts`): those that hold now, or at `valid_at` /
-        as known at `known_at` — a superseded, retracted or closed fact never otherwise."""
+        as known at `known_at` — a superseded, retracted or closed fact never otherwise.
+        `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
+        from the hits, citing their ids (or why synthesis is unavailable)."""
         query = _search.check_query(query)
         _check_page(limit, 0)
         f = self.filters(**filters)
@@ -191,6 +193,10 @@ class Memory:
                 result.summaries = self._summary_hits(query, f, limit, now, qvec)
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
+        if synthesize:  # a short answer drawn only from the hits, citing their ids (off by default)
+            from .toolsynth import synthesize_answer
+
+            result.answer = synthesize_answer(self, query, [*result.facts, *result.hits])
         if touch and result.hits:
             self.store.touch([h.message.id for h in result.hits], iso(utcnow()))
         carried = self.tags.session_tags([h.message.session for h in result.hits])

@@ -48,9 +48,11 @@ class SearchResult:
     took_ms: float = 0.0
     facts: list[Any] = field(default_factory=list)  # FactHit: curated facts come first
     summaries: list[dict[str, Any]] = field(default_factory=list)  # summary hits, each expanded
+    answer: dict[str, Any] | None = None  # with synthesize=True
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        extra = {"answer": self.answer} if self.answer is not None else {}
+        return {**extra,
             "mode": self.mode,
             "match": self.match,
             "notes": self.notes,

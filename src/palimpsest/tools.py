@@ -187,10 +187,12 @@ def _pick(args: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
           "query": STRING, "limit": LIMIT, "mode": {"type": "string", "enum": ["ranked", "substring", "regex"]},
           "recipe": {"type": "string", "enum": ["hybrid", "rrf"], "description": "ranking recipe (default: the setting)"},
           "valid_at": {"type": "string", "description": "facts as they held in the world at this ISO time"},
-          "known_at": {"type": "string", "description": "facts as the system knew them at this ISO time"}, **FILTERS,
+          "known_at": {"type": "string", "description": "facts as the system knew them at this ISO time"},
+          "synthesize": {"type": "boolean", "description": "also a short answer drawn only from the hits, citing their ids (needs an LLM)"},
+          **FILTERS,
       }, required=["query"]))
 def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
-    extra = {k: args[k] for k in ("recipe", "valid_at", "known_at") if k in args}
+    extra = {k: args[k] for k in ("recipe", "valid_at", "known_at", "synthesize") if k in args}
     return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **_pick(args, FILTERS))
 
 
