@@ -3,12 +3,16 @@
     python bench/recall.py quality longmemeval ../shared/eval/longmemeval-s-dev.jsonl.gz [--embedder none]
     python bench/recall.py quality locomo ../shared/eval/locomo-dev.json
     python bench/recall.py speed [--messages 100000]
+    python bench/recall.py knowledge ../shared/eval/longmemeval-s-dev.jsonl.gz
 
 quality: for each question (a fresh memory per LongMemEval question, per LoCoMo
 conversation), the recall block at budgets 1,000 / 2,000 / 4,000 tokens; the share of
 questions with any / all of their evidence turns inside the block, and the tokens used.
 speed: block assembly p50/p95 at N stored messages (synthetic corpus, keyword + vectors
 from the hash embedder so the numbers measure recall, not the model).
+knowledge: the LongMemEval knowledge-update questions, each haystack ingested and every
+turn distilled into facts (the local fallback; no LLM), then the 4,000-token block: does
+it hold the updated answer, and does any superseded fact reach it?
 """
 
 from __future__ import annotations
@@ -113,6 +117,31 @@ def speed(args: argparse.Namespace) -> dict[str, Any]:
     return {"messages": args.messages, "queries": args.queries, **summary_ms(samples)}
 
 
+def knowledge(args: argparse.Namespace) -> dict[str, Any]:
+    rows = []
+    for q in [q for q in load(args.path) if q["question_type"] == "knowledge-update"][: args.max_questions]:
+        with tempfile.TemporaryDirectory() as home:
+            memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0))
+            for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
+                start = lme_time(date)
+                memory.ingest_session(_safe(sid), [{"role": t["role"], "content": t["content"] or "(empty)",
+                                                    "created_at": (start + timedelta(seconds=i)).isoformat()} for i, t in enumerate(turns)])
+                from palimpsest.distill import close_turn
+
+                close_turn(memory, _safe(sid), use_llm=False)  # the last turn of each session closes with it
+            memory.worker(tasks=["distill"]).drain()
+            block = memory.recall(None, q["question"], 4000, now=lme_time(q["question_date"]))
+            facts = [i for i in block.items if i.kind == "fact"]
+            retired = [i for i in facts if memory.facts.get(i.id).status != "current"] if facts else []
+            answer = str(q["answer"]).lower()
+            rows.append({"id": q["question_id"], "answer_in_block": answer in block.block.lower(),
+                         "facts_in_block": len(facts), "retired_facts_in_block": len(retired),
+                         "facts_total": memory.facts.stats().get("facts", 0)})
+            memory.close()
+    return {"questions": len(rows), "answer_in_block": sum(r["answer_in_block"] for r in rows) / max(1, len(rows)),
+            "retired_facts_in_block": sum(r["retired_facts_in_block"] for r in rows), "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -121,13 +150,20 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("path")
     q.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     q.add_argument("--max-questions", type=int)
+    k = sub.add_parser("knowledge")
+    k.add_argument("path")
+    k.add_argument("--max-questions", type=int)
     s = sub.add_parser("speed")
     s.add_argument("--messages", type=int, default=100_000)
     s.add_argument("--queries", type=int, default=200)
     p.add_argument("--write", action="store_true", help="record the figures in bench/RESULTS.md")
     args = p.parse_args(argv)
-    result = quality(args) if args.what == "quality" else speed(args)
-    if args.what == "quality":
+    result = {"quality": quality, "speed": speed, "knowledge": knowledge}[args.what](args)
+    if args.what == "knowledge":
+        text = table([(r["id"], str(r["answer_in_block"]), str(r["facts_in_block"]), str(r["retired_facts_in_block"]), str(r["facts_total"]))
+                      for r in result["rows"]], ("question", "updated answer in block", "facts in block", "retired facts in block", "facts distilled"))
+        heading = "Recall: knowledge updates (LongMemEval, distilled locally)"
+    elif args.what == "quality":
         rows = [(str(b), f"{v['any']:.3f}", f"{v['all']:.3f}", f"{v['tokens_p50']:.0f}", str(v["questions"])) for b, v in result["budgets"].items()]
         text = table(rows, ("budget", "any evidence in block", "all evidence in block", "tokens p50", "questions"))
         heading = f"Recall ({result['dataset']}, embedder {result['embedder']})"
