@@ -11,6 +11,7 @@ import pytest
 
 import palimpsest.wiki as wiki_mod
 from palimpsest import Memory
+from palimpsest.distill import sentences
 from palimpsest.errors import InvalidInput, NotFound
 from palimpsest.importers import import_data
 from palimpsest.wiki import Wiki, recall_items
@@ -61,14 +62,17 @@ def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     people = [t for t in w.list(limit=1000) if t["kind"] == "person"]
     assert sorted(t["title"] for t in people) == sorted(speakers)
 
-    # one page per recurring subject: a name (not a speaker or an alias) in at least two leaves
-    aliases = {a for t in people for a in t["aliases"]} | {tx.key(s) for s in speakers}
+    # one page per recurring subject: every name said in two leaves or more has its page (its
+    # own, or a speaker's or longer name's as an alias), and every subject page is such a name
     seen: dict[str, set[str]] = {}
     for leaf in all_leaves:
         for line in leaf.content.splitlines():
-            for n in tx.names(line.partition("] ")[2] if line.startswith("[#") else line):
-                seen.setdefault(tx.key(n), set()).add(leaf.id)
-    recurring = {k for k, ids in seen.items() if len(ids) >= 2 and k not in aliases}
+            if not line.startswith("Identifiers:"):
+                for sentence in sentences(line.partition("] ")[2] if line.startswith("[#") else line):
+                    for n in tx.names(sentence):
+                        seen.setdefault(tx.key(n), set()).add(leaf.id)
+    recurring = {k for k, ids in seen.items() if len(ids) >= 2}
+    assert all(w.find(k) for k in recurring)
     subjects = [t for t in w.list(limit=1000) if t["kind"] == "subject"]
     assert {tx.key(t["title"]) for t in subjects} <= recurring
     assert len({(t["kind"], tx.key(t["title"])) for t in w.list(limit=1000)}) == len(w.list(limit=1000))
@@ -77,12 +81,12 @@ def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     # every statement traceable to a message of one of its leaves, whose text holds it
     by_leaf = {leaf.id: set(leaf.sources) for leaf in all_leaves}
     for t in w.list(limit=1000):
-        for s in w.store.wiki_statements([t["id"]]):
-            assert s.messages and s.summaries
-            msgs = memory.store.get_messages(s.messages)
-            assert len(msgs) == len(s.messages)
-            assert all(any(m.id in by_leaf[x] for x in s.summaries) for m in msgs)
-            assert any(tx.norm(s.text) in tx.norm(m.content or "") for m in msgs)
+        for st in w.store.wiki_statements([t["id"]]):
+            assert st.messages and st.summaries
+            msgs = memory.store.get_messages(st.messages)
+            assert len(msgs) == len(st.messages)
+            assert all(any(m.id in by_leaf[x] for x in st.summaries) for m in msgs)
+            assert any(tx.norm(st.text) in tx.norm(m.content or "") for m in msgs)
 
     # re-running at the same version changes nothing
     before, patches = snapshot(w), w.stats()["patches"]
