@@ -72,7 +72,8 @@ def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
                     for n in tx.names(sentence):
                         seen.setdefault(tx.key(n), set()).add(leaf.id)
     recurring = {k for k, ids in seen.items() if len(ids) >= 2}
-    assert all(w.find(k) for k in recurring)
+    longer = {word for k in recurring if " " in k for word in k.split()}  # "potter" beside "harry potter" is that name
+    assert all(w.find(k) for k in recurring - longer)
     subjects = [t for t in w.list(limit=1000) if t["kind"] == "subject"]
     assert {tx.key(t["title"]) for t in subjects} <= recurring
     assert len({(t["kind"], tx.key(t["title"])) for t in w.list(limit=1000)}) == len(w.list(limit=1000))

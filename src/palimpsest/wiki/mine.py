@@ -102,7 +102,6 @@ class Miner:
         self.topics: dict[str, Topic] = {}  # every topic touched, by id (the change's copies)
         self.statements: dict[str, list[Statement]] = {}
         self.ops: dict[str, list[dict[str, Any]]] = {}
-        self.subsumed: dict[str, str] = {}  # a one-word name -> the longer name it stood for in this leaf
 
     # -- candidates --------------------------------------------------------------
     def candidates(self, units: list[Unit], hints: Hints) -> list[Candidate]:
@@ -132,18 +131,7 @@ class Miner:
                 c = self._mention(k, title, "project" if title in mentioned else "subject", hints)
                 if c is not None:
                     out.setdefault(c.topic.id, c)
-        self._short_names(out)
         return list(out.values())
-
-    def _short_names(self, out: dict[str, Candidate]) -> None:
-        """A one-word name that stood for a page's longer title becomes its alias, unless it names a page itself."""
-        taken = {k for k, _ in self.store.wiki_topics_by_keys(list(self.subsumed))}
-        for short, wide in self.subsumed.items():
-            t = next((c.topic for c in out.values() if tx.key(c.topic.title) == wide), None)
-            if t is not None and short not in taken and short not in t.aliases:
-                t.aliases.append(short)
-                self.change.keys.append((short, t.id, "alias"))
-                self._op(t, {"op": "alias", "add": short})
 
     def _aliases(self, seen: dict[str, str], people: list[str], out: dict[str, Candidate]) -> None:
         """A one-word name that starts exactly one speaker's name is that speaker (`Mel`)."""
@@ -152,7 +140,6 @@ class Miner:
                 continue
             wider = [x for x in seen if " " in x and k in x.split()]
             if len(wider) == 1:  # "Potter" beside "Harry Potter" in one leaf: the same name
-                self.subsumed[k] = wider[0]
                 del seen[k]
                 continue
             owners = [p for p in people if tx.key(p) != k and tx.key(p).startswith(k)]
