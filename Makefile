@@ -1,21 +1,28 @@
 # `make run` sets up and starts Palimpsest's main job on the embedded default;
 # `make test` sets up (venv, dev extras, PostgreSQL for the backend tests) and runs the suite.
+# Runtime dependencies install from requirements.lock, pinned by version and hash
+# (regenerate: uv pip compile pyproject.toml --generate-hashes --python-version 3.11 -o requirements.lock).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test clean
 
-$(BIN)/palimpsest: pyproject.toml
+$(VENV)/.runtime: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+$(VENV)/.dev: $(VENV)/.runtime
 	$(BIN)/pip install --quiet -e ".[dev]"
 	touch $@
 
-run: $(BIN)/palimpsest
+run: $(VENV)/.runtime
 	$(BIN)/palimpsest serve
 
-test: $(BIN)/palimpsest
+test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q
 
 clean:
