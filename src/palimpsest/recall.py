@@ -46,7 +46,7 @@ SKILL_SOURCES: list[SkillSource] = []  # the skills part registers itself here
 @dataclass
 class RecallItem:
     id: str
-    kind: str  # fact | message | summary | skill | symbol | live
+    kind: str  # fact | message | summary | wiki | skill | symbol | live
     date: str  # ISO date, or "live tail"
     text: str
     score: float
@@ -117,7 +117,7 @@ def recall(memory: Memory, session: str | None, query: str, budget: int = DEFAUL
     if result is not None:
         notes.extend(result.notes)
     long_term = _facts(result) + _skills(memory, session, query) + _symbols(memory, session, query)
-    found = _summaries(result) + _messages(memory, result, live_ids, long_term)
+    found = _summaries(result) + _wiki(memory, session, query) + _messages(memory, result, live_ids, long_term)
     long_term += sorted(found, key=lambda i: -i.score)  # summaries and turns compete on one score
     items, used, block = _fill(long_term, live, budget)
     if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
@@ -160,6 +160,16 @@ def _facts(result: Any) -> list[RecallItem]:
         sources = [a.source for a in f.attestations]
         items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources))
     return items
+
+
+def _wiki(memory: Memory, session: str | None, query: str) -> list[RecallItem]:
+    """The best-matching topic pages' statements, each with its sources."""
+    if not query.strip():
+        return []
+    from .wiki import recall_items
+
+    return [RecallItem(w["id"], "wiki", w["date"], w["text"], w["score"], session, list(w["sources"]))
+            for w in recall_items(memory, session, query)]
 
 
 def _summaries(result: Any) -> list[RecallItem]:

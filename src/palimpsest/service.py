@@ -52,11 +52,23 @@ def reap_tags(memory: Memory, last_reap: float) -> float:
     return time.monotonic()
 
 
+def _queue_wiki_backfill(memory: Memory) -> None:
+    """After an upgrade that raised the wiki pipeline version, re-mine old leaves once
+    (a delayed, low-priority job; its key makes it once per version)."""
+    try:
+        from .wiki import wiki_of
+
+        wiki_of(memory).queue_backfill()
+    except Exception as exc:  # noqa: BLE001 — the store may be down at start; the next start retries
+        log.warning("wiki backfill not queued: %s", exc)
+
+
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False) -> None:
     """Index, sweep and run jobs until `stop` is set. The job worker runs in its own
     thread so a slow model never delays indexing; on stop it finishes the job in hand
     (an unfinished claim is taken over by any worker after the lease)."""
     worker = memory.worker()
+    _queue_wiki_backfill(memory)
     if once:
         background_pass(memory, float("-inf"))
         reap_tags(memory, float("-inf"))
