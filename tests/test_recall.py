@@ -204,3 +204,18 @@ def test_summaries_join_recall_and_the_briefing(mem: Memory) -> None:
     assert "Summary so far:" in mem.briefing("old")["text"]
     hits = mem.search("kubernetes autoscaler").to_dict()["summaries"]
     assert hits and hits[0]["messages"] and hits[0]["messages"][0]["id"].startswith("evt_")
+
+
+def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> None:
+    from palimpsest.summarize import compact
+
+    for n in range(2):
+        mem.ingest_session(f"chat{n}", [
+            {"role": "user", "content": f"Melanie painted a sunrise over the lake, version {n}", "metadata": {"speaker": "Melanie"}},
+            {"role": "assistant", "content": "Caroline loved the colours of the sunrise painting", "metadata": {"speaker": "Caroline"}},
+        ])
+        compact(mem, f"chat{n}", final=True, use_llm=False)
+    mem.worker(tasks=["extract-wiki"]).drain()
+    items = [i for i in mem.recall(None, "What did Melanie paint?").items if i.kind == "wiki"]
+    assert items and all(i.sources for i in items)
+    assert any("Melanie" in i.text for i in items)
