@@ -189,7 +189,7 @@ class Memory:
             if facts and query.strip() and not (f.session or f.role):
                 result.facts = self.facts.search(query, limit=limit, valid_at=valid_at, known_at=known_at,
                                                  query_vector=qvec, semantic=qvec is not None)
-            if query.strip() and not f.role:
+            if query.strip() and not (f.role or f.tag):  # summaries cannot apply those filters
                 result.summaries = self._summary_hits(query, f, limit, now, qvec)
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
