@@ -219,3 +219,19 @@ def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> No
     items = [i for i in mem.recall(None, "What did Melanie paint?").items if i.kind == "wiki"]
     assert items and all(i.sources for i in items)
     assert any("Melanie" in i.text for i in items)
+
+
+def test_document_chunks_of_an_attached_vault_join_search_and_recall(mem: Memory) -> None:
+    from palimpsest.vaults import vaults_of
+
+    v = vaults_of(mem)
+    v.init("runbooks", "semantic")
+    v.write_document("runbooks", "deploy.md", "# Deploy\n\n## Rollback\n\nTo roll back a release run make rollback VERSION=previous.\n")
+    mem.append("s1", "user", "we shipped the release this morning")
+    assert mem.recall("s1", "how do I roll back a release?").items[0].kind != "document"  # not attached yet
+    v.attach("runbooks", session="s1")
+    items = [i for i in mem.recall("s1", "how do I roll back a release?").items if i.kind == "document"]
+    assert items and items[0].id.startswith("chk_") and "make rollback" in items[0].text and "Deploy > Rollback" in items[0].text
+    docs = mem.search("roll back release", session="s1").to_dict()["documents"]
+    assert docs and docs[0]["document"] == "deploy.md"
+    assert mem.search("roll back release").to_dict()["documents"] == []  # no session or agent: nothing attached

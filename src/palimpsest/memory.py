@@ -172,7 +172,8 @@ class Memory:
         moment time decay counts from (default: now). Ranked search also returns the
         matching facts first (`result.facts`): those that hold now, or at `valid_at` /
         as known at `known_at` — a superseded, retracted or closed fact never otherwise.
-        `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
+        With a session or agent filter, chunks of the document vaults attached to them come
+        too (`result.documents`). `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
         from the hits, citing their ids (or why synthesis is unavailable)."""
         query = _search.check_query(query)
         _check_page(limit, 0)
@@ -191,6 +192,10 @@ class Memory:
                                                  query_vector=qvec, semantic=qvec is not None)
             if query.strip() and not (f.role or f.tag):  # summaries cannot apply those filters
                 result.summaries = self._summary_hits(query, f, limit, now, qvec)
+            if query.strip() and (f.session or f.agent):  # document vaults attached to them
+                from .vaults import vaults_of
+
+                result.documents = vaults_of(self).search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if synthesize:  # a short answer drawn only from the hits, citing their ids (off by default)

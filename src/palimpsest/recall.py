@@ -46,7 +46,7 @@ SKILL_SOURCES: list[SkillSource] = []  # the skills part registers itself here
 @dataclass
 class RecallItem:
     id: str
-    kind: str  # fact | message | summary | wiki | skill | symbol | live
+    kind: str  # fact | message | summary | wiki | document | skill | symbol | live
     date: str  # ISO date, or "live tail"
     text: str
     score: float
@@ -117,7 +117,8 @@ def recall(memory: Memory, session: str | None, query: str, budget: int = DEFAUL
     if result is not None:
         notes.extend(result.notes)
     long_term = _facts(result) + _skills(memory, session, query) + _symbols(memory, session, query)
-    found = _summaries(result) + _wiki(memory, session, query) + _messages(memory, result, live_ids, long_term)
+    found = _summaries(result) + _wiki(memory, session, query) + _documents(memory, session, query)
+    found += _messages(memory, result, live_ids, long_term)
     long_term += sorted(found, key=lambda i: -i.score)  # summaries and turns compete on one score
     items, used, block = _fill(long_term, live, budget)
     if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
@@ -162,6 +163,18 @@ def _facts(result: Any) -> list[RecallItem]:
     return items
 
 
+def _documents(memory: Memory, session: str | None, query: str) -> list[RecallItem]:
+    """Chunks of the document vaults attached to the session (or its agent) that the
+    agent may read, when they are close enough to the turn."""
+    if not session or not query.strip():
+        return []
+    from .vaults import vaults_of
+
+    hits = vaults_of(memory).search(query, session=session, limit=5, min_similarity=0.35).hits
+    return [RecallItem(h.id, "document", h.indexed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}: {h.text}",
+                       h.score, session, [h.document]) for h in hits]
+
+
 def _wiki(memory: Memory, session: str | None, query: str) -> list[RecallItem]:
     """The best-matching topic pages' statements, each with its sources."""
     if not query.strip():
@@ -178,6 +191,8 @@ def _summaries(result: Any) -> list[RecallItem]:
 
 
 def _skills(memory: Memory, session: str | None, query: str) -> list[RecallItem]:
+    from . import vaults  # noqa: F401 — importing it registers the skill vaults' source
+
     items = []
     for source in SKILL_SOURCES:
         for s in source(memory, session, query):

@@ -49,6 +49,7 @@ class SearchResult:
     facts: list[Any] = field(default_factory=list)  # FactHit: curated facts come first
     summaries: list[dict[str, Any]] = field(default_factory=list)  # summary hits, each expanded
     answer: dict[str, Any] | None = None  # with synthesize=True
+    documents: list[Any] = field(default_factory=list)  # ChunkHit of vaults attached to the session or agent
 
     def to_dict(self) -> dict[str, Any]:
         extra = {"answer": self.answer} if self.answer is not None else {}
@@ -59,6 +60,7 @@ class SearchResult:
             "took_ms": round(self.took_ms, 2),
             "facts": [f.to_dict() for f in self.facts],
             "summaries": self.summaries,
+            "documents": [d.to_dict() for d in self.documents],
             "hits": [h.to_dict() for h in self.hits],
         }
 
