@@ -14,7 +14,7 @@
     │                         closed or retracted, or a concurrent writer won (HTTP 409, exit 9)
     ├── EmbedderError         the embedding model failed (HTTP 502, exit 8)
     └── LLMError              the language model could not be reached or kept failing
-                              (HTTP 502, exit 10; defined in `llm.py` beside its client)
+                              (HTTP 502, exit 10); its reply broke the schema: InvalidReply (llm.py)
 
 Adapters translate these in exactly one place each (`cli/__init__.py`, `server/http.py`).
 """
@@ -87,3 +87,9 @@ class Conflict(PalimpsestError):
     code = "conflict"
     http_status = 409
     exit_code = 9
+
+
+class LLMError(PalimpsestError):
+    code = "llm_error"
+    http_status = 502
+    exit_code = 10

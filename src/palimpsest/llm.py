@@ -36,7 +36,7 @@ from typing import Any
 import httpx
 from jsonschema import Draft202012Validator
 
-from .errors import PalimpsestError
+from .errors import LLMError
 from .journal import Journal
 from .records import iso, utcnow
 
@@ -58,14 +58,6 @@ def system_journal(home: Path) -> Journal:
         if key not in _SYSTEM_JOURNALS:
             _SYSTEM_JOURNALS[key] = Journal(Path(key) / "system")
         return _SYSTEM_JOURNALS[key]
-
-
-class LLMError(PalimpsestError):
-    """The language model could not be reached or kept failing (HTTP 502, exit 10)."""
-
-    code = "llm_error"
-    http_status = 502
-    exit_code = 10
 
 
 class InvalidReply(LLMError):
