@@ -14,6 +14,7 @@ recovers around an `ERROR` node, and the lines of those nodes are reported.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -41,7 +42,7 @@ def text(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace")
 
 
-class Extractor:
+class Extractor(ABC):
     """Base of every language. Subclasses set `QUERY`, `language()` and the `on_*` hooks."""
 
     name = ""
@@ -57,8 +58,9 @@ class Extractor:
         self._parser = Parser(self._language)
         self._query = Query(self._language, self.QUERY)
 
+    @abstractmethod
     def language(self) -> object:
-        raise NotImplementedError
+        """The tree-sitter language capsule of this extractor's grammar wheel."""
 
     def extract(self, source: bytes, ctx: FileContext) -> Extraction:
         tree = self._parser.parse(source)
@@ -99,8 +101,9 @@ class Extractor:
         if name:
             out.defs.append(self.make_def(name, kind, node))
 
+    @abstractmethod
     def on_import(self, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
-        raise NotImplementedError
+        """Record the imports an `@import` capture names."""
 
     def on_hint(self, kind: str, node: Node, caps: dict[str, list[Node]], ctx: FileContext, out: Extraction) -> None:
         """A typed assignment or a constructor call assigned to a name (`@hint.*` captures)."""

@@ -148,14 +148,17 @@ _X = "key, value, state, origin, created_at, description, merged_into, decided_a
 class SQLTagsMixin(TagStoreContract):
     _P = "?"
 
+    @abstractmethod
     def _tag_in(self, column: str, values: list[str]) -> tuple[str, Any]:
-        raise NotImplementedError
+        """An `IN` clause for `column` and its parameter, in the backend's dialect."""
 
+    @abstractmethod
     def _tag_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
+        """Run a read query, all rows."""
 
+    @abstractmethod
     def _tag_tx(self) -> Any:
-        raise NotImplementedError
+        """A write transaction (a context manager yielding the connection)."""
 
     def _sql(self, sql: str) -> str:
         return sql if self._P == "?" else sql.replace("?", self._P)

@@ -220,14 +220,17 @@ class SQLWikiMixin(WikiStoreContract):
 
     _WP = "?"
 
+    @abstractmethod
     def _wiki_in(self, column: str, values: list[str]) -> tuple[str, Any]:
-        raise NotImplementedError
+        """An `IN` clause for `column` and its parameter, in the backend's dialect."""
 
+    @abstractmethod
     def _wiki_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        raise NotImplementedError
+        """Run a read query, all rows."""
 
+    @abstractmethod
     def _wiki_tx(self) -> Any:
-        raise NotImplementedError
+        """A write transaction (a context manager yielding the connection)."""
 
     _wiki_unique: type[BaseException] = Exception
 
