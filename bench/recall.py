@@ -23,15 +23,15 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import Corpus, machine, summary_ms, table, write_section  # noqa: E402
-from retrieval import CACHE, _safe, lme_time, load, locomo_sessions  # noqa: E402
+from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions  # noqa: E402
 
 from palimpsest import Memory, Settings  # noqa: E402
+from palimpsest.distill import close_turn  # noqa: E402
 from palimpsest.embed import EmbeddingCache, get_embedder  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)
@@ -67,11 +67,8 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
         for q in data[: args.max_questions]:
             with tempfile.TemporaryDirectory() as home:
                 memory = _memory(home, embedder, cache)
-                for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
-                    start = lme_time(date)
-                    memory.ingest_session(_safe(sid), [{"role": t["role"], "content": t["content"] or "(empty)",
-                                                        "created_at": (start + timedelta(seconds=i)).isoformat(),
-                                                        "metadata": {"has_answer": bool(t.get("has_answer"))}} for i, t in enumerate(turns)])
+                for session, msgs in lme_sessions(q):
+                    memory.ingest_session(session, msgs)
                 if embedder:
                     memory.reindex()
                 n_answer = sum(1 for s in q["haystack_sessions"] for t in s if t.get("has_answer"))
@@ -122,13 +119,9 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
     for q in [q for q in load(args.path) if q["question_type"] == "knowledge-update"][: args.max_questions]:
         with tempfile.TemporaryDirectory() as home:
             memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0))
-            for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
-                start = lme_time(date)
-                memory.ingest_session(_safe(sid), [{"role": t["role"], "content": t["content"] or "(empty)",
-                                                    "created_at": (start + timedelta(seconds=i)).isoformat()} for i, t in enumerate(turns)])
-                from palimpsest.distill import close_turn
-
-                close_turn(memory, _safe(sid), use_llm=False)  # the last turn of each session closes with it
+            for session, msgs in lme_sessions(q):
+                memory.ingest_session(session, msgs)
+                close_turn(memory, session, use_llm=False)  # the last turn of each session closes with it
             memory.worker(tasks=["distill"]).drain()
             block = memory.recall(None, q["question"], 4000, now=lme_time(q["question_date"]))
             facts = [i for i in block.items if i.kind == "fact"]

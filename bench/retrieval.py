@@ -83,6 +83,15 @@ def _database(server: str) -> str:
     return server.rsplit("/", 1)[0] + "/" + name
 
 
+def lme_sessions(q: dict[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+    """A LongMemEval question's haystack as (session id, messages): the session's date as
+    `created_at` (one second per turn, so order survives), `has_answer` in metadata."""
+    for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
+        start = lme_time(date)
+        yield _safe(sid), [{"role": t["role"], "content": t["content"] or "(empty)", "created_at": (start + timedelta(seconds=i)).isoformat(),
+                            "metadata": {"has_answer": bool(t.get("has_answer"))}} for i, t in enumerate(turns)]
+
+
 def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
     overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "recipe", "decay_clock") if getattr(args, k) is not None}
     if getattr(args, "store_server", None):
@@ -150,11 +159,8 @@ def run_longmemeval(data: list[Any], args: argparse.Namespace, embedder: Any, ca
     for q in chosen[: args.max_questions]:
         with tempfile.TemporaryDirectory() as home:
             memory = open_memory(home, args, embedder, cache)
-            for sid, date, turns in zip(q["haystack_session_ids"], q["haystack_dates"], q["haystack_sessions"]):
-                start = lme_time(date)
-                msgs = [{"role": t["role"], "content": t["content"] or "(empty)", "created_at": (start + timedelta(seconds=i)).isoformat(),
-                         "metadata": {"has_answer": bool(t.get("has_answer"))}} for i, t in enumerate(turns)]
-                memory.ingest_session(_safe(sid), msgs)
+            for session, msgs in lme_sessions(q):
+                memory.ingest_session(session, msgs)
             if embedder is not None:
                 memory.reindex()
             t0 = time.perf_counter()
