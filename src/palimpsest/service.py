@@ -1,14 +1,18 @@
 """The background part of `palimpsest serve`: indexer passes, instant sweeps, workers.
 
 `run_background(memory, stop)` loops until `stop` is set; the HTTP server runs it in a
-thread beside uvicorn, and `palimpsest serve` alone runs it in the foreground.
+thread beside uvicorn, and `palimpsest serve --once` runs one pass in the foreground.
+`run_worker(memory, stop)` is `palimpsest worker`: the job loop alone, for adding job
+workers as processes beside the servers (which then run with `--no-worker`, or not).
 """
 
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
+from typing import TextIO
 
 from .memory import Memory
 
@@ -63,22 +67,38 @@ def _queue_wiki_backfill(memory: Memory) -> None:
         log.warning("wiki backfill not queued: %s", exc)
 
 
-def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False) -> None:
+def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False,
+                   worker: bool = True) -> None:
     """Index, sweep and run jobs until `stop` is set. The job worker runs in its own
     thread so a slow model never delays indexing; on stop it finishes the job in hand
-    (an unfinished claim is taken over by any worker after the lease)."""
-    worker = memory.worker()
+    (an unfinished claim is taken over by any worker after the lease). `worker=False`
+    leaves the jobs to `palimpsest worker` processes (`serve --no-worker`)."""
     _queue_wiki_backfill(memory)
     if once:
         background_pass(memory, float("-inf"))
         reap_tags(memory, float("-inf"))
-        worker.drain()
+        if worker:
+            memory.worker().drain()
         return
-    thread = threading.Thread(target=worker.run, args=(stop,), name="palimpsest-worker", daemon=True)
-    thread.start()
+    thread = None
+    if worker:
+        thread = threading.Thread(target=memory.worker().run, args=(stop,), name="palimpsest-worker", daemon=True)
+        thread.start()
     last_sweep = last_reap = float("-inf")
     while not stop.is_set():
         last_sweep = background_pass(memory, last_sweep)
         last_reap = reap_tags(memory, last_reap)
         stop.wait(interval)
-    thread.join(timeout=30)
+    if thread is not None:
+        thread.join(timeout=30)
+
+
+def run_worker(memory: Memory, stop: threading.Event, tasks: list[str] | None = None, out: TextIO = sys.stdout) -> None:
+    """`palimpsest worker`: claim and run jobs until `stop` is set, nothing else (no HTTP,
+    no indexer). Any number of these share one queue (PostgreSQL: `FOR UPDATE SKIP
+    LOCKED`); they need the servers' home, because jobs journal their decisions (facts,
+    summaries) into `<home>/system`. On stop the batch in hand is finished."""
+    worker = memory.worker(tasks=tasks)
+    print(f"Palimpsest worker {worker.name} running {', '.join(tasks) if tasks else 'every task'}", file=out, flush=True)
+    worker.run(stop)
+    log.info("worker %s stopped", worker.name)

@@ -1,4 +1,4 @@
-"""Server commands: serve (HTTP API + MCP + background work), mcp (stdio), capture (hooks)."""
+"""Server commands: serve (HTTP API + MCP + background work), worker (jobs only), mcp (stdio), capture (hooks)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,11 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, help="port (default: PALIMPSEST_PORT or 8765; 0 picks a free one)")
     p.add_argument("--interval", type=float, default=2.0, help="seconds between indexer passes")
     p.add_argument("--once", action="store_true", help="one indexer and sweep pass without HTTP, then exit")
+    p.add_argument("--no-worker", action="store_true", help="run no job worker here (leave the jobs to `palimpsest worker` processes)")
+
+    p = add_command(sub, "worker", worker, "Run the job worker alone (no HTTP, no indexer) until SIGINT/SIGTERM; "
+                    "several share one queue (give them the servers' home: jobs journal their decisions there).", json_flag=False)
+    p.add_argument("--task", action="append", help="only jobs of this task (repeatable)")
 
     add_command(sub, "mcp", mcp, "Serve the memory tools over MCP on stdin/stdout (for MCP clients that launch a command).",
                 json_flag=False)
@@ -52,9 +57,23 @@ def serve(args: argparse.Namespace) -> None:
         if args.once:
             import threading
 
-            run_background(memory, threading.Event(), args.interval, once=True)
+            run_background(memory, threading.Event(), args.interval, once=True, worker=not args.no_worker)
             return
-        run_server(memory, host, port, interval=args.interval)
+        run_server(memory, host, port, interval=args.interval, worker=not args.no_worker)
+
+
+def worker(args: argparse.Namespace) -> None:
+    import signal
+    import threading
+
+    from ..service import run_worker
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    with open_memory(args) as memory:
+        run_worker(memory, stop, args.task)
 
 
 def mcp(args: argparse.Namespace) -> None:

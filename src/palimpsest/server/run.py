@@ -58,7 +58,7 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
-def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: TextIO = sys.stdout) -> None:
+def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker: bool = True, out: TextIO = sys.stdout) -> None:
     """Serve until SIGINT/SIGTERM; returns after a clean shutdown."""
     check_bind(host, memory.settings.token)
     sock = bind(host, port)
@@ -68,7 +68,7 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, out: T
                             limit_concurrency=MAX_CONNECTIONS, proxy_headers=False, server_header=False, access_log=False)
     server = uvicorn.Server(config)
     stop = threading.Event()
-    background = threading.Thread(target=run_background, args=(memory, stop, interval), name="palimpsest-background", daemon=True)
+    background = threading.Thread(target=run_background, args=(memory, stop, interval), kwargs={"worker": worker}, name="palimpsest-background", daemon=True)
     background.start()
     writes = "on" if memory.settings.enable_write else "off (PALIMPSEST_ENABLE_WRITE=1 enables capture and write tools)"
     print(f"Palimpsest serving {memory.home} at {url}  (MCP: {url}/mcp, writes {writes})", file=out, flush=True)
