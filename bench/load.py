@@ -1,6 +1,7 @@
 """Load on one server: 16 clients posting captures and 16 searching, for --seconds (default 60).
 
     python bench/load.py [--seconds 60] [--writers 16] [--readers 16] [--seed-messages 5000] [--no-write]
+    python bench/load.py --postgres start|URL [--servers 4] [--workers 4] [--embedder hash] [--seconds 45]
 
 The server is `palimpsest serve` in its own process on a free loopback port (embedded SQLite
 store, writes enabled, embedder `none` unless --embedder says otherwise), driven by client
@@ -9,7 +10,21 @@ threads in this process, each with its own keep-alive connection (httpx). Report
 the index afterwards. Baseline in the same run: the same workload against the library called
 directly (threads in one process, `capture.store_batch` and `Memory.search`).
 
-Results go to stdout and, unless --no-write, into bench/RESULTS.md under "Server load".
+PostgreSQL mode (--postgres: an admin URL, or `start` for a throwaway server from
+scripts/postgres.sh, stopped at the end): the same clients against N `palimpsest serve
+--no-worker` processes and W `palimpsest worker` processes sharing one home (the journals:
+several processes append to one session's journal under its flock) and one database; run
+first with 1 server + 1 worker, then with N + W, each on a fresh database of the same
+server, so the baseline is in the same run. Capture clients are spread so that the two
+clients of each session write through different servers, and every 5th batch is resent
+at once to another server (a client retrying elsewhere): its answer must say duplicate,
+with the ids of the first. The embedder defaults to `hash` so every new message queues an
+embed job (and every closed turn a distill job); after the load the workers drain what was
+due, then the report checks each acknowledged event is in the journal once and in the
+index, each job ran once (`attempts` = 1) and done, and every message has its vector.
+
+Results go to stdout and, unless --no-write, into bench/RESULTS.md under "Server load"
+(the PostgreSQL run as its own sub-section, so either mode keeps the other's figures).
 """
 
 from __future__ import annotations
@@ -18,14 +33,17 @@ import argparse
 import os
 import random
 import re
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -34,29 +52,50 @@ from palimpsest.capture import store_batch
 
 WORDS = ["retry", "cap", "upstream", "timeout", "deploy", "friday", "database", "migration", "index", "cursor", "journal", "fsync", "token", "budget", "recall", "summary", "vector", "embedding", "search", "ranking", "session", "agent", "channel", "harness", "capture", "spool", "replay", "server", "client", "latency", "error", "queue", "worker", "lock", "batch", "event", "key", "schema", "grammar", "fact", "correction", "preference", "decision"]
 BATCH = 10
+SESSIONS = 8  # writers w and w + 8 share session load-<w % 8>
+RETRY_EVERY = 5  # PostgreSQL mode: every 5th batch is resent to another server
+ROOT = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).with_name("RESULTS.md")
+PG_HEADING = "### PostgreSQL: several servers and workers on one database"
 
 
 def sentence(rng: random.Random, n: int = 14) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(n))
 
 
-def make_batch(rng: random.Random, writer: int, seq: int) -> dict[str, Any]:
-    return {"session": f"load-{writer % 8}", "agent": "load",
-            "events": [{"role": rng.choice(("user", "assistant")), "content": sentence(rng), "event_key": f"w{writer}-{seq}-{j}"}
-                       for j in range(BATCH)]}
+# PostgreSQL mode: the first event of every batch is one of these, said by the user, so the
+# workers' distill jobs hand the curator the same few statements over and over, from many
+# turns at once: each must end as one open fact, however many workers curate it.
+DECISIONS = [f"We decided to {verb} the {thing}." for verb, thing in
+             [("cap", "retries at five"), ("deploy", "server on friday"), ("replay", "spool before each write"),
+              ("rank", "facts before messages"), ("batch", "embeddings by sixty-four"), ("fsync", "journal on every commit"),
+              ("drop", "upstream timeout"), ("index", "tool results in full"), ("keep", "recall budget at four thousand tokens"),
+              ("lock", "session before every insert")]]
+
+
+def make_batch(rng: random.Random, writer: int, seq: int, decisions: bool = False) -> dict[str, Any]:
+    events = [{"role": rng.choice(("user", "assistant")), "content": sentence(rng), "event_key": f"w{writer}-{seq}-{j}"}
+              for j in range(BATCH)]
+    if decisions:
+        events[0].update(role="user", content=rng.choice(DECISIONS))
+    return {"session": f"load-{writer % SESSIONS}", "agent": "load", "events": events}
 
 
 class Tally:
     def __init__(self) -> None:
-        self.latency: dict[str, list[float]] = {"capture": [], "search": []}
-        self.errors: dict[str, int] = {"capture": 0, "search": 0}
+        self.latency: dict[str, list[float]] = defaultdict(list)
+        self.errors: dict[str, int] = defaultdict(int)
         self.acked: dict[str, str] = {}  # event_key -> id
+        self.retries = 0
+        self.retry_mismatches = 0  # a resent batch not answered "duplicate" with the first answer's ids
         self.lock = threading.Lock()
 
     def summary(self, seconds: float) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for kind, values in self.latency.items():
+        for kind in ("capture", "retry", "search"):
+            values = self.latency.get(kind, [])
+            if not values and kind == "retry":
+                continue
             q = statistics.quantiles(values, n=100) if len(values) >= 2 else [float("nan")] * 99
             out[kind] = {"requests": len(values), "rps": len(values) / seconds, "p50": q[49] * 1000, "p95": q[94] * 1000,
                          "p99": q[98] * 1000, "errors": self.errors[kind]}
@@ -65,26 +104,48 @@ class Tally:
 
 
 # -- against the server -------------------------------------------------------------
-# One thread and one keep-alive connection per client: httpx's AsyncClient pool, shared by 32
-# tasks, tops out near 130 requests/s here and would measure itself rather than the server.
-def http_writer(url: str, writer: int, until: float, tally: Tally) -> None:
+# One thread and one keep-alive connection per client and server: httpx's AsyncClient pool,
+# shared by 32 tasks, tops out near 130 requests/s here and would measure itself rather than the server.
+def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response | None:
+    try:
+        r = client.post(path, json=body)
+    except httpx.HTTPError:
+        return None
+    return r if r.status_code == 200 else None
+
+
+def http_writer(urls: list[str], writer: int, until: float, tally: Tally, retry_every: int = 0) -> None:
+    """Capture batches through urls[0]; every `retry_every`-th batch is sent again through urls[-1]
+    (and, in that mode, each batch starts with a decision the curator will see many times)."""
     rng, seq = random.Random(writer), 0
-    with httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
+    clients = [httpx.Client(base_url=u, timeout=60, trust_env=False) for u in dict.fromkeys(urls)]
+    first, other = clients[0], clients[-1]
+    try:
         while time.monotonic() < until:
-            body = make_batch(rng, writer, seq)
+            body = make_batch(rng, writer, seq, decisions=bool(retry_every))
             seq += 1
             started = time.perf_counter()
-            try:
-                r = client.post("/api/capture", json=body)
-                ok = r.status_code == 200
-            except httpx.HTTPError:
-                ok = False
+            r = _post(first, "/api/capture", body)
             with tally.lock:
                 tally.latency["capture"].append(time.perf_counter() - started)
-                if not ok:
+                if r is None:
                     tally.errors["capture"] += 1
-                else:
-                    tally.acked.update((e["event_key"], e["id"]) for e in r.json()["result"]["events"])
+                    continue
+                answer = {e["event_key"]: e["id"] for e in r.json()["result"]["events"]}
+                tally.acked.update(answer)
+            if retry_every and seq % retry_every == 0:
+                started = time.perf_counter()
+                again = _post(other, "/api/capture", body)
+                with tally.lock:
+                    tally.latency["retry"].append(time.perf_counter() - started)
+                    tally.retries += 1
+                    if again is None:
+                        tally.errors["retry"] += 1
+                    elif {e["event_key"]: e["id"] for e in again.json()["result"]["events"] if e["status"] == "duplicate"} != answer:
+                        tally.retry_mismatches += 1
+    finally:
+        for c in clients:
+            c.close()
 
 
 def http_reader(url: str, reader: int, until: float, tally: Tally) -> None:
@@ -92,20 +153,25 @@ def http_reader(url: str, reader: int, until: float, tally: Tally) -> None:
     with httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
         while time.monotonic() < until:
             started = time.perf_counter()
-            try:
-                ok = client.post("/api/memory/tool/memory_search", json={"query": sentence(rng, 3), "limit": 10}).status_code == 200
-            except httpx.HTTPError:
-                ok = False
+            ok = _post(client, "/api/memory/tool/memory_search", {"query": sentence(rng, 3), "limit": 10}) is not None
             with tally.lock:
                 tally.latency["search"].append(time.perf_counter() - started)
                 if not ok:
                     tally.errors["search"] += 1
 
 
-def drive_server(url: str, seconds: float, writers: int, readers: int) -> Tally:
+def writer_urls(urls: list[str], writer: int) -> list[str]:
+    """The server a writer posts to, then the one it resends to: the two writers of a session
+    (w and w + 8) go through different servers whenever there are several."""
+    home = (writer + writer // SESSIONS) % len(urls)
+    return [urls[home], urls[(home + 1) % len(urls)]]
+
+
+def drive_server(urls: list[str], seconds: float, writers: int, readers: int, retry_every: int = 0) -> Tally:
     tally = Tally()
     until = time.monotonic() + seconds
-    run_threads([(http_writer, (url, i, until, tally)) for i in range(writers)] + [(http_reader, (url, i, until, tally)) for i in range(readers)])
+    run_threads([(http_writer, (writer_urls(urls, i), i, until, tally, retry_every)) for i in range(writers)]
+                + [(http_reader, (urls[i % len(urls)], i, until, tally)) for i in range(readers)])
     return tally
 
 
@@ -117,17 +183,34 @@ def run_threads(jobs: list[tuple[Any, tuple[Any, ...]]]) -> None:
         t.join()
 
 
-def start_server(home: Path, embedder: str) -> tuple[subprocess.Popen[str], str]:
-    env = {**os.environ, "PALIMPSEST_HOME": str(home), "PALIMPSEST_ENABLE_WRITE": "1", "PALIMPSEST_EMBEDDER": embedder}
+def _command() -> list[str]:
     exe = Path(sys.executable).with_name("palimpsest")
-    command = [str(exe)] if exe.exists() else [sys.executable, "-m", "palimpsest"]
-    proc = subprocess.Popen([*command, "serve", "--port", "0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "palimpsest"]
+
+
+def start_process(args: list[str], env: dict[str, str], ready: str) -> tuple[subprocess.Popen[str], str]:
+    """Start `palimpsest ARGS`; returns it and its first stdout line, which must contain `ready`."""
+    proc = subprocess.Popen([*_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
-    found = re.search(r"at (http://\S+)", line)
-    if not found:
+    if ready not in line:
         proc.kill()
-        raise SystemExit(f"the server did not start: {line!r}")
-    return proc, found.group(1)
+        raise SystemExit(f"`palimpsest {' '.join(args)}` did not start: {line!r}")
+    return proc, line
+
+
+def start_server(home: Path, embedder: str, store: str | None = None, worker: bool = True) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PALIMPSEST_HOME": str(home), "PALIMPSEST_ENABLE_WRITE": "1", "PALIMPSEST_EMBEDDER": embedder}
+    if store:
+        env["PALIMPSEST_STORE"] = store
+    proc, line = start_process(["serve", "--port", "0", *([] if worker else ["--no-worker"])], env, " at http://")
+    return proc, re.search(r"at (http://\S+)", line).group(1)  # type: ignore[union-attr]
+
+
+def stop_processes(procs: list[subprocess.Popen[str]]) -> bool:
+    """SIGTERM all, wait; True when every one exited 0."""
+    for p in procs:
+        p.send_signal(signal.SIGTERM)
+    return all(p.wait(timeout=90) == 0 for p in procs)
 
 
 # -- the library directly (baseline) ---------------------------------------------------
@@ -188,48 +271,46 @@ def verify(memory: Memory, acked: dict[str, str]) -> dict[str, Any]:
     ids = list(acked.values())
     indexed = sum(len(memory.store.get_messages(ids[i:i + 500])) for i in range(0, len(ids), 500))
     return {"acked": len(acked), "missing_from_journal": len(missing_journal), "doubled": len(doubled),
-            "missing_from_index": len(ids) - indexed}
+            "missing_from_index": len(ids) - indexed, "journal_events": sum(1 for k in seen if not k.startswith("session:"))}
 
 
 def table(label: str, s: dict[str, Any]) -> list[str]:
     rows = []
-    for kind in ("capture", "search"):
-        k = s[kind]
-        rows.append(f"| {label} | {kind} | {k['requests']:,} | {k['rps']:.0f} | {k['p50']:.1f} | {k['p95']:.1f} | {k['p99']:.1f} | {k['errors']} |")
+    for kind in ("capture", "retry", "search"):
+        if kind in s:
+            k = s[kind]
+            rows.append(f"| {label} | {kind} | {k['requests']:,} | {k['rps']:.0f} | {k['p50']:.1f} | {k['p95']:.1f} | {k['p99']:.1f} | {k['errors']} |")
     return rows
 
 
-def write_results(text: str) -> None:
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    section = "## Server load\n\n" + text.strip() + "\n"
-    pattern = re.compile(r"^## Server load\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    if pattern.search(current):
-        current = pattern.sub(lambda _: section + "\n", current).rstrip() + "\n"
+def write_results(text: str, part: str) -> None:
+    """Replace one part of the "Server load" section: `sqlite` (the top) or `postgres` (its sub-section)."""
+    from common import write_section
+
+    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+    found = re.search(r"^## Server load\n(.*?)(?=^## |\Z)", current, re.DOTALL | re.MULTILINE)
+    body = found.group(1) if found else ""
+    top, heading, pg = body.partition(PG_HEADING)
+    top, pg = top.strip(), (heading + pg).strip()
+    if part == "sqlite":
+        top = text.strip()
     else:
-        current = current.rstrip() + "\n\n" + section
-    RESULTS.write_text(current, encoding="utf-8")
+        pg = PG_HEADING + "\n\n" + text.strip()
+    write_section("Server load", "\n\n".join(p for p in (top, pg) if p))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--seconds", type=float, default=60)
-    ap.add_argument("--writers", type=int, default=16)
-    ap.add_argument("--readers", type=int, default=16)
-    ap.add_argument("--seed-messages", type=int, default=5000)
-    ap.add_argument("--embedder", default="none")
-    ap.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
-    args = ap.parse_args()
-    settings = Settings.load(env={}, embedder=args.embedder, enable_write=True)
+def main_sqlite(args: argparse.Namespace) -> None:
+    embedder = args.embedder or "none"
+    settings = Settings.load(env={}, embedder=embedder, enable_write=True)
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "server"
         with Memory(home, settings=settings) as memory:
             seed(memory, args.seed_messages)
-        proc, url = start_server(home, args.embedder)
+        proc, url = start_server(home, embedder)
         try:
-            served = drive_server(url, args.seconds, args.writers, args.readers)
+            served = drive_server([url], args.seconds, args.writers, args.readers)
         finally:
-            proc.terminate()
-            clean_exit = proc.wait(timeout=60) == 0
+            clean_exit = stop_processes([proc])
         with Memory(home, settings=settings) as memory:
             server_check = verify(memory, served.acked)
         lib_home = Path(tmp) / "library"
@@ -241,7 +322,7 @@ def main() -> None:
     lines = [
         (f"`python bench/load.py --seconds {args.seconds:g}` — {args.writers} capture clients (batches of {BATCH} events, "
         f"two clients per session) and {args.readers} search clients for {args.seconds:g} s against one `palimpsest serve` "
-        f"(SQLite, embedder {args.embedder}, {args.seed_messages:,} messages seeded); baseline: the same workload on the "
+        f"(SQLite, embedder {embedder}, {args.seed_messages:,} messages seeded); baseline: the same workload on the "
         f"library directly (threads in one process). Machine: {os.cpu_count()} cores, load average "
          f"{os.getloadavg()[0]:.1f} at the end (other work on the machine counts in)."),
         "",
@@ -258,7 +339,172 @@ def main() -> None:
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
-        write_results(text)
+        write_results(text, "sqlite")
+
+
+# -- PostgreSQL: N servers and W workers on one database ---------------------------------
+def create_database(admin: str, name: str) -> str:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return urlunsplit(urlsplit(admin)._replace(path="/" + name))
+
+
+def drop_database(admin: str, name: str) -> None:
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def sql(url: str, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The bench's own look at the tables (job attempts, counts) — not a product code path."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(query, params).fetchall()
+
+
+def due_unfinished(url: str, after_id: int, due_by: Any) -> int:
+    return sql(url, "SELECT count(*) FROM jobs WHERE id > %s AND state IN ('queued', 'running') AND run_at <= %s",
+               (after_id, due_by))[0][0]
+
+
+def run_cluster(admin: str, servers: int, workers: int, args: argparse.Namespace, embedder: str) -> dict[str, Any]:
+    """Seed a fresh database, start the processes on one home, drive them, drain the due jobs, check."""
+    name = f"palimpsest_load_{servers}s{workers}w_{os.getpid()}"
+    url = create_database(admin, name)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            home = Path(tmp) / "home"
+            quiet = Settings.load(env={}, embedder=embedder, distill=False, compact_after=0, tags_suggest=False)
+            with Memory(home, url, settings=quiet) as memory:  # the seed: indexed and embedded before the load
+                seed(memory, args.seed_messages)
+                memory.worker().drain()
+                model = memory.embedder.model_id if memory.embedder else None
+            env = {**os.environ, "PALIMPSEST_HOME": str(home), "PALIMPSEST_STORE": url, "PALIMPSEST_EMBEDDER": embedder}
+            procs: list[subprocess.Popen[str]] = []
+            try:
+                urls = []
+                for _ in range(servers):
+                    proc, server_url = start_server(home, embedder, url, worker=False)
+                    procs.append(proc)
+                    urls.append(server_url)
+                for _ in range(workers):
+                    procs.append(start_process(["worker"], env, "Palimpsest worker")[0])
+                first_job = sql(url, "SELECT coalesce(max(id), 0) FROM jobs")[0][0]
+                tally = drive_server(urls, args.seconds, args.writers, args.readers, RETRY_EVERY)
+                load_end = sql(url, "SELECT now()")[0][0]
+                load_avg = os.getloadavg()
+                started = time.monotonic()
+                while due_unfinished(url, first_job, load_end) and time.monotonic() - started < args.drain_timeout:
+                    time.sleep(0.5)
+                drain_s = time.monotonic() - started
+                left = due_unfinished(url, first_job, load_end)
+            finally:
+                clean_exit = stop_processes(procs)
+            with Memory(home, url, settings=Settings.load(env={}, embedder=embedder)) as memory:
+                check = verify(memory, tally.acked)
+                unvectored = len(memory.store.messages_without_vectors(model, 10**7)) if model else None
+                total_messages = memory.store.stats()["messages"]
+            index_rows = sql(url, "SELECT count(*) FROM messages WHERE session_id LIKE 'load-%%'")[0][0]
+            jobs = sql(url, """SELECT task, state, count(*), count(*) FILTER (WHERE attempts > 1) FROM jobs
+                               WHERE id > %s GROUP BY task, state ORDER BY task, state""", (first_job,))
+            facts, distinct = sql(url, """SELECT count(*), count(DISTINCT (vault, norm)) FROM facts
+                                          WHERE expired_at IS NULL AND invalidated_at IS NULL""")[0]
+    finally:
+        drop_database(admin, name)
+    return {"servers": servers, "workers": workers, "summary": tally.summary(args.seconds), "check": check,
+            "retries": tally.retries, "retry_mismatches": tally.retry_mismatches, "index_rows": index_rows,
+            "messages": total_messages, "unvectored": unvectored, "jobs": jobs, "drain_s": drain_s, "left": left,
+            "clean_exit": clean_exit, "load_avg": load_avg, "facts": facts, "fact_statements": distinct}
+
+
+def start_postgres() -> tuple[str, str]:
+    out = subprocess.run([str(ROOT / "scripts" / "postgres.sh"), "start"], stdout=subprocess.PIPE, text=True, check=True).stdout
+    lines = out.strip().splitlines()
+    pgdata = next(line.split("=", 1)[1] for line in lines if line.startswith("PGDATA="))
+    return lines[-1], pgdata
+
+
+def describe_jobs(rows: list[tuple[Any, ...]]) -> str:
+    by_task: dict[str, dict[str, int]] = defaultdict(dict)
+    for task, state, n, _ in rows:
+        by_task[task][state] = n
+    return "; ".join(f"{task} " + ", ".join(f"{n:,} {state}" for state, n in states.items()) for task, states in by_task.items()) or "none"
+
+
+def cluster_lines(r: dict[str, Any]) -> list[str]:
+    c = r["check"]
+    again = sum(row[3] for row in r["jobs"])
+    failed = sum(row[2] for row in r["jobs"] if row[1] == "failed")
+    vectors = "no embedder" if r["unvectored"] is None else f"{r['unvectored']}"
+    drained = (f"the due jobs drained {r['drain_s']:.0f} s after the load" if not r["left"]
+               else f"{r['left']} due jobs still unfinished {r['drain_s']:.0f} s after the load")
+    return [
+        (f"- {r['servers']} + {r['workers']}: {c['acked']:,} events acknowledged; missing from journal {c['missing_from_journal']}, "
+         f"doubled in journal {c['doubled']}, missing from index {c['missing_from_index']}; index rows of the load sessions "
+         f"{r['index_rows']:,} for {c['journal_events']:,} journal events; resent batches {r['retries']:,}, answered other than "
+         f"\"duplicate, same ids\" {r['retry_mismatches']}; clean exit on SIGTERM: {'yes' if r['clean_exit'] else 'no'}"),
+        (f"  jobs queued by the load: {describe_jobs(r['jobs'])} — failed {failed}, claimed more than once {again}; "
+         f"{drained}; messages without a vector {vectors} of {r['messages']:,}; open facts {r['facts']} for "
+         f"{r['fact_statements']} distinct statements (duplicates {r['facts'] - r['fact_statements']}); load average at the end of the load "
+         f"{r['load_avg'][0]:.1f} (1 min) / {r['load_avg'][1]:.1f} (5 min)"),
+    ]
+
+
+def main_postgres(args: argparse.Namespace) -> None:
+    embedder = args.embedder or "hash"
+    admin, pgdata = start_postgres() if args.postgres == "start" else (args.postgres, "")
+    try:
+        runs = [run_cluster(admin, 1, 1, args, embedder), run_cluster(admin, args.servers, args.workers, args, embedder)]
+    finally:
+        if pgdata:
+            subprocess.run([str(ROOT / "scripts" / "postgres.sh"), "stop", pgdata], check=False)
+    base, many = runs
+    ratio = {k: many["summary"][k]["rps"] / base["summary"][k]["rps"] for k in ("capture", "search") if base["summary"][k]["rps"]}
+    command = (f"python bench/load.py --postgres {args.postgres if args.postgres == 'start' else 'URL'} --servers {args.servers} "
+               f"--workers {args.workers} --seconds {args.seconds:g}" + (f" --embedder {args.embedder}" if args.embedder else ""))
+    lines = [
+        (f"`{command}` — the same {args.writers} capture clients (the two clients of a session write through two different "
+         f"servers; every {RETRY_EVERY}th batch is resent at once to another server; each batch opens with one of "
+         f"{len(DECISIONS)} decisions, so the curator meets each statement many times) and {args.readers} search clients for "
+         f"{args.seconds:g} s, first against 1 `palimpsest serve --no-worker` + 1 `palimpsest worker`, then against "
+         f"{args.servers} + {args.workers}, all processes on one home (journals) and one fresh PostgreSQL 15 database of the "
+         f"same server (embedder {embedder}: every message queues an embed job, every closed turn a distill job; "
+         f"{args.seed_messages:,} messages seeded and embedded first). Machine: {os.cpu_count()} cores, shared with other work."),
+        "",
+        "| servers + workers | kind | requests | req/s | p50 ms | p95 ms | p99 ms | errors |",
+        "|---|---|---|---|---|---|---|---|",
+        *table(f"{base['servers']} + {base['workers']}", base["summary"]), *table(f"{many['servers']} + {many['workers']}", many["summary"]),
+        "",
+        f"Throughput {many['servers']} + {many['workers']} vs 1 + 1: " + ", ".join(f"{k} ×{v:.2f}" for k, v in ratio.items()) + ".",
+        "",
+        *cluster_lines(base), *cluster_lines(many),
+    ]
+    text = "\n".join(lines)
+    print(text)
+    if not args.no_write:
+        write_results(text, "postgres")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--writers", type=int, default=16)
+    ap.add_argument("--readers", type=int, default=16)
+    ap.add_argument("--seed-messages", type=int, default=5000)
+    ap.add_argument("--embedder", help="default: none (SQLite), hash (PostgreSQL: every message queues an embed job)")
+    ap.add_argument("--postgres", metavar="URL|start", help="run N servers + W workers on PostgreSQL (an admin URL, or "
+                    "`start` for a throwaway server from scripts/postgres.sh); baseline 1 + 1 in the same run")
+    ap.add_argument("--servers", type=int, default=4, help="PostgreSQL mode: `palimpsest serve` processes")
+    ap.add_argument("--workers", type=int, default=4, help="PostgreSQL mode: `palimpsest worker` processes")
+    ap.add_argument("--drain-timeout", type=float, default=180, help="PostgreSQL mode: longest wait for the due jobs after the load")
+    ap.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
+    args = ap.parse_args()
+    (main_postgres if args.postgres else main_sqlite)(args)
 
 
 if __name__ == "__main__":
