@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from . import search as _search
+from .access import AccessLog
 from .embed import Embedder, EmbeddingCache, get_embedder, open_cache
 from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from .facts import Facts
@@ -59,7 +60,15 @@ class Memory:
         self._embedder_lock = threading.Lock()
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            self.accesses.flush()
+        finally:
+            self.store.close()
+
+    @cached_property
+    def accesses(self) -> AccessLog:
+        """Access counts of search hits, written in batches (see access.py)."""
+        return AccessLog(self.store)
 
     def __enter__(self) -> Self:
         return self
@@ -162,7 +171,9 @@ class Memory:
     def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Any]:
         """Messages in chronological order (or newest first), filtered and paged."""
         _check_page(limit, offset)
-        return self.store.browse(self.filters(**filters), limit, offset, newest_first)
+        rows = self.store.browse(self.filters(**filters), limit, offset, newest_first)
+        self.accesses.apply(rows)
+        return rows
 
     def search(self, query: str, *, limit: int = 10, mode: str = "ranked", recipe: str | None = None,
                now: Any = None, touch: bool = True, facts: bool = True, valid_at: Any = None, known_at: Any = None,
@@ -202,8 +213,9 @@ class Memory:
             from .toolsynth import synthesize_answer
 
             result.answer = synthesize_answer(self, query, [*result.facts, *result.hits])
+        self.accesses.apply(h.message for h in result.hits)
         if touch and result.hits:
-            self.store.touch([h.message.id for h in result.hits], iso(utcnow()))
+            self.accesses.add([h.message.id for h in result.hits], iso(utcnow()))
         carried = self.tags.session_tags([h.message.session for h in result.hits])
         for h in result.hits:
             h.session_tags = carried.get(h.message.session, [])
@@ -377,6 +389,7 @@ class Memory:
         if not found:
             raise NotFound(f"no message with id {message_id!r}")
         m = found[0]
+        self.accesses.apply([m])
         event = self.journal.get(m.session, m.journal_line, m.journal_offset)
         if event.id != m.id:
             raise NotFound(f"journal line {m.journal_line} of {m.session!r} does not hold {m.id!r}")

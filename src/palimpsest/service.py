@@ -40,6 +40,10 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
             log.info("curated %d parked fact candidates", len(drained))
     except Exception as exc:
         log.warning("fact drain stalled: %s", exc)
+    try:  # access counts of recent search hits (access.py)
+        memory.accesses.flush()
+    except Exception as exc:
+        log.warning("access counts not written yet: %s", exc)
     return last_sweep
 
 

@@ -42,8 +42,13 @@ _M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
 
 
 CONTEXT_WEIGHT = 0.5
-# keyword search ranks at most this many matches, the newest (see keyword_search)
-BM25_WINDOW = 5000
+# keyword search scores every match of its rare terms (together at most RARE_MATCHES) and
+# the newest BM25_WINDOW matches of its common ones, or of the newest FILTERED_WINDOW
+# those that pass a filter (see keyword_search)
+RARE_MATCHES = 2000
+MMAP_BYTES = 1 << 30
+BM25_WINDOW = 1000
+FILTERED_WINDOW = 4000
 
 
 def _fts_phrase(term: str) -> str:
@@ -78,7 +83,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._generation = 0
-        self._df_cache: dict[str, float] = {}  # term -> share of messages holding it (keyword_search)
+        self._df_cache: dict[str, int] = {}  # term -> messages holding it, up to half (keyword_search)
         self._df_total = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -97,6 +102,11 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+        # Reads through a memory map and a larger page cache: a filtered keyword search
+        # probes one messages row per match, and through read() calls into a 2 MB cache
+        # each probe cost ~3 µs (bench/search.py); mapped, ~0.4 µs. Address space only.
+        conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        conn.execute("PRAGMA cache_size = -32768")
         return conn
 
     @property
@@ -258,63 +268,94 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         return [row_to_message(r) for r in self._reader.execute(sql, (*params, limit, offset))]
 
     def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
+        """BM25 over the FTS5 index, with a bounded amount of scoring work per query.
+
+        FTS5 computes BM25 for every match (~1 µs each, more with a filter, which reads each
+        match's row), so a common word over 100,000 messages cost tens of milliseconds. An
+        any-word query is therefore cut by document frequency into rare terms (together at
+        most RARE_MATCHES matches) and common ones, and run as three disjoint parts: messages
+        with a rare and a common term, with rare terms only — both scored in full, so a rare
+        word is found however old its message — and with common terms only, of which only
+        the newest BM25_WINDOW are scored. All three use the same query terms, so FTS5's
+        BM25 (IDF counted over the whole table) gives the scores of the plain any-word query.
+        An all-words query is one part, windowed the same way when it matches more."""
         if not terms:
             return []
-        informative = self._informative(terms)
-        if informative and not match_all:
-            terms = informative
-        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        freq = self._doc_freqs(terms)
+        half = self._df_total // 2
+        informative = [t for t in terms if freq.get(t, 0) <= half]
         where, params = self._where(filters)
-        rank = f"bm25(messages_fts, 1.0, 0.5, 0.5, {CONTEXT_WEIGHT})"
-        if not informative:
-            # every term is in more than half the messages: BM25 cannot tell the matches apart
-            # (all IDFs clamp to ~0), and scoring them all is the slowest query there is;
-            # take the newest matches, all scored alike, which FTS5 reads in rowid order
-            rank = "-1e-6"
-        # Rank and cut on (rowid, score) alone, then fetch the few rows kept: sorting whole
-        # rows (content up to 16,000 characters) of every match made common words slow.
-        order = "rank" if informative else "messages_fts.rowid DESC"
-        # CROSS JOIN keeps the full-text match as the outer loop: with a session filter the
-        # planner preferred walking the session's rows and probing FTS5 for each. Filtering
-        # still reads each match's row (~3.5 µs): common words with filters stay slow.
-        source = "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
-        cond = f"messages_fts MATCH ? AND {where}"
-        window = None
-        if where == "1":  # with filters the join reads every match anyway: no gain from a window
-            window = self._reader.execute(
-                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?", (match, BM25_WINDOW)
-            ).fetchone()
-        if window is not None:
-            # More matches than the window: score the newest BM25_WINDOW of them only. BM25
-            # costs ~3 µs a match, so a common word over 100,000 messages took 100+ ms;
-            # reading matches newest first without scoring is ~50 ns each.
-            cond += f" AND messages_fts.rowid > {int(window[0])}"
-        inner = f"SELECT messages_fts.rowid AS rowid, {rank} AS rank FROM {source} WHERE {cond} ORDER BY {order} LIMIT ?"
-        sql = f"SELECT {_M}, r.rank FROM ({inner}) r JOIN messages m ON m.rowid = r.rowid ORDER BY r.rank, r.rowid DESC"
-        rows = self._reader.execute(sql, (match, *params, limit)).fetchall()
+        if match_all:
+            # all terms in more than half the messages: BM25 cannot tell the matches apart
+            # (every IDF clamps to ~0); take the newest matches, scored alike
+            parts = [(" ".join(_fts_phrase(t) for t in terms), True, bool(informative))]
+        elif not informative or not freq:
+            parts = [(" OR ".join(_fts_phrase(t) for t in (informative or terms)), bool(freq), bool(informative))]
+        else:
+            rare, common, budget = [], [], 0
+            for term in sorted(informative, key=lambda t: freq[t]):
+                if not common and budget + freq[term] <= RARE_MATCHES:
+                    rare.append(term)
+                    budget += freq[term]
+                else:
+                    common.append(term)
+            r = "(" + " OR ".join(_fts_phrase(t) for t in rare) + ")"
+            c = "(" + " OR ".join(_fts_phrase(t) for t in common) + ")"
+            if rare and common:
+                parts = [(f"{r} AND {c}", False, True), (f"{r} NOT {c}", False, True), (f"{c} NOT {r}", True, True)]
+            else:
+                parts = [(r if rare else c, not rare, True)]
+        rows = self._ranked(parts, where, params, limit, windowed=True)
+        if len(rows) < limit and where != "1" and any(w for _, w, _ in parts):
+            rows = self._ranked(parts, where, params, limit, windowed=False)  # a filter left the window short
         return [(row_to_message(r), -float(r[-1])) for r in rows]
 
-    def _informative(self, terms: list[str]) -> list[str]:
-        """The terms minus those in more than half the messages (empty when all are).
+    def _ranked(self, parts: list[tuple[str, bool, bool]], where: str, params: list[Any], limit: int, windowed: bool) -> list[Any]:
+        """The best `limit` rows over the parts (FTS5 expression, windowed?, scored?), with
+        their BM25 rank (negative: lower is better), in one statement."""
+        # CROSS JOIN keeps the full-text match as the outer loop: with a session filter the
+        # planner preferred walking the session's rows and probing FTS5 for each.
+        source = "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
+        selects, args = [], []
+        for expr, window, scored in parts:
+            cond = f"messages_fts MATCH ? AND {where}"
+            edge = None
+            if window and windowed:
+                # with a filter, the window is the newest FILTERED_WINDOW matches, of which
+                # only those passing the filter are read and scored (the caller widens to
+                # every match when that leaves fewer than `limit`)
+                size = BM25_WINDOW if where == "1" else FILTERED_WINDOW
+                edge = self._reader.execute(
+                    "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?", (expr, size)
+                ).fetchone()
+            if edge is not None:  # more matches than the window: the newest ones only
+                cond += f" AND messages_fts.rowid > {int(edge[0])}"
+            rank = f"bm25(messages_fts, 1.0, 0.5, 0.5, {CONTEXT_WEIGHT})" if scored else "-1e-6"
+            order = "rank, messages_fts.rowid DESC" if scored else "messages_fts.rowid DESC"
+            # rank and cut on (rowid, score) alone, then fetch the few rows kept: sorting whole
+            # rows (content up to 16,000 characters) of every match made common words slow
+            selects.append(f"SELECT * FROM (SELECT messages_fts.rowid AS rowid, {rank} AS rank FROM {source} WHERE {cond} ORDER BY {order} LIMIT ?)")
+            args += [expr, *params, limit]
+        sql = f"""SELECT {_M}, r.rank FROM ({" UNION ALL ".join(selects)}) r JOIN messages m ON m.rowid = r.rowid
+                  ORDER BY r.rank, r.rowid DESC LIMIT ?"""
+        return self._reader.execute(sql, (*args, limit)).fetchall()
 
-        FTS5's BM25 gives such a term an IDF of ~0 (log((N - n + 0.5) / (n + 0.5)) <= 0 is
-        clamped to 1e-6), so it cannot change the order of the other matches; but OR-ing it
-        in makes SQLite score nearly every row. Document frequencies are counted once and
-        re-counted when the index has grown or shrunk by a tenth."""
+    def _doc_freqs(self, terms: list[str]) -> dict[str, int]:
+        """Messages holding each term, counted up to half the index (more cannot matter:
+        FTS5's BM25 gives such a term an IDF of ~0, clamped to 1e-6), or {} while the index
+        is small enough to score every match. Counted once per term, recounted when the
+        index has grown or shrunk by a tenth; a stale count only moves a term between the
+        rare and common parts, which together always cover every match."""
         total = self._reader.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
         if total < 1000:
-            return terms
+            return {}
         if not 0.9 * self._df_total <= total <= 1.1 * self._df_total:
             self._df_cache, self._df_total = {}, total
-        keep = []
+        sql = "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)"
         for term in terms:
             if term not in self._df_cache:
-                half = total // 2 + 1
-                sql = "SELECT count(*) FROM (SELECT 1 FROM messages_fts WHERE messages_fts MATCH ? LIMIT ?)"
-                self._df_cache[term] = self._reader.execute(sql, (_fts_phrase(term), half)).fetchone()[0] / total
-            if self._df_cache[term] <= 0.5:
-                keep.append(term)
-        return keep
+                self._df_cache[term] = self._reader.execute(sql, (_fts_phrase(term), self._df_total // 2 + 1)).fetchone()[0]
+        return {t: self._df_cache[t] for t in terms}
 
     def _catch_up_trigrams(self) -> None:
         """Bring the trigram index up to the newest message (migration 0009 says why)."""
