@@ -206,6 +206,15 @@ def test_keyword_all_and_any(store: Store) -> None:
     assert store.keyword_search([], Filters(), 10, match_all=True) == []
 
 
+def test_count_matches_counts_all_word_matches_up_to_the_cap(store: Store) -> None:
+    seed(store)
+    assert store.count_matches(["upstream", "timeout"], Filters(), 10) == 2
+    assert store.count_matches(["upstream", "timeout"], Filters(), 1) == 1
+    assert store.count_matches(["upstream", "timeout"], Filters(session="s2"), 10) == 1
+    assert store.count_matches(["upstream", "fridays"], Filters(), 10) == 0
+    assert store.count_matches(['"upstream', "NEAR(x"], Filters(), 10) == 0
+
+
 def test_keyword_scores_higher_is_better(store: Store) -> None:
     store.upsert_session(session("s1"))
     store.insert_messages("s1", [

@@ -82,11 +82,12 @@ def keyword(store: Store, query: str, filters: Filters, limit: int) -> tuple[lis
     terms = query_terms(query)
     if not terms:
         return [], "all"
-    hits = store.keyword_search(terms, filters, limit, match_all=True)
-    if len(hits) >= limit or len(terms) == 1:
-        return hits, "all"
-    wider = store.keyword_search(terms, filters, limit, match_all=False)
-    return wider, ("all" if hits else "any")
+    if len(terms) == 1:
+        return store.keyword_search(terms, filters, limit, match_all=True), "all"
+    held = store.count_matches(terms, filters, limit)  # counting is cheaper than ranking
+    if held >= limit:
+        return store.keyword_search(terms, filters, limit, match_all=True), "all"
+    return store.keyword_search(terms, filters, limit, match_all=False), ("all" if held else "any")
 
 
 def normalise(scores: list[float]) -> list[float]:

@@ -113,6 +113,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Messages matching the terms (all, or any), best first, with a BM25-like score
         where higher is better. Terms are plain words: the backend quotes them."""
 
+    def count_matches(self, terms: list[str], filters: Filters, cap: int) -> int:
+        """How many messages hold every term, counted up to `cap` — whether an all-words
+        search would fill a page, without ranking anything. Backends may count cheaper."""
+        return len(self.keyword_search(terms, filters, cap, match_all=True))
+
     @abstractmethod
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         """Messages whose content or tool result contains `fragment` (case-insensitive)."""

@@ -310,6 +310,14 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             rows = self._ranked(parts, where, params, limit, windowed=False)  # a filter left the window short
         return [(row_to_message(r), -float(r[-1])) for r in rows]
 
+    def count_matches(self, terms: list[str], filters: Filters, cap: int) -> int:
+        # no BM25: counting all-word matches skips the per-term statistics FTS5's bm25()
+        # gathers first (a pass over every term's whole match list)
+        where, params = self._where(filters)
+        source = "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE messages_fts MATCH ? AND {where} LIMIT ?)"
+        return self._reader.execute(sql, (" ".join(_fts_phrase(t) for t in terms), *params, cap)).fetchone()[0]
+
     def _ranked(self, parts: list[tuple[str, bool, bool]], where: str, params: list[Any], limit: int, windowed: bool) -> list[Any]:
         """The best `limit` rows over the parts (FTS5 expression, windowed?, scored?), with
         their BM25 rank (negative: lower is better), in one statement."""
