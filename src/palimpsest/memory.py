@@ -242,7 +242,11 @@ class Memory:
             extra = [mid for mid in c.semantic if mid not in c.messages]
             c.messages.update({m.id: m for m in self.store.get_messages(extra)})
         now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
-        hits = _search.session_boost(_search.combine(c, self.weights(), recipe, now_days), self.settings.w_session)[:limit]
+        w = self.weights()
+        hits = _search.combine(c, w, recipe, now_days)
+        if recipe == "hybrid":  # additive bonuses on the weighted sum's scale; rrf's is another
+            hits = _search.conversation_rerank(hits, query, w)
+        hits = _search.session_boost(hits, self.settings.w_session)[:limit]
         return _search.SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=match, notes=notes), qvec
 
     def _summary_hits(self, query: str, f: Filters, limit: int, now: Any, qvec: Any, expand: int = 3) -> list[dict[str, Any]]:
@@ -281,7 +285,8 @@ class Memory:
 
     def weights(self) -> _search.Weights:
         s = self.settings
-        return _search.Weights(s.w_fts, s.w_semantic, s.w_temporal, s.w_importance, s.decay_clock, s.reinforcement_cap)
+        return _search.Weights(s.w_fts, s.w_semantic, s.w_temporal, s.w_importance, s.decay_clock, s.reinforcement_cap,
+                               reply=s.w_reply, speaker=s.w_speaker)
 
     # -- embeddings ----------------------------------------------------------
     @cached_property

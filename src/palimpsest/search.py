@@ -8,6 +8,7 @@ them all it falls back to any word, and the result says so (`match: "any"`).
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from dataclasses import dataclass, field
@@ -133,6 +134,8 @@ class Weights:
     decay_clock: str = "created"
     reinforcement_cap: int = 10
     decay_rate: float = 0.05
+    reply: float = 0.5  # share of its reply's lead a turn inherits (conversation_rerank)
+    speaker: float = 0.15  # bonus for turns by whom the query is about (conversation_rerank)
 
 
 def temporal_score(m: Message, now_days: float, w: Weights) -> float:
@@ -187,6 +190,97 @@ def combine(c: Candidates, w: Weights, recipe: str, now_days: float) -> list[Hit
         else:
             score = w.fts * parts["fts"] + w.semantic * parts["semantic"] + w.temporal * parts["temporal"] + w.importance * parts["importance"]
         hits.append(Hit(m, score, parts))
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits
+
+
+# Who a query is about. A query written in the first person is the user's (recall builds
+# its query from the user's turn): "my dog" was talked about in the user's own turns. A
+# query about what the assistant said ("you recommended", "our previous conversation")
+# is about the assistant's turns; a query naming a speaker is about that speaker's turns.
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself)\b", re.IGNORECASE)
+ABOUT_ASSISTANT = re.compile(
+    r"\byou(?:\s+\w+)?\s+(?:told|said|mentioned|recommended|suggested|provided|gave|listed|shared|wrote|explained|described|showed)\b"
+    r"|\bdid you\s+(?:\w+\s+)?(?:tell|say|mention|recommend|suggest|provide|give|list|share|write|explain|describe|show)\b"
+    r"|\b(?:we|you and i)\s+(?:\w+\s+)?(?:discuss(?:ed)?|talk(?:ed)?|spoke|speak|chat(?:ted)?|went over|go over)\b"
+    r"|\bour\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion|talk)\b",
+    re.IGNORECASE,
+)
+SPEAKER_KEYS = ("speaker", "name", "author")  # as the indexer's search context
+
+
+def speaker_of(m: Message) -> str:
+    meta = m.metadata
+    if meta:
+        for k in SPEAKER_KEYS:
+            value = meta.get(k)
+            if isinstance(value, str) and value.strip():
+                return value
+    return ""
+
+
+def query_subject(query: str, speakers: set[str]) -> tuple[str, str] | None:
+    """Whose turns a query is about: ("speaker", name) when it names exactly one of
+    `speakers`, else ("role", "assistant") when it asks what the assistant said, else
+    ("role", "user") when it speaks in the first person; None when it says nothing of it."""
+    named = {s for s in speakers if re.search(r"(?<!\w)" + re.escape(s) + r"(?!\w)", query, re.IGNORECASE)}
+    if len(named) == 1:
+        return "speaker", named.pop()
+    if named:
+        return None
+    if ABOUT_ASSISTANT.search(query):
+        return "role", "assistant"
+    if FIRST_PERSON.search(query):
+        return "role", "user"
+    return None
+
+
+def _replies(hits: list[Hit]) -> dict[str, Hit]:
+    """Candidate id → the candidate that is its reply: the next message of the same
+    session, recognised by its search context, which ends with the turn it follows."""
+    from .indexer import CONTEXT_PREVIOUS_CHARS
+
+    by_journal: dict[tuple[str, str], list[Hit]] = {}
+    for h in hits:
+        by_journal.setdefault((h.message.session, h.message.journal_path), []).append(h)
+    out: dict[str, Hit] = {}
+    for group in by_journal.values():
+        group.sort(key=lambda h: h.message.journal_line)
+        for turn, reply in itertools.pairwise(group):
+            head = turn.message.content[:CONTEXT_PREVIOUS_CHARS]
+            if head and reply.message.context.endswith(head):
+                out[turn.message.id] = reply
+    return out
+
+
+def conversation_rerank(hits: list[Hit], query: str, w: Weights) -> list[Hit]:
+    """Re-rank hybrid hits by the shape of a conversation, in two steps:
+
+    - a turn inherits `w.reply` × how far its reply out-scores it (the reply is about the
+      turn: "What breed is Max?" is answered by the assistant's "Golden Retrievers like
+      Max…", whose turn before it, the user's, holds the fact in other words);
+    - turns by whom the query is about gain `w.speaker` (`query_subject`).
+
+    Both read only the candidates (no store access)."""
+    if not hits or (w.reply <= 0 and w.speaker <= 0):
+        return hits
+    if w.reply > 0:
+        base = {h.message.id: h.score for h in hits}
+        replies = _replies(hits)
+        for h in hits:
+            reply = replies.get(h.message.id)
+            lead = base[reply.message.id] - base[h.message.id] if reply is not None else 0.0
+            if lead > 0:
+                h.parts["reply"] = lead
+                h.score += w.reply * lead
+    speakers = [speaker_of(h.message) for h in hits] if w.speaker > 0 else []
+    subject = query_subject(query, set(speakers) - {""}) if w.speaker > 0 else None
+    if subject is not None:
+        kind, who = subject
+        for h, speaker in zip(hits, speakers):
+            if (speaker if kind == "speaker" else h.message.role) == who:
+                h.parts["speaker"] = 1.0
+                h.score += w.speaker
     hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
     return hits
 

@@ -55,6 +55,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("w_importance", 0.1, "PALIMPSEST_W_IMPORTANCE", "Weight of importance by kind.", float),
     Setting("workspace", "", "PALIMPSEST_WORKSPACE", "Folder with SOUL.md, USER.md, AGENTS.md, … and memory/<date>.md for `palimpsest context`."),
     Setting("w_session", 0.0, "PALIMPSEST_W_SESSION", "Re-ranking bonus for hits whose session has other strong candidates.", float),
+    Setting("w_reply", 0.5, "PALIMPSEST_W_REPLY", "Share of its reply's higher score a turn inherits (hybrid; see docs/retrieval.md).", float),
+    Setting("w_speaker", 0.15, "PALIMPSEST_W_SPEAKER", "Bonus for turns by whom the query is about: first person → user, a named speaker → theirs (hybrid).", float),
     Setting("decay_clock", "created", "PALIMPSEST_DECAY_CLOCK", "Temporal decay counts days since created or since last accessed.", str),
     Setting("reinforcement_cap", 10, "PALIMPSEST_REINFORCEMENT_CAP", "Access counts above this add no more temporal boost.", int),
     Setting("ann_threshold", 200_000, "PALIMPSEST_ANN_THRESHOLD", "Vector counts above this use the HNSW index instead of exact cosine.", int),

@@ -1,0 +1,113 @@
+"""The conversation re-ranking of hybrid search: a turn shares in its reply's score, and
+turns by whom the query is about come first (docs/retrieval.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.records import Hit
+from palimpsest.search import Weights, conversation_rerank, query_subject
+
+
+@pytest.mark.parametrize(
+    ("query", "speakers", "subject"),
+    [
+        ("What breed is my dog?", set(), ("role", "user")),
+        ("How long have I been collecting stamps?", set(), ("role", "user")),
+        ("Can you remind me which beer you recommended?", set(), ("role", "assistant")),
+        ("I'm going back to our previous conversation about dinosaurs.", set(), ("role", "assistant")),
+        ("Which dessert shop did we talk about last time?", set(), ("role", "assistant")),
+        ("What did you recommend for my back pain?", set(), ("role", "assistant")),
+        ("Can you suggest a hotel for my trip?", set(), ("role", "user")),  # a request, not a memory of a reply
+        ("When did Caroline go to the support group?", {"Caroline", "Melanie"}, ("speaker", "Caroline")),
+        ("What is Caroline's job?", {"Caroline", "Melanie"}, ("speaker", "Caroline")),
+        ("How did I meet Melanie?", {"Caroline", "Melanie"}, ("speaker", "Melanie")),  # a name is more specific than "I"
+        ("Did Caroline and Melanie ever meet?", {"Caroline", "Melanie"}, None),  # both: no preference
+        ("Which event happened first, the road trip or the lens?", set(), None),
+        ("Where did Carolina live?", {"Carol"}, None),  # whole words only
+    ],
+)
+def test_query_subject(query: str, speakers: set[str], subject: tuple[str, str] | None) -> None:
+    assert query_subject(query, speakers) == subject
+
+
+def _hits(memory: Memory, scores: dict[str, float]) -> list[Hit]:
+    by_content = {m.content: m for _, m in memory.store.scan(memory.filters(), 100, 0)}
+    return [Hit(by_content[text], score, {}) for text, score in scores.items()]
+
+
+def test_a_turn_inherits_part_of_its_replys_lead(sqlite_memory: Memory) -> None:
+    sqlite_memory.ingest_session("s1", [
+        {"role": "user", "content": "Max needs a new collar, golden retrievers pull hard"},
+        {"role": "assistant", "content": "For a dog that pulls, a harness is kinder than a collar"},
+        {"role": "user", "content": "Thanks, I will look at harnesses"},
+    ])
+    sqlite_memory.ingest_session("s2", [{"role": "user", "content": "Unrelated words about the weather"}])
+    hits = _hits(sqlite_memory, {
+        "Max needs a new collar, golden retrievers pull hard": 0.2,
+        "For a dog that pulls, a harness is kinder than a collar": 0.6,
+        "Thanks, I will look at harnesses": 0.1,  # its reply is not a candidate: nothing to inherit
+        "Unrelated words about the weather": 0.3,
+    })
+    ranked = conversation_rerank(hits, "what breed is the dog", Weights(reply=0.5, speaker=0.0))
+    score = {h.message.content: h.score for h in ranked}
+    assert score["Max needs a new collar, golden retrievers pull hard"] == pytest.approx(0.2 + 0.5 * 0.4)
+    assert ranked[0].message.content.startswith("For a dog")
+    assert ranked[1].message.content.startswith("Max needs")  # above the unrelated 0.3 now
+    assert ranked[1].parts["reply"] == pytest.approx(0.4)
+    # the reply gains nothing from the turn before it, nor the last turn from anything
+    assert score["For a dog that pulls, a harness is kinder than a collar"] == pytest.approx(0.6)
+    assert score["Thanks, I will look at harnesses"] == pytest.approx(0.1)
+
+
+def test_turns_that_are_not_adjacent_inherit_nothing(sqlite_memory: Memory) -> None:
+    sqlite_memory.ingest_session("s1", [
+        {"role": "user", "content": "first turn"},
+        {"role": "assistant", "content": "second turn"},
+        {"role": "user", "content": "third turn"},
+    ])
+    hits = _hits(sqlite_memory, {"first turn": 0.1, "third turn": 0.9})  # the turn between is no candidate
+    ranked = conversation_rerank(hits, "turn", Weights(reply=0.5, speaker=0.0))
+    assert {h.message.content: h.score for h in ranked} == {"first turn": 0.1, "third turn": 0.9}
+
+
+def test_turns_by_whom_the_query_is_about_gain_the_speaker_bonus(sqlite_memory: Memory) -> None:
+    sqlite_memory.ingest_session("s1", [
+        {"role": "user", "content": "alpha", "metadata": {"speaker": "Ann"}},
+        {"role": "assistant", "content": "beta", "metadata": {"speaker": "Bob"}},
+    ])
+    def ranked(query: str) -> list[str]:
+        hits = _hits(sqlite_memory, {"alpha": 0.5, "beta": 0.55})
+        return [h.message.content for h in conversation_rerank(hits, query, Weights(reply=0.0, speaker=0.15))]
+    assert ranked("what did Bob say") == ["beta", "alpha"]
+    assert ranked("what did Ann say") == ["alpha", "beta"]
+    assert ranked("what is the plan") == ["beta", "alpha"]
+
+
+def _search(home: Path, store_url: str, query: str, **weights: float) -> list[str]:
+    settings = Settings.load(env={}, embedder="none", **weights)
+    with Memory(home, store_url, settings=settings) as memory:
+        if not memory.store.scan(memory.filters(), 1, 0):
+            memory.ingest_session("pets", [
+                {"role": "user", "content": "Max chews every collar; he is a golden retriever, a big dog"},
+                {"role": "assistant", "content": "A golden retriever is a dog breed that loves to chew: dog breed experts suggest chew toys"},
+            ])
+            memory.ingest_session("park", [
+                {"role": "user", "content": "Where can I walk tonight?"},
+                {"role": "assistant", "content": "The dog park has a dog fountain"},
+            ])
+        return [h.message.content for h in memory.search(query, limit=10, touch=False).hits]
+
+
+def test_search_ranks_the_users_own_turn_above_a_stranger_reply(home: Path, store_url: str) -> None:
+    query = "Which dog breed?"
+    plain = _search(home, store_url, query, w_reply=0.0, w_speaker=0.0)
+    assert plain.index("The dog park has a dog fountain") < plain.index("Max chews every collar; he is a golden retriever, a big dog")
+    reranked = _search(home, store_url, query)  # the defaults
+    assert reranked.index("Max chews every collar; he is a golden retriever, a big dog") < reranked.index("The dog park has a dog fountain")
+    # the same words in the first person: the user's own turns gain the speaker bonus
+    first_person = _search(home, store_url, "Which breed is my dog?", w_reply=0.0)
+    assert first_person.index("Max chews every collar; he is a golden retriever, a big dog") < first_person.index("The dog park has a dog fountain")
