@@ -93,7 +93,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
 
 class Indexer:
     def __init__(self, journal: Journal, store: Store, field_cap: int = 16000,
-                 on_indexed: Callable[[list[str]], None] | None = None) -> None:
+                 on_indexed: Callable[[list[Message]], None] | None = None) -> None:
         self.journal = journal
         self.store = store
         self.field_cap = field_cap
@@ -142,7 +142,8 @@ class Indexer:
         end = (last.line, last.offset + last.nbytes)
         inserted = self.store.insert_messages(session, messages, end)
         if inserted and self.on_indexed:
-            self.on_indexed(inserted)
+            new = set(inserted)
+            self.on_indexed([m for m in messages if m.id in new])
         return len(inserted)
 
     def _previous_text(self, session: str) -> str:

@@ -31,7 +31,7 @@ from .journal import Journal
 from .llm import LLM, system_journal, usage
 from .messages import default_key, normalise_message, session_event
 from .pipeline import after_index
-from .records import Event, Hit, Session, check_session_id, iso, parse_time, utcnow
+from .records import Event, Hit, Message, Session, check_session_id, iso, parse_time, utcnow
 from .settings import Settings
 from .store import Filters, Store, open_store
 from .summarize import Summaries
@@ -310,11 +310,12 @@ class Memory:
         """Inject an embedder (tests, benchmarks): a real `Embedder` subclass."""
         self._embedder, self._embed_cache = embedder, cache
 
-    def _after_index(self, ids: list[str]) -> None:
+    def _after_index(self, messages: list[Message]) -> None:
         """New messages are indexed: queue their embeddings and the derived work
         (distill, tool-synth, compact; see `palimpsest.pipeline`) in one write."""
+        ids = [m.id for m in messages]
         jobs = embed_jobs(ids) if self.settings.embedder != "none" else []
-        jobs += after_index(self, ids)
+        jobs += after_index(self, messages)
         jobs += self.tags.after_index(ids)
         if jobs:
             self.store.enqueue(jobs)

@@ -46,9 +46,10 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
     if not isinstance(metadata, dict):
         raise InvalidInput(f"{where}: metadata must be an object")
     tool_args = raw.get("tool_args")
-    try:
+    try:  # (nothing to check for the usual message without either)
         # allow_nan=False: NaN / Infinity are not JSON, and PostgreSQL's jsonb refuses them
-        json.dumps([tool_args, metadata], ensure_ascii=False, allow_nan=False).encode("utf-8")
+        if tool_args is not None or metadata:
+            json.dumps([tool_args, metadata], ensure_ascii=False, allow_nan=False).encode("utf-8")
     except (TypeError, ValueError, UnicodeEncodeError) as exc:
         raise InvalidInput(f"{where}: tool_args/metadata must be JSON with valid Unicode: {exc}") from None
     created = parse_time(raw["created_at"], f"{where}: created_at") if raw.get("created_at") not in (None, "") else utcnow()

@@ -1,7 +1,7 @@
 """What new messages set in motion: the background jobs queued after indexing, and their
 handlers (`distill`, `tool-synth`, `compact`).
 
-`after_index(memory, ids)` is called by `Memory` with the ids of newly indexed messages.
+`after_index(memory, messages)` is called by `Memory` with the newly indexed messages.
 It never raises — a write must not fail because derived work could not be queued (the
 worst case is a turn that is not distilled; `palimpsest distill` can do it later) — and
 it costs one read of the new rows plus one look-up per user message:
@@ -34,22 +34,21 @@ log = logging.getLogger(__name__)
 COMPACT_DELAY = timedelta(seconds=60)
 
 
-def after_index(memory: Memory, ids: list[str]) -> list[NewJob]:
+def after_index(memory: Memory, messages: list[Message]) -> list[NewJob]:
     """The jobs these new messages call for (never raises)."""
     try:
-        return _jobs(memory, ids)
+        return _jobs(memory, messages)
     except Exception as exc:  # noqa: BLE001 - derived work only; the write stands
-        log.warning("no derived jobs for %d new messages: %s", len(ids), exc)
+        log.warning("no derived jobs for %d new messages: %s", len(messages), exc)
         return []
 
 
-def _jobs(memory: Memory, ids: list[str]) -> list[NewJob]:
+def _jobs(memory: Memory, messages: list[Message]) -> list[NewJob]:
     s = memory.settings
-    if not ids or not (s.distill or s.tool_synth or s.compact_after > 0):
+    if not messages or not (s.distill or s.tool_synth or s.compact_after > 0):
         return []
     from .toolsynth import job_for, needs_synthesis
 
-    messages = memory.store.get_messages(ids)
     jobs: list[NewJob] = [job_for(m.id) for m in messages if s.tool_synth and needs_synthesis(m)]
     if s.distill:
         for session in dict.fromkeys(m.session for m in messages):

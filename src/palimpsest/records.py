@@ -67,6 +67,8 @@ def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str |
         raise InvalidInput(f"{field_name} is required")
     if not isinstance(value, str):
         raise InvalidInput(f"{field_name} must be a string, got {type(value).__name__}")
+    if value.isascii():  # nothing to check, and far cheaper than encoding
+        return value
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

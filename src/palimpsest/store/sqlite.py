@@ -528,15 +528,14 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         from ..records import iso, utcnow
 
         now = iso(utcnow())
-        n = 0
         with self._tx() as conn:
-            for j in jobs:
-                n += conn.execute(
-                    """INSERT OR IGNORE INTO jobs (task, payload, job_key, max_attempts, run_at, created_at)
-                       VALUES (?, ?, ?, ?, ?, ?)""",
-                    (j.task, json.dumps(j.payload), j.job_key, j.max_attempts, j.run_at or now, now),
-                ).rowcount
-        return n
+            before = conn.total_changes
+            conn.executemany(
+                """INSERT OR IGNORE INTO jobs (task, payload, job_key, max_attempts, run_at, created_at)
+                   VALUES (?, ?, ?, ?, ?, ?)""",
+                [(j.task, json.dumps(j.payload), j.job_key, j.max_attempts, j.run_at or now, now) for j in jobs],
+            )
+            return conn.total_changes - before
 
     def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
         task_clause = "AND task IN (SELECT value FROM json_each(?))" if tasks else ""
