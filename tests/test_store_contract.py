@@ -368,6 +368,22 @@ def test_vectors_put_search_and_filters(store: Store) -> None:
     assert np.allclose(got["evt_s1_0001"], _unit(8, 0, 0.1, 0), atol=1e-6)
 
 
+@pytest.mark.parametrize("filters", [
+    Filters(session="s1"), Filters(sessions=["s2", "s3"]), Filters(agent="agent-a"), Filters(channel="web"),
+    Filters(role="assistant"), Filters(since=at(3)), Filters(until=at(3)), Filters(since=at(2), until=at(5), role="user"),
+    Filters(agent="agent-a", channel="web"), Filters(session="s1", sessions=["s2"]), Filters(session="nope"), Filters(role="nobody"),
+])
+def test_vector_filters_select_what_browse_selects(store: Store, filters: Filters) -> None:
+    seed(store)
+    ids = [m.id for m in store.browse(Filters(), 100, 0)]
+    store.put_vectors("mini", [(i, _unit(8, n % 8)) for n, i in enumerate(ids)])
+    assert store.vector_search("mini", _unit(8, 0), Filters(), 100)  # the cache is loaded before the new rows come
+    store.insert_messages("s2", [msg(7, "s2", "later words", role="assistant"), msg(8, "s2", "more later words")], (4, 400))
+    store.put_vectors("mini", [("evt_s2_0007", _unit(8, 1)), ("evt_s2_0008", _unit(8, 2))])
+    want = {m.id for m in store.browse(filters, 100, 0)}
+    assert {i for i, _ in store.vector_search("mini", _unit(8, 0), filters, 100)} == want
+
+
 def test_vectors_replace_and_coverage(store: Store) -> None:
     seed(store)
     store.put_vectors("mini", [("evt_s1_0001", _unit(4, 0))])

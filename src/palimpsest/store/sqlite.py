@@ -461,25 +461,28 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             )
         self._generation += 1
 
-    def load_vectors(self, model: str, after_rowid: int) -> tuple[np.ndarray, np.ndarray, int]:
-        """(rowids, matrix) of stored vectors above `after_rowid`, and the total count."""
+    def load_vectors(self, model: str, after_rowid: int) -> tuple[np.ndarray, np.ndarray, int, dict[str, list[str]]]:
+        """(rowids, matrix) of stored vectors above `after_rowid`, the total count, and each
+        row's session, role and time (what vector filters test, in memory)."""
         rows = self._reader.execute(
-            "SELECT message_rowid, vector FROM vectors WHERE model = ? AND message_rowid > ? ORDER BY message_rowid", (model, after_rowid)
+            """SELECT v.message_rowid, v.vector, m.session_id, coalesce(m.role, char(0)), m.created_at
+               FROM vectors v JOIN messages m ON m.rowid = v.message_rowid
+               WHERE v.model = ? AND v.message_rowid > ? ORDER BY v.message_rowid""", (model, after_rowid)
         ).fetchall()
         found = self._reader.execute("SELECT count FROM vector_counts WHERE model = ?", (model,)).fetchone()
         total = found[0] if found else 0
         if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), total
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32), total, {"session": [], "role": [], "created_at": []}
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return rowids, matrix, total
+        meta = {"session": [r[2] for r in rows], "role": [r[3] for r in rows], "created_at": [r[4] for r in rows]}
+        return rowids, matrix, total, meta
 
-    def filtered_rowids(self, filters: Filters) -> np.ndarray | None:
-        if filters == Filters():
-            return None
-        where, params = self._where(filters)
-        rows = self._reader.execute(f"SELECT m.rowid FROM messages m WHERE {where}", params).fetchall()
-        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    def sessions_matching(self, filters: Filters) -> list[str]:
+        """Sessions passing the session-level filters (agent, channel, tag) of `filters`."""
+        only = Filters(agent=filters.agent, channel=filters.channel, tag=filters.tag)
+        where, params = self._where(only, alias="x")
+        return [r[0] for r in self._reader.execute(f"SELECT x.session_id FROM (SELECT id AS session_id FROM sessions) x WHERE {where}", params)]
 
     def rowids_to_ids(self, rowids: list[int]) -> dict[int, str]:
         rows = self._reader.execute("SELECT rowid, id FROM messages WHERE rowid IN (SELECT value FROM json_each(?))", (json.dumps(rowids),))
