@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
@@ -63,7 +64,13 @@ class Memory:
         try:
             self.accesses.flush()
         finally:
+            if "_query_pool" in self.__dict__:
+                self._query_pool.shutdown(wait=False)
             self.store.close()
+
+    @cached_property
+    def _query_pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=4, thread_name_prefix="palimpsest-query")
 
     @cached_property
     def accesses(self) -> AccessLog:
@@ -227,11 +234,16 @@ class Memory:
             raise InvalidInput(f"unknown recipe {recipe!r}: use hybrid or rrf")
         depth = max(limit * 5, 50)
         c = _search.Candidates()
+        # the query is embedded on another thread while the keyword search runs: both
+        # release the GIL (onnxruntime, SQLite), so on two cores their times overlap
+        embed_notes: list[str] = []
+        pending = self._query_pool.submit(self._query_vector, query, embed_notes)
         pairs, match = _search.keyword(self.store, query, f, depth)
         for rank, ((m, _), score) in enumerate(zip(pairs, _search.normalise([s for _, s in pairs]))):
             c.messages[m.id], c.fts[m.id], c.fts_rank[m.id] = m, score, rank
         notes = ["no message matched every word; showing messages that match any word"] if match == "any" else []
-        qvec = self._query_vector(query, notes)
+        qvec = pending.result()
+        notes += embed_notes
         if qvec is not None:
             model = self.embedder.model_id  # type: ignore[union-attr]
             for rank, (mid, cos) in enumerate(self.store.vector_search(model, qvec, f, depth)):
