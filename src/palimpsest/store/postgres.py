@@ -38,8 +38,9 @@ import json
 import math
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -82,7 +83,18 @@ _CONNECT_ATTEMPTS = 5
 _POOL_TIMEOUT_S = 3.0
 _FAIL_FAST_S = 2.0
 _EXACT_MAX = 5_000  # filtered vector search is exact up to this many candidate messages
+_BUILD_MEMORY_MB = 8192  # ceiling of maintenance_work_mem for an HNSW build (pgvector's README: '8GB')
+_BUILD_WORKERS = 7  # max_parallel_maintenance_workers for it (pgvector's README: 7, plus the leader)
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
+# BM25 as FTS5's bm25(): k1, b, and its column weights by tsvector weight label
+# (content 1.0, tool_name and tool_result 0.5, context 0.5 = sqlite.CONTEXT_WEIGHT)
+_K1, _B = 1.2, 0.75
+_COLUMN_WEIGHTS = {"A": 1.0, "B": 0.5, "C": 0.5, "D": 0.0}
+_CANDIDATES = 300  # matches given the exact BM25, the best by the cheap rank (at least 4 × limit)
+_RARE_MATCHES = 2000  # any-word, unfiltered: the rarest terms' matches, up to this many, all ranked (sqlite.RARE_MATCHES)
+_BM25_WINDOW = 1000  # and of the other terms, about the newest this many matches (sqlite.BM25_WINDOW)
+_BM25_EXACT = 5000  # up to this many messages, N, avgdl and every document frequency are exact
+_BM25_COMMON = 0.01  # above _BM25_EXACT, lexemes ANALYZE saw in >= 1 % of rows take its frequency
 
 
 def _text(value: str | None) -> str | None:
@@ -171,13 +183,16 @@ def _permanent(exc: psycopg.Error) -> bool:
 
 class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin, PostgresTagsMixin, PostgresWikiMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
-                 hnsw_threshold: int = 10_000) -> None:
+                 hnsw_threshold: int = 10_000, index_build_memory_mb: int = _BUILD_MEMORY_MB,
+                 index_build_workers: int = _BUILD_WORKERS) -> None:
         self.url = url
         self.hnsw_threshold = hnsw_threshold
+        self.index_build_memory_mb = index_build_memory_mb
+        self.index_build_workers = index_build_workers
         self._down_until = 0.0
         self._down_reason = ""
         self._pgvector_version: tuple[int, int] | None = None
-        self._idf_cache: tuple[float, dict[str, float], float] | None = None
+        self._bm25_cache: _Bm25Stats | None = None
         self._conninfo = "postgresql://" + url.split("://", 1)[1] if url.startswith("postgres://") else url
         with self._first_connection(connect_attempts) as conn:
             self._migrate(conn)
@@ -344,6 +359,7 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
         return [r[0] for r in self._all(sql, (idle_before,))]
 
     def drop_session_index(self, session_id: str) -> int:
+        self._bm25_cache = None
         with self._tx() as conn:
             _lock_session(conn, session_id)
             return conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
@@ -397,53 +413,145 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
         return [_row_to_message(r) for r in self._all(sql, (*params, limit, offset))]
 
     def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
+        """BM25 as SQLite's FTS5 computes it (`_bm25`: same IDF, k1, b, column weights, phrase
+        counts from the tsvector's positions, document length in tokens), given to the best
+        `_CANDIDATES` matches by a cheap rank (the IDF of the terms held, then `ts_rank`).
+        SQLite's shortcuts are mirrored: terms in more than half the messages are dropped
+        from an any-word query (their IDF is ~0; when every term is that common, the newest
+        matches come back, scored alike), and an unfiltered any-word query ranks every match
+        of its rarest terms but only about the newest `_BM25_WINDOW` of the others."""
         terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
-        if not terms:
+        if not terms or limit <= 0:
             return []
         where, params = self._where(filters)
         with self._read() as conn:
-            lexemes = _term_lexemes(conn, terms)
+            # each term's tokens in order: (lexeme, offset from the first), a phrase when several
+            rows = conn.execute(
+                """SELECT t, ARRAY(SELECT u.lexeme FROM unnest(to_tsvector('palimpsest', t)) AS u, unnest(u.positions) AS p
+                                  ORDER BY p),
+                          ARRAY(SELECT p FROM unnest(to_tsvector('palimpsest', t)) AS u, unnest(u.positions) AS p ORDER BY p),
+                          (SELECT coalesce(max(rowid), 0) FROM messages)
+                   FROM unnest(%s::text[]) AS t""", (terms,)).fetchall()
+            phrases = {t: [(lx, pos - ps[0]) for lx, pos in zip(lxs, ps)] for t, lxs, ps, _ in rows if lxs}
+            lexemes = {t: sorted({lx for lx, _ in phrases.get(t, [])}) for t in terms}
             terms = [t for t in terms if lexemes[t]]  # a term of punctuation alone is no word
             if not terms:
                 return []
+            stats = self._bm25_stats(conn, rows[0][3])
+            df = self._doc_freqs(conn, stats, terms, lexemes)
+            informative = terms if stats.n < 1000 else [t for t in terms if df[t] <= 0.5 * stats.n]
+            if informative and not match_all:
+                terms = informative
             # Each term is its own phrase query: user text is a value, never tsquery syntax.
             query = (" && " if match_all else " || ").join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
-            rank = f"ts_rank_cd('{_TS_WEIGHTS}', m.fts, q.q, 1)"
-            weights: list[Any] = []
-            if not match_all and len(terms) > 1:
-                # BM25's IDF, which ts_rank_cd lacks: a message matching a rare term outranks
-                # one matching only a common one. Frequencies come from ANALYZE's statistics.
-                idf = self._idf(conn)
-                rank += " * (" + " + ".join(["%s * (m.fts @@ phraseto_tsquery('palimpsest', %s))::int"] * len(terms)) + ")"
-                weights = [x for t in terms for x in (max(idf(lx) for lx in lexemes[t]), t)]
-            sql = f"""WITH q AS (SELECT {query} AS q)
-                      SELECT {_M}, {rank} AS rank FROM messages m, q WHERE m.fts @@ q.q AND {where}
-                      ORDER BY rank DESC, m.created_at DESC, m.id LIMIT %s"""
-            rows = conn.execute(sql, (*terms, *weights, *params, limit)).fetchall()
-        return [(_row_to_message(r), float(r[-1])) for r in rows]
+            if not informative:
+                sql = f"""WITH q AS (SELECT {query} AS q) SELECT {_M}, 1e-6 FROM messages m, q
+                          WHERE m.fts @@ q.q AND {where} ORDER BY m.rowid DESC LIMIT %s"""
+                rows = conn.execute(sql, (*terms, *params, limit)).fetchall()
+                return [(_row_to_message(r), float(r[-1])) for r in rows]
+            idf = {t: _idf(stats.n, df[t]) for t in terms}
+            window, window_params = "", []
+            if not match_all and where == "true" and stats.n >= 1000:
+                # As SQLite: the rarest terms, together at most _RARE_MATCHES matches, are
+                # scored in every match; of the others, only about the newest _BM25_WINDOW
+                # matches: those above the rowid that many are expected above (their matches
+                # spread evenly over the rowids), so the primary key cuts the GIN bitmap
+                # before any row is read.
+                rare: list[str] = []
+                common: list[str] = []
+                budget = 0
+                for t in sorted(terms, key=lambda t: df[t]):
+                    if not common and budget + df[t] <= _RARE_MATCHES:
+                        rare.append(t)
+                        budget += df[t]
+                    else:
+                        common.append(t)
+                matches = sum(df[t] for t in common)
+                if matches > _BM25_WINDOW:
+                    edge = stats.max_rowid - int(_BM25_WINDOW * stats.max_rowid / matches)
+                    if rare:
+                        either = " || ".join(["phraseto_tsquery('palimpsest', %s)"] * len(rare))
+                        window = f"AND (m.fts @@ ({either}) OR m.rowid > %s)"
+                        window_params = [*rare, edge]
+                    else:
+                        window, window_params = "AND m.rowid > %s", [edge]
+            # The cheap rank: the IDF of the terms a message holds, then ts_rank with the
+            # column weights, length-normalised; its best candidates get the exact BM25.
+            cheap = " + ".join(["%s * (m.fts @@ phraseto_tsquery('palimpsest', %s))::int"] * len(terms))
+            cheap_params = [x for t in terms for x in (idf[t], t)]
+            wanted = sorted({lx for t in terms for lx in lexemes[t]})
+            sql = f"""WITH q AS (SELECT {query} AS q),
+                      c AS (SELECT m.rowid, m.fts FROM messages m, q WHERE m.fts @@ q.q AND {where} {window}
+                            ORDER BY {cheap} DESC, ts_rank('{_TS_WEIGHTS}', m.fts, q.q, 1) DESC, m.rowid DESC LIMIT %s),
+                      d AS (SELECT c.rowid, c.fts, (SELECT sum(cardinality(x.positions))::int FROM unnest(c.fts) AS x) AS dl FROM c)
+                      SELECT d.rowid, d.dl, u.lexeme, u.positions, u.weights
+                      FROM d CROSS JOIN LATERAL unnest(d.fts) AS u WHERE u.lexeme = ANY(%s)"""
+            rows = conn.execute(sql, (*terms, *params, *window_params, *cheap_params,
+                                      max(_CANDIDATES, 4 * limit), wanted)).fetchall()
+            found: dict[int, tuple[int, dict[str, dict[int, str]]]] = {}
+            for rowid, dl, lexeme, positions, labels in rows:
+                found.setdefault(rowid, (dl or 1, {}))[1][lexeme] = dict(zip(positions, labels))
+            scored = [(_bm25({t: _phrase_freq(phrases[t], at) for t in terms}, idf, dl, stats.avgdl), rowid)
+                      for rowid, (dl, at) in found.items()]
+            scored.sort(key=lambda x: (-x[0], -x[1]))
+            top = scored[:limit]
+            if not top:
+                return []
+            by_rowid = {r[0]: r[1:] for r in conn.execute(f"SELECT m.rowid, {_M} FROM messages m WHERE m.rowid = ANY(%s)",
+                                                          ([r for _, r in top],))}
+        return [(_row_to_message(by_rowid[r]), score) for score, r in top if r in by_rowid]
 
-    def _idf(self, conn: psycopg.Connection[Any]) -> Callable[[str], float]:
-        """idf(lexeme) from pg_stats' most common lexemes of `messages.fts` (cached a minute);
-        a lexeme missing from that list is rarer than the rarest listed one."""
-        cached = self._idf_cache
-        if cached is None or time.monotonic() - cached[0] > 60:
+    def count_matches(self, terms: list[str], filters: Filters, cap: int) -> int:
+        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
+        if not terms:
+            return 0
+        where, params = self._where(filters)
+        query = " && ".join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM messages m WHERE m.fts @@ ({query}) AND {where} LIMIT %s) x"
+        return self._all(sql, (*terms, *params, cap))[0][0]
+
+    def _bm25_stats(self, conn: psycopg.Connection[Any], max_rowid: int) -> _Bm25Stats:
+        """N, the average document length and the newest rowid, with a cache of document
+        frequencies. Recomputed when messages were added (under 5,000 messages: exact;
+        above: when the count moved by a tenth or a minute passed, the average length
+        from a sample of ~5,000 rows) or removed by this store."""
+        s = self._bm25_cache
+        if s is not None and (s.max_rowid == max_rowid or (
+                s.n >= _BM25_EXACT and max_rowid <= 1.1 * s.max_rowid and time.monotonic() - s.at < 60)):
+            return s
+        n = conn.execute("SELECT count(*) FROM messages").fetchone()[0]  # type: ignore[index]
+        sample = "" if n <= _BM25_EXACT else f"TABLESAMPLE SYSTEM ({min(100.0, 100.0 * _BM25_EXACT / n):.4f}) REPEATABLE (1)"
+        avgdl = conn.execute(
+            f"SELECT avg((SELECT sum(cardinality(u.positions)) FROM unnest(m.fts) AS u)) FROM messages m {sample}"
+        ).fetchone()[0]  # type: ignore[index]
+        common: dict[str, float] = {}
+        if n > _BM25_EXACT:  # ANALYZE's most common lexemes: their frequencies, instead of counting
             row = conn.execute(
                 """SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats
                    WHERE tablename = 'messages' AND attname = 'fts' AND schemaname = current_schema()"""
             ).fetchone()
-            freqs: dict[str, float] = {}
-            floor = 0.0
             if row and row[0] and row[1]:
-                freqs = dict(zip(row[0], row[1]))
-                floor = min(row[1][: len(row[0])])
-            cached = self._idf_cache = (time.monotonic(), freqs, floor)
-        _, freqs, floor = cached
+                common = {lx: f for lx, f in zip(row[0], row[1]) if f >= _BM25_COMMON}
+        self._bm25_cache = _Bm25Stats(n=n, avgdl=float(avgdl or 1.0), max_rowid=max_rowid, at=time.monotonic(), common=common)
+        return self._bm25_cache
 
-        def idf(lexeme: str) -> float:
-            p = freqs.get(lexeme, floor / 2)
-            return math.log(1 + (1 - p + 1e-6) / (p + 1e-6))
-
-        return idf
+    @staticmethod
+    def _doc_freqs(conn: psycopg.Connection[Any], stats: _Bm25Stats, terms: list[str],
+                   lexemes: dict[str, list[str]]) -> dict[str, int]:
+        """How many messages hold each term (cached with the stats; counted up to half the
+        messages, beyond which FTS5's IDF is ~0 anyway). A single lexeme that ANALYZE found
+        in at least 1 % of its sample takes that frequency: counting it exactly would read
+        tens of thousands of rows, and its IDF hardly moves with a sampling error."""
+        for t in terms:
+            if t not in stats.df and len(lexemes[t]) == 1 and lexemes[t][0] in stats.common:
+                stats.df[t] = round(stats.common[lexemes[t][0]] * stats.n)
+        missing = [t for t in terms if t not in stats.df]
+        if missing:
+            stats.df.update(conn.execute(
+                """SELECT t, (SELECT count(*) FROM (SELECT 1 FROM messages
+                                                    WHERE fts @@ phraseto_tsquery('palimpsest', t) LIMIT %s) x)
+                   FROM unnest(%s::text[]) AS t""", (stats.n // 2 + 1, missing)).fetchall())
+        return {t: stats.df[t] for t in terms}
 
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         where, params = self._where(filters)
@@ -495,8 +603,15 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
         }
 
     def reset(self) -> None:
+        self._bm25_cache = None
         with self._tx() as conn:
             conn.execute("TRUNCATE vectors, vector_counts, messages, sessions, journal_cursors, jobs RESTART IDENTITY")
+            # an HNSW index left on the empty table would make the next bulk load insert
+            # into the graph row by row; it is rebuilt at the threshold (or build_vector_index)
+            for (name,) in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%%'"
+            ).fetchall():
+                conn.execute(f"DROP INDEX IF EXISTS {name}")
 
     # -- vectors -------------------------------------------------------------
     def put_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
@@ -526,20 +641,36 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
             )
             count = conn.execute("SELECT count FROM vector_counts WHERE model = %s", (model,)).fetchone()
             if count and count[0] >= self.hnsw_threshold:
-                self._ensure_vector_index(conn, dim)
+                self._ensure_vector_index(conn, dim, self.index_build_memory_mb, self.index_build_workers)
 
     def build_vector_index(self) -> None:
         """Build the HNSW index now, whatever the count (after a bulk load, say)."""
         with self._tx() as conn:
             for (dim,) in conn.execute("SELECT dim FROM vector_counts").fetchall():
-                self._ensure_vector_index(conn, dim)
+                self._ensure_vector_index(conn, dim, self.index_build_memory_mb, self.index_build_workers)
 
     @staticmethod
-    def _ensure_vector_index(conn: psycopg.Connection[Any], dim: int) -> None:
+    def _ensure_vector_index(conn: psycopg.Connection[Any], dim: int, memory_cap_mb: int = _BUILD_MEMORY_MB,
+                             workers: int = _BUILD_WORKERS) -> None:
+        """Build the partial HNSW index of `dim` if it is missing.
+
+        pgvector builds an HNSW graph many times faster while it fits in
+        `maintenance_work_mem` (past it, it flushes and inserts on disk, with a NOTICE), and
+        in parallel with `max_parallel_maintenance_workers` workers plus the leader. So the
+        building transaction raises the first to the graph's estimated size (vector plus
+        neighbour lists per row, ×1.25 headroom), never above `memory_cap_mb` and never
+        below the server's own setting, and the second to `workers` (PostgreSQL caps it by
+        `max_parallel_workers` and the table's size)."""
         exists = conn.execute("SELECT 1 FROM pg_indexes WHERE tablename = 'vectors' AND indexname = %s",
                               (f"vectors_hnsw_{dim}",)).fetchone()
         if not exists:
-            conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+            rows = conn.execute("SELECT coalesce(sum(count), 0) FROM vector_counts WHERE dim = %s", (dim,)).fetchone()
+            need_mb = _graph_mb(int(rows[0]) if rows else 0, dim)
+            current_mb = conn.execute(
+                "SELECT pg_size_bytes(current_setting('maintenance_work_mem')) / 1048576").fetchone()[0]  # type: ignore[index]
+            memory_mb = max(int(current_mb), min(need_mb, memory_cap_mb))
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{memory_mb}MB'")
+            conn.execute(f"SET LOCAL max_parallel_maintenance_workers = {max(0, int(workers))}")
             conn.execute(
                 f"""CREATE INDEX IF NOT EXISTS vectors_hnsw_{dim} ON vectors
                     USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"""
@@ -718,6 +849,47 @@ def create_extension(conn: psycopg.Connection[Any], name: str) -> None:
         raise extension_error(name, exc) from None
 
 
+@dataclass
+class _Bm25Stats:
+    n: int
+    avgdl: float
+    max_rowid: int
+    at: float
+    common: dict[str, float]
+    df: dict[str, int] = field(default_factory=dict)
+
+
+def _idf(n: int, df: int) -> float:
+    """FTS5's IDF: log((N - n + 0.5) / (n + 0.5)), and 1e-6 where that is not positive."""
+    value = math.log((n - df + 0.5) / (df + 0.5)) if n else 0.0
+    return value if value > 0 else 1e-6
+
+
+def _bm25(freqs: dict[str, float], idf: dict[str, float], length: int, avgdl: float) -> float:
+    """FTS5's bm25() of one row: Σ idf · f·(k1+1) / (f + k1·(1 − b + b·|D|/avgdl)), f being the
+    term's weighted count over the columns and |D| the row's tokens in all columns."""
+    norm = _K1 * (1 - _B + _B * length / (avgdl or 1.0))
+    return sum(idf[t] * f * (_K1 + 1) / (f + norm) for t, f in freqs.items() if f > 0)
+
+
+def _phrase_freq(phrase: list[tuple[str, int]], at: dict[str, dict[int, str]]) -> float:
+    """A term's weighted count in one row: its occurrences (a phrase: its lexemes at their
+    offsets from a position of the first), each weighted by the column it is in."""
+    first, rest = phrase[0], phrase[1:]
+    total = 0.0
+    for pos, label in at.get(first[0], {}).items():
+        if all(pos + off in at.get(lx, {}) for lx, off in rest):
+            total += _COLUMN_WEIGHTS.get(label, 0.0)
+    return total
+
+
+def _graph_mb(rows: int, dim: int) -> int:
+    """Estimated memory of pgvector's in-memory HNSW graph (m = 16): per row the vector
+    (4·dim + 8 bytes), the element header (~100 bytes) and its neighbour lists (2·m at
+    layer 0, m per upper layer, ~16 bytes each: ~600 bytes), with 25 % headroom."""
+    return int(rows * (4 * dim + 8 + 100 + 600) * 1.25 / 1048576) + 64
+
+
 def _vector_text(v: np.ndarray) -> str:
     return "[" + ",".join(map(repr, np.asarray(v, dtype=np.float32).tolist())) + "]"
 
@@ -725,12 +897,3 @@ def _vector_text(v: np.ndarray) -> str:
 def _lock_session(conn: psycopg.Connection[Any], session_id: str) -> None:
     """Serialise the writers of one session, across processes and machines, until commit."""
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
-
-
-def _term_lexemes(conn: psycopg.Connection[Any], terms: list[str]) -> dict[str, list[str]]:
-    """The lexemes each term stands for (none for a term of punctuation alone)."""
-    rows = conn.execute(
-        "SELECT t, tsvector_to_array(to_tsvector('palimpsest', t)) FROM unnest(%s::text[]) AS t", (terms,)
-    ).fetchall()
-    return {t: list(lx or []) for t, lx in rows}
-
