@@ -14,14 +14,20 @@ PostgreSQL mode (--postgres: an admin URL, or `start` for a throwaway server fro
 scripts/postgres.sh, stopped at the end): the same clients against N `palimpsest serve
 --no-worker` processes and W `palimpsest worker` processes sharing one home (the journals:
 several processes append to one session's journal under its flock) and one database; run
-first with 1 server + 1 worker, then with N + W, each on a fresh database of the same
-server, so the baseline is in the same run. Capture clients are spread so that the two
-clients of each session write through different servers, and every 5th batch is resent
-at once to another server (a client retrying elsewhere): its answer must say duplicate,
-with the ids of the first. The embedder defaults to `hash` so every new message queues an
-embed job (and every closed turn a distill job); after the load the workers drain what was
-due, then the report checks each acknowledged event is in the journal once and in the
-index, each job ran once (`attempts` = 1) and done, and every message has its vector.
+first with 1 server, then with N, both times with W workers, each on a fresh database of
+the same server, so the baseline is in the same run and only the number of servers
+changes. Capture clients are spread so that the two clients of each session write through
+different servers, and every 5th batch is resent at once to another server (a client
+retrying elsewhere): its answer must say duplicate, with the ids of the first. The embedder
+defaults to `hash` so every new message queues an embed job (and every closed turn a
+distill job, whose facts the curator dedupes); after the load the workers drain what was
+due (up to --drain-timeout), then the report checks each acknowledged event is in the
+journal once and in the index, each job ran once (`attempts` = 1) and is done, every
+message has its vector, and no statement is an open fact twice.
+
+Separate homes per server are not measured: journal cursors are kept per session in the
+shared store, so servers with their own journals overwrite each other's cursor and leave
+events unindexed (tests/test_workers.py, the strict xfail).
 
 Results go to stdout and, unless --no-write, into bench/RESULTS.md under "Server load"
 (the PostgreSQL run as its own sub-section, so either mode keeps the other's figures).
@@ -88,7 +94,14 @@ class Tally:
         self.acked: dict[str, str] = {}  # event_key -> id
         self.retries = 0
         self.retry_mismatches = 0  # a resent batch not answered "duplicate" with the first answer's ids
+        self.error_samples: list[str] = []  # the first few failures, for the report
         self.lock = threading.Lock()
+
+    def failed(self, kind: str, why: str) -> None:
+        """Count an error (the caller holds the lock)."""
+        self.errors[kind] += 1
+        if len(self.error_samples) < 5:
+            self.error_samples.append(f"{kind}: {why}")
 
     def summary(self, seconds: float) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -106,20 +119,25 @@ class Tally:
 # -- against the server -------------------------------------------------------------
 # One thread and one keep-alive connection per client and server: httpx's AsyncClient pool,
 # shared by 32 tasks, tops out near 130 requests/s here and would measure itself rather than the server.
-def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response | None:
+def _post(client: httpx.Client, path: str, body: dict[str, Any]) -> httpx.Response | str:
+    """The 200 response, or why there was none."""
     try:
         r = client.post(path, json=body)
-    except httpx.HTTPError:
-        return None
-    return r if r.status_code == 200 else None
+    except httpx.HTTPError as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return r if r.status_code == 200 else f"HTTP {r.status_code}: {r.text[:300]}"
 
 
 def http_writer(urls: list[str], writer: int, until: float, tally: Tally, retry_every: int = 0) -> None:
     """Capture batches through urls[0]; every `retry_every`-th batch is sent again through urls[-1]
     (and, in that mode, each batch starts with a decision the curator will see many times)."""
     rng, seq = random.Random(writer), 0
-    clients = [httpx.Client(base_url=u, timeout=60, trust_env=False) for u in dict.fromkeys(urls)]
-    first, other = clients[0], clients[-1]
+    # The resend opens a connection of its own, as a client retrying elsewhere would: a kept-alive
+    # one, idle ~5 s between resends, races the server closing it (uvicorn's keep-alive timeout
+    # is 5 s, httpx's keep-alive expiry too) and a POST on it is not retried by httpx.
+    first = httpx.Client(base_url=urls[0], timeout=60, trust_env=False)
+    other = httpx.Client(base_url=urls[-1], timeout=60, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
+    clients = [first, other]
     try:
         while time.monotonic() < until:
             body = make_batch(rng, writer, seq, decisions=bool(retry_every))
@@ -128,8 +146,8 @@ def http_writer(urls: list[str], writer: int, until: float, tally: Tally, retry_
             r = _post(first, "/api/capture", body)
             with tally.lock:
                 tally.latency["capture"].append(time.perf_counter() - started)
-                if r is None:
-                    tally.errors["capture"] += 1
+                if isinstance(r, str):
+                    tally.failed("capture", r)
                     continue
                 answer = {e["event_key"]: e["id"] for e in r.json()["result"]["events"]}
                 tally.acked.update(answer)
@@ -139,8 +157,8 @@ def http_writer(urls: list[str], writer: int, until: float, tally: Tally, retry_
                 with tally.lock:
                     tally.latency["retry"].append(time.perf_counter() - started)
                     tally.retries += 1
-                    if again is None:
-                        tally.errors["retry"] += 1
+                    if isinstance(again, str):
+                        tally.failed("retry", again)
                     elif {e["event_key"]: e["id"] for e in again.json()["result"]["events"] if e["status"] == "duplicate"} != answer:
                         tally.retry_mismatches += 1
     finally:
@@ -153,11 +171,11 @@ def http_reader(url: str, reader: int, until: float, tally: Tally) -> None:
     with httpx.Client(base_url=url, timeout=60, trust_env=False) as client:
         while time.monotonic() < until:
             started = time.perf_counter()
-            ok = _post(client, "/api/memory/tool/memory_search", {"query": sentence(rng, 3), "limit": 10}) is not None
+            r = _post(client, "/api/memory/tool/memory_search", {"query": sentence(rng, 3), "limit": 10})
             with tally.lock:
                 tally.latency["search"].append(time.perf_counter() - started)
-                if not ok:
-                    tally.errors["search"] += 1
+                if isinstance(r, str):
+                    tally.failed("search", r)
 
 
 def writer_urls(urls: list[str], writer: int) -> list[str]:
@@ -188,9 +206,11 @@ def _command() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "palimpsest"]
 
 
-def start_process(args: list[str], env: dict[str, str], ready: str) -> tuple[subprocess.Popen[str], str]:
-    """Start `palimpsest ARGS`; returns it and its first stdout line, which must contain `ready`."""
-    proc = subprocess.Popen([*_command(), *args], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
+def start_process(args: list[str], env: dict[str, str], ready: str, log: Path | None = None) -> tuple[subprocess.Popen[str], str]:
+    """Start `palimpsest ARGS` (stderr to `log`, or nowhere); returns it and its first stdout
+    line, which must contain `ready`."""
+    with open(log, "a") if log else open(os.devnull, "w") as err:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([*_command(), *args], stdout=subprocess.PIPE, stderr=err, env=env, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if ready not in line:
         proc.kill()
@@ -198,11 +218,12 @@ def start_process(args: list[str], env: dict[str, str], ready: str) -> tuple[sub
     return proc, line
 
 
-def start_server(home: Path, embedder: str, store: str | None = None, worker: bool = True) -> tuple[subprocess.Popen[str], str]:
+def start_server(home: Path, embedder: str, store: str | None = None, worker: bool = True,
+                 log: Path | None = None) -> tuple[subprocess.Popen[str], str]:
     env = {**os.environ, "PALIMPSEST_HOME": str(home), "PALIMPSEST_ENABLE_WRITE": "1", "PALIMPSEST_EMBEDDER": embedder}
     if store:
         env["PALIMPSEST_STORE"] = store
-    proc, line = start_process(["serve", "--port", "0", *([] if worker else ["--no-worker"])], env, " at http://")
+    proc, line = start_process(["serve", "--port", "0", *([] if worker else ["--no-worker"])], env, " at http://", log)
     return proc, re.search(r"at (http://\S+)", line).group(1)  # type: ignore[union-attr]
 
 
@@ -388,15 +409,19 @@ def run_cluster(admin: str, servers: int, workers: int, args: argparse.Namespace
             procs: list[subprocess.Popen[str]] = []
             try:
                 urls = []
-                for _ in range(servers):
-                    proc, server_url = start_server(home, embedder, url, worker=False)
+                logs = Path(args.logs) / f"{servers}s{workers}w" if args.logs else None
+                if logs:
+                    logs.mkdir(parents=True, exist_ok=True)
+                for i in range(servers):
+                    proc, server_url = start_server(home, embedder, url, worker=False, log=logs / f"server-{i}.log" if logs else None)
                     procs.append(proc)
                     urls.append(server_url)
-                for _ in range(workers):
-                    procs.append(start_process(["worker"], env, "Palimpsest worker")[0])
+                for i in range(workers):
+                    procs.append(start_process(["worker"], env, "Palimpsest worker", logs / f"worker-{i}.log" if logs else None)[0])
                 first_job = sql(url, "SELECT coalesce(max(id), 0) FROM jobs")[0][0]
                 tally = drive_server(urls, args.seconds, args.writers, args.readers, RETRY_EVERY)
-                load_end = sql(url, "SELECT now()")[0][0]
+                load_end, done_in_load, queued_in_load = sql(
+                    url, "SELECT now(), count(*) FILTER (WHERE state = 'done'), count(*) FROM jobs WHERE id > %s", (first_job,))[0]
                 load_avg = os.getloadavg()
                 started = time.monotonic()
                 while due_unfinished(url, first_job, load_end) and time.monotonic() - started < args.drain_timeout:
@@ -416,10 +441,12 @@ def run_cluster(admin: str, servers: int, workers: int, args: argparse.Namespace
                                           WHERE expired_at IS NULL AND invalidated_at IS NULL""")[0]
     finally:
         drop_database(admin, name)
-    return {"servers": servers, "workers": workers, "summary": tally.summary(args.seconds), "check": check,
+    return {"servers": servers, "workers": workers, "seconds": args.seconds, "summary": tally.summary(args.seconds), "check": check,
             "retries": tally.retries, "retry_mismatches": tally.retry_mismatches, "index_rows": index_rows,
             "messages": total_messages, "unvectored": unvectored, "jobs": jobs, "drain_s": drain_s, "left": left,
-            "clean_exit": clean_exit, "load_avg": load_avg, "facts": facts, "fact_statements": distinct}
+            "clean_exit": clean_exit, "load_avg": load_avg, "facts": facts, "fact_statements": distinct,
+            "error_samples": tally.error_samples,
+            "done_in_load": done_in_load, "queued_in_load": queued_in_load}
 
 
 def start_postgres() -> tuple[str, str]:
@@ -448,10 +475,12 @@ def cluster_lines(r: dict[str, Any]) -> list[str]:
          f"doubled in journal {c['doubled']}, missing from index {c['missing_from_index']}; index rows of the load sessions "
          f"{r['index_rows']:,} for {c['journal_events']:,} journal events; resent batches {r['retries']:,}, answered other than "
          f"\"duplicate, same ids\" {r['retry_mismatches']}; clean exit on SIGTERM: {'yes' if r['clean_exit'] else 'no'}"),
-        (f"  jobs queued by the load: {describe_jobs(r['jobs'])} — failed {failed}, claimed more than once {again}; "
+        (f"  jobs: {r['done_in_load']:,} of {r['queued_in_load']:,} done by the end of the load ({r['done_in_load'] / r['seconds']:.0f}/s); "
+         f"all queued by the load, at the end: {describe_jobs(r['jobs'])} — failed {failed}, claimed more than once {again}; "
          f"{drained}; messages without a vector {vectors} of {r['messages']:,}; open facts {r['facts']} for "
          f"{r['fact_statements']} distinct statements (duplicates {r['facts'] - r['fact_statements']}); load average at the end of the load "
          f"{r['load_avg'][0]:.1f} (1 min) / {r['load_avg'][1]:.1f} (5 min)"),
+        *(f"  error: {e}" for e in r["error_samples"]),
     ]
 
 
@@ -459,7 +488,7 @@ def main_postgres(args: argparse.Namespace) -> None:
     embedder = args.embedder or "hash"
     admin, pgdata = start_postgres() if args.postgres == "start" else (args.postgres, "")
     try:
-        runs = [run_cluster(admin, 1, 1, args, embedder), run_cluster(admin, args.servers, args.workers, args, embedder)]
+        runs = [run_cluster(admin, 1, args.workers, args, embedder), run_cluster(admin, args.servers, args.workers, args, embedder)]
     finally:
         if pgdata:
             subprocess.run([str(ROOT / "scripts" / "postgres.sh"), "stop", pgdata], check=False)
@@ -471,8 +500,8 @@ def main_postgres(args: argparse.Namespace) -> None:
         (f"`{command}` — the same {args.writers} capture clients (the two clients of a session write through two different "
          f"servers; every {RETRY_EVERY}th batch is resent at once to another server; each batch opens with one of "
          f"{len(DECISIONS)} decisions, so the curator meets each statement many times) and {args.readers} search clients for "
-         f"{args.seconds:g} s, first against 1 `palimpsest serve --no-worker` + 1 `palimpsest worker`, then against "
-         f"{args.servers} + {args.workers}, all processes on one home (journals) and one fresh PostgreSQL 15 database of the "
+         f"{args.seconds:g} s, first against 1 `palimpsest serve --no-worker`, then against {args.servers}, each time with "
+         f"{args.workers} `palimpsest worker` processes; all processes on one home (journals) and one fresh PostgreSQL 15 database of the "
          f"same server (embedder {embedder}: every message queues an embed job, every closed turn a distill job; "
          f"{args.seed_messages:,} messages seeded and embedded first). Machine: {os.cpu_count()} cores, shared with other work."),
         "",
@@ -480,7 +509,7 @@ def main_postgres(args: argparse.Namespace) -> None:
         "|---|---|---|---|---|---|---|---|",
         *table(f"{base['servers']} + {base['workers']}", base["summary"]), *table(f"{many['servers']} + {many['workers']}", many["summary"]),
         "",
-        f"Throughput {many['servers']} + {many['workers']} vs 1 + 1: " + ", ".join(f"{k} ×{v:.2f}" for k, v in ratio.items()) + ".",
+        f"Throughput {many['servers']} + {many['workers']} vs {base['servers']} + {base['workers']}: " + ", ".join(f"{k} ×{v:.2f}" for k, v in ratio.items()) + ".",
         "",
         *cluster_lines(base), *cluster_lines(many),
     ]
@@ -502,6 +531,7 @@ def main() -> None:
     ap.add_argument("--servers", type=int, default=4, help="PostgreSQL mode: `palimpsest serve` processes")
     ap.add_argument("--workers", type=int, default=4, help="PostgreSQL mode: `palimpsest worker` processes")
     ap.add_argument("--drain-timeout", type=float, default=180, help="PostgreSQL mode: longest wait for the due jobs after the load")
+    ap.add_argument("--logs", metavar="DIR", help="PostgreSQL mode: keep each process's stderr in DIR")
     ap.add_argument("--no-write", action="store_true", help="do not update bench/RESULTS.md")
     args = ap.parse_args()
     (main_postgres if args.postgres else main_sqlite)(args)
