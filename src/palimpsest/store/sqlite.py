@@ -273,11 +273,12 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         FTS5 computes BM25 for every match (~1 µs each, more with a filter, which reads each
         match's row), so a common word over 100,000 messages cost tens of milliseconds. An
         any-word query is therefore cut by document frequency into rare terms (together at
-        most RARE_MATCHES matches) and common ones, and run as three disjoint parts: messages
-        with a rare and a common term, with rare terms only — both scored in full, so a rare
-        word is found however old its message — and with common terms only, of which only
-        the newest BM25_WINDOW are scored. All three use the same query terms, so FTS5's
-        BM25 (IDF counted over the whole table) gives the scores of the plain any-word query.
+        most RARE_MATCHES matches) and common ones, and run as three parts: messages with a
+        rare term, and with a rare and a common one — both scored in full, so a rare word is
+        found however old its message — and with a common term, of which only the newest
+        BM25_WINDOW are scored. A message in several parts keeps its best score, which is
+        its score in the plain any-word query (FTS5 counts each term's IDF over the whole
+        table, and a term a message lacks adds nothing to its BM25).
         An all-words query is one part, windowed the same way when it matches more."""
         if not terms:
             return []
@@ -302,7 +303,11 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             r = "(" + " OR ".join(_fts_phrase(t) for t in rare) + ")"
             c = "(" + " OR ".join(_fts_phrase(t) for t in common) + ")"
             if rare and common:
-                parts = [(f"{r} AND {c}", False, True), (f"{r} NOT {c}", False, True), (f"{c} NOT {r}", True, True)]
+                # overlapping parts, each message kept at its best (= full) score: `r` alone
+                # scores messages without common words exactly, and the others below their
+                # score in `r AND c`; the window of `c` alone likewise. This way only one
+                # part pays bm25()'s statistics pass over the long match lists of both.
+                parts = [(r, False, True), (f"{r} AND {c}", False, True), (c, True, True)]
             else:
                 parts = [(r if rare else c, not rare, True)]
         rows = self._ranked(parts, where, params, limit, windowed=True)
@@ -344,7 +349,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             # rows (content up to 16,000 characters) of every match made common words slow
             selects.append(f"SELECT * FROM (SELECT messages_fts.rowid AS rowid, {rank} AS rank FROM {source} WHERE {cond} ORDER BY {order} LIMIT ?)")
             args += [expr, *params, limit]
-        sql = f"""SELECT {_M}, r.rank FROM ({" UNION ALL ".join(selects)}) r JOIN messages m ON m.rowid = r.rowid
+        best = f"SELECT rowid, min(rank) AS rank FROM ({' UNION ALL '.join(selects)}) GROUP BY rowid"
+        sql = f"""SELECT {_M}, r.rank FROM ({best}) r JOIN messages m ON m.rowid = r.rowid
                   ORDER BY r.rank, r.rowid DESC LIMIT ?"""
         return self._reader.execute(sql, (*args, limit)).fetchall()
 
