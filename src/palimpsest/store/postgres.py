@@ -55,6 +55,7 @@ from ..records import Message, Session, iso, utcnow
 from .base import Filters, Job, NewJob, Store
 from .postgres_documents import PostgresDocumentsMixin
 from .postgres_facts import PostgresFactsMixin
+from .postgres_hnsw import BUILD_MEMORY_MB, BUILD_WORKERS, build_hnsw, index_exists
 from .postgres_summaries import PostgresSummariesMixin
 from .postgres_tags import PostgresTagsMixin
 from .postgres_wiki import PostgresWikiMixin
@@ -83,8 +84,6 @@ _CONNECT_ATTEMPTS = 5
 _POOL_TIMEOUT_S = 3.0
 _FAIL_FAST_S = 2.0
 _EXACT_MAX = 5_000  # filtered vector search is exact up to this many candidate messages
-_BUILD_MEMORY_MB = 8192  # ceiling of maintenance_work_mem for an HNSW build (pgvector's README: '8GB')
-_BUILD_WORKERS = 7  # max_parallel_maintenance_workers for it (pgvector's README: 7, plus the leader)
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 # BM25 as FTS5's bm25(): k1, b, and its column weights by tsvector weight label
 # (content 1.0, tool_name and tool_result 0.5, context 0.5 = sqlite.CONTEXT_WEIGHT)
@@ -183,8 +182,8 @@ def _permanent(exc: psycopg.Error) -> bool:
 
 class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresDocumentsMixin, PostgresTagsMixin, PostgresWikiMixin):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
-                 hnsw_threshold: int = 10_000, index_build_memory_mb: int = _BUILD_MEMORY_MB,
-                 index_build_workers: int = _BUILD_WORKERS) -> None:
+                 hnsw_threshold: int = 10_000, index_build_memory_mb: int = BUILD_MEMORY_MB,
+                 index_build_workers: int = BUILD_WORKERS) -> None:
         self.url = url
         self.hnsw_threshold = hnsw_threshold
         self.index_build_memory_mb = index_build_memory_mb
@@ -650,31 +649,12 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 self._ensure_vector_index(conn, dim, self.index_build_memory_mb, self.index_build_workers)
 
     @staticmethod
-    def _ensure_vector_index(conn: psycopg.Connection[Any], dim: int, memory_cap_mb: int = _BUILD_MEMORY_MB,
-                             workers: int = _BUILD_WORKERS) -> None:
-        """Build the partial HNSW index of `dim` if it is missing.
-
-        pgvector builds an HNSW graph many times faster while it fits in
-        `maintenance_work_mem` (past it, it flushes and inserts on disk, with a NOTICE), and
-        in parallel with `max_parallel_maintenance_workers` workers plus the leader. So the
-        building transaction raises the first to the graph's estimated size (vector plus
-        neighbour lists per row, ×1.25 headroom), never above `memory_cap_mb` and never
-        below the server's own setting, and the second to `workers` (PostgreSQL caps it by
-        `max_parallel_workers` and the table's size)."""
-        exists = conn.execute("SELECT 1 FROM pg_indexes WHERE tablename = 'vectors' AND indexname = %s",
-                              (f"vectors_hnsw_{dim}",)).fetchone()
-        if not exists:
+    def _ensure_vector_index(conn: psycopg.Connection[Any], dim: int, memory_cap_mb: int = BUILD_MEMORY_MB,
+                             workers: int = BUILD_WORKERS) -> None:
+        """Build the partial HNSW index of `dim` if it is missing (sized as postgres_hnsw says)."""
+        if not index_exists(conn, "vectors", f"vectors_hnsw_{dim}"):
             rows = conn.execute("SELECT coalesce(sum(count), 0) FROM vector_counts WHERE dim = %s", (dim,)).fetchone()
-            need_mb = _graph_mb(int(rows[0]) if rows else 0, dim)
-            current_mb = conn.execute(
-                "SELECT pg_size_bytes(current_setting('maintenance_work_mem')) / 1048576").fetchone()[0]  # type: ignore[index]
-            memory_mb = max(int(current_mb), min(need_mb, memory_cap_mb))
-            conn.execute(f"SET LOCAL maintenance_work_mem = '{memory_mb}MB'")
-            conn.execute(f"SET LOCAL max_parallel_maintenance_workers = {max(0, int(workers))}")
-            conn.execute(
-                f"""CREATE INDEX IF NOT EXISTS vectors_hnsw_{dim} ON vectors
-                    USING hnsw ((embedding::vector({dim})) vector_cosine_ops) WHERE dim = {dim}"""
-            )
+            build_hnsw(conn, "vectors", f"vectors_hnsw_{dim}", dim, int(rows[0]) if rows else 0, memory_cap_mb, workers)
 
     def vector_search(self, model: str, query: np.ndarray, filters: Filters, limit: int) -> list[tuple[str, float]]:
         info = self.vector_models().get(model)
@@ -881,13 +861,6 @@ def _phrase_freq(phrase: list[tuple[str, int]], at: dict[str, dict[int, str]]) -
         if all(pos + off in at.get(lx, {}) for lx, off in rest):
             total += _COLUMN_WEIGHTS.get(label, 0.0)
     return total
-
-
-def _graph_mb(rows: int, dim: int) -> int:
-    """Estimated memory of pgvector's in-memory HNSW graph (m = 16): per row the vector
-    (4·dim + 8 bytes), the element header (~100 bytes) and its neighbour lists (2·m at
-    layer 0, m per upper layer, ~16 bytes each: ~600 bytes), with 25 % headroom."""
-    return int(rows * (4 * dim + 8 + 100 + 600) * 1.25 / 1048576) + 64
 
 
 def _vector_text(v: np.ndarray) -> str:

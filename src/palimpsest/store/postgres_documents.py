@@ -1,8 +1,12 @@
 """Vaults on PostgreSQL: a mixin of `PostgresStore` (it uses the store's `_tx()` / `_read()`).
 
-Chunk vectors live in a dimensionless `vector` column and are searched exactly with
-pgvector's `<=>` over the readable vaults' chunks of the query's model (the vault filter
-runs first, through `document_chunks_vault`). Full text is a generated, weighted
+Chunk vectors live in a dimensionless `vector` column. Once a dimension holds
+`hnsw_threshold` chunk vectors (10,000, the store's), a partial HNSW index on
+`(embedding::vector(dim)) WHERE dim = <dim>` is built (as for messages, postgres_hnsw.py);
+a query whose readable vaults hold at most 5,000 chunks of its model is exact (pgvector's
+`<=>` over them, through `document_chunks_vault`), a broader one walks the index with
+pgvector's iterative scan (0.8+), which goes on until enough chunks pass the vault and
+model filter (at 100,000 chunks the exact scan took ~1 s). Full text is a generated, weighted
 `tsvector` (text A, heading path B) ranked with `ts_rank_cd`; each user term is its own
 `phraseto_tsquery`, so user text is never query syntax.
 """
@@ -20,6 +24,7 @@ import psycopg
 from ..errors import Conflict
 from ..records import iso
 from .documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+from .postgres_hnsw import build_hnsw, index_exists
 
 _DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
 _SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
@@ -27,6 +32,7 @@ _CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.toke
                "d.title, d.metadata, d.indexed_at")
 
 
+_CHUNK_EXACT_MAX = 5_000  # a vector query over at most this many chunks is exact
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more (as on SQLite)
 
 
@@ -59,6 +65,10 @@ class PostgresDocumentsMixin(DocumentStoreContract):
     # provided by PostgresStore
     _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
     _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+    _iterative_scan: Callable[[psycopg.Connection[Any]], bool]
+    hnsw_threshold: int
+    index_build_memory_mb: int
+    index_build_workers: int
 
     def _doc_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self._read() as conn:
@@ -132,6 +142,8 @@ class PostgresDocumentsMixin(DocumentStoreContract):
                        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
                     [(c.id, rowid, doc.vault, c.ordinal, _nul(c.heading_path), _nul(c.text), c.token_count, _json(c.metadata),
                       *_vector(model, c.vector)) for c in chunks])
+            if model is not None:
+                self._ensure_chunk_index(conn, {int(np.asarray(c.vector).shape[0]) for c in chunks if c.vector is not None})
 
     def touch_document(self, vault: str, path: str, mtime: float, size: int) -> None:
         with self._tx() as conn:
@@ -178,10 +190,40 @@ class PostgresDocumentsMixin(DocumentStoreContract):
 
     def chunk_vector_search(self, model: str, query: np.ndarray, q: ChunkQuery, limit: int) -> list[tuple[str, float]]:
         vec = np.asarray(query, dtype=np.float32)
+        dim = int(vec.shape[0])
         vaults, params = vault_filter(q.reader, q.vaults, q.attached_to)
-        sql = f"""SELECT c.id, 1 - (c.embedding <=> %s) FROM document_chunks c
-                  WHERE c.model = %s AND c.dim = %s AND c.vault IN ({vaults}) ORDER BY c.embedding <=> %s, c.id LIMIT %s"""
-        return [(r[0], float(r[1])) for r in self._doc_rows(sql, (vec, model, int(vec.shape[0]), *params, vec, limit))]
+        where = f"c.model = %s AND c.dim = {dim} AND c.vault IN ({vaults})"
+        with self._tx() as conn:
+            few = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM document_chunks c WHERE {where} LIMIT {_CHUNK_EXACT_MAX + 1}) x",
+                               (model, *params)).fetchone()[0] <= _CHUNK_EXACT_MAX  # type: ignore[index]
+            if few or not index_exists(conn, "document_chunks", f"document_chunks_hnsw_{dim}"):
+                sql = f"""SELECT c.id, 1 - (c.embedding <=> %s) FROM document_chunks c
+                          WHERE {where} ORDER BY c.embedding <=> %s, c.id LIMIT %s"""
+                rows = conn.execute(sql, (vec, model, *params, vec, limit)).fetchall()
+                return [(r[0], float(r[1])) for r in rows]
+            # the partial index's own expression, so the planner can use it; the iterative
+            # scan walks on until `limit` chunks pass the vault and model filter
+            conn.execute(f"SET LOCAL hnsw.ef_search = {max(40, min(limit, 1000))}")
+            if self._iterative_scan(conn):
+                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+                conn.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
+            distance = f"c.embedding::vector({dim}) <=> %s::vector({dim})"
+            sql = f"SELECT c.id, 1 - ({distance}) FROM document_chunks c WHERE {where} ORDER BY {distance} LIMIT %s"
+            rows = conn.execute(sql, (vec, model, *params, vec, limit)).fetchall()
+        return [(r[0], float(r[1])) for r in rows]
+
+    def _ensure_chunk_index(self, conn: psycopg.Connection[Any], dims: set[int]) -> None:
+        """Build the HNSW index of each dimension that holds `hnsw_threshold` chunk vectors."""
+        for dim in dims:
+            name = f"document_chunks_hnsw_{dim}"
+            if index_exists(conn, "document_chunks", name):
+                continue
+            n = conn.execute("SELECT count(*) FROM (SELECT 1 FROM document_chunks WHERE dim = %s LIMIT %s) x",
+                             (dim, self.hnsw_threshold)).fetchone()[0]  # type: ignore[index]
+            if n >= self.hnsw_threshold:
+                conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"palimpsest:{name}",))  # one builder
+                total = conn.execute("SELECT count(*) FROM document_chunks WHERE dim = %s", (dim,)).fetchone()[0]  # type: ignore[index]
+                build_hnsw(conn, "document_chunks", name, dim, int(total), self.index_build_memory_mb, self.index_build_workers)
 
     def chunk_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
@@ -195,6 +237,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
         with self._tx() as conn, conn.cursor() as cur:
             cur.executemany("UPDATE document_chunks SET model = %s, dim = %s, embedding = %s WHERE id = %s",
                             [(*_vector(model, v), i) for i, v in rows])
+            self._ensure_chunk_index(conn, {int(np.asarray(v).shape[0]) for _, v in rows})
 
     def chunks_without_vectors(self, model: str, vault: str, limit: int) -> list[ChunkRow]:
         rows = self._doc_rows(
