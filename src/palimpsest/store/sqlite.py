@@ -310,9 +310,9 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
                 parts = [(r, False, True), (f"{r} AND {c}", False, True), (c, True, True)]
             else:
                 parts = [(r if rare else c, not rare, True)]
-        rows = self._ranked(parts, where, params, limit, windowed=True)
+        rows = self._ranked_messages(parts, where, params, limit, windowed=True)
         if len(rows) < limit and where != "1" and any(w for _, w, _ in parts):
-            rows = self._ranked(parts, where, params, limit, windowed=False)  # a filter left the window short
+            rows = self._ranked_messages(parts, where, params, limit, windowed=False)  # a filter left the window short
         return [(row_to_message(r), -float(r[-1])) for r in rows]
 
     def count_matches(self, terms: list[str], filters: Filters, cap: int) -> int:
@@ -323,7 +323,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         sql = f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE messages_fts MATCH ? AND {where} LIMIT ?)"
         return self._reader.execute(sql, (" ".join(_fts_phrase(t) for t in terms), *params, cap)).fetchone()[0]
 
-    def _ranked(self, parts: list[tuple[str, bool, bool]], where: str, params: list[Any], limit: int, windowed: bool) -> list[Any]:
+    def _ranked_messages(self, parts: list[tuple[str, bool, bool]], where: str, params: list[Any], limit: int, windowed: bool) -> list[Any]:
         """The best `limit` rows over the parts (FTS5 expression, windowed?, scored?), with
         their BM25 rank (negative: lower is better), in one statement."""
         # CROSS JOIN keeps the full-text match as the outer loop: with a session filter the
