@@ -126,3 +126,36 @@ def test_two_homes_on_one_store_index_every_event(tmp_path: Path, store_url: str
     finally:
         a.close()
         b.close()
+
+
+@pytest.mark.xfail(strict=True, reason="the curator compares a candidate with the open facts, then writes, with nothing "
+                   "serialising the two across processes: two workers curating one statement at once both write it")
+def test_two_workers_curating_one_statement_at_once_keep_one_fact(home: Path, store_url: str) -> None:
+    """Both workers look for the statement before either has written it (a barrier holds them
+    there; with curation serialised the first to look times out of the barrier, writes, and
+    the second finds its fact): one open fact, confirmed, not two."""
+    workers = [Memory(home, store_url, settings=HASH), Memory(home, store_url, settings=HASH)]
+    barrier = threading.Barrier(2, timeout=3)
+    for memory in workers:
+        curator = memory.facts.curator
+        look = curator.neighbours
+
+        def look_then_meet(candidate: object, look: object = look) -> object:
+            found = look(candidate)  # type: ignore[operator]
+            try:
+                barrier.wait()
+            except threading.BrokenBarrierError:
+                pass
+            return found
+
+        curator.neighbours = look_then_meet
+    threads = [threading.Thread(target=m.facts.curator.write, args=("We decided to deploy the server on friday.",)) for m in workers]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert [f.text for f in workers[0].facts.query()] == ["We decided to deploy the server on friday."]
+    finally:
+        for m in workers:
+            m.close()
