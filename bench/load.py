@@ -529,7 +529,7 @@ def main_postgres(args: argparse.Namespace) -> None:
         "",
         ("Reading: the machine has 2 cores, so more processes bring no more CPU — the servers share the cores one server "
          "had, and the workers use them too — and throughput cannot rise here; the run shows that N servers and W workers "
-         "on one database lose nothing and double nothing. All processes share one home: any server appends to a "
+         "on one database lose no event and double no event and no job. All processes share one home: any server appends to a "
          "session's journal under its flock, so the session's cursor in the database means the same to all. Servers "
          "with homes of their own are not supported yet: cursors are kept per session, so their journals overwrite each "
          "other's cursor and events stay unindexed (tests/test_workers.py, strict xfail)."),
