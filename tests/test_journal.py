@@ -207,3 +207,26 @@ def test_retried_large_ingest_is_fast(tmp_path: Path) -> None:
     assert (again["stored"], again["duplicates"], again["ids"]) == (0, 2000, first["ids"])
     assert time.perf_counter() - started < 5
     m.close()
+
+
+def test_journal_id_is_made_once_and_kept(tmp_path: Path) -> None:
+    first = Journal(tmp_path)
+    first.append("s1", [{"role": "user", "content": "hello", "event_key": "k1"}])
+    assert first.id.startswith("j") and len(first.id) == 17
+    assert Journal(tmp_path).id == first.id  # read back, not made again
+    assert Journal(tmp_path / "other").id not in ("", first.id)
+
+
+def test_a_home_with_journals_from_before_ids_keeps_the_id_its_cursors_have(tmp_path: Path) -> None:
+    old = Journal(tmp_path)
+    old.append("s1", [{"role": "user", "content": "hello", "event_key": "k1"}])
+    (tmp_path / "sessions" / ".journal-id").unlink()  # as a home written before journal ids
+    assert Journal(tmp_path).id == ""
+    assert Journal(tmp_path).id == ""
+
+
+def test_an_unreadable_journal_id_is_an_error_not_a_new_id(tmp_path: Path) -> None:
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / ".journal-id").write_text("{not json")
+    with pytest.raises(JournalError):
+        Journal(tmp_path).id

@@ -109,8 +109,6 @@ def test_two_servers_on_one_home_capture_one_session_once(home: Path, store_url:
             m.close()
 
 
-@pytest.mark.xfail(strict=True, reason="journal cursors are keyed by session alone: two homes on one store "
-                   "overwrite each other's cursor, and one home's events are never indexed (see bench/RESULTS.md, Server load)")
 def test_two_homes_on_one_store_index_every_event(tmp_path: Path, store_url: str) -> None:
     settings = Settings.load(env={}, embedder="none", distill=False)
     a, b = Memory(tmp_path / "a", store_url, settings=settings), Memory(tmp_path / "b", store_url, settings=settings)

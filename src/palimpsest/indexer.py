@@ -101,7 +101,7 @@ class Indexer:
 
     def index_session(self, session: str) -> int:
         """Index what the journal has beyond the cursor. Returns rows inserted."""
-        line, offset = self.store.cursor(session)
+        line, offset = self.store.cursor(session, self.journal.id)
         end = self.journal.committed_size(session)  # never a group commit still in flight
         if end <= offset:
             return 0
@@ -140,7 +140,7 @@ class Indexer:
         )
         last = events[-1]
         end = (last.line, last.offset + last.nbytes)
-        inserted = self.store.insert_messages(session, messages, end)
+        inserted = self.store.insert_messages(session, messages, end, self.journal.id)
         if inserted and self.on_indexed:
             new = set(inserted)
             self.on_indexed([m for m in messages if m.id in new])
@@ -164,7 +164,7 @@ class Indexer:
 
     def lag(self) -> dict[str, int]:
         """Bytes of journal not yet indexed, per session that has any."""
-        cursors = self.store.cursors()
+        cursors = self.store.cursors(self.journal.id)
         out = {}
         for session in self.journal.sessions():
             behind = self.journal.size(session) - cursors.get(session, (0, 0))[1]

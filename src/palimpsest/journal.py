@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from .errors import InvalidInput, JournalError, NotFound, PayloadTooLarge
 from .records import Event, check_session_id
 
 JOURNAL_NAME = "events.jsonl"
+JOURNAL_ID_NAME = ".journal-id"
 EVENT_ID_RE = re.compile(r"^evt_[0-9]{19}[0-9a-f]{4}$")
 
 
@@ -65,6 +67,31 @@ class Journal:
         self._lock = threading.Lock()
         self._last_n = 0
 
+    @cached_property
+    def id(self) -> str:
+        """This home's journal id: the store keeps one cursor per (journal, session), so
+        several homes — servers on different machines — can index into one PostgreSQL
+        without reading each other's byte offsets. Kept in `sessions/.journal-id`; a home
+        that had journals before ids existed keeps the id "" its cursors were migrated to."""
+        path = self.root / JOURNAL_ID_NAME
+        try:
+            return json.loads(path.read_text())["id"]
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise JournalError(f"cannot read the journal id in {path}: {exc}") from exc
+        journal_id = "" if self.sessions() else f"j{secrets.token_hex(8)}"
+        self.root.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"id": journal_id}))
+        try:
+            os.link(tmp, path)  # never replaces an id another process wrote first
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink(missing_ok=True)
+        return json.loads(path.read_text())["id"]
+
     # -- paths ---------------------------------------------------------------
     def path(self, session: str) -> Path:
         return self.root / check_session_id(session) / JOURNAL_NAME
@@ -91,6 +118,7 @@ class Journal:
         bytes could not be made durable; nothing of the batch is then acknowledged or kept.
         """
         path = self.path(session)
+        self.id  # settled before the first journal exists (a home with journals and no id is an old one)
         with self._lock:
             self._ensure_dir(path.parent)
             fd = self._open(path)

@@ -155,7 +155,7 @@ class Memory:
 
     def _index_after_write(self, session: str, fresh: list[Event]) -> bool:
         try:
-            line, offset = self.store.cursor(session)
+            line, offset = self.store.cursor(session, self.journal.id)
             if fresh and fresh[0].offset == offset:
                 self.indexer.index_events(session, fresh, (line, offset))
             else:

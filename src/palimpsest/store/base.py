@@ -92,14 +92,16 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
 
     # -- messages ------------------------------------------------------------
     @abstractmethod
-    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
+    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None,
+                        journal: str = "") -> list[str]:
         """Insert messages of one session, skipping ids or (session, event_key) already
-        present, and set the session's journal cursor (line, offset) in the same
+        present, and set the session's cursor (line, offset) in the journal `journal` (a
+        home's journal id: several homes may index into one store) in the same
         transaction. Returns the ids actually inserted."""
 
     @abstractmethod
-    def cursor(self, session_id: str) -> tuple[int, int]:
-        """(lines, byte offset) of the journal already indexed; (0, 0) if none."""
+    def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
+        """(lines, byte offset) of that journal already indexed; (0, 0) if none."""
 
     @abstractmethod
     def get_messages(self, ids: list[str]) -> list[Message]:
@@ -135,7 +137,7 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Counts, per agent, oldest/newest, database size in bytes, cursors."""
 
     @abstractmethod
-    def cursors(self) -> dict[str, tuple[int, int]]: ...
+    def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]: ...
 
     @abstractmethod
     def reset(self) -> None:

@@ -364,7 +364,8 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
             return conn.execute("DELETE FROM messages WHERE session_id = %s", (session_id,)).rowcount
 
     # -- messages ------------------------------------------------------------
-    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
+    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None,
+                        journal: str = "") -> list[str]:
         sql = f"""INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 21)})
                   ON CONFLICT DO NOTHING RETURNING id"""
         with self._tx() as conn:
@@ -379,9 +380,11 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                             break
             if cursor is not None:
                 conn.execute(
-                    """INSERT INTO journal_cursors VALUES (%s, %s, %s) ON CONFLICT (session_id)
-                       DO UPDATE SET line = excluded.line, byte_offset = excluded.byte_offset""",
-                    (session_id, cursor[0], cursor[1]),
+                    # never backwards: two writers of one session may commit out of order
+                    """INSERT INTO journal_cursors (journal_id, session_id, line, byte_offset) VALUES (%s, %s, %s, %s)
+                       ON CONFLICT (journal_id, session_id) DO UPDATE SET line = excluded.line, byte_offset = excluded.byte_offset
+                       WHERE excluded.byte_offset > journal_cursors.byte_offset""",
+                    (journal, session_id, cursor[0], cursor[1]),
                 )
         seen: set[str] = set()
         ordered = []
@@ -391,12 +394,13 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 ordered.append(m.id)
         return ordered
 
-    def cursor(self, session_id: str) -> tuple[int, int]:
-        rows = self._all("SELECT line, byte_offset FROM journal_cursors WHERE session_id = %s", (session_id,))
+    def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
+        rows = self._all("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = %s AND session_id = %s", (journal, session_id))
         return (rows[0][0], rows[0][1]) if rows else (0, 0)
 
-    def cursors(self) -> dict[str, tuple[int, int]]:
-        return {r[0]: (r[1], r[2]) for r in self._all("SELECT session_id, line, byte_offset FROM journal_cursors")}
+    def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]:
+        sql = "SELECT session_id, line, byte_offset FROM journal_cursors WHERE journal_id = %s"
+        return {r[0]: (r[1], r[2]) for r in self._all(sql, (journal,))}
 
     def get_messages(self, ids: list[str]) -> list[Message]:
         if not ids:

@@ -225,7 +225,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         return n
 
     # -- messages ------------------------------------------------------------
-    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None) -> list[str]:
+    def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None,
+                        journal: str = "") -> list[str]:
         with self._tx() as conn:
             # New rows get rowids above the current maximum (no AUTOINCREMENT, one writer in
             # the transaction), so "rowid > before" is exactly this batch's inserted rows.
@@ -239,18 +240,21 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
                 conn.execute(f"INSERT INTO messages_fts (rowid, {_FTS_COLUMNS}) SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE rowid > ?", (before,))
             if cursor is not None:  # never backwards: two writers of one session may commit out of order
                 conn.execute(
-                    """INSERT INTO journal_cursors VALUES (?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET
-                       line = excluded.line, byte_offset = excluded.byte_offset WHERE excluded.byte_offset > journal_cursors.byte_offset""",
-                    (session_id, cursor[0], cursor[1]),
+                    """INSERT INTO journal_cursors (journal_id, session_id, line, byte_offset) VALUES (?, ?, ?, ?)
+                       ON CONFLICT(journal_id, session_id) DO UPDATE SET line = excluded.line, byte_offset = excluded.byte_offset
+                       WHERE excluded.byte_offset > journal_cursors.byte_offset""",
+                    (journal, session_id, cursor[0], cursor[1]),
                 )
             return inserted
 
-    def cursor(self, session_id: str) -> tuple[int, int]:
-        row = self._reader.execute("SELECT line, byte_offset FROM journal_cursors WHERE session_id = ?", (session_id,)).fetchone()
+    def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
+        row = self._reader.execute("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = ? AND session_id = ?",
+                                   (journal, session_id)).fetchone()
         return (row[0], row[1]) if row else (0, 0)
 
-    def cursors(self) -> dict[str, tuple[int, int]]:
-        return {r[0]: (r[1], r[2]) for r in self._reader.execute("SELECT session_id, line, byte_offset FROM journal_cursors")}
+    def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]:
+        sql = "SELECT session_id, line, byte_offset FROM journal_cursors WHERE journal_id = ?"
+        return {r[0]: (r[1], r[2]) for r in self._reader.execute(sql, (journal,))}
 
     def get_messages(self, ids: list[str]) -> list[Message]:
         if not ids:
