@@ -771,3 +771,30 @@ def test_pg_server_gone_is_store_unavailable(pg_url: str) -> None:
                 time.sleep(0.5)
     finally:
         store.close()
+
+
+def test_exclusive_holds_off_another_store_object_until_released(store_url: str, store: Store) -> None:
+    import threading
+
+    other = open_store(store_url)  # as another process would: its own connections
+    order: list[str] = []
+    try:
+        with store.exclusive("curate:facts"):
+            waiter_done = threading.Event()
+
+            def wait() -> None:
+                with other.exclusive("curate:facts"):
+                    order.append("other got it")
+                waiter_done.set()
+
+            t = threading.Thread(target=wait)
+            t.start()
+            with other.exclusive("curate:other-vault"):  # another name is not held off
+                order.append("other name")
+            assert not waiter_done.wait(0.5)
+            order.append("released")
+        assert waiter_done.wait(10)
+        t.join()
+        assert order == ["other name", "released", "other got it"]
+    finally:
+        other.close()

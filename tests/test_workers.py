@@ -126,8 +126,6 @@ def test_two_homes_on_one_store_index_every_event(tmp_path: Path, store_url: str
         b.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the curator compares a candidate with the open facts, then writes, with nothing "
-                   "serialising the two across processes: two workers curating one statement at once both write it")
 def test_two_workers_curating_one_statement_at_once_keep_one_fact(home: Path, store_url: str) -> None:
     """Both workers look for the statement before either has written it (a barrier holds them
     there; with curation serialised the first to look times out of the barrier, writes, and

@@ -316,6 +316,12 @@ class Curator:
         return out
 
     def _curate(self, c: Candidate) -> Decision:
+        # compare, then write: serialised per vault across every process on the store, or
+        # two workers curating one statement at once would both find nothing and write it
+        with self.facts.store.exclusive(f"curate:{c.vault or 'facts'}"):
+            return self._curate_alone(c)
+
+    def _curate_alone(self, c: Candidate) -> Decision:
         if self._from_instant_session(c):
             return Decision("skipped", reason="heard in an instant session: scratch is never promoted into facts")
         if c.corrects is not None:

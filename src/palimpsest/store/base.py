@@ -10,7 +10,10 @@ parametrised suite in `tests/test_store_contract.py` holds both to it.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +26,9 @@ from .summaries_base import SummaryStoreContract
 from .tags_base import TagStoreContract
 from .wiki_base import WikiStoreContract
 
+
+_LOCKS: dict[str, threading.Lock] = {}  # Store.exclusive's default, per process
+_LOCKS_GUARD = threading.Lock()
 
 @dataclass
 class Filters:
@@ -98,6 +104,17 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         present, and set the session's cursor (line, offset) in the journal `journal` (a
         home's journal id: several homes may index into one store) in the same
         transaction. Returns the ids actually inserted."""
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """Hold the lock `name` against every process using this store, for work that
+        reads and then writes on what it read (curation compares a candidate with the
+        stored facts, then writes). Backends lock across processes; this default only
+        within this one."""
+        with _LOCKS_GUARD:
+            lock = _LOCKS.setdefault(name, threading.Lock())
+        with lock:
+            yield
 
     @abstractmethod
     def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:

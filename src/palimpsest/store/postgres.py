@@ -394,6 +394,17 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 ordered.append(m.id)
         return ordered
 
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        # a session-level advisory lock, held on one pooled connection until released
+        key = f"palimpsest:exclusive:{name}"
+        with self._read() as conn:
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", (key,))
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", (key,))
+
     def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
         rows = self._all("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = %s AND session_id = %s", (journal, session_id))
         return (rows[0][0], rows[0][1]) if rows else (0, 0)

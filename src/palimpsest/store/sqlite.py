@@ -9,6 +9,8 @@ processes opening a new database at once migrate it once.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import os
 import sqlite3
@@ -246,6 +248,18 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
                     (journal, session_id, cursor[0], cursor[1]),
                 )
             return inserted
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        # an flock on a file beside the database: every process that opens it can see it
+        folder = self.path.with_name(self.path.name + ".locks")
+        folder.mkdir(exist_ok=True)
+        fd = os.open(folder / hashlib.sha256(name.encode()).hexdigest()[:24], os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
 
     def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
         row = self._reader.execute("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = ? AND session_id = ?",
