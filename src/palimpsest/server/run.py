@@ -29,6 +29,10 @@ log = logging.getLogger("palimpsest.serve")
 GRACE = 10
 MAX_CONNECTIONS = 1024  # beyond this uvicorn answers 503 instead of exhausting file descriptors
 
+# Idle keep-alive connections are closed after this. Longer than clients keep theirs
+# (httpx: 5 s), so a client never sends on a connection the server is closing at that
+# moment: with both at 5 s, POSTs under load got "connection reset" (bench/load.py).
+KEEP_ALIVE_S = 30
 
 def check_bind(host: str, token: str) -> None:
     """Refuse to listen beyond loopback without a token."""
@@ -64,7 +68,7 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker
     sock = bind(host, port)
     url = url_of(sock)
     app = create_app(memory, host=host)
-    config = uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=GRACE, timeout_keep_alive=5,
+    config = uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=GRACE, timeout_keep_alive=KEEP_ALIVE_S,
                             limit_concurrency=MAX_CONNECTIONS, proxy_headers=False, server_header=False, access_log=False)
     server = uvicorn.Server(config)
     stop = threading.Event()
@@ -96,7 +100,7 @@ class ServerThread:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
         config = uvicorn.Config(create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
-                                access_log=False, server_header=False)
+                                timeout_keep_alive=KEEP_ALIVE_S, access_log=False, server_header=False)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
