@@ -34,6 +34,7 @@ MAX_CONNECTIONS = 1024  # beyond this uvicorn answers 503 instead of exhausting 
 # moment: with both at 5 s, POSTs under load got "connection reset" (bench/load.py).
 KEEP_ALIVE_S = 30
 
+
 def check_bind(host: str, token: str) -> None:
     """Refuse to listen beyond loopback without a token."""
     if not is_loopback(host) and not token:
