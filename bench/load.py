@@ -25,9 +25,9 @@ due (up to --drain-timeout), then the report checks each acknowledged event is i
 journal once and in the index, each job ran once (`attempts` = 1) and is done, every
 message has its vector, and no statement is an open fact twice.
 
-Separate homes per server are not measured: journal cursors are kept per session in the
-shared store, so servers with their own journals overwrite each other's cursor and leave
-events unindexed (tests/test_workers.py, the strict xfail).
+Separate homes per server are not measured here (the checks read one home's journals);
+tests/test_workers.py checks that two homes on one store index every event (cursors are
+kept per journal id and session).
 
 Results go to stdout and, unless --no-write, into bench/RESULTS.md under "Server load"
 (the PostgreSQL run as its own sub-section, so either mode keeps the other's figures).
@@ -530,14 +530,12 @@ def main_postgres(args: argparse.Namespace) -> None:
         ("Reading: the machine has 2 cores, so more processes bring no more CPU — the servers share the cores one server "
          "had, and the workers use them too — and throughput cannot rise here; the run shows that N servers and W workers "
          "on one database lose no event and double no event and no job. All processes share one home: any server appends to a "
-         "session's journal under its flock, so the session's cursor in the database means the same to all. Servers "
-         "with homes of their own are not supported yet: cursors are kept per session, so their journals overwrite each "
-         "other's cursor and events stay unindexed (tests/test_workers.py, strict xfail)."),
+         "session's journal under its flock, so the session's cursor in the database means the same to all (servers "
+         "with homes of their own: tests/test_workers.py, cursors per journal id and session)."),
     ]
     if any(r["facts"] > r["fact_statements"] for r in runs):
-        lines += ["", ("Duplicate open facts: the curator looks for the statement among the open facts, then writes it; "
-                       "nothing serialises the two across workers, so two workers curating one statement at once both "
-                       "write it (tests/test_workers.py, strict xfail). Messages and jobs are not affected.")]
+        lines += ["", ("Duplicate open facts: two workers curated one statement at once and both wrote it — a defect: "
+                       "curation is serialised per vault across processes (Store.exclusive, tests/test_workers.py).")]
     text = "\n".join(lines)
     print(text)
     if not args.no_write:
