@@ -87,3 +87,37 @@ def test_postgres_stems_like_fts5_porter() -> None:
         assert store.keyword_search(["die"], Filters(), 5, True) == []  # porter2 would have matched
     finally:
         store.close()
+
+
+def test_postgres_any_word_windows_common_terms_but_finds_rare_ones(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unfiltered any-word search ranks every match of the rare terms, however old, and of
+    the common ones only about the newest window (as SQLite's keyword_search)."""
+    import random
+
+    from pg import fresh_database_url
+
+    import palimpsest.store.postgres as pgstore
+
+    monkeypatch.setattr(pgstore, "_RARE_MATCHES", 100)
+    monkeypatch.setattr(pgstore, "_BM25_WINDOW", 50)
+    store = open_store(fresh_database_url())
+    rng = random.Random(5)
+    try:
+        store.upsert_session(Session(id="s1", created_at="2025-01-01T00:00:00.000000Z", updated_at="2025-01-01T00:00:00.000000Z"))
+        msgs = []
+        for n in range(3000):
+            # `common` twice in the older half: those would outrank the newer ones without the window
+            words = rng.sample(WORDS, 6) + (["common"] * (2 if n < 1500 else 1) if n % 6 == 0 else [])
+            words += ["rare"] if n in (7, 400, 900) else []
+            msgs.append(Message(id=f"evt_{n:05d}", session="s1", role="user", content=" ".join(words),
+                                created_at=f"2025-01-01T00:00:00.{n:06d}Z", event_key=f"k{n}"))
+        store.insert_messages("s1", msgs, None)
+        hits = store.keyword_search(["common", "rare"], Filters(), 40, match_all=False)
+        ids = [m.id for m, _ in hits]
+        assert set(ids[:3]) == {"evt_00007", "evt_00400", "evt_00900"}  # rare: found however old
+        assert len(ids) == 40
+        # the rest hold `common` alone, from about the newest 50 of its 500 matches (the
+        # newest 300 messages), not from the whole table
+        assert all(int(i[4:]) >= 2600 for i in ids[3:])
+    finally:
+        store.close()

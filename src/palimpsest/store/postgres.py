@@ -464,13 +464,14 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 rows = conn.execute(sql, (*terms, *params, limit)).fetchall()
                 return [(_row_to_message(r), float(r[-1])) for r in rows]
             idf = {t: _idf(stats.n, df[t]) for t in terms}
-            window, window_params = "", []
+            match, match_params = "m.fts @@ q.q", []
             if not match_all and where == "true" and stats.n >= 1000:
                 # As SQLite: the rarest terms, together at most _RARE_MATCHES matches, are
                 # scored in every match; of the others, only about the newest _BM25_WINDOW
                 # matches: those above the rowid that many are expected above (their matches
-                # spread evenly over the rowids), so the primary key cuts the GIN bitmap
-                # before any row is read.
+                # spread evenly over the rowids). Spelt as rare OR (common AND rowid > edge),
+                # the planner ORs the rare terms' GIN bitmap with the common terms' ANDed
+                # with the primary key's range, so no row outside the window is read.
                 rare: list[str] = []
                 common: list[str] = []
                 budget = 0
@@ -483,24 +484,23 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 matches = sum(df[t] for t in common)
                 if matches > _BM25_WINDOW:
                     edge = stats.max_rowid - int(_BM25_WINDOW * stats.max_rowid / matches)
+                    newest = " || ".join(["phraseto_tsquery('palimpsest', %s)"] * len(common))
+                    match, match_params = f"(m.fts @@ ({newest}) AND m.rowid > %s)", [*common, edge]
                     if rare:
                         either = " || ".join(["phraseto_tsquery('palimpsest', %s)"] * len(rare))
-                        window = f"AND (m.fts @@ ({either}) OR m.rowid > %s)"
-                        window_params = [*rare, edge]
-                    else:
-                        window, window_params = "AND m.rowid > %s", [edge]
+                        match, match_params = f"(m.fts @@ ({either}) OR {match})", [*rare, *match_params]
             # The cheap rank: the IDF of the terms a message holds, then ts_rank with the
             # column weights, length-normalised; its best candidates get the exact BM25.
             cheap = " + ".join(["%s * (m.fts @@ phraseto_tsquery('palimpsest', %s))::int"] * len(terms))
             cheap_params = [x for t in terms for x in (idf[t], t)]
             wanted = sorted({lx for t in terms for lx in lexemes[t]})
             sql = f"""WITH q AS (SELECT {query} AS q),
-                      c AS (SELECT m.rowid, m.fts FROM messages m, q WHERE m.fts @@ q.q AND {where} {window}
+                      c AS (SELECT m.rowid, m.fts FROM messages m, q WHERE {match} AND {where}
                             ORDER BY {cheap} DESC, ts_rank('{_TS_WEIGHTS}', m.fts, q.q, 1) DESC, m.rowid DESC LIMIT %s),
                       d AS (SELECT c.rowid, c.fts, (SELECT sum(cardinality(x.positions))::int FROM unnest(c.fts) AS x) AS dl FROM c)
                       SELECT d.rowid, d.dl, u.lexeme, u.positions, u.weights
                       FROM d CROSS JOIN LATERAL unnest(d.fts) AS u WHERE u.lexeme = ANY(%s)"""
-            rows = conn.execute(sql, (*terms, *params, *window_params, *cheap_params,
+            rows = conn.execute(sql, (*terms, *match_params, *params, *cheap_params,
                                       max(_CANDIDATES, 4 * limit), wanted)).fetchall()
             found: dict[int, tuple[int, dict[str, dict[int, str]]]] = {}
             for rowid, dl, lexeme, positions, labels in rows:
