@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 from .errors import InvalidInput
@@ -66,11 +67,21 @@ def search_context(event: Event, previous: str) -> str:
     before it (a reply's subject is often named only in the question it answers)."""
     meta = event.metadata or {}
     speaker = next((str(meta[k]) for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "")
+    return " ".join(part for part in (speaker, _spoken_date(event.created_at), previous[:CONTEXT_PREVIOUS_CHARS]) if part)
+
+
+@lru_cache(maxsize=4096)
+def _day(stamp: str) -> str:
     try:
-        when = parse_time(event.created_at).strftime("%-d %B %Y %A")
+        return parse_time(stamp).strftime("%-d %B %Y %A")
     except InvalidInput:
-        when = ""
-    return " ".join(part for part in (speaker, when, previous[:CONTEXT_PREVIOUS_CHARS]) if part)
+        return ""
+
+
+def _spoken_date(created_at: str) -> str:
+    """"5 March 2024 Tuesday" (a message's time, searchable as words), memoised per day:
+    stamps are stored in UTC, so the day is their first ten characters."""
+    return _day(created_at[:10]) if len(created_at) >= 10 else _day(created_at)
 
 
 def event_to_message(event: Event, journal_path: str, cap: int, previous: str = "") -> Message:
