@@ -336,3 +336,39 @@ def test_search_can_synthesize_an_answer_citing_its_hits(home: Path) -> None:
             assert result["answer"] == {"available": True, "answer": "Friday at 16:00", "cited": [said["id"]], "model": result["answer"]["model"]}
             assert said["id"] in fake.requests[-1]["messages"][-1]["content"]
             assert "answer" not in memory.search("deploy window").to_dict()
+
+
+def test_approximate_index_answers_unfiltered_queries_and_grows_in_place(tmp_path: Path) -> None:
+    """Above the threshold the HNSW graph answers unfiltered queries; vectors that arrive
+    later join the same graph (rebuilding it took minutes at a million), filters stay exact."""
+    import numpy as np
+
+    from palimpsest.records import Message, Session
+    from palimpsest.store import Filters
+    from palimpsest.store.sqlite import SQLiteStore
+
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    store._vectors.ann_threshold = 100
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((400, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for s in ("a", "b"):
+        store.upsert_session(Session(id=s, created_at="2026-01-01T00:00:00.000000Z", updated_at="2026-01-01T00:00:00.000000Z"))
+
+    def add(lo: int, hi: int) -> None:
+        msgs = [Message(id=f"m{i:04d}", session="ab"[i % 2], role="user", content=f"text {i}",
+                        created_at=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000000Z", event_key=f"k{i}") for i in range(lo, hi)]
+        for s in ("a", "b"):
+            store.insert_messages(s, [m for m in msgs if m.session == s], None)
+        store.put_vectors("m", [(f"m{i:04d}", vectors[i]) for i in range(lo, hi)])
+
+    add(0, 300)
+    assert store.vector_search("m", vectors[7], Filters(), 5)[0][0] == "m0007"
+    graph = store._vectors._models["m"]["ann"]
+    assert graph is not None and len(graph) == 300
+    add(300, 400)
+    assert store.vector_search("m", vectors[350], Filters(), 5)[0][0] == "m0350"
+    assert store._vectors._models["m"]["ann"] is graph and len(graph) == 400  # grown, not rebuilt
+    hits = store.vector_search("m", vectors[351], Filters(session="b"), 400)
+    assert hits[0][0] == "m0351" and len(hits) == 200 and all(int(i[1:]) % 2 == 1 for i, _ in hits)
+    store.close()

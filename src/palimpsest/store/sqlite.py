@@ -476,6 +476,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         with self._tx() as conn:
             ids = json.dumps([i for i, _ in rows])
             rowids = dict(conn.execute("SELECT id, rowid FROM messages WHERE id IN (SELECT value FROM json_each(?))", (ids,)).fetchall())
+            replaced = conn.execute("SELECT count(*) FROM vectors WHERE model = ? AND message_rowid IN (SELECT value FROM json_each(?))",
+                                    (model, json.dumps(list(rowids.values())))).fetchone()[0]
             conn.executemany(
                 # an upsert, not INSERT OR REPLACE: REPLACE deletes without firing the
                 # delete trigger, which would leave vector_counts counting twice
@@ -483,7 +485,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
                    ON CONFLICT(model, message_rowid) DO UPDATE SET dim = excluded.dim, vector = excluded.vector""",
                 [(rowids[i], model, v.shape[0], np.asarray(v, dtype=np.float32).tobytes()) for i, v in rows if i in rowids],
             )
-        self._generation += 1
+        if replaced:  # new vectors only are loaded incrementally (vectors.py); changed ones need a reload
+            self._generation += 1
 
     def load_vectors(self, model: str, after_rowid: int) -> tuple[np.ndarray, np.ndarray, int, dict[str, list[str]]]:
         """(rowids, matrix) of stored vectors above `after_rowid`, the total count, and each
