@@ -13,7 +13,10 @@ Above `ann_threshold` vectors (default 200,000), an HNSW index (usearch) answers
 unfiltered queries; measured on this machine, exact search over 100k × 384 float32 takes
 ~8 ms, which stays under the latency target until a few hundred thousand vectors, while
 HNSW recall@10 is ~0.99 — so exact is used while it is fast enough, and always when a
-filter is given (HNSW with a post-filter would miss rare matches).
+filter is given (HNSW with a post-filter would miss rare matches). The graph is built on
+the first such query and new vectors are added to it as they are loaded; only a deletion
+or a replaced vector rebuilds it. A filter that keeps under a quarter of the rows scores
+those rows alone.
 """
 
 from __future__ import annotations
