@@ -57,6 +57,18 @@ def add_vectors(memory: Memory, model: str, dim: int = 384, batch: int = 5000) -
         memory.store.put_vectors(model, [(m.id, v) for m, v in zip(todo, vectors)])
 
 
+def warm_graph(memory: Memory) -> float | None:
+    """Start the HNSW graph (built in the background past `ann_threshold`, as in a running
+    server) and wait for it, so the timed queries are the steady state. Its build time."""
+    cache = getattr(memory.store, "_vectors", None)
+    if cache is None or memory.stats()["messages"] <= memory.settings.ann_threshold:
+        return None
+    with Timer() as t:
+        memory.search("warm up the graph", limit=1, touch=False)
+        cache.wait_for_graph(memory.embedder.model_id, 1800)
+    return t.seconds
+
+
 def run(memory: Memory, queries: list[str]) -> dict[str, Any]:
     samples, fallbacks, empty, hits = [], 0, 0, 0
     for i, q in enumerate(queries):
@@ -91,11 +103,12 @@ def main(argv: list[str] | None = None) -> int:
             load_s = load(memory, args.messages)
             result = run(memory, Corpus(seed=99).queries(args.queries))
             count = memory.stats()["messages"]
-        hybrid = None
+        hybrid, graph_s = None, None
         if args.vectors:
             settings = Settings.load(env={}, home=str(home), embedder="local", embed_cache="off")
             with Memory(settings=settings) as memory:
                 add_vectors(memory, memory.embedder.model_id)
+                graph_s = warm_graph(memory)
                 hybrid = run(memory, Corpus(seed=99).queries(args.queries))
     rows = [(f"Memory.search, keyword, limit 10 ({args.queries} queries)", f"{result['p50_ms']:.2f}",
              f"{result['p95_ms']:.2f}", f"{result['max_ms']:.2f}")]
@@ -115,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if hybrid:
         target = 50 if count <= 200_000 else 250
+        if graph_s is not None:
+            lines.append(f"- unfiltered vector search from the HNSW graph (past `ann_threshold`), built in the background in {graph_s:.0f} s "
+                         "before the timed queries; filtered ones exact")
         lines.append(f"- hybrid p95 {hybrid['p95_ms']:.1f} ms, {hybrid['p95_ms'] / max(result['p95_ms'], 1e-9):.1f}× the keyword p95; "
                      f"target p95 <= {target} ms: **{'met' if hybrid['p95_ms'] <= target else 'missed'}**")
     body = "\n".join(lines)

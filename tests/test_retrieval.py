@@ -339,16 +339,16 @@ def test_search_can_synthesize_an_answer_citing_its_hits(home: Path) -> None:
 
 
 def test_approximate_index_answers_unfiltered_queries_and_grows_in_place(tmp_path: Path) -> None:
-    """Above the threshold the HNSW graph answers unfiltered queries; vectors that arrive
-    later join the same graph (rebuilding it took minutes at a million), filters stay exact."""
+    """Above the threshold the HNSW graph, built in the background, answers unfiltered
+    queries; vectors that arrive later join the same graph (rebuilding it took minutes at a
+    million); filters stay exact."""
     import numpy as np
 
     from palimpsest.records import Message, Session
     from palimpsest.store import Filters
     from palimpsest.store.sqlite import SQLiteStore
 
-    store = SQLiteStore(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    store._vectors.ann_threshold = 100
+    store = SQLiteStore(f"sqlite:///{tmp_path / 'db.sqlite'}", ann_threshold=100)
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((400, 16)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -363,7 +363,9 @@ def test_approximate_index_answers_unfiltered_queries_and_grows_in_place(tmp_pat
         store.put_vectors("m", [(f"m{i:04d}", vectors[i]) for i in range(lo, hi)])
 
     add(0, 300)
-    assert store.vector_search("m", vectors[7], Filters(), 5)[0][0] == "m0007"
+    assert store.vector_search("m", vectors[7], Filters(), 5)[0][0] == "m0007"  # exact while the graph is built
+    assert store._vectors.wait_for_graph("m", 30)
+    assert store.vector_search("m", vectors[8], Filters(), 5)[0][0] == "m0008"  # from the graph
     graph = store._vectors._models["m"]["ann"]
     assert graph is not None and len(graph) == 300
     add(300, 400)

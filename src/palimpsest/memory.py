@@ -54,7 +54,7 @@ class Memory:
         self.settings = settings
         self.home = settings.home_path
         self.journal = Journal(self.home, settings.max_event_bytes)
-        self.store: Store = open_store(settings.store_url)
+        self.store: Store = open_store(settings.store_url, ann_threshold=settings.ann_threshold)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self._embedder: Embedder | None = None
         self._embed_cache: EmbeddingCache | None = None

@@ -59,7 +59,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("w_speaker", 0.15, "PALIMPSEST_W_SPEAKER", "Bonus for turns by whom the query is about: first person → user, a named speaker → theirs (hybrid).", float),
     Setting("decay_clock", "created", "PALIMPSEST_DECAY_CLOCK", "Temporal decay counts days since created or since last accessed.", str),
     Setting("reinforcement_cap", 10, "PALIMPSEST_REINFORCEMENT_CAP", "Access counts above this add no more temporal boost.", int),
-    Setting("ann_threshold", 200_000, "PALIMPSEST_ANN_THRESHOLD", "Vector counts above this use the HNSW index instead of exact cosine.", int),
+    Setting("ann_threshold", 50_000, "PALIMPSEST_ANN_THRESHOLD", "SQLite: vector counts above this answer unfiltered queries from an HNSW graph (built in the background) instead of exact cosine.", int),
     Setting("worker_batch", 32, "PALIMPSEST_WORKER_BATCH", "Jobs a worker claims at once.", int),
     Setting("host", "127.0.0.1", "PALIMPSEST_HOST", "Address `palimpsest serve` binds to; anything but loopback requires a token."),
     Setting("port", 8765, "PALIMPSEST_PORT", "Port `palimpsest serve` listens on.", int),

@@ -8,12 +8,14 @@ from .base import Filters, Job, NewJob, Store
 __all__ = ["Filters", "Job", "NewJob", "Store", "open_store"]
 
 
-def open_store(url: str) -> Store:
-    """Open (and migrate) the store at `url`: `sqlite:///path` or `postgresql://…`."""
+def open_store(url: str, ann_threshold: int | None = None) -> Store:
+    """Open (and migrate) the store at `url`: `sqlite:///path` or `postgresql://…`.
+    `ann_threshold`: vectors past which the embedded backend's unfiltered vector search
+    uses its HNSW graph (PostgreSQL's pgvector index has its own threshold)."""
     if url.startswith("sqlite:///"):
         from .sqlite import SQLiteStore
 
-        return SQLiteStore(url)
+        return SQLiteStore(url) if ann_threshold is None else SQLiteStore(url, ann_threshold=ann_threshold)
     if url.startswith(("postgresql://", "postgres://")):
         from .postgres import PostgresStore
 

@@ -31,7 +31,7 @@ from .sqlite_facts import SQLiteFactsMixin
 from .sqlite_summaries import SQLiteSummariesMixin
 from .sqlite_tags import SQLiteTagsMixin
 from .sqlite_wiki import SQLiteWikiMixin
-from .vectors import VectorCache
+from .vectors import ANN_THRESHOLD, VectorCache
 
 _MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
@@ -79,7 +79,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
 
 
 class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin, SQLiteTagsMixin, SQLiteWikiMixin):
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
         self._local = threading.local()
@@ -95,7 +95,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
             raise StoreUnavailable(f"cannot open SQLite database {self.path}: {exc}") from exc
         except OSError as exc:
             raise StoreUnavailable(f"cannot open SQLite database {self.path}: {exc.strerror}") from exc
-        self._vectors = VectorCache(self)
+        self._vectors = VectorCache(self, ann_threshold)
 
     # -- connections ---------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
