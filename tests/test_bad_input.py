@@ -127,7 +127,8 @@ QUERIES = ['"unbalanced', "NEAR(alpha beta)", "alpha*", "-alpha", "alpha AND OR 
 
 
 def test_fts_syntax_and_sql_in_queries_are_just_text(memory: Memory) -> None:
-    memory.append("s1", "user", "alpha beta gamma")
+    # a fixed day: the spoken date is searchable ("1 December 2026 Tuesday" matches "1 = 1")
+    memory.append("s1", "user", "alpha beta gamma", created_at="2026-03-15T10:00:00Z")
     for query in QUERIES:
         result = memory.search(query, touch=False)
         expected = ["alpha beta gamma"] if "alpha" in query else []

@@ -175,9 +175,12 @@ class Indexer:
 
     def lag(self) -> dict[str, int]:
         """Bytes of journal not yet indexed, per session that has any."""
+        sessions = self.journal.sessions()
+        if not sessions:  # (and no journal id to ask about: a home never written to may have none)
+            return {}
         cursors = self.store.cursors(self.journal.id)
         out = {}
-        for session in self.journal.sessions():
+        for session in sessions:
             behind = self.journal.size(session) - cursors.get(session, (0, 0))[1]
             if behind > 0:
                 out[session] = behind

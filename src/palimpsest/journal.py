@@ -76,21 +76,24 @@ class Journal:
         path = self.root / JOURNAL_ID_NAME
         try:
             return json.loads(path.read_text())["id"]
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             pass
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise JournalError(f"cannot read the journal id in {path}: {exc}") from exc
         journal_id = "" if self.sessions() else f"j{secrets.token_hex(8)}"
-        self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"id": journal_id}))
         try:
-            os.link(tmp, path)  # never replaces an id another process wrote first
-        except FileExistsError:
-            pass
-        finally:
-            tmp.unlink(missing_ok=True)
-        return json.loads(path.read_text())["id"]
+            self.root.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps({"id": journal_id}))
+            try:
+                os.link(tmp, path)  # never replaces an id another process wrote first
+            except FileExistsError:
+                pass
+            finally:
+                tmp.unlink(missing_ok=True)
+            return json.loads(path.read_text())["id"]
+        except OSError as exc:
+            raise JournalError(f"cannot write the journal id in {path}: {exc.strerror or exc}; nothing was stored") from exc
 
     # -- paths ---------------------------------------------------------------
     def path(self, session: str) -> Path:
