@@ -192,14 +192,18 @@ class PostgresDocumentsMixin(DocumentStoreContract):
         vec = np.asarray(query, dtype=np.float32)
         dim = int(vec.shape[0])
         vaults, params = vault_filter(q.reader, q.vaults, q.attached_to)
-        where = f"c.model = %s AND c.dim = {dim} AND c.vault IN ({vaults})"
+        # the readable vaults as a list first: as a subquery the planner guessed one row of
+        # it matched a few hundred chunks and sorted every chunk exactly instead of using
+        # the index (630 ms at 100,000 chunks against 17 ms)
+        where = f"c.model = %s AND c.dim = {dim} AND c.vault = ANY(%s)"
         with self._tx() as conn:
+            names = [r[0] for r in conn.execute(vaults, params).fetchall()]
             few = conn.execute(f"SELECT count(*) FROM (SELECT 1 FROM document_chunks c WHERE {where} LIMIT {_CHUNK_EXACT_MAX + 1}) x",
-                               (model, *params)).fetchone()[0] <= _CHUNK_EXACT_MAX  # type: ignore[index]
+                               (model, names)).fetchone()[0] <= _CHUNK_EXACT_MAX  # type: ignore[index]
             if few or not index_exists(conn, "document_chunks", f"document_chunks_hnsw_{dim}"):
                 sql = f"""SELECT c.id, 1 - (c.embedding <=> %s) FROM document_chunks c
                           WHERE {where} ORDER BY c.embedding <=> %s, c.id LIMIT %s"""
-                rows = conn.execute(sql, (vec, model, *params, vec, limit)).fetchall()
+                rows = conn.execute(sql, (vec, model, names, vec, limit)).fetchall()
                 return [(r[0], float(r[1])) for r in rows]
             # the partial index's own expression, so the planner can use it; the iterative
             # scan walks on until `limit` chunks pass the vault and model filter
@@ -209,7 +213,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
                 conn.execute("SET LOCAL hnsw.max_scan_tuples = 100000")
             distance = f"c.embedding::vector({dim}) <=> %s::vector({dim})"
             sql = f"SELECT c.id, 1 - ({distance}) FROM document_chunks c WHERE {where} ORDER BY {distance} LIMIT %s"
-            rows = conn.execute(sql, (vec, model, *params, vec, limit)).fetchall()
+            rows = conn.execute(sql, (vec, model, names, vec, limit)).fetchall()
         return [(r[0], float(r[1])) for r in rows]
 
     def _ensure_chunk_index(self, conn: psycopg.Connection[Any], dims: set[int]) -> None:
