@@ -229,4 +229,4 @@ def test_an_unreadable_journal_id_is_an_error_not_a_new_id(tmp_path: Path) -> No
     (tmp_path / "sessions").mkdir()
     (tmp_path / "sessions" / ".journal-id").write_text("{not json")
     with pytest.raises(JournalError):
-        Journal(tmp_path).id
+        _ = Journal(tmp_path).id

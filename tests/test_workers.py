@@ -12,8 +12,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from palimpsest import Memory, Settings
 from palimpsest.service import run_background
 

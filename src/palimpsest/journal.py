@@ -121,7 +121,7 @@ class Journal:
         bytes could not be made durable; nothing of the batch is then acknowledged or kept.
         """
         path = self.path(session)
-        self.id  # settled before the first journal exists (a home with journals and no id is an old one)
+        _ = self.id  # settled before the first journal exists (a home with journals and no id is an old one)
         with self._lock:
             self._ensure_dir(path.parent)
             fd = self._open(path)

@@ -26,7 +26,6 @@ from .summaries_base import SummaryStoreContract
 from .tags_base import TagStoreContract
 from .wiki_base import WikiStoreContract
 
-
 _LOCKS: dict[str, threading.Lock] = {}  # Store.exclusive's default, per process
 _LOCKS_GUARD = threading.Lock()
 

@@ -81,7 +81,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
 class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocumentsMixin, SQLiteTagsMixin, SQLiteWikiMixin):
     def __init__(self, url: str, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.url = url
-        self.path = Path(url[len("sqlite:///"):]) if not url.startswith("sqlite:////") else Path(url[len("sqlite:///"):])
+        self.path = Path(url[len("sqlite:///"):])  # sqlite:///rel/path or sqlite:////abs/path
         self._local = threading.local()
         self._write_lock = threading.RLock()
         self._generation = 0

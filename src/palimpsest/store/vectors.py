@@ -150,7 +150,7 @@ class VectorCache:
                 if len(entry["rowids"]) > len(rowids):
                     graph.add(entry["rowids"][len(rowids):], entry["matrix"][len(rowids):])
                 entry["ann"] = graph
-        except Exception:  # noqa: BLE001 - the exact search keeps answering
+        except Exception:  # the exact search keeps answering
             log.exception("building the HNSW graph failed; vector search stays exact")
         finally:
             entry["building"] = False
