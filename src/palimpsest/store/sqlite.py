@@ -311,7 +311,9 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         elif not informative or not freq:
             parts = [(" OR ".join(_fts_phrase(t) for t in (informative or terms)), bool(freq), bool(informative))]
         else:
-            rare, common, budget = [], [], 0
+            rare: list[str] = []
+            common: list[str] = []
+            budget = 0
             for term in sorted(informative, key=lambda t: freq[t]):
                 if not common and budget + freq[term] <= RARE_MATCHES:
                     rare.append(term)
