@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
@@ -237,16 +237,12 @@ class Memory:
         # the query is embedded on another thread while the keyword search runs: both
         # release the GIL (onnxruntime, SQLite), so on two cores their times overlap
         embed_notes: list[str] = []
-        if self.settings.embedder == "none":  # nothing to overlap
-            pending: Future[Any] = Future()
-            pending.set_result(self._query_vector(query, embed_notes))
-        else:
-            pending = self._query_pool.submit(self._query_vector, query, embed_notes)
+        pending = None if self.settings.embedder == "none" else self._query_pool.submit(self._query_vector, query, embed_notes)
         pairs, match = _search.keyword(self.store, query, f, depth)
         for rank, ((m, _), score) in enumerate(zip(pairs, _search.normalise([s for _, s in pairs]))):
             c.messages[m.id], c.fts[m.id], c.fts_rank[m.id] = m, score, rank
         notes = ["no message matched every word; showing messages that match any word"] if match == "any" else []
-        qvec = pending.result()
+        qvec = pending.result() if pending is not None else self._query_vector(query, embed_notes)
         notes += embed_notes
         if qvec is not None:
             model = self.embedder.model_id  # type: ignore[union-attr]

@@ -29,6 +29,26 @@ from .wiki_base import WikiStoreContract
 _LOCKS: dict[str, threading.Lock] = {}  # Store.exclusive's default, per process
 _LOCKS_GUARD = threading.Lock()
 
+# Keyword search bounds its work the same way on both backends: an any-word query scores
+# every match of its rarest terms (together at most RARE_MATCHES matches) and only about
+# the newest BM25_WINDOW matches of the others (docs/foundation.md, "Keyword search at scale").
+RARE_MATCHES = 2000
+BM25_WINDOW = 1000
+
+
+def split_by_rarity(terms: list[str], freq: dict[str, int], budget: int = RARE_MATCHES) -> tuple[list[str], list[str]]:
+    """(rare, common): the rarest terms while their matches together fit in `budget`, then the rest."""
+    rare: list[str] = []
+    common: list[str] = []
+    used = 0
+    for term in sorted(terms, key=lambda t: freq[t]):
+        if not common and used + freq[term] <= budget:
+            rare.append(term)
+            used += freq[term]
+        else:
+            common.append(term)
+    return rare, common
+
 @dataclass
 class Filters:
     """Restrictions applied inside the queries (never after a LIMIT)."""

@@ -52,7 +52,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import InvalidInput, ModelMismatch, StoreUnavailable
 from ..records import Message, Session, iso, utcnow
-from .base import Filters, Job, NewJob, Store
+from .base import BM25_WINDOW, RARE_MATCHES, Filters, Job, NewJob, Store, split_by_rarity
 from .postgres_documents import PostgresDocumentsMixin
 from .postgres_facts import PostgresFactsMixin
 from .postgres_hnsw import BUILD_MEMORY_MB, BUILD_WORKERS, build_hnsw, index_exists
@@ -90,8 +90,8 @@ _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A 
 _K1, _B = 1.2, 0.75
 _COLUMN_WEIGHTS = {"A": 1.0, "B": 0.5, "C": 0.5, "D": 0.0}
 _CANDIDATES = 300  # matches given the exact BM25, the best by the cheap rank (at least 4 × limit)
-_RARE_MATCHES = 2000  # any-word, unfiltered: the rarest terms' matches, up to this many, all ranked (sqlite.RARE_MATCHES)
-_BM25_WINDOW = 1000  # and of the other terms, about the newest this many matches (sqlite.BM25_WINDOW)
+_RARE_MATCHES = RARE_MATCHES  # any-word, unfiltered: the rarest terms' matches, up to this many, all ranked
+_BM25_WINDOW = BM25_WINDOW  # and of the other terms, about the newest this many matches (store/base.py)
 _BM25_EXACT = 5000  # up to this many messages, N, avgdl and every document frequency are exact
 _BM25_COMMON = 0.01  # above _BM25_EXACT, lexemes ANALYZE saw in >= 1 % of rows take its frequency
 
@@ -472,15 +472,7 @@ class PostgresStore(Store, PostgresFactsMixin, PostgresSummariesMixin, PostgresD
                 # spread evenly over the rowids). Spelt as rare OR (common AND rowid > edge),
                 # the planner ORs the rare terms' GIN bitmap with the common terms' ANDed
                 # with the primary key's range, so no row outside the window is read.
-                rare: list[str] = []
-                common: list[str] = []
-                budget = 0
-                for t in sorted(terms, key=lambda t: df[t]):
-                    if not common and budget + df[t] <= _RARE_MATCHES:
-                        rare.append(t)
-                        budget += df[t]
-                    else:
-                        common.append(t)
+                rare, common = split_by_rarity(terms, df, _RARE_MATCHES)
                 matches = sum(df[t] for t in common)
                 if matches > _BM25_WINDOW:
                     edge = stats.max_rowid - int(_BM25_WINDOW * stats.max_rowid / matches)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import InvalidInput, StoreUnavailable
 from ..records import Message, Session
-from .base import Filters, Job, NewJob, Store
+from .base import BM25_WINDOW, RARE_MATCHES, Filters, Job, NewJob, Store, split_by_rarity
 from .sqlite_documents import SQLiteDocumentsMixin
 from .sqlite_facts import SQLiteFactsMixin
 from .sqlite_summaries import SQLiteSummariesMixin
@@ -44,17 +44,21 @@ _M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
 
 
 CONTEXT_WEIGHT = 0.5
-# keyword search scores every match of its rare terms (together at most RARE_MATCHES) and
-# the newest BM25_WINDOW matches of its common ones, or of the newest FILTERED_WINDOW
-# those that pass a filter (see keyword_search)
-RARE_MATCHES = 2000
+# keyword search: RARE_MATCHES and BM25_WINDOW (store/base.py), and with a filter, of the
+# common terms' newest FILTERED_WINDOW matches those that pass it (see keyword_search)
 MMAP_BYTES = 1 << 30
-BM25_WINDOW = 1000
 FILTERED_WINDOW = 2000
 
 
 def _fts_phrase(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
+
+
+def _fts_source(where: str) -> str:
+    """The full-text table, joined to the messages when a filter needs their columns. CROSS
+    JOIN keeps the full-text match as the outer loop: with a session filter the planner
+    preferred walking the session's rows and probing FTS5 for each."""
+    return "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
 
 
 def row_to_message(row: tuple[Any, ...]) -> Message:
@@ -311,15 +315,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         elif not informative or not freq:
             parts = [(" OR ".join(_fts_phrase(t) for t in (informative or terms)), bool(freq), bool(informative))]
         else:
-            rare: list[str] = []
-            common: list[str] = []
-            budget = 0
-            for term in sorted(informative, key=lambda t: freq[t]):
-                if not common and budget + freq[term] <= RARE_MATCHES:
-                    rare.append(term)
-                    budget += freq[term]
-                else:
-                    common.append(term)
+            rare, common = split_by_rarity(informative, freq, RARE_MATCHES)
             r = "(" + " OR ".join(_fts_phrase(t) for t in rare) + ")"
             c = "(" + " OR ".join(_fts_phrase(t) for t in common) + ")"
             if rare and common:
@@ -339,16 +335,13 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         # no BM25: counting all-word matches skips the per-term statistics FTS5's bm25()
         # gathers first (a pass over every term's whole match list)
         where, params = self._where(filters)
-        source = "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
-        sql = f"SELECT count(*) FROM (SELECT 1 FROM {source} WHERE messages_fts MATCH ? AND {where} LIMIT ?)"
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {_fts_source(where)} WHERE messages_fts MATCH ? AND {where} LIMIT ?)"
         return self._reader.execute(sql, (" ".join(_fts_phrase(t) for t in terms), *params, cap)).fetchone()[0]
 
     def _ranked_messages(self, parts: list[tuple[str, bool, bool]], where: str, params: list[Any], limit: int, windowed: bool) -> list[Any]:
         """The best `limit` rows over the parts (FTS5 expression, windowed?, scored?), with
         their BM25 rank (negative: lower is better), in one statement."""
-        # CROSS JOIN keeps the full-text match as the outer loop: with a session filter the
-        # planner preferred walking the session's rows and probing FTS5 for each.
-        source = "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
+        source = _fts_source(where)
         selects, args = [], []
         for expr, window, scored in parts:
             cond = f"messages_fts MATCH ? AND {where}"
