@@ -5,7 +5,8 @@ Loads N synthetic messages (bench/common.py) through `Memory.ingest_session`, th
 punctuation; a fifth with a session or role filter) through `Memory.search` with no
 embedder — BM25 keyword ranking, the all-words → any-word fallback, access counting —
 and reports p50/p95. Each query is run once untimed first, so the figures are for a warm
-page cache, as in a running server.
+page cache, as in a running server; the queries run once as the load left the index and
+again after the full-text merging a server does in its idle passes (`compact_index`).
 
     .venv/bin/python bench/search.py                      # 100,000 messages, writes bench/RESULTS.md
     .venv/bin/python bench/search.py --messages 20000 --no-write
@@ -57,6 +58,13 @@ def add_vectors(memory: Memory, model: str, dim: int = 384, batch: int = 5000) -
         memory.store.put_vectors(model, [(m.id, v) for m, v in zip(todo, vectors)])
 
 
+def compact(memory: Memory) -> float:
+    with Timer() as t:
+        while memory.store.compact_index():
+            pass
+    return t.seconds
+
+
 def warm_graph(memory: Memory) -> float | None:
     """Start the HNSW graph (built in the background past `ann_threshold`, as in a running
     server) and wait for it, so the timed queries are the steady state. Its build time."""
@@ -101,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         home = Path(args.home or tmp) / "home"
         with Memory(settings=Settings.load(env={}, home=str(home), embedder="none")) as memory:
             load_s = load(memory, args.messages)
+            # as the writers left the full-text index, then after the merging a server's
+            # idle passes do (store.compact_index, palimpsest/service.py)
+            loaded = run(memory, Corpus(seed=99).queries(args.queries)) if load_s else None
+            compact_s = compact(memory)
             result = run(memory, Corpus(seed=99).queries(args.queries))
             count = memory.stats()["messages"]
         hybrid, graph_s = None, None
@@ -112,6 +124,9 @@ def main(argv: list[str] | None = None) -> int:
                 hybrid = run(memory, Corpus(seed=99).queries(args.queries))
     rows = [(f"Memory.search, keyword, limit 10 ({args.queries} queries)", f"{result['p50_ms']:.2f}",
              f"{result['p95_ms']:.2f}", f"{result['max_ms']:.2f}")]
+    if loaded:
+        rows.append(("the same, just loaded (before the server's index compaction)", f"{loaded['p50_ms']:.2f}",
+                     f"{loaded['p95_ms']:.2f}", f"{loaded['max_ms']:.2f}"))
     if hybrid:
         rows.append(("Memory.search, hybrid with vectors, query embedded (local model)", f"{hybrid['p50_ms']:.2f}",
                      f"{hybrid['p95_ms']:.2f}", f"{hybrid['max_ms']:.2f}"))
@@ -121,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
         "",
         table(rows, ("query", "p50 ms", "p95 ms", "max ms")),
         "",
-        f"- target p95 <= 10 ms (keyword): **{'met' if result['p95_ms'] <= 10 else 'missed'}**",
+        f"- target p95 <= 10 ms (keyword): **{'met' if result['p95_ms'] <= 10 else 'missed'}**"
+        + (f"; just loaded: **{'met' if loaded['p95_ms'] <= 10 else 'missed'}**" if loaded else ""),
+        (f"- writers merge full-text segments only at sixteen a level (migration 0014); a server's idle passes merge the "
+         f"rest: here {compact_s:.1f} s of `compact_index` after the load"),
         (f"- {result['fallbacks']} queries fell back from all words to any word; {result['empty']} returned nothing; "
         f"{result['hits']:,} hits in all; a fifth of the queries filter by session, a fifth by role"),
         f"- access counts are updated on every timed query (as in use); load time {load_s:.0f} s (0 when re-used)",
@@ -138,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_write:
         write_section("Hybrid search" if args.vectors else "Keyword search", body)
     if args.json:
-        print(json.dumps({"messages": count, **result, "hybrid": hybrid}))
+        print(json.dumps({"messages": count, **result, "loaded": loaded, "compact_s": compact_s, "hybrid": hybrid}))
     return 0
 
 

@@ -230,3 +230,39 @@ def test_an_unreadable_journal_id_is_an_error_not_a_new_id(tmp_path: Path) -> No
     (tmp_path / "sessions" / ".journal-id").write_text("{not json")
     with pytest.raises(JournalError):
         _ = Journal(tmp_path).id
+
+
+def test_lines_are_the_json_the_standard_library_writes(journal: Journal) -> None:
+    """Journal lines are encoded by msgspec; they must read back as the standard library
+    reads them, field for field, whatever the text holds."""
+    tricky = "quote \" backslash \\ newline \n tab \t nul \x00 del \x7f é 日本 🙂 \u2028 </script>"
+    pairs = journal.append("s", [ev(tricky, tool_args={"n": [1.5, 1e16, -0.0, 10**20, True, None]}, metadata={"k": "v"})])
+    raw = journal.path("s").read_bytes()
+    assert raw.count(b"\n") == 1
+    line = json.loads(raw)
+    assert line["content"] == tricky
+    assert line["tool_args"] == {"n": [1.5, 1e16, -0.0, 10**20, True, None]}
+    assert list(line)[:2] == ["id", "session"]  # id first, as before
+    assert journal.get("s", 1).content == tricky
+    assert pairs[0][0].nbytes == len(raw)
+
+
+def test_values_msgspec_refuses_are_written_by_the_standard_library(journal: Journal) -> None:
+    pairs = journal.append("s", [ev("float keys", metadata={1.5: "x"})])
+    assert pairs[0][1]
+    assert json.loads(journal.path("s").read_bytes())["metadata"] == {"1.5": "x"}
+
+
+def test_lines_from_before_with_nan_or_lone_surrogate_escapes_still_read(tmp_path: Path) -> None:
+    """Older writers used json.dumps, which can write NaN and \\ud800 escapes: msgspec
+    refuses both, the standard library reads them."""
+    journal = Journal(tmp_path / "home")
+    journal.append("s", [ev("first")])
+    with open(journal.path("s"), "ab") as f:
+        f.write(b'{"id":"evt_9000000000000000000aaaa","session":"s","role":"user","content":"x \\ud800",'
+                b'"metadata":{"score":NaN},"created_at":"2024-01-01T00:00:00.000000Z","event_key":"old"}\n')
+    events = list(Journal(tmp_path / "home").read("s"))
+    assert [e.content for e in events] == ["first", "x \ud800"]
+    assert events[1].metadata["score"] != events[1].metadata["score"]  # NaN
+    # the key of the old line is known to a new writer: a retry of it is a duplicate
+    assert Journal(tmp_path / "home").append("s", [ev("again", key="old")])[0][1] is False

@@ -798,3 +798,41 @@ def test_exclusive_holds_off_another_store_object_until_released(store_url: str,
         assert order == ["other name", "released", "other got it"]
     finally:
         other.close()
+
+
+def test_compact_index_merges_what_writers_left_and_changes_no_result(store_url: str, store: Store) -> None:
+    """SQLite's writers merge full-text segments only at sixteen a level (migration 0014);
+    `compact_index` does the rest in slices. PostgreSQL has nothing to do."""
+    store.upsert_session(session("s1"))
+    for batch in range(40):  # one transaction, so one full-text segment, each
+        store.insert_messages("s1", [msg(batch * 5 + i, content=f"upstream timeout batch {batch} item {i}") for i in range(5)], None)
+    before = store.keyword_search(["upstream", "item", "7"], Filters(), 20, match_all=False)
+    calls = 1
+    more = store.compact_index(budget=1)
+    assert more is store_url.startswith("sqlite")  # (with FTS5's default automerge 4 nothing would be left)
+    while more:
+        calls += 1
+        assert calls < 1000
+        more = store.compact_index(budget=1)
+    assert store.keyword_search(["upstream", "item", "7"], Filters(), 20, match_all=False) == before
+    assert store.compact_index() is False
+
+
+def test_sqlite_compaction_folds_a_large_wal_back_into_the_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages left in the WAL are read without the memory map; with nothing to merge,
+    compact_index checkpoints a WAL past WAL_FOLD_BYTES (TRUNCATE: the file is emptied)."""
+    from palimpsest.store import sqlite as sqlite_store
+
+    store = open_store(f"sqlite:///{tmp_path}/p.db")
+    try:
+        store.upsert_session(session("s1"))
+        store.insert_messages("s1", [msg(i, content=f"words {i} " * 50) for i in range(200)], None)
+        wal = tmp_path / "p.db-wal"
+        assert wal.stat().st_size > 100_000
+        monkeypatch.setattr(sqlite_store, "WAL_FOLD_BYTES", 10 << 20)
+        assert store.compact_index() is False and wal.stat().st_size > 100_000  # small: left alone
+        monkeypatch.setattr(sqlite_store, "WAL_FOLD_BYTES", 0)
+        assert store.compact_index() is False and wal.stat().st_size == 0
+        assert len(store.keyword_search(["words"], Filters(), 500, match_all=True)) == 200
+    finally:
+        store.close()

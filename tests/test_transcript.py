@@ -3,13 +3,16 @@ get_full, stats, rebuild and the instant-session sweep (issue 2, "The transcript
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from palimpsest import InvalidInput, Memory, NotFound
-from palimpsest.records import Message, utcnow
+from palimpsest.messages import default_key
+from palimpsest.records import Message, iso, parse_time, utcnow
 
 
 # -- append: content-hash dedupe vs event keys ---------------------------------------
@@ -278,3 +281,20 @@ def test_rebuild_does_not_bring_back_swept_instant_sessions(memory: Memory) -> N
     assert memory.sweep_instant() == ["scratch"]
     memory.rebuild()
     assert [m.session for m in memory.browse()] == ["keep"]
+
+
+def test_default_keys_never_change() -> None:
+    """Stored idempotency keys are content hashes: a retry after an upgrade must make the
+    same key, so these values (from the first release) are fixed."""
+    assert default_key({"role": "user", "content": 'héllo "world"\n', "tool_name": None, "tool_args": None,
+                        "tool_result": None}) == "h:c472755b3dc7a4f597b673a8a16a1e16"
+    assert default_key({"role": "tool", "content": "", "tool_name": "grep", "tool_args": {"b": [1.5, 1e16, True, None], "a": "x"},
+                        "tool_result": "ok"}, 7) == "i:7:aec1e892e1bcd237cd9bb8d407b9cbca"
+
+
+@given(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9998, 12, 31),
+                    timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))])))
+def test_iso_is_the_one_textual_form_of_a_time(dt: datetime) -> None:
+    text = iso(dt)
+    assert text == dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # the form stored since the start
+    assert parse_time(text) == dt and iso(parse_time(text)) == text

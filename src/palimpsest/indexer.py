@@ -52,7 +52,9 @@ def _index_text(text: str | None) -> str | None:
 
 
 def importance_of(event: Event) -> float:
-    meta = event.metadata or {}
+    meta = event.metadata
+    if not meta:
+        return DEFAULT_IMPORTANCE
     value = meta.get("importance")
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1:
         return float(value)
@@ -65,8 +67,8 @@ CONTEXT_PREVIOUS_CHARS = 500
 def search_context(event: Event, previous: str) -> str:
     """What a message is found by besides its own words: who said it, when, and the turn
     before it (a reply's subject is often named only in the question it answers)."""
-    meta = event.metadata or {}
-    speaker = next((str(meta[k]) for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "")
+    meta = event.metadata
+    speaker = next((meta[k] for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "") if meta else ""
     return " ".join(part for part in (speaker, _spoken_date(event.created_at), previous[:CONTEXT_PREVIOUS_CHARS]) if part)
 
 
@@ -87,7 +89,7 @@ def _spoken_date(created_at: str) -> str:
 def event_to_message(event: Event, journal_path: str, cap: int, previous: str = "") -> Message:
     content = _index_text(event.content) or ""
     result = _index_text(event.tool_result)
-    meta = dict(event.metadata or {})
+    meta = dict(event.metadata) if event.metadata else {}
     capped_content = cap_utf16(content, cap)
     capped_result = cap_utf16(result, cap) if result is not None else None
     truncated = capped_content is not content or capped_result is not result

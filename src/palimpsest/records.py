@@ -26,7 +26,9 @@ def utcnow() -> datetime:
 
 def iso(dt: datetime) -> str:
     """The one textual form of a time: UTC, microseconds, `Z` (sorts lexically)."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if dt.tzinfo is not UTC:
+        dt = dt.astimezone(UTC)
+    return dt.isoformat(timespec="microseconds")[:-6] + "Z"  # (-6: "+00:00"; strftime was 3× slower)
 
 
 def parse_time(value: Any, field_name: str = "created_at") -> datetime:
@@ -46,8 +48,8 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
     else:
         raise InvalidInput(f"{field_name}: expected an ISO 8601 string, got {type(value).__name__}")
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.astimezone(UTC)
+        return dt.replace(tzinfo=UTC)
+    return dt if dt.tzinfo is UTC else dt.astimezone(UTC)
 
 
 def check_session_id(session: Any) -> str:
@@ -76,8 +78,13 @@ def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str |
     return value
 
 
+# = json.dumps(..., ensure_ascii=False, sort_keys=True, default=str), made once: the bytes
+# hashed must never change (stored idempotency keys are made of them)
+_HASH_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str)
+
+
 def content_hash(*parts: Any) -> str:
-    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
+    blob = _HASH_JSON.encode(parts)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
 
 
@@ -123,14 +130,18 @@ class Event:
 
     @classmethod
     def from_json(cls, d: dict[str, Any], line: int = 0, offset: int = 0, nbytes: int = 0) -> Event:
-        known = {k: d.get(k) for k in ("id", "session", "role", "type", "tool_name", "tool_args", "tool_result", "created_at", "event_key")}
+        """An event from its journal line; absent or null fields take their defaults (a
+        line without `id` or `session` is not an event: TypeError). Spelt out field by
+        field: it runs for every message written and read."""
+        get = d.get
+        if get("id") is None or get("session") is None:
+            raise TypeError("a journal event needs an id and a session")
+        mtype, created, key = get("type"), get("created_at"), get("event_key")
         return cls(
-            content=d.get("content") or "",
-            metadata=d.get("metadata") or {},
-            line=line,
-            offset=offset,
-            nbytes=nbytes,
-            **{k: v for k, v in known.items() if v is not None or k in ("role",)},
+            id=d["id"], session=d["session"], role=get("role"), content=get("content") or "",
+            type="message" if mtype is None else mtype, tool_name=get("tool_name"), tool_args=get("tool_args"),
+            tool_result=get("tool_result"), metadata=get("metadata") or {}, created_at="" if created is None else created,
+            event_key="" if key is None else key, line=line, offset=offset, nbytes=nbytes,
         )
 
 

@@ -17,11 +17,13 @@ from typing import TextIO
 from .memory import Memory
 
 log = logging.getLogger("palimpsest.serve")
+COMPACT_SECONDS = 0.5  # of full-text merging per pass at most (a 100,000-message backlog: ~1 s in all)
 
 
 def background_pass(memory: Memory, last_sweep: float) -> float:
     """One pass: sweep if due (returns the new sweep time), index what the journals hold,
-    then apply fact decisions and candidates parked while the store was unreachable."""
+    merge full-text segments for up to COMPACT_SECONDS, then apply fact decisions and
+    candidates parked while the store was unreachable, and write batched access counts."""
     if time.monotonic() - last_sweep >= memory.settings.sweep_minutes * 60:
         swept = memory.sweep_instant()
         last_sweep = time.monotonic()
@@ -34,6 +36,12 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
     except Exception as exc:  # the store is down: the journal holds everything; retry next pass
         log.warning("indexer stalled: %s", exc)
         return last_sweep
+    try:  # the full-text merging writers leave for later (migration 0014), a bounded slice a pass
+        deadline = time.monotonic() + COMPACT_SECONDS
+        while memory.store.compact_index() and time.monotonic() < deadline:
+            pass
+    except Exception as exc:
+        log.warning("index compaction deferred: %s", exc)
     try:  # fact decisions and candidates parked while the store was away
         drained = memory.facts.curator.drain()
         if drained:

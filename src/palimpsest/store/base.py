@@ -156,6 +156,13 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         search would fill a page, without ranking anything. Backends may count cheaper."""
         return len(self.keyword_search(terms, filters, cap, match_all=True))
 
+    def compact_index(self, budget: int = 500) -> bool:
+        """Do about `budget` pages of the housekeeping the full-text index's writers leave
+        for later (SQLite: merging FTS5 segments); True while more remains. The server calls
+        it in its idle passes. A backend whose index needs none returns False (PostgreSQL:
+        autovacuum merges a GIN index's pending list)."""
+        return False
+
     @abstractmethod
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         """Messages whose content or tool result contains `fragment` (case-insensitive)."""
