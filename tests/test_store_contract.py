@@ -832,7 +832,22 @@ def test_sqlite_compaction_folds_a_large_wal_back_into_the_file(tmp_path: Any, m
         monkeypatch.setattr(sqlite_store, "WAL_FOLD_BYTES", 10 << 20)
         assert store.compact_index() is False and wal.stat().st_size > 100_000  # small: left alone
         monkeypatch.setattr(sqlite_store, "WAL_FOLD_BYTES", 0)
+        # a reader in the middle of a long read (an old snapshot): the fold waits for it a
+        # moment only, and writers are not held off meanwhile
+        import sqlite3
+
+        reader = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM messages").fetchone()
+        store.insert_messages("s1", [msg(1000, content="written after the reader began")], None)
+        started = time.monotonic()
+        assert store.compact_index() is False and wal.stat().st_size > 0
+        assert time.monotonic() - started < 5
+        store.insert_messages("s1", [msg(1001, content="and another")], None)  # the writer is free
+        reader.execute("COMMIT")
+        reader.close()
         assert store.compact_index() is False and wal.stat().st_size == 0
         assert len(store.keyword_search(["words"], Filters(), 500, match_all=True)) == 200
+        assert store.get_messages(["evt_s1_1000", "evt_s1_1001"]) != []
     finally:
         store.close()

@@ -48,6 +48,8 @@ CONTEXT_WEIGHT = 0.5
 # common terms' newest FILTERED_WINDOW matches those that pass it (see keyword_search)
 MMAP_BYTES = 1 << 30
 WAL_FOLD_BYTES = 16 << 20  # compact_index checkpoints a WAL larger than this when it has nothing to merge
+FOLD_WAIT_MS = 200  # ... waiting this long at most for readers and other writers
+BUSY_TIMEOUT_MS = 30_000  # how long a statement waits for another process's write lock
 FILTERED_WINDOW = 2000
 
 
@@ -104,8 +106,8 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
 
     # -- connections ---------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout = 30000")
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
@@ -397,12 +399,17 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
         # Nothing left to merge: fold a large WAL back into the file. Pages still in the WAL
         # are read with read() through the page cache, not from the memory map, and after a
         # bulk load or a merge that is most of the index: keyword p95 6.9 ms folded against
-        # 10.4 ms not, at 100,000 messages (bench/search.py). TRUNCATE waits for readers
-        # (short) and holds off writers meanwhile; busy, it is simply tried next time.
+        # 10.4 ms not, at 100,000 messages (bench/search.py). TRUNCATE waits for the readers
+        # of older snapshots and holds off writers meanwhile, so it waits FOLD_WAIT_MS at
+        # most (a long scan may be reading): busy, it is simply tried next time.
         wal = self.path.with_name(self.path.name + "-wal")
         if wal.exists() and wal.stat().st_size > WAL_FOLD_BYTES:
             with self._write_lock:
-                self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                self._writer.execute(f"PRAGMA busy_timeout = {FOLD_WAIT_MS}")
+                try:
+                    self._writer.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    self._writer.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         return False
 
     def _catch_up_trigrams(self) -> None:
