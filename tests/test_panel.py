@@ -229,3 +229,82 @@ def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser:
     assert dialogs == ["Merge? Every tag of the first value moves to the second; the first stays as an alias."]
     assert errors == []
     page.close()
+
+
+# -- a server with a token: the browser signs in -------------------------------------
+TOKEN = "s3cret-token-for-the-panel-test"
+
+
+@pytest.fixture
+def served_with_token(home: Path) -> Iterator[tuple[Memory, str]]:
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=True, distill=False, tool_synth=False,
+                                            token=TOKEN))
+    _seed(m)
+    with ServerThread(m) as url:
+        yield m, url
+    m.close()
+
+
+def test_with_a_token_the_panel_asks_to_sign_in_and_the_cookie_opens_only_the_panel(served_with_token: tuple[Memory, str]) -> None:
+    _, url = served_with_token
+    with httpx.Client() as c:
+        r = c.get(url + "/panel/sessions", follow_redirects=False)
+        assert (r.status_code, r.headers["location"]) == (303, "/panel/login")
+        assert c.get(url + "/panel/action/nope").status_code == 303  # any page view: to the sign-in page
+        assert c.post(url + "/panel/action/tag-decide", json={}).status_code == 401  # an action: refused outright
+        form = c.get(url + "/panel/login")
+        assert form.status_code == 200 and 'name="token"' in form.text
+        assert c.get(url + "/panel/static/panel.css").status_code == 200  # the sign-in page's own style
+        for wrong in ("", "nope", TOKEN + "x", TOKEN[:-1], "' OR 1=1 --", "\u0000", "é" * 50, "x" * 5000):
+            r = c.post(url + "/panel/login", data={"token": wrong}, follow_redirects=False)
+            assert r.status_code in (401, 413) and "palimpsest_auth" not in r.headers.get("set-cookie", ""), wrong[:20]
+        assert "not this server" in c.post(url + "/panel/login", data={"token": "nope"}).text
+        c.cookies.set("palimpsest_auth", "forged", path="/panel")
+        assert c.get(url + "/panel", follow_redirects=False).status_code == 303
+        c.cookies.clear()
+        r = c.post(url + "/panel/login", data={"token": TOKEN}, follow_redirects=False)
+        assert (r.status_code, r.headers["location"]) == (303, "/panel")
+        cookie = r.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/panel" in cookie
+        assert TOKEN.lower() not in cookie  # derived from the token, not the token
+        page = c.get(url + "/panel/sessions")
+        assert page.status_code == 200 and "deploy-1" in page.text and "Sign out" in page.text
+        assert c.get(url + "/api/stats").status_code == 401  # the cookie is for the panel only
+        assert c.get(url + "/api/stats", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+        # an action still needs the CSRF token beside the cookie
+        csrf = re.search(r'name="csrf" content="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        body = {"tag": "topic:ops", "decision": "accept", "target_type": "session", "target_id": "deploy-1"}
+        assert c.post(url + "/panel/action/tag-decide", json=body).status_code == 403
+        assert c.post(url + "/panel/action/tag-decide", json=body, headers={"X-Palimpsest-CSRF": csrf}).json()["ok"] is True
+        out = c.post(url + "/panel/logout", follow_redirects=False)
+        assert (out.status_code, out.headers["location"]) == (303, "/panel/login")
+        assert c.get(url + "/panel", follow_redirects=False).status_code == 303
+
+
+def test_without_a_token_the_sign_in_page_says_there_is_nothing_to_sign_in_to(served: tuple[Memory, str, dict[str, Any]]) -> None:
+    _, url, _ = served
+    with httpx.Client() as c:
+        assert "nothing to sign in to" in c.get(url + "/panel/login").text
+        r = c.post(url + "/panel/login", data={"token": "anything"}, follow_redirects=False)
+        assert r.status_code == 200 and "palimpsest_auth" not in r.headers.get("set-cookie", "")
+        assert "Sign out" not in c.get(url + "/panel").text
+
+
+def test_signing_in_in_a_browser(served_with_token: tuple[Memory, str], browser: Any) -> None:
+    _, url = served_with_token
+    page = browser.new_page()
+    page.goto(url + "/panel/tags")
+    page.wait_for_url(re.compile(r"/panel/login$"))
+    page.fill("#token", "wrong")
+    page.click("form.login button")
+    assert page.locator("[role=alert]").inner_text() == "That is not this server's token."
+    page.fill("#token", TOKEN)
+    page.click("form.login button")
+    page.wait_for_url(re.compile(r"/panel$"))
+    assert page.locator("table.rows tbody tr").count() == 3
+    page.goto(url + "/panel/tags")  # the cookie carries on to every page
+    assert page.locator("h1").first.inner_text() != "Sign in"
+    page.click("form.logout button")
+    page.wait_for_url(re.compile(r"/panel/login$"))
+    page.goto(url + "/panel")
+    page.wait_for_url(re.compile(r"/panel/login$"))

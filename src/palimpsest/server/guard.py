@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 
 import anyio
@@ -24,6 +25,17 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import PayloadTooLarge
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+# The panel is opened in a browser, which cannot send a bearer header: on a server with a
+# token, its pages also accept the sign-in cookie (`panel_cookie`) that `/panel/login` sets
+# for the right token, and an unauthorised page view is sent to the sign-in page.
+PANEL_LOGIN = "/panel/login"
+PANEL_OPEN = (PANEL_LOGIN, "/panel/static/")
+PANEL_AUTH_COOKIE = "palimpsest_auth"
+
+
+def panel_cookie(token: bytes) -> str:
+    """The sign-in cookie's value: derived from the token, not the token itself."""
+    return hmac.new(token, b"palimpsest panel sign-in", "sha256").hexdigest()
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -52,7 +64,10 @@ class Guard:
         if self.loopback_only and _hostname(headers.get("host", "")) not in LOOPBACK_NAMES:
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
-        if self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", "")):
+        if (self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", ""))
+                and not self._panel_allowed(path, headers)):
+            if _is_panel(path) and scope.get("method") == "GET":
+                return 303, "sign_in", "sign in to the panel", {"location": PANEL_LOGIN}
             return 401, "unauthorized", "a valid bearer token is required (Authorization: Bearer …)", {"www-authenticate": "Bearer"}
         length = headers.get("content-length", "")
         if length and (not length.isdigit() or int(length) > self.max_body):
@@ -66,6 +81,20 @@ class Guard:
     def _authorised(self, header: str) -> bool:
         scheme, _, presented = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(presented.strip().encode("utf-8"), self.token)
+
+    def _panel_allowed(self, path: str, headers: dict[str, str]) -> bool:
+        """A panel path open to all (the sign-in page, static files) or a signed-in browser."""
+        if not _is_panel(path):
+            return False
+        if path.startswith(PANEL_OPEN):
+            return True
+        cookies: SimpleCookie = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except CookieError:
+            return False
+        morsel = cookies.get(PANEL_AUTH_COOKIE)
+        return morsel is not None and hmac.compare_digest(morsel.value.encode("utf-8", "replace"), panel_cookie(self.token).encode())
 
     def _counting(self, receive: Receive) -> Receive:
         seen, complete = 0, False
@@ -87,6 +116,10 @@ class Guard:
             return message
 
         return counted
+
+
+def _is_panel(path: str) -> bool:
+    return path == "/panel" or path.startswith("/panel/")
 
 
 def is_loopback(host: str) -> bool:

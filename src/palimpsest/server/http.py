@@ -8,7 +8,8 @@ gets its arguments unchanged and validation has one author (`tools.validate`); t
 OpenAPI document still shows each tool's schema as its request body.
 
 Security (see `server/guard.py`): a bearer token on every route but `/healthz` and
-`/readyz` when one is set (required to bind beyond loopback), a request-body limit, JSON
+`/readyz` when one is set (required to bind beyond loopback; the panel's pages also take
+the cookie its sign-in page sets for the right token), a request-body limit, JSON
 content type required on POST (a browser cannot send that cross-site without a CORS
 preflight, which is refused unless origins are configured), no stack traces to clients.
 """
@@ -155,7 +156,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _read_routes(app, memory)
     _tag_routes(app, memory, write)
     wiki_routes(app, memory, _responses)
-    mount_panel(app, memory, write)
+    mount_panel(app, memory, write, settings.token or "")
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
     origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
     if origins:

@@ -13,7 +13,9 @@ are refused unless:
 - the `X-Palimpsest-CSRF` header and the `palimpsest_csrf` cookie (SameSite=Strict, set
   with every page) both hold this process's random token (constant-time comparison).
 
-See docs/panel.md.
+On a server with a token (`PALIMPSEST_TOKEN`), a browser signs in at `/panel/login` with
+that token and gets an HttpOnly, SameSite=Strict cookie derived from it, which the guard
+accepts on panel pages only (never on `/api/` or MCP). See docs/panel.md.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import hmac
 import secrets
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
@@ -31,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 
 from ...errors import InvalidInput, PalimpsestError, WriteDisabled
 from ...memory import Memory
+from ..guard import PANEL_AUTH_COOKIE, PANEL_LOGIN, panel_cookie
 from . import views
 from .render import render
 
@@ -40,12 +43,14 @@ MAX_ACTION_BYTES = 64 * 1024
 
 
 class Panel:
-    def __init__(self, memory: Memory, write: bool) -> None:
+    def __init__(self, memory: Memory, write: bool, token: str = "") -> None:
         self.memory, self.write = memory, write
+        self.token = token.encode("utf-8")
         self.csrf = secrets.token_urlsafe(32)
 
     def page(self, request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
-        html = render(template, {**context, "csrf": self.csrf, "write": self.write, "path": request.url.path})
+        html = render(template, {**context, "csrf": self.csrf, "write": self.write, "path": request.url.path,
+                                 "auth": bool(self.token)})
         response = HTMLResponse(html, status_code=status)
         response.set_cookie(COOKIE, self.csrf, httponly=True, samesite="strict", path="/panel")
         response.headers["content-security-policy"] = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -73,14 +78,42 @@ class CSRFRefused(PalimpsestError):
     http_status = 403
 
 
-def mount(app: FastAPI, memory: Memory, write: bool) -> None:
-    """Add the panel's pages, actions and static files to `app`."""
-    panel = Panel(memory, write)
+def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
+    """Add the panel's pages, actions and static files to `app`; `token`: the server's
+    bearer token, which a browser types in at the sign-in page."""
+    panel = Panel(memory, write, token)
     app.mount("/panel/static", StaticFiles(directory=Path(__file__).parent / "static"), name="panel-static")
 
     @app.get("/", include_in_schema=False)
     async def root() -> Response:
         return RedirectResponse("/panel", status_code=303)
+
+    expected = panel.token
+
+    @app.get(PANEL_LOGIN, include_in_schema=False)
+    async def login_form(request: Request) -> Response:
+        return panel.page(request, "login.html", {"needed": bool(expected)})
+
+    @app.post(PANEL_LOGIN, include_in_schema=False)
+    async def login(request: Request) -> Response:
+        """The server's token typed into a form (a browser cannot send a bearer header):
+        right, the sign-in cookie the guard accepts on panel pages; wrong, the form again."""
+        raw = await request.body()
+        if len(raw) > MAX_ACTION_BYTES:
+            raise InvalidInput(f"a sign-in is at most {MAX_ACTION_BYTES} bytes")
+        presented = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip().encode("utf-8")
+        if not expected or not hmac.compare_digest(presented, expected):
+            return panel.page(request, "login.html", {"needed": bool(expected), "refused": bool(expected)}, 401 if expected else 200)
+        response = RedirectResponse("/panel", status_code=303)
+        response.set_cookie(PANEL_AUTH_COOKIE, panel_cookie(expected), httponly=True, samesite="strict", path="/panel",
+                            secure=request.url.scheme == "https")
+        return response
+
+    @app.post("/panel/logout", include_in_schema=False)
+    async def logout() -> Response:
+        response = RedirectResponse(PANEL_LOGIN, status_code=303)
+        response.delete_cookie(PANEL_AUTH_COOKIE, path="/panel")
+        return response
 
     def page_route(path: str, name: str) -> None:
         build = getattr(views, name)
