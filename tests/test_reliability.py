@@ -12,12 +12,14 @@ import importlib.util
 import itertools
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -130,3 +132,31 @@ def test_threads_of_one_process_share_a_session(tmp_path: Path, threads: int) ->
     assert sorted(ids) == sorted(journal_ids) == journal_ids and len(set(ids)) == threads * 50
     assert m.stats()["messages"] == threads * 50
     m.close()
+
+
+class _Racing:
+    """A connection whose WAL switch loses a race `losses` times (SQLite answers the loser
+    "database is locked" at once, without its busy handler) — the process boundary."""
+
+    def __init__(self, losses: int, message: str = "database is locked") -> None:
+        self.losses, self.message, self.calls = losses, message, 0
+
+    def execute(self, sql: str) -> Any:
+        self.calls += 1
+        if self.calls <= self.losses:
+            raise sqlite3.OperationalError(self.message)
+        return sqlite3.connect(":memory:").execute("SELECT 'wal'")
+
+
+def test_opening_a_new_database_retries_a_lost_wal_race() -> None:
+    from palimpsest.store.sqlite import use_wal
+
+    racing = _Racing(losses=3)
+    use_wal(racing, patience=5)  # type: ignore[arg-type]
+    assert racing.calls == 4
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        use_wal(_Racing(losses=10_000), patience=0.2)  # type: ignore[arg-type]
+    other = _Racing(losses=1, message="disk I/O error")
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        use_wal(other, patience=5)  # type: ignore[arg-type]
+    assert other.calls == 1  # only a lost race is retried

@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -64,6 +65,24 @@ def _fts_source(where: str) -> str:
     return "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
 
 
+def use_wal(conn: sqlite3.Connection, patience: float) -> None:
+    """Switch to WAL, retrying a "database is locked" for up to `patience` seconds. Several
+    processes opening a new database at once race to convert it, and SQLite answers the
+    loser at once, without its busy handler (a reader waiting for an exclusive lock could
+    deadlock): seen as a failed start in the four-process test."""
+    deadline = time.monotonic() + patience
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
 def row_to_message(row: tuple[Any, ...]) -> Message:
     return Message(
         id=row[0], session=row[1], type=row[2], role=row[3], content=row[4], tool_name=row[5],
@@ -108,7 +127,7 @@ class SQLiteStore(Store, SQLiteFactsMixin, SQLiteSummariesMixin, SQLiteDocuments
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        use_wal(conn, BUSY_TIMEOUT_MS / 1000)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         # Reads through a memory map and a larger page cache: a filtered keyword search
