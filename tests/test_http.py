@@ -250,6 +250,58 @@ def test_a_stalled_body_times_out(home: Path) -> None:
     memory.close()
 
 
+def _closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes this connection within `seconds` (recv gives b"")."""
+    sock.settimeout(seconds)
+    try:
+        return sock.recv(4096) == b""
+    except TimeoutError:
+        return False
+
+
+def _response(sock: socket.socket) -> bytes:
+    """One whole response (head and a Content-Length body) from a kept-alive connection."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(4096)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    while len(body) < length:
+        body += sock.recv(4096)
+    return head + b"\r\n\r\n" + body
+
+
+def test_slow_headers_and_silent_connections_are_closed(home: Path) -> None:
+    """Slowloris: a client trickling its headers, or saying nothing, must not hold a
+    connection; one that sends its request in time, and keeps the connection alive
+    between requests, is unaffected."""
+    memory = open_memory(home, header_timeout=0.5)
+    with ServerThread(memory) as url:
+        port = int(url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port)) as silent:
+            assert _closed_within(silent, 5)
+        with socket.create_connection(("127.0.0.1", port)) as trickle:
+            started = time.monotonic()
+            for line in (b"GET /healthz HTTP/1.1\r\n", b"Host: 127.0.0.1\r\n", b"X-One: 1\r\n", b"X-Two: 2\r\n"):
+                try:
+                    trickle.sendall(line)
+                except OSError:
+                    break  # already closed
+                time.sleep(0.2)
+            assert _closed_within(trickle, 5)
+            assert time.monotonic() - started < 3
+        with socket.create_connection(("127.0.0.1", port)) as kept:
+            request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            kept.settimeout(5)
+            for _ in range(2):
+                kept.sendall(request)
+                assert _response(kept).startswith(b"HTTP/1.1 200")
+                time.sleep(1.0)  # idle between requests: longer than the header deadline, within keep-alive
+        with httpx.Client() as c:  # a slow request body is the body timeout's business, not this one
+            assert c.get(url + "/healthz").status_code == 200
+    memory.close()
+
+
 def test_token_is_required_and_compared(home: Path) -> None:
     memory = open_memory(home, token="s3cret-token", enable_write=True)
     with ServerThread(memory) as url:

@@ -24,6 +24,7 @@ from ..memory import Memory
 from ..service import run_background
 from .guard import is_loopback
 from .http import create_app
+from .protocol import header_deadline_protocol
 
 log = logging.getLogger("palimpsest.serve")
 GRACE = 10
@@ -70,7 +71,8 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker
     url = url_of(sock)
     app = create_app(memory, host=host)
     config = uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=GRACE, timeout_keep_alive=KEEP_ALIVE_S,
-                            limit_concurrency=MAX_CONNECTIONS, proxy_headers=False, server_header=False, access_log=False)
+                            limit_concurrency=MAX_CONNECTIONS, proxy_headers=False, server_header=False, access_log=False,
+                            http=header_deadline_protocol(memory.settings.header_timeout))
     server = uvicorn.Server(config)
     stop = threading.Event()
     background = threading.Thread(target=run_background, args=(memory, stop, interval), kwargs={"worker": worker}, name="palimpsest-background", daemon=True)
@@ -101,7 +103,8 @@ class ServerThread:
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
         config = uvicorn.Config(create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
-                                timeout_keep_alive=KEEP_ALIVE_S, access_log=False, server_header=False)
+                                timeout_keep_alive=KEEP_ALIVE_S, access_log=False, server_header=False,
+                                http=header_deadline_protocol(memory.settings.header_timeout))
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
