@@ -255,6 +255,7 @@ def test_with_a_token_the_panel_asks_to_sign_in_and_the_cookie_opens_only_the_pa
         form = c.get(url + "/panel/login")
         assert form.status_code == 200 and 'name="token"' in form.text
         assert c.get(url + "/panel/static/panel.css").status_code == 200  # the sign-in page's own style
+        assert c.get(url + "/panel/loginx", follow_redirects=False).status_code == 303  # only the sign-in page itself is open
         for wrong in ("", "nope", TOKEN + "x", TOKEN[:-1], "' OR 1=1 --", "\u0000", "é" * 50, "x" * 5000):
             r = c.post(url + "/panel/login", data={"token": wrong}, follow_redirects=False)
             assert r.status_code in (401, 413) and "palimpsest_auth" not in r.headers.get("set-cookie", ""), wrong[:20]

@@ -25,18 +25,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import PayloadTooLarge
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 # The panel is opened in a browser, which cannot send a bearer header: on a server with a
 # token, its pages also accept the sign-in cookie (`panel_cookie`) that `/panel/login` sets
 # for the right token, and an unauthorised page view is sent to the sign-in page.
 PANEL_LOGIN = "/panel/login"
-PANEL_OPEN = (PANEL_LOGIN, "/panel/static/")
+PANEL_STATIC = "/panel/static/"
 PANEL_AUTH_COOKIE = "palimpsest_auth"
 
 
 def panel_cookie(token: bytes) -> str:
     """The sign-in cookie's value: derived from the token, not the token itself."""
     return hmac.new(token, b"palimpsest panel sign-in", "sha256").hexdigest()
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class Guard:
@@ -86,7 +86,7 @@ class Guard:
         """A panel path open to all (the sign-in page, static files) or a signed-in browser."""
         if not _is_panel(path):
             return False
-        if path.startswith(PANEL_OPEN):
+        if path == PANEL_LOGIN or path.startswith(PANEL_STATIC):
             return True
         cookies: SimpleCookie = SimpleCookie()
         try:
