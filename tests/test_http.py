@@ -417,3 +417,13 @@ def test_schemathesis_finds_no_5xx_and_no_schema_mismatch(served: tuple[str, Mem
                            "--checks", "not_a_server_error,response_schema_conformance,status_code_conformance,content_type_conformance"],
                           capture_output=True, text=True, timeout=180, check=False, env={**os.environ, "NO_COLOR": "1"})
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+
+
+def test_a_header_timeout_of_zero_means_none() -> None:
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    from palimpsest.server.protocol import header_deadline_protocol
+
+    assert header_deadline_protocol(0) is H11Protocol
+    assert header_deadline_protocol(-1) is H11Protocol
+    assert header_deadline_protocol(2.5).timeout == 2.5  # type: ignore[attr-defined]

@@ -247,10 +247,14 @@ def test_lines_are_the_json_the_standard_library_writes(journal: Journal) -> Non
     assert pairs[0][0].nbytes == len(raw)
 
 
-def test_values_msgspec_refuses_are_written_by_the_standard_library(journal: Journal) -> None:
-    pairs = journal.append("s", [ev("float keys", metadata={1.5: "x"})])
-    assert pairs[0][1]
-    assert json.loads(journal.path("s").read_bytes())["metadata"] == {"1.5": "x"}
+def test_values_msgspec_refuses_or_would_change_are_written_by_the_standard_library(journal: Journal) -> None:
+    journal.append("s", [ev("odd keys", metadata={None: "x", True: "y"})])  # msgspec refuses these keys
+    journal.append("s", [ev("not finite", tool_args={"a": [1.0, float("nan")], "b": float("inf")})])  # msgspec: null
+    lines = [json.loads(raw) for raw in journal.path("s").read_bytes().splitlines()]
+    assert lines[0]["metadata"] == {"null": "x", "true": "y"}
+    assert lines[1]["tool_args"]["a"][1] != lines[1]["tool_args"]["a"][1] and lines[1]["tool_args"]["b"] == float("inf")
+    again = list(Journal(journal.root.parent).read("s"))[1]
+    assert again.tool_args["b"] == float("inf")  # read back as written
 
 
 def test_lines_from_before_with_nan_or_lone_surrogate_escapes_still_read(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import httpx
 import pytest
 
 from palimpsest import Memory, Settings
+from palimpsest.server.guard import panel_cookie
 from palimpsest.server.run import ServerThread
 from palimpsest.store import NewJob
 
@@ -260,13 +262,22 @@ def test_with_a_token_the_panel_asks_to_sign_in_and_the_cookie_opens_only_the_pa
             r = c.post(url + "/panel/login", data={"token": wrong}, follow_redirects=False)
             assert r.status_code in (401, 413) and "palimpsest_auth" not in r.headers.get("set-cookie", ""), wrong[:20]
         assert "not this server" in c.post(url + "/panel/login", data={"token": "nope"}).text
-        c.cookies.set("palimpsest_auth", "forged", path="/panel")
-        assert c.get(url + "/panel", follow_redirects=False).status_code == 303
-        c.cookies.clear()
+        name = f"palimpsest_auth_{url.rsplit(':', 1)[1]}"  # one cookie per server port
+        past, future = int(time.time()) - 10, int(time.time()) + 3600
+        for forged in ("forged", f"{future}.{'0' * 64}", panel_cookie(b"another token", future), panel_cookie(TOKEN.encode(), past),
+                       f"{'9' * 40}.{'0' * 64}"):
+            c.cookies.set(name, forged, path="/panel")
+            assert c.get(url + "/panel", follow_redirects=False).status_code == 303, forged  # forged or expired
+            c.cookies.clear()
+        valid = panel_cookie(TOKEN.encode(), future)
+        raw = {"Cookie": f'x={{"a": 1}}; {name}={valid}'}  # a neighbour cookie it cannot parse hides nothing
+        assert c.get(url + "/panel", headers=raw, follow_redirects=False).status_code == 200
+        assert c.get(url + "/panel", headers={"Cookie": f"palimpsest_auth_1={valid}"}, follow_redirects=False).status_code == 303
         r = c.post(url + "/panel/login", data={"token": TOKEN}, follow_redirects=False)
         assert (r.status_code, r.headers["location"]) == (303, "/panel")
         cookie = r.headers["set-cookie"].lower()
-        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/panel" in cookie
+        assert cookie.startswith(name) and "httponly" in cookie and "samesite=strict" in cookie and "path=/panel" in cookie
+        assert "max-age=604800" in cookie  # a week
         assert TOKEN.lower() not in cookie  # derived from the token, not the token
         page = c.get(url + "/panel/sessions")
         assert page.status_code == 200 and "deploy-1" in page.text and "Sign out" in page.text

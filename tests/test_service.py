@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from palimpsest import Memory, Settings
-from palimpsest.service import background_pass
+from palimpsest.service import background_pass, compact_index
 
 NOW = "2030-01-01T00:00:00Z"  # scores decay with time: one moment for both searches
 
@@ -49,3 +50,30 @@ def test_a_failing_compaction_is_logged_and_the_pass_goes_on(memory: Memory, mon
         background_pass(memory, time.monotonic())
     assert "index compaction deferred: disk I/O error" in caplog.text
     assert memory.accesses._pending == {}  # the rest of the pass ran: access counts written
+
+
+def test_cli_bulk_loads_leave_the_index_merged(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`palimpsest import` (and ingest, rebuild) have no idle passes after them: they merge
+    what their writes left before they exit, so a CLI-only user searches a merged index."""
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    home = tmp_path / "home"
+    lines = [json.dumps({"session": f"s{i}", "role": "user", "content": f"upstream timeout {i} line {j}"})
+             for i in range(40) for j in range(3)]  # one group commit, so one full-text segment, per session
+    (tmp_path / "bulk.jsonl").write_text("\n".join(lines) + "\n")
+    assert main(["--home", str(home), "import", str(tmp_path / "bulk.jsonl"), "--json"]) == 0
+    capsys.readouterr()
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as m:
+        assert m.stats()["messages"] == 120
+        assert m.store.compact_index() is False  # nothing left
+    assert main(["--home", str(home), "rebuild", "--json"]) == 0
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as m:
+        assert m.store.compact_index() is False
+
+
+def test_compact_index_is_bounded_in_time(memory: Memory) -> None:
+    _many_small_batches(memory)
+    assert compact_index(memory, 0) is False  # one slice, then out of time: more is left
+    assert compact_index(memory, 10) is True

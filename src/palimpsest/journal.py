@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import json
+import math
 import os
 import re
 import secrets
@@ -337,9 +338,10 @@ class Journal:
 
 
 # msgspec writes the same bytes as `json.dumps(ensure_ascii=False, separators=(",", ":"))`
-# for the strings a journal line is made of, four times as fast (bench/ingest.py); the
-# standard library takes over for what msgspec refuses (say, a dict with float keys), and
-# reads lines msgspec will not (NaN, lone surrogate escapes) in journals from before.
+# for the strings a journal line is made of, four times as fast (bench/ingest.py). The
+# standard library writes what msgspec refuses (a dict with None or bool keys) or would
+# change (NaN and infinities, which msgspec writes as null: an old line imported again keeps
+# them), and reads the lines msgspec will not (those, lone surrogate escapes).
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
 
@@ -350,10 +352,27 @@ def _encode(event: Event) -> bytes:
     # ingest's Python time once; a getattr per field was slower than the copy)
     line = event.__dict__.copy()
     del line["line"], line["offset"], line["nbytes"]
-    try:
-        return _ENCODER.encode(line) + b"\n"
-    except (TypeError, msgspec.EncodeError):
-        return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    if not ((event.tool_args is not None or event.metadata) and _nonfinite(event.tool_args, event.metadata)):
+        try:
+            return _ENCODER.encode(line) + b"\n"
+        except (TypeError, msgspec.EncodeError):
+            pass
+    return (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def _nonfinite(*values: Any) -> bool:
+    """Whether a NaN or an infinity is anywhere in these JSON values."""
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return False
 
 
 def _decode(raw_line: bytes) -> Any:

@@ -18,6 +18,7 @@ from .memory import Memory
 
 log = logging.getLogger("palimpsest.serve")
 COMPACT_SECONDS = 0.5  # of full-text merging per pass at most (a 100,000-message backlog: ~1 s in all)
+BULK_COMPACT_SECONDS = 60.0  # ... after a CLI bulk load (import, ingest, rebuild), which has no idle passes
 
 
 def background_pass(memory: Memory, last_sweep: float) -> float:
@@ -36,12 +37,7 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
     except Exception as exc:  # the store is down: the journal holds everything; retry next pass
         log.warning("indexer stalled: %s", exc)
         return last_sweep
-    try:  # the full-text merging writers leave for later (migration 0014), a bounded slice a pass
-        deadline = time.monotonic() + COMPACT_SECONDS
-        while memory.store.compact_index() and time.monotonic() < deadline:
-            pass
-    except Exception as exc:
-        log.warning("index compaction deferred: %s", exc)
+    compact_index(memory, COMPACT_SECONDS)
     try:  # fact decisions and candidates parked while the store was away
         drained = memory.facts.curator.drain()
         if drained:
@@ -53,6 +49,22 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
     except Exception as exc:
         log.warning("access counts not written yet: %s", exc)
     return last_sweep
+
+
+def compact_index(memory: Memory, seconds: float) -> bool:
+    """Do the full-text merging writers leave for later (migration 0014, `Store.compact_index`)
+    for up to `seconds`: by the server's idle passes, and after the bulk loads of the CLI and
+    at the MCP stdio server's start, which have no idle passes. True when nothing is left.
+    Never raises: it is housekeeping, the data is in."""
+    deadline = time.monotonic() + seconds
+    try:
+        while memory.store.compact_index():
+            if time.monotonic() >= deadline:
+                return False
+        return True
+    except Exception as exc:  # noqa: BLE001 — the store is down or read-only: the next chance merges
+        log.warning("index compaction deferred: %s", exc)
+        return False
 
 
 def reap_tags(memory: Memory, last_reap: float) -> float:

@@ -32,8 +32,11 @@ def settings(args: argparse.Namespace) -> None:
 
 
 def rebuild(args: argparse.Namespace) -> None:
+    from ..service import BULK_COMPACT_SECONDS, compact_index
+
     with open_memory(args) as memory:
         n = memory.rebuild()
+        compact_index(memory, BULK_COMPACT_SECONDS)
         result = {"indexed": n, "messages": memory.stats()["messages"]}
     emit(args, result, lambda r: print(f"rebuilt: {r['messages']} messages"))
 

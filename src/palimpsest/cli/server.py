@@ -82,8 +82,11 @@ def mcp(args: argparse.Namespace) -> None:
     from ..server.mcp import run_stdio
 
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # stdout carries the protocol
+    from ..service import COMPACT_SECONDS, compact_index
+
     with open_memory(args) as memory:
         memory.catch_up()
+        compact_index(memory, 4 * COMPACT_SECONDS)  # (no idle passes here: a little at each start)
         anyio.run(run_stdio, memory, bool(memory.settings.enable_write))
 
 

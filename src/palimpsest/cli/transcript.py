@@ -110,8 +110,11 @@ def _read_messages(path: str) -> list[Any]:
 
 def ingest(args: argparse.Namespace) -> None:
     messages = _read_messages(args.file)
+    from ..service import BULK_COMPACT_SECONDS, compact_index
+
     with open_memory(args) as memory:
         result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
+        compact_index(memory, BULK_COMPACT_SECONDS)
     emit(args, result, lambda r: print(f"{r['stored']} stored, {r['duplicates']} duplicates"))
 
 

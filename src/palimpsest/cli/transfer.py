@@ -58,17 +58,20 @@ def _stderr_console() -> Any:
 
 def import_(args: argparse.Namespace) -> int:
     from ..importers import expand_paths, import_file, import_paths
+    from ..service import BULK_COMPACT_SECONDS, compact_index
 
     options = {"format": args.format, "session": args.session, "agent": args.agent}
     single = len(args.files) == 1 and not Path(args.files[0]).expanduser().is_dir()
     with open_memory(args) as memory, _progress(args, "importing") as progress:
         if single:  # one file: its report, and a refusal is an error like any other
             report = import_file(memory, args.files[0], progress=progress, **options).to_dict()
+            compact_index(memory, BULK_COMPACT_SECONDS)
             emit(args, report, _print_report)
             return 0 if report["ok"] else EXIT_PARTIAL
         if not expand_paths(args.files):
             raise InvalidInput("no .jsonl or .json file found there")
         reports = import_paths(memory, args.files, progress=progress, **options)
+        compact_index(memory, BULK_COMPACT_SECONDS)
     result = {"ok": all(r["ok"] for r in reports), "stored": sum(r.get("stored", 0) for r in reports),
               "duplicates": sum(r.get("duplicates", 0) for r in reports), "files": reports}
     emit(args, result, _print_reports)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from http.cookies import CookieError, SimpleCookie
+import time
 from typing import Any
 
 import anyio
 from starlette.exceptions import HTTPException
+from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import PayloadTooLarge
@@ -31,12 +32,20 @@ LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 # for the right token, and an unauthorised page view is sent to the sign-in page.
 PANEL_LOGIN = "/panel/login"
 PANEL_STATIC = "/panel/static/"
-PANEL_AUTH_COOKIE = "palimpsest_auth"
+PANEL_SIGN_IN_S = 7 * 24 * 3600  # a sign-in lasts a week
 
 
-def panel_cookie(token: bytes) -> str:
-    """The sign-in cookie's value: derived from the token, not the token itself."""
-    return hmac.new(token, b"palimpsest panel sign-in", "sha256").hexdigest()
+def panel_cookie(token: bytes, expires: int) -> str:
+    """The sign-in cookie's value: when it expires, and an HMAC of that under the token
+    (never the token itself; a copied cookie stops working when it expires)."""
+    return f"{expires}.{hmac.new(token, f'palimpsest panel sign-in {expires}'.encode(), 'sha256').hexdigest()}"
+
+
+def panel_cookie_name(scope: Scope) -> str:
+    """Named after the server's port: browsers send a host's cookies to all its ports, and
+    two servers on one host must not overwrite each other's sign-in."""
+    server = scope.get("server")
+    return f"palimpsest_auth_{server[1]}" if server and server[1] else "palimpsest_auth"
 
 
 class Guard:
@@ -65,7 +74,7 @@ class Guard:
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
         if (self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", ""))
-                and not self._panel_allowed(path, headers)):
+                and not self._panel_allowed(scope, path, headers)):
             if _is_panel(path) and scope.get("method") == "GET":
                 return 303, "sign_in", "sign in to the panel", {"location": PANEL_LOGIN}
             return 401, "unauthorized", "a valid bearer token is required (Authorization: Bearer …)", {"www-authenticate": "Bearer"}
@@ -82,19 +91,18 @@ class Guard:
         scheme, _, presented = header.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(presented.strip().encode("utf-8"), self.token)
 
-    def _panel_allowed(self, path: str, headers: dict[str, str]) -> bool:
+    def _panel_allowed(self, scope: Scope, path: str, headers: dict[str, str]) -> bool:
         """A panel path open to all (the sign-in page, static files) or a signed-in browser."""
         if not _is_panel(path):
             return False
         if path == PANEL_LOGIN or path.startswith(PANEL_STATIC):
             return True
-        cookies: SimpleCookie = SimpleCookie()
-        try:
-            cookies.load(headers.get("cookie", ""))
-        except CookieError:
+        # starlette's parser: lenient, so another cookie it cannot read hides nothing
+        value = cookie_parser(headers.get("cookie", "")).get(panel_cookie_name(scope), "")
+        expires = value.partition(".")[0]
+        if not expires.isdigit() or len(expires) > 12 or int(expires) < time.time():
             return False
-        morsel = cookies.get(PANEL_AUTH_COOKIE)
-        return morsel is not None and hmac.compare_digest(morsel.value.encode("utf-8", "replace"), panel_cookie(self.token).encode())
+        return hmac.compare_digest(value.encode("utf-8", "replace"), panel_cookie(self.token, int(expires)).encode())
 
     def _counting(self, receive: Receive) -> Receive:
         seen, complete = 0, False

@@ -23,7 +23,10 @@ HEADER_TIMEOUT_S = 15.0  # (the default of the `header_timeout` setting)
 
 
 def header_deadline_protocol(header_timeout: float) -> type[H11Protocol]:
-    """The protocol class to give `uvicorn.Config(http=…)`, with this deadline."""
+    """The protocol class to give `uvicorn.Config(http=…)`, with this deadline (0 or less:
+    none, uvicorn's own h11 protocol)."""
+    if header_timeout <= 0:
+        return H11Protocol
 
     class HeaderDeadline(_HeaderDeadline):
         timeout = header_timeout

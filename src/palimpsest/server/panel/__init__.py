@@ -14,14 +14,15 @@ are refused unless:
   with every page) both hold this process's random token (constant-time comparison).
 
 On a server with a token (`PALIMPSEST_TOKEN`), a browser signs in at `/panel/login` with
-that token and gets an HttpOnly, SameSite=Strict cookie derived from it, which the guard
-accepts on panel pages only (never on `/api/` or MCP). See docs/panel.md.
+that token and gets an HttpOnly, SameSite=Strict cookie derived from it (valid a week),
+which the guard accepts on panel pages only (never on `/api/` or MCP). See docs/panel.md.
 """
 
 from __future__ import annotations
 
 import hmac
 import secrets
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -33,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 
 from ...errors import InvalidInput, PalimpsestError, WriteDisabled
 from ...memory import Memory
-from ..guard import PANEL_AUTH_COOKIE, PANEL_LOGIN, panel_cookie
+from ..guard import PANEL_LOGIN, PANEL_SIGN_IN_S, panel_cookie, panel_cookie_name
 from . import views
 from .render import render
 
@@ -105,14 +106,15 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         if not expected or not hmac.compare_digest(presented, expected):
             return panel.page(request, "login.html", {"needed": bool(expected), "refused": bool(expected)}, 401 if expected else 200)
         response = RedirectResponse("/panel", status_code=303)
-        response.set_cookie(PANEL_AUTH_COOKIE, panel_cookie(expected), httponly=True, samesite="strict", path="/panel",
-                            secure=request.url.scheme == "https")
+        expires = int(time.time()) + PANEL_SIGN_IN_S
+        response.set_cookie(panel_cookie_name(request.scope), panel_cookie(expected, expires), max_age=PANEL_SIGN_IN_S,
+                            httponly=True, samesite="strict", path="/panel", secure=request.url.scheme == "https")
         return response
 
     @app.post("/panel/logout", include_in_schema=False)
-    async def logout() -> Response:
+    async def logout(request: Request) -> Response:
         response = RedirectResponse(PANEL_LOGIN, status_code=303)
-        response.delete_cookie(PANEL_AUTH_COOKIE, path="/panel")
+        response.delete_cookie(panel_cookie_name(request.scope), path="/panel")
         return response
 
     def page_route(path: str, name: str) -> None:
