@@ -39,7 +39,7 @@ from common import Corpus, machine, write_section
 from retrieval import CACHE, load, locomo_sessions
 
 from palimpsest import Memory, Settings
-from palimpsest.summarize import LEAF_MAX_MESSAGES, check_tree, expand, search_summaries
+from palimpsest.summaries import LEAF_MAX_MESSAGES
 
 BONUS = 0.2
 TOP_SUMMARIES = 3
@@ -62,8 +62,8 @@ def merged(memory: Memory, question: str, now: datetime, k: int = 10, bonus: flo
     hits = memory.search(question, limit=k, touch=False, now=now).hits
     scores = {h.message.id: h.score for h in hits}
     by_id = {h.message.id: h.message for h in hits}
-    for sh in search_summaries(memory, question, None, TOP_SUMMARIES, now=now):
-        for m in expand(memory, sh.summary.id, limit=500)["messages"]:
+    for sh in memory.summaries.search(question, None, TOP_SUMMARIES, now=now):
+        for m in memory.summaries.expand(sh.summary.id, limit=500)["messages"]:
             if m.id not in by_id and not new:
                 continue
             by_id.setdefault(m.id, m)
@@ -127,7 +127,7 @@ def _coverage(memory: Memory, sessions: list[str], out: dict[str, Any]) -> None:
         out["covered_once"] += sum(1 for n in counts.values() if n == 1)
         out["covered_twice_or_more"] += sum(1 for n in counts.values() if n > 1)
         out["uncovered"] += sum(1 for n in counts.values() if n == 0)
-        out["complete_trees"] += bool(check_tree(memory, s)["complete"])
+        out["complete_trees"] += bool(memory.summaries.check_tree(s)["complete"])
 
 
 def run_big(n: int) -> dict[str, Any]:
@@ -156,7 +156,7 @@ def run_big(n: int) -> dict[str, Any]:
         result = {"messages": n, "load_seconds": round(load_s, 1), "compact_seconds": round(took, 1),
                   "leaves": len(leaves), "branches": routine["branch"] + final["branch"], "roots_written": routine["root"] + final["root"],
                   "largest_leaf": max(len(x.sources) for x in leaves), "leaf_cap": LEAF_MAX_MESSAGES,
-                  "peak_traced_mb": round(peak / 1e6, 1), "complete": check_tree(memory, "big")["complete"]}
+                  "peak_traced_mb": round(peak / 1e6, 1), "complete": memory.summaries.check_tree("big")["complete"]}
         memory.close()
     return result
 

@@ -33,7 +33,6 @@ from palimpsest import Memory, Settings
 from palimpsest.embed import HashEmbedder
 from palimpsest.records import iso, utcnow
 from palimpsest.store.documents_base import ChunkRow, DocumentRow
-from palimpsest.vaults import vaults_of
 from palimpsest.vaults.documents import chunk_id
 
 
@@ -103,7 +102,7 @@ def index_run(home: Path, store: str | None, folder: Path, embedder: str) -> dic
             memory.use_embedder(HashEmbedder(384))
         else:
             assert memory.embedder is not None  # load the model before the clock starts
-        vaults = vaults_of(memory)
+        vaults = memory.vaults
         vaults.init("corpus", "semantic", path=folder)
         started = time.perf_counter()
         report = vaults.index("corpus")
@@ -115,7 +114,7 @@ def index_run(home: Path, store: str | None, folder: Path, embedder: str) -> dic
 def load_chunks(memory: Memory, n: int, per_doc: int = 100) -> float:
     corpus = Corpus(seed=5)
     embedder = HashEmbedder(384)
-    vaults = vaults_of(memory)
+    vaults = memory.vaults
     vaults.init("big", "semantic")
     started = time.perf_counter()
     for d in range(0, n, per_doc):
@@ -134,7 +133,7 @@ def query_run(home: Path, store: str | None, n_chunks: int, n_queries: int) -> d
     with Memory(home, store, settings=settings) as memory:
         memory.use_embedder(HashEmbedder(384))
         load_s = load_chunks(memory, n_chunks)
-        vaults = vaults_of(memory)
+        vaults = memory.vaults
         queries = Corpus(seed=9).queries(n_queries)
         started = time.perf_counter()
         vaults.query("big", queries[0], limit=10)

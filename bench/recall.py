@@ -31,7 +31,6 @@ from common import Corpus, machine, summary_ms, table, write_section  # noqa: E4
 from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions  # noqa: E402
 
 from palimpsest import Memory, Settings  # noqa: E402
-from palimpsest.distill import close_turn  # noqa: E402
 from palimpsest.embed import EmbeddingCache, get_embedder  # noqa: E402
 
 BUDGETS = (1000, 2000, 4000)
@@ -121,7 +120,7 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
             memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0))
             for session, msgs in lme_sessions(q):
                 memory.ingest_session(session, msgs)
-                close_turn(memory, session, use_llm=False)  # the last turn of each session closes with it
+                memory.distiller.close_turn(session, use_llm=False)  # the last turn of each session closes with it
             memory.worker(tasks=["distill"]).drain()
             block = memory.recall(None, q["question"], 4000, now=lme_time(q["question_date"]))
             facts = [i for i in block.items if i.kind == "fact"]

@@ -31,7 +31,6 @@ from retrieval import load
 import palimpsest.wiki as wiki_mod
 from palimpsest import Memory, Settings
 from palimpsest.importers import import_data
-from palimpsest.wiki import recall_items, wiki_of
 from palimpsest.wiki import text as tx
 
 
@@ -51,7 +50,7 @@ def run(path: str) -> dict[str, Any]:
             t0 = time.perf_counter()
             memory.worker(tasks=["extract-wiki"]).drain()
             out["mine_s"] += time.perf_counter() - t0
-            w = wiki_of(memory)
+            w = memory.wiki
             _pages(memory, w, out)
             out["rerun_patches"] += sum(int(w.mine(leaf.id, force=True)["patches"]) for leaf in leaves)
             wiki_mod.WIKI_PIPELINE_VERSION += 1
@@ -70,7 +69,7 @@ def run(path: str) -> dict[str, Any]:
             for qa in conv["qa"]:
                 if qa.get("category") == 5 or not qa.get("evidence"):
                     continue
-                items = recall_items(memory, None, qa["question"])
+                items = memory.wiki.recall_items(None, qa["question"])
                 got = {dia.get(mid) for it in items for mid in it["sources"]}
                 hit.append(bool(got & set(qa["evidence"])))
                 per_q.append(len(items))

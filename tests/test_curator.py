@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from palimpsest import Memory
-from palimpsest.curator import Candidate, compare, judge, tokens
+from palimpsest.facts.curator import Candidate, compare, judge, tokens
 from palimpsest.embed import Embedder
 from palimpsest.errors import InvalidInput, StoreUnavailable
 from palimpsest.facts import Facts
@@ -237,7 +237,7 @@ def test_a_decision_cut_off_by_the_store_is_applied_once(tmp_path: Path, lose: s
         assert texts == ["The coffee machine is on floor 3", "The printer is on floor 2", "The wifi password rotates monthly"]
         fresh = open_store(f"sqlite:///{tmp_path / 'g.db'}")
         copy = Facts(fresh, tmp_path / "elsewhere")
-        copy.journal = facts.journal
+        copy.decisions = facts.decisions
         copy.restore_from_journal()
         assert copy.export_lines() == facts.export_lines()
         fresh.close()

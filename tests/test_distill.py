@@ -10,7 +10,7 @@ import pytest
 
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
-from palimpsest.distill import DISTILL_SCHEMA, check_output, close_turn, local_distill, resolve_date, turn_prompt
+from palimpsest.distill import DISTILL_SCHEMA, check_output, local_distill, resolve_date
 from palimpsest.records import Message
 
 T0 = "2026-03-04T10:15:00Z"
@@ -55,7 +55,7 @@ def test_prompt_lines_carry_iso_minutes(sqlite_memory: Memory) -> None:
     sqlite_memory.append("s", "user", "I moved to Porto", created_at=T0, agent="claude")
     sqlite_memory.append("s", "assistant", "Nice!", created_at="2026-03-04T10:16:30Z")
     messages = sqlite_memory.browse(session="s")
-    prompt = turn_prompt(sqlite_memory, "s", messages)[1]["content"]
+    prompt = sqlite_memory.distiller.prompt("s", messages)[1]["content"]
     assert "[#01 2026-03-04T10:15Z claude/user] I moved to Porto" in prompt
     assert "[#02 2026-03-04T10:16Z claude/assistant] Nice!" in prompt
     assert "agent claude" in prompt
@@ -78,22 +78,22 @@ def test_a_closed_turn_is_distilled_through_the_curator(memory: Memory) -> None:
     old = memory.facts.get(current.supersedes)
     assert old.text == "My office is in room 12." and old.valid_to == current.valid_from
     # a turn is distilled once, however often its job runs
-    assert close_turn(memory, "s").skipped is None  # the open last turn ("thanks") is new
+    assert memory.distiller.close_turn("s").skipped is None  # the open last turn ("thanks") is new
     status = memory.store.job_status()["tasks"]["distill"]
     assert status == {"done": 3}
 
 
 def test_first_turns_fact_is_kept_even_without_a_closing_message(sqlite_memory: Memory) -> None:
     sqlite_memory.append("s", "user", "We decided to use PostgreSQL 16 for the cluster.")
-    result = close_turn(sqlite_memory, "s")
+    result = sqlite_memory.distiller.close_turn("s")
     assert result.origin == "local" and [d["action"] for d in result.decisions] == ["new"]
-    assert close_turn(sqlite_memory, "s").skipped.startswith("already distilled")
+    assert sqlite_memory.distiller.close_turn("s").skipped.startswith("already distilled")
 
 
 def test_instant_sessions_never_distill(memory: Memory) -> None:
     _turns(memory, "scratch", [("user", "I prefer vim."), ("assistant", "ok"), ("user", "Actually, I prefer emacs.")], kind="instant")
     assert "distill" not in memory.store.job_status()["tasks"]
-    assert close_turn(memory, "scratch").skipped == "instant session: never distilled"
+    assert memory.distiller.close_turn("scratch").skipped == "instant session: never distilled"
     assert memory.facts.query() == []
 
 

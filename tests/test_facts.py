@@ -317,7 +317,7 @@ def test_restore_from_journal_rebuilds_every_fact(facts: Facts, clock: Clock, st
     fresh = open_store(other_url(store_url, tmp_path, "rebuilt"))
     try:
         copy = Facts(fresh, tmp_path / "elsewhere", clock=clock, snapshot=False)
-        copy.journal = facts.journal  # the same system journal, an empty store
+        copy.decisions = facts.decisions  # the same system journal, an empty store
         assert copy.restore_from_journal() > 0
         assert copy.export_lines() == facts.export_lines()
         assert copy.replay() == 0  # idempotent
@@ -336,7 +336,7 @@ def test_rejected_decisions_are_not_replayed(facts: Facts, clock: Clock) -> None
     facts._end_by(change, stale, facts.write("loser", valid_from=at(3)).id, at(3), iso(clock.t))
     with pytest.raises(Conflict):
         facts._commit("supersede", change, f.id)
-    ops = [meta["op"] for _, meta in facts.decisions()]
+    ops = [d.op for d in facts.decisions.taken("facts")]
     assert ops.count("supersede") == 1
 
 

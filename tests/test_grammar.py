@@ -15,7 +15,7 @@ from jsonschema import Draft202012Validator
 from palimpsest.distill import DISTILL_SCHEMA
 from palimpsest.errors import InvalidInput
 from palimpsest.grammar import literal, schema_to_gbnf
-from palimpsest.summarize import SUMMARY_SCHEMA
+from palimpsest.summaries import SUMMARY_SCHEMA
 from palimpsest.toolsynth import ANSWER_SCHEMA, SYNTH_SCHEMA
 
 xgr = pytest.importorskip("xgrammar")

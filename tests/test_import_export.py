@@ -369,7 +369,7 @@ def test_export_then_import_into_an_empty_home_reproduces_the_store(memory: Memo
         assert [f.text for f in copy.facts.query()] == ["the retry cap is 30 seconds"]
         for session in memory.journal.sessions():  # the journals are the same, byte for byte
             assert copy.journal.path(session).read_bytes() == memory.journal.path(session).read_bytes()
-        assert copy.facts.journal.path("facts").read_bytes() == memory.facts.journal.path("facts").read_bytes()
+        assert copy.decisions.journal.path("facts").read_bytes() == memory.decisions.journal.path("facts").read_bytes()
         assert import_file(copy, dump).stored == 0
 
 

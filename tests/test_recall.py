@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from palimpsest import Memory, Settings
 from palimpsest.envelope import CLOSE, OPEN, count_tags, escape
-from palimpsest.recall import SKILL_SOURCES
+from palimpsest.recall import RecallItem, Turn
 from palimpsest.tokens import count_tokens
 
 ID_LINE = re.compile(r"^- \[(fct|evt|skl|sum|sym)_[^\]]* · (\d{4}-\d{2}-\d{2}|live tail|skill|code)\] ")
@@ -97,15 +97,13 @@ def test_bad_budget_and_session_are_refused(mem: Memory) -> None:
 
 
 def test_skill_hook_loads_a_triggered_skill(mem: Memory) -> None:
-    def deploy_skill(memory: Memory, session: str | None, query: str) -> list[dict[str, str]]:
-        return [{"id": "skl_deploy", "text": "How to deploy: run make release"}] if "deploy" in query else []
+    def deploy_skill(turn: Turn) -> list[RecallItem]:
+        text = "How to deploy: run make release"
+        return [RecallItem("skl_deploy", "skill", "skill", text, 2.0, turn.session)] if "deploy" in turn.query else []
 
-    SKILL_SOURCES.append(deploy_skill)
-    try:
-        assert "skl_deploy" in mem.recall(None, "how do I deploy?").block
-        assert "skl_deploy" not in mem.recall(None, "what is for lunch?").block
-    finally:
-        SKILL_SOURCES.remove(deploy_skill)
+    mem.recaller.sources.append(("lead", deploy_skill))
+    assert "skl_deploy" in mem.recall(None, "how do I deploy?").block
+    assert "skl_deploy" not in mem.recall(None, "what is for lunch?").block
 
 
 def test_working_context_demotes_old_long_tool_output_and_reads_workspace(mem: Memory, tmp_path: Path) -> None:
@@ -195,10 +193,9 @@ def test_code_symbols_named_in_a_turn_join_recall_for_the_sessions_project(mem: 
 
 
 def test_summaries_join_recall_and_the_briefing(mem: Memory) -> None:
-    from palimpsest.summarize import compact
 
     mem.ingest_session("old", [{"role": "user", "content": f"the kubernetes autoscaler flapped again, incident {i}"} for i in range(40)])
-    compact(mem, "old", final=True, use_llm=False)
+    mem.summaries.compact("old", final=True, use_llm=False)
     r = mem.recall(None, "kubernetes autoscaler incident")
     assert any(i.kind == "summary" and i.id.startswith("sum_") for i in r.items)
     assert "Summary so far:" in mem.briefing("old")["text"]
@@ -207,14 +204,13 @@ def test_summaries_join_recall_and_the_briefing(mem: Memory) -> None:
 
 
 def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> None:
-    from palimpsest.summarize import compact
 
     for n in range(2):
         mem.ingest_session(f"chat{n}", [
             {"role": "user", "content": f"Melanie painted a sunrise over the lake, version {n}", "metadata": {"speaker": "Melanie"}},
             {"role": "assistant", "content": "Caroline loved the colours of the sunrise painting", "metadata": {"speaker": "Caroline"}},
         ])
-        compact(mem, f"chat{n}", final=True, use_llm=False)
+        mem.summaries.compact(f"chat{n}", final=True, use_llm=False)
     mem.worker(tasks=["extract-wiki"]).drain()
     items = [i for i in mem.recall(None, "What did Melanie paint?").items if i.kind == "wiki"]
     assert items and all(i.sources for i in items)
@@ -222,9 +218,8 @@ def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> No
 
 
 def test_document_chunks_of_an_attached_vault_join_search_and_recall(mem: Memory) -> None:
-    from palimpsest.vaults import vaults_of
 
-    v = vaults_of(mem)
+    v = mem.vaults
     v.init("runbooks", "semantic")
     v.write_document("runbooks", "deploy.md", "# Deploy\n\n## Rollback\n\nTo roll back a release run make rollback VERSION=previous.\n")
     mem.append("s1", "user", "we shipped the release this morning")

@@ -12,10 +12,9 @@ import pytest
 
 from palimpsest import Memory
 from palimpsest.errors import InvalidInput, NotFound
-from palimpsest.recall import SKILL_SOURCES
-from palimpsest.vaults import Reader, Vaults, vaults_of
+from palimpsest.vaults import Reader, Vaults
 from palimpsest.vaults.extract import ExtractError
-from palimpsest.vaults.skills import parse_skill, skill_source, triggered
+from palimpsest.vaults.skills import parse_skill, triggered
 
 RELEASE = """---
 name: release
@@ -31,7 +30,7 @@ version: 2
 
 @pytest.fixture
 def vaults(memory: Memory) -> Vaults:
-    return vaults_of(memory)
+    return memory.vaults
 
 
 def test_parse_keeps_every_other_field_as_metadata() -> None:
@@ -89,19 +88,18 @@ def test_index_list_read_and_bad_files(vaults: Vaults, tmp_path: Path) -> None:
 
 
 def test_written_skills_join_recall_when_triggered(vaults: Vaults, memory: Memory) -> None:
-    assert skill_source in SKILL_SOURCES
     vaults.init("ops", "skill")
     vaults.init("private", "skill", access="restricted", readers=["root"])
     s = vaults.write_skill("ops", "Release Train", "How we ship", "1. freeze\n2. tag", triggers=["ship it"], metadata={"team": "infra"})
     assert (s.path, s.metadata) == ("release-train.md", {"team": "infra"})
     vaults.write_skill("private", "reboot", "Reboot the fleet", "ask first", triggers=["ship it"])
     memory.append("s1", "user", "hello there", agent="coder")
-    assert skill_source(memory, "s1", "please ship it now") == []  # not attached yet
+    assert memory.recaller.skill_items("s1", "please ship it now") == []  # not attached yet
     vaults.attach("ops", agent="coder")
     vaults.attach("private", session="s1")  # attached, but coder may not read it
-    found = skill_source(memory, "s1", "please ship it now")
-    assert [f["id"] for f in found] == ["skill:ops/Release Train"]
-    assert skill_source(memory, "s1", "nothing relevant") == []
+    found = memory.recaller.skill_items("s1", "please ship it now")
+    assert [f.id for f in found] == ["skill:ops/Release Train"]
+    assert memory.recaller.skill_items("s1", "nothing relevant") == []
     block = memory.recall("s1", "please ship it now").block
     assert "skill:ops/Release Train" in block and "freeze" in block and "reboot" not in block
     assert [s.name for s in vaults.skills.matching("s1", "ship it", agent="root")] == ["reboot"]

@@ -11,8 +11,8 @@ import pytest
 
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
-from palimpsest.summarize import LEAF_MAX_MESSAGES, check_tree, expand, extractive, identifiers, replay, search_summaries
-from palimpsest.toolsynth import backfill, synthesize_answer, template
+from palimpsest.summaries import LEAF_MAX_MESSAGES, extractive, identifiers
+from palimpsest.toolsynth import template
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"]
 
@@ -44,7 +44,7 @@ def test_final_compaction_covers_every_message_once_and_completes_the_tree(home:
         written = memory.summaries.compact("s", final=True)
         counts = covered(memory, "s")
         assert set(counts) == set(ids) and set(counts.values()) == {1}
-        assert check_tree(memory, "s") == {"unsummarised": 0, "orphan_leaves": 0, "orphan_branches": 0, "roots": 1, "complete": True}
+        assert memory.summaries.check_tree("s") == {"unsummarised": 0, "orphan_leaves": 0, "orphan_branches": 0, "roots": 1, "complete": True}
         assert written["leaf"] >= 4 and written["branch"] >= 2
         root = memory.store.session_summaries("s", 2)[0]
         assert root.message_count == 120 and root.earliest_at <= root.latest_at
@@ -85,15 +85,15 @@ def test_search_and_expand(memory: Memory) -> None:
     fill(memory, "s", 60)
     memory.append("s", "user", "the zeppelin migration finished", created_at="2026-03-05T09:00:00Z")
     memory.summaries.compact("s", final=True)
-    hits = search_summaries(memory, "zeppelin migration")
+    hits = memory.summaries.search("zeppelin migration")
     assert hits and hits[0].summary.depth == 0
-    leaf = expand(memory, hits[0].summary.id)
+    leaf = memory.summaries.expand(hits[0].summary.id)
     assert any("zeppelin" in m.content for m in leaf["messages"]) and leaf["children"] == []
     root = memory.store.session_summaries("s", 2)[0]
-    top = expand(memory, root.id, limit=500)
+    top = memory.summaries.expand(root.id, limit=500)
     assert [c.depth for c in top["children"]] == [1] * len(root.sources)
     assert len(top["messages"]) == 61
-    assert search_summaries(memory, "zeppelin", memory.filters(session="other")) == []
+    assert memory.summaries.search("zeppelin", memory.filters(session="other")) == []
     assert memory.summaries.latest("s") == root.content and memory.summaries.latest("other") is None
 
 
@@ -104,10 +104,10 @@ def test_summaries_are_journaled_and_replayed_into_a_new_store(home: Path) -> No
         before = {s.id: s for s in memory.store.session_summaries("s", live=False)}
     with small(home, f"sqlite:///{home / 'other.db'}") as fresh:
         fresh.catch_up()
-        assert replay(fresh) == len(before)
+        assert fresh.summaries.replay() == len(before)
         after = {s.id: s for s in fresh.store.session_summaries("s", live=False)}
-        assert after == before and check_tree(fresh, "s")["complete"]
-        assert replay(fresh) == 0
+        assert after == before and fresh.summaries.check_tree("s")["complete"]
+        assert fresh.summaries.replay() == 0
 
 
 def test_a_huge_session_is_compacted_in_bounded_batches(home: Path) -> None:
@@ -164,8 +164,8 @@ def test_empty_tool_calls_get_a_sentence(memory: Memory) -> None:
 def test_backfill_and_rebuild(home: Path) -> None:
     with small(home, tool_synth=False) as memory:
         ids = [memory.append("s", "assistant", "", tool_name="bash", tool_args={"cmd": f"ls {i}"})["id"] for i in range(3)]
-        assert backfill(memory, dry_run=True) == {"empty_tool_messages": 3, "queued": 0, "dry_run": True}
-        assert backfill(memory)["queued"] == 3 and backfill(memory)["queued"] == 0  # deduped while queued
+        assert memory.toolsynth.backfill(dry_run=True) == {"empty_tool_messages": 3, "queued": 0, "dry_run": True}
+        assert memory.toolsynth.backfill()["queued"] == 3 and memory.toolsynth.backfill()["queued"] == 0  # deduped while queued
         memory.worker().drain()
         assert [m.content for m in memory.store.get_messages(ids)] == [f"Called bash with cmd=ls {i}." for i in range(3)]
     with small(home) as memory:  # tool_synth on: rebuild queues the jobs again, answered from the journal
@@ -195,14 +195,14 @@ def test_template_shapes() -> None:
 
 def test_answer_synthesis_is_off_or_unavailable_without_an_llm(home: Path) -> None:
     with small(home) as memory:
-        assert synthesize_answer(memory, "q", [])["available"] is False
+        assert memory.toolsynth.answer("q", [])["available"] is False
     with small(home, synthesize_answers=True) as memory:
-        assert "no LLM" in synthesize_answer(memory, "q", [])["reason"]
+        assert "no LLM" in memory.toolsynth.answer("q", [])["reason"]
     answer = {"answer": "In Porto.", "cited": ["evt_1", "evt_bogus"]}
     fake = FakeOpenAI(responder=lambda body: Reply.json(answer))
     with fake, small(home, synthesize_answers=True, llm_url=fake.url, llm_model="m", llm_structured="json_schema") as memory:
         hits = [{"id": "evt_1", "content": "I live in Porto", "created_at": "2026-01-01T10:00:00Z"}]
-        got = synthesize_answer(memory, "where do I live?", hits)
+        got = memory.toolsynth.answer("where do I live?", hits)
         assert got == {"available": True, "answer": "In Porto.", "cited": ["evt_1"], "model": "m"}
         assert "[evt_1 2026-01-01T10:00Z] I live in Porto" in fake.requests[0]["messages"][1]["content"]
 
@@ -239,7 +239,7 @@ def test_summaries_are_embedded_and_found_by_vector(home: Path, store_url: str) 
         memory.summaries.compact("s", final=True)
         model = memory.embedder.model_id  # type: ignore[union-attr]
         assert memory.store.summaries_without_vectors(model, 10) == []
-        hits = search_summaries(memory, "Message about alpha")
+        hits = memory.summaries.search("Message about alpha")
         assert hits and hits[0].parts["semantic"] > 0
         memory.use_embedder(HashEmbedder(dim=32))  # a model change: the compact job re-embeds
         assert memory.summaries.embed_missing() == len(memory.store.session_summaries("s", live=False))

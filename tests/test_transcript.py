@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest import InvalidInput, Memory, NotFound
-from palimpsest.messages import default_key
+from palimpsest.ingest.messages import default_key
 from palimpsest.records import Message, iso, parse_time, utcnow
 
 

@@ -18,7 +18,7 @@ import pytest
 from palimpsest import Memory, Settings
 from palimpsest.embed import HashEmbedder
 from palimpsest.errors import Conflict, InvalidInput, NotFound
-from palimpsest.vaults import Reader, Vaults, vaults_of
+from palimpsest.vaults import Reader, Vaults
 
 
 def make_pdf(pages: list[str], password: str | None = None) -> bytes:
@@ -64,7 +64,7 @@ def make_docx(title: str, parts: list[tuple[str, str]], table: list[list[str]] |
 @pytest.fixture
 def vaults(memory: Memory) -> Vaults:
     memory.use_embedder(HashEmbedder())
-    return vaults_of(memory)
+    return memory.vaults
 
 
 @pytest.fixture
@@ -223,7 +223,7 @@ def test_written_documents_are_indexed_at_once_and_come_back_from_the_journal(
     settings = Settings.load(env={}, embedder="none")
     with Memory(memory.home, other_url(store_url, tmp_path, "replaced"), settings=settings) as second:
         second.use_embedder(HashEmbedder())
-        restored = vaults_of(second)
+        restored = second.vaults
         row = restored.get("notes")
         assert (row.access, row.readers, row.attachments[0]["target"]) == ("restricted", ["coder"], "coder")
         hit = restored.query("notes", "deploy key").hits[0]
@@ -251,7 +251,7 @@ def test_one_registry_for_every_vault_type(vaults: Vaults, memory: Memory, tmp_p
 
 
 def test_chunks_without_vectors_are_embedded_by_the_next_index(memory: Memory, tmp_path: Path) -> None:
-    v = vaults_of(memory)  # the memory fixture has no embedder
+    v = memory.vaults  # the memory fixture has no embedder
     v.init("plain", "semantic")
     v.write_document("plain", "a.md", "# A\nkeyword only for now")
     result = v.query("plain", "keyword")
@@ -319,7 +319,7 @@ def test_a_written_document_deleted_since_is_not_restored(vaults: Vaults, memory
     assert vaults.reindex("notes", stale=True).removed == ["gone.md"]
     (vaults.folder(vaults.get("notes")) / "keep.md").unlink()
     with Memory(memory.home, other_url(store_url, tmp_path, "replaced"), settings=Settings.load(env={}, embedder="none")) as second:
-        assert [d["path"] for d in vaults_of(second).docs("notes")] == ["keep.md"]
+        assert [d["path"] for d in second.vaults.docs("notes")] == ["keep.md"]
 
 
 def test_two_writers_of_one_document_do_not_collide(vaults: Vaults) -> None:

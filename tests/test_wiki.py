@@ -14,7 +14,7 @@ from palimpsest import Memory
 from palimpsest.distill import sentences
 from palimpsest.errors import InvalidInput, NotFound
 from palimpsest.importers import import_data
-from palimpsest.wiki import Wiki, recall_items
+from palimpsest.wiki import Wiki
 from palimpsest.wiki import text as tx
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"
@@ -53,7 +53,7 @@ def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     for s in memory.sessions(limit=1000):
         memory.summaries.compact(s.id, final=True)
     memory.worker().drain()
-    w = Wiki(memory)
+    w = memory.wiki
     all_leaves = leaves(memory)
     assert w.stats()["leaves_mined"] == len(all_leaves) and not w.stale()
 
@@ -122,14 +122,14 @@ def test_locomo_pages(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_leaf_with_no_topics(memory: Memory) -> None:
     quiet(memory)
     leaf = say(memory, "plain", [(None, "ok so this is all lower case and says nothing much"), (None, "right, nothing at all here")])
-    result = Wiki(memory).mine(leaf)
-    assert result["patches"] == 0 and Wiki(memory).list() == []
+    result = memory.wiki.mine(leaf)
+    assert result["patches"] == 0 and memory.wiki.list() == []
     assert memory.store.wiki_leaf_marks([leaf])[leaf].version == wiki_mod.WIKI_PIPELINE_VERSION
 
 
 def test_two_topics_with_the_same_title(memory: Memory) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     first = say(memory, "s1", [("Atlas", "I am the person called Atlas and I maintain the billing service."),
                                ("Bo", "Nice to meet you, I run the payments team at the company.")])
     w.mine(first)
@@ -161,7 +161,7 @@ def test_two_topics_with_the_same_title(memory: Memory) -> None:
 
 def test_a_contradiction_is_kept_as_a_dispute(memory: Memory) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     memory.ingest_session("ops", [{"role": "user", "content": "placeholder turn before the tag", "metadata": {"speaker": "Ana"}}])
     memory.tags.add("project:billing", session="ops")
     w.mine(say(memory, "ops", [("Ana", "The deploy window for the billing service is Friday at noon.")]))
@@ -178,7 +178,7 @@ def test_a_contradiction_is_kept_as_a_dispute(memory: Memory) -> None:
 
 def test_a_superseded_fact_retires_its_statement(memory: Memory) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     say(memory, "home", [("Ana", "My office is in the Berlin building on the third floor.")])
     w.mine(memory.store.session_summaries("home", 0)[0].id)
     first = memory.browse(session="home")[0]
@@ -196,7 +196,7 @@ def test_a_superseded_fact_retires_its_statement(memory: Memory) -> None:
 
 def test_a_topic_renamed_by_a_tag_merge(memory: Memory) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     memory.ingest_session("a", [{"role": "user", "content": "first words of the session", "metadata": {"speaker": "Ana"}}])
     memory.tags.add("project:atlas-old", session="a")
     w.mine(say(memory, "a", [("Ana", "We shipped the first version of the ingestion pipeline today.")]))
@@ -211,7 +211,7 @@ def test_a_topic_renamed_by_a_tag_merge(memory: Memory) -> None:
 
 def test_tags_as_identity_hints(memory: Memory) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     # a leaf's own unreviewed suggestion is not used; the cwd rule tag is never an entity
     memory.ingest_session("c", [{"role": "user", "content": "start", "metadata": {"speaker": "Ana"}}],
                           settings={"tags": ["project:palimpsest"]})
@@ -235,19 +235,19 @@ def test_tags_as_identity_hints(memory: Memory) -> None:
 
 def test_replay_restores_the_pages(memory: Memory, tmp_path: Path) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     w.mine(say(memory, "r", [("Ana", "Ana and Bo planned the Lisbon offsite for the second week of May."),
                              ("Bo", "Bo booked the venue in Lisbon and sent the invitations to everyone.")]))
     before = snapshot(w)
     other = Memory(memory.home, f"sqlite:///{tmp_path / 'other.db'}", settings=memory.settings.replace(store=""))
     try:
-        assert snapshot(Wiki(other)) == before
+        assert snapshot(other.wiki) == before
     finally:
         other.close()
 
 
 def test_reading_refuses_bad_input(memory: Memory) -> None:
-    w = Wiki(memory)
+    w = memory.wiki
     for bad in ("", "   ", 5, "x" * 600):
         with pytest.raises(InvalidInput):
             w.find(bad)  # type: ignore[arg-type]
@@ -261,17 +261,17 @@ def test_reading_refuses_bad_input(memory: Memory) -> None:
         w.list(kind="planet")
     with pytest.raises(InvalidInput):
         w.search("")
-    assert recall_items(memory, None, "anything") == []
+    assert memory.wiki.recall_items(None, "anything") == []
 
 
 def test_search_and_recall_items(memory: Memory) -> None:
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     w.mine(say(memory, "q", [("Ana", "The Lisbon offsite is planned for the second week of May this year."),
                              ("Bo", "I booked the venue near the river for the whole team.")]))
     hits = w.search("Lisbon offsite")
     assert hits and hits[0]["topic"]["title"] == "Ana" and "Lisbon" in hits[0]["statements"][0]["text"]
-    items = recall_items(memory, "q", "Lisbon offsite")
+    items = memory.wiki.recall_items("q", "Lisbon offsite")
     assert items and items[0]["sources"] and items[0]["id"].startswith("wst_")
 
 
@@ -282,7 +282,7 @@ def test_llm_patch_cites_lines_and_an_unbacked_retirement_is_a_dispute(memory: M
     replies: list[Any] = []
     with FakeOpenAI(responder=lambda body: replies.pop(0) if replies else Reply.json({"topics": []})) as fake:
         quiet(memory, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema")
-        w = Wiki(memory)
+        w = memory.wiki
         replies.append(Reply.json({"topics": [{"title": "Ana", "kind": "person", "entities": ["Lisbon"], "retire": [], "add": [
             {"text": "Ana plans the Lisbon offsite for May.", "sources": ["#01"]},
             {"text": "Ana owns a yacht.", "sources": ["#99"]}]}]}))
@@ -310,7 +310,7 @@ def test_cli_tools_and_http(sqlite_memory: Memory, capsys: pytest.CaptureFixture
     from palimpsest.server.run import ServerThread
 
     memory = quiet(sqlite_memory)
-    w = Wiki(memory)
+    w = memory.wiki
     w.mine(say(memory, "z", [("Ana", "The Lisbon offsite is planned for the second week of May this year."),
                              ("Bo", "I booked the venue near the river for the whole team.")]))
     tid = w.find("Ana").id
@@ -339,7 +339,7 @@ def test_panel_pages(sqlite_memory: Memory) -> None:
     from palimpsest.server.run import ServerThread
 
     memory = quiet(sqlite_memory)
-    w = Wiki(memory)
+    w = memory.wiki
     w.mine(say(memory, "p", [("Ana", "The <script>alert(1)</script> Lisbon offsite is planned for May this year."),
                              ("Bo", "I booked the venue near the river for the whole team.")]))
     tid = w.find("Ana").id
@@ -359,7 +359,7 @@ def test_two_writers_on_one_page_collide_and_the_loser_retries(memory: Memory) -
     from palimpsest.wiki.mine import Hints, Miner, mine_fallback
 
     quiet(memory)
-    w = Wiki(memory)
+    w = memory.wiki
     a = say(memory, "w1", [("Zed", "Zed wrote the migration plan for the storage cluster.")])
     b = say(memory, "w2", [("Zed", "Zed reviewed the rollback steps of the storage cluster.")])
     changes = []
@@ -373,7 +373,7 @@ def test_two_writers_on_one_page_collide_and_the_loser_retries(memory: Memory) -
         w._commit("mine", changes[1], "second")
     w.mine(b)  # the job's retry
     assert [t["title"] for t in w.list()] == ["Zed"] and len(w.show("Zed")["current"]) == 2
-    assert len(w.decisions()) == 2  # the rejected change is not replayed
+    assert len(w.decisions.taken("wiki")) == 2  # the rejected change is not replayed
 
 
 def test_an_invalid_llm_patch_is_parked_and_the_last_attempt_takes_the_fallback(sqlite_memory: Memory) -> None:
@@ -385,9 +385,9 @@ def test_an_invalid_llm_patch_is_parked_and_the_last_attempt_takes_the_fallback(
         memory = quiet(sqlite_memory, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema")
         leaf = say(memory, "bad", [("Ana", "The Lisbon offsite is planned for the second week of May this year.")])
         with pytest.raises(InvalidReply):
-            Wiki(memory).mine(leaf)
+            memory.wiki.mine(leaf)
         assert not memory.store.wiki_leaf_marks([leaf])
         wiki_mod.run_extract(memory, Job(1, "extract-wiki", {"summary": leaf}, attempts=3, max_attempts=3))
         mark = memory.store.wiki_leaf_marks([leaf])[leaf]
-        assert mark.origin == "fallback" and Wiki(memory).show("Ana")["current"]
+        assert mark.origin == "fallback" and memory.wiki.show("Ana")["current"]
         assert memory.stats()["llm"]["extract-wiki"]["invalid"] >= 1

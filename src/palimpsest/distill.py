@@ -3,7 +3,7 @@
 A turn is a user message and everything after it up to the next user message. It closes
 when that next user message is indexed (a `distill` job is queued for it, keyed by the
 turn's first message so it runs once) or when the harness says so
-(`close_turn(memory, session)`, `palimpsest distill SESSION`). Instant sessions never
+(`memory.distiller.close_turn(session)`, `palimpsest distill SESSION`). Instant sessions never
 distill.
 
 One structured call with a fixed schema of four fields — `summary` (one sentence),
@@ -20,7 +20,7 @@ the speaker ("my office is…", "I live in…", "I'm a…") and open items ("I n
 or judge what matters, which is what the model is for.
 
 Each result is journaled once per turn (`<home>/system/sessions/distill/events.jsonl`,
-the whole validated output), then every item goes to `memory.facts.curator.write`.
+the whole validated output), then every item goes to `facts.curator.write`.
 """
 
 from __future__ import annotations
@@ -30,18 +30,16 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .journal import Journal
-from .llm import system_journal
-from .records import Message, iso, parse_time, utcnow
-from .store import Filters
+from .jobs import last_attempt
+from .kernel import Kernel
+from .records import Message, iso, parse_time
+from .store import Filters, Job
 
-if TYPE_CHECKING:
-    from .memory import Memory
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "distill"
@@ -113,30 +111,6 @@ def message_line(n: int, m: Message, agent: str | None = None) -> str:
         text = f"(tool {m.tool_name}) {text}".strip()
     text = " ".join(text.split())[:MAX_LINE_CHARS]
     return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
-
-
-def turn_prompt(memory: Memory, session: str, messages: list[Message]) -> list[dict[str, str]]:
-    info = memory.store.get_session(session)
-    agent = info.agent if info else None
-    lines = [message_line(i + 1, m, agent) for i, m in enumerate(messages)]
-    known = _known_facts(memory, " ".join(m.content for m in messages if m.role == "user")[:2000])
-    head = f"Session {session}" + (f", agent {agent}" if agent else "") + f", {len(messages)} messages, now {minute(messages[-1].created_at)}."
-    parts = [head]
-    if known:
-        parts.append("Known facts (id, since, text):\n" + "\n".join(known))
-    parts.append("Turn:\n" + "\n".join(lines))
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
-
-
-def _known_facts(memory: Memory, text: str) -> list[str]:
-    if not text.strip():
-        return []
-    try:
-        hits = memory.facts.search(text, limit=10)
-    except Exception as exc:  # noqa: BLE001 - distillation without the list is still useful
-        log.warning("no known facts for the distill prompt: %s", exc)
-        return []
-    return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {h.fact.text}" for h in hits]
 
 
 # -- the local fallback ----------------------------------------------------------
@@ -259,89 +233,94 @@ def check_output(data: Any) -> dict[str, Any]:
 
 
 # -- running -------------------------------------------------------------------
-def turn_messages(memory: Memory, session: str, start: str | None, end: str | None) -> list[Message]:
-    """Messages of a session from `start` (inclusive) to `end` (exclusive), oldest first."""
-    return memory.store.browse(Filters(session=session, since=start, until=end), MAX_TURN_MESSAGES, 0)
+class Distiller:
+    """`memory.distiller`: distill a turn (the LLM, or the local fallback) and curate what
+    it gave into the facts. Each turn is journaled once (its key), so a retried job or a
+    rebuilt index never distills it twice."""
 
+    def __init__(self, kernel: Kernel, facts: Any) -> None:
+        self.kernel, self.facts = kernel, facts
+        self.store = kernel.store
 
-def distill_turn(memory: Memory, session: str, messages: list[Message], *, key: str | None = None, use_llm: bool = True,
-                 cancel: threading.Event | None = None) -> Distilled:
-    """Distill one turn and curate what it gave. `key` makes it run once (journaled)."""
-    info = memory.store.get_session(session)
-    if info is not None and info.kind == "instant":
-        return Distilled(session, {}, "none", skipped="instant session: never distilled")
-    if not messages:
-        return Distilled(session, {}, "none", skipped="no messages")
-    journal = system_journal(memory.home)
-    key = key or f"turn:{session}:{messages[0].id}"
-    if _already(journal, key):
-        return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
-    llm = memory.llm if use_llm else None
-    if llm is not None:
-        reply = llm.structured_call(turn_prompt(memory, session, messages), DISTILL_SCHEMA, task="distill", name="distill",
-                                    cancel=cancel, context={"job_key": key, "session": session})
-        output, origin = reply.data, "llm"
-    else:
-        output, origin = check_output(local_distill(messages)), "local"
-    result = Distilled(session, output, origin)
-    journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": output.get("summary", "")[:500],
-                                     "event_key": key, "created_at": iso(utcnow()),
-                                     "metadata": {"domain": "distill", "session": session, "origin": origin, "output": output,
-                                                  "messages": [m.id for m in messages]}}])
-    source = next((m.id for m in messages if m.role == "user"), messages[0].id)
-    result.decisions = curate(memory, output, source, messages[-1].created_at)
-    return result
+    def handlers(self) -> dict[str, Any]:
+        return {"distill": self.run_job}
 
+    def run_job(self, job: Job) -> None:
+        p = job.payload
+        self.turn(p["session"], self.turn_messages(p["session"], p.get("start"), p.get("end")), use_llm=not last_attempt(job))
 
-class _Seen:
-    """Keys of turns already distilled, read from the journal incrementally (per process)."""
+    def turn_messages(self, session: str, start: str | None, end: str | None) -> list[Message]:
+        """Messages of a session from `start` (inclusive) to `end` (exclusive), oldest first."""
+        return self.store.browse(Filters(session=session, since=start, until=end), MAX_TURN_MESSAGES, 0)
 
-    def __init__(self) -> None:
-        self.keys: dict[str, set[str]] = {}
-        self.offsets: dict[str, int] = {}
-        self.lock = threading.Lock()
+    def close_turn(self, session: str, *, use_llm: bool = True) -> Distilled:
+        """Distill the session's last turn now (the harness says the turn is over)."""
+        last_user = self.store.browse(Filters(session=session, role="user"), 1, 0, newest_first=True)
+        start = last_user[0].created_at if last_user else None
+        return self.turn(session, self.turn_messages(session, start, None), use_llm=use_llm)
 
-    def __call__(self, journal: Journal, key: str) -> bool:
-        root = str(journal.root)
-        with self.lock:
-            keys = self.keys.setdefault(root, set())
-            start = self.offsets.get(root, 0)
-            if journal.size(SYSTEM_SESSION) < start:  # a new journal under the same path (tests)
-                keys.clear()
-                start = 0
-            if journal.size(SYSTEM_SESSION) > start:
-                for e in journal.read(SYSTEM_SESSION, start):
-                    keys.add(e.event_key)
-                    start = e.offset + e.nbytes
-                self.offsets[root] = start
-            return key in keys
+    def turn(self, session: str, messages: list[Message], *, key: str | None = None, use_llm: bool = True,
+             cancel: threading.Event | None = None) -> Distilled:
+        """Distill one turn and curate what it gave. `key` makes it run once (journaled)."""
+        info = self.store.get_session(session)
+        if info is not None and info.kind == "instant":
+            return Distilled(session, {}, "none", skipped="instant session: never distilled")
+        if not messages:
+            return Distilled(session, {}, "none", skipped="no messages")
+        key = key or f"turn:{session}:{messages[0].id}"
+        if key in self.kernel.decisions.latest(SYSTEM_SESSION):
+            return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
+        llm = self.kernel.llm if use_llm else None
+        if llm is not None:
+            reply = llm.structured_call(self.prompt(session, messages), DISTILL_SCHEMA, task="distill", name="distill",
+                                        cancel=cancel, context={"job_key": key, "session": session})
+            output, origin = reply.data, "llm"
+        else:
+            output, origin = check_output(local_distill(messages)), "local"
+        result = Distilled(session, output, origin)
+        self.kernel.decisions.record(SYSTEM_SESSION, "distill", key=key, subject=session, content=output.get("summary", "")[:500],
+                                     session=session, origin=origin, output=output, messages=[m.id for m in messages])
+        source = next((m.id for m in messages if m.role == "user"), messages[0].id)
+        result.decisions = self.curate(output, source)
+        return result
 
+    def curate(self, output: dict[str, Any], source: str) -> list[dict[str, Any]]:
+        """Every fact, correction and task of a distilled turn through the curator."""
+        from .facts import Candidate
 
-_already = _Seen()
+        candidates = [Candidate(text=f["text"], kind=f["kind"], entities=f["entities"], valid_from=f.get("valid_from"), source=source,
+                                metadata={"origin": "distill"}) for f in output.get("facts", [])]
+        candidates += [Candidate(text=c["text"], kind="correction", entities=[], source=source, corrects=c["replaces"],
+                                 metadata={"origin": "distill"}) for c in output.get("corrections", [])]
+        candidates += [Candidate(text=t, kind="task", source=source, metadata={"origin": "distill"}) for t in output.get("tasks", [])]
+        out: list[dict[str, Any]] = []
+        for c in candidates:
+            try:
+                d = self.facts.curator.write(c)
+            except InvalidInput as exc:
+                out.append({"action": "refused", "text": c.text, "reason": str(exc)})
+                continue
+            out.append({"action": d.action, "text": c.text, "fact": d.fact.id if d.fact else None})
+        return out
 
+    def prompt(self, session: str, messages: list[Message]) -> list[dict[str, str]]:
+        info = self.store.get_session(session)
+        agent = info.agent if info else None
+        lines = [message_line(i + 1, m, agent) for i, m in enumerate(messages)]
+        known = self._known_facts(" ".join(m.content for m in messages if m.role == "user")[:2000])
+        head = f"Session {session}" + (f", agent {agent}" if agent else "") + f", {len(messages)} messages, now {minute(messages[-1].created_at)}."
+        parts = [head]
+        if known:
+            parts.append("Known facts (id, since, text):\n" + "\n".join(known))
+        parts.append("Turn:\n" + "\n".join(lines))
+        return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
 
-def curate(memory: Memory, output: dict[str, Any], source: str, at: str) -> list[dict[str, Any]]:
-    """Every fact, correction and task of a distilled turn through the curator."""
-    from .curator import Candidate
-
-    candidates = [Candidate(text=f["text"], kind=f["kind"], entities=f["entities"], valid_from=f.get("valid_from"), source=source,
-                            metadata={"origin": "distill"}) for f in output.get("facts", [])]
-    candidates += [Candidate(text=c["text"], kind="correction", entities=[], source=source, corrects=c["replaces"],
-                             metadata={"origin": "distill"}) for c in output.get("corrections", [])]
-    candidates += [Candidate(text=t, kind="task", source=source, metadata={"origin": "distill"}) for t in output.get("tasks", [])]
-    out: list[dict[str, Any]] = []
-    for c in candidates:
+    def _known_facts(self, text: str) -> list[str]:
+        if not text.strip():
+            return []
         try:
-            d = memory.facts.curator.write(c)
-        except InvalidInput as exc:
-            out.append({"action": "refused", "text": c.text, "reason": str(exc)})
-            continue
-        out.append({"action": d.action, "text": c.text, "fact": d.fact.id if d.fact else None})
-    return out
-
-
-def close_turn(memory: Memory, session: str, *, use_llm: bool = True) -> Distilled:
-    """Distill the session's last turn now (the harness says the turn is over)."""
-    last_user = memory.store.browse(Filters(session=session, role="user"), 1, 0, newest_first=True)
-    start = last_user[0].created_at if last_user else None
-    return distill_turn(memory, session, turn_messages(memory, session, start, None), use_llm=use_llm)
+            hits = self.facts.search(text, limit=10)
+        except Exception as exc:  # noqa: BLE001 - distillation without the list is still useful
+            log.warning("no known facts for the distill prompt: %s", exc)
+            return []
+        return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {h.fact.text}" for h in hits]

@@ -295,3 +295,44 @@ def open_cache(setting: str, home: Path) -> EmbeddingCache | None:
     if setting == "off":
         return None
     return EmbeddingCache(Path(os.path.expanduser(setting)) if setting else home / "embed-cache.sqlite")
+
+
+class Embedding:
+    """The configured embedder of one memory, loaded on first use, and its cache: every
+    part embeds through this, so none can forget the cache or load a second model."""
+
+    def __init__(self, settings: Any, home: Path) -> None:
+        self.settings, self.home = settings, Path(home)
+        self._model: Embedder | None = None
+        self._cache: EmbeddingCache | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def configured(self) -> bool:
+        """Whether an embedder is configured at all (`PALIMPSEST_EMBEDDER` is not `none`)."""
+        return self.settings.embedder != "none"
+
+    @property
+    def model(self) -> Embedder | None:
+        """The embedder (the local model takes ~1 s to load), or None when none is configured."""
+        if self._model is None and self.settings.embedder != "none":
+            with self._lock:
+                if self._model is None:
+                    self._model = get_embedder(self.settings.embedder, self.settings)
+                    self._cache = open_cache(self.settings.embed_cache, self.home)
+        return self._model
+
+    def use(self, embedder: Embedder | None, cache: EmbeddingCache | None = None) -> None:
+        """Inject an embedder (tests, benchmarks): a real `Embedder` subclass."""
+        self._model, self._cache = embedder, cache
+
+    def embed(self, texts: list[str], timeout: float | None = None) -> np.ndarray:
+        """Vectors for `texts` through the cache (raises when no embedder is configured)."""
+        model = self.model
+        if model is None:
+            raise InvalidInput("no embedder configured (PALIMPSEST_EMBEDDER=none)")
+        return self._cache.embed(model, texts, timeout) if self._cache is not None else model.checked(texts, timeout)
+
+    def query(self, text: str) -> np.ndarray:
+        """One query's vector, within the query timeout."""
+        return self.embed([text], self.settings.query_embed_timeout)[0]

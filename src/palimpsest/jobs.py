@@ -18,30 +18,20 @@ import socket
 import threading
 from collections.abc import Callable
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
 
 from .records import iso, utcnow
-from .store import Job, NewJob
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .store import Job, NewJob, Store
 
 log = logging.getLogger(__name__)
 LEASE = timedelta(minutes=5)
 EMBED_BATCH = 64
 
-Handler = Callable[["Memory", Job], None]
-HANDLERS: dict[str, Handler] = {}
+Handler = Callable[[Job], None]  # runs one job; raises to fail it (retried with backoff)
 
 
-def handler(task: str) -> Callable[[Handler], Handler]:
-    """Register the function that runs jobs of `task`."""
-
-    def register(fn: Handler) -> Handler:
-        HANDLERS[task] = fn
-        return fn
-
-    return register
+def last_attempt(job: Job) -> bool:
+    """The job's last attempt: an LLM-backed handler takes the local fallback instead."""
+    return job.attempts >= job.max_attempts
 
 
 def backoff(attempts: int) -> timedelta:
@@ -56,17 +46,12 @@ def embed_jobs(ids: list[str]) -> list[NewJob]:
     ]
 
 
-@handler("embed")
-def run_embed(memory: Memory, job: Job) -> None:
-    messages = memory.store.get_messages(list(job.payload.get("ids", [])))
-    memory.embed_messages(messages)
-
-
 class Worker:
     """Claims and runs jobs until told to stop."""
 
-    def __init__(self, memory: Memory, name: str | None = None, tasks: list[str] | None = None, batch: int = 8) -> None:
-        self.memory = memory
+    def __init__(self, store: Store, handlers: dict[str, Handler], name: str | None = None, tasks: list[str] | None = None,
+                 batch: int = 8) -> None:
+        self.store, self.handlers = store, handlers
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
         self.tasks = tasks
         self.batch = batch
@@ -74,23 +59,23 @@ class Worker:
     def run_once(self) -> int:
         """Claim one batch and run it; returns how many jobs were attempted."""
         now = utcnow()
-        jobs = self.memory.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE))
+        jobs = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE))
         for job in jobs:
             self._run(job)
         return len(jobs)
 
     def _run(self, job: Job) -> None:
-        fn = HANDLERS.get(job.task)
+        fn = self.handlers.get(job.task)
         try:
             if fn is None:
                 raise LookupError(f"no handler for task {job.task!r}")
-            fn(self.memory, job)
+            fn(job)
         except Exception as exc:
             retry = None if job.attempts >= job.max_attempts else iso(utcnow() + backoff(job.attempts))
             log.warning("job %s (%s) failed, attempt %d: %s", job.id, job.task, job.attempts, exc)
-            self.memory.store.fail_job(job.id, f"{type(exc).__name__}: {exc}", retry)
+            self.store.fail_job(job.id, f"{type(exc).__name__}: {exc}", retry)
         else:
-            self.memory.store.finish_job(job.id)
+            self.store.finish_job(job.id)
 
     def drain(self, limit: int = 1_000_000) -> int:
         """Run jobs until none is due (tests, benchmarks, `reindex`)."""
@@ -110,7 +95,3 @@ class Worker:
             except Exception as exc:  # the store is down: wait and try again
                 log.warning("worker %s: %s", self.name, exc)
                 stop.wait(idle * 5)
-
-
-def describe(status: dict[str, Any]) -> list[tuple[str, str, int]]:
-    return [(task, state, n) for task, states in status["tasks"].items() for state, n in states.items()]

@@ -30,34 +30,17 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import httpx
 from jsonschema import Draft202012Validator
 
 from .errors import LLMError
-from .journal import Journal
-from .records import iso, utcnow
+from .decisions import DecisionLog
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "llm"
 MODES = ("json_schema", "grammar", "guided_json")
-
-
-_SYSTEM_JOURNALS: dict[str, Journal] = {}
-_SYSTEM_LOCK = threading.Lock()
-
-
-def system_journal(home: Path) -> Journal:
-    """The one `Journal` of `<home>/system` in this process for the LLM-made decisions
-    (llm, distill, summaries, toolsynth): a `Journal` learns a session's keys by reading it
-    once, then only what was added, so sharing it keeps each append O(new lines)."""
-    key = str(Path(home).resolve())
-    with _SYSTEM_LOCK:
-        if key not in _SYSTEM_JOURNALS:
-            _SYSTEM_JOURNALS[key] = Journal(Path(key) / "system")
-        return _SYSTEM_JOURNALS[key]
 
 
 class InvalidReply(LLMError):
@@ -102,7 +85,7 @@ class LLM:
 
     def __init__(self, url: str, model: str, *, api_key: str = "", key_command: str = "", timeout: float = 120.0,
                  retries: int = 3, backoff: str | list[float] = "5,10,15", structured: str = "auto",
-                 max_tokens: int = 1024, store: Any = None, journal: Journal | None = None) -> None:
+                 max_tokens: int = 1024, store: Any = None, decisions: DecisionLog | None = None) -> None:
         if structured not in ("auto", *MODES):
             raise ValueError(f"llm_structured must be auto, {', '.join(MODES)}; got {structured!r}")
         self.url = url.rstrip("/")
@@ -115,17 +98,17 @@ class LLM:
         self.structured = structured
         self.max_tokens = max_tokens
         self.store = store
-        self.journal = journal
+        self.decisions = decisions
         self._mode: str | None = None if structured == "auto" else structured
         self._lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: Any, store: Any = None, journal: Journal | None = None) -> LLM | None:
+    def from_settings(cls, settings: Any, store: Any = None, decisions: DecisionLog | None = None) -> LLM | None:
         if not settings.llm_url:
             return None
         return cls(settings.llm_url, settings.llm_model, api_key=settings.llm_api_key, key_command=settings.llm_key_command,
                    timeout=settings.llm_timeout, retries=settings.llm_retries, backoff=settings.llm_backoff,
-                   structured=settings.llm_structured, max_tokens=settings.llm_max_tokens, store=store, journal=journal)
+                   structured=settings.llm_structured, max_tokens=settings.llm_max_tokens, store=store, decisions=decisions)
 
     # -- calls ---------------------------------------------------------------
     def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
@@ -177,16 +160,14 @@ class LLM:
     def park(self, task: str, raw: str, problem: str, context: dict[str, Any] | None = None) -> str:
         """Journal an invalid reply (never dropped); returns its key."""
         key = f"park_{time.time_ns()}"
-        if self.journal is not None:
-            self.journal.append(SYSTEM_SESSION, [{
-                "type": "decision", "role": "system", "content": f"parked {task}: {problem}"[:300], "event_key": key,
-                "metadata": {"domain": "llm", "op": "parked", "task": task, "problem": problem, "reply": raw,
-                             "context": context or {}, "model": self.model}, "created_at": iso(utcnow())}])
+        if self.decisions is not None:
+            self.decisions.record(SYSTEM_SESSION, "parked", key=key, content=f"parked {task}: {problem}"[:300], task=task,
+                                  problem=problem, reply=raw, context=context or {}, model=self.model)
         log.warning("LLM reply for %s parked (%s): %s", task, problem, key)
         return key
 
     def parked(self, limit: int = 100) -> list[dict[str, Any]]:
-        return parked(self.journal, limit) if self.journal is not None else []
+        return parked(self.decisions, limit) if self.decisions is not None else []
 
     # -- transport -----------------------------------------------------------
     def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None) -> Reply:
@@ -297,10 +278,9 @@ def _constraint(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
     return {"guided_json": schema}
 
 
-def parked(journal: Journal, limit: int = 100) -> list[dict[str, Any]]:
-    """The newest parked replies in a system journal (`<home>/system`)."""
-    found = [{"key": e.event_key, "at": e.created_at, **(e.metadata or {})} for e in journal.read(SYSTEM_SESSION)
-             if (e.metadata or {}).get("op") == "parked"]
+def parked(decisions: DecisionLog, limit: int = 100) -> list[dict[str, Any]]:
+    """The newest parked replies in the decision log."""
+    found = [{"key": d.key, "at": d.created_at, **d.meta} for _, d in decisions.read(SYSTEM_SESSION) if d.op == "parked"]
     return found[-limit:][::-1]
 
 

@@ -1,7 +1,7 @@
 """What new messages set in motion: the background jobs queued after indexing, and their
 handlers (`distill`, `tool-synth`, `compact`).
 
-`after_index(memory, messages)` is called by `Memory` with the newly indexed messages.
+`derived_jobs(store, settings, messages)` is called by `Memory` with the newly indexed messages.
 It never raises — a write must not fail because derived work could not be queued (the
 worst case is a turn that is not distilled; `palimpsest distill` can do it later) — and
 it costs one read of the new rows plus one look-up per user message:
@@ -12,39 +12,35 @@ it costs one read of the new rows plus one look-up per user message:
 - every session touched: `compact`, run a minute later, at most one waiting per session
   (`compact_after` of 0 turns compaction off).
 
-Handlers use the LLM when one is configured, and on a job's last attempt (its replies kept
-failing or breaking the schema; each was parked) they take the local fallback instead, so
-the work is done either way.
+The handlers are the parts' (`Distiller`, `ToolSynth`, `Summaries`): they use the LLM
+when one is configured, and on a job's last attempt (its replies kept failing or breaking
+the schema; each was parked) they take the local fallback instead, so the work is done
+either way (`jobs.last_attempt`).
 """
 
 from __future__ import annotations
 
 import logging
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .jobs import handler
 from .records import Message, iso, utcnow
-from .store import Filters, Job, NewJob
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from .store import Filters, NewJob, Store
 
 log = logging.getLogger(__name__)
 COMPACT_DELAY = timedelta(seconds=60)
 
 
-def after_index(memory: Memory, messages: list[Message]) -> list[NewJob]:
+def derived_jobs(store: Store, settings: Any, messages: list[Message]) -> list[NewJob]:
     """The jobs these new messages call for (never raises)."""
     try:
-        return _jobs(memory, messages)
+        return _jobs(store, settings, messages)
     except Exception as exc:  # noqa: BLE001 - derived work only; the write stands
         log.warning("no derived jobs for %d new messages: %s", len(messages), exc)
         return []
 
 
-def _jobs(memory: Memory, messages: list[Message]) -> list[NewJob]:
-    s = memory.settings
+def _jobs(store: Store, s: Any, messages: list[Message]) -> list[NewJob]:
     if not messages or not (s.distill or s.tool_synth or s.compact_after > 0):
         return []
     from .toolsynth import job_for, needs_synthesis
@@ -52,23 +48,23 @@ def _jobs(memory: Memory, messages: list[Message]) -> list[NewJob]:
     jobs: list[NewJob] = [job_for(m.id) for m in messages if s.tool_synth and needs_synthesis(m)]
     if s.distill:
         for session in dict.fromkeys(m.session for m in messages):
-            jobs += _turns_closed(memory, session, [m for m in messages if m.session == session])
+            jobs += _turns_closed(store, session, [m for m in messages if m.session == session])
     if s.compact_after > 0:
         run_at = iso(utcnow() + COMPACT_DELAY)
         jobs += [NewJob("compact", {"session": sid}, job_key=f"compact:{sid}", run_at=run_at) for sid in {m.session for m in messages}]
     return jobs
 
 
-def _turns_closed(memory: Memory, session: str, new: list[Message]) -> list[NewJob]:
+def _turns_closed(store: Store, session: str, new: list[Message]) -> list[NewJob]:
     """A distill job per turn that a new user message closes. Only the first new user
     message looks up the one before it; the others follow it within the batch."""
     users = sorted((m for m in new if m.role == "user"), key=lambda m: (m.created_at, m.id))
     if not users:
         return []
-    info = memory.store.get_session(session)
+    info = store.get_session(session)
     if info is not None and info.kind == "instant":
         return []
-    found = memory.store.browse(Filters(session=session, role="user", until=users[0].created_at), 1, 0, newest_first=True)
+    found = store.browse(Filters(session=session, role="user", until=users[0].created_at), 1, 0, newest_first=True)
     previous = found[0] if found else None
     jobs = []
     for m in users:
@@ -77,31 +73,3 @@ def _turns_closed(memory: Memory, session: str, new: list[Message]) -> list[NewJ
                                job_key=f"distill:{session}:{previous.id}", max_attempts=4))
         previous = m
     return jobs
-
-
-def _last_attempt(job: Job) -> bool:
-    return job.attempts >= job.max_attempts
-
-
-@handler("distill")
-def run_distill(memory: Memory, job: Job) -> None:
-    from .distill import distill_turn, turn_messages
-
-    p = job.payload
-    messages = turn_messages(memory, p["session"], p.get("start"), p.get("end"))
-    distill_turn(memory, p["session"], messages, use_llm=not _last_attempt(job))
-
-
-@handler("tool-synth")
-def run_tool_synth(memory: Memory, job: Job) -> None:
-    from .toolsynth import synthesize
-
-    synthesize(memory, job.payload["id"], last_attempt=_last_attempt(job))
-
-
-@handler("compact")
-def run_compact(memory: Memory, job: Job) -> None:
-    from .summarize import compact
-
-    compact(memory, job.payload["session"], final=bool(job.payload.get("final")), use_llm=not _last_attempt(job))
-    memory.summaries.embed_missing()  # summaries written before a model change, or while the embedder was down

@@ -123,11 +123,6 @@ class Event:
     offset: int = 0
     nbytes: int = 0
 
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        del d["line"], d["offset"], d["nbytes"]
-        return d
-
     @classmethod
     def from_json(cls, d: dict[str, Any], line: int = 0, offset: int = 0, nbytes: int = 0) -> Event:
         """An event from its journal line; absent or null fields take their defaults (a

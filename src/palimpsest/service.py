@@ -58,7 +58,7 @@ def compact_index(memory: Memory, seconds: float) -> bool:
     Never raises: it is housekeeping, the data is in."""
     deadline = time.monotonic() + seconds
     try:
-        while memory.store.compact_index():
+        while memory.compact_index():
             if time.monotonic() >= deadline:
                 return False
         return True
@@ -84,9 +84,7 @@ def _queue_wiki_backfill(memory: Memory) -> None:
     """After an upgrade that raised the wiki pipeline version, re-mine old leaves once
     (a delayed, low-priority job; its key makes it once per version)."""
     try:
-        from .wiki import wiki_of
-
-        wiki_of(memory).queue_backfill()
+        memory.wiki.queue_backfill()
     except Exception as exc:  # noqa: BLE001 — the store may be down at start; the next start retries
         log.warning("wiki backfill not queued: %s", exc)
 

@@ -34,17 +34,13 @@ import time
 import unicodedata
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import InvalidInput, NotFound, PalimpsestError
-from .jobs import handler
-from .journal import Journal
+from .errors import InvalidInput, NotFound
+from .kernel import Kernel
 from .records import iso, parse_time, utcnow
 from .store import Job, NewJob
 from .store.tags_base import TagChange, TagQuery, TagRow, TaxonomyRow
-
-if TYPE_CHECKING:
-    from .memory import Memory
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "tags"
@@ -108,12 +104,12 @@ class Target:
 class Tags:
     """`memory.tags`: tagging, review, the taxonomy, suggestions and replay."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-        self.store = memory.store
-        self.journal = Journal(memory.home / "system")
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.store = kernel.store
+        self.decisions = kernel.decisions
         self._rules_seen: dict[str, tuple[str, ...]] = {}  # session -> rule tags already synced (this process)
-        self._restore_if_lost()
+        self.decisions.restore_if_lost(SYSTEM_SESSION, lambda: not self.store.tag_ops_applied(), self.replay)
 
     # -- reading ---------------------------------------------------------------
     def list(self, *, session: str | None = None, summary: str | None = None, session_key: str | None = None,
@@ -322,7 +318,7 @@ class Tags:
     def reap(self) -> int:
         """Drop tags whose session or summary is gone from the index and, for a session,
         from the journal too (a session being rebuilt is not an orphan). Journaled."""
-        orphans = [r for r in self.store.tag_orphans() if r.target_type == "summary" or not self.memory.journal.path(r.target_id).exists()]
+        orphans = [r for r in self.store.tag_orphans() if r.target_type == "summary" or not self.kernel.journal.path(r.target_id).exists()]
         if not orphans:
             return 0
         change = TagChange(deletes=[(r.target_type, r.target_id, r.key, r.value) for r in orphans])
@@ -332,32 +328,14 @@ class Tags:
     # -- journal -----------------------------------------------------------------
     def _commit(self, op: str, change: TagChange, subject: str, extra: dict[str, Any] | None = None) -> None:
         key = change.op_key = _op_key()
-        meta = {"domain": "tags", "op": op, "subject": subject, "change": change.to_dict(), **(extra or {})}
-        self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"{op} {subject}"[:500],
-                                              "metadata": meta, "event_key": key, "created_at": iso(utcnow())}])
+        self.decisions.record(SYSTEM_SESSION, op, change.to_dict(), subject=subject, key=key, content=f"{op} {subject}"[:500],
+                              **(extra or {}))
         self.store.apply_tag_change(change)
-
-    def decisions(self) -> builtins.list[tuple[str, dict[str, Any]]]:
-        """(op key, metadata) of every tag decision in the system journal, in order."""
-        return [(e.event_key or "", e.metadata) for e in self.journal.read(SYSTEM_SESSION)
-                if e.type == "decision" and (e.metadata or {}).get("domain") == "tags" and "change" in e.metadata]
 
     def replay(self) -> int:
         """Apply every journaled decision the store has not applied, in journal order."""
-        done, applied = self.store.tag_ops_applied(), 0
-        for key, meta in self.decisions():
-            if key not in done:
-                applied += self.store.apply_tag_change(TagChange.from_dict(meta["change"], key))
-        return applied
-
-    def _restore_if_lost(self) -> None:
-        if self.journal.size(SYSTEM_SESSION) == 0:
-            return
-        try:
-            if not self.store.tag_ops_applied():
-                log.info("restoring tags from the system journal: %d decisions", self.replay())
-        except PalimpsestError as exc:
-            log.warning("tags not restored now: %s", exc)
+        return self.decisions.replay(SYSTEM_SESSION, self.store.tag_ops_applied(),
+                                     lambda d: self.store.apply_tag_change(TagChange.from_dict(d.change, d.key)))
 
     # -- suggesting ----------------------------------------------------------------
     def vocabulary(self) -> builtins.list[str]:
@@ -369,9 +347,9 @@ class Tags:
     def propose(self, text: str, *, use_llm: bool = True, session: str = "") -> builtins.list[str]:
         """Tags for `text`: the LLM's (vocabulary first, new values allowed) or, without one,
         every vocabulary value that occurs in the text as whole words, most frequent first."""
-        n = max(0, int(self.memory.settings.tags_max_suggestions))
+        n = max(0, int(self.kernel.settings.tags_max_suggestions))
         vocabulary = self.vocabulary()
-        llm = self.memory.llm if use_llm else None
+        llm = self.kernel.llm if use_llm else None
         if llm is not None and n:
             prompt = [{"role": "system", "content": PROMPT.format(n=n, vocabulary="\n".join(vocabulary[:300]) or "(empty)")},
                       {"role": "user", "content": text[:MAX_TEXT]}]
@@ -389,14 +367,49 @@ class Tags:
                 return []
             session = found[0].session
             self.sync_rules(session)
-            if not self.memory.settings.tags_suggest:
+            if not self.kernel.settings.tags_suggest:
                 return []
-            run_at = iso(utcnow() + timedelta(minutes=self.memory.settings.tags_quiet_minutes))
+            run_at = iso(utcnow() + timedelta(minutes=self.kernel.settings.tags_quiet_minutes))
             return [NewJob("suggest-tags", {"session": session}, job_key=f"suggest-tags:{session}", run_at=run_at, max_attempts=3)]
         except Exception as exc:  # noqa: BLE001 - derived work only; the write stands
             log.warning("tags after indexing: %s", exc)
             return []
 
+    def after_summary(self, summary: Any) -> builtins.list[NewJob]:
+        """Tags are proposed per leaf summary (`suggest-tags`)."""
+        return [leaf_job(summary.id, summary.session_id)] if summary.depth == 0 and self.kernel.settings.tags_suggest else []
+
+    def handlers(self) -> dict[str, Any]:
+        return {"suggest-tags": self.run_job}
+
+    def run_job(self, job: Job) -> None:
+        """For a leaf: propose tags for it. For a session: only while it has no leaf, and only
+        once it has been quiet for `tags_quiet_minutes` (else it is looked at again then)."""
+        tags, p = self, job.payload
+        use_llm = job.attempts < job.max_attempts  # the last attempt takes the fallback
+        if p.get("summary"):
+            found = self.store.get_summaries([p["summary"]])
+            if found:
+                s = found[0]
+                tags.suggest(tags.propose(s.content, use_llm=use_llm, session=s.session_id), summary=s.id, source=s.id)
+            return
+        session = p["session"]
+        info = self.store.get_session(session)
+        if info is None or info.kind == "instant" or self.store.session_summaries(session, 0):
+            return  # instant sessions are scratch; a session with leaves is tagged per leaf
+        from .store import Filters
+
+        recent = self.store.browse(Filters(session=session), 200, 0, newest_first=True)
+        if not recent:
+            return
+        quiet = timedelta(minutes=self.kernel.settings.tags_quiet_minutes)
+        due = parse_time(recent[0].created_at) + quiet
+        if due > utcnow():
+            self.store.enqueue([NewJob("suggest-tags", {"session": session}, job_key=f"suggest-tags:{session}:{recent[0].id}",
+                                         run_at=iso(due), max_attempts=3)])
+            return
+        text = "\n".join(m.content for m in reversed(recent) if m.content)
+        tags.suggest(tags.propose(text, use_llm=use_llm, session=session), session=session, source="session")
 
 def keyword_tags(text: str, vocabulary: list[str], n: int) -> list[str]:
     """The deterministic fallback: vocabulary values found in `text` as whole words."""
@@ -413,37 +426,6 @@ def keyword_tags(text: str, vocabulary: list[str], n: int) -> list[str]:
 def leaf_job(summary_id: str, session: str) -> NewJob:
     """The `suggest-tags` job for a new leaf summary."""
     return NewJob("suggest-tags", {"session": session, "summary": summary_id}, job_key=f"suggest-tags:{summary_id}", max_attempts=3)
-
-
-@handler("suggest-tags")
-def run_suggest_tags(memory: Memory, job: Job) -> None:
-    """For a leaf: propose tags for it. For a session: only while it has no leaf, and only
-    once it has been quiet for `tags_quiet_minutes` (else it is looked at again then)."""
-    tags, p = memory.tags, job.payload
-    use_llm = job.attempts < job.max_attempts  # the last attempt takes the fallback
-    if p.get("summary"):
-        found = memory.store.get_summaries([p["summary"]])
-        if found:
-            s = found[0]
-            tags.suggest(tags.propose(s.content, use_llm=use_llm, session=s.session_id), summary=s.id, source=s.id)
-        return
-    session = p["session"]
-    info = memory.store.get_session(session)
-    if info is None or info.kind == "instant" or memory.store.session_summaries(session, 0):
-        return  # instant sessions are scratch; a session with leaves is tagged per leaf
-    from .store import Filters
-
-    recent = memory.store.browse(Filters(session=session), 200, 0, newest_first=True)
-    if not recent:
-        return
-    quiet = timedelta(minutes=memory.settings.tags_quiet_minutes)
-    due = parse_time(recent[0].created_at) + quiet
-    if due > utcnow():
-        memory.store.enqueue([NewJob("suggest-tags", {"session": session}, job_key=f"suggest-tags:{session}:{recent[0].id}",
-                                     run_at=iso(due), max_attempts=3)])
-        return
-    text = "\n".join(m.content for m in reversed(recent) if m.content)
-    tags.suggest(tags.propose(text, use_llm=use_llm, session=session), session=session, source="session")
 
 
 __all__ = ["Tags", "keyword_tags", "leaf_job", "parse_tag"]

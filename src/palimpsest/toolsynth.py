@@ -8,9 +8,9 @@ sentence when one is configured; otherwise (or when it keeps failing) a template
 `<home>/system/sessions/toolsynth/events.jsonl`) and then written into the index, only
 into a message whose content is still empty. After `rebuild` the same jobs are queued
 again by the indexer and find their sentence in the journal, so no model is asked twice.
-`backfill(memory)` queues every historical empty row (`palimpsest backfill-tool-synth`).
+`ToolSynth.backfill()` queues every historical empty row (`palimpsest backfill-tool-synth`).
 
-Answer synthesis lives here too: `synthesize_answer(memory, query, hits)` asks the LLM
+Answer synthesis lives here too: `ToolSynth.answer(query, hits)` asks the LLM
 for a short answer drawn only from the hits, citing their ids (off unless
 `synthesize_answers` is set; without an LLM it says synthesis is unavailable).
 """
@@ -19,17 +19,14 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .distill import minute
-from .journal import Journal
-from .llm import system_journal
-from .records import Message, iso, utcnow
-from .store import NewJob
+from .jobs import embed_jobs, last_attempt
+from .kernel import Kernel
+from .records import Message
+from .store import Job, NewJob
 
-if TYPE_CHECKING:
-    from .memory import Memory
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "toolsynth"
@@ -72,97 +69,76 @@ def _short(value: Any) -> str:
     return text if len(text) <= MAX_ARG_CHARS else text[: MAX_ARG_CHARS - 1] + "…"
 
 
-class _Known:
-    """Sentences already journaled, read incrementally (one per process)."""
+class ToolSynth:
+    """`memory.toolsynth`: a sentence for each tool call without text, written back into its
+    row (and journaled, so a rebuilt index gets the same sentence without a new LLM call),
+    and short answers drawn from search hits."""
 
-    def __init__(self) -> None:
-        self.offsets: dict[str, int] = {}
-        self.sentences: dict[str, dict[str, str]] = {}
-        self.lock = threading.Lock()
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.store, self.settings = kernel.store, kernel.settings
 
-    def get(self, journal: Journal, message_id: str) -> str | None:
-        root = str(journal.root)
-        with self.lock:
-            known = self.sentences.setdefault(root, {})
-            start = self.offsets.get(root, 0)
-            if journal.size(SYSTEM_SESSION) < start:  # a new journal under the same path (tests)
-                known.clear()
-                start = 0
-            if journal.size(SYSTEM_SESSION) > start:
-                for e in journal.read(SYSTEM_SESSION, start):
-                    meta = e.metadata or {}
-                    if meta.get("domain") == "toolsynth":
-                        known[meta["message"]] = meta["sentence"]
-                    start = e.offset + e.nbytes
-                self.offsets[root] = start
-            return known.get(message_id)
+    def handlers(self) -> dict[str, Any]:
+        return {"tool-synth": self.run_job}
 
+    def run_job(self, job: Job) -> None:
+        self.synthesize(job.payload["id"], last_attempt=last_attempt(job))
 
-_KNOWN = _Known()
+    def synthesize(self, message_id: str, *, use_llm: bool = True, last_attempt: bool = False) -> str | None:
+        """Describe one message (if it still needs it) and write the sentence back."""
+        found = self.store.get_messages([message_id])
+        if not found or not needs_synthesis(found[0]):
+            return None
+        m = found[0]
+        known = self.kernel.decisions.latest(SYSTEM_SESSION).get(f"synth:{m.id}")
+        sentence = known.meta["sentence"] if known is not None else None
+        if sentence is None:
+            sentence, origin = self._compose(m, use_llm and not last_attempt)
+            self.kernel.decisions.record(SYSTEM_SESSION, "synthesize", key=f"synth:{m.id}", content=sentence, subject=m.id,
+                                         message=m.id, sentence=sentence, origin=origin)
+        if self.store.set_synthesized_content(m.id, sentence) and self.settings.embedder != "none":
+            self.store.enqueue(embed_jobs([m.id]))
+        return sentence
 
+    def _compose(self, m: Message, use_llm: bool) -> tuple[str, str]:
+        llm = self.kernel.llm if use_llm else None
+        if llm is None:
+            return template(m), "template"
+        call = {"tool": m.tool_name, "at": minute(m.created_at), "arguments": m.tool_args, "result": (m.tool_result or "")[:2000]}
+        reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": json.dumps(call, ensure_ascii=False)}],
+                                    SYNTH_SCHEMA, task="tool-synth", name="tool_call", max_tokens=120, context={"message": m.id})
+        return " ".join(reply.data["sentence"].split()), "llm"
 
-def synthesize(memory: Memory, message_id: str, *, use_llm: bool = True, last_attempt: bool = False) -> str | None:
-    """Describe one message (if it still needs it) and write the sentence back."""
-    found = memory.store.get_messages([message_id])
-    if not found or not needs_synthesis(found[0]):
-        return None
-    m = found[0]
-    journal = system_journal(memory.home)
-    sentence = _KNOWN.get(journal, m.id)
-    if sentence is None:
-        sentence, origin = _compose(memory, m, use_llm and not last_attempt)
-        journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": sentence, "event_key": f"synth:{m.id}",
-                                         "created_at": iso(utcnow()),
-                                         "metadata": {"domain": "toolsynth", "message": m.id, "sentence": sentence, "origin": origin}}])
-    if memory.store.set_synthesized_content(m.id, sentence) and memory.settings.embedder != "none":
-        from .jobs import embed_jobs
+    def backfill(self, *, dry_run: bool = False, batch: int = 1000) -> dict[str, int]:
+        """Queue a `tool-synth` job for every indexed message with a tool name and no text."""
+        after, found, queued = 0, 0, 0
+        while rows := self.store.empty_tool_messages(after, batch):
+            after = rows[-1][0]
+            found += len(rows)
+            if not dry_run:
+                queued += self.store.enqueue([job_for(m.id) for _, m in rows])
+        return {"empty_tool_messages": found, "queued": queued, "dry_run": dry_run}
 
-        memory.store.enqueue(embed_jobs([m.id]))
-    return sentence
-
-
-def _compose(memory: Memory, m: Message, use_llm: bool) -> tuple[str, str]:
-    llm = memory.llm if use_llm else None
-    if llm is None:
-        return template(m), "template"
-    call = {"tool": m.tool_name, "at": minute(m.created_at), "arguments": m.tool_args, "result": (m.tool_result or "")[:2000]}
-    reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": json.dumps(call, ensure_ascii=False)}],
-                                SYNTH_SCHEMA, task="tool-synth", name="tool_call", max_tokens=120, context={"message": m.id})
-    return " ".join(reply.data["sentence"].split()), "llm"
-
-
-def backfill(memory: Memory, *, dry_run: bool = False, batch: int = 1000) -> dict[str, int]:
-    """Queue a `tool-synth` job for every indexed message with a tool name and no text."""
-    after, found, queued = 0, 0, 0
-    while rows := memory.store.empty_tool_messages(after, batch):
-        after = rows[-1][0]
-        found += len(rows)
-        if not dry_run:
-            queued += memory.store.enqueue([job_for(m.id) for _, m in rows])
-    return {"empty_tool_messages": found, "queued": queued, "dry_run": dry_run}
-
-
-# -- answer synthesis ------------------------------------------------------------
-def synthesize_answer(memory: Memory, query: str, hits: list[Any], *, max_hits: int = 20) -> dict[str, Any]:
-    """A short answer to `query` drawn only from `hits` (messages, facts or summaries with
-    `to_dict()`), citing their ids; `available: False` with the reason otherwise."""
-    if not memory.settings.synthesize_answers:
-        return {"available": False, "reason": "answer synthesis is off (set PALIMPSEST_SYNTHESIZE_ANSWERS=1)"}
-    llm = memory.llm
-    if llm is None:
-        return {"available": False, "reason": "synthesis is unavailable: no LLM is configured (PALIMPSEST_LLM_URL)"}
-    lines, ids = [], []
-    for h in hits[:max_hits]:
-        d = h.to_dict() if hasattr(h, "to_dict") else dict(h)
-        hid = str(d.get("id"))
-        text = d.get("content") or d.get("text") or ""
-        when = d.get("created_at") or d.get("valid_from") or d.get("latest_at") or ""
-        lines.append(f"[{hid} {minute(when) if when else '-'}] {' '.join(str(text).split())[:1500]}")
-        ids.append(hid)
-    system = ("Answer the question using only the numbered memory lines. Cite the ids of the lines you used in \"cited\". "
-              "If they do not answer it, say so. Invent nothing. Answer JSON: {\"answer\": \"...\", \"cited\": [\"id\"]}.")
-    reply = llm.structured_call([{"role": "system", "content": system},
-                                 {"role": "user", "content": f"Question: {query}\n\nMemory:\n" + "\n".join(lines)}],
-                                ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400)
-    cited = [c for c in reply.data["cited"] if c in ids]
-    return {"available": True, "answer": reply.data["answer"], "cited": cited, "model": reply.model}
+    def answer(self, query: str, hits: list[Any], *, max_hits: int = 20) -> dict[str, Any]:
+        """A short answer to `query` drawn only from `hits` (messages, facts or summaries with
+        `to_dict()`), citing their ids; `available: False` with the reason otherwise."""
+        if not self.settings.synthesize_answers:
+            return {"available": False, "reason": "answer synthesis is off (set PALIMPSEST_SYNTHESIZE_ANSWERS=1)"}
+        llm = self.kernel.llm
+        if llm is None:
+            return {"available": False, "reason": "synthesis is unavailable: no LLM is configured (PALIMPSEST_LLM_URL)"}
+        lines, ids = [], []
+        for h in hits[:max_hits]:
+            d = h.to_dict() if hasattr(h, "to_dict") else dict(h)
+            hid = str(d.get("id"))
+            text = d.get("content") or d.get("text") or ""
+            when = d.get("created_at") or d.get("valid_from") or d.get("latest_at") or ""
+            lines.append(f"[{hid} {minute(when) if when else '-'}] {' '.join(str(text).split())[:1500]}")
+            ids.append(hid)
+        system = ("Answer the question using only the numbered memory lines. Cite the ids of the lines you used in \"cited\". "
+                  "If they do not answer it, say so. Invent nothing. Answer JSON: {\"answer\": \"...\", \"cited\": [\"id\"]}.")
+        reply = llm.structured_call([{"role": "system", "content": system},
+                                     {"role": "user", "content": f"Question: {query}\n\nMemory:\n" + "\n".join(lines)}],
+                                    ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400)
+        cited = [c for c in reply.data["cited"] if c in ids]
+        return {"available": True, "answer": reply.data["answer"], "cited": cited, "model": reply.model}

@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 def status(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        result = memory.store.job_status()
+        result = memory.jobs()
 
     def human(r: dict[str, Any]) -> None:
         table = Table("task", "state", "jobs")
@@ -46,7 +46,7 @@ def status(args: argparse.Namespace) -> None:
 
 def retry_failed(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        n = memory.store.retry_failed(args.task, args.error, args.dry_run)
+        n = memory.retry_failed(args.task, args.error, args.dry_run)
     result = {"jobs": n, "dry_run": args.dry_run}
     emit(args, result, lambda r: print(f"{r['jobs']} failed jobs {'would be' if r['dry_run'] else ''} queued again".replace("  ", " ")))
 
@@ -63,7 +63,7 @@ def reindex(args: argparse.Namespace) -> None:
 
         return reindex_vault(args)
     with open_memory(args) as memory:
-        todo = memory.store.stats()["messages"]
+        todo = memory.count_messages()
         show = sys.stderr.isatty() and not args.json
         with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), disable=not show) as bar:
             task = bar.add_task("reindex", total=todo)

@@ -41,8 +41,7 @@ def register(sub: Any) -> None:
 
 def compact(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        sessions = [args.session] if args.session else [s for s, _ in memory.store.sessions_with_unsummarised(
-            1 if args.final else memory.settings.compact_after + 1, 100_000)]
+        sessions = [args.session] if args.session else memory.summaries.pending_sessions(final=args.final)
         result = {s: memory.summaries.compact(s, final=args.final, use_llm=not args.no_llm) for s in sessions}
     emit(args, result, lambda r: _lines(f"{s}: {n['leaf']} leaves, {n['branch']} branches, {n['root']} roots" for s, n in r.items()))
 
@@ -84,36 +83,27 @@ def replay(args: argparse.Namespace) -> None:
 
 
 def distill(args: argparse.Namespace) -> None:
-    from ..distill import close_turn
-
     with open_memory(args) as memory:
-        result = close_turn(memory, args.session, use_llm=not args.no_llm)
+        result = memory.distiller.close_turn(args.session, use_llm=not args.no_llm)
     emit(args, result.to_dict(), lambda r: print(r["skipped"] or "\n".join(f"{d['action']}: {d['text']}" for d in r["decisions"]) or "nothing to remember"))
 
 
 def backfill_tool_synth(args: argparse.Namespace) -> None:
-    from ..toolsynth import backfill
-
     with open_memory(args) as memory:
-        result = backfill(memory, dry_run=args.dry_run)
+        result = memory.toolsynth.backfill(dry_run=args.dry_run)
     emit(args, result, lambda r: print(f"{r['empty_tool_messages']} tool calls without text; "
                                        + ("nothing queued (dry run)" if r["dry_run"] else f"{r['queued']} jobs queued")))
 
 
 def usage(args: argparse.Namespace) -> None:
-    from ..llm import usage as llm_usage
-
     with open_memory(args) as memory:
-        result = llm_usage(memory.store)
+        result = memory.llm_usage()
     emit(args, result, lambda r: _lines((f"{task}: {n}" for task, n in r.items()), "no LLM calls yet"))
 
 
 def parked(args: argparse.Namespace) -> None:
-    from ..journal import Journal
-    from ..llm import parked as parked_replies
-
     with open_memory(args) as memory:
-        result = parked_replies(Journal(memory.home / "system"), args.limit)
+        result = memory.parked(args.limit)
     emit(args, result, lambda r: _lines((f"{p['key']} {p['at'][:16]} {p['task']}: {p['problem']}" for p in r), "nothing parked"))
 
 

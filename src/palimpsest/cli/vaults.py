@@ -99,9 +99,7 @@ def _reader(args: argparse.Namespace) -> Any:
 
 
 def _vaults(memory: Any) -> Any:
-    from ..vaults import vaults_of
-
-    return vaults_of(memory)
+    return memory.vaults
 
 
 # -- vault ----------------------------------------------------------------------------

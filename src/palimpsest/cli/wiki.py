@@ -45,9 +45,7 @@ def _lines(lines: Iterable[str]) -> None:
 
 
 def _wiki(memory: Any) -> Any:
-    from ..wiki import wiki_of
-
-    return wiki_of(memory)
+    return memory.wiki
 
 
 def list_(args: argparse.Namespace) -> None:

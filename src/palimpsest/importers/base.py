@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
-from ..messages import normalise_message
+from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
 Progress = Callable[[int, int], None]

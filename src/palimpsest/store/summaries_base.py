@@ -6,7 +6,7 @@ links the messages it covers, a branch or root the summaries below it. A message
 at most one leaf (the insert fails with `Conflict` otherwise), so compaction that races
 with itself cannot cover a message twice. A root is replaced as the tree grows: the new
 root links every branch and the old one is marked `superseded_by` (kept, never searched).
-The DAG rules (when to roll leaves up, budgets, prompts) live in `palimpsest.summarize`.
+The DAG rules (when to roll leaves up, budgets, prompts) live in `palimpsest.summaries`.
 """
 
 from __future__ import annotations

@@ -22,12 +22,14 @@ import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidInput, PalimpsestError
+from ..decisions import Decision
 from ..records import iso, utcnow
+from ..search import Weights, check_limit, check_query, rank
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
 from .chunking import Chunker, Tokenizer, embed_text
 from .extract import EXTENSIONS, ExtractError, extract
@@ -35,8 +37,6 @@ from .files import FileInfo, safe_relative, sha256, walk, write_atomic
 
 List = list  # the classes below have a method named `list`
 
-if TYPE_CHECKING:
-    from .registry import Vaults
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a larger file is reported, not read
 MAX_WRITE_BYTES = 8 * 1024 * 1024  # a document written through the API (it is journaled whole)
@@ -112,9 +112,10 @@ def merged_metadata(stored: dict[str, Any]) -> dict[str, Any]:
 
 
 class Documents:
-    def __init__(self, vaults: Vaults) -> None:
+    def __init__(self, vaults: Any) -> None:  # `registry.Vaults`, which builds this part
         self.vaults = vaults
-        self.memory = vaults.memory
+        self.embedding = vaults.kernel.embedding
+        self.settings = vaults.settings
         self.store = vaults.store
         self._chunker: tuple[str, Chunker] | None = None
         self._restored: dict[tuple[str, str], dict[str, Any]] = {}  # writer metadata of documents restored from the journal
@@ -122,7 +123,7 @@ class Documents:
     # -- chunking and embedding ----------------------------------------------
     def embedder(self) -> Any:
         try:
-            return self.memory.embedder
+            return self.embedding.model
         except Exception:  # noqa: BLE001 - a model that cannot load: documents index without vectors
             return None
 
@@ -130,7 +131,7 @@ class Documents:
         """Chunks sized for the embedder: its input limit minus [CLS]/[SEP] (254 tokens for
         the local model), or `doc_chunk_tokens` when set (or when the model has no known limit)."""
         embedder = self.embedder()
-        setting = int(getattr(self.memory.settings, "doc_chunk_tokens", 0) or 0)
+        setting = int(getattr(self.settings, "doc_chunk_tokens", 0) or 0)
         model_limit = int(getattr(embedder, "max_tokens", 0) or 0) - 2
         limit = min(setting, model_limit) if setting and model_limit > 0 else setting or (model_limit if model_limit > 0 else 254)
         key = f"{getattr(embedder, 'model_id', None)}:{limit}"
@@ -146,7 +147,7 @@ class Documents:
         try:
             out: List[np.ndarray | None] = []
             for start in range(0, len(texts), EMBED_BATCH):
-                out += list(embedder.checked(texts[start:start + EMBED_BATCH], self.memory.settings.embed_timeout))
+                out += list(embedder.checked(texts[start:start + EMBED_BATCH], self.settings.embed_timeout))
             report.embedded += len(texts)
             return embedder.model_id, out
         except PalimpsestError as exc:
@@ -303,14 +304,15 @@ class Documents:
         return {"vault": row.name, "path": rel, "sha256": payload["sha256"], "chunks": report.chunks, "errors": report.errors,
                 "warnings": report.warnings, "notes": report.notes}
 
-    def restore_written(self, decisions: List[tuple[str, dict[str, Any], str]]) -> int:
+    def restore_written(self, decisions: List[Decision]) -> int:
         """Rewrite documents written through the API whose file is missing (the last
         decision per path wins: a later removal is respected)."""
         last: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
-        for _, meta, content in decisions:
-            if meta.get("op") == "write_document":
+        for d in decisions:
+            meta, content = d.meta, d.content
+            if d.op == "write_document":
                 last[(meta["vault"], meta["path"])] = (meta, content)
-            elif meta.get("op") == "remove_documents":
+            elif d.op == "remove_documents":
                 last.update({(meta["vault"], p): (meta, "") for p in meta.get("paths", [])})
         restored = 0
         for (vault, path), (meta, content) in last.items():
@@ -342,63 +344,75 @@ class Documents:
 
     def hybrid(self, question: str, q: ChunkQuery, *, limit: int = 5, min_similarity: float = 0.0,
                query_vector: Any = None) -> QueryResult:
-        from ..search import check_query, query_terms
-        from ..search import normalise as normalise_scores
-
+        """Chunks by the one hybrid ranking (`search.hybrid`): BM25 and cosine only, weighted
+        by `w_fts` and `w_semantic` rescaled to sum to 1 (keywords alone without vectors);
+        a chunk with no keyword match needs a cosine above 0 and at least `min_similarity`."""
         started = time.perf_counter()
         question = check_query(question)
-        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
-            raise InvalidInput("limit must be an integer from 1 to 1000")
-        pool = max(limit * 5, 50)
-        terms = query_terms(question)
-        found = self.store.chunk_keyword_search(terms, q, pool, True) if terms else []
-        match = "all"
-        if len(found) < limit and len(terms) > 1:
-            wider = self.store.chunk_keyword_search(terms, q, pool, False)
-            match = "all" if found else ("any" if wider else "all")
-            found = wider
-        fts = dict(zip([i for i, _ in found], normalise_scores([s for _, s in found])))
-        notes: List[str] = ["no chunk matched every word; showing chunks that match any word"] if match == "any" else []
-        cosines, mode = self._semantic(question, q, pool, list(fts), notes, query_vector)
-        s = self.memory.settings
-        w_fts, w_sem = (s.w_fts, s.w_semantic) if mode == "hybrid" else (1.0, 0.0)
-        scored = []
-        for cid in set(fts) | set(cosines):
-            sim = min(1.0, max(0.0, cosines[cid])) if cid in cosines else (0.0 if mode == "hybrid" else None)
-            if cid not in fts and ((sim or 0.0) <= 0.0 or (sim or 0.0) < min_similarity):
-                continue  # neither a keyword nor any likeness
-            parts = {"fts": fts.get(cid, 0.0), "semantic": sim or 0.0}
-            scored.append((cid, (w_fts * parts["fts"] + w_sem * parts["semantic"]) / ((w_fts + w_sem) or 1.0), sim, parts))
-        scored.sort(key=lambda x: (-x[1], x[0]))
-        scored = scored[:limit]
-        rows = {c.id: c for c in self.store.get_chunks([c for c, *_ in scored])}
-        hits = [ChunkHit(cid, r.vault, r.path, r.title, r.heading_path, r.text, r.ordinal, sim, score, parts,
-                         merged_metadata(r.doc_metadata), r.indexed_at, list(r.metadata.get("pages", [])))
-                for cid, score, sim, parts in scored if (r := rows.get(cid)) is not None]
-        return QueryResult(hits, mode, match, notes, (time.perf_counter() - started) * 1000)
+        check_limit(limit)
+        notes: List[str] = []
+        vector, model = self._query_vector(question, notes, query_vector)
+        q.model = model
+        source = ChunkSource(self.store, q, model or "", min_similarity)
+        s = self.settings
+        total = (s.w_fts + s.w_semantic) or 1.0
+        weights = Weights(s.w_fts / total, s.w_semantic / total, 0.0, 0.0) if vector is not None else Weights(1.0, 0.0, 0.0, 0.0)
+        ranking = rank(source, question, weights, pool=max(limit * 5, 50), vector=vector)
+        if ranking.match == "any":
+            notes.insert(0, "no chunk matched every word; showing chunks that match any word")
+        hits = []
+        for h in ranking.hits[:limit]:
+            r = h.row
+            cos = ranking.cosines.get(h.id)
+            sim = min(1.0, max(0.0, cos)) if cos is not None else (0.0 if vector is not None else None)
+            hits.append(ChunkHit(h.id, r.vault, r.path, r.title, r.heading_path, r.text, r.ordinal, sim, h.score, h.parts,
+                                 merged_metadata(r.doc_metadata), r.indexed_at, list(r.metadata.get("pages", []))))
+        return QueryResult(hits, "hybrid" if vector is not None else "keyword", ranking.match, notes,
+                           (time.perf_counter() - started) * 1000)
 
-    def _semantic(self, question: str, q: ChunkQuery, pool: int, keyword_ids: List[str], notes: List[str],
-                  query_vector: Any) -> tuple[dict[str, float], str]:
+    def _query_vector(self, question: str, notes: List[str], given: Any) -> tuple[Any, str | None]:
         embedder = self.embedder()
         if embedder is None:
             notes.append("no embedder configured: ranked by keywords only")
-            return {}, "keyword"
+            return None, None
         if not question.strip():
-            return {}, "keyword"
+            return None, None
         try:
-            if query_vector is None:
-                cache = getattr(self.memory, "_embed_cache", None)
-                timeout = self.memory.settings.query_embed_timeout
-                query_vector = cache.embed(embedder, [question], timeout)[0] if cache else embedder.checked([question], timeout)[0]
+            return (given if given is not None else self.embedding.query(question)), embedder.model_id
         except PalimpsestError as exc:
             notes.append(f"embedder unavailable ({exc}): ranked by keywords only")
-            return {}, "keyword"
-        q.model = embedder.model_id
-        cosines = dict(self.store.chunk_vector_search(embedder.model_id, query_vector, q, pool))
-        missing = [i for i in keyword_ids if i not in cosines]
-        for cid, vec in self.store.chunk_vectors(embedder.model_id, missing).items():
-            cosines[cid] = float(np.dot(vec, query_vector))
-        return cosines, "hybrid"
+            return None, None
+
+
+class ChunkSource:
+    """Document chunks as a `hybrid.Source` (no clock, no importance)."""
+
+    stretch = False
+
+    def __init__(self, store: Any, q: ChunkQuery, model: str, min_similarity: float) -> None:
+        self.store, self.q, self.model = store, q, model
+        self.min_semantic = max(min_similarity, 1e-12)  # "neither a keyword nor any likeness" is no hit
+
+    def keyword(self, terms: List[str], match_all: bool, limit: int) -> List[tuple[str, float]]:
+        return self.store.chunk_keyword_search(terms, self.q, limit, match_all)
+
+    def count(self, terms: List[str], limit: int) -> int:
+        return len(self.keyword(terms, True, limit))
+
+    def vectors(self, vector: Any, limit: int) -> List[tuple[str, float]]:
+        return self.store.chunk_vector_search(self.model, vector, self.q, limit)
+
+    def cosines(self, ids: List[str], vector: Any) -> dict[str, float]:
+        return {cid: float(np.dot(vec, vector)) for cid, vec in self.store.chunk_vectors(self.model, ids).items()}
+
+    def rows(self, ids: List[str]) -> dict[str, ChunkRow]:
+        return {c.id: c for c in self.store.get_chunks(ids)}
+
+    def features(self, row: ChunkRow) -> dict[str, float]:
+        return {}
+
+    def tiebreak(self, row: ChunkRow) -> tuple[Any, ...]:
+        return (row.id,)
 
 
 def _plain(value: dict[str, Any], strict: bool = False) -> dict[str, Any]:

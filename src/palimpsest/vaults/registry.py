@@ -25,15 +25,17 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
-from ..journal import Journal
+from ..errors import Conflict, InvalidInput, NotFound
+from ..kernel import Kernel
 from ..records import check_session_id, check_text, iso, utcnow
 from ..store.documents_base import OWNER, Reader, VaultChange, VaultRow
+from .documents import Documents
+from .skills import Skills
 
 List = list  # the classes below have a method named `list`
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..facts import Facts
 
 log = logging.getLogger(__name__)
 TYPES = ("semantic", "skill", "episodic")
@@ -69,19 +71,17 @@ def check_agents(agents: Any) -> list[str]:
 
 
 class Vaults:
-    """Every vault of one memory. Reach it with `palimpsest.vaults.vaults_of(memory)`."""
+    """Every vault of one memory. Reach it as `memory.vaults`."""
 
-    def __init__(self, memory: Memory) -> None:
-        from .documents import Documents
-        from .skills import Skills
-
-        self.memory = memory
-        self.store = memory.store
-        self.home = Path(memory.home)
-        self.journal = Journal(self.home / "system")
+    def __init__(self, kernel: Kernel, facts: Facts) -> None:
+        self.kernel, self.facts = kernel, facts
+        self.store, self.settings = kernel.store, kernel.settings
+        self.home = Path(kernel.home)
+        self.decisions = kernel.decisions
         self.documents = Documents(self)
         self.skills = Skills(self)
-        self._restore_if_lost()
+        self.decisions.restore_if_lost(SYSTEM_SESSION, lambda: not (self.store.vault_rows(OWNER) or self.store.vault_ops_applied()),
+                                       self._restore)
 
     # -- registry ------------------------------------------------------------
     def init(self, name: str, type: str = "semantic", path: str | Path | None = None, *, access: str = "public",
@@ -107,10 +107,10 @@ class Vaults:
             if folder is not None and row.path != folder:
                 raise Conflict(f"vault {name!r} exists in {self.folder(row)}")
             return row
-        if type != "episodic" and name in {v.name for v in self.memory.facts.vaults()}:
+        if type != "episodic" and name in {v.name for v in self.facts.vaults()}:
             raise Conflict(f"a fact vault named {name!r} exists")
         if type == "episodic":
-            self.memory.facts.init_vault(name, "episodic", description)
+            self.facts.init_vault(name, "episodic", description)
         row = VaultRow(name, type, folder, access, check_agents(readers), check_text(description, "description"), iso(utcnow()))
         if type != "episodic":
             self.folder(row).mkdir(parents=True, exist_ok=True)
@@ -121,13 +121,13 @@ class Vaults:
         """The vault, if `reader` may see it (a restricted vault is NotFound to other agents)."""
         rows = self.store.vault_rows(reader, [check_name(name)])
         if not rows:
-            if reader.owner and name in {v.name for v in self.memory.facts.vaults()}:
+            if reader.owner and name in {v.name for v in self.facts.vaults()}:
                 return self._fact_vault_row(name)
             raise NotFound(f"no vault named {name!r}; create it with `palimpsest vault init {name} --type semantic`")
         return rows[0]
 
     def _fact_vault_row(self, name: str) -> VaultRow:
-        v = next(v for v in self.memory.facts.vaults() if v.name == name)
+        v = next(v for v in self.facts.vaults() if v.name == name)
         return VaultRow(v.name, "episodic", None, "public", [], v.description, v.created_at)
 
     def of_type(self, name: str, types: tuple[str, ...], reader: Reader = OWNER) -> VaultRow:
@@ -142,7 +142,7 @@ class Vaults:
     def rows(self, reader: Reader = OWNER) -> List[VaultRow]:
         """Every vault the reader may see, fact vaults included (by name)."""
         rows = {r.name: r for r in self.store.vault_rows(reader)}
-        for v in self.memory.facts.vaults():
+        for v in self.facts.vaults():
             rows.setdefault(v.name, VaultRow(v.name, "episodic", None, "public", [], v.description, v.created_at))
         return [rows[k] for k in sorted(rows)]
 
@@ -153,7 +153,7 @@ class Vaults:
     def describe(self, row: VaultRow) -> dict[str, Any]:
         d = row.to_dict()
         if row.type == "episodic":
-            n = len(self.memory.facts.query(row.name))
+            n = len(self.facts.query(row.name))
             d.update(path=None, scope="store", size={"facts": n}, state="ok")
             return d
         folder = self.folder(row)
@@ -216,42 +216,21 @@ class Vaults:
 
     def record(self, op: str, subject: str, meta: dict[str, Any], key: str | None = None, content: str = "") -> str:
         """Journal one decision of the vaults domain (fsynced before anything else changes)."""
-        key = key or new_key()
-        self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": content or f"{op} {subject}",
-                                              "metadata": {"domain": "vaults", "op": op, "subject": subject, **meta},
-                                              "event_key": key, "created_at": iso(utcnow())}])
-        return key
-
-    def decisions(self) -> List[tuple[str, dict[str, Any], str]]:
-        """(key, metadata, content) of every vault decision, in journal order."""
-        return [(e.event_key or "", e.metadata or {}, e.content or "") for e in self.journal.read(SYSTEM_SESSION)
-                if e.type == "decision" and (e.metadata or {}).get("domain") == "vaults"]
+        return self.decisions.record(SYSTEM_SESSION, op, subject=subject, key=key or new_key(), content=content or None, **meta)
 
     def replay(self) -> int:
         """Apply journaled registry changes the store has not applied yet (idempotent)."""
-        done = self.store.vault_ops_applied()
-        applied = 0
-        for key, meta, _ in self.decisions():
-            if "change" in meta and key not in done:
-                try:
-                    applied += self.store.apply_vault_change(VaultChange.from_dict(meta["change"], key))
-                except (Conflict, NotFound) as exc:
-                    log.warning("vault decision %s not replayed: %s", key, exc)
-        return applied
+        return self.decisions.replay(SYSTEM_SESSION, self.store.vault_ops_applied(),
+                                     lambda d: self.store.apply_vault_change(VaultChange.from_dict(d.change, d.key)))
 
-    def _restore_if_lost(self) -> None:
-        if self.journal.size(SYSTEM_SESSION) == 0:
-            return
-        try:
-            if self.store.vault_rows(OWNER) or self.store.vault_ops_applied():
-                return
-            n = self.replay()
-            self.documents.restore_written(self.decisions())
-            for row in self.store.vault_rows(OWNER, types=["semantic", "skill"]):
-                self.index(row.name)
-            log.info("vaults restored from the system journal: %d decisions", n)
-        except PalimpsestError as exc:
-            log.warning("vaults not restored now: %s", exc)
+    def _restore(self) -> int:
+        """A registry lost with its store: replay it, rewrite documents written through the
+        API, and index every document and skill vault again."""
+        n = self.replay()
+        self.documents.restore_written(self.decisions.taken(SYSTEM_SESSION, changes_only=False))
+        for row in self.store.vault_rows(OWNER, types=["semantic", "skill"]):
+            self.index(row.name)
+        return n
 
     # -- documents and skills (CLI names) -----------------------------------
     def index(self, name: str, *, full: bool = False, reader: Reader = OWNER, progress: Any = None) -> Any:

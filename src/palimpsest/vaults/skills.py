@@ -25,11 +25,11 @@ import logging
 import re
 import time
 import unicodedata
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from ..errors import InvalidInput, NotFound, PalimpsestError
+from ..errors import InvalidInput, NotFound
 from ..records import check_text, iso, utcnow
 from ..store.documents_base import OWNER, SkillRow, VaultRow
 from .extract import ExtractError, decode_text, split_front_matter
@@ -37,9 +37,6 @@ from .files import FileInfo, safe_relative, sha256, walk, write_atomic
 
 List = list  # the classes below have a method named `list`
 
-if TYPE_CHECKING:
-    from ..memory import Memory
-    from .registry import Vaults
 
 log = logging.getLogger(__name__)
 SKILL_EXTENSIONS = (".md",)
@@ -84,7 +81,7 @@ def triggered(skill: SkillRow, turn: str) -> bool:
 
 
 class Skills:
-    def __init__(self, vaults: Vaults) -> None:
+    def __init__(self, vaults: Any) -> None:  # `registry.Vaults`, which builds this part
         self.vaults = vaults
         self.store = vaults.store
 
@@ -209,29 +206,3 @@ def _digest(info: FileInfo) -> str:
 def _slug(name: str) -> str:
     slug = re.sub(r"[^\w.-]+", "-", unicodedata.normalize("NFKC", name).strip().lower()).strip("-.")
     return slug[:100] or "skill"
-
-
-def skill_source(memory: Memory, session: str | None, query: str) -> list[dict[str, Any]]:
-    """The recall hook (`recall.SKILL_SOURCES`): skills whose trigger matches the turn."""
-    from . import vaults_of
-
-    try:
-        found = vaults_of(memory).skills.matching(session, query)
-    except PalimpsestError as exc:  # the store is down: recall goes on without skills
-        log.warning("skills left out of recall: %s", exc)
-        return []
-    out = []
-    for s in found:
-        text = f"skill {s.name} ({s.vault}): {s.description}\n{s.body}".strip()
-        out.append({"id": f"skill:{s.vault}/{s.name}", "text": text, "date": s.indexed_at[:10]})
-    return out
-
-
-def _register() -> None:
-    from ..recall import SKILL_SOURCES
-
-    if skill_source not in SKILL_SOURCES:
-        SKILL_SOURCES.append(skill_source)
-
-
-_register()

@@ -27,11 +27,10 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
-from weakref import WeakKeyDictionary
 
 from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
-from ..jobs import handler
-from ..llm import system_journal
+from ..jobs import last_attempt
+from ..kernel import Kernel
 from ..records import iso, utcnow
 from ..store import Job, NewJob
 from ..store.summaries_base import Summary
@@ -40,7 +39,7 @@ from . import text as tx
 from .mine import KINDS, Hints, Miner, mine_fallback, new_id, tag_hints
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from ..tags import Tags
 
 log = logging.getLogger(__name__)
 WIKI_PIPELINE_VERSION = 1
@@ -56,14 +55,14 @@ def version() -> int:
 class Wiki:
     """The wiki of one memory: mining, pages, history, search, backfill and replay.
 
-    `Wiki(memory)` is cheap; build one where needed (`wiki_of(memory)`)."""
+    Reach it as `memory.wiki`."""
 
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-        self.store = memory.store
-        self.journal = system_journal(memory.home)
+    def __init__(self, kernel: Kernel, tags: Tags) -> None:
+        self.kernel, self.tags = kernel, tags
+        self.store, self.settings = kernel.store, kernel.settings
+        self.decisions = kernel.decisions
         self.checked = 0  # the pipeline version whose backfill this process has looked for
-        self._restore_if_lost()
+        self.decisions.restore_if_lost(SYSTEM_SESSION, lambda: not self.store.wiki_has_ops(), self.replay)
 
     # -- mining --------------------------------------------------------------------
     def mine(self, summary_id: str, *, use_llm: bool = True, force: bool = False) -> dict[str, Any]:
@@ -117,7 +116,7 @@ class Wiki:
 
     def backfill(self, limit: int | None = None, *, use_llm: bool = True) -> dict[str, int]:
         """Re-mine up to `limit` stale leaves (default one batch); each once."""
-        batch = limit or max(1, int(self.memory.settings.wiki_backfill_batch))
+        batch = limit or max(1, int(self.settings.wiki_backfill_batch))
         done = patches = 0
         for sid, _ in self.stale(batch):
             patches += int(self.mine(sid, use_llm=use_llm)["patches"])
@@ -128,7 +127,7 @@ class Wiki:
         """Queue the low-priority backfill when a leaf is stale (once per version: the job key)."""
         if not self.stale(1):
             return False
-        run_at = iso(utcnow() + timedelta(seconds=float(self.memory.settings.wiki_backfill_delay)))
+        run_at = iso(utcnow() + timedelta(seconds=float(self.settings.wiki_backfill_delay)))
         return bool(self.store.enqueue([NewJob("wiki-backfill", {"version": version()}, job_key=f"wiki-backfill:{version()}",
                                                run_at=run_at, max_attempts=5)]))
 
@@ -139,7 +138,7 @@ class Wiki:
         moved = 0
         for t in self.store.wiki_topics(limit=MAX_PAGE * 10, tagged=True):
             try:
-                now_tag = self.memory.tags.filter_value(t.tag or "")
+                now_tag = self.tags.filter_value(t.tag or "")
             except PalimpsestError:
                 continue
             if now_tag != t.tag:
@@ -253,42 +252,56 @@ class Wiki:
     # -- journal ---------------------------------------------------------------------
     def _commit(self, op: str, change: WikiChange, subject: str) -> None:
         key = change.op_key = new_id("wop")
-        meta = {"domain": "wiki", "op": op, "subject": subject, "change": change.to_dict()}
-        self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"{op} {subject}"[:500],
-                                              "metadata": meta, "event_key": key}])
+        self.decisions.record(SYSTEM_SESSION, op, change.to_dict(), subject=subject, key=key, content=f"{op} {subject}"[:500])
         try:
             self.store.apply_wiki_change(change)
         except Conflict as exc:
-            self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"rejected {key}",
-                                                  "metadata": {"domain": "wiki", "op": "rejected", "rejects": key, "error": str(exc)[:300]},
-                                                  "event_key": f"rej_{key}"}])
+            self.decisions.reject(SYSTEM_SESSION, key, exc)
             raise
-
-    def decisions(self) -> list[tuple[str, dict[str, Any]]]:
-        events = [e for e in self.journal.read(SYSTEM_SESSION) if e.type == "decision" and (e.metadata or {}).get("domain") == "wiki"]
-        rejected = {e.metadata.get("rejects") for e in events if e.metadata.get("op") == "rejected"}
-        return [(e.event_key or "", e.metadata) for e in events if "change" in e.metadata and e.event_key not in rejected]
 
     def replay(self) -> int:
         """Apply every journaled change the store has not applied, in journal order."""
-        done, applied = self.store.wiki_ops_applied(), 0
-        for key, meta in self.decisions():
-            if key not in done:
-                try:
-                    applied += self.store.apply_wiki_change(WikiChange.from_dict(meta["change"], key))
-                except Conflict as exc:
-                    log.warning("wiki change %s not replayed: %s", key, exc)
-        return applied
+        return self.decisions.replay(SYSTEM_SESSION, self.store.wiki_ops_applied(),
+                                     lambda d: self.store.apply_wiki_change(WikiChange.from_dict(d.change, d.key)))
 
-    def _restore_if_lost(self) -> None:
-        if self.journal.size(SYSTEM_SESSION) == 0:
-            return
+    # -- recall and jobs -------------------------------------------------------------
+    def recall_items(self, session: str | None, query: str, limit: int = 3) -> list[dict[str, Any]]:
+        """For recall and search: the pages matching `query`, each expanded to its best
+        statements, each with its source ids — `{"id", "kind": "wiki", "topic", "topic_id",
+        "text", "date", "state", "sources", "score"}`, best first; `text` is "Topic: statement",
+        `sources` the leaf and message ids (recall can skip messages a statement already
+        carries). `session` is not used to filter: pages span sessions. Never raises."""
         try:
-            if not self.store.wiki_has_ops():
-                log.info("restoring the wiki from the system journal: %d changes", self.replay())
-        except PalimpsestError as exc:
-            log.warning("wiki not restored now: %s", exc)
+            hits = self.search(query, limit=limit) if query and query.strip() else []
+        except Exception as exc:  # noqa: BLE001 - recall goes on without the wiki
+            log.warning("wiki not recalled: %s", exc)
+            return []
+        return [{"id": s["id"], "kind": "wiki", "topic": h["topic"]["title"], "topic_id": h["topic"]["id"],
+                 "text": f"{h['topic']['title']}: {s['text']}" + (" (disputed)" if s["state"] == "disputed" else ""),
+                 "date": (s["said_at"] or "")[:10] or "wiki", "state": s["state"], "sources": s["sources"], "score": h["score"]}
+                for h in hits for s in h["statements"]]
 
+    def handlers(self) -> dict[str, Any]:
+        return {"extract-wiki": self.run_extract, "wiki-backfill": self.run_backfill}
+
+    def run_extract(self, job: Job) -> None:
+        """Mine one leaf (the last attempt takes the fallback), then queue the backfill if
+        leaves are stale (a raised pipeline version, or leaves written before the wiki)."""
+        try:
+            self.mine(job.payload["summary"], use_llm=not last_attempt(job))
+        except NotFound:
+            return  # the summary is gone (a rebuilt store): nothing to mine
+        if self.checked != version():  # once per process and version: the check reads every leaf's mark
+            self.queue_backfill()
+            self.checked = version()
+
+    def run_backfill(self, job: Job) -> None:
+        """One batch of stale leaves; the next batch is queued behind it while any is left."""
+        result = self.backfill(use_llm=not last_attempt(job))
+        if result["left"] and result["mined"]:
+            run_at = iso(utcnow() + timedelta(seconds=float(self.settings.wiki_backfill_delay)))
+            self.store.enqueue([NewJob("wiki-backfill", {"version": version()}, job_key=f"wiki-backfill:{version()}:{job.id}",
+                                       run_at=run_at, max_attempts=5)])
 
     # last in the class: a method named `list` shadows the builtin in annotations after it
     def list(self, *, kind: str | None = None, query: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
@@ -335,68 +348,15 @@ def render(t: Topic, rows: list[Statement]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_WIKIS: WeakKeyDictionary[Memory, Wiki] = WeakKeyDictionary()
-
-
-def wiki_of(memory: Memory) -> Wiki:
-    """The memory's `Wiki`, built once (jobs, tools and routes share it)."""
-    found = _WIKIS.get(memory)
-    if found is None:
-        found = _WIKIS[memory] = Wiki(memory)
-    return found
-
-
-def recall_items(memory: Memory, session: str | None, query: str, limit: int = 3) -> list[dict[str, Any]]:
-    """For recall and search: the pages matching `query`, each expanded to its best
-    statements, each with its source ids — `{"id", "kind": "wiki", "topic", "topic_id",
-    "text", "date", "state", "sources", "score"}`, best first; `text` is "Topic: statement",
-    `sources` the leaf and message ids (recall can skip messages a statement already
-    carries). `session` is not used to filter: pages span sessions. Never raises."""
-    try:
-        hits = wiki_of(memory).search(query, limit=limit) if query and query.strip() else []
-    except Exception as exc:  # noqa: BLE001 - recall goes on without the wiki
-        log.warning("wiki not recalled: %s", exc)
-        return []
-    return [{"id": s["id"], "kind": "wiki", "topic": h["topic"]["title"], "topic_id": h["topic"]["id"],
-             "text": f"{h['topic']['title']}: {s['text']}" + (" (disputed)" if s["state"] == "disputed" else ""),
-             "date": (s["said_at"] or "")[:10] or "wiki", "state": s["state"], "sources": s["sources"], "score": h["score"]}
-            for h in hits for s in h["statements"]]
-
-
 # -- jobs ---------------------------------------------------------------------------
 def leaf_job(summary_id: str) -> NewJob:
     """The `extract-wiki` job for a new leaf summary."""
     return NewJob("extract-wiki", {"summary": summary_id}, job_key=f"extract-wiki:{summary_id}", max_attempts=3)
 
 
-def after_leaf(memory: Memory, summary: Summary) -> list[NewJob]:
+def after_leaf(settings: Any, summary: Summary) -> list[NewJob]:
     """Jobs for a new summary (a leaf: `extract-wiki`), for the compactor to queue."""
-    return [leaf_job(summary.id)] if summary.depth == 0 and memory.settings.wiki_extract else []
+    return [leaf_job(summary.id)] if summary.depth == 0 and settings.wiki_extract else []
 
 
-@handler("extract-wiki")
-def run_extract(memory: Memory, job: Job) -> None:
-    """Mine one leaf (the last attempt takes the fallback), then queue the backfill if
-    leaves are stale (a raised pipeline version, or leaves written before the wiki)."""
-    wiki = wiki_of(memory)
-    try:
-        wiki.mine(job.payload["summary"], use_llm=job.attempts < job.max_attempts)
-    except NotFound:
-        return  # the summary is gone (a rebuilt store): nothing to mine
-    if wiki.checked != version():  # once per process and version: the check reads every leaf's mark
-        wiki.queue_backfill()
-        wiki.checked = version()
-
-
-@handler("wiki-backfill")
-def run_backfill(memory: Memory, job: Job) -> None:
-    """One batch of stale leaves; the next batch is queued behind it while any is left."""
-    wiki = wiki_of(memory)
-    result = wiki.backfill(use_llm=job.attempts < job.max_attempts)
-    if result["left"] and result["mined"]:
-        run_at = iso(utcnow() + timedelta(seconds=float(memory.settings.wiki_backfill_delay)))
-        memory.store.enqueue([NewJob("wiki-backfill", {"version": version()}, job_key=f"wiki-backfill:{version()}:{job.id}",
-                                     run_at=run_at, max_attempts=5)])
-
-
-__all__ = ["KINDS", "WIKI_PIPELINE_VERSION", "Hints", "Wiki", "after_leaf", "leaf_job", "recall_items", "render", "wiki_of"]
+__all__ = ["KINDS", "WIKI_PIPELINE_VERSION", "Hints", "Wiki", "after_leaf", "leaf_job", "render"]

@@ -32,7 +32,7 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..distill import CORRECTION
 from ..records import iso, utcnow
@@ -41,9 +41,6 @@ from ..store.summaries_base import Summary
 from ..store.wiki_base import Mention, Patch, Statement, Topic, WikiChange
 from . import text as tx
 from .text import Unit
-
-if TYPE_CHECKING:
-    from . import Wiki
 
 log = logging.getLogger(__name__)
 TAG_KEYS = ("project", "system", "person", "topic")
@@ -71,11 +68,11 @@ class Hints:
     rule: list[str] = field(default_factory=list)
 
 
-def tag_hints(wiki: Wiki, session: str) -> Hints:
+def tag_hints(wiki: Any, session: str) -> Hints:  # wiki: the `Wiki` that mines
     """The session's tags as identity hints (the one place tags are read)."""
     hints = Hints()
     try:
-        rows = wiki.memory.tags.list(session=session, state="accepted", limit=1000)
+        rows = wiki.tags.list(session=session, state="accepted", limit=1000)
     except Exception as exc:  # noqa: BLE001 - tags are hints: mining goes on without them
         log.warning("wiki: no tag hints for %s: %s", session, exc)
         return hints
@@ -92,11 +89,11 @@ def tag_hints(wiki: Wiki, session: str) -> Hints:
 class Miner:
     """Mines one leaf into one `WikiChange` (patches to every topic it speaks of)."""
 
-    def __init__(self, wiki: Wiki, leaf: Summary, *, use_llm: bool = True) -> None:
+    def __init__(self, wiki: Any, leaf: Summary, *, use_llm: bool = True) -> None:  # wiki: the `Wiki` that runs it
         self.wiki, self.leaf = wiki, leaf
-        self.store = wiki.memory.store
-        self.settings = wiki.memory.settings
-        self.llm = wiki.memory.llm if use_llm else None
+        self.store = wiki.store
+        self.settings = wiki.settings
+        self.llm = wiki.kernel.llm if use_llm else None
         self.now = iso(utcnow())
         self.change = WikiChange()
         self.topics: dict[str, Topic] = {}  # every topic touched, by id (the change's copies)

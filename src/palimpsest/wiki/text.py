@@ -120,7 +120,7 @@ def speaker(m: Message | None) -> str | None:
 
 def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list[str]]:
     """The leaf's sentences, traced to their messages, and its identifiers."""
-    from ..summarize import identifiers
+    from ..summaries import identifiers
 
     out: list[Unit] = []
     found: list[str] = []

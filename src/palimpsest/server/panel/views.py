@@ -51,18 +51,18 @@ def sessions(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any
 
 def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     sid = _param(params, "session")
-    info = memory.store.get_session(sid)
+    info = memory.get_session(sid)
     if info is None:
         raise NotFound(f"no session {sid[:80]!r}")
     offset, around = _int(params, "offset", 0), _param(params, "around")
     since = None
     if around:
-        found = memory.store.get_messages([around])
-        if not found or found[0].session != sid:
+        found = _message(memory, around)
+        if found is None or found.session != sid:
             raise NotFound(f"no message {around[:80]!r} in this session")
-        since = found[0].created_at
+        since = found.created_at
     messages = memory.browse(session=sid, since=since, limit=EVENTS_PAGE, offset=offset)
-    summaries = sorted(memory.store.session_summaries(sid), key=lambda x: (-x.depth, x.earliest_at))
+    summaries = sorted(memory.summaries.of_session(sid), key=lambda x: (-x.depth, x.earliest_at))
     return "session.html", {"view": "sessions", "info": info, "messages": messages, "offset": offset, "page": EVENTS_PAGE,
                             "around": around, "tags": memory.tags.list(session=sid, limit=200), "summaries": summaries}
 
@@ -72,14 +72,29 @@ def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     ident = _param(params, "id")
     if not ident:
         raise InvalidInput("give an id: a message (evt_…), a fact or a session")
-    found = memory.store.get_messages([ident])
-    if found:
-        return "__redirect__", {"url": f"/panel/sessions/{found[0].session}?around={ident}#{ident}"}
-    if memory.store.get_facts([ident]):
+    found = _message(memory, ident)
+    if found is not None:
+        return "__redirect__", {"url": f"/panel/sessions/{found.session}?around={ident}#{ident}"}
+    if _fact(memory, ident):
         return "__redirect__", {"url": f"/panel/facts/{ident}"}
-    if memory.store.get_session(ident) is not None:
+    if memory.get_session(ident) is not None:
         return "__redirect__", {"url": f"/panel/sessions/{ident}"}
     raise NotFound(f"no message, fact or session with id {ident[:80]!r}")
+
+
+def _message(memory: Memory, ident: str) -> Any:
+    try:
+        return memory.get_message(ident)
+    except NotFound:
+        return None
+
+
+def _fact(memory: Memory, ident: str) -> bool:
+    try:
+        memory.facts.get(ident)
+    except NotFound:
+        return False
+    return True
 
 
 def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -120,7 +135,7 @@ def tags(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 def health(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     stats = memory.stats()
-    jobs = memory.store.job_status()
+    jobs = memory.jobs()
     return "health.html", {"view": "health", "stats": stats, "jobs": jobs, "tags": memory.tags.counts()["states"],
                            "vaults": _vaults(memory)}
 
@@ -128,9 +143,7 @@ def health(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
 def _vaults(memory: Memory) -> list[dict[str, Any]] | str:
     """The vaults with their state, or why they cannot be listed (health never fails for it)."""
     try:
-        from ...vaults import vaults_of
-
-        return vaults_of(memory).list()
+        return memory.vaults.list()
     except Exception as exc:  # noqa: BLE001 - a broken vault folder must not hide the rest of health
         return f"vaults unavailable: {exc}"
 
@@ -181,7 +194,7 @@ def act(memory: Memory, name: str, body: dict[str, Any]) -> Any:
     if name == "fact-settle":
         return f.settle(_text(body, "new_id"), _text(body, "existing_id"), _text(body, "decision")).to_dict()  # type: ignore[arg-type]
     if name == "jobs-retry":
-        return {"retried": memory.store.retry_failed(_text(body, "task", False), None, False)}
+        return {"retried": memory.retry_failed(_text(body, "task", False), None, False)}
     raise NotFound(f"no panel action {name[:80]!r}")
 
 

@@ -1,6 +1,6 @@
 """The working context: what a harness puts in the system prompt for a session.
 
-`working_context(memory, session)` assembles, in order:
+`Recaller.working_context(session)` assembles, in order:
 1. workspace files — SOUL.md, IDENTITY.md, USER.md, AGENTS.md, TOOLS.md, MEMORY.md and
    today's daily notes (`memory/YYYY-MM-DD.md`), whichever exist in the configured
    workspace folder (setting `workspace`);
@@ -9,23 +9,22 @@
    memory_get_full]`) — safe, because the journal keeps every byte;
 3. the recall block for the latest user turn.
 
-`briefing(memory, session)` is what a model needs to resume a session after its window
+`Recaller.briefing(session)` is what a model needs to resume a session after its window
 was cleared: the session's identity and span, its opening request, the latest summary
 when summaries exist, and the most recent turns — assembled from the index and journal.
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .envelope import escape
-from .recall import DEFAULT_BUDGET, recall
+from ..envelope import escape
+from ..records import Message, Session
 
-if TYPE_CHECKING:
-    from .memory import Memory
-
+log = logging.getLogger(__name__)
 WORKSPACE_FILES = ("SOUL.md", "IDENTITY.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md")
 KEEP_FULL_NEWEST = 3  # tool outputs of the newest messages stay whole
 DEMOTE_ABOVE = 2000  # characters of tool output above which an older one becomes a pointer
@@ -50,8 +49,8 @@ def _size(n: int) -> str:
     return f"{n / 1024:.0f} KB" if n >= 1024 else f"{n} B"
 
 
-def recent_messages(memory: Memory, session: str, n: int) -> list[dict[str, Any]]:
-    rows = list(reversed(memory.browse(session=session, limit=max(1, n), newest_first=True)))
+def recent_messages(rows: list[Message]) -> list[dict[str, Any]]:
+    """The session's newest messages, oldest first, older long tool outputs as pointers."""
     out = []
     for i, m in enumerate(rows):
         result = m.tool_result or ""
@@ -64,32 +63,15 @@ def recent_messages(memory: Memory, session: str, n: int) -> list[dict[str, Any]
     return out
 
 
-def working_context(memory: Memory, session: str, query: str | None = None, *, last_n: int = 20,
-                    budget: int = DEFAULT_BUDGET, workspace: str | Path | None = None) -> dict[str, Any]:
-    """Workspace files, the session's recent messages, and the recall block."""
-    files = workspace_files(workspace if workspace is not None else memory.settings.workspace)
-    recent = recent_messages(memory, session, last_n)
-    if query is None:
-        query = next((m["content"] for m in reversed(recent) if m["role"] == "user" and m["content"]), "")
-    block = recall(memory, session, query, budget)
-    parts = [f"# {f['name']}\n{f['text']}" for f in files]
-    if block.block:
-        parts.append(block.block)
-    return {"session": session, "files": files, "recent": recent, "recall": block.to_dict(), "system_prompt": "\n\n".join(parts)}
-
-
-def briefing(memory: Memory, session: str, recent: int = 10) -> dict[str, Any]:
-    """A resume briefing for a session, from the index (and summaries when they exist)."""
-    info = memory.store.get_session(session)
-    first = memory.browse(session=session, limit=20)
-    last = recent_messages(memory, session, recent)
+def briefing(session: str, info: Session | None, first: list[Message], last: list[dict[str, Any]],
+             summary: str | None) -> dict[str, Any]:
+    """A resume briefing: identity and span, opening request, latest summary, recent turns."""
     opening = next((m for m in first if m.role == "user" and m.content), None)
     lines = [f"Session {session}" + (f" — {info.title}" if info and info.title else "")]
     if info:
         lines.append(f"agent {info.agent or '-'}, channel {info.channel or '-'}, from {info.created_at[:16]} to {info.updated_at[:16]}")
     if opening:
         lines.append(f"Opening request [{opening.id} · {opening.created_at[:16]}]: {escape(opening.content[:1000])}")
-    summary = memory.summaries.latest(session)
     if summary:
         lines.append(f"Summary so far: {escape(summary)}")
     lines.append("Most recent turns:")

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
-from .errors import InvalidInput
-from .journal import Journal
-from .records import Event, Message, Session, parse_time
-from .store import Filters, Store
+from ..errors import InvalidInput
+from ..journal import Journal
+from ..records import Event, Message, Session, parse_time
+from ..store import Filters, Store
 
 log = logging.getLogger(__name__)
 

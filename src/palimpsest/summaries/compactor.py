@@ -26,7 +26,7 @@ names, URLs, versions, `code spans`) listed verbatim.
 
 Every summary is journaled (`<home>/system/sessions/summaries/events.jsonl`) before it is
 stored, so `replay` restores the DAG into a new store; summaries are embedded and
-searched (`search_summaries`), and `expand` returns a summary's children and messages.
+searched (`Summaries.search`), and `Summaries.expand` returns a summary's children and messages.
 Tokens are estimated as characters / 4.
 """
 
@@ -39,18 +39,12 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from . import wiki  # registers the extract-wiki and wiki-backfill jobs
-from .distill import message_line, minute, sentences
-from .errors import Conflict, NotFound
-from .llm import system_journal
-from .records import Message, iso, parse_time, utcnow
-from .store import Filters
-from .store.summaries_base import DEPTHS, Summary
+from ..distill import message_line, minute, sentences
+from ..records import Message, iso, utcnow
+from ..store.summaries_base import DEPTHS, Summary
 
-if TYPE_CHECKING:
-    from .memory import Memory
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "summaries"
@@ -128,19 +122,18 @@ class SummaryHit:
 class Compactor:
     """Writes one session's summaries (see the module doc)."""
 
-    def __init__(self, memory: Memory, session: str, *, use_llm: bool = True, cancel: threading.Event | None = None) -> None:
-        self.memory, self.session, self.cancel = memory, session, cancel
-        self.s = memory.settings
-        self.llm = memory.llm if use_llm else None
-        self.info = memory.store.get_session(session)
-        self.journal = system_journal(memory.home)
+    def __init__(self, part: Any, session: str, *, use_llm: bool = True, cancel: threading.Event | None = None) -> None:
+        self.part, self.session, self.cancel = part, session, cancel  # part: `Summaries`, which runs its compactors
+        self.store, self.s = part.store, part.settings
+        self.llm = part.kernel.llm if use_llm else None
+        self.info = self.store.get_session(session)
         self.written: dict[str, int] = {"leaf": 0, "branch": 0, "root": 0}
 
     def run(self, final: bool = False) -> dict[str, int]:
         """One pass from the oldest unsummarised message on: each batch is read past the
         previous one (a cursor), counted down rather than recounted; a message indexed
         meanwhile with an older time is picked up by the next run."""
-        store = self.memory.store
+        store = self.store
         keep = 0 if final else max(self.s.compact_keep, 0)
         pending = store.count_unsummarised(self.session)
         if not final and pending <= self.s.compact_after:
@@ -184,7 +177,7 @@ class Compactor:
         return self._put(s)
 
     def _roll(self, final: bool) -> None:
-        store = self.memory.store
+        store = self.store
         leaves = store.session_summaries(self.session, 0, orphans=True)
         new_branch = False
         group: list[Summary] = []
@@ -233,17 +226,12 @@ class Compactor:
                 f"title {i.title if i and i.title else '-'}; span {minute(first)} to {minute(last)}; {count} messages.")
 
     def _put(self, s: Summary, supersedes: str | None = None) -> Summary:
-        self.journal.append(SYSTEM_SESSION, [{"type": "decision", "role": "system", "content": f"{DEPTHS[s.depth]} {s.id}",
-                                              "event_key": s.id, "created_at": s.created_at,
-                                              "metadata": {"domain": "summaries", "summary": s.to_dict(), "supersedes": supersedes}}])
-        self.memory.store.put_summary(s, supersedes)
-        if s.depth == 0 and self.s.tags_suggest:  # tags are proposed per leaf (palimpsest.tags)
-            from .tags import leaf_job
-
-            self.memory.store.enqueue([leaf_job(s.id, s.session_id)])
-        self.memory.store.enqueue(wiki.after_leaf(self.memory, s))  # a leaf is mined into the topic wiki (palimpsest.wiki)
+        self.part.decisions.record(SYSTEM_SESSION, "put", {"summary": s.to_dict(), "supersedes": supersedes}, subject=s.id,
+                                   key=s.id, content=f"{DEPTHS[s.depth]} {s.id}", created_at=s.created_at)
+        self.store.put_summary(s, supersedes)
+        self.store.enqueue(self.part.on_summary(s))  # tags proposed and the wiki mined per leaf (set by Memory)
         self.written[DEPTHS[s.depth]] += 1
-        embed_summaries(self.memory, [s])
+        self.part.embed([s])
         return s
 
 
@@ -289,165 +277,3 @@ def _best(block: str, depth: int) -> tuple[float, str]:
 
 def _score(sentence: str) -> float:
     return 3 * len(identifiers(sentence)) + len(re.findall(r"\b[A-Z][a-z]+|\d+", sentence)) + min(len(sentence), 300) / 100
-
-
-def embed_summaries(memory: Memory, found: list[Summary]) -> int:
-    """Vectors for summaries, best effort (a summary without one is still found by keyword)."""
-    if memory.settings.embedder == "none" or not found:
-        return 0
-    try:
-        embedder = memory.embedder
-        if embedder is None:
-            return 0
-        vectors = embedder.checked([s.content for s in found], memory.settings.embed_timeout)
-        memory.store.put_summary_vectors(embedder.model_id, list(zip([s.id for s in found], vectors)))
-        return len(found)
-    except Exception as exc:  # noqa: BLE001 - embedding is derived: reindex catches up
-        log.warning("summaries not embedded now: %s", exc)
-        return 0
-
-
-def compact(memory: Memory, session: str, *, final: bool = False, use_llm: bool = True, cancel: threading.Event | None = None) -> dict[str, int]:
-    """Compact one session (routine, or `final`: everything, tree complete)."""
-    return Compactor(memory, session, use_llm=use_llm, cancel=cancel).run(final)
-
-
-def replay(memory: Memory) -> int:
-    """Store every journaled summary the store lacks (a new or rebuilt store)."""
-    journal = system_journal(memory.home)
-    if not journal.size(SYSTEM_SESSION):
-        return 0
-    n = 0
-    for e in journal.read(SYSTEM_SESSION):
-        meta = e.metadata or {}
-        if meta.get("domain") != "summaries":
-            continue
-        try:
-            n += memory.store.put_summary(Summary.from_dict(meta["summary"]), meta.get("supersedes"))
-        except Conflict:
-            continue
-    return n
-
-
-# -- reading -------------------------------------------------------------------
-def search_summaries(memory: Memory, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None,
-                     query_vector: Any = None, semantic: bool = True) -> list[SummaryHit]:
-    """Live summaries matching `query`, best first, scored like messages: weighted BM25
-    (normalised), cosine, time decay from `latest_at`, and importance by depth (a leaf is
-    the most specific: 0.5, branch 0.4, root 0.3). `query_vector` reuses an embedding the
-    caller already made; `semantic=False` when it knows the embedder cannot answer."""
-    from .search import normalise, query_terms
-
-    terms = query_terms(query)
-    store, w = memory.store, memory.settings
-    found = store.summary_keyword_search(terms, filters, limit * 5, True) if terms else []
-    if not found and len(terms) > 1:
-        found = store.summary_keyword_search(terms, filters, limit * 5, False)
-    fts = dict(zip([i for i, _ in found], normalise([s for _, s in found])))
-    cosines = _summary_semantic(memory, query, filters, limit * 5, query_vector) if semantic else {}
-    ids = list(dict.fromkeys([*fts, *[i for i, c in cosines.items() if c >= 0.35]]))
-    moment = parse_time(now) if now is not None else utcnow()
-    hits = []
-    for s in store.get_summaries(ids):
-        days = max(0.0, (moment - parse_time(s.latest_at)).total_seconds() / 86400)
-        parts = {"fts": fts.get(s.id, 0.0), "semantic": max(0.0, cosines.get(s.id, 0.0)), "temporal": math.exp(-0.05 * days),
-                 "importance": (0.5, 0.4, 0.3)[min(s.depth, 2)]}
-        score = w.w_fts * parts["fts"] + w.w_semantic * parts["semantic"] + w.w_temporal * parts["temporal"] + w.w_importance * parts["importance"]
-        hits.append(SummaryHit(s, score, parts))
-    hits.sort(key=lambda h: (-h.score, h.summary.id))
-    return hits[:limit]
-
-
-def _summary_semantic(memory: Memory, query: str, filters: Filters | None, limit: int, query_vector: Any = None) -> dict[str, float]:
-    if memory.settings.embedder == "none" or not query.strip():
-        return {}
-    try:
-        embedder = memory.embedder
-        if embedder is None:
-            return {}
-        vector = query_vector if query_vector is not None else embedder.checked([query], memory.settings.query_embed_timeout)[0]
-        return dict(memory.store.summary_vector_search(embedder.model_id, vector, filters, limit))
-    except Exception as exc:  # noqa: BLE001 - keyword-only then
-        log.warning("summary search without vectors: %s", exc)
-        return {}
-
-
-def expand(memory: Memory, summary_id: str, *, limit: int = 200) -> dict[str, Any]:
-    """A summary with its children (branch, root) and its source messages: a leaf's own,
-    or the first `limit` messages of the leaves below a branch or root."""
-    found = memory.store.get_summaries([summary_id])
-    if not found:
-        raise NotFound(f"no summary with id {summary_id!r}")
-    s = found[0]
-    children = memory.store.get_summaries(s.sources) if s.depth > 0 else []
-    leaves, frontier = ([s] if s.depth == 0 else []), children
-    while frontier:
-        leaves += [c for c in frontier if c.depth == 0]
-        nxt = [x for c in frontier if c.depth > 0 for x in c.sources]
-        frontier = memory.store.get_summaries(nxt) if nxt else []
-    ids = [m for leaf in leaves for m in leaf.sources][:limit]
-    return {"summary": s, "children": children, "messages": memory.store.get_messages(ids)}
-
-
-def tree(memory: Memory, session: str) -> dict[str, Any]:
-    """The live DAG of a session and whether it is complete (see `check_tree`)."""
-    return {"summaries": memory.store.session_summaries(session), **check_tree(memory, session)}
-
-
-def check_tree(memory: Memory, session: str) -> dict[str, Any]:
-    """Coverage: messages in no leaf, leaves and branches without a parent, live roots."""
-    store = memory.store
-    orphans = {d: len(store.session_summaries(session, d, orphans=True)) for d in (0, 1)}
-    roots = len(store.session_summaries(session, 2))
-    unsummarised = store.count_unsummarised(session)
-    complete = unsummarised == 0 and orphans[0] == 0 and orphans[1] == 0 and roots == 1
-    return {"unsummarised": unsummarised, "orphan_leaves": orphans[0], "orphan_branches": orphans[1], "roots": roots, "complete": complete}
-
-
-class Summaries:
-    """`memory.summaries`: the DAG of every session (this module's functions, bound)."""
-
-    def __init__(self, memory: Memory) -> None:
-        self.memory = memory
-
-    def compact(self, session: str, *, final: bool = False, use_llm: bool = True) -> dict[str, int]:
-        return compact(self.memory, session, final=final, use_llm=use_llm)
-
-    def search(self, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None) -> list[SummaryHit]:
-        return search_summaries(self.memory, query, filters, limit, now)
-
-    def expand(self, summary_id: str, *, limit: int = 200) -> dict[str, Any]:
-        return expand(self.memory, summary_id, limit=limit)
-
-    def get(self, summary_id: str) -> Summary:
-        found = self.memory.store.get_summaries([summary_id])
-        if not found:
-            raise NotFound(f"no summary with id {summary_id!r}")
-        return found[0]
-
-    def tree(self, session: str) -> dict[str, Any]:
-        return tree(self.memory, session)
-
-    def latest(self, session: str) -> str | None:
-        """The widest live summary of a session: its root, else its newest branch or leaf."""
-        found = self.memory.store.session_summaries(session)
-        if not found:
-            return None
-        top = max(s.depth for s in found)
-        return max((s for s in found if s.depth == top), key=lambda s: s.latest_at).content
-
-    def embed_missing(self, batch: int = 64) -> int:
-        """Vectors for summaries that have none of the current model (after a model change)."""
-        embedder = self.memory.embedder if self.memory.settings.embedder != "none" else None
-        if embedder is None:
-            return 0
-        done = 0
-        while rows := self.memory.store.summaries_without_vectors(embedder.model_id, batch):
-            n = embed_summaries(self.memory, rows)
-            if not n:
-                break
-            done += n
-        return done
-
-    def replay(self) -> int:
-        return replay(self.memory)

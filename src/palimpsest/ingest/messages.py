@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .errors import InvalidInput
-from .records import ROLE_RE, check_text, content_hash, iso, parse_time, utcnow
+from ..errors import InvalidInput
+from ..records import ROLE_RE, check_text, content_hash, iso, parse_time, utcnow
 
 ALLOWED_FIELDS = {
     "role", "content", "tool_name", "tool_args", "tool_result", "metadata", "created_at", "event_key", "type",

@@ -38,13 +38,11 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
-from .facts import SYSTEM_SESSION, Fact, FactQuery, JournaledDecision, _new_id, normalise
-
-if TYPE_CHECKING:
-    from .facts import Facts
+from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
+from ..store.facts_base import FactQuery
+from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +96,7 @@ class Candidate:
 
         d = asdict(self)
         if d["valid_from"] is not None and not isinstance(d["valid_from"], (str, int, float)):
-            from .records import iso, parse_time
+            from ..records import iso, parse_time
 
             d["valid_from"] = iso(parse_time(d["valid_from"]))
         return d
@@ -248,7 +246,7 @@ RANK = {"confirm": 5, "supersede": 4, "dispute": 3, "related": 2, "new": 1}
 class Curator:
     """`memory.facts.curator.write(candidate)`: dedupe, link, correct, or add."""
 
-    def __init__(self, facts: Facts) -> None:
+    def __init__(self, facts: Any) -> None:  # `operations.Facts`, which builds its curator
         self.facts = facts
         self._pending_known: bool | None = None
 
@@ -270,7 +268,7 @@ class Curator:
             return self._park(c, f"{type(exc).__name__}: {exc}")
 
     def _check(self, c: Candidate) -> None:
-        from .facts import _entities, _kind, _text, _time, _unit, parse_source
+        from .model import _entities, _kind, _text, _time, _unit, parse_source
 
         c.text = _text(c.text)
         c.kind = _kind(c.kind)
@@ -285,7 +283,7 @@ class Curator:
 
     def neighbours(self, c: Candidate) -> list[tuple[Fact, Signals]]:
         """Open facts of the candidate's vault near it, each with the pair's signals."""
-        from .search import query_terms
+        from ..search import query_terms
 
         facts, store = self.facts, self.facts.store
         vault = c.vault or "facts"
@@ -351,7 +349,7 @@ class Curator:
         return Decision("related", self.facts.get(fact.id), target, s, "close but not the same: listed for review")
 
     def _from_instant_session(self, c: Candidate) -> bool:
-        from .facts import parse_source
+        from .model import parse_source
 
         kind, ref = parse_source(c.source)
         if kind != "event":
@@ -392,11 +390,8 @@ class Curator:
     # -- parking -------------------------------------------------------------
     def _park(self, c: Candidate, reason: str) -> Decision:
         key = _new_id("pend")
-        self.facts.journal.append(SYSTEM_SESSION, [{
-            "type": "pending_semantic", "role": "system", "content": c.text[:200], "event_key": key,
-            "metadata": {"domain": "facts", "candidate": c.to_dict(), "reason": reason[:500]},
-            "created_at": self.facts.now(),
-        }])
+        self.facts.decisions.record(DOMAIN, "parked", key=key, content=c.text[:200], kind="pending_semantic",
+                                    created_at=self.facts.now(), candidate=c.to_dict(), reason=reason[:500])
         self._pending_known = True
         log.warning("fact candidate parked (%s): %s", reason, key)
         return Decision("parked", reason=f"cannot curate now ({reason}); journaled as {key}")
@@ -404,12 +399,11 @@ class Curator:
     def pending(self) -> list[tuple[str, dict[str, Any]]]:
         """(key, candidate) of parked candidates not curated yet."""
         parked: dict[str, dict[str, Any]] = {}
-        for e in self.facts.journal.read(SYSTEM_SESSION):
-            meta = e.metadata or {}
-            if e.type == "pending_semantic":
-                parked[e.event_key] = meta.get("candidate") or {}
-            elif e.type == "decision" and meta.get("op") == "drained":
-                parked.pop(meta.get("drains", ""), None)
+        for kind, d in self.facts.decisions.read(DOMAIN, ("pending_semantic", "decision")):
+            if kind == "pending_semantic":
+                parked[d.key] = d.meta.get("candidate") or {}
+            elif d.op == "drained":
+                parked.pop(d.meta.get("drains", ""), None)
         return list(parked.items())
 
     def drain(self) -> list[Decision]:
@@ -424,12 +418,9 @@ class Curator:
                 decision = self._curate(Candidate.of(raw))
             except InvalidInput as exc:
                 decision = Decision("rejected", reason=str(exc))
-            self.facts.journal.append(SYSTEM_SESSION, [{
-                "type": "decision", "role": "system", "content": f"drained {key}", "event_key": f"drain_{key}",
-                "metadata": {"domain": "facts", "op": "drained", "drains": key, "action": decision.action,
-                             "fact": decision.fact.id if decision.fact else None},
-                "created_at": self.facts.now(),
-            }])
+            self.facts.decisions.record(DOMAIN, "drained", key=f"drain_{key}", content=f"drained {key}",
+                                        created_at=self.facts.now(), drains=key, action=decision.action,
+                                        fact=decision.fact.id if decision.fact else None)
             done.append(decision)
         self._pending_known = False
         return done

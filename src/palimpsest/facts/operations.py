@@ -1,0 +1,367 @@
+"""Fact operations: vaults, writing, confirming, revising, superseding, closing,
+retracting, disputing, review, and the commit every one of them goes through — journaled
+as a decision first (`decisions.DecisionLog`), then applied in one store transaction,
+then the snapshot refreshed. See `model.py` for the model and its vocabulary."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..decisions import DecisionLog
+from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError, StoreUnavailable
+from ..records import check_text, iso, utcnow
+from ..search import Weights
+from ..store.facts_base import Attestation, FactChange, FactLink, FactRow, FactUpdate, FactVault, ReviewUpdate
+from .curator import Curator
+from .model import (BELIEVED, DEFAULT_VAULT, DOMAIN, OPEN, VAULT_RE, VAULT_TYPES, Clock, Fact, JournaledDecision, _entities,
+                    _kind, _new_id, _text, _time, _unit, normalise, operation, parse_source)
+from .reads import FactReads
+from .snapshot import FactSnapshots
+
+log = logging.getLogger(__name__)
+FACT_WEIGHTS = Weights(fts=0.3, semantic=0.3, temporal=0.3, importance=0.1)
+
+
+class Facts(FactReads, FactSnapshots):
+    """Fact vaults of one memory: operations, queries, history, snapshot and replay.
+
+    Reach it as `memory.facts`; the curator is `memory.facts.curator`."""
+
+    def __init__(self, store: Any, home: Path, *, embedder: Callable[[], Any] | None = None, clock: Clock = utcnow,
+                 snapshot: bool = True, weights: Weights | None = None, decisions: DecisionLog | None = None) -> None:
+        self.store = store
+        self.home = Path(home)
+        self.decisions = decisions or DecisionLog(self.home)
+        self.clock = clock
+        self.snapshot_on_change = snapshot
+        self._embedder = embedder or (lambda: None)
+        self.weights = weights or FACT_WEIGHTS
+        self._curator: Any = None
+        self._local = threading.local()
+        self._snapshot_cache: tuple[tuple[int, int, int] | None, dict[tuple[str, str], str]] | None = None
+        self.needs_replay = False  # a decision was journaled but the store went away before it was applied
+        # a store with no fact and no fact operation beside a journal that has some was
+        # rebuilt or replaced: bring the facts back from the journal (principle 2)
+        self.decisions.restore_if_lost(DOMAIN, lambda: not store.fact_stats()["facts"] and not store.fact_ops_applied(),
+                                       self.replay)
+
+    @property
+    def embedder(self) -> Any:
+        """The embedder, or None when there is none or it cannot load: facts never fail
+        for want of vectors (keyword search and the lexical gate still work)."""
+        try:
+            return self._embedder()
+        except Exception as exc:  # noqa: BLE001 - a model that cannot load (missing runtime, bad file)
+            log.warning("facts without embedder: %s", exc)
+            return None
+
+    @property
+    def curator(self) -> Any:
+        if self._curator is None:
+            self._curator = Curator(self)
+        return self._curator
+
+    def now(self) -> str:
+        """The current operation's moment, or the clock's time outside one."""
+        return getattr(self._local, "now", None) or iso(self.clock())
+
+    # -- vaults --------------------------------------------------------------
+    @operation
+    def init_vault(self, name: str, type: str = "episodic", description: str | None = None) -> FactVault:
+        """Register a fact vault (idempotent when it exists with the same type)."""
+        if not isinstance(name, str) or not VAULT_RE.match(name):
+            raise InvalidInput("vault names are 1–64 letters, digits and ._- (not starting with punctuation)")
+        if type not in VAULT_TYPES:
+            raise InvalidInput(f"fact vaults are of type {', '.join(VAULT_TYPES)}; got {type!r}")
+        existing = {v.name: v for v in self.store.fact_vaults()}
+        if name in existing:
+            if existing[name].type != type:
+                raise Conflict(f"vault {name!r} exists with type {existing[name].type!r}")
+            return existing[name]
+        vault = FactVault(name, type, self.now(), check_text(description, "description"))
+        self._commit("init_vault", FactChange(vaults=[vault]), name)
+        return vault
+
+    def vaults(self) -> list[FactVault]:
+        return self.store.fact_vaults()
+
+    def _vault(self, name: str | None, change: FactChange) -> str:
+        name = name or DEFAULT_VAULT
+        if name in {v.name for v in self.store.fact_vaults()}:
+            return name
+        if name != DEFAULT_VAULT:
+            raise NotFound(f"no fact vault named {name!r}; create it with `palimpsest vault init {name} --type episodic`")
+        change.vaults.append(FactVault(DEFAULT_VAULT, "episodic", self.now(), "facts the system writes"))
+        return name
+
+    # -- writing -------------------------------------------------------------
+    @operation
+    def write(self, text: str, *, vault: str | None = None, kind: str = "fact", entities: Any = None,
+              salience: float = 0.5, confidence: float = 0.7, valid_from: Any = None, valid_to: Any = None,
+              source: Any = None, at: Any = None, metadata: dict[str, Any] | None = None) -> Fact:
+        """A new fact, open-ended unless `valid_to` is given (world time; default: now)."""
+        change = FactChange()
+        row = self._new_row(change, text, vault=vault, kind=kind, entities=entities, salience=salience,
+                            confidence=confidence, valid_from=valid_from, valid_to=valid_to, metadata=metadata)
+        change.attestations.append(self._attestation(row.id, source, at or row.valid_from))
+        self._commit("write", change, row.id)
+        return self.get(row.id)
+
+    def _new_row(self, change: FactChange, text: Any, *, vault: str | None, kind: Any, entities: Any, salience: Any,
+                 confidence: Any, valid_from: Any, valid_to: Any = None, metadata: Any = None,
+                 supersedes: str | None = None) -> FactRow:
+        now = self.now()
+        text = _text(text)
+        start = _time(valid_from, "valid_from") if valid_from is not None else now
+        end = _time(valid_to, "valid_to") if valid_to is not None else None
+        if end is not None and end <= start:
+            raise InvalidInput(f"valid_to ({end}) must be after valid_from ({start})")
+        if metadata is not None and not isinstance(metadata, dict):
+            raise InvalidInput("metadata must be an object")
+        try:
+            metadata = json.loads(json.dumps(metadata or {}, ensure_ascii=False, allow_nan=False))
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"metadata must be plain JSON (no NaN, no objects of other types): {exc}") from None
+        row = FactRow(
+            id=_new_id(), vault=self._vault(vault, change), text=text, norm=normalise(text), kind=_kind(kind),
+            entities=_entities(entities), salience=_unit(salience, "salience"), base_confidence=_unit(confidence, "confidence"),
+            valid_from=start, recorded_at=now, valid_to=end, ended_at=now if end else None, supersedes=supersedes,
+            metadata=metadata,
+        )
+        change.facts.append(row)
+        return row
+
+    def _attestation(self, fact_id: str, source: Any, at: Any = None, note: str | None = None) -> Attestation:
+        kind, ref = parse_source(source)
+        when = _time(at, "at") if at is not None else self.now()
+        return Attestation(fact_id, kind, ref, when, self.now(), check_text(note, "note"))
+
+    @operation
+    def confirm(self, fact_id: str, *, source: Any = None, at: Any = None, note: str | None = None) -> Fact:
+        """Heard again: one more attestation (confidence and `last_seen` go up), no new fact."""
+        row = self._row(fact_id)
+        self._need(row, BELIEVED, "confirm")
+        change = FactChange(attestations=[self._attestation(row.id, source, at, note)],
+                            updates=[FactUpdate(row.id, {}, BELIEVED)])
+        self._commit("confirm", change, row.id)
+        return self.get(row.id)
+
+    @operation
+    def revise(self, fact_id: str, text: str, *, entities: Any = None, kind: str | None = None, source: Any = None) -> Fact:
+        """The same statement said better: a new version with the new text, the same valid
+        time and every attestation; the old version is kept, expired, and linked."""
+        row = self._row(fact_id)
+        self._need(row, ("expired_at", "invalidated_at", "superseded_by"), "revise")
+        change = FactChange()
+        new = self._new_row(change, text, vault=row.vault, kind=kind or row.kind,
+                            entities=row.entities if entities is None else entities, salience=row.salience,
+                            confidence=row.base_confidence, valid_from=row.valid_from, valid_to=row.valid_to,
+                            metadata=row.metadata, supersedes=row.id)
+        new.ended_at = row.ended_at
+        now = new.recorded_at
+        change.attestations += [Attestation(new.id, a.source_type, a.source, a.at, a.recorded_at, a.note) for a in row.attestations]
+        if source is not None:
+            change.attestations.append(self._attestation(new.id, source))
+        change.updates.append(FactUpdate(row.id, {"expired_at": now, "superseded_by": new.id}, ("invalidated_at",)))
+        change.links.append(FactLink(new.id, row.id, "revises", now))
+        change.links += self._carried_links(row, new.id, now)
+        self._commit("revise", change, new.id)
+        return self.get(new.id)
+
+    @staticmethod
+    def _carried_links(row: FactRow, new_id: str, now: str) -> list[FactLink]:
+        out = []
+        for x in row.links:
+            if x.type in ("related_to", "disputed_with") and x.review != "same":
+                other = x.dst if x.src == row.id else x.src
+                out.append(FactLink(new_id, other, x.type, now, "pending" if x.review == "pending" else x.review,
+                                    None if x.review == "pending" else now))
+        return out
+
+    @operation
+    def supersede(self, fact_id: str, text: str | None = None, *, by: str | None = None, valid_from: Any = None,
+                  kind: str | None = None, entities: Any = None, salience: float | None = None,
+                  confidence: float = 0.7, source: Any = None, at: Any = None, metadata: dict[str, Any] | None = None) -> Fact:
+        """A correction: the old fact ends exactly where the new one starts (`valid_from`,
+        default now); both are kept and linked. Give the new `text`, or `by` an existing fact."""
+        row = self._row(fact_id)
+        if (text is None) == (by is None):
+            raise InvalidInput("supersede needs the new text or `by` (the id of the fact that replaces it), not both")
+        if by is not None:
+            return self._supersede_by(row, by)
+        self._need(row, OPEN, "supersede")
+        change = FactChange()
+        new = self._new_row(change, text, vault=row.vault, kind=kind or row.kind,
+                            entities=row.entities if entities is None else entities,
+                            salience=row.salience if salience is None else salience, confidence=confidence,
+                            valid_from=valid_from, metadata=metadata, supersedes=row.id)
+        if new.valid_from <= row.valid_from:
+            raise InvalidInput(f"the correction must start after the fact it supersedes ({row.valid_from}); "
+                               "to say the old fact was never true, retract it")
+        change.attestations.append(self._attestation(new.id, source, at or new.valid_from))
+        self._end_by(change, row, new.id, new.valid_from, new.recorded_at)
+        self._commit("supersede", change, new.id)
+        return self.get(new.id)
+
+    def _supersede_by(self, row: FactRow, by: str) -> Fact:
+        new = self._row(by)
+        if new.id == row.id or row.id in self._ancestors(new) or new.id in self._ancestors(row):
+            raise InvalidInput(f"{new.id} superseding {row.id} would make a cycle of supersessions")
+        self._need(row, OPEN, "supersede")
+        self._need(new, OPEN, "supersede with")
+        if new.supersedes:
+            raise Conflict(f"{new.id} already supersedes {new.supersedes}")
+        if new.valid_from <= row.valid_from:
+            raise InvalidInput(f"{new.id} starts at {new.valid_from}, not after {row.id} ({row.valid_from})")
+        change = FactChange()
+        now = self.now()
+        self._end_by(change, row, new.id, new.valid_from, now)
+        change.updates.append(FactUpdate(new.id, {"supersedes": row.id}, OPEN))
+        self._commit("supersede", change, new.id)
+        return self.get(new.id)
+
+    @staticmethod
+    def _end_by(change: FactChange, row: FactRow, new_id: str, at: str, now: str) -> None:
+        change.updates.append(FactUpdate(row.id, {"valid_to": at, "ended_at": now, "superseded_by": new_id}, OPEN))
+        change.links.append(FactLink(new_id, row.id, "supersedes", now))
+
+    def _ancestors(self, row: FactRow) -> set[str]:
+        seen: set[str] = set()
+        current: FactRow | None = row
+        while current is not None and current.supersedes and current.supersedes not in seen:
+            seen.add(current.supersedes)
+            found = self.store.get_facts([current.supersedes])
+            current = found[0] if found else None
+        return seen
+
+    @operation
+    def close(self, fact_id: str, *, at: Any = None, source: Any = None) -> Fact:
+        """The fact stopped holding at `at` (default now). Not a retraction: it was true until then."""
+        row = self._row(fact_id)
+        self._need(row, OPEN, "close")
+        end = _time(at, "at") if at is not None else self.now()
+        if end <= row.valid_from:
+            raise InvalidInput(f"a fact cannot end ({end}) before or when it starts ({row.valid_from}); retract it instead")
+        change = FactChange(updates=[FactUpdate(row.id, {"valid_to": end, "ended_at": self.now()}, OPEN)])
+        if source is not None:
+            change.attestations.append(self._attestation(row.id, source, note="closed"))
+        self._commit("close", change, row.id)
+        return self.get(row.id)
+
+    @operation
+    def retract(self, fact_id: str, *, reason: str | None = None, source: Any = None) -> Fact:
+        """It was never true: `invalidated_at` is set; the fact stays, out of every query
+        except `known_at` before the retraction and `history`."""
+        row = self._row(fact_id)
+        self._need(row, ("expired_at", "invalidated_at", "superseded_by"), "retract")
+        change = FactChange(updates=[FactUpdate(row.id, {"invalidated_at": self.now()}, ("expired_at", "superseded_by"))])
+        self._commit("retract", change, row.id, {"reason": check_text(reason, "reason"), "source": source})
+        return self.get(row.id)
+
+    @operation
+    def dispute(self, fact_id: str, other_id: str) -> list[Fact]:
+        """Two open facts that cannot both hold: both stay, flagged with each other until one
+        is superseded, closed or retracted."""
+        a, b = self._row(fact_id), self._row(other_id)
+        if a.id == b.id:
+            raise InvalidInput("a fact cannot dispute itself")
+        self._need(a, OPEN, "dispute")
+        self._need(b, OPEN, "dispute")
+        if not any(x.type == "disputed_with" and {x.src, x.dst} == {a.id, b.id} for x in a.links):
+            change = FactChange(links=[FactLink(a.id, b.id, "disputed_with", self.now())],
+                                updates=[FactUpdate(a.id, {}, OPEN), FactUpdate(b.id, {}, OPEN)])
+            self._commit("dispute", change, a.id)
+        return [self.get(a.id), self.get(b.id)]
+
+    @operation
+    def relate(self, fact_id: str, other_id: str, *, review: bool = True) -> None:
+        """Link two facts `related_to` (listed for review unless `review=False`)."""
+        a, b = self._row(fact_id), self._row(other_id)
+        if a.id == b.id:
+            raise InvalidInput("a fact cannot relate to itself")
+        now = self.now()
+        link = FactLink(a.id, b.id, "related_to", now, "pending" if review else None)
+        self._commit("relate", FactChange(links=[link]), a.id)
+
+    # -- review --------------------------------------------------------------
+    def reviews(self, vault: str | None = None) -> list[dict[str, Any]]:
+        """Pairs the curator linked `related_to` and left for a person to settle."""
+        out = []
+        for link in self.store.pending_reviews(vault):
+            facts = {f.id: f for f in self._views(self.store.get_facts([link.src, link.dst]))}
+            if link.src in facts and link.dst in facts:
+                out.append({"new": facts[link.src], "existing": facts[link.dst], "recorded_at": link.recorded_at})
+        return out
+
+    @operation
+    def settle(self, new_id: str, existing_id: str, decision: str) -> Fact:
+        """`same`: the new fact is merged into the existing one (its attestations move over,
+        it expires, linked `merged_into`); `keep`: both stay, the link is kept."""
+        if decision not in ("same", "keep"):
+            raise InvalidInput("decision is `same` (merge) or `keep` (keep both)")
+        new, old = self._row(new_id), self._row(existing_id)
+        now = self.now()
+        change = FactChange(reviews=[ReviewUpdate(new.id, old.id, "related_to", "same" if decision == "same" else "kept", now)])
+        if decision == "same":
+            self._need(new, BELIEVED + ("superseded_by",), "merge")
+            self._need(old, BELIEVED, "merge into")
+            change.attestations += [Attestation(old.id, a.source_type, a.source, a.at, now, a.note) for a in new.attestations]
+            change.updates.append(FactUpdate(new.id, {"expired_at": now, "superseded_by": old.id}, ("invalidated_at",)))
+            change.links.append(FactLink(new.id, old.id, "merged_into", now))
+        self._commit("review", change, old.id if decision == "same" else new.id)
+        return self.get(old.id if decision == "same" else new.id)
+
+    # -- committing ----------------------------------------------------------
+    def _commit(self, op: str, change: FactChange, subject: str, extra: dict[str, Any] | None = None) -> None:
+        """Journal the decision, apply it in one transaction, then refresh the snapshot."""
+        key = change.op_key = _new_id("op")
+        self.decisions.record(DOMAIN, op, change.to_dict(), subject=subject, key=key, created_at=self.now(), **(extra or {}))
+        try:
+            self.store.apply_fact_change(change)
+        except StoreUnavailable as exc:
+            self.needs_replay = True
+            # The outcome is unknown (the store may have committed and then gone away): the
+            # decision stays journaled and `replay()` applies it exactly once (`fact_ops`).
+            raise JournaledDecision(f"{exc}; decision {key} is journaled and will be applied by replay "
+                                    "when the store is back", key) from exc
+        except BaseException as exc:
+            self.decisions.reject(DOMAIN, key, exc)
+            raise
+        self._embed([f.id for f in change.facts])
+        if self.snapshot_on_change:
+            touched = {f.id for f in change.facts} | {u.fact_id for u in change.updates} | {a.fact_id for a in change.attestations}
+            touched |= {x.src for x in change.links} | {r.src for r in change.reviews}
+            self.snapshot(touched=touched)
+
+    def _embed(self, ids: list[str]) -> int:
+        """Vectors for new facts, best effort: a fact never fails for want of a vector
+        (`embed_missing` catches up)."""
+        embedder = self.embedder
+        if embedder is None or not ids:
+            return 0
+        rows = [r for r in self.store.get_facts(ids)]
+        try:
+            vectors = embedder.checked([r.text for r in rows])
+            self.store.put_fact_vectors(embedder.model_id, [(r.id, v) for r, v in zip(rows, vectors)])
+        except PalimpsestError:
+            return 0
+        return len(rows)
+
+    def embed_missing(self, batch: int = 256) -> int:
+        """Embed every believed fact that has no vector of the current model."""
+        embedder = self.embedder
+        total = 0
+        while embedder is not None:
+            todo = self.store.facts_without_vectors(embedder.model_id, batch)
+            if not todo:
+                break
+            vectors = embedder.checked([t for _, t in todo])
+            self.store.put_fact_vectors(embedder.model_id, [(i, v) for (i, _), v in zip(todo, vectors)])
+            total += len(todo)
+        return total
+

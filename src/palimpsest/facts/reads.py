@@ -1,0 +1,171 @@
+"""Reading facts: one fact, queries, history, stats, and search — facts as a source of
+the one hybrid ranking (`search.hybrid`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
+from ..records import parse_time
+from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
+from ..store.facts_base import FactQuery, FactRow
+from .model import DEFAULT_VAULT, IMPORTANCE_BY_KIND, Fact, FactHit, _kind, _time, parse_source, view
+
+
+class FactReads:
+    """The reading half of `Facts` (a mixin: `store`, `now()`, `weights`, `embedder` are the class's)."""
+
+    # -- reading -------------------------------------------------------------
+    def _row(self, fact_id: Any) -> FactRow:
+        if not isinstance(fact_id, str) or not fact_id:
+            raise InvalidInput("a fact id is a non-empty string")
+        found = self.store.get_facts([fact_id])
+        if not found:
+            raise NotFound(f"no fact with id {fact_id!r}")
+        return found[0]
+
+    @staticmethod
+    def _need(row: FactRow, nulls: tuple[str, ...], verb: str) -> None:
+        reasons = {"invalidated_at": "was retracted", "expired_at": f"was replaced by {row.superseded_by} (revision or merge)",
+                   "superseded_by": f"is already superseded by {row.superseded_by}",
+                   "valid_to": f"is closed (valid_to {row.valid_to})", "ended_at": "is closed"}
+        for column in sorted(nulls, key=list(reasons).index):  # the most telling reason first
+            if getattr(row, column) is not None:
+                raise Conflict(f"cannot {verb} {row.id}: it {reasons[column]}")
+
+    def _views(self, rows: list[FactRow], as_of: str | None = None) -> list[Fact]:
+        moment = as_of or self.now()
+        linked = {x.dst if x.src == r.id else x.src for r in rows for x in r.links if x.type == "disputed_with"}
+        others = {r.id: r for r in self.store.get_facts(sorted(linked))} if linked else {}
+        return [f for f in (view(r, moment, others) for r in rows) if f is not None]
+
+    def get(self, fact_id: str, *, known_at: Any = None) -> Fact:
+        """One fact as known now (or at `known_at`), whatever its status."""
+        moment = _time(known_at, "known_at") if known_at is not None else None
+        facts = self._views([self._row(fact_id)], moment)
+        if not facts:
+            raise NotFound(f"fact {fact_id!r} was not recorded yet at {moment}")
+        return facts[0]
+
+    def query(self, vault: str | list[str] | None = None, *, entity: str | None = None, kind: str | None = None,
+              source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None) -> list[Fact]:
+        """Facts that hold now — or at world time `valid_at`, as known at system time
+        `known_at` (what a query at that moment returned; `valid_at` defaults to it)."""
+        vaults = self._known_vaults(vault)
+        known = _time(known_at, "known_at") if known_at is not None else None
+        moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
+        ref = parse_source(source)[1] if source is not None else None
+        q = FactQuery(vaults=vaults, entity=entity, kind=_kind(kind) if kind else None, source=ref)
+        if known is None:
+            q.believed, q.open_at = True, moment
+        else:
+            q.recorded_by = known
+        facts = [f for f in self._views(self.store.query_facts(q), known)
+                 if f.invalidated_at is None and f.expired_at is None and f.holds_at(moment)]
+        if ref is not None:
+            facts = [f for f in facts if any(a.source == ref for a in f.attestations)]
+        facts.sort(key=lambda f: (f.valid_from, f.id))
+        return facts[:limit] if limit else facts
+
+    def _known_vaults(self, vault: str | list[str] | None) -> list[str] | None:
+        vaults = [vault] if isinstance(vault, str) else vault
+        if vaults is not None:
+            missing = set(vaults) - {v.name for v in self.store.fact_vaults()} - {DEFAULT_VAULT}  # exists implicitly
+            if missing:
+                raise NotFound(f"no fact vault named {', '.join(sorted(missing))}")
+        return vaults
+
+    def history(self, fact_id: str) -> list[Fact]:
+        """The whole chain the fact belongs to, oldest first: every version (superseded,
+        revised, closed, retracted) with its attestations."""
+        row = self._row(fact_id)
+        while row.supersedes:
+            found = self.store.get_facts([row.supersedes])
+            if not found:
+                break
+            row = found[0]
+        chain, seen = [row], {row.id}
+        while chain[-1].superseded_by and chain[-1].superseded_by not in seen:
+            found = self.store.get_facts([chain[-1].superseded_by])
+            if not found:
+                break
+            chain.append(found[0])
+            seen.add(found[0].id)
+        return self._views(chain)
+
+    def search(self, query: str, *, vault: str | list[str] | None = None, limit: int = 10, valid_at: Any = None,
+               known_at: Any = None, kind: str | None = None, query_vector: Any = None, semantic: bool = True) -> list[FactHit]:
+        """Facts matching `query`, best first, by the one hybrid ranking (`search.hybrid`):
+        `w_fts·fts + w_semantic·cosine + w_temporal·e^(−0.05·days since last_seen)
+        + w_importance·importance`, where importance is the mean of the kind's (correction 0.9,
+        preference 0.8, decision 0.7, fact 0.6, task 0.5) and the fact's salience. Only facts that
+        hold now are searched, unless `valid_at` / `known_at` ask for another moment; superseded,
+        retracted, closed and revised facts never come back otherwise. A hit needs a keyword
+        match or a cosine of at least `MIN_SEMANTIC`. Pass `query_vector` to reuse an embedding
+        already computed with the same embedder, and `semantic=False` when the caller already
+        knows the embedder cannot answer; without an embedder search is keyword-only."""
+        query = check_query(query)
+        check_limit(limit)
+        known = _time(known_at, "known_at") if known_at is not None else None
+        moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
+        q = FactQuery(vaults=self._known_vaults(vault), kind=_kind(kind) if kind else None)
+        if known is None:
+            q.believed, q.open_at = True, moment
+        else:
+            q.recorded_by = known
+        vector = self._query_vector(query, query_vector) if semantic else None
+        source = FactSource(self, q, known, moment, vector)
+        ranking = rank(source, query, self.weights, pool=max(limit * 5, 50), vector=vector)
+        return [FactHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
+
+    def _query_vector(self, query: str, given: Any) -> Any:
+        embedder = self.embedder
+        if embedder is None or not query.strip():
+            return None
+        try:
+            return given if given is not None else embedder.checked([query])[0]
+        except PalimpsestError:
+            return None
+
+    def stats(self) -> dict[str, Any]:
+        return self.store.fact_stats()
+
+
+
+class FactSource:
+    """Facts as a `hybrid.Source`: those of the query's vaults and kind that hold at its
+    moment (as known at `known`), last seen as their clock."""
+
+    min_semantic = MIN_SEMANTIC
+    stretch = False
+
+    def __init__(self, facts: FactReads, q: FactQuery, known: str | None, moment: str, vector: Any) -> None:
+        self.facts, self.q, self.known, self.moment = facts, q, known, moment
+        self.model = getattr(facts.embedder, "model_id", "") if vector is not None else ""  # type: ignore[attr-defined]
+        self.now = parse_time(known or facts.now())  # type: ignore[attr-defined]
+
+    def keyword(self, terms: list[str], match_all: bool, limit: int) -> list[tuple[str, float]]:
+        return self.facts.store.fact_keyword_search(terms, self.q, limit, match_all)  # type: ignore[attr-defined]
+
+    def count(self, terms: list[str], limit: int) -> int:
+        return len(self.keyword(terms, True, limit))
+
+    def vectors(self, vector: Any, limit: int) -> list[tuple[str, float]]:
+        try:
+            return self.facts.store.fact_vector_search(self.model, vector, self.q, limit)  # type: ignore[attr-defined]
+        except PalimpsestError:
+            return []
+
+    def cosines(self, ids: list[str], vector: Any) -> dict[str, float]:
+        return {}
+
+    def rows(self, ids: list[str]) -> dict[str, Fact]:
+        views = self.facts._views(self.facts.store.get_facts(sorted(ids)), self.known)  # type: ignore[attr-defined]
+        return {f.id: f for f in views if not (f.invalidated_at or f.expired_at) and f.holds_at(self.moment)}
+
+    def features(self, fact: Fact) -> dict[str, float]:
+        days = (self.now - parse_time(fact.last_seen)).total_seconds() / 86400
+        return {"temporal": decay(days), "importance": (IMPORTANCE_BY_KIND.get(fact.kind, 0.5) + fact.salience) / 2}
+
+    def tiebreak(self, fact: Fact) -> tuple[Any, ...]:
+        return (fact.id,)

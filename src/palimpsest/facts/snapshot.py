@@ -1,0 +1,123 @@
+"""The facts snapshot (`<home>/facts.jsonl`) and replay of the decision log."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..errors import Conflict, InvalidInput
+from ..store.facts_base import FactChange, FactQuery, FactRow, FactVault
+from .model import DOMAIN
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+class FactSnapshots:
+    """The snapshot half of `Facts` (a mixin)."""
+
+    # -- snapshot and replay -------------------------------------------------
+    @property
+    def snapshot_path(self) -> Path:
+        return self.home / "facts.jsonl"
+
+    def export_lines(self) -> list[str]:
+        """Vaults, then every fact (sorted by vault and id) with its attestations and the
+        links it is the source of: one JSON object per line, keys sorted; `record` says
+        which (vault or fact)."""
+        return self._vault_lines() + [self._fact_line(r) for r in self.store.query_facts(FactQuery())]
+
+    def _vault_lines(self) -> list[str]:
+        return [json.dumps({"record": "vault", **v.to_dict()}, ensure_ascii=False, sort_keys=True) for v in self.store.fact_vaults()]
+
+    @staticmethod
+    def _fact_line(row: FactRow) -> str:
+        d = row.to_dict()
+        d["links"] = [x for x in d["links"] if x["src"] == row.id]
+        return json.dumps({"record": "fact", **d}, ensure_ascii=False, sort_keys=True)
+
+    def snapshot(self, path: str | Path | None = None, touched: Iterable[str] | None = None) -> Path:
+        """Write the snapshot atomically (a lock serialises writers of one home).
+
+        After a change only the lines of the `touched` facts are rebuilt, as long as the
+        file is still the one this process wrote last (another writer makes it rebuild all)."""
+        target = Path(path) if path else self.snapshot_path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.with_name(target.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            own = target == self.snapshot_path
+            lines = self._snapshot_lines(target, touched if own else None)
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write("".join(line + "\n" for line in self._vault_lines() + [lines[k] for k in sorted(lines)]))
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+            if own:
+                self._snapshot_cache = (_stat_key(target), lines)
+        return target
+
+    def _snapshot_lines(self, target: Path, touched: Iterable[str] | None) -> dict[tuple[str, str], str]:
+        cached = self._snapshot_cache
+        if touched is not None and cached is not None and cached[0] == _stat_key(target):
+            lines = dict(cached[1])
+            lines.update({(r.vault, r.id): self._fact_line(r) for r in self.store.get_facts(sorted(set(touched)))})
+            return lines
+        return {(r.vault, r.id): self._fact_line(r) for r in self.store.query_facts(FactQuery())}
+
+    def _require_empty(self) -> None:
+        if self.store.fact_stats()["facts"]:
+            raise Conflict("the store already holds facts; restore into an empty store")
+
+    def restore_snapshot(self, path: str | Path | None = None) -> int:
+        """Load a snapshot into a store without facts, identical (one transaction)."""
+        self._require_empty()
+        source = Path(path) if path else self.snapshot_path
+        change = FactChange()
+        with open(source, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    d = json.loads(line)
+                    kind = d.pop("record")
+                    if kind == "vault":
+                        change.vaults.append(FactVault(**d))
+                    elif kind == "fact":
+                        row = FactRow.from_dict(d)
+                        change.attestations += row.attestations
+                        change.links += row.links
+                        row.attestations, row.links = [], []
+                        change.facts.append(row)
+                except (ValueError, TypeError, KeyError) as exc:
+                    raise InvalidInput(f"{source}:{n}: not a snapshot line ({exc})") from None
+        self.store.apply_fact_change(change)
+        self._embed([f.id for f in change.facts])
+        return len(change.facts)
+
+    def replay(self) -> int:
+        """Apply every journaled decision the store has not applied yet, in journal order
+        (idempotent; after a crash between journal and store, this catches up). One that
+        lost its race while the store was away is rejected for every later replay."""
+        self.needs_replay = False
+        applied = self.decisions.replay(DOMAIN, self.store.fact_ops_applied(),
+                                        lambda d: self.store.apply_fact_change(FactChange.from_dict(d.change, d.key)))
+        if applied:
+            self.embed_missing()
+            if self.snapshot_on_change:
+                self.snapshot()
+        return applied
+
+    def restore_from_journal(self) -> int:
+        """Rebuild every fact vault into a store without facts from the system journal."""
+        self._require_empty()
+        return self.replay()
+

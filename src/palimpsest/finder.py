@@ -1,0 +1,125 @@
+"""The finder: one ranked search over every kind a memory holds.
+
+`Finder.search` ranks messages (`search.MessageSearch`), then, from the same query and
+its one embedding, adds the facts that hold (`facts`), the matching summaries expanded to
+their turns (`summaries`) and the chunks of document vaults attached to the session or
+agent (`vaults`) — each kind ranked by the one hybrid ranking over its own source
+(`search.hybrid`). It also counts the accesses of the hits and carries their sessions'
+tags. `Memory.search` and recall both come here; nothing here knows the facade.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidInput
+from .kernel import Kernel
+from .records import Hit, Message, iso, parse_time, utcnow
+from .search import MessageSearch, SearchResult, Weights
+from .search.query import check_page, check_query
+from .store import Filters
+
+if TYPE_CHECKING:
+    from .facts import Facts
+    from .summaries import Summaries
+    from .tags import Tags
+    from .toolsynth import ToolSynth
+    from .vaults import Vaults
+
+SUMMARY_EXPAND = 3  # the best summaries expanded to their children and source messages
+EXPAND_ROWS = 10
+
+
+class Finder:
+    """Search and browse over messages, facts, summaries and attached documents."""
+
+    def __init__(self, kernel: Kernel, messages: MessageSearch, facts: Callable[[], Facts], summaries: Summaries,
+                 vaults: Callable[[], Vaults], tags: Tags, toolsynth: ToolSynth) -> None:
+        self.kernel, self.messages = kernel, messages
+        self._facts, self.summaries, self._vaults, self.tags, self.toolsynth = facts, summaries, vaults, tags, toolsynth
+        self.weights = Weights.from_settings(kernel.settings)
+
+    def filters(self, session: str | None = None, agent: str | None = None, channel: str | None = None,
+                role: str | None = None, since: Any = None, until: Any = None, tag: str | None = None) -> Filters:
+        return Filters(
+            session=session, agent=agent, channel=channel, role=role,
+            since=iso(parse_time(since, "since")) if since not in (None, "") else None,
+            until=iso(parse_time(until, "until")) if until not in (None, "") else None,
+            tag=self.tags.filter_value(tag) if tag not in (None, "") else None,
+        )
+
+    def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Message]:
+        """Messages in chronological order (or newest first), filtered and paged."""
+        check_page(limit, offset)
+        rows = self.kernel.store.browse(self.filters(**filters), limit, offset, newest_first)
+        self.kernel.accesses.apply(rows)
+        return rows
+
+    def search(self, query: str, *, limit: int = 10, mode: str = "ranked", recipe: str | None = None,
+               now: Any = None, touch: bool = True, facts: bool = True, valid_at: Any = None, known_at: Any = None,
+               synthesize: bool = False, **filters: Any) -> SearchResult:
+        """Ranked hybrid search (keyword + vector + time + importance), or `mode="substring"`
+        (any fragment) / `mode="regex"`. `recipe`: hybrid (weighted sum) or rrf; `now`: the
+        moment time decay counts from (default: now). Ranked search also returns the
+        matching facts first (`result.facts`): those that hold now, or at `valid_at` /
+        as known at `known_at` — a superseded, retracted or closed fact never otherwise.
+        With a session or agent filter, chunks of the document vaults attached to them come
+        too (`result.documents`). `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
+        from the hits, citing their ids (or why synthesis is unavailable)."""
+        query = check_query(query)
+        check_page(limit, 0)
+        f = self.filters(**filters)
+        started = time.perf_counter()
+        if mode == "substring":
+            result = self.messages.substring(query, f, limit)
+        elif mode == "regex":
+            result = self.messages.regex(query, f, limit)
+        elif mode == "ranked":
+            result = self._ranked(query, f, limit, recipe or self.kernel.settings.recipe, now, facts, valid_at, known_at)
+        else:
+            raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
+        if synthesize:  # a short answer drawn only from the hits, citing their ids (off by default)
+            result.answer = self.toolsynth.answer(query, [*result.facts, *result.hits])
+        self._count(result.hits, touch)
+        result.took_ms = (time.perf_counter() - started) * 1000
+        return result
+
+    def _ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any, facts: bool, valid_at: Any,
+                known_at: Any) -> SearchResult:
+        result, qvec = self.messages.ranked(query, f, limit, recipe, now)
+        if not query.strip():
+            return result
+        if facts and not (f.session or f.role):
+            result.facts = self._facts().search(query, limit=limit, valid_at=valid_at, known_at=known_at,
+                                                query_vector=qvec, semantic=qvec is not None)
+        if not (f.role or f.tag):  # summaries cannot apply those filters
+            result.summaries = self._summary_hits(query, f, limit, now, qvec)
+        if f.session or f.agent:  # document vaults attached to them
+            result.documents = self._vaults().search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
+        return result
+
+    def _summary_hits(self, query: str, f: Filters, limit: int, now: Any, qvec: Any) -> list[dict[str, Any]]:
+        """Matching summaries, the best `SUMMARY_EXPAND` of them expanded to their children
+        and source messages (the first 10 of each), so a hit on a summary reaches the turns."""
+        out = []
+        hits = self.summaries.search(query, f, min(limit, 10), now, query_vector=qvec, semantic=qvec is not None)
+        for i, hit in enumerate(hits):
+            row = hit.to_dict()
+            if i < SUMMARY_EXPAND:
+                found = self.summaries.expand(hit.summary.id, limit=EXPAND_ROWS)
+                row["children"] = [{"id": c.id, "depth": c.depth, "content": c.content} for c in found["children"]]
+                row["messages"] = [{k: m.to_dict()[k] for k in ("id", "session", "role", "created_at", "content")} for m in found["messages"]]
+            out.append(row)
+        return out
+
+    def _count(self, hits: list[Hit], touch: bool) -> None:
+        """Pending accesses onto the hits, one more access each (`touch`), and their sessions' tags."""
+        accesses = self.kernel.accesses
+        accesses.apply(h.message for h in hits)
+        if touch and hits:
+            accesses.add([h.message.id for h in hits], iso(utcnow()))
+        carried = self.tags.session_tags([h.message.session for h in hits])
+        for h in hits:
+            h.session_tags = carried.get(h.message.session, [])

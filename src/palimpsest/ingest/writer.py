@@ -1,0 +1,106 @@
+"""The write path: every message a client, harness, import or CLI hands over, validated
+once (`messages.normalise_message`), journaled (fsynced) as one group commit, then indexed.
+
+If indexing fails the write still stands — the journal holds it — and the indexer
+catches up from its cursor later (DESIGN.md, principle 2): a write never fails because
+the database is briefly down.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..errors import InvalidInput
+from ..journal import Journal
+from ..records import Event, Message, check_session_id
+from ..store import Store
+from .indexer import Indexer
+from .messages import default_key, normalise_message, session_event
+
+log = logging.getLogger(__name__)
+SESSION_ATTRS = frozenset({"key", "agent", "channel", "title", "kind", "settings"})
+
+
+class Writer:
+    """Journal first, index second, for one home and store."""
+
+    def __init__(self, journal: Journal, store: Store, indexer: Indexer) -> None:
+        self.journal, self.store, self.indexer = journal, store, indexer
+
+    def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
+        """One message; without `event_key`, a content-hash key collapses identical repeats."""
+        check_session_id(session)
+        msg = normalise_message(raw)
+        msg["event_key"] = msg["event_key"] or default_key(msg)
+        result = self._journal_and_index(session, [msg], attrs)
+        event, stored = result["events"][0]
+        return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
+                "indexed": result["indexed"], "created_at": event.created_at}
+
+    def ingest_session(self, session: str, messages: Any, start: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+        """A transcript in one group commit, keys by ordinal from `start` (see `Memory.ingest_session`)."""
+        check_session_id(session)
+        if not isinstance(messages, list):
+            raise InvalidInput("messages must be a list")
+        if not isinstance(start, int) or isinstance(start, bool) or start < 0:
+            raise InvalidInput("start must be a non-negative integer")
+        prepared = []
+        for i, raw in enumerate(messages):
+            msg = normalise_message(raw, f"message {i}")
+            msg["event_key"] = msg["event_key"] or default_key(msg, start + i)
+            prepared.append(msg)
+        pairs = self._journal_and_index(session, prepared, attrs)
+        return {"session": session, "stored": sum(1 for _, s in pairs["events"] if s),
+                "duplicates": sum(1 for _, s in pairs["events"] if not s), "ids": [e.id for e, _ in pairs["events"]],
+                "indexed": pairs["indexed"]}
+
+    def capture(self, session: str, events: Any, attrs: dict[str, Any]) -> dict[str, Any]:
+        """A harness's batch for one session, deduplicated by `event_key` under the session's lock."""
+        check_session_id(session)
+        if not isinstance(events, list):
+            raise InvalidInput("events must be a list")
+        prepared = []
+        for i, raw in enumerate(events):
+            msg = normalise_message(raw, f"event {i}")
+            msg["event_key"] = msg["event_key"] or default_key(msg)
+            prepared.append(msg)
+        return self._journal_and_index(session, prepared, attrs)
+
+    def full(self, m: Message) -> dict[str, Any]:
+        """A message with its capped fields restored from its journal line (and, for an
+        import that cut a record, from the source file)."""
+        event = self.journal.get(m.session, m.journal_line, m.journal_offset)
+        if event.id != m.id:
+            from ..errors import NotFound
+
+            raise NotFound(f"journal line {m.journal_line} of {m.session!r} does not hold {m.id!r}")
+        full = m.to_dict()
+        full.update(content=event.content, tool_result=event.tool_result, tool_args=event.tool_args)
+        meta = event.metadata or {}
+        if meta.get("source_path") and meta.get("source_truncated"):
+            from ..importers import recover_from_source
+
+            full.update(recover_from_source(meta["source_path"], int(meta.get("source_line", 0)), meta.get("source_part")))
+        return full
+
+    def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:
+        unknown = set(attrs) - SESSION_ATTRS
+        if unknown:
+            raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
+        head = session_event(attrs)
+        pairs = self.journal.append(session, ([head] if head else []) + msgs)
+        indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
+        return {"events": pairs[1:] if head else pairs, "indexed": indexed}
+
+    def _index_after_write(self, session: str, fresh: list[Event]) -> bool:
+        try:
+            line, offset = self.store.cursor(session, self.journal.id)
+            if fresh and fresh[0].offset == offset:
+                self.indexer.index_events(session, fresh, (line, offset))
+            else:
+                self.indexer.index_session(session)
+            return True
+        except Exception as exc:  # noqa: BLE001 — the store is down or broken: the journal holds the write
+            log.warning("indexing %s deferred: %s", session, exc)
+            return False

@@ -1,0 +1,44 @@
+"""The kernel: what the parts of one memory share, built once by `Memory`.
+
+Each part (facts, summaries, tags, wiki, vaults, search, recall, jobs) takes the kernel —
+or the few collaborators it needs from it — instead of the whole `Memory`, so no module
+below the facade imports `Memory` and a part can be built alone in a test. The kernel
+holds no behaviour of its own beyond building the LLM client on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from .access import AccessLog
+from .decisions import DecisionLog
+from .embed import Embedding
+from .journal import Journal
+from .llm import LLM
+from .records import utcnow
+from .settings import Settings
+from .store import Store
+
+Clock = Callable[[], datetime]
+
+
+class Kernel:
+    """Store, session journals, decision log, embedding, access log, settings and clock."""
+
+    def __init__(self, settings: Settings, store: Store, journal: Journal, *, clock: Clock = utcnow) -> None:
+        self.settings = settings
+        self.home: Path = settings.home_path
+        self.store = store
+        self.journal = journal
+        self.decisions = DecisionLog(self.home)
+        self.embedding = Embedding(settings, self.home)
+        self.accesses = AccessLog(store)
+        self.clock = clock
+
+    @cached_property
+    def llm(self) -> LLM | None:
+        """The configured chat endpoint, or None: local fallbacks then."""
+        return LLM.from_settings(self.settings, self.store, self.decisions)

@@ -1,0 +1,191 @@
+"""The recaller: the recall block of a turn, from one list of sources, and the working
+context and briefing built on it (`context.py`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import envelope
+from ..errors import InvalidInput, PalimpsestError
+from ..kernel import Kernel
+from ..records import Message
+from ..search import SearchResult
+from ..store.facts_base import FactQuery
+from ..tokens import count_tokens
+from . import context
+from .block import (DEFAULT_BUDGET, DOCUMENT_MIN_SIMILARITY, HEADER, LIVE_TAIL, Recall, RecallItem, _fill, _flatten,
+                    _message_text, check_budget)
+
+if TYPE_CHECKING:
+    from ..facts import Facts
+    from ..finder import Finder
+    from ..summaries import Summaries
+    from ..tags import Tags
+    from ..vaults import Vaults
+    from ..wiki import Wiki
+
+LEAD, RANKED = "lead", "ranked"  # items that lead the block / that compete on one score
+
+
+@dataclass
+class Turn:
+    """What every source sees: the turn's session and query, the search result once, the
+    live tail's ids, and the leading items gathered so far."""
+
+    session: str | None
+    query: str
+    result: SearchResult | None
+    live_ids: set[str]
+    lead: list[RecallItem] = field(default_factory=list)
+
+
+Source = Callable[[Turn], list[RecallItem]]
+
+
+class Recaller:
+    """Recall for one memory: `sources` is the one list every recall pulls from, in order."""
+
+    def __init__(self, kernel: Kernel, finder: Finder, facts: Callable[[], Facts], tags: Tags, vaults: Callable[[], Vaults],
+                 wiki: Callable[[], Wiki], summaries: Summaries) -> None:
+        self.kernel, self.finder, self._facts, self.tags = kernel, finder, facts, tags
+        self._vaults, self._wiki, self.summaries = vaults, wiki, summaries
+        self.sources: list[tuple[str, Source]] = [
+            (LEAD, self._facts_items), (LEAD, self._skills), (LEAD, self._symbols),
+            (RANKED, self._summaries), (RANKED, self._wiki_items), (RANKED, self._documents), (RANKED, self._messages),
+        ]
+
+    def recall(self, session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
+               live_tail: int = LIVE_TAIL, limit: int = 20, tag: str | None = None) -> Recall:
+        """The recall block for a turn of `session` about `query`, within `budget` tokens."""
+        started = time.perf_counter()
+        budget = check_budget(budget)
+        if not isinstance(query, str):
+            raise InvalidInput("query must be a string")
+        live = self._live_tail(session, live_tail)
+        result = self.finder.search(query, limit=limit, now=now, tag=tag) if query.strip() else None
+        notes: list[str] = list(result.notes) if result is not None else []
+        turn = Turn(session, query, result, {i.id for i in live})
+        ranked: list[RecallItem] = []
+        for group, source in self.sources:
+            items = source(turn)
+            (turn.lead if group == LEAD else ranked).extend(items)
+        long_term = turn.lead + sorted(ranked, key=lambda i: -i.score)  # summaries and turns compete on one score
+        items, used, block = _fill(long_term, live, budget)
+        if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
+            notes.append(f"a budget of {budget} tokens cannot hold the envelope; nothing recalled")
+        return Recall(session, query, budget, items, used, block, (time.perf_counter() - started) * 1000, notes)
+
+    # -- the sources -------------------------------------------------------------
+    def _facts_items(self, turn: Turn) -> list[RecallItem]:
+        items = []
+        for hit in turn.result.facts if turn.result is not None else []:
+            f = hit.fact
+            sources = [a.source for a in f.attestations]
+            items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources))
+        return items
+
+    def _skills(self, turn: Turn) -> list[RecallItem]:
+        return self.skill_items(turn.session, turn.query)
+
+    def skill_items(self, session: str | None, query: str) -> list[RecallItem]:
+        """Skills whose trigger occurs in the turn (skill vaults attached to the session or agent)."""
+        try:
+            found = self._vaults().skills.matching(session, query)
+        except PalimpsestError as exc:  # the store is down: recall goes on without skills
+            context.log.warning("skills left out of recall: %s", exc)
+            return []
+        return [RecallItem(f"skill:{s.vault}/{s.name}", "skill", s.indexed_at[:10],
+                           f"skill {s.name} ({s.vault}): {s.description}\n{s.body}".strip(), 2.0, session) for s in found]
+
+    def _symbols(self, turn: Turn) -> list[RecallItem]:
+        """Code symbols the turn names, from the code graph of the session's project (its
+        accepted `project:` tag), when that repository is indexed."""
+        if not turn.session or not turn.query.strip():
+            return []
+        from ..code import symbols_mentioned
+
+        tags = self.tags.session_tags([turn.session]).get(turn.session, [])
+        items = []
+        for project in [t.split(":", 1)[1] for t in tags if t.startswith("project:")]:
+            for sym in symbols_mentioned(turn.query, project, settings=self.kernel.settings):
+                items.append(RecallItem(f"sym_{sym.id}", "symbol", "code", sym.brief(), 1.5, turn.session))
+        return items
+
+    def _summaries(self, turn: Turn) -> list[RecallItem]:
+        return [RecallItem(s["id"], "summary", s["latest_at"][:10], s["content"], s["score"], s.get("session_id"))
+                for s in (turn.result.summaries if turn.result is not None else [])]
+
+    def _wiki_items(self, turn: Turn) -> list[RecallItem]:
+        """The best-matching topic pages' statements, each with its sources."""
+        if not turn.query.strip():
+            return []
+        return [RecallItem(w["id"], "wiki", w["date"], w["text"], w["score"], turn.session, list(w["sources"]))
+                for w in self._wiki().recall_items(turn.session, turn.query)]
+
+    def _documents(self, turn: Turn) -> list[RecallItem]:
+        """Chunks of the document vaults attached to the session (or its agent) that the
+        agent may read, when they are close enough to the turn."""
+        if not turn.session or not turn.query.strip():
+            return []
+        hits = self._vaults().search(turn.query, session=turn.session, limit=5, min_similarity=DOCUMENT_MIN_SIMILARITY).hits
+        return [RecallItem(h.id, "document", h.indexed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}: {h.text}",
+                           h.score, turn.session, [h.document]) for h in hits]
+
+    def _messages(self, turn: Turn) -> list[RecallItem]:
+        if turn.result is None:
+            return []
+        attested = {s for item in turn.lead for s in item.sources}
+        retired = self._retired_sources([h.message.id for h in turn.result.hits])
+        items = []
+        seen_text: set[str] = set()
+        for h in turn.result.hits:
+            m = h.message
+            key = _flatten(m.content).casefold()
+            if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
+                continue
+            seen_text.add(key)
+            items.append(RecallItem(m.id, "message", m.created_at[:10], _message_text(m), h.score, m.session))
+        return items
+
+    def _retired_sources(self, ids: list[str]) -> set[str]:
+        """Messages whose only facts were superseded, retracted or closed: what they say is
+        no longer believed, so they must not bring a retired fact back into recall."""
+        retired = set()
+        for mid in ids:
+            if not self.kernel.store.query_facts(FactQuery(source=mid, limit=1)):
+                continue
+            if not self._facts().query(source=mid):
+                retired.add(mid)
+        return retired
+
+    def _live_tail(self, session: str | None, n: int) -> list[RecallItem]:
+        if not session or n <= 0:
+            return []
+        recent = self.finder.browse(session=session, limit=n, newest_first=True)
+        return [RecallItem(m.id, "live", "live tail", _message_text(m), 0.0, session) for m in reversed(recent)]
+
+    # -- built on recall -----------------------------------------------------------
+    def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,
+                        budget: int = DEFAULT_BUDGET, workspace: str | Path | None = None) -> dict[str, Any]:
+        """Workspace files, the session's recent messages, and the recall block (see `context.py`)."""
+        files = context.workspace_files(workspace if workspace is not None else self.kernel.settings.workspace)
+        recent = context.recent_messages(self._recent(session, last_n))
+        if query is None:
+            query = next((m["content"] for m in reversed(recent) if m["role"] == "user" and m["content"]), "")
+        block = self.recall(session, query, budget)
+        parts = [f"# {f['name']}\n{f['text']}" for f in files]
+        if block.block:
+            parts.append(block.block)
+        return {"session": session, "files": files, "recent": recent, "recall": block.to_dict(), "system_prompt": "\n\n".join(parts)}
+
+    def briefing(self, session: str, recent: int = 10) -> dict[str, Any]:
+        """A resume briefing for a session, from the index (and summaries when they exist)."""
+        return context.briefing(session, self.kernel.store.get_session(session), self.finder.browse(session=session, limit=20),
+                                context.recent_messages(self._recent(session, recent)), self.summaries.latest(session))
+
+    def _recent(self, session: str, n: int) -> list[Message]:
+        return list(reversed(self.finder.browse(session=session, limit=max(1, n), newest_first=True)))

@@ -1,0 +1,125 @@
+"""The stages that re-rank message hits by the shape of a conversation.
+
+They run after the hybrid ranking (`hybrid.rank`) of messages, on the weighted sum's
+scale, and read only the candidates (no store access): a turn inherits part of its
+reply's lead, turns by whom the query is about gain a bonus, and a session that answers
+in several turns rises together.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from ..ingest.indexer import CONTEXT_PREVIOUS_CHARS
+from ..records import Hit, Message
+from .hybrid import Weights
+
+# Who a query is about. A query written in the first person is the user's (recall builds
+# its query from the user's turn): "my dog" was talked about in the user's own turns. A
+# query about what the assistant said ("you recommended", "our previous conversation")
+# is about the assistant's turns; a query naming a speaker is about that speaker's turns.
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself)\b", re.IGNORECASE)
+ABOUT_ASSISTANT = re.compile(
+    r"\byou(?:\s+\w+)?\s+(?:told|said|mentioned|recommended|suggested|provided|gave|listed|shared|wrote|explained|described|showed)\b"
+    r"|\bdid you\s+(?:\w+\s+)?(?:tell|say|mention|recommend|suggest|provide|give|list|share|write|explain|describe|show)\b"
+    r"|\b(?:we|you and i)\s+(?:\w+\s+)?(?:discuss(?:ed)?|talk(?:ed)?|spoke|speak|chat(?:ted)?|went over|go over)\b"
+    r"|\bour\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion|talk)\b",
+    re.IGNORECASE,
+)
+SPEAKER_KEYS = ("speaker", "name", "author")  # as the indexer's search context
+
+
+def speaker_of(m: Message) -> str:
+    meta = m.metadata
+    if meta:
+        for k in SPEAKER_KEYS:
+            value = meta.get(k)
+            if isinstance(value, str) and value.strip():
+                return value
+    return ""
+
+
+def query_subject(query: str, speakers: set[str]) -> tuple[str, str] | None:
+    """Whose turns a query is about: ("speaker", name) when it names exactly one of
+    `speakers`, else ("role", "assistant") when it asks what the assistant said, else
+    ("role", "user") when it speaks in the first person; None when it says nothing of it."""
+    named = {s for s in speakers if re.search(r"(?<!\w)" + re.escape(s) + r"(?!\w)", query, re.IGNORECASE)}
+    if len(named) == 1:
+        return "speaker", named.pop()
+    if named:
+        return None
+    if ABOUT_ASSISTANT.search(query):
+        return "role", "assistant"
+    if FIRST_PERSON.search(query):
+        return "role", "user"
+    return None
+
+
+def _replies(hits: list[Hit]) -> dict[str, Hit]:
+    """Candidate id → the candidate that is its reply: the next message of the same
+    session, recognised by its search context, which ends with the turn it follows."""
+    by_journal: dict[tuple[str, str], list[Hit]] = {}
+    for h in hits:
+        by_journal.setdefault((h.message.session, h.message.journal_path), []).append(h)
+    out: dict[str, Hit] = {}
+    for group in by_journal.values():
+        group.sort(key=lambda h: h.message.journal_line)
+        for turn, reply in itertools.pairwise(group):
+            head = turn.message.content[:CONTEXT_PREVIOUS_CHARS]
+            if head and reply.message.context.endswith(head):
+                out[turn.message.id] = reply
+    return out
+
+
+def conversation_rerank(hits: list[Hit], query: str, w: Weights) -> list[Hit]:
+    """Re-rank hybrid hits by the shape of a conversation, in two steps:
+
+    - a turn inherits `w.reply` × how far its reply out-scores it (the reply is about the
+      turn: "What breed is Max?" is answered by the assistant's "Golden Retrievers like
+      Max…", whose turn before it, the user's, holds the fact in other words);
+    - turns by whom the query is about gain `w.speaker` (`query_subject`).
+
+    Both read only the candidates (no store access)."""
+    if not hits or (w.reply <= 0 and w.speaker <= 0):
+        return hits
+    if w.reply > 0:
+        base = {h.message.id: h.score for h in hits}
+        replies = _replies(hits)
+        for h in hits:
+            reply = replies.get(h.message.id)
+            lead = base[reply.message.id] - base[h.message.id] if reply is not None else 0.0
+            if lead > 0:
+                h.parts["reply"] = lead
+                h.score += w.reply * lead
+    speakers = [speaker_of(h.message) for h in hits] if w.speaker > 0 else []
+    subject = query_subject(query, set(speakers) - {""}) if w.speaker > 0 else None
+    if subject is not None:
+        kind, who = subject
+        for h, speaker in zip(hits, speakers):
+            if (speaker if kind == "speaker" else h.message.role) == who:
+                h.parts["speaker"] = 1.0
+                h.score += w.speaker
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits
+
+
+
+
+def session_boost(hits: list[Hit], weight: float) -> list[Hit]:
+    """Light re-ranking: a hit gains `weight` × (the mean score of the other candidates
+    of its session, relative to the best score), so a session that answers the question
+    in several turns rises together — what session-level questions need."""
+    if weight <= 0 or not hits:
+        return hits
+    top = max(h.score for h in hits) or 1.0
+    by_session: dict[str, list[float]] = {}
+    for h in hits:
+        by_session.setdefault(h.message.session, []).append(h.score)
+    for h in hits:
+        scores = by_session[h.message.session]
+        others = (sum(scores) - h.score) / max(1, len(scores) - 1) if len(scores) > 1 else 0.0
+        h.parts["session"] = others / top
+        h.score += weight * h.parts["session"]
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits

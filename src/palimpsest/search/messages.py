@@ -1,0 +1,182 @@
+"""Message search: the message source of the hybrid ranking, the query's embedding, and
+the three modes (ranked, substring, regex).
+
+A ranked query runs the keyword search while the query is embedded on another thread
+(both release the GIL — onnxruntime and SQLite — so on two cores their times overlap),
+ranks the union by `hybrid.rank`, then re-ranks by the conversation stages
+(`conversation.py`). Without an embedder, or before any vector is indexed, it degrades to
+keyword, time and importance and says so in `notes`; it never fails for that reason.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..embed import Embedding
+from ..errors import InvalidInput, PalimpsestError
+from ..records import Hit, Message, parse_time, utcnow
+from ..store import Filters, Store
+from .conversation import conversation_rerank, session_boost
+from .hybrid import Weights, keyword_pool, rank
+from .literal import regex_search
+from .query import query_terms
+
+RECIPES = ("hybrid", "rrf")
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    mode: str
+    match: str = "all"
+    notes: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+    facts: list[Any] = field(default_factory=list)  # FactHit: curated facts come first
+    summaries: list[dict[str, Any]] = field(default_factory=list)  # summary hits, each expanded
+    answer: dict[str, Any] | None = None  # with synthesize=True
+    documents: list[Any] = field(default_factory=list)  # ChunkHit of vaults attached to the session or agent
+
+    def to_dict(self) -> dict[str, Any]:
+        extra = {"answer": self.answer} if self.answer is not None else {}
+        return {**extra,
+            "mode": self.mode,
+            "match": self.match,
+            "notes": self.notes,
+            "took_ms": round(self.took_ms, 2),
+            "facts": [f.to_dict() for f in self.facts],
+            "summaries": self.summaries,
+            "documents": [d.to_dict() for d in self.documents],
+            "hits": [h.to_dict() for h in self.hits],
+        }
+
+
+def temporal_score(m: Message, now_days: float, w: Weights) -> float:
+    """e^(−rate·days since the clock) · (1 + 0.02·min(access_count, cap)), capped at 1."""
+    clock = m.last_accessed_at if (w.decay_clock == "accessed" and m.last_accessed_at) else m.created_at
+    days = max(0.0, now_days - parse_time(clock).timestamp() / 86400.0)
+    boost = 1 + 0.02 * min(m.access_count, w.reinforcement_cap)
+    return min(1.0, pow(2.718281828459045, -w.decay_rate * days) * boost)
+
+
+def embedding_text(m: Message) -> str:
+    """What a message's vector stands for: its text, and for tool calls the call and output head."""
+    speaker = (m.metadata or {}).get("speaker")
+    text = f"{speaker}: {m.content}" if speaker and m.content else m.content
+    if m.tool_name or m.tool_result:
+        text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
+    if m.context:
+        text = f"{text}\n({m.context[:400]})"
+    return text
+
+
+class MessageSource:
+    """Messages as a `hybrid.Source`: every vector neighbour is a candidate (the
+    conversation stages re-rank them), cosines spread within the query."""
+
+    min_semantic = float("-inf")
+    stretch = True
+
+    def __init__(self, store: Store, filters: Filters, model: str = "", now_days: float = 0.0, weights: Weights | None = None) -> None:
+        self.store, self.filters, self.model = store, filters, model
+        self.now_days, self.weights = now_days, weights or Weights()
+        self.found: dict[str, Message] = {}
+
+    def keyword(self, terms: list[str], match_all: bool, limit: int) -> list[tuple[str, float]]:
+        pairs = self.store.keyword_search(terms, self.filters, limit, match_all=match_all)
+        self.found.update((m.id, m) for m, _ in pairs)
+        return [(m.id, s) for m, s in pairs]
+
+    def count(self, terms: list[str], limit: int) -> int:
+        return self.store.count_matches(terms, self.filters, limit)
+
+    def vectors(self, vector: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        return self.store.vector_search(self.model, vector, self.filters, limit)
+
+    def cosines(self, ids: list[str], vector: np.ndarray) -> dict[str, float]:
+        return {mid: float(vec @ vector) for mid, vec in self.store.get_vectors(self.model, ids).items()}
+
+    def rows(self, ids: list[str]) -> dict[str, Message]:
+        extra = [i for i in ids if i not in self.found]
+        self.found.update((m.id, m) for m in self.store.get_messages(extra))
+        return self.found
+
+    def features(self, m: Message) -> dict[str, float]:
+        return {"temporal": temporal_score(m, self.now_days, self.weights), "importance": m.importance}
+
+    def tiebreak(self, m: Message) -> tuple[Any, ...]:
+        return m.created_at, m.id
+
+
+def keyword(store: Store, query: str, filters: Filters, limit: int) -> tuple[list[tuple[Message, float]], str]:
+    """BM25 hits (raw scores) and whether some matched all words ("all") or none did ("any")."""
+    source = MessageSource(store, filters)
+    found, match = keyword_pool(source, query_terms(query), limit)
+    return [(source.found[i], s) for i, s in found], match
+
+
+class MessageSearch:
+    """Search over the messages of one store (`Finder` adds the other kinds)."""
+
+    def __init__(self, store: Store, embedding: Embedding, settings: Any) -> None:
+        self.store, self.embedding, self.settings = store, embedding, settings
+
+    @cached_property
+    def _pool(self) -> ThreadPoolExecutor:
+        return ThreadPoolExecutor(max_workers=4, thread_name_prefix="palimpsest-query")
+
+    def close(self) -> None:
+        if "_pool" in self.__dict__:
+            self._pool.shutdown(wait=False)
+
+    def substring(self, query: str, f: Filters, limit: int) -> SearchResult:
+        hits = [Hit(m, 1.0) for m in self.store.substring_search(query, f, limit)] if query else []
+        return SearchResult(hits, mode="substring")
+
+    def regex(self, pattern: str, f: Filters, limit: int) -> SearchResult:
+        found, notes = regex_search(self.store, pattern, f, limit)
+        return SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
+
+    def ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any = None) -> tuple[SearchResult, Any]:
+        """Hybrid hits and the query's vector (None without one), for the other kinds to reuse."""
+        if recipe not in RECIPES:
+            raise InvalidInput(f"unknown recipe {recipe!r}: use hybrid or rrf")
+        depth = max(limit * 5, 50)
+        embed_notes: list[str] = []
+        pending = self._pool.submit(self.query_vector, query, embed_notes) if self.embedding.configured else None
+        now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
+        w = Weights.from_settings(self.settings)
+        source = MessageSource(self.store, f, "", now_days, w)
+        pool = keyword_pool(source, query_terms(query), depth)
+        qvec = pending.result() if pending is not None else self.query_vector(query, embed_notes)
+        if qvec is not None:
+            source.model = self.embedding.model.model_id  # type: ignore[union-attr]
+        ranking = rank(source, query, w, pool=depth, vector=qvec, recipe=recipe, keyword=pool)
+        hits = [Hit(s.row, s.score, s.parts) for s in ranking.hits]
+        if recipe == "hybrid":  # additive bonuses on the weighted sum's scale; rrf's is another
+            hits = conversation_rerank(hits, query, w)
+        hits = session_boost(hits, w.session)[:limit]
+        notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" else []
+        return SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
+                            notes=notes + embed_notes), qvec
+
+    def query_vector(self, query: str, notes: list[str]) -> Any:
+        """The query's embedding, or None (and why, in `notes`) when vectors cannot answer."""
+        if not self.embedding.configured:
+            notes.append("no embedder configured: ranked by keyword, time and importance only")
+            return None
+        if not query.strip():
+            return None
+        try:
+            embedder = self.embedding.model
+            if embedder is None or embedder.model_id not in self.store.vector_models():
+                notes.append("no vectors indexed yet: ranked by keyword, time and importance only")
+                return None
+            return self.embedding.query(query)
+        except PalimpsestError as exc:
+            notes.append(f"embedder unavailable ({exc}): ranked by keyword, time and importance only")
+            return None

@@ -1,0 +1,59 @@
+"""Queries: the words a query searches for, and the checks every search applies.
+
+User text is never parsed as search syntax: the query is cut into words here and each
+backend quotes every word before it reaches FTS5 or tsquery, so quotes, `NEAR`, `*`, `-`
+and parentheses are just text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import InvalidInput
+
+WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
+MAX_QUERY_CHARS = 10_000
+MAX_TERMS = 64
+
+STOP_WORDS = frozenset(
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "what's", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """Words of a query, lower-cased, stop words dropped (unless nothing else is left)."""
+    words = []
+    for w in WORD_RE.findall(query.lower()):
+        w = w.strip("'’.-")
+        if w and w not in words:
+            words.append(w)
+    content = [w for w in words if w not in STOP_WORDS]
+    return (content or words)[:MAX_TERMS]
+
+
+def check_query(query: Any) -> str:
+    """A query is a string; past `MAX_QUERY_CHARS` it is cut, not refused."""
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a string, got {type(query).__name__}")
+    if len(query) > MAX_QUERY_CHARS:
+        query = query[:MAX_QUERY_CHARS]
+    return query
+
+
+def check_limit(limit: Any, most: int = 1000) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= most:
+        raise InvalidInput(f"limit must be an integer from 1 to {most}")
+    return limit
+
+
+MAX_PAGE = 1000
+MAX_OFFSET = 1_000_000_000  # SQLite integers are 64-bit: a larger offset is an overflow, not a page
+
+
+def check_page(limit: Any, offset: Any) -> None:
+    """A page of results: `limit` from 1 to `MAX_PAGE`, `offset` from 0."""
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
+        raise InvalidInput(f"limit must be an integer from 1 to {MAX_PAGE}")
+    if not isinstance(offset, int) or isinstance(offset, bool) or not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput(f"offset must be an integer from 0 to {MAX_OFFSET:,}")

@@ -1,0 +1,192 @@
+"""`memory.summaries`: the summary DAG of every session — compaction (`compactor.py`),
+search (summaries as a source of the one hybrid ranking), expansion to children and
+source messages, the tree check, embedding and replay from the decision log."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from ..errors import NotFound
+from ..jobs import last_attempt
+from ..kernel import Kernel
+from ..records import parse_time, utcnow
+from ..search import MIN_SEMANTIC, Weights, decay, rank
+from ..store import Filters, Job, NewJob
+from ..store.summaries_base import Summary
+from .compactor import SYSTEM_SESSION, Compactor, SummaryHit
+
+log = logging.getLogger(__name__)
+IMPORTANCE_BY_DEPTH = (0.5, 0.4, 0.3)  # a leaf is the most specific
+
+
+class SummarySource:
+    """Live summaries as a `hybrid.Source`, their clock the newest message they cover."""
+
+    min_semantic = MIN_SEMANTIC
+    stretch = False
+
+    def __init__(self, store: Any, filters: Filters | None, model: str, moment: datetime) -> None:
+        self.store, self.filters, self.model, self.moment = store, filters, model, moment
+
+    def keyword(self, terms: list[str], match_all: bool, limit: int) -> list[tuple[str, float]]:
+        return self.store.summary_keyword_search(terms, self.filters, limit, match_all)
+
+    def count(self, terms: list[str], limit: int) -> int:
+        return len(self.keyword(terms, True, limit))
+
+    def vectors(self, vector: Any, limit: int) -> list[tuple[str, float]]:
+        try:
+            return self.store.summary_vector_search(self.model, vector, self.filters, limit)
+        except Exception as exc:  # noqa: BLE001 - keyword-only then
+            log.warning("summary search without vectors: %s", exc)
+            return []
+
+    def cosines(self, ids: list[str], vector: Any) -> dict[str, float]:
+        return {}
+
+    def rows(self, ids: list[str]) -> dict[str, Summary]:
+        return {s.id: s for s in self.store.get_summaries(ids)}
+
+    def features(self, s: Summary) -> dict[str, float]:
+        days = (self.moment - parse_time(s.latest_at)).total_seconds() / 86400
+        return {"temporal": decay(days), "importance": IMPORTANCE_BY_DEPTH[min(s.depth, 2)]}
+
+    def tiebreak(self, s: Summary) -> tuple[Any, ...]:
+        return (s.id,)
+
+
+class Summaries:
+    """The DAG of every session of one store."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel, self.store, self.settings = kernel, kernel.store, kernel.settings
+        self.decisions = kernel.decisions
+        self.on_summary: Callable[[Summary], list[NewJob]] = lambda s: []  # jobs for a new summary (Memory sets it)
+
+    def handlers(self) -> dict[str, Any]:
+        return {"compact": self.run_job}
+
+    def run_job(self, job: Job) -> None:
+        self.compact(job.payload["session"], final=bool(job.payload.get("final")), use_llm=not last_attempt(job))
+        self.embed_missing()  # summaries written before a model change, or while the embedder was down
+
+    def compact(self, session: str, *, final: bool = False, use_llm: bool = True, cancel: threading.Event | None = None) -> dict[str, int]:
+        """Compact one session (routine, or `final`: everything, tree complete)."""
+        return Compactor(self, session, use_llm=use_llm, cancel=cancel).run(final)
+
+    def embed(self, found: list[Summary]) -> int:
+        """Vectors for summaries, best effort (a summary without one is still found by keyword)."""
+        embedding = self.kernel.embedding
+        if not embedding.configured or not found:
+            return 0
+        try:
+            embedder = embedding.model
+            if embedder is None:
+                return 0
+            vectors = embedding.embed([s.content for s in found], self.settings.embed_timeout)
+            self.store.put_summary_vectors(embedder.model_id, list(zip([s.id for s in found], vectors)))
+            return len(found)
+        except Exception as exc:  # noqa: BLE001 - embedding is derived: reindex catches up
+            log.warning("summaries not embedded now: %s", exc)
+            return 0
+
+    def embed_missing(self, batch: int = 64) -> int:
+        """Vectors for summaries that have none of the current model (after a model change)."""
+        embedder = self.kernel.embedding.model if self.kernel.embedding.configured else None
+        if embedder is None:
+            return 0
+        done = 0
+        while rows := self.store.summaries_without_vectors(embedder.model_id, batch):
+            n = self.embed(rows)
+            if not n:
+                break
+            done += n
+        return done
+
+    def replay(self) -> int:
+        """Store every journaled summary the store lacks (a new or rebuilt store)."""
+        return self.decisions.replay(SYSTEM_SESSION, set(), lambda d: self.store.put_summary(
+            Summary.from_dict(d.change["summary"]), d.change.get("supersedes")), changes_only=False)
+
+    # -- reading -------------------------------------------------------------------
+    def search(self, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None,
+               query_vector: Any = None, semantic: bool = True) -> list[SummaryHit]:
+        """Live summaries matching `query`, best first, by the one hybrid ranking: BM25
+        (normalised), cosine, time decay from `latest_at`, and importance by depth (a leaf
+        is the most specific: 0.5, branch 0.4, root 0.3). `query_vector` reuses an embedding
+        the caller already made; `semantic=False` when it knows the embedder cannot answer."""
+        vector = self._query_vector(query, query_vector) if semantic else None
+        model = self.kernel.embedding.model.model_id if vector is not None else ""  # type: ignore[union-attr]
+        moment = parse_time(now) if now is not None else utcnow()
+        ranking = rank(SummarySource(self.store, filters, model, moment), query, Weights.from_settings(self.settings),
+                       pool=limit * 5, vector=vector)
+        return [SummaryHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
+
+    def _query_vector(self, query: str, given: Any) -> Any:
+        embedding = self.kernel.embedding
+        if not embedding.configured or not query.strip():
+            return None
+        try:
+            if embedding.model is None:
+                return None
+            return given if given is not None else embedding.query(query)
+        except Exception as exc:  # noqa: BLE001 - keyword-only then
+            log.warning("summary search without vectors: %s", exc)
+            return None
+
+    def expand(self, summary_id: str, *, limit: int = 200) -> dict[str, Any]:
+        """A summary with its children (branch, root) and its source messages: a leaf's own,
+        or the first `limit` messages of the leaves below a branch or root."""
+        found = self.store.get_summaries([summary_id])
+        if not found:
+            raise NotFound(f"no summary with id {summary_id!r}")
+        s = found[0]
+        children = self.store.get_summaries(s.sources) if s.depth > 0 else []
+        leaves, frontier = ([s] if s.depth == 0 else []), children
+        while frontier:
+            leaves += [c for c in frontier if c.depth == 0]
+            nxt = [x for c in frontier if c.depth > 0 for x in c.sources]
+            frontier = self.store.get_summaries(nxt) if nxt else []
+        ids = [m for leaf in leaves for m in leaf.sources][:limit]
+        return {"summary": s, "children": children, "messages": self.store.get_messages(ids)}
+
+
+    def tree(self, session: str) -> dict[str, Any]:
+        """The live DAG of a session and whether it is complete (see `check_tree`)."""
+        return {"summaries": self.store.session_summaries(session), **self.check_tree(session)}
+
+    def check_tree(self, session: str) -> dict[str, Any]:
+        """Coverage: messages in no leaf, leaves and branches without a parent, live roots."""
+        store = self.store
+        orphans = {d: len(store.session_summaries(session, d, orphans=True)) for d in (0, 1)}
+        roots = len(store.session_summaries(session, 2))
+        unsummarised = store.count_unsummarised(session)
+        complete = unsummarised == 0 and orphans[0] == 0 and orphans[1] == 0 and roots == 1
+        return {"unsummarised": unsummarised, "orphan_leaves": orphans[0], "orphan_branches": orphans[1], "roots": roots, "complete": complete}
+
+    def pending_sessions(self, *, final: bool = False, limit: int = 100_000) -> list[str]:
+        """Sessions with enough unsummarised messages to compact (any at all when `final`)."""
+        least = 1 if final else self.settings.compact_after + 1
+        return [s for s, _ in self.store.sessions_with_unsummarised(least, limit)]
+
+    def of_session(self, session: str) -> list[Summary]:
+        """Every live summary of a session."""
+        return self.store.session_summaries(session)
+
+    def get(self, summary_id: str) -> Summary:
+        found = self.store.get_summaries([summary_id])
+        if not found:
+            raise NotFound(f"no summary with id {summary_id!r}")
+        return found[0]
+
+    def latest(self, session: str) -> str | None:
+        """The widest live summary of a session: its root, else its newest branch or leaf."""
+        found = self.store.session_summaries(session)
+        if not found:
+            return None
+        top = max(s.depth for s in found)
+        return max((s for s in found if s.depth == top), key=lambda s: s.latest_at).content
