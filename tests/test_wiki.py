@@ -387,7 +387,7 @@ def test_an_invalid_llm_patch_is_parked_and_the_last_attempt_takes_the_fallback(
         with pytest.raises(InvalidReply):
             memory.wiki.mine(leaf)
         assert not memory.store.wiki_leaf_marks([leaf])
-        wiki_mod.run_extract(memory, Job(1, "extract-wiki", {"summary": leaf}, attempts=3, max_attempts=3))
+        memory.wiki.run_extract(Job(1, "extract-wiki", {"summary": leaf}, attempts=3, max_attempts=3))
         mark = memory.store.wiki_leaf_marks([leaf])[leaf]
         assert mark.origin == "fallback" and memory.wiki.show("Ana")["current"]
         assert memory.stats()["llm"]["extract-wiki"]["invalid"] >= 1

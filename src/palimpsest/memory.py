@@ -52,6 +52,7 @@ from .wiki import Wiki
 from .wiki import after_leaf as wiki_jobs
 
 log = logging.getLogger(__name__)
+PARTS = ("facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth", "messages", "finder", "recaller", "handlers")
 
 
 class Memory:
@@ -70,6 +71,22 @@ class Memory:
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self.writer = Writer(self.journal, self.store, self.indexer)
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: Settings) -> None:
+        """New settings (tests and benchmarks change them on an open memory): the kernel
+        takes them and the parts built from the old ones are built again on next use."""
+        self._settings = value
+        kernel = self.__dict__.get("kernel")
+        if kernel is not None:
+            kernel.settings = kernel.embedding.settings = value
+            kernel.__dict__.pop("llm", None)
+            for name in PARTS:
+                self.__dict__.pop(name, None)
 
     def close(self) -> None:
         try:

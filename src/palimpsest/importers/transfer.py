@@ -73,11 +73,7 @@ def export_memory(memory: Any, out: IO[str], progress: Progress | None = None) -
 
 def _journals(memory: Any) -> list[tuple[str, Any]]:
     """The journals of a home: the sessions', and the system journal of decisions."""
-    found = [("sessions", memory.journal)]
-    facts = getattr(memory, "facts", None)
-    if facts is not None and getattr(facts, "journal", None) is not None:
-        found.append(("system", facts.journal))
-    return found
+    return [("sessions", memory.journal), ("system", memory.decisions.journal)]
 
 
 def _session_attrs(memory: Any, session: str) -> dict[str, Any]:
