@@ -347,6 +347,9 @@ class Memory:
         """The summary DAG of every session (`palimpsest.summarize`)."""
         return Summaries(self)
 
+    wiki = property(lambda self: __import__("palimpsest.wiki", fromlist=["wiki_of"]).wiki_of(self))  # TEMP (drop at merge)
+    vaults = property(lambda self: __import__("palimpsest.vaults", fromlist=["vaults_of"]).vaults_of(self))  # TEMP (drop at merge)
+
     def embed_messages(self, messages: list[Any]) -> int:
         """Embed these messages now (what the `embed` job does) and store their vectors."""
         embedder = self.embedder
