@@ -560,7 +560,6 @@ def test_symbols_mentioned(graph: CodeGraph, settings: Settings) -> None:
 
 def test_tools(graph: CodeGraph, settings: Settings) -> None:
     from palimpsest import Memory, tools
-    from palimpsest.code import tools as code_tools  # noqa: F401  (registers the code tools)
 
     graph.index(FIXTURES / "goapp")
     memory = Memory(settings.home_path, settings=settings)

@@ -35,10 +35,10 @@ from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
-from ..wiki.http import wiki_routes
 from .guard import Guard, is_loopback
 from .mcp import build_server
 from .panel import mount as mount_panel
+from .wiki import wiki_routes
 
 log = logging.getLogger("palimpsest.http")
 MAX_DEPTH = 100  # a capture body adds 4 levels around tool_args; json itself stops near 1,000

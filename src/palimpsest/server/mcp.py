@@ -1,7 +1,7 @@
 """The MCP server: the tools of `palimpsest.tools`, over stdio or streamable HTTP.
 
 Built on the official `mcp` SDK (2.x). The tools are declared once, with JSON schemas, in
-`tools.py`, so this module uses the SDK's low-level `Server` (`on_list_tools` /
+`palimpsest.tools`, so this module uses the SDK's low-level `Server` (`on_list_tools` /
 `on_call_tool`), which publishes those schemas as they are; `MCPServer` (1.x's `FastMCP`)
 derives schemas from Python signatures, which would declare every tool a second time.
 Write tools are listed and callable only when writes are enabled.

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote
@@ -35,12 +36,15 @@ from starlette.staticfiles import StaticFiles
 from ...errors import InvalidInput, PalimpsestError, WriteDisabled
 from ...memory import Memory
 from ..guard import PANEL_LOGIN, PANEL_SIGN_IN_S, panel_cookie, panel_cookie_name
-from . import views
+from . import views, wiki
 from .render import render
 
 COOKIE = "palimpsest_csrf"
 HEADER = "x-palimpsest-csrf"
 MAX_ACTION_BYTES = 64 * 1024
+
+# a page: the memory and the request's parameters in, (template, context) out
+Page = Callable[[Memory, dict[str, Any]], tuple[str, dict[str, Any]]]
 
 
 class Panel:
@@ -117,9 +121,7 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         response.delete_cookie(panel_cookie_name(request.scope), path="/panel")
         return response
 
-    def page_route(path: str, name: str) -> None:
-        build = getattr(views, name)
-
+    def page_route(path: str, build: Page) -> None:
         async def show(request: Request) -> Response:
             params = dict(request.query_params)
             params.update(request.path_params)
@@ -131,13 +133,13 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
                 return RedirectResponse(quote(context["url"], safe="/?=&#"), status_code=303)
             return panel.page(request, template, context)
 
-        app.add_api_route(path, show, methods=["GET"], include_in_schema=False, name=f"panel-{name}")
+        app.add_api_route(path, show, methods=["GET"], include_in_schema=False, name=f"panel-{build.__name__}")
 
-    for path, name in (("/panel", "sessions"), ("/panel/sessions", "sessions"), ("/panel/sessions/{session}", "session"),
-                       ("/panel/find", "find"), ("/panel/search", "search"), ("/panel/facts", "facts"),
-                       ("/panel/facts/{fact_id}", "fact"), ("/panel/tags", "tags"), ("/panel/health", "health"),
-                       ("/panel/wiki", "wiki"), ("/panel/wiki/{topic}", "wiki_page")):
-        page_route(path, name)
+    for path, build in (("/panel", views.sessions), ("/panel/sessions", views.sessions), ("/panel/sessions/{session}", views.session),
+                        ("/panel/find", views.find), ("/panel/search", views.search), ("/panel/facts", views.facts),
+                        ("/panel/facts/{fact_id}", views.fact), ("/panel/tags", views.tags), ("/panel/health", views.health),
+                        ("/panel/wiki", wiki.wiki), ("/panel/wiki/{topic}", wiki.wiki_page)):
+        page_route(path, build)
 
     @app.post("/panel/action/{name}", include_in_schema=False)
     async def action(name: str, request: Request) -> JSONResponse:

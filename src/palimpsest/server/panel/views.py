@@ -14,7 +14,6 @@ from ...errors import InvalidInput, NotFound
 from ...memory import Memory
 from ...records import Hit
 from ...search import SearchResult
-from ...wiki.panel import wiki, wiki_page  # noqa: F401 - the wiki's pages, served by the page routes
 
 PAGE = 50
 EVENTS_PAGE = 200

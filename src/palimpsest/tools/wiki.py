@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memory import Memory
-from .tools import INTEGER, STRING, schema, tool
-from .wiki import wiki_of
+from ..memory import Memory
+from .registry import INTEGER, STRING, schema, tool
 
 TOPIC: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500, "description": "a topic id (wtp_…), title or alias"}
 KIND: dict[str, Any] = {"enum": ["person", "project", "system", "subject", "topic"]}
@@ -17,23 +16,23 @@ KIND: dict[str, Any] = {"enum": ["person", "project", "system", "subject", "topi
       schema({"kind": KIND, "query": STRING, "limit": {**INTEGER, "minimum": 1, "maximum": 1000},
               "offset": {**INTEGER, "minimum": 0, "maximum": 1_000_000_000}}))
 def memory_wiki_list(memory: Memory, args: dict[str, Any]) -> Any:
-    return {"topics": wiki_of(memory).list(kind=args.get("kind"), query=args.get("query"), limit=args.get("limit", 100),
-                                        offset=args.get("offset", 0))}
+    return {"topics": memory.wiki.list(kind=args.get("kind"), query=args.get("query"), limit=args.get("limit", 100),
+                                       offset=args.get("offset", 0))}
 
 
 @tool("memory_wiki_show", "One topic page: what is known, what is disputed, what no longer holds; every statement "
       "with the summary and message ids it came from, and the page as Markdown.", schema({"topic": TOPIC}, required=["topic"]))
 def memory_wiki_show(memory: Memory, args: dict[str, Any]) -> Any:
-    return wiki_of(memory).show(args["topic"])
+    return memory.wiki.show(args["topic"])
 
 
 @tool("memory_wiki_history", "A topic page's patches, oldest first: each version's operations and the leaf summary it came from.",
       schema({"topic": TOPIC}, required=["topic"]))
 def memory_wiki_history(memory: Memory, args: dict[str, Any]) -> Any:
-    return {"patches": wiki_of(memory).history(args["topic"])}
+    return {"patches": memory.wiki.history(args["topic"])}
 
 
 @tool("memory_wiki_search", "Topic pages matching a query, best first, each with its best statements and their source ids.",
       schema({"query": {"type": "string", "minLength": 1}, "limit": {**INTEGER, "minimum": 1, "maximum": 100}}, required=["query"]))
 def memory_wiki_search(memory: Memory, args: dict[str, Any]) -> Any:
-    return {"hits": wiki_of(memory).search(args["query"], limit=args.get("limit", 10))}
+    return {"hits": memory.wiki.search(args["query"], limit=args.get("limit", 10))}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memory import Memory
-from .tools import INTEGER, SESSION, STRING, schema, tool
+from ..memory import Memory
+from .registry import INTEGER, SESSION, STRING, schema, tool
 
 BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "description": "token budget of the whole block (default 4000)"}
 

@@ -1,18 +1,16 @@
-"""The code graph's tools for HTTP and MCP, declared with the registry's `@tool`.
+"""The code graph's tools for HTTP and MCP.
 
-They are registered when this module is imported: the registry does so once
-`"palimpsest.code.tools"` is listed in `palimpsest.tools.TOOL_MODULES`. All are read
-tools; indexing stays a CLI / library operation (it reads the local disk of the server).
-Each opens the code graph of the memory's home (`code_db` setting) for one call.
+All are read tools; indexing stays a CLI / library operation (it reads the local disk of
+the server). Each opens the code graph of the memory's home (`code_db` setting) for one call.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..code.graph import CodeGraph
 from ..memory import Memory
-from ..tools import INTEGER, STRING, schema, tool
-from .graph import CodeGraph
+from .registry import INTEGER, STRING, schema, tool
 
 REPO: dict[str, Any] = {"type": "string", "description": "repository name (a project: tag value) or root path; "
                         "default: the only one indexed"}  # fmt: skip

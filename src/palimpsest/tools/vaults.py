@@ -1,7 +1,6 @@
-"""The vaults' tools for HTTP and MCP, declared with the registry's `@tool`.
+"""The vaults' tools for HTTP and MCP.
 
-Registered when this module is imported (`"palimpsest.vaults.tools"` is listed in
-`palimpsest.tools.TOOL_MODULES`). A tool call reads as the agent it names (`agent`), or
+A tool call reads as the agent it names (`agent`), or
 as no agent: public vaults only — never as the owner, so a restricted vault stays
 invisible over the wire to every agent it does not name. Indexing a folder stays a CLI /
 library operation (it reads the server's disk); writing a document or a skill is a write
@@ -13,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from ..tools import OBJECT, STRING, schema, tool
-from . import Reader, vaults_of
+from ..vaults import Reader
+from .registry import OBJECT, STRING, schema, tool
 
 VAULT: dict[str, Any] = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "vault name"}
 AGENT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200,
@@ -30,40 +29,40 @@ def _reader(args: dict[str, Any]) -> Reader:
 @tool("vault_list", "The vaults this agent may read: name, type (semantic, skill, episodic), size and state.",
       schema({"agent": AGENT}))  # fmt: skip
 def vault_list(memory: Memory, args: dict[str, Any]) -> Any:
-    return {"vaults": vaults_of(memory).list(_reader(args))}
+    return {"vaults": memory.vaults.list(_reader(args))}
 
 
 @tool("vault_query", "The chunks of a document vault closest to a question, with document, heading path, "
       "metadata and a similarity in [0, 1] (hybrid: keywords + embeddings).",
       schema({"vault": VAULT, "query": STRING, "limit": LIMIT, "agent": AGENT}, required=["vault", "query"]))  # fmt: skip
 def vault_query(memory: Memory, args: dict[str, Any]) -> Any:
-    return vaults_of(memory).query(args["vault"], args["query"], limit=args.get("limit", 5), reader=_reader(args))
+    return memory.vaults.query(args["vault"], args["query"], limit=args.get("limit", 5), reader=_reader(args))
 
 
 @tool("vault_skills", "The skills of a skill vault: name, description, triggers.",
       schema({"vault": VAULT, "agent": AGENT}, required=["vault"]))  # fmt: skip
 def vault_skills(memory: Memory, args: dict[str, Any]) -> Any:
-    rows = vaults_of(memory).skill_list(args["vault"], _reader(args))
+    rows = memory.vaults.skill_list(args["vault"], _reader(args))
     return {"skills": [{"name": s.name, "description": s.description, "triggers": s.triggers} for s in rows]}
 
 
 @tool("vault_skill", "Read one skill (its procedure and metadata).",
       schema({"vault": VAULT, "name": STRING, "agent": AGENT}, required=["vault", "name"]))  # fmt: skip
 def vault_skill(memory: Memory, args: dict[str, Any]) -> Any:
-    return vaults_of(memory).skill(args["vault"], args["name"], _reader(args))
+    return memory.vaults.skill(args["vault"], args["name"], _reader(args))
 
 
 @tool("vault_write_document", "Write a text document (.md or .txt) into a document vault; it is indexed at once.",
       schema({"vault": VAULT, "path": STRING, "content": STRING, "metadata": OBJECT, "agent": AGENT},
              required=["vault", "path", "content"]), write=True)  # fmt: skip
 def vault_write_document(memory: Memory, args: dict[str, Any]) -> Any:
-    return vaults_of(memory).write_document(args["vault"], args["path"], args["content"], metadata=args.get("metadata"),
-                                            reader=_reader(args))
+    return memory.vaults.write_document(args["vault"], args["path"], args["content"], metadata=args.get("metadata"),
+                                        reader=_reader(args))
 
 
 @tool("vault_write_skill", "Write (or replace) a skill in a skill vault; a trigger word in a turn loads it into recall.",
       schema({"vault": VAULT, "name": STRING, "description": STRING, "body": STRING, "triggers": TRIGGERS, "metadata": OBJECT,
               "agent": AGENT}, required=["vault", "name", "body"]), write=True)  # fmt: skip
 def vault_write_skill(memory: Memory, args: dict[str, Any]) -> Any:
-    return vaults_of(memory).write_skill(args["vault"], args["name"], args.get("description", ""), args["body"],
-                                         triggers=args.get("triggers"), metadata=args.get("metadata"), reader=_reader(args))
+    return memory.vaults.write_skill(args["vault"], args["name"], args.get("description", ""), args["body"],
+                                     triggers=args.get("triggers"), metadata=args.get("metadata"), reader=_reader(args))

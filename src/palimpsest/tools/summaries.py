@@ -1,19 +1,19 @@
-"""Tools over the summary DAG and answer synthesis (registered in `tools.TOOL_MODULES`)."""
+"""Tools over the summary DAG and answer synthesis."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .memory import Memory
-from .summarize import expand, search_summaries
-from .tools import FILTERS, LIMIT, STRING, _pick, schema, tool
-from .toolsynth import synthesize_answer
+from ..memory import Memory
+from ..summarize import expand, search_summaries
+from ..toolsynth import synthesize_answer
+from .registry import FILTERS, LIMIT, STRING, pick, schema, tool
 
 
 @tool("memory_summaries", "Search the summaries of old conversation stretches (leaf, branch and root summaries), "
       "best first; expand one with memory_expand.", schema({"query": STRING, "limit": LIMIT, **FILTERS}, required=["query"]))
 def memory_summaries(memory: Memory, args: dict[str, Any]) -> Any:
-    hits = search_summaries(memory, args["query"], memory.filters(**_pick(args, FILTERS)), args.get("limit", 10))
+    hits = search_summaries(memory, args["query"], memory.filters(**pick(args, FILTERS)), args.get("limit", 10))
     return {"hits": [h.to_dict() for h in hits]}
 
 
@@ -29,5 +29,5 @@ def memory_expand(memory: Memory, args: dict[str, Any]) -> Any:
       "(needs PALIMPSEST_SYNTHESIZE_ANSWERS=1 and an LLM; otherwise says synthesis is unavailable).",
       schema({"query": STRING, "limit": LIMIT, **FILTERS}, required=["query"]))
 def memory_answer(memory: Memory, args: dict[str, Any]) -> Any:
-    hits = memory.search(args["query"], limit=args.get("limit", 10), **_pick(args, FILTERS)).hits
+    hits = memory.search(args["query"], limit=args.get("limit", 10), **pick(args, FILTERS)).hits
     return {**synthesize_answer(memory, args["query"], hits), "hits": [h.to_dict() for h in hits]}

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .memory import Memory
-from .tools import INTEGER, STRING, schema, tool
+from ..memory import Memory
+from .registry import INTEGER, STRING, schema, tool
 
 FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
 TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}

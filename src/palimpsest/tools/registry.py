@@ -1,0 +1,141 @@
+"""How a tool is declared: `@tool`, the schema helpers, and the checks a call's arguments pass.
+
+A tool is a name, a description, a JSON schema of its arguments, whether it writes, and a
+handler `handler(memory, args) -> JSON-able`. `@tool` only records a declaration under
+the module that makes it; nothing is served until the package (`palimpsest.tools`)
+collects the modules it names, in its order, into the one list HTTP and MCP serve.
+Declaring a tool therefore never depends on who imported what first.
+
+    from .registry import STRING, schema, tool
+
+    @tool("memory_tags", "List the tags of a session.", schema({"session": STRING}, required=["session"]))
+    def memory_tags(memory, args):
+        return memory.tags.list(args["session"])
+
+Pass `write=True` for anything that changes state. Handlers return plain JSON values
+(dicts, lists, strings, numbers); objects with `to_dict()` are converted by `call`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from jsonschema import Draft202012Validator, validators
+
+from ..errors import InvalidInput
+from ..memory import MAX_PAGE, Memory
+from ..records import ROLE_RE, SESSION_ID_RE
+
+Handler = Callable[[Memory, dict[str, Any]], Any]
+
+STRING: dict[str, Any] = {"type": "string"}
+INTEGER: dict[str, Any] = {"type": "integer"}
+BOOLEAN: dict[str, Any] = {"type": "boolean"}
+OBJECT: dict[str, Any] = {"type": "object"}
+ANY: dict[str, Any] = {}
+SESSION: dict[str, Any] = {"type": "string", "pattern": SESSION_ID_RE.pattern, "description": "session id: letters, digits and ._:@+=-"}
+ROLE: dict[str, Any] = {"type": "string", "pattern": ROLE_RE.pattern, "description": "user, assistant, system, tool, …"}
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}
+# bounded: SQLite integers are 64-bit, and a larger offset is an overflow, not an empty page
+OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000}
+# the transcript filters of memory.search / memory.browse, shared by the message and summary tools
+FILTERS: dict[str, Any] = {
+    "session": STRING, "agent": STRING, "channel": STRING, "role": STRING,
+    "since": {"type": "string", "description": "ISO 8601 time, inclusive"},
+    "until": {"type": "string", "description": "ISO 8601 time, exclusive"},
+    "tag": {"type": "string", "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
+}
+
+# JSON Schema counts 49.0 as an integer; handlers pass limits to SQL, where it is not one.
+_Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
+    "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)))
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    write: bool = False
+    validator: Any = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema, "write": self.write}
+
+
+# declarations by module name, in the order each module makes them; read by `collect`
+_DECLARED: dict[str, list[Tool]] = {}
+
+
+def schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """The argument schema of a tool: an object with these properties and no others."""
+    out: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        out["required"] = list(required)
+    return out
+
+
+def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bool = False) -> Callable[[Handler], Handler]:
+    """Declare `handler` as a tool of its module; the handler itself is returned unchanged."""
+
+    def declare(handler: Handler) -> Handler:
+        Draft202012Validator.check_schema(input_schema)
+        found = Tool(name, description.strip(), input_schema, handler, write, _Validator(input_schema))
+        _DECLARED.setdefault(handler.__module__, []).append(found)
+        return handler
+
+    return declare
+
+
+def collect(modules: Iterable[ModuleType]) -> dict[str, Tool]:
+    """The tools these modules declare, module by module in declaration order. Names are
+    unique; a name declared twice is a bug."""
+    out: dict[str, Tool] = {}
+    for module in modules:
+        for found in _DECLARED.get(module.__name__, []):
+            if found.name in out:
+                raise ValueError(f"tool {found.name!r} is declared twice")
+            out[found.name] = found
+    return out
+
+
+def pick(args: dict[str, Any], keys: dict[str, Any]) -> dict[str, Any]:
+    """The arguments named by `keys` (a schema's properties) that the caller gave."""
+    return {k: args[k] for k in keys if k in args}
+
+
+def check(found: Tool, args: Any) -> dict[str, Any]:
+    """`args` checked against the tool's schema; the first error names the field."""
+    name = found.name
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise InvalidInput(f"{name}: arguments must be a JSON object, got {type(args).__name__}")
+    errors = sorted(found.validator.iter_errors(args), key=lambda e: (len(e.path), e.message))
+    if errors:
+        err = errors[0]
+        where = ".".join(str(p) for p in err.absolute_path) or "arguments"
+        raise InvalidInput(f"{name}: {where}: {err.message[:300]}")
+    _check_unicode(name, args)
+    return args
+
+
+def _check_unicode(name: str, args: dict[str, Any]) -> None:
+    """JSON may carry lone surrogates (`"\\ud800"`); no handler should meet one."""
+    stack: list[tuple[str, Any]] = [("", args)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+            stack.extend((where or "arguments", k) for k in value)
+        elif isinstance(value, list):
+            stack.extend((f"{where}.{i}", v) for i, v in enumerate(value))
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise InvalidInput(f"{name}: {where}: holds a lone surrogate at position {exc.start}; send valid Unicode") from None
