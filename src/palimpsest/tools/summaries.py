@@ -5,22 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from ..summarize import expand, search_summaries
-from ..toolsynth import synthesize_answer
 from .registry import FILTERS, LIMIT, STRING, pick, schema, tool
 
 
 @tool("memory_summaries", "Search the summaries of old conversation stretches (leaf, branch and root summaries), "
       "best first; expand one with memory_expand.", schema({"query": STRING, "limit": LIMIT, **FILTERS}, required=["query"]))
 def memory_summaries(memory: Memory, args: dict[str, Any]) -> Any:
-    hits = search_summaries(memory, args["query"], memory.filters(**pick(args, FILTERS)), args.get("limit", 10))
+    hits = memory.summaries.search(args["query"], memory.filters(**pick(args, FILTERS)), args.get("limit", 10))
     return {"hits": [h.to_dict() for h in hits]}
 
 
 @tool("memory_expand", "A summary with its child summaries and the messages it covers.",
       schema({"id": {"type": "string", "description": "a summary id (sum_…)"}, "limit": LIMIT}, required=["id"]))
 def memory_expand(memory: Memory, args: dict[str, Any]) -> Any:
-    found = expand(memory, args["id"], limit=args.get("limit", 200))
+    found = memory.summaries.expand(args["id"], limit=args.get("limit", 200))
     return {"summary": found["summary"].to_dict(), "children": [c.to_dict() for c in found["children"]],
             "messages": [m.to_dict() for m in found["messages"]]}
 
@@ -30,4 +28,4 @@ def memory_expand(memory: Memory, args: dict[str, Any]) -> Any:
       schema({"query": STRING, "limit": LIMIT, **FILTERS}, required=["query"]))
 def memory_answer(memory: Memory, args: dict[str, Any]) -> Any:
     hits = memory.search(args["query"], limit=args.get("limit", 10), **pick(args, FILTERS)).hits
-    return {**synthesize_answer(memory, args["query"], hits), "hits": [h.to_dict() for h in hits]}
+    return {**memory.toolsynth.answer(args["query"], hits), "hits": [h.to_dict() for h in hits]}
