@@ -36,8 +36,6 @@ Progress = Callable[[int, int], None]
 CHUNK = 1000
 # room left in an event for its metadata and JSON framing when a payload is shortened
 SIZE_MARGIN = 64 * 1024
-BOILERPLATE_IMPORTANCE = 0.1
-REASONING_IMPORTANCE = 0.3
 
 
 @dataclass
@@ -183,45 +181,9 @@ def safe_session_id(name: str) -> str:
     return check_session_id(cleaned)
 
 
-def source_record(record_type: str, raw: Any, source: dict[str, Any], created_at: str | None, key: str) -> dict[str, Any]:
-    """A harness record kept as it is: journaled (type `source_record`) but never indexed."""
-    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-    return {
-        "type": "source_record", "role": "source", "content": text, "created_at": created_at, "event_key": key,
-        "metadata": {**source, "record_type": record_type},
-    }
-
-
-def text_of(value: Any) -> str:
-    """Text of a content value: a string, or a list of text parts (other parts named in brackets)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for p in value:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict):
-                t = p.get("text")
-                parts.append(t if isinstance(t, str) else f"[{p.get('type', 'part')}]")
-        return "\n".join(x for x in parts if x)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def parse_args(arguments: Any) -> Any:
-    """Tool-call arguments arrive as a JSON string; keep the string when it is not JSON."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except json.JSONDecodeError:
-            return arguments
-    return arguments
-
-
-def time_or(value: Any, fallback: str | None) -> str | None:
-    return value if isinstance(value, str) and value.strip() else fallback
+def file_stem(path: str) -> str:
+    """A file's name without `.jsonl`: the session id when its records name none."""
+    return path.rsplit("/", 1)[-1].removesuffix(".jsonl")
 
 
 def file_time(path: str | Path | None) -> str | None:
