@@ -39,9 +39,10 @@ class Context:
     def from_state(cls, path: str | None, state: Any) -> Context:
         """A context saved by `state`; what is missing or malformed starts empty."""
         s = state if isinstance(state, dict) else {}
-        text = lambda k: s[k] if isinstance(s.get(k), str) else None  # noqa: E731
-        tools = s.get("tools") if isinstance(s.get("tools"), dict) else {}
-        settings = s.get("settings") if isinstance(s.get("settings"), dict) else {}
+        text = lambda k: s[k] if isinstance(s.get(k), str) else None
+        tools, settings = s.get("tools"), s.get("settings")
+        tools = tools if isinstance(tools, dict) else {}
+        settings = settings if isinstance(settings, dict) else {}
         return cls(path, last_ts=text("last_ts"), tools={str(k): str(v) for k, v in tools.items()},
                    session_id=text("session_id"), title=text("title"), settings=dict(settings))
 

@@ -29,10 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import check_session_id
 from ..harness import claude_code as claude_code_reader
 from ..harness import codex as codex_reader
 from ..harness.common import Context
+from ..records import check_session_id
 from . import chat, claude_code, codex, evalsets, transfer
 from .base import (
     ImportRejected,

@@ -22,13 +22,15 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
+from ..harness import READERS
+from ..harness.common import Context
 from ..messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
@@ -191,6 +193,33 @@ def file_time(path: str | Path | None) -> str | None:
         return iso(datetime.fromtimestamp(Path(path).stat().st_mtime).astimezone()) if path else None
     except OSError:
         return None
+
+
+def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], path: str, session: str | None,
+                      agent: str | None, fallback_time: str | None, raw_of: Callable[[int, Any], bytes]) -> Plan:
+    """One harness transcript file (Claude Code, Codex) as one session, every record read
+    by the harness reader of `fmt` (`raw_of(line, record)`: the line's bytes, which the
+    reader may key events by). A file with no record of the format is refused."""
+    plan = Plan(fmt, all_or_nothing=False)
+    ctx = Context(path, last_ts=fallback_time)
+    messages: list[dict[str, Any]] = []
+    known = 0
+    for line, rec in records:
+        if not isinstance(rec, dict):
+            plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
+            continue
+        known += READERS[fmt].looks_like(rec)
+        for part in READERS[fmt].convert(rec, line, ctx, raw_of(line, rec)):
+            if part["type"] == "source_record":
+                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
+            messages.append({**part, "_where": f"line {line}", "_line": line})
+    sp = plan.session(session or safe_session_id(ctx.session_id or file_stem(path)))
+    sp.attrs = {"agent": agent or fmt, "key": ctx.session_id, "title": ctx.title, "settings": {**ctx.settings, "source_path": path}}
+    sp.messages = messages
+    if not known:  # nothing here is the format's: refuse rather than keep foreign lines as records
+        plan.all_or_nothing = True
+        plan.problem("file", f"no {label} record found; is --format right?")
+    return plan
 
 
 # -- writing ----------------------------------------------------------------------

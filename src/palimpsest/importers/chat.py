@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import check_session_id
 from ..harness.openai import openai_message
+from ..records import check_session_id
 from .base import Plan, safe_session_id
 
 MESSAGE_FIELDS = {"role", "content", "created_at", "tool_name", "tool_args", "tool_result", "event_key", "metadata", "type"}

@@ -14,34 +14,13 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from ..harness.codex import FORMAT, convert, looks_like
-from ..harness.common import Context
-from .base import Plan, file_stem, safe_session_id
+from ..harness.codex import FORMAT
+from .base import Plan, plan_harness_file
 
 
 def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None,
                data: bytes | None = None) -> Plan:
     """`data`: the file's bytes, to key each line as live capture does (line + hash of its bytes)."""
-    plan = Plan(FORMAT, all_or_nothing=False)
-    raw_lines = data.split(b"\n") if data is not None else None
-    ctx = Context(path, last_ts=fallback_time)
-    messages: list[dict[str, Any]] = []
-    known = 0
-    for line, rec in records:
-        if not isinstance(rec, dict):
-            plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
-            continue
-        known += looks_like(rec)
-        raw = raw_lines[line - 1] + b"\n" if raw_lines is not None else json.dumps(rec).encode()
-        for part in convert(rec, line, ctx, raw):
-            if part["type"] == "source_record":
-                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
-            messages.append({**part, "_where": f"line {line}", "_line": line})
-    sid = session or safe_session_id(ctx.session_id or file_stem(path))
-    sp = plan.session(sid)
-    sp.attrs = {"agent": agent or "codex", "key": ctx.session_id, "settings": {**ctx.settings, "source_path": path}}
-    sp.messages = messages
-    if not known:  # nothing here is Codex's: refuse rather than keep foreign lines as records
-        plan.all_or_nothing = True
-        plan.problem("file", "no Codex record found; is --format right?")
-    return plan
+    lines = data.split(b"\n") if data is not None else None
+    raw_of = (lambda line, rec: lines[line - 1] + b"\n") if lines is not None else (lambda line, rec: json.dumps(rec).encode())
+    return plan_harness_file(FORMAT, "Codex", records, path, session, agent, fallback_time, raw_of)
