@@ -163,7 +163,8 @@ def test_claude_code_hook_sends_new_transcript_lines_once(home: Path, memory: Me
         assert capture_hook(hook, CaptureClient(url, home / "client"), home / "client").stored == 1
         assert memory.search("flaky").hits[0].message.metadata["subagent_file"] == "agent-x1.jsonl"
     tools = [m for m in memory.browse(session="abc-123") if m.tool_name]
-    assert [(m.tool_name, m.tool_args) for m in tools] == [("Read", {"path": "deploy.log"})]
+    # the result is named after its call, as the importer names it
+    assert [(m.role, m.tool_name, m.tool_args) for m in tools] == [("assistant", "Read", {"path": "deploy.log"}), ("tool", "Read", None)]
 
 
 def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memory, tmp_path: Path) -> None:
@@ -192,7 +193,10 @@ def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memo
         client.close()
     assert memory.store.get_session(thread).agent == "codex"  # type: ignore[union-attr]
     indexed = [m.content or m.tool_name for m in memory.browse(session=thread)]
-    assert indexed == ["rename the flag", "shell", None]  # the boilerplate is journaled but kept out of search
+    # as the importer reads it: the boilerplate indexed but marked, at low importance; the result named after its call
+    assert indexed == ["<environment_context>cwd</environment_context>", "rename the flag", "shell", "shell"]
+    boiler = memory.browse(session=thread)[0]
+    assert boiler.metadata["boilerplate"] and boiler.importance == 0.1
     assert memory.search("blue door").hits[0].message.session == "bare"
 
 

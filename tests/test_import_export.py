@@ -497,35 +497,32 @@ def test_raw_nul_bytes_and_crlf_lines(memory: Memory, tmp_path: Path) -> None:
     assert next(m.content for m in everything(memory)) == "windows line"
 
 
-def test_importing_a_captured_claude_session_doubles_nothing(sqlite_memory: Memory) -> None:
-    """Live capture and the importer key Claude Code records the same way."""
-    capture = pytest.importorskip("palimpsest.capture")
-    if not hasattr(capture, "claude_events"):
-        pytest.skip("capture has no claude_events")
-    lines = (FIXTURES / "claude_code.jsonl").read_bytes().split(b"\n")[:-1]
-    events = [e for n, raw in enumerate(lines, 1) for e in capture.claude_events(json.loads(raw), n, raw + b"\n")]
-    sqlite_memory.ingest_session(CC_SESSION, events)
+def captured_events(source: Path, tmp_path: Path) -> list[dict[str, Any]]:
+    """The events live capture sends for a whole transcript (read as a hook reads it)."""
+    from palimpsest.capture import Transcript
+
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes())
+    with Transcript(path, tmp_path / "client") as transcript:
+        return transcript.events()[0]
+
+
+def test_importing_a_captured_claude_session_doubles_nothing(sqlite_memory: Memory, tmp_path: Path) -> None:
+    """Live capture and the importer read Claude Code records with one reader."""
+    events = captured_events(FIXTURES / "claude_code.jsonl", tmp_path)
+    sqlite_memory.capture(CC_SESSION, events)
     captured = len(everything(sqlite_memory))
-    report = import_file(sqlite_memory, FIXTURES / "claude_code.jsonl")
+    report = import_file(sqlite_memory, tmp_path / "claude_code.jsonl")
     assert len(everything(sqlite_memory)) == captured
-    assert report.stored == 3  # what capture leaves out: two toolUseResult payloads, one image block
+    assert (report.stored, report.duplicates) == (0, len(events))  # capture left nothing out
 
 
-def test_importing_a_captured_codex_session_doubles_nothing(sqlite_memory: Memory) -> None:
-    capture = pytest.importorskip("palimpsest.capture")
-    if not hasattr(capture, "codex_events"):
-        pytest.skip("capture has no codex_events")
-    lines = (FIXTURES / "codex.jsonl").read_bytes().split(b"\n")[:-1]
-    events = []
-    for n, raw in enumerate(lines, 1):
-        try:
-            events += capture.codex_events(json.loads(raw), n, raw + b"\n")
-        except ValueError:
-            continue
-    sqlite_memory.ingest_session(CODEX_SESSION, events)
+def test_importing_a_captured_codex_session_doubles_nothing(sqlite_memory: Memory, tmp_path: Path) -> None:
+    events = captured_events(FIXTURES / "codex.jsonl", tmp_path)
+    sqlite_memory.capture(CODEX_SESSION, events)
     captured = len(everything(sqlite_memory))
-    report = import_file(sqlite_memory, FIXTURES / "codex.jsonl")
-    assert report.duplicates == len(events) and len(everything(sqlite_memory)) == captured
+    report = import_file(sqlite_memory, tmp_path / "codex.jsonl")
+    assert (report.stored, report.duplicates) == (0, len(events)) and len(everything(sqlite_memory)) == captured
 
 
 def test_cli_imports_a_folder_file_by_file(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

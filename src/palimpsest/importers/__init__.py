@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..harness import claude_code as claude_code_reader
+from ..harness import codex as codex_reader
+from ..harness.common import Context
 from ..records import check_session_id
 from . import chat, claude_code, codex, evalsets, transfer
 from .base import (
@@ -222,9 +225,9 @@ def _record_format(rec: Any) -> str | None:
         return "export"
     if "haystack_sessions" in rec:
         return "longmemeval"
-    if codex.looks_like(rec):
+    if codex_reader.looks_like(rec):
         return "codex"
-    if claude_code.looks_like(rec):
+    if claude_code_reader.looks_like(rec):
         return "claude-code"
     if "session" in rec:
         return "messages"
@@ -248,10 +251,10 @@ def recover_from_source(source_path: str, source_line: int, part: int | None = N
         rec = json.loads(text) if text else None
     except (InvalidInput, ValueError):
         rec = None
-    if isinstance(rec, dict) and claude_code.looks_like(rec):
-        msgs = claude_code.convert(rec, source_line, claude_code.Context(str(path)))
-    elif isinstance(rec, dict) and (codex.looks_like(rec) or rec.get("type") in codex.ITEM_TYPES):
-        msgs = codex.convert(rec, source_line, codex.Context(str(path)))
+    if isinstance(rec, dict) and claude_code_reader.looks_like(rec):
+        msgs = claude_code_reader.convert(rec, source_line, Context(str(path)))
+    elif isinstance(rec, dict) and (codex_reader.looks_like(rec) or rec.get("type") in codex_reader.ITEM_TYPES):
+        msgs = codex_reader.convert(rec, source_line, Context(str(path)))
     else:
         return {"source_error": f"line {source_line} of {source_path} no longer holds a transcript record"}
     if part is not None:

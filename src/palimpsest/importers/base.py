@@ -22,13 +22,15 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
+from ..harness import READERS
+from ..harness.common import Context
 from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
@@ -36,8 +38,6 @@ Progress = Callable[[int, int], None]
 CHUNK = 1000
 # room left in an event for its metadata and JSON framing when a payload is shortened
 SIZE_MARGIN = 64 * 1024
-BOILERPLATE_IMPORTANCE = 0.1
-REASONING_IMPORTANCE = 0.3
 
 
 @dataclass
@@ -183,45 +183,9 @@ def safe_session_id(name: str) -> str:
     return check_session_id(cleaned)
 
 
-def source_record(record_type: str, raw: Any, source: dict[str, Any], created_at: str | None, key: str) -> dict[str, Any]:
-    """A harness record kept as it is: journaled (type `source_record`) but never indexed."""
-    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
-    return {
-        "type": "source_record", "role": "source", "content": text, "created_at": created_at, "event_key": key,
-        "metadata": {**source, "record_type": record_type},
-    }
-
-
-def text_of(value: Any) -> str:
-    """Text of a content value: a string, or a list of text parts (other parts named in brackets)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        parts = []
-        for p in value:
-            if isinstance(p, str):
-                parts.append(p)
-            elif isinstance(p, dict):
-                t = p.get("text")
-                parts.append(t if isinstance(t, str) else f"[{p.get('type', 'part')}]")
-        return "\n".join(x for x in parts if x)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def parse_args(arguments: Any) -> Any:
-    """Tool-call arguments arrive as a JSON string; keep the string when it is not JSON."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except json.JSONDecodeError:
-            return arguments
-    return arguments
-
-
-def time_or(value: Any, fallback: str | None) -> str | None:
-    return value if isinstance(value, str) and value.strip() else fallback
+def file_stem(path: str) -> str:
+    """A file's name without `.jsonl`: the session id when its records name none."""
+    return path.rsplit("/", 1)[-1].removesuffix(".jsonl")
 
 
 def file_time(path: str | Path | None) -> str | None:
@@ -229,6 +193,33 @@ def file_time(path: str | Path | None) -> str | None:
         return iso(datetime.fromtimestamp(Path(path).stat().st_mtime).astimezone()) if path else None
     except OSError:
         return None
+
+
+def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], path: str, session: str | None,
+                      agent: str | None, fallback_time: str | None, raw_of: Callable[[int, Any], bytes]) -> Plan:
+    """One harness transcript file (Claude Code, Codex) as one session, every record read
+    by the harness reader of `fmt` (`raw_of(line, record)`: the line's bytes, which the
+    reader may key events by). A file with no record of the format is refused."""
+    plan = Plan(fmt, all_or_nothing=False)
+    ctx = Context(path, last_ts=fallback_time)
+    messages: list[dict[str, Any]] = []
+    known = 0
+    for line, rec in records:
+        if not isinstance(rec, dict):
+            plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
+            continue
+        known += READERS[fmt].looks_like(rec)
+        for part in READERS[fmt].convert(rec, line, ctx, raw_of(line, rec)):
+            if part["type"] == "source_record":
+                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
+            messages.append({**part, "_where": f"line {line}", "_line": line})
+    sp = plan.session(session or safe_session_id(ctx.session_id or file_stem(path)))
+    sp.attrs = {"agent": agent or fmt, "key": ctx.session_id, "title": ctx.title, "settings": {**ctx.settings, "source_path": path}}
+    sp.messages = messages
+    if not known:  # nothing here is the format's: refuse rather than keep foreign lines as records
+        plan.all_or_nothing = True
+        plan.problem("file", f"no {label} record found; is --format right?")
+    return plan
 
 
 # -- writing ----------------------------------------------------------------------

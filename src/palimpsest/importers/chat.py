@@ -6,10 +6,9 @@ Generic JSONL: one message per line, `{session, role, content}` and optionally
 `--session` fills in (and overrides) the session of every line.
 
 OpenAI: a JSON list, `{"messages": [...]}`, or JSONL of `{role, content, name?,
-tool_calls?, tool_call_id?}`. Each tool call becomes its own message (role `assistant`,
-`tool_name`, `tool_args` parsed from the JSON string, `metadata.tool_call_id`); a `tool`
-message becomes a tool-result message whose `tool_name` is found by pairing its
-`tool_call_id` with the call. The session is `--session`, else the file name.
+tool_calls?, tool_call_id?}`, each message read by `palimpsest.harness.openai` (a tool
+call becomes its own message; a tool result is paired with its call's name). The
+session is `--session`, else the file name.
 """
 
 from __future__ import annotations
@@ -18,8 +17,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InvalidInput
+from ..harness.openai import openai_message
 from ..records import check_session_id
-from .base import Plan, parse_args, safe_session_id, text_of
+from .base import Plan, safe_session_id
 
 MESSAGE_FIELDS = {"role", "content", "created_at", "tool_name", "tool_args", "tool_result", "event_key", "metadata", "type"}
 SESSION_ATTRS = ("agent", "channel", "title", "kind")
@@ -88,29 +88,3 @@ def plan_openai(records: Iterable[tuple[int | None, Any]], session: str | None, 
         for msg in msgs:
             sp.messages.append({**msg, "_where": where, "_line": line})
     return plan
-
-
-def openai_message(rec: dict[str, Any], tools: dict[str, str]) -> list[dict[str, Any]]:
-    """The Palimpsest messages of one OpenAI chat message (a message with tool calls
-    gives its text, if any, then one message per call). `tools` pairs call ids to names."""
-    role = rec.get("role")
-    meta = {k: rec[k] for k in ("name", "tool_call_id") if rec.get(k) is not None}
-    base = {"created_at": rec.get("created_at"), "metadata": meta}
-    calls = rec.get("tool_calls") or ([{"id": None, "function": rec["function_call"]}] if isinstance(rec.get("function_call"), dict) else [])
-    text = text_of(rec.get("content"))
-    if role in ("tool", "function"):
-        name = tools.get(str(rec.get("tool_call_id"))) or rec.get("name")
-        return [{**base, "role": "tool", "tool_name": name, "tool_result": text}]
-    out = [{**base, "role": role, "content": text}] if text or not calls else []
-    if not isinstance(calls, list):
-        raise InvalidInput("tool_calls must be a list")
-    for call in calls:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            raise InvalidInput("each tool call needs function.name")
-        call_id, name = call.get("id"), fn["name"]
-        if call_id is not None:
-            tools[str(call_id)] = name
-        out.append({**base, "role": role, "content": "", "tool_name": name, "tool_args": parse_args(fn.get("arguments")),
-                    "metadata": {**meta, "tool_call_id": call_id}})
-    return out

@@ -2,163 +2,22 @@
 
 One file is one session: its id is the records' `sessionId` (else the file name), agent
 `claude-code`, settings `cwd`, `git_branch`, `version`, `source_path`; a `summary`
-record gives the title. A `user` / `assistant` record becomes, with its own timestamp:
-- its text (every `text` block, joined) → one message of the record's role, key
-  `cc:<uuid>`;
-- each other block → one event, key `cc:<uuid>:<block index>` (the keys live capture
-  uses too, so a session captured by the hooks and imported later is not doubled):
-  - `tool_use` → an `assistant` message with `tool_name`, `tool_args` (`metadata.tool_use_id`);
-  - `tool_result` → a `tool` message whose `tool_name` comes from pairing `tool_use_id`
-    with the call; `is_error` is kept in metadata;
-  - `thinking` → an `assistant` message, `metadata.thinking = true`, importance 0.3:
-    indexed so "why did we…" can find the reasoning, but ranked below what was said.
-    Signatures (opaque, model-checkable blobs) are not copied; the source line keeps them.
-Everything else is journaled as it is (type `source_record`, never indexed): records of
-other types (`system`, `file-history-snapshot`, `queue-operation`, unknown ones; key
-`cc:<uuid>`), structured `toolUseResult` payloads, image and other non-text blocks,
-empty or redacted thinking. `isMeta` records (caveats, command echoes) are marked
-`metadata.boilerplate` with importance 0.1; the summary a compaction writes
-(`isCompactSummary`) gets `metadata.compact_summary` and importance 0.3. Sub-agent files
-(`agent-*.jsonl`) carry their parent's `sessionId` and so join the parent session.
-Importing a file again (or a longer version of it, as the session goes on) stores only
-what is new.
+record gives the title. Each record becomes events through the harness reader
+(`palimpsest.harness.claude_code`, where what each record kind becomes is described) —
+the reader live capture uses too, so a session captured by the hooks and imported later
+is not doubled. Sub-agent files (`agent-*.jsonl`) carry their parent's `sessionId` and so
+join the parent session. Importing a file again (or a longer version of it, as the
+session goes on) stores only what is new.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from .base import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Plan, safe_session_id, source_record, text_of, time_or
-
-FORMAT = "claude-code"
-RECORD_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}
-
-
-@dataclass
-class Context:
-    path: str | None
-    last_ts: str | None = None
-    tools: dict[str, str] = field(default_factory=dict)
-    session_id: str | None = None
-    title: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-
-
-def looks_like(rec: Any) -> bool:
-    if not isinstance(rec, dict):
-        return False
-    if rec.get("type") == "file-history-snapshot" and "snapshot" in rec:
-        return True
-    return "sessionId" in rec or (rec.get("type") in RECORD_TYPES and ("uuid" in rec or "leafUuid" in rec))
+from ..harness.claude_code import FORMAT
+from .base import Plan, plan_harness_file
 
 
 def plan_claude_code(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None) -> Plan:
-    plan = Plan(FORMAT, all_or_nothing=False)
-    ctx = Context(path, last_ts=fallback_time)
-    messages: list[dict[str, Any]] = []
-    known = 0
-    for line, rec in records:
-        if not isinstance(rec, dict):
-            plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
-            continue
-        known += looks_like(rec)
-        for part in convert(rec, line, ctx):
-            if part["type"] == "source_record":
-                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
-            messages.append({**part, "_where": f"line {line}", "_line": line})
-    sid = session or safe_session_id(ctx.session_id or _stem(path))
-    sp = plan.session(sid)
-    sp.attrs = {"agent": agent or "claude-code", "key": ctx.session_id, "title": ctx.title,
-                "settings": {**ctx.settings, "source_path": path}}
-    sp.messages = messages
-    if not known:  # nothing here is Claude Code's: refuse rather than keep foreign lines as records
-        plan.all_or_nothing = True
-        plan.problem("file", "no Claude Code record found; is --format right?")
-    return plan
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name.removesuffix(".jsonl")
-
-
-def convert(rec: dict[str, Any], line: int, ctx: Context) -> list[dict[str, Any]]:
-    """The events of one record (messages and kept records), in order."""
-    rtype = rec.get("type")
-    ts = time_or(rec.get("timestamp"), ctx.last_ts)
-    ctx.last_ts = ts
-    _learn(rec, ctx)
-    uid = str(rec.get("uuid") or f"line-{line}")
-    source = {"source_format": FORMAT, "source_path": ctx.path, "source_line": line}
-    if rtype not in ("user", "assistant") or not isinstance(rec.get("message"), dict):
-        if rtype == "summary" and isinstance(rec.get("summary"), str) and ctx.title is None:
-            ctx.title = rec["summary"][:200]
-        return [source_record(str(rtype), rec, source, ts, f"cc:{uid}")]
-    meta = {**source, "uuid": rec.get("uuid"), "parent_uuid": rec.get("parentUuid")}
-    if rec.get("isSidechain"):
-        meta["sidechain"] = True
-    if rec.get("isMeta"):
-        meta.update(boilerplate=True, importance=BOILERPLATE_IMPORTANCE)
-    if rec.get("isCompactSummary"):  # the summary a compaction wrote: a restatement, not new words
-        meta.update(compact_summary=True, importance=REASONING_IMPORTANCE)
-    if rec["message"].get("model"):
-        meta["model"] = rec["message"]["model"]
-    out = _blocks(rec, meta, ts, uid, ctx)
-    tur = rec.get("toolUseResult")
-    if tur is not None and not (isinstance(tur, str) and any(m.get("tool_result") == tur for m in out)):
-        out.append(source_record("toolUseResult", tur, source, ts, f"cc:{uid}:toolUseResult"))
-    return out
-
-
-def _learn(rec: dict[str, Any], ctx: Context) -> None:
-    if ctx.session_id is None and isinstance(rec.get("sessionId"), str):
-        ctx.session_id = rec["sessionId"]
-    for src, dst in (("cwd", "cwd"), ("gitBranch", "git_branch"), ("version", "version")):
-        if isinstance(rec.get(src), str) and dst not in ctx.settings:
-            ctx.settings[dst] = rec[src]
-
-
-def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str, ctx: Context) -> list[dict[str, Any]]:
-    """The record's text (all text blocks joined, key `cc:<uuid>`) first, then one event per
-    other block (key `cc:<uuid>:<block index>`) — the keys live capture uses, so a session
-    captured by the hooks and imported later is not doubled."""
-    role = rec["message"].get("role") or rec["type"]
-    content = rec["message"].get("content")
-    if not isinstance(content, list):
-        content = [content] if isinstance(content, str) else [{"type": "text", "text": text_of(content)}]
-    texts = [b if isinstance(b, str) else b.get("text") for b in content
-             if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
-    text = "\n".join(t for t in texts if isinstance(t, str) and t)
-    out = [{"type": "message", "role": role, "content": text, "created_at": ts, "metadata": meta, "event_key": f"cc:{uid}"}] if text.strip() else []
-    for i, block in enumerate(content):
-        if isinstance(block, str) or (isinstance(block, dict) and block.get("type") == "text"):
-            continue
-        m = _block(block, role, {**meta, "source_part": i}, ctx)
-        if m is None:
-            m = source_record(f"block:{block.get('type') if isinstance(block, dict) else 'unknown'}", block,
-                              {k: meta[k] for k in ("source_format", "source_path", "source_line")}, ts, "")
-        m.setdefault("type", "message")
-        m.update(created_at=ts, event_key=f"cc:{uid}:{i}")
-        out.append(m)
-    return out
-
-
-def _block(block: Any, role: str, meta: dict[str, Any], ctx: Context) -> dict[str, Any] | None:
-    if not isinstance(block, dict):
-        return None
-    kind = block.get("type")
-    if kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
-        return {"role": "assistant", "content": block["thinking"], "metadata": {**meta, "thinking": True, "importance": REASONING_IMPORTANCE}}
-    if kind == "tool_use" and isinstance(block.get("name"), str):
-        if isinstance(block.get("id"), str):
-            ctx.tools[block["id"]] = block["name"]
-        return {"role": "assistant", "content": "", "tool_name": block["name"], "tool_args": block.get("input"),
-                "metadata": {**meta, "tool_use_id": block.get("id")}}
-    if kind == "tool_result":
-        tid = block.get("tool_use_id")
-        extra = {"tool_use_id": tid, **({"is_error": True} if block.get("is_error") else {})}
-        return {"role": "tool", "content": "", "tool_name": ctx.tools.get(str(tid)),
-                "tool_result": text_of(block.get("content")), "metadata": {**meta, **extra}}
-    return None
+    return plan_harness_file(FORMAT, "Claude Code", records, path, session, agent, fallback_time, lambda line, rec: b"")

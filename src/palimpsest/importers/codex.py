@@ -2,180 +2,25 @@
 
 One file is one session: its id is `session_meta.payload.id` (else the file name),
 agent `codex`, settings `cwd`, `cli_version`, `originator`, `model` (from the first
-`turn_context`), `source_path`. `response_item` payloads become messages:
-- `message` → a message of its role, the text of its `input_text` / `output_text` parts;
-  `developer` / `system` messages and user messages that are harness boilerplate
-  (`<user_instructions>`, `<environment_context>`, AGENTS.md instructions) get
-  `metadata.boilerplate = true` and importance 0.1, so they are journaled and searchable
-  but do not crowd out what people said;
-- `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call` → an
-  `assistant` message with `tool_name`, `tool_args` (`metadata.call_id`);
-- `function_call_output` / `custom_tool_call_output` → a `tool` message, its `tool_name`
-  paired by `call_id`;
-- `reasoning` → its readable summary (if any) as an `assistant` message with
-  `metadata.reasoning = true`, importance 0.3; the encrypted content is journaled as a
-  `source_record` (kept, never indexed: ciphertext is not text).
-`session_meta`, `turn_context`, `event_msg` and unknown records are journaled as they are
-(`source_record`). The older format without the `{type, payload}` envelope (a first line
-`{id, timestamp, instructions}` then bare items) is read too. Event keys are
-`codex:<line>:<hash of the line>` (and `…:<i>` for a second event of one line, such as
-encrypted reasoning), as live capture keys them: rollout files only grow, so a line keeps
-its number, and importing again or after capture stores only what is new.
+`turn_context`), `source_path`. Each line becomes events through the harness reader
+(`palimpsest.harness.codex`, where what each record kind becomes is described) — the
+reader live capture uses too, keyed by line number and a hash of the line's bytes, so
+importing again or after capture stores only what is new.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
-from .base import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Plan, parse_args, safe_session_id, source_record, text_of, time_or
-
-FORMAT = "codex"
-ENVELOPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
-ITEM_TYPES = {"message", "function_call", "function_call_output", "reasoning", "custom_tool_call", "custom_tool_call_output",
-              "local_shell_call", "web_search_call"}
-BOILERPLATE_PREFIXES = ("<user_instructions>", "<environment_context>", "# AGENTS.md instructions", "<permissions instructions>",
-                        "<user_shell_command>")
-CALLS = {"function_call", "custom_tool_call", "local_shell_call", "web_search_call"}
-
-
-@dataclass
-class Context:
-    path: str | None
-    last_ts: str | None = None
-    tools: dict[str, str] = field(default_factory=dict)
-    session_id: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
-
-
-def looks_like(rec: Any) -> bool:
-    if not isinstance(rec, dict):
-        return False
-    if rec.get("type") in ENVELOPES and "payload" in rec:
-        return True
-    return "id" in rec and "timestamp" in rec and "instructions" in rec  # the older first line
+from ..harness.codex import FORMAT
+from .base import Plan, plan_harness_file
 
 
 def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None,
                data: bytes | None = None) -> Plan:
     """`data`: the file's bytes, to key each line as live capture does (line + hash of its bytes)."""
-    plan = Plan(FORMAT, all_or_nothing=False)
-    raw_lines = data.split(b"\n") if data is not None else None
-    ctx = Context(path, last_ts=fallback_time)
-    messages: list[dict[str, Any]] = []
-    known = 0
-    for line, rec in records:
-        if not isinstance(rec, dict):
-            plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
-            continue
-        known += looks_like(rec)
-        raw = raw_lines[line - 1] + b"\n" if raw_lines is not None else json.dumps(rec).encode()
-        for part in convert(rec, line, ctx, raw):
-            if part["type"] == "source_record":
-                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
-            messages.append({**part, "_where": f"line {line}", "_line": line})
-    sid = session or safe_session_id(ctx.session_id or _stem(path))
-    sp = plan.session(sid)
-    sp.attrs = {"agent": agent or "codex", "key": ctx.session_id, "settings": {**ctx.settings, "source_path": path}}
-    sp.messages = messages
-    if not known:  # nothing here is Codex's: refuse rather than keep foreign lines as records
-        plan.all_or_nothing = True
-        plan.problem("file", "no Codex record found; is --format right?")
-    return plan
-
-
-def _stem(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return name.removesuffix(".jsonl")
-
-
-def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> list[dict[str, Any]]:
-    """The events of one line. The first is keyed `codex:<line>:<hash of the line's bytes>`
-    (as live capture keys it, so capture + import never doubles), the others `…:<i>`."""
-    ts = time_or(rec.get("timestamp"), ctx.last_ts)
-    ctx.last_ts = ts
-    source = {"source_format": FORMAT, "source_path": ctx.path, "source_line": line}
-    key = f"codex:{line}:{hashlib.sha256(raw).hexdigest()[:16]}"
-    if "payload" in rec and isinstance(rec.get("payload"), dict):
-        kind, payload = rec.get("type"), rec["payload"]
-    elif rec.get("type") in ITEM_TYPES:
-        kind, payload = "response_item", rec
-    elif "instructions" in rec and "id" in rec:
-        kind, payload = "session_meta", rec
-    else:
-        kind, payload = str(rec.get("type") or rec.get("record_type") or "unknown"), rec
-    kind = str(kind)
-    if kind == "session_meta":
-        _learn_meta(payload, ctx)
-    elif kind == "turn_context" and isinstance(payload.get("model"), str):
-        ctx.settings.setdefault("model", payload["model"])
-    if kind != "response_item":
-        return [source_record(kind, rec, source, ts, key)]
-    out = _item(payload, {**source}, ctx)
-    if not out:
-        out = [source_record(f"response_item:{payload.get('type')}", rec, source, ts, "")]
-    for i, m in enumerate(out):
-        m.setdefault("type", "message")
-        m.update(created_at=ts, event_key=key if i == 0 else f"{key}:{i}")
-        if len(out) > 1 and m["type"] == "message":
-            m["metadata"]["source_part"] = i
-    return out
-
-
-def _learn_meta(p: dict[str, Any], ctx: Context) -> None:
-    if ctx.session_id is None and isinstance(p.get("id"), str):
-        ctx.session_id = p["id"]
-    for k in ("cwd", "cli_version", "originator", "model_provider"):
-        if isinstance(p.get(k), str):
-            ctx.settings.setdefault(k, p[k])
-    if isinstance(p.get("git"), dict):
-        ctx.settings.setdefault("git", p["git"])
-
-
-def _item(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
-    kind = p.get("type")
-    if kind == "message":
-        text = text_of(p.get("content"))
-        role = p.get("role")
-        if not text:
-            return []
-        if role in ("developer", "system") or text.lstrip().startswith(BOILERPLATE_PREFIXES):
-            meta.update(boilerplate=True, importance=BOILERPLATE_IMPORTANCE)
-        return [{"role": role, "content": text, "metadata": meta}]
-    if kind in CALLS:
-        return [_call(p, meta, ctx)]
-    if kind in ("function_call_output", "custom_tool_call_output"):
-        out = p.get("output")
-        cid = p.get("call_id")
-        result = out if isinstance(out, str) else text_of(out)
-        return [{"role": "tool", "content": "", "tool_name": ctx.tools.get(str(cid)), "tool_result": result,
-                 "metadata": {**meta, "call_id": cid}}]
-    if kind == "reasoning":
-        return _reasoning(p, meta)
-    return []
-
-
-def _call(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
-    kind = p["type"]
-    name = p.get("name") if kind in ("function_call", "custom_tool_call") else kind.removesuffix("_call")
-    args = parse_args(p.get("arguments")) if kind == "function_call" else p.get("input") if kind == "custom_tool_call" else p.get("action")
-    cid = p.get("call_id") or p.get("id")
-    if cid is not None and isinstance(name, str):
-        ctx.tools[str(cid)] = name
-    return {"role": "assistant", "content": "", "tool_name": name if isinstance(name, str) else kind, "tool_args": args,
-            "metadata": {**meta, "call_id": cid}}
-
-
-def _reasoning(p: dict[str, Any], meta: dict[str, Any]) -> list[dict[str, Any]]:
-    texts = [x.get("text") for part in ("summary", "content") for x in (p.get(part) or []) if isinstance(x, dict)]
-    text = "\n\n".join(t for t in texts if isinstance(t, str) and t.strip())
-    out = []
-    if text:
-        out.append({"role": "assistant", "content": text, "metadata": {**meta, "reasoning": True, "importance": REASONING_IMPORTANCE}})
-    if p.get("encrypted_content"):
-        source = {k: meta[k] for k in ("source_format", "source_path", "source_line")}
-        out.append(source_record("reasoning:encrypted", p, source, None, ""))
-    return out
+    lines = data.split(b"\n") if data is not None else None
+    raw_of = (lambda line, rec: lines[line - 1] + b"\n") if lines is not None else (lambda line, rec: json.dumps(rec).encode())
+    return plan_harness_file(FORMAT, "Codex", records, path, session, agent, fallback_time, raw_of)

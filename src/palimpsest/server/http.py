@@ -30,11 +30,12 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
-from .. import __version__, capture, tools
+from .. import __version__, tools
 from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
+from . import capture
 from .guard import Guard, is_loopback
 from .mcp import build_server
 from .panel import mount as mount_panel

@@ -1,0 +1,126 @@
+"""From a harness hook's JSON to capture batches.
+
+`palimpsest capture` reads a harness hook's JSON from stdin (Claude Code: `session_id`,
+`transcript_path`, `cwd`, `hook_event_name`; Codex hooks alike, or its `notify` payload).
+Decision: when the hook names a transcript, the client sends the transcript's new complete
+lines since its last capture (`transcript.py`), one event per message, tool call and tool
+result, read by the same harness reader as the importers (keyed by the harness's own
+record ids: Claude's `uuid`; a Codex line's number and hash), so the whole conversation
+lands — tool outputs included — whichever hook fires, importing the file later adds
+nothing, and a lost cursor only causes duplicates the server drops. Claude Code sub-agent
+transcripts (`<session>/subagents/*.jsonl`) join the same session; Codex's `notify`
+payload names no transcript, so its rollout file is found by thread id under
+`CODEX_HOME`. Without a transcript the client posts what the hook itself carries (a
+prompt, a tool call and its response). The session's settings get `cwd`, `project` and the
+rule tag `project:<repo>` (`project.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidInput
+from ..records import check_session_id
+from .client import CaptureClient, Report, split
+from .project import project_of
+from .transcript import Transcript
+
+
+def _event(role: str, content: str = "", key: str = "", **extra: Any) -> dict[str, Any]:
+    return {"role": role, "content": content, "event_key": key, **{k: v for k, v in extra.items() if v is not None}}
+
+
+def _type(prefix: str, name: Any) -> str:
+    """An event type for a hook kind, e.g. `hook.SessionStart`."""
+    return f"{prefix}.{re.sub(r'[^A-Za-z0-9_.-]', '_', str(name))[:48]}"
+
+
+def session_id_of(raw: Any) -> str:
+    """The harness's session id if it is a valid Palimpsest id, else a stable hash of it."""
+    text = str(raw or "").strip()
+    try:
+        return check_session_id(text)
+    except InvalidInput:
+        return "s-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:
+    """Events from what a hook itself carries (no transcript to read)."""
+    key = "hook:" + hashlib.sha256(json.dumps(hook, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    if isinstance(hook.get("prompt"), str) and hook["prompt"]:
+        return [_event("user", hook["prompt"], key)]
+    if hook.get("tool_name"):
+        result = hook.get("tool_response")
+        return [_event("tool", "", key, tool_name=str(hook["tool_name"]), tool_args=hook.get("tool_input"),
+                       tool_result=result if isinstance(result, str) or result is None else json.dumps(result, ensure_ascii=False))]
+    if isinstance(hook.get("input-messages"), list):  # Codex `notify`
+        turn = str(hook.get("turn-id") or key)
+        out = [_event("user", str(m), f"codex-notify:{turn}:{i}") for i, m in enumerate(hook["input-messages"]) if m]
+        if hook.get("last-assistant-message"):
+            out.append(_event("assistant", str(hook["last-assistant-message"]), f"codex-notify:{turn}:assistant"))
+        return out
+    name = str(hook.get("hook_event_name") or hook.get("type") or "hook")
+    return [_event("system", json.dumps(hook, ensure_ascii=False, default=str), key, type=_type("hook", name))]
+
+
+def codex_rollout(thread_id: str, codex_home: Path) -> Path | None:
+    """The rollout file of a Codex session (`sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`), newest first."""
+    if not thread_id or not re.fullmatch(r"[A-Za-z0-9-]{8,64}", thread_id):
+        return None
+    found = sorted((codex_home / "sessions").glob(f"*/*/*/rollout-*{thread_id}.jsonl"), reverse=True)
+    return found[0] if found else None
+
+
+def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None = None, codex_home: Path | None = None) -> Report:
+    """Turn one hook payload into batches, send them (or spool them), advance the cursor.
+
+    Codex's `notify` payload names no transcript; its rollout file is found by thread id."""
+    if not isinstance(hook, dict):
+        raise InvalidInput("the hook input must be a JSON object")
+    head = _head(hook)
+    path = hook.get("transcript_path")
+    if not path and hook.get("thread-id") and codex_home is not None:
+        path = str(codex_rollout(str(hook["thread-id"]), codex_home) or "")
+    if isinstance(path, str) and path and Path(path).expanduser().is_file():
+        return _send_transcript(Path(path).expanduser(), client, home, head, agent)
+    return _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
+
+
+def _head(hook: dict[str, Any]) -> dict[str, Any]:
+    """The batch's session and settings (`cwd`, `project`, the `project:<repo>` tag)."""
+    raw_session = hook.get("session_id") or hook.get("thread-id") or hook.get("sessionId")
+    if not raw_session:
+        raise InvalidInput("the hook input has no session_id")
+    cwd = hook.get("cwd") if isinstance(hook.get("cwd"), str) else None
+    settings: dict[str, Any] = {"cwd": cwd} if cwd else {}
+    project = project_of(cwd)
+    if project:
+        settings.update(project=project, tags=[f"project:{project}"])
+    return {"session": session_id_of(raw_session), "settings": settings or None}
+
+
+def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[str, Any], agent: str | None) -> Report:
+    report = Report()
+    # Claude Code keeps sub-agent transcripts in <session>/subagents/*.jsonl beside the
+    # main one; their records carry their own uuids, so they join the same session.
+    for file in [main, *sorted(main.with_suffix("").glob("subagents/*.jsonl"))]:
+        with Transcript(file, home) as transcript:
+            events, skipped = transcript.events()
+            agent = agent or transcript.format or "claude-code"
+            if file != main:
+                for event in events:
+                    event["metadata"] = {**event.get("metadata", {}), "subagent_file": file.name}
+            report.merge(_send(client, head, events, agent))
+            transcript.commit()  # posted or spooled: either way it is safe on disk
+        if skipped:
+            report.errors.append(f"{file.name}: {skipped} unreadable transcript lines skipped")
+    return report
+
+
+def _send(client: CaptureClient, head: dict[str, Any], events: list[dict[str, Any]], agent: str) -> Report:
+    batch = {**{k: v for k, v in head.items() if v is not None}, "agent": agent, "events": events}
+    return client.send(split(batch))

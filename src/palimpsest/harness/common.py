@@ -1,0 +1,89 @@
+"""What the harness readers share: the context a reader carries through one transcript,
+and the small helpers that turn a record's pieces into event fields.
+
+A reader turns one record into events; what it must remember from earlier records (a
+tool call's name for the result that answers it, the last timestamp for a record without
+one, the session's id, title and settings) lives in a `Context`. The importer keeps one
+for a whole file; live capture reads a transcript a few lines per hook call, so it saves
+the context beside its byte cursor (`state` / `from_state`) and a result whose call came
+in an earlier capture is still paired with its tool's name.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+BOILERPLATE_IMPORTANCE = 0.1
+REASONING_IMPORTANCE = 0.3
+
+
+@dataclass
+class Context:
+    """What a reader learned so far from one transcript file (`path`)."""
+
+    path: str | None
+    last_ts: str | None = None
+    tools: dict[str, str] = field(default_factory=dict)  # call id → tool name
+    session_id: str | None = None
+    title: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def state(self) -> dict[str, Any]:
+        """The context as JSON-ready data (everything but the path), to resume reading later."""
+        return {"last_ts": self.last_ts, "tools": self.tools, "session_id": self.session_id, "title": self.title,
+                "settings": self.settings}
+
+    @classmethod
+    def from_state(cls, path: str | None, state: Any) -> Context:
+        """A context saved by `state`; what is missing or malformed starts empty."""
+        s = state if isinstance(state, dict) else {}
+        text = lambda k: s[k] if isinstance(s.get(k), str) else None
+        tools, settings = s.get("tools"), s.get("settings")
+        tools = tools if isinstance(tools, dict) else {}
+        settings = settings if isinstance(settings, dict) else {}
+        return cls(path, last_ts=text("last_ts"), tools={str(k): str(v) for k, v in tools.items()},
+                   session_id=text("session_id"), title=text("title"), settings=dict(settings))
+
+
+def source_record(record_type: str, raw: Any, source: dict[str, Any], created_at: str | None, key: str) -> dict[str, Any]:
+    """A harness record kept as it is: journaled (type `source_record`) but never indexed."""
+    text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+    return {
+        "type": "source_record", "role": "source", "content": text, "created_at": created_at, "event_key": key,
+        "metadata": {**source, "record_type": record_type},
+    }
+
+
+def text_of(value: Any) -> str:
+    """Text of a content value: a string, or a list of text parts (other parts named in brackets)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for p in value:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict):
+                t = p.get("text")
+                parts.append(t if isinstance(t, str) else f"[{p.get('type', 'part')}]")
+        return "\n".join(x for x in parts if x)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse_args(arguments: Any) -> Any:
+    """Tool-call arguments arrive as a JSON string; keep the string when it is not JSON."""
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except json.JSONDecodeError:
+            return arguments
+    return arguments
+
+
+def time_or(value: Any, fallback: str | None) -> str | None:
+    return value if isinstance(value, str) and value.strip() else fallback
+
