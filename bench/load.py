@@ -54,7 +54,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from palimpsest import Memory, Settings
-from palimpsest.capture import store_batch
+from palimpsest.server.capture import store_batch
 
 WORDS = ["retry", "cap", "upstream", "timeout", "deploy", "friday", "database", "migration", "index", "cursor", "journal", "fsync", "token", "budget", "recall", "summary", "vector", "embedding", "search", "ranking", "session", "agent", "channel", "harness", "capture", "spool", "replay", "server", "client", "latency", "error", "queue", "worker", "lock", "batch", "event", "key", "schema", "grammar", "fact", "correction", "preference", "decision"]
 BATCH = 10

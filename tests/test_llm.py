@@ -12,7 +12,7 @@ import pytest
 
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
-from palimpsest.journal import Journal
+from palimpsest.decisions import DecisionLog
 from palimpsest.llm import LLM, Cancelled, InvalidReply, LLMError
 
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["answer"],
@@ -27,9 +27,9 @@ def fake() -> Iterator[FakeOpenAI]:
 
 
 def client(fake: FakeOpenAI, tmp_path: Path | None = None, store: object = None, **kw: object) -> LLM:
-    journal = Journal(tmp_path / "system") if tmp_path else None
+    decisions = DecisionLog(tmp_path) if tmp_path else None
     opts: dict = {"backoff": "0.01,0.01,0.01", "timeout": 5.0, "structured": "json_schema", **kw}
-    return LLM(fake.url, "fake-model", store=store, journal=journal, **opts)
+    return LLM(fake.url, "fake-model", store=store, decisions=decisions, **opts)
 
 
 def test_plain_chat_and_headers(fake: FakeOpenAI) -> None:

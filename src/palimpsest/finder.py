@@ -36,9 +36,9 @@ class Finder:
     """Search and browse over messages, facts, summaries and attached documents."""
 
     def __init__(self, kernel: Kernel, messages: MessageSearch, facts: Callable[[], Facts], summaries: Summaries,
-                 vaults: Callable[[], Vaults], tags: Tags, toolsynth: ToolSynth) -> None:
+                 vaults: Callable[[], Vaults], tags: Callable[[], Tags], toolsynth: ToolSynth) -> None:
         self.kernel, self.messages = kernel, messages
-        self._facts, self.summaries, self._vaults, self.tags, self.toolsynth = facts, summaries, vaults, tags, toolsynth
+        self._facts, self.summaries, self._vaults, self._tags, self.toolsynth = facts, summaries, vaults, tags, toolsynth
         self.weights = Weights.from_settings(kernel.settings)
 
     def filters(self, session: str | None = None, agent: str | None = None, channel: str | None = None,
@@ -47,7 +47,7 @@ class Finder:
             session=session, agent=agent, channel=channel, role=role,
             since=iso(parse_time(since, "since")) if since not in (None, "") else None,
             until=iso(parse_time(until, "until")) if until not in (None, "") else None,
-            tag=self.tags.filter_value(tag) if tag not in (None, "") else None,
+            tag=self._tags().filter_value(tag) if tag not in (None, "") else None,
         )
 
     def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Message]:
@@ -120,6 +120,6 @@ class Finder:
         accesses.apply(h.message for h in hits)
         if touch and hits:
             accesses.add([h.message.id for h in hits], iso(utcnow()))
-        carried = self.tags.session_tags([h.message.session for h in hits])
+        carried = self._tags().session_tags([h.message.session for h in hits])
         for h in hits:
             h.session_tags = carried.get(h.message.session, [])

@@ -39,7 +39,7 @@ from .llm import LLM, parked, usage
 from .pipeline import derived_jobs
 from .recall import Recaller
 from .records import Message, Session, check_session_id, iso, parse_time, utcnow
-from .search import MessageSearch, SearchResult, embedding_text
+from .search import MessageSearch, SearchResult, Weights, embedding_text
 from .search.query import MAX_PAGE, check_page
 from .settings import Settings
 from .store import Filters, Job, NewJob, Store, open_store
@@ -132,7 +132,7 @@ class Memory:
         """Fact vaults: curated, bi-temporal facts and their curator (`palimpsest.facts`)."""
         k = self.kernel
         return Facts(k.store, k.home, embedder=lambda: k.embedding.model, snapshot=k.settings.facts_snapshot,
-                     weights=self.finder.weights, decisions=k.decisions)
+                     weights=Weights.from_settings(k.settings), decisions=k.decisions)
 
     @cached_property
     def tags(self) -> Tags:
@@ -178,7 +178,7 @@ class Memory:
     @cached_property
     def finder(self) -> Finder:
         """Ranked search over every kind: messages, facts, summaries, documents."""
-        return Finder(self.kernel, self.messages, lambda: self.facts, self.summaries, lambda: self.vaults, self.tags,
+        return Finder(self.kernel, self.messages, lambda: self.facts, self.summaries, lambda: self.vaults, lambda: self.tags,
                       self.toolsynth)
 
     @cached_property
@@ -311,6 +311,7 @@ class Memory:
         (distill, tool-synth, compact; see `palimpsest.pipeline`) in one write."""
         ids = [m.id for m in messages]
         jobs = embed_jobs(ids) if self.settings.embedder != "none" else []
+        jobs += self.toolsynth.after_index(messages)
         jobs += derived_jobs(self.store, self.settings, messages)
         jobs += self.tags.after_index(ids)
         if jobs:

@@ -8,7 +8,7 @@ it costs one read of the new rows plus one look-up per user message:
 
 - a user message closes the turn before it: `distill` for that turn (sessions not instant,
   setting `distill`), keyed by the turn's first message;
-- a message with a tool name and no text: `tool-synth` (setting `tool_synth`);
+- (a message with a tool name and no text: `tool-synth`, queued by `ToolSynth.after_index`);
 - every session touched: `compact`, run a minute later, at most one waiting per session
   (`compact_after` of 0 turns compaction off).
 
@@ -41,11 +41,9 @@ def derived_jobs(store: Store, settings: Any, messages: list[Message]) -> list[N
 
 
 def _jobs(store: Store, s: Any, messages: list[Message]) -> list[NewJob]:
-    if not messages or not (s.distill or s.tool_synth or s.compact_after > 0):
+    if not messages or not (s.distill or s.compact_after > 0):
         return []
-    from .toolsynth import job_for, needs_synthesis
-
-    jobs: list[NewJob] = [job_for(m.id) for m in messages if s.tool_synth and needs_synthesis(m)]
+    jobs: list[NewJob] = []
     if s.distill:
         for session in dict.fromkeys(m.session for m in messages):
             jobs += _turns_closed(store, session, [m for m in messages if m.session == session])

@@ -78,6 +78,10 @@ class ToolSynth:
         self.kernel = kernel
         self.store, self.settings = kernel.store, kernel.settings
 
+    def after_index(self, messages: list[Message]) -> list[NewJob]:
+        """A `tool-synth` job for each new message with a tool name and no text (setting `tool_synth`)."""
+        return [job_for(m.id) for m in messages if needs_synthesis(m)] if self.settings.tool_synth else []
+
     def handlers(self) -> dict[str, Any]:
         return {"tool-synth": self.run_job}
 

@@ -163,6 +163,10 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
     if plan.problems:
         raise ImportRejected(report)
     journals = dict(_journals(memory))
+    if any(name == "system" for name, _ in events):
+        # the parts open before their decisions arrive: a part opened afterwards would
+        # restore itself on opening, and the replay below would find nothing left to count
+        memory.facts, memory.tags  # noqa: B018
     total, done = sum(len(e) for e in events.values()), 0
     for (name, session), batch in events.items():
         # one group commit per session: the journal compares a pre-assigned id with the
