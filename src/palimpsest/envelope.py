@@ -1,102 +1,256 @@
 """The recall envelope and its escaping: stored text can never speak as the system.
 
 Recalled memory goes inside `<system-reminder> … </system-reminder>`. Stored text may
-hold anything — a page copied off the web included — so before a text is inserted,
-every tag of the envelope's name inside it, opening or closing, is defused. "A tag" is
-judged the way a model would read it, not byte for byte: case-insensitive; any spacing,
-attributes or self-closing slash; lookalike brackets and hyphens (full-width `＜／＞`,
-`﹤`, `‹`, `〈`, …, folded by NFKC plus a small table); invisible characters inside the
-name (zero-width, soft hyphen, other format characters); and bracket encodings a model
-decodes on sight (`&lt;`, `&#60;`, `&#x3c;`, `%3C`, `\\u003c`, `\\x3c`). Each such tag is
-replaced by the inert text `[tag removed: /system-reminder]`.
+hold anything — a page copied off the web included — so every stored text is escaped
+before it is placed in the block or the briefing: `escape(text)` for a body (a message,
+a summary, a wiki statement), `field(text)` for a short one-line value (a skill name, a
+title, an agent, a channel, a tag, a file path). `wrap(body)` escapes the assembled body
+once more, so a tag split across two fields cannot form either.
 
-The matcher works on a "skeleton" of the text — each original character folded to what
-it reads as, with a map back to original positions — so a match removes exactly the
-characters that formed the tag.
+A tag is found in the text's canonical form — what a model reads, not its bytes — and not
+from a list of disguises. The canonical form folds each character (NFKC's compatibility
+forms, taken as NFKD; marks, zero-width, format and other invisible characters dropped;
+lookalikes of the brackets, slash, hyphen and letters mapped by `data/lookalikes.tsv`, generated
+from Unicode's UTS #39 confusables and character names), then decodes HTML entities
+(named, decimal, hex, with or without `;`), percent-escapes and `\\u`/`\\x` escapes, folding
+what they yield, until nothing changes, so `&amp;lt;` and `%253C` are `<`. In that form any
+tag name of `TAGS` after a `<`, opening or closing, in any case, with any spacing,
+hyphens, underscores or dots between its letters, is a tag. Each canonical character
+remembers the span of the original it came from, so a match replaces exactly the original
+characters that formed the tag with the inert `[tag removed: /system-reminder]`; the rest
+of the text is kept byte for byte (`a < b`, `list[int]`, `<s>[INST]`, emoji all pass).
 """
 
 from __future__ import annotations
 
+import html
 import re
 import unicodedata
+from collections.abc import Sequence
+from html.entities import html5
+from importlib.resources import files
+from itertools import chain, repeat
 
-TAG = "system-reminder"
+TAGS = ("system-reminder",)  # every tag the recall block and the briefing are framed with
+TAG = TAGS[0]
 OPEN = f"<{TAG}>"
 CLOSE = f"</{TAG}>"
+FIELD_CHARS = 200  # a field longer than this is cut
 
-_LOOKALIKE = {
-    "‹": "<", "›": ">", "〈": "<", "〉": ">", "⟨": "<", "⟩": ">", "《": "<", "》": ">", "❮": "<", "❯": ">",
-    "❬": "<", "❭": ">", "˂": "<", "˃": ">", "ᐸ": "<", "ᐳ": ">", "⧼": "<", "⧽": ">", "⁄": "/", "∕": "/", "⧸": "/",
-    "‐": "-", "‑": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "−": "-", "﹣": "-", "－": "-", "_": "-",
-}
-_ENCODED = re.compile(r"&(?:lt|gt|sol|#0*60|#0*62|#0*47|#x0*3c|#x0*3e|#x0*2f);?|%3c|%3e|%2f|\\u003c|\\u003e|\\u002f|\\x3c|\\x3e|\\x2f", re.I)
-_DECODED = {"lt": "<", "gt": ">", "sol": "/", "60": "<", "62": ">", "47": "/", "3c": "<", "3e": ">", "2f": "/"}
-_TAG_RE = re.compile(r"<\s*/?\s*system\s*-?\s*reminder\b[^<>]{0,200}>?|<\s*/?\s*system\s*-?\s*reminder", re.I)
+_SEP = r"[\s_.·-]*"
+_NAMES = "|".join(f"(?P<t{i}>{_SEP.join(c for c in name if c.isalnum())})" for i, name in enumerate(TAGS))
+_TAG_RE = re.compile(rf"<(?P<slash>[\s/\\]*)(?:{_NAMES})(?:[^<>]{{0,200}}>)?", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f]")  # the ASCII that folds to nothing
+_LEAD = re.compile(r"[&%\\]")  # where an encoding can start
+_TOKEN = re.compile(
+    r"&(?:#(?P<dec>\d{1,7})|#[xX](?P<hex>[0-9a-fA-F]{1,6})|(?P<name>[A-Za-z][A-Za-z0-9]{0,31}));?"
+    r"|(?P<pct>%[0-7][0-9a-fA-F]|%[cdCD][0-9a-fA-F]%[89abAB][0-9a-fA-F]|%[eE][0-9a-fA-F](?:%[89abAB][0-9a-fA-F]){2}"
+    r"|%[fF][0-7](?:%[89abAB][0-9a-fA-F]){3})"
+    r"|(?:%[uU]|\\u)(?P<u4>[0-9a-fA-F]{4})|\\u\{(?P<ubrace>[0-9a-fA-F]{1,6})\}|\\U(?P<u8>[0-9a-fA-F]{8})|\\x(?P<x2>[0-9a-fA-F]{2})")
+_REACH = 40  # no encoding is longer: `&` + a 32-letter entity name + `;`, `%F0%9F%98%80`, …
+_NAMED = {k.rstrip(";"): v for k, v in html5.items()}
+_NAMED_ANY_CASE = {k.lower(): v for k, v in sorted(_NAMED.items())}  # `&lt` over `&LT` where both exist
+_DROPPED = {"Cf", "Cs", "Cn", "Mn", "Me"}  # format, surrogate, unassigned, marks
+_CACHED = 1 << 16  # characters whose folding is remembered
+_FILLERS = set("\u115f\u1160\u3164\uffa0\u2800")  # letters and symbols that render as nothing
 
 
-def _decode_entity(token: str) -> str:
-    t = token.lower().strip("&;%\\").lstrip("#").lstrip("x").lstrip("u").lstrip("0")
-    return _DECODED.get(t, _DECODED.get(t[-2:], "?"))
+
+def _lookalikes() -> dict[str, str]:
+    """data/lookalikes.tsv (generated by scripts/lookalikes.py): character → what it reads as."""
+    rows = files("palimpsest").joinpath("data/lookalikes.tsv").read_text(encoding="utf-8").splitlines()
+    return {chr(int(point, 16)): reads for point, reads, _ in (r.split("\t") for r in rows if r and not r.startswith("#"))}
 
 
-def skeleton(text: str) -> tuple[str, list[int]]:
-    """The text as a model reads it, and for each skeleton character its source index."""
-    out: list[str] = []
-    where: list[int] = []
-    i = 0
-    while i < len(text):
-        m = _ENCODED.match(text, i)
-        if m:
-            out.append(_decode_entity(m.group()))
-            where.append(i)
-            i = m.end()
-            continue
-        ch = text[i]
-        if unicodedata.category(ch) in ("Cf", "Mn", "Me") or ch in "\u00ad\u034f":
-            i += 1
-            continue
-        folded = _LOOKALIKE.get(ch) or unicodedata.normalize("NFKC", ch)
-        for f in _LOOKALIKE.get(folded, folded).casefold():
-            out.append(_LOOKALIKE.get(f, f))
-            where.append(i)
-        i += 1
-    return "".join(out), where
+LOOKALIKES = _lookalikes()
+Skeleton = tuple[str, Sequence[int], Sequence[int]]  # canonical text, and each character's source span
 
 
 def escape(text: str) -> str:
     """`text` with every envelope tag, in any form a model would read as one, defused."""
-    if text.isascii() and "reminder" not in text.lower():
-        return text  # no tag of the envelope can be spelled without its name
-    skel, where = skeleton(text)
-    spans = []
-    for m in _TAG_RE.finditer(skel):
-        start = where[m.start()]
-        last = m.end() - 1
-        end = where[last] + 1
-        # swallow the rest of a multi-character source token (an entity like `&gt;`)
-        while end < len(text) and last + 1 < len(where) and where[last + 1] == where[last]:
-            last += 1
-        m2 = _ENCODED.match(text, where[m.end() - 1])
-        if m2:
-            end = max(end, m2.end())
-        closing = "/" in skel[m.start() : m.start() + 4]
-        spans.append((start, end, closing))
-    if not spans:
-        return text
-    pieces = []
-    pos = 0
-    for start, end, closing in spans:
-        pieces.append(text[pos:start])
-        pieces.append(f"[tag removed: {'/' if closing else ''}{TAG}]")
-        pos = end
-    pieces.append(text[pos:])
-    return "".join(pieces)
+    for _ in range(8):  # the marker is inert, so one round is enough; the check is the guarantee
+        spans = _tag_spans(text)
+        if not spans:
+            return text
+        text = _defuse(text, spans)
+    return f"[text removed: it kept spelling {TAG} tags]"
+
+
+def field(text: str, limit: int = FIELD_CHARS) -> str:
+    """A short value (a name, title, agent, channel, tag, path) for one line of the block:
+    escaped, whitespace and line breaks folded to single spaces, at most `limit` characters."""
+    flat = " ".join(text.split())
+    return escape(flat if len(flat) <= limit else flat[: limit - 1] + "…")
 
 
 def count_tags(text: str) -> int:
-    """How many envelope tags a model would see in `text` (used by the tests)."""
-    return len(_TAG_RE.findall(skeleton(text)[0]))
+    """How many envelope tags a model would see in `text`."""
+    return sum(1 for _ in _TAG_RE.finditer(skeleton(text)[0]))
 
 
 def wrap(body: str) -> str:
-    return f"{OPEN}\n{body}\n{CLOSE}"
+    """The recall block: `body` (escaped again, whole) inside the envelope."""
+    return f"{OPEN}\n{escape(body)}\n{CLOSE}"
+
+
+def canonical(text: str) -> str:
+    """The text as the matcher reads it (for tests and for debugging a miss)."""
+    return skeleton(text)[0]
+
+
+def skeleton(text: str) -> Skeleton:
+    """The canonical text, with `starts[i]:ends[i]` the original span of its character i."""
+    if text.isascii() and _CONTROL.search(text) is None:
+        canon = text  # ASCII folds to itself
+    else:
+        canon = _fold_all(text)
+    if canon is text or not _FOLDED.full and _FOLDED.uneven.isdisjoint(text):  # one for one: same positions
+        starts: Sequence[int] = range(len(text))
+        ends: Sequence[int] = range(1, len(text) + 1)
+    else:
+        widths = map(len, map(_FOLDED.__getitem__, map(ord, text)))  # each folded to `width` characters
+        starts = list(chain.from_iterable(map(repeat, range(len(text)), widths)))
+        ends = [i + 1 for i in starts]
+    return _decode_all(canon, starts, ends)
+
+
+class _Folds(dict[int, str]):
+    """`str.translate`'s table: what each character reads as, computed when first seen."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.uneven: set[str] = set()  # cached characters that fold to none or to several
+        self.full = False  # then some character is not cached, and may be uneven
+
+    def __missing__(self, point: int) -> str:
+        folded = _fold(chr(point))
+        if len(self) >= _CACHED:
+            self.full = True
+        else:  # `uneven` first: another thread may read the entry as soon as it is stored
+            if len(folded) != 1:
+                self.uneven.add(chr(point))
+            self[point] = folded
+        return folded
+
+
+def _fold(ch: str) -> str:
+    """What one character reads as: its lookalike, or its NFKD form less invisibles."""
+    if ch in LOOKALIKES:
+        return LOOKALIKES[ch]
+    kept = (c for c in unicodedata.normalize("NFKD", ch) if not _invisible(c))
+    return "".join(LOOKALIKES.get(c, c) for c in kept)
+
+
+def _invisible(c: str) -> bool:
+    category = unicodedata.category(c)
+    return category in _DROPPED or c in _FILLERS or (category == "Cc" and not c.isspace())
+
+
+_FOLDED = _Folds()
+
+
+def _decode_all(text: str, starts: Sequence[int], ends: Sequence[int]) -> Skeleton:
+    """Decode until nothing changes. After the first pass only the neighbourhood of what the
+    last pass decoded can hold a new encoding, so a 1,000-deep `&amp;amp;…` costs little."""
+    windows = [(0, len(text))] if _LEAD.search(text) else []
+    for _ in range(len(text)):  # each pass shortens the text, so this bound is never reached
+        edits = _encodings(text, windows)
+        if not edits:
+            break
+        text, starts, ends, windows = _apply(text, starts, ends, edits)
+    return text, starts, ends
+
+
+def _encodings(text: str, windows: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """`(start, end, decoded)` of each encoding that starts within `_REACH` of a window."""
+    edits: list[tuple[int, int, str]] = []
+    pos = 0
+    for lo, hi in windows:
+        for lead in _LEAD.finditer(text, max(lo - _REACH, pos), hi + _REACH):
+            m = _TOKEN.match(text, lead.start())
+            decoded = _decode(m) if m is not None and m.start() >= pos else None
+            if m is not None and decoded is not None:
+                edits.append((m.start(), m.start() + decoded[1], decoded[0]))
+                pos = m.start() + decoded[1]
+    return edits
+
+
+def _apply(text: str, starts: Sequence[int], ends: Sequence[int],
+           edits: list[tuple[int, int, str]]) -> tuple[str, list[int], list[int], list[tuple[int, int]]]:
+    """The text with `edits` made, its spans, and the windows where decoded characters now are."""
+    parts: list[str] = []
+    new_starts: list[int] = []
+    new_ends: list[int] = []
+    windows: list[tuple[int, int]] = []
+    pos = 0
+    for start, end, chars in edits:
+        parts += [text[pos:start], chars]
+        new_starts.extend(starts[pos:start])
+        new_ends.extend(ends[pos:start])
+        windows.append((len(new_starts), len(new_starts) + len(chars)))
+        new_starts += [starts[start]] * len(chars)
+        new_ends += [ends[end - 1]] * len(chars)
+        pos = end
+    new_starts.extend(starts[pos:])
+    new_ends.extend(ends[pos:])
+    return "".join([*parts, text[pos:]]), new_starts, new_ends, _merge(windows)
+
+
+def _merge(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged = [windows[0]]
+    for lo, hi in windows[1:]:
+        merged[-1:] = [(merged[-1][0], hi)] if lo <= merged[-1][1] + 2 * _REACH else [merged[-1], (lo, hi)]
+    return merged
+
+
+def _decode(m: re.Match[str]) -> tuple[str, int] | None:
+    """The folded text an encoding stands for, and how many characters of the match it took."""
+    if m["name"]:
+        return _decode_named(m["name"], m.group().endswith(";"))
+    if m["pct"]:
+        raw = bytes.fromhex(m["pct"].replace("%", ""))
+        point = raw[0] & (0x7F >> len(raw)) if len(raw) > 1 else raw[0]
+        for byte in raw[1:]:  # bit by bit, so an overlong form (`%C0%BC`) is read too
+            point = point << 6 | byte & 0x3F
+    else:
+        digits = m["dec"] or m["hex"] or m["u4"] or m["ubrace"] or m["u8"] or m["x2"]
+        point = int(digits, 10 if m["dec"] else 16)
+        if m["dec"] or m["hex"]:  # as a browser reads it: `&#139;` is `‹` (windows-1252)
+            return _fold_all(html.unescape(f"&#{point};")), len(m.group())
+    return (_fold_all(chr(point)), len(m.group())) if point <= 0x10FFFF else None
+
+
+def _decode_named(name: str, semicolon: bool) -> tuple[str, int] | None:
+    """A named entity, exact or in any case; without `;`, its longest known prefix."""
+    for cut in range(len(name), 0, -1):
+        value = _NAMED.get(name[:cut]) or _NAMED_ANY_CASE.get(name[:cut].lower())
+        if value is not None:
+            return _fold_all(value), 1 + cut + (semicolon and cut == len(name))
+    return None
+
+
+def _fold_all(text: str) -> str:
+    return text.translate(_FOLDED)
+
+
+def _tag_spans(text: str) -> list[tuple[int, int, str]]:
+    """The original spans of the tags in `text`, merged, each with the tag it spelled."""
+    skel, starts, ends = skeleton(text)
+    spans: list[tuple[int, int, str]] = []
+    for m in _TAG_RE.finditer(skel):
+        start, end = starts[m.start()], ends[m.end() - 1]
+        name = ("/" if m["slash"].strip() else "") + next(t for i, t in enumerate(TAGS) if m[f"t{i}"] is not None)
+        if spans and start < spans[-1][1]:
+            start, end = spans[-1][0], max(end, spans[-1][1])
+            spans.pop()
+        spans.append((start, end, name))
+    return spans
+
+
+def _defuse(text: str, spans: list[tuple[int, int, str]]) -> str:
+    pieces = []
+    pos = 0
+    for start, end, name in spans:
+        pieces += [text[pos:start], f"[tag removed: {name}]"]
+        pos = end
+    return "".join(pieces) + text[pos:]
