@@ -55,7 +55,7 @@ class RecallItem:
     tokens: int = 0  # of `text`, once prepared
 
     def line(self) -> str:
-        return f"- [{self.id} · {self.date}] {self.text}"
+        return f"- [{envelope.field(self.id)} · {envelope.field(self.date)}] {self.text}"
 
     def prepare(self) -> int:
         """Escape and cut the text (once); return the line's tokens with its newline.
@@ -64,7 +64,7 @@ class RecallItem:
             # cut by characters first (no token is longer than ~16 characters), so a 50 KB
             # message is not escaped and tokenized whole to show its first lines
             self.text, self.tokens = truncate_to_tokens(envelope.escape(_flatten(self.text[: LINE_TOKENS * 16])), LINE_TOKENS)
-        return count_tokens(f"- [{self.id} · {self.date}]") + self.tokens + 1
+        return count_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
 
 
 @dataclass

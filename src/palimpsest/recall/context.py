@@ -21,7 +21,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from ..envelope import escape
+from ..envelope import escape, field
 from ..records import Message, Session
 
 log = logging.getLogger(__name__)
@@ -67,16 +67,17 @@ def briefing(session: str, info: Session | None, first: list[Message], last: lis
              summary: str | None) -> dict[str, Any]:
     """A resume briefing: identity and span, opening request, latest summary, recent turns."""
     opening = next((m for m in first if m.role == "user" and m.content), None)
-    lines = [f"Session {session}" + (f" — {info.title}" if info and info.title else "")]
+    lines = [f"Session {field(session)}" + (f" — {field(info.title)}" if info and info.title else "")]
     if info:
-        lines.append(f"agent {info.agent or '-'}, channel {info.channel or '-'}, from {info.created_at[:16]} to {info.updated_at[:16]}")
+        lines.append(f"agent {field(info.agent or '-')}, channel {field(info.channel or '-')}, "
+                     f"from {info.created_at[:16]} to {info.updated_at[:16]}")
     if opening:
-        lines.append(f"Opening request [{opening.id} · {opening.created_at[:16]}]: {escape(opening.content[:1000])}")
+        lines.append(f"Opening request [{field(opening.id)} · {opening.created_at[:16]}]: {escape(opening.content[:1000])}")
     if summary:
         lines.append(f"Summary so far: {escape(summary)}")
     lines.append("Most recent turns:")
     for m in last:
         text = m["content"] or (m["tool_result"] or "")[:300]
-        lines.append(f"- [{m['id']} · {m['created_at'][:16]} {m['role']}] {escape(text[:500])}")
+        lines.append(f"- [{field(m['id'])} · {m['created_at'][:16]} {field(m['role'])}] {escape(text[:500])}")
     return {"session": session, "text": "\n".join(lines), "recent": last}
 
