@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Conflict
-from ..records import iso, utcnow
-from .documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+from ...errors import Conflict
+from ...records import iso, utcnow
+from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+from .rows import fts_phrase
 
 _DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
 _SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
@@ -31,10 +32,6 @@ _CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.toke
 
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more
 BM25_WINDOW = 5000  # keyword matches ranked at most (the most recently indexed)
-
-
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 def visible(reader: Reader, alias: str = "v") -> tuple[str, list[Any]]:
@@ -168,7 +165,7 @@ class SQLiteDocumentsMixin(DocumentStoreContract):
             terms = self._rare_terms(terms)
         if not terms:
             return []
-        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        match = (" " if match_all else " OR ").join(fts_phrase(t) for t in terms)
         sql, params = vault_filter(q.reader, q.vaults, q.attached_to)
         allowed = {r[0] for r in self._reader.execute(sql, params)}
         if not allowed:
@@ -209,7 +206,7 @@ class SQLiteDocumentsMixin(DocumentStoreContract):
         counts = {}
         for term in terms:
             sql = "SELECT count(*) FROM (SELECT 1 FROM document_chunks_fts WHERE document_chunks_fts MATCH ? LIMIT ?)"
-            counts[term] = self._reader.execute(sql, (_fts_phrase(term), COMMON_TERM)).fetchone()[0]
+            counts[term] = self._reader.execute(sql, (fts_phrase(term), COMMON_TERM)).fetchone()[0]
         rare = [t for t in terms if counts[t] < COMMON_TERM]
         return rare or [min(terms, key=lambda t: counts[t])]
 

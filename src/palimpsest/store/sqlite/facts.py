@@ -14,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Conflict, InvalidInput, ModelMismatch, NotFound
-from ..records import iso, utcnow
-from .facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactUpdate, FactVault
+from ...errors import Conflict, InvalidInput, ModelMismatch, NotFound
+from ...records import iso, utcnow
+from ..facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactUpdate, FactVault
+from .rows import fts_phrase
 
 _FACT_COLUMNS = (
     "id, vault, text, norm, kind, entities, salience, base_confidence, valid_from, recorded_at, valid_to, ended_at, "
@@ -24,10 +25,6 @@ _FACT_COLUMNS = (
 )
 _F = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 _BELIEVED = "f.expired_at IS NULL AND f.invalidated_at IS NULL"
-
-
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 class SQLiteFactsMixin(FactStoreContract):
@@ -179,7 +176,7 @@ class SQLiteFactsMixin(FactStoreContract):
     def fact_keyword_search(self, terms: list[str], q: FactQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
         if not terms:
             return []
-        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        match = (" " if match_all else " OR ").join(fts_phrase(t) for t in terms)
         where, params = self._fact_where(q)
         sql = f"""SELECT f.id, bm25(facts_fts, 1.0, 0.5) AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
                   WHERE facts_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"""

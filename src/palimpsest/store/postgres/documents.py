@@ -21,10 +21,11 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from ..errors import Conflict
-from ..records import iso
-from .documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
-from .postgres_hnsw import build_hnsw, index_exists
+from ...errors import Conflict
+from ...records import iso
+from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+from .hnsw import build_hnsw, index_exists
+from .rows import _text
 
 _DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
 _SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
@@ -36,12 +37,8 @@ _CHUNK_EXACT_MAX = 5_000  # a vector query over at most this many chunks is exac
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more (as on SQLite)
 
 
-def _nul(value: str | None) -> str | None:
-    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
-
-
 def _json(value: Any) -> str:
-    return _nul(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)) or "{}"
+    return _text(json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)) or "{}"
 
 
 def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tuple[str, str]] | None) -> tuple[str, list[Any]]:
@@ -65,14 +62,11 @@ class PostgresDocumentsMixin(DocumentStoreContract):
     # provided by PostgresStore
     _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
     _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+    _all: Callable[..., list[tuple[Any, ...]]]
     _iterative_scan: Callable[[psycopg.Connection[Any]], bool]
     hnsw_threshold: int
     index_build_memory_mb: int
     index_build_workers: int
-
-    def _doc_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        with self._read() as conn:
-            return conn.execute(sql, params).fetchall()
 
     # -- registry ------------------------------------------------------------
     def apply_vault_change(self, change: VaultChange) -> bool:
@@ -86,10 +80,10 @@ class PostgresDocumentsMixin(DocumentStoreContract):
                 a = change.attachment
                 if change.attach:
                     conn.execute("INSERT INTO vault_attachments VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                                 (a["vault"], a["kind"], _nul(a["target"]), a["at"]))
+                                 (a["vault"], a["kind"], _text(a["target"]), a["at"]))
                 else:
                     conn.execute("DELETE FROM vault_attachments WHERE vault = %s AND kind = %s AND target = %s",
-                                 (a["vault"], a["kind"], _nul(a["target"])))
+                                 (a["vault"], a["kind"], _text(a["target"])))
         return True
 
     @staticmethod
@@ -100,75 +94,75 @@ class PostgresDocumentsMixin(DocumentStoreContract):
         conn.execute(
             """INSERT INTO vaults (name, type, path, access, description, created_at) VALUES (%s, %s, %s, %s, %s, %s)
                ON CONFLICT (name) DO UPDATE SET path = excluded.path, access = excluded.access, description = excluded.description""",
-            (v.name, v.type, _nul(v.path), v.access, _nul(v.description), v.created_at))
+            (v.name, v.type, _text(v.path), v.access, _text(v.description), v.created_at))
         conn.execute("DELETE FROM vault_readers WHERE vault = %s", (v.name,))
         for agent in v.readers:
-            conn.execute("INSERT INTO vault_readers VALUES (%s, %s) ON CONFLICT DO NOTHING", (v.name, _nul(agent)))
+            conn.execute("INSERT INTO vault_readers VALUES (%s, %s) ON CONFLICT DO NOTHING", (v.name, _text(agent)))
 
     def vault_rows(self, reader: Reader, names: list[str] | None = None, types: list[str] | None = None) -> list[VaultRow]:
         sql, params = vault_filter(reader, names, None)
         if types is not None:
             sql += " AND v.type = ANY(%s)"
             params.append(list(types))
-        rows = self._doc_rows(f"""SELECT name, type, path, access, description, created_at FROM vaults
+        rows = self._all(f"""SELECT name, type, path, access, description, created_at FROM vaults
                                   WHERE name IN ({sql}) ORDER BY name COLLATE "C\"""", params)
         out = {r[0]: VaultRow(r[0], r[1], r[2], r[3], [], r[4], iso(r[5])) for r in rows}
         if out:
             keys = list(out)
-            for vault, agent in self._doc_rows("SELECT vault, agent FROM vault_readers WHERE vault = ANY(%s) ORDER BY agent COLLATE \"C\"", (keys,)):
+            for vault, agent in self._all("SELECT vault, agent FROM vault_readers WHERE vault = ANY(%s) ORDER BY agent COLLATE \"C\"", (keys,)):
                 out[vault].readers.append(agent)
-            for vault, kind, target, at in self._doc_rows(
+            for vault, kind, target, at in self._all(
                     "SELECT vault, kind, target, at FROM vault_attachments WHERE vault = ANY(%s) ORDER BY kind, target COLLATE \"C\"", (keys,)):
                 out[vault].attachments.append({"kind": kind, "target": target, "at": iso(at)})
         return list(out.values())
 
     def vault_ops_applied(self) -> set[str]:
-        return {r[0] for r in self._doc_rows("SELECT op_key FROM vault_ops")}
+        return {r[0] for r in self._all("SELECT op_key FROM vault_ops")}
 
     # -- documents -----------------------------------------------------------
     def replace_document(self, doc: DocumentRow, chunks: list[ChunkRow], model: str | None) -> None:
         with self._tx() as conn:
             # two indexers of one file: the second waits, then replaces (without the lock its
             # DELETE would miss the first one's new row and its INSERT break the unique key)
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"palimpsest:doc:{doc.vault}/{_nul(doc.path)}",))
-            conn.execute("DELETE FROM documents WHERE vault = %s AND path = %s", (doc.vault, _nul(doc.path)))
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"palimpsest:doc:{doc.vault}/{_text(doc.path)}",))
+            conn.execute("DELETE FROM documents WHERE vault = %s AND path = %s", (doc.vault, _text(doc.path)))
             rowid = conn.execute(
                 f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES ({', '.join(['%s'] * 11)}) RETURNING rowid",
-                (doc.vault, _nul(doc.path), doc.sha256, doc.mtime, doc.size, doc.indexed_at, _nul(doc.title), _json(doc.metadata),
-                 _nul(doc.error), len(chunks), doc.pages)).fetchone()[0]  # type: ignore[index]
+                (doc.vault, _text(doc.path), doc.sha256, doc.mtime, doc.size, doc.indexed_at, _text(doc.title), _json(doc.metadata),
+                 _text(doc.error), len(chunks), doc.pages)).fetchone()[0]  # type: ignore[index]
             with conn.cursor() as cur:
                 cur.executemany(
                     """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, token_count, metadata, model, dim, embedding)
                        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                    [(c.id, rowid, doc.vault, c.ordinal, _nul(c.heading_path), _nul(c.text), c.token_count, _json(c.metadata),
+                    [(c.id, rowid, doc.vault, c.ordinal, _text(c.heading_path), _text(c.text), c.token_count, _json(c.metadata),
                       *_vector(model, c.vector)) for c in chunks])
             if model is not None:
                 self._ensure_chunk_index(conn, {int(np.asarray(c.vector).shape[0]) for c in chunks if c.vector is not None})
 
     def touch_document(self, vault: str, path: str, mtime: float, size: int) -> None:
         with self._tx() as conn:
-            conn.execute("UPDATE documents SET mtime = %s, size = %s WHERE vault = %s AND path = %s", (mtime, size, vault, _nul(path)))
+            conn.execute("UPDATE documents SET mtime = %s, size = %s WHERE vault = %s AND path = %s", (mtime, size, vault, _text(path)))
 
     def remove_documents(self, vault: str, paths: list[str]) -> int:
         if not paths:
             return 0
         with self._tx() as conn:
-            return conn.execute("DELETE FROM documents WHERE vault = %s AND path = ANY(%s)", (vault, [_nul(p) for p in paths])).rowcount
+            return conn.execute("DELETE FROM documents WHERE vault = %s AND path = ANY(%s)", (vault, [_text(p) for p in paths])).rowcount
 
     def document_rows(self, vault: str) -> list[DocumentRow]:
-        rows = self._doc_rows(f"SELECT {_DOC_COLUMNS} FROM documents WHERE vault = %s ORDER BY path COLLATE \"C\"", (vault,))
+        rows = self._all(f"SELECT {_DOC_COLUMNS} FROM documents WHERE vault = %s ORDER BY path COLLATE \"C\"", (vault,))
         return [DocumentRow(r[0], r[1], r[2], r[3], r[4], iso(r[5]), r[6], dict(r[7]), r[8], r[9], r[10]) for r in rows]
 
     def get_chunks(self, ids: list[str]) -> list[ChunkRow]:
         if not ids:
             return []
-        rows = self._doc_rows(f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
+        rows = self._all(f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
                                   WHERE c.id = ANY(%s)""", (list(ids),))
         by_id = {r[0]: _chunk(r) for r in rows}
         return [by_id[i] for i in ids if i in by_id]
 
     def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
-        terms = [t for t in (_nul(t) or "" for t in terms) if t.strip()]
+        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
         if not match_all and len(terms) > 1:
             terms = self._rare_terms(terms)
         if not terms:
@@ -178,13 +172,13 @@ class PostgresDocumentsMixin(DocumentStoreContract):
         sql = f"""WITH q AS (SELECT {tsq} AS q)
                   SELECT c.id, ts_rank_cd('{{0.1, 0.2, 0.5, 1.0}}', c.fts, q.q, 1) AS rank FROM document_chunks c, q
                   WHERE numnode(q.q) > 0 AND c.fts @@ q.q AND c.vault IN ({vaults}) ORDER BY rank DESC, c.id LIMIT %s"""
-        return [(r[0], float(r[1])) for r in self._doc_rows(sql, (*terms, *params, limit))]
+        return [(r[0], float(r[1])) for r in self._all(sql, (*terms, *params, limit))]
 
     def _rare_terms(self, terms: list[str]) -> list[str]:
         """For an any-word match, the terms in fewer than COMMON_TERM chunks (or the rarest):
         ranking an OR of a common word ranks most of the index for almost no BM25 weight."""
         sql = "SELECT count(*) FROM (SELECT 1 FROM document_chunks WHERE fts @@ phraseto_tsquery('palimpsest', %s) LIMIT %s) x"
-        counts = {t: self._doc_rows(sql, (t, COMMON_TERM))[0][0] for t in terms}
+        counts = {t: self._all(sql, (t, COMMON_TERM))[0][0] for t in terms}
         rare = [t for t in terms if counts[t] < COMMON_TERM]
         return rare or [min(terms, key=lambda t: counts[t])]
 
@@ -232,7 +226,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
     def chunk_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        rows = self._doc_rows("SELECT id, embedding FROM document_chunks WHERE model = %s AND id = ANY(%s)", (model, list(ids)))
+        rows = self._all("SELECT id, embedding FROM document_chunks WHERE model = %s AND id = ANY(%s)", (model, list(ids)))
         return {i: np.asarray(v.to_numpy() if hasattr(v, "to_numpy") else v, dtype=np.float32) for i, v in rows}
 
     def put_chunk_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
@@ -244,7 +238,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
             self._ensure_chunk_index(conn, {int(np.asarray(v).shape[0]) for _, v in rows})
 
     def chunks_without_vectors(self, model: str, vault: str, limit: int) -> list[ChunkRow]:
-        rows = self._doc_rows(
+        rows = self._all(
             f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
                 WHERE c.vault = %s AND (c.model IS NULL OR c.model != %s) ORDER BY c.rowid LIMIT %s""", (vault, model, limit))
         return [_chunk(r) for r in rows]
@@ -253,11 +247,11 @@ class PostgresDocumentsMixin(DocumentStoreContract):
     def replace_skills(self, vault: str, skills: list[SkillRow], remove_paths: list[str]) -> None:
         with self._tx() as conn:
             conn.execute("DELETE FROM skills WHERE vault = %s AND (path = ANY(%s) OR name = ANY(%s))",
-                         (vault, [_nul(p) for p in remove_paths + [s.path for s in skills]], [_nul(s.name) for s in skills]))
+                         (vault, [_text(p) for p in remove_paths + [s.path for s in skills]], [_text(s.name) for s in skills]))
             with conn.cursor() as cur:
                 cur.executemany(
                     f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
-                    [(s.vault, _nul(s.name), _nul(s.description), _json(s.triggers), _json(s.metadata), _nul(s.path), _nul(s.body),
+                    [(s.vault, _text(s.name), _text(s.description), _json(s.triggers), _json(s.metadata), _text(s.path), _text(s.body),
                       s.sha256, s.mtime, s.size, s.indexed_at) for s in skills])
 
     def skill_rows(self, reader: Reader, vaults: list[str] | None = None, names: list[str] | None = None,
@@ -269,7 +263,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
             params.append(list(names))
         if with_triggers:
             sql += " AND triggers != '[]'::jsonb"
-        rows = self._doc_rows(sql + " ORDER BY vault COLLATE \"C\", name COLLATE \"C\"", params)
+        rows = self._all(sql + " ORDER BY vault COLLATE \"C\", name COLLATE \"C\"", params)
         return [SkillRow(r[0], r[1], r[2], list(r[3]), dict(r[4]), r[5], r[6], r[7], r[8], r[9], iso(r[10])) for r in rows]
 
     def document_stats(self, vault: str) -> dict[str, int]:

@@ -18,9 +18,10 @@ import numpy as np
 import psycopg
 from psycopg import errors as pgerrors
 
-from ..errors import Conflict, InvalidInput, ModelMismatch, NotFound
-from ..records import iso
-from .facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactUpdate, FactVault
+from ...errors import Conflict, InvalidInput, ModelMismatch, NotFound
+from ...records import iso
+from ..facts_base import END_COLUMNS, Attestation, FactChange, FactLink, FactQuery, FactRow, FactStoreContract, FactUpdate, FactVault
+from .rows import _text, _ts
 
 _FACT_COLUMNS = (
     "id, vault, text, norm, kind, entities, salience, base_confidence, valid_from, recorded_at, valid_to, ended_at, "
@@ -30,18 +31,11 @@ _F = ", ".join(f"f.{c.strip()}" for c in _FACT_COLUMNS.split(","))
 _BELIEVED = "f.expired_at IS NULL AND f.invalidated_at IS NULL"
 
 
-def _ts(value: datetime | None) -> str | None:
-    return iso(value) if value is not None else None
-
-
-def _nul(value: str | None) -> str | None:
-    return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
-
-
 class PostgresFactsMixin(FactStoreContract):
     # provided by PostgresStore
     _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
     _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+    _all: Callable[..., list[tuple[Any, ...]]]
 
     # -- writing -------------------------------------------------------------
     def apply_fact_change(self, change: FactChange) -> bool:
@@ -54,7 +48,7 @@ class PostgresFactsMixin(FactStoreContract):
                         return False
                 for v in change.vaults:
                     conn.execute("INSERT INTO fact_vaults (name, type, description, created_at) VALUES (%s, %s, %s, %s) "
-                                 "ON CONFLICT DO NOTHING", (v.name, v.type, _nul(v.description), v.created_at))
+                                 "ON CONFLICT DO NOTHING", (v.name, v.type, _text(v.description), v.created_at))
                 for f in change.facts:
                     self._insert_fact(conn, f)
                 for u in change.updates:
@@ -62,7 +56,7 @@ class PostgresFactsMixin(FactStoreContract):
                 for a in change.attestations:
                     self._need_fact(conn, a.fact_id)
                     conn.execute("INSERT INTO fact_attestations VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                                 (a.fact_id, a.source_type, _nul(a.source), a.at, a.recorded_at, _nul(a.note)))
+                                 (a.fact_id, a.source_type, _text(a.source), a.at, a.recorded_at, _text(a.note)))
                 for x in change.links:
                     self._need_fact(conn, x.src)
                     self._need_fact(conn, x.dst)
@@ -84,10 +78,10 @@ class PostgresFactsMixin(FactStoreContract):
         row = conn.execute(
             f"""INSERT INTO facts ({_FACT_COLUMNS}, entity_keys) VALUES ({', '.join(['%s'] * 18)})
                 ON CONFLICT (id) DO NOTHING RETURNING 1""",
-            (f.id, f.vault, _nul(f.text), _nul(f.norm), f.kind, json.dumps([_nul(e) for e in f.entities], ensure_ascii=False),
+            (f.id, f.vault, _text(f.text), _text(f.norm), f.kind, json.dumps([_text(e) for e in f.entities], ensure_ascii=False),
              f.salience, f.base_confidence, f.valid_from, f.recorded_at, f.valid_to, f.ended_at, f.invalidated_at,
-             f.expired_at, f.supersedes, f.superseded_by, _nul(json.dumps(f.metadata, ensure_ascii=False, sort_keys=True)),
-             [(_nul(e) or "").lower() for e in f.entities]),
+             f.expired_at, f.supersedes, f.superseded_by, _text(json.dumps(f.metadata, ensure_ascii=False, sort_keys=True)),
+             [(_text(e) or "").lower() for e in f.entities]),
         ).fetchone()
         if row is None:
             raise Conflict(f"a fact with id {f.id!r} already exists")
@@ -112,12 +106,8 @@ class PostgresFactsMixin(FactStoreContract):
             raise NotFound(f"no fact with id {fact_id!r}")
 
     # -- reading -------------------------------------------------------------
-    def _fact_rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
-        with self._read() as conn:
-            return conn.execute(sql, params).fetchall()
-
     def fact_vaults(self) -> list[FactVault]:
-        rows = self._fact_rows("SELECT name, type, created_at, description FROM fact_vaults ORDER BY name")
+        rows = self._all("SELECT name, type, created_at, description FROM fact_vaults ORDER BY name")
         return [FactVault(r[0], r[1], iso(r[2]), r[3]) for r in rows]
 
     def get_facts(self, ids: list[str]) -> list[FactRow]:
@@ -131,7 +121,7 @@ class PostgresFactsMixin(FactStoreContract):
         sql = f"SELECT {_F} FROM facts f WHERE {where} ORDER BY f.vault COLLATE \"C\", f.id COLLATE \"C\""
         if q.limit is not None:
             sql += f" LIMIT {int(q.limit)}"
-        rows = [self._row(r) for r in self._fact_rows(sql, params)]
+        rows = [self._row(r) for r in self._all(sql, params)]
         self._attach(rows)
         return rows
 
@@ -176,12 +166,12 @@ class PostgresFactsMixin(FactStoreContract):
             return
         by_id = {f.id: f for f in rows}
         ids = list(by_id)
-        atts = self._fact_rows(
+        atts = self._all(
             """SELECT * FROM fact_attestations WHERE fact_id = ANY(%s)
                ORDER BY at, recorded_at, source_type COLLATE "C", source COLLATE "C\"""", (ids,))
         for r in atts:
             by_id[r[0]].attestations.append(Attestation(r[0], r[1], r[2], iso(r[3]), iso(r[4]), r[5]))
-        links = self._fact_rows(
+        links = self._all(
             """SELECT * FROM fact_links WHERE src = ANY(%s) OR dst = ANY(%s)
                ORDER BY recorded_at, src COLLATE "C", dst COLLATE "C", type COLLATE "C\"""", (ids, ids))
         for r in links:
@@ -191,13 +181,13 @@ class PostgresFactsMixin(FactStoreContract):
                     by_id[end].links.append(link)
 
     def pending_reviews(self, vault: str | None) -> list[FactLink]:
-        rows = self._fact_rows(
+        rows = self._all(
             """SELECT l.* FROM fact_links l JOIN facts f ON f.id = l.src WHERE l.review = 'pending'
                AND (%s::text IS NULL OR f.vault = %s) ORDER BY l.recorded_at, l.src COLLATE "C\"""", (vault, vault))
         return [FactLink(r[0], r[1], r[2], iso(r[3]), r[4], _ts(r[5])) for r in rows]
 
     def fact_keyword_search(self, terms: list[str], q: FactQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
-        terms = [t for t in (_nul(t) or "" for t in terms) if t.strip()]
+        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
         if not terms:
             return []
         op = " && " if match_all else " || "
@@ -207,7 +197,7 @@ class PostgresFactsMixin(FactStoreContract):
                   SELECT f.id, ts_rank_cd('{{0.1, 0.2, 0.5, 1.0}}', f.fts, q.q, 1) AS rank
                   FROM facts f, q WHERE numnode(q.q) > 0 AND f.fts @@ q.q AND {where}
                   ORDER BY rank DESC, f.id LIMIT %s"""
-        return [(r[0], float(r[1])) for r in self._fact_rows(sql, (*terms, *params, limit))]
+        return [(r[0], float(r[1])) for r in self._all(sql, (*terms, *params, limit))]
 
     # -- vectors -------------------------------------------------------------
     def put_fact_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:
@@ -229,22 +219,22 @@ class PostgresFactsMixin(FactStoreContract):
     def fact_vector_search(self, model: str, query: np.ndarray, q: FactQuery, limit: int) -> list[tuple[str, float]]:
         where, params = self._fact_where(q)
         vec = np.asarray(query, dtype=np.float32)
-        dims = self._fact_rows("SELECT DISTINCT dim FROM fact_vectors WHERE model = %s", (model,))
+        dims = self._all("SELECT DISTINCT dim FROM fact_vectors WHERE model = %s", (model,))
         if not dims:
             return []
         if dims[0][0] != vec.shape[0]:
             raise ModelMismatch(f"fact vectors of {model!r} have dimension {dims[0][0]}, the query {vec.shape[0]}")
         sql = f"""SELECT f.id, 1 - (v.embedding <=> %s) FROM fact_vectors v JOIN facts f ON f.rowid = v.fact_rowid
                   WHERE v.model = %s AND {where} ORDER BY v.embedding <=> %s, f.id LIMIT %s"""
-        return [(r[0], float(r[1])) for r in self._fact_rows(sql, (vec, model, *params, vec, limit))]
+        return [(r[0], float(r[1])) for r in self._all(sql, (vec, model, *params, vec, limit))]
 
     def facts_without_vectors(self, model: str, limit: int) -> list[tuple[str, str]]:
         sql = f"""SELECT f.id, f.text FROM facts f WHERE {_BELIEVED} AND NOT EXISTS
                   (SELECT 1 FROM fact_vectors v WHERE v.model = %s AND v.fact_rowid = f.rowid) ORDER BY f.rowid LIMIT %s"""
-        return [(r[0], r[1]) for r in self._fact_rows(sql, (model, limit))]
+        return [(r[0], r[1]) for r in self._all(sql, (model, limit))]
 
     def fact_ops_applied(self) -> set[str]:
-        return {r[0] for r in self._fact_rows("SELECT op_key FROM fact_ops")}
+        return {r[0] for r in self._all("SELECT op_key FROM fact_ops")}
 
     def fact_stats(self) -> dict[str, Any]:
         with self._read() as conn:

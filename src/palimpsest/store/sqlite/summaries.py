@@ -13,22 +13,19 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Conflict, ModelMismatch
-from ..records import Message
-from .summaries_base import Summary, SummaryStoreContract
+from ...errors import Conflict, ModelMismatch
+from ...records import Message
+from ..base import Filters
+from ..summaries_base import Summary, SummaryStoreContract
+from .rows import _FTS_COLUMNS, _M, _TRI_COLUMNS, filter_sql, fts_phrase, row_to_message
 
 _S = "s.id, s.session_id, s.depth, s.content, s.message_count, s.earliest_at, s.latest_at, s.model, s.created_at, s.superseded_by"
 _USAGE = ("calls", "prompt_tokens", "completion_tokens", "failures", "invalid")
 
 
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 class SQLiteSummariesMixin(SummaryStoreContract):
     _reader: sqlite3.Connection
     _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
-    _where: Callable[..., tuple[str, list[Any]]]
 
     def put_summary(self, summary: Summary, supersedes: str | None = None) -> bool:
         s = summary
@@ -87,8 +84,6 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         return self._rows(f"SELECT {_S} FROM summaries s WHERE {' AND '.join(clauses)} ORDER BY s.depth, s.earliest_at, s.rowid", params)
 
     def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
-        from .sqlite import _M, row_to_message
-
         past = "AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?))" if after else ""
         sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = ? {past} AND NOT EXISTS
                   (SELECT 1 FROM summary_sources ss WHERE ss.source_id = m.id AND ss.kind = 'message')
@@ -110,12 +105,10 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         return [(r[0], int(r[1])) for r in self._reader.execute(sql, (minimum, limit))]
 
     def _summary_where(self, f: Any) -> tuple[str, list[Any]]:
-        from .base import Filters
-
         if f is None:
             return "1", []
         inner = Filters(session=f.session, sessions=f.sessions, agent=f.agent, channel=f.channel)
-        where, params = self._where(inner, "s")
+        where, params = filter_sql(inner, "s")
         if f.since is not None:
             where += " AND s.latest_at >= ?"
             params.append(f.since)
@@ -127,7 +120,7 @@ class SQLiteSummariesMixin(SummaryStoreContract):
     def summary_keyword_search(self, terms: list[str], filters: Any, limit: int, match_all: bool) -> list[tuple[str, float]]:
         if not terms:
             return []
-        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        match = (" " if match_all else " OR ").join(fts_phrase(t) for t in terms)
         where, params = self._summary_where(filters)
         sql = f"""SELECT s.id, bm25(summaries_fts) AS rank FROM summaries_fts JOIN summaries s ON s.rowid = summaries_fts.rowid
                   WHERE summaries_fts MATCH ? AND s.superseded_by IS NULL AND {where} ORDER BY rank LIMIT ?"""
@@ -185,8 +178,6 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         return {r[0]: dict(zip(_USAGE, r[1:])) for r in rows}
 
     def set_synthesized_content(self, message_id: str, content: str) -> bool:
-        from .sqlite import _FTS_COLUMNS, _TRI_COLUMNS
-
         with self._tx() as conn:
             row = conn.execute(f"SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE id = ? AND content = ''", (message_id,)).fetchone()
             if row is None:
@@ -204,8 +195,6 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         return True
 
     def empty_tool_messages(self, after_rowid: int, limit: int) -> list[tuple[int, Message]]:
-        from .sqlite import _M, row_to_message
-
         sql = f"""SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > ? AND m.tool_name IS NOT NULL AND m.tool_name != ''
                   AND m.content = '' ORDER BY m.rowid LIMIT ?"""
         return [(r[0], row_to_message(r[1:])) for r in self._reader.execute(sql, (after_rowid, limit))]
