@@ -57,7 +57,8 @@ def _in_list(column: str, values: list[Any]) -> tuple[str, Any]:
 
 
 DIALECT = Dialect(name="postgresql", placeholder="%s", true="true", in_list=_in_list, unique_violation=pgerrors.UniqueViolation,
-                  time_param="?::timestamptz", contains="strpos", clean=_clean, load_time=_ts)
+                  time_param="?::timestamptz", bytewise=' COLLATE "C"', lock_rows=" FOR UPDATE", contains="strpos", clean=_clean,
+                  load_time=_ts)
 
 
 def _redact(url: str) -> str:

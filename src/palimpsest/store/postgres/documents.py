@@ -1,4 +1,5 @@
-"""Vaults on PostgreSQL: a mixin of `PostgresStore` (it uses the store's `_tx()` / `_read()`).
+"""Vaults on PostgreSQL: writing documents and skills, full text and chunk vectors (the
+registry and the reads are `store/sql/documents.py`).
 
 Chunk vectors live in a dimensionless `vector` column. Once a dimension holds
 `hnsw_threshold` chunk vectors (10,000, the store's), a partial HNSW index on
@@ -21,17 +22,10 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from ...errors import Conflict
-from ...records import iso
-from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
+from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, Reader, SkillRow
+from ..sql.documents import DOC_COLUMNS, SKILL_COLUMNS, SQLDocumentsMixin
 from .hnsw import build_hnsw, index_exists
 from .rows import _text
-
-_DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
-_SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
-_CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.token_count, c.metadata, "
-               "d.title, d.metadata, d.indexed_at")
-
 
 _CHUNK_EXACT_MAX = 5_000  # a vector query over at most this many chunks is exact
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more (as on SQLite)
@@ -58,7 +52,7 @@ def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tupl
     return f"SELECT v.name FROM vaults v WHERE {' AND '.join(clauses) or 'TRUE'}", params
 
 
-class PostgresDocumentsMixin(DocumentStoreContract):
+class PostgresDocumentsMixin(SQLDocumentsMixin):
     # provided by PostgresStore
     _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
     _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
@@ -68,56 +62,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
     index_build_memory_mb: int
     index_build_workers: int
 
-    # -- registry ------------------------------------------------------------
-    def apply_vault_change(self, change: VaultChange) -> bool:
-        with self._tx() as conn:
-            applied = "INSERT INTO vault_ops VALUES (%s, now()) ON CONFLICT DO NOTHING RETURNING 1"
-            if change.op_key is not None and conn.execute(applied, (change.op_key,)).fetchone() is None:
-                return False
-            if change.vault is not None:
-                self._put_vault(conn, change.vault)
-            if change.attachment is not None:
-                a = change.attachment
-                if change.attach:
-                    conn.execute("INSERT INTO vault_attachments VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-                                 (a["vault"], a["kind"], _text(a["target"]), a["at"]))
-                else:
-                    conn.execute("DELETE FROM vault_attachments WHERE vault = %s AND kind = %s AND target = %s",
-                                 (a["vault"], a["kind"], _text(a["target"])))
-        return True
-
-    @staticmethod
-    def _put_vault(conn: psycopg.Connection[Any], v: VaultRow) -> None:
-        row = conn.execute("SELECT type FROM vaults WHERE name = %s FOR UPDATE", (v.name,)).fetchone()
-        if row is not None and row[0] != v.type:
-            raise Conflict(f"vault {v.name!r} exists with type {row[0]!r}")
-        conn.execute(
-            """INSERT INTO vaults (name, type, path, access, description, created_at) VALUES (%s, %s, %s, %s, %s, %s)
-               ON CONFLICT (name) DO UPDATE SET path = excluded.path, access = excluded.access, description = excluded.description""",
-            (v.name, v.type, _text(v.path), v.access, _text(v.description), v.created_at))
-        conn.execute("DELETE FROM vault_readers WHERE vault = %s", (v.name,))
-        for agent in v.readers:
-            conn.execute("INSERT INTO vault_readers VALUES (%s, %s) ON CONFLICT DO NOTHING", (v.name, _text(agent)))
-
-    def vault_rows(self, reader: Reader, names: list[str] | None = None, types: list[str] | None = None) -> list[VaultRow]:
-        sql, params = vault_filter(reader, names, None)
-        if types is not None:
-            sql += " AND v.type = ANY(%s)"
-            params.append(list(types))
-        rows = self._all(f"""SELECT name, type, path, access, description, created_at FROM vaults
-                                  WHERE name IN ({sql}) ORDER BY name COLLATE "C\"""", params)
-        out = {r[0]: VaultRow(r[0], r[1], r[2], r[3], [], r[4], iso(r[5])) for r in rows}
-        if out:
-            keys = list(out)
-            for vault, agent in self._all("SELECT vault, agent FROM vault_readers WHERE vault = ANY(%s) ORDER BY agent COLLATE \"C\"", (keys,)):
-                out[vault].readers.append(agent)
-            for vault, kind, target, at in self._all(
-                    "SELECT vault, kind, target, at FROM vault_attachments WHERE vault = ANY(%s) ORDER BY kind, target COLLATE \"C\"", (keys,)):
-                out[vault].attachments.append({"kind": kind, "target": target, "at": iso(at)})
-        return list(out.values())
-
-    def vault_ops_applied(self) -> set[str]:
-        return {r[0] for r in self._all("SELECT op_key FROM vault_ops")}
+    _vault_filter = staticmethod(vault_filter)
 
     # -- documents -----------------------------------------------------------
     def replace_document(self, doc: DocumentRow, chunks: list[ChunkRow], model: str | None) -> None:
@@ -127,7 +72,7 @@ class PostgresDocumentsMixin(DocumentStoreContract):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (f"palimpsest:doc:{doc.vault}/{_text(doc.path)}",))
             conn.execute("DELETE FROM documents WHERE vault = %s AND path = %s", (doc.vault, _text(doc.path)))
             rowid = conn.execute(
-                f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES ({', '.join(['%s'] * 11)}) RETURNING rowid",
+                f"INSERT INTO documents ({DOC_COLUMNS}) VALUES ({', '.join(['%s'] * 11)}) RETURNING rowid",
                 (doc.vault, _text(doc.path), doc.sha256, doc.mtime, doc.size, doc.indexed_at, _text(doc.title), _json(doc.metadata),
                  _text(doc.error), len(chunks), doc.pages)).fetchone()[0]  # type: ignore[index]
             with conn.cursor() as cur:
@@ -139,27 +84,11 @@ class PostgresDocumentsMixin(DocumentStoreContract):
             if model is not None:
                 self._ensure_chunk_index(conn, {int(np.asarray(c.vector).shape[0]) for c in chunks if c.vector is not None})
 
-    def touch_document(self, vault: str, path: str, mtime: float, size: int) -> None:
-        with self._tx() as conn:
-            conn.execute("UPDATE documents SET mtime = %s, size = %s WHERE vault = %s AND path = %s", (mtime, size, vault, _text(path)))
-
     def remove_documents(self, vault: str, paths: list[str]) -> int:
         if not paths:
             return 0
         with self._tx() as conn:
             return conn.execute("DELETE FROM documents WHERE vault = %s AND path = ANY(%s)", (vault, [_text(p) for p in paths])).rowcount
-
-    def document_rows(self, vault: str) -> list[DocumentRow]:
-        rows = self._all(f"SELECT {_DOC_COLUMNS} FROM documents WHERE vault = %s ORDER BY path COLLATE \"C\"", (vault,))
-        return [DocumentRow(r[0], r[1], r[2], r[3], r[4], iso(r[5]), r[6], dict(r[7]), r[8], r[9], r[10]) for r in rows]
-
-    def get_chunks(self, ids: list[str]) -> list[ChunkRow]:
-        if not ids:
-            return []
-        rows = self._all(f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
-                                  WHERE c.id = ANY(%s)""", (list(ids),))
-        by_id = {r[0]: _chunk(r) for r in rows}
-        return [by_id[i] for i in ids if i in by_id]
 
     def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
         terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
@@ -237,12 +166,6 @@ class PostgresDocumentsMixin(DocumentStoreContract):
                             [(*_vector(model, v), i) for i, v in rows])
             self._ensure_chunk_index(conn, {int(np.asarray(v).shape[0]) for _, v in rows})
 
-    def chunks_without_vectors(self, model: str, vault: str, limit: int) -> list[ChunkRow]:
-        rows = self._all(
-            f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
-                WHERE c.vault = %s AND (c.model IS NULL OR c.model != %s) ORDER BY c.rowid LIMIT %s""", (vault, model, limit))
-        return [_chunk(r) for r in rows]
-
     # -- skills --------------------------------------------------------------
     def replace_skills(self, vault: str, skills: list[SkillRow], remove_paths: list[str]) -> None:
         with self._tx() as conn:
@@ -250,37 +173,12 @@ class PostgresDocumentsMixin(DocumentStoreContract):
                          (vault, [_text(p) for p in remove_paths + [s.path for s in skills]], [_text(s.name) for s in skills]))
             with conn.cursor() as cur:
                 cur.executemany(
-                    f"INSERT INTO skills ({_SKILL_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
+                    f"INSERT INTO skills ({SKILL_COLUMNS}) VALUES ({', '.join(['%s'] * 11)})",
                     [(s.vault, _text(s.name), _text(s.description), _json(s.triggers), _json(s.metadata), _text(s.path), _text(s.body),
                       s.sha256, s.mtime, s.size, s.indexed_at) for s in skills])
-
-    def skill_rows(self, reader: Reader, vaults: list[str] | None = None, names: list[str] | None = None,
-                   attached_to: list[tuple[str, str]] | None = None, with_triggers: bool = False) -> list[SkillRow]:
-        allowed, params = vault_filter(reader, vaults, attached_to)
-        sql = f"SELECT {_SKILL_COLUMNS} FROM skills WHERE vault IN ({allowed})"
-        if names is not None:
-            sql += " AND name = ANY(%s)"
-            params.append(list(names))
-        if with_triggers:
-            sql += " AND triggers != '[]'::jsonb"
-        rows = self._all(sql + " ORDER BY vault COLLATE \"C\", name COLLATE \"C\"", params)
-        return [SkillRow(r[0], r[1], r[2], list(r[3]), dict(r[4]), r[5], r[6], r[7], r[8], r[9], iso(r[10])) for r in rows]
-
-    def document_stats(self, vault: str) -> dict[str, int]:
-        with self._read() as conn:
-            docs, size, errors = conn.execute("SELECT count(*), coalesce(sum(size), 0), count(error) FROM documents WHERE vault = %s",
-                                              (vault,)).fetchone()  # type: ignore[misc]
-            chunks, embedded = conn.execute("SELECT count(*), count(model) FROM document_chunks WHERE vault = %s", (vault,)).fetchone()  # type: ignore[misc]
-            skills, skill_bytes = conn.execute("SELECT count(*), coalesce(sum(size), 0) FROM skills WHERE vault = %s", (vault,)).fetchone()  # type: ignore[misc]
-        return {"documents": docs, "chunks": chunks, "embedded": embedded, "bytes": int(size) + int(skill_bytes), "skills": skills,
-                "errors": errors}
 
 
 def _vector(model: str | None, v: np.ndarray | None) -> tuple[Any, Any, Any]:
     if model is None or v is None:
         return None, None, None
     return model, int(v.shape[0]), np.asarray(v, dtype=np.float32)
-
-
-def _chunk(r: tuple[Any, ...]) -> ChunkRow:
-    return ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], dict(r[7]), None, r[8], dict(r[9]), iso(r[10]))

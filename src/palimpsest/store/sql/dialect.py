@@ -33,6 +33,7 @@ class Dialect:
     unique_violation: type[BaseException]  # what a broken UNIQUE constraint raises
     time_param: str = "?"  # a parameter compared with a time column ("?::timestamptz" on PostgreSQL)
     bytewise: str = ""  # after an ORDER BY column: sort by bytes (PostgreSQL: ' COLLATE "C"'; SQLite's default)
+    lock_rows: str = ""  # after a SELECT: lock the rows read until commit (PostgreSQL: " FOR UPDATE")
     contains: str = "instr"  # position of a substring: instr(haystack, needle) | strpos(…)
     clean: Callable[[Any], Any] = _same  # a text parameter or a JSON value before dumping, as the database takes it (PostgreSQL: no NUL)
     load_json: Callable[[Any], Any] = _same  # a JSON column as read back, as a Python value
