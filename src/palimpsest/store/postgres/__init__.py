@@ -19,7 +19,7 @@ from ...errors import StoreUnavailable
 from ..base import Store
 from ..sql.tags import SQLTagsMixin
 from ..sql.wiki import SQLWikiMixin
-from .connection import _CONNECT_ATTEMPTS, _POOL_TIMEOUT_S, PostgresConnection, _redact, create_extension
+from .connection import _CONNECT_ATTEMPTS, _POOL_TIMEOUT_S, _redact, create_extension
 from .documents import PostgresDocumentsMixin
 from .facts import PostgresFactsMixin
 from .hnsw import BUILD_MEMORY_MB, BUILD_WORKERS
@@ -32,7 +32,7 @@ from .vectors import PostgresVectorsMixin
 __all__ = ["PostgresStore", "create_extension"]
 
 
-class PostgresStore(PostgresConnection, PostgresMessagesMixin, PostgresKeywordMixin, PostgresVectorsMixin, PostgresJobsMixin,
+class PostgresStore(PostgresMessagesMixin, PostgresKeywordMixin, PostgresVectorsMixin, PostgresJobsMixin,
                     PostgresSummariesMixin, PostgresFactsMixin, PostgresDocumentsMixin, SQLTagsMixin, SQLWikiMixin, Store):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000, index_build_memory_mb: int = BUILD_MEMORY_MB,

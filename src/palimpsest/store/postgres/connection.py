@@ -51,7 +51,6 @@ _POOL_TIMEOUT_S = 3.0
 _FAIL_FAST_S = 2.0
 
 
-
 def _in_list(column: str, values: list[Any]) -> tuple[str, Any]:
     return f"{column} = ANY(?)", list(values)
 
@@ -98,7 +97,6 @@ def create_extension(conn: psycopg.Connection[Any], name: str) -> None:
     except (pgerrors.FeatureNotSupported, pgerrors.UndefinedFile, pgerrors.UndefinedObject,
             pgerrors.InsufficientPrivilege) as exc:
         raise extension_error(name, exc) from None
-
 
 
 class PostgresConnection(SQLBackend):

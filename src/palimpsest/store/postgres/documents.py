@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ import psycopg
 
 from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, Reader, SkillRow
 from ..sql.documents import DOC_COLUMNS, SKILL_COLUMNS, SQLDocumentsMixin
+from .connection import PostgresConnection
 from .hnsw import build_hnsw, index_exists
 from .rows import _text
 
@@ -52,11 +52,8 @@ def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tupl
     return f"SELECT v.name FROM vaults v WHERE {' AND '.join(clauses) or 'TRUE'}", params
 
 
-class PostgresDocumentsMixin(SQLDocumentsMixin):
-    # provided by PostgresStore
-    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _all: Callable[..., list[tuple[Any, ...]]]
+class PostgresDocumentsMixin(SQLDocumentsMixin, PostgresConnection):
+    # from the other mixins and the store
     _iterative_scan: Callable[[psycopg.Connection[Any]], bool]
     hnsw_threshold: int
     index_build_memory_mb: int

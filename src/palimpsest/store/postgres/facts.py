@@ -5,24 +5,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from typing import Any
 
 import numpy as np
-import psycopg
 from psycopg import errors as pgerrors
 
 from ...errors import Conflict, ModelMismatch
 from ..facts_base import FactQuery, FactRow
 from ..sql.dialect import Runner
 from ..sql.facts import FACT_COLUMNS, SQLFactsMixin
+from .connection import PostgresConnection
 from .rows import _text
 
 
-class PostgresFactsMixin(SQLFactsMixin):
-    # provided by PostgresConnection
-    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
+class PostgresFactsMixin(SQLFactsMixin, PostgresConnection):
     _ENTITY_MATCH = "f.entity_keys @> ARRAY[?]::text[]"
     _CONCURRENT = (pgerrors.SerializationFailure,)
 

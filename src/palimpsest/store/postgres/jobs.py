@@ -3,21 +3,14 @@ the queue without blocking (the rest of the queue is `store/sql/jobs.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
-
-import psycopg
 
 from ..base import Job
 from ..sql.jobs import JOB_COLUMNS, SQLJobsMixin
+from .connection import PostgresConnection
 
 
-class PostgresJobsMixin(SQLJobsMixin):
-    # provided by PostgresConnection
-    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _all: Callable[..., list[tuple[Any, ...]]]
-
+class PostgresJobsMixin(SQLJobsMixin, PostgresConnection):
     def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
         task_clause = "AND task = ANY(%s)" if tasks else ""
         params: list[Any] = [now, stale_before] + ([list(tasks)] if tasks else []) + [limit, worker, now]

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +17,9 @@ import psycopg
 
 from ...records import Message
 from ..base import BM25_WINDOW, RARE_MATCHES, Filters, split_by_rarity
-from .rows import _M, _row_to_message, _text, filter_sql
+from ..sql.messages import M
+from .connection import PostgresConnection
+from .rows import _row_to_message, _text, filter_sql
 
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 
@@ -47,11 +47,8 @@ _BM25_EXACT = 5000  # up to this many messages, N, avgdl and every document freq
 _BM25_COMMON = 0.01  # above _BM25_EXACT, lexemes ANALYZE saw in >= 1 % of rows take its frequency
 
 
-
-class PostgresKeywordMixin:
-    # provided by PostgresConnection
-    _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _all: Callable[..., list[tuple[Any, ...]]]
+class PostgresKeywordMixin(PostgresConnection):
+    # set by the store
     _bm25_cache: _Bm25Stats | None = None
 
     def keyword_search(self, terms: list[str], filters: Filters, limit: int, match_all: bool) -> list[tuple[Message, float]]:
@@ -87,7 +84,7 @@ class PostgresKeywordMixin:
             # Each term is its own phrase query: user text is a value, never tsquery syntax.
             query = (" && " if match_all else " || ").join(["phraseto_tsquery('palimpsest', %s)"] * len(terms))
             if not informative:
-                sql = f"""WITH q AS (SELECT {query} AS q) SELECT {_M}, 1e-6 FROM messages m, q
+                sql = f"""WITH q AS (SELECT {query} AS q) SELECT {M}, 1e-6 FROM messages m, q
                           WHERE m.fts @@ q.q AND {where} ORDER BY m.rowid DESC LIMIT %s"""
                 rows = conn.execute(sql, (*terms, *params, limit)).fetchall()
                 return [(_row_to_message(r), float(r[-1])) for r in rows]
@@ -131,7 +128,7 @@ class PostgresKeywordMixin:
             top = scored[:limit]
             if not top:
                 return []
-            by_rowid = {r[0]: r[1:] for r in conn.execute(f"SELECT m.rowid, {_M} FROM messages m WHERE m.rowid = ANY(%s)",
+            by_rowid = {r[0]: r[1:] for r in conn.execute(f"SELECT m.rowid, {M} FROM messages m WHERE m.rowid = ANY(%s)",
                                                           ([r for _, r in top],))}
         return [(_row_to_message(by_rowid[r]), score) for score, r in top if r in by_rowid]
 
@@ -220,4 +217,3 @@ def _phrase_freq(phrase: list[tuple[str, int]], at: dict[str, dict[int, str]]) -
         if all(pos + off in at.get(lx, {}) for lx, off in rest):
             total += _COLUMN_WEIGHTS.get(label, 0.0)
     return total
-

@@ -10,43 +10,26 @@ advances never interleave with another writer's. Substring mode is `ILIKE` with 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
-
-import psycopg
 
 from ...records import Message, Session
 from ..base import Filters
-from .rows import (
-    _M,
-    _MESSAGE_COLUMNS,
-    _SESSION_COLUMNS,
-    _clean,
-    _like_pattern,
-    _lock_session,
-    _message_params,
-    _row_to_message,
-    _row_to_session,
-    _text,
-    _ts,
-    filter_sql,
-)
+from ..sql.messages import MESSAGE_COLUMNS, SESSION_COLUMNS, M, SQLMessagesMixin
+from .connection import PostgresConnection
+from .rows import _clean, _like_pattern, _lock_session, _message_params, _row_to_message, _text, _ts, filter_sql
 
 
-class PostgresMessagesMixin:
-    # provided by PostgresConnection
-    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _read: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _all: Callable[..., list[tuple[Any, ...]]]
-    schema_version: Callable[[], int]
+class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
+    # set by the store
     _bm25_cache: Any
+    _filter_sql = staticmethod(filter_sql)
+    _message = staticmethod(_row_to_message)
 
     # -- sessions ------------------------------------------------------------
     def upsert_session(self, s: Session) -> None:
         with self._tx() as conn:
             conn.execute(
-                f"""INSERT INTO sessions ({_SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
+                f"""INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
                 ON CONFLICT (id) DO UPDATE SET
                   key = coalesce(excluded.key, sessions.key), agent = coalesce(excluded.agent, sessions.agent),
                   channel = coalesce(excluded.channel, sessions.channel), title = coalesce(excluded.title, sessions.title),
@@ -57,20 +40,6 @@ class PostgresMessagesMixin:
                 (s.id, _text(s.key), _text(s.agent), _text(s.channel), _text(s.title), s.kind,
                  json.dumps(_clean(s.settings), ensure_ascii=False), s.created_at, s.updated_at),
             )
-
-    def get_session(self, session_id: str) -> Session | None:
-        rows = self._all(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,))
-        return _row_to_session(rows[0]) if rows else None
-
-    def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]:
-        clauses, params = [], []
-        for column, value in (("id", filters.session), ("agent", filters.agent), ("channel", filters.channel)):
-            if value is not None:
-                clauses.append(f"{column} = %s")
-                params.append(value)
-        sql = f"""SELECT {_SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(clauses) or 'true'}
-                  ORDER BY updated_at DESC, id LIMIT %s OFFSET %s"""
-        return [_row_to_session(r) for r in self._all(sql, (*params, limit, offset))]
 
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
         sql = """SELECT s.id FROM sessions s WHERE s.kind = 'instant' AND s.updated_at < %s::timestamptz
@@ -86,7 +55,7 @@ class PostgresMessagesMixin:
     # -- messages ------------------------------------------------------------
     def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None,
                         journal: str = "") -> list[str]:
-        sql = f"""INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 21)})
+        sql = f"""INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 21)})
                   ON CONFLICT DO NOTHING RETURNING id"""
         with self._tx() as conn:
             _lock_session(conn, session_id)
@@ -114,38 +83,12 @@ class PostgresMessagesMixin:
                 ordered.append(m.id)
         return ordered
 
-    def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
-        rows = self._all("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = %s AND session_id = %s", (journal, session_id))
-        return (rows[0][0], rows[0][1]) if rows else (0, 0)
-
-    def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]:
-        sql = "SELECT session_id, line, byte_offset FROM journal_cursors WHERE journal_id = %s"
-        return {r[0]: (r[1], r[2]) for r in self._all(sql, (journal,))}
-
-    def get_messages(self, ids: list[str]) -> list[Message]:
-        if not ids:
-            return []
-        rows = self._all(f"SELECT {_M} FROM messages m WHERE m.id = ANY(%s)", (list(ids),))
-        by_id = {r[0]: _row_to_message(r) for r in rows}
-        return [by_id[i] for i in ids if i in by_id]
-
-    def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]:
-        where, params = filter_sql(filters)
-        order = "DESC" if newest_first else "ASC"
-        sql = f"SELECT {_M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT %s OFFSET %s"
-        return [_row_to_message(r) for r in self._all(sql, (*params, limit, offset))]
-
     def substring_search(self, fragment: str, filters: Filters, limit: int) -> list[Message]:
         where, params = filter_sql(filters)
         pattern = _like_pattern(_text(fragment) or "")
-        sql = f"""SELECT {_M} FROM messages m WHERE (m.content ILIKE %s OR m.tool_result ILIKE %s) AND {where}
+        sql = f"""SELECT {M} FROM messages m WHERE (m.content ILIKE %s OR m.tool_result ILIKE %s) AND {where}
                   ORDER BY m.created_at DESC, m.id DESC LIMIT %s"""
         return [_row_to_message(r) for r in self._all(sql, (pattern, pattern, *params, limit))]
-
-    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
-        where, params = filter_sql(filters)
-        sql = f"SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > %s AND {where} ORDER BY m.rowid LIMIT %s"
-        return [(r[0], _row_to_message(r[1:])) for r in self._all(sql, (after_rowid, *params, limit))]
 
     def touch(self, ids: list[str], at: str) -> None:
         if not ids:

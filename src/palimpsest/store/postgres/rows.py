@@ -10,20 +10,8 @@ from typing import Any
 import numpy as np
 import psycopg
 
-from ...records import Message, Session, iso
+from ...records import Message, iso
 from ..base import Filters
-
-_MESSAGE_COLUMNS = (
-    "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
-    "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
-    "full_tool_result_length, journal_path, journal_line, journal_offset, context"
-)
-
-
-_M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
-
-_SESSION_COLUMNS = "id, key, agent, channel, title, kind, settings, created_at, updated_at"
-
 
 
 def _text(value: str | None) -> str | None:
@@ -67,11 +55,6 @@ def _message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
-def _row_to_session(r: tuple[Any, ...]) -> Session:
-    return Session(id=r[0], key=r[1], agent=r[2], channel=r[3], title=r[4], kind=r[5], settings=r[6] or {},
-                   created_at=iso(r[7]), updated_at=iso(r[8]))
-
-
 def _like_pattern(fragment: str) -> str:
     """`fragment` as an ILIKE pattern matching it anywhere, with no wildcard of its own."""
     escaped = fragment.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -85,7 +68,6 @@ def _vector_text(v: np.ndarray) -> str:
 def _lock_session(conn: psycopg.Connection[Any], session_id: str) -> None:
     """Serialise the writers of one session, across processes and machines, until commit."""
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (session_id,))
-
 
 
 def filter_sql(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:

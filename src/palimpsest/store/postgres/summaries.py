@@ -7,25 +7,21 @@ Full text is a generated `tsvector` ranked with `ts_rank_cd`, each term its own
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
-import psycopg
 from psycopg import errors as pgerrors
 
 from ...errors import Conflict, ModelMismatch
 from ...records import Message
+from ..sql.messages import M
 from ..sql.summaries import SQLSummariesMixin
 from ..summaries_base import Summary
-from .rows import _M, _row_to_message, filter_sql
+from .connection import PostgresConnection
+from .rows import _row_to_message, filter_sql
 
 
-class PostgresSummariesMixin(SQLSummariesMixin):
-    # provided by PostgresConnection
-    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _all: Callable[..., list[tuple[Any, ...]]]
+class PostgresSummariesMixin(SQLSummariesMixin, PostgresConnection):
     _filter_sql = staticmethod(filter_sql)
 
     def put_summary(self, summary: Summary, supersedes: str | None = None) -> bool:
@@ -51,7 +47,7 @@ class PostgresSummariesMixin(SQLSummariesMixin):
 
     def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
         past = "AND (m.created_at, m.id) > (%s::timestamptz, %s)" if after else ""
-        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = %s {past} AND NOT EXISTS
+        sql = f"""SELECT {M} FROM messages m WHERE m.session_id = %s {past} AND NOT EXISTS
                   (SELECT 1 FROM summary_sources ss WHERE ss.source_id = m.id AND ss.kind = 'message')
                   ORDER BY m.created_at, m.id LIMIT %s"""
         params = (session_id, after[0], after[1], limit) if after else (session_id, limit)
@@ -107,6 +103,6 @@ class PostgresSummariesMixin(SQLSummariesMixin):
         return row is not None
 
     def empty_tool_messages(self, after_rowid: int, limit: int) -> list[tuple[int, Message]]:
-        sql = f"""SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > %s AND m.tool_name IS NOT NULL AND m.tool_name <> ''
+        sql = f"""SELECT m.rowid, {M} FROM messages m WHERE m.rowid > %s AND m.tool_name IS NOT NULL AND m.tool_name <> ''
                   AND m.content = '' ORDER BY m.rowid LIMIT %s"""
         return [(int(r[0]), _row_to_message(r[1:])) for r in self._all(sql, (after_rowid, limit))]

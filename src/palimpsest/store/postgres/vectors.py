@@ -16,8 +16,6 @@ scan (0.8+), which keeps walking the graph until enough rows pass the filter.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
@@ -26,8 +24,10 @@ import psycopg
 from ...errors import InvalidInput, ModelMismatch
 from ...records import Message
 from ..base import Filters
+from ..sql.messages import M
+from .connection import PostgresConnection
 from .hnsw import BUILD_MEMORY_MB, BUILD_WORKERS, build_hnsw, index_exists
-from .rows import _M, _row_to_message, _vector_text, filter_sql
+from .rows import _row_to_message, _vector_text, filter_sql
 
 _VECTOR_LOCK = "palimpsest:vectors"
 
@@ -35,11 +35,8 @@ _VECTOR_LOCK = "palimpsest:vectors"
 _EXACT_MAX = 5_000  # filtered vector search is exact up to this many candidate messages
 
 
-
-class PostgresVectorsMixin:
-    # provided by PostgresConnection and PostgresStore
-    _tx: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]
-    _all: Callable[..., list[tuple[Any, ...]]]
+class PostgresVectorsMixin(PostgresConnection):
+    # set by the store
     hnsw_threshold: int
     index_build_memory_mb: int
     index_build_workers: int
@@ -152,7 +149,7 @@ class PostgresVectorsMixin:
         return {m: {"dim": d, "count": n} for m, d, n in rows}
 
     def messages_without_vectors(self, model: str, limit: int) -> list[Message]:
-        sql = f"""SELECT {_M} FROM messages m WHERE NOT EXISTS
+        sql = f"""SELECT {M} FROM messages m WHERE NOT EXISTS
                   (SELECT 1 FROM vectors v WHERE v.model = %s AND v.message_rowid = m.rowid) ORDER BY m.rowid LIMIT %s"""
         return [_row_to_message(r) for r in self._all(sql, (model, limit))]
 

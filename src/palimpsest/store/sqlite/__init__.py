@@ -18,7 +18,7 @@ from ..base import Store
 from ..sql.tags import SQLTagsMixin
 from ..sql.wiki import SQLWikiMixin
 from .ann import ANN_THRESHOLD, VectorCache
-from .connection import SQLiteConnection, use_wal
+from .connection import use_wal
 from .documents import SQLiteDocumentsMixin
 from .facts import SQLiteFactsMixin
 from .jobs import SQLiteJobsMixin
@@ -30,7 +30,7 @@ from .vectors import SQLiteVectorsMixin
 __all__ = ["SQLiteStore", "use_wal"]
 
 
-class SQLiteStore(SQLiteConnection, SQLiteMessagesMixin, SQLiteKeywordMixin, SQLiteVectorsMixin, SQLiteJobsMixin,
+class SQLiteStore(SQLiteMessagesMixin, SQLiteKeywordMixin, SQLiteVectorsMixin, SQLiteJobsMixin,
                   SQLiteSummariesMixin, SQLiteFactsMixin, SQLiteDocumentsMixin, SQLTagsMixin, SQLWikiMixin, Store):
     def __init__(self, url: str, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.url = url

@@ -54,7 +54,6 @@ def use_wal(conn: sqlite3.Connection, patience: float) -> None:
         pause = min(pause * 2, 0.2)
 
 
-
 class SQLiteConnection(SQLBackend):
     """One writer connection behind a lock, one reader per thread (`_reader`), `_tx()`."""
 
@@ -147,7 +146,8 @@ class SQLiteConnection(SQLBackend):
 
 def _split_sql(text: str) -> list[str]:
     """Statements of a migration file; triggers keep their inner semicolons."""
-    statements, current = [], []
+    statements: list[str] = []
+    current: list[str] = []
     for line in text.splitlines():
         if line.strip().startswith("--") and not current:
             continue
@@ -159,4 +159,3 @@ def _split_sql(text: str) -> list[str]:
     if "\n".join(current).strip():
         statements.append("\n".join(current))
     return statements
-

@@ -14,14 +14,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, Reader, SkillRow
 from ..sql.documents import DOC_COLUMNS, SKILL_COLUMNS, SQLDocumentsMixin
+from .connection import SQLiteConnection
 from .rows import fts_phrase
 
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more
@@ -47,11 +46,7 @@ def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tupl
     return f"SELECT v.name FROM vaults v WHERE {cond}", params
 
 
-class SQLiteDocumentsMixin(SQLDocumentsMixin):
-    # provided by SQLiteConnection
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
-
+class SQLiteDocumentsMixin(SQLDocumentsMixin, SQLiteConnection):
     _vault_filter = staticmethod(vault_filter)
 
     # -- documents -----------------------------------------------------------

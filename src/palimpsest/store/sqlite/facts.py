@@ -16,12 +16,11 @@ from ...errors import Conflict, ModelMismatch
 from ..facts_base import FactQuery, FactRow
 from ..sql.dialect import Runner
 from ..sql.facts import FACT_COLUMNS, SQLFactsMixin
+from .connection import SQLiteConnection
 from .rows import fts_phrase
 
 
-class SQLiteFactsMixin(SQLFactsMixin):
-    # provided by SQLiteConnection
-    _reader: sqlite3.Connection
+class SQLiteFactsMixin(SQLFactsMixin, SQLiteConnection):
     _ENTITY_MATCH = "f.rowid IN (SELECT fact_rowid FROM fact_entities WHERE entity = ?)"
 
     def _insert_fact(self, run: Runner, f: FactRow) -> None:

@@ -4,20 +4,14 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 from ..base import Job
 from ..sql.jobs import JOB_COLUMNS, SQLJobsMixin
+from .connection import SQLiteConnection
 
 
-class SQLiteJobsMixin(SQLJobsMixin):
-    # provided by SQLiteConnection
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
-
+class SQLiteJobsMixin(SQLJobsMixin, SQLiteConnection):
     def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
         task_clause = "AND task IN (SELECT value FROM json_each(?))" if tasks else ""
         params: list[Any] = [now, stale_before] + ([json.dumps(tasks)] if tasks else []) + [limit]

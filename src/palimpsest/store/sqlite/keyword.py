@@ -8,17 +8,13 @@ merges FTS5 segments and folds a large WAL back into the file.
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import Any
 
 from ...records import Message
 from ..base import BM25_WINDOW, RARE_MATCHES, Filters, split_by_rarity
-from .connection import BUSY_TIMEOUT_MS
-from .rows import _M, _TRI_COLUMNS, filter_sql, fts_phrase, row_to_message
+from ..sql.messages import M
+from .connection import BUSY_TIMEOUT_MS, SQLiteConnection
+from .rows import _TRI_COLUMNS, filter_sql, fts_phrase, row_to_message
 
 CONTEXT_WEIGHT = 0.5
 # keyword search: RARE_MATCHES and BM25_WINDOW (store/base.py), and with a filter, of the
@@ -35,14 +31,8 @@ def _fts_source(where: str) -> str:
     return "messages_fts" if where == "1" else "messages_fts CROSS JOIN messages m ON m.rowid = messages_fts.rowid"
 
 
-
-class SQLiteKeywordMixin:
-    # provided by SQLiteConnection
-    path: Path
-    _reader: sqlite3.Connection
-    _writer: sqlite3.Connection
-    _write_lock: threading.RLock
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
+class SQLiteKeywordMixin(SQLiteConnection):
+    # set by the store
     _df_cache: dict[str, int]
     _df_total: int
 
@@ -120,7 +110,7 @@ class SQLiteKeywordMixin:
             selects.append(f"SELECT * FROM (SELECT messages_fts.rowid AS rowid, {rank} AS rank FROM {source} WHERE {cond} ORDER BY {order} LIMIT ?)")
             args += [expr, *params, limit]
         best = f"SELECT rowid, min(rank) AS rank FROM ({' UNION ALL '.join(selects)}) GROUP BY rowid"
-        sql = f"""SELECT {_M}, r.rank FROM ({best}) r JOIN messages m ON m.rowid = r.rowid
+        sql = f"""SELECT {M}, r.rank FROM ({best}) r JOIN messages m ON m.rowid = r.rowid
                   ORDER BY r.rank, r.rowid DESC LIMIT ?"""
         return self._reader.execute(sql, (*args, limit)).fetchall()
 
@@ -180,10 +170,10 @@ class SQLiteKeywordMixin:
         where, params = filter_sql(filters)
         if len(fragment) >= 3:
             self._catch_up_trigrams()
-            sql = f"""SELECT {_M} FROM messages_tri JOIN messages m ON m.rowid = messages_tri.rowid
+            sql = f"""SELECT {M} FROM messages_tri JOIN messages m ON m.rowid = messages_tri.rowid
                       WHERE messages_tri MATCH ? AND {where} ORDER BY m.created_at DESC LIMIT ?"""
             return [row_to_message(r) for r in self._reader.execute(sql, (fts_phrase(fragment), *params, limit))]
         needle = fragment.lower()
-        sql = f"""SELECT {_M} FROM messages m WHERE (instr(lower(m.content), ?) > 0 OR instr(lower(coalesce(m.tool_result, '')), ?) > 0)
+        sql = f"""SELECT {M} FROM messages m WHERE (instr(lower(m.content), ?) > 0 OR instr(lower(coalesce(m.tool_result, '')), ?) > 0)
                   AND {where} ORDER BY m.created_at DESC LIMIT ?"""
         return [row_to_message(r) for r in self._reader.execute(sql, (needle, needle, *params, limit))]

@@ -4,24 +4,20 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from ...records import Message, Session
-from ..base import Filters
-from .rows import _FTS_COLUMNS, _M, _MESSAGE_COLUMNS, filter_sql, message_params, row_to_message, row_to_session
+from ..sql.messages import MESSAGE_COLUMNS, SQLMessagesMixin
+from .connection import SQLiteConnection
+from .rows import _FTS_COLUMNS, filter_sql, message_params, row_to_message
 
 
-class SQLiteMessagesMixin:
-    # provided by SQLiteConnection
-    path: Path
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
+class SQLiteMessagesMixin(SQLMessagesMixin, SQLiteConnection):
+    # set by the store
     _generation: int
-    schema_version: Callable[[], int]
+    _filter_sql = staticmethod(filter_sql)
+    _message = staticmethod(row_to_message)
 
     def upsert_session(self, s: Session) -> None:
         with self._tx() as conn:
@@ -37,19 +33,6 @@ class SQLiteMessagesMixin:
                   updated_at = max(updated_at, excluded.updated_at)""",
                 (s.id, s.key, s.agent, s.channel, s.title, s.kind, json.dumps(s.settings), s.created_at, s.updated_at),
             )
-
-    def get_session(self, session_id: str) -> Session | None:
-        row = self._reader.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
-        return row_to_session(row) if row else None
-
-    def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]:
-        clauses, params = [], []
-        for column, value in (("id", filters.session), ("agent", filters.agent), ("channel", filters.channel)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        sql = f"SELECT * FROM sessions WHERE {' AND '.join(clauses) or '1'} ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"
-        return [row_to_session(r) for r in self._reader.execute(sql, (*params, limit, offset))]
 
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
         sql = """SELECT s.id FROM sessions s WHERE s.kind = 'instant' AND s.updated_at < ?
@@ -70,7 +53,7 @@ class SQLiteMessagesMixin:
             before = conn.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
             # ON CONFLICT DO NOTHING skips only duplicates; INSERT OR IGNORE also dropped rows
             # that broke a NOT NULL rule, silently, where PostgreSQL raises
-            sql = f"INSERT INTO messages ({_MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)}) ON CONFLICT DO NOTHING"
+            sql = f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)}) ON CONFLICT DO NOTHING"
             conn.executemany(sql, [message_params(m) for m in messages])
             inserted = [r[0] for r in conn.execute("SELECT id FROM messages WHERE rowid > ? ORDER BY rowid", (before,))]
             if inserted:  # full-text rows in one statement (migration 0005 says why; trigrams: 0009)
@@ -83,35 +66,6 @@ class SQLiteMessagesMixin:
                     (journal, session_id, cursor[0], cursor[1]),
                 )
             return inserted
-
-    def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
-        row = self._reader.execute("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = ? AND session_id = ?",
-                                   (journal, session_id)).fetchone()
-        return (row[0], row[1]) if row else (0, 0)
-
-    def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]:
-        sql = "SELECT session_id, line, byte_offset FROM journal_cursors WHERE journal_id = ?"
-        return {r[0]: (r[1], r[2]) for r in self._reader.execute(sql, (journal,))}
-
-    def get_messages(self, ids: list[str]) -> list[Message]:
-        if not ids:
-            return []
-        rows = self._reader.execute(
-            f"SELECT {_M} FROM messages m WHERE m.id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
-        ).fetchall()
-        by_id = {r[0]: row_to_message(r) for r in rows}
-        return [by_id[i] for i in ids if i in by_id]
-
-    def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]:
-        where, params = filter_sql(filters)
-        order = "DESC" if newest_first else "ASC"
-        sql = f"SELECT {_M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT ? OFFSET ?"
-        return [row_to_message(r) for r in self._reader.execute(sql, (*params, limit, offset))]
-
-    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
-        where, params = filter_sql(filters)
-        sql = f"SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > ? AND {where} ORDER BY m.rowid LIMIT ?"
-        return [(r[0], row_to_message(r[1:])) for r in self._reader.execute(sql, (after_rowid, *params, limit))]
 
     def touch(self, ids: list[str], at: str) -> None:
         if not ids:

@@ -6,19 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...records import Message, Session
+from ...records import Message
 from ..base import Filters
 
-_MESSAGE_COLUMNS = (
-    "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
-    "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
-    "full_tool_result_length, journal_path, journal_line, journal_offset, context"
-)
 _FTS_COLUMNS = "content, tool_name, tool_result, context"  # messages_fts (migration 0004)
 
 
 _TRI_COLUMNS = "content, tool_result"  # messages_tri (migration 0002)
-_M = ", ".join(f"m.{c.strip()}" for c in _MESSAGE_COLUMNS.split(","))
 
 
 def fts_phrase(term: str) -> str:
@@ -45,11 +39,6 @@ def message_params(m: Message) -> tuple[Any, ...]:
         m.importance, m.access_count, m.last_accessed_at, int(m.truncated), m.full_content_length,
         m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, m.context,
     )
-
-
-def row_to_session(row: tuple[Any, ...]) -> Session:
-    return Session(id=row[0], key=row[1], agent=row[2], channel=row[3], title=row[4], kind=row[5],
-                   settings=json.loads(row[6] or "{}"), created_at=row[7], updated_at=row[8])
 
 
 def filter_sql(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:

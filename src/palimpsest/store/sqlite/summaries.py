@@ -8,23 +8,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
 from ...errors import Conflict, ModelMismatch
 from ...records import Message
+from ..sql.messages import M
 from ..sql.summaries import SQLSummariesMixin
 from ..summaries_base import Summary
-from .rows import _FTS_COLUMNS, _M, _TRI_COLUMNS, filter_sql, fts_phrase, row_to_message
+from .connection import SQLiteConnection
+from .rows import _FTS_COLUMNS, _TRI_COLUMNS, filter_sql, fts_phrase, row_to_message
 
 
-class SQLiteSummariesMixin(SQLSummariesMixin):
-    # provided by SQLiteConnection
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
+class SQLiteSummariesMixin(SQLSummariesMixin, SQLiteConnection):
     _filter_sql = staticmethod(filter_sql)
 
     def put_summary(self, summary: Summary, supersedes: str | None = None) -> bool:
@@ -49,7 +46,7 @@ class SQLiteSummariesMixin(SQLSummariesMixin):
 
     def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
         past = "AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?))" if after else ""
-        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = ? {past} AND NOT EXISTS
+        sql = f"""SELECT {M} FROM messages m WHERE m.session_id = ? {past} AND NOT EXISTS
                   (SELECT 1 FROM summary_sources ss WHERE ss.source_id = m.id AND ss.kind = 'message')
                   ORDER BY m.created_at, m.id LIMIT ?"""
         params = (session_id, after[0], after[0], after[1], limit) if after else (session_id, limit)
@@ -115,6 +112,6 @@ class SQLiteSummariesMixin(SQLSummariesMixin):
         return True
 
     def empty_tool_messages(self, after_rowid: int, limit: int) -> list[tuple[int, Message]]:
-        sql = f"""SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > ? AND m.tool_name IS NOT NULL AND m.tool_name != ''
+        sql = f"""SELECT m.rowid, {M} FROM messages m WHERE m.rowid > ? AND m.tool_name IS NOT NULL AND m.tool_name != ''
                   AND m.content = '' ORDER BY m.rowid LIMIT ?"""
         return [(r[0], row_to_message(r[1:])) for r in self._reader.execute(sql, (after_rowid, limit))]

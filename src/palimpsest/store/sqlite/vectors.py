@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 
 import numpy as np
 
 from ...errors import InvalidInput, ModelMismatch
 from ...records import Message
 from ..base import Filters
+from ..sql.messages import M
 from .ann import VectorCache
-from .rows import _M, filter_sql, row_to_message
+from .connection import SQLiteConnection
+from .rows import filter_sql, row_to_message
 
 
-class SQLiteVectorsMixin:
-    # provided by SQLiteConnection (and `_vectors` by SQLiteStore)
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
+class SQLiteVectorsMixin(SQLiteConnection):
+    # set by the store
     _generation: int
     _vectors: VectorCache
 
@@ -98,7 +95,7 @@ class SQLiteVectorsMixin:
         return {m: {"dim": d, "count": n} for m, d, n in rows}
 
     def messages_without_vectors(self, model: str, limit: int) -> list[Message]:
-        sql = f"""SELECT {_M} FROM messages m WHERE NOT EXISTS
+        sql = f"""SELECT {M} FROM messages m WHERE NOT EXISTS
                   (SELECT 1 FROM vectors v WHERE v.model = ? AND v.message_rowid = m.rowid) ORDER BY m.rowid LIMIT ?"""
         return [row_to_message(r) for r in self._reader.execute(sql, (model, limit))]
 
