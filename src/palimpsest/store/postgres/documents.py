@@ -3,7 +3,7 @@ registry and the reads are `store/sql/documents.py`).
 
 Chunk vectors live in a dimensionless `vector` column. Once a dimension holds
 `hnsw_threshold` chunk vectors (10,000, the store's), a partial HNSW index on
-`(embedding::vector(dim)) WHERE dim = <dim>` is built (as for messages, postgres_hnsw.py);
+`(embedding::vector(dim)) WHERE dim = <dim>` is built (as for messages, `hnsw.py`);
 a query whose readable vaults hold at most 5,000 chunks of its model is exact (pgvector's
 `<=>` over them, through `document_chunks_vault`), a broader one walks the index with
 pgvector's iterative scan (0.8+), which goes on until enough chunks pass the vault and

@@ -25,7 +25,7 @@ _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A 
 
 
 # BM25 as FTS5's bm25(): k1, b, and its column weights by tsvector weight label
-# (content 1.0, tool_name and tool_result 0.5, context 0.5 = sqlite.CONTEXT_WEIGHT)
+# (content 1.0, tool_name and tool_result 0.5, context 0.5 = sqlite/keyword.py CONTEXT_WEIGHT)
 _K1, _B = 1.2, 0.75
 
 

@@ -81,7 +81,7 @@ class PostgresVectorsMixin(PostgresConnection):
     @staticmethod
     def _ensure_vector_index(conn: psycopg.Connection[Any], dim: int, memory_cap_mb: int = BUILD_MEMORY_MB,
                              workers: int = BUILD_WORKERS) -> None:
-        """Build the partial HNSW index of `dim` if it is missing (sized as postgres_hnsw says)."""
+        """Build the partial HNSW index of `dim` if it is missing (sized as `hnsw.py` says)."""
         if not index_exists(conn, "vectors", f"vectors_hnsw_{dim}"):
             rows = conn.execute("SELECT coalesce(sum(count), 0) FROM vector_counts WHERE dim = %s", (dim,)).fetchone()
             build_hnsw(conn, "vectors", f"vectors_hnsw_{dim}", dim, int(rows[0]) if rows else 0, memory_cap_mb, workers)

@@ -45,7 +45,7 @@ class SQLiteVectorsMixin(SQLiteConnection):
                    ON CONFLICT(model, message_rowid) DO UPDATE SET dim = excluded.dim, vector = excluded.vector""",
                 [(rowids[i], model, v.shape[0], np.asarray(v, dtype=np.float32).tobytes()) for i, v in rows if i in rowids],
             )
-        if replaced:  # new vectors only are loaded incrementally (vectors.py); changed ones need a reload
+        if replaced:  # new vectors only are loaded incrementally (`ann.py`); changed ones need a reload
             self._generation += 1
 
     def load_vectors(self, model: str, after_rowid: int) -> tuple[np.ndarray, np.ndarray, int, dict[str, list[str]]]:
