@@ -140,7 +140,8 @@ def ingest(store: Store, n: int, words: list[str], centres: np.ndarray, product_
 
 def _copy_rows(store: Store, sid: str, rows: list[tuple[Message, np.ndarray]]) -> None:
     """One session's messages and vectors into PostgreSQL with COPY (binary vectors)."""
-    from palimpsest.store.postgres import _MESSAGE_COLUMNS, _message_params
+    from palimpsest.store.postgres.rows import _message_params
+    from palimpsest.store.sql.messages import MESSAGE_COLUMNS as _MESSAGE_COLUMNS
 
     session = Session(id=sid, agent=f"agent{int(sid[1:]) % 4}", channel="bench",
                       created_at=rows[0][0].created_at, updated_at=rows[-1][0].created_at)

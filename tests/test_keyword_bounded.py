@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import palimpsest.store.sqlite as sqlite_store
+import palimpsest.store.sqlite.keyword as sqlite_store
 from palimpsest import Memory, Settings
 from palimpsest.store import Filters
 

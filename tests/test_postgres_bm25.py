@@ -96,7 +96,7 @@ def test_postgres_any_word_windows_common_terms_but_finds_rare_ones(monkeypatch:
 
     from pg import fresh_database_url
 
-    import palimpsest.store.postgres as pgstore
+    import palimpsest.store.postgres.keyword as pgstore
 
     monkeypatch.setattr(pgstore, "_RARE_MATCHES", 100)
     monkeypatch.setattr(pgstore, "_BM25_WINDOW", 50)

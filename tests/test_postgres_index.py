@@ -7,7 +7,7 @@ import numpy as np
 
 from palimpsest.records import Message, Session
 from palimpsest.store import open_store
-from palimpsest.store.postgres_hnsw import graph_mb as _graph_mb
+from palimpsest.store.postgres.hnsw import graph_mb as _graph_mb
 
 
 def _hnsw_indexes(store) -> list[str]:  # type: ignore[no-untyped-def]
@@ -45,7 +45,7 @@ def test_chunk_vectors_get_an_hnsw_index_and_filtered_search_stays_exact_enough(
     and finds what the exact scan finds."""
     from pg import fresh_database_url
 
-    import palimpsest.store.postgres_documents as docs
+    import palimpsest.store.postgres.documents as docs
     from palimpsest.store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, VaultChange, VaultRow
 
     store = open_store(fresh_database_url())

@@ -730,7 +730,7 @@ def test_pg_hnsw_index_built_past_threshold(pg_url: str, monkeypatch: pytest.Mon
         hits = store.vector_search("m", _unit(16, 5), Filters(), 3)
         assert {i for i, _ in hits} <= {msg(5).id, msg(21).id, msg(37).id} and hits[0][0] in {msg(5).id, msg(21).id, msg(37).id}
         # a broad filter goes through the index (iterative scan), a narrow one is exact
-        import palimpsest.store.postgres as backend
+        import palimpsest.store.postgres.vectors as backend
 
         for exact_max in (5, 1000):
             monkeypatch.setattr(backend, "_EXACT_MAX", exact_max)
@@ -821,7 +821,7 @@ def test_compact_index_merges_what_writers_left_and_changes_no_result(store_url:
 def test_sqlite_compaction_folds_a_large_wal_back_into_the_file(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Pages left in the WAL are read without the memory map; with nothing to merge,
     compact_index checkpoints a WAL past WAL_FOLD_BYTES (TRUNCATE: the file is emptied)."""
-    from palimpsest.store import sqlite as sqlite_store
+    from palimpsest.store.sqlite import keyword as sqlite_store
 
     store = open_store(f"sqlite:///{tmp_path}/p.db")
     try:

@@ -1,4 +1,11 @@
-"""Index databases. `open_store(url)` picks the backend from the URL's scheme."""
+"""Index databases. `open_store(url)` picks the backend from the URL's scheme.
+
+`base.py` is the Store contract, with one `*_base.py` per part (rows and contract:
+facts, summaries, documents, tags, wiki). `sql/` holds the SQL both backends share,
+written once over a dialect; `sqlite/` and `postgres/` each compose a store from one
+mixin per concern (connection and migrations, messages, keyword search, vectors, jobs,
+summaries, facts, documents); `migrations/` the numbered SQL files of each.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Summaries on SQLite: a mixin of `SQLiteStore` (it uses the store's `_tx()` and `_reader`).
+"""Summaries on SQLite: the FTS5 row of each summary, the messages in no leaf, and vectors
+(the rest is `store/sql/summaries.py`).
 
 Summary vectors are searched exactly in numpy: there is one summary for tens of messages.
 """
@@ -7,28 +8,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
-from ..errors import Conflict, ModelMismatch
-from ..records import Message
-from .summaries_base import Summary, SummaryStoreContract
-
-_S = "s.id, s.session_id, s.depth, s.content, s.message_count, s.earliest_at, s.latest_at, s.model, s.created_at, s.superseded_by"
-_USAGE = ("calls", "prompt_tokens", "completion_tokens", "failures", "invalid")
-
-
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
+from ...errors import Conflict, ModelMismatch
+from ...records import Message
+from ..sql.messages import M
+from ..sql.summaries import SQLSummariesMixin
+from ..summaries_base import Summary
+from .connection import SQLiteConnection
+from .rows import _FTS_COLUMNS, _TRI_COLUMNS, filter_sql, fts_phrase, row_to_message
 
 
-class SQLiteSummariesMixin(SummaryStoreContract):
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
-    _where: Callable[..., tuple[str, list[Any]]]
+class SQLiteSummariesMixin(SQLSummariesMixin, SQLiteConnection):
+    _filter_sql = staticmethod(filter_sql)
 
     def put_summary(self, summary: Summary, supersedes: str | None = None) -> bool:
         s = summary
@@ -50,58 +44,13 @@ class SQLiteSummariesMixin(SummaryStoreContract):
                 conn.execute("UPDATE summaries SET superseded_by = ? WHERE id = ? AND superseded_by IS NULL", (s.id, supersedes))
         return True
 
-    def _rows(self, sql: str, params: Any = ()) -> list[Summary]:
-        rows = self._reader.execute(sql, params).fetchall()
-        out = [Summary(id=r[0], session_id=r[1], depth=r[2], content=r[3], message_count=r[4], earliest_at=r[5],
-                       latest_at=r[6], model=r[7], created_at=r[8], superseded_by=r[9]) for r in rows]
-        if not out:
-            return out
-        ids = json.dumps([s.id for s in out])
-        sources: dict[str, list[str]] = {}
-        for sid, src in self._reader.execute(
-                "SELECT summary_id, source_id FROM summary_sources WHERE summary_id IN (SELECT value FROM json_each(?)) ORDER BY ordinal", (ids,)):
-            sources.setdefault(sid, []).append(src)
-        parents = dict(self._reader.execute(
-            """SELECT ss.source_id, ss.summary_id FROM summary_sources ss JOIN summaries p ON p.id = ss.summary_id
-               WHERE ss.source_id IN (SELECT value FROM json_each(?)) AND p.superseded_by IS NULL""", (ids,)).fetchall())
-        for s in out:
-            s.sources, s.parent_id = sources.get(s.id, []), parents.get(s.id)
-        return out
-
-    def get_summaries(self, ids: list[str]) -> list[Summary]:
-        if not ids:
-            return []
-        by_id = {s.id: s for s in self._rows(f"SELECT {_S} FROM summaries s WHERE s.id IN (SELECT value FROM json_each(?))", (json.dumps(ids),))}
-        return [by_id[i] for i in ids if i in by_id]
-
-    def session_summaries(self, session_id: str, depth: int | None = None, *, orphans: bool = False, live: bool = True) -> list[Summary]:
-        clauses, params = ["s.session_id = ?"], [session_id]  # type: list[str], list[Any]
-        if depth is not None:
-            clauses.append("s.depth = ?")
-            params.append(depth)
-        if live:
-            clauses.append("s.superseded_by IS NULL")
-        if orphans:
-            clauses.append("""NOT EXISTS (SELECT 1 FROM summary_sources ss JOIN summaries p ON p.id = ss.summary_id
-                              WHERE ss.source_id = s.id AND p.superseded_by IS NULL)""")
-        return self._rows(f"SELECT {_S} FROM summaries s WHERE {' AND '.join(clauses)} ORDER BY s.depth, s.earliest_at, s.rowid", params)
-
     def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
-        from .sqlite import _M, row_to_message
-
         past = "AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?))" if after else ""
-        sql = f"""SELECT {_M} FROM messages m WHERE m.session_id = ? {past} AND NOT EXISTS
+        sql = f"""SELECT {M} FROM messages m WHERE m.session_id = ? {past} AND NOT EXISTS
                   (SELECT 1 FROM summary_sources ss WHERE ss.source_id = m.id AND ss.kind = 'message')
                   ORDER BY m.created_at, m.id LIMIT ?"""
         params = (session_id, after[0], after[0], after[1], limit) if after else (session_id, limit)
         return [row_to_message(r) for r in self._reader.execute(sql, params)]
-
-    def count_unsummarised(self, session_id: str) -> int:
-        r = self._reader
-        total = r.execute("SELECT count(*) FROM messages WHERE session_id = ?", (session_id,)).fetchone()[0]
-        done = r.execute("""SELECT count(*) FROM summary_sources ss JOIN messages m ON m.id = ss.source_id
-                            WHERE ss.session_id = ? AND ss.kind = 'message'""", (session_id,)).fetchone()[0]
-        return int(total - done)
 
     def sessions_with_unsummarised(self, minimum: int, limit: int) -> list[tuple[str, int]]:
         sql = """SELECT m.session_id, count(*) - coalesce((SELECT count(*) FROM summary_sources ss
@@ -109,25 +58,10 @@ class SQLiteSummariesMixin(SummaryStoreContract):
                  FROM messages m GROUP BY m.session_id HAVING n >= ? ORDER BY n DESC, m.session_id LIMIT ?"""
         return [(r[0], int(r[1])) for r in self._reader.execute(sql, (minimum, limit))]
 
-    def _summary_where(self, f: Any) -> tuple[str, list[Any]]:
-        from .base import Filters
-
-        if f is None:
-            return "1", []
-        inner = Filters(session=f.session, sessions=f.sessions, agent=f.agent, channel=f.channel)
-        where, params = self._where(inner, "s")
-        if f.since is not None:
-            where += " AND s.latest_at >= ?"
-            params.append(f.since)
-        if f.until is not None:
-            where += " AND s.earliest_at < ?"
-            params.append(f.until)
-        return where, params
-
     def summary_keyword_search(self, terms: list[str], filters: Any, limit: int, match_all: bool) -> list[tuple[str, float]]:
         if not terms:
             return []
-        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        match = (" " if match_all else " OR ").join(fts_phrase(t) for t in terms)
         where, params = self._summary_where(filters)
         sql = f"""SELECT s.id, bm25(summaries_fts) AS rank FROM summaries_fts JOIN summaries s ON s.rowid = summaries_fts.rowid
                   WHERE summaries_fts MATCH ? AND s.superseded_by IS NULL AND {where} ORDER BY rank LIMIT ?"""
@@ -160,33 +94,7 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         order = np.argsort(-scores)[:limit]
         return [(rows[i][0], float(scores[i])) for i in order]
 
-    def summaries_without_vectors(self, model: str, limit: int) -> list[Summary]:
-        return self._rows(f"""SELECT {_S} FROM summaries s WHERE NOT EXISTS (SELECT 1 FROM summary_vectors v
-                              WHERE v.model = ? AND v.summary_rowid = s.rowid) ORDER BY s.rowid LIMIT ?""", (model, limit))
-
-    def summary_stats(self) -> dict[str, Any]:
-        rows = self._reader.execute("SELECT depth, count(*) FROM summaries WHERE superseded_by IS NULL GROUP BY depth").fetchall()
-        covered = self._reader.execute("SELECT count(*) FROM summary_sources WHERE kind = 'message'").fetchone()[0]
-        return {"leaf": 0, "branch": 0, "root": 0, **{("leaf", "branch", "root")[d]: n for d, n in rows if d in (0, 1, 2)},
-                "messages_summarised": covered}
-
-    def add_llm_usage(self, task: str, calls: int = 0, prompt_tokens: int = 0, completion_tokens: int = 0,
-                      failures: int = 0, invalid: int = 0) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                """INSERT INTO llm_usage VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(task) DO UPDATE SET
-                   calls = calls + excluded.calls, prompt_tokens = prompt_tokens + excluded.prompt_tokens,
-                   completion_tokens = completion_tokens + excluded.completion_tokens,
-                   failures = failures + excluded.failures, invalid = invalid + excluded.invalid""",
-                (task, calls, prompt_tokens, completion_tokens, failures, invalid))
-
-    def llm_usage(self) -> dict[str, dict[str, int]]:
-        rows = self._reader.execute(f"SELECT task, {', '.join(_USAGE)} FROM llm_usage ORDER BY task").fetchall()
-        return {r[0]: dict(zip(_USAGE, r[1:])) for r in rows}
-
     def set_synthesized_content(self, message_id: str, content: str) -> bool:
-        from .sqlite import _FTS_COLUMNS, _TRI_COLUMNS
-
         with self._tx() as conn:
             row = conn.execute(f"SELECT rowid, {_FTS_COLUMNS} FROM messages WHERE id = ? AND content = ''", (message_id,)).fetchone()
             if row is None:
@@ -204,8 +112,6 @@ class SQLiteSummariesMixin(SummaryStoreContract):
         return True
 
     def empty_tool_messages(self, after_rowid: int, limit: int) -> list[tuple[int, Message]]:
-        from .sqlite import _M, row_to_message
-
-        sql = f"""SELECT m.rowid, {_M} FROM messages m WHERE m.rowid > ? AND m.tool_name IS NOT NULL AND m.tool_name != ''
+        sql = f"""SELECT m.rowid, {M} FROM messages m WHERE m.rowid > ? AND m.tool_name IS NOT NULL AND m.tool_name != ''
                   AND m.content = '' ORDER BY m.rowid LIMIT ?"""
         return [(r[0], row_to_message(r[1:])) for r in self._reader.execute(sql, (after_rowid, limit))]

@@ -1,4 +1,5 @@
-"""Vaults on SQLite: a mixin of `SQLiteStore` (it uses the store's `_tx()` and `_reader`).
+"""Vaults on SQLite: writing documents and skills, FTS5 and chunk vectors (the registry and
+the reads are `store/sql/documents.py`).
 
 Chunk vectors are searched exactly in numpy over a matrix cached in memory. The cache is
 keyed by a generation row bumped in every transaction that changes vectors (so another
@@ -13,28 +14,17 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 from typing import Any
 
 import numpy as np
 
-from ..errors import Conflict
-from ..records import iso, utcnow
-from .documents_base import ChunkQuery, ChunkRow, DocumentRow, DocumentStoreContract, Reader, SkillRow, VaultChange, VaultRow
-
-_DOC_COLUMNS = "vault, path, sha256, mtime, size, indexed_at, title, metadata, error, chunks, pages"
-_SKILL_COLUMNS = "vault, name, description, triggers, metadata, path, body, sha256, mtime, size, indexed_at"
-_CHUNK_READ = ("c.id, c.vault, d.path, c.ordinal, c.heading_path, c.text, c.token_count, c.metadata, "
-               "d.title, d.metadata, d.indexed_at")
-
+from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, Reader, SkillRow
+from ..sql.documents import DOC_COLUMNS, SKILL_COLUMNS, SQLDocumentsMixin
+from .connection import SQLiteConnection
+from .rows import fts_phrase
 
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more
 BM25_WINDOW = 5000  # keyword matches ranked at most (the most recently indexed)
-
-
-def _fts_phrase(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
 
 
 def visible(reader: Reader, alias: str = "v") -> tuple[str, list[Any]]:
@@ -56,68 +46,15 @@ def vault_filter(reader: Reader, names: list[str] | None, attached_to: list[tupl
     return f"SELECT v.name FROM vaults v WHERE {cond}", params
 
 
-class SQLiteDocumentsMixin(DocumentStoreContract):
-    # provided by SQLiteStore
-    _reader: sqlite3.Connection
-    _tx: Callable[[], AbstractContextManager[sqlite3.Connection]]
-
-    # -- registry ------------------------------------------------------------
-    def apply_vault_change(self, change: VaultChange) -> bool:
-        with self._tx() as conn:
-            if change.op_key is not None:
-                if conn.execute("SELECT 1 FROM vault_ops WHERE op_key = ?", (change.op_key,)).fetchone():
-                    return False
-                conn.execute("INSERT INTO vault_ops VALUES (?, ?)", (change.op_key, iso(utcnow())))
-            if change.vault is not None:
-                self._put_vault(conn, change.vault)
-            if change.attachment is not None:
-                a = change.attachment
-                if change.attach:
-                    conn.execute("INSERT OR IGNORE INTO vault_attachments VALUES (?, ?, ?, ?)", (a["vault"], a["kind"], a["target"], a["at"]))
-                else:
-                    conn.execute("DELETE FROM vault_attachments WHERE vault = ? AND kind = ? AND target = ?", (a["vault"], a["kind"], a["target"]))
-        return True
-
-    @staticmethod
-    def _put_vault(conn: sqlite3.Connection, v: VaultRow) -> None:
-        row = conn.execute("SELECT type FROM vaults WHERE name = ?", (v.name,)).fetchone()
-        if row is not None and row[0] != v.type:
-            raise Conflict(f"vault {v.name!r} exists with type {row[0]!r}")
-        conn.execute(
-            """INSERT INTO vaults (name, type, path, access, description, created_at) VALUES (?, ?, ?, ?, ?, ?)
-               ON CONFLICT(name) DO UPDATE SET path = excluded.path, access = excluded.access, description = excluded.description""",
-            (v.name, v.type, v.path, v.access, v.description, v.created_at))
-        conn.execute("DELETE FROM vault_readers WHERE vault = ?", (v.name,))
-        conn.executemany("INSERT OR IGNORE INTO vault_readers VALUES (?, ?)", [(v.name, a) for a in v.readers])
-
-    def vault_rows(self, reader: Reader, names: list[str] | None = None, types: list[str] | None = None) -> list[VaultRow]:
-        sql, params = vault_filter(reader, names, None)
-        if types is not None:
-            sql += " AND v.type IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(types))
-        rows = self._reader.execute(
-            f"SELECT name, type, path, access, description, created_at FROM vaults WHERE name IN ({sql}) ORDER BY name", params).fetchall()
-        out = {r[0]: VaultRow(r[0], r[1], r[2], r[3], [], r[4], r[5]) for r in rows}
-        if out:
-            keys = json.dumps(list(out))
-            for vault, agent in self._reader.execute(
-                    "SELECT vault, agent FROM vault_readers WHERE vault IN (SELECT value FROM json_each(?)) ORDER BY agent", (keys,)):
-                out[vault].readers.append(agent)
-            for vault, kind, target, at in self._reader.execute(
-                    "SELECT vault, kind, target, at FROM vault_attachments WHERE vault IN (SELECT value FROM json_each(?)) ORDER BY kind, target",
-                    (keys,)):
-                out[vault].attachments.append({"kind": kind, "target": target, "at": at})
-        return list(out.values())
-
-    def vault_ops_applied(self) -> set[str]:
-        return {r[0] for r in self._reader.execute("SELECT op_key FROM vault_ops")}
+class SQLiteDocumentsMixin(SQLDocumentsMixin, SQLiteConnection):
+    _vault_filter = staticmethod(vault_filter)
 
     # -- documents -----------------------------------------------------------
     def replace_document(self, doc: DocumentRow, chunks: list[ChunkRow], model: str | None) -> None:
         with self._tx() as conn:
             conn.execute("DELETE FROM documents WHERE vault = ? AND path = ?", (doc.vault, doc.path))
             cur = conn.execute(
-                f"INSERT INTO documents ({_DOC_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+                f"INSERT INTO documents ({DOC_COLUMNS}) VALUES ({', '.join('?' * 11)})",
                 (doc.vault, doc.path, doc.sha256, doc.mtime, doc.size, doc.indexed_at, doc.title,
                  json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True), doc.error, len(chunks), doc.pages))
             conn.executemany(
@@ -137,10 +74,6 @@ class SQLiteDocumentsMixin(DocumentStoreContract):
     def _bump(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE document_generation SET n = n + 1 WHERE id = 1")
 
-    def touch_document(self, vault: str, path: str, mtime: float, size: int) -> None:
-        with self._tx() as conn:
-            conn.execute("UPDATE documents SET mtime = ?, size = ? WHERE vault = ? AND path = ?", (mtime, size, vault, path))
-
     def remove_documents(self, vault: str, paths: list[str]) -> int:
         if not paths:
             return 0
@@ -150,25 +83,12 @@ class SQLiteDocumentsMixin(DocumentStoreContract):
             self._bump(conn)
         return n
 
-    def document_rows(self, vault: str) -> list[DocumentRow]:
-        rows = self._reader.execute(f"SELECT {_DOC_COLUMNS} FROM documents WHERE vault = ? ORDER BY path", (vault,)).fetchall()
-        return [DocumentRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), r[8], r[9], r[10]) for r in rows]
-
-    def get_chunks(self, ids: list[str]) -> list[ChunkRow]:
-        if not ids:
-            return []
-        rows = self._reader.execute(
-            f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
-                WHERE c.id IN (SELECT value FROM json_each(?))""", (json.dumps(ids),)).fetchall()
-        by_id = {r[0]: _chunk(r) for r in rows}
-        return [by_id[i] for i in ids if i in by_id]
-
     def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
         if not match_all:
             terms = self._rare_terms(terms)
         if not terms:
             return []
-        match = (" " if match_all else " OR ").join(_fts_phrase(t) for t in terms)
+        match = (" " if match_all else " OR ").join(fts_phrase(t) for t in terms)
         sql, params = vault_filter(q.reader, q.vaults, q.attached_to)
         allowed = {r[0] for r in self._reader.execute(sql, params)}
         if not allowed:
@@ -209,7 +129,7 @@ class SQLiteDocumentsMixin(DocumentStoreContract):
         counts = {}
         for term in terms:
             sql = "SELECT count(*) FROM (SELECT 1 FROM document_chunks_fts WHERE document_chunks_fts MATCH ? LIMIT ?)"
-            counts[term] = self._reader.execute(sql, (_fts_phrase(term), COMMON_TERM)).fetchone()[0]
+            counts[term] = self._reader.execute(sql, (fts_phrase(term), COMMON_TERM)).fetchone()[0]
         rare = [t for t in terms if counts[t] < COMMON_TERM]
         return rare or [min(terms, key=lambda t: counts[t])]
 
@@ -292,42 +212,13 @@ class SQLiteDocumentsMixin(DocumentStoreContract):
                              [(*self._vector_params(model, v), i) for i, v in rows])
             self._bump(conn)
 
-    def chunks_without_vectors(self, model: str, vault: str, limit: int) -> list[ChunkRow]:
-        rows = self._reader.execute(
-            f"""SELECT {_CHUNK_READ} FROM document_chunks c JOIN documents d ON d.rowid = c.document_rowid
-                WHERE c.vault = ? AND (c.model IS NULL OR c.model != ?) ORDER BY c.rowid LIMIT ?""", (vault, model, limit)).fetchall()
-        return [_chunk(r) for r in rows]
-
     # -- skills --------------------------------------------------------------
     def replace_skills(self, vault: str, skills: list[SkillRow], remove_paths: list[str]) -> None:
         with self._tx() as conn:
             conn.execute("DELETE FROM skills WHERE vault = ? AND path IN (SELECT value FROM json_each(?))",
                          (vault, json.dumps(remove_paths + [s.path for s in skills])))
             conn.executemany(
-                f"INSERT OR REPLACE INTO skills ({_SKILL_COLUMNS}) VALUES ({', '.join('?' * 11)})",
+                f"INSERT OR REPLACE INTO skills ({SKILL_COLUMNS}) VALUES ({', '.join('?' * 11)})",
                 [(s.vault, s.name, s.description, json.dumps(s.triggers, ensure_ascii=False),
                   json.dumps(s.metadata, ensure_ascii=False, sort_keys=True, default=str), s.path, s.body, s.sha256, s.mtime,
                   s.size, s.indexed_at) for s in skills])
-
-    def skill_rows(self, reader: Reader, vaults: list[str] | None = None, names: list[str] | None = None,
-                   attached_to: list[tuple[str, str]] | None = None, with_triggers: bool = False) -> list[SkillRow]:
-        allowed, params = vault_filter(reader, vaults, attached_to)
-        sql = f"SELECT {_SKILL_COLUMNS} FROM skills WHERE vault IN ({allowed})"
-        if names is not None:
-            sql += " AND name IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(names))
-        if with_triggers:
-            sql += " AND triggers != '[]'"
-        rows = self._reader.execute(sql + " ORDER BY vault, name", params).fetchall()
-        return [SkillRow(r[0], r[1], r[2], json.loads(r[3]), json.loads(r[4]), *r[5:]) for r in rows]
-
-    def document_stats(self, vault: str) -> dict[str, int]:
-        r = self._reader
-        docs, size, errors = r.execute("SELECT count(*), coalesce(sum(size), 0), count(error) FROM documents WHERE vault = ?", (vault,)).fetchone()
-        chunks, embedded = r.execute("SELECT count(*), count(model) FROM document_chunks WHERE vault = ?", (vault,)).fetchone()
-        skills, skill_bytes = r.execute("SELECT count(*), coalesce(sum(size), 0) FROM skills WHERE vault = ?", (vault,)).fetchone()
-        return {"documents": docs, "chunks": chunks, "embedded": embedded, "bytes": size + skill_bytes, "skills": skills, "errors": errors}
-
-
-def _chunk(r: tuple[Any, ...]) -> ChunkRow:
-    return ChunkRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), None, r[8], json.loads(r[9]), r[10])

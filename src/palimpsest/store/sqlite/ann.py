@@ -26,15 +26,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from .base import Filters
-
-if TYPE_CHECKING:
-    from .sqlite import SQLiteStore
-
+from ..base import Filters
 
 log = logging.getLogger(__name__)
 ANN_THRESHOLD = 50_000  # the `ann_threshold` setting's default
@@ -44,8 +40,21 @@ GRAPH_EXPANSION_ADD = 64
 SUBSET_SHARE = 4  # a filter keeping under a quarter of the rows scores only those
 
 
+class VectorSource(Protocol):
+    """What the cache reads from the store (`vectors.SQLiteVectorsMixin`)."""
+
+    @property
+    def generation(self) -> tuple[int, int]: ...
+
+    def load_vectors(self, model: str, after_rowid: int) -> tuple[np.ndarray, np.ndarray, int, dict[str, list[str]]]: ...
+
+    def sessions_matching(self, filters: Filters) -> list[str]: ...
+
+    def rowids_to_ids(self, rowids: list[int]) -> dict[int, str]: ...
+
+
 class VectorCache:
-    def __init__(self, store: SQLiteStore, ann_threshold: int = ANN_THRESHOLD) -> None:
+    def __init__(self, store: VectorSource, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.store = store
         self.ann_threshold = ann_threshold
         self._lock = threading.Lock()

@@ -1,0 +1,72 @@
+"""Reading sessions, messages and journal cursors in SQL both backends run (`store/sql/dialect.py`).
+
+Writing them, keyword and substring search, statistics and resets differ per backend
+(locks, full-text rows, NUL bytes), and stay in `store/sqlite/` and `store/postgres/`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...records import Message, Session
+from ..base import Filters
+from .dialect import SQLBackend
+
+MESSAGE_COLUMNS = (
+    "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
+    "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
+    "full_tool_result_length, journal_path, journal_line, journal_offset, context"
+)
+M = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))  # the columns of messages `m`, in Message's order
+SESSION_COLUMNS = "id, key, agent, channel, title, kind, settings, created_at, updated_at"
+
+
+class SQLMessagesMixin(SQLBackend):
+    _filter_sql: Callable[..., tuple[str, list[Any]]]  # the backend's Filters as SQL (`rows.filter_sql`)
+    _message: Callable[[tuple[Any, ...]], Message]  # a row of `M` as a Message (`rows.row_to_message`)
+
+    def _session(self, r: tuple[Any, ...]) -> Session:
+        t = self.dialect.load_time
+        return Session(id=r[0], key=r[1], agent=r[2], channel=r[3], title=r[4], kind=r[5],
+                       settings=self.dialect.load_json(r[6]) if r[6] else {}, created_at=t(r[7]), updated_at=t(r[8]))
+
+    def get_session(self, session_id: str) -> Session | None:
+        rows = self._fetch(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        return self._session(rows[0]) if rows else None
+
+    def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]:
+        clauses, params = [], []
+        for column, value in (("id", filters.session), ("agent", filters.agent), ("channel", filters.channel)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        sql = f"""SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(clauses) or self.dialect.true}
+                  ORDER BY updated_at DESC, id LIMIT ? OFFSET ?"""
+        return [self._session(r) for r in self._fetch(sql, (*params, limit, offset))]
+
+    def cursor(self, session_id: str, journal: str = "") -> tuple[int, int]:
+        rows = self._fetch("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = ? AND session_id = ?", (journal, session_id))
+        return (rows[0][0], rows[0][1]) if rows else (0, 0)
+
+    def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]:
+        sql = "SELECT session_id, line, byte_offset FROM journal_cursors WHERE journal_id = ?"
+        return {r[0]: (r[1], r[2]) for r in self._fetch(sql, (journal,))}
+
+    def get_messages(self, ids: list[str]) -> list[Message]:
+        if not ids:
+            return []
+        where, param = self.dialect.in_list("m.id", list(ids))
+        by_id = {r[0]: self._message(r) for r in self._fetch(f"SELECT {M} FROM messages m WHERE {where}", (param,))}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]:
+        where, params = self._filter_sql(filters)
+        order = "DESC" if newest_first else "ASC"
+        sql = f"SELECT {M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT ? OFFSET ?"
+        return [self._message(r) for r in self._fetch(sql, (*params, limit, offset))]
+
+    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+        where, params = self._filter_sql(filters)
+        sql = f"SELECT m.rowid, {M} FROM messages m WHERE m.rowid > ? AND {where} ORDER BY m.rowid LIMIT ?"
+        return [(r[0], self._message(r[1:])) for r in self._fetch(sql, (after_rowid, *params, limit))]
