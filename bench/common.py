@@ -108,7 +108,7 @@ def summary_ms(samples_s: list[float]) -> dict[str, float]:
 
 
 class Timer:
-    def __enter__(self) -> Timer:  # noqa: PYI034
+    def __enter__(self) -> Timer:
         self.start = time.perf_counter()
         return self
 

@@ -274,7 +274,7 @@ def main() -> None:
             from palimpsest.embed import get_embedder
 
             runs.append(("with MiniLM (local)", get_embedder("local")))
-        except Exception as exc:  # noqa: BLE001 - report without the embedder rather than fail
+        except Exception as exc:
             print(f"warning: no local embedder ({exc}); reporting without", file=sys.stderr)
     header = ("| run | confirm P / R | supersede P / R | related P / R | new P / R | accuracy | ms / pair |\n"
               "|---|---|---|---|---|---|---|")

@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import machine, summary_ms, table, write_section  # noqa: E402
-from retrieval import load, locomo_sessions  # noqa: E402
+from common import machine, summary_ms, table, write_section
+from retrieval import load, locomo_sessions
 
-from palimpsest import Memory, Settings  # noqa: E402
-from palimpsest.embed import LocalEmbedder  # noqa: E402
-from palimpsest.search import embedding_text  # noqa: E402
-from palimpsest.tokens import count_tokens  # noqa: E402
+from palimpsest import Memory, Settings
+from palimpsest.embed import LocalEmbedder
+from palimpsest.search import embedding_text
+from palimpsest.tokens import count_tokens
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"
 

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import Corpus, machine, summary_ms, table, write_section  # noqa: E402
-from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions  # noqa: E402
+from common import Corpus, machine, summary_ms, table, write_section
+from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions
 
-from palimpsest import Memory, Settings  # noqa: E402
-from palimpsest.embed import EmbeddingCache, get_embedder  # noqa: E402
+from palimpsest import Memory, Settings
+from palimpsest.embed import EmbeddingCache, get_embedder
 
 BUDGETS = (1000, 2000, 4000)
 

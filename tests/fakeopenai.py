@@ -125,7 +125,7 @@ class FakeOpenAI:
         with self.lock:
             self.script.extend(replies)
 
-    def __enter__(self) -> FakeOpenAI:  # noqa: PYI034
+    def __enter__(self) -> FakeOpenAI:
         self.thread.start()
         return self
 

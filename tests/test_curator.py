@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from palimpsest import Memory
-from palimpsest.facts.curator import Candidate, compare, judge, tokens
 from palimpsest.embed import Embedder
 from palimpsest.errors import InvalidInput, StoreUnavailable
 from palimpsest.facts import Facts
+from palimpsest.facts.curator import Candidate, compare, judge, tokens
 from palimpsest.store import open_store
 from palimpsest.store.facts_base import FactChange
 from palimpsest.store.sqlite import SQLiteStore

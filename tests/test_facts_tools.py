@@ -8,7 +8,7 @@ from palimpsest import Memory, NotFound, tools
 
 
 def test_fact_tools_read_write_and_history(memory: Memory) -> None:
-    call = lambda name, args, write=True: tools.call(memory, name, args, enable_write=write)  # noqa: E731
+    call = lambda name, args, write=True: tools.call(memory, name, args, enable_write=write)
     decision = call("memory_remember", {"text": "the deploy window is Friday 16:00", "kind": "decision"})
     assert decision["action"] == "new"
     fid = decision["fact"]["id"]

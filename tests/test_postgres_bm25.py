@@ -94,9 +94,8 @@ def test_postgres_any_word_windows_common_terms_but_finds_rare_ones(monkeypatch:
     the common ones only about the newest window (as SQLite's keyword_search)."""
     import random
 
-    from pg import fresh_database_url
-
     import palimpsest.store.postgres.keyword as pgstore
+    from pg import fresh_database_url
 
     monkeypatch.setattr(pgstore, "_RARE_MATCHES", 100)
     monkeypatch.setattr(pgstore, "_BM25_WINDOW", 50)

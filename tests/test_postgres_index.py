@@ -43,10 +43,9 @@ def test_chunk_vectors_get_an_hnsw_index_and_filtered_search_stays_exact_enough(
     """Past the threshold the chunks of a dimension get an HNSW index; a query over more
     chunks than the exact limit walks it (with the vault filter applied inside the scan)
     and finds what the exact scan finds."""
-    from pg import fresh_database_url
-
     import palimpsest.store.postgres.documents as docs
     from palimpsest.store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, VaultChange, VaultRow
+    from pg import fresh_database_url
 
     store = open_store(fresh_database_url())
     store.hnsw_threshold = 50  # type: ignore[attr-defined]

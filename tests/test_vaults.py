@@ -332,7 +332,7 @@ def test_two_writers_of_one_document_do_not_collide(vaults: Vaults) -> None:
         try:
             for j in range(5):
                 vaults.write_document("shared", "same.md", f"# Same\nversion {i}-{j}")
-        except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=write, args=(i,)) for i in range(3)]

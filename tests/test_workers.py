@@ -85,7 +85,7 @@ def test_two_servers_on_one_home_capture_one_session_once(home: Path, store_url:
                 first, second = servers[c % 2], servers[(c + 1) % 2]
                 for side, server in enumerate((first, second)):  # the retry goes to the other server
                     answers[side].update((e.event_key, e.id) for e, _ in server.capture("shared", batch)["events"])
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
 
     threads = [threading.Thread(target=client, args=(c,)) for c in range(4)]

@@ -40,7 +40,6 @@ from .kernel import Kernel
 from .records import Message, iso, parse_time
 from .store import Filters, Job
 
-
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "distill"
 MAX_TURN_MESSAGES = 400
@@ -320,7 +319,7 @@ class Distiller:
             return []
         try:
             hits = self.facts.search(text, limit=10)
-        except Exception as exc:  # noqa: BLE001 - distillation without the list is still useful
+        except Exception as exc:
             log.warning("no known facts for the distill prompt: %s", exc)
             return []
         return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {h.fact.text}" for h in hits]

@@ -35,8 +35,8 @@ from typing import Any
 import httpx
 from jsonschema import Draft202012Validator
 
-from .errors import LLMError
 from .decisions import DecisionLog
+from .errors import LLMError
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "llm"
@@ -241,7 +241,7 @@ class LLM:
             return
         try:
             self.store.add_llm_usage(task, **counts)
-        except Exception as exc:  # noqa: BLE001 - accounting never fails a call
+        except Exception as exc:
             log.warning("LLM usage not recorded: %s", exc)
 
 
@@ -288,5 +288,5 @@ def usage(store: Any) -> dict[str, Any]:
     """Token accounting per task, for `memory_stats`."""
     try:
         return store.llm_usage()
-    except Exception as exc:  # noqa: BLE001 - stats never fail for it
+    except Exception as exc:
         return {"error": str(exc)}

@@ -35,7 +35,7 @@ def derived_jobs(store: Store, settings: Any, messages: list[Message]) -> list[N
     """The jobs these new messages call for (never raises)."""
     try:
         return _jobs(store, settings, messages)
-    except Exception as exc:  # noqa: BLE001 - derived work only; the write stands
+    except Exception as exc:
         log.warning("no derived jobs for %d new messages: %s", len(messages), exc)
         return []
 

@@ -62,7 +62,7 @@ def compact_index(memory: Memory, seconds: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
         return True
-    except Exception as exc:  # noqa: BLE001 — the store is down or read-only: the next chance merges
+    except Exception as exc:
         log.warning("index compaction deferred: %s", exc)
         return False
 
@@ -75,7 +75,7 @@ def reap_tags(memory: Memory, last_reap: float) -> float:
         n = memory.tags.reap()
         if n:
             log.info("reaped %d orphaned tags", n)
-    except Exception as exc:  # noqa: BLE001 - the store is down: try again next time
+    except Exception as exc:
         log.warning("tag reaping failed: %s", exc)
     return time.monotonic()
 
@@ -85,7 +85,7 @@ def _queue_wiki_backfill(memory: Memory) -> None:
     (a delayed, low-priority job; its key makes it once per version)."""
     try:
         memory.wiki.queue_backfill()
-    except Exception as exc:  # noqa: BLE001 — the store may be down at start; the next start retries
+    except Exception as exc:
         log.warning("wiki backfill not queued: %s", exc)
 
 

@@ -371,7 +371,7 @@ class Tags:
                 return []
             run_at = iso(utcnow() + timedelta(minutes=self.kernel.settings.tags_quiet_minutes))
             return [NewJob("suggest-tags", {"session": session}, job_key=f"suggest-tags:{session}", run_at=run_at, max_attempts=3)]
-        except Exception as exc:  # noqa: BLE001 - derived work only; the write stands
+        except Exception as exc:
             log.warning("tags after indexing: %s", exc)
             return []
 

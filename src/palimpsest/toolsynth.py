@@ -27,7 +27,6 @@ from .kernel import Kernel
 from .records import Message
 from .store import Job, NewJob
 
-
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "toolsynth"
 MAX_ARG_CHARS = 80

@@ -7,8 +7,18 @@ operation journaled as a decision, then applied), `reads.py` queries, history an
 """
 
 from .curator import Candidate, Curator, Decision, compare, judge
-from .model import (DEFAULT_VAULT, DOMAIN, IMPORTANCE_BY_KIND, SYSTEM_SESSION, VAULT_RE, Fact, FactHit, JournaledDecision,
-                    normalise, parse_source)
+from .model import (
+                    DEFAULT_VAULT,
+                    DOMAIN,
+                    IMPORTANCE_BY_KIND,
+                    SYSTEM_SESSION,
+                    VAULT_RE,
+                    Fact,
+                    FactHit,
+                    JournaledDecision,
+                    normalise,
+                    parse_source,
+)
 from .operations import Facts
 from .reads import FactSource
 

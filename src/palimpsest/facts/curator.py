@@ -264,7 +264,7 @@ class Curator:
             return self._park(c, str(exc))
         except PalimpsestError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken database connection surfaces as the driver's own error
+        except Exception as exc:
             return self._park(c, f"{type(exc).__name__}: {exc}")
 
     def _check(self, c: Candidate) -> None:

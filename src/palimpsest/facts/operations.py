@@ -18,8 +18,26 @@ from ..records import check_text, iso, utcnow
 from ..search import Weights
 from ..store.facts_base import Attestation, FactChange, FactLink, FactRow, FactUpdate, FactVault, ReviewUpdate
 from .curator import Curator
-from .model import (BELIEVED, DEFAULT_VAULT, DOMAIN, OPEN, VAULT_RE, VAULT_TYPES, Clock, Fact, JournaledDecision, _entities,
-                    _kind, _new_id, _text, _time, _unit, normalise, operation, parse_source)
+from .model import (
+    BELIEVED,
+    DEFAULT_VAULT,
+    DOMAIN,
+    OPEN,
+    VAULT_RE,
+    VAULT_TYPES,
+    Clock,
+    Fact,
+    JournaledDecision,
+    _entities,
+    _kind,
+    _new_id,
+    _text,
+    _time,
+    _unit,
+    normalise,
+    operation,
+    parse_source,
+)
 from .reads import FactReads
 from .snapshot import FactSnapshots
 
@@ -56,7 +74,7 @@ class Facts(FactReads, FactSnapshots):
         for want of vectors (keyword search and the lexical gate still work)."""
         try:
             return self._embedder()
-        except Exception as exc:  # noqa: BLE001 - a model that cannot load (missing runtime, bad file)
+        except Exception as exc:
             log.warning("facts without embedder: %s", exc)
             return None
 

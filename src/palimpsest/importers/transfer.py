@@ -79,7 +79,7 @@ def _journals(memory: Any) -> list[tuple[str, Any]]:
 def _session_attrs(memory: Any, session: str) -> dict[str, Any]:
     try:
         s = memory.store.get_session(session)
-    except Exception:  # noqa: BLE001 — the store is down: the journal still says everything needed
+    except Exception:
         s = None
     return s.to_dict() if s else {"id": session}
 
@@ -166,7 +166,7 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
     if any(name == "system" for name, _ in events):
         # the parts open before their decisions arrive: a part opened afterwards would
         # restore itself on opening, and the replay below would find nothing left to count
-        memory.facts, memory.tags  # noqa: B018
+        memory.facts, memory.tags
     total, done = sum(len(e) for e in events.values()), 0
     for (name, session), batch in events.items():
         # one group commit per session: the journal compares a pre-assigned id with the
@@ -189,7 +189,7 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
 def _index(memory: Any, session: str, report: ImportReport) -> None:
     try:
         memory.indexer.index_session(session)
-    except Exception as exc:  # noqa: BLE001 — the store is down: the journal holds it; indexing catches up later
+    except Exception as exc:
         log.warning("indexing %s deferred: %s", session, exc)
         report.indexed = False
 
@@ -200,6 +200,6 @@ def _replay(memory: Any, report: ImportReport) -> None:
     try:
         report.decisions_replayed = memory.facts.replay()
         report.decisions_replayed += memory.tags.replay()
-    except Exception as exc:  # noqa: BLE001 — as for indexing: the system journal holds the decisions
+    except Exception as exc:
         log.warning("replaying fact decisions deferred: %s", exc)
         report.indexed = False

@@ -101,6 +101,6 @@ class Writer:
             else:
                 self.indexer.index_session(session)
             return True
-        except Exception as exc:  # noqa: BLE001 — the store is down or broken: the journal holds the write
+        except Exception as exc:
             log.warning("indexing %s deferred: %s", session, exc)
             return False

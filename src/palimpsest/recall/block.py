@@ -26,14 +26,11 @@ with `tokens.count_tokens`; a budget too small for the envelope yields an empty 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
 from ..tokens import count_tokens, truncate_to_tokens
-
-if TYPE_CHECKING:
-    pass
 
 HEADER = "## Recalled memory (auto, system-owned)"
 DEFAULT_BUDGET = 4000

@@ -17,8 +17,18 @@ from ..search import SearchResult
 from ..store.facts_base import FactQuery
 from ..tokens import count_tokens
 from . import context
-from .block import (DEFAULT_BUDGET, DOCUMENT_MIN_SIMILARITY, HEADER, LIVE_TAIL, Recall, RecallItem, _fill, _flatten,
-                    _message_text, check_budget)
+from .block import (
+    DEFAULT_BUDGET,
+    DOCUMENT_MIN_SIMILARITY,
+    HEADER,
+    LIVE_TAIL,
+    Recall,
+    RecallItem,
+    _fill,
+    _flatten,
+    _message_text,
+    check_budget,
+)
 
 if TYPE_CHECKING:
     from ..facts import Facts

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInput
-from ..memory import Memory
 from ..ingest.messages import SESSION_FIELDS
+from ..memory import Memory
 from ..records import ROLE_RE, SESSION_ID_RE, check_session_id
 
 MAX_EVENTS = 10_000

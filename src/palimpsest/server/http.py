@@ -275,7 +275,7 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     async def readyz() -> JSONResponse:
         try:
             await run_in_threadpool(memory.get_session, "readyz-probe")
-        except Exception as exc:  # noqa: BLE001 -- any failure of the store means "not ready", never a 500
+        except Exception as exc:
             log.warning("not ready: %s", exc)
             return _error_response(503, "store_unavailable", "the store does not answer")
         if not os.access(memory.home if memory.home.exists() else memory.home.parent, os.W_OK):

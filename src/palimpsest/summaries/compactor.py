@@ -45,7 +45,6 @@ from ..distill import message_line, minute, sentences
 from ..records import Message, iso, utcnow
 from ..store.summaries_base import DEPTHS, Summary
 
-
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "summaries"
 LEAF_MAX_MESSAGES = 400

@@ -41,7 +41,7 @@ class SummarySource:
     def vectors(self, vector: Any, limit: int) -> list[tuple[str, float]]:
         try:
             return self.store.summary_vector_search(self.model, vector, self.filters, limit)
-        except Exception as exc:  # noqa: BLE001 - keyword-only then
+        except Exception as exc:
             log.warning("summary search without vectors: %s", exc)
             return []
 
@@ -90,7 +90,7 @@ class Summaries:
             vectors = embedding.embed([s.content for s in found], self.settings.embed_timeout)
             self.store.put_summary_vectors(embedder.model_id, list(zip([s.id for s in found], vectors)))
             return len(found)
-        except Exception as exc:  # noqa: BLE001 - embedding is derived: reindex catches up
+        except Exception as exc:
             log.warning("summaries not embedded now: %s", exc)
             return 0
 
@@ -134,7 +134,7 @@ class Summaries:
             if embedding.model is None:
                 return None
             return given if given is not None else embedding.query(query)
-        except Exception as exc:  # noqa: BLE001 - keyword-only then
+        except Exception as exc:
             log.warning("summary search without vectors: %s", exc)
             return None
 

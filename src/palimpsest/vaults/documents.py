@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidInput, PalimpsestError
 from ..decisions import Decision
+from ..errors import InvalidInput, PalimpsestError
 from ..records import iso, utcnow
 from ..search import Weights, check_limit, check_query, rank
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
@@ -124,7 +124,7 @@ class Documents:
     def embedder(self) -> Any:
         try:
             return self.embedding.model
-        except Exception:  # noqa: BLE001 - a model that cannot load: documents index without vectors
+        except Exception:
             return None
 
     def chunker(self) -> Chunker:

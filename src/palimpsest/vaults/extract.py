@@ -111,7 +111,7 @@ def _pdf(data: bytes) -> Extracted:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
         raise ExtractError(f"corrupt or unreadable PDF: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - pypdf raises many kinds on damaged files; one bad file must not stop the vault
+    except Exception as exc:
         if "encrypt" in str(exc).lower() or "crypt" in type(exc).__name__.lower():
             raise ExtractError(f"encrypted PDF: {exc}") from None
         raise ExtractError(f"corrupt or unreadable PDF: {type(exc).__name__}: {exc}") from None
@@ -123,7 +123,7 @@ def _pdf(data: bytes) -> Extracted:
     try:
         info: Any = reader.metadata or {}
         title = str(info.get("/Title") or "")
-    except Exception as exc:  # noqa: BLE001 - a broken info dictionary is not worth failing the file
+    except Exception as exc:
         log.debug("PDF without a readable title: %s", exc)
     return Extracted([Section([], "\n\n".join(texts), starts)], len(texts), title)
 
@@ -138,7 +138,7 @@ def _docx(data: bytes) -> Extracted:
         document = docx.Document(io.BytesIO(data))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise ExtractError(f"not a Word document (.docx): {exc or type(exc).__name__}") from None
-    except Exception as exc:  # noqa: BLE001 - lxml and the zip layer raise many kinds on a damaged file
+    except Exception as exc:
         raise ExtractError(f"not a readable Word document: {type(exc).__name__}: {exc}") from None
     sections: list[Section] = []
     stack: list[tuple[int, str]] = []

@@ -273,7 +273,7 @@ class Wiki:
         carries). `session` is not used to filter: pages span sessions. Never raises."""
         try:
             hits = self.search(query, limit=limit) if query and query.strip() else []
-        except Exception as exc:  # noqa: BLE001 - recall goes on without the wiki
+        except Exception as exc:
             log.warning("wiki not recalled: %s", exc)
             return []
         return [{"id": s["id"], "kind": "wiki", "topic": h["topic"]["title"], "topic_id": h["topic"]["id"],

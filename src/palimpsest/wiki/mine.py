@@ -73,7 +73,7 @@ def tag_hints(wiki: Any, session: str) -> Hints:  # wiki: the `Wiki` that mines
     hints = Hints()
     try:
         rows = wiki.tags.list(session=session, state="accepted", limit=1000)
-    except Exception as exc:  # noqa: BLE001 - tags are hints: mining goes on without them
+    except Exception as exc:
         log.warning("wiki: no tag hints for %s: %s", session, exc)
         return hints
     for r in rows:
@@ -243,7 +243,7 @@ class Miner:
             return []
         try:
             return list(self.store.query_facts(FactQuery(source=message)))
-        except Exception as exc:  # noqa: BLE001 - facts only link statements; the page is still written
+        except Exception as exc:
             log.warning("wiki: facts of %s not read: %s", message, exc)
             return []
 
