@@ -166,7 +166,7 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
     if any(name == "system" for name, _ in events):
         # the parts open before their decisions arrive: a part opened afterwards would
         # restore itself on opening, and the replay below would find nothing left to count
-        memory.facts, memory.tags
+        _ = (memory.facts, memory.tags)
     total, done = sum(len(e) for e in events.values()), 0
     for (name, session), batch in events.items():
         # one group commit per session: the journal compares a pre-assigned id with the
