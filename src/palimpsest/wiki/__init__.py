@@ -32,6 +32,7 @@ from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
 from ..jobs import last_attempt
 from ..kernel import Kernel
 from ..records import iso, utcnow
+from ..search import MIN_SEMANTIC, Weights, query_terms, rank
 from ..store import Job, NewJob
 from ..store.summaries_base import Summary
 from ..store.wiki_base import LeafMark, Patch, Statement, Topic, WikiChange
@@ -218,14 +219,16 @@ class Wiki:
 
     def search(self, query: str, *, limit: int = 10) -> list[dict[str, Any]]:
         """Pages whose statements or titles match the query, best first; each hit carries its
-        best statements (current or disputed), each with its source ids."""
-        from ..search import query_terms
-
+        best statements (current or disputed), each with its source ids. Statements are the
+        candidates of the one hybrid ranking (`StatementSource`: terms held, no vectors); a
+        page scores 2 when its title matches, plus its best three statements' share of the terms."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
         terms = query_terms(query)
-        hits = dict(self.store.wiki_search(terms, limit * 10))
-        rows = self.store.wiki_statements_by_id(list(hits))
+        source = StatementSource(self.store)
+        ranking = rank(source, query, Weights(1.0, 0.0, 0.0, 0.0), pool=limit * 10)
+        hits = {h.id: source.held[h.id] for h in ranking.hits}
+        rows = [h.row for h in ranking.hits]
         titled = {tid for _, tid in self.store.wiki_topics_by_keys([tx.key(query), *[tx.key(t) for t in terms]])}
         pages: dict[str, list[tuple[int, Statement]]] = {tid: [] for tid in titled}
         for s in rows:
@@ -315,6 +318,41 @@ class Wiki:
             counts.setdefault(s.topic_id, {}).setdefault(s.state, 0)
             counts[s.topic_id][s.state] += 1
         return [{**t.to_dict(), "statements": counts.get(t.id, {})} for t in topics]
+
+class StatementSource:
+    """Wiki statements (not retired) as a `hybrid.Source`: the keyword score is how many of
+    the query's terms a statement holds (`LIKE`, no FTS index: pages are few and short)."""
+
+    min_semantic = MIN_SEMANTIC
+    stretch = False
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.held: dict[str, int] = {}  # statement id -> terms it holds
+
+    def keyword(self, terms: list[str], match_all: bool, limit: int) -> list[tuple[str, float]]:
+        found = [(i, n) for i, n in self.store.wiki_search(terms, limit) if not match_all or n >= len(terms)]
+        self.held.update(found)
+        return [(i, float(n)) for i, n in found]
+
+    def count(self, terms: list[str], limit: int) -> int:
+        return len(self.keyword(terms, True, limit))
+
+    def vectors(self, vector: Any, limit: int) -> list[tuple[str, float]]:
+        return []
+
+    def cosines(self, ids: list[str], vector: Any) -> dict[str, float]:
+        return {}
+
+    def rows(self, ids: list[str]) -> dict[str, Statement]:
+        return {s.id: s for s in self.store.wiki_statements_by_id(ids)}
+
+    def features(self, row: Statement) -> dict[str, float]:
+        return {}
+
+    def tiebreak(self, row: Statement) -> tuple[Any, ...]:
+        return (row.id,)
+
 
 def _page(limit: Any, offset: Any) -> None:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_PAGE:
