@@ -17,7 +17,11 @@ from ..errors import PalimpsestError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="palimpsest", description="Long-term memory for LLM agents.")
+    from .. import __version__
+    from .common import Parser
+
+    parser = Parser(prog="palimpsest", description="Long-term memory for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"palimpsest {__version__}")
     parser.add_argument("--home", help="home folder (default: PALIMPSEST_HOME or ~/.palimpsest)")
     parser.add_argument("--store", help="store URL (default: PALIMPSEST_STORE or sqlite:///<home>/palimpsest.db)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -29,8 +33,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from .common import Parser
+
+    Parser.json_errors = "--json" in argv
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (exit 2, message already written) or --help / --version
+        return exc.code if isinstance(exc.code, int) else 0
     try:
         code = args.func(args)
         return int(code or 0)

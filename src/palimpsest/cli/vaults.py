@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
-from ..errors import InvalidInput
-from .common import add_command, emit, open_memory
+from ..errors import EMPTY_QUERY, InvalidInput
+from .common import add_command, count, emit, open_memory
 
 
 def register(sub: Any) -> None:
@@ -51,7 +51,7 @@ def register(sub: Any) -> None:
     q = add_command(sub, "query", query, "The chunks of a document vault closest to a question (hybrid: keywords + similarity).")
     q.add_argument("vault")
     q.add_argument("question")
-    q.add_argument("--limit", type=int, default=5)
+    q.add_argument("--limit", type=count(1), default=5)
     _agent_arg(q)
     q = add_command(sub, "docs", docs, "The documents of a vault; --status: changed, deleted and never-indexed files.")
     q.add_argument("vault")
@@ -166,6 +166,8 @@ def reindex_vault(args: argparse.Namespace) -> None:
 
 
 def query(args: argparse.Namespace) -> None:
+    if not args.question.strip():
+        raise InvalidInput(EMPTY_QUERY)
     with open_memory(args) as memory:
         result = _vaults(memory).query(args.vault, args.question, limit=args.limit, reader=_reader(args)).to_dict()
 
