@@ -25,9 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--home", help="home folder (default: PALIMPSEST_HOME or ~/.palimpsest)")
     parser.add_argument("--store", help="store URL (default: PALIMPSEST_STORE or sqlite:///<home>/palimpsest.db)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from . import admin, code, facts, jobs, llm, recall, server, setup, tags, transcript, transfer, vaults, wiki
+    from . import admin, code, doctor, facts, jobs, llm, recall, server, setup, tags, transcript, transfer, vaults, wiki
 
-    for group in (transcript, recall, transfer, jobs, admin, server, setup, facts, vaults, code, llm, tags, wiki):
+    for group in (transcript, recall, transfer, jobs, admin, server, setup, doctor, facts, vaults, code, llm, tags, wiki):
         group.register(sub)
     return parser
 
