@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .errors import EMPTY_QUERY, InvalidInput
+from .errors import InvalidInput
 from .kernel import Kernel
 from .records import Hit, Message, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
@@ -67,10 +67,8 @@ class Finder:
         as known at `known_at` — a superseded, retracted or closed fact never otherwise.
         With a session or agent filter, chunks of the document vaults attached to them come
         too (`result.documents`). `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
-        from the hits, citing their ids (or why synthesis is unavailable). An empty query is refused."""
+        from the hits, citing their ids (or why synthesis is unavailable)."""
         query = check_query(query)
-        if not query.strip():
-            raise InvalidInput(EMPTY_QUERY)
         check_page(limit, 0)
         f = self.filters(**filters)
         started = time.perf_counter()

@@ -49,6 +49,15 @@ def count(least: int = 1) -> Callable[[str], int]:
     return parse
 
 
+def words(query: str | None) -> str:
+    """A query with words in it, or the one refusal of an empty query (`errors.EMPTY_QUERY`)."""
+    from ..errors import EMPTY_QUERY, InvalidInput
+
+    if not query or not query.strip():
+        raise InvalidInput(EMPTY_QUERY)
+    return query
+
+
 def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, json_flag: bool = True) -> argparse.ArgumentParser:
     """A sub-command whose `func(args)` returns something to print. `--home` and `--store`
     are accepted here too, after the command (they override the ones before it)."""

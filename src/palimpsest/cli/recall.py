@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..errors import InvalidInput
-from .common import add_command, count, emit, open_memory
+from .common import add_command, count, emit, open_memory, words
 from .hook import DEFAULT_TIMEOUT
 
 
@@ -36,10 +35,9 @@ def recall(args: argparse.Namespace) -> None:
 
         raise SystemExit(hook_main(["--hook", *(["--url", args.url] if args.url else []), "--timeout", str(args.timeout),
                                     "--format", args.format]))
-    if not args.query or not args.query.strip():
-        raise InvalidInput("recall needs a query: the words of the turn (or --hook with the hook's JSON on stdin)")
+    query = words(args.query)
     with open_memory(args) as memory:
-        result = memory.recall(args.session, args.query, args.budget).to_dict()
+        result = memory.recall(args.session, query, args.budget).to_dict()
     emit(args, result, lambda r: print(r["block"] or "(nothing recalled)"))
 
 

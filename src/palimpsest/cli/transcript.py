@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .common import add_command, console, count, emit, open_memory, print_table
+from .common import add_command, console, count, emit, open_memory, print_table, words
 
 
 def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
@@ -131,7 +131,7 @@ def browse(args: argparse.Namespace) -> None:
 
 def search(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        result = memory.search(args.query, limit=args.limit, mode=args.mode, **_filter_args(args)).to_dict()
+        result = memory.search(words(args.query), limit=args.limit, mode=args.mode, **_filter_args(args)).to_dict()
 
     def human(r: dict[str, Any]) -> None:
         for note in r["notes"]:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
-from ..errors import EMPTY_QUERY, InvalidInput
-from .common import add_command, count, emit, open_memory
+from ..errors import InvalidInput
+from .common import add_command, count, emit, open_memory, words
 
 
 def register(sub: Any) -> None:
@@ -166,10 +166,8 @@ def reindex_vault(args: argparse.Namespace) -> None:
 
 
 def query(args: argparse.Namespace) -> None:
-    if not args.question.strip():
-        raise InvalidInput(EMPTY_QUERY)
     with open_memory(args) as memory:
-        result = _vaults(memory).query(args.vault, args.question, limit=args.limit, reader=_reader(args)).to_dict()
+        result = _vaults(memory).query(args.vault, words(args.question), limit=args.limit, reader=_reader(args)).to_dict()
 
     def human(r: dict[str, Any]) -> None:
         for n in r["notes"]:
