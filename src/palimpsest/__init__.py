@@ -1,4 +1,10 @@
-"""Palimpsest: long-term memory for LLM agents that keeps every word."""
+"""Palimpsest: long-term memory for LLM agents that keeps every word.
+
+`Memory` and `Settings` are imported on first use, so a command that needs neither (the
+recall hook a harness starts before every turn) does not pay for loading them.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     InvalidInput,
@@ -10,8 +16,10 @@ from .errors import (
     StoreUnavailable,
     WriteDisabled,
 )
-from .memory import Memory
-from .settings import Settings
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .settings import Settings
 
 __all__ = [
     "InvalidInput",
@@ -26,3 +34,15 @@ __all__ = [
     "WriteDisabled",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Memory":
+        from .memory import Memory
+
+        return Memory
+    if name == "Settings":
+        from .settings import Settings
+
+        return Settings
+    raise AttributeError(f"module 'palimpsest' has no attribute {name!r}")

@@ -253,7 +253,9 @@ class Distiller:
         return self.store.browse(Filters(session=session, since=start, until=end), MAX_TURN_MESSAGES, 0)
 
     def close_turn(self, session: str, *, use_llm: bool = True) -> Distilled:
-        """Distill the session's last turn now (the harness says the turn is over)."""
+        """Distill the session's last turn now (the harness says the turn is over); an
+        unknown session is `NotFound`."""
+        self.kernel.known_session(session)
         last_user = self.store.browse(Filters(session=session, role="user"), 1, 0, newest_first=True)
         start = last_user[0].created_at if last_user else None
         return self.turn(session, self.turn_messages(session, start, None), use_llm=use_llm)

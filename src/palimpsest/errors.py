@@ -50,6 +50,14 @@ class NotFound(PalimpsestError, LookupError):
     exit_code = 3
 
 
+EMPTY_QUERY = "query must be a non-empty string: give the words to search for"
+
+
+def unknown_session(session: str) -> NotFound:
+    """The one error for a session that memory does not hold (CLI exit 3, HTTP 404, MCP error)."""
+    return NotFound(f"no session {session!r}")
+
+
 class WriteDisabled(PalimpsestError):
     code = "write_disabled"
     http_status = 403

@@ -3,7 +3,8 @@
 Each part (facts, summaries, tags, wiki, vaults, search, recall, jobs) takes the kernel —
 or the few collaborators it needs from it — instead of the whole `Memory`, so no module
 below the facade imports `Memory` and a part can be built alone in a test. The kernel
-holds no behaviour of its own beyond building the LLM client on first use.
+holds no behaviour of its own beyond building the LLM client on first use and telling
+whether a session exists (`known_session`, one answer for every part).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from pathlib import Path
 from .access import AccessLog
 from .decisions import DecisionLog
 from .embed import Embedding
+from .errors import unknown_session
 from .journal import Journal
 from .llm import LLM
-from .records import utcnow
+from .records import Session, utcnow
 from .settings import Settings
 from .store import Store
 
@@ -42,3 +44,11 @@ class Kernel:
     def llm(self) -> LLM | None:
         """The configured chat endpoint, or None: local fallbacks then."""
         return LLM.from_settings(self.settings, self.store, self.decisions)
+
+    def known_session(self, session: str) -> Session | None:
+        """The session's index row; `NotFound` when neither the index nor a journal has it
+        (a journaled session the index has not reached yet is known: its row is None)."""
+        info = self.store.get_session(session)
+        if info is None and not self.journal.path(session).exists():
+            raise unknown_session(session)
+        return info

@@ -61,6 +61,16 @@ def check_session_id(session: Any) -> str:
     return session
 
 
+def session_id_of(raw: Any) -> str:
+    """A harness's session id as a Palimpsest id: itself when valid, else a stable hash of it
+    (capture and the recall hook must name a harness's session alike)."""
+    text = str(raw or "").strip()
+    try:
+        return check_session_id(text)
+    except InvalidInput:
+        return "s-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
 def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str | None:
     """Strings must be encodable as UTF-8: a lone surrogate is refused, not mangled."""
     if value is None:

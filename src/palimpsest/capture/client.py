@@ -6,6 +6,9 @@ replayed in order; a batch the server rejects with 4xx is moved to `capture-spoo
 with the server's answer beside it (`palimpsest capture --requeue-dead` puts them back
 after the cause is fixed); a spool file that cannot be read is reported and moved to
 `capture-spool/corrupt/`. Replays are safe because the server dedupes by event key.
+A server whose writes are off (no capture route: 404, or 403 `write_disabled`) is not a
+bad batch: it is spooled like an unreachable server, counted as `refused`, and the
+message says what to set (`WRITES_OFF`); the batches replay once writes are on.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from ..errors import InvalidInput
 REPLAY_LIMIT = 50
 BATCH_EVENTS = 500
 BATCH_BYTES = 8 * 1024 * 1024
+WRITES_OFF = ("the server at {url} refuses capture: its writes are off (capture is a write). Restart it with "
+              "PALIMPSEST_ENABLE_WRITE=1 (e.g. `PALIMPSEST_ENABLE_WRITE=1 make run`); the batch is spooled and replays then")
 
 
 class Spool:
@@ -93,6 +98,7 @@ class Report:
     spooled: int = 0
     replayed: int = 0
     dead: int = 0
+    refused: int = 0
     corrupt: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
@@ -101,7 +107,7 @@ class Report:
 
     def merge(self, part: Report) -> None:
         """Add what another `send` did to this report."""
-        for name in ("posted", "stored", "duplicates", "spooled", "replayed", "dead"):
+        for name in ("posted", "stored", "duplicates", "spooled", "replayed", "dead", "refused"):
             setattr(self, name, getattr(self, name) + getattr(part, name))
         self.corrupt += part.corrupt
         self.errors += part.errors
@@ -109,6 +115,10 @@ class Report:
 
 class _Retry(Exception):
     """The server could not take the batch now (unreachable, 5xx): spool and retry later."""
+
+
+class _WritesOff(_Retry):
+    """The server takes no capture until its writes are enabled: spool, and say what to set."""
 
 
 class _Rejected(Exception):
@@ -142,6 +152,7 @@ class CaptureClient:
                 report.errors.append(str(exc))
                 self.spool.put(batch)
                 report.spooled += 1
+                report.refused += isinstance(exc, _WritesOff)
                 reachable = False
             except _Rejected as exc:
                 report.errors.append(str(exc))
@@ -162,6 +173,7 @@ class CaptureClient:
                 self._post(batch, report)
             except _Retry as exc:
                 report.errors.append(str(exc))
+                report.refused += isinstance(exc, _WritesOff)
                 return False
             except _Rejected as exc:
                 report.errors.append(str(exc))
@@ -177,6 +189,8 @@ class CaptureClient:
             response = self.http.post(self.url, json=batch)
         except httpx.HTTPError as exc:
             raise _Retry(f"server unreachable: {type(exc).__name__}: {exc}") from None
+        if response.status_code == 404 or (response.status_code == 403 and "write_disabled" in response.text):
+            raise _WritesOff(WRITES_OFF.format(url=self.url.removesuffix("/api/capture")))
         if response.status_code >= 500:
             raise _Retry(f"server answered {response.status_code}: {response.text[:300]}")
         if response.status_code >= 400:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import check_session_id
+from ..records import session_id_of
 from .client import CaptureClient, Report, split
 from .project import project_of
 from .transcript import Transcript
@@ -37,15 +37,6 @@ def _event(role: str, content: str = "", key: str = "", **extra: Any) -> dict[st
 def _type(prefix: str, name: Any) -> str:
     """An event type for a hook kind, e.g. `hook.SessionStart`."""
     return f"{prefix}.{re.sub(r'[^A-Za-z0-9_.-]', '_', str(name))[:48]}"
-
-
-def session_id_of(raw: Any) -> str:
-    """The harness's session id if it is a valid Palimpsest id, else a stable hash of it."""
-    text = str(raw or "").strip()
-    try:
-        return check_session_id(text)
-    except InvalidInput:
-        return "s-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:

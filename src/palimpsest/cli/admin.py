@@ -5,11 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from ..settings import Settings
-from .common import add_command, emit, open_memory
+from .common import add_command, emit, open_memory, print_table
 
 
 def register(sub: Any) -> None:
@@ -23,10 +20,7 @@ def settings(args: argparse.Namespace) -> None:
     rows = Settings.load(**overrides).describe()
 
     def human(r: list[dict[str, Any]]) -> None:
-        table = Table("name", "value", "source", "env", "help")
-        for row in r:
-            table.add_row(row["name"], str(row["value"]), row["source"], row["env"], row["help"])
-        Console().print(table)
+        print_table(("name", "value", "source", "env", "help"), ((x["name"], x["value"], x["source"], x["env"], x["help"]) for x in r))
 
     emit(args, rows, human)
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import add_command, emit
+from .common import add_command, count, emit
 
 
 def register(sub: Any) -> None:
@@ -23,7 +23,7 @@ def register(sub: Any) -> None:
     q.add_argument("name")
     _repo(q)
     q.add_argument("--kind", help="only this kind (function, method, class, struct, …)")
-    q.add_argument("--limit", type=int, default=20)
+    q.add_argument("--limit", type=count(1), default=20)
 
     q = add_command(csub, "def", definition, "Show where a symbol is defined (qualified name or any dotted tail of it).")
     q.add_argument("symbol")
@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     q.add_argument("symbol")
     _repo(q)
     q.add_argument("--resolved-only", action="store_true", help="leave out calls that match only by name")
-    q.add_argument("--limit", type=int, default=200)
+    q.add_argument("--limit", type=count(1), default=200)
 
     q = add_command(csub, "callees", callees, "What a symbol calls, in source order.")
     q.add_argument("symbol")
@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
     q = add_command(csub, "impact", impact, "Who is affected if a symbol changes: callers and subclasses, transitively.")
     q.add_argument("symbol")
     _repo(q)
-    q.add_argument("--depth", type=int, default=3)
+    q.add_argument("--depth", type=count(1), default=3)
 
     q = add_command(csub, "outline", outline, "The symbols of one file, nested.")
     q.add_argument("file")

@@ -1,20 +1,72 @@
-"""Helpers every command module shares: sub-command creation, opening memory, output."""
+"""Helpers every command module shares: sub-command creation, opening memory, output.
+
+Stored text is printed as text, never as Rich markup: `console()` is a Rich console with
+markup, emoji codes and highlighting off, and `cell()` turns a stored value into one line
+of plain `Text` with its control characters shown as escapes (`\\x1b`), so a prompt
+template (`[INST]`), a type (`list[int]`) or an ANSI escape in a message can neither
+crash a table nor vanish from it nor drive the terminal.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NoReturn
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SPACE = re.compile(r"[\t\n]+")
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors honour `--json` (one JSON document on stderr, exit 2)."""
+
+    json_errors = False  # set by `main` when `--json` is on the command line
+
+    def error(self, message: str) -> NoReturn:
+        if Parser.json_errors:
+            error = {"code": "invalid_input", "message": f"{self.prog}: {message}"}
+            sys.stderr.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
+            raise SystemExit(2)
+        super().error(message)
+
+
+def count(least: int = 1) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `least` (limits, offsets, budgets)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{value} is below {least}: give a whole number of at least {least}")
+        return value
+
+    parse.__name__ = "count"  # argparse names the type in its messages
+    return parse
+
+
+def words(query: str | None) -> str:
+    """A query with words in it, or the one refusal of an empty query (`errors.EMPTY_QUERY`)."""
+    from ..errors import EMPTY_QUERY, InvalidInput
+
+    if not query or not query.strip():
+        raise InvalidInput(EMPTY_QUERY)
+    return query
 
 
 def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, json_flag: bool = True) -> argparse.ArgumentParser:
-    """A sub-command whose `func(args)` returns something to print."""
-    p = sub.add_parser(name, help=help, description=help)
+    """A sub-command whose `func(args)` returns something to print. `--home` and `--store`
+    are accepted here too, after the command (they override the ones before it)."""
+    p = sub.add_parser(name, help=help, description=help, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     p.set_defaults(func=func)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--home", default=argparse.SUPPRESS, help="home folder (as before the command)")
+    p.add_argument("--store", default=argparse.SUPPRESS, help="store URL (as before the command)")
     return p
 
 
@@ -35,3 +87,43 @@ def _default(obj: Any) -> Any:
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+def console(stderr: bool = False) -> Any:
+    """A Rich console that prints strings as they are (no markup, no `:emoji:`, no highlighting)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+
+
+def shown(value: Any, limit: int | None = None) -> str:
+    """A stored value as one line a terminal shows as it is: tabs and newlines become
+    spaces, other control characters visible escapes; cut to `limit` characters."""
+    text = "" if value is None else str(value)
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _SPACE.sub(" ", text.replace("\r\n", "\n")))
+    return text if limit is None else text[:limit]
+
+
+def cell(value: Any, limit: int | None = None) -> Any:
+    """A table cell holding `value` as plain text (`shown`)."""
+    from rich.text import Text
+
+    return Text(shown(value, limit))
+
+
+def table(*columns: str, fold: bool = True, **options: Any) -> Any:
+    """A Rich table with these column headers; long cells fold rather than being cut."""
+    from rich.table import Table
+
+    t = Table(show_header=True, header_style="bold", **options)
+    for name in columns:
+        t.add_column(name, overflow="fold" if fold else "ellipsis")
+    return t
+
+
+def print_table(columns: tuple[str, ...], rows: Any) -> None:
+    """A table of stored values, each cell plain text (see `cell`)."""
+    t = table(*columns)
+    for row in rows:
+        t.add_row(*(cell(v) for v in row))
+    console().print(t)

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from ..errors import NotFound
-from .common import add_command, emit, open_memory
+from .common import add_command, count, emit, open_memory
 
 
 def register(sub: Any) -> None:
@@ -73,7 +73,7 @@ def _register_facts(fsub: Any) -> None:
     q.add_argument("--kind")
     q.add_argument("--valid-at")
     q.add_argument("--known-at")
-    q.add_argument("--limit", type=int, default=10)
+    q.add_argument("--limit", type=count(1), default=10)
     q = add_command(fsub, "get", get, "One fact by id, whatever its status.")
     q.add_argument("id")
     q.add_argument("--known-at")
@@ -117,7 +117,7 @@ def _query_args(q: argparse.ArgumentParser) -> None:
     q.add_argument("--source")
     q.add_argument("--valid-at", help="what held in the world then (ISO; naive = UTC)")
     q.add_argument("--known-at", help="what the system had recorded by then")
-    q.add_argument("--limit", type=int)
+    q.add_argument("--limit", type=count(1))
 
 
 def _verb_args(q: argparse.ArgumentParser, name: str, with_vault: bool = True) -> None:

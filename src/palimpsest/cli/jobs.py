@@ -6,11 +6,9 @@ import argparse
 import sys
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
-from .common import add_command, emit, open_memory
+from .common import add_command, emit, open_memory, print_table
 
 
 def register(sub: Any) -> None:
@@ -33,11 +31,7 @@ def status(args: argparse.Namespace) -> None:
         result = memory.jobs()
 
     def human(r: dict[str, Any]) -> None:
-        table = Table("task", "state", "jobs")
-        for task, states in r["tasks"].items():
-            for state, n in states.items():
-                table.add_row(task, state, str(n))
-        Console().print(table)
+        print_table(("task", "state", "jobs"), ((task, state, n) for task, states in r["tasks"].items() for state, n in states.items()))
         for task, err in r["sample_errors"].items():
             print(f"{task}: last error: {err}")
 

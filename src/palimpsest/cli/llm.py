@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from .common import add_command, emit, open_memory
+from .common import add_command, count, emit, open_memory
 
 
 def register(sub: Any) -> None:
@@ -20,10 +20,10 @@ def register(sub: Any) -> None:
     p = add_command(ssub, "search", search, "Search summaries (keyword + vectors + time).")
     p.add_argument("query")
     p.add_argument("--session")
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=count(1), default=10)
     p = add_command(ssub, "expand", expand, "A summary with its children and source messages.")
     p.add_argument("id")
-    p.add_argument("--limit", type=int, default=200, help="most messages listed")
+    p.add_argument("--limit", type=count(1), default=200, help="most messages listed")
     p = add_command(ssub, "tree", tree, "A session's summaries and whether its tree is complete.")
     p.add_argument("session")
     add_command(ssub, "replay", replay, "Store every journaled summary the store lacks (a new or rebuilt store).")
@@ -36,7 +36,7 @@ def register(sub: Any) -> None:
     gsub = g.add_subparsers(dest="llm_command", metavar="ACTION", required=True)
     add_command(gsub, "usage", usage, "Calls, prompt and completion tokens, failures and invalid replies per task.")
     p = add_command(gsub, "parked", parked, "Replies that were not valid JSON for their schema (newest first).")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=count(1), default=20)
 
 
 def compact(args: argparse.Namespace) -> None:

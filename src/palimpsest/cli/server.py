@@ -91,7 +91,9 @@ def mcp(args: argparse.Namespace) -> None:
 
 
 def capture(args: argparse.Namespace) -> int:
-    """Exit 0 when the batch was stored, spooled or set aside; 1 when the hook's input was unusable.
+    """Exit 0 when the batch was stored or spooled while the server is away; 1 when the hook's
+    input was unusable or the server refused the batch (writes off: spooled; rejected: set
+    aside in dead/), with the reason and the fix on stderr, which the harness shows for 1.
 
     Never 2: Claude Code reads exit code 2 from a hook as "block this prompt / tool call",
     and a memory hook must never block its harness, so errors are reported here, not by
@@ -126,7 +128,12 @@ def _capture(args: argparse.Namespace) -> int:
         client.close()
     result = {**report.to_dict(), "pending": client.spool.pending()}
     emit(args, result, _human)
-    return 0  # spooled or dead batches are kept and reported: nothing for the harness to act on
+    if report.refused or report.dead:  # kept, but nothing fixes this by itself: 1 makes the harness show stderr
+        if args.json:  # (the human form printed the notes already)
+            for err in dict.fromkeys(report.errors):
+                print(f"palimpsest capture: {err}", file=sys.stderr)
+        return 1
+    return 0  # stored, or spooled while the server is away: replayed at the next capture
 
 
 def _human(r: dict[str, Any]) -> None:
@@ -134,5 +141,5 @@ def _human(r: dict[str, Any]) -> None:
           f"dead {r['dead']}, pending {r['pending']}", file=sys.stderr)
     for name in r["corrupt"]:
         print(f"corrupt spool file set aside: {name}", file=sys.stderr)
-    for err in r["errors"]:
+    for err in dict.fromkeys(r["errors"]):
         print(f"note: {err}", file=sys.stderr)

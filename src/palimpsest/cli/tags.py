@@ -6,10 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from .common import add_command, emit, open_memory
+from .common import add_command, count, emit, open_memory, print_table
 
 
 def _target(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -27,7 +24,7 @@ def register(sub: Any) -> None:
     _target(p, required=False)
     p.add_argument("--state", choices=["suggested", "accepted", "rejected"], help="only tags in this state")
     p.add_argument("--tag", help="only this key:value")
-    p.add_argument("--limit", type=int, default=100, help="at most this many (default 100)")
+    p.add_argument("--limit", type=count(1), default=100, help="at most this many (default 100)")
     add_command(t, "pending", pending, "Suggestions waiting for review.")
     p = add_command(t, "counts", counts, "Per accepted tag: sessions carrying it and their messages.")
     p.add_argument("--key", help="only tags of this key")
@@ -66,10 +63,8 @@ def _where(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
-    table = Table("tag", "state", "origin", "on", "created")
-    for r in rows:
-        table.add_row(r["tag"], r["state"], r["origin"], f"{r['target_type']} {r['target_id']}", r["created_at"][:16])
-    Console().print(table)
+    print_table(("tag", "state", "origin", "on", "created"),
+                ((r["tag"], r["state"], r["origin"], f"{r['target_type']} {r['target_id']}", r["created_at"][:16]) for r in rows))
 
 
 def list_(args: argparse.Namespace) -> None:
@@ -89,10 +84,7 @@ def counts(args: argparse.Namespace) -> None:
         result = memory.tags.counts(args.key)
 
     def human(r: dict[str, Any]) -> None:
-        table = Table("tag", "sessions", "messages")
-        for c in r["tags"]:
-            table.add_row(c["tag"], str(c["sessions"]), str(c["messages"]))
-        Console().print(table)
+        print_table(("tag", "sessions", "messages"), ((c["tag"], c["sessions"], c["messages"]) for c in r["tags"]))
 
     emit(args, result, human)
 
@@ -134,10 +126,8 @@ def taxonomy_list(args: argparse.Namespace) -> None:
         rows = memory.tags.taxonomy(args.key)
 
     def human(r: dict[str, Any]) -> None:
-        table = Table("value", "state", "origin", "alias of", "description")
-        for x in r["taxonomy"]:
-            table.add_row(x["tag"], x["state"], x["origin"], x["merged_into"] or "", x["description"] or "")
-        Console().print(table)
+        print_table(("value", "state", "origin", "alias of", "description"),
+                    ((x["tag"], x["state"], x["origin"], x["merged_into"] or "", x["description"] or "") for x in r["taxonomy"]))
 
     emit(args, {"taxonomy": rows}, human)
 

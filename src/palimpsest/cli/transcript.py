@@ -8,11 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
 from ..errors import InvalidInput
-from .common import add_command, emit, open_memory
+from .common import add_command, console, count, emit, open_memory, print_table, words
 
 
 def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
@@ -53,14 +50,14 @@ def register(sub: Any) -> None:
 
     p = add_command(sub, "browse", browse, "List messages chronologically, filtered and paged.")
     _filters(p)
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=count(1), default=50)
+    p.add_argument("--offset", type=count(0), default=0)
     p.add_argument("--newest-first", action="store_true")
 
     p = add_command(sub, "search", search, "Search memory (ranked, substring or regex).")
     p.add_argument("query")
     _filters(p)
-    p.add_argument("--limit", type=int, default=10)
+    p.add_argument("--limit", type=count(1), default=10)
     p.add_argument("--mode", choices=["ranked", "substring", "regex"], default="ranked")
 
     p = add_command(sub, "get-full", get_full, "Show a message with its capped fields restored from the journal.")
@@ -69,8 +66,8 @@ def register(sub: Any) -> None:
     p = add_command(sub, "sessions", sessions, "List sessions, most recently active first.")
     p.add_argument("--agent")
     p.add_argument("--channel")
-    p.add_argument("--limit", type=int, default=100)
-    p.add_argument("--offset", type=int, default=0)
+    p.add_argument("--limit", type=count(1), default=100)
+    p.add_argument("--offset", type=count(0), default=0)
 
     add_command(sub, "stats", stats, "Counts, journal vs index lag, sizes, oldest/newest, per agent.")
 
@@ -119,13 +116,11 @@ def ingest(args: argparse.Namespace) -> None:
 
 
 def _print_messages(rows: list[dict[str, Any]]) -> None:
-    table = Table(show_header=True, header_style="bold")
-    for col in ("id", "session", "time", "role", "content"):
-        table.add_column(col, overflow="fold")
-    for m in rows:
-        text = m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}"
-        table.add_row(m["id"], m["session"], m["created_at"][:16], m["role"] or "", text[:200])
-    Console().print(table)
+    def preview(m: dict[str, Any]) -> str:
+        return (m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}")[:200]
+
+    print_table(("id", "session", "time", "role", "content"),
+                ((m["id"], m["session"], m["created_at"][:16], m["role"] or "", preview(m)) for m in rows))
 
 
 def browse(args: argparse.Namespace) -> None:
@@ -136,7 +131,7 @@ def browse(args: argparse.Namespace) -> None:
 
 def search(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        result = memory.search(args.query, limit=args.limit, mode=args.mode, **_filter_args(args)).to_dict()
+        result = memory.search(words(args.query), limit=args.limit, mode=args.mode, **_filter_args(args)).to_dict()
 
     def human(r: dict[str, Any]) -> None:
         for note in r["notes"]:
@@ -157,10 +152,8 @@ def sessions(args: argparse.Namespace) -> None:
         rows = [s.to_dict() for s in memory.sessions(agent=args.agent, channel=args.channel, limit=args.limit, offset=args.offset)]
 
     def human(r: dict[str, Any]) -> None:
-        table = Table("id", "kind", "agent", "channel", "updated")
-        for s in r["sessions"]:
-            table.add_row(s["id"], s["kind"], s["agent"] or "", s["channel"] or "", s["updated_at"][:16])
-        Console().print(table)
+        print_table(("id", "kind", "agent", "channel", "updated"),
+                    ((s["id"], s["kind"], s["agent"] or "", s["channel"] or "", s["updated_at"][:16]) for s in r["sessions"]))
 
     emit(args, {"sessions": rows}, human)
 
@@ -168,4 +161,4 @@ def sessions(args: argparse.Namespace) -> None:
 def stats(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         result = memory.stats()
-    emit(args, result, lambda r: Console().print_json(data=r))
+    emit(args, result, lambda r: console().print_json(data=r))

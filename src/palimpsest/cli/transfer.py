@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +30,8 @@ def register(sub: Any) -> None:
     p.add_argument("--agent", help="set the agent of the imported sessions")
 
     p = add_command(sub, "export", export, "Write every session and journal event as JSONL (re-importable with `palimpsest import`).")
-    p.add_argument("file", nargs="?", default="-", help="output path, or '-' for stdout (default)")
+    p.add_argument("file", nargs="?", default="-", help="output path (an existing folder: a new "
+                   "palimpsest-export-<time>.jsonl in it), or '-' for stdout")
 
 
 @contextmanager
@@ -108,16 +110,27 @@ def export(args: argparse.Namespace) -> None:
     from ..importers import export_memory
 
     with open_memory(args) as memory, _progress(args, "exporting") as progress:
-        if args.file == "-":
+        target = _export_target(args.file)
+        if target is None:
             counts = export_memory(memory, sys.stdout, progress)
         else:
-            counts = _export_to_file(memory, Path(args.file), progress)
-    result = {"file": args.file, **counts}
+            counts = _export_to_file(memory, target, progress)
+    result = {"file": str(target) if target is not None else "-", **counts}
     if args.file == "-":  # stdout holds the export itself; the summary goes to stderr
         if args.json:
             print(json.dumps(result), file=sys.stderr)
         return
     emit(args, result, lambda r: print(f"{r['sessions']} sessions, {r['events']} events → {r['file']}"))
+
+
+def _export_target(file: str) -> Path | None:
+    """The file to write: None for stdout; in an existing folder, a new timestamped file."""
+    if file == "-":
+        return None
+    path = Path(file).expanduser()
+    if path.is_dir():
+        return path / time.strftime("palimpsest-export-%Y%m%d-%H%M%S.jsonl")
+    return path
 
 
 def _export_to_file(memory: Any, path: Path, progress: Callable[[int, int], None] | None) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
 from ..errors import InvalidInput
-from .common import add_command, emit, open_memory
+from .common import add_command, count, emit, open_memory, words
 
 
 def register(sub: Any) -> None:
@@ -51,7 +51,7 @@ def register(sub: Any) -> None:
     q = add_command(sub, "query", query, "The chunks of a document vault closest to a question (hybrid: keywords + similarity).")
     q.add_argument("vault")
     q.add_argument("question")
-    q.add_argument("--limit", type=int, default=5)
+    q.add_argument("--limit", type=count(1), default=5)
     _agent_arg(q)
     q = add_command(sub, "docs", docs, "The documents of a vault; --status: changed, deleted and never-indexed files.")
     q.add_argument("vault")
@@ -167,7 +167,7 @@ def reindex_vault(args: argparse.Namespace) -> None:
 
 def query(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        result = _vaults(memory).query(args.vault, args.question, limit=args.limit, reader=_reader(args)).to_dict()
+        result = _vaults(memory).query(args.vault, words(args.question), limit=args.limit, reader=_reader(args)).to_dict()
 
     def human(r: dict[str, Any]) -> None:
         for n in r["notes"]:

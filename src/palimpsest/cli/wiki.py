@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from .common import add_command, emit, open_memory
+from .common import add_command, count, emit, open_memory
 
 
 def register(sub: Any) -> None:
@@ -15,21 +15,21 @@ def register(sub: Any) -> None:
     q = add_command(wsub, "list", list_, "Topics by title, with their statement counts.")
     q.add_argument("--kind", help="person, project, system, subject or topic")
     q.add_argument("--query", help="a part of the title")
-    q.add_argument("--limit", type=int, default=100)
-    q.add_argument("--offset", type=int, default=0)
+    q.add_argument("--limit", type=count(1), default=100)
+    q.add_argument("--offset", type=count(0), default=0)
     q = add_command(wsub, "show", show, "A page: what is known, disputed and no longer true, each with its sources.")
     q.add_argument("topic", help="a topic id, title or alias")
     q = add_command(wsub, "history", history, "A page's patches, oldest first, each with the leaf it came from.")
     q.add_argument("topic", help="a topic id, title or alias")
     q = add_command(wsub, "search", search, "Pages matching a query, each with its best statements.")
     q.add_argument("query")
-    q.add_argument("--limit", type=int, default=10)
+    q.add_argument("--limit", type=count(1), default=10)
     q = add_command(wsub, "mine", mine, "Mine one leaf summary now (--force: again at the same version).")
     q.add_argument("summary", help="a leaf summary id (sum_…)")
     q.add_argument("--force", action="store_true")
     q.add_argument("--no-llm", action="store_true", help="the deterministic fallback even with an LLM configured")
     q = add_command(wsub, "backfill", backfill, "Mine leaves never mined, or mined at an older pipeline version, now.")
-    q.add_argument("--limit", type=int, default=1000)
+    q.add_argument("--limit", type=count(1), default=1000)
     q.add_argument("--no-llm", action="store_true")
     add_command(wsub, "replay", replay, "Apply journaled wiki changes the store has not applied yet.")
     add_command(wsub, "stats", stats, "Topics, statements by state, patches, leaves mined, stale leaves.")

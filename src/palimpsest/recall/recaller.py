@@ -181,7 +181,9 @@ class Recaller:
     # -- built on recall -----------------------------------------------------------
     def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,
                         budget: int = DEFAULT_BUDGET, workspace: str | Path | None = None) -> dict[str, Any]:
-        """Workspace files, the session's recent messages, and the recall block (see `context.py`)."""
+        """Workspace files, the session's recent messages, and the recall block (see `context.py`).
+        An unknown session is `NotFound`."""
+        self.kernel.known_session(session)
         files = context.workspace_files(workspace if workspace is not None else self.kernel.settings.workspace)
         recent = context.recent_messages(self._recent(session, last_n))
         if query is None:
@@ -193,8 +195,9 @@ class Recaller:
         return {"session": session, "files": files, "recent": recent, "recall": block.to_dict(), "system_prompt": "\n\n".join(parts)}
 
     def briefing(self, session: str, recent: int = 10) -> dict[str, Any]:
-        """A resume briefing for a session, from the index (and summaries when they exist)."""
-        return context.briefing(session, self.kernel.store.get_session(session), self.finder.browse(session=session, limit=20),
+        """A resume briefing for a session, from the index (and summaries when they exist).
+        An unknown session is `NotFound`."""
+        return context.briefing(session, self.kernel.known_session(session), self.finder.browse(session=session, limit=20),
                                 context.recent_messages(self._recent(session, recent)), self.summaries.latest(session))
 
     def _recent(self, session: str, n: int) -> list[Message]:

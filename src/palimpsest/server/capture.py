@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, WriteDisabled
 from ..ingest.messages import SESSION_FIELDS
 from ..memory import Memory
 from ..records import ROLE_RE, SESSION_ID_RE, check_session_id
@@ -39,6 +39,15 @@ BATCH_SCHEMA: dict[str, Any] = {
         "settings": {"type": "object", "description": "session settings (cwd, project, tags …)"},
     },
 }
+
+
+WRITES_OFF = ("capture is a write and this server's writes are off: restart it with PALIMPSEST_ENABLE_WRITE=1 "
+              "(e.g. `PALIMPSEST_ENABLE_WRITE=1 make run`); the capture client keeps the batches in its spool meanwhile")
+
+
+def refuse() -> None:
+    """The answer of `POST /api/capture` while writes are off: 403 `write_disabled`, saying what to set."""
+    raise WriteDisabled(WRITES_OFF)
 
 
 def store_batch(memory: Memory, batch: dict[str, Any]) -> dict[str, Any]:

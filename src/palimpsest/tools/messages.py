@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import EMPTY_QUERY, InvalidInput
 from ..memory import Memory
 from ..records import ROLE_RE
 from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, ROLE, SESSION, STRING, pick, schema, tool
@@ -32,6 +33,8 @@ MESSAGE: dict[str, Any] = {
           **FILTERS,
       }, required=["query"]))
 def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
+    if not args["query"].strip():  # (the library answers an empty query with nothing; a caller means a mistake)
+        raise InvalidInput(EMPTY_QUERY)
     extra = {k: args[k] for k in ("recipe", "valid_at", "known_at", "synthesize") if k in args}
     return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **pick(args, FILTERS))
 

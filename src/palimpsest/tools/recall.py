@@ -14,10 +14,13 @@ BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "descript
       "and the running session's live tail, ranked, de-duplicated and fitted to a token budget, inside a "
       "<system-reminder> envelope with an id and date on every line. Also returned as structured items.",
       schema({"query": STRING, "session": SESSION, "budget": BUDGET,
-              "tag": {"type": "string", "description": "key:value: past messages only from sessions carrying this accepted tag"}},
+              "tag": {"type": "string", "description": "key:value: past messages only from sessions carrying this accepted tag"},
+              "live_tail": {**INTEGER, "minimum": 0, "maximum": 100,
+                            "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"}},
              required=["query"]))
 def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), tag=args.get("tag"))
+    options = {"live_tail": args["live_tail"]} if "live_tail" in args else {}
+    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), tag=args.get("tag"), **options)
 
 
 @tool("memory_context", "The working context of a session for its system prompt: workspace files, the last messages "

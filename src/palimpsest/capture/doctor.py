@@ -1,0 +1,216 @@
+"""`palimpsest doctor`: is memory reaching the harness and the harness reaching memory?
+
+Each check answers ok, warn or problem with what it saw and, for anything but ok, the
+command that fixes it. The checks, in order: the server answers (`/healthz`); it accepts
+capture (an empty batch is posted: 400 means the route is there, 404 that writes are off,
+401 a missing token — nothing is written); the hooks of each harness found on this machine
+are installed and their binary exists; the embedder is configured and embedding keeps
+up; the job backlog; the last capture; the spool and the dead letters.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ..settings import Settings
+from . import setup
+from .client import Spool
+
+OK, WARN, PROBLEM = "ok", "warn", "problem"
+BACKLOG_WARN = 1000
+HOOK_EVENTS = ("UserPromptSubmit", "Stop")
+
+
+@dataclass
+class Check:
+    name: str
+    state: str
+    detail: str
+    fix: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+class Doctor:
+    """The checks, over one settings object and this process's environment."""
+
+    def __init__(self, settings: Settings, env: dict[str, str], url: str | None = None, timeout: float = 3.0) -> None:
+        self.settings, self.env = settings, env
+        self.url = (url or settings.url).rstrip("/")
+        headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
+        self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
+        self.stats: dict[str, Any] | None = None
+
+    def run(self) -> list[Check]:
+        checks: list[Check] = []
+        try:
+            up = self.server(checks)
+            if up:
+                self.capture(checks)
+                self.stats = self._tool("memory_stats")
+            self.hooks(checks)
+            self.embedder(checks)
+            self.backlog(checks)
+            self.last_capture(checks)
+            self.spool(checks)
+        finally:
+            self.http.close()
+        return checks
+
+    def _tool(self, name: str, args: dict[str, Any] | None = None) -> Any:
+        try:
+            r = self.http.post(f"{self.url}/api/memory/tool/{name}", json=args or {})
+            return r.json().get("result") if r.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    # -- the checks ------------------------------------------------------------------
+    def server(self, checks: list[Check]) -> bool:
+        try:
+            r = self.http.get(f"{self.url}/healthz")
+            version = r.json().get("result", {}).get("version", "?")
+        except (httpx.HTTPError, ValueError) as exc:
+            checks.append(Check("server", PROBLEM, f"{self.url} does not answer ({type(exc).__name__})",
+                                "start it: `palimpsest serve` (or `make run`); another address: set PALIMPSEST_URL"))
+            return False
+        checks.append(Check("server", OK, f"{self.url} answers (palimpsest {version}); panel at {self.url}/panel"))
+        return True
+
+    def capture(self, checks: list[Check]) -> None:
+        try:
+            r = self.http.post(f"{self.url}/api/capture", json={})
+        except httpx.HTTPError as exc:
+            checks.append(Check("capture", PROBLEM, f"no answer: {exc}", "check the server's log"))
+            return
+        if r.status_code == 400:
+            checks.append(Check("capture", OK, "the server accepts capture batches"))
+        elif r.status_code == 404:
+            checks.append(Check("capture", PROBLEM, "the server refuses capture: writes are off (capture is a write)",
+                                "restart the server with PALIMPSEST_ENABLE_WRITE=1, then `palimpsest capture --requeue-dead`"))
+        elif r.status_code == 401:
+            checks.append(Check("capture", PROBLEM, "the server wants a token", "set PALIMPSEST_TOKEN to the server's token"))
+        else:
+            checks.append(Check("capture", PROBLEM, f"the server answered {r.status_code}: {r.text[:200]}", "check the server's log"))
+
+    def hooks(self, checks: list[Check]) -> None:
+        seen = False
+        for harness, folder in (("claude-code", setup.claude_dir(self.env)), ("codex", setup.codex_dir(self.env))):
+            if not folder.is_dir():
+                continue
+            seen = True
+            found = setup.installed(harness, self.env)
+            missing = [e for e in HOOK_EVENTS if e not in found]
+            broken = sorted({c for cs in found.values() for c in cs if not _runnable(c)})
+            if missing:
+                checks.append(Check(f"hooks {harness}", PROBLEM, f"no palimpsest hook on {', '.join(missing)} in "
+                                    f"{setup.files_of(harness, self.env)[0]}", f"palimpsest setup {harness}"))
+            elif broken:
+                checks.append(Check(f"hooks {harness}", PROBLEM, f"the hook's binary is missing: {broken[0]}",
+                                    f"palimpsest setup {harness} (writes this binary's path)"))
+            else:
+                checks.append(Check(f"hooks {harness}", OK, "recall before each turn, capture after it"))
+        if not seen:
+            checks.append(Check("hooks", WARN, "no Claude Code or Codex configuration found on this machine",
+                                "palimpsest setup claude-code | codex | mcp-client"))
+
+    def embedder(self, checks: list[Check]) -> None:
+        if self.stats is None:
+            name = self.settings.embedder
+            checks.append(Check("embedder", WARN, f"configured: {name} (the server was not asked)", ""))
+            return
+        e = self.stats.get("embeddings", {})
+        if e.get("embedder") == "none":
+            checks.append(Check("embedder", WARN, "none: search and recall are keyword-only",
+                                "unset PALIMPSEST_EMBEDDER (the local model) and restart the server"))
+        elif e.get("failed"):
+            checks.append(Check("embedder", PROBLEM, f"{e['failed']} embedding jobs failed", "palimpsest jobs status; palimpsest jobs retry-failed --task embed"))
+        else:
+            coverage = ", ".join(f"{m}: {c:.0%}" for m, c in (e.get("coverage") or {}).items()) or "no vectors yet"
+            checks.append(Check("embedder", OK, f"{e.get('embedder')} ({coverage}; {e.get('queued', 0)} queued)"))
+
+    def backlog(self, checks: list[Check]) -> None:
+        if not self.settings.home_path.exists():  # opening would create it: nothing to count yet
+            checks.append(Check("jobs", WARN, f"no memory at {self.settings.home_path} yet", "palimpsest serve (it creates it)"))
+            return
+        try:
+            from ..memory import Memory
+
+            with Memory(settings=self.settings) as memory:
+                tasks = memory.jobs()["tasks"]
+        except Exception as exc:  # noqa: BLE001 — a report, not a failure
+            checks.append(Check("jobs", WARN, f"the job queue could not be read: {exc}", "palimpsest jobs status"))
+            return
+        queued = sum(s.get("queued", 0) + s.get("running", 0) for s in tasks.values())
+        failed = sum(s.get("failed", 0) for s in tasks.values())
+        detail = f"{queued} waiting, {failed} failed"
+        if failed:
+            checks.append(Check("jobs", PROBLEM, detail, "palimpsest jobs status (why); palimpsest jobs retry-failed"))
+        elif queued > BACKLOG_WARN:
+            checks.append(Check("jobs", WARN, detail, "keep `palimpsest serve` running, or `palimpsest jobs run`"))
+        else:
+            checks.append(Check("jobs", OK, detail))
+
+    def last_capture(self, checks: list[Check]) -> None:
+        states = list((self.settings.home_path / "capture-state").glob("*.json"))
+        if not states:
+            checks.append(Check("last capture", WARN, "no capture yet", "run a turn in the harness; see the hooks check"))
+            return
+        newest = max(p.stat().st_mtime for p in states)
+        ago = time.time() - newest
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(newest))
+        checks.append(Check("last capture", OK, f"{when} ({_ago(ago)} ago, {len(states)} transcripts followed)"))
+
+    def spool(self, checks: list[Check]) -> None:
+        spool = Spool(self.settings.home_path)
+        pending = spool.pending()
+        dead = sorted(spool.dead.glob("*.json")) if spool.dead.is_dir() else []
+        if dead:
+            reason = _reason(dead[-1])
+            checks.append(Check("dead letters", PROBLEM, f"{len(dead)} batches refused by the server; last: {reason}",
+                                "fix the cause, then `palimpsest capture --requeue-dead`"))
+        else:
+            checks.append(Check("dead letters", OK, "none"))
+        if pending:
+            checks.append(Check("spool", WARN, f"{pending} batches waiting for the server",
+                                "start the server; they replay at the next capture, or `palimpsest capture --replay`"))
+        else:
+            checks.append(Check("spool", OK, "empty"))
+
+
+def _runnable(command: str) -> bool:
+    try:
+        first = shlex.split(command)[0]
+    except (ValueError, IndexError):
+        return False
+    return os.path.isabs(first) and os.access(first, os.X_OK)
+
+
+def _reason(path: Path) -> str:
+    try:
+        return path.with_name(path.name + ".reason").read_text(encoding="utf-8").strip()[:300]
+    except OSError:
+        return "(no reason recorded)"
+
+
+def _ago(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit}"
+    return f"{int(seconds)} s"
+
+
+def report(checks: list[Check]) -> dict[str, Any]:
+    return {"ok": all(c.state != PROBLEM for c in checks), "checks": [c.to_dict() for c in checks]}
+
+
+def run(settings: Settings, env: dict[str, str], url: str | None = None) -> dict[str, Any]:
+    return report(Doctor(settings, env, url).run())
+

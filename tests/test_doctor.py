@@ -1,0 +1,131 @@
+"""`palimpsest doctor` in each state it reports, and capture refused while writes are off
+(issue 19): every problem comes with the command that fixes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.capture import CaptureClient, Spool, setup
+from palimpsest.capture.doctor import Doctor
+from palimpsest.server.run import ServerThread
+from palimpsest.store import NewJob
+from test_capture import batch, free_port
+from test_setup import EXE
+
+
+def checks(home: Path, user: Path, url: str) -> dict[str, dict[str, str]]:
+    settings = Settings.load(env={}, home=str(home), embedder="none", url=url)
+    return {c.name: c.to_dict() for c in Doctor(settings, {"HOME": str(user)}).run()}
+
+
+def install(user: Path, binary: str) -> None:
+    env = {"HOME": str(user)}
+    setup.apply(setup.plan("claude-code", setup.Command(binary), env), user / ".palimpsest")
+
+
+@pytest.fixture
+def user(tmp_path: Path) -> Path:
+    (tmp_path / "user" / ".claude").mkdir(parents=True)
+    return tmp_path / "user"
+
+
+def served(home: Path, write: bool) -> Memory:
+    return Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=write))
+
+
+def test_all_well(tmp_path: Path, user: Path) -> None:
+    install(user, str(EXE))
+    memory = served(tmp_path / "h", write=True)
+    with ServerThread(memory) as url:
+        found = checks(tmp_path / "h", user, url)
+    memory.close()
+    assert {n: c["state"] for n, c in found.items()} == {
+        "server": "ok", "capture": "ok", "hooks claude-code": "ok", "embedder": "warn", "jobs": "ok",
+        "last capture": "warn", "dead letters": "ok", "spool": "ok"}
+    assert "/panel" in found["server"]["detail"]
+    assert "PALIMPSEST_EMBEDDER" in found["embedder"]["fix"]
+
+
+def test_server_down(tmp_path: Path, user: Path) -> None:
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    assert found["server"]["state"] == "problem" and "palimpsest serve" in found["server"]["fix"]
+    assert "capture" not in found
+
+
+def test_writes_refused(tmp_path: Path, user: Path) -> None:
+    memory = served(tmp_path / "h", write=False)
+    with ServerThread(memory) as url:
+        found = checks(tmp_path / "h", user, url)
+    memory.close()
+    assert found["capture"]["state"] == "problem" and "PALIMPSEST_ENABLE_WRITE=1" in found["capture"]["fix"]
+
+
+def test_hook_missing_and_binary_moved(tmp_path: Path, user: Path) -> None:
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    assert found["hooks claude-code"]["state"] == "problem" and found["hooks claude-code"]["fix"] == "palimpsest setup claude-code"
+    install(user, str(tmp_path / "moved" / "palimpsest"))
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    assert found["hooks claude-code"]["state"] == "problem" and "binary is missing" in found["hooks claude-code"]["detail"]
+
+
+def test_backlog_and_failed_jobs(tmp_path: Path, user: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("palimpsest.capture.doctor.BACKLOG_WARN", 2)
+    with served(tmp_path / "h", write=True) as memory:
+        memory.store.enqueue([NewJob("embed", {"ids": [str(i)]}, job_key=f"k{i}") for i in range(3)])
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    assert found["jobs"]["state"] == "warn" and found["jobs"]["detail"].startswith("3 waiting")
+
+
+def test_dead_letters_and_spool(tmp_path: Path, user: Path) -> None:
+    spool = Spool(tmp_path / "h")
+    spool.set_aside(spool.put(batch("s", ["a"])), spool.dead, "server refused the batch with 400: bad role")
+    spool.put(batch("s", ["b"]))
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    assert found["dead letters"]["state"] == "problem" and "bad role" in found["dead letters"]["detail"]
+    assert "--requeue-dead" in found["dead letters"]["fix"]
+    assert found["spool"]["state"] == "warn" and found["spool"]["detail"].startswith("1 batches")
+
+
+def test_the_doctor_command_prints_one_screen_and_exits_1_on_a_problem(tmp_path: Path, user: Path) -> None:
+    from test_setup import palimpsest
+
+    done = palimpsest(user, "doctor", "--url", f"http://127.0.0.1:{free_port()}", "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["ok"] is False
+    done = palimpsest(user, "doctor", "--url", f"http://127.0.0.1:{free_port()}")
+    assert done.returncode == 1 and "palimpsest serve" in done.stdout and len(done.stdout.splitlines()) < 40
+
+
+def test_capture_while_writes_are_off_is_spooled_and_says_what_to_set(tmp_path: Path) -> None:
+    memory = served(tmp_path / "h", write=False)
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, tmp_path / "client")
+        report = client.send([batch("s", ["a"])])
+        client.close()
+        assert (report.refused, report.spooled, report.dead) == (1, 1, 0)
+        assert "PALIMPSEST_ENABLE_WRITE=1" in report.errors[0]
+        from test_setup import palimpsest
+
+        hook = json.dumps({"session_id": "s2", "prompt": "remember the blue door", "hook_event_name": "UserPromptSubmit"})
+        done = palimpsest(tmp_path, "capture", "--url", url, stdin=hook)
+        assert done.returncode == 1 and "PALIMPSEST_ENABLE_WRITE=1" in done.stderr  # the harness shows stderr for 1
+    memory.close()
+    memory = served(tmp_path / "h", write=True)
+    with ServerThread(memory) as url:  # writes on: the spooled batch replays
+        client = CaptureClient(url, tmp_path / "client")
+        assert client.replay(report := type(report)()) and report.replayed == 1
+        client.close()
+    memory.close()
+
+
+def test_the_server_refusal_names_the_setting() -> None:
+    from palimpsest.errors import WriteDisabled
+    from palimpsest.server import capture
+
+    with pytest.raises(WriteDisabled, match="PALIMPSEST_ENABLE_WRITE=1"):
+        capture.refuse()
+
