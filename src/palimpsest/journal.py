@@ -148,7 +148,7 @@ class Journal:
                 out.append((pending.get(key) or self._find_key(session, state, key), False))
                 continue
             given = raw.get("id")
-            if isinstance(given, str) and EVENT_ID_RE.match(given) and event_number(given) > own_n:
+            if isinstance(given, str) and EVENT_ID_RE.fullmatch(given) and event_number(given) > own_n:
                 # a pre-assigned id (restoring an export) is kept when it keeps the session monotonic
                 own_n = event_number(given)
                 last_n, event_id = max(last_n, own_n), given

@@ -31,6 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from .. import __version__, tools
+from ..tools.registry import MAX_DEPTH, json_depth
 from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
@@ -42,7 +43,6 @@ from .panel import mount as mount_panel
 from .wiki import wiki_routes
 
 log = logging.getLogger("palimpsest.http")
-MAX_DEPTH = 100  # a capture body adds 4 levels around tool_args; json itself stops near 1,000
 EVENTS_PAGE = 1000
 
 ERROR = {
@@ -102,19 +102,6 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 
 # -- request bodies --------------------------------------------------------------
-def _depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        if d > MAX_DEPTH:
-            break
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
-    return deepest
-
-
 async def _json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
@@ -125,7 +112,7 @@ async def _json_object(request: Request) -> dict[str, Any]:
         raise InvalidInput(f"request body is not JSON: {str(exc)[:200]}") from None
     if not isinstance(value, dict):
         raise InvalidInput(f"request body must be a JSON object, got {type(value).__name__}")
-    if _depth(value) > MAX_DEPTH:
+    if json_depth(value) > MAX_DEPTH:
         raise InvalidInput(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
