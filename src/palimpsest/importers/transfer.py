@@ -34,8 +34,8 @@ from collections.abc import Iterable
 from typing import IO, Any
 
 from ..errors import InvalidInput
-from ..journal import EVENT_ID_RE
 from ..ingest.messages import check_event_key, check_json, check_name, check_role, check_session_attrs
+from ..journal import EVENT_ID_RE
 from ..records import check_session_id, check_text, iso, parse_time, utcnow
 from .base import ImportRejected, ImportReport, Plan, Progress
 

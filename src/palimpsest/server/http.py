@@ -2,8 +2,8 @@
 
 Routes only parse, call one library function and format; errors are translated in one
 place (`_error_response`): a `PalimpsestError` answers `{ok: false, error: {code, message}}`
-with its `http_status`, anything unexpected answers 500 with no detail (the log keeps the
-traceback). Bodies are read as raw JSON rather than through pydantic models, so a tool
+with its `http_status`, anything unexpected answers 500 with no detail (`CrashGuard`; the
+log keeps the traceback) and the connection stays open. Bodies are read as raw JSON rather than through pydantic models, so a tool
 gets its arguments unchanged and validation has one author (`tools.validate`); the
 OpenAPI document still shows each tool's schema as its request body.
 
@@ -29,13 +29,14 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__, tools
-from ..tools.registry import MAX_DEPTH, json_depth
 from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
+from ..tools.registry import MAX_DEPTH, json_depth
 from . import capture
 from .guard import Guard, is_loopback
 from .mcp import build_server
@@ -95,10 +96,35 @@ def _install_error_handlers(app: FastAPI) -> None:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _error_response(400, InvalidInput.code, f"{where}: {first.get('msg', 'invalid request')}")
 
-    @app.exception_handler(Exception)
-    async def crash(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("%s %s failed", request.method, request.url.path)
-        return _error_response(500, "internal", "internal error")
+
+class CrashGuard:
+    """An unexpected error answers 500 here, inside the app, and goes no further.
+
+    Not `@app.exception_handler(Exception)`: Starlette's outermost middleware answers with
+    that handler and then re-raises, and uvicorn, seeing the error, closes the kept-alive
+    connection — the client's next request on it is reset (issue 21)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            if started:  # a stream broke midway: nothing left to answer with
+                raise
+            await _error_response(500, "internal", "internal error")(scope, receive, send)
 
 
 # -- request bodies --------------------------------------------------------------
@@ -145,6 +171,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _tag_routes(app, memory, write)
     wiki_routes(app, memory, _responses)
     mount_panel(app, memory, write, settings.token or "")
+    _mcp_get_refused(app)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
     origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
     if origins:
@@ -152,9 +179,22 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
 
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
+    app.add_middleware(CrashGuard)  # first added, so innermost: inside CORS and Guard, around the routes
     app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host),
                        body_timeout=settings.body_timeout)
     return app
+
+
+def _mcp_get_refused(app: FastAPI) -> None:
+    """The server is stateless (no MCP session), so it has no stream to offer on GET: the
+    SDK's route would open one that never closes, each holding a connection slot. The
+    protocol lets a server answer 405 there, and clients then carry on with POST."""
+
+    @app.get("/mcp", include_in_schema=False)
+    async def mcp_get() -> JSONResponse:
+        response = _error_response(405, "method_not_allowed", "this MCP server is stateless: POST requests to /mcp")
+        response.headers["allow"] = "POST"
+        return response
 
 
 def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:

@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 import uvicorn
 
@@ -99,10 +99,11 @@ class ServerThread:
             httpx.get(url + "/healthz")
     """
 
-    def __init__(self, memory: Memory, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, memory: Memory, host: str = "127.0.0.1", port: int = 0, *, app: Any = None) -> None:
+        """`app`: one made by `create_app` (a test adds its own routes to it), else a new one."""
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
-        config = uvicorn.Config(create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
+        config = uvicorn.Config(app or create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
                                 timeout_keep_alive=KEEP_ALIVE_S, access_log=False, server_header=False,
                                 http=header_deadline_protocol(memory.settings.header_timeout))
         self.server = uvicorn.Server(config)
