@@ -291,8 +291,6 @@ def test_cli_round_trip(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixt
 
 
 def test_tools_read_as_the_agent_named_never_as_the_owner(vaults: Vaults, memory: Memory) -> None:
-    from palimpsest import tools
-
     vaults.init("open", "semantic")
     vaults.init("secret", "semantic", access="restricted", readers=["alice"])
     tools.call(memory, "vault_write_document", {"vault": "open", "path": "a.md", "content": "# A\nthe harbour map"}, enable_write=True)
