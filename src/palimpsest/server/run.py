@@ -37,7 +37,11 @@ KEEP_ALIVE_S = 30
 
 
 def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond loopback without a token."""
+    """Refuse to listen beyond loopback without a token, or with a token no client can send."""
+    if token and not (token.isascii() and token.isprintable() and token == token.strip()):
+        # the server compares the token it is given with the header's value stripped: a
+        # token ending in a newline (an `echo` into a file) would let no client in
+        raise InvalidInput("PALIMPSEST_TOKEN must be printable ASCII without spaces at either end (no newline)")
     if not is_loopback(host) and not token:
         raise InvalidInput(f"refusing to listen on {host} without a token: set PALIMPSEST_TOKEN (loopback needs none)")
 
