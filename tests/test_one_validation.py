@@ -183,3 +183,12 @@ def test_every_entry_point_gives_the_same_answer(home: Path) -> None:
         # what was accepted reads back as standard JSON (SQLite answered 500 on a NaN setting)
         json.dumps([x.to_dict() for x in memory.sessions()], allow_nan=False).encode("utf-8")
     memory.close()
+
+
+@pytest.mark.parametrize("argv", [["s1\n", "user", "hi"], ["s1", "user\n", "hi"], ["s1", "user", "hi", "--tool-args", '{"x": NaN}'],
+                                  ["s1", "user", "hi", "--event-key", "k\x01"], ["s1", "user", "hi", "--agent", "a\n"]])
+def test_the_cli_gives_the_same_answer(capsys: pytest.CaptureFixture[str], home: Path, argv: list[str]) -> None:
+    from test_cli import run
+
+    code, out, err = run(capsys, "--home", str(home), "append", *argv, "--json")
+    assert (code, out) == (2, "") and json.loads(err)["error"]["code"] == "invalid_input"
