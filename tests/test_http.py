@@ -427,3 +427,34 @@ def test_a_header_timeout_of_zero_means_none() -> None:
     assert header_deadline_protocol(0) is H11Protocol
     assert header_deadline_protocol(-1) is H11Protocol
     assert header_deadline_protocol(2.5).timeout == 2.5  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("token", ["   ", "\t", "secret\n", "secret\r\n", " secret", "sec\x00ret", "sécret"])
+def test_a_token_no_client_could_send_is_refused_at_start(token: str) -> None:
+    with pytest.raises(InvalidInput, match="PALIMPSEST_TOKEN"):
+        check_bind("127.0.0.1", token)
+    with pytest.raises(InvalidInput, match="PALIMPSEST_TOKEN"):
+        check_bind("0.0.0.0", token)
+
+
+def test_serve_refuses_a_newline_ending_token_before_listening(home: Path) -> None:
+    from palimpsest.server.run import serve
+
+    memory = open_memory(home, token="secret\n")
+    with pytest.raises(InvalidInput, match="PALIMPSEST_TOKEN"):
+        serve(memory, "127.0.0.1", 0)
+    memory.close()
+
+
+def test_any_loopback_address_is_served_as_loopback(home: Path) -> None:
+    # issue 21: --host 127.0.0.2 started without a token, then every request was forbidden_host
+    check_bind("127.0.0.2", "")
+    memory = open_memory(home)
+    with ServerThread(memory, host="127.0.0.2") as url:
+        assert httpx.get(f"{url}/api/stats").status_code == 200
+        port = url.rsplit(":", 1)[1]
+        assert httpx.get(f"{url}/api/stats", headers={"Host": f"127.0.0.1:{port}"}).status_code == 200
+        assert httpx.get(f"{url}/api/stats", headers={"Host": f"127.1.2.3:{port}"}).status_code == 200
+        refused = httpx.get(f"{url}/api/stats", headers={"Host": f"evil.example:{port}"})
+        assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden_host"
+    memory.close()

@@ -270,3 +270,26 @@ def test_lines_from_before_with_nan_or_lone_surrogate_escapes_still_read(tmp_pat
     assert events[1].metadata["score"] != events[1].metadata["score"]  # NaN
     # the key of the old line is known to a new writer: a retry of it is a duplicate
     assert Journal(tmp_path / "home").append("s", [ev("again", key="old")])[0][1] is False
+
+
+def test_a_torn_tail_is_kept_as_privately_as_the_journal(journal: Journal) -> None:
+    journal.append("s1", [ev("whole")])
+    path = journal.path("s1")
+    with open(path, "ab") as f:
+        f.write(b'{"id":"evt_1","content":"half')
+    journal.repair("s1")
+    assert (path.with_name("events.jsonl.torn").stat().st_mode & 0o777) == 0o600 == (path.stat().st_mode & 0o777)
+
+
+def test_an_event_over_the_limit_leaves_no_empty_journal(tmp_path: Path) -> None:
+    from palimpsest import PayloadTooLarge
+
+    memory = Memory(tmp_path / "home", settings=Settings.load(env={}, embedder="none", max_event_bytes=1000))
+    with pytest.raises(PayloadTooLarge):
+        memory.append("s1", "user", "x" * 2000)
+    with pytest.raises(PayloadTooLarge):
+        memory.capture("s2", [{"role": "user", "content": "fine"}, {"role": "user", "content": "x" * 2000}], agent="a")
+    assert memory.journal.sessions() == [] and not (memory.journal.root / "s1").exists()
+    memory.append("s1", "user", "x" * 500)  # within the limit: stored as ever
+    assert memory.journal.sessions() == ["s1"]
+    memory.close()

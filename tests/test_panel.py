@@ -320,3 +320,30 @@ def test_signing_in_in_a_browser(served_with_token: tuple[Memory, str], browser:
     page.wait_for_url(re.compile(r"/panel/login$"))
     page.goto(url + "/panel")
     page.wait_for_url(re.compile(r"/panel/login$"))
+
+
+def test_wrong_tokens_are_rate_limited_per_client(served_with_token: tuple[Memory, str]) -> None:
+    _, url = served_with_token
+    with httpx.Client() as c:
+        for _ in range(10):
+            assert c.post(url + "/panel/login", data={"token": "guess"}, follow_redirects=False).status_code == 401
+        for token in ("guess", TOKEN):  # past the limit even the right token waits: a guess must not be confirmed
+            r = c.post(url + "/panel/login", data={"token": token}, follow_redirects=False)
+            assert r.status_code == 429 and 0 < int(r.headers["retry-after"]) <= 60
+            assert "Too many wrong tokens" in r.text and "palimpsest_auth" not in r.headers.get("set-cookie", "")
+        assert c.get(url + "/api/stats", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200  # the API is not locked
+
+
+def test_the_sign_in_limit_forgets_old_failures() -> None:
+    from palimpsest.server.panel import SignInLimit
+
+    now = [0.0]
+    limit = SignInLimit(failures=3, window=60, clock=lambda: now[0])
+    for _ in range(3):
+        assert limit.wait("a") == 0
+        limit.failed("a")
+    assert limit.wait("a") == 60 and limit.wait("b") == 0
+    now[0] = 30
+    assert limit.wait("a") == 30
+    now[0] = 60.5
+    assert limit.wait("a") == 0

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from palimpsest import Memory, Settings
+from palimpsest import Memory, Settings, tools
 from palimpsest.embed import HashEmbedder
 from palimpsest.errors import Conflict, InvalidInput, NotFound
 from palimpsest.vaults import Reader, Vaults
@@ -291,8 +291,6 @@ def test_cli_round_trip(tmp_path: Path, corpus: Path, capsys: pytest.CaptureFixt
 
 
 def test_tools_read_as_the_agent_named_never_as_the_owner(vaults: Vaults, memory: Memory) -> None:
-    from palimpsest import tools
-
     vaults.init("open", "semantic")
     vaults.init("secret", "semantic", access="restricted", readers=["alice"])
     tools.call(memory, "vault_write_document", {"vault": "open", "path": "a.md", "content": "# A\nthe harbour map"}, enable_write=True)
@@ -343,3 +341,33 @@ def test_two_writers_of_one_document_do_not_collide(vaults: Vaults) -> None:
     assert errors == []
     assert [d["path"] for d in vaults.docs("shared")] == ["same.md"]
     assert len(vaults.query("shared", "version").hits) == 1
+
+
+def test_a_write_never_follows_a_link_out_of_the_vault(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
+    # issue 21: a link inside the vault folder took vault_write_document outside it
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.md").write_text("keep me")
+    vaults.init("notes", "semantic")
+    folder = vaults.folder(vaults.get("notes"))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "out").symlink_to(outside)  # a folder link
+    (folder / "victim.md").symlink_to(outside / "victim.md")  # a file link
+    (folder / "new.md").symlink_to(outside / "new.md")  # a dangling link
+    for path in ("out/victim.md", "out/sub/new.md", "victim.md", "new.md"):
+        with pytest.raises(InvalidInput, match="outside the vault"):
+            tools.call(memory, "vault_write_document", {"vault": "notes", "path": path, "content": "# Pwned\nx"}, enable_write=True)
+    assert sorted(p.name for p in outside.iterdir()) == ["victim.md"] and (outside / "victim.md").read_text() == "keep me"
+    assert vaults.docs("notes") == []
+    # a link that stays inside is followed, as indexing follows it
+    (folder / "real").mkdir()
+    (folder / "inner").symlink_to(folder / "real")
+    vaults.write_document("notes", "inner/ok.md", "# Ok\nstays inside")
+    assert (folder / "real" / "ok.md").read_text() == "# Ok\nstays inside"
+    vaults.init("skills", "skill")
+    skills = vaults.folder(vaults.get("skills"))
+    skills.mkdir(parents=True, exist_ok=True)
+    (skills / "release.md").symlink_to(outside / "release.md")
+    with pytest.raises(InvalidInput, match="outside the vault"):
+        vaults.write_skill("skills", "release", "How we ship", "1. tag")
+    assert not (outside / "release.md").exists()

@@ -125,6 +125,8 @@ class Journal:
         """
         path = self.path(session)
         _ = self.id  # settled before the first journal exists (a home with journals and no id is an old one)
+        if not path.exists():  # a refusal must not leave an empty journal behind (the check below is the authority)
+            self._check_sizes(session, events)
         with self._lock:
             self._ensure_dir(path.parent)
             fd = self._open(path)
@@ -148,7 +150,7 @@ class Journal:
                 out.append((pending.get(key) or self._find_key(session, state, key), False))
                 continue
             given = raw.get("id")
-            if isinstance(given, str) and EVENT_ID_RE.match(given) and event_number(given) > own_n:
+            if isinstance(given, str) and EVENT_ID_RE.fullmatch(given) and event_number(given) > own_n:
                 # a pre-assigned id (restoring an export) is kept when it keeps the session monotonic
                 own_n = event_number(given)
                 last_n, event_id = max(last_n, own_n), given
@@ -157,10 +159,7 @@ class Journal:
                 event_id = f"evt_{last_n:019d}{suffixes[4 * i:4 * i + 4]}"
             event = Event.from_json({**raw, "id": event_id, "session": session})
             data = _encode(event)
-            if len(data) > self.max_event_bytes:
-                raise PayloadTooLarge(
-                    f"event of {len(data):,} bytes exceeds the limit of {self.max_event_bytes:,} (PALIMPSEST_MAX_EVENT_BYTES); nothing of this batch was stored"
-                )
+            self._check_size(data)
             line += 1
             event.line, event.offset, event.nbytes = line, offset, len(data)
             offset += len(data)
@@ -173,6 +172,18 @@ class Journal:
             state.keys.update({k: (e.line, e.offset) for k, e in pending.items()})
             self._last_n = max(self._last_n, last_n)
         return out
+
+    def _check_size(self, data: bytes) -> None:
+        if len(data) > self.max_event_bytes:
+            raise PayloadTooLarge(
+                f"event of {len(data):,} bytes exceeds the limit of {self.max_event_bytes:,} (PALIMPSEST_MAX_EVENT_BYTES); nothing of this batch was stored"
+            )
+
+    def _check_sizes(self, session: str, events: list[dict[str, Any]]) -> None:
+        """Each event's size as it will be written: ids are of one length, so a stand-in id gives it exactly."""
+        stand_in = "evt_" + "0" * 23
+        for raw in events:
+            self._check_size(_encode(Event.from_json({**raw, "id": stand_in, "session": session})))
 
     def _durable_write(self, fd: int, start: int, data: bytes) -> None:
         try:
@@ -238,7 +249,9 @@ class Journal:
             pass  # an unreadable line is kept as it is; it never blocks a writer
 
     def _move_torn(self, path: Path, fd: int, at: int, data: bytes) -> None:
-        with open(path.with_name(path.name + ".torn"), "ab") as f:
+        # 0600 like the journal it comes from: a torn tail holds the same words
+        torn = os.open(path.with_name(path.name + ".torn"), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(torn, "ab") as f:
             f.write(data + b"\n")
             f.flush()
             os.fsync(f.fileno())

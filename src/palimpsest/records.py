@@ -53,7 +53,7 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
 
 
 def check_session_id(session: Any) -> str:
-    if not isinstance(session, str) or not SESSION_ID_RE.match(session) or ".." in session:
+    if not isinstance(session, str) or not SESSION_ID_RE.fullmatch(session) or ".." in session:
         raise InvalidInput(
             f"session id {str(session)[:80]!r} is not allowed: use 1–200 letters, digits and ._:@+=- "
             "(no path separators, no '..', not starting with punctuation)"

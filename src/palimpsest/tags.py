@@ -73,7 +73,7 @@ def parse_tag(text: Any) -> tuple[str, str]:
     key, value = key.strip().lower(), " ".join(value.split())
     if not sep:
         raise InvalidInput(f"a tag is key:value, got {text[:80]!r}")
-    if not KEY_RE.match(key):
+    if not KEY_RE.fullmatch(key):
         raise InvalidInput(f"tag keys are 1–64 of a-z 0-9 _ . - (starting with a letter or digit), got {key[:80]!r}")
     if not value or len(value) > MAX_VALUE:
         raise InvalidInput(f"tag values are 1–{MAX_VALUE} characters")

@@ -228,7 +228,7 @@ def _text(value: Any) -> str:
 
 
 def _kind(value: Any) -> str:
-    if not isinstance(value, str) or not KIND_RE.match(value.lower()):
+    if not isinstance(value, str) or not KIND_RE.fullmatch(value.lower()):
         raise InvalidInput("kind must be a short lower-case word (correction, preference, fact, decision, task, …)")
     return value.lower()
 

@@ -92,7 +92,7 @@ class Facts(FactReads, FactSnapshots):
     @operation
     def init_vault(self, name: str, type: str = "episodic", description: str | None = None) -> FactVault:
         """Register a fact vault (idempotent when it exists with the same type)."""
-        if not isinstance(name, str) or not VAULT_RE.match(name):
+        if not isinstance(name, str) or not VAULT_RE.fullmatch(name):
             raise InvalidInput("vault names are 1–64 letters, digits and ._- (not starting with punctuation)")
         if type not in VAULT_TYPES:
             raise InvalidInput(f"fact vaults are of type {', '.join(VAULT_TYPES)}; got {type!r}")

@@ -1,8 +1,23 @@
-"""Validation of incoming messages: the one place that says what a message may be."""
+"""Validation of incoming messages: the one place that says what a message may be.
+
+Every writer — HTTP append and ingest, `/api/capture`, MCP, the CLI, import — hands its
+values to `normalise_message` and `session_event` (through `ingest.Writer`), or, for an
+export's journal lines, to `check_event_fields`; the same rules hold for every field on
+every path. Three kinds of value:
+
+- names (role, type, event_key, tool_name, session key, agent, channel): valid Unicode
+  without control characters — a NUL or a trailing newline in a name makes a row that
+  PostgreSQL refuses or that no URL can name;
+- text (content, tool_result, title): valid Unicode (a NUL is kept in the journal and
+  shown as U+FFFD in the index);
+- JSON (tool_args, metadata, settings): standard JSON as PostgreSQL's jsonb takes it —
+  no NaN or Infinity, no lone surrogate, nothing `json` cannot encode.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..errors import InvalidInput
@@ -15,6 +30,43 @@ SESSION_FIELDS = ("key", "agent", "channel", "title", "kind", "settings")
 KINDS = ("normal", "instant")
 # journal event types with a meaning of their own; a caller's message may not claim them
 RESERVED_TYPES = frozenset({"session"})
+MAX_KEY = 512
+# C0 and C1 controls: no name holds one (NUL stalls PostgreSQL, a newline splits a URL or a log line)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def check_name(value: Any, label: str) -> str | None:
+    """A name (None passes): a string of valid Unicode without control characters."""
+    if value is None:
+        return None
+    check_text(value, label)
+    found = _CONTROL.search(value)
+    if found:
+        raise InvalidInput(f"{label} holds a control character ({found.group()!r}) at position {found.start()}")
+    return value
+
+
+def check_role(value: Any, label: str) -> str:
+    """A role or event type: a short name such as user or assistant."""
+    # fullmatch: ROLE_RE is also a JSON-schema pattern, where `$` never matches before a final newline
+    if not isinstance(value, str) or not ROLE_RE.fullmatch(value):
+        raise InvalidInput(f"{label} must be a short name such as user or assistant, got {str(value)[:40]!r}")
+    return value
+
+
+def check_event_key(value: Any, label: str) -> str | None:
+    if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_KEY):
+        raise InvalidInput(f"{label} must be a non-empty string of at most {MAX_KEY} characters")
+    return check_name(value, label)
+
+
+def check_json(value: Any, label: str) -> Any:
+    """`value`, if it is standard JSON with valid Unicode (what PostgreSQL's jsonb stores)."""
+    try:  # allow_nan=False: NaN / Infinity are not JSON, and PostgreSQL's jsonb refuses them
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
+        raise InvalidInput(f"{label} must be JSON with valid Unicode: {exc}") from None
+    return value
 
 
 def _text(value: Any, where: str, name: str) -> str | None:
@@ -33,8 +85,7 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
     role = get("role")
     if role is None or role == "":
         raise InvalidInput(f"{where}: role is required (user, assistant, system, tool, …)")
-    if not isinstance(role, str) or not ROLE_RE.match(role):
-        raise InvalidInput(f"{where}: role must be a short name such as user or assistant, got {str(role)[:40]!r}")
+    check_role(role, f"{where}: role")
     content = get("content")
     if content is None:
         content = ""
@@ -44,7 +95,9 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
         else:
             raise InvalidInput(f"{where}: content must be a string, got {type(content).__name__}")
     _text(content, where, "content")
-    tool_name = _text(get("tool_name"), where, "tool_name")
+    tool_name = get("tool_name")
+    if tool_name is not None and not (type(tool_name) is str and tool_name.isascii() and tool_name.isprintable()):
+        check_name(tool_name, f"{where}: tool_name")
     tool_result = get("tool_result")
     if tool_result is not None and not isinstance(tool_result, str):
         tool_result = json.dumps(tool_result, ensure_ascii=False)
@@ -55,23 +108,16 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
     if not isinstance(metadata, dict):
         raise InvalidInput(f"{where}: metadata must be an object")
     tool_args = get("tool_args")
-    try:  # (nothing to check for the usual message without either)
-        # allow_nan=False: NaN / Infinity are not JSON, and PostgreSQL's jsonb refuses them
-        if tool_args is not None or metadata:
-            json.dumps([tool_args, metadata], ensure_ascii=False, allow_nan=False).encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError) as exc:
-        raise InvalidInput(f"{where}: tool_args/metadata must be JSON with valid Unicode: {exc}") from None
+    if tool_args is not None or metadata:  # (nothing to check for the usual message without either)
+        check_json([tool_args, metadata], f"{where}: tool_args/metadata")
     created = get("created_at")
     created = iso(parse_time(created, f"{where}: created_at")) if created not in (None, "") else iso(utcnow())
-    key = get("event_key")
-    if key is not None and (not isinstance(key, str) or not key or len(key) > 512):
-        raise InvalidInput(f"{where}: event_key must be a non-empty string of at most 512 characters")
-    _text(key, where, "event_key")
+    key = check_event_key(get("event_key"), f"{where}: event_key")
     mtype = get("type") or "message"
     if mtype != "message":
         if not isinstance(mtype, str):
             raise InvalidInput(f"{where}: type must be a string")
-        if mtype in RESERVED_TYPES or not ROLE_RE.match(mtype):
+        if mtype in RESERVED_TYPES or not ROLE_RE.fullmatch(mtype):
             raise InvalidInput(f"{where}: type {mtype[:40]!r} is not allowed for a message (use message, or a short name other than session)")
     return {
         "type": mtype, "role": role, "content": content, "tool_name": tool_name, "tool_args": tool_args,
@@ -91,16 +137,21 @@ def session_event(attrs: dict[str, Any]) -> dict[str, Any] | None:
     given = {k: attrs[k] for k in SESSION_FIELDS if attrs.get(k) is not None}
     if not given:
         return None
-    for k in ("key", "agent", "channel", "title"):
-        if k in given:
-            check_text(given[k], k)
-            if not isinstance(given[k], str):
-                raise InvalidInput(f"{k} must be a string")
-    if "kind" in given and given["kind"] not in KINDS:
-        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
-    if "settings" in given and not isinstance(given["settings"], dict):
-        raise InvalidInput("settings must be an object")
+    check_session_attrs(given)
     return {
         "type": "session", "role": None, "content": "", "tool_name": None, "tool_args": None, "tool_result": None,
         "metadata": given, "created_at": iso(utcnow()), "event_key": "session:" + content_hash(given),
     }
+
+
+def check_session_attrs(given: dict[str, Any]) -> None:
+    """The attributes of a `session` event, as a writer gives them or an export holds them."""
+    for k in ("key", "agent", "channel"):
+        check_name(given.get(k), k)
+    check_text(given.get("title"), "title")
+    if "kind" in given and given["kind"] not in KINDS:
+        raise InvalidInput(f"kind must be one of {', '.join(KINDS)}")
+    if "settings" in given:
+        if not isinstance(given["settings"], dict):
+            raise InvalidInput("settings must be an object")
+        check_json(given["settings"], "settings")

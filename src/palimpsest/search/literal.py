@@ -1,38 +1,151 @@
-"""The literal modes of message search: substring (any fragment) and regex."""
+"""The literal modes of message search: substring (any fragment) and regex.
+
+A regex search runs its matches in a child process (`regex_worker.py`) that is killed at
+the deadline: a check inside the server's process cannot bound it, since a match holds
+the GIL (every other request, `/healthz` included, waits) and the `regex` module's own
+timeout is not honoured for long literal scans (issue 21: an 8,000-character literal ran
+161 s). This process only reads pages of messages from the store and hands their text
+over, so while the child works the server keeps answering. Children are kept warm in a
+small pool; a killed one is replaced at the next search.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import selectors
+import subprocess
+import sys
+import threading
 import time
-
-import regex
+from pathlib import Path
+from typing import Any
 
 from ..errors import InvalidInput
 from ..records import Message
 from ..store import Filters, Store
 
+WORKER = Path(__file__).with_name("regex_worker.py")
+BATCH = 100  # messages per request to the child
+# recursion into the pattern or a group ((?R), (?1), (?&name), (?P>name)) is what makes the
+# `regex` module's memory explode; refused before any child sees it
+_RECURSION = re.compile(r"(?:^|[^\\])(?:\\\\)*\(\?(?:R|[+-]?\d+|&\w+|P>\w+)\)")
+
+
+class _Child:
+    """One worker process: a request is a JSON line, so is its answer."""
+
+    def __init__(self) -> None:
+        # -P: the script's folder is not put on sys.path (its modules would shadow others)
+        self.proc = subprocess.Popen([sys.executable, "-P", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, close_fds=True)
+        self.buffer = b""
+
+    def ask(self, request: dict[str, Any], deadline: float) -> dict[str, Any] | None:
+        """The answer, or None when the deadline passed (the child is then killed)."""
+        assert self.proc.stdin and self.proc.stdout
+        try:
+            self.proc.stdin.write(json.dumps(request).encode("ascii") + b"\n")
+            self.proc.stdin.flush()
+        except OSError:
+            return self._dead()
+        with selectors.DefaultSelector() as sel:
+            sel.register(self.proc.stdout, selectors.EVENT_READ)
+            while b"\n" not in self.buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    self.kill()
+                    return None
+                chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+                if not chunk:
+                    return self._dead()
+                self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def _dead(self) -> dict[str, Any]:
+        self.kill()
+        return {"error": "the regular expression could not be run (its process ended)"}
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()
+        self.proc.wait()
+
+
+class RegexPool:
+    """Warm children, at most `size` searches at once (a caller beyond waits its budget)."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.idle: list[_Child] = []
+        self.lock = threading.Lock()
+        self.slots = threading.BoundedSemaphore(size)
+
+    def take(self, budget_s: float) -> _Child | None:
+        if not self.slots.acquire(timeout=budget_s):
+            return None
+        with self.lock:
+            while self.idle:
+                child = self.idle.pop()
+                if child.alive():
+                    return child
+        return _Child()
+
+    def give(self, child: _Child) -> None:
+        with self.lock:
+            if child.alive():
+                self.idle.append(child)
+        self.slots.release()
+
+
+_POOL = RegexPool()
+
+
+def check_pattern(pattern: str) -> None:
+    if not isinstance(pattern, str):
+        raise InvalidInput("a regular expression is a string")
+    if _RECURSION.search(pattern):
+        raise InvalidInput("invalid regular expression: recursion ((?R), (?1), (?&name)) is not supported in search")
+
 
 def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budget_s: float = 2.0) -> tuple[list[Message], list[str]]:
     """Messages whose content or tool result match `pattern`, in index order. The whole
-    scan, including each single match attempt, is bounded by `budget_s` seconds (the
-    `regex` module's timeout), so a pathological pattern cannot hang the server."""
-    try:
-        rx = regex.compile(pattern)
-    except regex.error as exc:
-        raise InvalidInput(f"invalid regular expression: {exc}") from None
-    found: list[Message] = []
+    scan is bounded by `budget_s` seconds of wall time: past it, the matching process is
+    killed and the hits found so far are returned, marked partial."""
+    check_pattern(pattern)
     deadline = time.monotonic() + budget_s
-    after = 0
+    partial = [f"regex scan stopped after {budget_s:.1f}s; results are partial"]
+    child = _POOL.take(budget_s)
+    if child is None:
+        return [], ["regex search is busy (too many at once); try again"]
     try:
-        while len(found) < limit and (page := store.scan(filters, 500, after)):
-            for rowid, m in page:
-                after = rowid
-                left = max(0.001, deadline - time.monotonic())
-                if rx.search(m.content, timeout=left) or (m.tool_result and rx.search(m.tool_result, timeout=left)):
-                    found.append(m)
-                    if len(found) >= limit:
-                        break
-            if time.monotonic() > deadline:
-                raise TimeoutError
-    except TimeoutError:
-        return found, [f"regex scan stopped after {budget_s:.1f}s; results are partial"]
-    return found, []
+        compiled = child.ask({"pattern": pattern}, deadline)
+        if compiled is None:
+            raise InvalidInput("invalid regular expression: it did not compile in time")
+        if "error" in compiled:
+            raise InvalidInput(compiled["error"])
+        found, complete = _scan(store, child, filters, limit, deadline)
+        return (found, []) if complete else (found, partial)
+    finally:
+        _POOL.give(child)
+
+
+def _scan(store: Store, child: _Child, filters: Filters, limit: int, deadline: float) -> tuple[list[Message], bool]:
+    """The hits, and whether the scan finished before the deadline."""
+    found: list[Message] = []
+    after = 0
+    while len(found) < limit and (page := store.scan(filters, BATCH, after)):
+        after = page[-1][0]
+        answer = child.ask({"texts": [[m.content, m.tool_result] for _, m in page]}, deadline)
+        if answer is None:
+            return found[:limit], False
+        if "error" in answer:
+            raise InvalidInput(answer["error"])
+        found.extend(page[i][1] for i in answer["matches"])
+        if time.monotonic() > deadline:
+            return found[:limit], len(found) >= limit
+    return found[:limit], True

@@ -134,6 +134,8 @@ class MessageSearch:
             self._pool.shutdown(wait=False)
 
     def substring(self, query: str, f: Filters, limit: int) -> SearchResult:
+        # the index shows a NUL of the journal as U+FFFD (ingest/indexer.py), so a fragment must too
+        query = query.replace("\x00", "\ufffd")
         hits = [Hit(m, 1.0) for m in self.store.substring_search(query, f, limit)] if query else []
         return SearchResult(hits, mode="substring")
 

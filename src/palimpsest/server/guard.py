@@ -1,7 +1,8 @@
 """The server's front door: token, body size, content type — before any route runs.
 
-When the server listens on loopback, a request must also name a loopback host (`Host:`),
-which defeats DNS rebinding. A plain ASGI middleware rather than FastAPI dependencies, so it also covers the MCP
+When the server listens on loopback, a request must also name a loopback host (`Host:`
+`localhost` or a loopback address such as 127.0.0.2), which defeats DNS rebinding: a
+rebound name is a name, never an address literal. A plain ASGI middleware rather than FastAPI dependencies, so it also covers the MCP
 endpoint and routes that do not exist (an unauthenticated caller learns nothing, not even
 which paths are there). The token is compared with `hmac.compare_digest`. A body larger
 than the limit is refused from its `Content-Length` without reading it, and a chunked body
@@ -26,7 +27,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..errors import PayloadTooLarge
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 # The panel is opened in a browser, which cannot send a bearer header: on a server with a
 # token, its pages also accept the sign-in cookie (`panel_cookie`) that `/panel/login` sets
 # for the right token, and an unauthorised page view is sent to the sign-in page.
@@ -70,7 +70,7 @@ class Guard:
 
     def _refuse(self, scope: Scope, headers: dict[str, str]) -> tuple[int, str, str, dict[str, str]] | None:
         path = scope.get("path", "")
-        if self.loopback_only and _hostname(headers.get("host", "")) not in LOOPBACK_NAMES:
+        if self.loopback_only and not is_loopback(_hostname(headers.get("host", ""))):
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
         if (self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", ""))

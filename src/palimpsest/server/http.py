@@ -2,8 +2,8 @@
 
 Routes only parse, call one library function and format; errors are translated in one
 place (`_error_response`): a `PalimpsestError` answers `{ok: false, error: {code, message}}`
-with its `http_status`, anything unexpected answers 500 with no detail (the log keeps the
-traceback). Bodies are read as raw JSON rather than through pydantic models, so a tool
+with its `http_status`, anything unexpected answers 500 with no detail (`CrashGuard`; the
+log keeps the traceback) and the connection stays open. Bodies are read as raw JSON rather than through pydantic models, so a tool
 gets its arguments unchanged and validation has one author (`tools.validate`); the
 OpenAPI document still shows each tool's schema as its request body.
 
@@ -29,12 +29,14 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__, tools
 from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
+from ..tools.registry import MAX_DEPTH, json_depth
 from . import capture
 from .guard import Guard, is_loopback
 from .mcp import build_server
@@ -42,7 +44,6 @@ from .panel import mount as mount_panel
 from .wiki import wiki_routes
 
 log = logging.getLogger("palimpsest.http")
-MAX_DEPTH = 100  # a capture body adds 4 levels around tool_args; json itself stops near 1,000
 EVENTS_PAGE = 1000
 
 ERROR = {
@@ -95,26 +96,38 @@ def _install_error_handlers(app: FastAPI) -> None:
         where = ".".join(str(p) for p in first.get("loc", ()))
         return _error_response(400, InvalidInput.code, f"{where}: {first.get('msg', 'invalid request')}")
 
-    @app.exception_handler(Exception)
-    async def crash(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("%s %s failed", request.method, request.url.path)
-        return _error_response(500, "internal", "internal error")
+
+class CrashGuard:
+    """An unexpected error answers 500 here, inside the app, and goes no further.
+
+    Not `@app.exception_handler(Exception)`: Starlette's outermost middleware answers with
+    that handler and then re-raises, and uvicorn, seeing the error, closes the kept-alive
+    connection — the client's next request on it is reset (issue 21)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            log.exception("%s %s failed", scope.get("method"), scope.get("path"))
+            if started:  # a stream broke midway: nothing left to answer with
+                raise
+            await _error_response(500, "internal", "internal error")(scope, receive, send)
 
 
 # -- request bodies --------------------------------------------------------------
-def _depth(value: Any) -> int:
-    """Nesting depth of a parsed JSON value, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, d = stack.pop()
-        deepest = max(deepest, d)
-        if d > MAX_DEPTH:
-            break
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
-    return deepest
-
-
 async def _json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     try:
@@ -125,7 +138,7 @@ async def _json_object(request: Request) -> dict[str, Any]:
         raise InvalidInput(f"request body is not JSON: {str(exc)[:200]}") from None
     if not isinstance(value, dict):
         raise InvalidInput(f"request body must be a JSON object, got {type(value).__name__}")
-    if _depth(value) > MAX_DEPTH:
+    if json_depth(value) > MAX_DEPTH:
         raise InvalidInput(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
@@ -158,6 +171,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _tag_routes(app, memory, write)
     wiki_routes(app, memory, _responses)
     mount_panel(app, memory, write, settings.token or "")
+    _mcp_get_refused(app)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
     origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
     if origins:
@@ -165,9 +179,22 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
 
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
+    app.add_middleware(CrashGuard)  # first added, so innermost: inside CORS and Guard, around the routes
     app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host),
                        body_timeout=settings.body_timeout)
     return app
+
+
+def _mcp_get_refused(app: FastAPI) -> None:
+    """The server is stateless (no MCP session), so it has no stream to offer on GET: the
+    SDK's route would open one that never closes, each holding a connection slot. The
+    protocol lets a server answer 405 there, and clients then carry on with POST."""
+
+    @app.get("/mcp", include_in_schema=False)
+    async def mcp_get() -> JSONResponse:
+        response = _error_response(405, "method_not_allowed", "this MCP server is stateless: POST requests to /mcp")
+        response.headers["allow"] = "POST"
+        return response
 
 
 def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:

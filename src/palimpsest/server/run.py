@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 import uvicorn
 
@@ -37,7 +37,11 @@ KEEP_ALIVE_S = 30
 
 
 def check_bind(host: str, token: str) -> None:
-    """Refuse to listen beyond loopback without a token."""
+    """Refuse to listen beyond loopback without a token, or with a token no client can send."""
+    if token and not (token.isascii() and token.isprintable() and token == token.strip()):
+        # the server compares the token it is given with the header's value stripped: a
+        # token ending in a newline (an `echo` into a file) would let no client in
+        raise InvalidInput("PALIMPSEST_TOKEN must be printable ASCII without spaces at either end (no newline)")
     if not is_loopback(host) and not token:
         raise InvalidInput(f"refusing to listen on {host} without a token: set PALIMPSEST_TOKEN (loopback needs none)")
 
@@ -99,10 +103,11 @@ class ServerThread:
             httpx.get(url + "/healthz")
     """
 
-    def __init__(self, memory: Memory, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, memory: Memory, host: str = "127.0.0.1", port: int = 0, *, app: Any = None) -> None:
+        """`app`: one made by `create_app` (a test adds its own routes to it), else a new one."""
         self.sock = bind(host, port)
         self.url = url_of(self.sock)
-        config = uvicorn.Config(create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
+        config = uvicorn.Config(app or create_app(memory, host=host), log_level="warning", timeout_graceful_shutdown=GRACE,
                                 timeout_keep_alive=KEEP_ALIVE_S, access_log=False, server_header=False,
                                 http=header_deadline_protocol(memory.settings.header_timeout))
         self.server = uvicorn.Server(config)

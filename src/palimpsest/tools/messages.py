@@ -76,7 +76,10 @@ def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("memory_ingest_session", "Bulk-write a transcript into one session as one group commit; a retried ingest skips "
       "what is already stored.", schema({
-          "session": SESSION, "messages": {"type": "array", "items": schema({**MESSAGE, "type": {"type": "string", "pattern": ROLE_RE.pattern}}, required=["role"])}, **SESSION_ATTRS,
+          "session": SESSION, "messages": {"type": "array", "items": schema({**MESSAGE, "type": {"type": "string", "pattern": ROLE_RE.pattern}}, required=["role"])},
+          "start": {"type": "integer", "minimum": 0, "description": "position of the first message in the whole "
+                    "transcript, for a transcript sent in several calls (keys stay unique across the calls)"},
+          **SESSION_ATTRS,
       }, required=["session", "messages"]), write=True)
 def memory_ingest_session(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.ingest_session(args["session"], args["messages"], **pick(args, SESSION_ATTRS))
+    return memory.ingest_session(args["session"], args["messages"], start=args.get("start", 0), **pick(args, SESSION_ATTRS))

@@ -49,6 +49,10 @@ FILTERS: dict[str, Any] = {
     "tag": {"type": "string", "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
 }
 
+# How deep a JSON value may nest, on every surface (HTTP bodies, MCP arguments): a
+# capture body adds 4 levels around tool_args; json itself stops near 1,000.
+MAX_DEPTH = 100
+
 # JSON Schema counts 49.0 as an integer; handlers pass limits to SQL, where it is not one.
 _Validator = validators.extend(Draft202012Validator, type_checker=Draft202012Validator.TYPE_CHECKER.redefine(
     "integer", lambda checker, value: isinstance(value, int) and not isinstance(value, bool)))
@@ -115,6 +119,8 @@ def check(found: Tool, args: Any) -> dict[str, Any]:
         args = {}
     if not isinstance(args, dict):
         raise InvalidInput(f"{name}: arguments must be a JSON object, got {type(args).__name__}")
+    if json_depth(args) > MAX_DEPTH:
+        raise InvalidInput(f"{name}: arguments nested deeper than {MAX_DEPTH} levels")
     errors = sorted(found.validator.iter_errors(args), key=lambda e: (len(e.path), e.message))
     if errors:
         err = errors[0]
@@ -122,6 +128,19 @@ def check(found: Tool, args: Any) -> dict[str, Any]:
         raise InvalidInput(f"{name}: {where}: {err.message[:300]}")
     _check_unicode(name, args)
     return args
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value (counted up to just past `MAX_DEPTH`), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, d = stack.pop()
+        deepest = max(deepest, d)
+        if d > MAX_DEPTH:
+            break
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        stack.extend((c, d + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
 
 
 def _check_unicode(name: str, args: dict[str, Any]) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -33,7 +34,9 @@ from ..search import Weights, check_limit, check_query, rank
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
 from .chunking import Chunker, Tokenizer, embed_text
 from .extract import EXTENSIONS, ExtractError, extract
-from .files import FileInfo, safe_relative, sha256, walk, write_atomic
+from .files import FileInfo, resolve_inside, safe_relative, sha256, walk, write_inside
+
+log = logging.getLogger(__name__)
 
 List = list  # the classes below have a method named `list`
 
@@ -294,9 +297,9 @@ class Documents:
         payload = {"path": rel, "metadata": writer, "sha256": sha256(data)}
         if not is_text:
             payload["content_b64"] = base64.b64encode(data).decode("ascii")
+        resolve_inside(self.vaults.folder(row), rel)  # refused before anything is journaled
         self.vaults.record("write_document", f"{row.name}/{rel}", {"vault": row.name, **payload}, content=content if isinstance(content, str) else "")
-        target = self.vaults.folder(row) / rel
-        write_atomic(target, data)
+        target = write_inside(self.vaults.folder(row), rel, data)
         st = target.stat()
         report = IndexReport(row.name)
         old = next((d for d in self.store.document_rows(row.name) if d.path == rel), None)
@@ -320,11 +323,15 @@ class Documents:
             if meta["op"] != "write_document" or not rows:
                 continue
             self._restored[(vault, path)] = meta.get("metadata") or {}
-            target = self.vaults.folder(rows[0]) / path
-            if not target.exists():
+            folder = self.vaults.folder(rows[0])
+            try:
+                if resolve_inside(folder, path).exists():
+                    continue
                 data = base64.b64decode(meta["content_b64"]) if "content_b64" in meta else content.encode("utf-8")
-                write_atomic(target, data)
+                write_inside(folder, path, data)
                 restored += 1
+            except InvalidInput as exc:  # a link out of the folder appeared since: never follow it
+                log.warning("not restoring %s/%s: %s", vault, path, exc)
         return restored
 
     # -- querying ------------------------------------------------------------

@@ -95,6 +95,27 @@ def safe_relative(path: object, extensions: tuple[str, ...]) -> str:
     return p.as_posix()
 
 
+def resolve_inside(root: Path, rel: str) -> Path:
+    """The real path of `rel` (a `safe_relative` path) in the vault folder `root`, every
+    symbolic link on the way resolved, or `InvalidInput` when that leaves the folder: as
+    the walk refuses such a link for indexing, a write must not follow one out (issue 21)."""
+    real_root = root.resolve()
+    target = (root / rel).resolve()
+    if target == real_root or not target.is_relative_to(real_root):
+        raise InvalidInput(f"path {rel!r} leads outside the vault (through a symbolic link); nothing was written")
+    return target
+
+
+def write_inside(root: Path, rel: str, data: bytes) -> Path:
+    """Write `data` at `rel` inside the vault folder `root`, atomically, at the path
+    `resolve_inside` allows (checked again once its folders exist). Returns that path."""
+    target = resolve_inside(root, rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target = resolve_inside(root, rel)  # a link made meanwhile
+    write_atomic(target, data)
+    return target
+
+
 def write_atomic(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # unique per writer, threads too

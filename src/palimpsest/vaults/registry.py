@@ -50,7 +50,7 @@ def new_key(prefix: str = "vop") -> str:
 def check_name(name: Any) -> str:
     from ..facts import VAULT_RE
 
-    if not isinstance(name, str) or not VAULT_RE.match(name):
+    if not isinstance(name, str) or not VAULT_RE.fullmatch(name):
         raise InvalidInput("vault names are 1–64 letters, digits and ._- (not starting with punctuation)")
     return name
 

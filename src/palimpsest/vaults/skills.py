@@ -33,7 +33,7 @@ from ..errors import InvalidInput, NotFound
 from ..records import check_text, iso, utcnow
 from ..store.documents_base import OWNER, SkillRow, VaultRow
 from .extract import ExtractError, decode_text, split_front_matter
-from .files import FileInfo, safe_relative, sha256, walk, write_atomic
+from .files import FileInfo, resolve_inside, safe_relative, sha256, walk, write_inside
 
 List = list  # the classes below have a method named `list`
 
@@ -178,8 +178,9 @@ class Skills:
         path = existing[0].path if existing else safe_relative(_slug(name) + ".md", SKILL_EXTENSIONS)
         text = "---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False) + "---\n" + body.rstrip("\n") + "\n"
         parse_skill(row.name, path, text.encode("utf-8"))  # refuse what `index` would refuse, before journaling
+        resolve_inside(self.vaults.folder(row), path)  # refused before anything is journaled
         self.vaults.record("write_skill", f"{row.name}/{name}", {"vault": row.name, "path": path}, content=text)
-        write_atomic(self.vaults.folder(row) / path, text.encode("utf-8"))
+        write_inside(self.vaults.folder(row), path, text.encode("utf-8"))
         report = self.index(row, only=[path])
         if report.errors:
             raise InvalidInput(f"skill {name!r} written to {path} but not indexed: {report.errors[0]['error']}")

@@ -15,7 +15,9 @@ are refused unless:
 
 On a server with a token (`PALIMPSEST_TOKEN`), a browser signs in at `/panel/login` with
 that token and gets an HttpOnly, SameSite=Strict cookie derived from it (valid a week),
-which the guard accepts on panel pages only (never on `/api/` or MCP). See docs/panel.md.
+which the guard accepts on panel pages only (never on `/api/` or MCP); after ten wrong
+tokens in a minute from one address, sign-ins from it answer 429 (`SignInLimit`). See
+docs/panel.md.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -78,6 +81,32 @@ class Panel:
             raise CSRFRefused("this action needs the panel's token: reload the page and try again")
 
 
+class SignInLimit:
+    """At most `failures` wrong tokens per `window` seconds from one client address; past
+    that, every sign-in from it answers 429 until its oldest failure ages out, so a token
+    cannot be guessed at the speed of the network."""
+
+    def __init__(self, failures: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.failures, self.window, self.clock = failures, window, clock
+        self.seen: dict[str, deque[float]] = {}
+
+    def wait(self, client: str) -> float:
+        """Seconds before `client` may try again (0: now)."""
+        times = self.seen.get(client)
+        if not times:
+            return 0.0
+        now = self.clock()
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        return times[0] + self.window - now if len(times) >= self.failures else 0.0
+
+    def failed(self, client: str) -> None:
+        if len(self.seen) > 10_000:  # forget the clients that are quiet again
+            cutoff = self.clock() - self.window
+            self.seen = {k: v for k, v in self.seen.items() if v and v[-1] > cutoff}
+        self.seen.setdefault(client, deque()).append(self.clock())
+
+
 class CSRFRefused(PalimpsestError):
     code = "csrf"
     http_status = 403
@@ -94,6 +123,7 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         return RedirectResponse("/panel", status_code=303)
 
     expected = panel.token
+    limit = SignInLimit()
 
     @app.get(PANEL_LOGIN, include_in_schema=False)
     async def login_form(request: Request) -> Response:
@@ -106,8 +136,16 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         raw = await request.body()
         if len(raw) > MAX_ACTION_BYTES:
             raise InvalidInput(f"a sign-in is at most {MAX_ACTION_BYTES} bytes")
+        client = request.client.host if request.client else ""
+        wait = limit.wait(client)
+        if wait:
+            page = panel.page(request, "login.html", {"needed": bool(expected), "wait": int(wait) + 1}, 429)
+            page.headers["retry-after"] = str(int(wait) + 1)
+            return page
         presented = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip().encode("utf-8")
         if not expected or not hmac.compare_digest(presented, expected):
+            if expected:
+                limit.failed(client)
             return panel.page(request, "login.html", {"needed": bool(expected), "refused": bool(expected)}, 401 if expected else 200)
         response = RedirectResponse("/panel", status_code=303)
         expires = int(time.time()) + PANEL_SIGN_IN_S

@@ -1,0 +1,66 @@
+"""The child process that runs regex matches for `literal.RegexPool` (run as a script).
+
+It imports nothing of Palimpsest (the package takes seconds to import) and only the
+standard library and `regex`. It reads one JSON request per line on stdin and answers one
+JSON line on stdout:
+
+    {"pattern": "..."}                      → {"ok": true} | {"error": "..."}
+    {"texts": [[content, tool_result], …]}  → {"matches": [index, …]} | {"error": "..."}
+
+A match may run as long as it likes: the parent kills this process at its deadline, so no
+pattern can hold the server (a match in the server's process would hold the GIL, and the
+`regex` module's own timeout is not honoured for long literal scans). Memory is capped
+(`MEMORY_BYTES`), so a pattern that explodes (`(?R)`) fails here, not in the server.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+from typing import Any
+
+MEMORY_BYTES = 768 * 1024 * 1024
+
+
+def _compile(pattern: Any) -> Any:
+    import regex
+
+    try:
+        return regex.compile(pattern)
+    except regex.error as exc:
+        raise ValueError(f"invalid regular expression: {exc}") from None
+    except RecursionError:
+        raise ValueError("invalid regular expression: nested too deeply") from None
+
+
+def _matches(rx: Any, texts: list[list[str | None]]) -> list[int]:
+    return [i for i, (content, result) in enumerate(texts) if rx.search(content or "") or (result and rx.search(result))]
+
+
+def serve(lines: Any, out: Any) -> None:
+    rx = None
+    for line in lines:
+        request = json.loads(line)
+        try:
+            if "pattern" in request:
+                rx = _compile(request["pattern"])
+                reply: dict[str, Any] = {"ok": True}
+            else:
+                reply = {"matches": _matches(rx, request["texts"])}
+        except ValueError as exc:
+            reply = {"error": str(exc)}
+        except MemoryError:
+            reply = {"error": "the regular expression needs more memory than a search may use"}
+        except RecursionError:
+            reply = {"error": "the regular expression recurses too deeply"}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+    except (ValueError, OSError):  # a lower hard limit already holds
+        pass
+    serve(sys.stdin, sys.stdout)
