@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidInput, WriteDisabled
+from ..errors import InvalidInput, NotFound
 from ..ingest.messages import SESSION_FIELDS
 from ..memory import Memory
 from ..records import ROLE_RE, SESSION_ID_RE, check_session_id
@@ -46,8 +46,9 @@ WRITES_OFF = ("capture is a write and this server's writes are off: restart it w
 
 
 def refuse() -> None:
-    """The answer of `POST /api/capture` while writes are off: 403 `write_disabled`, saying what to set."""
-    raise WriteDisabled(WRITES_OFF)
+    """The answer of `POST /api/capture` while writes are off: 404, as for the write tools
+    (the route is not there), with a message that says what to set."""
+    raise NotFound(WRITES_OFF)
 
 
 def store_batch(memory: Memory, batch: dict[str, Any]) -> dict[str, Any]:

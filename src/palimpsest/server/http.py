@@ -222,7 +222,12 @@ def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:
 
 def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
     if not write:
-        return  # like the write tools: an unknown route (404) until writes are enabled
+        @app.post("/api/capture", include_in_schema=False)
+        async def capture_refused(request: Request) -> JSONResponse:
+            capture.refuse()  # 404 like the write tools, saying what to set
+            raise AssertionError("unreachable")
+
+        return
 
     @app.post("/api/capture", tags=["capture"], responses=_responses(*_error_statuses()),
               summary="A harness's batch of events for one session: journaled under the session's lock, "

@@ -28,8 +28,10 @@ from ..memory import Memory
 log = logging.getLogger("palimpsest.mcp")
 
 INSTRUCTIONS = (
-    "Palimpsest is long-term memory: every message of past conversations is kept. Use memory_search to find what "
-    "was said or decided before, memory_browse to read a session in order, memory_get_full for a whole message."
+    "Palimpsest is long-term memory: every message of past conversations is kept. Before answering each user "
+    "message, call memory_recall with the message as the query and use what it returns (unless your harness already "
+    "injects the recall block). Use memory_search to find what was said or decided before, memory_browse to read a "
+    "session in order, memory_get_full for a whole message."
 )
 
 
