@@ -122,10 +122,10 @@ def test_capture_while_writes_are_off_is_spooled_and_says_what_to_set(tmp_path: 
     memory.close()
 
 
-def test_the_server_refusal_names_the_setting() -> None:
-    from palimpsest.errors import WriteDisabled
-    from palimpsest.server import capture
+def test_the_server_refusal_names_the_setting(tmp_path: Path) -> None:
+    import httpx
 
-    with pytest.raises(WriteDisabled, match="PALIMPSEST_ENABLE_WRITE=1"):
-        capture.refuse()
+    with Memory(tmp_path, settings=Settings.load(env={}, embedder="none")) as memory, ServerThread(memory) as url:
+        r = httpx.post(f"{url}/api/capture", json={"session": "s", "events": []})
+    assert r.status_code == 404 and "PALIMPSEST_ENABLE_WRITE=1" in r.json()["error"]["message"]
 
