@@ -291,7 +291,19 @@ class Memory:
                   "index_lag_bytes": sum(lag.values()), "sessions_behind": len(lag), "home": str(self.home)})
         s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
         s["embeddings"] = self._embedding_stats(s.get("messages") or 0)
+        s["quarantine"] = self.quarantine_stats()
         return s
+
+    def quarantine_stats(self, latest: int = 5) -> dict[str, Any]:
+        """Events of this home the indexer could not index: how many, and the latest few
+        with where they are and why (see `ingest/indexer.py`)."""
+        if not self.journal.sessions():  # (a home never written to has no journal id to ask about)
+            return {"count": 0, "latest": []}
+        journal = self.journal.id
+        rows = self.store.quarantined(journal, latest)
+        return {"count": self.store.quarantine_count(journal),
+                "latest": [{"session": q.session, "line": q.line, "event_id": q.event_id, "reason": q.reason, "at": q.at}
+                           for q in rows]}
 
     def _embedding_stats(self, messages: int) -> dict[str, Any]:
         """Queue depth and coverage: how much of the index has vectors of which model."""
@@ -366,6 +378,10 @@ class Memory:
     def catch_up(self) -> int:
         """Index whatever the journals hold beyond the cursors."""
         return self.indexer.index_all()
+
+    def retry_quarantined(self) -> dict[str, int]:
+        """Index the quarantined events again (after an upgrade); `rebuild` does it too."""
+        return self.indexer.retry_quarantined()
 
     def compact_index(self, budget: float | None = None) -> bool:
         """Merge the keyword index's segments for at most `budget` seconds (see `Store.compact_index`)."""

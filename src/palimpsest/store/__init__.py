@@ -10,9 +10,9 @@ summaries, facts, documents); `migrations/` the numbered SQL files of each.
 from __future__ import annotations
 
 from ..errors import InvalidInput
-from .base import Filters, Job, NewJob, Store
+from .base import Filters, Job, NewJob, Quarantined, Store
 
-__all__ = ["Filters", "Job", "NewJob", "Store", "open_store"]
+__all__ = ["Filters", "Job", "NewJob", "Quarantined", "Store", "open_store"]
 
 
 def open_store(url: str, ann_threshold: int | None = None) -> Store:

@@ -64,6 +64,22 @@ class Filters:
 
 
 @dataclass
+class Quarantined:
+    """An event the indexer could not index: where it is in its journal and why the store
+    refused it. `line` is its line number (1-based, as `Event.line`), `offset` where it
+    starts and `end` the offset after it."""
+
+    journal: str
+    session: str
+    line: int
+    offset: int
+    end: int
+    event_id: str | None
+    reason: str
+    at: str = ""
+
+
+@dataclass
 class Job:
     id: int
     task: str
@@ -184,7 +200,24 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
 
     @abstractmethod
     def reset(self) -> None:
-        """Drop every derived row (messages, sessions, vectors, cursors, jobs)."""
+        """Drop every derived row (messages, sessions, vectors, cursors, jobs, quarantine)."""
+
+    # -- quarantine (store/sql/quarantine.py) -----------------------------------
+    @abstractmethod
+    def quarantine(self, q: Quarantined) -> None:
+        """Record an event the store refused and move its session's cursor past it (never
+        backwards), in one transaction."""
+
+    @abstractmethod
+    def quarantined(self, journal: str | None = None, limit: int = 100) -> list[Quarantined]:
+        """Quarantined events, newest first (of one journal id, or of all)."""
+
+    @abstractmethod
+    def quarantine_count(self, journal: str | None = None) -> int: ...
+
+    @abstractmethod
+    def release_quarantined(self, journal: str, session: str, offset: int) -> None:
+        """Forget one quarantined event (it was indexed on a retry)."""
 
     # -- vectors -------------------------------------------------------------
     @abstractmethod

@@ -38,7 +38,7 @@ class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
                   created_at = least(sessions.created_at, excluded.created_at),
                   updated_at = greatest(sessions.updated_at, excluded.updated_at)""",
                 (s.id, _text(s.key), _text(s.agent), _text(s.channel), _text(s.title), s.kind,
-                 json.dumps(_clean(s.settings), ensure_ascii=False), s.created_at, s.updated_at),
+                 json.dumps(_clean(s.settings), ensure_ascii=False, allow_nan=False), s.created_at, s.updated_at),
             )
 
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
@@ -130,7 +130,7 @@ class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
     def reset(self) -> None:
         self._bm25_cache = None
         with self._tx() as conn:
-            conn.execute("TRUNCATE vectors, vector_counts, messages, sessions, journal_cursors, jobs RESTART IDENTITY")
+            conn.execute("TRUNCATE vectors, vector_counts, messages, sessions, journal_cursors, jobs, index_quarantine RESTART IDENTITY")
             # an HNSW index left on the empty table would make the next bulk load insert
             # into the graph row by row; it is rebuilt at the threshold (or build_vector_index)
             for (name,) in conn.execute(

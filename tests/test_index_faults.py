@@ -1,0 +1,140 @@
+"""The index under faults (issue 21): a poison event never stops it, a rebuild never makes
+things worse, a journal torn after indexing is noticed, a damaged SQLite file is 503.
+
+Poison events are forced past validation the way an outside writer would: written
+straight into the journal file, so only the indexer and the store stand in their way.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest import Memory
+
+STAMP = "2024-03-05T10:00:{:02d}Z"
+
+
+def _line(session: str, n: int, **fields: Any) -> str:
+    event = {"id": f"evt_{session}_{n:04d}", "session": session, "type": "message", "role": "user",
+             "content": f"good {session} {n}", "created_at": STAMP.format(n % 60), "event_key": f"k{n}"}
+    event.update(fields)
+    return json.dumps(event, ensure_ascii=False) + "\n"
+
+
+# Each kind a validator might miss, as the line an outside writer leaves in the journal.
+POISON: dict[str, Any] = {
+    "nan in session settings": lambda s, n: _line(s, n, type="session", role=None, content=None,
+                                                     metadata={"settings": {"cwd": math.nan}}),
+    "infinity in metadata": lambda s, n: _line(s, n, metadata={"score": math.inf}),
+    "nul in event_key": lambda s, n: _line(s, n, event_key="a\x00b"),
+    "lone surrogate in content": lambda s, n: _line(s, n).replace(f"good {s} {n}", "bad \\ud800 text"),
+    "not json": lambda s, n: "{this is not json\n",
+    "not an object": lambda s, n: "[1, 2, 3]\n",
+}
+
+
+def _write_raw(memory: Memory, session: str, lines: list[str]) -> None:
+    path = memory.journal.path(session)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8", errors="surrogatepass") as f:
+        f.writelines(lines)
+
+
+def _searchable(memory: Memory, text: str) -> bool:
+    return any(text == h.message.content for h in memory.search(text, limit=50, mode="substring").hits)
+
+
+def test_a_poison_event_is_quarantined_and_the_index_goes_on(memory: Memory) -> None:
+    memory.append("before", "user", "indexed before the poison")
+    _write_raw(memory, "stalled", [_line("stalled", 1), POISON["nan in session settings"]("stalled", 2), _line("stalled", 3)])
+    memory.append("after", "user", "a later session")
+    memory.catch_up()
+    stats = memory.stats()
+    assert stats["messages"] == 4  # both good lines of the stalled session, and the sessions around it
+    assert stats["index_lag_bytes"] == 0
+    assert stats["quarantine"]["count"] == 1
+    [q] = stats["quarantine"]["latest"]
+    assert (q["session"], q["line"], q["event_id"]) == ("stalled", 2, "evt_stalled_0002")
+    assert "JSON" in q["reason"] or "json" in q["reason"]
+    memory.append("stalled", "user", "appended after the poison")
+    assert _searchable(memory, "appended after the poison") and _searchable(memory, "good stalled 3")
+
+
+def test_quarantined_events_are_retried_and_rebuild_records_them_again(memory: Memory) -> None:
+    _write_raw(memory, "s", [_line("s", 1), POISON["infinity in metadata"]("s", 2), POISON["not json"]("s", 3)])
+    memory.catch_up()
+    assert memory.stats()["quarantine"]["count"] == 2
+    assert memory.retry_quarantined() == {"retried": 2, "indexed": 0, "quarantined": 2}
+    memory.rebuild()
+    assert memory.stats()["quarantine"]["count"] == 2 and memory.stats()["messages"] == 1
+
+
+def test_fault_injection_every_good_event_indexed_every_poison_one_reported(memory: Memory) -> None:
+    kinds = list(POISON)
+    # SQLite holds a NUL in a key; PostgreSQL's text cannot: there that event is poison too
+    indexable = {"nul in event_key"} if memory.store.url.startswith("sqlite") else set()
+    expected_good: list[str] = []
+    poisoned = 0
+    for s in range(4):
+        session = f"fault-{s}"
+        lines = []
+        for n in range(1, 25):
+            kind = kinds[(n // 4 + s) % len(kinds)]
+            if n % 4 == 0:
+                lines.append(POISON[kind](session, n))
+                if kind in indexable:
+                    expected_good.append(f"good {session} {n}")
+                else:
+                    poisoned += 1
+            else:
+                lines.append(_line(session, n))
+                expected_good.append(f"good {session} {n}")
+        _write_raw(memory, session, lines)
+        memory.append(f"clean-{s}", "user", f"clean session {s}")  # interleaved with the faulty ones
+        expected_good.append(f"clean session {s}")
+    memory.catch_up()
+
+    def check() -> None:
+        stats = memory.stats()
+        assert stats["messages"] == len(expected_good)
+        assert stats["index_lag_bytes"] == 0
+        assert stats["quarantine"]["count"] == poisoned
+        assert all(q["reason"] for q in memory.quarantine_stats(latest=100)["latest"])
+        indexed = {m.content for m in memory.browse(limit=500)}
+        assert indexed == set(expected_good)
+
+    check()
+    assert memory.rebuild() == len(expected_good)
+    check()
+
+
+def test_indexing_a_stalled_session_never_holds_back_the_others(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a failure the indexer does not quarantine (the store unavailable for one session)
+    leaves the sessions after it indexed; the error is still raised."""
+    from palimpsest.errors import StoreUnavailable
+
+    _write_raw(memory, "a-stalls", [_line("a-stalls", 1)])
+    _write_raw(memory, "b-follows", [_line("b-follows", 1)])
+    real = memory.indexer.index_session
+
+    def flaky(session: str) -> int:
+        if session == "a-stalls":
+            raise StoreUnavailable("down for this one")
+        return real(session)
+
+    monkeypatch.setattr(memory.indexer, "index_session", flaky)
+    with pytest.raises(StoreUnavailable):
+        memory.catch_up()
+    assert [m.content for m in memory.browse(limit=10)] == ["good b-follows 1"]
+
+
+def test_export_of_a_home_with_poison_is_standard_json(memory: Memory, tmp_path: Path) -> None:
+    _write_raw(memory, "s", [POISON["nan in session settings"]("s", 1), _line("s", 2)])
+    memory.catch_up()
+    for session in memory.sessions():
+        json.dumps(session.settings, allow_nan=False)  # the index never holds NaN
