@@ -138,3 +138,76 @@ def test_export_of_a_home_with_poison_is_standard_json(memory: Memory, tmp_path:
     memory.catch_up()
     for session in memory.sessions():
         json.dumps(session.settings, allow_nan=False)  # the index never holds NaN
+
+
+def test_a_failed_rebuild_leaves_the_old_index_serving(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    for n in range(5):
+        memory.append(f"s{n}", "user", f"kept message {n}")
+    real = memory.indexer.index_session
+
+    def failing(session: str) -> int:
+        if session == "s3":
+            raise RuntimeError("the machine fell over mid-rebuild")
+        return real(session)
+
+    monkeypatch.setattr(memory.indexer, "index_session", failing)
+    with pytest.raises(RuntimeError):
+        memory.rebuild()
+    assert memory.stats()["messages"] == 5 and memory.stats()["index_lag_bytes"] == 0
+    assert _searchable(memory, "kept message 3")
+    monkeypatch.undo()
+    assert memory.rebuild() == 5
+
+
+def test_readers_see_the_old_index_while_a_rebuild_runs(memory: Memory, store_url: str, home: Path) -> None:
+    from palimpsest import Settings
+
+    for n in range(3):
+        memory.append(f"s{n}", "user", f"visible {n}")
+    other = Memory(home, store_url, settings=Settings.load(env={}, embedder="none"))
+    seen: list[int] = []
+    real = memory.indexer.index_session
+
+    def watching(session: str) -> int:
+        seen.append(other.count_messages())  # another connection, mid-rebuild
+        return real(session)
+
+    memory.indexer.index_session = watching  # type: ignore[method-assign]
+    try:
+        memory.rebuild()
+    finally:
+        other.close()
+    assert seen == [3, 3, 3]
+
+
+def _damage(db: Path, how: str) -> None:
+    data = bytearray(db.read_bytes())
+    if how == "bad header":
+        data[:16] = b"not a database!!"
+    elif how == "truncated":
+        data = data[: len(data) // 3 + 100]
+    else:  # garbage pages: every page after the first two overwritten
+        for start in range(4096 * 2, len(data), 4096):
+            data[start:start + 4096] = bytes([0xA5]) * min(4096, len(data) - start)
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["bad header", "truncated", "garbage pages"])
+def test_rebuild_starts_from_a_damaged_sqlite_file(home: Path, how: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from palimpsest import Settings
+    from palimpsest.cli import main
+
+    settings = Settings.load(env={}, embedder="none")
+    with Memory(home, settings=settings) as m:
+        for n in range(300):
+            m.append(f"s{n % 7}", "user", f"message number {n} " + "padding " * 30)
+        fact = m.facts.write("the deploy window is Tuesday")
+        db = m.home / "palimpsest.db"
+    _damage(db, how)
+    assert main(["--home", str(home), "rebuild", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["messages"] == 300 and result["moved_aside"] and ".corrupt-" in result["moved_aside"]
+    assert Path(result["moved_aside"]).exists()
+    with Memory(home, settings=settings) as m:
+        assert m.store.integrity() is None and m.count_messages() == 300
+        assert m.facts.get(fact.id).text == "the deploy window is Tuesday"  # replayed from the decision log

@@ -28,7 +28,7 @@ from .access import AccessLog
 from .decisions import DecisionLog
 from .distill import Distiller
 from .embed import Embedder, EmbeddingCache
-from .errors import InvalidInput, NotFound, StoreUnavailable
+from .errors import InvalidInput, NotFound, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
 from .ingest import Indexer, Writer
@@ -42,7 +42,7 @@ from .records import Message, Session, check_session_id, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights, embedding_text
 from .search.query import MAX_PAGE, check_page
 from .settings import Settings
-from .store import Filters, Job, NewJob, Store, open_store
+from .store import Filters, Job, NewJob, Store, open_store, set_aside
 from .store.summaries_base import Summary
 from .summaries import Summaries
 from .tags import Tags
@@ -58,7 +58,10 @@ PARTS = ("facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth
 class Memory:
     """Long-term memory rooted at a home folder, indexed in a store."""
 
-    def __init__(self, home: str | Path | None = None, store: str | None = None, *, settings: Settings | None = None) -> None:
+    def __init__(self, home: str | Path | None = None, store: str | None = None, *, settings: Settings | None = None,
+                 repair: bool = False) -> None:
+        """`repair`: a damaged index file is moved aside and a new one opened (what
+        `rebuild` needs: the journals hold everything the old file did)."""
         settings = settings or Settings.load()
         if home is not None:
             settings = settings.replace(home=str(home))
@@ -67,10 +70,31 @@ class Memory:
         self.settings = settings
         self.home = settings.home_path
         self.journal = Journal(self.home, settings.max_event_bytes)
-        self.store: Store = open_store(settings.store_url, ann_threshold=settings.ann_threshold)
+        self.moved_aside: str | None = None  # a damaged index file set aside, and where to
+        self.store: Store = self._open_store(repair)
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self.writer = Writer(self.journal, self.store, self.indexer)
+
+    def _open_store(self, repair: bool) -> Store:
+        url, threshold = self.settings.store_url, self.settings.ann_threshold
+        try:
+            store = open_store(url, ann_threshold=threshold)
+        except StoreCorrupt:
+            if not repair or (moved := set_aside(url)) is None:
+                raise
+            self._moved(moved, "cannot be opened")
+            return open_store(url, ann_threshold=threshold)
+        problem = store.integrity() if repair else None
+        if problem is not None and (moved := set_aside(url)) is not None:
+            store.close()
+            self._moved(moved, problem)
+            return open_store(url, ann_threshold=threshold)
+        return store
+
+    def _moved(self, path: str, why: str) -> None:
+        log.warning("the index database is damaged (%s): moved aside to %s, rebuilt from the journals", why, path)
+        self.moved_aside = path
 
     @property
     def settings(self) -> Settings:
@@ -388,11 +412,26 @@ class Memory:
         return self.store.compact_index(budget) if budget is not None else self.store.compact_index()
 
     def rebuild(self) -> int:
-        """Drop the index and rebuild it from the journals (idle instant sessions, which
-        the journals still hold, are swept again: the rebuilt index equals the old one)."""
-        n = self.indexer.rebuild()
-        self.sweep_instant()
+        """Rebuild the index from the journals (idle instant sessions, which the journals
+        still hold, are swept again: the rebuilt index equals the old one).
+
+        Atomic: the new index is built in one transaction (`Store.atomically`) and replaces
+        the old one when it commits; until then, and for good if it fails, the old index
+        serves. Events the store refuses are quarantined again, so a poison event cannot
+        fail it. Opened with `repair=True` on a damaged SQLite file, the file was moved
+        aside (`moved_aside`) and the decisions — facts, tags, summaries, wiki — are
+        replayed from the decision log into the new one."""
+        with self.store.atomically():
+            n = self.indexer.rebuild()
+            self.sweep_instant()
+        if self.moved_aside is not None:
+            self.replay_decisions()
         return n
+
+    def replay_decisions(self) -> dict[str, int]:
+        """Apply every journaled decision the store has not (facts, tags, summaries, wiki)."""
+        return {"facts": self.facts.replay(), "tags": self.tags.replay(),
+                "summaries": self.summaries.replay(), "wiki": self.wiki.replay()}
 
     def sweep_instant(self, now: Any = None) -> list[str]:
         """Drop index rows of instant sessions idle longer than the setting (journals kept)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,6 +197,19 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
 
     @abstractmethod
     def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]: ...
+
+    @abstractmethod
+    def atomically(self) -> AbstractContextManager[None]:
+        """Everything this thread does with the store inside the block is one transaction:
+        committed when the block ends, rolled back if it raises. Other readers see the index
+        as it was until then (how `rebuild` replaces the index without ever emptying it);
+        a write inside the block that fails rolls back alone (a savepoint), so the indexer
+        can still quarantine an event in it."""
+
+    def integrity(self) -> str | None:
+        """None if the index database is sound, else what is wrong with it (SQLite: its
+        quick check). A backend without files to damage answers None."""
+        return None
 
     @abstractmethod
     def reset(self) -> None:

@@ -13,6 +13,8 @@ contract surface, exactly as in SQLite.
 
 from __future__ import annotations
 
+import threading
+
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StoreUnavailable
@@ -39,6 +41,7 @@ class PostgresStore(PostgresMessagesMixin, PostgresKeywordMixin, PostgresVectors
                  hnsw_threshold: int = 10_000, index_build_memory_mb: int = BUILD_MEMORY_MB,
                  index_build_workers: int = BUILD_WORKERS) -> None:
         self.url = url
+        self._local = threading.local()
         self.hnsw_threshold = hnsw_threshold
         self.index_build_memory_mb = index_build_memory_mb
         self.index_build_workers = index_build_workers

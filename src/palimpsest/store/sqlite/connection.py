@@ -139,6 +139,8 @@ class SQLiteConnection(SQLBackend):
 
     @property
     def _reader(self) -> sqlite3.Connection:
+        if getattr(self._local, "atomic", False):  # inside atomically(): read what the transaction wrote
+            return self._writer
         conn = getattr(self._local, "conn", None)
         if conn is None:
             with translated(self.path):
@@ -149,6 +151,10 @@ class SQLiteConnection(SQLBackend):
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._write_lock, translated(self.path):
             conn = self._writer
+            if getattr(self._local, "atomic", False):
+                with self._savepoint(conn):
+                    yield conn
+                return
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -158,6 +164,36 @@ class SQLiteConnection(SQLBackend):
                 raise
             else:
                 conn.execute("COMMIT")
+
+    @staticmethod
+    @contextmanager
+    def _savepoint(conn: sqlite3.Connection) -> Iterator[None]:
+        conn.execute("SAVEPOINT palimpsest_write")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO palimpsest_write")
+                conn.execute("RELEASE palimpsest_write")
+            raise
+        conn.execute("RELEASE palimpsest_write")
+
+    @contextmanager
+    def atomically(self) -> Iterator[None]:
+        with self._tx():
+            self._local.atomic = True
+            try:
+                yield
+            finally:
+                self._local.atomic = False
+
+    def integrity(self) -> str | None:
+        try:
+            with translated(self.path):
+                rows = [r[0] for r in self._reader.execute("PRAGMA quick_check").fetchall()]
+        except StoreUnavailable as exc:
+            return str(exc.__cause__ or exc)
+        return None if rows == ["ok"] else "; ".join(str(r) for r in rows[:5])
 
     def _fetch(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         return self._reader.execute(sql, params).fetchall()
