@@ -49,6 +49,17 @@ def _searchable(memory: Memory, text: str) -> bool:
     return any(text == h.message.content for h in memory.search(text, limit=50, mode="substring").hits)
 
 
+def _fail_session(memory: Memory, monkeypatch: pytest.MonkeyPatch, failing: str, exc: Exception) -> None:
+    real = memory.indexer.index_session
+
+    def index_session(session: str) -> int:
+        if session == failing:
+            raise exc
+        return real(session)
+
+    monkeypatch.setattr(memory.indexer, "index_session", index_session)
+
+
 def test_a_poison_event_is_quarantined_and_the_index_goes_on(memory: Memory) -> None:
     memory.append("before", "user", "indexed before the poison")
     _write_raw(memory, "stalled", [_line("stalled", 1), POISON["nan in session settings"]("stalled", 2), _line("stalled", 3)])
@@ -120,14 +131,7 @@ def test_indexing_a_stalled_session_never_holds_back_the_others(memory: Memory, 
 
     _write_raw(memory, "a-stalls", [_line("a-stalls", 1)])
     _write_raw(memory, "b-follows", [_line("b-follows", 1)])
-    real = memory.indexer.index_session
-
-    def flaky(session: str) -> int:
-        if session == "a-stalls":
-            raise StoreUnavailable("down for this one")
-        return real(session)
-
-    monkeypatch.setattr(memory.indexer, "index_session", flaky)
+    _fail_session(memory, monkeypatch, "a-stalls", StoreUnavailable("down for this one"))
     with pytest.raises(StoreUnavailable):
         memory.catch_up()
     assert [m.content for m in memory.browse(limit=10)] == ["good b-follows 1"]
@@ -143,14 +147,7 @@ def test_export_of_a_home_with_poison_is_standard_json(memory: Memory, tmp_path:
 def test_a_failed_rebuild_leaves_the_old_index_serving(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     for n in range(5):
         memory.append(f"s{n}", "user", f"kept message {n}")
-    real = memory.indexer.index_session
-
-    def failing(session: str) -> int:
-        if session == "s3":
-            raise RuntimeError("the machine fell over mid-rebuild")
-        return real(session)
-
-    monkeypatch.setattr(memory.indexer, "index_session", failing)
+    _fail_session(memory, monkeypatch, "s3", RuntimeError("the machine fell over mid-rebuild"))
     with pytest.raises(RuntimeError):
         memory.rebuild()
     assert memory.stats()["messages"] == 5 and memory.stats()["index_lag_bytes"] == 0
@@ -186,8 +183,8 @@ def _damage(db: Path, how: str) -> None:
         data[:16] = b"not a database!!"
     elif how == "truncated":
         data = data[: len(data) // 3 + 100]
-    else:  # garbage pages: every page after the first two overwritten
-        for start in range(4096 * 2, len(data), 4096):
+    else:  # garbage pages: the second half of the file overwritten (the schema pages stay readable)
+        for start in range(len(data) // 8192 * 4096, len(data), 4096):
             data[start:start + 4096] = bytes([0xA5]) * min(4096, len(data) - start)
     db.write_bytes(bytes(data))
 
@@ -211,3 +208,28 @@ def test_rebuild_starts_from_a_damaged_sqlite_file(home: Path, how: str, capsys:
     with Memory(home, settings=settings) as m:
         assert m.store.integrity() is None and m.count_messages() == 300
         assert m.facts.get(fact.id).text == "the deploy window is Tuesday"  # replayed from the decision log
+
+
+def test_a_sqlite_file_with_garbage_pages_is_not_ready_and_answers_503(home: Path) -> None:
+    import httpx
+
+    from palimpsest import Settings
+    from palimpsest.server.run import ServerThread
+
+    settings = Settings.load(env={}, embedder="none")
+    with Memory(home, settings=settings) as m:
+        for n in range(300):
+            m.append(f"s{n % 7}", "user", f"message number {n} " + "padding " * 30)
+    _damage(home / "palimpsest.db", "garbage pages")
+    memory = Memory(home, settings=settings)  # opens: the header and schema pages are intact
+    try:
+        with ServerThread(memory) as url:
+            ready = httpx.get(f"{url}/readyz", timeout=30)
+            assert ready.status_code == 503, ready.text
+            search = httpx.post(f"{url}/api/memory/tool/memory_search", json={"query": "message number"}, timeout=30)
+            assert search.status_code == 503, search.text
+            stats = httpx.get(f"{url}/api/stats", timeout=30)
+            assert stats.status_code == 503, stats.text
+            assert stats.json()["error"]["code"] == "store_corrupt"
+    finally:
+        memory.close()

@@ -19,6 +19,7 @@ imports `Memory`.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
@@ -52,6 +53,7 @@ from .wiki import Wiki
 from .wiki import after_leaf as wiki_jobs
 
 log = logging.getLogger(__name__)
+INTEGRITY_EVERY_S = 60.0
 PARTS = ("facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth", "messages", "finder", "recaller", "handlers")
 
 
@@ -71,6 +73,7 @@ class Memory:
         self.home = settings.home_path
         self.journal = Journal(self.home, settings.max_event_bytes)
         self.moved_aside: str | None = None  # a damaged index file set aside, and where to
+        self._checked_at, self._problem = -INTEGRITY_EVERY_S, None  # check_store's last integrity check
         self.store: Store = self._open_store(repair)
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
@@ -288,6 +291,21 @@ class Memory:
 
     def get_session(self, session: str) -> Session | None:
         return self.store.get_session(session)
+
+    def check_store(self) -> None:
+        """Raise StoreUnavailable (StoreCorrupt for a damaged file) unless the store answers
+        and is sound; the integrity check (SQLite: a quick check, a full read of the file)
+        runs at most once a minute, so `/readyz` can ask as often as it likes."""
+        self.store.get_session("readyz-probe")
+        now = time.monotonic()
+        if now - self._checked_at < INTEGRITY_EVERY_S:
+            problem = self._problem
+        else:
+            problem = self._problem = self.store.integrity()
+            self._checked_at = now
+        if problem is not None:
+            raise StoreCorrupt(f"the index database is damaged ({problem}): `palimpsest rebuild` moves it aside "
+                               "and rebuilds it from the journals")
 
     def count_messages(self) -> int:
         """How many messages the index holds."""

@@ -18,7 +18,6 @@ from ..sql.messages import MESSAGE_COLUMNS, SESSION_COLUMNS, M, SQLMessagesMixin
 from .connection import PostgresConnection
 from .rows import _clean, _like_pattern, _lock_session, _message_params, _row_to_message, _text, _ts, filter_sql
 
-
 _DERIVED = ("vectors", "vector_counts", "messages", "sessions", "journal_cursors", "jobs", "index_quarantine")
 
 
