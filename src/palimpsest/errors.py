@@ -8,7 +8,9 @@
     ├── JournalError          the journal could not be made durable: disk full,
     │                         read-only home (HTTP 507, exit 5); nothing was acknowledged
     ├── StoreUnavailable      the index database cannot be reached (HTTP 503, exit 6);
-    │                         journaled writes are still safe and index later
+    │   │                     journaled writes are still safe and index later
+    │   └── StoreCorrupt      the index file is damaged (HTTP 503, exit 6): `palimpsest
+    │                         rebuild` moves it aside and rebuilds it from the journals
     ├── ModelMismatch         vectors of another embedding model (HTTP 409, exit 7)
     ├── Conflict              the state changed under the caller: a fact already superseded,
     │                         closed or retracted, or a concurrent writer won (HTTP 409, exit 9)
@@ -74,6 +76,10 @@ class StoreUnavailable(PalimpsestError):
     code = "store_unavailable"
     http_status = 503
     exit_code = 6
+
+
+class StoreCorrupt(StoreUnavailable):
+    code = "store_corrupt"
 
 
 class ModelMismatch(PalimpsestError):

@@ -19,6 +19,7 @@ imports `Memory`.
 from __future__ import annotations
 
 import logging
+import time
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
@@ -28,7 +29,7 @@ from .access import AccessLog
 from .decisions import DecisionLog
 from .distill import Distiller
 from .embed import Embedder, EmbeddingCache
-from .errors import InvalidInput, NotFound, StoreUnavailable
+from .errors import InvalidInput, NotFound, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
 from .ingest import Indexer, Writer
@@ -42,7 +43,7 @@ from .records import Message, Session, check_session_id, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights, embedding_text
 from .search.query import MAX_PAGE, check_page
 from .settings import Settings
-from .store import Filters, Job, NewJob, Store, open_store
+from .store import Filters, Job, NewJob, Store, open_store, set_aside
 from .store.summaries_base import Summary
 from .summaries import Summaries
 from .tags import Tags
@@ -52,13 +53,17 @@ from .wiki import Wiki
 from .wiki import after_leaf as wiki_jobs
 
 log = logging.getLogger(__name__)
+INTEGRITY_EVERY_S = 60.0
 PARTS = ("facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth", "messages", "finder", "recaller", "handlers")
 
 
 class Memory:
     """Long-term memory rooted at a home folder, indexed in a store."""
 
-    def __init__(self, home: str | Path | None = None, store: str | None = None, *, settings: Settings | None = None) -> None:
+    def __init__(self, home: str | Path | None = None, store: str | None = None, *, settings: Settings | None = None,
+                 repair: bool = False) -> None:
+        """`repair`: a damaged index file is moved aside and a new one opened (what
+        `rebuild` needs: the journals hold everything the old file did)."""
         settings = settings or Settings.load()
         if home is not None:
             settings = settings.replace(home=str(home))
@@ -67,10 +72,32 @@ class Memory:
         self.settings = settings
         self.home = settings.home_path
         self.journal = Journal(self.home, settings.max_event_bytes)
-        self.store: Store = open_store(settings.store_url, ann_threshold=settings.ann_threshold)
+        self.moved_aside: str | None = None  # a damaged index file set aside, and where to
+        self._checked_at, self._problem = -INTEGRITY_EVERY_S, None  # check_store's last integrity check
+        self.store: Store = self._open_store(repair)
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self.writer = Writer(self.journal, self.store, self.indexer)
+
+    def _open_store(self, repair: bool) -> Store:
+        url, threshold = self.settings.store_url, self.settings.ann_threshold
+        try:
+            store = open_store(url, ann_threshold=threshold)
+        except StoreCorrupt:
+            if not repair or (moved := set_aside(url)) is None:
+                raise
+            self._moved(moved, "cannot be opened")
+            return open_store(url, ann_threshold=threshold)
+        problem = store.integrity() if repair else None
+        if problem is not None and (moved := set_aside(url)) is not None:
+            store.close()
+            self._moved(moved, problem)
+            return open_store(url, ann_threshold=threshold)
+        return store
+
+    def _moved(self, path: str, why: str) -> None:
+        log.warning("the index database is damaged (%s): moved aside to %s, rebuilt from the journals", why, path)
+        self.moved_aside = path
 
     @property
     def settings(self) -> Settings:
@@ -265,6 +292,21 @@ class Memory:
     def get_session(self, session: str) -> Session | None:
         return self.store.get_session(session)
 
+    def check_store(self) -> None:
+        """Raise StoreUnavailable (StoreCorrupt for a damaged file) unless the store answers
+        and is sound; the integrity check (SQLite: a quick check, a full read of the file)
+        runs at most once a minute, so `/readyz` can ask as often as it likes."""
+        self.store.get_session("readyz-probe")
+        now = time.monotonic()
+        if now - self._checked_at < INTEGRITY_EVERY_S:
+            problem = self._problem
+        else:
+            problem = self._problem = self.store.integrity()
+            self._checked_at = now
+        if problem is not None:
+            raise StoreCorrupt(f"the index database is damaged ({problem}): `palimpsest rebuild` moves it aside "
+                               "and rebuilds it from the journals")
+
     def count_messages(self) -> int:
         """How many messages the index holds."""
         return int(self.store.stats()["messages"] or 0)
@@ -291,7 +333,19 @@ class Memory:
                   "index_lag_bytes": sum(lag.values()), "sessions_behind": len(lag), "home": str(self.home)})
         s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
         s["embeddings"] = self._embedding_stats(s.get("messages") or 0)
+        s["quarantine"] = self.quarantine_stats()
         return s
+
+    def quarantine_stats(self, latest: int = 5) -> dict[str, Any]:
+        """Events of this home the indexer could not index: how many, and the latest few
+        with where they are and why (see `ingest/indexer.py`)."""
+        if not self.journal.sessions():  # (a home never written to has no journal id to ask about)
+            return {"count": 0, "latest": []}
+        journal = self.journal.id
+        rows = self.store.quarantined(journal, latest)
+        return {"count": self.store.quarantine_count(journal),
+                "latest": [{"session": q.session, "line": q.line, "event_id": q.event_id, "reason": q.reason, "at": q.at}
+                           for q in rows]}
 
     def _embedding_stats(self, messages: int) -> dict[str, Any]:
         """Queue depth and coverage: how much of the index has vectors of which model."""
@@ -367,16 +421,35 @@ class Memory:
         """Index whatever the journals hold beyond the cursors."""
         return self.indexer.index_all()
 
+    def retry_quarantined(self) -> dict[str, int]:
+        """Index the quarantined events again (after an upgrade); `rebuild` does it too."""
+        return self.indexer.retry_quarantined()
+
     def compact_index(self, budget: float | None = None) -> bool:
         """Merge the keyword index's segments for at most `budget` seconds (see `Store.compact_index`)."""
         return self.store.compact_index(budget) if budget is not None else self.store.compact_index()
 
     def rebuild(self) -> int:
-        """Drop the index and rebuild it from the journals (idle instant sessions, which
-        the journals still hold, are swept again: the rebuilt index equals the old one)."""
-        n = self.indexer.rebuild()
-        self.sweep_instant()
+        """Rebuild the index from the journals (idle instant sessions, which the journals
+        still hold, are swept again: the rebuilt index equals the old one).
+
+        Atomic: the new index is built in one transaction (`Store.atomically`) and replaces
+        the old one when it commits; until then, and for good if it fails, the old index
+        serves. Events the store refuses are quarantined again, so a poison event cannot
+        fail it. Opened with `repair=True` on a damaged SQLite file, the file was moved
+        aside (`moved_aside`) and the decisions — facts, tags, summaries, wiki — are
+        replayed from the decision log into the new one."""
+        with self.store.atomically():
+            n = self.indexer.rebuild()
+            self.sweep_instant()
+        if self.moved_aside is not None:
+            self.replay_decisions()
         return n
+
+    def replay_decisions(self) -> dict[str, int]:
+        """Apply every journaled decision the store has not (facts, tags, summaries, wiki)."""
+        return {"facts": self.facts.replay(), "tags": self.tags.replay(),
+                "summaries": self.summaries.replay(), "wiki": self.wiki.replay()}
 
     def sweep_instant(self, now: Any = None) -> list[str]:
         """Drop index rows of instant sessions idle longer than the setting (journals kept)."""

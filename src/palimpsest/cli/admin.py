@@ -28,11 +28,19 @@ def settings(args: argparse.Namespace) -> None:
 def rebuild(args: argparse.Namespace) -> None:
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
-    with open_memory(args) as memory:
+    with open_memory(args, repair=True) as memory:
         n = memory.rebuild()
         compact_index(memory, BULK_COMPACT_SECONDS)
-        result = {"indexed": n, "messages": memory.stats()["messages"]}
-    emit(args, result, lambda r: print(f"rebuilt: {r['messages']} messages"))
+        stats = memory.stats()
+        result = {"indexed": n, "messages": stats["messages"], "moved_aside": memory.moved_aside,
+                  "quarantined": stats["quarantine"]["count"]}
+    emit(args, result, _said)
+
+
+def _said(r: dict[str, Any]) -> None:
+    if r["moved_aside"]:
+        print(f"the index database was damaged: moved aside to {r['moved_aside']}")
+    print(f"rebuilt: {r['messages']} messages" + (f", {r['quarantined']} events quarantined" if r["quarantined"] else ""))
 
 
 def sweep(args: argparse.Namespace) -> None:

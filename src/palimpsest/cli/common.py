@@ -70,10 +70,10 @@ def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, jso
     return p
 
 
-def open_memory(args: argparse.Namespace) -> Any:
+def open_memory(args: argparse.Namespace, repair: bool = False) -> Any:
     from ..memory import Memory
 
-    return Memory(home=args.home, store=args.store)
+    return Memory(home=args.home, store=args.store, repair=repair)
 
 
 def emit(args: argparse.Namespace, result: Any, human: Callable[[Any], None] | None = None) -> None:

@@ -6,6 +6,15 @@ the rows and the new cursor in one transaction, so a crash between the two canno
 duplicate or skip anything. If the store is down the cursor simply stays; the journal
 keeps growing and the next pass resumes from the cursor. `rebuild` resets the store and
 replays every journal.
+
+A poison event never stops the index. A batch the store refuses for a reason other than
+being unavailable (`StoreUnavailable`: down, locked, damaged — the cursor waits for those)
+is written again event by event, and an event the store still refuses alone is
+quarantined: recorded with the reason in the store (`Store.quarantine`, which moves the
+cursor past it in the same transaction), so the later events of its session and every
+other session are indexed. `rebuild` and `retry_quarantined` try them again (after an
+upgrade that taught the store to hold them). A session whose pass fails does not hold
+back the sessions after it in `index_all`.
 """
 
 from __future__ import annotations
@@ -15,16 +24,17 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time
-from ..store import Filters, Store
+from ..store import Filters, Quarantined, Store
 
 log = logging.getLogger(__name__)
 
 IMPORTANCE_BY_KIND = {"correction": 0.9, "preference": 0.8, "decision": 0.7, "fact": 0.6, "task": 0.5}
 DEFAULT_IMPORTANCE = 0.5
 INDEXED_TYPES = {"message"}
+UNREADABLE = "_unreadable"  # what Journal.read yields for a line it cannot parse
 BATCH = 2000
 
 
@@ -125,13 +135,57 @@ class Indexer:
         total = 0
         batch: list[Event] = []
         for event in events:
+            if event.type == UNREADABLE:  # a line that is not an event: reported, never silently passed
+                total += self._write_or_quarantine(session, batch) if batch else 0
+                batch = []
+                self._quarantine(session, event, InvalidInput("the journal line is not a readable event (not JSON, or not an object)"))
+                continue
             batch.append(event)
             if len(batch) >= BATCH:
-                total += self._write(session, batch)
+                total += self._write_or_quarantine(session, batch)
                 batch = []
         if batch:
-            total += self._write(session, batch)
+            total += self._write_or_quarantine(session, batch)
         return total
+
+    def _write_or_quarantine(self, session: str, events: list[Event]) -> int:
+        """`_write`, or — if the store refuses the batch for its content — each event alone,
+        quarantining the ones it still refuses."""
+        try:
+            return self._write(session, events)
+        except StoreUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 — whatever the store refuses is this batch's content
+            if len(events) == 1:
+                self._quarantine(session, events[0], exc)
+                return 0
+        return sum(self._write_or_quarantine(session, [e]) for e in events)
+
+    def _quarantine(self, session: str, event: Event, exc: Exception) -> None:
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("quarantined event %s (%s line %d): %s", event.id, session, event.line, reason)
+        self.store.quarantine(Quarantined(journal=self.journal.id, session=session, line=event.line, offset=event.offset,
+                                          end=event.offset + event.nbytes, event_id=event.id, reason=reason))
+
+    def retry_quarantined(self) -> dict[str, int]:
+        """Index the quarantined events of this home's journals again (after an upgrade):
+        those the store now takes leave the quarantine, the others stay with their reason."""
+        retried = indexed = 0
+        for q in self.store.quarantined(self.journal.id, limit=1_000_000):
+            retried += 1
+            event = next(iter(self.journal.read(q.session, q.offset, q.line - 1, q.end)), None)
+            if event is None or event.type == UNREADABLE:
+                continue  # still not an event (or gone): it stays, with its reason
+            try:
+                self._write(q.session, [event])
+            except StoreUnavailable:
+                raise
+            except Exception as exc:  # noqa: BLE001 — still refused: the new reason replaces the old
+                self._quarantine(q.session, event, exc)
+                continue
+            self.store.release_quarantined(self.journal.id, q.session, q.offset)
+            indexed += 1
+        return {"retried": retried, "indexed": indexed, "quarantined": self.store.quarantine_count(self.journal.id)}
 
     def _write(self, session: str, events: list[Event]) -> int:
         path = str(self.journal.path(session))
@@ -168,11 +222,20 @@ class Indexer:
         return existing.kind if existing else "normal"
 
     def index_all(self) -> int:
-        """Catch every journal up; a session whose store write fails is retried next pass."""
+        """Catch every journal up; a session whose pass fails is retried next pass, and the
+        sessions after it are indexed meanwhile; the first failure is raised once every
+        session was tried."""
         total = 0
+        failure: Exception | None = None
         for session in self.journal.sessions():
-            self.journal.repair(session)
-            total += self.index_session(session)
+            try:
+                self.journal.repair(session)
+                total += self.index_session(session)
+            except Exception as exc:  # noqa: BLE001 — one session's failure must not hold back the others
+                log.warning("indexing session %s failed, retried next pass: %s", session, exc)
+                failure = failure or exc
+        if failure is not None:
+            raise failure
         return total
 
     def lag(self) -> dict[str, int]:

@@ -306,7 +306,7 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable.", responses=_responses(503))
     async def readyz() -> JSONResponse:
         try:
-            await run_in_threadpool(memory.get_session, "readyz-probe")
+            await run_in_threadpool(memory.check_store)
         except Exception as exc:
             log.warning("not ready: %s", exc)
             return _error_response(503, "store_unavailable", "the store does not answer")

@@ -10,9 +10,9 @@ summaries, facts, documents); `migrations/` the numbered SQL files of each.
 from __future__ import annotations
 
 from ..errors import InvalidInput
-from .base import Filters, Job, NewJob, Store
+from .base import Filters, Job, NewJob, Quarantined, Store
 
-__all__ = ["Filters", "Job", "NewJob", "Store", "open_store"]
+__all__ = ["Filters", "Job", "NewJob", "Quarantined", "Store", "open_store", "set_aside"]
 
 
 def open_store(url: str, ann_threshold: int | None = None) -> Store:
@@ -28,3 +28,23 @@ def open_store(url: str, ann_threshold: int | None = None) -> Store:
 
         return PostgresStore(url)
     raise InvalidInput(f"unknown store URL {url!r}: use sqlite:///PATH or postgresql://…")
+
+
+def set_aside(url: str) -> str | None:
+    """Move a damaged index file out of the way (`<file>.corrupt-<UTC time>`, with its WAL
+    and shared-memory files) so a new one can be built from the journals; its path, or None
+    for a backend without such a file (PostgreSQL repairs itself by its own means)."""
+    if not url.startswith("sqlite:///"):
+        return None
+    import os
+    import time
+    from pathlib import Path
+
+    path = Path(url[len("sqlite:///"):])
+    if not path.exists():
+        return None
+    aside = path.with_name(f"{path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}")
+    for suffix in ("", "-wal", "-shm"):
+        if Path(f"{path}{suffix}").exists():
+            os.replace(f"{path}{suffix}", f"{aside}{suffix}")
+    return str(aside)

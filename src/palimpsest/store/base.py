@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +61,22 @@ class Filters:
     until: str | None = None  # ISO, exclusive
     sessions: list[str] | None = None
     tag: str | None = None  # "key:value": the session carries this accepted tag (palimpsest.tags)
+
+
+@dataclass
+class Quarantined:
+    """An event the indexer could not index: where it is in its journal and why the store
+    refused it. `line` is its line number (1-based, as `Event.line`), `offset` where it
+    starts and `end` the offset after it."""
+
+    journal: str
+    session: str
+    line: int
+    offset: int
+    end: int
+    event_id: str | None
+    reason: str
+    at: str = ""
 
 
 @dataclass
@@ -183,8 +199,38 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
     def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]: ...
 
     @abstractmethod
+    def atomically(self) -> AbstractContextManager[None]:
+        """Everything this thread does with the store inside the block is one transaction:
+        committed when the block ends, rolled back if it raises. Other readers see the index
+        as it was until then (how `rebuild` replaces the index without ever emptying it);
+        a write inside the block that fails rolls back alone (a savepoint), so the indexer
+        can still quarantine an event in it."""
+
+    def integrity(self) -> str | None:
+        """None if the index database is sound, else what is wrong with it (SQLite: its
+        quick check). A backend without files to damage answers None."""
+        return None
+
+    @abstractmethod
     def reset(self) -> None:
-        """Drop every derived row (messages, sessions, vectors, cursors, jobs)."""
+        """Drop every derived row (messages, sessions, vectors, cursors, jobs, quarantine)."""
+
+    # -- quarantine (store/sql/quarantine.py) -----------------------------------
+    @abstractmethod
+    def quarantine(self, q: Quarantined) -> None:
+        """Record an event the store refused and move its session's cursor past it (never
+        backwards), in one transaction."""
+
+    @abstractmethod
+    def quarantined(self, journal: str | None = None, limit: int = 100) -> list[Quarantined]:
+        """Quarantined events, newest first (of one journal id, or of all)."""
+
+    @abstractmethod
+    def quarantine_count(self, journal: str | None = None) -> int: ...
+
+    @abstractmethod
+    def release_quarantined(self, journal: str, session: str, offset: int) -> None:
+        """Forget one quarantined event (it was indexed on a retry)."""
 
     # -- vectors -------------------------------------------------------------
     @abstractmethod

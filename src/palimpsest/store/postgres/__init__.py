@@ -13,10 +13,13 @@ contract surface, exactly as in SQLite.
 
 from __future__ import annotations
 
+import threading
+
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StoreUnavailable
 from ..base import Store
+from ..sql.quarantine import SQLQuarantineMixin
 from ..sql.tags import SQLTagsMixin
 from ..sql.wiki import SQLWikiMixin
 from .connection import _CONNECT_ATTEMPTS, _POOL_TIMEOUT_S, _redact, create_extension
@@ -33,11 +36,12 @@ __all__ = ["PostgresStore", "create_extension"]
 
 
 class PostgresStore(PostgresMessagesMixin, PostgresKeywordMixin, PostgresVectorsMixin, PostgresJobsMixin,
-                    PostgresSummariesMixin, PostgresFactsMixin, PostgresDocumentsMixin, SQLTagsMixin, SQLWikiMixin, Store):
+                    PostgresSummariesMixin, PostgresFactsMixin, PostgresDocumentsMixin, SQLTagsMixin, SQLWikiMixin, SQLQuarantineMixin, Store):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000, index_build_memory_mb: int = BUILD_MEMORY_MB,
                  index_build_workers: int = BUILD_WORKERS) -> None:
         self.url = url
+        self._local = threading.local()
         self.hnsw_threshold = hnsw_threshold
         self.index_build_memory_mb = index_build_memory_mb
         self.index_build_workers = index_build_workers

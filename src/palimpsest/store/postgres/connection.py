@@ -11,6 +11,7 @@ fail at once for a moment (`_errors`) instead of each waiting out the pool's tim
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -108,6 +109,7 @@ class PostgresConnection(SQLBackend):
     _pool: ConnectionPool[Any]
     _down_until: float
     _down_reason: str
+    _local: threading.local
 
     # -- connections ---------------------------------------------------------
     @contextmanager
@@ -158,14 +160,33 @@ class PostgresConnection(SQLBackend):
             raise InvalidInput(f"PostgreSQL refused a value: {(exc.diag.message_primary or str(exc)).strip()}") from exc
 
     @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        pinned = getattr(self._local, "conn", None)  # inside atomically(): its one connection
+        if pinned is not None:
+            yield pinned
+            return
+        with self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
     def _read(self) -> Iterator[psycopg.Connection[Any]]:
-        with self._errors(), self._pool.connection() as conn:
+        with self._errors(), self._connection() as conn:
             yield conn
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Connection[Any]]:
-        with self._errors(), self._pool.connection() as conn, conn.transaction():
+        # inside atomically() psycopg makes this a savepoint of the outer transaction
+        with self._errors(), self._connection() as conn, conn.transaction():
             yield conn
+
+    @contextmanager
+    def atomically(self) -> Iterator[None]:
+        with self._errors(), self._pool.connection() as conn, conn.transaction():
+            self._local.conn = conn
+            try:
+                yield
+            finally:
+                self._local.conn = None
 
     def _all(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         with self._read() as conn:

@@ -18,6 +18,8 @@ from ..sql.messages import MESSAGE_COLUMNS, SESSION_COLUMNS, M, SQLMessagesMixin
 from .connection import PostgresConnection
 from .rows import _clean, _like_pattern, _lock_session, _message_params, _row_to_message, _text, _ts, filter_sql
 
+_DERIVED = ("vectors", "vector_counts", "messages", "sessions", "journal_cursors", "jobs", "index_quarantine")
+
 
 class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
     # set by the store
@@ -38,7 +40,7 @@ class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
                   created_at = least(sessions.created_at, excluded.created_at),
                   updated_at = greatest(sessions.updated_at, excluded.updated_at)""",
                 (s.id, _text(s.key), _text(s.agent), _text(s.channel), _text(s.title), s.kind,
-                 json.dumps(_clean(s.settings), ensure_ascii=False), s.created_at, s.updated_at),
+                 json.dumps(_clean(s.settings), ensure_ascii=False, allow_nan=False), s.created_at, s.updated_at),
             )
 
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
@@ -129,8 +131,15 @@ class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
 
     def reset(self) -> None:
         self._bm25_cache = None
+        if getattr(self._local, "conn", None) is not None:
+            # inside atomically() (a rebuild): DELETE, which readers read past until commit;
+            # TRUNCATE and DROP INDEX would lock them out for the whole rebuild
+            with self._tx() as conn:
+                for table in _DERIVED:
+                    conn.execute(f"DELETE FROM {table}")
+            return
         with self._tx() as conn:
-            conn.execute("TRUNCATE vectors, vector_counts, messages, sessions, journal_cursors, jobs RESTART IDENTITY")
+            conn.execute(f"TRUNCATE {', '.join(_DERIVED)} RESTART IDENTITY")
             # an HNSW index left on the empty table would make the next bulk load insert
             # into the graph row by row; it is rebuilt at the threshold (or build_vector_index)
             for (name,) in conn.execute(

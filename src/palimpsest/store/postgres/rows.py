@@ -48,8 +48,8 @@ def _row_to_message(row: tuple[Any, ...]) -> Message:
 def _message_params(m: Message) -> tuple[Any, ...]:
     return (
         m.id, m.session, m.type, m.role, _text(m.content) or "", _text(m.tool_name),
-        _text(json.dumps(m.tool_args, ensure_ascii=False)) if m.tool_args is not None else None,
-        _text(m.tool_result), _text(json.dumps(m.metadata, ensure_ascii=False)), m.created_at, m.event_key,
+        _text(json.dumps(m.tool_args, ensure_ascii=False, allow_nan=False)) if m.tool_args is not None else None,
+        _text(m.tool_result), _text(json.dumps(m.metadata, ensure_ascii=False, allow_nan=False)), m.created_at, m.event_key,
         m.importance, m.access_count, m.last_accessed_at, bool(m.truncated), m.full_content_length,
         m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, _text(m.context) or "",
     )

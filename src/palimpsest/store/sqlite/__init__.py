@@ -15,10 +15,11 @@ from pathlib import Path
 
 from ...errors import StoreUnavailable
 from ..base import Store
+from ..sql.quarantine import SQLQuarantineMixin
 from ..sql.tags import SQLTagsMixin
 from ..sql.wiki import SQLWikiMixin
 from .ann import ANN_THRESHOLD, VectorCache
-from .connection import use_wal
+from .connection import translated, use_wal
 from .documents import SQLiteDocumentsMixin
 from .facts import SQLiteFactsMixin
 from .jobs import SQLiteJobsMixin
@@ -31,7 +32,7 @@ __all__ = ["SQLiteStore", "use_wal"]
 
 
 class SQLiteStore(SQLiteMessagesMixin, SQLiteKeywordMixin, SQLiteVectorsMixin, SQLiteJobsMixin,
-                  SQLiteSummariesMixin, SQLiteFactsMixin, SQLiteDocumentsMixin, SQLTagsMixin, SQLWikiMixin, Store):
+                  SQLiteSummariesMixin, SQLiteFactsMixin, SQLiteDocumentsMixin, SQLTagsMixin, SQLWikiMixin, SQLQuarantineMixin, Store):
     def __init__(self, url: str, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):])  # sqlite:///rel/path or sqlite:////abs/path
@@ -42,7 +43,8 @@ class SQLiteStore(SQLiteMessagesMixin, SQLiteKeywordMixin, SQLiteVectorsMixin, S
         self._df_total = 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = self._connect()
+            with translated(self.path):
+                self._writer = self._connect()
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open SQLite database {self.path}: {exc}") from exc

@@ -20,8 +20,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
+from ...errors import StoreCorrupt, StoreUnavailable
 from ..sql.dialect import Dialect, Runner, SQLBackend
 
 MMAP_BYTES = 1 << 30
@@ -54,6 +55,62 @@ def use_wal(conn: sqlite3.Connection, patience: float) -> None:
         pause = min(pause * 2, 0.2)
 
 
+def corruption(exc: BaseException) -> bool:
+    """Whether SQLite said the file is damaged (bad header, truncated, garbage pages) — as
+    opposed to a value it refused (IntegrityError, …) or a lock (OperationalError)."""
+    return type(exc) is sqlite3.DatabaseError or (
+        isinstance(exc, sqlite3.DatabaseError) and any(s in str(exc) for s in ("malformed", "not a database")))
+
+
+@contextmanager
+def translated(path: Path) -> Iterator[None]:
+    """SQLite's damage and lock errors as Palimpsest's (the HTTP and CLI adapters map those
+    to 503 / exit 6): a damaged file is StoreCorrupt, a lock or I/O failure StoreUnavailable.
+    A value SQLite refuses passes through as it is (the indexer quarantines its event)."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if corruption(exc):
+            raise StoreCorrupt(f"the SQLite database {path} is damaged ({exc}): `palimpsest rebuild` moves it aside "
+                               "and rebuilds the index from the journals") from exc
+        if isinstance(exc, sqlite3.OperationalError):
+            raise StoreUnavailable(f"SQLite database {path}: {exc}") from exc
+        raise
+
+
+class _Cursor(sqlite3.Cursor):
+    """A cursor whose damage errors are StoreCorrupt, wherever a read meets the bad page."""
+
+    path: Path
+
+    def execute(self, sql: str, params: Any = ()) -> Self:
+        with translated(self.path):
+            return super().execute(sql, params)
+
+    def fetchone(self) -> Any:
+        with translated(self.path):
+            return super().fetchone()
+
+    def fetchall(self) -> list[Any]:
+        with translated(self.path):
+            return super().fetchall()
+
+    def __next__(self) -> Any:
+        with translated(self.path):
+            return super().__next__()
+
+
+class _Reader(sqlite3.Connection):
+    """The readers' connection: every statement through `_Cursor`."""
+
+    path: Path
+
+    def execute(self, sql: str, params: Any = ()) -> _Cursor:  # type: ignore[override]
+        cur = self.cursor(_Cursor)
+        cur.path = self.path
+        return cur.execute(sql, params)
+
+
 class SQLiteConnection(SQLBackend):
     """One writer connection behind a lock, one reader per thread (`_reader`), `_tx()`."""
 
@@ -64,8 +121,11 @@ class SQLiteConnection(SQLBackend):
     _writer: sqlite3.Connection
 
     # -- connections ---------------------------------------------------------
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    def _connect(self, factory: type[sqlite3.Connection] = sqlite3.Connection) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False,
+                               factory=factory)
+        if isinstance(conn, _Reader):
+            conn.path = self.path
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         use_wal(conn, BUSY_TIMEOUT_MS / 1000)
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -79,23 +139,61 @@ class SQLiteConnection(SQLBackend):
 
     @property
     def _reader(self) -> sqlite3.Connection:
+        if getattr(self._local, "atomic", False):  # inside atomically(): read what the transaction wrote
+            return self._writer
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._local.conn = self._connect()
+            with translated(self.path):
+                conn = self._local.conn = self._connect(_Reader)
         return conn
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._write_lock:
+        with self._write_lock, translated(self.path):
             conn = self._writer
+            if getattr(self._local, "atomic", False):
+                with self._savepoint(conn):
+                    yield conn
+                return
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # (SQLite may have rolled back already, on a damaged page)
+                    conn.execute("ROLLBACK")
                 raise
             else:
                 conn.execute("COMMIT")
+
+    @staticmethod
+    @contextmanager
+    def _savepoint(conn: sqlite3.Connection) -> Iterator[None]:
+        conn.execute("SAVEPOINT palimpsest_write")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO palimpsest_write")
+                conn.execute("RELEASE palimpsest_write")
+            raise
+        conn.execute("RELEASE palimpsest_write")
+
+    @contextmanager
+    def atomically(self) -> Iterator[None]:
+        with self._tx():
+            self._local.atomic = True
+            try:
+                yield
+            finally:
+                self._local.atomic = False
+
+    def integrity(self) -> str | None:
+        try:
+            with translated(self.path):
+                rows = [r[0] for r in self._reader.execute("PRAGMA quick_check").fetchall()]
+        except StoreUnavailable as exc:
+            return str(exc.__cause__ or exc)
+        return None if rows == ["ok"] else "; ".join(str(r) for r in rows[:5])
 
     def _fetch(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
         return self._reader.execute(sql, params).fetchall()

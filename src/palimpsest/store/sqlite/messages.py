@@ -31,7 +31,7 @@ class SQLiteMessagesMixin(SQLMessagesMixin, SQLiteConnection):
                   settings = json_patch(settings, excluded.settings),
                   created_at = min(created_at, excluded.created_at),
                   updated_at = max(updated_at, excluded.updated_at)""",
-                (s.id, s.key, s.agent, s.channel, s.title, s.kind, json.dumps(s.settings), s.created_at, s.updated_at),
+                (s.id, s.key, s.agent, s.channel, s.title, s.kind, json.dumps(s.settings, allow_nan=False), s.created_at, s.updated_at),
             )
 
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
@@ -101,7 +101,7 @@ class SQLiteMessagesMixin(SQLMessagesMixin, SQLiteConnection):
 
     def reset(self) -> None:
         with self._tx() as conn:
-            for table in ("vectors", "messages", "sessions", "journal_cursors", "jobs"):
+            for table in ("vectors", "messages", "sessions", "journal_cursors", "jobs", "index_quarantine"):
                 conn.execute(f"DELETE FROM {table}")
             conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
             conn.execute("INSERT INTO messages_tri(messages_tri) VALUES ('rebuild')")

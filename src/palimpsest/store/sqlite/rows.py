@@ -34,8 +34,8 @@ def row_to_message(row: tuple[Any, ...]) -> Message:
 def message_params(m: Message) -> tuple[Any, ...]:
     return (
         m.id, m.session, m.type, m.role, m.content, m.tool_name,
-        json.dumps(m.tool_args, ensure_ascii=False) if m.tool_args is not None else None,
-        m.tool_result, json.dumps(m.metadata, ensure_ascii=False) if m.metadata else "{}", m.created_at, m.event_key,
+        json.dumps(m.tool_args, ensure_ascii=False, allow_nan=False) if m.tool_args is not None else None,
+        m.tool_result, json.dumps(m.metadata, ensure_ascii=False, allow_nan=False) if m.metadata else "{}", m.created_at, m.event_key,
         m.importance, m.access_count, m.last_accessed_at, int(m.truncated), m.full_content_length,
         m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, m.context,
     )
