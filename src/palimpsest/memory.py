@@ -332,7 +332,7 @@ class Memory:
         s.update({"journal_sessions": len(self.journal.sessions()), "journal_bytes": journal_bytes,
                   "index_lag_bytes": sum(lag.values()), "sessions_behind": len(lag), "home": str(self.home)})
         s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
-        s["embeddings"] = self._embedding_stats(s.get("messages") or 0)
+        s["embeddings"] = embedding_stats(self.store, self.settings.embedder, s.get("messages") or 0)
         s["quarantine"] = self.quarantine_stats()
         return s
 
@@ -346,18 +346,6 @@ class Memory:
         return {"count": self.store.quarantine_count(journal),
                 "latest": [{"session": q.session, "line": q.line, "event_id": q.event_id, "reason": q.reason, "at": q.at}
                            for q in rows]}
-
-    def _embedding_stats(self, messages: int) -> dict[str, Any]:
-        """Queue depth and coverage: how much of the index has vectors of which model."""
-        jobs = self.store.job_status()["tasks"].get("embed", {})
-        models = self.store.vector_models()
-        return {
-            "embedder": self.settings.embedder,
-            "models": models,
-            "coverage": {m: round(v["count"] / messages, 4) if messages else 1.0 for m, v in models.items()},
-            "queued": jobs.get("queued", 0) + jobs.get("running", 0),
-            "failed": jobs.get("failed", 0),
-        }
 
     # -- derived work ----------------------------------------------------------
     def _after_index(self, messages: list[Message]) -> None:
@@ -459,6 +447,19 @@ class Memory:
         for session in swept:
             self.store.drop_session_index(session)
         return swept
+
+
+def embedding_stats(store: Store, embedder: str, messages: int) -> dict[str, Any]:
+    """Queue depth and coverage: how much of the index has vectors of which model."""
+    jobs = store.job_status()["tasks"].get("embed", {})
+    models = store.vector_models()
+    return {
+        "embedder": embedder,
+        "models": models,
+        "coverage": {m: round(v["count"] / messages, 4) if messages else 1.0 for m, v in models.items()},
+        "queued": jobs.get("queued", 0) + jobs.get("running", 0),
+        "failed": jobs.get("failed", 0),
+    }
 
 
 __all__ = ["MAX_PAGE", "Memory", "StoreUnavailable"]
