@@ -233,3 +233,23 @@ def test_a_sqlite_file_with_garbage_pages_is_not_ready_and_answers_503(home: Pat
             assert stats.json()["error"]["code"] == "store_corrupt"
     finally:
         memory.close()
+
+
+def test_a_journal_torn_after_indexing_is_found_and_reindexed(memory: Memory) -> None:
+    """Issue 21, finding 2: the journal loses its last line from outside after it was
+    indexed. Catching up (what a server does at start) finds the cursor past the journal's
+    end, says so in stats, and indexes the session anew: the vanished event leaves the
+    index and the next append is indexed."""
+    for i in range(3):
+        memory.append("s", "user", f"message number {i} about kites")
+    memory.append("other", "user", "an untouched session about kites")
+    path = memory.journal.path("s")
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:-1]))  # the newest event is gone
+    memory.catch_up()
+    assert memory.stats()["tails_repaired"] == ["s"] and memory.stats()["messages"] == 3
+    assert "message number 2 about kites" not in [h.message.content for h in memory.search("kites", limit=10).hits]
+    assert memory.append("s", "user", "a fourth message about kites")["indexed"]
+    assert "a fourth message about kites" in [h.message.content for h in memory.search("fourth kites").hits]
+    memory.catch_up()
+    assert memory.stats()["tails_repaired"] == [] and memory.stats()["messages"] == 4

@@ -78,6 +78,7 @@ class Memory:
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self.writer = Writer(self.journal, self.store, self.indexer)
+        self.tails_repaired: list[str] = []  # sessions the last catch-up found torn after indexing
 
     def _open_store(self, repair: bool) -> Store:
         url, threshold = self.settings.store_url, self.settings.ann_threshold
@@ -334,6 +335,7 @@ class Memory:
         s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
         s["embeddings"] = embedding_stats(self.store, self.settings.embedder, s.get("messages") or 0)
         s["quarantine"] = self.quarantine_stats()
+        s["tails_repaired"] = list(self.tails_repaired)
         return s
 
     def quarantine_stats(self, latest: int = 5) -> dict[str, Any]:
@@ -406,7 +408,9 @@ class Memory:
 
     # -- maintenance ---------------------------------------------------------
     def catch_up(self) -> int:
-        """Index whatever the journals hold beyond the cursors."""
+        """Index whatever the journals hold beyond the cursors (after checking that each
+        journal still holds what its cursor points past; see `Indexer.check_tails`)."""
+        self.tails_repaired = self.indexer.check_tails()
         return self.indexer.index_all()
 
     def retry_quarantined(self) -> dict[str, int]:

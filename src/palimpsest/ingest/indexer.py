@@ -238,6 +238,35 @@ class Indexer:
             raise failure
         return total
 
+    def check_tails(self) -> list[str]:
+        """Sessions whose journal no longer holds what the index says it indexed — the cursor
+        points past the end of the file, or not just after a line's newline (a journal torn
+        or cut after indexing) — each repaired: its rows dropped and indexed anew from the
+        journal. Cheap: one stat and one byte read per session."""
+        if not self.journal.sessions():
+            return []
+        cursors = self.store.cursors(self.journal.id)
+        repaired = []
+        for session, (_, offset) in cursors.items():
+            if offset and not self._ends_a_line(session, offset):
+                log.warning("journal of %s no longer holds its indexed tail (cursor at byte %d): re-indexing it", session, offset)
+                self.store.drop_session_index(session)
+                self.store.forget_cursor(session, self.journal.id)
+                self.index_session(session)
+                repaired.append(session)
+        return repaired
+
+    def _ends_a_line(self, session: str, offset: int) -> bool:
+        path = self.journal.path(session)
+        try:
+            if path.stat().st_size < offset:
+                return False
+            with open(path, "rb") as f:
+                f.seek(offset - 1)
+                return f.read(1) == b"\n"
+        except FileNotFoundError:
+            return False
+
     def lag(self) -> dict[str, int]:
         """Bytes of journal not yet indexed, per session that has any."""
         sessions = self.journal.sessions()

@@ -199,6 +199,10 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
     def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]: ...
 
     @abstractmethod
+    def forget_cursor(self, session_id: str, journal: str = "") -> None:
+        """Drop a journal's cursor for a session (its next index pass starts from line 0)."""
+
+    @abstractmethod
     def atomically(self) -> AbstractContextManager[None]:
         """Everything this thread does with the store inside the block is one transaction:
         committed when the block ends, rolled back if it raises. Other readers see the index

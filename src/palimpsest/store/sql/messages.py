@@ -49,6 +49,12 @@ class SQLMessagesMixin(SQLBackend):
         rows = self._fetch("SELECT line, byte_offset FROM journal_cursors WHERE journal_id = ? AND session_id = ?", (journal, session_id))
         return (rows[0][0], rows[0][1]) if rows else (0, 0)
 
+    def forget_cursor(self, session_id: str, journal: str = "") -> None:
+        """The one way a cursor goes back: to nothing, when its journal no longer holds what
+        it points past (a journal torn after it was indexed); the session is indexed anew."""
+        with self._writing() as run:
+            run("DELETE FROM journal_cursors WHERE journal_id = ? AND session_id = ?", (journal, session_id))
+
     def cursors(self, journal: str = "") -> dict[str, tuple[int, int]]:
         sql = "SELECT session_id, line, byte_offset FROM journal_cursors WHERE journal_id = ?"
         return {r[0]: (r[1], r[2]) for r in self._fetch(sql, (journal,))}
