@@ -252,4 +252,7 @@ def test_a_journal_torn_after_indexing_is_found_and_reindexed(memory: Memory) ->
     assert memory.append("s", "user", "a fourth message about kites")["indexed"]
     assert "a fourth message about kites" in [h.message.content for h in memory.search("fourth kites").hits]
     memory.catch_up()
+    assert memory.stats()["messages"] == 4 and memory.stats()["tails_repaired"] == ["s"]  # checked once per open
+    memory.tails_repaired, memory._tails_checked = [], False  # as a new open would start
+    memory.catch_up()
     assert memory.stats()["tails_repaired"] == [] and memory.stats()["messages"] == 4

@@ -78,7 +78,8 @@ class Memory:
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
         self.writer = Writer(self.journal, self.store, self.indexer)
-        self.tails_repaired: list[str] = []  # sessions the last catch-up found torn after indexing
+        self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
+        self._tails_checked = False
 
     def _open_store(self, repair: bool) -> Store:
         url, threshold = self.settings.store_url, self.settings.ann_threshold
@@ -410,7 +411,8 @@ class Memory:
     def catch_up(self) -> int:
         """Index whatever the journals hold beyond the cursors (after checking that each
         journal still holds what its cursor points past; see `Indexer.check_tails`)."""
-        self.tails_repaired = self.indexer.check_tails()
+        if not self._tails_checked:  # once per open: the background passes call this every few seconds
+            self.tails_repaired, self._tails_checked = self.indexer.check_tails(), True
         return self.indexer.index_all()
 
     def retry_quarantined(self) -> dict[str, int]:
