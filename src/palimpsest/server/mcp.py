@@ -17,13 +17,13 @@ import json
 import logging
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server import Server
 
 from .. import __version__, tools
 from ..errors import PalimpsestError
 from ..memory import Memory
+from .deadline import within
 
 log = logging.getLogger("palimpsest.mcp")
 
@@ -54,7 +54,8 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            result = await anyio.to_thread.run_sync(lambda: tools.call(memory, params.name, params.arguments or {}, enable_write=enable_write))
+            result = await within(memory.settings.request_timeout, tools.call, memory, params.name, params.arguments or {},
+                                  enable_write=enable_write)
         except PalimpsestError as exc:
             return types.CallToolResult(content=_text(exc.to_dict()), is_error=True)
         except Exception:  # never a stack trace to the client; the log keeps it
