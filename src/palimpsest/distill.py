@@ -112,6 +112,16 @@ def message_line(n: int, m: Message, agent: str | None = None) -> str:
     return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
 
 
+def said_by(text: str, messages: list[Message]) -> Message:
+    """The message of a turn that says `text` (spacing and case aside), else the turn's
+    first user message (a model's paraphrase is quoted from no one line)."""
+    want = " ".join(text.split()).casefold()
+    for m in messages:
+        if want and want in " ".join((m.content or "").split()).casefold():
+            return m
+    return next((m for m in messages if m.role == "user"), messages[0])
+
+
 # -- the local fallback ----------------------------------------------------------
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
@@ -281,19 +291,24 @@ class Distiller:
         result = Distilled(session, output, origin)
         self.kernel.decisions.record(SYSTEM_SESSION, "distill", key=key, subject=session, content=output.get("summary", "")[:500],
                                      session=session, origin=origin, output=output, messages=[m.id for m in messages])
-        source = next((m.id for m in messages if m.role == "user"), messages[0].id)
-        result.decisions = self.curate(output, source)
+        result.decisions = self.curate(output, messages)
         return result
 
-    def curate(self, output: dict[str, Any], source: str) -> list[dict[str, Any]]:
-        """Every fact, correction and task of a distilled turn through the curator."""
+    def curate(self, output: dict[str, Any], messages: list[Message]) -> list[dict[str, Any]]:
+        """Every fact, correction and task of a distilled turn through the curator, each
+        attested by the message that said it and valid from when it was said (or from the
+        time it names); the facts' known time stays when this runs."""
         from .facts import Candidate
 
-        candidates = [Candidate(text=f["text"], kind=f["kind"], entities=f["entities"], valid_from=f.get("valid_from"), source=source,
-                                metadata={"origin": "distill"}) for f in output.get("facts", [])]
-        candidates += [Candidate(text=c["text"], kind="correction", entities=[], source=source, corrects=c["replaces"],
-                                 metadata={"origin": "distill"}) for c in output.get("corrections", [])]
-        candidates += [Candidate(text=t, kind="task", source=source, metadata={"origin": "distill"}) for t in output.get("tasks", [])]
+        def candidate(text: str, kind: str, valid_from: str | None = None, **more: Any) -> Candidate:
+            m = said_by(text, messages)
+            # a task's date is its deadline, not when it starts to hold
+            start = valid_from or (resolve_date(text, m.created_at) if kind != "task" else None) or m.created_at
+            return Candidate(text=text, kind=kind, valid_from=start, source=m.id, metadata={"origin": "distill"}, **more)
+
+        candidates = [candidate(f["text"], f["kind"], f.get("valid_from"), entities=f["entities"]) for f in output.get("facts", [])]
+        candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]
+        candidates += [candidate(t, "task") for t in output.get("tasks", [])]
         out: list[dict[str, Any]] = []
         for c in candidates:
             try:
