@@ -42,6 +42,7 @@ from typing import Any
 
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..store.facts_base import FactQuery
+from . import slots
 from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 CONFIRM = 0.9
 RELATED = 0.7
 REST_AGREES = 0.6
+SLOT_CONFIRM = 0.5  # the cosine under which one slot with one value is still not taken as the same statement
 NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
@@ -111,6 +113,7 @@ class Signals:
     rest: float  # lexical similarity with the differing words left out
     words: float = 1.0  # Dice overlap of the words alone (order-blind)
     order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)
+    slot: str | None = None  # same | changed | negated | beside (slots.relation), or None
 
     @property
     def similarity(self) -> float:
@@ -120,7 +123,7 @@ class Signals:
     def to_dict(self) -> dict[str, Any]:
         return {"exact": self.exact, "lexical": round(self.lexical, 4), "words": round(self.words, 4),
                 "order": round(self.order, 4), "semantic": None if self.semantic is None else round(self.semantic, 4),
-                "differs": self.differs, "rest": round(self.rest, 4)}
+                "differs": self.differs, "rest": round(self.rest, 4), "slot": self.slot}
 
 
 @dataclass
@@ -202,7 +205,7 @@ def _names(text: str) -> set[str]:
 def compare(candidate: str, existing: str, semantic: float | None = None) -> Signals:
     a, b = tokens(candidate), tokens(existing)
     if normalise(candidate) == normalise(existing):
-        return Signals(True, 1.0, semantic, [], 1.0)
+        return Signals(True, 1.0, semantic, [], 1.0, slot="same")
     numbers_a, numbers_b = {w for w in a if w[0].isdigit()}, {w for w in b if w[0].isdigit()}
     differs = []
     if numbers_a != numbers_b:
@@ -216,7 +219,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     skip = (numbers_a ^ numbers_b) | {"not"}
     rest = lexical([w for w in a if w not in skip], [w for w in b if w not in skip])
     words, order = overlaps(a, b)
-    return Signals(False, (words + order) / 2, semantic, differs, rest, words, order)
+    slot = slots.relation(slots.parse(existing), slots.parse(candidate), existing, candidate)
+    return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot)
 
 
 def judge(s: Signals, candidate_later: bool) -> str:
@@ -224,6 +228,12 @@ def judge(s: Signals, candidate_later: bool) -> str:
     if s.exact:
         return "confirm"
     sem = s.semantic
+    if s.slot in ("changed", "negated"):  # one slot, another value: whatever the word overlap
+        return "supersede" if candidate_later else "dispute"
+    if s.slot == "beside":
+        return "related"
+    if s.slot == "same" and not {"negation", "number", "numbers"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
+        return "confirm"  # one slot, one value, said differently
     if not s.differs:
         if sem is not None and sem > CONFIRM and s.lexical >= 0.6 and s.order >= 0.3:
             return "confirm"
@@ -237,6 +247,18 @@ def judge(s: Signals, candidate_later: bool) -> str:
     if s.similarity >= RELATED:
         return "related"
     return "new"
+
+
+def slot_terms(text: str) -> list[str]:
+    """Words that find earlier statements of the same slot when the candidate shares no
+    word with them ("I moved to Munich" → live, home, …; "the Q3 budget was raised" → budget)."""
+    slot = slots.parse(text)
+    if slot is None:
+        return []
+    words = [w for w in slot.attribute if w not in slots.DETERMINERS and w.isalpha() and len(w) > 2]
+    words += [w for g in slots.SYNONYMS if set(map(slots.stem, words)) & g for w in sorted(g)]
+    words += [w for w in slot.old_value if w.isalnum()]
+    return list(dict.fromkeys(words))[:12]
 
 
 RANK = {"confirm": 5, "supersede": 4, "dispute": 3, "related": 2, "new": 1}
@@ -292,8 +314,10 @@ class Curator:
         q = FactQuery(vaults=[vault], believed=True)
         ids = [r.id for r in store.query_facts(FactQuery(vaults=[vault], believed=True, norm=normalise(c.text), limit=NEIGHBOURS))]
         ids += [i for i, _ in store.fact_keyword_search(query_terms(c.text), q, NEIGHBOURS, False)]
+        ids += [i for i, _ in store.fact_keyword_search(slot_terms(c.text), q, NEIGHBOURS, False)]
         cosines: dict[str, float] = {}
         embedder = facts.embedder
+        vector = None
         if embedder is not None:
             try:
                 vector = embedder.checked([c.text])[0]
@@ -302,16 +326,23 @@ class Curator:
             except PalimpsestError as exc:
                 log.warning("curating without the embedder: %s", exc)
                 embedder = None
-        rows = store.get_facts(list(dict.fromkeys(ids)))
-        out = []
-        for fact in facts._views(rows):
-            if fact.status not in ("current", "future"):
-                continue
-            cos = cosines.get(fact.id) if embedder is not None else None
-            if embedder is not None and cos is None:
-                cos = 0.0
-            out.append((fact, compare(c.text, fact.text, cos)))
-        return out
+        views = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids)))) if f.status in ("current", "future")]
+        if embedder is not None and vector is not None:
+            cosines.update(self._cosines(embedder, vector, [f for f in views if f.id not in cosines]))
+        return [(f, compare(c.text, f.text, cosines.get(f.id, 0.0) if embedder is not None else None)) for f in views]
+
+    @staticmethod
+    def _cosines(embedder: Any, vector: Any, facts: list[Fact]) -> dict[str, float]:
+        """Cosines with facts that have no vector yet (written a moment ago, or before the
+        embedder was set up): the curator never waits for a background job."""
+        if not facts:
+            return {}
+        try:
+            vectors = embedder.checked([f.text for f in facts])
+        except PalimpsestError as exc:
+            log.warning("no vectors for %d neighbours: %s", len(facts), exc)
+            return {}
+        return {f.id: float(vector @ v) for f, v in zip(facts, vectors)}
 
     def _curate(self, c: Candidate) -> Decision:
         # compare, then write: serialised per vault across every process on the store, or
