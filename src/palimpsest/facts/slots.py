@@ -55,7 +55,7 @@ cost meet sit stay own have speak like love enjoy prefer hate dislike play drive
 keep sleep study teach build handle support belong come depend contain include hold serve point pay earn spend weigh measure
 expire renew visit attend join leave learn practise practice plan want wear ride fly travel commute sync back rotate cover
 mean know think teach lend borrow sell buy rent book""".split())
-MULTI = frozenset("like love enjoy prefer speak play have own visit know read watch review attend join learn practise practice wear ride "
+MULTI = frozenset("use like love enjoy prefer speak play have own visit know read watch review attend join learn practise practice wear ride "
                   "study eat drink support include contain build write teach".split())
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
@@ -304,13 +304,13 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     """How the later statement `b` stands to the earlier `a` by slot: `same` (one slot, one
     value), `changed` (one slot, another value: it replaces it), `negated` (one slot, the
     value denied or affirmed), `beside` (one slot, another value that can hold alongside),
-    or None (different slots, or no slot)."""
+    `topic` (another slot of the same person or thing), or None (different slots, or no slot)."""
     if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, old_text):
         return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
     if a is None or b is None:
         return None
     if not same_holder(a, b) or not same_attribute(a, b):
-        return "beside" if _same_topic(a, b, old_text, new_text) else None
+        return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"
     if b.additive or a.additive:
