@@ -273,15 +273,17 @@ def per_family(cases: list[Case], predicted: list[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
-    ap.add_argument("--set", choices=("dev", "test", "all"), default="all", help="which pairs to report (all: dev, test and both)")
+    ap.add_argument("--set", choices=("dev", "test", "fresh", "all"), default="all",
+                    help="which pairs to report (all: dev, test, both, and fresh)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true")
     args = ap.parse_args()
     lme, warnings = lme_cases()
     for w in warnings:
         print("warning:", w, file=sys.stderr)
-    dev, test = lme + HAND + file_cases("dev"), file_cases("test")
-    sets = {"dev": [("dev", dev)], "test": [("test", test)], "all": [("dev", dev), ("test", test), ("dev + test", dev + test)]}[args.set]
+    dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
+    sets = {"dev": [("dev", dev)], "test": [("test", test)], "fresh": [("fresh", fresh)],
+            "all": [("dev", dev), ("test", test), ("dev + test", dev + test), ("fresh", fresh)]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -315,7 +317,8 @@ def main() -> None:
                         print(f"[{set_name} {name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
     report = (f"dev: {len(dev)} pairs ({len(lme)} from LongMemEval dev knowledge-update questions, {len(HAND)} hand-written in this "
               f"file, {len(dev) - len(lme) - len(HAND)} in bench/data/curation-dev.json), labels {dict(Counter(c.label for c in dev))}; "
-              f"test: {len(test)} pairs (bench/data/curation-test.json, never tuned on), labels {dict(Counter(c.label for c in test))}.\n\n"
+              f"test: {len(test)} pairs (bench/data/curation-test.json, never tuned on), labels {dict(Counter(c.label for c in test))}; "
+              f"fresh: {len(fresh)} pairs written after the gate was frozen (bench/data/curation-fresh.json).\n\n"
               + "\n".join(lines) + "\n\n" + "\n".join(notes))
     print(report)
     if args.write_results:

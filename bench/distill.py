@@ -83,7 +83,8 @@ def run(turns: list[Turn], said_at: str) -> dict[str, Any]:
 def markdown(results: dict[str, dict[str, Any]]) -> str:
     lines = ["`python bench/distill.py` (protocol in its docstring): the local distiller (`palimpsest.facts.local`, no LLM) on the",
              "development turns it was tuned on and the test turns written and labelled before tuning and never tuned on "
-             "(`bench/data/distill-dev.json`, `distill-test.json`).", "",
+             "(`bench/data/distill-dev.json`, `distill-test.json`), and fresh turns written after the rules were frozen "
+             "(`distill-fresh.json`).", "",
              "| set | turns (nothing to keep) | category | precision | recall | predicted | labelled |", "|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         for cat, v in r["rows"].items():
@@ -99,9 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
     p.add_argument("--write", action="store_true", help="write the section of bench/RESULTS.md")
-    p.add_argument("--set", choices=("dev", "test", "all"), default="all")
+    p.add_argument("--set", choices=("dev", "test", "fresh", "all"), default="all")
     args = p.parse_args(argv)
-    names = ["dev", "test"] if args.set == "all" else [args.set]
+    names = ["dev", "test", "fresh"] if args.set == "all" else [args.set]
     loaded = {n: load(n) for n in names}
     r = {n: run(turns, said_at) for n, (said_at, turns) in loaded.items()}
     if args.set == "all":

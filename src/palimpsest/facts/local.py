@@ -105,7 +105,7 @@ def resolve_date(text: str, said_at: str) -> str | None:
         return None
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ok|okay|so|well|and|but|btw|fyi|by the way|just so you know|also|hey|yes|no|right)"
+_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|ok|okay|so|well|and|but|btw|fyi|by the way|just so you know|also|hey|yes|no|right)"
                       r"\b[,.!:]?\s+)+(?=\w)", re.IGNORECASE)
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|should we|shall we|could we|"
@@ -117,18 +117,19 @@ _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|these|those|which|what)(?:'
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
-                    r"took over|takes over|taken over|is the new|are the new|replaced \w+(?: \w+){0,3} with|"
+                    r"took over|takes over|taken over|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
+                    r"\b(?:quit|stopped|gave up)\b|\bnow[.!]?$|"
                     r"(?:are|is|'re|am|'m) moving (?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
                   r"don'?t\b(?! forget)|do not\b(?! forget)|please (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
                   r"format|respond|be)\b|avoid\b|stop\b)", re.IGNORECASE)
 MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i (?:hate|love|can't stand|cannot stand) it when|"
-                           r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked))\b", re.IGNORECASE)
+                           r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*i (?:have|need) to (?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
 PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? to|intend(?:ing)? to|aim(?:ing)? to|going to (?!be\b)\w+|"
                   r"will (?!be\b)\w+|'ll (?!be\b)\w+)", re.IGNORECASE)
-_MORE_DECISIONS = re.compile(r"\b(?:agreed to|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
-                             r"keep|adopt|stick))\b", re.IGNORECASE)
+_MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
+                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start))\b", re.IGNORECASE)
 _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
 
 

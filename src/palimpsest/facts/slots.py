@@ -222,10 +222,16 @@ def _copular(s: str, original: str) -> Slot | None:
     return Slot(holder, attr, value, verb="be")
 
 
+_ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely"])
+
+
 def _verbal(s: str) -> Slot | None:
     words = _words(s)
     for i, w in enumerate(words[:7]):
         base = _base(w)
+        before = [x for x in words[:i] if x not in _ADVERBS]
+        if base is None and before in (["i"], ["we"]) and w not in _ADVERBS and len(words) > i + 1:
+            base = w  # after "I" or "we" comes a verb, known or not ("I usually wake up at 6")
         if base is None or i == 0 and w not in ("use", "deploy", "host") or words[:i] and all(x in DETERMINERS for x in words[:i]):
             continue  # "the build server": a determiner is followed by a noun
         subj = " ".join(words[:i])
