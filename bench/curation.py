@@ -15,10 +15,17 @@ against its turn: the numbers and names it keeps must appear there), and hand-wr
 cases in five families: same fact reworded, same words different fact, acronyms and names,
 numbers that changed, negations (plus explicit corrections and unrelated statements).
 
-Each pair runs in its own vault of one store, so pairs never see each other. Reported:
-precision and recall per action, with the real embedder (`local`, MiniLM) and without.
+Those are the development pairs, with `bench/data/curation-dev.json` (issue 20). The test
+pairs, `bench/data/curation-test.json`, were written and labelled once before any tuning and
+are never tuned on; figures are reported for dev, test and both.
 
-    .venv/bin/python bench/curation.py [--no-embedder] [--write-results] [--show-errors]
+Each pair runs in its own vault of one store, so pairs never see each other. Both
+statements go through the curator one after another, as `palimpsest facts write` does
+(the earlier one is curated too; nothing runs in the background between them). Reported:
+precision and recall per action, and wrong merges (confirm where the truth is not), with
+the real embedder (`local`, MiniLM) and without.
+
+    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|test|all] [--write-results] [--show-errors]
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from palimpsest.facts import Facts
 from palimpsest.store import open_store
 
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
+DATA = ROOT / "bench" / "data"
 ACTIONS = ("confirm", "supersede", "related", "new")
 
 
@@ -215,6 +223,12 @@ HAND: list[Case] = [
 ]
 
 
+def file_cases(name: str) -> list[Case]:
+    """Pairs of `bench/data/curation-<name>.json`."""
+    d = json.loads((DATA / f"curation-{name}.json").read_text(encoding="utf-8"))
+    return [Case(family, old, new, label, d["old_day"], d["new_day"]) for family, old, new, label in d["pairs"]]
+
+
 # -- running ------------------------------------------------------------------------
 def run(cases: list[Case], embedder: Any) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
@@ -224,7 +238,7 @@ def run(cases: list[Case], embedder: Any) -> list[str]:
         for i, c in enumerate(cases):
             vault = f"p{i}"
             facts.init_vault(vault)
-            old = facts.write(c.old, vault=vault, valid_from=c.old_day)
+            old = facts.curator.write({"text": c.old, "vault": vault, "valid_from": c.old_day}).fact
             decision = facts.curator.write({"text": c.new, "vault": vault, "valid_from": c.new_day,
                                             "corrects": old.id if c.corrects else None})
             predicted.append(decision.action)
@@ -244,10 +258,9 @@ def scores(labels: list[str], predicted: list[str]) -> dict[str, dict[str, float
     return out
 
 
-def table(name: str, s: dict[str, dict[str, float]], took: float, n: int) -> str:
-    rows = [f"| {name} | " + " | ".join(f"{s[a]['precision']:.2f} / {s[a]['recall']:.2f}" for a in ACTIONS)
-            + f" | {s['all']['accuracy']:.2f} | {took / n * 1000:.1f} |"]
-    return "\n".join(rows)
+def table(name: str, s: dict[str, dict[str, float]], took: float, n: int, wrong_merges: int) -> str:
+    return (f"| {name} | " + " | ".join(f"{s[a]['precision']:.2f} / {s[a]['recall']:.2f}" for a in ACTIONS)
+            + f" | {s['all']['accuracy']:.2f} | {wrong_merges} | {took / n * 1000:.1f} |").replace("nan", "–")
 
 
 def per_family(cases: list[Case], predicted: list[str]) -> str:
@@ -260,14 +273,17 @@ def per_family(cases: list[Case], predicted: list[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
+    ap.add_argument("--set", choices=("dev", "test", "fresh", "all"), default="all",
+                    help="which pairs to report (all: dev, test, both, and fresh)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true")
     args = ap.parse_args()
     lme, warnings = lme_cases()
     for w in warnings:
         print("warning:", w, file=sys.stderr)
-    cases = lme + HAND
-    labels = [c.label for c in cases]
+    dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
+    sets = {"dev": [("dev", dev)], "test": [("test", test)], "fresh": [("fresh", fresh)],
+            "all": [("dev", dev), ("test", test), ("dev + test", dev + test), ("fresh", fresh)]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -276,27 +292,34 @@ def main() -> None:
             runs.append(("with MiniLM (local)", get_embedder("local")))
         except Exception as exc:
             print(f"warning: no local embedder ({exc}); reporting without", file=sys.stderr)
-    header = ("| run | confirm P / R | supersede P / R | related P / R | new P / R | accuracy | ms / pair |\n"
-              "|---|---|---|---|---|---|---|")
+    header = ("| set | run | confirm P / R | supersede P / R | related P / R | new P / R | accuracy | wrong merges | ms / pair |\n"
+              "|---|---|---|---|---|---|---|---|---|")
     lines, notes = [header], []
+    decided: dict[tuple[str, str], list[str]] = {}
     for name, embedder in runs:
-        started = time.perf_counter()
-        predicted = run(cases, embedder)
-        took = time.perf_counter() - started
-        s = scores(labels, predicted)
-        lines.append(table(name, s, took, len(cases)))
-        notes.append(f"- {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
-                     f"{predicted.count('dispute')} times.")
-        wrong_confirms = [(c.old, c.new) for c, p in zip(cases, predicted) if p == "confirm" and c.label != "confirm"]
-        notes.append(f"  wrong merges (confirm where the truth is not): {len(wrong_confirms)}"
-                     + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms))
-        if args.show_errors:
-            for c, p in zip(cases, predicted):
-                if p != c.label:
-                    print(f"[{name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
-    n_lme = len(lme)
-    report = (f"{len(cases)} labelled pairs ({n_lme} from LongMemEval dev knowledge-update questions, "
-              f"{len(HAND)} hand-written); labels: {dict(Counter(labels))}.\n\n" + "\n".join(lines) + "\n\n" + "\n".join(notes))
+        for set_name, cases in sets:
+            if set_name == "dev + test":
+                predicted, took = decided[(name, "dev")] + decided[(name, "test")], float("nan")
+            else:
+                started = time.perf_counter()
+                predicted = decided[(name, set_name)] = run(cases, embedder)
+                took = time.perf_counter() - started
+            labels = [c.label for c in cases]
+            s = scores(labels, predicted)
+            wrong_confirms = [(c.old, c.new) for c, p in zip(cases, predicted) if p == "confirm" and c.label != "confirm"]
+            lines.append(table(f"{set_name} | {name}", s, took, len(cases), len(wrong_confirms)))
+            notes.append(f"- {set_name}, {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
+                         f"{predicted.count('dispute')} times; wrong merges {len(wrong_confirms)}"
+                         + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms))
+            if args.show_errors:
+                for c, p in zip(cases, predicted):
+                    if p != c.label:
+                        print(f"[{set_name} {name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
+    report = (f"dev: {len(dev)} pairs ({len(lme)} from LongMemEval dev knowledge-update questions, {len(HAND)} hand-written in this "
+              f"file, {len(dev) - len(lme) - len(HAND)} in bench/data/curation-dev.json), labels {dict(Counter(c.label for c in dev))}; "
+              f"test: {len(test)} pairs (bench/data/curation-test.json, never tuned on), labels {dict(Counter(c.label for c in test))}; "
+              f"fresh: {len(fresh)} pairs written after the gate was frozen (bench/data/curation-fresh.json).\n\n"
+              + "\n".join(lines) + "\n\n" + "\n".join(notes))
     print(report)
     if args.write_results:
         write_results(report)

@@ -101,12 +101,14 @@ def test_a_changed_number_supersedes_when_later(facts: Facts) -> None:
     assert [f.text for f in facts.query()] == ["My highest score in Ticket to Ride is 132 points"]
 
 
-def test_negation_later_supersedes_earlier_disputes(facts: Facts) -> None:
+def test_negation_later_supersedes_earlier_is_outdated(facts: Facts) -> None:
     facts.curator.write({"text": "I eat meat", "valid_from": "2024-01-01"})
     d = facts.curator.write({"text": "I don't eat meat", "valid_from": "2024-06-01"})
     assert d.action == "supersede"
     e = facts.curator.write({"text": "I eat meat", "valid_from": "2024-03-01"})  # older news, contradicting
-    assert e.action == "dispute" and e.fact is not None and e.fact.disputed_with == [d.fact.id]  # type: ignore[union-attr]
+    # it held until the later fact replaced it: written closed there, never a second current fact
+    assert e.action == "outdated" and e.fact is not None and e.fact.valid_to == d.fact.valid_from  # type: ignore[union-attr]
+    assert [f.text for f in facts.query()] == ["I don't eat meat"]
 
 
 def test_different_names_and_acronyms_do_not_confirm(with_embedder: Facts) -> None:

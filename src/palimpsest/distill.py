@@ -14,12 +14,8 @@ absolute ISO-minute timestamp and the whole message: a turn longer than `summary
 is distilled in parts of whole messages (`batches`), one call each, their outputs merged,
 and only a single message longer than the whole budget is cut, its line saying so; the open facts nearest the turn are listed with their ids
 so a correction can name what it replaces. Without an LLM, or when the model's replies
-stay invalid until the job's last attempt, `local_distill` extracts the same shape
-deterministically: explicit corrections ("actually…", "correction:", "I meant…"), stated
-preferences ("I prefer…", "I like…", "please always…"), decisions ("we decided…", "let's
-go with…"), dated statements ("on 2026-03-04…", "next Friday…"), plain statements about
-the speaker ("my office is…", "I live in…", "I'm a…") and open items ("I need to…", "TODO"). It keeps each sentence as said — it does not paraphrase, resolve pronouns
-or judge what matters, which is what the model is for.
+stay invalid until the job's last attempt, `local_distill` (`palimpsest.facts.local`)
+extracts the same shape deterministically.
 
 Every item is attested by the message that said it (`said_by`) and holds from that
 message's time, or from the date the statement names resolved against it (`resolve_date`;
@@ -33,18 +29,17 @@ the whole validated output), then every item goes to `facts.curator.write`.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
+from .facts.local import CORRECTION, DATE, MONTHS, WEEKDAYS, entities_of, local_distill, resolve_date, sentences  # noqa: F401 (re-exported)
 from .jobs import last_attempt
 from .kernel import Kernel
-from .records import Message, iso, parse_time
+from .records import Message, parse_time
 from .store import Filters, Job
 
 log = logging.getLogger(__name__)
@@ -155,118 +150,6 @@ def said_by(text: str, messages: list[Message]) -> Message:
         if want and want in " ".join((m.content or "").split()).casefold():
             return m
     return next((m for m in messages if m.role == "user"), messages[0])
-
-
-# -- the local fallback ----------------------------------------------------------
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
-CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|update)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
-PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
-                        r"would rather)|i'd rather|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
-DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
-                      r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
-                      r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|remind me to|don't forget to|do not forget to|we need to|"
-                  r"we should|next step[s]?(?: is| are)?:?|please remember to)", re.IGNORECASE)
-STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
-                    r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-DATE = re.compile(
-    rf"\b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\b(?:,?\s+(?P<y1>\d{{4}}))?"
-    rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
-    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
-    re.IGNORECASE)
-_IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
-                    r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me)\b", re.IGNORECASE)
-
-
-def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and len(s.strip()) > 3]
-
-
-def entities_of(text: str) -> list[str]:
-    found = [m.group(0).rstrip(".,") for m in _IDENT.finditer(text)]
-    found += [m.group(0) for m in _NAME.finditer(text) if m.group(0).lower() not in ("i", "i'm", "i've") and m.group(0) != "I"]
-    out: list[str] = []
-    for e in found:
-        if e not in out and e.lower() not in MONTHS + WEEKDAYS:
-            out.append(e)
-    return out[:10]
-
-
-def resolve_date(text: str, said_at: str) -> str | None:
-    """The first date `text` names, absolute (ISO, midnight UTC), relative ones counted from `said_at`."""
-    m = DATE.search(text)
-    if m is None:
-        return None
-    base = parse_time(said_at)
-    day = base.replace(hour=0, minute=0, second=0, microsecond=0)
-    try:
-        if m.group("iso"):
-            return iso(parse_time(m.group("iso")))
-        if m.group("rel"):
-            return iso(day + timedelta(days={"yesterday": -1, "today": 0, "tomorrow": 1}[m.group("rel").lower()]))
-        if m.group("wd"):
-            target = WEEKDAYS.index(m.group("wd").lower())
-            delta = (target - day.weekday()) % 7
-            if m.group("dir").lower() == "last":
-                delta = delta - 7 if delta else -7
-            elif m.group("dir").lower() == "next" and delta == 0:
-                delta = 7
-            return iso(day + timedelta(days=delta))
-        month_text, d, y = (m.group("m1"), m.group("d1"), m.group("y1")) if m.group("m1") else (m.group("m2"), m.group("d2"), m.group("y2"))
-        month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_text.lower()[:3]))
-        return iso(datetime(int(y) if y else base.year, month, int(d), tzinfo=base.tzinfo))
-    except (ValueError, InvalidInput, StopIteration):
-        return None
-
-
-def local_distill(messages: list[Message]) -> dict[str, Any]:
-    """The four-field output, extracted deterministically (see the module doc)."""
-    out: dict[str, Any] = {"summary": "", "facts": [], "corrections": [], "tasks": []}
-    seen: set[str] = set()
-    for m in messages:
-        if not m.content or m.tool_name:
-            continue
-        for s in sentences(m.content):
-            _classify(out, s, m, seen)
-    first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
-    lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
-    out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
-    return out
-
-
-def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
-    key = s.lower()
-    if key in seen or s.endswith("?"):
-        return
-    user = m.role == "user"
-    corr = CORRECTION.match(s)
-    if user and corr and len(s) - corr.end() > 8:
-        text = s[corr.end():].strip()
-        text = text[0].upper() + text[1:]
-        out["corrections"].append({"text": text, "replaces": text})
-    elif user and TASK.match(s):
-        out["tasks"].append(s)
-    elif user and PREFERENCE.search(s):
-        out["facts"].append(_fact(s, "preference", m))
-    elif DECISION.search(s):
-        out["facts"].append(_fact(s, "decision", m))
-    elif user and DATE.search(s) and _FIRST_PERSON.search(s):
-        out["facts"].append(_fact(s, "event", m))
-    elif user and STATED.match(s):
-        out["facts"].append(_fact(s, "fact", m))
-    else:
-        return
-    seen.add(key)
-
-
-def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
-    return {"text": s, "kind": kind, "entities": entities_of(s), "valid_from": resolve_date(s, m.created_at)}
 
 
 def merge(outputs: list[dict[str, Any]]) -> dict[str, Any]:

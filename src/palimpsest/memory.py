@@ -161,7 +161,7 @@ class Memory:
         """Fact vaults: curated, bi-temporal facts and their curator (`palimpsest.facts`)."""
         k = self.kernel
         return Facts(k.store, k.home, embedder=lambda: k.embedding.model, snapshot=k.settings.facts_snapshot,
-                     weights=Weights.from_settings(k.settings), decisions=k.decisions)
+                     weights=Weights.from_settings(k.settings), decisions=k.decisions, llm=lambda: k.llm)
 
     @cached_property
     def tags(self) -> Tags:

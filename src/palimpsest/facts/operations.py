@@ -51,13 +51,15 @@ class Facts(FactReads, FactSnapshots):
     Reach it as `memory.facts`; the curator is `memory.facts.curator`."""
 
     def __init__(self, store: Any, home: Path, *, embedder: Callable[[], Any] | None = None, clock: Clock = utcnow,
-                 snapshot: bool = True, weights: Weights | None = None, decisions: DecisionLog | None = None) -> None:
+                 snapshot: bool = True, weights: Weights | None = None, decisions: DecisionLog | None = None,
+                 llm: Callable[[], Any] | None = None) -> None:
         self.store = store
         self.home = Path(home)
         self.decisions = decisions or DecisionLog(self.home)
         self.clock = clock
         self.snapshot_on_change = snapshot
         self._embedder = embedder or (lambda: None)
+        self._llm = llm or (lambda: None)
         self.weights = weights or FACT_WEIGHTS
         self._curator: Any = None
         self._local = threading.local()
@@ -76,6 +78,15 @@ class Facts(FactReads, FactSnapshots):
             return self._embedder()
         except Exception as exc:
             log.warning("facts without embedder: %s", exc)
+            return None
+
+    @property
+    def llm(self) -> Any:
+        """The chat endpoint for the curator's undecided band, or None (the deterministic path)."""
+        try:
+            return self._llm()
+        except Exception as exc:
+            log.warning("curating without the LLM: %s", exc)
             return None
 
     @property

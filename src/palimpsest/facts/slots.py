@@ -1,0 +1,353 @@
+"""Slots: what a statement is about (holder and attribute) and what it says of it (value).
+
+Two statements about the same slot with different values cannot both hold now, whatever
+their word overlap ("We deploy to Heroku." / "We now deploy to Fly.io."); the same value
+said differently is the same statement ("I live in Lisbon." / "My home is in Lisbon.").
+The curator compares slots besides words and vectors (see `curator.py`), and the local
+distiller uses them to tell a plain statement from chatter (`local.py`).
+
+The parse is deterministic and small — no tagger, no model. A sentence is cleaned first:
+opening markers ("Correction:", "Actually,") and time adverbs ("now", "these days",
+"from now on") go, each noted (`change`), as do "also"/"too" (`additive`: another value
+beside the old one) and "no longer"/"not" (`negated`). Change phrasings are rewritten to
+their slot: "Marco took over as project lead" → (project lead = marco); "X moved to Y",
+"S was pushed to Y", "we switched from A to B" (B, and A as the old value); "A is the new
+B". Then a copula splits subject and value ("My deploy target is Heroku" → holder i,
+attribute deploy target, value heroku; "Kai is our designer" → designer = kai: a name
+given a definite role); otherwise the first verb of a list does ("We host the site on
+Netlify" → holder we, attribute host site, value netlify). Holders: i, we, a name, or
+none ("the …", which matches i or we). Attributes match when their stems overlap
+(Dice ≥ 0.67) or fall in one synonym group (home / live / reside …).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_OPENERS = re.compile(r"^\s*(?:(?:no|oh|ok|okay|so|well|sorry|wait|oops|fyi|btw|hey)[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
+                      r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
+_CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
+                             r"at the moment|currently|lately)\b,?", re.IGNORECASE)
+_ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
+_NO_LONGER = re.compile(r"\b(?:no longer|not any ?more|stopped|quit)\b\s*", re.IGNORECASE)
+_INSTEAD_OF = re.compile(r",?\s*\b(?:instead of|rather than|in place of|replacing)\s+(?P<old>[^,.;]+)", re.IGNORECASE)
+_NOT_X = re.compile(r",\s*not\s+(?P<old>[^,.;]+)$", re.IGNORECASE)
+_CONTRACTIONS = [(r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"n't\b", " not"), (r"'m\b", " am"), (r"'re\b", " are"),
+                 (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
+COPULA = ("is", "are", "am", "was", "were", "has been", "have been", "will be", "remains", "stays", "became", "becomes")
+_ROLE_TAKEN = re.compile(r"^(?P<val>.+?)\s+(?:has\s+|have\s+)?(?:took over as|takes over as|taken over as|is the new|are the new|became|becomes|"
+                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) as)\s+(?:the\s+|our\s+|my\s+)?(?P<attr>.+)$")
+_TOOK_OVER = re.compile(r"^(?P<val>.+?)\s+(?:has\s+)?(?:took|takes|taken) over\s+(?P<attr>.+?)(?:\s+from\s+(?P<old>.+))?$")
+_SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|was\s+|were\s+|got\s+|has been\s+|have been\s+)?"
+                     r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
+                     r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced)"
+                     r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:to|for|with|by)\s+(?P<val>.+)$")
+_REPLACED = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+)?(?:replaced|swapped)\s+(?P<old>.+?)\s+(?:with|for)\s+(?P<val>.+)$")
+PRONOUNS = {"i": "i", "me": "i", "my": "i", "mine": "i", "we": "we", "us": "we", "our": "we", "ours": "we"}
+DETERMINERS = frozenset(["the", "a", "an", "our", "my", "this", "that", "their", "his", "her", "its", "your", "some"])
+_PREPS = frozenset(["in", "at", "to", "on", "for", "with", "from", "into", "onto", "by", "under", "of", "as", "via", "through"])
+_FILLER = frozenset(["the", "a", "an", "is", "are", "am", "was", "were", "be", "been", "of", "to", "in", "on", "at", "for", "with", "by",
+                     "as", "every", "each", "it", "that", "this", "do", "does", "did", "will", "would", "have", "has", "had", "called",
+                     "named", "my", "our", "your", "their"])
+VERBS = frozenset("""live work lead manage report host deploy store ship release run use go close open last happen start begin end take need
+cost meet sit stay own have speak like love enjoy prefer hate dislike play drive eat drink write read review call return require send
+keep sleep study teach build handle support belong come depend contain include hold serve point pay earn spend weigh measure
+expire renew visit attend join leave learn practise practice plan want wear ride fly travel commute sync back rotate cover
+mean know think teach lend borrow sell buy rent book""".split())
+MULTI = frozenset("use like love enjoy prefer speak play have own visit know read watch review attend join learn practise practice wear ride "
+                  "study eat drink support include contain build write teach".split())
+SYNONYMS = [frozenset(g.split()) for g in (
+    "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
+    "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy")]
+_STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
+
+
+def stem(word: str) -> str:
+    for suffix in _STEM_SUFFIXES:
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[\w@.+:/-]*\w|'s\b", text)
+
+
+@dataclass
+class Slot:
+    """One statement's slot; `attribute` and `value` are lists of lower-cased words."""
+
+    holder: str
+    attribute: list[str]
+    value: list[str]
+    negated: bool = False
+    additive: bool = False
+    change: bool = False
+    old_value: list[str] = field(default_factory=list)
+    verb: str = ""
+
+    @property
+    def single(self) -> bool:
+        """Holds one value at a time: not a verb of tastes, skills or possessions."""
+        return stem(self.verb) not in {stem(v) for v in MULTI} and self.verb not in MULTI
+
+    def key(self) -> tuple[str, str]:
+        return self.holder, " ".join(content(self.attribute))
+
+
+NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+
+
+def content(words: list[str], keep_preps: bool = False) -> list[str]:
+    """Stems of the words that carry meaning (fillers out, number words as digits);
+    `keep_preps` keeps prepositions ("works at" is not "works on")."""
+    return [NUMBER_WORDS.get(w, stem(w)) for w in words
+            if (w not in _FILLER or keep_preps and w in _PREPS and w not in ("of", "to")) and w not in PRONOUNS]
+
+
+def clean(text: str) -> tuple[str, dict[str, object]]:
+    """The sentence without markers, lower-cased, contractions expanded; and what was noted."""
+    notes: dict[str, object] = {"change": False, "additive": False, "negated": False, "old": []}
+    s = text.strip().rstrip(".!;")
+    opener = _OPENERS.match(s)
+    if opener and opener.group(0).strip(" ,:;—-"):
+        notes["change"] = bool(re.search(r"actually|correction|update|meant|scratch", opener.group(0), re.IGNORECASE))
+        s = s[opener.end():]
+    s = s.lower().replace("’", "'")
+    if _NO_LONGER.search(s):
+        notes["negated"] = notes["change"] = True
+        s = _NO_LONGER.sub("", s)
+    for pattern in (_INSTEAD_OF, _NOT_X):
+        m = pattern.search(s)
+        if m:
+            notes["old"] = _words(m.group("old"))
+            notes["change"] = True
+            s = s[: m.start()] + s[m.end():]
+    if _CHANGE_ADVERBS.search(s):
+        notes["change"] = True
+        s = _CHANGE_ADVERBS.sub("", s)
+    if _ADDITIVE.search(s):
+        notes["additive"] = True
+        s = _ADDITIVE.sub("", s)
+    for pattern, repl in _CONTRACTIONS:
+        s = re.sub(pattern, repl, s)
+    if re.search(r"\b(?:not|never|cannot)\b", s):
+        notes["negated"] = not notes["negated"]
+        s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
+        s = s.replace("cannot", "can")
+    return " ".join(s.split()).strip(" ,"), notes
+
+
+def _holder_attr(phrase: str) -> tuple[str, list[str]]:
+    """`my deploy target` → (i, [deploy, target]); `sara's email` → (sara, [email]); `the team lead` → ('', …)."""
+    words = _words(phrase)
+    holder = ""
+    if words and words[0] in PRONOUNS:
+        holder = PRONOUNS[words.pop(0)]
+    elif len(words) > 1 and "'s" in words:
+        i = words.index("'s")  # "the mobile app's product manager": product manager of the mobile app
+        words = words[i + 1:] + words[:i]
+    return holder, [w for w in words if w not in DETERMINERS and w != "'s"]
+
+
+def _is_name(phrase: str, original: str) -> bool:
+    words = phrase.split()
+    if not 1 <= len(words) <= 3 or any(w in PRONOUNS or w in DETERMINERS for w in words):
+        return False
+    return all(re.search(rf"\b{re.escape(w)}\b", original, re.IGNORECASE) and
+               re.search(rf"\b{re.escape(w[0].upper() + w[1:])}", original) for w in words)
+
+
+def parse(text: str) -> Slot | None:
+    """The slot of one statement, or None when it has no subject to speak of."""
+    s, notes = clean(text)
+    if not s:
+        return None
+    slot = _structural(s, text) or _copular(s, text) or _verbal(s)
+    if slot is None:
+        return None
+    slot.negated, slot.additive = bool(notes["negated"]), bool(notes["additive"])
+    slot.change = slot.change or bool(notes["change"])
+    slot.old_value = slot.old_value or list(notes["old"])  # type: ignore[arg-type]
+    return slot
+
+
+def _structural(s: str, original: str) -> Slot | None:
+    m = _ROLE_TAKEN.match(s)
+    if m and _is_name(m.group("val"), original):
+        holder, attr = _holder_attr(m.group("attr"))
+        return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(m.group("old") or ""), verb="change")
+    m = _TOOK_OVER.match(s)
+    if m:
+        holder, attr = _holder_attr(m.group("attr"))
+        return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(m.group("old") or ""), verb="change")
+    m = _REPLACED.match(s) or _SWITCH.match(s)
+    if m:
+        subj = m.group("subj")
+        obj = m.groupdict().get("obj") or ""
+        holder, attr = _holder_attr(subj)
+        if subj in PRONOUNS:
+            holder, attr = PRONOUNS[subj], _holder_attr(obj)[1] if obj else []
+            if not attr and m.groupdict().get("verb") in ("moved", "moving"):
+                attr = ["live"]  # "I moved to Munich": where I live
+        value = _words(m.group("val"))
+        # "… to Discord for team chat": the purpose after the value names the attribute too
+        purpose = re.search(r"\b(?:for|as|in|on)\b\s+(.+)$", m.group("val"))
+        if purpose and len(value) > 1:
+            attr = attr + _words(purpose.group(1))
+            value = _words(m.group("val")[: purpose.start()])
+        return Slot(holder, attr, value, change=True, old_value=_words(m.group("old") or ""), verb="change")
+    return None
+
+
+def _copular(s: str, original: str) -> Slot | None:
+    m = re.match(rf"^(?P<subj>.+?)\s+(?:{'|'.join(COPULA)})\s+(?P<val>.+)$", s)
+    if m is None:
+        return None
+    subj, val = m.group("subj"), m.group("val")
+    if len(subj.split()) > 8:
+        return None
+    if _is_name(subj, original) and re.match(r"^(?:the|our|my|their)\s+", val):
+        holder, attr = _holder_attr(val)  # "Kai is our designer": the role is the slot, Kai its value
+        return Slot(holder, attr, _words(subj), verb="be")
+    holder, attr = _holder_attr(subj)
+    value = _words(val)
+    if subj in PRONOUNS:
+        holder, attr = PRONOUNS[subj], []
+        if len(value) > 2 and value[1] in _PREPS:  # "allergic to shellfish", "based in Cairo"
+            attr, value = value[:2], value[2:]
+    elif holder == "" and _is_name(subj, original):
+        holder, attr = subj, []
+    return Slot(holder, attr, value, verb="be")
+
+
+_ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely"])
+
+
+def _verbal(s: str) -> Slot | None:
+    words = _words(s)
+    for i, w in enumerate(words[:7]):
+        base = _base(w)
+        before = [x for x in words[:i] if x not in _ADVERBS]
+        if base is None and before in (["i"], ["we"]) and w not in _ADVERBS and len(words) > i + 1:
+            base = w  # after "I" or "we" comes a verb, known or not ("I usually wake up at 6")
+        if base is None or i == 0 and w not in ("use", "deploy", "host") or words[:i] and all(x in DETERMINERS for x in words[:i]):
+            continue  # "the build server": a determiner is followed by a noun
+        subj = " ".join(words[:i])
+        rest = words[i + 1:]
+        if not rest:
+            return None
+        holder, attr = _holder_attr(subj)
+        if subj in PRONOUNS or (holder == "" and subj and subj.split()[0] not in DETERMINERS and len(subj.split()) <= 2):
+            holder = PRONOUNS.get(subj, subj)
+            # the verb, and what it acts on up to its first preposition: "host the site on | netlify"
+            cut = next((j for j, x in enumerate(rest[:-1]) if x in _PREPS), -1)
+            attr = [base] + [x for x in rest[: cut + 1] if x not in DETERMINERS]
+            value = rest[cut + 1:]
+        else:
+            value = rest
+        return Slot(holder, attr, value, verb=base)
+    return None
+
+
+def _base(word: str) -> str | None:
+    if word in VERBS:
+        return word
+    for suffix, add in (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("d", ""), ("ing", ""), ("ing", "e")):
+        if word.endswith(suffix) and word[: -len(suffix)] + add in VERBS:
+            return word[: -len(suffix)] + add
+    irregular = {"went": "go", "goes": "go", "ran": "run", "led": "lead", "kept": "keep", "took": "take", "met": "meet", "wrote": "write",
+                 "drove": "drive", "ate": "eat", "drank": "drink", "spoke": "speak", "sat": "sit", "held": "hold", "paid": "pay",
+                 "spent": "spend", "left": "leave", "flew": "fly", "rode": "ride", "sold": "sell", "bought": "buy", "has": "have", "had": "have"}
+    return irregular.get(word)
+
+
+# -- comparing ------------------------------------------------------------------
+def _dice(a: list[str], b: list[str]) -> float:
+    x, y = set(a), set(b)
+    return 2 * len(x & y) / (len(x) + len(y)) if x or y else 1.0
+
+
+def synonyms(a: list[str], b: list[str]) -> bool:
+    return any(set(a) & g and set(b) & g for g in SYNONYMS)
+
+
+def same_holder(a: Slot, b: Slot) -> bool:
+    return a.holder == b.holder or "" in (a.holder, b.holder) and {a.holder, b.holder} <= {"", "i", "we"}
+
+
+def same_attribute(a: Slot, b: Slot) -> bool:
+    x, y = content(a.attribute, True), content(b.attribute, True)
+    if a.verb != b.verb and "change" not in (a.verb, b.verb) and not (b.change and "be" in (a.verb, b.verb) and "have" not in (a.verb, b.verb)):
+        # "our office has a gym" says nothing of where the office is; "uses" is not "is
+        # written in"; but "my home is in" is where "I live in"
+        return synonyms(x + [a.verb], y + [b.verb])
+    if not x and not y:
+        return a.verb == b.verb or {a.verb, b.verb} <= {"be"}
+    if not x or not y:
+        return False
+    return _dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
+
+
+def same_value(a: Slot, b: Slot) -> bool:
+    x, y = [w for w in content(a.value) if w not in ("year", "old")], [w for w in content(b.value) if w not in ("year", "old")]
+    if not x or not y:
+        return x == y
+    if set(x) == set(y) and len(x) > 1:
+        return x == y  # "tea more than coffee" is not "coffee more than tea"
+    return _dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and _dice(x, y) >= 0.5
+
+
+def mentions(words: list[str], text: str) -> bool:
+    """`text` says each content word of `words` (the old value a change names)."""
+    c = content(words)
+    have = {stem(w) for w in _words(text.lower())}
+    return bool(c) and all(w in have for w in c)
+
+
+def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> str | None:
+    """How the later statement `b` stands to the earlier `a` by slot: `same` (one slot, one
+    value), `changed` (one slot, another value: it replaces it), `negated` (one slot, the
+    value denied or affirmed), `beside` (one slot, another value that can hold alongside),
+    `topic` (another slot of the same person or thing), or None (different slots, or no slot)."""
+    if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, old_text):
+        return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
+    if a is None or b is None:
+        return None
+    if not same_holder(a, b) or not same_attribute(a, b):
+        return "topic" if _same_topic(a, b, old_text, new_text) else None
+    if same_value(a, b):
+        return "negated" if a.negated != b.negated else "same"
+    if b.additive or a.additive:
+        return "beside"
+    if not content(a.value) or not content(b.value):
+        return None
+    if a.single or b.change or _count_changed(a, b):
+        return "changed"
+    return "beside"
+
+
+_COMMON = frozenset(["i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
+                     "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every"])
+
+
+def names(text: str) -> set[str]:
+    """Capitalised words that are not common openers ("Priya", "Kubernetes", "AWS")."""
+    return {w.lower() for w in re.findall(r"\b[A-Z][\w.-]*\w|\b[A-Z]\b", text) if w.lower() not in _COMMON and w.lower() not in VERBS}
+
+
+def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
+    """About the same person or thing, saying another thing of it: a name in both, or
+    an addition ("also") by the same holder, or the same holder doing the same verb."""
+    if names(old_text) & names(new_text):
+        return True
+    if a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")):
+        return True
+    return False
+
+
+def _count_changed(a: Slot, b: Slot) -> bool:
+    """Only a number differs ("I have 2 cats" / "I have 3 cats"): a count, one at a time."""
+    x, y = content(a.value), content(b.value)
+    return [w for w in x if not w[0].isdigit()] == [w for w in y if not w[0].isdigit()] and x != y

@@ -1,0 +1,217 @@
+"""Facts you can trust (issue 20): no duplicate current facts, corrections that stick
+whatever their word overlap, slot-aware curation, bad input decided clearly, and the LLM
+for the undecided band — on both backends, through the CLI where a user would type it."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fakeopenai import FakeOpenAI, Reply
+
+from palimpsest import Memory, Settings
+from palimpsest.cli import main
+from palimpsest.facts import slots
+from palimpsest.facts.curator import compare, judge
+
+
+def current(memory: Memory) -> list[str]:
+    return sorted(f.text for f in memory.facts.query())
+
+
+def cli(capsys: pytest.CaptureFixture[str], home: Path, store_url: str, *argv: str) -> dict:
+    code = main(["--home", str(home), "--store", store_url, *argv, "--json"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return json.loads(out)  # type: ignore[no-any-return]
+
+
+# -- finding 1: duplicate current facts ----------------------------------------------
+def test_the_same_text_as_a_correction_is_one_current_fact(capsys: pytest.CaptureFixture[str], home: Path, store_url: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    cli(capsys, home, store_url, "facts", "write", "The CI system is Jenkins.", "--valid-from", "2024-01-01")
+    cli(capsys, home, store_url, "facts", "write", "The CI system is GitHub Actions.", "--valid-from", "2024-06-01")
+    d = cli(capsys, home, store_url, "facts", "write", "The CI system is GitHub Actions.", "--corrects", "The CI system is Jenkins.")
+    assert d["action"] == "confirm"
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        assert current(memory) == ["The CI system is GitHub Actions."]
+
+
+def test_the_same_text_corrects_an_unrelated_wording_once(memory: Memory) -> None:
+    """Where the gate does not link the two (no shared slot), the correction still ends the
+    fact it names and confirms the one that says its text."""
+    old = memory.facts.curator.write({"text": "Builds are handled by Jenkins.", "valid_from": "2024-01-01"}).fact
+    memory.facts.curator.write({"text": "GitHub Actions runs every pipeline.", "valid_from": "2024-06-01"})
+    d = memory.facts.curator.write({"text": "GitHub Actions runs every pipeline.", "corrects": old.id})  # type: ignore[union-attr]
+    assert d.action == "confirm" and current(memory) == ["GitHub Actions runs every pipeline."]
+    assert memory.facts.get(old.id).status in ("superseded", "closed")  # type: ignore[union-attr]
+
+
+def test_a_turn_with_a_fact_and_a_correction_of_the_same_text(memory: Memory) -> None:
+    memory.facts.curator.write({"text": "The CI system is Jenkins.", "valid_from": "2024-01-01"})
+    source = memory.append("s", "user", "We moved CI off Jenkins; it is GitHub Actions now.", created_at="2024-06-01T10:00:00Z")["id"]
+    output = {"summary": "CI changed", "tasks": [],
+              "facts": [{"text": "The CI system is GitHub Actions.", "kind": "fact", "entities": [], "valid_from": None}],
+              "corrections": [{"text": "The CI system is GitHub Actions.", "replaces": "The CI system is Jenkins."}]}
+    decisions = memory.distiller.curate(output, source)
+    assert [d["action"] for d in decisions] == ["supersede", "confirm"]
+    assert current(memory) == ["The CI system is GitHub Actions."]
+
+
+# -- finding 3: corrections with few shared words --------------------------------------
+def test_a_correction_with_few_shared_words_supersedes(capsys: pytest.CaptureFixture[str], home: Path, store_url: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    cli(capsys, home, store_url, "facts", "write", "My deploy target is Heroku for the API and the workers.", "--valid-from", "2024-01-01")
+    d = cli(capsys, home, store_url, "facts", "write", "Correction: my deploy target is Fly.io now.")
+    assert d["action"] == "supersede" and d["signals"]["slot"] == "changed"
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        assert current(memory) == ["Correction: my deploy target is Fly.io now."]
+        assert memory.facts.search("deploy target")[0].fact.text.startswith("Correction: my deploy target is Fly.io")
+
+
+def test_a_correction_said_in_a_turn_supersedes(memory: Memory) -> None:
+    memory.facts.curator.write({"text": "My deploy target is Heroku for the API.", "valid_from": "2024-01-01"})
+    memory.append("s", "user", "Correction: my deploy target is Fly.io now.", created_at="2024-06-01T10:00:00Z")
+    memory.distiller.close_turn("s", use_llm=False)
+    assert current(memory) == ["My deploy target is Fly.io now."]
+
+
+# -- slot-aware curation -------------------------------------------------------------------
+@pytest.mark.parametrize(("old", "new", "action"), [
+    ("We deploy to Heroku.", "We now deploy to Fly.io.", "supersede"),
+    ("The project lead is Priya.", "Marco took over as project lead.", "supersede"),
+    ("I live in Berlin.", "I moved to Munich.", "supersede"),
+    ("We use Slack for team chat.", "We switched from Slack to Discord for team chat.", "supersede"),
+    ("The project lead is Priya.", "Priya also manages the hiring pipeline.", "related"),
+    ("I live in Lisbon.", "My home is in Lisbon.", "confirm"),
+    ("I like tea more than coffee.", "I like coffee more than tea.", "related"),
+])
+def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
+    memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
+def test_slot_parse() -> None:
+    s = slots.parse("Marco took over as project lead.")
+    assert s is not None and (s.attribute, s.value, s.change) == (["project", "lead"], ["marco"], True)
+    s = slots.parse("We've switched from Jenkins to GitHub Actions.")
+    assert s is not None and s.old_value == ["jenkins"] and s.value == ["github", "actions"]
+    s = slots.parse("Priya also manages the hiring pipeline.")
+    assert s is not None and s.additive and s.holder == "priya"
+    assert slots.parse("") is None and slots.parse("hmm") is None
+    # a later statement of one slot supersedes; an earlier one is outdated, never current beside it
+    assert judge(compare("Our office is in Cork.", "Our office is in Dublin."), True) == "supersede"
+
+
+# -- bad input -------------------------------------------------------------------------------
+def test_contradictory_statements_in_one_turn_the_later_wins(memory: Memory) -> None:
+    memory.append("s", "user", "I live in Lisbon. Sorry, I live in Porto.", created_at="2024-06-01T10:00:00Z")
+    d = memory.distiller.close_turn("s", use_llm=False)
+    assert [x["action"] for x in d.decisions][-1] == "supersede"
+    assert current(memory) == ["I live in Porto."]
+
+
+def test_a_correction_of_a_fact_that_does_not_exist_is_new(memory: Memory) -> None:
+    d = memory.facts.curator.write({"text": "The launch is on Thursday.", "corrects": "The launch is on Monday."})
+    assert d.action == "new" and current(memory) == ["The launch is on Thursday."]
+    # an unknown id (a typo, or a model's invention): the text is decided as any statement, and says so
+    d = memory.facts.curator.write({"text": "The launch is on Friday.", "corrects": "fct_00000000000000000000000"})
+    assert d.action == "supersede" and "is not an open fact" in d.reason and current(memory) == ["The launch is on Friday."]
+
+
+def test_a_correction_before_the_fact_it_corrects(memory: Memory) -> None:
+    """Imports out of order: the newer value arrives first; the older one is written as held
+    until then, never a second current fact."""
+    new = memory.facts.curator.write({"text": "Our office is in Cork.", "valid_from": "2024-06-01"}).fact
+    d = memory.facts.curator.write({"text": "Our office is in Dublin.", "valid_from": "2024-01-01"})
+    assert d.action == "outdated" and d.fact is not None and d.fact.valid_to == new.valid_from  # type: ignore[union-attr]
+    assert current(memory) == ["Our office is in Cork."]
+    assert [f.text for f in memory.facts.query(valid_at="2024-03-01")] == ["Our office is in Dublin."]
+
+
+def test_a_correction_of_a_retracted_fact_is_refused(memory: Memory) -> None:
+    old = memory.facts.curator.write({"text": "The launch is on Monday.", "valid_from": "2024-01-01"}).fact
+    memory.facts.retract(old.id, reason="never said")  # type: ignore[union-attr]
+    d = memory.facts.curator.write({"text": "The launch is on Thursday.", "corrects": old.id})  # type: ignore[union-attr]
+    assert d.action == "refused" and d.fact is None and current(memory) == []
+    assert memory.facts.curator.counts["refused"] == 1
+    assert any(x.op == "refused" for _, x in memory.facts.decisions.read("facts"))
+
+
+def test_the_same_statement_from_two_sessions_at_once(memory: Memory) -> None:
+    barrier = threading.Barrier(2)
+    actions: list[str] = []
+
+    def say() -> None:
+        barrier.wait()
+        actions.append(memory.facts.curator.write({"text": "The standup is at 9:30.", "valid_from": "2024-06-01"}).action)
+
+    threads = [threading.Thread(target=say) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(actions) == ["confirm", "new"] and current(memory) == ["The standup is at 9:30."]
+
+
+def test_statements_with_no_subject_are_plain_facts(memory: Memory) -> None:
+    assert slots.parse("Absolutely.") is None
+    a = memory.facts.curator.write({"text": "Absolutely wonderful.", "valid_from": "2024-01-01"})
+    b = memory.facts.curator.write({"text": "Quite so, indeed.", "valid_from": "2024-06-01"})
+    assert (a.action, b.action) == ("new", "new") and len(current(memory)) == 2
+
+
+# -- the LLM for the undecided band ----------------------------------------------------------
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as f:
+        yield f
+
+
+def llm_memory(home: Path, store_url: str, fake: FakeOpenAI) -> Memory:
+    s = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema")
+    return Memory(home, store_url, settings=s)
+
+
+RELATED_PAIR = ("We use Terraform for infrastructure.", "We use Pulumi for infrastructure.")
+
+
+def test_the_llm_decides_the_related_band(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    fake.push(Reply.json({"action": "supersede", "slot": "team / infrastructure tool"}))
+    with llm_memory(home, store_url, fake) as memory:
+        memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
+        d = memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"})
+        assert d.action == "supersede" and "decided by the LLM" in d.reason
+        assert current(memory) == [RELATED_PAIR[1]]
+        body = fake.requests[0]
+        assert body["response_format"]["json_schema"]["schema"]["required"] == ["action", "slot"]
+        assert RELATED_PAIR[0] in body["messages"][1]["content"]
+        verdicts = [x for _, x in memory.facts.decisions.read("facts") if x.op == "arbitrated"]
+        assert len(verdicts) == 1 and verdicts[0].meta["verdict"]["action"] == "supersede"
+
+
+def test_a_malformed_llm_verdict_is_parked_and_nothing_written(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    fake.push(Reply.text("I think they are the same"), Reply.json({"action": "merge", "slot": ""}))
+    with llm_memory(home, store_url, fake) as memory:
+        memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
+        for _ in range(2):
+            d = memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"})
+            assert d.action == "parked" and d.fact is None
+            assert current(memory) == [RELATED_PAIR[0]]
+            memory.facts.curator._pending_known = False  # keep the drain for below
+        assert memory.facts.curator.counts["llm_parked"] == 2
+        assert memory.stats()["llm"]["curate"]["invalid"] == 2
+        assert len(memory.facts.curator.pending()) == 2
+        drained = memory.facts.curator.drain()  # the deterministic path decides, without the LLM
+        assert [x.action for x in drained] == ["related", "confirm"] and len(fake.requests) == 2
+        assert memory.facts.curator.pending() == []
+
+
+def test_without_an_llm_the_deterministic_path_decides(memory: Memory) -> None:
+    memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
+    assert memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"}).action == "related"
