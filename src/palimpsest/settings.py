@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not `typing`'s: the recall hook imports this module, and `typing` costs it ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
-@dataclass(frozen=True)
 class Setting:
-    name: str
-    default: Any
-    env: str
-    help: str
-    parse: Callable[[str], Any] = str
+    """One setting. A plain class rather than a dataclass: the recall hook, a process a
+    harness starts before every turn, imports this module, and `dataclasses` costs ~15 ms."""
+
+    __slots__ = ("default", "env", "help", "name", "parse")
+
+    def __init__(self, name: str, default: Any, env: str, help: str, parse: Callable[[str], Any] = str) -> None:
+        self.name, self.default, self.env, self.help, self.parse = name, default, env, help, parse
 
 
 def _bool(text: str) -> bool:

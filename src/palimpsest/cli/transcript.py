@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .common import add_command, console, count, emit, open_memory, print_table, words
+from .common import add_command, console, count, emit, open_memory, print_table, progress, words
 
 
 def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
@@ -111,7 +111,7 @@ def ingest(args: argparse.Namespace) -> None:
     messages = _read_messages(args.file)
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
-    with open_memory(args) as memory:
+    with open_memory(args) as memory, progress(args, "ingesting"):  # (one group commit: the bar pulses)
         result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
         compact_index(memory, BULK_COMPACT_SECONDS)
     emit(args, result, lambda r: print(f"{r['stored']} stored, {r['duplicates']} duplicates"))

@@ -38,7 +38,9 @@ INSTRUCTIONS = (
 def _tool(t: tools.Tool) -> types.Tool:
     return types.Tool(
         name=t.name, description=t.description, input_schema=t.input_schema,
-        annotations=types.ToolAnnotations(read_only_hint=not t.write, destructive_hint=False, idempotent_hint=True),
+        # nothing is deleted by any tool (a correction supersedes), and memory is a closed world
+        annotations=types.ToolAnnotations(read_only_hint=t.read_only, destructive_hint=False, idempotent_hint=t.idempotent,
+                                          open_world_hint=False),
     )
 
 
