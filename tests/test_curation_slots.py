@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakeopenai import FakeOpenAI, Reply
 
+from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.cli import main
 from palimpsest.facts import slots

@@ -22,7 +22,6 @@ the whole validated output), then every item goes to `facts.curator.write`.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,10 +29,10 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .facts.local import CORRECTION, MONTHS, WEEKDAYS, entities_of, local_distill, resolve_date, sentences
+from .facts.local import local_distill
 from .jobs import last_attempt
 from .kernel import Kernel
-from .records import Message, iso, parse_time
+from .records import Message, parse_time
 from .store import Filters, Job
 
 log = logging.getLogger(__name__)

@@ -50,13 +50,8 @@ _PREPS = frozenset(["in", "at", "to", "on", "for", "with", "from", "into", "onto
 _FILLER = frozenset(["the", "a", "an", "is", "are", "am", "was", "were", "be", "been", "of", "to", "in", "on", "at", "for", "with", "by",
                      "as", "every", "each", "it", "that", "this", "do", "does", "did", "will", "would", "have", "has", "had", "called",
                      "named", "my", "our", "your", "their"])
-VERBS = frozenset("""live work lead manage report host deploy store ship release run use go close open last happen start begin end take need
-cost meet sit stay own have speak like love enjoy prefer hate dislike play drive eat drink write read review call return require send
-keep sleep study teach build handle support belong come depend contain include hold serve point pay earn spend weigh measure
-expire renew visit attend join leave learn practise practice plan want wear ride fly travel commute sync back rotate cover
-mean know think teach lend borrow sell buy rent book""".split())
-MULTI = frozenset("use like love enjoy prefer speak play have own visit know read watch review attend join learn practise practice wear ride "
-                  "study eat drink support include contain build write teach".split())
+VERBS = frozenset(["live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
+MULTI = frozenset(["use", "like", "love", "enjoy", "prefer", "speak", "play", "have", "own", "visit", "know", "read", "watch", "review", "attend", "join", "learn", "practise", "practice", "wear", "ride", "study", "eat", "drink", "support", "include", "contain", "build", "write", "teach"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
     "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy")]
@@ -96,7 +91,7 @@ class Slot:
         return self.holder, " ".join(content(self.attribute))
 
 
-NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 
 
 def content(words: list[str], keep_preps: bool = False) -> list[str]:
