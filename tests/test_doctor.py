@@ -45,7 +45,7 @@ def test_all_well(tmp_path: Path, user: Path) -> None:
     memory.close()
     assert {n: c["state"] for n, c in found.items()} == {
         "server": "ok", "capture": "ok", "hooks claude-code": "ok", "embedder": "warn", "jobs": "ok",
-        "last capture": "warn", "dead letters": "ok", "spool": "ok"}
+        "quarantine": "ok", "last capture": "warn", "dead letters": "ok", "spool": "ok"}
     assert "/panel" in found["server"]["detail"]
     assert "PALIMPSEST_EMBEDDER" in found["embedder"]["fix"]
 
@@ -88,6 +88,26 @@ def test_dead_letters_and_spool(tmp_path: Path, user: Path) -> None:
     assert found["dead letters"]["state"] == "problem" and "bad role" in found["dead letters"]["detail"]
     assert "--requeue-dead" in found["dead letters"]["fix"]
     assert found["spool"]["state"] == "warn" and found["spool"]["detail"].startswith("1 batches")
+
+
+def test_quarantined_events_are_reported_with_the_server_up_or_down(tmp_path: Path, user: Path) -> None:
+    from test_index_faults import POISON, _write_raw
+
+    with served(tmp_path / "h", write=True) as memory:
+        _write_raw(memory, "poisoned", [POISON["not json"]("poisoned", 1)])
+        memory.catch_up()
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")  # server down: read from the home
+    assert found["quarantine"]["state"] == "warn" and found["quarantine"]["detail"].startswith("1 journal events")
+    assert "session poisoned line 1" in found["quarantine"]["detail"]
+    assert "palimpsest retry-quarantined" in found["quarantine"]["fix"]
+    memory = served(tmp_path / "h", write=True)
+    with ServerThread(memory) as url:
+        assert checks(tmp_path / "h", user, url)["quarantine"]["detail"] == found["quarantine"]["detail"]
+    memory.close()
+    from test_setup import palimpsest
+
+    done = palimpsest(user, "retry-quarantined", "--home", str(tmp_path / "h"), "--json")
+    assert done.returncode == 0 and json.loads(done.stdout) == {"retried": 1, "indexed": 0, "quarantined": 1}
 
 
 def test_the_doctor_command_prints_one_screen_and_exits_1_on_a_problem(tmp_path: Path, user: Path) -> None:

@@ -183,3 +183,64 @@ def test_nested_deeper_than_the_limit_in_the_library_call_path(sqlite_memory: Me
 
     with pytest.raises(InvalidInput, match="nested deeper"):
         tools.call(sqlite_memory, "memory_search", {"query": "x", "tag": nested(150)}, enable_write=False)
+
+
+# -- every route has a deadline ------------------------------------------------------
+@pytest.fixture
+def hurried(home: Path) -> Iterator[tuple[str, Memory]]:
+    memory = Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=True, request_timeout=1.0))
+    with ServerThread(memory) as url:
+        yield url, memory
+    memory.close()
+
+
+def test_a_request_past_its_deadline_answers_503_and_holds_nothing(hurried: tuple[str, Memory]) -> None:
+    """A write stuck behind another process's lock on its journal (a stalled importer) answers
+    503 at the deadline over HTTP and MCP; other sessions' writes and /healthz go on meanwhile;
+    the stuck write lands once the lock is released, and its retry is a duplicate."""
+    import fcntl
+    import os
+
+    url, memory = hurried
+    held = {"session": "stuck", "role": "user", "content": "held up", "event_key": "k-held"}
+    assert tool(url, "memory_append", {**held, "content": "first", "event_key": "k-first"}).status_code == 200
+    fd = os.open(memory.journal.path("stuck"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        started = time.perf_counter()
+        r = tool(url, "memory_append", held)
+        waited = time.perf_counter() - started
+        assert r.status_code == 503, r.text
+        assert r.json()["error"]["code"] == "deadline_exceeded" and "event_key" in r.json()["error"]["message"]
+        assert 0.9 <= waited < 10
+        mcp = post(f"{url}/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                  "params": {"name": "memory_append", "arguments": held}},
+                   {"content-type": "application/json", "accept": "application/json, text/event-stream"})
+        reply = json.loads(next(line[5:] for line in mcp.text.splitlines() if line.startswith("data:")))
+        assert reply["result"]["isError"] and "deadline_exceeded" in reply["result"]["content"][0]["text"]
+        other = tool(url, "memory_append", {"session": "free", "role": "user", "content": "not held"})
+        assert other.status_code == 200, "a stuck session must not hold another session's writes"
+        assert httpx.get(f"{url}/healthz", timeout=5).status_code == 200
+    finally:
+        os.close(fd)  # releases the lock: the abandoned write goes on
+    deadline = time.monotonic() + 10
+    while len(memory.journal.path("stuck").read_bytes().splitlines()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = tool(url, "memory_append", held)
+    assert again.status_code == 200 and again.json()["result"].get("duplicate") is True, again.text
+    keys = [json.loads(line)["event_key"] for line in memory.journal.path("stuck").read_bytes().splitlines()]
+    assert sorted(keys) == ["k-first", "k-held"]
+
+
+def test_journal_streams_outlive_the_deadline(home: Path) -> None:
+    """A journal stream, once started, runs to the end at the reader's pace."""
+    memory = Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=True, request_timeout=0.5))
+    memory.ingest_session("long", [{"role": "user", "content": f"line {i} " + "x" * 200} for i in range(3000)])
+    with ServerThread(memory) as url, httpx.stream("GET", f"{url}/api/sessions/long/events?stream=true", timeout=30) as r:
+        lines = 0
+        for i, _ in enumerate(r.iter_lines()):
+            lines += 1
+            if i == 10:
+                time.sleep(0.8)  # past the deadline, mid-stream
+    memory.close()
+    assert lines == 3000

@@ -81,6 +81,19 @@ def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, 
         assert c.get(url + "/panel/find?id=" + seeded["fact"], follow_redirects=False).status_code == 303
 
 
+def test_the_health_page_shows_quarantined_events(home: Path) -> None:
+    from test_index_faults import POISON, _write_raw
+
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as m, ServerThread(m) as url:
+        assert "None: every journal line is indexed" in httpx.get(url + "/panel/health").text
+        _write_raw(m, "poisoned", [POISON["infinity in metadata"]("poisoned", 1)])
+        m.catch_up()
+        page = httpx.get(url + "/panel/health").text
+    table = page[page.index('id="quarantine"'):]
+    assert 'href="/panel/sessions/poisoned"' in table and "evt_poisoned_0001" in table
+    assert "palimpsest retry-quarantined" in page and "events quarantined" in page
+
+
 def test_actions_need_the_token_json_and_writes(served: tuple[Memory, str, dict[str, Any]]) -> None:
     _, url, _ = served
     body = {"tag": "topic:ops", "decision": "accept", "target_type": "session", "target_id": "deploy-1"}

@@ -62,6 +62,15 @@ def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
     assert sum(o.acked for o in outcomes) > 0
 
 
+@pytest.mark.parametrize("mode", ["capture", "import", "rebuild"])
+def test_kill_9_during_capture_import_and_rebuild(tmp_path: Path, mode: str) -> None:
+    """The server's capture path, an import (then imported again) and a rebuild, each killed
+    twice at random (the second time in the home the first left)."""
+    outcomes = [crash.trial(tmp_path / mode, mode, 2000 + i, max_delay=0.5) for i in range(2)]
+    assert [p for o in outcomes for p in o.problems] == []
+    assert all(o.journal_events > 0 for o in outcomes)
+
+
 WRITER = textwrap.dedent(
     """
     import sys

@@ -10,10 +10,17 @@ One structured call with a fixed schema of four fields — `summary` (one senten
 `facts` (text, kind, entities, valid_from), `corrections` (the new statement and the
 earlier fact it replaces, by id or text), `tasks` (open items) — constrained by the
 schema (see `palimpsest.llm`) and validated. Every message line of the prompt carries an
-absolute ISO-minute timestamp; the open facts nearest the turn are listed with their ids
+absolute ISO-minute timestamp and the whole message: a turn longer than `summary_leaf_tokens`
+is distilled in parts of whole messages (`batches`), one call each, their outputs merged,
+and only a single message longer than the whole budget is cut, its line saying so; the open facts nearest the turn are listed with their ids
 so a correction can name what it replaces. Without an LLM, or when the model's replies
 stay invalid until the job's last attempt, `local_distill` (`palimpsest.facts.local`)
 extracts the same shape deterministically.
+
+Every item is attested by the message that said it (`said_by`) and holds from that
+message's time, or from the date the statement names resolved against it (`resolve_date`;
+a task from when it was said): valid time is when it held, known time (`recorded_at`) is
+when Palimpsest learned it, so imported and backfilled history is dated right.
 
 Each result is journaled once per turn (`<home>/system/sessions/distill/events.jsonl`,
 the whole validated output), then every item goes to `facts.curator.write`.
@@ -29,7 +36,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .facts.local import local_distill
+from .facts.local import CORRECTION, DATE, MONTHS, WEEKDAYS, entities_of, local_distill, resolve_date, sentences  # noqa: F401 (re-exported)
 from .jobs import last_attempt
 from .kernel import Kernel
 from .records import Message, parse_time
@@ -38,7 +45,6 @@ from .store import Filters, Job
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "distill"
 MAX_TURN_MESSAGES = 400
-MAX_LINE_CHARS = 2000
 KINDS = ["fact", "preference", "decision", "event", "plan"]
 
 DISTILL_SCHEMA: dict[str, Any] = {
@@ -98,13 +104,64 @@ def minute(ts: str) -> str:
     return parse_time(ts).strftime("%Y-%m-%dT%H:%MZ")
 
 
-def message_line(n: int, m: Message, agent: str | None = None) -> str:
+def message_line(n: int, m: Message, agent: str | None = None, limit: int | None = None) -> str:
+    """`[#NN ISO-minute agent/role] text`: the whole message (spacing collapsed). Only a
+    message longer than a whole prompt's budget is cut, at `limit` characters, and the
+    line says so and names the id that `memory_get_full` restores; a row the index capped
+    says that too."""
     who = f"{agent}/{m.role or '?'}" if agent else (m.role or "?")
     text = m.content or ""
     if m.tool_name:
         text = f"(tool {m.tool_name}) {text}".strip()
-    text = " ".join(text.split())[:MAX_LINE_CHARS]
+    text = " ".join(text.split())
+    if m.truncated and m.full_content_length:
+        text += f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters]"
+    if limit is not None and len(text) > limit:
+        text = f"{text[:limit]} [cut: {len(text) - limit} more characters over the prompt's budget; whole text: memory_get_full {m.id}]"
     return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
+
+
+def line_tokens(m: Message) -> int:
+    """A message's prompt line, in tokens (characters / 4, the line tag included)."""
+    return (len(m.content or "") + len(m.tool_name or "") + 60) // 4 + 1
+
+
+def batches(messages: list[Message], budget: int) -> list[list[Message]]:
+    """Consecutive runs of `messages` whose lines fit `budget` tokens together: a prompt
+    is split between messages, never inside one; a message over the budget alone is one
+    run (its line cut by `message_line(limit=...)`)."""
+    out: list[list[Message]] = []
+    used = 0
+    for m in messages:
+        cost = line_tokens(m)
+        if not out or used + cost > budget:
+            out.append([])
+            used = 0
+        out[-1].append(m)
+        used += cost
+    return out
+
+
+def said_by(text: str, messages: list[Message]) -> Message:
+    """The message of a turn that says `text` (spacing and case aside), else the turn's
+    first user message (a model's paraphrase is quoted from no one line)."""
+    want = " ".join(text.split()).casefold()
+    for m in messages:
+        if want and want in " ".join((m.content or "").split()).casefold():
+            return m
+    return next((m for m in messages if m.role == "user"), messages[0])
+
+
+def merge(outputs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The outputs of a turn's parts as one: the summaries joined, the lists concatenated
+    with repeats dropped (each part was checked against the schema)."""
+    if len(outputs) == 1:
+        return outputs[0]
+    out: dict[str, Any] = {"summary": " ".join(o["summary"] for o in outputs), "facts": [], "corrections": [], "tasks": []}
+    for o in outputs:
+        for name in ("facts", "corrections", "tasks"):
+            out[name] += [x for x in o[name] if x not in out[name]]
+    return out
 
 
 def check_output(data: Any) -> dict[str, Any]:
@@ -156,27 +213,35 @@ class Distiller:
             return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
         llm = self.kernel.llm if use_llm else None
         if llm is not None:
-            reply = llm.structured_call(self.prompt(session, messages), DISTILL_SCHEMA, task="distill", name="distill",
-                                        cancel=cancel, context={"job_key": key, "session": session})
-            output, origin = reply.data, "llm"
+            # a turn longer than the budget is distilled in parts, each of whole messages
+            parts = batches(messages, self.kernel.settings.summary_leaf_tokens)
+            output = merge([llm.structured_call(self.prompt(session, part), DISTILL_SCHEMA, task="distill", name="distill", cancel=cancel,
+                                                context={"job_key": key, "session": session, "part": i}).data
+                            for i, part in enumerate(parts)])
+            origin = "llm"
         else:
             output, origin = check_output(local_distill(messages)), "local"
         result = Distilled(session, output, origin)
         self.kernel.decisions.record(SYSTEM_SESSION, "distill", key=key, subject=session, content=output.get("summary", "")[:500],
                                      session=session, origin=origin, output=output, messages=[m.id for m in messages])
-        source = next((m.id for m in messages if m.role == "user"), messages[0].id)
-        result.decisions = self.curate(output, source)
+        result.decisions = self.curate(output, messages)
         return result
 
-    def curate(self, output: dict[str, Any], source: str) -> list[dict[str, Any]]:
-        """Every fact, correction and task of a distilled turn through the curator."""
+    def curate(self, output: dict[str, Any], messages: list[Message]) -> list[dict[str, Any]]:
+        """Every fact, correction and task of a distilled turn through the curator, each
+        attested by the message that said it and valid from when it was said (or from the
+        time it names); the facts' known time stays when this runs."""
         from .facts import Candidate
 
-        candidates = [Candidate(text=f["text"], kind=f["kind"], entities=f["entities"], valid_from=f.get("valid_from"), source=source,
-                                metadata={"origin": "distill"}) for f in output.get("facts", [])]
-        candidates += [Candidate(text=c["text"], kind="correction", entities=[], source=source, corrects=c["replaces"],
-                                 metadata={"origin": "distill"}) for c in output.get("corrections", [])]
-        candidates += [Candidate(text=t, kind="task", source=source, metadata={"origin": "distill"}) for t in output.get("tasks", [])]
+        def candidate(text: str, kind: str, valid_from: str | None = None, **more: Any) -> Candidate:
+            m = said_by(text, messages)
+            # a task's date is its deadline, not when it starts to hold
+            start = valid_from or (resolve_date(text, m.created_at) if kind != "task" else None) or m.created_at
+            return Candidate(text=text, kind=kind, valid_from=start, source=m.id, metadata={"origin": "distill"}, **more)
+
+        candidates = [candidate(f["text"], f["kind"], f.get("valid_from"), entities=f["entities"]) for f in output.get("facts", [])]
+        candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]
+        candidates += [candidate(t, "task") for t in output.get("tasks", [])]
         out: list[dict[str, Any]] = []
         for c in candidates:
             try:
@@ -190,7 +255,8 @@ class Distiller:
     def prompt(self, session: str, messages: list[Message]) -> list[dict[str, str]]:
         info = self.store.get_session(session)
         agent = info.agent if info else None
-        lines = [message_line(i + 1, m, agent) for i, m in enumerate(messages)]
+        limit = self.kernel.settings.summary_leaf_tokens * 4  # reached only by a message over the whole budget
+        lines = [message_line(i + 1, m, agent, limit) for i, m in enumerate(messages)]
         known = self._known_facts(" ".join(m.content for m in messages if m.role == "user")[:2000])
         head = f"Session {session}" + (f", agent {agent}" if agent else "") + f", {len(messages)} messages, now {minute(messages[-1].created_at)}."
         parts = [head]

@@ -15,8 +15,10 @@
     ├── Conflict              the state changed under the caller: a fact already superseded,
     │                         closed or retracted, or a concurrent writer won (HTTP 409, exit 9)
     ├── EmbedderError         the embedding model failed (HTTP 502, exit 8)
-    └── LLMError              the language model could not be reached or kept failing
-                              (HTTP 502, exit 10); its reply broke the schema: InvalidReply (llm.py)
+    ├── LLMError              the language model could not be reached or kept failing
+    │                         (HTTP 502, exit 10); its reply broke the schema: InvalidReply (llm.py)
+    └── DeadlineExceeded      a request ran past the server's deadline (HTTP 503, exit 11);
+                              its work was left to finish: retry writes with their event_key
 
 Adapters translate these in exactly one place each (`cli/__init__.py`, `server/http.py`).
 """
@@ -107,3 +109,11 @@ class LLMError(PalimpsestError):
     code = "llm_error"
     http_status = 502
     exit_code = 10
+
+
+class DeadlineExceeded(PalimpsestError, TimeoutError):
+    """A request ran past the server's `request_timeout`; its work is left to finish."""
+
+    code = "deadline_exceeded"
+    http_status = 503
+    exit_code = 11

@@ -67,7 +67,8 @@ class Finder:
         as known at `known_at` — a superseded, retracted or closed fact never otherwise.
         With a session or agent filter, chunks of the document vaults attached to them come
         too (`result.documents`). `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
-        from the hits, citing their ids (or why synthesis is unavailable)."""
+        from the hits, citing their ids — or, when it is off, there is no LLM, or the LLM fails or
+        answers out of schema, `available: False`, the reason, and a note; the hits stay."""
         query = check_query(query)
         check_page(limit, 0)
         f = self.filters(**filters)
@@ -82,6 +83,8 @@ class Finder:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if synthesize:  # a short answer drawn only from the hits, citing their ids (off by default)
             result.answer = self.toolsynth.answer(query, [*result.facts, *result.hits])
+            if not result.answer["available"]:
+                result.notes.append(f"no answer: {result.answer['reason']}")
         self._count(result.hits, touch)
         result.took_ms = (time.perf_counter() - started) * 1000
         return result

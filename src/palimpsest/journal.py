@@ -67,7 +67,8 @@ class Journal:
         self.root = Path(home) / "sessions"
         self.max_event_bytes = max_event_bytes
         self._states: dict[str, _SessionState] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the two below, held for no I/O
+        self._session_locks: dict[str, threading.Lock] = {}
         self._last_n = 0
 
     @cached_property
@@ -127,7 +128,7 @@ class Journal:
         _ = self.id  # settled before the first journal exists (a home with journals and no id is an old one)
         if not path.exists():  # a refusal must not leave an empty journal behind (the check below is the authority)
             self._check_sizes(session, events)
-        with self._lock:
+        with self._session_lock(session):  # one session's writer stuck on its flock holds no other session
             self._ensure_dir(path.parent)
             fd = self._open(path)
             try:
@@ -141,7 +142,7 @@ class Journal:
         out: list[tuple[Event, bool]] = []
         chunks: list[bytes] = []
         pending: dict[str, Event] = {}
-        offset, line, last_n = state.offset, state.lines, max(state.last_n, self._last_n)
+        offset, line = state.offset, state.lines
         own_n = state.last_n
         suffixes = secrets.token_hex(2 * len(events))  # one read of the random source per batch
         for i, raw in enumerate(events):
@@ -152,11 +153,11 @@ class Journal:
             given = raw.get("id")
             if isinstance(given, str) and EVENT_ID_RE.fullmatch(given) and event_number(given) > own_n:
                 # a pre-assigned id (restoring an export) is kept when it keeps the session monotonic
-                own_n = event_number(given)
-                last_n, event_id = max(last_n, own_n), given
+                own_n, event_id = event_number(given), given
+                self._next_n(own_n)
             else:
-                last_n = own_n = max(time.time_ns(), last_n + 1)
-                event_id = f"evt_{last_n:019d}{suffixes[4 * i:4 * i + 4]}"
+                own_n = self._next_n(max(time.time_ns(), own_n + 1))
+                event_id = f"evt_{own_n:019d}{suffixes[4 * i:4 * i + 4]}"
             event = Event.from_json({**raw, "id": event_id, "session": session})
             data = _encode(event)
             self._check_size(data)
@@ -168,10 +169,20 @@ class Journal:
             out.append((event, True))
         if chunks:
             self._durable_write(fd, state.offset, b"".join(chunks))
-            state.offset, state.lines, state.last_n = offset, line, last_n
+            state.offset, state.lines, state.last_n = offset, line, own_n
             state.keys.update({k: (e.line, e.offset) for k, e in pending.items()})
-            self._last_n = max(self._last_n, last_n)
         return out
+
+    def _session_lock(self, session: str) -> threading.Lock:
+        with self._lock:
+            return self._session_locks.setdefault(session, threading.Lock())
+
+    def _next_n(self, at_least: int) -> int:
+        """An event number above every one this process has given (fresh ids stay ordered
+        across sessions), and at least `at_least` (a pre-assigned id's is recorded so)."""
+        with self._lock:
+            self._last_n = max(at_least, self._last_n + 1)
+            return self._last_n
 
     def _check_size(self, data: bytes) -> None:
         if len(data) > self.max_event_bytes:
@@ -263,7 +274,7 @@ class Journal:
         path = self.path(session)
         if not path.exists():
             return
-        with self._lock:
+        with self._session_lock(session):
             fd = self._open(path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InvalidInput
+from .ids import SESSION_ID_RE, check_session_id, session_id_of  # noqa: F401 — re-exported: their home is ids.py
 
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$")
 ROLES_HINT = "user, assistant, system, tool (or any short name)"
 ROLE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
@@ -50,25 +50,6 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
     return dt if dt.tzinfo is UTC else dt.astimezone(UTC)
-
-
-def check_session_id(session: Any) -> str:
-    if not isinstance(session, str) or not SESSION_ID_RE.fullmatch(session) or ".." in session:
-        raise InvalidInput(
-            f"session id {str(session)[:80]!r} is not allowed: use 1–200 letters, digits and ._:@+=- "
-            "(no path separators, no '..', not starting with punctuation)"
-        )
-    return session
-
-
-def session_id_of(raw: Any) -> str:
-    """A harness's session id as a Palimpsest id: itself when valid, else a stable hash of it
-    (capture and the recall hook must name a harness's session alike)."""
-    text = str(raw or "").strip()
-    try:
-        return check_session_id(text)
-    except InvalidInput:
-        return "s-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str | None:

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # not `typing`'s: the recall hook imports this module, and `typing` costs it ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 
-@dataclass(frozen=True)
 class Setting:
-    name: str
-    default: Any
-    env: str
-    help: str
-    parse: Callable[[str], Any] = str
+    """One setting. A plain class rather than a dataclass: the recall hook, a process a
+    harness starts before every turn, imports this module, and `dataclasses` costs ~15 ms."""
+
+    __slots__ = ("default", "env", "help", "name", "parse")
+
+    def __init__(self, name: str, default: Any, env: str, help: str, parse: Callable[[str], Any] = str) -> None:
+        self.name, self.default, self.env, self.help, self.parse = name, default, env, help, parse
 
 
 def _bool(text: str) -> bool:
@@ -73,6 +76,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),
     Setting("codex_home", "~/.codex", "CODEX_HOME", "Codex CLI's home; `palimpsest capture` finds a Codex session's rollout file under <codex_home>/sessions."),
     Setting("body_timeout", 30.0, "PALIMPSEST_BODY_TIMEOUT", "Seconds the server waits for the next piece of a request body before answering 408 (slow clients).", float),
+    Setting("request_timeout", 60.0, "PALIMPSEST_REQUEST_TIMEOUT", "Seconds a request may take before the server answers 503 deadline_exceeded (its work is left to finish; retry writes with their event_key); 0: no limit.", float),
     Setting("header_timeout", 15.0, "PALIMPSEST_HEADER_TIMEOUT", "Seconds a client may take to send a request's headers (a new connection: from connecting) before the server closes it (slow clients); 0: no limit.", float),
     Setting("llm_url", "", "PALIMPSEST_LLM_URL", "Base URL of an OpenAI-compatible chat endpoint (…/v1); empty: no LLM, deterministic local fallbacks."),
     Setting("llm_model", "", "PALIMPSEST_LLM_MODEL", "Model name sent to the chat endpoint."),

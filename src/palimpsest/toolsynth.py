@@ -12,7 +12,9 @@ again by the indexer and find their sentence in the journal, so no model is aske
 
 Answer synthesis lives here too: `ToolSynth.answer(query, hits)` asks the LLM
 for a short answer drawn only from the hits, citing their ids (off unless
-`synthesize_answers` is set; without an LLM it says synthesis is unavailable).
+`synthesize_answers` is set; without an LLM it says synthesis is unavailable, and when
+the LLM cannot be reached or its reply stays invalid it says the answer could not be
+made — the caller's hits come back either way).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 from typing import Any
 
 from .distill import minute
+from .errors import LLMError
 from .jobs import embed_jobs, last_attempt
 from .kernel import Kernel
 from .records import Message
@@ -140,8 +143,12 @@ class ToolSynth:
             ids.append(hid)
         system = ("Answer the question using only the numbered memory lines. Cite the ids of the lines you used in \"cited\". "
                   "If they do not answer it, say so. Invent nothing. Answer JSON: {\"answer\": \"...\", \"cited\": [\"id\"]}.")
-        reply = llm.structured_call([{"role": "system", "content": system},
-                                     {"role": "user", "content": f"Question: {query}\n\nMemory:\n" + "\n".join(lines)}],
-                                    ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400)
+        try:
+            reply = llm.structured_call([{"role": "system", "content": system},
+                                         {"role": "user", "content": f"Question: {query}\n\nMemory:\n" + "\n".join(lines)}],
+                                        ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400)
+        except LLMError as exc:  # InvalidReply too: the hits still stand without an answer
+            log.warning("no answer synthesized: %s", exc)
+            return {"available": False, "reason": f"the answer could not be made ({exc.code}): {str(exc)[:300]}"}
         cited = [c for c in reply.data["cited"] if c in ids]
         return {"available": True, "answer": reply.data["answer"], "cited": cited, "model": reply.model}

@@ -5,7 +5,10 @@ command that fixes it. The checks, in order: the server answers (`/healthz`); it
 capture (an empty batch is posted: 400 means the route is there, 404 that writes are off,
 401 a missing token — nothing is written); the hooks of each harness found on this machine
 are installed and their binary exists; the embedder is configured and embedding keeps
-up; the job backlog; the last capture; the spool and the dead letters.
+up; the job backlog; events the indexer quarantined (a journal line the store refused:
+kept in the journal, missing from search until retried); the last capture; the spool and
+the dead letters. The backlog and the quarantine are read from the home itself (the
+server's stats when it answers), so they are reported with the server down too.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Doctor:
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
         self.stats: dict[str, Any] | None = None
+        self._home: dict[str, Any] | None = None
 
     def run(self) -> list[Check]:
         checks: list[Check] = []
@@ -59,6 +63,7 @@ class Doctor:
             self.hooks(checks)
             self.embedder(checks)
             self.backlog(checks)
+            self.quarantine(checks)
             self.last_capture(checks)
             self.spool(checks)
         finally:
@@ -136,18 +141,31 @@ class Doctor:
             coverage = ", ".join(f"{m}: {c:.0%}" for m, c in (e.get("coverage") or {}).items()) or "no vectors yet"
             checks.append(Check("embedder", OK, f"{e.get('embedder')} ({coverage}; {e.get('queued', 0)} queued)"))
 
+    def _read_home(self) -> dict[str, Any]:
+        """The job counts and the quarantine of the home, read once: {"missing": True} for a
+        home not created yet, {"error": text} when it cannot be opened."""
+        if self._home is None:
+            if not self.settings.home_path.exists():  # opening would create it: nothing to count yet
+                self._home = {"missing": True}
+                return self._home
+            try:
+                from ..memory import Memory
+
+                with Memory(settings=self.settings) as memory:
+                    self._home = {"tasks": memory.jobs()["tasks"], "quarantine": memory.quarantine_stats()}
+            except Exception as exc:  # noqa: BLE001 — a report, not a failure
+                self._home = {"error": str(exc)}
+        return self._home
+
     def backlog(self, checks: list[Check]) -> None:
-        if not self.settings.home_path.exists():  # opening would create it: nothing to count yet
+        home = self._read_home()
+        if home.get("missing"):
             checks.append(Check("jobs", WARN, f"no memory at {self.settings.home_path} yet", "palimpsest serve (it creates it)"))
             return
-        try:
-            from ..memory import Memory
-
-            with Memory(settings=self.settings) as memory:
-                tasks = memory.jobs()["tasks"]
-        except Exception as exc:  # noqa: BLE001 — a report, not a failure
-            checks.append(Check("jobs", WARN, f"the job queue could not be read: {exc}", "palimpsest jobs status"))
+        if "error" in home:
+            checks.append(Check("jobs", WARN, f"the job queue could not be read: {home['error']}", "palimpsest jobs status"))
             return
+        tasks = home["tasks"]
         queued = sum(s.get("queued", 0) + s.get("running", 0) for s in tasks.values())
         failed = sum(s.get("failed", 0) for s in tasks.values())
         detail = f"{queued} waiting, {failed} failed"
@@ -157,6 +175,18 @@ class Doctor:
             checks.append(Check("jobs", WARN, detail, "keep `palimpsest serve` running, or `palimpsest jobs run`"))
         else:
             checks.append(Check("jobs", OK, detail))
+
+    def quarantine(self, checks: list[Check]) -> None:
+        found = (self.stats or {}).get("quarantine") or self._read_home().get("quarantine")
+        if not found:
+            return  # no home yet, or it could not be read: the jobs check says which
+        if not found["count"]:
+            checks.append(Check("quarantine", OK, "every journal line is indexed"))
+            return
+        last = found["latest"][0] if found["latest"] else {}
+        where = f"; latest: session {last.get('session')} line {last.get('line')}: {str(last.get('reason', ''))[:200]}" if last else ""
+        checks.append(Check("quarantine", WARN, f"{found['count']} journal events the index refused (kept in the journal, "
+                            f"not searchable){where}", "palimpsest retry-quarantined (after an upgrade); palimpsest stats --json shows them"))
 
     def last_capture(self, checks: list[Check]) -> None:
         states = list((self.settings.home_path / "capture-state").glob("*.json"))

@@ -29,6 +29,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     for group in (transcript, recall, transfer, jobs, admin, server, setup, doctor, facts, vaults, code, llm, tags, wiki):
         group.register(sub)
+    from .helps import fill
+
+    fill(parser)
     return parser
 
 

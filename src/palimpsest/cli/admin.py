@@ -6,12 +6,14 @@ import argparse
 from typing import Any
 
 from ..settings import Settings
-from .common import add_command, emit, open_memory, print_table
+from .common import add_command, emit, open_memory, print_table, progress
 
 
 def register(sub: Any) -> None:
     add_command(sub, "settings", settings, "Show every setting with its current value and where it came from.")
     add_command(sub, "rebuild", rebuild, "Drop the index and rebuild it from the journals.")
+    add_command(sub, "retry-quarantined", retry_quarantined, "Index again the journal events the index refused "
+                "(quarantined; `stats` lists them): after an upgrade that can hold them.")
     add_command(sub, "sweep", sweep, "Remove idle instant sessions from the index (journals are kept).")
 
 
@@ -28,7 +30,7 @@ def settings(args: argparse.Namespace) -> None:
 def rebuild(args: argparse.Namespace) -> None:
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
-    with open_memory(args, repair=True) as memory:
+    with open_memory(args, repair=True) as memory, progress(args, "rebuilding"):  # (one transaction: the bar pulses)
         n = memory.rebuild()
         compact_index(memory, BULK_COMPACT_SECONDS)
         stats = memory.stats()
@@ -41,6 +43,13 @@ def _said(r: dict[str, Any]) -> None:
     if r["moved_aside"]:
         print(f"the index database was damaged: moved aside to {r['moved_aside']}")
     print(f"rebuilt: {r['messages']} messages" + (f", {r['quarantined']} events quarantined" if r["quarantined"] else ""))
+
+
+def retry_quarantined(args: argparse.Namespace) -> None:
+    with open_memory(args) as memory:
+        result = memory.retry_quarantined()
+    emit(args, result, lambda r: print(f"retried {r['retried']} quarantined events: {r['indexed']} indexed, "
+                                       f"{r['quarantined']} still refused"))
 
 
 def sweep(args: argparse.Namespace) -> None:

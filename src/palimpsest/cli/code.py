@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import add_command, count, emit
+from .common import add_command, count, emit, progress
 
 
 def register(sub: Any) -> None:
@@ -74,7 +74,7 @@ def open_graph(args: argparse.Namespace) -> Any:
 
 
 def index(args: argparse.Namespace) -> None:
-    with open_graph(args) as g:
+    with open_graph(args) as g, progress(args, "indexing code"):  # (no count from the graph: the bar pulses)
         report = g.index(args.path, name=args.name, exclude=args.exclude, full=args.full)
     emit(args, report, _print_report)
 

@@ -13,7 +13,8 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -87,6 +88,30 @@ def _default(obj: Any) -> Any:
     if hasattr(obj, "to_dict"):
         return obj.to_dict()
     raise TypeError(f"cannot serialise {type(obj).__name__}")
+
+
+Progress = Callable[[int, "int | None"], None]
+
+
+@contextmanager
+def progress(args: argparse.Namespace, label: str) -> Iterator[Progress]:
+    """A Rich progress bar on stderr for a command that can run longer than a second, shown
+    only to a person watching a terminal: off when stderr is not a TTY and with `--json`.
+    Yields `update(done, total)`; never called (work the library cannot count), the bar
+    pulses with the elapsed time, so a long command is never silent."""
+    if getattr(args, "json", False) or not sys.stderr.isatty():
+        yield lambda done, total=None: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
+                  console=console(stderr=True)) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int | None = None) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
 
 
 def console(stderr: bool = False) -> Any:

@@ -12,9 +12,12 @@ It must never get in the harness's way. The whole call is bounded by `--timeout`
 when the input is not a hook's JSON, the prompt is empty, the server cannot be reached,
 answers an error or answers too late, it prints nothing and exits 0. It asks the server
 rather than opening the store because the server has the embedder loaded and the index
-warm, and it imports only the standard library, `settings` and `records`, so that process
-start — most of its cost — stays small (`cli/__init__.py` sends it here before building
-the parser of every other command).
+warm. Process start is most of its cost, so it imports only what it needs: `json`,
+`socket`, `settings` and `ids` (`cli/__init__.py` sends it here before building the parser
+of every other command). It speaks HTTP/1.1 over a bare socket to an `http://` server —
+`urllib.request` took this process 65 ms of imports, more than the request itself — and
+through `http.client` to an `https://` one, where the TLS handshake dwarfs the imports.
+bench/hook.py measures the whole call against a bare `python -c pass`.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import socket
 import sys
-import urllib.request
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # not `typing`'s: importing `typing` costs this process ~10 ms
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_BUDGET = 2000  # tokens: added to every turn, so smaller than an explicit recall's 4000
 DEFAULT_TIMEOUT = 2.0  # seconds: the harness waits on this before the model sees the prompt
@@ -67,7 +73,7 @@ def main(argv: Sequence[str]) -> int:
 
 def recall_block(hook: dict[str, Any], args: argparse.Namespace) -> str:
     """The block for this hook's prompt, or "" when there is nothing to recall."""
-    from ..records import session_id_of
+    from ..ids import session_id_of
     from ..settings import Settings
 
     prompt = hook.get("prompt")
@@ -79,16 +85,62 @@ def recall_block(hook: dict[str, Any], args: argparse.Namespace) -> str:
     if raw_session:
         body["session"] = session_id_of(raw_session)
     url = (args.url or settings.url).rstrip("/") + "/api/memory/tool/memory_recall"
-    headers = {"Content-Type": "application/json"}
-    if settings.token:
-        headers["Authorization"] = f"Bearer {settings.token}"
-    request = urllib.request.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
-    # no proxies: the server is ours (usually loopback), and a proxy would only add delay
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=args.timeout) as response:
-        answer = json.loads(response.read())
+    answer = post_json(url, json.dumps(body).encode("utf-8"), settings.token, args.timeout)
     block = answer.get("result", {}).get("block") if isinstance(answer, dict) and answer.get("ok") else ""
     return block if isinstance(block, str) else ""
+
+
+def post_json(url: str, body: bytes, token: str | None, timeout: float) -> Any:
+    """POST a JSON `body` to `url`: the JSON of a 200 answer, None for any other status.
+    No proxies: the server is ours (usually loopback), and a proxy would only add delay."""
+    scheme, _, rest = url.partition("://")
+    netloc, slash, path = rest.partition("/")
+    headers = {"Host": netloc, "Content-Type": "application/json", "Content-Length": str(len(body)), "Connection": "close"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if scheme == "https":
+        import http.client
+
+        conn = http.client.HTTPSConnection(netloc, timeout=timeout)
+        conn.request("POST", slash + path, body, headers)
+        response = conn.getresponse()
+        return json.loads(response.read()) if response.status == 200 else None
+    if scheme != "http":
+        return None
+    host, port = _host_port(netloc)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    # a bytes host: getaddrinfo encodes a str one with the `idna` codec, an import of its own
+    with socket.create_connection((host.encode("ascii"), port), timeout=timeout) as sock:  # type: ignore[arg-type]
+        sock.sendall(f"POST {slash + path} HTTP/1.1\r\n{head}\r\n".encode("latin-1") + body)
+        raw = b"".join(iter(lambda: sock.recv(65536), b""))
+    status, _, rest_of = raw.partition(b"\r\n")
+    fields, _, payload = rest_of.partition(b"\r\n\r\n")
+    if status.split(b" ")[1:2] != [b"200"]:
+        return None
+    if b"transfer-encoding: chunked" in fields.lower():
+        payload = _dechunk(payload)
+    return json.loads(payload)
+
+
+def _host_port(netloc: str) -> tuple[str, int]:
+    """`host:port`, `[v6]:port` or a bare host (port 80)."""
+    if netloc.startswith("["):
+        host, _, port = netloc[1:].partition("]")
+        return host, int(port.lstrip(":") or 80)
+    host, _, port = netloc.partition(":")
+    return host, int(port or 80)
+
+
+def _dechunk(data: bytes) -> bytes:
+    out = []
+    while data:
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            break
+        out.append(data[:size])
+        data = data[size + 2:]
+    return b"".join(out)
 
 
 def render(hook: dict[str, Any], block: str, form: str) -> str:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from .common import add_command, emit, open_memory, print_table, progress
 
-from .common import add_command, emit, open_memory, print_table
+MAX_RUN = 1_000_000  # as `Worker.drain`: jobs that keep queueing more cannot hold the command forever
 
 
 def register(sub: Any) -> None:
@@ -46,8 +45,13 @@ def retry_failed(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    with open_memory(args) as memory:
-        n = memory.worker(tasks=args.task).drain()
+    with open_memory(args) as memory, progress(args, "jobs") as update:
+        tasks = memory.jobs()["tasks"]
+        total = sum(s.get("queued", 0) for t, s in tasks.items() if not args.task or t in args.task)
+        worker, n = memory.worker(tasks=args.task), 0
+        while n < MAX_RUN and (batch := worker.run_once()):  # the worker's `drain`, a batch at a time for the bar
+            n += batch
+            update(n, max(n, total))
     emit(args, {"ran": n}, lambda r: print(f"ran {r['ran']} jobs"))
 
 
@@ -58,9 +62,7 @@ def reindex(args: argparse.Namespace) -> None:
         return reindex_vault(args)
     with open_memory(args) as memory:
         todo = memory.count_messages()
-        show = sys.stderr.isatty() and not args.json
-        with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), disable=not show) as bar:
-            task = bar.add_task("reindex", total=todo)
-            n = memory.reindex(progress=lambda done: bar.update(task, completed=done))
+        with progress(args, "embedding") as update:
+            n = memory.reindex(progress=lambda done: update(done, todo))
         result = {"embedded": n, "model": memory.embedder.model_id if memory.embedder else None}
     emit(args, result, lambda r: print(f"embedded {r['embedded']} messages with {r['model']}"))

@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from .common import add_command, count, emit, open_memory
+from .common import add_command, count, emit, open_memory, progress
 
 
 def register(sub: Any) -> None:
@@ -40,9 +40,12 @@ def register(sub: Any) -> None:
 
 
 def compact(args: argparse.Namespace) -> None:
-    with open_memory(args) as memory:
+    with open_memory(args) as memory, progress(args, "compacting") as update:
         sessions = [args.session] if args.session else memory.summaries.pending_sessions(final=args.final)
-        result = {s: memory.summaries.compact(s, final=args.final, use_llm=not args.no_llm) for s in sessions}
+        result = {}
+        for i, s in enumerate(sessions):
+            update(i, len(sessions))
+            result[s] = memory.summaries.compact(s, final=args.final, use_llm=not args.no_llm)
     emit(args, result, lambda r: _lines(f"{s}: {n['leaf']} leaves, {n['branch']} branches, {n['root']} roots" for s, n in r.items()))
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .common import add_command, console, count, emit, open_memory, print_table, words
+from .common import add_command, console, count, emit, open_memory, print_table, progress, words
 
 
 def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
@@ -59,6 +59,8 @@ def register(sub: Any) -> None:
     _filters(p)
     p.add_argument("--limit", type=count(1), default=10)
     p.add_argument("--mode", choices=["ranked", "substring", "regex"], default="ranked")
+    p.add_argument("--synthesize", action="store_true", help="also a short answer from the LLM drawn only from the hits "
+                   "(needs PALIMPSEST_SYNTHESIZE_ANSWERS=1; the hits come back when it cannot be made)")
 
     p = add_command(sub, "get-full", get_full, "Show a message with its capped fields restored from the journal.")
     p.add_argument("id")
@@ -109,7 +111,7 @@ def ingest(args: argparse.Namespace) -> None:
     messages = _read_messages(args.file)
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
-    with open_memory(args) as memory:
+    with open_memory(args) as memory, progress(args, "ingesting"):  # (one group commit: the bar pulses)
         result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
         compact_index(memory, BULK_COMPACT_SECONDS)
     emit(args, result, lambda r: print(f"{r['stored']} stored, {r['duplicates']} duplicates"))
@@ -131,11 +133,14 @@ def browse(args: argparse.Namespace) -> None:
 
 def search(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        result = memory.search(words(args.query), limit=args.limit, mode=args.mode, **_filter_args(args)).to_dict()
+        result = memory.search(words(args.query), limit=args.limit, mode=args.mode, synthesize=args.synthesize,
+                               **_filter_args(args)).to_dict()
 
     def human(r: dict[str, Any]) -> None:
         for note in r["notes"]:
             print(f"note: {note}", file=sys.stderr)
+        if r.get("answer", {}).get("available"):
+            print(f"answer: {r['answer']['answer']} (cites {', '.join(r['answer']['cited']) or 'nothing'})")
         _print_messages(r["hits"])
 
     emit(args, result, human)

@@ -8,13 +8,12 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from .common import add_command, emit, open_memory
+from .common import add_command, emit, open_memory, progress
 
 EXIT_PARTIAL = 2  # some input was bad and reported; the rest was imported
 
@@ -34,45 +33,21 @@ def register(sub: Any) -> None:
                    "palimpsest-export-<time>.jsonl in it), or '-' for stdout")
 
 
-@contextmanager
-def _progress(args: argparse.Namespace, label: str) -> Iterator[Callable[[int, int], None] | None]:
-    """A rich progress bar on stderr, only for people watching a terminal (never with --json)."""
-    if args.json or not sys.stderr.isatty():
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), transient=True,
-                  console=_stderr_console()) as bar:
-        task = bar.add_task(label, total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        yield update
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
-
-
 def import_(args: argparse.Namespace) -> int:
     from ..importers import expand_paths, import_file, import_paths
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
     options = {"format": args.format, "session": args.session, "agent": args.agent}
     single = len(args.files) == 1 and not Path(args.files[0]).expanduser().is_dir()
-    with open_memory(args) as memory, _progress(args, "importing") as progress:
+    with open_memory(args) as memory, progress(args, "importing") as update:
         if single:  # one file: its report, and a refusal is an error like any other
-            report = import_file(memory, args.files[0], progress=progress, **options).to_dict()
+            report = import_file(memory, args.files[0], progress=update, **options).to_dict()
             compact_index(memory, BULK_COMPACT_SECONDS)
             emit(args, report, _print_report)
             return 0 if report["ok"] else EXIT_PARTIAL
         if not expand_paths(args.files):
             raise InvalidInput("no .jsonl or .json file found there")
-        reports = import_paths(memory, args.files, progress=progress, **options)
+        reports = import_paths(memory, args.files, progress=update, **options)
         compact_index(memory, BULK_COMPACT_SECONDS)
     result = {"ok": all(r["ok"] for r in reports), "stored": sum(r.get("stored", 0) for r in reports),
               "duplicates": sum(r.get("duplicates", 0) for r in reports), "files": reports}
@@ -109,12 +84,12 @@ def _print_report(r: dict[str, Any]) -> None:
 def export(args: argparse.Namespace) -> None:
     from ..importers import export_memory
 
-    with open_memory(args) as memory, _progress(args, "exporting") as progress:
+    with open_memory(args) as memory, progress(args, "exporting") as update:
         target = _export_target(args.file)
         if target is None:
-            counts = export_memory(memory, sys.stdout, progress)
+            counts = export_memory(memory, sys.stdout, update)
         else:
-            counts = _export_to_file(memory, target, progress)
+            counts = _export_to_file(memory, target, update)
     result = {"file": str(target) if target is not None else "-", **counts}
     if args.file == "-":  # stdout holds the export itself; the summary goes to stderr
         if args.json:
@@ -133,7 +108,7 @@ def _export_target(file: str) -> Path | None:
     return path
 
 
-def _export_to_file(memory: Any, path: Path, progress: Callable[[int, int], None] | None) -> dict[str, Any]:
+def _export_to_file(memory: Any, path: Path, update: Callable[[int, int], None]) -> dict[str, Any]:
     """Write beside the target and rename, so a failed export never leaves a half file."""
     from ..importers import export_memory
 
@@ -146,7 +121,7 @@ def _export_to_file(memory: Any, path: Path, progress: Callable[[int, int], None
         raise InvalidInput(f"cannot write in {directory}: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            counts = export_memory(memory, out, progress)
+            counts = export_memory(memory, out, update)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

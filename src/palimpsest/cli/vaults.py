@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
 from ..errors import InvalidInput
-from .common import add_command, count, emit, open_memory, words
+from .common import add_command, count, emit, open_memory, progress, words
 
 
 def register(sub: Any) -> None:
@@ -153,8 +153,8 @@ def _print_report(r: dict[str, Any]) -> None:
 
 
 def index(args: argparse.Namespace) -> None:
-    with open_memory(args) as memory:
-        report = _vaults(memory).index(args.vault, full=args.full, reader=_reader(args))
+    with open_memory(args) as memory, progress(args, f"indexing {args.vault}") as update:
+        report = _vaults(memory).index(args.vault, full=args.full, reader=_reader(args), progress=update)
     emit(args, report.to_dict(), _print_report)
 
 

@@ -14,9 +14,9 @@ from ..errors import InvalidInput, PalimpsestError
 from ..kernel import Kernel
 from ..records import Message
 from ..search import SearchResult
-from ..store.facts_base import FactQuery
 from ..tokens import count_tokens
 from . import context
+from .echoes import Echoes
 from .block import (
     DEFAULT_BUDGET,
     DOCUMENT_MIN_SIMILARITY,
@@ -149,7 +149,7 @@ class Recaller:
         if turn.result is None:
             return []
         attested = {s for item in turn.lead for s in item.sources}
-        retired = self._retired_sources([h.message.id for h in turn.result.hits])
+        retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
         items = []
         seen_text: set[str] = set()
         for h in turn.result.hits:
@@ -160,17 +160,6 @@ class Recaller:
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", m.created_at[:10], _message_text(m), h.score, m.session))
         return items
-
-    def _retired_sources(self, ids: list[str]) -> set[str]:
-        """Messages whose only facts were superseded, retracted or closed: what they say is
-        no longer believed, so they must not bring a retired fact back into recall."""
-        retired = set()
-        for mid in ids:
-            if not self.kernel.store.query_facts(FactQuery(source=mid, limit=1)):
-                continue
-            if not self._facts().query(source=mid):
-                retired.add(mid)
-        return retired
 
     def _live_tail(self, session: str | None, n: int) -> list[RecallItem]:
         if not session or n <= 0:

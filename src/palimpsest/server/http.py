@@ -26,7 +26,6 @@ from typing import Any
 from fastapi import FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -38,6 +37,7 @@ from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
 from ..tools.registry import MAX_DEPTH, json_depth
 from . import capture
+from .deadline import Deadline, in_thread
 from .guard import Guard, is_loopback
 from .mcp import build_server
 from .panel import mount as mount_panel
@@ -179,7 +179,8 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
 
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version"])
-    app.add_middleware(CrashGuard)  # first added, so innermost: inside CORS and Guard, around the routes
+    app.add_middleware(Deadline, seconds=settings.request_timeout)  # first added, so innermost: around the routes
+    app.add_middleware(CrashGuard)  # inside CORS and Guard
     app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host),
                        body_timeout=settings.body_timeout)
     return app
@@ -201,7 +202,7 @@ def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:
     def route_for(t: tools.Tool) -> None:
         async def call_tool(request: Request) -> JSONResponse:
             args = await _json_object(request)
-            return _ok(await run_in_threadpool(tools.call, memory, t.name, args, enable_write=write))
+            return _ok(await in_thread(tools.call, memory, t.name, args, enable_write=write))
 
         app.add_api_route(f"/api/memory/tool/{t.name}", call_tool, methods=["POST"], name=t.name, summary=t.description,
                           tags=["tools"], responses=_responses(*_error_statuses()), openapi_extra=_body(t.input_schema))
@@ -235,7 +236,7 @@ def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
               openapi_extra=_body(capture.BATCH_SCHEMA))
     async def capture_batch(request: Request) -> JSONResponse:
         body = await _json_object(request)
-        return _ok(await run_in_threadpool(capture.store_batch, memory, body))
+        return _ok(await in_thread(capture.store_batch, memory, body))
 
 
 TAG_GETS = {"": "list", "/pending": "pending", "/counts": "counts", "/lookup": "lookup", "/taxonomy": "taxonomy"}
@@ -254,7 +255,7 @@ def _tag_routes(app: FastAPI, memory: Memory, write: bool) -> None:
                     if not args[k].isdigit():
                         raise InvalidInput(f"{k} must be a whole number")
                     args[k] = int(args[k])
-            return _ok(await run_in_threadpool(tools.call, memory, "memory_tags", {**args, "action": action}, enable_write=write))
+            return _ok(await in_thread(tools.call, memory, "memory_tags", {**args, "action": action}, enable_write=write))
 
         app.add_api_route(f"/api/memory/tags{suffix}", read, methods=["GET"], tags=["tags"], responses=_responses(400, 401, 404),
                           summary=f"memory_tags {action} (arguments in the query string)", name=f"tags_{action}")
@@ -262,7 +263,7 @@ def _tag_routes(app: FastAPI, memory: Memory, write: bool) -> None:
     def post_route(suffix: str, action: str) -> None:
         async def change(request: Request) -> JSONResponse:
             body = await _json_object(request)
-            return _ok(await run_in_threadpool(tools.call, memory, "memory_tags", {**body, "action": action}, enable_write=write))
+            return _ok(await in_thread(tools.call, memory, "memory_tags", {**body, "action": action}, enable_write=write))
 
         app.add_api_route(f"/api/memory/tags{suffix}", change, methods=["POST"], tags=["tags"], responses=_responses(*_error_statuses()),
                           summary=f"memory_tags {action} (arguments as a JSON object)", name=f"tags_{action}",
@@ -293,11 +294,11 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
         start = _cursor(path, cursor) if cursor else (0, 0)
         if stream:
             return StreamingResponse(_stream_lines(memory, session, after, start), media_type="application/x-ndjson")
-        return _ok(await run_in_threadpool(_events_page, memory, session, after, limit, start))
+        return _ok(await in_thread(_events_page, memory, session, after, limit, start))
 
     @app.get("/api/stats", tags=["stats"], summary="Counts, journal vs index lag, sizes.", responses=_responses(401, 503))
     async def stats() -> JSONResponse:
-        return _ok(await run_in_threadpool(memory.stats))
+        return _ok(await in_thread(memory.stats))
 
     @app.get("/healthz", tags=["health"], summary="The process is up.")
     async def healthz() -> JSONResponse:
@@ -306,7 +307,7 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable.", responses=_responses(503))
     async def readyz() -> JSONResponse:
         try:
-            await run_in_threadpool(memory.check_store)
+            await in_thread(memory.check_store)
         except Exception as exc:
             log.warning("not ready: %s", exc)
             return _error_response(503, "store_unavailable", "the store does not answer")

@@ -17,13 +17,13 @@ import json
 import logging
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp.server import Server
 
 from .. import __version__, tools
 from ..errors import PalimpsestError
 from ..memory import Memory
+from .deadline import within
 
 log = logging.getLogger("palimpsest.mcp")
 
@@ -38,7 +38,9 @@ INSTRUCTIONS = (
 def _tool(t: tools.Tool) -> types.Tool:
     return types.Tool(
         name=t.name, description=t.description, input_schema=t.input_schema,
-        annotations=types.ToolAnnotations(read_only_hint=not t.write, destructive_hint=False, idempotent_hint=True),
+        # nothing is deleted by any tool (a correction supersedes), and memory is a closed world
+        annotations=types.ToolAnnotations(read_only_hint=t.read_only, destructive_hint=False, idempotent_hint=t.idempotent,
+                                          open_world_hint=False),
     )
 
 
@@ -54,7 +56,8 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            result = await anyio.to_thread.run_sync(lambda: tools.call(memory, params.name, params.arguments or {}, enable_write=enable_write))
+            result = await within(memory.settings.request_timeout, tools.call, memory, params.name, params.arguments or {},
+                                  enable_write=enable_write)
         except PalimpsestError as exc:
             return types.CallToolResult(content=_text(exc.to_dict()), is_error=True)
         except Exception:  # never a stack trace to the client; the log keeps it

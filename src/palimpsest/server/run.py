@@ -82,7 +82,7 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker
     background = threading.Thread(target=run_background, args=(memory, stop, interval), kwargs={"worker": worker}, name="palimpsest-background", daemon=True)
     background.start()
     writes = "on" if memory.settings.enable_write else "off (PALIMPSEST_ENABLE_WRITE=1 enables capture and write tools)"
-    print(f"Palimpsest serving {memory.home} at {url}  (MCP: {url}/mcp, writes {writes})", file=out, flush=True)
+    print(f"Palimpsest serving {memory.home} at {url}  (panel: {url}/panel, MCP: {url}/mcp, writes {writes})", file=out, flush=True)
     # Uvicorn handles the signals while it runs, then re-raises them to the handlers it found;
     # ours only ask the background loop to stop, so the shutdown below still runs.
     for sig in (signal.SIGINT, signal.SIGTERM):

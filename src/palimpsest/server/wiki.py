@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
+
+from .deadline import in_thread
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -24,18 +25,18 @@ def wiki_routes(app: FastAPI, memory: Memory, responses: Any) -> None:
     @app.get("/api/wiki", tags=["wiki"], summary="Topic pages by title (kind, query: part of the title, limit, offset).",
              responses=responses(400, 401))
     async def wiki_list(kind: str | None = None, query: str | None = None, limit: int = 100, offset: int = 0) -> JSONResponse:
-        return ok(await run_in_threadpool(lambda: memory.wiki.list(kind=kind, query=query, limit=limit, offset=offset)))
+        return ok(await in_thread(lambda: memory.wiki.list(kind=kind, query=query, limit=limit, offset=offset)))
 
     @app.get("/api/wiki/search", tags=["wiki"], summary="Pages matching q, each with its best statements and their sources.",
              responses=responses(400, 401))
     async def wiki_search(q: str = "", limit: int = 10) -> JSONResponse:
-        return ok(await run_in_threadpool(lambda: memory.wiki.search(q, limit=max(1, min(limit, 100)))))
+        return ok(await in_thread(lambda: memory.wiki.search(q, limit=max(1, min(limit, 100)))))
 
     @app.get("/api/wiki/{topic}", tags=["wiki"], summary="One page (by id, title or alias) with every statement's sources.",
              responses=responses(400, 401, 404))
     async def wiki_show(topic: str) -> JSONResponse:
-        return ok(await run_in_threadpool(lambda: memory.wiki.show(topic)))
+        return ok(await in_thread(lambda: memory.wiki.show(topic)))
 
     @app.get("/api/wiki/{topic}/history", tags=["wiki"], summary="A page's patches, oldest first.", responses=responses(400, 401, 404))
     async def wiki_history(topic: str) -> JSONResponse:
-        return ok(await run_in_threadpool(lambda: memory.wiki.history(topic)))
+        return ok(await in_thread(lambda: memory.wiki.history(topic)))

@@ -3,11 +3,12 @@
 A `compact` job (queued for a session whenever it gets new messages, at most one waiting
 per session) looks at the session's messages that are in no leaf. With more than
 `compact_after` of them, it takes the oldest — leaving the newest `compact_keep` alone —
-in batches of at most `summary_leaf_tokens` tokens (and `LEAF_MAX_MESSAGES` messages), and
-writes one leaf per batch with `summary_sources` links to its messages; the work per
+in batches of whole messages of at most `summary_leaf_tokens` tokens (and `LEAF_MAX_MESSAGES`
+messages; a message longer than the budget is a leaf of its own, its prompt line cut at the
+budget and saying so), and writes one leaf per batch with `summary_sources` links to its messages; the work per
 batch is bounded, so a session of 100,000 messages is compacted in constant memory.
 Leaves with no parent are rolled into a branch once they add up to
-`summary_branch_tokens`; whenever a branch is written the session's root is rewritten
+`summary_branch_tokens` (a branch closes before the leaf that would overflow it); whenever a branch is written the session's root is rewritten
 over every branch (within `summary_root_tokens`, each branch trimmed alike if they do
 not fit) and the old root is kept, marked superseded. `compact(final=True)` (the CLI's
 `summaries compact --final`) summarises every message and rolls whatever is left, so
@@ -41,7 +42,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..distill import message_line, minute, sentences
+from ..distill import batches, message_line, minute, sentences
 from ..records import Message, iso, utcnow
 from ..store.summaries_base import DEPTHS, Summary
 
@@ -158,18 +159,12 @@ class Compactor:
         return self.written
 
     def _batch(self, messages: list[Message]) -> list[Message]:
-        budget, used, out = self.s.summary_leaf_tokens, 0, []  # type: int, int, list[Message]
-        for m in messages:
-            cost = tokens(_line_text(m)) + 8
-            if out and used + cost > budget:
-                break
-            out.append(m)
-            used += cost
-        return out
+        """The first run of whole messages that fits the leaf budget (`distill.batches`)."""
+        return batches(messages, self.s.summary_leaf_tokens)[0] if messages else []
 
     def _leaf(self, batch: list[Message]) -> Summary:
-        lines = [message_line(i + 1, m, self.info.agent if self.info else None) for i, m in enumerate(batch)]
-        lines = [line[:LINE_CHARS] for line in lines]
+        limit = self.s.summary_leaf_tokens * 4  # only a message over the whole budget (alone in its leaf) is cut
+        lines = [message_line(i + 1, m, self.info.agent if self.info else None, limit) for i, m in enumerate(batch)]
         content, model = self._write(0, lines, batch[0].created_at, batch[-1].created_at, len(batch))
         s = Summary(_new_id(), self.session, 0, content, len(batch), batch[0].created_at, batch[-1].created_at, model,
                     iso(utcnow()), [m.id for m in batch])
@@ -180,11 +175,16 @@ class Compactor:
         leaves = store.session_summaries(self.session, 0, orphans=True)
         new_branch = False
         group: list[Summary] = []
-        for leaf in leaves:
-            group.append(leaf)
-            if sum(tokens(x.content) for x in group) >= self.s.summary_branch_tokens:
+        budget, used = self.s.summary_branch_tokens, 0
+        for leaf in leaves:  # a branch closes before the leaf that would overflow it: leaves are never cut to fit
+            if group and used + tokens(leaf.content) > budget:
                 self._parent(1, group)
-                group, new_branch = [], True
+                group, used, new_branch = [], 0, True
+            group.append(leaf)
+            used += tokens(leaf.content)
+            if used >= budget:
+                self._parent(1, group)
+                group, used, new_branch = [], 0, True
         if group and final:
             self._parent(1, group)
             new_branch = True
@@ -232,10 +232,6 @@ class Compactor:
         self.written[DEPTHS[s.depth]] += 1
         self.part.embed([s])
         return s
-
-
-def _line_text(m: Message) -> str:
-    return f"{m.content or ''} {m.tool_name or ''}"
 
 
 def extractive(lines: list[str], max_tokens: int, depth: int = 0) -> str:

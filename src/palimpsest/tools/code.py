@@ -10,12 +10,12 @@ from typing import Any
 
 from ..code.graph import CodeGraph
 from ..memory import Memory
-from .registry import INTEGER, STRING, schema, tool
+from .registry import BOOLEAN, INTEGER, STRING, described, schema, tool
 
 REPO: dict[str, Any] = {"type": "string", "description": "repository name (a project: tag value) or root path; "
                         "default: the only one indexed"}  # fmt: skip
 SYMBOL: dict[str, Any] = {"type": "string", "description": "qualified name or any dotted tail of it: save, Store.save, Point::new"}
-LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 1000}
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 1000, "description": "most results to return"}
 
 
 def _graph(memory: Memory) -> CodeGraph:
@@ -23,7 +23,9 @@ def _graph(memory: Memory) -> CodeGraph:
 
 
 @tool("code_find", "Find symbols (functions, classes, methods, types) of an indexed repository by name, fuzzily.",
-      schema({"name": STRING, "repo": REPO, "kind": STRING, "limit": LIMIT}, required=["name"]))  # fmt: skip
+      schema({"name": described(STRING, "the name or part of it (fuzzy)"), "repo": REPO,
+              "kind": described(STRING, "only symbols of this kind: function, class, method, type, …"),
+              "limit": described(LIMIT, "most symbols to return (default 20)")}, required=["name"]))  # fmt: skip
 def code_find(memory: Memory, args: dict[str, Any]) -> Any:
     with _graph(memory) as g:
         found = g.find(args["name"], repo=args.get("repo"), kind=args.get("kind"), limit=args.get("limit", 20))
@@ -38,7 +40,8 @@ def code_def(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("code_callers", "Call sites of a symbol. Unresolved calls that match only by name are flagged resolved=false.",
-      schema({"symbol": SYMBOL, "repo": REPO, "resolved_only": {"type": "boolean"}, "limit": LIMIT}, required=["symbol"]))  # fmt: skip
+      schema({"symbol": SYMBOL, "repo": REPO, "resolved_only": described(BOOLEAN, "leave out calls matched by name only (default false)"),
+              "limit": described(LIMIT, "most call sites to return (default 200)")}, required=["symbol"]))  # fmt: skip
 def code_callers(memory: Memory, args: dict[str, Any]) -> Any:
     with _graph(memory) as g:
         edges = g.callers(args["symbol"], repo=args.get("repo"), unresolved=not args.get("resolved_only", False),
@@ -54,7 +57,7 @@ def code_callees(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("code_impact", "Who is affected if a symbol changes: callers and subclasses, transitively, up to depth hops.",
-      schema({"symbol": SYMBOL, "repo": REPO, "depth": {**INTEGER, "minimum": 1, "maximum": 10}}, required=["symbol"]))  # fmt: skip
+      schema({"symbol": SYMBOL, "repo": REPO, "depth": {**INTEGER, "minimum": 1, "maximum": 10, "description": "hops to follow (default 3)"}}, required=["symbol"]))  # fmt: skip
 def code_impact(memory: Memory, args: dict[str, Any]) -> Any:
     with _graph(memory) as g:
         return {"impact": [i.to_dict() for i in g.impact(args["symbol"], repo=args.get("repo"), depth=args.get("depth", 3))]}

@@ -7,13 +7,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from .registry import INTEGER, STRING, schema, tool
+from .registry import INTEGER, STRING, described, schema, tool
 
 FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
 TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}
 SOURCE: dict[str, Any] = {"type": "string", "description": "where it was heard: event:evt_…, document:PATH or person:NAME"}
-ENTITIES: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+ENTITIES: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "description": "the people, projects or things it is about"}
 UNIT: dict[str, Any] = {"type": "number", "minimum": 0, "maximum": 1}
+VAULT: dict[str, Any] = {"type": "string", "description": "the fact vault (default: the default vault)"}
+KIND: dict[str, Any] = {"type": "string", "description": "correction, preference, fact, decision, task, …"}
+TEXT: dict[str, Any] = {"type": "string", "description": "the statement, one sentence"}
 
 
 def _facts(rows: list[Any]) -> dict[str, Any]:
@@ -22,8 +25,10 @@ def _facts(rows: list[Any]) -> dict[str, Any]:
 
 @tool("memory_facts", "Curated facts that hold now — or held in the world at `valid_at`, or as the system knew them at "
       "`known_at` — by vault, entity, kind or source. Superseded, retracted and closed facts only appear in the past.",
-      schema({"vault": STRING, "entity": STRING, "kind": STRING, "source": SOURCE, "valid_at": TIME, "known_at": TIME,
-              "limit": {**INTEGER, "minimum": 1, "maximum": 1000}}))
+      schema({"vault": VAULT, "entity": described(STRING, "only facts about this entity"), "kind": KIND, "source": SOURCE,
+              "valid_at": described(TIME, "facts as they held in the world at this time"),
+              "known_at": described(TIME, "facts as the system knew them at this time"),
+              "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most facts to return (default 100)"}}))
 def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
     return _facts(memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
                                      valid_at=args.get("valid_at"), known_at=args.get("known_at"), limit=args.get("limit", 100)))
@@ -36,58 +41,64 @@ def memory_fact_history(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("memory_fact_reviews", "Pairs the curator found related (0.7–0.9 similar) and disputes, waiting for a decision.",
-      schema({"vault": STRING}))
+      schema({"vault": VAULT}))
 def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
     return {"reviews": memory.facts.reviews(args.get("vault"))}
 
 
 @tool("memory_remember", "Offer a statement to the curator: it confirms a fact already known, supersedes the one it "
       "corrects, relates or disputes it, or writes a new fact.", schema({
-          "text": STRING, "vault": STRING, "kind": STRING, "entities": ENTITIES, "salience": UNIT, "valid_from": TIME,
+          "text": TEXT, "vault": VAULT, "kind": KIND, "entities": ENTITIES,
+          "salience": described(UNIT, "how much it matters, 0–1 (default by kind)"),
+          "valid_from": described(TIME, "when it started to hold in the world (default now)"),
           "source": SOURCE, "corrects": {"type": "string", "description": "the fact (id or text) this corrects"},
-      }, required=["text"]), write=True)
+      }, required=["text"]), write=True, idempotent=False)
 def memory_remember(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.curator.write(dict(args))
 
 
 @tool("memory_fact_confirm", "Hear a fact again: one more attestation, confidence and last_seen up.",
-      schema({"id": FACT_ID, "source": SOURCE}, required=["id"]), write=True)
+      schema({"id": FACT_ID, "source": SOURCE}, required=["id"]), write=True, idempotent=False)
 def memory_fact_confirm(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.confirm(args["id"], source=args.get("source"))
 
 
 @tool("memory_fact_revise", "The same statement said better: new text, attestations kept.",
-      schema({"id": FACT_ID, "text": STRING, "source": SOURCE}, required=["id", "text"]), write=True)
+      schema({"id": FACT_ID, "text": described(TEXT, "the better wording"), "source": SOURCE}, required=["id", "text"]), write=True)
 def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.revise(args["id"], args["text"], source=args.get("source"))
 
 
 @tool("memory_fact_supersede", "A correction: the old fact ends exactly where the new one starts; both are kept, linked.",
-      schema({"id": FACT_ID, "text": STRING, "valid_from": TIME, "source": SOURCE}, required=["id", "text"]), write=True)
+      schema({"id": FACT_ID, "text": described(TEXT, "what holds instead"),
+              "valid_from": described(TIME, "when the new one starts to hold (default now)"), "source": SOURCE},
+             required=["id", "text"]), write=True, idempotent=False)
 def memory_fact_supersede(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=args.get("source"))
 
 
 @tool("memory_fact_close", "The fact stopped holding (it was true until now, or until `at`).",
-      schema({"id": FACT_ID, "at": TIME, "source": SOURCE}, required=["id"]), write=True)
+      schema({"id": FACT_ID, "at": described(TIME, "when it stopped holding (default now)"), "source": SOURCE}, required=["id"]), write=True)
 def memory_fact_close(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.close(args["id"], at=args.get("at"), source=args.get("source"))
 
 
-@tool("memory_fact_retract", "The fact was never true.", schema({"id": FACT_ID, "reason": STRING, "source": SOURCE}, required=["id"]),
+@tool("memory_fact_retract", "The fact was never true.", schema({"id": FACT_ID, "reason": described(STRING, "why it was wrong"), "source": SOURCE}, required=["id"]),
       write=True)
 def memory_fact_retract(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.retract(args["id"], reason=args.get("reason"), source=args.get("source"))
 
 
 @tool("memory_fact_dispute", "Two facts that cannot both hold: both stay open, flagged with each other.",
-      schema({"id": FACT_ID, "other": FACT_ID}, required=["id", "other"]), write=True)
+      schema({"id": FACT_ID, "other": described(FACT_ID, "the fact it cannot hold with (fct_…)")}, required=["id", "other"]), write=True)
 def memory_fact_dispute(memory: Memory, args: dict[str, Any]) -> Any:
     return _facts(memory.facts.dispute(args["id"], args["other"]))
 
 
 @tool("memory_fact_settle", "Decide a review: `same` merges the new fact into the existing one, `keep` keeps both.",
-      schema({"new": FACT_ID, "existing": FACT_ID, "decision": {"type": "string", "enum": ["same", "keep"]}},
+      schema({"new": described(FACT_ID, "the newer fact of the review (fct_…)"),
+              "existing": described(FACT_ID, "the fact it was found close to (fct_…)"), "decision": {"type": "string", "enum": ["same", "keep"],
+                                                                           "description": "same: merge new into existing; keep: keep both"}},
              required=["new", "existing", "decision"]), write=True)
 def memory_fact_settle(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.settle(args["new"], args["existing"], args["decision"])

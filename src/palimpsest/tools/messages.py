@@ -8,24 +8,35 @@ from typing import Any
 from ..errors import EMPTY_QUERY, InvalidInput
 from ..memory import Memory
 from ..records import ROLE_RE
-from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, ROLE, SESSION, STRING, pick, schema, tool
+from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, described, pick, schema, tool
 
 SESSION_ATTRS: dict[str, Any] = {
-    "agent": STRING, "channel": STRING, "title": STRING, "key": STRING,
-    "kind": {"type": "string", "enum": ["normal", "instant"]},
-    "settings": OBJECT,
+    "agent": described(STRING, "the agent writing (claude-code, codex, …); set on the session's first write"),
+    "channel": described(STRING, "the channel (a chat, a project, …); set on the session's first write"),
+    "title": described(STRING, "the session's title"),
+    "key": described(STRING, "the client's own stable id of the session"),
+    "kind": {"type": "string", "enum": ["normal", "instant"], "description": "instant: scratch, never distilled into "
+             "facts, swept after 24 h idle (default normal)"},
+    "settings": described(OBJECT, "the session's settings (cwd, tags, …)"),
 }
 MESSAGE: dict[str, Any] = {
     "role": ROLE,
-    "content": STRING, "tool_name": STRING, "tool_args": ANY, "tool_result": ANY, "metadata": OBJECT,
+    "content": described(STRING, "the message's text"),
+    "tool_name": described(STRING, "the tool called, for a tool call"),
+    "tool_args": described(ANY, "the tool call's arguments (any JSON)"),
+    "tool_result": described(ANY, "the tool's full output (any JSON); capped in the index, kept whole in the journal"),
+    "metadata": described(OBJECT, "anything else to keep with the message"),
     "created_at": {"type": "string", "description": "ISO 8601; now when absent"},
     "event_key": {"type": "string", "description": "idempotency key; a content hash when absent"},
 }
 
 
-@tool("memory_search", "Search long-term memory: ranked keyword search (mode=ranked), or substring / regex scans. "
+@tool("memory_search", "Search long-term memory: ranked hybrid search (mode=ranked: keywords, meaning when an "
+      "embedder is loaded, recency and importance in one score), or substring / regex scans. "
       "Returns hits with ids, sessions, times and scores.", schema({
-          "query": STRING, "limit": LIMIT, "mode": {"type": "string", "enum": ["ranked", "substring", "regex"]},
+          "query": QUERY, "limit": described(LIMIT, "most hits to return (default 10)"),
+          "mode": {"type": "string", "enum": ["ranked", "substring", "regex"],
+                   "description": "ranked (default): hybrid ranking; substring / regex: exact scans, newest first"},
           "recipe": {"type": "string", "enum": ["hybrid", "rrf"], "description": "ranking recipe (default: the setting)"},
           "valid_at": {"type": "string", "description": "facts as they held in the world at this ISO time"},
           "known_at": {"type": "string", "description": "facts as the system knew them at this ISO time"},
@@ -40,7 +51,8 @@ def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("memory_browse", "List messages chronologically (or newest first), filtered by session, agent, channel, role and "
-      "date range, paged.", schema({**FILTERS, "limit": LIMIT, "offset": OFFSET, "newest_first": BOOLEAN}))
+      "date range, paged.", schema({**FILTERS, "limit": described(LIMIT, "most messages to return (default 50)"), "offset": OFFSET,
+                                  "newest_first": described(BOOLEAN, "newest first instead of oldest first (default false)")}))
 def memory_browse(memory: Memory, args: dict[str, Any]) -> Any:
     rows = memory.browse(limit=args.get("limit", 50), offset=args.get("offset", 0), newest_first=args.get("newest_first", False),
                          **pick(args, FILTERS))
@@ -49,7 +61,8 @@ def memory_browse(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("memory_sessions", "List sessions, most recently active first.",
-      schema({"agent": STRING, "channel": STRING, "limit": LIMIT, "offset": OFFSET}))
+      schema({"agent": FILTERS["agent"], "channel": FILTERS["channel"], "limit": described(LIMIT, "most sessions to return (default 100)"),
+              "offset": OFFSET}))
 def memory_sessions(memory: Memory, args: dict[str, Any]) -> Any:
     rows = memory.sessions(limit=args.get("limit", 100), offset=args.get("offset", 0), **pick(args, {"agent": 1, "channel": 1}))
     return {"sessions": [s.to_dict() for s in rows]}
@@ -76,7 +89,7 @@ def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("memory_ingest_session", "Bulk-write a transcript into one session as one group commit; a retried ingest skips "
       "what is already stored.", schema({
-          "session": SESSION, "messages": {"type": "array", "items": schema({**MESSAGE, "type": {"type": "string", "pattern": ROLE_RE.pattern}}, required=["role"])},
+          "session": SESSION, "messages": {"type": "array", "description": "the transcript's messages, oldest first", "items": schema({**MESSAGE, "type": {"type": "string", "pattern": ROLE_RE.pattern, "description": "event type (default message)"}}, required=["role"])},
           "start": {"type": "integer", "minimum": 0, "description": "position of the first message in the whole "
                     "transcript, for a transcript sent in several calls (keys stay unique across the calls)"},
           **SESSION_ATTRS,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from .registry import INTEGER, SESSION, STRING, schema, tool
+from .registry import INTEGER, QUERY, SESSION, described, schema, tool
 
 BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "description": "token budget of the whole block (default 4000)"}
 
@@ -13,7 +13,9 @@ BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "descript
 @tool("memory_recall", "The memory a model should see before a turn about `query`: current facts, relevant past messages "
       "and the running session's live tail, ranked, de-duplicated and fitted to a token budget, inside a "
       "<system-reminder> envelope with an id and date on every line. Also returned as structured items.",
-      schema({"query": STRING, "session": SESSION, "budget": BUDGET,
+      schema({"query": described(QUERY, "the turn's topic: usually the user's message as it is"),
+              "session": described(SESSION, "the running session (its live tail is included; its id: letters, digits and ._:@+=-)"),
+              "budget": BUDGET,
               "tag": {"type": "string", "description": "key:value: past messages only from sessions carrying this accepted tag"},
               "live_tail": {**INTEGER, "minimum": 0, "maximum": 100,
                             "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"}},
@@ -25,7 +27,9 @@ def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("memory_context", "The working context of a session for its system prompt: workspace files, the last messages "
       "(old long tool outputs as pointers) and the recall block.",
-      schema({"session": SESSION, "query": STRING, "last": {**INTEGER, "minimum": 1, "maximum": 1000}, "budget": BUDGET},
+      schema({"session": SESSION, "query": described(QUERY, "the turn's topic, for the recall block (optional)"),
+              "last": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "latest messages to include (default 20)"},
+              "budget": BUDGET},
              required=["session"]))
 def memory_context(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.context(args["session"], args.get("query"), last_n=args.get("last", 20), budget=args.get("budget", 4000))

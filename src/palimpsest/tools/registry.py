@@ -12,7 +12,12 @@ Declaring a tool therefore never depends on who imported what first.
     def memory_tags(memory, args):
         return memory.tags.list(args["session"])
 
-Pass `write=True` for anything that changes state. Handlers return plain JSON values
+Pass `write=True` for a tool that changes memory (served only with writes enabled). A
+tool served either way whose some actions write (`memory_tags`) passes `read_only=False`:
+MCP clients are told it is not read-only, whatever the server's switch. A write whose
+repetition adds something (one more attestation) passes `idempotent=False`. Reads count
+as read-only though a returned hit's access count goes up: that is the ranking's own
+bookkeeping, not a change a caller asked for. Handlers return plain JSON values
 (dicts, lists, strings, numbers); objects with `to_dict()` are converted by `call`.
 """
 
@@ -38,12 +43,16 @@ OBJECT: dict[str, Any] = {"type": "object"}
 ANY: dict[str, Any] = {}
 SESSION: dict[str, Any] = {"type": "string", "pattern": SESSION_ID_RE.pattern, "description": "session id: letters, digits and ._:@+=-"}
 ROLE: dict[str, Any] = {"type": "string", "pattern": ROLE_RE.pattern, "description": "user, assistant, system, tool, …"}
-LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "description": "most results to return"}
 # bounded: SQLite integers are 64-bit, and a larger offset is an overflow, not an empty page
-OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000}
+OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "description": "results to skip (paging)"}
+QUERY: dict[str, Any] = {"type": "string", "description": "what to look for, in words (not empty)"}
 # the transcript filters of memory.search / memory.browse, shared by the message and summary tools
 FILTERS: dict[str, Any] = {
-    "session": STRING, "agent": STRING, "channel": STRING, "role": STRING,
+    "session": {"type": "string", "description": "only this session (its id)"},
+    "agent": {"type": "string", "description": "only sessions of this agent (claude-code, codex, …)"},
+    "channel": {"type": "string", "description": "only sessions of this channel"},
+    "role": {"type": "string", "description": "only messages of this role (user, assistant, tool, …)"},
     "since": {"type": "string", "description": "ISO 8601 time, inclusive"},
     "until": {"type": "string", "description": "ISO 8601 time, exclusive"},
     "tag": {"type": "string", "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
@@ -65,14 +74,22 @@ class Tool:
     input_schema: dict[str, Any]
     handler: Handler
     write: bool = False
+    read_only: bool = True
+    idempotent: bool = True
     validator: Any = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description, "input_schema": self.input_schema, "write": self.write}
+        return {"name": self.name, "description": self.description, "input_schema": self.input_schema, "write": self.write,
+                "read_only": self.read_only, "idempotent": self.idempotent}
 
 
 # declarations by module name, in the order each module makes them; read by `collect`
 _DECLARED: dict[str, list[Tool]] = {}
+
+
+def described(base: dict[str, Any], description: str) -> dict[str, Any]:
+    """`base` (a schema) with this description: every argument a model sees says what it is for."""
+    return {**base, "description": description}
 
 
 def schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
@@ -83,12 +100,17 @@ def schema(properties: dict[str, Any], required: list[str] | None = None) -> dic
     return out
 
 
-def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bool = False) -> Callable[[Handler], Handler]:
-    """Declare `handler` as a tool of its module; the handler itself is returned unchanged."""
+def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bool = False, read_only: bool | None = None,
+         idempotent: bool = True) -> Callable[[Handler], Handler]:
+    """Declare `handler` as a tool of its module; the handler itself is returned unchanged.
+    `read_only` defaults to `not write`; a write tool is never read-only."""
+    if write and read_only:
+        raise ValueError(f"tool {name!r}: a write tool cannot be read-only")
 
     def declare(handler: Handler) -> Handler:
         Draft202012Validator.check_schema(input_schema)
-        found = Tool(name, description.strip(), input_schema, handler, write, _Validator(input_schema))
+        found = Tool(name, description.strip(), input_schema, handler, write, not write if read_only is None else read_only,
+                     idempotent, _Validator(input_schema))
         _DECLARED.setdefault(handler.__module__, []).append(found)
         return handler
 

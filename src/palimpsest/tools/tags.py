@@ -7,11 +7,12 @@ from typing import Any
 
 from ..errors import InvalidInput, WriteDisabled
 from ..memory import Memory
-from .registry import LIMIT, OFFSET, SESSION, pick, schema, tool
+from .registry import LIMIT, OFFSET, SESSION, described, pick, schema, tool
 
 TAG_READS = ("list", "pending", "counts", "lookup", "taxonomy")
 TAG_WRITES = ("decide", "add", "taxonomy_upsert", "taxonomy_decide", "merge")
 TAG_TEXT: dict[str, Any] = {"type": "string", "maxLength": 400, "description": "key:value (a full-width colon is the same)"}
+TEXT: dict[str, Any] = {"type": "string", "maxLength": 2000}
 
 
 @tool("memory_tags", "Tags (key:value) on sessions and summaries and their review. Reading: list (a session's, a summary's "
@@ -19,13 +20,20 @@ TAG_TEXT: dict[str, Any] = {"type": "string", "maxLength": 400, "description": "
       "filter tag=key:value matches), lookup (sessions by their client key, with tags), taxonomy (the vocabulary). "
       "Writing, only when writes are enabled: decide (accept / reject a tag), add (a person's tag, accepted), "
       "taxonomy_upsert, taxonomy_decide, merge (a value into another; the old one stays an alias).", schema({
-          "action": {"type": "string", "enum": [*TAG_READS, *TAG_WRITES]},
-          "session": SESSION, "summary": {"type": "string", "maxLength": 200}, "session_key": {"type": "string", "maxLength": 500},
-          "tag": TAG_TEXT, "into": TAG_TEXT, "decision": {"type": "string", "enum": ["accept", "reject"]},
-          "state": {"type": "string", "enum": ["suggested", "accepted", "rejected"]},
-          "key": {"type": "string", "maxLength": 64}, "note": {"type": "string", "maxLength": 2000},
-          "description": {"type": "string", "maxLength": 2000}, "limit": LIMIT, "offset": OFFSET,
-      }, required=["action"]))
+          "action": {"type": "string", "enum": [*TAG_READS, *TAG_WRITES],
+                     "description": f"reads: {', '.join(TAG_READS)}; writes (writes enabled only): {', '.join(TAG_WRITES)}"},
+          "session": described(SESSION, "the session whose tags to list or decide"),
+          "summary": {"type": "string", "maxLength": 200, "description": "the summary (sum_…) whose tags to list or decide"},
+          "session_key": {"type": "string", "maxLength": 500, "description": "lookup: the client's own key of a session"},
+          "tag": TAG_TEXT, "into": described(TAG_TEXT, "merge: the value the tag is merged into (key:value)"),
+          "decision": {"type": "string", "enum": ["accept", "reject"], "description": "decide, taxonomy_decide: accept or reject"},
+          "state": {"type": "string", "enum": ["suggested", "accepted", "rejected"],
+                    "description": "list, taxonomy: only tags in this state; taxonomy_upsert: the value's state"},
+          "key": {"type": "string", "maxLength": 64, "description": "counts, taxonomy: only this tag key"},
+          "note": described(TEXT, "decide, add: why (kept with the decision)"),
+          "description": described(TEXT, "taxonomy_upsert: what the value means"),
+          "limit": described(LIMIT, "most tags to return (default 100)"), "offset": OFFSET,
+      }, required=["action"]), read_only=False)
 def memory_tags(memory: Memory, args: dict[str, Any]) -> Any:
     action, tags = args["action"], memory.tags
     if action in TAG_WRITES and not memory.settings.enable_write:

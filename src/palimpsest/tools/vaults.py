@@ -13,13 +13,15 @@ from typing import Any
 
 from ..memory import Memory
 from ..vaults import Reader
-from .registry import OBJECT, STRING, schema, tool
+from .registry import OBJECT, QUERY, STRING, described, schema, tool
 
 VAULT: dict[str, Any] = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "vault name"}
 AGENT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200,
                          "description": "read as this agent: public vaults and the restricted vaults naming it"}
-LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 100}
-TRIGGERS: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 200}, "maxItems": 64}
+LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 100, "description": "most chunks to return (default 5)"}
+TRIGGERS: dict[str, Any] = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 200}, "maxItems": 64,
+                            "description": "words or phrases that, said in a turn, load the skill into recall"}
+METADATA: dict[str, Any] = {**OBJECT, "description": "front-matter fields to store with it"}
 
 
 def _reader(args: dict[str, Any]) -> Reader:
@@ -34,7 +36,7 @@ def vault_list(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("vault_query", "The chunks of a document vault closest to a question, with document, heading path, "
       "metadata and a similarity in [0, 1] (hybrid: keywords + embeddings).",
-      schema({"vault": VAULT, "query": STRING, "limit": LIMIT, "agent": AGENT}, required=["vault", "query"]))  # fmt: skip
+      schema({"vault": VAULT, "query": QUERY, "limit": LIMIT, "agent": AGENT}, required=["vault", "query"]))  # fmt: skip
 def vault_query(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.vaults.query(args["vault"], args["query"], limit=args.get("limit", 5), reader=_reader(args))
 
@@ -47,13 +49,14 @@ def vault_skills(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("vault_skill", "Read one skill (its procedure and metadata).",
-      schema({"vault": VAULT, "name": STRING, "agent": AGENT}, required=["vault", "name"]))  # fmt: skip
+      schema({"vault": VAULT, "name": described(STRING, "the skill's name"), "agent": AGENT}, required=["vault", "name"]))  # fmt: skip
 def vault_skill(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.vaults.skill(args["vault"], args["name"], _reader(args))
 
 
 @tool("vault_write_document", "Write a text document (.md or .txt) into a document vault; it is indexed at once.",
-      schema({"vault": VAULT, "path": STRING, "content": STRING, "metadata": OBJECT, "agent": AGENT},
+      schema({"vault": VAULT, "path": described(STRING, "path inside the vault, ending .md or .txt"),
+              "content": described(STRING, "the document's text"), "metadata": METADATA, "agent": AGENT},
              required=["vault", "path", "content"]), write=True)  # fmt: skip
 def vault_write_document(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.vaults.write_document(args["vault"], args["path"], args["content"], metadata=args.get("metadata"),
@@ -61,7 +64,9 @@ def vault_write_document(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("vault_write_skill", "Write (or replace) a skill in a skill vault; a trigger word in a turn loads it into recall.",
-      schema({"vault": VAULT, "name": STRING, "description": STRING, "body": STRING, "triggers": TRIGGERS, "metadata": OBJECT,
+      schema({"vault": VAULT, "name": described(STRING, "the skill's name (its file name)"),
+              "description": described(STRING, "one line: what the skill is for"),
+              "body": described(STRING, "the procedure, as Markdown"), "triggers": TRIGGERS, "metadata": METADATA,
               "agent": AGENT}, required=["vault", "name", "body"]), write=True)  # fmt: skip
 def vault_write_skill(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.vaults.write_skill(args["vault"], args["name"], args.get("description", ""), args["body"],

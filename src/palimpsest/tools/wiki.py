@@ -6,15 +6,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from .registry import INTEGER, STRING, schema, tool
+from .registry import INTEGER, STRING, described, schema, tool
 
 TOPIC: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500, "description": "a topic id (wtp_…), title or alias"}
-KIND: dict[str, Any] = {"enum": ["person", "project", "system", "subject", "topic"]}
+KIND: dict[str, Any] = {"enum": ["person", "project", "system", "subject", "topic"], "description": "only pages of this kind"}
 
 
 @tool("memory_wiki_list", "Topic pages (people, projects, systems, recurring subjects) by title, with statement counts.",
-      schema({"kind": KIND, "query": STRING, "limit": {**INTEGER, "minimum": 1, "maximum": 1000},
-              "offset": {**INTEGER, "minimum": 0, "maximum": 1_000_000_000}}))
+      schema({"kind": KIND, "query": described(STRING, "only pages whose title or alias contains this"),
+              "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most pages to return (default 100)"},
+              "offset": {**INTEGER, "minimum": 0, "maximum": 1_000_000_000, "description": "pages to skip (paging)"}}))
 def memory_wiki_list(memory: Memory, args: dict[str, Any]) -> Any:
     return {"topics": memory.wiki.list(kind=args.get("kind"), query=args.get("query"), limit=args.get("limit", 100),
                                        offset=args.get("offset", 0))}
@@ -33,6 +34,7 @@ def memory_wiki_history(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("memory_wiki_search", "Topic pages matching a query, best first, each with its best statements and their source ids.",
-      schema({"query": {"type": "string", "minLength": 1}, "limit": {**INTEGER, "minimum": 1, "maximum": 100}}, required=["query"]))
+      schema({"query": {"type": "string", "minLength": 1, "description": "what to look for, in words"},
+              "limit": {**INTEGER, "minimum": 1, "maximum": 100, "description": "most pages to return (default 10)"}}, required=["query"]))
 def memory_wiki_search(memory: Memory, args: dict[str, Any]) -> Any:
     return {"hits": memory.wiki.search(args["query"], limit=args.get("limit", 10))}

@@ -33,11 +33,11 @@ from urllib.parse import parse_qs, quote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
-from starlette.concurrency import run_in_threadpool
 from starlette.staticfiles import StaticFiles
 
 from ...errors import InvalidInput, PalimpsestError, WriteDisabled
 from ...memory import Memory
+from ..deadline import in_thread
 from ..guard import PANEL_LOGIN, PANEL_SIGN_IN_S, panel_cookie, panel_cookie_name
 from . import views, wiki
 from .render import render
@@ -164,7 +164,7 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
             params = dict(request.query_params)
             params.update(request.path_params)
             try:
-                template, context = await run_in_threadpool(build, memory, params)
+                template, context = await in_thread(build, memory, params)
             except PalimpsestError as exc:
                 return panel.page(request, "error.html", {"error": str(exc), "code": exc.code}, exc.http_status)
             if template == "__redirect__":
@@ -186,7 +186,7 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         if len(raw) > MAX_ACTION_BYTES:
             raise InvalidInput(f"a panel action is at most {MAX_ACTION_BYTES} bytes")
         body = views.json_body(raw)
-        return JSONResponse({"ok": True, "result": await run_in_threadpool(views.act, memory, name, body)})
+        return JSONResponse({"ok": True, "result": await in_thread(views.act, memory, name, body)})
 
 
 __all__ = ["mount"]

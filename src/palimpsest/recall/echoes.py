@@ -1,0 +1,95 @@
+"""Retired statements stay out of recall by every path, echoes included (issue 20, finding 4).
+
+A superseded, retracted or closed fact never reaches recall as a fact; this module keeps
+out the messages that would bring it back:
+
+- its **source**, when every fact heard in that message is retired (nothing it says is
+  still believed);
+- any message that **restates** a retired fact and was said in the turn where it was
+  heard — the stating message itself, or the reply that echoes it ("Got it, Vim and
+  Tuesday 9." after "Our standup is on Tuesday at 9." was superseded by Thursday).
+
+"Restates" is decided on the words of the statement (`facts.curator.tokens`: content
+words, numbers, negation): for a superseded fact, the message carries a word of the
+retired value (in the old text, not in its successor) and none of the new one (a message
+that names both is about the change, and stays); for a retracted or closed fact, it
+carries at least half of the fact's words. A turn is a user message and what follows it
+up to the next user message, as in distillation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from ..kernel import Kernel
+from ..records import Message
+from ..store import Filters
+from ..store.facts_base import FactQuery
+
+if TYPE_CHECKING:
+    from ..facts import Fact, Facts
+
+# words a value change leaves behind that say nothing by themselves ("on Tuesday" → "to Thursday")
+FUNCTION_WORDS = frozenset(["on", "at", "in", "to", "for", "with", "from", "into", "onto", "of", "off", "out", "up", "over",
+                            "under", "about", "than", "then", "will", "would", "can", "could", "should", "mov", "chang", "switch"])
+RETIRED = ("superseded", "retracted", "closed")  # revised and merged facts live on in their successor
+
+
+def _words(text: str) -> set[str]:
+    from ..facts.curator import tokens
+
+    return {w for w in tokens(text) if w[0].isdigit() or (len(w) > 2 and w not in FUNCTION_WORDS)}
+
+
+def restates(text: str, old: Fact, new: Fact | None) -> bool:
+    """Whether `text` says again what the retired fact `old` said (see the module doc)."""
+    said, was = _words(text), _words(old.text)
+    if new is not None:
+        now = _words(new.text)
+        gone, added = was - now, now - was
+        if gone:
+            return bool(said & gone) and not said & added
+    return bool(was) and 2 * len(said & was) >= len(was)
+
+
+class Echoes:
+    """Which recalled messages bring a retired fact back (the module doc), for one recall."""
+
+    def __init__(self, kernel: Kernel, facts: Callable[[], Facts]) -> None:
+        self.store, self._facts = kernel.store, facts
+        self._heard: dict[str, list[Fact]] = {}
+
+    def suppressed(self, messages: list[Message]) -> set[str]:
+        out = set()
+        for m in messages:
+            own = self._heard_in(m.id)
+            if own and all(f.status in RETIRED for f in own):
+                out.add(m.id)
+                continue
+            stating = self._turn_start(m)
+            heard = own + (self._heard_in(stating.id) if stating is not None and stating.id != m.id else [])
+            if any(f.status in RETIRED and restates(m.content or "", f, self._successor(f)) for f in heard):
+                out.add(m.id)
+        return out
+
+    def _heard_in(self, message_id: str) -> list[Fact]:
+        """Every fact attested by the message, whatever its status (one read per message)."""
+        if message_id not in self._heard:
+            rows = self.store.query_facts(FactQuery(source=message_id))
+            self._heard[message_id] = self._facts()._views(rows) if rows else []
+        return self._heard[message_id]
+
+    def _turn_start(self, m: Message) -> Message | None:
+        if m.role == "user":
+            return m
+        found = self.store.browse(Filters(session=m.session, role="user", until=m.created_at), 1, 0, newest_first=True)
+        return found[0] if found else None
+
+    def _successor(self, f: Fact) -> Fact | None:
+        if not f.superseded_by:
+            return None
+        try:
+            return self._facts().get(f.superseded_by)
+        except Exception:  # a successor the store no longer answers for: judge on the fact alone
+            return None

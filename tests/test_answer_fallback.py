@@ -1,0 +1,100 @@
+"""Answer synthesis never loses the hits (issue 20, finding 5): with the LLM unreachable
+(`LLMError`) or answering out of schema (`InvalidReply`), `memory_search synthesize=true`
+returns the hits, `answer.available` false with the reason, and a note — through the
+library, HTTP, MCP (streamable HTTP) and the CLI; on both backends."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client
+
+from fakeopenai import FakeOpenAI, Reply
+from palimpsest import Memory, Settings
+from palimpsest.cli import main
+from palimpsest.server.run import ServerThread
+
+SAID = "the deploy window is Friday at 16:00"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def failing_llm(how: str) -> Iterator[str]:
+    """The URL of an LLM that fails: nothing listening, or a server whose every reply is not JSON."""
+    if how == "unreachable":
+        yield f"http://127.0.0.1:{free_port()}/v1"
+        return
+    with FakeOpenAI(responder=lambda body: Reply.text("Friday, I think")) as fake:
+        yield fake.url
+
+
+def llm_settings(url: str) -> dict[str, Any]:
+    return {"llm_url": url, "llm_model": "fake", "llm_backoff": "0,0,0", "llm_retries": 1, "llm_timeout": 5.0,
+            "llm_structured": "json_schema", "synthesize_answers": True, "embedder": "none"}
+
+
+def check(result: dict[str, Any], said: str, how: str) -> None:
+    assert [h["id"] for h in result["hits"]] == [said]
+    answer = result["answer"]
+    assert answer["available"] is False and "could not be made" in answer["reason"]
+    assert ("llm_invalid_reply" if how == "invalid" else "llm_error") in answer["reason"]
+    assert any(n.startswith("no answer: the answer could not be made") for n in result["notes"])
+
+
+@pytest.mark.parametrize("how", ["unreachable", "invalid"])
+def test_search_keeps_its_hits_when_no_answer_can_be_made(home: Path, store_url: str, how: str) -> None:
+    with failing_llm(how) as url, Memory(home, store_url, settings=Settings.load(env={}, **llm_settings(url))) as memory:
+        said = memory.append("s1", "user", SAID)["id"]
+        check(memory.search("deploy window", synthesize=True).to_dict(), said, how)
+        with ServerThread(memory) as server:
+            r = httpx.post(f"{server}/api/memory/tool/memory_search", json={"query": "deploy window", "synthesize": True}, timeout=60)
+            assert r.status_code == 200 and r.json()["ok"] is True
+            check(r.json()["result"], said, how)
+
+            async def over_mcp() -> dict[str, Any]:
+                async with Client(f"{server}/mcp", read_timeout_seconds=60) as client:
+                    found = await client.call_tool("memory_search", {"query": "deploy window", "synthesize": True})
+                    assert not found.is_error, found
+                    return json.loads(found.content[0].text)  # type: ignore[union-attr]
+
+            check(anyio.run(over_mcp), said, how)
+        answered = memory.toolsynth.answer("deploy window", memory.search("deploy window").hits)
+        assert answered["available"] is False
+
+
+@pytest.mark.parametrize("how", ["unreachable", "invalid"])
+def test_cli_search_synthesize_prints_the_hits_and_the_note(home: Path, how: str, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    with failing_llm(how) as url:
+        for key, value in llm_settings(url).items():
+            monkeypatch.setenv(f"PALIMPSEST_{key.upper()}", "1" if value is True else str(value))
+        base = ["--home", str(home)]
+        assert main([*base, "append", "s1", "user", SAID, "--json"]) == 0
+        said = json.loads(capsys.readouterr().out)["id"]
+        assert main([*base, "search", "deploy window", "--synthesize", "--json"]) == 0
+        check(json.loads(capsys.readouterr().out), said, how)
+        assert main([*base, "search", "deploy window", "--synthesize"]) == 0
+        out = capsys.readouterr()
+        assert "16:00" in out.out and "note: no answer: the answer could not be made" in out.err  # the hit, and why no answer
+
+
+def test_a_valid_answer_still_comes_with_its_hits(home: Path, store_url: str) -> None:
+    with FakeOpenAI() as fake, Memory(home, store_url, settings=Settings.load(env={}, **llm_settings(fake.url))) as memory:
+        said = memory.append("s1", "user", SAID)["id"]
+        fake.push(Reply.json({"answer": "Friday at 16:00", "cited": [said]}))
+        result = memory.search("deploy window", synthesize=True).to_dict()
+        assert result["answer"]["available"] is True and result["answer"]["cited"] == [said]
+        assert [h["id"] for h in result["hits"]] == [said] and not any(n.startswith("no answer") for n in result["notes"])
