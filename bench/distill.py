@@ -82,9 +82,9 @@ def run(turns: list[Turn], said_at: str) -> dict[str, Any]:
 
 def markdown(results: dict[str, dict[str, Any]]) -> str:
     lines = ["`python bench/distill.py` (protocol in its docstring): the local distiller (`palimpsest.facts.local`, no LLM) on the",
-             "development turns it was tuned on and the test turns written and labelled before tuning and never tuned on "
-             "(`bench/data/distill-dev.json`, `distill-test.json`), and fresh turns written after the rules were frozen "
-             "(`distill-fresh.json`).", "",
+             ("development turns it was tuned on and the test turns written and labelled before tuning and never tuned on "
+              "(`bench/data/distill-dev.json`, `distill-test.json`), and fresh turns written after the rules were frozen "
+              "(`distill-fresh.json`)."), "",
              "| set | turns (nothing to keep) | category | precision | recall | predicted | labelled |", "|---|---|---|---|---|---|---|"]
     for name, r in results.items():
         for cat, v in r["rows"].items():

@@ -125,8 +125,8 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _ADDITIVE.search(s):
         notes["additive"] = True
         s = _ADDITIVE.sub("", s)
-    for pattern, repl in _CONTRACTIONS:
-        s = re.sub(pattern, repl, s)
+    for contraction, expanded in _CONTRACTIONS:
+        s = re.sub(contraction, expanded, s)
     if re.search(r"\b(?:not|never|cannot)\b", s):
         notes["negated"] = not notes["negated"]
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
@@ -159,12 +159,15 @@ def parse(text: str) -> Slot | None:
     s, notes = clean(text)
     if not s:
         return None
+    if re.match(r"^(?:it|that|this|there|these|those|they|he|she|you|which|what|who)\b", s):
+        return None  # no subject to speak of: whom "it" or "she" names is for the model to say
     slot = _structural(s, text) or _copular(s, text) or _verbal(s)
     if slot is None:
         return None
     slot.negated, slot.additive = bool(notes["negated"]), bool(notes["additive"])
     slot.change = slot.change or bool(notes["change"])
-    slot.old_value = slot.old_value or list(notes["old"])  # type: ignore[arg-type]
+    old = notes["old"]
+    slot.old_value = slot.old_value or (list(old) if isinstance(old, list) else [])
     return slot
 
 
@@ -337,9 +340,7 @@ def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
     an addition ("also") by the same holder, or the same holder doing the same verb."""
     if names(old_text) & names(new_text):
         return True
-    if a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")):
-        return True
-    return False
+    return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
 
 
 def _count_changed(a: Slot, b: Slot) -> bool:
