@@ -38,7 +38,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -395,6 +394,12 @@ class Curator:
             self.facts.supersede(fact.id, by=target.id) if target.supersedes is None else self.facts.close(fact.id, at=target.valid_from)
             return Decision("outdated", self.facts.get(fact.id), target, s, why or "said of a time before the fact that replaced it: "
                             "written as held until then")
+        if action in ("supersede", "dispute") and start == target.valid_from:
+            # two values for one slot said at one moment ("I live in Lisbon. Sorry, Porto."): the later
+            # said revises the earlier — one current fact, and the valid time stays the moment it was said
+            fact = self.facts.revise(target.id, c.text, kind=c.kind, source=c.source)
+            return Decision("revise", fact, target, s, why or "another value for the same slot said at the same moment: the later "
+                            "said revises the earlier")
         if action in ("supersede", "dispute"):
             changed = ", ".join(s.differs or [s.slot or ""]) if s is not None else "slot"
             fact = self._supersede(c, target)
@@ -434,10 +439,7 @@ class Curator:
 
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
         valid_from = c.valid_from
-        if valid_from is not None and valid_from == target.valid_from:
-            # two values for one slot said at one moment ("I live in Lisbon. No, Porto."): the later said wins
-            valid_from = iso(parse_time(valid_from) + timedelta(microseconds=1))
-        elif valid_from is None or valid_from <= target.valid_from:
+        if valid_from is None or valid_from <= target.valid_from:
             valid_from = None  # now
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
                                     entities=c.entities or None, salience=c.salience, confidence=c.confidence,

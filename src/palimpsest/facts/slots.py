@@ -50,13 +50,8 @@ _PREPS = frozenset(["in", "at", "to", "on", "for", "with", "from", "into", "onto
 _FILLER = frozenset(["the", "a", "an", "is", "are", "am", "was", "were", "be", "been", "of", "to", "in", "on", "at", "for", "with", "by",
                      "as", "every", "each", "it", "that", "this", "do", "does", "did", "will", "would", "have", "has", "had", "called",
                      "named", "my", "our", "your", "their"])
-VERBS = frozenset("""live work lead manage report host deploy store ship release run use go close open last happen start begin end take need
-cost meet sit stay own have speak like love enjoy prefer hate dislike play drive eat drink write read review call return require send
-keep sleep study teach build handle support belong come depend contain include hold serve point pay earn spend weigh measure
-expire renew visit attend join leave learn practise practice plan want wear ride fly travel commute sync back rotate cover
-mean know think teach lend borrow sell buy rent book""".split())
-MULTI = frozenset("use like love enjoy prefer speak play have own visit know read watch review attend join learn practise practice wear ride "
-                  "study eat drink support include contain build write teach".split())
+VERBS = frozenset(["live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
+MULTI = frozenset(["use", "like", "love", "enjoy", "prefer", "speak", "play", "have", "own", "visit", "know", "read", "watch", "review", "attend", "join", "learn", "practise", "practice", "wear", "ride", "study", "eat", "drink", "support", "include", "contain", "build", "write", "teach"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
     "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy")]
@@ -96,7 +91,7 @@ class Slot:
         return self.holder, " ".join(content(self.attribute))
 
 
-NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 
 
 def content(words: list[str], keep_preps: bool = False) -> list[str]:
@@ -130,8 +125,8 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _ADDITIVE.search(s):
         notes["additive"] = True
         s = _ADDITIVE.sub("", s)
-    for pattern, repl in _CONTRACTIONS:
-        s = re.sub(pattern, repl, s)
+    for contraction, expanded in _CONTRACTIONS:
+        s = re.sub(contraction, expanded, s)
     if re.search(r"\b(?:not|never|cannot)\b", s):
         notes["negated"] = not notes["negated"]
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
@@ -164,12 +159,15 @@ def parse(text: str) -> Slot | None:
     s, notes = clean(text)
     if not s:
         return None
+    if re.match(r"^(?:it|that|this|there|these|those|they|he|she|you|which|what|who)\b", s):
+        return None  # no subject to speak of: whom "it" or "she" names is for the model to say
     slot = _structural(s, text) or _copular(s, text) or _verbal(s)
     if slot is None:
         return None
     slot.negated, slot.additive = bool(notes["negated"]), bool(notes["additive"])
     slot.change = slot.change or bool(notes["change"])
-    slot.old_value = slot.old_value or list(notes["old"])  # type: ignore[arg-type]
+    old = notes["old"]
+    slot.old_value = slot.old_value or (list(old) if isinstance(old, list) else [])
     return slot
 
 
@@ -342,9 +340,7 @@ def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
     an addition ("also") by the same holder, or the same holder doing the same verb."""
     if names(old_text) & names(new_text):
         return True
-    if a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")):
-        return True
-    return False
+    return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
 
 
 def _count_changed(a: Slot, b: Slot) -> bool:
