@@ -77,6 +77,7 @@ class Candidate:
     source: Any = None
     corrects: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    at: Any = None  # when it was heard (the attestation's time; default: valid_from, else now)
 
     @classmethod
     def of(cls, value: Any) -> Candidate:
@@ -277,6 +278,8 @@ class Curator:
         _unit(c.confidence, "confidence")
         if c.valid_from is not None:
             c.valid_from = _time(c.valid_from, "valid_from")
+        if c.at is not None:
+            c.at = _time(c.at, "at")
         parse_source(c.source)
         if c.corrects is not None and (not isinstance(c.corrects, str) or not c.corrects.strip()):
             raise InvalidInput("corrects must be a fact id or the text of the fact it corrects")
@@ -336,7 +339,7 @@ class Curator:
             return Decision("new", fact, best[2] if best else None, best[3] if best else None, "no close fact")
         _, _, target, s, action = best
         if action == "confirm":
-            fact = self.facts.confirm(target.id, source=c.source, at=c.valid_from)
+            fact = self.facts.confirm(target.id, source=c.source, at=c.at or c.valid_from)
             return Decision("confirm", fact, target, s, "the same statement heard again")
         if action == "supersede":
             fact = self._supersede(c, target)
@@ -360,7 +363,7 @@ class Curator:
 
     def _write(self, c: Candidate) -> Fact:
         return self.facts.write(c.text, vault=c.vault, kind=c.kind, entities=c.entities, salience=c.salience,
-                                confidence=c.confidence, valid_from=c.valid_from, source=c.source, metadata=c.metadata or None)
+                                confidence=c.confidence, valid_from=c.valid_from, source=c.source, at=c.at, metadata=c.metadata or None)
 
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
         valid_from = c.valid_from
@@ -368,7 +371,7 @@ class Curator:
             valid_from = None  # now
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
                                     entities=c.entities or None, salience=c.salience, confidence=c.confidence,
-                                    source=c.source, metadata=c.metadata or None)
+                                    source=c.source, at=c.at, metadata=c.metadata or None)
 
     def _correct(self, c: Candidate) -> Decision:
         """An explicit correction supersedes what it names: a fact id, or the closest open
