@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from palimpsest import Memory
 from palimpsest.wiki import text as tx
-
 from test_wiki import quiet, say
 
 TURNS = [("Caroline", "Hey Mel! I went to a support group yesterday and it was so powerful for me."),

@@ -10,10 +10,11 @@ One structured call with a fixed schema of four fields — `summary` (one senten
 `facts` (text, kind, entities, valid_from), `corrections` (the new statement and the
 earlier fact it replaces, by id or text), `tasks` (open items) — constrained by the
 schema (see `palimpsest.llm`) and validated. Every message line of the prompt carries an
-absolute ISO-minute timestamp and the whole message: a turn longer than `summary_leaf_tokens`
-is distilled in parts of whole messages (`batches`), one call each, their outputs merged,
-and only a single message longer than the whole budget is cut, its line saying so; the open facts nearest the turn are listed with their ids
-so a correction can name what it replaces. Without an LLM, or when the model's replies
+absolute ISO-minute timestamp and the whole message: a turn longer than
+`summary_leaf_tokens` is distilled in parts of whole messages (`batches`), one call each,
+their outputs merged, and only a single message longer than the whole budget is cut, its
+line saying so. The open facts nearest the turn are listed with their ids so a correction
+can name what it replaces. Without an LLM, or when the model's replies
 stay invalid until the job's last attempt, `local_distill` extracts the same shape
 deterministically: explicit corrections ("actually…", "correction:", "I meant…"), stated
 preferences ("I prefer…", "I like…", "please always…"), decisions ("we decided…", "let's
