@@ -120,10 +120,10 @@ def message_line(n: int, m: Message, agent: str | None = None, limit: int | None
     if m.tool_name:
         text = f"(tool {m.tool_name}) {text}".strip()
     text = " ".join(text.split())
-    if m.truncated and m.full_content_length:
-        text += f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters]"
     if limit is not None and len(text) > limit:
         text = f"{text[:limit]} [cut: {len(text) - limit} more characters over the prompt's budget; whole text: memory_get_full {m.id}]"
+    elif m.truncated and m.full_content_length:
+        text += f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters]"
     return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
 
 
