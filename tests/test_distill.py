@@ -83,6 +83,17 @@ def test_a_closed_turn_is_distilled_through_the_curator(memory: Memory) -> None:
     assert status == {"done": 3}
 
 
+def test_a_long_turn_said_plainly_keeps_every_fact_past_the_schema_caps(memory: Memory) -> None:
+    """The schema's caps bound one model reply; the local distiller on a long turn (a pasted
+    list of 30 plain statements) found more, and the turn failed the schema for good."""
+    text = " ".join(f"My locker number at site {n} is {100 + n}." for n in range(30))
+    memory.append("long", "user", text)
+    result = memory.distiller.close_turn("long", use_llm=False)
+    assert result.origin == "local" and len(result.output["facts"]) == 30
+    assert len([d for d in result.decisions if d["action"] == "new"]) == 30
+    assert {f"My locker number at site {n} is {100 + n}." for n in range(30)} <= {f.text for f in memory.facts.query(limit=100)}
+
+
 def test_first_turns_fact_is_kept_even_without_a_closing_message(sqlite_memory: Memory) -> None:
     sqlite_memory.append("s", "user", "We decided to use PostgreSQL 16 for the cluster.")
     result = sqlite_memory.distiller.close_turn("s")

@@ -172,6 +172,17 @@ def check_output(data: Any) -> dict[str, Any]:
     return data  # type: ignore[no-any-return]
 
 
+def check_local(output: dict[str, Any]) -> dict[str, Any]:
+    """The local distiller's output, each item checked against the schema. Its caps bound
+    one model reply; a long turn said plainly may hold more, and all of it is kept (the
+    lists are checked in slices the caps allow, as the model's parts of a long turn are)."""
+    caps = {name: DISTILL_SCHEMA["properties"][name]["maxItems"] for name in ("facts", "corrections", "tasks")}
+    slices = max([-(-len(output[name]) // cap) for name, cap in caps.items()] + [1])
+    for i in range(slices):
+        check_output({**output, **{name: output[name][i * cap:(i + 1) * cap] for name, cap in caps.items()}})
+    return output
+
+
 # -- running -------------------------------------------------------------------
 class Distiller:
     """`memory.distiller`: distill a turn (the LLM, or the local fallback) and curate what
@@ -221,7 +232,7 @@ class Distiller:
                             for i, part in enumerate(parts)])
             origin = "llm"
         else:
-            output, origin = check_output(local_distill(messages)), "local"
+            output, origin = check_local(local_distill(messages)), "local"
         result = Distilled(session, output, origin)
         self.kernel.decisions.record(SYSTEM_SESSION, "distill", key=key, subject=session, content=output.get("summary", "")[:500],
                                      session=session, origin=origin, output=output, messages=[m.id for m in messages])

@@ -285,7 +285,23 @@ def same_attribute(a: Slot, b: Slot) -> bool:
         return a.verb == b.verb or {a.verb, b.verb} <= {"be"}
     if not x or not y:
         return False
+    if _qualified_apart(x, y):
+        return False
     return _dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
+
+
+def _qualified_apart(x: list[str], y: list[str]) -> bool:
+    """Two attributes that differ in what qualifies them are two slots, however many words
+    they share: "locker at site 1" / "at site 2" (a number apart), "deploy target for
+    staging" / "for prod" (what follows the preposition apart)."""
+    if any(any(c.isdigit() for c in w) for w in set(x) ^ set(y)):
+        return True
+    qx, qy = _qualifiers(x), _qualifiers(y)
+    return bool(qx and qy and not qx & qy)
+
+
+def _qualifiers(words: list[str]) -> set[str]:
+    return {words[i + 1] for i, w in enumerate(words[:-1]) if w in _PREPS and words[i + 1] not in _PREPS}
 
 
 def same_value(a: Slot, b: Slot) -> bool:
