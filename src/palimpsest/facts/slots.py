@@ -18,6 +18,15 @@ given a definite role); otherwise the first verb of a list does ("We host the si
 Netlify" → holder we, attribute host site, value netlify). Holders: i, we, a name, or
 none ("the …", which matches i or we). Attributes match when their stems overlap
 (Dice ≥ 0.67) or fall in one synonym group (home / live / reside …).
+
+Another value for the same slot replaces the old one only where a slot holds one value at
+a time: a named attribute ("my deploy target is"), a state of `SINGLE_STATES` ("based
+in"), a verb of `SINGLE` ("live", "deploy", "work", "last"), or a statement that says it
+changed. Likes, skills, possessions, thoughts, unknown verbs and a bare "I am …" hold many
+values at once ("I'm thinking of X" does not retire "I'm thinking of Y"), a copula's
+subject must be a noun phrase, and a value of more than `MAX_VALUE_WORDS` words is a
+description, not a value: on real conversations (the LongMemEval haystacks) a looser
+rule retired true statements by the dozen.
 """
 
 from __future__ import annotations
