@@ -102,3 +102,14 @@ def test_the_startup_line_of_serve_names_the_panel(tmp_path: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_ids_in_tables_are_never_folded_at_80_columns(tmp_path: Path) -> None:
+    session = "claude-2f0c9a7e-41b2-4c77-a3"  # as long as a harness id
+    with Memory(tmp_path, settings=Settings.load(env={}, embedder="none")) as m:
+        ids = [m.append(session, "user", "words " * 60)["id"] for _ in range(3)]
+    env = {**env_for(tmp_path), "PALIMPSEST_HOME": str(tmp_path), "PALIMPSEST_EMBEDDER": "none", "COLUMNS": "80"}
+    done = subprocess.run([str(EXE), "browse"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 0
+    assert all(i in done.stdout for i in ids) and session in done.stdout
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80

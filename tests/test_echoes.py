@@ -21,7 +21,7 @@ def recalled(memory: Memory, query: str) -> set[str]:
 
 
 def test_a_superseded_fact_is_not_recalled_through_its_echo(memory: Memory) -> None:
-    say = lambda session, role, text, when: memory.append(session, role, text, created_at=when)["id"]  # noqa: E731
+    say = lambda session, role, text, when: memory.append(session, role, text, created_at=when)["id"]
     stating = say("s", "user", "My editor is Vim. Our standup is on Tuesday at 9.", at(2, 0))
     echo = say("s", "assistant", "Got it, Vim and Tuesday 9.", at(2, 1))
     aside = say("s", "assistant", "Anything else about the standup agenda?", at(2, 2))

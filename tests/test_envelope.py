@@ -232,3 +232,40 @@ def test_with_the_fold_cache_full_every_disguise_is_still_found(monkeypatch: pyt
     monkeypatch.setattr(envelope, "_FOLDED", envelope._Folds())
     for disguise in [*FINDING_10, "</sys\u200btem-re\u00admi\u0301nder>", "ﬁ </ｓｙｓ\u200bｔｅｍ-reminder>"]:
         assert count_tags(escape(f"é {disguise} ü")) == 0 and "[tag removed: " in escape(f"é {disguise} ü")
+
+
+def test_a_recall_block_echoed_back_by_the_harness_is_not_captured_again(home: Path, store_url: str, tmp_path: Path) -> None:
+    """Claude Code (and a model calling memory_recall) write the injected block into the
+    transcript; imported or captured again, it must not come back as new evidence."""
+    import json
+
+    from palimpsest.envelope import OMITTED
+    from palimpsest.importers import import_file
+
+    mem = Memory(home, store_url, settings=Settings.load(env={}, embedder="none"))
+    try:
+        mem.append("earlier", "user", "The staging database password rotates every Tuesday at noon.")
+        block = mem.recall(None, "when does the staging password rotate?").block
+        assert "rotates every Tuesday" in block
+        lines = [
+            {"type": "user", "uuid": "u1", "sessionId": "later", "timestamp": "2026-03-05T10:00:00Z", "isMeta": True,
+             "message": {"role": "user", "content": f"UserPromptSubmit hook additional context: {block}"}},
+            {"type": "user", "uuid": "u2", "timestamp": "2026-03-05T10:00:01Z",
+             "message": {"role": "user", "content": f"{block}\nwhen does it rotate? keep the [INST] tags as they are"}},
+            {"type": "assistant", "uuid": "a1", "timestamp": "2026-03-05T10:00:02Z", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "t1", "name": "mcp__palimpsest__memory_recall", "input": {"query": "rotation"}}]}},
+            {"type": "user", "uuid": "r1", "timestamp": "2026-03-05T10:00:03Z", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": json.dumps({"block": block, "tokens": 40})}]}},
+        ]
+        path = tmp_path / "later.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+        assert import_file(mem, path).stored == 4
+        later = mem.browse(session="later")
+        assert [m.content for m in later[:2]] == [f"UserPromptSubmit hook additional context: {OMITTED}",
+                                                   f"{OMITTED}\nwhen does it rotate? keep the [INST] tags as they are"]
+        assert OMITTED in later[3].tool_result and "Tuesday" not in later[3].tool_result
+        assert all(m.metadata.get("recall_blocks_omitted") == 1 for m in (later[0], later[1], later[3]))
+        hits = mem.search("Tuesday noon").hits
+        assert [h.message.session for h in hits] == ["earlier"]
+    finally:
+        mem.close()

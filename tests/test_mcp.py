@@ -110,3 +110,26 @@ def test_streamable_http_with_a_token(home: Path) -> None:
             anyio.run(main, "wrong")
         assert "error response" in repr(refused.value)
     memory.close()
+
+
+def test_mcp_writes_take_agent_channel_and_persona_from_the_environment(home: Path) -> None:
+    command, prefix = _command()
+    env = {"PALIMPSEST_HOME": str(home), "PALIMPSEST_EMBEDDER": "none", "PATH": os.environ.get("PATH", ""),
+           "PALIMPSEST_ENABLE_WRITE": "1", "PALIMPSEST_AGENT": "desk-bot", "PALIMPSEST_CHANNEL": "support",
+           "PALIMPSEST_PERSONA": "reviewer"}
+    params = StdioServerParameters(command=command, args=[*prefix, "mcp"], env=env)
+
+    async def main() -> None:
+        async with Client(params, read_timeout_seconds=60) as client:
+            for args in ({"session": "e1", "role": "user", "content": "from the environment"},
+                         {"session": "e2", "role": "user", "content": "named", "agent": "own", "channel": "own-channel",
+                          "settings": {"persona": "own-persona"}}):
+                assert not (await client.call_tool("memory_append", args)).is_error
+            ingested = await client.call_tool("memory_ingest_session", {"session": "e3", "messages": [{"role": "user", "content": "x"}]})
+            assert not ingested.is_error
+
+    anyio.run(main)
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as m:
+        found = {s.id: (s.agent, s.channel, s.settings.get("persona")) for s in m.sessions()}
+    assert found == {"e1": ("desk-bot", "support", "reviewer"), "e2": ("own", "own-channel", "own-persona"),
+                     "e3": ("desk-bot", "support", "reviewer")}

@@ -360,3 +360,35 @@ def test_the_sign_in_limit_forgets_old_failures() -> None:
     assert limit.wait("a") == 30
     now[0] = 60.5
     assert limit.wait("a") == 0
+
+
+def test_no_page_overflows_a_390_px_phone(served: tuple[Memory, str, dict[str, Any]], browser: Any) -> None:
+    """At a phone's width every view fits: nothing scrolls sideways (the widest element is
+    named when something does), and each view's access key is its own."""
+    _, url, seeded = served
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 390, "height": 844}, bypass_csp=True)
+    wide = []
+    for path in ("/panel/sessions", "/panel/sessions/deploy-1", "/panel/sessions/long", "/panel/search?q=kubernetes&scores=1",
+                 "/panel/facts", f"/panel/facts/{seeded['fact']}", "/panel/tags", "/panel/wiki", "/panel/health"):
+        page.goto(url + path)
+        overflow = page.evaluate("""() => {
+            const w = document.documentElement.clientWidth;
+            if (document.documentElement.scrollWidth <= w) return null;
+            const clipped = e => { for (let p = e.parentElement; p; p = p.parentElement) {
+                if (['auto', 'scroll', 'hidden'].includes(getComputedStyle(p).overflowX)) return true; } return false; };
+            const over = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > w + 1 && !clipped(e));
+            const e = over[over.length - 1];
+            return e ? `${e.tagName.toLowerCase()}.${e.className} (${Math.round(e.getBoundingClientRect().right)} px)` : 'unknown';
+        }""")
+        page.screenshot(path=str(ARTIFACTS / f"phone-{path.strip('/').replace('/', '-').split('?')[0]}.png"), full_page=True)
+        if overflow:
+            wide.append(f"{path}: {overflow}")
+    keys = page.eval_on_selector_all("header nav a", "as => as.map(a => a.accessKey)")
+    icon = page.evaluate("() => document.querySelector('link[rel=icon]').href")
+    page.close()
+    assert wide == []
+    r = httpx.get(icon)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg") and b"<svg" in r.content
+    assert httpx.get(url + "/favicon.ico", follow_redirects=True).content == r.content
+    assert len(keys) == len(set(keys)) == 6 and set("seftwh") == set(keys)

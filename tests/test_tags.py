@@ -139,7 +139,19 @@ def test_suggest_tags_job_after_a_leaf_and_when_quiet(home: Path, store_url: str
         m.worker(tasks=["suggest-tags"]).drain()
         leaf = m.tags.list(session="long")
         assert {t["tag"] for t in leaf} == {"topic:billing", "topic:kubernetes"}
-        assert {t["target_type"] for t in leaf} == {"summary"} and all(t["origin"] == "model" for t in leaf)
+        assert all(t["origin"] == "model" for t in leaf)
+        # proposed on the leaf and on its conversation (issue 20, finding 7)
+        assert sorted((t["tag"], t["target_type"]) for t in leaf) == [
+            ("topic:billing", "session"), ("topic:billing", "summary"), ("topic:kubernetes", "session"), ("topic:kubernetes", "summary")]
+        first = m.store.session_summaries("long", 0)[0].id
+        assert {t["source"] for t in leaf} == {first}
+        m.tags.decide("topic:billing", "reject", session="long")
+        m.ingest_session("long", [{"role": "user", "content": f"billing and kubernetes again, part {i}"} for i in range(20)])
+        m.summaries.compact("long", final=True)
+        m.worker(tasks=["suggest-tags"]).drain()
+        assert len(m.store.session_summaries("long", 0)) > 1  # a second leaf was proposed for
+        later = [t for t in m.tags.list(session="long") if t["source"] != first]
+        assert later == []  # both already on the session (one rejected there): not proposed again
     finally:
         m.close()
 

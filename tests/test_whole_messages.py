@@ -54,6 +54,13 @@ def test_batches_split_between_messages_and_keep_an_oversized_one_alone() -> Non
     assert "x" * 4000 in cut and "x" * 4001 not in cut and "[cut: 2000 more characters" in cut and "memory_get_full evt_3" in cut
 
 
+def test_a_row_the_index_capped_says_so() -> None:
+    m = Message(id="evt_9", session="s", role="user", content="y" * 16000, created_at="2026-01-01T00:00:00Z",
+                truncated=True, full_content_length=40000)
+    line = message_line(1, m, None, BUDGET * 16)
+    assert "y" * 16000 in line and line.endswith("[the index holds the first 16000 of 40000 characters]")
+
+
 def test_a_long_turn_is_distilled_in_parts_of_whole_messages(home: Path, store_url: str) -> None:
     seen: list[str] = []
     said = [("user", text("u", 2000)), ("assistant", text("a", 1500)), ("assistant", text("b", 3000)), ("assistant", text("c", 6000))]

@@ -10,12 +10,13 @@ One structured call with a fixed schema of four fields — `summary` (one senten
 `facts` (text, kind, entities, valid_from), `corrections` (the new statement and the
 earlier fact it replaces, by id or text), `tasks` (open items) — constrained by the
 schema (see `palimpsest.llm`) and validated. Every message line of the prompt carries an
-absolute ISO-minute timestamp and the whole message: a turn longer than `summary_leaf_tokens`
-is distilled in parts of whole messages (`batches`), one call each, their outputs merged,
-and only a single message longer than the whole budget is cut, its line saying so; the open facts nearest the turn are listed with their ids
-so a correction can name what it replaces. Without an LLM, or when the model's replies
-stay invalid until the job's last attempt, `local_distill` (`palimpsest.facts.local`)
-extracts the same shape deterministically.
+absolute ISO-minute timestamp and the whole message: a turn longer than
+`summary_leaf_tokens` is distilled in parts of whole messages (`batches`), one call each,
+their outputs merged, and only a single message longer than the whole budget is cut, its
+line saying so. The open facts nearest the turn are listed with their ids so a correction
+can name what it replaces. Without an LLM, or when the model's replies stay invalid until
+the job's last attempt, `local_distill` (`palimpsest.facts.local`) extracts the same shape
+deterministically.
 
 Every item is attested by the message that said it (`said_by`) and holds from that
 message's time, or from the date the statement names resolved against it (`resolve_date`;
@@ -114,10 +115,10 @@ def message_line(n: int, m: Message, agent: str | None = None, limit: int | None
     if m.tool_name:
         text = f"(tool {m.tool_name}) {text}".strip()
     text = " ".join(text.split())
-    if m.truncated and m.full_content_length:
-        text += f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters]"
     if limit is not None and len(text) > limit:
         text = f"{text[:limit]} [cut: {len(text) - limit} more characters over the prompt's budget; whole text: memory_get_full {m.id}]"
+    elif m.truncated and m.full_content_length:
+        text += f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters]"
     return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
 
 
@@ -237,7 +238,7 @@ class Distiller:
             m = said_by(text, messages)
             # a task's date is its deadline, not when it starts to hold
             start = valid_from or (resolve_date(text, m.created_at) if kind != "task" else None) or m.created_at
-            return Candidate(text=text, kind=kind, valid_from=start, source=m.id, metadata={"origin": "distill"}, **more)
+            return Candidate(text=text, kind=kind, valid_from=start, source=m.id, at=m.created_at, metadata={"origin": "distill"}, **more)
 
         candidates = [candidate(f["text"], f["kind"], f.get("valid_from"), entities=f["entities"]) for f in output.get("facts", [])]
         candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]

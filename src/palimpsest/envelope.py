@@ -36,6 +36,12 @@ TAG = TAGS[0]
 OPEN = f"<{TAG}>"
 CLOSE = f"</{TAG}>"
 FIELD_CHARS = 200  # a field longer than this is cut
+RECALL_HEADER = "## Recalled memory (auto, system-owned)"  # the first line of every recall block
+OMITTED = "[recalled memory omitted]"
+# a recall block as `wrap` made it: what a harness that echoes injected context into its
+# transcript gives back (the body is escaped, so the first closing tag is the block's own;
+# inside a JSON tool result its newlines are `\n`)
+_BLOCK_RE = re.compile(rf"{re.escape(OPEN)}(?:\s|\\n)*{re.escape(RECALL_HEADER)}.*?(?:{re.escape(CLOSE)}|\Z)", re.DOTALL)
 
 _SEP = r"[\s_.·-]*"
 _NAMES = "|".join(f"(?P<t{i}>{_SEP.join(c for c in name if c.isalnum())})" for i, name in enumerate(TAGS))
@@ -91,6 +97,15 @@ def count_tags(text: str) -> int:
 def wrap(body: str) -> str:
     """The recall block: `body` (escaped again, whole) inside the envelope."""
     return f"{OPEN}\n{escape(body)}\n{CLOSE}"
+
+
+def without_recall_blocks(text: str) -> tuple[str, int]:
+    """`text` with each recall block Palimpsest injected replaced by `OMITTED`, and how many
+    there were. A harness may write the context a hook added into its transcript; captured
+    again, the block would come back as new evidence — memory recalling its own echo."""
+    if RECALL_HEADER not in text:
+        return text, 0
+    return _BLOCK_RE.subn(OMITTED, text)
 
 
 def canonical(text: str) -> str:

@@ -85,7 +85,7 @@ class Finder:
             result.answer = self.toolsynth.answer(query, [*result.facts, *result.hits])
             if not result.answer["available"]:
                 result.notes.append(f"no answer: {result.answer['reason']}")
-        self._count(result.hits, touch)
+        self._count(result.hits, touch, result.summaries)
         result.took_ms = (time.perf_counter() - started) * 1000
         return result
 
@@ -117,12 +117,15 @@ class Finder:
             out.append(row)
         return out
 
-    def _count(self, hits: list[Hit], touch: bool) -> None:
-        """Pending accesses onto the hits, one more access each (`touch`), and their sessions' tags."""
+    def _count(self, hits: list[Hit], touch: bool, summaries: list[dict[str, Any]]) -> None:
+        """Pending accesses onto the hits, one more access each (`touch`) — summary hits
+        too (their rows carry their pending accesses already) — and their sessions' tags."""
         accesses = self.kernel.accesses
         accesses.apply(h.message for h in hits)
         if touch and hits:
             accesses.add([h.message.id for h in hits], iso(utcnow()))
+        if touch and summaries:
+            accesses.add([s["id"] for s in summaries], iso(utcnow()), summaries=True)
         carried = self._tags().session_tags([h.message.session for h in hits])
         for h in hits:
             h.session_tags = carried.get(h.message.session, [])

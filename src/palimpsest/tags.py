@@ -212,12 +212,18 @@ class Tags:
         self._commit(decision, change, f"{t.type}:{t.id} {key}:{value}")
         return row.to_dict()
 
-    def suggest(self, tags: builtins.list[str], *, source: str | None = None, origin: str = "model", **target: Any) -> builtins.list[dict[str, Any]]:
+    def suggest(self, tags: builtins.list[str], *, source: str | None = None, origin: str = "model", session_too: bool = False,
+                **target: Any) -> builtins.list[dict[str, Any]]:
         """Propose tags for a session or summary. Left out: a tag the session already has in
         any state (so a rejected tag is never proposed twice), a value the taxonomy rejected,
-        and duplicates. A value new to the taxonomy enters it as `suggested`."""
+        and duplicates. A value new to the taxonomy enters it as `suggested`. With
+        `session_too`, a summary's proposals go on its session as well (unless the session
+        has the tag itself, or it was rejected anywhere in the session)."""
         t = self.target(**target)
-        seen = {(r.key, r.value) for r in self.store.query_tags(TagQuery(session_ids=[t.session], limit=100_000))}
+        rows = self.store.query_tags(TagQuery(session_ids=[t.session], limit=100_000))
+        seen = {(r.key, r.value) for r in rows}
+        on_session = {(r.key, r.value) for r in rows if r.target_type == "session" or r.state == "rejected"}
+        also = session_too and t.type == "summary"
         rejected = {(r.key, r.value) for r in self.store.taxonomy_rows(None, ["rejected"])}
         now, change = iso(utcnow()), TagChange()
         for text in tags:
@@ -225,10 +231,16 @@ class Tags:
                 key, value = self.resolve(text)
             except InvalidInput:
                 continue  # a model's malformed proposal is dropped, not an error
-            if (key, value) in seen or (key, value) in rejected:
+            if (key, value) in rejected:
+                continue
+            if (key, value) not in seen:
+                change.tags.append(TagRow(t.type, t.id, t.session, key, value, "suggested", origin, now, source))
+            if also and (key, value) not in on_session:
+                change.tags.append(TagRow("session", t.session, t.session, key, value, "suggested", origin, now, source))
+            elif (key, value) in seen:
                 continue
             seen.add((key, value))
-            change.tags.append(TagRow(t.type, t.id, t.session, key, value, "suggested", origin, now, source))
+            on_session.add((key, value))
             change.taxonomy += self._vocabulary_entry(key, value, "suggested", origin, now)
         if change.tags:
             self._commit("suggest", change, f"{t.type}:{t.id}")
@@ -383,7 +395,7 @@ class Tags:
         return {"suggest-tags": self.run_job}
 
     def run_job(self, job: Job) -> None:
-        """For a leaf: propose tags for it. For a session: only while it has no leaf, and only
+        """For a leaf: propose tags for it and its session. For a session: only while it has no leaf, and only
         once it has been quiet for `tags_quiet_minutes` (else it is looked at again then)."""
         tags, p = self, job.payload
         use_llm = job.attempts < job.max_attempts  # the last attempt takes the fallback
@@ -391,7 +403,8 @@ class Tags:
             found = self.store.get_summaries([p["summary"]])
             if found:
                 s = found[0]
-                tags.suggest(tags.propose(s.content, use_llm=use_llm, session=s.session_id), summary=s.id, source=s.id)
+                proposed = tags.propose(s.content, use_llm=use_llm, session=s.session_id)
+                tags.suggest(proposed, summary=s.id, source=s.id, session_too=True)  # the leaf, and its conversation
             return
         session = p["session"]
         info = self.store.get_session(session)

@@ -107,7 +107,7 @@ class Doctor:
 
     def hooks(self, checks: list[Check]) -> None:
         seen = False
-        for harness, folder in (("claude-code", setup.claude_dir(self.env)), ("codex", setup.codex_dir(self.env))):
+        for harness, folder in setup.harness_dirs(self.env).items():
             if not folder.is_dir():
                 continue
             seen = True
@@ -123,8 +123,8 @@ class Doctor:
             else:
                 checks.append(Check(f"hooks {harness}", OK, "recall before each turn, capture after it"))
         if not seen:
-            checks.append(Check("hooks", WARN, "no Claude Code or Codex configuration found on this machine",
-                                "palimpsest setup claude-code | codex | mcp-client"))
+            checks.append(Check("hooks", WARN, "no Claude Code, Codex or qwen-code configuration found on this machine",
+                                "palimpsest setup claude-code | codex | qwen-code | mcp-client"))
 
     def embedder(self, checks: list[Check]) -> None:
         if self.stats is None:

@@ -66,13 +66,19 @@ def codex_rollout(thread_id: str, codex_home: Path) -> Path | None:
     return found[0] if found else None
 
 
-def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None = None, codex_home: Path | None = None) -> Report:
+def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None = None, codex_home: Path | None = None,
+                 env: dict[str, str] | None = None) -> Report:
     """Turn one hook payload into batches, send them (or spool them), advance the cursor.
 
-    Codex's `notify` payload names no transcript; its rollout file is found by thread id."""
+    Codex's `notify` payload names no transcript; its rollout file is found by thread id.
+    OpenCode's session is read from its database (`capture/opencode.py`)."""
     if not isinstance(hook, dict):
         raise InvalidInput("the hook input must be a JSON object")
     head = _head(hook)
+    if agent == "opencode" or "opencode_db" in hook:
+        from . import opencode
+
+        return opencode.capture(hook, head, client, home, env or {})
     path = hook.get("transcript_path")
     if not path and hook.get("thread-id") and codex_home is not None:
         path = str(codex_rollout(str(hook["thread-id"]), codex_home) or "")

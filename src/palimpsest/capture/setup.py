@@ -12,6 +12,9 @@ with absolute paths, since a harness does not run in the shell that installed Pa
   Claude Code's shape); `~/.codex/config.toml`: a marked block with `[mcp_servers.palimpsest]`
   and, when the file has no `[features]` table, `codex_hooks = true` (older Codex versions
   run hooks only with it).
+- **qwen-code** — `~/.qwen/settings.json` (`$QWEN_HOME`): the same two hooks (qwen-code's hooks
+  take Claude Code's shape, with timeouts in milliseconds) and the `palimpsest` entry of its
+  `mcpServers`, in the one file.
 - **mcp-client** — any other MCP client: the `palimpsest` entry of `mcpServers` in the JSON
   file given with `--file`. Such a client has no hook before each turn: nothing can inject
   the recall block, so the plan's notes give the instructions that tell the model to call
@@ -40,7 +43,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 
-HARNESSES = ("claude-code", "codex", "mcp-client")
+HARNESSES = ("claude-code", "codex", "qwen-code", "mcp-client")
 RECALL_TIMEOUT = 10  # seconds the harness allows the recall hook (it gives up on its own after 2)
 CAPTURE_TIMEOUT = 60
 BACKUP_SUFFIX = ".before-palimpsest"
@@ -116,12 +119,23 @@ def codex_dir(env: dict[str, str]) -> Path:
     return Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else Path(env.get("HOME") or "~").expanduser() / ".codex"
 
 
+def qwen_dir(env: dict[str, str]) -> Path:
+    return Path(env["QWEN_HOME"]).expanduser() if env.get("QWEN_HOME") else Path(env.get("HOME") or "~").expanduser() / ".qwen"
+
+
+def harness_dirs(env: dict[str, str]) -> dict[str, Path]:
+    """The folder each hooked harness keeps its configuration in (for `doctor`)."""
+    return {"claude-code": claude_dir(env), "codex": codex_dir(env), "qwen-code": qwen_dir(env)}
+
+
 def files_of(harness: str, env: dict[str, str], file: str | None = None) -> list[Path]:
     """The files `setup HARNESS` may change."""
     if harness == "claude-code":
         return [claude_dir(env) / "settings.json", claude_state_file(env)]
     if harness == "codex":
         return [codex_dir(env) / "hooks.json", codex_dir(env) / "config.toml"]
+    if harness == "qwen-code":
+        return [qwen_dir(env) / "settings.json"]
     return [Path(file).expanduser()] if file else []
 
 
@@ -139,6 +153,14 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
         hooks, config = files_of(harness, env)
         result.changes.append(_json_change(hooks, lambda doc: _add_hooks(doc, command)))
         result.changes.append(_toml_change(config, command, result.notes))
+    elif harness == "qwen-code":
+        (settings,) = files_of(harness, env)
+
+        def hooks_and_mcp(doc: dict[str, Any]) -> None:  # (one file holds both)
+            _add_hooks(doc, command, unit=1000, agent="qwen-code")
+            _add_mcp(doc, command)
+
+        result.changes.append(_json_change(settings, hooks_and_mcp))
     else:
         if not file:
             result.notes.append("no --file given: add this entry to the client's MCP configuration (its `mcpServers`): "
@@ -185,10 +207,13 @@ def _hook(command: str, timeout: int) -> dict[str, Any]:
     return {"type": "command", "command": command, "timeout": timeout}
 
 
-def _add_hooks(doc: dict[str, Any], command: Command) -> None:
-    """Our `UserPromptSubmit` recall hook and `Stop` capture hook, replacing older ones of ours."""
-    wanted = {"UserPromptSubmit": _hook(command.line("recall", "--hook", url=True), RECALL_TIMEOUT),
-              "Stop": _hook(command.line("capture", url=True), CAPTURE_TIMEOUT)}
+def _add_hooks(doc: dict[str, Any], command: Command, unit: int = 1, agent: str | None = None) -> None:
+    """Our `UserPromptSubmit` recall hook and `Stop` capture hook, replacing older ones of
+    ours; timeouts in seconds × `unit` (qwen-code counts milliseconds); `agent` named on the
+    capture line when the hook's JSON alone would not tell it."""
+    capture = ("capture", "--agent", agent) if agent else ("capture",)
+    wanted = {"UserPromptSubmit": _hook(command.line("recall", "--hook", url=True), RECALL_TIMEOUT * unit),
+              "Stop": _hook(command.line(*capture, url=True), CAPTURE_TIMEOUT * unit)}
     hooks = doc.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput("its `hooks` is not an object; fix it, then run setup again")

@@ -136,19 +136,29 @@ def cell(value: Any, limit: int | None = None) -> Any:
     return Text(shown(value, limit))
 
 
-def table(*columns: str, fold: bool = True, **options: Any) -> Any:
-    """A Rich table with these column headers; long cells fold rather than being cut."""
+WHOLE = ("id", "session")  # columns whose values are copied and pasted: never folded
+WHOLE_MAX = 64  # (past this an id folds after all: a table must still fit a terminal)
+
+
+def table(*columns: str, fold: bool = True, whole: dict[str, int] | None = None, **options: Any) -> Any:
+    """A Rich table with these column headers; long cells fold rather than being cut, but
+    a column in `whole` (its widest value) stays that wide, so an id copies whole."""
     from rich.table import Table
 
     t = Table(show_header=True, header_style="bold", **options)
     for name in columns:
-        t.add_column(name, overflow="fold" if fold else "ellipsis")
+        if whole and name in whole:
+            t.add_column(name, no_wrap=True, overflow="fold", min_width=min(whole[name], WHOLE_MAX))
+        else:
+            t.add_column(name, overflow="fold" if fold else "ellipsis")
     return t
 
 
 def print_table(columns: tuple[str, ...], rows: Any) -> None:
-    """A table of stored values, each cell plain text (see `cell`)."""
-    t = table(*columns)
-    for row in rows:
-        t.add_row(*(cell(v) for v in row))
+    """A table of stored values, each cell plain text (see `cell`); ids and sessions whole."""
+    cells = [[cell(v) for v in row] for row in rows]
+    whole = {c: max((len(r[i].plain) for r in cells), default=0) for i, c in enumerate(columns) if c in WHOLE}
+    t = table(*columns, whole=whole)
+    for row in cells:
+        t.add_row(*row)
     console().print(t)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ def register(sub: Any) -> None:
                     "conversation's new events to the server; spool them when it is unreachable.")
     p.add_argument("payload", nargs="?", help="the hook's JSON as an argument (Codex `notify`); default: read stdin")
     p.add_argument("--url", help="server URL (default: PALIMPSEST_URL)")
-    p.add_argument("--agent", help="agent name to record (default: detected, claude-code or codex)")
+    p.add_argument("--agent", help="agent name to record (default: detected, claude-code, codex or qwen-code); opencode reads OpenCode's database")
     p.add_argument("--replay", action="store_true", help="only replay spooled batches (no stdin)")
     p.add_argument("--requeue-dead", action="store_true", help="move rejected batches from dead/ back to the spool, then replay")
 
@@ -123,7 +124,8 @@ def _capture(args: argparse.Namespace) -> int:
                 hook = json.loads(text)
             except ValueError as exc:
                 raise InvalidInput(f"stdin is not the hook's JSON: {exc}") from None
-            report = capture_hook(hook, client, home, agent=args.agent, codex_home=Path(settings.codex_home).expanduser())
+            report = capture_hook(hook, client, home, agent=args.agent, codex_home=Path(settings.codex_home).expanduser(),
+                                  env=dict(os.environ))  # (where OpenCode keeps its database: XDG_DATA_HOME)
     finally:
         client.close()
     result = {**report.to_dict(), "pending": client.spool.pending()}

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from . import derive
 from .common import add_command, console, count, emit, open_memory, print_table, progress, words
 
 
@@ -40,6 +41,7 @@ def register(sub: Any) -> None:
     p.add_argument("--agent")
     p.add_argument("--channel")
     p.add_argument("--kind", choices=["normal", "instant"])
+    derive.add_flag(p)
 
     p = add_command(sub, "ingest", ingest, "Bulk-write a transcript (JSON list of messages, or JSONL) into one session.")
     p.add_argument("session")
@@ -47,6 +49,7 @@ def register(sub: Any) -> None:
     p.add_argument("--agent")
     p.add_argument("--channel")
     p.add_argument("--kind", choices=["normal", "instant"])
+    derive.add_flag(p)
 
     p = add_command(sub, "browse", browse, "List messages chronologically, filtered and paged.")
     _filters(p)
@@ -85,6 +88,7 @@ def append(args: argparse.Namespace) -> None:
             args.session, args.role, content, tool_name=args.tool_name, tool_args=tool_args, tool_result=args.tool_result,
             event_key=args.event_key, created_at=args.created_at, agent=args.agent, channel=args.channel, kind=args.kind,
         )
+        derive.after_writes(args, memory)
     emit(args, result, lambda r: print(f"{r['id']} {'stored' if r['stored'] else 'duplicate'}"))
 
 
@@ -111,9 +115,11 @@ def ingest(args: argparse.Namespace) -> None:
     messages = _read_messages(args.file)
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
-    with open_memory(args) as memory, progress(args, "ingesting"):  # (one group commit: the bar pulses)
-        result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
-        compact_index(memory, BULK_COMPACT_SECONDS)
+    with open_memory(args) as memory:
+        with progress(args, "ingesting"):  # (one group commit: the bar pulses)
+            result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
+            compact_index(memory, BULK_COMPACT_SECONDS)
+        derive.after_writes(args, memory)
     emit(args, result, lambda r: print(f"{r['stored']} stored, {r['duplicates']} duplicates"))
 
 

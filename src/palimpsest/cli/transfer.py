@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from . import derive
 from .common import add_command, emit, open_memory, progress
 
 EXIT_PARTIAL = 2  # some input was bad and reported; the rest was imported
@@ -27,6 +28,7 @@ def register(sub: Any) -> None:
     p.add_argument("--format", choices=("auto", *FORMATS), default="auto", help="default: tell from the content")
     p.add_argument("--session", help="put every message in this session (messages, openai, claude-code, codex)")
     p.add_argument("--agent", help="set the agent of the imported sessions")
+    derive.add_flag(p)
 
     p = add_command(sub, "export", export, "Write every session and journal event as JSONL (re-importable with `palimpsest import`).")
     p.add_argument("file", nargs="?", default="-", help="output path (an existing folder: a new "
@@ -39,16 +41,19 @@ def import_(args: argparse.Namespace) -> int:
 
     options = {"format": args.format, "session": args.session, "agent": args.agent}
     single = len(args.files) == 1 and not Path(args.files[0]).expanduser().is_dir()
-    with open_memory(args) as memory, progress(args, "importing") as update:
-        if single:  # one file: its report, and a refusal is an error like any other
-            report = import_file(memory, args.files[0], progress=update, **options).to_dict()
+    if not single and not expand_paths(args.files):
+        raise InvalidInput("no .jsonl or .json file found there")
+    with open_memory(args) as memory:
+        with progress(args, "importing") as update:
+            if single:  # one file: its report, and a refusal is an error like any other
+                report = import_file(memory, args.files[0], progress=update, **options).to_dict()
+            else:
+                reports = import_paths(memory, args.files, progress=update, **options)
             compact_index(memory, BULK_COMPACT_SECONDS)
-            emit(args, report, _print_report)
-            return 0 if report["ok"] else EXIT_PARTIAL
-        if not expand_paths(args.files):
-            raise InvalidInput("no .jsonl or .json file found there")
-        reports = import_paths(memory, args.files, progress=update, **options)
-        compact_index(memory, BULK_COMPACT_SECONDS)
+        derive.after_writes(args, memory)
+    if single:
+        emit(args, report, _print_report)
+        return 0 if report["ok"] else EXIT_PARTIAL
     result = {"ok": all(r["ok"] for r in reports), "stored": sum(r.get("stored", 0) for r in reports),
               "duplicates": sum(r.get("duplicates", 0) for r in reports), "files": reports}
     emit(args, result, _print_reports)

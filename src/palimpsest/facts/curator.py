@@ -83,6 +83,7 @@ class Candidate:
     source: Any = None
     corrects: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    at: Any = None  # when it was heard (the attestation's time; default: valid_from, else now)
 
     @classmethod
     def of(cls, value: Any) -> Candidate:
@@ -313,6 +314,8 @@ class Curator:
         _unit(c.confidence, "confidence")
         if c.valid_from is not None:
             c.valid_from = _time(c.valid_from, "valid_from")
+        if c.at is not None:
+            c.at = _time(c.at, "at")
         parse_source(c.source)
         if c.corrects is not None and (not isinstance(c.corrects, str) or not c.corrects.strip()):
             raise InvalidInput("corrects must be a fact id or the text of the fact it corrects")
@@ -394,7 +397,7 @@ class Curator:
     def _act(self, c: Candidate, target: Fact, s: Signals | None, action: str, why: str = "") -> Decision:
         start = c.valid_from or self.facts.now()
         if action == "confirm":
-            fact = self.facts.confirm(target.id, source=c.source, at=c.valid_from)
+            fact = self.facts.confirm(target.id, source=c.source, at=c.at or c.valid_from)
             return Decision("confirm", fact, target, s, why or "the same statement heard again")
         if action in ("supersede", "dispute") and start < target.valid_from:
             # older news of a slot a later fact already holds (imports out of order): it held until then
@@ -442,7 +445,7 @@ class Curator:
 
     def _write(self, c: Candidate) -> Fact:
         return self.facts.write(c.text, vault=c.vault, kind=c.kind, entities=c.entities, salience=c.salience,
-                                confidence=c.confidence, valid_from=c.valid_from, source=c.source, metadata=c.metadata or None)
+                                confidence=c.confidence, valid_from=c.valid_from, source=c.source, at=c.at, metadata=c.metadata or None)
 
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
         valid_from = c.valid_from
@@ -450,7 +453,7 @@ class Curator:
             valid_from = None  # now
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
                                     entities=c.entities or None, salience=c.salience, confidence=c.confidence,
-                                    source=c.source, metadata=c.metadata or None)
+                                    source=c.source, at=c.at, metadata=c.metadata or None)
 
     def _correct(self, c: Candidate) -> Decision:
         """An explicit correction ends what it names — a fact id, or the open fact closest

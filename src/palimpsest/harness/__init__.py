@@ -1,6 +1,6 @@
 """One reader per harness transcript format, used by both the importers and live capture.
 
-Each format module (`claude_code`, `codex`) turns ONE transcript record into events with
+Each format module (`claude_code`, `codex`, `qwen_code`) turns ONE transcript record into events with
 `convert(record, line, context, raw)`; `openai` does the same for one chat message. The
 importers run a whole file through it; capture runs the new lines of a transcript through
 it at each hook call, saving the `Context` beside its byte cursor. Since both paths use
@@ -17,16 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import claude_code, codex
+from . import claude_code, codex, qwen_code
 from .common import Context
 
-READERS = {claude_code.FORMAT: claude_code, codex.FORMAT: codex}
+READERS = {claude_code.FORMAT: claude_code, codex.FORMAT: codex, qwen_code.FORMAT: qwen_code}
 
 
 def detect(rec: Any) -> str | None:
     """The harness format a record belongs to, or None when it looks like neither."""
     if codex.looks_like(rec):
         return codex.FORMAT
+    if qwen_code.looks_like(rec):  # (before Claude Code's: both name a sessionId and a uuid)
+        return qwen_code.FORMAT
     if claude_code.looks_like(rec):
         return claude_code.FORMAT
     return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, source_record, text_of, time_or
+from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, learn_session, source_record, text_of, time_or
 
 FORMAT = "claude-code"
 RECORD_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}
@@ -48,7 +48,7 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
     rtype = rec.get("type")
     ts = time_or(rec.get("timestamp"), ctx.last_ts)
     ctx.last_ts = ts
-    _learn(rec, ctx)
+    learn_session(rec, ctx)
     uid = str(rec.get("uuid") or f"line-{line}")
     source = {"source_format": FORMAT, "source_path": ctx.path, "source_line": line}
     if rtype not in ("user", "assistant") or not isinstance(rec.get("message"), dict):
@@ -69,14 +69,6 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
     if tur is not None and not (isinstance(tur, str) and any(m.get("tool_result") == tur for m in out)):
         out.append(source_record("toolUseResult", tur, source, ts, f"cc:{uid}:toolUseResult"))
     return out
-
-
-def _learn(rec: dict[str, Any], ctx: Context) -> None:
-    if ctx.session_id is None and isinstance(rec.get("sessionId"), str):
-        ctx.session_id = rec["sessionId"]
-    for src, dst in (("cwd", "cwd"), ("gitBranch", "git_branch"), ("version", "version")):
-        if isinstance(rec.get(src), str) and dst not in ctx.settings:
-            ctx.settings[dst] = rec[src]
 
 
 def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str, ctx: Context) -> list[dict[str, Any]]:

@@ -47,6 +47,16 @@ class Context:
                    session_id=text("session_id"), title=text("title"), settings=dict(settings))
 
 
+def learn_session(rec: dict[str, Any], ctx: Context) -> None:
+    """The session's id and settings from a record that names them (Claude Code's and
+    qwen-code's records both carry `sessionId`, `cwd`, `gitBranch`, `version`)."""
+    if ctx.session_id is None and isinstance(rec.get("sessionId"), str):
+        ctx.session_id = rec["sessionId"]
+    for src, dst in (("cwd", "cwd"), ("gitBranch", "git_branch"), ("version", "version")):
+        if isinstance(rec.get(src), str) and dst not in ctx.settings:
+            ctx.settings[dst] = rec[src]
+
+
 def source_record(record_type: str, raw: Any, source: dict[str, Any], created_at: str | None, key: str) -> dict[str, Any]:
     """A harness record kept as it is: journaled (type `source_record`) but never indexed."""
     text = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)

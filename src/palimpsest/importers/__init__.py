@@ -9,6 +9,8 @@ Formats (`FORMATS`; `"auto"` tells them apart from the content):
 - `openai` — OpenAI chat messages, a JSON list or JSONL (`chat.py`);
 - `claude-code` — Claude Code session files (`claude_code.py`);
 - `codex` — Codex CLI rollout files (`codex.py`);
+- `qwen-code` — qwen-code chat files (`~/.qwen/projects/<project>/chats/<session>.jsonl`), read by
+  `harness/qwen_code.py` through `base.plan_harness_file`;
 - `locomo`, `longmemeval` — the evaluation sets (`evalsets.py`);
 - `export` — what `export_memory` writes (`transfer.py`).
 
@@ -31,6 +33,7 @@ from typing import Any
 from ..errors import InvalidInput
 from ..harness import claude_code as claude_code_reader
 from ..harness import codex as codex_reader
+from ..harness import qwen_code as qwen_code_reader
 from ..harness.common import Context
 from ..records import check_session_id
 from . import chat, claude_code, codex, evalsets, transfer
@@ -44,12 +47,13 @@ from .base import (
     file_time,
     iter_lines,
     line_text,
+    plan_harness_file,
     read_source,
     write_plan,
 )
 from .transfer import export_memory
 
-FORMATS = ("messages", "openai", "claude-code", "codex", "locomo", "longmemeval", "export")
+FORMATS = ("messages", "openai", "claude-code", "codex", "qwen-code", "locomo", "longmemeval", "export")
 DOCUMENT_FORMATS = ("locomo", "longmemeval", "export")
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
 _NOT_PARSED = object()
@@ -119,6 +123,8 @@ def import_data(memory: Any, data: Any, format: str, *, session: str | None = No
         plan = claude_code.plan_claude_code(records, name, session, agent, None)
     elif format == "codex":
         plan = codex.plan_codex(records, name, session, agent, None)
+    elif format == "qwen-code":
+        plan = plan_harness_file(qwen_code_reader.FORMAT, "qwen-code", records, name, session, agent, None, _no_raw)
     else:
         raise InvalidInput(f"import_data cannot take format {format!r}")
     return write_plan(memory, plan, name, progress)
@@ -163,6 +169,8 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
         return evalsets.plan_longmemeval(lines, agent)
     if fmt == "claude-code":
         return claude_code.plan_claude_code(lines, name, session, agent, file_time(name))
+    if fmt == "qwen-code":  # (records carry their own uuids: the reader needs no raw line)
+        return plan_harness_file(qwen_code_reader.FORMAT, "qwen-code", lines, name, session, agent, file_time(name), _no_raw)
     return codex.plan_codex(lines, name, session, agent, file_time(name), data)
 
 
@@ -218,6 +226,10 @@ def _document_format(doc: Any) -> str | None:
     return None
 
 
+def _no_raw(line: int, rec: Any) -> bytes:
+    return b""
+
+
 def _record_format(rec: Any) -> str | None:
     if not isinstance(rec, dict):
         return None
@@ -227,6 +239,8 @@ def _record_format(rec: Any) -> str | None:
         return "longmemeval"
     if codex_reader.looks_like(rec):
         return "codex"
+    if qwen_code_reader.looks_like(rec):  # (before Claude Code's: both name a sessionId and a uuid)
+        return "qwen-code"
     if claude_code_reader.looks_like(rec):
         return "claude-code"
     if "session" in rec:

@@ -162,7 +162,7 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
         try:
             yield n, json.loads(text)
         except json.JSONDecodeError as exc:
-            if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex"):
+            if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex", "qwen-code"):
                 plan.skipped["torn last line"] += 1
                 continue
             plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)

@@ -20,6 +20,7 @@ import json
 import re
 from typing import Any
 
+from .. import envelope
 from ..errors import InvalidInput
 from ..records import ROLE_RE, check_text, content_hash, iso, parse_time, utcnow
 
@@ -102,11 +103,19 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
     if tool_result is not None and not isinstance(tool_result, str):
         tool_result = json.dumps(tool_result, ensure_ascii=False)
     _text(tool_result, where, "tool_result")
+    content, echoed = envelope.without_recall_blocks(content)
+    if tool_result is not None:
+        tool_result, more = envelope.without_recall_blocks(tool_result)
+        echoed += more
     if content == "" and tool_name is None and tool_result is None:
         raise InvalidInput(f"{where}: content is empty; only a tool-call message (tool_name or tool_result) may have no content")
     metadata = get("metadata") or {}
     if not isinstance(metadata, dict):
         raise InvalidInput(f"{where}: metadata must be an object")
+    if echoed:  # our own recall block came back (see `envelope.without_recall_blocks`)
+        metadata = {**metadata, "recall_blocks_omitted": echoed}
+        if content.strip() == envelope.OMITTED and tool_result is None:
+            metadata.setdefault("importance", 0.1)
     tool_args = get("tool_args")
     if tool_args is not None or metadata:  # (nothing to check for the usual message without either)
         check_json([tool_args, metadata], f"{where}: tool_args/metadata")

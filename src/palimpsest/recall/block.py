@@ -32,7 +32,7 @@ from .. import envelope
 from ..errors import InvalidInput
 from ..tokens import count_tokens, truncate_to_tokens
 
-HEADER = "## Recalled memory (auto, system-owned)"
+HEADER = envelope.RECALL_HEADER
 DEFAULT_BUDGET = 4000
 LIVE_TAIL = 6
 LIVE_SHARE = 0.25  # at most this share of the budget goes to the live tail

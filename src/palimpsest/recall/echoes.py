@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..errors import NotFound
 from ..kernel import Kernel
 from ..records import Message
 from ..store import Filters
@@ -91,5 +92,5 @@ class Echoes:
             return None
         try:
             return self._facts().get(f.superseded_by)
-        except Exception:  # a successor the store no longer answers for: judge on the fact alone
+        except NotFound:  # a successor the store no longer holds: judge on the fact alone
             return None

@@ -16,7 +16,6 @@ from ..records import Message
 from ..search import SearchResult
 from ..tokens import count_tokens
 from . import context
-from .echoes import Echoes
 from .block import (
     DEFAULT_BUDGET,
     DOCUMENT_MIN_SIMILARITY,
@@ -29,6 +28,7 @@ from .block import (
     _message_text,
     check_budget,
 )
+from .echoes import Echoes
 
 if TYPE_CHECKING:
     from ..facts import Facts

@@ -55,9 +55,9 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
         return types.ListToolsResult(tools=[_tool(t) for t in tools.available(enable_write)])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = with_defaults(params.name, params.arguments or {}, memory.settings)
         try:
-            result = await within(memory.settings.request_timeout, tools.call, memory, params.name, params.arguments or {},
-                                  enable_write=enable_write)
+            result = await within(memory.settings.request_timeout, tools.call, memory, params.name, args, enable_write=enable_write)
         except PalimpsestError as exc:
             return types.CallToolResult(content=_text(exc.to_dict()), is_error=True)
         except Exception:  # never a stack trace to the client; the log keeps it
@@ -71,6 +71,26 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
         get_tool_input_schema=lambda name: _schema_of(name, enable_write),
         on_list_tools=list_tools, on_call_tool=call_tool,
     )
+
+
+SESSION_WRITES = ("memory_append", "memory_ingest_session")
+
+
+def with_defaults(name: str, args: dict[str, Any], settings: Any) -> dict[str, Any]:
+    """A session write's arguments with the process's identity where they name none: an MCP
+    client launches `palimpsest mcp` with PALIMPSEST_AGENT / _CHANNEL / _PERSONA in its
+    environment rather than asking the model to say who it is on every call. What the
+    call names wins; other tools' arguments pass unchanged (so do ill-typed ones: the
+    schema check reports them)."""
+    if name not in SESSION_WRITES or not isinstance(args, dict):
+        return args
+    out = dict(args)
+    for field, value in (("agent", settings.mcp_agent), ("channel", settings.mcp_channel)):
+        if value and field not in out:
+            out[field] = value
+    if settings.mcp_persona and isinstance(out.get("settings", {}), dict) and "persona" not in out.get("settings", {}):
+        out["settings"] = {**out.get("settings", {}), "persona": settings.mcp_persona}
+    return out
 
 
 def _schema_of(name: str, enable_write: bool) -> dict[str, Any] | None:

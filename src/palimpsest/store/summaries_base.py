@@ -36,6 +36,8 @@ class Summary:
     sources: list[str] = field(default_factory=list)  # message ids (leaf) or child summary ids, in order
     parent_id: str | None = None  # the live summary one level up, if any
     superseded_by: str | None = None
+    access_count: int = 0  # times a search returned it (derived, like a message's: not journaled)
+    last_accessed_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -69,6 +71,10 @@ class SummaryStoreContract(ABC):
     def unsummarised(self, session_id: str, limit: int, after: tuple[str, str] | None = None) -> list[Message]:
         """The oldest messages of a session in no leaf, in (created_at, id) order; `after`
         (created_at, id) starts past a point already done (compaction in one pass)."""
+
+    @abstractmethod
+    def touch_summaries(self, ids: list[str], at: str) -> None:
+        """Count one more access for each summary id and set its `last_accessed_at`."""
 
     @abstractmethod
     def count_unsummarised(self, session_id: str) -> int: ...

@@ -3,13 +3,14 @@
 A `compact` job (queued for a session whenever it gets new messages, at most one waiting
 per session) looks at the session's messages that are in no leaf. With more than
 `compact_after` of them, it takes the oldest — leaving the newest `compact_keep` alone —
-in batches of whole messages of at most `summary_leaf_tokens` tokens (and `LEAF_MAX_MESSAGES`
-messages; a message longer than the budget is a leaf of its own, its prompt line cut at the
-budget and saying so), and writes one leaf per batch with `summary_sources` links to its messages; the work per
-batch is bounded, so a session of 100,000 messages is compacted in constant memory.
-Leaves with no parent are rolled into a branch once they add up to
-`summary_branch_tokens` (a branch closes before the leaf that would overflow it); whenever a branch is written the session's root is rewritten
-over every branch (within `summary_root_tokens`, each branch trimmed alike if they do
+in batches of whole messages of at most `summary_leaf_tokens` tokens (and
+`LEAF_MAX_MESSAGES` messages; a message longer than the budget is a leaf of its own, its
+prompt line cut at the budget and saying so), and writes one leaf per batch with
+`summary_sources` links to its messages; the work per batch is bounded, so a session of
+100,000 messages is compacted in constant memory. Leaves with no parent are rolled into a
+branch once they add up to `summary_branch_tokens` (a branch closes before the leaf that
+would overflow it); whenever a branch is written the session's root is rewritten over
+every branch (within `summary_root_tokens`, each branch trimmed alike if they do
 not fit) and the old root is kept, marked superseded. `compact(final=True)` (the CLI's
 `summaries compact --final`) summarises every message and rolls whatever is left, so
 the tree is complete: every message in exactly one leaf, every leaf under a branch,

@@ -24,13 +24,17 @@ IMPORTANCE_BY_DEPTH = (0.5, 0.4, 0.3)  # a leaf is the most specific
 
 
 class SummarySource:
-    """Live summaries as a `hybrid.Source`, their clock the newest message they cover."""
+    """Live summaries as a `hybrid.Source`. Their temporal term is a message's: the decay
+    from their clock — the newest message they cover, or with the `accessed` decay clock
+    their last access — times the reinforcement of their access count (capped), at most 1."""
 
     min_semantic = MIN_SEMANTIC
     stretch = False
 
-    def __init__(self, store: Any, filters: Filters | None, model: str, moment: datetime) -> None:
+    def __init__(self, store: Any, filters: Filters | None, model: str, moment: datetime, weights: Weights,
+                 accesses: Any = None) -> None:
         self.store, self.filters, self.model, self.moment = store, filters, model, moment
+        self.weights, self.accesses = weights, accesses
 
     def keyword(self, terms: list[str], match_all: bool, limit: int) -> list[tuple[str, float]]:
         return self.store.summary_keyword_search(terms, self.filters, limit, match_all)
@@ -49,11 +53,17 @@ class SummarySource:
         return {}
 
     def rows(self, ids: list[str]) -> dict[str, Summary]:
-        return {s.id: s for s in self.store.get_summaries(ids)}
+        found = self.store.get_summaries(ids)
+        if self.accesses is not None:
+            self.accesses.apply(found, summaries=True)  # accesses not written yet count already
+        return {s.id: s for s in found}
 
     def features(self, s: Summary) -> dict[str, float]:
-        days = (self.moment - parse_time(s.latest_at)).total_seconds() / 86400
-        return {"temporal": decay(days), "importance": IMPORTANCE_BY_DEPTH[min(s.depth, 2)]}
+        w = self.weights
+        clock = s.last_accessed_at if (w.decay_clock == "accessed" and s.last_accessed_at) else s.latest_at
+        days = (self.moment - parse_time(clock)).total_seconds() / 86400
+        boost = 1 + 0.02 * min(s.access_count, w.reinforcement_cap)
+        return {"temporal": min(1.0, decay(days, w.decay_rate) * boost), "importance": IMPORTANCE_BY_DEPTH[min(s.depth, 2)]}
 
     def tiebreak(self, s: Summary) -> tuple[Any, ...]:
         return (s.id,)
@@ -116,13 +126,15 @@ class Summaries:
     def search(self, query: str, filters: Filters | None = None, limit: int = 10, now: Any = None,
                query_vector: Any = None, semantic: bool = True) -> list[SummaryHit]:
         """Live summaries matching `query`, best first, by the one hybrid ranking: BM25
-        (normalised), cosine, time decay from `latest_at`, and importance by depth (a leaf
+        (normalised), cosine, time decay from `latest_at` (or the last access) reinforced by
+        the access count, and importance by depth (a leaf
         is the most specific: 0.5, branch 0.4, root 0.3). `query_vector` reuses an embedding
         the caller already made; `semantic=False` when it knows the embedder cannot answer."""
         vector = self._query_vector(query, query_vector) if semantic else None
         model = self.kernel.embedding.model.model_id if vector is not None else ""  # type: ignore[union-attr]
         moment = parse_time(now) if now is not None else utcnow()
-        ranking = rank(SummarySource(self.store, filters, model, moment), query, Weights.from_settings(self.settings),
+        weights = Weights.from_settings(self.settings)
+        ranking = rank(SummarySource(self.store, filters, model, moment, weights, self.kernel.accesses), query, weights,
                        pool=limit * 5, vector=vector)
         return [SummaryHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
 
@@ -181,6 +193,7 @@ class Summaries:
         found = self.store.get_summaries([summary_id])
         if not found:
             raise NotFound(f"no summary with id {summary_id!r}")
+        self.kernel.accesses.apply(found, summaries=True)
         return found[0]
 
     def latest(self, session: str) -> str | None:

@@ -9,11 +9,13 @@ Candidate topics of a leaf, in the order they are found:
    session ran: it breaks a tie between topics that share a name, it is never an entity,
    and it is looked up as a topic only when the leaf itself mentions it.
 2. **Speakers**: every author named in the leaf's messages (`metadata.speaker`, …) has a
-   person page; a name in the leaf that starts a speaker's name (`Mel` for `Melanie`)
+   person page, which takes that speaker's own lines only (the other side names them to
+   address them); a name in the leaf that starts a speaker's name (`Mel` for `Melanie`)
    becomes that page's alias.
 3. **Names and identifiers** in the leaf's sentences that already name a topic (title,
    alias or tag value); any other name is a *mention*, and a name mentioned in
-   `wiki_min_leaves` leaves becomes a subject page, mined from each of those leaves.
+   `wiki_min_leaves` leaves becomes a subject page, mined from each of those leaves. Words
+   that name a kind of thing ("PR", "API", "CI": `text.NOT_TOPICS`) are no names.
 
 Per topic the patch adds the leaf's key sentences about it (at most `wiki_statements_per_leaf`,
 best first by names, identifiers and numbers; each with its leaf and message ids), adds
@@ -203,10 +205,19 @@ class Miner:
         return self.statements[t.id]
 
     def relevant(self, c: Candidate, units: list[Unit]) -> list[Unit]:
+        """The leaf's sentences about the topic, best first. A speaker's page holds that
+        speaker's own lines only: in a conversation the other side names them to address
+        them ("Wow Caroline, that is great."), which says nothing about them."""
         t = c.topic
         keys = [t.title, *t.aliases]
+        speakers = {tx.key(u.who) for u in units if u.who}
+        own = t.kind == "person" and bool(_keys(t) & speakers)
         def about(u: Unit) -> bool:
-            return c.whole_leaf or (t.kind == "person" and u.who == t.title) or any(tx.mentions(u.text, k) for k in keys)
+            if c.whole_leaf:
+                return True
+            if own:
+                return u.who is not None and tx.key(u.who) in _keys(t)
+            return (t.kind == "person" and u.who == t.title) or any(tx.mentions(u.text, k) for k in keys)
         picked = [u for u in units if about(u) and len(u.text.split()) >= MIN_WORDS]
         picked.sort(key=lambda u: -u.score)
         out, norms = [], set()

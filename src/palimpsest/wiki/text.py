@@ -26,6 +26,13 @@ NOT_NAMES = {"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "hey", "hi", "hell
              "nice", "good", "bye", "then", "let", "just", "sorry", "yep", "please", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "jan", "feb", "mar",
              "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "the", "a", "an", "and", "but", "so", "it", "it's", "that", "this", "what", "how", "why",
              "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", *MONTHS, *WEEKDAYS}
+# Capitalised words that name a kind of thing, not a thing: "the PR", "an API", "the CI" are
+# no topic of their own (a page titled "PR" gathered every pull request ever mentioned).
+NOT_TOPICS = {"pr", "prs", "mr", "mrs", "ms", "dr", "api", "apis", "url", "urls", "ui", "ux", "ci", "cd", "id", "ids", "todo",
+              "todos", "fyi", "asap", "eta", "tbd", "tba", "wip", "lgtm", "imo", "imho", "btw", "afaik", "json", "yaml", "xml",
+              "html", "css", "sql", "http", "https", "cli", "sdk", "faq", "pdf", "csv", "readme", "am", "pm", "utc", "gmt", "etc",
+              "vs", "ps", "re", "fwd", "diy", "tv", "dm", "dms", "ok"}
+NOT_NAMES |= NOT_TOPICS
 SPEAKER_KEYS = ("speaker", "author", "name", "sender")
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _GREETING = re.compile(r"^\s*(?:hey|hi|hello|wow|yeah|yep|yes|thanks|thank you|sorry|congrats|aw+|oh|omg)\b", re.IGNORECASE)

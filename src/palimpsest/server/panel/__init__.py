@@ -122,6 +122,10 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
     async def root() -> Response:
         return RedirectResponse("/panel", status_code=303)
 
+    @app.get("/favicon.ico", include_in_schema=False)  # (what a browser asks for before it reads a page's <link>)
+    async def favicon() -> Response:
+        return RedirectResponse("/panel/static/favicon.svg", status_code=301)
+
     expected = panel.token
     limit = SignInLimit()
 

@@ -13,7 +13,8 @@ from ..base import Filters
 from ..summaries_base import Summary, SummaryStoreContract
 from .dialect import SQLBackend
 
-SUMMARY_COLUMNS = "s.id, s.session_id, s.depth, s.content, s.message_count, s.earliest_at, s.latest_at, s.model, s.created_at, s.superseded_by"
+SUMMARY_COLUMNS = ("s.id, s.session_id, s.depth, s.content, s.message_count, s.earliest_at, s.latest_at, s.model, s.created_at, s.superseded_by, "
+                   "s.access_count, s.last_accessed_at")
 _USAGE = ("calls", "prompt_tokens", "completion_tokens", "failures", "invalid")
 
 
@@ -23,7 +24,8 @@ class SQLSummariesMixin(SQLBackend, SummaryStoreContract):
     def _summary_rows(self, sql: str, params: Any = ()) -> list[Summary]:
         t = self.dialect.load_time
         out = [Summary(id=r[0], session_id=r[1], depth=r[2], content=r[3], message_count=r[4], earliest_at=t(r[5]),
-                       latest_at=t(r[6]), model=r[7], created_at=t(r[8]), superseded_by=r[9]) for r in self._fetch(sql, params)]
+                       latest_at=t(r[6]), model=r[7], created_at=t(r[8]), superseded_by=r[9], access_count=r[10],
+                       last_accessed_at=t(r[11])) for r in self._fetch(sql, params)]
         if not out:
             return out
         ids = [s.id for s in out]
@@ -58,6 +60,15 @@ class SQLSummariesMixin(SQLBackend, SummaryStoreContract):
                               WHERE ss.source_id = s.id AND p.superseded_by IS NULL)""")
         return self._summary_rows(f"SELECT {SUMMARY_COLUMNS} FROM summaries s WHERE {' AND '.join(clauses)} "
                                   "ORDER BY s.depth, s.earliest_at, s.rowid", params)
+
+    def touch_summaries(self, ids: list[str], at: str) -> None:
+        if not ids:
+            return
+        d = self.dialect
+        where, param = d.in_list("id", sorted(set(ids)))
+        with self._writing() as run:  # rows locked in id order, so two overlapping touches cannot deadlock
+            run(f"""UPDATE summaries SET access_count = access_count + 1, last_accessed_at = {d.time_param}
+                    WHERE rowid IN (SELECT rowid FROM summaries WHERE {where} ORDER BY id{d.lock_rows})""", (at, param))
 
     def count_unsummarised(self, session_id: str) -> int:
         total = self._fetch("SELECT count(*) FROM messages WHERE session_id = ?", (session_id,))[0][0]

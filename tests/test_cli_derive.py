@@ -1,0 +1,58 @@
+"""The CLI alone gets the full memory (issue 19): after a CLI write with no server running,
+the embeddings are computed in the same command and the output says how the rest runs;
+with a server answering, the jobs are left to it; `--no-derive` leaves them queued."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from palimpsest import Memory, Settings
+from palimpsest.server.run import ServerThread
+from test_capture import free_port
+from test_setup import EXE, env_for
+
+
+def cli(tmp_path: Path, url: str, *argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    env = {**env_for(tmp_path), "PALIMPSEST_HOME": str(tmp_path / "h"), "PALIMPSEST_EMBEDDER": "hash", "PALIMPSEST_URL": url}
+    return subprocess.run([str(EXE), *argv], input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def vectors(tmp_path: Path) -> dict[str, Any]:
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="hash")) as m:
+        return m.stats()["embeddings"]
+
+
+def test_without_a_server_the_write_is_embedded_in_the_same_command(tmp_path: Path) -> None:
+    done = cli(tmp_path, f"http://127.0.0.1:{free_port()}", "append", "s1", "user", "the blue door is on the left")
+    assert done.returncode == 0 and done.stdout.endswith("stored\n")
+    assert "embedded 1 messages here" in done.stderr and "palimpsest jobs run" in done.stderr
+    e = vectors(tmp_path)
+    assert e["queued"] == 0 and list(e["coverage"].values()) == [1.0]
+    transcript = "\n".join(json.dumps({"role": "user", "content": f"line {i} about the garden"}) for i in range(5))
+    done = cli(tmp_path, f"http://127.0.0.1:{free_port()}", "ingest", "s2", "-", stdin=transcript)
+    assert done.returncode == 0 and "embedded 5 messages here" in done.stderr
+    assert [m["count"] for m in vectors(tmp_path)["models"].values()] == [6]
+
+
+def test_no_derive_leaves_the_jobs_queued_and_says_how_to_run_them(tmp_path: Path) -> None:
+    done = cli(tmp_path, f"http://127.0.0.1:{free_port()}", "append", "s1", "user", "queued for later", "--no-derive")
+    assert done.returncode == 0 and "embed 1" in done.stderr and "palimpsest serve" in done.stderr
+    assert vectors(tmp_path)["queued"] == 1
+    done = cli(tmp_path, f"http://127.0.0.1:{free_port()}", "jobs", "run", "--json")
+    assert vectors(tmp_path)["queued"] == 0
+
+
+def test_with_a_server_answering_the_jobs_are_left_to_it(tmp_path: Path) -> None:
+    with Memory(tmp_path / "other", settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
+        done = cli(tmp_path, url, "append", "s1", "user", "the server embeds this")
+    assert done.returncode == 0 and f"the server at {url} runs them" in done.stderr
+    assert vectors(tmp_path)["queued"] == 1
+
+
+def test_json_output_is_unchanged_and_stderr_quiet(tmp_path: Path) -> None:
+    done = cli(tmp_path, f"http://127.0.0.1:{free_port()}", "append", "s1", "user", "quiet", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["stored"] is True and done.stderr == ""
+    assert vectors(tmp_path)["queued"] == 0
