@@ -216,3 +216,16 @@ def test_a_malformed_llm_verdict_is_parked_and_nothing_written(home: Path, store
 def test_without_an_llm_the_deterministic_path_decides(memory: Memory) -> None:
     memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
     assert memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"}).action == "related"
+
+
+def test_the_local_distiller_stays_within_the_schema() -> None:
+    from palimpsest.distill import DISTILL_SCHEMA, check_output
+    from palimpsest.facts.local import MAX_ITEMS, local_distill
+    from palimpsest.records import Message
+
+    assert MAX_ITEMS == {k: DISTILL_SCHEMA["properties"][k]["maxItems"] for k in MAX_ITEMS}
+    said = " ".join(f"Our service number {i} runs on host-{i}." for i in range(30)) + " Never deploy on Fridays."
+    said += " " + " ".join(f"I need to call vendor {i}." for i in range(15)) + " Here is the transcript of the call."
+    out = check_output(local_distill([Message(id="evt_1", session="s", role="user", content=said, created_at="2024-06-01T10:00:00Z")]))
+    assert len(out["facts"]) == 20 and "Never deploy on Fridays." in [f["text"] for f in out["facts"]]  # a rule outranks plain facts
+    assert len(out["tasks"]) == 10 and not any("transcript" in f["text"] for f in out["facts"])

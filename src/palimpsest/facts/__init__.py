@@ -3,7 +3,9 @@
 `model.py` holds the model and its vocabulary, `operations.py` the `Facts` part (every
 operation journaled as a decision, then applied), `reads.py` queries, history and search
 (facts as a source of the one hybrid ranking), `snapshot.py` the snapshot and replay,
-`curator.py` the gate that decides what a candidate fact does.
+`curator.py` the gate that decides what a candidate fact does, `slots.py` the subject,
+attribute and value of a statement that the gate compares, `arbiter.py` the LLM for the
+pairs the gate cannot settle, `local.py` the deterministic distiller of a turn.
 """
 
 from .curator import Candidate, Curator, Decision, compare, judge

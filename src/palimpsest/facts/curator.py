@@ -254,6 +254,14 @@ def judge(s: Signals, candidate_later: bool) -> str:
     return "new"
 
 
+def _update_reason(text: str, s: Signals | None) -> str:
+    if s is not None and s.slot in ("changed", "negated"):
+        slot = slots.parse(text)
+        what = " ".join(slot.attribute) if slot is not None and slot.attribute else "it"
+        return f"the same slot ({what}) " + ("with another value: an update" if s.slot == "changed" else "denied or affirmed now: an update")
+    return f"an update of the same statement ({', '.join(s.differs) if s is not None and s.differs else 'value'} changed)"
+
+
 def slot_terms(text: str) -> list[str]:
     """Words that find earlier statements of the same slot when the candidate shares no
     word with them ("I moved to Munich" → live, home, …; "the Q3 budget was raised" → budget)."""
@@ -404,9 +412,8 @@ class Curator:
             return Decision("revise", fact, target, s, why or "another value for the same slot said at the same moment: the later "
                             "said revises the earlier")
         if action in ("supersede", "dispute"):
-            changed = ", ".join(s.differs or [s.slot or ""]) if s is not None else "slot"
             fact = self._supersede(c, target)
-            return Decision("supersede", fact, target, s, why or f"an update of the same statement ({changed} changed)")
+            return Decision("supersede", fact, target, s, why or _update_reason(c.text, s))
         fact = self._write(c)
         if action == "related":
             self.facts.relate(fact.id, target.id)

@@ -105,15 +105,18 @@ def resolve_date(text: str, said_at: str) -> str | None:
         return None
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|ok|okay|so|well|and|but|btw|fyi|by the way|just so you know|also|hey|yes|no|right)"
+_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|by the way|just so you know|also|hey|yes|no|right)"
                       r"\b[,.!:]?\s+)+(?=\w)", re.IGNORECASE)
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|should we|shall we|could we|"
                   r"if\b|imagine|suppose|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
-                  r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b)", re.IGNORECASE)
+                  r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
+                  # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
+                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|hoping|considering|looking for|trying to|"
+                  r"meaning to)|i'd like to (?:know|ask|get|learn|find)|i want to (?:know|ask|learn|find))", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
                       r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that)\b", re.IGNORECASE)
-_NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b", re.IGNORECASE)
+_NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b", re.IGNORECASE)
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
@@ -142,15 +145,32 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             continue
         for s in sentences(m.content):
             _classify(out, s, m, seen)
+    _bound(out)
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
     return out
 
 
+# the distill schema's maxItems (`distill.DISTILL_SCHEMA`; a test holds them equal)
+MAX_ITEMS = {"facts": 20, "corrections": 10, "tasks": 10}
+MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
+_RANK = {"preference": 0, "decision": 0, "plan": 1, "event": 1, "fact": 2}
+
+
+def _bound(out: dict[str, Any]) -> None:
+    """At most the schema's number of items per list: of the facts, rules, likes and
+    decisions first, then plans and events, then plain facts, each in the order said."""
+    if len(out["facts"]) > MAX_ITEMS["facts"]:
+        keep = sorted(range(len(out["facts"])), key=lambda i: (_RANK.get(out["facts"][i]["kind"], 2), i))[: MAX_ITEMS["facts"]]
+        out["facts"] = [out["facts"][i] for i in sorted(keep)]
+    out["corrections"] = out["corrections"][: MAX_ITEMS["corrections"]]
+    out["tasks"] = out["tasks"][: MAX_ITEMS["tasks"]]
+
+
 def classify(s: str, user: bool = True) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc)."""
-    if s.rstrip().endswith("?"):
+    if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
     corr = CORRECTION.match(s)
     if user and corr and len(s) - corr.end() > 8:

@@ -18,6 +18,15 @@ given a definite role); otherwise the first verb of a list does ("We host the si
 Netlify" → holder we, attribute host site, value netlify). Holders: i, we, a name, or
 none ("the …", which matches i or we). Attributes match when their stems overlap
 (Dice ≥ 0.67) or fall in one synonym group (home / live / reside …).
+
+Another value for the same slot replaces the old one only where a slot holds one value at
+a time: a named attribute ("my deploy target is"), a state of `SINGLE_STATES` ("based
+in"), a verb of `SINGLE` ("live", "deploy", "work", "last"), or a statement that says it
+changed. Likes, skills, possessions, thoughts, unknown verbs and a bare "I am …" hold many
+values at once ("I'm thinking of X" does not retire "I'm thinking of Y"), a copula's
+subject must be a noun phrase, and a value of more than `MAX_VALUE_WORDS` words is a
+description, not a value: on real conversations (the LongMemEval haystacks) a looser
+rule retired true statements by the dozen.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|goi
                              r"at the moment|currently|lately)\b,?", re.IGNORECASE)
 _ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
 _NO_LONGER = re.compile(r"\b(?:no longer|not any ?more|stopped|quit)\b\s*", re.IGNORECASE)
-_INSTEAD_OF = re.compile(r",?\s*\b(?:instead of|rather than|in place of|replacing)\s+(?P<old>[^,.;]+)", re.IGNORECASE)
+_INSTEAD_OF = re.compile(r",?\s*\b(?:instead of|rather than|in place of)\s+(?P<old>[^,.;]+)", re.IGNORECASE)
 _NOT_X = re.compile(r",\s*not\s+(?P<old>[^,.;]+)$", re.IGNORECASE)
 _CONTRACTIONS = [(r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"n't\b", " not"), (r"'m\b", " am"), (r"'re\b", " are"),
                  (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
@@ -51,7 +60,13 @@ _FILLER = frozenset(["the", "a", "an", "is", "are", "am", "was", "were", "be", "
                      "as", "every", "each", "it", "that", "this", "do", "does", "did", "will", "would", "have", "has", "had", "called",
                      "named", "my", "our", "your", "their"])
 VERBS = frozenset(["live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
-MULTI = frozenset(["use", "like", "love", "enjoy", "prefer", "speak", "play", "have", "own", "visit", "know", "read", "watch", "review", "attend", "join", "learn", "practise", "practice", "wear", "ride", "study", "eat", "drink", "support", "include", "contain", "build", "write", "teach"])
+# verbs whose object is one value at a time ("we deploy to", "I live in", "the sprint lasts");
+# any other verb — tastes, skills, possessions, thoughts, unknown verbs — holds many at once
+SINGLE = frozenset(["live", "work", "report", "host", "deploy", "store", "run", "cost", "last", "start", "begin", "end", "close",
+                    "open", "meet", "sit", "stay", "move", "belong", "point", "pay", "earn", "weigh", "measure", "expire", "commute",
+                    "go", "sleep", "sync", "back", "rotate", "lead", "manage", "drive", "ship", "release", "return", "send", "serve"])
+MAX_VALUE_WORDS = 5
+SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed", "stationed", "enrolled", "headquartered"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
     "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy")]
@@ -84,8 +99,11 @@ class Slot:
 
     @property
     def single(self) -> bool:
-        """Holds one value at a time: not a verb of tastes, skills or possessions."""
-        return stem(self.verb) not in {stem(v) for v in MULTI} and self.verb not in MULTI
+        """Holds one value at a time: a named attribute ("my deploy target is"), or a verb of
+        `SINGLE`; not "I am …" (one is many things at once), nor tastes, skills, possessions."""
+        if self.verb == "be":
+            return bool(content(self.attribute))
+        return self.verb in SINGLE or self.verb == "change"
 
     def key(self) -> tuple[str, str]:
         return self.holder, " ".join(content(self.attribute))
@@ -159,7 +177,7 @@ def parse(text: str) -> Slot | None:
     s, notes = clean(text)
     if not s:
         return None
-    if re.match(r"^(?:it|that|this|there|these|those|they|he|she|you|which|what|who)\b", s):
+    if re.match(r"^(?:it|that|this|there|here|these|those|they|he|she|you|which|what|who)\b", s):
         return None  # no subject to speak of: whom "it" or "she" names is for the model to say
     slot = _structural(s, text) or _copular(s, text) or _verbal(s)
     if slot is None:
@@ -199,12 +217,26 @@ def _structural(s: str, original: str) -> Slot | None:
     return None
 
 
+_SUBORDINATE = frozenset(["since", "because", "when", "if", "while", "after", "before", "although", "though", "as", "remember", "so",
+                          "and", "but", "then", "once", "until", "unless", "whether"])
+
+
+def _noun_phrase(subj: str) -> bool:
+    """A copula's subject is a noun phrase: no clause ("since I've been reading", "I want to
+    make sure she"), no comma, no pronoun or auxiliary after its first word."""
+    words = _words(subj)
+    if not words or "," in subj or words[0] in _SUBORDINATE or words[0] in _PREPS:
+        return False
+    return not any(w in PRONOUNS or w in ("to", "will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
+                   for w in words[1:])
+
+
 def _copular(s: str, original: str) -> Slot | None:
     m = re.match(rf"^(?P<subj>.+?)\s+(?:{'|'.join(COPULA)})\s+(?P<val>.+)$", s)
     if m is None:
         return None
     subj, val = m.group("subj"), m.group("val")
-    if len(subj.split()) > 8:
+    if len(subj.split()) > 8 or not _noun_phrase(subj):
         return None
     if _is_name(subj, original) and re.match(r"^(?:the|our|my|their)\s+", val):
         holder, attr = _holder_attr(val)  # "Kai is our designer": the role is the slot, Kai its value
@@ -215,6 +247,9 @@ def _copular(s: str, original: str) -> Slot | None:
         holder, attr = PRONOUNS[subj], []
         if len(value) > 2 and value[1] in _PREPS:  # "allergic to shellfish", "based in Cairo"
             attr, value = value[:2], value[2:]
+            # where one is based holds one value; what one is allergic to, thinking of or
+            # interested in holds many
+            return Slot(holder, attr, value, verb="be" if attr[0] in SINGLE_STATES else attr[0])
     elif holder == "" and _is_name(subj, original):
         holder, attr = subj, []
     return Slot(holder, attr, value, verb="be")
@@ -337,6 +372,10 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "beside"
     if not content(a.value) or not content(b.value):
         return None
+    if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
+        return "topic"  # a slot's value is short (a name, a number, a place); a long one is a description
+    if not content(a.attribute) and not content(b.attribute) and a.verb == b.verb == "be":
+        return "beside"  # "I'm in Chicago" / "I'm going to look into it now": one is many things at once
     if a.single or b.change or _count_changed(a, b):
         return "changed"
     return "beside"
