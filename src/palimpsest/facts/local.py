@@ -145,27 +145,13 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             continue
         for s in sentences(m.content):
             _classify(out, s, m, seen)
-    _bound(out)
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
     return out
 
 
-# the distill schema's maxItems (`distill.DISTILL_SCHEMA`; a test holds them equal)
-MAX_ITEMS = {"facts": 20, "corrections": 10, "tasks": 10}
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
-_RANK = {"preference": 0, "decision": 0, "plan": 1, "event": 1, "fact": 2}
-
-
-def _bound(out: dict[str, Any]) -> None:
-    """At most the schema's number of items per list: of the facts, rules, likes and
-    decisions first, then plans and events, then plain facts, each in the order said."""
-    if len(out["facts"]) > MAX_ITEMS["facts"]:
-        keep = sorted(range(len(out["facts"])), key=lambda i: (_RANK.get(out["facts"][i]["kind"], 2), i))[: MAX_ITEMS["facts"]]
-        out["facts"] = [out["facts"][i] for i in sorted(keep)]
-    out["corrections"] = out["corrections"][: MAX_ITEMS["corrections"]]
-    out["tasks"] = out["tasks"][: MAX_ITEMS["tasks"]]
 
 
 def classify(s: str, user: bool = True) -> tuple[str, str, str] | None:
