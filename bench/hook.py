@@ -158,6 +158,22 @@ def direct(port: int, hook: dict[str, Any]) -> float:
     return time.perf_counter() - started
 
 
+def write(result: dict[str, Any], calls: int, note: str = "") -> None:
+    """The `## Recall hook latency` section of bench/RESULTS.md from one run's figures."""
+    rows = [(f"{result['messages']:,}", name, f"{result[key]['p50_ms']:.1f}", f"{result[key]['p95_ms']:.1f}")
+            for name, key in (("recall --hook (the whole call)", "hook"), ("python -c pass (baseline)", "python_pass"),
+                              ("recall --hook, no server (process alone)", "hook_without_server"),
+                              ("the request from a running process (server's share)", "server"))]
+    write_section("Recall hook latency", "\n\n".join(part for part in [
+        machine(),
+        f"`python bench/hook.py --messages {result['messages']} --calls {calls} --write`",
+        table(rows, ("messages", "process", "p50 ms", "p95 ms")),
+        (f"p95 ratio hook / bare interpreter: {result['p95_ratio']}; first call {result['first_call_ms']} ms; "
+         f"{result['empty']} of {result['calls']} answers without a block."),
+        note,
+    ] if part))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--messages", type=int, default=100_000, help="messages stored before the calls (default 100000)")
@@ -170,17 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     result = measure(args)
     print(json.dumps(result, indent=2))
     if args.write:
-        rows = [(f"{result['messages']:,}", name, f"{result[key]['p50_ms']:.1f}", f"{result[key]['p95_ms']:.1f}")
-                for name, key in (("recall --hook (the whole call)", "hook"), ("python -c pass (baseline)", "python_pass"),
-                                  ("recall --hook, no server (process alone)", "hook_without_server"),
-                                  ("the request from a running process (server's share)", "server"))]
-        write_section("Recall hook latency", "\n\n".join([
-            machine(),
-            f"`python bench/hook.py --messages {args.messages} --calls {args.calls} --write`",
-            table(rows, ("messages", "process", "p50 ms", "p95 ms")),
-            (f"p95 ratio hook / bare interpreter: {result['p95_ratio']}; first call {result['first_call_ms']} ms; "
-             f"{result['empty']} of {result['calls']} answers without a block."),
-        ]))
+        write(result, args.calls)
     return 0
 
 

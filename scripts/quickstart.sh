@@ -12,8 +12,13 @@ repo="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 work="$(mktemp -d)"
 server=""
 cleanup() {
-  [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+  rc=$?
+  if [ -n "$server" ]; then  # make and the server it started: the whole process group
+    kill -TERM -- "-$server" 2>/dev/null
+    for _ in $(seq 30); do kill -0 -- "-$server" 2>/dev/null || break; sleep 1; done
+  fi
   rm -rf "$work"
+  exit "$rc"
 }
 trap cleanup EXIT
 
@@ -25,7 +30,8 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 export PALIMPSEST_PORT="$port" PALIMPSEST_URL="http://127.0.0.1:$port"
 
 say "make run (fresh .venv from requirements.lock)"
-(cd "$work/clone" && PALIMPSEST_ENABLE_WRITE=1 make run >"$work/serve.log" 2>&1) &
+# setsid: a process group of its own, so that the cleanup stops the server make started too
+(cd "$work/clone" && PALIMPSEST_ENABLE_WRITE=1 exec setsid make run >"$work/serve.log" 2>&1) &
 server=$!
 ready() { python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/readyz", timeout=2)' "$PALIMPSEST_URL" 2>/dev/null; }
 for _ in $(seq 900); do  # (the install takes minutes on a cold pip cache)

@@ -14,7 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .errors import InvalidInput
-from .ids import SESSION_ID_RE, check_session_id, session_id_of  # noqa: F401 — re-exported: their home is ids.py
+from .ids import SESSION_ID_PATTERN, check_session_id, session_id_of  # noqa: F401 — re-exported: their home is ids.py
+
+SESSION_ID_RE = re.compile(SESSION_ID_PATTERN)
 
 ROLES_HINT = "user, assistant, system, tool (or any short name)"
 ROLE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")

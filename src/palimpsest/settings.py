@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from pathlib import Path
 
 TYPE_CHECKING = False  # not `typing`'s: the recall hook imports this module, and `typing` costs it ~10 ms
 if TYPE_CHECKING:
+    from pathlib import Path  # (imported where it is used: `pathlib` costs the hook ~7 ms more)
     from typing import Any
 
 
@@ -152,6 +152,8 @@ class Settings:
 
     @property
     def home_path(self) -> Path:
+        from pathlib import Path
+
         return Path(os.path.expanduser(str(self._values["home"]))).resolve()
 
     @property

@@ -8,12 +8,15 @@ code of the error class (see `errors.py`).
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 
 from ..errors import PalimpsestError
+
+TYPE_CHECKING = False  # (the recall hook comes through here: neither `typing` nor `argparse` for it)
+if TYPE_CHECKING:
+    import argparse
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -100,7 +100,7 @@ def progress(args: argparse.Namespace, label: str) -> Iterator[Progress]:
     Yields `update(done, total)`; never called (work the library cannot count), the bar
     pulses with the elapsed time, so a long command is never silent."""
     if getattr(args, "json", False) or not sys.stderr.isatty():
-        yield lambda done, total=None: None
+        yield _no_progress
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -112,6 +112,10 @@ def progress(args: argparse.Namespace, label: str) -> Iterator[Progress]:
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def _no_progress(done: int, total: int | None = None) -> None:
+    """The progress of a command nobody watches: nothing to draw."""
 
 
 def console(stderr: bool = False) -> Any:

@@ -22,7 +22,6 @@ bench/hook.py measures the whole call against a bare `python -c pass`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import socket
@@ -42,20 +41,51 @@ class _Late(Exception):
     """The time limit passed."""
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="palimpsest recall --hook", description="Answer a harness's prompt hook with the recall block.")
-    p.add_argument("--hook", action="store_true", help="read the hook's JSON on stdin")
-    p.add_argument("--home", help="home folder (default: PALIMPSEST_HOME or ~/.palimpsest)")
-    p.add_argument("--store", help="ignored: the hook asks the server")
-    p.add_argument("--url", help="server URL (default: PALIMPSEST_URL or http://127.0.0.1:8765)")
-    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help=f"token budget of the block (default {DEFAULT_BUDGET})")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help=f"seconds before answering nothing (default {DEFAULT_TIMEOUT})")
-    p.add_argument("--format", choices=["json", "text"], default="json", help="hookSpecificOutput JSON (default) or the bare block")
-    return p
+HELP = f"""usage: palimpsest recall --hook [--url URL] [--budget N] [--timeout S] [--format json|text] [--home H]
+
+Answer a harness's prompt hook (its JSON on stdin) with the recall block.
+
+  --url URL      server URL (default: PALIMPSEST_URL or http://127.0.0.1:8765)
+  --budget N     token budget of the block (default {DEFAULT_BUDGET})
+  --timeout S    seconds before answering nothing (default {DEFAULT_TIMEOUT})
+  --format F     json: hookSpecificOutput for the harness (default); text: the bare block
+  --home H, --store S   accepted and ignored: the hook asks the server
+"""
+
+
+class Options:
+    """The hook's options. Parsed by hand, not by argparse: argparse and the `re` it needs
+    cost this process ~25 ms, and the command line is the one `setup` wrote."""
+
+    __slots__ = ("budget", "format", "timeout", "url")
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.url: str | None = None
+        self.budget, self.timeout, self.format = DEFAULT_BUDGET, DEFAULT_TIMEOUT, "json"
+        kinds = {"--url": str, "--budget": int, "--timeout": float, "--format": str, "--home": str, "--store": str}
+        words, i = list(argv), 0
+        while i < len(words):
+            name, eq, value = words[i].partition("=")
+            if name in kinds:
+                if not eq:
+                    i += 1
+                    value = words[i] if i < len(words) else ""
+                try:
+                    parsed = kinds[name](value)
+                except ValueError:  # a value that does not parse keeps the default: the hook must not fail
+                    parsed = None
+                if parsed is not None and name[2:] in self.__slots__:
+                    setattr(self, name[2:], parsed)
+            i += 1
+        if self.format not in ("json", "text"):
+            self.format = "json"
 
 
 def main(argv: Sequence[str]) -> int:
-    args, _ = parser().parse_known_args([a for a in argv if a != "recall"])
+    if "--help" in argv or "-h" in argv:
+        sys.stdout.write(HELP)
+        return 0
+    args = Options(argv)
     try:
         hook = json.loads(sys.stdin.buffer.read(MAX_INPUT) or b"null")
     except (ValueError, OSError):
@@ -71,7 +101,7 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def recall_block(hook: dict[str, Any], args: argparse.Namespace) -> str:
+def recall_block(hook: dict[str, Any], args: Options) -> str:
     """The block for this hook's prompt, or "" when there is nothing to recall."""
     from ..ids import session_id_of
     from ..settings import Settings

@@ -69,14 +69,14 @@ def convert(part: dict[str, Any], message: dict[str, Any], part_id: str, created
     """The events of one part."""
     ts = _iso(created)
     source = {"source_format": FORMAT, "source_path": db, "source_table": "part", "source_id": part_id}
-    role = message.get("role") if message.get("role") in ("user", "assistant") else "assistant"
+    role = str(message["role"]) if message.get("role") in ("user", "assistant") else "assistant"
     meta = {**source, **({"model": message["modelID"]} if isinstance(message.get("modelID"), str) else {})}
     kind = part.get("type")
     if kind in ("text", "reasoning") and isinstance(part.get("text"), str) and part["text"].strip():
         extra = {"thinking": True, "importance": REASONING_IMPORTANCE} if kind == "reasoning" else {}
         return [_message(role if kind == "text" else "assistant", part["text"], {**meta, **extra}, ts, f"oc:{part_id}")]
     if kind == "tool" and isinstance(part.get("tool"), str):
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state: dict[str, Any] = part["state"] if isinstance(part.get("state"), dict) else {}
         tool_meta = {**meta, "tool_use_id": part.get("callID")}
         out = [{**_message("assistant", "", tool_meta, ts, f"oc:{part_id}:call"), "tool_name": part["tool"], "tool_args": state.get("input")}]
         result = state.get("output") if state.get("output") is not None else state.get("error")
