@@ -22,6 +22,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..records import Hit, Message, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import conversation_rerank, session_boost
+from .floor import apply_floor, floor_for
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
@@ -161,10 +162,12 @@ class MessageSearch:
         hits = [Hit(s.row, s.score, s.parts) for s in ranking.hits]
         if recipe == "hybrid":  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
-        hits = session_boost(hits, w.session)[:limit]
-        notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" else []
-        return SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
-                            notes=notes + embed_notes), qvec
+        hits = session_boost(hits, w.session)
+        floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown)
+        hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)
+        notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
+        return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
+                            notes=notes + floor_notes + embed_notes), qvec
 
     def query_vector(self, query: str, notes: list[str]) -> Any:
         """The query's embedding, or None (and why, in `notes`) when vectors cannot answer."""
