@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--floor-unknown", help="relevance floor for queries naming only what is not stored")
     p.add_argument("--split", choices=["a", "b"], help="only the conversations of one half (as bench/retrieval.py --split)")
     args = p.parse_args(argv)
-    for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "recipe", "decay_clock"):
+    for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "session_cap", "recipe", "decay_clock"):
         setattr(args, k, None)
     convs = load(args.path)
     if args.list:

@@ -23,6 +23,7 @@ from ..ingest.indexer import spoken_dates
 from ..records import Hit, Message, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import conversation_rerank, session_boost
+from .diversity import diversify
 from .floor import apply_floor, floor_for
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
@@ -170,7 +171,7 @@ class MessageSearch:
         if recipe == "hybrid":
             hits = when_boost(hits, query_window(query, anchor), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
-        hits = session_boost(hits, w.session)
+        hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
