@@ -41,11 +41,7 @@ from palimpsest.embed import EmbeddingCache, get_embedder
 SEED = 18
 CROSS, MADE_UP, WORDS_N = 120, 40, 40
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
-WORDS = ("obsidian quorum zeppelin lanthanum isotope parabola sextant abacus trilobite basalt ferrule gimbal "
-         "halyard isthmus jackal kelp lichen monsoon nebula oboe plinth quince rhubarb sarcophagus tundra "
-         "ukulele vestibule walrus xylem yurt zircon anvil barnacle cormorant dirigible escarpment fjord "
-         "gargoyle hydrant igloo jodhpurs kumquat linoleum marzipan narwhal ocelot pewter quagmire "
-         "reliquary sprocket turbine umlaut vellum wombat yodel ziggurat").split()
+WORDS = ["obsidian", "quorum", "zeppelin", "lanthanum", "isotope", "parabola", "sextant", "abacus", "trilobite", "basalt", "ferrule", "gimbal", "halyard", "isthmus", "jackal", "kelp", "lichen", "monsoon", "nebula", "oboe", "plinth", "quince", "rhubarb", "sarcophagus", "tundra", "ukulele", "vestibule", "walrus", "xylem", "yurt", "zircon", "anvil", "barnacle", "cormorant", "dirigible", "escarpment", "fjord", "gargoyle", "hydrant", "igloo", "jodhpurs", "kumquat", "linoleum", "marzipan", "narwhal", "ocelot", "pewter", "quagmire", "reliquary", "sprocket", "turbine", "umlaut", "vellum", "wombat", "yodel", "ziggurat"]
 
 
 def made_up(rng: random.Random) -> str:

@@ -3,7 +3,7 @@ questions can cap the hits of one session (docs/retrieval.md)."""
 
 from __future__ import annotations
 
-from palimpsest import Memory, Settings
+from palimpsest import Memory
 from palimpsest.records import Hit, Message
 from palimpsest.search.diversity import aggregates, cap_sessions, collapse_duplicates
 

@@ -108,6 +108,6 @@ def test_a_query_about_nothing_stored_has_no_hits_and_recall_only_the_live_tail(
 def test_a_larger_budget_holds_more_evidence(memory: Memory) -> None:
     memory.ingest_session("s1", [{"role": "user", "content": f"the garden had {i} tomatoes on day {i} of the harvest"} for i in range(60)])
     small, large = memory.recall(None, "garden tomatoes harvest", 1000), memory.recall(None, "garden tomatoes harvest", 4000)
-    shown = lambda r: sum(1 for i in r.items if i.kind == "message")  # noqa: E731
+    shown = lambda r: sum(1 for i in r.items if i.kind == "message")
     assert shown(large) > 20 >= shown(small) - 1  # search asked for a budget's worth, not a fixed 20
     assert large.tokens <= 4000 and large.tokens > 2 * small.tokens

@@ -62,8 +62,8 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
     ("rel_unit", r"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year|spring|summer|fall|autumn|winter)\b"),
     ("rel_day", r"\b(?P<rel>last|next|this|on|coming)\s+" + _DAY_NAME + r"\b"),
     ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary))"),
-    ("deictic", r"\b(?P<w>the day before yesterday|the day after tomorrow|yesterday|last night|today|tonight|this morning|"
-                r"this afternoon|this evening|tomorrow)\b"),
+    ("deictic", (r"\b(?P<w>the day before yesterday|the day after tomorrow|yesterday|last night|today|tonight|this morning|"
+                 r"this afternoon|this evening|tomorrow)\b")),
 ]]
 # every pattern holds one of these words: the text is scanned once for them, and the
 # patterns run only on a short window around each (a message of 1,000 characters costs
@@ -78,6 +78,7 @@ NEEDS = {"iso": "year", "day_month": "month", "month_day": "month", "month_year"
 DIGITS = re.compile(r"\d+[a-z]*", re.IGNORECASE)
 WORD = re.compile(r"[a-z]+")
 ANY_DIGIT = re.compile(r"\d")
+SPACES = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~’‘“”…"})
 PREFIXES = sorted({w[:3] for w in CATEGORY})  # one `find` per three-letter opening, not per word
 MAX_CHARS = 4000  # a message's time expressions are looked for in its first 4,000 characters
 
@@ -87,14 +88,15 @@ def _triggers(text: str) -> list[tuple[int, int, str]]:
     speed), then the whole word looked up, beats one regular expression with an
     alternation of sixty words by an order of magnitude."""
     low = text.lower()
-    if CATEGORY.keys().isdisjoint(WORD.findall(low)) and not ANY_DIGIT.search(low):
+    if CATEGORY.keys().isdisjoint(low.translate(SPACES).split()) and not ANY_DIGIT.search(low):
         return []  # most messages: one pass in C, no trigger word
     out = []
     for m in DIGITS.finditer(low):
         token = m.group()
-        if (token.isdigit() and len(token) == 4) or (len(token) in (3, 4) and token[-2:] in ("st", "nd", "rd", "th") and token[:-2].isdigit()):
-            if m.start() == 0 or not low[m.start() - 1].isalnum():
-                out.append((m.start(), m.end(), "year" if token.isdigit() else "ordinal"))
+        year = token.isdigit() and len(token) == 4
+        ordinal = len(token) in (3, 4) and token[-2:] in ("st", "nd", "rd", "th") and token[:-2].isdigit()
+        if (year or ordinal) and (m.start() == 0 or not low[m.start() - 1].isalnum()):
+            out.append((m.start(), m.end(), "year" if token.isdigit() else "ordinal"))
     for prefix in PREFIXES:
         i = low.find(prefix)
         while i >= 0:
@@ -240,7 +242,8 @@ def _season_of(text: str, season: str, rel: str, anchor: date) -> Span | None:
     if rel == "this":
         inside = [o for o in occurrences if o.first <= anchor <= o.last]
         this_year = [o for o in occurrences if o.first.year == anchor.year]
-        return (inside or this_year or [None])[0]
+        found = inside or this_year
+        return found[0] if found else None
     if rel in ("last", "past"):
         over = [o for o in occurrences if o.last < anchor]
         if not over:

@@ -90,10 +90,10 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
         names = query_names(query)
         missing = [n for n in names if not known(n)]
         if names and len(missing) == len(names):
-            return [], [f"nothing stored mentions {', '.join(missing)}, and no message is close in meaning "
-                        f"(best similarity {best:.2f} < {floor.unknown:.2f}): no hits"]
+            return [], [(f"nothing stored mentions {', '.join(missing)}, and no message is close in meaning "
+                         f"(best similarity {best:.2f} < {floor.unknown:.2f}): no hits")]
     kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or cosines.get(h.message.id, -1.0) >= floor.similarity]
     if kept or not hits:
         return kept, []
-    return [], [f"nothing stored matches this query: no keyword match, and no message is close in meaning "
-                f"(best similarity {best:.2f} < {floor.similarity:.2f}): no hits"]
+    return [], [("nothing stored matches this query: no keyword match, and no message is close in meaning "
+                 f"(best similarity {best:.2f} < {floor.similarity:.2f}): no hits")]
