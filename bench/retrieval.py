@@ -2,6 +2,12 @@
 
     python bench/retrieval.py locomo ../shared/eval/locomo-dev.json [--json]
     python bench/retrieval.py longmemeval ../shared/eval/longmemeval-s-dev.jsonl.gz [--json]
+    python bench/retrieval.py locomo ../shared/eval/locomo-dev.json --split a   # one half
+
+`--split a|b`: one half of the dev set, so a tuned constant is chosen on one half and
+reported on the other (and on the full set): LoCoMo is split by conversation (a: the 1st,
+3rd, 5th …; b: the 2nd, 4th …), LongMemEval by question (a: even positions in the file,
+b: odd).
 
 Runs the protocols of `shared/eval/README.md` against Palimpsest's own ingest and search:
 a fresh memory per conversation (LoCoMo) or per question (LongMemEval), every turn a
@@ -94,7 +100,8 @@ def lme_sessions(q: dict[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]]]
 
 
 def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
-    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "recipe", "decay_clock") if getattr(args, k) is not None}
+    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "session_cap", "recipe", "decay_clock",
+                                       "floor_similarity", "floor_unknown") if getattr(args, k, None) is not None}
     if getattr(args, "store_server", None):
         overrides["store"] = _database(args.store_server)
     settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", **overrides)
@@ -111,12 +118,19 @@ def percentile(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
 
 
+def split(items: list[Any], half: str | None) -> list[Any]:
+    """One half of a dev set by position (a: even, b: odd), or all of it."""
+    if half is None:
+        return items
+    return items[0 if half == "a" else 1::2]
+
+
 def run_locomo(data: list[Any], args: argparse.Namespace, embedder: Any, cache: Any) -> dict[str, Any]:
     recall: dict[int, list[float]] = {k: [] for k in KS}
     full: dict[int, list[float]] = {k: [] for k in KS}
     per_cat: dict[str, dict[int, list[float]]] = defaultdict(lambda: {k: [] for k in KS})
     latencies: list[float] = []
-    for conv in data:
+    for conv in split(data, args.split):
         with tempfile.TemporaryDirectory() as home:
             memory = open_memory(home, args, embedder, cache)
             last = datetime(1970, 1, 1, tzinfo=UTC)
@@ -156,7 +170,7 @@ def run_longmemeval(data: list[Any], args: argparse.Namespace, embedder: Any, ca
     rows: dict[str, list[float]] = defaultdict(list)
     per_type: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     latencies: list[float] = []
-    chosen = [q for q in data if not args.types or q["question_type"] in args.types]
+    chosen = [q for q in split(data, args.split) if not args.types or q["question_type"] in args.types]
     for q in chosen[: args.max_questions]:
         with tempfile.TemporaryDirectory() as home:
             memory = open_memory(home, args, embedder, cache)
@@ -220,9 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     p.add_argument("--recipe", choices=["hybrid", "rrf"])
     p.add_argument("--decay-clock", choices=["created", "accessed"])
-    for w in ("fts", "semantic", "temporal", "importance", "session", "reply", "speaker"):
+    for w in ("fts", "semantic", "temporal", "importance", "session", "reply", "speaker", "when"):
         p.add_argument(f"--w-{w}", type=float)
+    p.add_argument("--session-cap", type=int, help="aggregation questions: hits of one session before the others' (0: off)")
+    p.add_argument("--floor-similarity", help="relevance floor: auto, off or a cosine")
+    p.add_argument("--floor-unknown", help="relevance floor for queries naming only what is not stored: auto, off or a cosine")
     p.add_argument("--max-questions", type=int, default=None)
+    p.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
     p.add_argument("--types", nargs="*", help="LongMemEval: only these question types")
     p.add_argument("--postgres", help="also run on PostgreSQL (a server URL; a fresh database per memory) and report the top-10 overlap")
     args = p.parse_args(argv)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -28,6 +29,7 @@ from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time
 from ..store import Filters, Quarantined, Store
+from ..when import time_words
 
 log = logging.getLogger(__name__)
 
@@ -74,12 +76,32 @@ def importance_of(event: Event) -> float:
 CONTEXT_PREVIOUS_CHARS = 500
 
 
-def search_context(event: Event, previous: str) -> str:
-    """What a message is found by besides its own words: who said it, when, and the turn
-    before it (a reply's subject is often named only in the question it answers)."""
+def search_context(event: Event, previous: str, content: str | None = None) -> str:
+    """What a message is found by besides its own words: who said it, when, the turn
+    before it (a reply's subject is often named only in the question it answers), and last
+    the dates its own time expressions speak of ("yesterday" said on 2 May 2022 → "1 May
+    2022 Sunday"; `when.time_words`). `content`: the text as indexed (default the event's)."""
     meta = event.metadata
     speaker = next((meta[k] for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "") if meta else ""
-    return " ".join(part for part in (speaker, _spoken_date(event.created_at), previous[:CONTEXT_PREVIOUS_CHARS]) if part)
+    spoken = spoken_dates(event.content if content is None else content, event.created_at)
+    return " ".join(part for part in (speaker, _spoken_date(event.created_at), previous[:CONTEXT_PREVIOUS_CHARS], spoken) if part)
+
+
+def spoken_dates(content: str, created_at: str) -> str:
+    """The dates a message's time expressions name, in words, resolved against its own
+    time ("" for none, or when its time cannot be read). The vector text leaves them out
+    (`search.embedding_text`), so vectors and their cache do not change with them."""
+    return time_words(content, _anchor(created_at[:10] if len(created_at) >= 10 else created_at))
+
+
+@lru_cache(maxsize=4096)
+def _anchor(stamp: str) -> date | None:
+    """The day a stamp falls on (UTC, as stored), or None when it cannot be read
+    (then only absolute dates resolve)."""
+    try:
+        return parse_time(stamp).date()
+    except InvalidInput:
+        return None
 
 
 @lru_cache(maxsize=4096)
@@ -110,7 +132,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
         full_content_length=utf16_len(content) if capped_content is not content else None,
         full_tool_result_length=utf16_len(result) if result is not None and capped_result is not result else None,
         journal_path=journal_path, journal_line=event.line, journal_offset=event.offset,
-        context=_index_text(search_context(event, previous)) or "",
+        context=_index_text(search_context(event, previous, capped_content)) or "",
     )
 
 

@@ -39,6 +39,13 @@ if TYPE_CHECKING:
     from ..wiki import Wiki
 
 LEAD, RANKED = "lead", "ranked"  # items that lead the block / that compete on one score
+TOKENS_PER_HIT = 50  # a recalled turn takes ~30-60 tokens: a 4,000-token block asks search for 80 hits
+MIN_HITS, MAX_HITS = 20, 100
+
+
+def hits_for(budget: int) -> int:
+    """How many hits a block of `budget` tokens asks search for."""
+    return max(MIN_HITS, min(MAX_HITS, budget // TOKENS_PER_HIT))
 
 
 @dataclass
@@ -69,10 +76,14 @@ class Recaller:
         ]
 
     def recall(self, session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
-               live_tail: int = LIVE_TAIL, limit: int = 20, tag: str | None = None) -> Recall:
-        """The recall block for a turn of `session` about `query`, within `budget` tokens."""
+               live_tail: int = LIVE_TAIL, limit: int | None = None, tag: str | None = None) -> Recall:
+        """The recall block for a turn of `session` about `query`, within `budget` tokens.
+        `limit`: how many hits search may hand over (default: one per `TOKENS_PER_HIT` of
+        the budget, from 20 to 100), so a larger budget holds more evidence until the
+        relevance floor or the budget stops it."""
         started = time.perf_counter()
         budget = check_budget(budget)
+        limit = limit if limit is not None else hits_for(budget)
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         live = self._live_tail(session, live_tail)

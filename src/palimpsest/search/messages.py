@@ -19,12 +19,16 @@ import numpy as np
 
 from ..embed import Embedding
 from ..errors import InvalidInput, PalimpsestError
+from ..ingest.indexer import spoken_dates
 from ..records import Hit, Message, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import conversation_rerank, session_boost
+from .diversity import diversify
+from .floor import apply_floor, floor_for
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
+from .timeframe import query_window, when_boost
 
 RECIPES = ("hybrid", "rrf")
 
@@ -69,8 +73,12 @@ def embedding_text(m: Message) -> str:
     text = f"{speaker}: {m.content}" if speaker and m.content else m.content
     if m.tool_name or m.tool_result:
         text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
-    if m.context:
-        text = f"{text}\n({m.context[:400]})"
+    context = m.context
+    spoken = spoken_dates(m.content, m.created_at) if context else ""
+    if spoken and context.endswith(" " + spoken):  # the resolved dates are for keywords only
+        context = context[: -len(spoken) - 1]
+    if context:
+        text = f"{text}\n({context[:400]})"
     return text
 
 
@@ -150,7 +158,8 @@ class MessageSearch:
         depth = max(limit * 5, 50)
         embed_notes: list[str] = []
         pending = self._pool.submit(self.query_vector, query, embed_notes) if self.embedding.configured else None
-        now_days = (parse_time(now, "now") if now is not None else utcnow()).timestamp() / 86400.0
+        anchor = parse_time(now, "now") if now is not None else utcnow()
+        now_days = anchor.timestamp() / 86400.0
         w = Weights.from_settings(self.settings)
         source = MessageSource(self.store, f, "", now_days, w)
         pool = keyword_pool(source, query_terms(query), depth)
@@ -159,12 +168,15 @@ class MessageSearch:
             source.model = self.embedding.model.model_id  # type: ignore[union-attr]
         ranking = rank(source, query, w, pool=depth, vector=qvec, recipe=recipe, keyword=pool)
         hits = [Hit(s.row, s.score, s.parts) for s in ranking.hits]
-        if recipe == "hybrid":  # additive bonuses on the weighted sum's scale; rrf's is another
+        if recipe == "hybrid":
+            hits = when_boost(hits, query_window(query, anchor), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
-        hits = session_boost(hits, w.session)[:limit]
-        notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" else []
-        return SearchResult(hits, mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
-                            notes=notes + embed_notes), qvec
+        hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
+        floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown)
+        hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)
+        notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
+        return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
+                            notes=notes + floor_notes + embed_notes), qvec
 
     def query_vector(self, query: str, notes: list[str]) -> Any:
         """The query's embedding, or None (and why, in `notes`) when vectors cannot answer."""

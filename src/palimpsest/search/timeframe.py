@@ -1,0 +1,87 @@
+"""Time in the query: a soft boost for messages of the time a question names.
+
+"What did Joanna watch on 1 May, 2022?", "in March 2023", "as of September 2023",
+"before June", "last month", "two weeks ago" (relative to the query's `now`): the first
+time expression of the query (`when.resolve`) becomes a window — the days it names, or
+everything before or after them for "before / until / as of / by" and "after / since",
+or the stretch "between X and Y" — and each candidate gains `w_when` × how near its dates
+come to it. A message's dates are the day it was said and the days its own time
+expressions name ("yesterday", said on 2 May, is 1 May): the same reading the indexer
+put into its search context. Nearness is 1 inside the window and decays with the gap
+(`e^(−gap/scale)`, scale a quarter of the window, at least three days), so it is never a
+filter: a window that holds nothing leaves the ranking as it was.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import lru_cache
+
+from ..records import Hit, parse_time
+from ..when import Span, resolve
+
+BEFORE = re.compile(r"\b(?:before|until|till|prior to|as of|by|up to)\s+$", re.IGNORECASE)
+AFTER = re.compile(r"\b(?:after|since|following)\s+$", re.IGNORECASE)
+BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+EARLIEST, LATEST = date(1000, 1, 1), date(2999, 12, 31)
+
+
+@dataclass(frozen=True)
+class Window:
+    first: date
+    last: date
+
+    @property
+    def scale(self) -> float:
+        span = (min(self.last, date(2999, 1, 1)) - max(self.first, date(1001, 1, 1))).days + 1
+        return max(3.0, min(span, 120) / 4)
+
+    def nearness(self, first: date, last: date) -> float:
+        """1 when [first, last] meets the window, decaying with the gap in days."""
+        gap = max((self.first - last).days, (first - self.last).days, 0)
+        return math.exp(-gap / self.scale)
+
+
+def query_window(query: str, now: datetime | date | None) -> Window | None:
+    """The window a query's first time expression names, or None."""
+    spans = resolve(query, now)
+    if not spans:
+        return None
+    first = spans[0]
+    at = query.find(first.text)
+    before = query[:at] if at >= 0 else ""
+    if BETWEEN.search(before) and len(spans) > 1:
+        return Window(first.first, max(spans[1].last, first.last))
+    if BEFORE.search(before):
+        return Window(EARLIEST, first.last)
+    if AFTER.search(before):
+        return Window(first.first, LATEST)
+    ambiguous = [s for s in spans if s.text == first.text]  # "on Friday": the last or the next
+    return Window(min(s.first for s in ambiguous), max(s.last for s in ambiguous))
+
+
+@lru_cache(maxsize=8192)
+def _message_spans(content: str, created_at: str) -> tuple[tuple[date, date], ...]:
+    try:
+        said = parse_time(created_at)
+    except Exception:  # noqa: BLE001 — a row without a readable time has only its words' dates
+        said = None
+    spans: list[Span] = resolve(content, said)
+    own = [(said.date(), said.date())] if said is not None else []
+    return tuple(own + [(s.first, s.last) for s in spans])
+
+
+def when_boost(hits: list[Hit], window: Window | None, weight: float) -> list[Hit]:
+    """Add `weight` × nearness to the window to each hit (`parts["when"]`), best first."""
+    if window is None or weight <= 0 or not hits:
+        return hits
+    for h in hits:
+        spans = _message_spans(h.message.content or "", h.message.created_at)
+        near = max((window.nearness(a, b) for a, b in spans), default=0.0)
+        h.parts["when"] = near
+        h.score += weight * near
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits

@@ -1,0 +1,395 @@
+"""Time expressions: what day, week, month or year a text speaks of, from the moment it was said.
+
+`resolve(text, anchor)` finds the English time expressions of a text — "yesterday", "two
+days ago", "last week", "next month", "on Friday", "the 11th", "in 2019", "this summer",
+"March 12", "12 May, 2022", "for three years" — and resolves each against `anchor` (when
+the text was written; for a query, its `now`) into a `Span`: a first and last day, a grain
+(day, week, weekend, month, season, year) and whether the reading is `certain`. `words`
+spells a span the way a question would name it ("1 May 2022 Sunday", "May 2022",
+"summer 2023 June July August", "2019"), which is what the indexer adds to a message's
+search context so "What did Joanna watch on 1 May, 2022?" finds "I watched it yesterday"
+said on 2 May.
+
+Pure and deterministic: the standard library only, no clock (every relative reading needs
+an explicit anchor), no locale, nothing from the rest of Palimpsest — so facts can use it
+too. It never raises on text: a date that does not exist ("February 30"), a year out of
+range, a relative expression with no anchor, or text in another language resolve to
+nothing rather than to a guess. Readings that depend on what the speaker meant — "on
+Friday" (the last or the next?), "the 11th", "in March" without a year, "for three years"
+(since when, exactly?) — come back with `certain=False`, and the ambiguous day ones with
+both nearest candidates.
+
+Why no library: dateparser (on the package list, well kept) parses one date string well
+but finding expressions inside free text (`search_dates`) is slow — tens of milliseconds a
+message, which the indexer cannot pay per turn — and it reads words like "may", "sun" or
+"march" as dates; parsedatetime and ctparse are unmaintained since 2020 and 2022. The
+expressions that matter for conversation memory are a short, testable table.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
+MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name and name.lower() != "may"})
+MONTHS["sept"] = 9
+WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+           "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3}
+SEASONS = {"spring": (3, 4, 5), "summer": (6, 7, 8), "fall": (9, 10, 11), "autumn": (9, 10, 11), "winter": (12, 1, 2)}
+UNCERTAIN_NUMBERS = {"a few", "a couple", "a couple of", "couple of"}
+MIN_YEAR, MAX_YEAR = 1000, 2999
+
+_MONTH = r"(?P<{g}>" + "|".join(sorted((m for m in MONTHS), key=len, reverse=True)) + r")\.?"
+_NUM = r"(?P<n>\d{1,3}|" + "|".join(sorted(map(re.escape, NUMBERS), key=len, reverse=True)) + r")"
+_UNIT = r"(?P<unit>day|week|month|year)s?"
+_ORD = r"(?:st|nd|rd|th)?"
+_DAY_NAME = r"(?P<wd>" + "|".join(WEEKDAYS) + r")s?"
+
+PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECASE)) for kind, p in [
+    ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
+    ("day_month", r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH.format(g="mon") + r"(?:,?\s+(?P<y>\d{4}))?\b"),
+    ("month_day", r"\b" + _MONTH.format(g="mon") + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?:,?\s+(?P<y>\d{4}))?\b(?!:)"),
+    ("month_year", r"\b" + _MONTH.format(g="mon") + r",?\s+(?:of\s+)?(?P<y>\d{4})\b"),
+    ("rel_month", r"\b(?P<rel>last|next|this|in|since|during|early|late|mid|mid-)\s+" + _MONTH.format(g="mon") + r"\b(?!\s+\d)"),
+    ("year", r"\b(?P<pre>in|since|of|during|from|by|year|back in)\s+(?P<y>\d{4})\b"),
+    ("ago", r"\b" + _NUM + r"\s+" + _UNIT + r"\s+(?P<dir>ago|before now|from now)\b"),
+    ("in_n", r"\bin\s+" + _NUM + r"\s+" + _UNIT + r"\b"),
+    ("for_n", r"\b(?:for|over)\s+(?:the\s+(?:past|last)\s+)?" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
+    ("rel_unit", r"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year|spring|summer|fall|autumn|winter)\b"),
+    ("rel_day", r"\b(?P<rel>last|next|this|on|coming)\s+" + _DAY_NAME + r"\b"),
+    ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary))"),
+    ("deictic", (r"\b(?P<w>the day before yesterday|the day after tomorrow|yesterday|last night|today|tonight|this morning|"
+                 r"this afternoon|this evening|tomorrow)\b")),
+]]
+# every pattern holds one of these words: the text is scanned once for them, and the
+# patterns run only on a short window around each (a message of 1,000 characters costs
+# tens of microseconds, not the milliseconds of every pattern over all of it)
+CATEGORY = {**{w: "deictic" for w in ("yesterday", "today", "tonight", "tomorrow", "morning", "afternoon", "evening", "night")},
+            **{w: "unit" for u in ("day", "week", "weekend", "month", "year", *SEASONS) for w in (u, u + "s")},
+            **{w: "weekday" for d in WEEKDAYS for w in (d, d + "s")}, **{m: "month" for m in MONTHS}}
+# the words a pattern cannot match without; a window runs only the patterns it has words for
+NEEDS = {"iso": "year", "day_month": "month", "month_day": "month", "month_year": "month", "rel_month": "month",
+         "year": "year", "ago": "unit", "in_n": "unit", "for_n": "unit", "rel_unit": "unit", "rel_day": "weekday",
+         "the_nth": "ordinal", "deictic": "deictic"}
+DIGITS = re.compile(r"\d+[a-z]*", re.IGNORECASE)
+WORD = re.compile(r"[a-z]+")
+# the trigger words as `str.split` leaves them: bare, or with the punctuation that follows
+GATE = frozenset(w + p for w in CATEGORY for p in ("", ",", ".", "!", "?", ";", ":", ")", "'s", "’s", "...", "!!", "?!"))
+GATE |= frozenset("(" + w for w in CATEGORY)
+PREFIXES = sorted({w[:3] for w in CATEGORY})  # one `find` per three-letter opening, not per word
+MAX_CHARS = 4000  # a message's time expressions are looked for in its first 4,000 characters
+
+
+def _triggers(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every trigger word. A `str.find` per three-letter opening (C
+    speed), then the whole word looked up, beats one regular expression with an
+    alternation of sixty words by an order of magnitude."""
+    low = text.lower()
+    if GATE.isdisjoint(low.split()) and not any(d in low for d in "0123456789"):
+        return []  # most messages: one pass in C, no trigger word
+    out = []
+    for m in DIGITS.finditer(low):
+        token = m.group()
+        year = token.isdigit() and len(token) == 4
+        ordinal = len(token) in (3, 4) and token[-2:] in ("st", "nd", "rd", "th") and token[:-2].isdigit()
+        if (year or ordinal) and (m.start() == 0 or not low[m.start() - 1].isalnum()):
+            out.append((m.start(), m.end(), "year" if token.isdigit() else "ordinal"))
+    for prefix in PREFIXES:
+        i = low.find(prefix)
+        while i >= 0:
+            if i == 0 or not low[i - 1].isalnum():
+                word = WORD.match(low, i)
+                kind = CATEGORY.get(word.group()) if word else None
+                if kind is not None and (word.end() == len(low) or not low[word.end()].isalnum()):  # type: ignore[union-attr]
+                    out.append((i, word.end(), kind))  # type: ignore[union-attr]
+            i = low.find(prefix, i + 3)
+    out.sort()
+    return out
+
+
+WINDOW = 32  # characters either side of a trigger: the longest pattern reaches ~30 from its trigger word
+
+
+@dataclass(frozen=True)
+class Span:
+    """The days a time expression speaks of, inclusive, and how sure the reading is."""
+
+    text: str
+    first: date
+    last: date
+    grain: str  # day | week | weekend | month | season | year
+    certain: bool = True
+
+
+def _is_month(token: str) -> bool:
+    """A month name in any case, but "May", "March" and the abbreviations only capitalised
+    ("I may go", "we march on", "jan" the name are not months)."""
+    full = token.lower() in {n.lower() for n in calendar.month_name if n} - {"may", "march"}
+    return full or token[:1].isupper()
+
+
+def _day(anchor: datetime | date | None) -> date | None:
+    if anchor is None:
+        return None
+    return anchor.date() if isinstance(anchor, datetime) else anchor
+
+
+def _month_span(text: str, year: int, month: int, certain: bool = True) -> Span | None:
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        return None
+    return Span(text, date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]), "month", certain)
+
+
+def _nearest_year(anchor: date, month: int, day: int = 1) -> list[int]:
+    """Years that put month/day nearest the anchor: the closest occurrence first, then the other side."""
+    out = []
+    for year in (anchor.year, anchor.year - 1, anchor.year + 1):
+        try:
+            out.append((abs((date(year, month, day) - anchor).days), year))
+        except ValueError:
+            continue
+    return [y for _, y in sorted(out)][:1]
+
+
+def _shift_month(d: date, months: int) -> tuple[int, int]:
+    total = d.year * 12 + d.month - 1 + months
+    return total // 12, total % 12 + 1
+
+
+def _number(text: str) -> int | None:
+    text = " ".join(text.lower().split())
+    if text.isdigit():
+        return int(text)
+    return NUMBERS.get(text)
+
+
+def _absolute(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
+    g = m.groupdict()
+    month = int(g["m"]) if kind == "iso" else MONTHS[g["mon"].lower()]
+    if kind != "iso" and not _is_month(g["mon"]):
+        return []
+    year = int(g["y"]) if g.get("y") else None
+    if kind == "month_year":
+        span = _month_span(m.group(0), year or 0, month)
+        return [span] if span else []
+    day = int(g["d"])
+    certain = year is not None
+    if year is None:
+        if anchor is None:
+            return []
+        years = _nearest_year(anchor, month, min(day, 28))
+        year = years[0] if years else 0
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        return []
+    try:
+        d = date(year, month, day)
+    except ValueError:  # February 30: no such day, so no reading
+        return []
+    return [Span(m.group(0), d, d, "day", certain)]
+
+
+def _relative_month(m: re.Match[str], anchor: date) -> list[Span]:
+    rel, month = m.group("rel").lower().rstrip("-"), MONTHS[m.group("mon").lower()]
+    if not _is_month(m.group("mon")):
+        return []
+    if rel == "last":
+        year = anchor.year if month < anchor.month else anchor.year - 1
+    elif rel == "next":
+        year = anchor.year if month > anchor.month else anchor.year + 1
+    elif rel == "this":
+        year = anchor.year
+    else:  # in / since / during / early / late / mid: the nearest one, past or coming
+        year = _nearest_year(anchor, month, 15)[0]
+    span = _month_span(m.group(0), year, month, certain=rel in ("last", "next", "this"))
+    return [span] if span else []
+
+
+def _offset(n: int, unit: str, anchor: date, sign: int, text: str, certain: bool) -> list[Span]:
+    try:
+        if unit == "day":
+            d = anchor + timedelta(days=sign * n)
+            return [Span(text, d, d, "day", certain)]
+        if unit == "week":
+            d = anchor + timedelta(days=sign * 7 * n)
+            return [Span(text, d - timedelta(days=3), d + timedelta(days=3), "week", certain)]
+        if unit == "month":
+            span = _month_span(text, *_shift_month(anchor, sign * n), certain=certain)
+            return [span] if span else []
+        year = anchor.year + sign * n
+        return [Span(text, date(year, 1, 1), date(year, 12, 31), "year", certain)] if MIN_YEAR <= year <= MAX_YEAR else []
+    except (OverflowError, ValueError):
+        return []
+
+
+def _season(text: str, season: str, year: int, certain: bool) -> Span | None:
+    """The `season` that starts in `year` (winter: December to February of the next year)."""
+    months = SEASONS[season]
+    if not MIN_YEAR <= year < MAX_YEAR:
+        return None
+    end_year = year + 1 if months[-1] < months[0] else year
+    return Span(text, date(year, months[0], 1), date(end_year, months[-1], calendar.monthrange(end_year, months[-1])[1]),
+                "season", certain)
+
+
+def _season_of(text: str, season: str, rel: str, anchor: date) -> Span | None:
+    """this / last / next `season` at `anchor`: the one under way or of this year, the
+    latest one over before it, the first one starting after it. "Last summer" said in
+    October is that year's (marked uncertain: some mean the year before)."""
+    occurrences = [o for o in (_season(text, season, y, True) for y in range(anchor.year - 2, anchor.year + 2)) if o]
+    if rel == "this":
+        inside = [o for o in occurrences if o.first <= anchor <= o.last]
+        this_year = [o for o in occurrences if o.first.year == anchor.year]
+        found = inside or this_year
+        return found[0] if found else None
+    if rel in ("last", "past"):
+        over = [o for o in occurrences if o.last < anchor]
+        if not over:
+            return None
+        o = over[-1]
+        return Span(text, o.first, o.last, "season", certain=o.first.year != anchor.year)
+    coming = [o for o in occurrences if o.first > anchor]
+    return coming[0] if coming else None
+
+
+def _relative_unit(m: re.Match[str], anchor: date) -> list[Span]:
+    rel, unit, text = m.group("rel").lower(), m.group("unit").lower(), m.group(0)
+    step = {"last": -1, "past": -1, "next": 1, "coming": 1, "this": 0}[rel]
+    if unit == "week":
+        monday = anchor - timedelta(days=anchor.weekday()) + timedelta(weeks=step)
+        return [Span(text, monday, monday + timedelta(days=6), "week")]
+    if unit == "weekend":
+        saturday = anchor + timedelta(days=(5 - anchor.weekday()) % 7)  # this or the coming Saturday
+        if anchor.weekday() == 6:
+            saturday = anchor - timedelta(days=1)
+        saturday += timedelta(weeks=step)
+        return [Span(text, saturday, saturday + timedelta(days=1), "weekend")]
+    if unit == "month":
+        span = _month_span(text, *_shift_month(anchor, step))
+        return [span] if span else []
+    if unit == "year":
+        year = anchor.year + step
+        return [Span(text, date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
+    span = _season_of(text, "fall" if unit == "autumn" else unit, rel, anchor)
+    return [span] if span else []
+
+
+def _weekday(m: re.Match[str], anchor: date) -> list[Span]:
+    rel, wd, text = m.group("rel").lower(), WEEKDAYS[m.group("wd").lower()], m.group(0)
+    back = (anchor.weekday() - wd) % 7 or 7  # days back to the last such day before the anchor
+    ahead = (wd - anchor.weekday()) % 7 or 7
+    before, after = anchor - timedelta(days=back), anchor + timedelta(days=ahead)
+    if rel == "last":
+        return [Span(text, before, before, "day")]
+    if rel in ("next", "coming"):
+        return [Span(text, after, after, "day", certain=False)]  # next Friday: this coming one, or the one after?
+    if rel == "this":
+        d = anchor - timedelta(days=anchor.weekday()) + timedelta(days=wd)
+        return [Span(text, d, d, "day")]
+    return [Span(text, before, before, "day", False), Span(text, after, after, "day", False)]  # on Friday: said of either
+
+
+def _nth(m: re.Match[str], anchor: date) -> list[Span]:
+    day = int(m.group("d"))
+    spans = []
+    for months in (0, -1, 1):
+        year, month = _shift_month(anchor, months)
+        try:
+            d = date(year, month, day)
+        except ValueError:
+            continue
+        spans.append((abs((d - anchor).days), d))
+    return [Span(m.group(0), d, d, "day", False) for _, d in sorted(spans)[:1]]
+
+
+DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "today": 0, "tonight": 0, "this morning": 0,
+           "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2}
+
+
+def _one(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
+    if kind in ("iso", "day_month", "month_day", "month_year"):
+        return _absolute(kind, m, anchor)
+    if kind == "year":
+        year = int(m.group("y"))
+        return [Span(m.group(0), date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
+    if anchor is None:
+        return []  # every other reading counts from when it was said
+    if kind == "deictic":
+        d = anchor + timedelta(days=DEICTIC[" ".join(m.group("w").lower().split())])
+        return [Span(m.group(0), d, d, "day")]
+    if kind in ("ago", "in_n", "for_n"):
+        n = _number(m.group("n"))
+        if n is None or n > 200:
+            return []
+        sign = 1 if kind == "in_n" or m.groupdict().get("dir", "").lower() == "from now" else -1
+        certain = kind != "for_n" and m.group("n").lower() not in UNCERTAIN_NUMBERS
+        return _offset(n, m.group("unit").lower(), anchor, sign, m.group(0), certain)
+    handlers = {"rel_month": _relative_month, "rel_unit": _relative_unit, "rel_day": _weekday, "the_nth": _nth}
+    return handlers[kind](m, anchor)
+
+
+def _windows(text: str) -> list[tuple[int, int, set[str]]]:
+    """Stretches of `text` around trigger words, merged, widened to whole words, each with
+    the kinds of trigger it holds."""
+    out: list[tuple[int, int, set[str]]] = []
+    for t_start, t_end, category in _triggers(text):
+        start, end = max(0, t_start - WINDOW), min(len(text), t_end + WINDOW)
+        while start > 0 and not text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and not text[end].isspace():
+            end += 1
+        if out and start <= out[-1][1]:
+            out[-1][2].add(category)
+            out[-1] = (out[-1][0], max(out[-1][1], end), out[-1][2])
+        else:
+            out.append((start, end, {category}))
+    return out
+
+
+def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
+    """The time expressions of `text` resolved against `anchor`, in order of appearance.
+    Never raises for any text; an expression it cannot resolve is left out."""
+    if not isinstance(text, str) or not text:
+        return []
+    text = text[:MAX_CHARS]
+    day = _day(anchor)
+    found: list[tuple[int, Span]] = []
+    for w_start, w_end, held in _windows(text):
+        window = text[w_start:w_end]
+        taken: list[tuple[int, int]] = []
+        for kind, pattern in PATTERNS:
+            if NEEDS[kind] not in held:
+                continue
+            for m in pattern.finditer(window):
+                if any(m.start() < end and start < m.end() for start, end in taken):
+                    continue  # a longer reading of the same words came first
+                spans = _one(kind, m, day)
+                if spans:
+                    taken.append((m.start(), m.end()))
+                    found.extend((w_start + m.start(), s) for s in spans)
+    return [s for _, s in sorted(found, key=lambda p: p[0])]
+
+
+def words(span: Span) -> str:
+    """A span in the words a question would use."""
+    if span.grain == "day":
+        return span.first.strftime("%-d %B %Y %A")
+    if span.grain == "weekend":
+        return f"weekend {span.first.strftime('%-d')} {span.last.strftime('%-d %B %Y')}"
+    if span.grain == "week":
+        months = dict.fromkeys([span.first.strftime("%B %Y"), span.last.strftime("%B %Y")])
+        return " ".join([f"week of {span.first.strftime('%-d %B %Y')}", *(m for m in months if m not in span.first.strftime("%-d %B %Y"))])
+    if span.grain == "month":
+        return span.first.strftime("%B %Y")
+    if span.grain == "season":
+        season = next((k for k, v in SEASONS.items() if v[0] == span.first.month and k != "autumn"), "")
+        return f"{season} {span.first.year} " + " ".join(date(2000, mo, 1).strftime("%B") for mo in SEASONS[season])
+    return str(span.first.year)
+
+
+def time_words(text: str, anchor: datetime | date | None) -> str:
+    """The dates `text` speaks of, in words, each once ("" when it names none)."""
+    return " ".join(dict.fromkeys(words(s) for s in resolve(text, anchor)))

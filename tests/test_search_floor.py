@@ -1,0 +1,113 @@
+"""The relevance floor: a query about nothing stored returns no hits (and says so), and
+recall then holds only the live tail; real evidence is never dropped by it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.errors import InvalidInput
+from palimpsest.records import Hit, Message
+from palimpsest.search.floor import Floor, apply_floor, floor_for, query_names
+
+CORPUS = [
+    ("user", "Melanie painted a sunrise over the lake last weekend"),
+    ("assistant", "That sounds lovely, what colours did Melanie use for the lake"),
+    ("user", "Mostly blue and orange, the community centre will show it"),
+    ("assistant", "The retry cap matches the upstream timeout of thirty seconds"),
+]
+
+
+def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
+    values = {"embedder": "hash", "embed_cache": "off", **settings}
+    memory = Memory(home, store_url, settings=Settings.load(env={}, **values))
+    memory.ingest_session("s1", [{"role": r, "content": c} for r, c in CORPUS])
+    memory.worker().drain()
+    return memory
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What did Melanie paint?", ["melanie"]),
+        ("What kind of lighting does Nate's gaming room have?", ["nate"]),
+        ("Melanie went where? Then Caroline left.", ["caroline"]),  # a sentence's first word is not a name
+        ("Which city have both Jean and John visited?", ["jean", "john"]),
+        ("what did i paint", []),
+        ("When did I go to Lisbon with The Band", ["lisbon", "band"]),  # "The" is a stop word
+        ("", []),
+    ],
+)
+def test_query_names(query: str, names: list[str]) -> None:
+    assert query_names(query) == names
+
+
+def test_floor_defaults_are_measured_per_model_and_off_for_others() -> None:
+    assert floor_for("all-MiniLM-L6-v2-onnx-int8") == Floor(0.35, 0.45)
+    assert floor_for("openai:text-embedding-3-small") == Floor(0.0, 0.0)  # cosines of another model mean other things
+    assert floor_for("hash-64", "0.3", "off") == Floor(0.3, 0.0)
+    for bad in ("high", "1.5", "-0.1"):
+        with pytest.raises(InvalidInput, match="floor_similarity"):
+            floor_for("x", bad)
+
+
+def _hit(mid: str, fts: float) -> Hit:
+    return Hit(Message(id=mid, session="s", role="user", content=mid, created_at="2024-01-01T00:00:00Z"), 1.0, {"fts": fts})
+
+
+def test_apply_floor_keeps_keyword_matches_and_close_neighbours() -> None:
+    hits = [_hit("keyword", 0.5), _hit("close", 0.0), _hit("far", 0.0)]
+    cosines = {"keyword": 0.1, "close": 0.5, "far": 0.2}
+    kept, notes = apply_floor(hits, cosines, "anything", Floor(0.35, 0.45), lambda w: True)
+    assert [h.message.id for h in kept] == ["keyword", "close"] and notes == []
+    kept, notes = apply_floor(hits[1:], {"close": 0.3, "far": 0.2}, "anything", Floor(0.35, 0.45), lambda w: True)
+    assert kept == [] and "nothing stored matches" in notes[0]
+    # no vectors: the floor cannot judge, so it keeps what keyword search found
+    assert apply_floor(hits, {}, "anything", Floor(0.35, 0.45), lambda w: False)[0] == hits
+
+
+def test_apply_floor_a_query_about_someone_unknown() -> None:
+    hits = [_hit("paint", 0.9)]
+    floor = Floor(0.35, 0.45)
+    kept, notes = apply_floor(hits, {"paint": 0.3}, "What did Zorblax paint?", floor, lambda w: w != "zorblax")
+    assert kept == [] and "zorblax" in notes[0]
+    # one name of the query is known: its keyword evidence stands
+    kept, _ = apply_floor(hits, {"paint": 0.3}, "Did Zorblax and Melanie paint?", floor, lambda w: w == "melanie")
+    assert kept == hits
+    # something stored is close in meaning: not a query about nothing
+    kept, _ = apply_floor(hits, {"paint": 0.6}, "What did Zorblax paint?", floor, lambda w: w != "zorblax")
+    assert kept == hits
+
+
+def test_a_query_about_nothing_stored_has_no_hits_and_recall_only_the_live_tail(home: Path, store_url: str) -> None:
+    memory = open_memory(home, store_url, floor_similarity="0.5", floor_unknown="0.9")
+    try:
+        for query in ("vorbik tralune zassemi", "What did Zorblax paint at the lake?"):
+            result = memory.search(query)
+            assert result.mode == "hybrid" and result.hits == []
+            assert any("no hits" in n for n in result.notes)
+            block = memory.recall("s1", query, 4000)
+            assert block.items and all(i.kind == "live" for i in block.items)
+        # real evidence stays: a keyword match, and a query naming someone stored
+        assert memory.search("retry cap").hits[0].message.content.startswith("The retry cap")
+        hits = memory.search("What did Melanie paint?").hits
+        assert any("Melanie painted" in h.message.content for h in hits[:2])
+    finally:
+        memory.close()
+    # the floor off: every vector neighbour comes back, as before
+    off = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off",
+                                                         floor_similarity="off", floor_unknown="off"))
+    try:
+        assert len(off.search("vorbik tralune zassemi").hits) == len(CORPUS)
+    finally:
+        off.close()
+
+
+def test_a_larger_budget_holds_more_evidence(memory: Memory) -> None:
+    memory.ingest_session("s1", [{"role": "user", "content": f"the garden had {i} tomatoes on day {i} of the harvest"} for i in range(60)])
+    small, large = memory.recall(None, "garden tomatoes harvest", 1000), memory.recall(None, "garden tomatoes harvest", 4000)
+    shown = lambda r: sum(1 for i in r.items if i.kind == "message")
+    assert shown(large) > 20 >= shown(small) - 1  # search asked for a budget's worth, not a fixed 20
+    assert large.tokens <= 4000 and large.tokens > 2 * small.tokens

@@ -1,0 +1,158 @@
+"""Time expressions resolved against the moment they were said (`palimpsest.when`), and
+the resolved dates in a message's search context (keywords only; the vector text is
+unchanged)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+import pytest
+
+from palimpsest import Memory
+from palimpsest.ingest.indexer import spoken_dates
+from palimpsest.search import embedding_text
+from palimpsest.search.timeframe import Window, query_window, when_boost
+from palimpsest.when import resolve, time_words
+
+MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # Monday 8 May 2023
+
+# text, expected spans as (first, last, grain, certain)
+TABLE = [
+    ("I went there yesterday", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("we met last night", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("the day before yesterday", [("2023-05-06", "2023-05-06", "day", True)]),
+    ("see you tomorrow", [("2023-05-09", "2023-05-09", "day", True)]),
+    ("today is the day", [("2023-05-08", "2023-05-08", "day", True)]),
+    ("two days ago we met", [("2023-05-06", "2023-05-06", "day", True)]),
+    ("3 days ago", [("2023-05-05", "2023-05-05", "day", True)]),
+    ("two weeks ago", [("2023-04-21", "2023-04-27", "week", True)]),
+    ("a few weeks ago", [("2023-04-14", "2023-04-20", "week", False)]),  # "a few" is not a number
+    ("six months ago", [("2022-11-01", "2022-11-30", "month", True)]),
+    ("in 2 weeks", [("2023-05-19", "2023-05-25", "week", True)]),
+    ("last week was fun", [("2023-05-01", "2023-05-07", "week", True)]),
+    ("next week", [("2023-05-15", "2023-05-21", "week", True)]),
+    ("next month I move", [("2023-06-01", "2023-06-30", "month", True)]),
+    ("last month", [("2023-04-01", "2023-04-30", "month", True)]),
+    ("last year", [("2022-01-01", "2022-12-31", "year", True)]),
+    ("last weekend", [("2023-05-06", "2023-05-07", "weekend", True)]),
+    ("this weekend", [("2023-05-13", "2023-05-14", "weekend", True)]),
+    ("last Friday", [("2023-05-05", "2023-05-05", "day", True)]),
+    # said of the last or the next one: both, neither certain
+    ("I leave on Friday", [("2023-05-05", "2023-05-05", "day", False), ("2023-05-12", "2023-05-12", "day", False)]),
+    ("I leave on the 11th", [("2023-05-11", "2023-05-11", "day", False)]),
+    ("it was on the 28th", [("2023-04-28", "2023-04-28", "day", False)]),  # nearer than 28 May
+    ("back in 2019", [("2019-01-01", "2019-12-31", "year", True)]),
+    ("since 2019", [("2019-01-01", "2019-12-31", "year", True)]),
+    ("I've had them for three years", [("2020-01-01", "2020-12-31", "year", False)]),
+    ("this summer was hot", [("2023-06-01", "2023-08-31", "season", True)]),
+    ("last summer", [("2022-06-01", "2022-08-31", "season", True)]),
+    ("next winter", [("2023-12-01", "2024-02-29", "season", True)]),
+    ("I watched it on 1 May, 2022", [("2022-05-01", "2022-05-01", "day", True)]),
+    ("March 12th, 2022", [("2022-03-12", "2022-03-12", "day", True)]),
+    ("on the 4th of July 2021", [("2021-07-04", "2021-07-04", "day", True)]),
+    ("in March 2023", [("2023-03-01", "2023-03-31", "month", True)]),
+    ("2023-04-02", [("2023-04-02", "2023-04-02", "day", True)]),
+    ("in March", [("2023-03-01", "2023-03-31", "month", False)]),  # which March: the nearest, not certain
+    ("Jan 5", [("2023-01-05", "2023-01-05", "day", False)]),
+    # bad input: nothing, never a guess stated as certain, never an error
+    ("on February 30", []),
+    ("February 30, 2023", []),
+    ("I may go", []),
+    ("we march on", []),
+    ("jan 5", []),  # lower-case abbreviations are words
+    ("ayer fui al cine", []),
+    ("gestern war ich im Kino", []),
+    ("昨日映画を見た", []),
+    ("in 30000", []),
+    ("in 0999", []),
+    ("the 45th", []),
+    ("", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), TABLE)
+def test_resolution_table(text: str, expected: list[tuple[str, str, str, bool]]) -> None:
+    got = [(s.first.isoformat(), s.last.isoformat(), s.grain, s.certain) for s in resolve(text, MONDAY)]
+    assert got == expected
+
+
+def test_no_anchor_resolves_only_absolute_dates() -> None:
+    assert resolve("yesterday, last week and on Friday", None) == []
+    assert [s.first for s in resolve("on 12 May 2022, not yesterday", None)] == [date(2022, 5, 12)]
+
+
+def test_far_years_and_odd_input_never_raise() -> None:
+    assert resolve("next year", datetime(2999, 6, 1)) == []  # 3000 is out of range: nothing, not an error
+    assert resolve("two years ago", date(1001, 1, 1)) == []
+    assert resolve("200 days ago", MONDAY)[0].first == date(2022, 10, 20)
+    assert resolve("5000 days ago", MONDAY) == []  # past what a conversation means by a count
+    assert resolve(None, MONDAY) == []  # type: ignore[arg-type]
+    assert resolve("yesterday " + "x" * 100_000, MONDAY)[0].first == date(2023, 5, 7)
+    assert resolve("x " * 5_000 + "yesterday", MONDAY) == []  # looked for in the first 4,000 characters only
+
+
+def test_words_are_what_a_question_would_say() -> None:
+    assert time_words("I watched it yesterday", datetime(2022, 5, 2)) == "1 May 2022 Sunday"
+    assert time_words("this summer", MONDAY) == "summer 2023 June July August"
+    assert time_words("last week", MONDAY) == "week of 1 May 2023"
+    assert time_words("last month and last month again", MONDAY) == "April 2023"  # each once
+    assert time_words("nothing here", MONDAY) == ""
+
+
+def test_resolved_dates_reach_keywords_not_vectors(memory: Memory) -> None:
+    memory.ingest_session("s1", [
+        {"role": "user", "content": "I watched Inception yesterday", "created_at": "2022-05-02T10:00:00+00:00"},
+        {"role": "user", "content": "a quiet day", "created_at": "2022-05-20T10:00:00+00:00"},
+        {"role": "user", "content": "no time given, so it is stamped now: yesterday"},
+    ])
+    hits = memory.search("what did I watch on 1 May 2022").hits
+    assert hits[0].message.content == "I watched Inception yesterday"
+    assert hits[0].message.context.endswith("1 May 2022 Sunday")
+    assert "1 May 2022" not in embedding_text(hits[0].message)  # vectors (and their cache) unchanged
+
+
+def test_a_time_that_cannot_be_read_resolves_only_absolute_dates() -> None:
+    assert spoken_dates("I went yesterday", "not a time") == ""
+    assert spoken_dates("on 12 May 2022", "") == "12 May 2022 Thursday"
+
+
+@pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        ("What did Joanna watch on 1 May, 2022?", ("2022-05-01", "2022-05-01")),
+        ("What did she achieve in January 2022?", ("2022-01-01", "2022-01-31")),
+        ("Where was John as of September 2023?", ("1000-01-01", "2023-09-30")),
+        ("what did I buy before June 2023", ("1000-01-01", "2023-06-30")),
+        ("what happened after 3 March 2023", ("2023-03-03", "2999-12-31")),
+        ("Where was John between August 11 and August 15 2023?", ("2023-08-11", "2023-08-15")),
+        ("what did I cook last month", ("2023-04-01", "2023-04-30")),
+        ("the film two weeks ago", ("2023-04-21", "2023-04-27")),
+        ("Where did Caroline move from 4 years ago?", ("2019-01-01", "2019-12-31")),
+        ("what is my dog's name", None),
+    ],
+)
+def test_query_window(query: str, window: tuple[str, str] | None) -> None:
+    got = query_window(query, MONDAY)
+    assert (got.first.isoformat(), got.last.isoformat()) == window if window else got is None
+
+
+def test_the_time_a_query_names_lifts_its_messages_but_filters_nothing(memory: Memory) -> None:
+    memory.ingest_session("s1", [
+        {"role": "user", "content": "We went hiking in the hills", "created_at": "2022-03-10T10:00:00+00:00"},
+        {"role": "user", "content": "We went hiking by the lake", "created_at": "2022-07-10T10:00:00+00:00"},
+        {"role": "user", "content": "I went hiking with my dad yesterday", "created_at": "2022-05-02T10:00:00+00:00"},
+    ])
+    hits = memory.search("where did we go hiking on 1 May, 2022?", now="2022-08-01T00:00:00Z").hits
+    assert hits[0].message.content == "I went hiking with my dad yesterday" and hits[0].parts["when"] == 1.0
+    # a window that holds nothing: every hit still comes back, in the order without the boost
+    plain = memory.search("where did we go hiking", now="2022-08-01T00:00:00Z").hits
+    empty = memory.search("where did we go hiking in 1990", now="2022-08-01T00:00:00Z").hits
+    assert len(empty) == len(plain) == 3
+
+
+def test_when_boost_is_soft() -> None:
+    window = Window(date(2022, 5, 1), date(2022, 5, 1))
+    assert window.nearness(date(2022, 5, 1), date(2022, 5, 1)) == 1.0
+    assert 0.5 < window.nearness(date(2022, 5, 3), date(2022, 5, 3)) < 1.0  # two days off: still near
+    assert window.nearness(date(2021, 5, 1), date(2021, 5, 1)) < 0.01
+    assert when_boost([], window, 0.2) == []
