@@ -99,9 +99,11 @@ def test_merge_repoints_and_leaves_an_alias(memory: Memory) -> None:
 
 
 def test_filter_inside_the_query_and_counts(memory: Memory) -> None:
-    """A rare tag is not crowded out by a global top-k: 40 sessions say "deploy", one is tagged."""
+    """A rare tag is not crowded out by a global top-k: 40 sessions say "deploy", two are tagged.
+    (Each session's lines are its own: the same line in two sessions is a near-duplicate, which
+    search moves below what says something else — `search/diversity.py`.)"""
     for i in range(40):
-        memory.ingest_session(f"s{i:02d}", [{"role": "user", "content": f"deploy the service, attempt {j}"} for j in range(3)])
+        memory.ingest_session(f"s{i:02d}", [{"role": "user", "content": f"deploy the service of team {i}, attempt {j}"} for j in range(3)])
     memory.tags.add("team:payments", session="s07")
     memory.tags.add("team:payments", session="s31")
     hits = memory.search("deploy service", limit=3, tag="team:payments").hits
