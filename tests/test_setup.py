@@ -106,7 +106,7 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     hooks = hook_commands(settings)
     assert set(hooks) == {"Stop", "UserPromptSubmit"} and all(shlex.split(c)[0] == str(Path(EXE).absolute()) for c in hooks.values())
     mcp = json.loads((home / ".claude.json").read_bytes())["mcpServers"]["palimpsest"]
-    assert mcp["command"] == str(Path(EXE).absolute()) and mcp["args"] == ["mcp"]
+    assert mcp["command"] == str(Path(EXE).absolute()) and mcp["args"] == ["mcp"] and mcp["env"] == {"PALIMPSEST_AGENT": "claude-code"}
     assert (settings.parent / "settings.json.before-palimpsest").read_bytes() == CLAUDE_SETTINGS
     written = settings.read_bytes()
     assert palimpsest(home, "setup", "claude-code", "--url", url).returncode == 0
@@ -127,7 +127,8 @@ def test_codex_setup_recall_capture_and_undo(tmp_path: Path, server_memory: Memo
     assert done.returncode == 0, done.stderr
     parsed = tomllib.loads(config.read_text())
     assert parsed["model"] == "o3" and parsed["profiles"]["fast"]["model"] == "o4-mini"
-    assert parsed["mcp_servers"]["palimpsest"] == {"command": str(Path(EXE).absolute()), "args": ["mcp"]}
+    assert parsed["mcp_servers"]["palimpsest"] == {"command": str(Path(EXE).absolute()), "args": ["mcp"],
+                                                   "env": {"PALIMPSEST_AGENT": "codex"}}  # MCP writes name the harness
     assert parsed["features"]["codex_hooks"] is True
     written = config.read_bytes()
     assert palimpsest(home, "setup", "codex", "--url", f"http://127.0.0.1:{port}").returncode == 0

@@ -148,7 +148,7 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
     if harness == "claude-code":
         settings, state = files_of(harness, env)
         result.changes.append(_json_change(settings, lambda doc: _add_hooks(doc, command)))
-        result.changes.append(_json_change(state, lambda doc: _add_mcp(doc, command, stdio_type=True)))
+        result.changes.append(_json_change(state, lambda doc: _add_mcp(doc, command, stdio_type=True, agent="claude-code")))
     elif harness == "codex":
         hooks, config = files_of(harness, env)
         result.changes.append(_json_change(hooks, lambda doc: _add_hooks(doc, command)))
@@ -158,7 +158,7 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
 
         def hooks_and_mcp(doc: dict[str, Any]) -> None:  # (one file holds both)
             _add_hooks(doc, command, unit=1000, agent="qwen-code")
-            _add_mcp(doc, command)
+            _add_mcp(doc, command, agent="qwen-code")
 
         result.changes.append(_json_change(settings, hooks_and_mcp))
     else:
@@ -236,22 +236,24 @@ def _drop_ours(groups: list[Any]) -> None:
                 groups.remove(g)
 
 
-def _mcp_entry(command: Command, stdio_type: bool = False) -> dict[str, Any]:
+def _mcp_entry(command: Command, stdio_type: bool = False, agent: str | None = None) -> dict[str, Any]:
+    """The MCP server entry; with `agent`, its writes name the harness (`PALIMPSEST_AGENT`)."""
     argv = command.argv("mcp")
-    return {**({"type": "stdio"} if stdio_type else {}), "command": argv[0], "args": argv[1:]}
+    return {**({"type": "stdio"} if stdio_type else {}), "command": argv[0], "args": argv[1:],
+            **({"env": {"PALIMPSEST_AGENT": agent}} if agent else {})}
 
 
-def _add_mcp(doc: dict[str, Any], command: Command, stdio_type: bool = False) -> None:
+def _add_mcp(doc: dict[str, Any], command: Command, stdio_type: bool = False, agent: str | None = None) -> None:
     servers = doc.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise InvalidInput("its `mcpServers` is not an object; fix it, then run setup again")
-    servers["palimpsest"] = _mcp_entry(command, stdio_type)
+    servers["palimpsest"] = _mcp_entry(command, stdio_type, agent)
 
 
 def _toml_block(command: Command, features: bool) -> str:
     argv = command.argv("mcp")
     lines = [BLOCK_START, "[mcp_servers.palimpsest]", f"command = {json.dumps(argv[0])}",
-             f"args = [{', '.join(json.dumps(a) for a in argv[1:])}]"]
+             f"args = [{', '.join(json.dumps(a) for a in argv[1:])}]", 'env = { PALIMPSEST_AGENT = "codex" }']
     if features:
         lines += ["", "[features]", "codex_hooks = true"]
     return "\n".join([*lines, BLOCK_END]) + "\n"
