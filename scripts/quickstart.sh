@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's quick start, as a new user runs it, on a fresh clone (issue 19):
-#   PALIMPSEST_ENABLE_WRITE=1 make run      (a new .venv, installed from requirements.lock)
+#   make run                                (a new .venv, installed from requirements.lock; capture from loopback is taken with writes off)
 #   palimpsest setup claude-code            (into a fresh HOME)
 #   a turn of Claude Code ends: its Stop hook runs the configured capture command line
 #   the next prompt: its UserPromptSubmit hook returns a recall block holding that turn
@@ -31,7 +31,7 @@ export PALIMPSEST_PORT="$port" PALIMPSEST_URL="http://127.0.0.1:$port"
 
 say "make run (fresh .venv from requirements.lock)"
 # setsid: a process group of its own, so that the cleanup stops the server make started too
-(cd "$work/clone" && PALIMPSEST_ENABLE_WRITE=1 exec setsid make run >"$work/serve.log" 2>&1) &
+(cd "$work/clone" && exec setsid make run >"$work/serve.log" 2>&1) &
 server=$!
 ready() { python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/readyz", timeout=2)' "$PALIMPSEST_URL" 2>/dev/null; }
 for _ in $(seq 900); do  # (the install takes minutes on a cold pip cache)

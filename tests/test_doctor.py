@@ -33,8 +33,8 @@ def user(tmp_path: Path) -> Path:
     return tmp_path / "user"
 
 
-def served(home: Path, write: bool) -> Memory:
-    return Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=write))
+def served(home: Path, write: bool, capture_loopback: bool = True) -> Memory:
+    return Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=write, capture_loopback=capture_loopback))
 
 
 def test_all_well(tmp_path: Path, user: Path) -> None:
@@ -57,11 +57,30 @@ def test_server_down(tmp_path: Path, user: Path) -> None:
 
 
 def test_writes_refused(tmp_path: Path, user: Path) -> None:
-    memory = served(tmp_path / "h", write=False)
+    memory = served(tmp_path / "h", write=False, capture_loopback=False)
     with ServerThread(memory) as url:
         found = checks(tmp_path / "h", user, url)
     memory.close()
     assert found["capture"]["state"] == "problem" and "PALIMPSEST_ENABLE_WRITE=1" in found["capture"]["fix"]
+
+
+def test_a_default_server_takes_the_owners_capture_with_writes_off(tmp_path: Path, user: Path) -> None:
+    """`make run` as it is (writes off): the harness on this machine captures; the write
+    tools stay off."""
+    import httpx
+
+    memory = served(tmp_path / "h", write=False)
+    with ServerThread(memory) as url:
+        found = checks(tmp_path / "h", user, url)
+        client = CaptureClient(url, tmp_path / "client")
+        report = client.send([batch("s", ["remember the blue door"])])
+        client.close()
+        refused = httpx.post(f"{url}/api/memory/tool/memory_append", json={"session": "s", "role": "user", "content": "x"})
+    assert found["capture"]["state"] == "ok"
+    assert (report.refused, report.spooled, report.dead) == (0, 0, 0)
+    assert [m.content for m in memory.browse(session="s")] == ["text remember the blue door"]
+    assert refused.status_code == 404
+    memory.close()
 
 
 def test_hook_missing_and_binary_moved(tmp_path: Path, user: Path) -> None:
@@ -121,7 +140,7 @@ def test_the_doctor_command_prints_one_screen_and_exits_1_on_a_problem(tmp_path:
 
 
 def test_capture_while_writes_are_off_is_spooled_and_says_what_to_set(tmp_path: Path) -> None:
-    memory = served(tmp_path / "h", write=False)
+    memory = served(tmp_path / "h", write=False, capture_loopback=False)
     with ServerThread(memory) as url:
         client = CaptureClient(url, tmp_path / "client")
         report = client.send([batch("s", ["a"])])
@@ -145,7 +164,8 @@ def test_capture_while_writes_are_off_is_spooled_and_says_what_to_set(tmp_path: 
 def test_the_server_refusal_names_the_setting(tmp_path: Path) -> None:
     import httpx
 
-    with Memory(tmp_path, settings=Settings.load(env={}, embedder="none")) as memory, ServerThread(memory) as url:
+    settings = Settings.load(env={}, embedder="none", capture_loopback=False)
+    with Memory(tmp_path, settings=settings) as memory, ServerThread(memory) as url:
         r = httpx.post(f"{url}/api/capture", json={"session": "s", "events": []})
     assert r.status_code == 404 and "PALIMPSEST_ENABLE_WRITE=1" in r.json()["error"]["message"]
 

@@ -71,7 +71,8 @@ def test_write_routes_are_404_without_the_flag(home: Path) -> None:
         r = tool(url, "memory_append", {"session": "s", "role": "user", "content": "x"})
         assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
         assert tool(url, "memory_ingest_session", {"session": "s", "messages": []}).status_code == 404
-        assert httpx.post(f"{url}/api/capture", json={"session": "s", "events": []}).status_code == 404
+        # capture from this machine is the owner's harness: taken with writes off (test_doctor)
+        assert httpx.post(f"{url}/api/capture", json={"session": "s", "events": []}).status_code == 200
         listed = httpx.get(f"{url}/api/tools").json()["result"]
         assert {"memory_search", "memory_browse", "memory_get_full"} <= {t["name"] for t in listed}
         assert not any(t["write"] for t in listed)
@@ -457,4 +458,29 @@ def test_any_loopback_address_is_served_as_loopback(home: Path) -> None:
         assert httpx.get(f"{url}/api/stats", headers={"Host": f"127.1.2.3:{port}"}).status_code == 200
         refused = httpx.get(f"{url}/api/stats", headers={"Host": f"evil.example:{port}"})
         assert refused.status_code == 403 and refused.json()["error"]["code"] == "forbidden_host"
+    memory.close()
+
+
+def test_capture_with_writes_off_is_taken_from_loopback_clients_only(home: Path) -> None:
+    """Writes off: the owner's harness on this machine captures; a client from elsewhere
+    (a proxied or forwarded request) gets the write tools' 404, naming the setting."""
+    import asyncio
+
+    from palimpsest.server.http import create_app
+
+    memory = open_memory(home)
+    app = create_app(memory)
+    batch = {"session": "s", "events": [{"role": "user", "content": "captured"}]}
+
+    async def post_from(client: tuple[str, int]) -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, client=client)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as c:
+            return await c.post("/api/capture", json=batch)
+
+    elsewhere = asyncio.run(post_from(("192.0.2.7", 40000)))
+    assert elsewhere.status_code == 404 and "PALIMPSEST_ENABLE_WRITE=1" in elsewhere.json()["error"]["message"]
+    assert memory.count_messages() == 0
+    local = asyncio.run(post_from(("127.0.0.1", 40000)))
+    assert local.status_code == 200 and local.json()["result"]["stored"] == 1
+    assert [m.content for m in memory.browse(session="s")] == ["captured"]
     memory.close()

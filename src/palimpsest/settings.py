@@ -83,6 +83,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),
     Setting("codex_home", "~/.codex", "CODEX_HOME", "Codex CLI's home; `palimpsest capture` finds a Codex session's rollout file under <codex_home>/sessions."),
     Setting("body_timeout", 30.0, "PALIMPSEST_BODY_TIMEOUT", "Seconds the server waits for the next piece of a request body before answering 408 (slow clients).", float),
+    Setting("capture_loopback", True, "PALIMPSEST_CAPTURE_LOOPBACK", "Accept POST /api/capture from loopback clients while writes are off: capture is how the owner's own harness writes; the write tools (a model's writes) still need PALIMPSEST_ENABLE_WRITE=1. Behind a reverse proxy every client looks local: set 0.", _bool),
     Setting("request_timeout", 60.0, "PALIMPSEST_REQUEST_TIMEOUT", "Seconds a request may take before the server answers 503 deadline_exceeded (its work is left to finish; retry writes with their event_key); 0: no limit.", float),
     Setting("header_timeout", 15.0, "PALIMPSEST_HEADER_TIMEOUT", "Seconds a client may take to send a request's headers (a new connection: from connecting) before the server closes it (slow clients); 0: no limit.", float),
     Setting("llm_url", "", "PALIMPSEST_LLM_URL", "Base URL of an OpenAI-compatible chat endpoint (…/v1); empty: no LLM, deterministic local fallbacks."),

@@ -41,7 +41,8 @@ BATCH_SCHEMA: dict[str, Any] = {
 }
 
 
-WRITES_OFF = ("capture is a write and this server's writes are off: restart it with PALIMPSEST_ENABLE_WRITE=1 "
+WRITES_OFF = ("capture is a write and this server's writes are off (it takes capture with writes off only from "
+              "loopback clients, when PALIMPSEST_CAPTURE_LOOPBACK is on): restart it with PALIMPSEST_ENABLE_WRITE=1 "
               "(e.g. `PALIMPSEST_ENABLE_WRITE=1 make run`); the capture client keeps the batches in its spool meanwhile")
 
 

@@ -222,10 +222,14 @@ def _tool_routes(app: FastAPI, memory: Memory, write: bool) -> None:
 
 
 def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
-    if not write:
+    """`POST /api/capture`. With writes off it still takes batches from loopback clients
+    (`capture_loopback`): capture is how the owner's own harness writes, not a model calling
+    a write tool; anyone else gets 404 like the write tools, saying what to set."""
+    local_only = not write and bool(memory.settings.capture_loopback)
+    if not write and not local_only:
         @app.post("/api/capture", include_in_schema=False)
         async def capture_refused(request: Request) -> JSONResponse:
-            capture.refuse()  # 404 like the write tools, saying what to set
+            capture.refuse()
             raise AssertionError("unreachable")
 
         return
@@ -235,6 +239,8 @@ def _capture_route(app: FastAPI, memory: Memory, write: bool) -> None:
                       "deduped by event_key; answers stored or duplicate per event.",
               openapi_extra=_body(capture.BATCH_SCHEMA))
     async def capture_batch(request: Request) -> JSONResponse:
+        if local_only and not (request.client and is_loopback(request.client.host)):
+            capture.refuse()
         body = await _json_object(request)
         return _ok(await in_thread(capture.store_batch, memory, body))
 
