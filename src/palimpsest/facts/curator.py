@@ -62,7 +62,6 @@ NUMBER_WORDS = {w: str(i) for i, w in enumerate(
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd"})
 del NUMBER_WORDS["one"]  # more often a pronoun ("a new one") than a count; "second" is left out too (a unit)
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
-_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # Only words that never change what a statement says: prepositions, quantifiers and
 # "before/after" stay, since "before midnight" is not "after midnight".
 STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "i", "i'm", "i've", "me", "my", "mine", "we", "our", "ours", "us", "you", "your", "yours", "it", "it's", "its", "and", "that", "this", "these", "those", "there", "here", "very", "really", "just", "also", "so", "actually", "currently", "now", "still", "by", "as"])
@@ -147,13 +146,6 @@ class Decision:
 
 
 # -- signals -------------------------------------------------------------------
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
 def tokens(text: str) -> list[str]:
     """Content words of a statement: case-folded, number words as digits, stop words out
     (negations kept), light suffix stemming."""
@@ -166,22 +158,16 @@ def tokens(text: str) -> list[str]:
         elif w in NEGATIONS or w.endswith("n't"):
             out.append("not")
         elif w not in STOP_WORDS:
-            out.append(_stem(w))
+            out.append(slots.stem(w))
     return out
-
-
-def _dice(a: set[Any], b: set[Any]) -> float:
-    if not a and not b:
-        return 1.0
-    return 2 * len(a & b) / (len(a) + len(b)) if a or b else 0.0
 
 
 def overlaps(a: list[str], b: list[str]) -> tuple[float, float]:
     """Dice overlap of the words, and of the word bigrams (1.0 for one-word statements)."""
-    uni = _dice(set(a), set(b))
+    uni = slots.dice(a, b)
     if len(a) < 2 or len(b) < 2:
         return uni, uni
-    return uni, _dice(set(pairwise(a)), set(pairwise(b)))
+    return uni, slots.dice(pairwise(a), pairwise(b))
 
 
 def lexical(a: list[str], b: list[str]) -> float:

@@ -32,6 +32,7 @@ rule retired true statements by the dozen.
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 
 _OPENERS = re.compile(r"^\s*(?:(?:no|oh|ok|okay|so|well|sorry|wait|oops|fyi|btw|hey)[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
@@ -297,7 +298,8 @@ def _base(word: str) -> str | None:
 
 
 # -- comparing ------------------------------------------------------------------
-def _dice(a: list[str], b: list[str]) -> float:
+def dice(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
+    """Dice overlap of two collections taken as sets (1.0 when both are empty)."""
     x, y = set(a), set(b)
     return 2 * len(x & y) / (len(x) + len(y)) if x or y else 1.0
 
@@ -322,7 +324,7 @@ def same_attribute(a: Slot, b: Slot) -> bool:
         return False
     if _qualified_apart(x, y):
         return False
-    return _dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
+    return dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
 
 
 def _qualified_apart(x: list[str], y: list[str]) -> bool:
@@ -345,7 +347,7 @@ def same_value(a: Slot, b: Slot) -> bool:
         return x == y
     if set(x) == set(y) and len(x) > 1:
         return x == y  # "tea more than coffee" is not "coffee more than tea"
-    return _dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and _dice(x, y) >= 0.5
+    return dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and dice(x, y) >= 0.5
 
 
 def mentions(words: list[str], text: str) -> bool:
