@@ -156,3 +156,21 @@ def test_when_boost_is_soft() -> None:
     assert 0.5 < window.nearness(date(2022, 5, 3), date(2022, 5, 3)) < 1.0  # two days off: still near
     assert window.nearness(date(2021, 5, 1), date(2021, 5, 1)) < 0.01
     assert when_boost([], window, 0.2) == []
+
+
+def test_a_reply_naming_a_date_is_still_known_as_the_reply(memory: Memory) -> None:
+    """The resolved dates follow a mark in the search context; the reply test reads what is
+    before it (a reply that said "yesterday" was no longer found as its turn's reply)."""
+    from palimpsest.ingest.indexer import split_context
+    from palimpsest.records import Hit
+    from palimpsest.search.conversation import _replies
+
+    memory.ingest_session("s1", [
+        {"role": "user", "content": "Where did you go hiking?", "created_at": "2022-05-02T10:00:00+00:00"},
+        {"role": "assistant", "content": "Up Mount Tam yesterday, with Sam.", "created_at": "2022-05-02T10:01:00+00:00"},
+    ])
+    turn, reply = memory.browse(session="s1")
+    head, dates = split_context(reply.context)
+    assert head.endswith("Where did you go hiking?") and dates == "1 May 2022 Sunday"
+    assert split_context(turn.context)[1] == ""
+    assert _replies([Hit(turn, 1.0), Hit(reply, 0.5)]) == {turn.id: Hit(reply, 0.5)}

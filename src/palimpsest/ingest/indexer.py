@@ -83,8 +83,20 @@ def search_context(event: Event, previous: str, content: str | None = None) -> s
     2022 Sunday"; `when.time_words`). `content`: the text as indexed (default the event's)."""
     meta = event.metadata
     speaker = next((meta[k] for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "") if meta else ""
+    before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
+    context = " ".join(part for part in (speaker, _spoken_date(event.created_at), before) if part)
     spoken = spoken_dates(event.content if content is None else content, event.created_at)
-    return " ".join(part for part in (speaker, _spoken_date(event.created_at), previous[:CONTEXT_PREVIOUS_CHARS], spoken) if part)
+    return f"{context}{DATES_MARK}{spoken}" if spoken else context
+
+
+DATES_MARK = " \x1e "  # before the resolved dates: a separator to the keyword index, a cut for the rest
+
+
+def split_context(context: str) -> tuple[str, str]:
+    """A stored search context as (speaker, date and the turn before; the dates its time
+    expressions name): the vector text and the reply test read the first part only."""
+    head, mark, dates = context.rpartition(DATES_MARK)
+    return (head, dates) if mark else (context, "")
 
 
 def spoken_dates(content: str, created_at: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from ..ingest.indexer import CONTEXT_PREVIOUS_CHARS
+from ..ingest.indexer import CONTEXT_PREVIOUS_CHARS, split_context
 from ..records import Hit, Message
 from .hybrid import Weights
 
@@ -67,7 +67,7 @@ def _replies(hits: list[Hit]) -> dict[str, Hit]:
         group.sort(key=lambda h: h.message.journal_line)
         for turn, reply in itertools.pairwise(group):
             head = turn.message.content[:CONTEXT_PREVIOUS_CHARS]
-            if head and reply.message.context.endswith(head):
+            if head and split_context(reply.message.context)[0].endswith(head):
                 out[turn.message.id] = reply
     return out
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..embed import Embedding
 from ..errors import InvalidInput, PalimpsestError
-from ..ingest.indexer import spoken_dates
+from ..ingest.indexer import split_context
 from ..records import Hit, Message, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import conversation_rerank, session_boost
@@ -73,10 +73,7 @@ def embedding_text(m: Message) -> str:
     text = f"{speaker}: {m.content}" if speaker and m.content else m.content
     if m.tool_name or m.tool_result:
         text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
-    context = m.context
-    spoken = spoken_dates(m.content, m.created_at) if context else ""
-    if spoken and context.endswith(" " + spoken):  # the resolved dates are for keywords only
-        context = context[: -len(spoken) - 1]
+    context = split_context(m.context)[0] if m.context else ""  # the resolved dates are for keywords only
     if context:
         text = f"{text}\n({context[:400]})"
     return text
