@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ def refused(call: Any) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("bad", BAD_SETTINGS, ids=lambda v: repr(v)[:30])
+@pytest.mark.parametrize("bad", BAD_SETTINGS, ids=lambda v: re.sub(r" at 0x[0-9a-f]+", "", repr(v))[:30])  # stable across xdist workers
 def test_session_settings_that_are_not_json_are_refused_by_every_writer(memory: Memory, bad: dict[str, Any]) -> None:
     event = {"role": "user", "content": "hi"}
     assert refused(lambda: memory.append("s1", "user", "hi", settings=bad)) == "invalid_input"
