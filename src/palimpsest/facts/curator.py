@@ -59,8 +59,10 @@ NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
-NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd"})
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd", "fourth": "4th",
+                     "fifth": "5th"})
 del NUMBER_WORDS["one"]  # more often a pronoun ("a new one") than a count; "second" is left out too (a unit)
+_ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)$")  # "the 3rd floor" is "floor 3"
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 # Only words that never change what a statement says: prepositions, quantifiers and
 # "before/after" stay, since "before midnight" is not "after midnight".
@@ -150,13 +152,16 @@ def tokens(text: str) -> list[str]:
     """Content words of a statement: case-folded, number words as digits, stop words out
     (negations kept), light suffix stemming."""
     out = []
-    for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        w = w.replace("’", "'")
+    words = [w.replace("’", "'") for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold())]
+    for i, w in enumerate(words):
         w = NUMBER_WORDS.get(w, w)
+        positive = slots.opposite(words, i)
         if w[0].isdigit():
-            out.append(w.replace(",", ""))
+            out.append(_ORDINAL.sub("", w.replace(",", "")))
         elif w in NEGATIONS or w.endswith("n't"):
             out.append("not")
+        elif positive is not None:
+            out += ["not", positive]  # "closed" says "not open"
         elif w not in STOP_WORDS:
             out.append(slots.stem(w))
     return out
@@ -181,12 +186,12 @@ def _names(text: str) -> set[str]:
     out = set()
     for i, w in enumerate(words):
         w = re.sub(r"['’]s$", "", w.strip(".'’-:"))
-        if not w or w.lower() in STOP_WORDS:
-            continue
         opening = i == 0 or words[i - 1].endswith((".", "!", "?", ":"))
+        if not w or w.lower() in STOP_WORDS and not (w in ("A", "B") and not opening):
+            continue  # but "Server A" / "Server B" name two things
         letters = re.search(r"[^\W\d_]", w)
         ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w)))
-        if (w.isupper() and len(w) > 1) or (w[0].isupper() and not opening) or ident:
+        if (w.isupper() and (len(w) > 1 or w != "I")) or (w[0].isupper() and not opening) or ident:
             out.add(w.lower())
     return out
 
@@ -200,7 +205,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     if numbers_a != numbers_b:
         # one value changed is an update; several usually name other things ("Room 101 has 4")
         differs.append("number" if len(numbers_a - numbers_b) <= 1 and len(numbers_b - numbers_a) <= 1 else "numbers")
-    if ("not" in a) != ("not" in b):
+    if a.count("not") % 2 != b.count("not") % 2:  # "not unlocked" is "locked"
         differs.append("negation")
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):

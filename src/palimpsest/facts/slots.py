@@ -67,6 +67,14 @@ SINGLE = frozenset(["live", "work", "report", "host", "deploy", "store", "run", 
                     "open", "meet", "sit", "stay", "move", "belong", "point", "pay", "earn", "weigh", "measure", "expire", "commute",
                     "go", "sleep", "sync", "back", "rotate", "lead", "manage", "drive", "ship", "release", "return", "send", "serve"])
 MAX_VALUE_WORDS = 5
+# a state said by its opposite is the state denied: "closed" is "not open", "off" is "not on";
+# so "not open" / "closed" is one statement, and "open" / "closed" one slot denied now
+ANTONYMS = {"closed": "open", "shut": "open", "off": "on", "disabled": "enabled", "unlocked": "locked", "private": "public",
+            "inactive": "active", "unavailable": "available", "offline": "online", "broken": "fixed", "unpaid": "paid",
+            "invisible": "visible", "hidden": "visible", "unresolved": "resolved", "unfinished": "finished", "incomplete": "complete",
+            "absent": "present", "false": "true", "empty": "full", "vacant": "occupied", "unsupported": "supported"}
+# "on" and "off" are states only at the end of a statement ("the heating is off"); elsewhere "on" is a preposition
+_ANTONYMS_AT_END = frozenset(["on", "off"])
 SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed", "stationed", "enrolled", "headquartered"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
@@ -111,12 +119,15 @@ class Slot:
 
 
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+NUMBER_WORDS.update({w: str(i) for i, w in enumerate(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+                                                      "tenth"], 1)})  # "the third floor" is "floor 3"
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
 
 def content(words: list[str], keep_preps: bool = False) -> list[str]:
     """Stems of the words that carry meaning (fillers out, number words as digits);
     `keep_preps` keeps prepositions ("works at" is not "works on")."""
-    return [NUMBER_WORDS.get(w, stem(w)) for w in words
+    return [NUMBER_WORDS.get(w) or _ORDINAL.sub(r"\1", stem(w)) for w in words
             if (w not in _FILLER or keep_preps and w in _PREPS and w not in ("of", "to")) and w not in PRONOUNS]
 
 
@@ -185,9 +196,25 @@ def parse(text: str) -> Slot | None:
         return None
     slot.negated, slot.additive = bool(notes["negated"]), bool(notes["additive"])
     slot.change = slot.change or bool(notes["change"])
+    _state(slot)
     old = notes["old"]
     slot.old_value = slot.old_value or (list(old) if isinstance(old, list) else [])
     return slot
+
+
+def opposite(words: list[str], i: int) -> str | None:
+    """The state word `words[i]` denies ("closed" → "open"), or None; "off" only at the end."""
+    w = words[i]
+    if w not in ANTONYMS or w in _ANTONYMS_AT_END and i != len(words) - 1:
+        return None
+    return ANTONYMS[w]
+
+
+def _state(slot: Slot) -> None:
+    """A value that opens with a state said by its opposite is that state denied."""
+    if slot.value and (positive := opposite(slot.value, 0)) is not None:
+        slot.value = [positive] + slot.value[1:]
+        slot.negated = not slot.negated
 
 
 def _structural(s: str, original: str) -> Slot | None:
@@ -337,6 +364,13 @@ def _qualified_apart(x: list[str], y: list[str]) -> bool:
     return bool(qx and qy and not qx & qy)
 
 
+def _preps_apart(a: Slot, b: Slot) -> bool:
+    """One verb with other prepositions says another thing of the same holder: "works at"
+    (the employer) / "works on" (the team) / "works as" (the role) hold together."""
+    px, py = set(a.attribute) & _PREPS, set(b.attribute) & _PREPS
+    return bool(px and py and not px & py)
+
+
 def _qualifiers(words: list[str]) -> set[str]:
     return {words[i + 1] for i, w in enumerate(words[:-1]) if w in _PREPS and words[i + 1] not in _PREPS}
 
@@ -345,9 +379,16 @@ def same_value(a: Slot, b: Slot) -> bool:
     x, y = [w for w in content(a.value) if w not in ("year", "old")], [w for w in content(b.value) if w not in ("year", "old")]
     if not x or not y:
         return x == y
-    if set(x) == set(y) and len(x) > 1:
-        return x == y  # "tea more than coffee" is not "coffee more than tea"
+    if _initials(a.value, b.value) or _initials(b.value, a.value):
+        return True  # "IBM" / "International Business Machines"
+    if set(x) == set(y) and len(x) > 2:
+        return x == y  # "tea more than coffee" is not "coffee more than tea" (but "third floor" is "floor 3")
     return dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and dice(x, y) >= 0.5
+
+
+def _initials(short: list[str], long: list[str]) -> bool:
+    """`short` is one word spelled by the initials of `long`'s words (an acronym)."""
+    return len(short) == 1 and len(long) == len(short[0]) > 1 and short[0] == "".join(w[0] for w in long)
 
 
 def mentions(words: list[str], text: str) -> bool:
@@ -370,13 +411,15 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"
-    if b.additive or a.additive:
+    if b.additive or a.additive or _preps_apart(a, b):
         return "beside"
     if not content(a.value) or not content(b.value):
         return None
     if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
         return "topic"  # a slot's value is short (a name, a number, a place); a long one is a description
     if not content(a.attribute) and not content(b.attribute) and a.verb == b.verb == "be":
+        if b.change and a.holder not in ("", "i", "we") and _one_word_apart(a, b):
+            return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed
         return "beside"  # "I'm in Chicago" / "I'm going to look into it now": one is many things at once
     if a.single or b.change or _count_changed(a, b):
         return "changed"
@@ -393,11 +436,20 @@ def names(text: str) -> set[str]:
 
 
 def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
-    """About the same person or thing, saying another thing of it: a name in both, or
-    an addition ("also") by the same holder, or the same holder doing the same verb."""
+    """About the same person or thing, saying another thing of it: a name in both, one
+    subject with two verbs, an addition ("also") by the same holder, or the same holder
+    doing the same verb."""
     if names(old_text) & names(new_text):
         return True
+    if a.holder == b.holder and a.verb != b.verb and content(a.attribute) and content(a.attribute) == content(b.attribute):
+        return True  # "the backend is written in Go" / "the backend uses PostgreSQL": one subject, two things said of it
     return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
+
+
+def _one_word_apart(a: Slot, b: Slot) -> bool:
+    """The two values are one frame with one word changed ("engineer at adobe" / "manager at adobe")."""
+    x, y = content(a.value), content(b.value)
+    return len(x) == len(y) > 1 and sum(p != q for p, q in zip(x, y)) == 1
 
 
 def _count_changed(a: Slot, b: Slot) -> bool:
