@@ -1,0 +1,56 @@
+"""Slot rules found on the second development set (bench/data/curation-dev2.json): a state
+said by its opposite, ordinals, one verb with other prepositions, acronyms, one subject
+with two verbs, a named role changed, and things told apart by a letter."""
+
+from __future__ import annotations
+
+import pytest
+
+from palimpsest import Memory
+from palimpsest.facts import slots
+from palimpsest.facts.curator import compare, judge, tokens
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # a state said by its opposite is the state denied: a change, or the same statement
+    ("The store is open on Sundays.", "The store is closed on Sundays.", "supersede"),
+    ("The feature flag is on.", "The feature flag is off now.", "supersede"),
+    ("Dark mode is enabled.", "Dark mode is disabled now.", "supersede"),
+    ("The office is not open on Mondays.", "The office is closed on Mondays.", "confirm"),
+    ("The back door is locked.", "The back door is not unlocked.", "confirm"),
+    # "the third floor" is "floor 3"
+    ("The meeting room is on the third floor.", "The meeting room is on floor 3.", "confirm"),
+    ("Our rent is due on the 1st.", "Our rent is due on the 5th.", "supersede"),
+    # one holder's employer, team and role hold together
+    ("Nadia works at Shopify.", "Nadia works on the checkout team.", "related"),
+    ("Lucia works in the Madrid office.", "Lucia works on the mobile team.", "related"),
+    # a named role that changed, in the same frame
+    ("Omar is an engineer at Adobe.", "Omar is a manager at Adobe now.", "supersede"),
+    ("I work at IBM.", "I work at International Business Machines.", "confirm"),
+    # "Server A" and "Server B" are two things
+    ("Server A has 64 GB of RAM.", "Server B has 128 GB of RAM.", "related"),
+    ("The backend is written in Rust.", "The backend uses Redis for caching.", "related"),
+])
+def test_second_dev_set_families_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
+    memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    d = memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"})
+    assert d.action == action, d.reason
+    assert len(memory.facts.query()) == (1 if action in ("supersede", "confirm") else 2)
+
+
+def test_opposites_are_denials() -> None:
+    assert tokens("The store is closed.") == tokens("The store is not open.") == ["store", "not", "open"]
+    assert tokens("The heating is off") == ["heat", "not", "on"]
+    assert "not" not in tokens("We meet off-site on Fridays")  # "off" only ends a statement as a state
+    s = slots.parse("The heating is off.")
+    assert s is not None and s.value == ["on"] and s.negated
+    # two negations cancel: "not unlocked" is "locked"
+    assert compare("The door is not unlocked.", "The door is locked.").differs == []
+
+
+def test_guards_stay() -> None:
+    """What a bare "I am" or a taste says holds beside another value, even said "now"."""
+    for old, new in [("I'm in Chicago.", "I'm going to look into it now."),
+                     ("I'm thinking of buying a bike.", "I'm thinking of buying a car."),
+                     ("I like hiking.", "I also like swimming.")]:
+        assert judge(compare(new, old), True) in ("related", "new"), (old, new)
