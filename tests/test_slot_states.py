@@ -30,6 +30,7 @@ from palimpsest.facts.curator import compare, judge, tokens
     # "Server A" and "Server B" are two things
     ("Server A has 64 GB of RAM.", "Server B has 128 GB of RAM.", "related"),
     ("The backend is written in Rust.", "The backend uses Redis for caching.", "related"),
+    ("I work as a nurse.", "I'm a nurse.", "confirm"),  # "work as": what one is
 ])
 def test_second_dev_set_families_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
     memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
@@ -54,3 +55,10 @@ def test_guards_stay() -> None:
                      ("I'm thinking of buying a bike.", "I'm thinking of buying a car."),
                      ("I like hiking.", "I also like swimming.")]:
         assert judge(compare(new, old), True) in ("related", "new"), (old, new)
+
+
+def test_parse_keeps_times_and_family_apart() -> None:
+    s = slots.parse("I get up at 6 am every day.")  # "am" after a number is a time, not "I am"
+    assert s is not None and s.verb == "get" and s.value[0] == "6am"
+    a, b = slots.parse("My daughter is 12."), slots.parse("My son is 9.")
+    assert slots.relation(a, b, "My daughter is 12.", "My son is 9.") == "topic"  # the holder's family, two people

@@ -155,6 +155,7 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _ADDITIVE.search(s):
         notes["additive"] = True
         s = _ADDITIVE.sub("", s)
+    s = re.sub(r"\b(\d+(?::\d+)?)\s+([ap]m)\b", r"\1\2", s)  # "6 am" is a time, not "I am"
     for contraction, expanded in _CONTRACTIONS:
         s = re.sub(contraction, expanded, s)
     if re.search(r"\b(?:not|never|cannot)\b", s):
@@ -255,6 +256,8 @@ def _noun_phrase(subj: str) -> bool:
     words = _words(subj)
     if not words or "," in subj or words[0] in _SUBORDINATE or words[0] in _PREPS:
         return False
+    if len(words) > 1 and words[0] in ("i", "we", "you", "he", "she", "they"):
+        return False  # "I get up at 6" is a clause
     return not any(w in PRONOUNS or w in ("to", "will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
                    for w in words[1:])
 
@@ -288,6 +291,9 @@ _ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mo
 
 def _verbal(s: str) -> Slot | None:
     words = _words(s)
+    role = re.match(r"^(i|we)\s+(?:work|works|worked|am working|are working)\s+as\s+(.+)$", s)
+    if role:  # "I work as a nurse": what one is, as "I'm a nurse"
+        return Slot(PRONOUNS[role.group(1)], [], _words(role.group(2)), verb="be")
     for i, w in enumerate(words[:7]):
         base = _base(w)
         before = [x for x in words[:i] if x not in _ADVERBS]
@@ -426,6 +432,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     return "beside"
 
 
+KIN = frozenset(stem(w) for w in ("sister brother daughter son mother father mom dad mum wife husband partner child children kid kids "
+                                   "parent parents grandmother grandfather aunt uncle cousin niece nephew").split())
 _COMMON = frozenset(["i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
                      "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every"])
 
@@ -443,6 +451,8 @@ def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
         return True
     if a.holder == b.holder and a.verb != b.verb and content(a.attribute) and content(a.attribute) == content(b.attribute):
         return True  # "the backend is written in Go" / "the backend uses PostgreSQL": one subject, two things said of it
+    if a.holder and a.holder == b.holder and a.verb == b.verb and {*content(a.attribute), *content(b.attribute)} <= KIN:
+        return True  # "my daughter is 12" / "my son is 9": the holder's family
     return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
 
 
