@@ -51,6 +51,7 @@ from palimpsest.store import open_store
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
 DATA = ROOT / "bench" / "data"
 ACTIONS = ("confirm", "supersede", "related", "new")
+ALL = "dev + dev2 + dev3 + test"
 
 
 @dataclass
@@ -273,8 +274,8 @@ def per_family(cases: list[Case], predicted: list[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
-    ap.add_argument("--set", choices=("dev", "dev2", "test", "fresh", "all"), default="all",
-                    help="which pairs to report (all: dev, dev2, test, dev + dev2 + test, and fresh)")
+    ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "all"), default="all",
+                    help="which pairs to report (all: dev, dev2, dev3, test, every one of those, and fresh)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true", help="print each pair decided wrongly (not with --set test or all: "
                     "the test pairs are never read to design rules)")
@@ -282,9 +283,10 @@ def main() -> None:
     lme, warnings = lme_cases()
     for w in warnings:
         print("warning:", w, file=sys.stderr)
-    dev, dev2, test, fresh = lme + HAND + file_cases("dev"), file_cases("dev2"), file_cases("test"), file_cases("fresh")
-    sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "test": [("test", test)], "fresh": [("fresh", fresh)],
-            "all": [("dev", dev), ("dev2", dev2), ("test", test), ("dev + dev2 + test", dev + dev2 + test), ("fresh", fresh)]}[args.set]
+    dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
+    dev2, dev3 = file_cases("dev2"), file_cases("dev3")
+    sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
+            "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh)]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -299,8 +301,8 @@ def main() -> None:
     decided: dict[tuple[str, str], list[str]] = {}
     for name, embedder in runs:
         for set_name, cases in sets:
-            if set_name == "dev + dev2 + test":
-                predicted, took = decided[(name, "dev")] + decided[(name, "dev2")] + decided[(name, "test")], float("nan")
+            if set_name == ALL:
+                predicted, took = [p for part in ("dev", "dev2", "dev3", "test") for p in decided[(name, part)]], float("nan")
             else:
                 started = time.perf_counter()
                 predicted = decided[(name, set_name)] = run(cases, embedder)
@@ -312,14 +314,15 @@ def main() -> None:
             notes.append(f"- {set_name}, {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
                          f"{predicted.count('dispute')} times; wrong merges {len(wrong_confirms)}"
                          + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms))
-            if args.show_errors and set_name in ("dev", "dev2"):
+            if args.show_errors and set_name.startswith("dev") and set_name != ALL:
                 for c, p in zip(cases, predicted):
                     if p != c.label:
                         print(f"[{set_name} {name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
     report = (f"dev: {len(dev)} pairs ({len(lme)} from LongMemEval dev knowledge-update questions, {len(HAND)} hand-written in this "
               f"file, {len(dev) - len(lme) - len(HAND)} in bench/data/curation-dev.json), labels {dict(Counter(c.label for c in dev))}; "
               f"dev2: {len(dev2)} pairs (bench/data/curation-dev2.json, written before this session's rule changes), labels "
-              f"{dict(Counter(c.label for c in dev2))}; "
+              f"{dict(Counter(c.label for c in dev2))}; dev3: {len(dev3)} pairs (bench/data/curation-dev3.json, paraphrases and near "
+              f"misses, written after the dev2 rules), labels {dict(Counter(c.label for c in dev3))}; "
               f"test: {len(test)} pairs (bench/data/curation-test.json, never tuned on), labels {dict(Counter(c.label for c in test))}; "
               f"fresh: {len(fresh)} pairs written after the gate was frozen (bench/data/curation-fresh.json).\n\n"
               + "\n".join(lines) + "\n\n" + "\n".join(notes))

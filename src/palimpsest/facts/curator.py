@@ -69,6 +69,12 @@ _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['
 STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "i", "i'm", "i've", "me", "my", "mine", "we", "our", "ours", "us", "you", "your", "yours", "it", "it's", "its", "and", "that", "this", "these", "those", "there", "here", "very", "really", "just", "also", "so", "actually", "currently", "now", "still", "by", "as"])
 
 
+# words whose swap says another thing of the same subject, not a change of its value (stems, as `tokens` gives them)
+OPPOSITES = [(slots.stem(x), slots.stem(y)) for x, y in (("begins", "ends"), ("starts", "ends"), ("starts", "finishes"), ("begins", "finishes"),
+             ("arrives", "leaves"), ("arrives", "departs"), ("opens", "closes"), ("buys", "sells"), ("bought", "sold"),
+             ("before", "after"), ("above", "below"), ("earliest", "latest"), ("minimum", "maximum"), ("min", "max"))]
+
+
 @dataclass
 class Candidate:
     """A statement offered to the curator. `corrects` names the fact it corrects (an id,
@@ -207,6 +213,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         differs.append("number" if len(numbers_a - numbers_b) <= 1 and len(numbers_b - numbers_a) <= 1 else "numbers")
     if a.count("not") % 2 != b.count("not") % 2:  # "not unlocked" is "locked"
         differs.append("negation")
+    if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in OPPOSITES):
+        differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):
         differs.append("name")
@@ -237,7 +245,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
             return "confirm"
         if sem is not None and sem >= PARAPHRASE and s.words >= 0.5 and not (s.words == 1.0 and s.order < 0.5):
             return "confirm"  # said in other words: nothing differs, the vectors agree, half the words too (not a permutation)
-    value_change = bool(s.differs) and not {"name", "numbers"} & set(s.differs)
+    value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5):
         return "supersede" if candidate_later else "dispute"
     if s.similarity >= RELATED or s.slot == "topic":

@@ -60,7 +60,7 @@ _PREPS = frozenset(["in", "at", "to", "on", "for", "with", "from", "into", "onto
 _FILLER = frozenset(["the", "a", "an", "is", "are", "am", "was", "were", "be", "been", "of", "to", "in", "on", "at", "for", "with", "by",
                      "as", "every", "each", "it", "that", "this", "do", "does", "did", "will", "would", "have", "has", "had", "called",
                      "named", "my", "our", "your", "their"])
-VERBS = frozenset(["live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
+VERBS = frozenset(["depart", "arrive", "purchase", "live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
 # verbs whose object is one value at a time ("we deploy to", "I live in", "the sprint lasts");
 # any other verb — tastes, skills, possessions, thoughts, unknown verbs — holds many at once
 SINGLE = frozenset(["live", "work", "report", "host", "deploy", "store", "run", "cost", "last", "start", "begin", "end", "close",
@@ -78,8 +78,13 @@ _ANTONYMS_AT_END = frozenset(["on", "off"])
 SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed", "stationed", "enrolled", "headquartered"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
-    "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy")]
+    "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy", "begin start",
+    "leave depart", "buy bought purchase purchased")]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
+# a statement said with another common wording, rewritten to the wording the parse knows
+_REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
+             (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
+             (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2")]
 
 
 def stem(word: str) -> str:
@@ -87,6 +92,9 @@ def stem(word: str) -> str:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+_SYNONYM_STEMS = [frozenset(stem(w) for w in g) for g in SYNONYMS]
 
 
 def _words(text: str) -> list[str]:
@@ -158,6 +166,8 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     s = re.sub(r"\b(\d+(?::\d+)?)\s+([ap]m)\b", r"\1\2", s)  # "6 am" is a time, not "I am"
     for contraction, expanded in _CONTRACTIONS:
         s = re.sub(contraction, expanded, s)
+    for pattern, wording in _REWRITES:  # "I have a peanut allergy": "I am allergic to peanut"
+        s = pattern.sub(wording, s)
     if re.search(r"\b(?:not|never|cannot)\b", s):
         notes["negated"] = not notes["negated"]
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
@@ -171,6 +181,9 @@ def _holder_attr(phrase: str) -> tuple[str, list[str]]:
     holder = ""
     if words and words[0] in PRONOUNS:
         holder = PRONOUNS[words.pop(0)]
+        if "'s" in words[1:]:  # "my wife's birthday": the wife's, not mine
+            i = words.index("'s")
+            holder, words = f"{holder}'s {' '.join(words[:i])}", words[i + 1:]
     elif len(words) > 1 and "'s" in words:
         i = words.index("'s")  # "the mobile app's product manager": product manager of the mobile app
         words = words[i + 1:] + words[:i]
@@ -283,6 +296,8 @@ def _copular(s: str, original: str) -> Slot | None:
             return Slot(holder, attr, value, verb="be" if attr[0] in SINGLE_STATES else attr[0])
     elif holder == "" and _is_name(subj, original):
         holder, attr = subj, []
+        if len(value) > 2 and value[0] in SINGLE_STATES and value[1] in _PREPS:  # "Marta is employed by Airbus"
+            return Slot(holder, value[:2], value[2:], verb="be")
     return Slot(holder, attr, value, verb="be")
 
 
@@ -338,7 +353,10 @@ def dice(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
 
 
 def synonyms(a: list[str], b: list[str]) -> bool:
-    return any(set(a) & g and set(b) & g for g in SYNONYMS)
+    """Words of one synonym group on both sides, not the same word alone ("home" / "live";
+    not "start" / "start", which a parse may leave in an attribute and a verb)."""
+    x, y = {stem(w) for w in a}, {stem(w) for w in b}
+    return any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS)
 
 
 def same_holder(a: Slot, b: Slot) -> bool:
@@ -449,6 +467,8 @@ def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
     doing the same verb."""
     if names(old_text) & names(new_text):
         return True
+    if a.holder and a.holder != b.holder and a.holder.split("'s")[0] == b.holder.split("'s")[0]:
+        return True  # "my birthday" / "my wife's birthday"
     if a.holder == b.holder and a.verb != b.verb and content(a.attribute) and content(a.attribute) == content(b.attribute):
         return True  # "the backend is written in Go" / "the backend uses PostgreSQL": one subject, two things said of it
     if a.holder and a.holder == b.holder and a.verb == b.verb and {*content(a.attribute), *content(b.attribute)} <= KIN:
