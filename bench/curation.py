@@ -15,9 +15,12 @@ against its turn: the numbers and names it keeps must appear there), and hand-wr
 cases in five families: same fact reworded, same words different fact, acronyms and names,
 numbers that changed, negations (plus explicit corrections and unrelated statements).
 
-Those are the development pairs, with `bench/data/curation-dev.json` (issue 20). The test
-pairs, `bench/data/curation-test.json`, were written and labelled once before any tuning and
-are never tuned on; figures are reported for dev, test and both.
+Those are the development pairs, with `bench/data/curation-dev.json` (issue 20), and two more
+development sets: `curation-dev2.json` (written before the sixth session changed any rule)
+and `curation-dev3.json` (paraphrases and their near misses). The test pairs,
+`bench/data/curation-test.json`, were written and labelled once before any tuning and are
+never tuned on (`--show-errors` prints the development sets' errors only); figures are
+reported for each set and for all of them together.
 
 Each pair runs in its own vault of one store, so pairs never see each other. Both
 statements go through the curator one after another, as `palimpsest facts write` does
@@ -25,7 +28,7 @@ statements go through the curator one after another, as `palimpsest facts write`
 precision and recall per action, and wrong merges (confirm where the truth is not), with
 the real embedder (`local`, MiniLM) and without.
 
-    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|test|all] [--write-results] [--show-errors]
+    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|dev2|dev3|test|fresh|all] [--write-results] [--show-errors]
 """
 
 from __future__ import annotations

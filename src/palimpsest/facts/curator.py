@@ -11,7 +11,8 @@ decision rests on one alone (DESIGN.md, "Curation (facts)"):
 - semantic: the cosine of the two embeddings, when there is an embedder.
 
 Besides, the words that make two similar sentences say different things are compared:
-numbers, a negation, names and acronyms (embeddings blur exactly those).
+numbers, a negation (counted by parity; "closed" is "not open"), names and acronyms, and
+opposite words ("begins" / "ends": `OPPOSITES`) — embeddings blur exactly those.
 
     confirm    exact; or no difference in those words and either cosine > 0.9 with
                lexical ≥ 0.6 and bigram overlap ≥ 0.3 (embeddings ignore who did what to
@@ -119,7 +120,7 @@ class Signals:
     exact: bool
     lexical: float  # mean of the word and bigram overlaps
     semantic: float | None
-    differs: list[str]  # number (one changed), numbers (several), negation, name
+    differs: list[str]  # number (one changed), numbers (several), negation, name, opposite
     rest: float  # lexical similarity with the differing words left out
     words: float = 1.0  # Dice overlap of the words alone (order-blind)
     order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)

@@ -9,7 +9,9 @@ distiller uses them to tell a plain statement from chatter (`local.py`).
 The parse is deterministic and small — no tagger, no model. A sentence is cleaned first:
 opening markers ("Correction:", "Actually,") and time adverbs ("now", "these days",
 "from now on") go, each noted (`change`), as do "also"/"too" (`additive`: another value
-beside the old one) and "no longer"/"not" (`negated`). Change phrasings are rewritten to
+beside the old one) and "no longer"/"not" (`negated`); a state said by its opposite is
+the state denied ("closed" → not open: `ANTONYMS`), and a few common rewordings are
+rewritten ("I have a peanut allergy" → "I am allergic to peanut"). Change phrasings are rewritten to
 their slot: "Marco took over as project lead" → (project lead = marco); "X moved to Y",
 "S was pushed to Y", "we switched from A to B" (B, and A as the old value); "A is the new
 B". Then a copula splits subject and value ("My deploy target is Heroku" → holder i,
