@@ -15,9 +15,12 @@ against its turn: the numbers and names it keeps must appear there), and hand-wr
 cases in five families: same fact reworded, same words different fact, acronyms and names,
 numbers that changed, negations (plus explicit corrections and unrelated statements).
 
-Those are the development pairs, with `bench/data/curation-dev.json` (issue 20). The test
-pairs, `bench/data/curation-test.json`, were written and labelled once before any tuning and
-are never tuned on; figures are reported for dev, test and both.
+Those are the development pairs, with `bench/data/curation-dev.json` (issue 20), and two more
+development sets: `curation-dev2.json` (written before the sixth session changed any rule)
+and `curation-dev3.json` (paraphrases and their near misses). The test pairs,
+`bench/data/curation-test.json`, were written and labelled once before any tuning and are
+never tuned on (`--show-errors` prints the development sets' errors only); figures are
+reported for each set and for all of them together.
 
 Each pair runs in its own vault of one store, so pairs never see each other. Both
 statements go through the curator one after another, as `palimpsest facts write` does
@@ -25,7 +28,7 @@ statements go through the curator one after another, as `palimpsest facts write`
 precision and recall per action, and wrong merges (confirm where the truth is not), with
 the real embedder (`local`, MiniLM) and without.
 
-    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|test|all] [--write-results] [--show-errors]
+    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|dev2|dev3|test|fresh|all] [--write-results] [--show-errors]
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from palimpsest.store import open_store
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
 DATA = ROOT / "bench" / "data"
 ACTIONS = ("confirm", "supersede", "related", "new")
+ALL = "dev + dev2 + dev3 + test"
 
 
 @dataclass
@@ -273,17 +277,19 @@ def per_family(cases: list[Case], predicted: list[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
-    ap.add_argument("--set", choices=("dev", "test", "fresh", "all"), default="all",
-                    help="which pairs to report (all: dev, test, both, and fresh)")
+    ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "all"), default="all",
+                    help="which pairs to report (all: dev, dev2, dev3, test, every one of those, and fresh)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
-    ap.add_argument("--show-errors", action="store_true")
+    ap.add_argument("--show-errors", action="store_true", help="print each pair decided wrongly (not with --set test or all: "
+                    "the test pairs are never read to design rules)")
     args = ap.parse_args()
     lme, warnings = lme_cases()
     for w in warnings:
         print("warning:", w, file=sys.stderr)
     dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
-    sets = {"dev": [("dev", dev)], "test": [("test", test)], "fresh": [("fresh", fresh)],
-            "all": [("dev", dev), ("test", test), ("dev + test", dev + test), ("fresh", fresh)]}[args.set]
+    dev2, dev3 = file_cases("dev2"), file_cases("dev3")
+    sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
+            "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh)]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -298,8 +304,8 @@ def main() -> None:
     decided: dict[tuple[str, str], list[str]] = {}
     for name, embedder in runs:
         for set_name, cases in sets:
-            if set_name == "dev + test":
-                predicted, took = decided[(name, "dev")] + decided[(name, "test")], float("nan")
+            if set_name == ALL:
+                predicted, took = [p for part in ("dev", "dev2", "dev3", "test") for p in decided[(name, part)]], float("nan")
             else:
                 started = time.perf_counter()
                 predicted = decided[(name, set_name)] = run(cases, embedder)
@@ -311,12 +317,15 @@ def main() -> None:
             notes.append(f"- {set_name}, {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
                          f"{predicted.count('dispute')} times; wrong merges {len(wrong_confirms)}"
                          + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms))
-            if args.show_errors:
+            if args.show_errors and set_name.startswith("dev") and set_name != ALL:
                 for c, p in zip(cases, predicted):
                     if p != c.label:
                         print(f"[{set_name} {name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
     report = (f"dev: {len(dev)} pairs ({len(lme)} from LongMemEval dev knowledge-update questions, {len(HAND)} hand-written in this "
               f"file, {len(dev) - len(lme) - len(HAND)} in bench/data/curation-dev.json), labels {dict(Counter(c.label for c in dev))}; "
+              f"dev2: {len(dev2)} pairs (bench/data/curation-dev2.json, written before this session's rule changes), labels "
+              f"{dict(Counter(c.label for c in dev2))}; dev3: {len(dev3)} pairs (bench/data/curation-dev3.json, paraphrases and near "
+              f"misses, written after the dev2 rules), labels {dict(Counter(c.label for c in dev3))}; "
               f"test: {len(test)} pairs (bench/data/curation-test.json, never tuned on), labels {dict(Counter(c.label for c in test))}; "
               f"fresh: {len(fresh)} pairs written after the gate was frozen (bench/data/curation-fresh.json).\n\n"
               + "\n".join(lines) + "\n\n" + "\n".join(notes))

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import machine, table, write_section
 
 from palimpsest import Memory, Settings
-from palimpsest.distill import DATE, resolve_date
+from palimpsest.facts.local import DATE, resolve_date
 from palimpsest.importers import import_data
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"

@@ -10,7 +10,8 @@ import pytest
 
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
-from palimpsest.distill import DISTILL_SCHEMA, check_output, local_distill, resolve_date
+from palimpsest.distill import DISTILL_SCHEMA, check_output
+from palimpsest.facts.local import local_distill, resolve_date
 from palimpsest.records import Message
 
 T0 = "2026-03-04T10:15:00Z"

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from palimpsest import Memory, Settings
-from palimpsest.distill import DATE, resolve_date
+from palimpsest.facts.local import DATE, resolve_date
 from palimpsest.importers import import_data
 from palimpsest.records import utcnow
 

@@ -11,7 +11,7 @@ import pytest
 
 import palimpsest.wiki as wiki_mod
 from palimpsest import Memory
-from palimpsest.distill import sentences
+from palimpsest.facts.local import sentences
 from palimpsest.errors import InvalidInput, NotFound
 from palimpsest.importers import import_data
 from palimpsest.wiki import Wiki

@@ -37,7 +37,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .facts.local import CORRECTION, DATE, MONTHS, WEEKDAYS, entities_of, local_distill, resolve_date, sentences  # noqa: F401 (re-exported)
+from .facts.local import local_distill, resolve_date
 from .jobs import last_attempt
 from .kernel import Kernel
 from .records import Message, parse_time

@@ -11,7 +11,8 @@ decision rests on one alone (DESIGN.md, "Curation (facts)"):
 - semantic: the cosine of the two embeddings, when there is an embedder.
 
 Besides, the words that make two similar sentences say different things are compared:
-numbers, a negation, names and acronyms (embeddings blur exactly those).
+numbers, a negation (counted by parity; "closed" is "not open"), names and acronyms, and
+opposite words ("begins" / "ends": `OPPOSITES`) — embeddings blur exactly those.
 
     confirm    exact; or no difference in those words and either cosine > 0.9 with
                lexical ≥ 0.6 and bigram overlap ≥ 0.3 (embeddings ignore who did what to
@@ -59,12 +60,20 @@ NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
-NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd"})
+NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd", "fourth": "4th",
+                     "fifth": "5th"})
 del NUMBER_WORDS["one"]  # more often a pronoun ("a new one") than a count; "second" is left out too (a unit)
+_ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)$")  # "the 3rd floor" is "floor 3"
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 # Only words that never change what a statement says: prepositions, quantifiers and
 # "before/after" stay, since "before midnight" is not "after midnight".
 STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", "were", "be", "been", "being", "have", "has", "had", "do", "does", "did", "i", "i'm", "i've", "me", "my", "mine", "we", "our", "ours", "us", "you", "your", "yours", "it", "it's", "its", "and", "that", "this", "these", "those", "there", "here", "very", "really", "just", "also", "so", "actually", "currently", "now", "still", "by", "as"])
+
+
+# words whose swap says another thing of the same subject, not a change of its value (stems, as `tokens` gives them)
+OPPOSITES = [(slots.stem(x), slots.stem(y)) for x, y in (("begins", "ends"), ("starts", "ends"), ("starts", "finishes"), ("begins", "finishes"),
+             ("arrives", "leaves"), ("arrives", "departs"), ("opens", "closes"), ("buys", "sells"), ("bought", "sold"),
+             ("before", "after"), ("above", "below"), ("earliest", "latest"), ("minimum", "maximum"), ("min", "max"))]
 
 
 @dataclass
@@ -111,7 +120,7 @@ class Signals:
     exact: bool
     lexical: float  # mean of the word and bigram overlaps
     semantic: float | None
-    differs: list[str]  # number (one changed), numbers (several), negation, name
+    differs: list[str]  # number (one changed), numbers (several), negation, name, opposite
     rest: float  # lexical similarity with the differing words left out
     words: float = 1.0  # Dice overlap of the words alone (order-blind)
     order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)
@@ -150,13 +159,16 @@ def tokens(text: str) -> list[str]:
     """Content words of a statement: case-folded, number words as digits, stop words out
     (negations kept), light suffix stemming."""
     out = []
-    for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold()):
-        w = w.replace("’", "'")
+    words = [w.replace("’", "'") for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold())]
+    for i, w in enumerate(words):
         w = NUMBER_WORDS.get(w, w)
+        positive = slots.opposite(words, i)
         if w[0].isdigit():
-            out.append(w.replace(",", ""))
+            out.append(_ORDINAL.sub("", w.replace(",", "")))
         elif w in NEGATIONS or w.endswith("n't"):
             out.append("not")
+        elif positive is not None:
+            out += ["not", positive]  # "closed" says "not open"
         elif w not in STOP_WORDS:
             out.append(slots.stem(w))
     return out
@@ -181,12 +193,12 @@ def _names(text: str) -> set[str]:
     out = set()
     for i, w in enumerate(words):
         w = re.sub(r"['’]s$", "", w.strip(".'’-:"))
-        if not w or w.lower() in STOP_WORDS:
-            continue
         opening = i == 0 or words[i - 1].endswith((".", "!", "?", ":"))
+        if not w or w.lower() in STOP_WORDS and not (w in ("A", "B") and not opening):
+            continue  # but "Server A" / "Server B" name two things
         letters = re.search(r"[^\W\d_]", w)
         ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w)))
-        if (w.isupper() and len(w) > 1) or (w[0].isupper() and not opening) or ident:
+        if (w.isupper() and (len(w) > 1 or w != "I")) or (w[0].isupper() and not opening) or ident:
             out.add(w.lower())
     return out
 
@@ -200,8 +212,10 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     if numbers_a != numbers_b:
         # one value changed is an update; several usually name other things ("Room 101 has 4")
         differs.append("number" if len(numbers_a - numbers_b) <= 1 and len(numbers_b - numbers_a) <= 1 else "numbers")
-    if ("not" in a) != ("not" in b):
+    if a.count("not") % 2 != b.count("not") % 2:  # "not unlocked" is "locked"
         differs.append("negation")
+    if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in OPPOSITES):
+        differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):
         differs.append("name")
@@ -232,7 +246,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
             return "confirm"
         if sem is not None and sem >= PARAPHRASE and s.words >= 0.5 and not (s.words == 1.0 and s.order < 0.5):
             return "confirm"  # said in other words: nothing differs, the vectors agree, half the words too (not a permutation)
-    value_change = bool(s.differs) and not {"name", "numbers"} & set(s.differs)
+    value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5):
         return "supersede" if candidate_later else "dispute"
     if s.similarity >= RELATED or s.slot == "topic":

@@ -9,7 +9,9 @@ distiller uses them to tell a plain statement from chatter (`local.py`).
 The parse is deterministic and small — no tagger, no model. A sentence is cleaned first:
 opening markers ("Correction:", "Actually,") and time adverbs ("now", "these days",
 "from now on") go, each noted (`change`), as do "also"/"too" (`additive`: another value
-beside the old one) and "no longer"/"not" (`negated`). Change phrasings are rewritten to
+beside the old one) and "no longer"/"not" (`negated`); a state said by its opposite is
+the state denied ("closed" → not open: `ANTONYMS`), and a few common rewordings are
+rewritten ("I have a peanut allergy" → "I am allergic to peanut"). Change phrasings are rewritten to
 their slot: "Marco took over as project lead" → (project lead = marco); "X moved to Y",
 "S was pushed to Y", "we switched from A to B" (B, and A as the old value); "A is the new
 B". Then a copula splits subject and value ("My deploy target is Heroku" → holder i,
@@ -60,18 +62,31 @@ _PREPS = frozenset(["in", "at", "to", "on", "for", "with", "from", "into", "onto
 _FILLER = frozenset(["the", "a", "an", "is", "are", "am", "was", "were", "be", "been", "of", "to", "in", "on", "at", "for", "with", "by",
                      "as", "every", "each", "it", "that", "this", "do", "does", "did", "will", "would", "have", "has", "had", "called",
                      "named", "my", "our", "your", "their"])
-VERBS = frozenset(["live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
+VERBS = frozenset(["depart", "arrive", "purchase", "live", "work", "lead", "manage", "report", "host", "deploy", "store", "ship", "release", "run", "use", "go", "close", "open", "last", "happen", "start", "begin", "end", "take", "need", "cost", "meet", "sit", "stay", "own", "have", "speak", "like", "love", "enjoy", "prefer", "hate", "dislike", "play", "drive", "eat", "drink", "write", "read", "review", "call", "return", "require", "send", "keep", "sleep", "study", "teach", "build", "handle", "support", "belong", "come", "depend", "contain", "include", "hold", "serve", "point", "pay", "earn", "spend", "weigh", "measure", "expire", "renew", "visit", "attend", "join", "leave", "learn", "practise", "practice", "plan", "want", "wear", "ride", "fly", "travel", "commute", "sync", "back", "rotate", "cover", "mean", "know", "think", "teach", "lend", "borrow", "sell", "buy", "rent", "book"])
 # verbs whose object is one value at a time ("we deploy to", "I live in", "the sprint lasts");
 # any other verb — tastes, skills, possessions, thoughts, unknown verbs — holds many at once
 SINGLE = frozenset(["live", "work", "report", "host", "deploy", "store", "run", "cost", "last", "start", "begin", "end", "close",
                     "open", "meet", "sit", "stay", "move", "belong", "point", "pay", "earn", "weigh", "measure", "expire", "commute",
                     "go", "sleep", "sync", "back", "rotate", "lead", "manage", "drive", "ship", "release", "return", "send", "serve"])
 MAX_VALUE_WORDS = 5
+# a state said by its opposite is the state denied: "closed" is "not open", "off" is "not on";
+# so "not open" / "closed" is one statement, and "open" / "closed" one slot denied now
+ANTONYMS = {"closed": "open", "shut": "open", "off": "on", "disabled": "enabled", "unlocked": "locked", "private": "public",
+            "inactive": "active", "unavailable": "available", "offline": "online", "broken": "fixed", "unpaid": "paid",
+            "invisible": "visible", "hidden": "visible", "unresolved": "resolved", "unfinished": "finished", "incomplete": "complete",
+            "absent": "present", "false": "true", "empty": "full", "vacant": "occupied", "unsupported": "supported"}
+# "on" and "off" are states only at the end of a statement ("the heating is off"); elsewhere "on" is a preposition
+_ANTONYMS_AT_END = frozenset(["on", "off"])
 SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed", "stationed", "enrolled", "headquartered"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
-    "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy")]
+    "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy", "begin start",
+    "leave depart", "buy bought purchase purchased")]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
+# a statement said with another common wording, rewritten to the wording the parse knows
+_REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
+             (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
+             (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2")]
 
 
 def stem(word: str) -> str:
@@ -79,6 +94,9 @@ def stem(word: str) -> str:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+_SYNONYM_STEMS = [frozenset(stem(w) for w in g) for g in SYNONYMS]
 
 
 def _words(text: str) -> list[str]:
@@ -111,12 +129,15 @@ class Slot:
 
 
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+NUMBER_WORDS.update({w: str(i) for i, w in enumerate(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+                                                      "tenth"], 1)})  # "the third floor" is "floor 3"
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
 
 def content(words: list[str], keep_preps: bool = False) -> list[str]:
     """Stems of the words that carry meaning (fillers out, number words as digits);
     `keep_preps` keeps prepositions ("works at" is not "works on")."""
-    return [NUMBER_WORDS.get(w, stem(w)) for w in words
+    return [NUMBER_WORDS.get(w) or _ORDINAL.sub(r"\1", stem(w)) for w in words
             if (w not in _FILLER or keep_preps and w in _PREPS and w not in ("of", "to")) and w not in PRONOUNS]
 
 
@@ -144,8 +165,11 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _ADDITIVE.search(s):
         notes["additive"] = True
         s = _ADDITIVE.sub("", s)
+    s = re.sub(r"\b(\d+(?::\d+)?)\s+([ap]m)\b", r"\1\2", s)  # "6 am" is a time, not "I am"
     for contraction, expanded in _CONTRACTIONS:
         s = re.sub(contraction, expanded, s)
+    for pattern, wording in _REWRITES:  # "I have a peanut allergy": "I am allergic to peanut"
+        s = pattern.sub(wording, s)
     if re.search(r"\b(?:not|never|cannot)\b", s):
         notes["negated"] = not notes["negated"]
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
@@ -159,6 +183,9 @@ def _holder_attr(phrase: str) -> tuple[str, list[str]]:
     holder = ""
     if words and words[0] in PRONOUNS:
         holder = PRONOUNS[words.pop(0)]
+        if "'s" in words[1:]:  # "my wife's birthday": the wife's, not mine
+            i = words.index("'s")
+            holder, words = f"{holder}'s {' '.join(words[:i])}", words[i + 1:]
     elif len(words) > 1 and "'s" in words:
         i = words.index("'s")  # "the mobile app's product manager": product manager of the mobile app
         words = words[i + 1:] + words[:i]
@@ -185,9 +212,25 @@ def parse(text: str) -> Slot | None:
         return None
     slot.negated, slot.additive = bool(notes["negated"]), bool(notes["additive"])
     slot.change = slot.change or bool(notes["change"])
+    _state(slot)
     old = notes["old"]
     slot.old_value = slot.old_value or (list(old) if isinstance(old, list) else [])
     return slot
+
+
+def opposite(words: list[str], i: int) -> str | None:
+    """The state word `words[i]` denies ("closed" → "open"), or None; "off" only at the end."""
+    w = words[i]
+    if w not in ANTONYMS or w in _ANTONYMS_AT_END and i != len(words) - 1:
+        return None
+    return ANTONYMS[w]
+
+
+def _state(slot: Slot) -> None:
+    """A value that opens with a state said by its opposite is that state denied."""
+    if slot.value and (positive := opposite(slot.value, 0)) is not None:
+        slot.value = [positive] + slot.value[1:]
+        slot.negated = not slot.negated
 
 
 def _structural(s: str, original: str) -> Slot | None:
@@ -228,6 +271,8 @@ def _noun_phrase(subj: str) -> bool:
     words = _words(subj)
     if not words or "," in subj or words[0] in _SUBORDINATE or words[0] in _PREPS:
         return False
+    if len(words) > 1 and words[0] in ("i", "we", "you", "he", "she", "they"):
+        return False  # "I get up at 6" is a clause
     return not any(w in PRONOUNS or w in ("to", "will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
                    for w in words[1:])
 
@@ -253,6 +298,8 @@ def _copular(s: str, original: str) -> Slot | None:
             return Slot(holder, attr, value, verb="be" if attr[0] in SINGLE_STATES else attr[0])
     elif holder == "" and _is_name(subj, original):
         holder, attr = subj, []
+        if len(value) > 2 and value[0] in SINGLE_STATES and value[1] in _PREPS:  # "Marta is employed by Airbus"
+            return Slot(holder, value[:2], value[2:], verb="be")
     return Slot(holder, attr, value, verb="be")
 
 
@@ -261,6 +308,9 @@ _ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mo
 
 def _verbal(s: str) -> Slot | None:
     words = _words(s)
+    role = re.match(r"^(i|we)\s+(?:work|works|worked|am working|are working)\s+as\s+(.+)$", s)
+    if role:  # "I work as a nurse": what one is, as "I'm a nurse"
+        return Slot(PRONOUNS[role.group(1)], [], _words(role.group(2)), verb="be")
     for i, w in enumerate(words[:7]):
         base = _base(w)
         before = [x for x in words[:i] if x not in _ADVERBS]
@@ -305,7 +355,10 @@ def dice(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
 
 
 def synonyms(a: list[str], b: list[str]) -> bool:
-    return any(set(a) & g and set(b) & g for g in SYNONYMS)
+    """Words of one synonym group on both sides, not the same word alone ("home" / "live";
+    not "start" / "start", which a parse may leave in an attribute and a verb)."""
+    x, y = {stem(w) for w in a}, {stem(w) for w in b}
+    return any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS)
 
 
 def same_holder(a: Slot, b: Slot) -> bool:
@@ -337,6 +390,13 @@ def _qualified_apart(x: list[str], y: list[str]) -> bool:
     return bool(qx and qy and not qx & qy)
 
 
+def _preps_apart(a: Slot, b: Slot) -> bool:
+    """One verb with other prepositions says another thing of the same holder: "works at"
+    (the employer) / "works on" (the team) / "works as" (the role) hold together."""
+    px, py = set(a.attribute) & _PREPS, set(b.attribute) & _PREPS
+    return bool(px and py and not px & py)
+
+
 def _qualifiers(words: list[str]) -> set[str]:
     return {words[i + 1] for i, w in enumerate(words[:-1]) if w in _PREPS and words[i + 1] not in _PREPS}
 
@@ -345,9 +405,16 @@ def same_value(a: Slot, b: Slot) -> bool:
     x, y = [w for w in content(a.value) if w not in ("year", "old")], [w for w in content(b.value) if w not in ("year", "old")]
     if not x or not y:
         return x == y
-    if set(x) == set(y) and len(x) > 1:
-        return x == y  # "tea more than coffee" is not "coffee more than tea"
+    if _initials(a.value, b.value) or _initials(b.value, a.value):
+        return True  # "IBM" / "International Business Machines"
+    if set(x) == set(y) and len(x) > 2:
+        return x == y  # "tea more than coffee" is not "coffee more than tea" (but "third floor" is "floor 3")
     return dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and dice(x, y) >= 0.5
+
+
+def _initials(short: list[str], long: list[str]) -> bool:
+    """`short` is one word spelled by the initials of `long`'s words (an acronym)."""
+    return len(short) == 1 and len(long) == len(short[0]) > 1 and short[0] == "".join(w[0] for w in long)
 
 
 def mentions(words: list[str], text: str) -> bool:
@@ -370,19 +437,23 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"
-    if b.additive or a.additive:
+    if b.additive or a.additive or _preps_apart(a, b):
         return "beside"
     if not content(a.value) or not content(b.value):
         return None
     if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
         return "topic"  # a slot's value is short (a name, a number, a place); a long one is a description
     if not content(a.attribute) and not content(b.attribute) and a.verb == b.verb == "be":
+        if b.change and a.holder not in ("", "i", "we") and _one_word_apart(a, b):
+            return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed
         return "beside"  # "I'm in Chicago" / "I'm going to look into it now": one is many things at once
     if a.single or b.change or _count_changed(a, b):
         return "changed"
     return "beside"
 
 
+KIN = frozenset(stem(w) for w in ("sister brother daughter son mother father mom dad mum wife husband partner child children kid kids "
+                                   "parent parents grandmother grandfather aunt uncle cousin niece nephew").split())
 _COMMON = frozenset(["i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
                      "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every"])
 
@@ -393,11 +464,24 @@ def names(text: str) -> set[str]:
 
 
 def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
-    """About the same person or thing, saying another thing of it: a name in both, or
-    an addition ("also") by the same holder, or the same holder doing the same verb."""
+    """About the same person or thing, saying another thing of it: a name in both, one
+    subject with two verbs, an addition ("also") by the same holder, or the same holder
+    doing the same verb."""
     if names(old_text) & names(new_text):
         return True
+    if a.holder and a.holder != b.holder and a.holder.split("'s")[0] == b.holder.split("'s")[0]:
+        return True  # "my birthday" / "my wife's birthday"
+    if a.holder == b.holder and a.verb != b.verb and content(a.attribute) and content(a.attribute) == content(b.attribute):
+        return True  # "the backend is written in Go" / "the backend uses PostgreSQL": one subject, two things said of it
+    if a.holder and a.holder == b.holder and a.verb == b.verb and {*content(a.attribute), *content(b.attribute)} <= KIN:
+        return True  # "my daughter is 12" / "my son is 9": the holder's family
     return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
+
+
+def _one_word_apart(a: Slot, b: Slot) -> bool:
+    """The two values are one frame with one word changed ("engineer at adobe" / "manager at adobe")."""
+    x, y = content(a.value), content(b.value)
+    return len(x) == len(y) > 1 and sum(p != q for p, q in zip(x, y)) == 1
 
 
 def _count_changed(a: Slot, b: Slot) -> bool:

@@ -43,7 +43,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..distill import batches, message_line, minute, sentences
+from ..distill import batches, message_line, minute
+from ..facts.local import sentences
 from ..records import Message, iso, utcnow
 from ..store.summaries_base import DEPTHS, Summary
 

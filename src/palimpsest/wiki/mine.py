@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..distill import CORRECTION
+from ..facts.local import CORRECTION
 from ..records import iso, utcnow
 from ..store.facts_base import FactQuery
 from ..store.summaries_base import Summary

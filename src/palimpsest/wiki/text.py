@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..distill import MONTHS, WEEKDAYS, sentences
+from ..facts.local import MONTHS, WEEKDAYS, sentences
 from ..records import Message
 from ..store.summaries_base import Summary
 
