@@ -319,7 +319,7 @@ def main() -> None:
             notes.append(f"- {set_name}, {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
                          f"{predicted.count('dispute')} times; wrong merges {len(wrong_confirms)}"
                          + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms))
-            if args.show_errors and set_name.startswith("dev") and set_name != ALL:
+            if args.show_errors and (set_name.startswith("dev") or set_name == "blind") and set_name != ALL:
                 for c, p in zip(cases, predicted):
                     if p != c.label:
                         print(f"[{set_name} {name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
