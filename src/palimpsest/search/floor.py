@@ -119,14 +119,14 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
         return hits, []
     best = max(cosines.values())
     needed = floor.for_names(query)
-    if needed > 0 and best < needed:
-        names = query_names(query)
+    names = query_names(query) if needed > 0 and best < needed else []
+    if names:
         if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
             held = _words(hits[:TOP])
             missing = [n for n in names if n not in held]
         else:
             missing = [n for n in names if not known(n)]
-        if names and len(missing) == len(names):
+        if len(missing) == len(names):
             return [], [(f"nothing stored mentions {', '.join(missing)}, and no message is close in meaning "
                          f"(best similarity {best:.2f} < {needed:.2f}): no hits")]
     kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or cosines.get(h.message.id, -1.0) >= floor.similarity]
