@@ -101,7 +101,7 @@ def lme_sessions(q: dict[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]]]
 
 def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
     overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "session_cap", "recipe", "decay_clock",
-                                       "floor_similarity", "floor_unknown") if getattr(args, k, None) is not None}
+                                       "floor_similarity", "floor_unknown", "floor_stranger") if getattr(args, k, None) is not None}
     if getattr(args, "store_server", None):
         overrides["store"] = _database(args.store_server)
     settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", **overrides)
@@ -239,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--session-cap", type=int, help="aggregation questions: hits of one session before the others' (0: off)")
     p.add_argument("--floor-similarity", help="relevance floor: auto, off or a cosine")
     p.add_argument("--floor-unknown", help="relevance floor for queries naming only what is not stored: auto, off or a cosine")
+    p.add_argument("--floor-stranger", help="the same for queries about a third party: auto, off or a cosine")
     p.add_argument("--max-questions", type=int, default=None)
     p.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
     p.add_argument("--types", nargs="*", help="LongMemEval: only these question types")

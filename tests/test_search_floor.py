@@ -37,6 +37,8 @@ def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
         ("Which city have both Jean and John visited?", ["jean", "john"]),
         ("what did i paint", []),
         ("When did I go to Lisbon with The Band", ["lisbon", "band"]),  # "The" is a stop word
+        ("Who did Nate invite to his party in June, on a Sunday?", ["nate"]),  # months and weekdays are times, not names
+        ("Did Jan call in May?", ["jan"]),  # an abbreviation can be a name
         ("", []),
     ],
 )
@@ -45,9 +47,11 @@ def test_query_names(query: str, names: list[str]) -> None:
 
 
 def test_floor_defaults_are_measured_per_model_and_off_for_others() -> None:
-    assert floor_for("all-MiniLM-L6-v2-onnx-int8") == Floor(0.35, 0.45)
-    assert floor_for("openai:text-embedding-3-small") == Floor(0.0, 0.0)  # cosines of another model mean other things
-    assert floor_for("hash-64", "0.3", "off") == Floor(0.3, 0.0)
+    assert floor_for("all-MiniLM-L6-v2-onnx-int8") == Floor(0.35, 0.45, 0.55)
+    assert floor_for("openai:text-embedding-3-small") == Floor(0.0, 0.0, 0.0)  # cosines of another model mean other things
+    assert floor_for("hash-64", "0.3", "off", "0.6") == Floor(0.3, 0.0, 0.6)
+    with pytest.raises(InvalidInput, match="floor_stranger"):
+        floor_for("x", "auto", "auto", "2")
     for bad in ("high", "1.5", "-0.1"):
         with pytest.raises(InvalidInput, match="floor_similarity"):
             floor_for("x", bad)
@@ -79,6 +83,33 @@ def test_apply_floor_a_query_about_someone_unknown() -> None:
     # something stored is close in meaning: not a query about nothing
     kept, _ = apply_floor(hits, {"paint": 0.6}, "What did Zorblax paint?", floor, lambda w: w != "zorblax")
     assert kept == hits
+
+
+def _said(mid: str, text: str, fts: float) -> Hit:
+    return Hit(Message(id=mid, session="s", role="user", content=text, created_at="2024-01-01T00:00:00Z"), 1.0, {"fts": fts})
+
+
+def test_a_third_party_nobody_stored_needs_the_stranger_bar_and_a_user_query_does_not() -> None:
+    floor = Floor(0.35, 0.45, 0.55)
+    hits = [_said("trip", "the hotel by the beach had a pool", 0.8)]
+    # about a third party, no message closer than 0.55: nobody here is Nate
+    kept, notes = apply_floor(hits, {"trip": 0.5}, "Which hotel did Nate book?", floor, lambda w: False)
+    assert kept == [] and "nate" in notes[0] and "0.55" in notes[0]
+    # the user's own question with a place never stored: the lower bar, which 0.5 passes
+    for query in ("Can you suggest a hotel for my trip to Miami?", "Which hotel would you suggest in Miami?"):
+        assert apply_floor(hits, {"trip": 0.5}, query, floor, lambda w: False)[0] == hits
+    # close enough in meaning: kept
+    assert apply_floor(hits, {"trip": 0.6}, "Which hotel did Nate book?", floor, lambda w: False)[0] == hits
+
+
+def test_a_third_party_is_known_by_the_first_hits_not_by_a_passing_mention() -> None:
+    floor = Floor(0.35, 0.45, 0.55)
+    stray = [_said(f"m{i}", f"the hotel had a pool {i}", 0.5) for i in range(10)] + [_said("lennon", "John Lennon sang", 0.1)]
+    cos = {h.message.id: 0.4 for h in stray}
+    # "john" is stored (known() says so), but none of the first ten hits speaks of him
+    assert apply_floor(stray, cos, "Which hotel did John book?", floor, lambda w: True)[0] == []
+    named = [_said("john", "John booked the hotel with a pool", 0.9), *stray]
+    assert apply_floor(named, cos, "Which hotel did John book?", floor, lambda w: True)[0] == named
 
 
 def test_a_query_about_nothing_stored_has_no_hits_and_recall_only_the_live_tail(home: Path, store_url: str) -> None:

@@ -89,8 +89,8 @@ def _triggers(text: str) -> list[tuple[int, int, str]]:
     speed), then the whole word looked up, beats one regular expression with an
     alternation of sixty words by an order of magnitude."""
     low = text.lower()
-    if GATE.isdisjoint(low.split()) and not any(d in low for d in "0123456789"):
-        return []  # most messages: one pass in C, no trigger word
+    if GATE.isdisjoint(low.split()) and not any(map(low.__contains__, "0123456789")):
+        return []  # most messages: a few passes in C (a generator here cost as much as the split), no trigger word
     out = []
     for m in DIGITS.finditer(low):
         token = m.group()
@@ -355,9 +355,12 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
     if not isinstance(text, str) or not text:
         return []
     text = text[:MAX_CHARS]
+    windows = _windows(text)
+    if not windows:
+        return []  # most messages
     day = _day(anchor)
     found: list[tuple[int, Span]] = []
-    for w_start, w_end, held in _windows(text):
+    for w_start, w_end, held in windows:
         window = text[w_start:w_end]
         taken: list[tuple[int, int]] = []
         for kind, pattern in PATTERNS:
@@ -392,4 +395,5 @@ def words(span: Span) -> str:
 
 def time_words(text: str, anchor: datetime | date | None) -> str:
     """The dates `text` speaks of, in words, each once ("" when it names none)."""
-    return " ".join(dict.fromkeys(words(s) for s in resolve(text, anchor)))
+    spans = resolve(text, anchor)
+    return " ".join(dict.fromkeys(words(s) for s in spans)) if spans else ""

@@ -8,9 +8,17 @@ between the query and a message (not the per-query stretched `semantic` part):
 - **a hit needs evidence**: a keyword match, or a cosine of at least `similarity`. A
   vector neighbour with no query word and a cosine under it is dropped.
 - **a query about someone unknown**: when the query names someone or something
-  (a capitalised word inside a sentence: "Melanie", "Nate's") that no message in scope
-  holds, and no message is closer than `unknown` in meaning, keyword matches on its other
-  words ("paint", "community") are not evidence either: the result is empty.
+  (a capitalised word inside a sentence: "Melanie", "Nate's"; months and weekdays are
+  not names) that no message in scope holds, and no message is closer than the
+  threshold in meaning, keyword matches on its other words ("paint", "community") are
+  not evidence either: the result is empty. The threshold depends on whom the query is
+  about. A query in the first or second person ("my trip to Miami", "can you suggest…")
+  is about the memory's user, whom every memory knows; a name there is a detail of the
+  question, and `unknown` applies. A query about a third party ("What did Nate do…?")
+  whose every name is unknown asks about someone this memory never met: it needs a
+  message as close as `stranger`, a higher bar — and for it a name is known only when one
+  of the first ten hits holds it, so a "John" mentioned in passing somewhere in a large
+  memory does not make a question about another John answerable.
 
 Both thresholds are cosines of one embedding model and mean nothing for another, so the
 settings default to `auto`: the values measured for the local model (docs/retrieval.md,
@@ -21,29 +29,41 @@ returns nothing for words nobody wrote.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ..records import Hit
+from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
 from .query import STOP_WORDS
 
 # measured on the dev sets (split halves) for the local model; see docs/retrieval.md
-MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45)}
+MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
+SECOND_PERSON = re.compile(r"\byou(?:r|rs|'re|’re|'ve|’ve)?\b", re.IGNORECASE)
 # a capitalised word that does not open a sentence; a possessive 's is not part of the name
 NAME_RE = re.compile(r"(?<![.?!:]\s)(?<![.?!:])(?<!^)\b([A-Z][\w’'-]*)")
 POSSESSIVE_RE = re.compile(r"['’]s$")
+# capitalised, but a time and not a name ("in June", "on Sunday"); abbreviations ("Jan")
+# can be names and stay
+CALENDAR = frozenset(n.lower() for n in [*calendar.month_name, *calendar.day_name] if n)
 
 
 @dataclass(frozen=True)
 class Floor:
     similarity: float = 0.0  # a hit without a keyword match needs at least this cosine
-    unknown: float = 0.0  # a query naming only what no message holds needs one message this close
+    unknown: float = 0.0  # a query of the user's naming only what no message holds needs one message this close
+    stranger: float = 0.0  # the same for a query about a third party
 
     @property
     def active(self) -> bool:
-        return self.similarity > 0 or self.unknown > 0
+        return self.similarity > 0 or self.unknown > 0 or self.stranger > 0
+
+    def for_names(self, query: str) -> float:
+        """The closeness a query naming only unknown names needs (0: no such rule)."""
+        personal = FIRST_PERSON.search(query) or SECOND_PERSON.search(query) or ABOUT_ASSISTANT.search(query)
+        return self.unknown if personal else max(self.unknown, self.stranger)
 
 
 def _threshold(value: object, measured: float, name: str) -> float:
@@ -60,22 +80,34 @@ def _threshold(value: object, measured: float, name: str) -> float:
     return number
 
 
-def floor_for(model: str, similarity: object = "auto", unknown: object = "auto") -> Floor:
+def floor_for(model: str, similarity: object = "auto", unknown: object = "auto", stranger: object = "auto") -> Floor:
     """The floor for vectors of `model`: each setting `auto` (the measured value, or off
     for a model not measured), `off`, or a cosine."""
-    sim, unk = MEASURED.get(model, (0.0, 0.0))
-    return Floor(_threshold(similarity, sim, "floor_similarity"), _threshold(unknown, unk, "floor_unknown"))
+    sim, unk, stra = MEASURED.get(model, (0.0, 0.0, 0.0))
+    return Floor(_threshold(similarity, sim, "floor_similarity"), _threshold(unknown, unk, "floor_unknown"),
+                 _threshold(stranger, stra, "floor_stranger"))
 
 
 def query_names(query: str) -> list[str]:
     """The names a query uses, lower-cased: capitalised words that do not open a sentence,
-    possessive dropped ("What did Nate's dog eat?" → ["nate"]); stop words are not names."""
+    possessive dropped ("What did Nate's dog eat?" → ["nate"]); stop words, months and
+    weekdays are not names."""
     out: list[str] = []
     for word in NAME_RE.findall(query):
         name = POSSESSIVE_RE.sub("", word).strip("'’-").lower()
-        if name and name not in STOP_WORDS and name not in out:
+        if name and name not in STOP_WORDS and name not in CALENDAR and name not in out:
             out.append(name)
     return out
+
+
+TOP = 10  # a third party is known to a query when one of its first hits names them
+WORD_RE = re.compile(r"[\w’'-]+")
+
+
+def _words(hits: list[Hit]) -> set[str]:
+    """The words of hits' texts and search contexts, lower-cased, possessives dropped."""
+    text = " ".join(f"{h.message.content} {h.message.context}" for h in hits).lower()
+    return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(text)}
 
 
 def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor,
@@ -86,12 +118,17 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
     if not floor.active or not cosines or not hits:
         return hits, []
     best = max(cosines.values())
-    if floor.unknown > 0 and best < floor.unknown:
-        names = query_names(query)
-        missing = [n for n in names if not known(n)]
-        if names and len(missing) == len(names):
+    needed = floor.for_names(query)
+    names = query_names(query) if needed > 0 and best < needed else []
+    if names:
+        if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
+            held = _words(hits[:TOP])
+            missing = [n for n in names if n not in held]
+        else:
+            missing = [n for n in names if not known(n)]
+        if len(missing) == len(names):
             return [], [(f"nothing stored mentions {', '.join(missing)}, and no message is close in meaning "
-                         f"(best similarity {best:.2f} < {floor.unknown:.2f}): no hits")]
+                         f"(best similarity {best:.2f} < {needed:.2f}): no hits")]
     kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or cosines.get(h.message.id, -1.0) >= floor.similarity]
     if kept or not hits:
         return kept, []

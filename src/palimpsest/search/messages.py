@@ -169,7 +169,7 @@ class MessageSearch:
             hits = when_boost(hits, query_window(query, anchor), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
         hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
-        floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown)
+        floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,

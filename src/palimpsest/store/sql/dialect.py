@@ -46,7 +46,8 @@ class Dialect:
 
 class Runner:
     """Statements inside one write transaction: `run(sql, params)` gives the rows (none for a
-    statement that returns nothing), `run.count(...)` the rows changed."""
+    statement that returns nothing), `run.count(...)` the rows changed, `run.many(...)` one
+statement over many rows."""
 
     def __init__(self, conn: Any, dialect: Dialect) -> None:
         self.conn = conn
@@ -59,10 +60,12 @@ class Runner:
     def count(self, sql: str, params: Any = ()) -> int:
         return int(self.conn.execute(self.dialect.sql(sql), params).rowcount)
 
-    def many(self, sql: str, rows: Iterable[Any]) -> None:
+    def many(self, sql: str, rows: Iterable[Any]) -> int:
+        """One statement over many rows; the rows changed, summed (both drivers sum them)."""
         cur = self.conn.cursor()
         try:
             cur.executemany(self.dialect.sql(sql), list(rows))
+            return max(0, int(cur.rowcount))
         finally:
             cur.close()
 

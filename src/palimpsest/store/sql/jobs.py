@@ -32,9 +32,9 @@ class SQLJobsMixin(SQLBackend):
         if not jobs:
             return 0
         now = iso(utcnow())
-        with self._writing() as run:
-            return sum(run.count(sql, (j.task, json.dumps(self.dialect.clean(j.payload)), j.job_key, j.max_attempts, j.run_at or now, now))
-                       for j in jobs)
+        rows = [(j.task, json.dumps(self.dialect.clean(j.payload)), j.job_key, j.max_attempts, j.run_at or now, now) for j in jobs]
+        with self._writing() as run:  # one executemany: a statement per job was ~6% of bulk ingest (bench/ingest.py)
+            return run.many(sql, rows)
 
     def finish_job(self, job_id: int) -> None:
         with self._writing() as run:
