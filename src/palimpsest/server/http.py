@@ -310,7 +310,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     async def healthz() -> JSONResponse:
         return _ok({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable.", responses=_responses(503))
+    @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable (and, from `serve`, whether "
+             "the vector index is built: `search_index` warming | ready | unavailable).", responses=_responses(503))
     async def readyz() -> JSONResponse:
         try:
             await in_thread(memory.check_store)
@@ -319,7 +320,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
             return _error_response(503, "store_unavailable", "the store does not answer")
         if not os.access(memory.home if memory.home.exists() else memory.home.parent, os.W_OK):
             return _error_response(503, "journal_unwritable", "the home folder is not writable")
-        return _ok({"status": "ready"})
+        warming = getattr(app.state, "search_index", None)  # set by `serve` (run.py: warm_up)
+        return _ok({"status": "ready", **({"search_index": warming} if warming else {})})
 
 
 def _cursor(path: Any, cursor: str) -> tuple[int, int]:
