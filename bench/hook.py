@@ -175,11 +175,9 @@ def run_calls(args: argparse.Namespace, sessions: list[str], words: list[str], p
 def direct(port: int, hook: dict[str, Any]) -> float:
     """The hook's request sent from this (running) process: the server's share of a call."""
     from palimpsest.cli.hook import DEFAULT_BUDGET
-    from palimpsest.ids import session_id_of
 
-    body = {"query": hook["prompt"], "budget": DEFAULT_BUDGET, "live_tail": 0, "session": session_id_of(hook["session_id"])}
-    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/memory/tool/memory_recall", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/hook/recall?budget={DEFAULT_BUDGET}&format=json",
+                                     json.dumps(hook).encode(), {"Content-Type": "application/json"})
     started = time.perf_counter()
     with urllib.request.urlopen(request, timeout=30) as response:
         response.read()

@@ -41,6 +41,7 @@ from .deadline import Deadline, in_thread
 from .guard import Guard, is_loopback
 from .mcp import build_server
 from .panel import mount as mount_panel
+from .hook import hook_routes
 from .wiki import wiki_routes
 
 log = logging.getLogger("palimpsest.http")
@@ -170,6 +171,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _read_routes(app, memory)
     _tag_routes(app, memory, write)
     wiki_routes(app, memory, _responses)
+    hook_routes(app, memory, _responses)
     mount_panel(app, memory, write, settings.token or "")
     _mcp_get_refused(app)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
