@@ -32,3 +32,12 @@ def test_the_block_never_exceeds_its_budget(texts: list[str], budget: int) -> No
     items = [RecallItem(f"evt_{i:09d}", "message", "2026-03-04", text, 1.0 - i / 100) for i, text in enumerate(texts)]
     chosen, tokens, block = _fill(items, [], budget)
     assert tokens <= budget and (not block or count_tokens(block) == tokens)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(max_size=200), max_size=30))
+def test_counting_lines_in_one_pass_equals_counting_each(texts: list[str]) -> None:
+    from palimpsest.tokens import count_tokens_batch
+
+    lines = [t.replace("\n", " ").replace("\r", " ") for t in texts]  # (recall lines are flattened: one line each)
+    assert count_tokens_batch(lines) == [count_tokens(t) for t in lines]

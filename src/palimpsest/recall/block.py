@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
+from ..tokens import count_tokens, count_tokens_batch, estimate_tokens, truncate_to_tokens
 
 HEADER = envelope.RECALL_HEADER
 DEFAULT_BUDGET = 4000
@@ -65,8 +65,7 @@ class RecallItem:
             text = envelope.escape(_flatten(self.text[: LINE_TOKENS * 16]))
             estimate = estimate_tokens(text)
             self.text, self.tokens = truncate_to_tokens(text, LINE_TOKENS) if estimate > LINE_TOKENS // 2 else (text, estimate)
-        # the prefix exactly: ids are runs of digits, which the tokenizer splits finer than words
-        return count_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
+        return estimate_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
 
 
 @dataclass
@@ -124,7 +123,15 @@ def _fill(long_term: list[RecallItem], live: list[RecallItem], budget: int) -> t
             chosen.append(item)
             used += cost
             spent_here += cost
-    while chosen:  # the exact count of the assembled block has the last word (costs were estimates)
+    if chosen:  # the costs were estimates: the chosen lines counted exactly, in one call, and those that fit kept
+        used = count_tokens(frame) + 1
+        kept = []
+        for item, exact in zip(chosen, count_tokens_batch([i.line() for i in chosen])):
+            if used + exact + 1 <= budget:
+                kept.append(item)
+                used += exact + 1
+        chosen = kept
+    while chosen:  # the exact count of the assembled block has the last word
         block = envelope.wrap("\n".join([HEADER, *(i.line() for i in chosen)]))
         tokens = count_tokens(block)
         if tokens <= budget:
