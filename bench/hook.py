@@ -195,7 +195,10 @@ def write(result: dict[str, Any], calls: int, note: str = "") -> None:
         f"`python bench/hook.py --messages {result['messages']} --calls {calls} --write`",
         table(rows, ("messages", "process", "p50 ms", "p95 ms")),
         (f"p95 ratio hook / bare interpreter: {result['p95_ratio']}; first call {result['first_call_ms']} ms; "
-         f"{result['empty']} of {result['calls']} answers without a block."),
+         f"{result['empty']} of {result['calls']} answers without a block. The calls started once the server's "
+         f"vector index was built ({result['index_ready_s']} s after it answered /readyz); the server used "
+         f"{result['server_cpu_s']} s of CPU over the {result['timed_s']} s of timed calls ({2 * result['calls']} "
+         "requests: the hooks' and the direct ones)."),
         note,
     ] if part))
 
