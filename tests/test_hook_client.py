@@ -1,6 +1,6 @@
 """The recall hook's own HTTP client (a bare socket, for its start-up time): against a real
-HTTP server on loopback it reads a plain and a chunked answer, sends the token, and takes
-any status but 200 for "nothing"."""
+HTTP server on loopback it reads a plain and a chunked answer's bytes, sends the token, and
+takes any status but 200 for "nothing"."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from palimpsest.cli.hook import post_json
+from palimpsest.cli.hook import post
 
 ANSWER = {"ok": True, "result": {"block": "<system-reminder>ünïcode ✓</system-reminder>"}}
 
@@ -60,12 +60,13 @@ def url() -> Iterator[str]:
 
 def test_plain_and_chunked_answers_and_the_token(url: str) -> None:
     body = json.dumps({"query": "q"}).encode()
-    assert post_json(url + "/api/plain", body, "tok-1", 5) == ANSWER
-    assert post_json(url + "/api/chunked", body, None, 5) == ANSWER
+    data = json.dumps(ANSWER, ensure_ascii=False).encode()
+    assert post(url + "/api/plain", body, "tok-1", 5) == data
+    assert post(url + "/api/chunked", body, None, 5) == data
     assert Handler.seen[-2]["auth"] == "Bearer tok-1" and Handler.seen[-1]["auth"] is None
     assert Handler.seen[-1] == {"path": "/api/chunked", "auth": None, "body": {"query": "q"}}
 
 
 def test_an_error_status_or_another_scheme_is_nothing(url: str) -> None:
-    assert post_json(url + "/broken", b"{}", None, 5) is None
-    assert post_json(url.replace("http://", "ftp://") + "/x", b"{}", None, 5) is None
+    assert post(url + "/broken", b"{}", None, 5) is None
+    assert post(url.replace("http://", "ftp://") + "/x", b"{}", None, 5) is None

@@ -64,6 +64,20 @@ def test_records_become_messages_tool_calls_results_and_kept_records() -> None:
                                                                          "sessionId": "s", "uuid": "u"})
 
 
+def test_the_context_a_prompt_hook_added_is_kept_but_not_indexed() -> None:
+    """qwen-code (0.24) appends a UserPromptSubmit hook's additionalContext to the user's
+    record as a wrapped text part with `<` and `>` escaped, so our own recall block would
+    come back unrecognised by the echo filter: it is journaled apart, not read as the user's words."""
+    block = "&lt;system-reminder&gt;\n## Recalled memory (auto, system-owned)\n- [evt_000001 · 2026-03-01] user: the retry cap is 3\n&lt;/system-reminder&gt;"
+    wrapped = f"{qwen_code.HOOK_CONTEXT_OPEN}\n{block}\n{qwen_code.HOOK_CONTEXT_CLOSE}"
+    rec = record(2, "user", "user", [{"text": "what was the retry cap?"}, {"text": wrapped}], provenance="real_user",
+                 systemPayload={"displayText": "what was the retry cap?", "hookContext": block})
+    events = Reader(Context("/x/chats/s.jsonl")).read(rec, 2, b"")
+    assert [(e["type"], e["event_key"]) for e in events] == [("message", "qw:u2"), ("source_record", "qw:u2:1")]
+    assert events[0]["content"] == "what was the retry cap?"
+    assert events[1]["metadata"]["record_type"] == "hook_context" and "retry cap is 3" in events[1]["content"]
+
+
 def test_a_qwen_code_file_is_imported_as_its_session(tmp_path: Path) -> None:
     path = tmp_path / f"{SESSION}.jsonl"
     write_lines(path, qwen_lines())

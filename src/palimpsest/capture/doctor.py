@@ -123,8 +123,8 @@ class Doctor:
             else:
                 checks.append(Check(f"hooks {harness}", OK, "recall before each turn, capture after it"))
         if not seen:
-            checks.append(Check("hooks", WARN, "no Claude Code, Codex or qwen-code configuration found on this machine",
-                                "palimpsest setup claude-code | codex | qwen-code | mcp-client"))
+            checks.append(Check("hooks", WARN, "no Claude Code, Codex, qwen-code or OpenCode configuration found on this machine",
+                                "palimpsest setup claude-code | codex | qwen-code | opencode | mcp-client"))
 
     def embedder(self, checks: list[Check]) -> None:
         if self.stats is None:

@@ -15,6 +15,9 @@ with absolute paths, since a harness does not run in the shell that installed Pa
 - **qwen-code** — `~/.qwen/settings.json` (`$QWEN_HOME`): the same two hooks (qwen-code's hooks
   take Claude Code's shape, with timeouts in milliseconds) and the `palimpsest` entry of its
   `mcpServers`, in the one file.
+- **opencode** — `~/.config/opencode/` (`$XDG_CONFIG_HOME/opencode`): the plugin file
+  `plugin/palimpsest.js` (recall into the system prompt of each turn, capture when a turn
+  ends) and the `palimpsest` entry of `mcp` in `opencode.json` (see `capture/opencode_setup.py`).
 - **mcp-client** — any other MCP client: the `palimpsest` entry of `mcpServers` in the JSON
   file given with `--file`. Such a client has no hook before each turn: nothing can inject
   the recall block, so the plan's notes give the instructions that tell the model to call
@@ -42,8 +45,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from . import opencode_setup
 
-HARNESSES = ("claude-code", "codex", "qwen-code", "mcp-client")
+HARNESSES = ("claude-code", "codex", "qwen-code", "opencode", "mcp-client")
 RECALL_TIMEOUT = 10  # seconds the harness allows the recall hook (it gives up on its own after 2)
 CAPTURE_TIMEOUT = 60
 BACKUP_SUFFIX = ".before-palimpsest"
@@ -125,7 +129,8 @@ def qwen_dir(env: dict[str, str]) -> Path:
 
 def harness_dirs(env: dict[str, str]) -> dict[str, Path]:
     """The folder each hooked harness keeps its configuration in (for `doctor`)."""
-    return {"claude-code": claude_dir(env), "codex": codex_dir(env), "qwen-code": qwen_dir(env)}
+    return {"claude-code": claude_dir(env), "codex": codex_dir(env), "qwen-code": qwen_dir(env),
+            "opencode": opencode_setup.config_dir(env)}
 
 
 def files_of(harness: str, env: dict[str, str], file: str | None = None) -> list[Path]:
@@ -136,6 +141,8 @@ def files_of(harness: str, env: dict[str, str], file: str | None = None) -> list
         return [codex_dir(env) / "hooks.json", codex_dir(env) / "config.toml"]
     if harness == "qwen-code":
         return [qwen_dir(env) / "settings.json"]
+    if harness == "opencode":
+        return opencode_setup.files(env)
     return [Path(file).expanduser()] if file else []
 
 
@@ -161,6 +168,12 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
             _add_mcp(doc, command, agent="qwen-code")
 
         result.changes.append(_json_change(settings, hooks_and_mcp))
+    elif harness == "opencode":
+        plugin, config = files_of(harness, env)
+        recall, capture = command.argv("recall", "--hook", "--format", "text", url=True), command.argv("capture", "--agent", "opencode", url=True)
+        result.changes.append(Change(plugin, _read(plugin), opencode_setup.plugin_text(recall, capture)))
+        result.changes.append(_json_change(config, lambda doc: opencode_setup.add_mcp(doc, command.argv("mcp"))))
+        result.notes.append(opencode_setup.FALLBACK)
     else:
         if not file:
             result.notes.append("no --file given: add this entry to the client's MCP configuration (its `mcpServers`): "
@@ -351,6 +364,9 @@ def undo(harness: str, home: Path, env: dict[str, str], file: str | None = None)
             else:
                 path.unlink(missing_ok=True)
                 done.append({"path": str(path), "action": "removed (setup created it)"})
+        elif opencode_setup.ours(current):  # our plugin, changed since: nothing in it is the user's
+            path.unlink()
+            done.append({"path": str(path), "action": "removed (palimpsest's plugin)"})
         elif current is not None:
             cleaned = _without_ours(path, current)
             if cleaned != current:
@@ -373,15 +389,18 @@ def _without_ours(path: Path, current: bytes) -> bytes:
                     del hooks[event]
         if not hooks:
             del doc["hooks"]
-    servers = doc.get("mcpServers")
-    if isinstance(servers, dict) and "palimpsest" in servers:
-        del servers["palimpsest"]
+    for key in ("mcpServers", "mcp"):  # (OpenCode's is `mcp`)
+        servers = doc.get(key)
+        if isinstance(servers, dict) and "palimpsest" in servers:
+            del servers["palimpsest"]
     return _dump_json(doc)
 
 
 def installed(harness: str, env: dict[str, str]) -> dict[str, list[str]]:
     """The commands of our hooks found in a harness's configuration, by event (for `doctor`)."""
     path = files_of(harness, env)[0]
+    if harness == "opencode":
+        return opencode_setup.installed(path)
     try:
         doc = _load_json(path, _read(path))
     except InvalidInput:

@@ -8,7 +8,6 @@ code of the error class (see `errors.py`).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 
@@ -73,6 +72,8 @@ def _is_recall_hook(argv: list[str]) -> bool:
 
 def _fail(args: argparse.Namespace, error: dict[str, str], code: int) -> int:
     if getattr(args, "json", False):
+        import json  # (not at the top: the recall hook comes through this module)
+
         sys.stderr.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write(f"palimpsest: {error['message']}\n")

@@ -1,28 +1,29 @@
 """`palimpsest recall --hook`: the recall block a harness adds to the model's context.
 
-Claude Code and Codex run it before every user turn (their `UserPromptSubmit` hook) with
-the hook's JSON on stdin — `session_id`, `prompt`, `cwd`, `hook_event_name`, … It asks
-the running server for the turn's recall block (`POST /api/memory/tool/memory_recall`,
-the prompt as the query, the session's live tail left out since the harness shows that
-conversation already) and prints it in the form both harnesses add to the model's
-context: `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": BLOCK}}`
-(`--format text`: the bare block).
+Claude Code, Codex and qwen-code run it before every user turn (their `UserPromptSubmit`
+hook) with the hook's JSON on stdin — `session_id`, `prompt`, `cwd`, `hook_event_name`, …;
+the OpenCode plugin runs it on `chat.message`. It forwards that JSON as it is to the
+running server (`POST /api/hook/recall`), which answers with what to print: the turn's
+recall block (the prompt as the query, the session's live tail left out since the harness
+shows that conversation already) in the form the harnesses add to the model's context,
+`{"hookSpecificOutput": {"hookEventName": …, "additionalContext": BLOCK}}` (`--format
+text`: the bare block), or nothing (`capture/recall_hook.py`).
 
 It must never get in the harness's way. The whole call is bounded by `--timeout` seconds;
 when the input is not a hook's JSON, the prompt is empty, the server cannot be reached,
 answers an error or answers too late, it prints nothing and exits 0. It asks the server
 rather than opening the store because the server has the embedder loaded and the index
-warm. Process start is most of its cost, so it imports only what it needs: `json`,
-`socket`, `settings` and `ids` (`cli/__init__.py` sends it here before building the parser
-of every other command). It speaks HTTP/1.1 over a bare socket to an `http://` server —
-`urllib.request` took this process 65 ms of imports, more than the request itself — and
-through `http.client` to an `https://` one, where the TLS handshake dwarfs the imports.
+warm. Process start is most of its cost, so it imports only what it needs: `socket`,
+`signal` and `settings` — not even `json` (and the `re` it imports): the server reads the
+hook's JSON (`cli/__init__.py` sends it here before building the parser of every other
+command). It speaks HTTP/1.1 over a bare socket to an `http://` server — `urllib.request`
+took this process 65 ms of imports, more than the request itself — and through
+`http.client` to an `https://` one, where the TLS handshake dwarfs the imports.
 bench/hook.py measures the whole call against a bare `python -c pass`.
 """
 
 from __future__ import annotations
 
-import json
 import signal
 import socket
 import sys
@@ -32,7 +33,7 @@ TYPE_CHECKING = False  # not `typing`'s: importing `typing` costs this process ~
 if TYPE_CHECKING:
     from typing import Any
 
-DEFAULT_BUDGET = 2000  # tokens: added to every turn, so smaller than an explicit recall's 4000
+DEFAULT_BUDGET = 2000  # tokens (capture/recall_hook.py's, not imported: it needs `json`)
 DEFAULT_TIMEOUT = 2.0  # seconds: the harness waits on this before the model sees the prompt
 MAX_INPUT = 4 * 1024 * 1024
 
@@ -87,41 +88,31 @@ def main(argv: Sequence[str]) -> int:
         return 0
     args = Options(argv)
     try:
-        hook = json.loads(sys.stdin.buffer.read(MAX_INPUT) or b"null")
-    except (ValueError, OSError):
+        raw = sys.stdin.buffer.read(MAX_INPUT)
+    except OSError:
         return 0
-    if not isinstance(hook, dict):
+    if not raw.strip():
         return 0
     try:
-        block = _within(args.timeout, lambda: recall_block(hook, args))
+        answer = _within(args.timeout, lambda: hook_answer(raw, args))
     except Exception:  # noqa: BLE001 — anything at all: the harness gets nothing, not an error
         return 0
-    if block:
-        sys.stdout.write(render(hook, block, args.format))
+    if answer:
+        sys.stdout.buffer.write(answer)
     return 0
 
 
-def recall_block(hook: dict[str, Any], args: Options) -> str:
-    """The block for this hook's prompt, or "" when there is nothing to recall."""
-    from ..ids import session_id_of
+def hook_answer(raw: bytes, args: Options) -> bytes:
+    """What the server says to print for the hook's JSON `raw` (b"" for anything but a 200)."""
     from ..settings import Settings
 
-    prompt = hook.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        return ""
     settings = Settings.load()
-    body: dict[str, Any] = {"query": prompt, "budget": max(0, args.budget), "live_tail": 0}
-    raw_session = hook.get("session_id") or hook.get("sessionId")
-    if raw_session:
-        body["session"] = session_id_of(raw_session)
-    url = (args.url or settings.url).rstrip("/") + "/api/memory/tool/memory_recall"
-    answer = post_json(url, json.dumps(body).encode("utf-8"), settings.token, args.timeout)
-    block = answer.get("result", {}).get("block") if isinstance(answer, dict) and answer.get("ok") else ""
-    return block if isinstance(block, str) else ""
+    url = f"{(args.url or settings.url).rstrip('/')}/api/hook/recall?budget={max(0, args.budget)}&format={args.format}"
+    return post(url, raw, settings.token, args.timeout) or b""
 
 
-def post_json(url: str, body: bytes, token: str | None, timeout: float) -> Any:
-    """POST a JSON `body` to `url`: the JSON of a 200 answer, None for any other status.
+def post(url: str, body: bytes, token: str | None, timeout: float) -> bytes | None:
+    """POST the JSON `body` to `url`: the body of a 200 answer, None for any other status.
     No proxies: the server is ours (usually loopback), and a proxy would only add delay."""
     scheme, _, rest = url.partition("://")
     netloc, slash, path = rest.partition("/")
@@ -134,7 +125,7 @@ def post_json(url: str, body: bytes, token: str | None, timeout: float) -> Any:
         conn = http.client.HTTPSConnection(netloc, timeout=timeout)
         conn.request("POST", slash + path, body, headers)
         response = conn.getresponse()
-        return json.loads(response.read()) if response.status == 200 else None
+        return response.read() if response.status == 200 else None
     if scheme != "http":
         return None
     host, port = _host_port(netloc)
@@ -149,7 +140,7 @@ def post_json(url: str, body: bytes, token: str | None, timeout: float) -> Any:
         return None
     if b"transfer-encoding: chunked" in fields.lower():
         payload = _dechunk(payload)
-    return json.loads(payload)
+    return payload
 
 
 def _host_port(netloc: str) -> tuple[str, int]:
@@ -171,13 +162,6 @@ def _dechunk(data: bytes) -> bytes:
         out.append(data[:size])
         data = data[size + 2:]
     return b"".join(out)
-
-
-def render(hook: dict[str, Any], block: str, form: str) -> str:
-    if form == "text":
-        return block + "\n"
-    event = hook.get("hook_event_name") if isinstance(hook.get("hook_event_name"), str) else "UserPromptSubmit"
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}}, ensure_ascii=False) + "\n"
 
 
 def _within(seconds: float, work: Any) -> Any:

@@ -1,4 +1,4 @@
-"""`palimpsest setup claude-code | codex | qwen-code | mcp-client` (`--print`, `--undo`): plug Palimpsest
+"""`palimpsest setup claude-code | codex | qwen-code | opencode | mcp-client` (`--print`, `--undo`): plug Palimpsest
 into a harness (see `capture/setup.py` for the files and what goes in them)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .common import add_command, emit
 def register(sub: Any) -> None:
     p = add_command(sub, "setup", setup, "Write a harness's configuration so that it recalls before every turn, captures "
                     "every turn and offers the MCP tools (absolute paths; backed up; idempotent).")
-    p.add_argument("harness", choices=["claude-code", "codex", "qwen-code", "mcp-client"], help="the harness to configure")
+    p.add_argument("harness", choices=["claude-code", "codex", "qwen-code", "opencode", "mcp-client"], help="the harness to configure")
     p.add_argument("--print", dest="dry_run", action="store_true", help="show the changes without writing them")
     p.add_argument("--undo", action="store_true", help="take back what setup wrote (the backup byte for byte when unchanged since)")
     p.add_argument("--file", help="mcp-client: the client's JSON configuration file holding `mcpServers`")

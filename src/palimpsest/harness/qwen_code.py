@@ -3,9 +3,12 @@
 qwen-code (a fork of Gemini CLI) records a session as JSONL `ChatRecord`s: `uuid`,
 `parentUuid`, `sessionId`, `timestamp`, `type` (`user`, `assistant`, `tool_result`,
 `system` with a `subtype`), `cwd`, `version`, `gitBranch`, and `message` — the Gemini API
-`Content` sent or received: `{role: "user" | "model", parts: [...]}`. Neither FORMATS.md
-nor the vendor documents it as an interface; this follows the recording service's own
-record type, and like the other readers keeps whatever it does not know as it is.
+`Content` sent or received: `{role: "user" | "model", parts: [...]}`; newer versions add
+`provenance` and `systemPayload`. Neither FORMATS.md nor the vendor documents it as an
+interface; this follows the recording service's own record type (checked against the
+published package, @qwen-code/qwen-code 0.15.10 and 0.24.4: `ChatRecordingService`'s
+`createBaseRecord` / `recordUserMessage`), and like the other readers keeps whatever it
+does not know as it is.
 
 A `user` / `assistant` / `tool_result` record becomes, with its own timestamp (else the
 last one seen): its text parts (joined; `thought` parts apart) → one message (`model` is
@@ -13,7 +16,12 @@ last one seen): its text parts (joined; `thought` parts apart) → one message (
 - `functionCall` → an `assistant` message with `tool_name`, `tool_args` (`metadata.tool_use_id`);
 - `functionResponse` → a `tool` message named after its call (its own `name`, else the
   call remembered by id), the result its `response.output` (else the whole response);
-- a `thought` part → an `assistant` message, `metadata.thinking`, importance 0.3.
+- a `thought` part → an `assistant` message, `metadata.thinking`, importance 0.3;
+- the context a `UserPromptSubmit` hook added (a text part wrapped in
+  `<qwen:user-prompt-submit-context>`, its `<` and `>` escaped as `&lt;` `&gt;`; the record's
+  `systemPayload.hookContext` holds it too) → journaled as it is (`source_record`
+  `hook_context`), never indexed: it is not the user's words, and when it is Palimpsest's
+  own recall block the escaping hides it from the echo filter (`envelope.without_recall_blocks`).
 `system` records (compression checkpoints, telemetry, titles, …) and parts of other kinds
 are journaled as they are (`source_record`, never indexed). The context learns the
 session's id and settings (`cwd`, `git_branch`, `version`). Importer and capture share
@@ -29,6 +37,7 @@ from .common import REASONING_IMPORTANCE, Context, learn_session, source_record,
 
 FORMAT = "qwen-code"
 MESSAGE_TYPES = {"user", "assistant", "tool_result"}
+HOOK_CONTEXT_OPEN, HOOK_CONTEXT_CLOSE = "<qwen:user-prompt-submit-context>", "</qwen:user-prompt-submit-context>"
 
 
 def looks_like(rec: Any) -> bool:
@@ -65,7 +74,8 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
     for i, part in enumerate(parts):
         if _plain_text(part):
             continue
-        event = _part(part, {**meta, "source_part": i}, ctx) or source_record("part", part, source, ts, "")
+        kind = "hook_context" if _hook_context(part) else "part"
+        event = (None if kind == "hook_context" else _part(part, {**meta, "source_part": i}, ctx)) or source_record(kind, part, source, ts, "")
         event.setdefault("type", "message")
         event.update(created_at=ts, event_key=f"qw:{uid}:{i}")
         out.append(event)
@@ -73,7 +83,14 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
 
 
 def _plain_text(part: Any) -> bool:
-    return isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought") and len(part) <= 2
+    return (isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought") and len(part) <= 2
+            and not _hook_context(part))
+
+
+def _hook_context(part: Any) -> bool:
+    """The part qwen-code adds with a UserPromptSubmit hook's additionalContext (wrapUserPromptSubmitContext)."""
+    text = part.get("text") if isinstance(part, dict) else None
+    return isinstance(text, str) and text.strip().startswith(HOOK_CONTEXT_OPEN) and text.strip().endswith(HOOK_CONTEXT_CLOSE)
 
 
 def _part(part: Any, meta: dict[str, Any], ctx: Context) -> dict[str, Any] | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from ..tokens import count_tokens, truncate_to_tokens
+from ..tokens import count_tokens, count_tokens_batch, estimate_tokens, truncate_to_tokens
 
 HEADER = envelope.RECALL_HEADER
 DEFAULT_BUDGET = 4000
@@ -55,13 +55,17 @@ class RecallItem:
         return f"- [{envelope.field(self.id)} · {envelope.field(self.date)}] {self.text}"
 
     def prepare(self) -> int:
-        """Escape and cut the text (once); return the line's tokens with its newline.
-        The tokenizer splits on whitespace first, so prefix and text count separately."""
+        """Escape and cut the text (once); return the line's tokens with its newline, as
+        estimated (`tokens.estimate_tokens`): candidates are weighed by estimate and the
+        assembled block is counted exactly (`_fill`). Only a text that may be near
+        `LINE_TOKENS` is tokenized, to cut it at a token boundary."""
         if not self.tokens:
             # cut by characters first (no token is longer than ~16 characters), so a 50 KB
             # message is not escaped and tokenized whole to show its first lines
-            self.text, self.tokens = truncate_to_tokens(envelope.escape(_flatten(self.text[: LINE_TOKENS * 16])), LINE_TOKENS)
-        return count_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
+            text = envelope.escape(_flatten(self.text[: LINE_TOKENS * 16]))
+            estimate = estimate_tokens(text)
+            self.text, self.tokens = truncate_to_tokens(text, LINE_TOKENS) if estimate > LINE_TOKENS // 2 else (text, estimate)
+        return estimate_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
 
 
 @dataclass
@@ -119,6 +123,14 @@ def _fill(long_term: list[RecallItem], live: list[RecallItem], budget: int) -> t
             chosen.append(item)
             used += cost
             spent_here += cost
+    if chosen:  # the costs were estimates: the chosen lines counted exactly, in one call, and those that fit kept
+        used = count_tokens(frame) + 1
+        kept = []
+        for item, exact in zip(chosen, count_tokens_batch([i.line() for i in chosen])):
+            if used + exact + 1 <= budget:
+                kept.append(item)
+                used += exact + 1
+        chosen = kept
     while chosen:  # the exact count of the assembled block has the last word
         block = envelope.wrap("\n".join([HEADER, *(i.line() for i in chosen)]))
         tokens = count_tokens(block)

@@ -41,6 +41,7 @@ from .deadline import Deadline, in_thread
 from .guard import Guard, is_loopback
 from .mcp import build_server
 from .panel import mount as mount_panel
+from .hook import hook_routes
 from .wiki import wiki_routes
 
 log = logging.getLogger("palimpsest.http")
@@ -170,6 +171,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _read_routes(app, memory)
     _tag_routes(app, memory, write)
     wiki_routes(app, memory, _responses)
+    hook_routes(app, memory, _responses)
     mount_panel(app, memory, write, settings.token or "")
     _mcp_get_refused(app)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
@@ -310,7 +312,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     async def healthz() -> JSONResponse:
         return _ok({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable.", responses=_responses(503))
+    @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable (and, from `serve`, whether "
+             "the vector index is built: `search_index` warming | ready | unavailable).", responses=_responses(503))
     async def readyz() -> JSONResponse:
         try:
             await in_thread(memory.check_store)
@@ -319,7 +322,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
             return _error_response(503, "store_unavailable", "the store does not answer")
         if not os.access(memory.home if memory.home.exists() else memory.home.parent, os.W_OK):
             return _error_response(503, "journal_unwritable", "the home folder is not writable")
-        return _ok({"status": "ready"})
+        warming = getattr(app.state, "search_index", None)  # set by `serve` (run.py: warm_up)
+        return _ok({"status": "ready", **({"search_index": warming} if warming else {})})
 
 
 def _cursor(path: Any, cursor: str) -> tuple[int, int]:

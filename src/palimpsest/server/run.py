@@ -5,6 +5,12 @@ The listening socket is bound before uvicorn starts, so the URL printed is the r
 accepting, lets in-flight requests finish (up to `GRACE` seconds), then returns (the process exits 0); the
 background loop (`service.run_background`: indexer, instant sweep, workers) is told to stop
 and joined before the store is closed.
+
+At start a thread warms search (`warm_up`): it loads the embedder and the vector index
+(SQLite's in-memory matrix, and past `ann_threshold` vectors its HNSW graph — minutes at
+100,000 vectors on a loaded machine) before any turn needs them, so the first recalls do
+not pay for the load nor search exactly while a graph is built. `/readyz` says where it
+is (`search_index`: warming, ready, unavailable); requests are served meanwhile.
 """
 
 from __future__ import annotations
@@ -68,6 +74,18 @@ def url_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+WARM_WAIT_S = 3600  # how long warm_up waits for a graph build before reporting search as exact
+
+
+def warm_up(memory: Memory, state: Any) -> None:
+    """Load the embedder and the vector index now; `state.search_index` says how far it got."""
+    try:
+        state.search_index = "ready" if memory.warm(WARM_WAIT_S) else "unavailable"
+    except Exception as exc:  # noqa: BLE001 — search still answers (keyword-only or exact); the log says why
+        log.warning("warming search failed: %s", exc)
+        state.search_index = "unavailable"
+
+
 def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker: bool = True, out: TextIO = sys.stdout) -> None:
     """Serve until SIGINT/SIGTERM; returns after a clean shutdown."""
     check_bind(host, memory.settings.token)
@@ -81,6 +99,8 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker
     stop = threading.Event()
     background = threading.Thread(target=run_background, args=(memory, stop, interval), kwargs={"worker": worker}, name="palimpsest-background", daemon=True)
     background.start()
+    app.state.search_index = "warming"
+    threading.Thread(target=warm_up, args=(memory, app.state), name="palimpsest-warm", daemon=True).start()
     writes = "on" if memory.settings.enable_write else "off (PALIMPSEST_ENABLE_WRITE=1 enables capture and write tools)"
     print(f"Palimpsest serving {memory.home} at {url}  (panel: {url}/panel, MCP: {url}/mcp, writes {writes})", file=out, flush=True)
     # Uvicorn handles the signals while it runs, then re-raises them to the handlers it found;

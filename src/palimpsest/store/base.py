@@ -253,6 +253,12 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
     def vector_models(self) -> dict[str, dict[str, int]]:
         """{model: {"dim": d, "count": n}} of every model with stored vectors."""
 
+    def warm_vectors(self, model: str, wait: float = 0.0) -> bool:
+        """Get `model`'s vector search ready before the first query needs it (a backend that
+        keeps its index in memory loads and builds it now); True once it is ready, waiting
+        up to `wait` seconds. A backend whose index lives in the database is always ready."""
+        return True
+
     @abstractmethod
     def messages_without_vectors(self, model: str, limit: int) -> list[Message]: ...
 

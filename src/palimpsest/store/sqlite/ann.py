@@ -164,6 +164,18 @@ class VectorCache:
         finally:
             entry["building"] = False
 
+    def warm(self, model: str, wait: float = 0.0) -> bool:
+        """Load the model's vectors and, past the threshold, start building its graph now
+        rather than at the first query (`palimpsest serve` calls this at start, so a turn
+        does not pay for the load nor search exactly while the graph is built); True when
+        the search is in its final state (exact below the threshold, the graph built above),
+        waiting up to `wait` seconds for the graph."""
+        with self._lock:
+            entry = self._load(model)
+        if len(entry["rowids"]) <= self.ann_threshold:
+            return True
+        return self._graph(entry) is not None or (wait > 0 and self.wait_for_graph(model, wait))
+
     def wait_for_graph(self, model: str, timeout: float = 60.0) -> bool:
         """Block until the model's graph is built (tests, benchmarks); False on timeout."""
         deadline = time.monotonic() + timeout

@@ -78,6 +78,9 @@ class SQLiteVectorsMixin(SQLiteConnection):
     def vector_search(self, model: str, query: np.ndarray, filters: Filters, limit: int) -> list[tuple[str, float]]:
         return self._vectors.search(model, query, filters, limit)
 
+    def warm_vectors(self, model: str, wait: float = 0.0) -> bool:
+        return self._vectors.warm(model, wait)
+
     def get_vectors(self, model: str, ids: list[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}

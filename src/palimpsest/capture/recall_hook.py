@@ -1,0 +1,45 @@
+"""The recall hook's protocol: what `palimpsest recall --hook` prints for a harness's hook JSON.
+
+Claude Code, Codex and qwen-code send `session_id`, `prompt`, `hook_event_name`, … and add
+`{"hookSpecificOutput": {"hookEventName": …, "additionalContext": BLOCK}}` to the model's
+context (`form` json); the OpenCode plugin takes the bare block (`form` text). The server
+answers it (`POST /api/hook/recall`, `server/hook.py`) so the hook process, started before
+every turn, only forwards its stdin and prints the answer: parsing JSON there cost it the
+`json` and `re` imports. No prompt, or no block → "" (the harness gets nothing, not an error).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import InvalidInput
+from ..ids import session_id_of
+
+DEFAULT_BUDGET = 2000  # tokens: added to every turn, so smaller than an explicit recall's 4000
+FORMS = ("json", "text")
+
+
+def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET, form: str = "json") -> str:
+    """The hook's output for the harness's JSON `raw`; `recall` is `Memory.recall`. The
+    running session's live tail is left out: the harness shows that conversation already."""
+    if form not in FORMS:
+        raise InvalidInput(f"format must be one of {', '.join(FORMS)}")
+    try:
+        hook = json.loads(raw or b"null")
+    except ValueError:
+        return ""
+    prompt = hook.get("prompt") if isinstance(hook, dict) else None
+    if not isinstance(prompt, str) or not prompt.strip():
+        return ""
+    raw_session = hook.get("session_id") or hook.get("sessionId")
+    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0).block
+    return render(hook, block, form) if block else ""
+
+
+def render(hook: dict[str, Any], block: str, form: str) -> str:
+    if form == "text":
+        return block + "\n"
+    event = hook.get("hook_event_name") if isinstance(hook.get("hook_event_name"), str) else "UserPromptSubmit"
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}}, ensure_ascii=False) + "\n"

@@ -1,0 +1,43 @@
+"""The recall block's token estimate (issue 19: candidates weighed by estimate, the block
+counted exactly): close to the tokenizer on prose, and whatever it says — far off on ids
+and numbers, or on text made to fool it — the assembled block never exceeds its budget."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from palimpsest.recall.block import RecallItem, _fill
+from palimpsest.tokens import count_tokens, estimate_tokens
+
+PROSE = [
+    "Caroline: I went to the LGBTQ support group yesterday and it was so powerful.",
+    "assistant: The retry cap (3) is below the upstream timeout; raise it to five and add jitter.",
+    "Melanie: We're thinking about going camping at the lake next month, maybe with the kids!",
+]
+
+
+def test_the_estimate_is_close_on_prose_and_counts_marks() -> None:
+    for text in PROSE:
+        assert abs(estimate_tokens(text) - count_tokens(text)) <= 0.15 * count_tokens(text) + 1, text
+    assert estimate_tokens("") == 0 and estimate_tokens("a, b.") == 5  # 4 pre-tokens × 1.06 = 4.24, rounded up
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.text(min_size=1, max_size=300),
+                          st.from_regex(r"[0-9]{20,80}", fullmatch=True),  # digit runs: the tokenizer splits them finer
+                          st.sampled_from(PROSE)), min_size=1, max_size=40),
+       st.integers(min_value=40, max_value=1500))
+def test_the_block_never_exceeds_its_budget(texts: list[str], budget: int) -> None:
+    items = [RecallItem(f"evt_{i:09d}", "message", "2026-03-04", text, 1.0 - i / 100) for i, text in enumerate(texts)]
+    chosen, tokens, block = _fill(items, [], budget)
+    assert tokens <= budget and (not block or count_tokens(block) == tokens)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(max_size=200), max_size=30))
+def test_counting_lines_in_one_pass_equals_counting_each(texts: list[str]) -> None:
+    from palimpsest.tokens import count_tokens_batch
+
+    lines = [t.replace("\n", " ").replace("\r", " ") for t in texts]  # (recall lines are flattened: one line each)
+    assert count_tokens_batch(lines) == [count_tokens(t) for t in lines]
