@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import Corpus, machine, summary_ms, table, write_section
-from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions
+from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions, split
 
 from palimpsest import Memory, Settings
 from palimpsest.embed import EmbeddingCache, get_embedder
@@ -65,7 +65,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
     tally: dict[int, list[tuple[float, float, int]]] = {b: [] for b in BUDGETS}
     data = load(args.path)
     if args.dataset == "longmemeval":
-        for q in data[: args.max_questions]:
+        for q in split(data, args.split)[: args.max_questions]:
             with tempfile.TemporaryDirectory() as home:
                 memory = _memory(home, embedder, cache)
                 for session, msgs in lme_sessions(q):
@@ -76,7 +76,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
                 _score(memory, q["question"], set(range(n_answer)), "has_answer", lme_time(q["question_date"]), tally)
                 memory.close()
     else:
-        for conv in data:
+        for conv in split(data, args.split):
             with tempfile.TemporaryDirectory() as home:
                 memory = _memory(home, embedder, cache)
                 for session, _, turns in locomo_sessions(conv):
@@ -89,7 +89,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
                 memory.close()
     rows = {b: {"any": statistics.fmean(x[0] for x in v), "all": statistics.fmean(x[1] for x in v),
                 "tokens_p50": statistics.median(x[2] for x in v), "questions": len(v)} for b, v in tally.items()}
-    return {"dataset": args.dataset, "embedder": args.embedder, "budgets": rows}
+    return {"dataset": args.dataset, "embedder": args.embedder, "split": args.split, "budgets": rows}
 
 
 def speed(args: argparse.Namespace) -> dict[str, Any]:
@@ -181,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("path")
     q.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     q.add_argument("--max-questions", type=int)
+    q.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
     k = sub.add_parser("knowledge")
     k.add_argument("path")
     k.add_argument("--max-questions", type=int)
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.what == "quality":
         rows = [(str(b), f"{v['any']:.3f}", f"{v['all']:.3f}", f"{v['tokens_p50']:.0f}", str(v["questions"])) for b, v in result["budgets"].items()]
         text = table(rows, ("budget", "any evidence in block", "all evidence in block", "tokens p50", "questions"))
-        heading = f"Recall ({result['dataset']}, embedder {result['embedder']})"
+        heading = f"Recall ({result['dataset']}, embedder {result['embedder']}{', half ' + result['split'] if result['split'] else ''})"
     else:
         text = table([(f"{result['messages']:,}", f"{result['p50_ms']:.1f}", f"{result['p95_ms']:.1f}")], ("messages", "p50 ms", "p95 ms"))
         heading = "Recall block assembly"

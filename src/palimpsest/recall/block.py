@@ -50,18 +50,31 @@ class RecallItem:
     session: str | None = None
     sources: list[str] = field(default_factory=list)
     tokens: int = 0  # of `text`, once prepared
+    at: str = ""  # the full time, for the block's time order
+    note: str = ""  # shown after the date: "earlier; newer: fct_…" (see `updates.py`)
+    keep: int = 0  # characters at the start of `text` that a snippet keeps (the speaker)
 
-    def line(self) -> str:
-        return f"- [{envelope.field(self.id)} · {envelope.field(self.date)}] {self.text}"
+    def line(self, dated: bool = True) -> str:
+        return f"{self._prefix(dated)} {self.text}"
 
-    def prepare(self) -> int:
-        """Escape and cut the text (once); return the line's tokens with its newline.
-        The tokenizer splits on whitespace first, so prefix and text count separately."""
+    def _prefix(self, dated: bool) -> str:
+        tags = [envelope.field(self.id), *([envelope.field(self.date)] if dated else []), *([self.note] if self.note else [])]
+        return f"- [{' · '.join(tags)}]"
+
+    def prepare(self, cap: int = LINE_TOKENS, words: set[str] | None = None, dated: bool = True) -> int:
+        """Escape the text and cut it to `cap` tokens (once: a snippet of the sentences
+        sharing most of `words`, see `pack.snippet`); return the line's tokens with its
+        newline. The tokenizer splits on whitespace first, so prefix and text count separately."""
         if not self.tokens:
+            from .pack import snippet
+
             # cut by characters first (no token is longer than ~16 characters), so a 50 KB
             # message is not escaped and tokenized whole to show its first lines
-            self.text, self.tokens = truncate_to_tokens(envelope.escape(_flatten(self.text[: LINE_TOKENS * 16])), LINE_TOKENS)
-        return count_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
+            head = _flatten(self.text[: self.keep]) if self.keep else ""
+            text = envelope.escape(_flatten(self.text[: LINE_TOKENS * 16]))
+            keep = len(head) + 1 if head and text.startswith(head + " ") else 0
+            self.text, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap), cap)
+        return count_tokens(self._prefix(dated)) + self.tokens + 1
 
 
 @dataclass
@@ -94,37 +107,13 @@ def _message_text(m: Any) -> str:
     return f"{who}: {text}" if who else text
 
 
+def _lead_in(m: Any) -> int:
+    """Characters of `_message_text(m)` that name the speaker ("Caroline:"), kept by a snippet."""
+    who = (m.metadata or {}).get("speaker") or m.role or ""
+    return len(who) + 1 if who else 0
+
+
 def check_budget(budget: Any) -> int:
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
         raise InvalidInput("budget must be a non-negative integer of tokens")
     return min(budget, 200_000)
-
-
-def _fill(long_term: list[RecallItem], live: list[RecallItem], budget: int) -> tuple[list[RecallItem], int, str]:
-    """Best-first into the budget: long-term items, then the live tail (within its share)."""
-    frame = envelope.wrap(HEADER)
-    used = count_tokens(frame) + 1
-    if used > budget:
-        return [], 0, ""
-    chosen: list[RecallItem] = []
-    live_budget = int(budget * LIVE_SHARE)
-    for group, cap in ((long_term, budget), (live, None)):
-        spent_here = 0
-        for item in group:
-            if budget - used < 12:
-                break  # not even a short line fits any more
-            cost = item.prepare()
-            if used + cost > budget or (cap is None and spent_here + cost > live_budget):
-                continue
-            chosen.append(item)
-            used += cost
-            spent_here += cost
-    while chosen:  # the exact count of the assembled block has the last word
-        block = envelope.wrap("\n".join([HEADER, *(i.line() for i in chosen)]))
-        tokens = count_tokens(block)
-        if tokens <= budget:
-            return chosen, tokens, block
-        chosen.pop()
-    return [], 0, ""
-
-
