@@ -4,14 +4,20 @@
 — current facts, past messages (hybrid search), summaries and skills when those exist —
 plus the live tail (the running session's latest events), removes repeats (a fact and the
 message it was heard in are shown once; a message that only restates a retired fact is
-not shown at all), and fills the token budget best-first. Facts lead, because a curated
-statement beats the turn it came from; within each part, the hybrid score orders.
+not shown at all), marks an item whose value a later one changed (`updates.py`), and fills
+the token budget best-first (`pack.py`). Facts lead, because a curated statement beats
+the turn it came from; within each part, the hybrid score decides what gets in. Past
+turns are then shown in time order under a heading per day.
 
-Each line carries an id and an absolute date, so a claim can be traced to its turn:
+Each line carries an id, and an absolute date (on the line, or the heading above it), so a
+claim can be traced to its turn:
 
     <system-reminder>
     ## Recalled memory (auto, system-owned)
     - [fct_0192 · 2026-03-04] the retry cap matches the upstream timeout
+    - [fct_0187 · 2026-02-11 · earlier; newer: fct_0192] the retry cap is 20 seconds
+    ### 2026-03-04
+    - [evt_004511] Ada: we agreed the retry cap matches the upstream timeout
     - [evt_004583 · live tail] working on the swarm trigger
     </system-reminder>
 
@@ -31,6 +37,7 @@ from typing import Any
 from .. import envelope
 from ..errors import InvalidInput
 from ..tokens import count_tokens, truncate_to_tokens
+from .snippet import snippet
 
 HEADER = envelope.RECALL_HEADER
 DEFAULT_BUDGET = 4000
@@ -63,11 +70,9 @@ class RecallItem:
 
     def prepare(self, cap: int = LINE_TOKENS, words: set[str] | None = None, dated: bool = True) -> int:
         """Escape the text and cut it to `cap` tokens (once: a snippet of the sentences
-        sharing most of `words`, see `pack.snippet`); return the line's tokens with its
+        sharing most of `words`, see `snippet.py`); return the line's tokens with its
         newline. The tokenizer splits on whitespace first, so prefix and text count separately."""
         if not self.tokens:
-            from .pack import snippet
-
             # cut by characters first (no token is longer than ~16 characters), so a 50 KB
             # message is not escaped and tokenized whole to show its first lines
             head = _flatten(self.text[: self.keep]) if self.keep else ""

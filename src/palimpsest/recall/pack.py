@@ -11,8 +11,8 @@ holds, so three things keep lines short without losing what they answer:
   of two statements is the later one. Leading items keep their own date on the line.
 - **Whole text for the best hits only.** The first `budget // WHOLE_PER` ranked items are
   shown whole up to `budget // TOP_SHARE` tokens (1,000 → 8 items of ≤ 100 tokens; 4,000 →
-  32 items of ≤ 400), the rest as a snippet of `SNIPPET_TOKENS`: the sentences that share
-  the most words with the query, in their order, gaps marked `…`. The full text stays one
+  32 items of ≤ 400), the rest as a snippet of `SNIPPET_TOKENS` (`snippet.py`): the sentences
+  that share the most words with the query, in their order, gaps marked `…`. The full text stays one
   `memory_get_full` away by the line's id.
 - **The facts' share.** Facts lead, but at most `FACT_SHARE` of the budget goes to them, so
   a memory with hundreds of distilled facts still shows the turns they came from.
@@ -23,58 +23,17 @@ The constants were chosen on one half of each dev set and reported on the other
 
 from __future__ import annotations
 
-import re
-
 from .. import envelope
-from ..tokens import count_tokens, truncate_to_tokens
+from ..tokens import count_tokens
 from .block import HEADER, LINE_TOKENS, LIVE_SHARE, RecallItem
+from .snippet import query_words, snippet
+
+__all__ = ["fill", "query_words", "snippet"]
 
 WHOLE_PER = 125  # one whole-text item per this many tokens of budget
 TOP_SHARE = 10  # a whole-text item takes at most budget // TOP_SHARE tokens (and LINE_TOKENS)
 SNIPPET_TOKENS = 35  # the other ranked items: their best sentences within this many tokens
-FACT_SHARE = 0.5  # at most this share of the budget goes to facts
-GAP = "…"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
-
-
-def query_words(query: str) -> set[str]:
-    """The query's content words as the snippet compares them (stems, numbers as digits)."""
-    from ..facts.curator import tokens
-
-    return set(tokens(query))
-
-
-def snippet(text: str, keep: int, words: set[str], cap: int) -> str:
-    """`text` within `cap` tokens: its first `keep` characters (the speaker), then the
-    sentences that share most words with the query (earlier first on a tie), in their
-    order, each gap marked `…`. A text within the cap comes back as it is."""
-    if count_tokens(text) <= cap:
-        return text
-    from ..facts.curator import tokens
-
-    head, body = text[:keep], text[keep:]
-    sentences = _SENTENCE.split(body)
-    room = cap - count_tokens(head) - 2  # the gap marks
-    costs = [count_tokens(s) + 1 for s in sentences]
-    order = sorted(range(len(sentences)), key=lambda i: (-len(words.intersection(tokens(sentences[i]))), i))
-    kept: set[int] = set()
-    for i in order:
-        if costs[i] <= room:
-            kept.add(i)
-            room -= costs[i]
-    if not kept:  # one long sentence: its start, cut
-        return f"{head}{truncate_to_tokens(sentences[order[0]], max(1, room))[0]} {GAP}"
-    parts, last = [], -1
-    for i in sorted(kept):
-        if i != last + 1:
-            parts.append(GAP)
-        parts.append(sentences[i])
-        last = i
-    if last != len(sentences) - 1:
-        parts.append(GAP)
-    return head + " ".join(parts)
-
-
+FACT_SHARE = 0.6  # at most this share of the budget goes to facts (0.5–0.7 tie on LongMemEval half a)
 def _heading(date: str) -> str:
     return f"### {envelope.field(date)}"
 
