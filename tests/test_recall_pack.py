@@ -95,3 +95,13 @@ def test_numbers_that_are_not_one_value_changed_are_not_marked(mem: Memory, case
         mem.facts.write(text, valid_from=f"{day}T10:00:00Z")
     r = mem.recall(None, "standup")
     assert [i.note for i in r.items if i.kind == "fact"] == ["", ""]
+
+
+def test_a_thing_said_under_way_is_earlier_than_a_later_one_said_done(mem: Memory) -> None:
+    old = mem.facts.write("I've been meaning to get back to The Nightingale by Kristin Hannah.", valid_from="2023-01-21T10:00:00Z")
+    new = mem.facts.write("I recently finished The Nightingale by Kristin Hannah, it was amazing.", valid_from="2023-03-30T10:00:00Z")
+    other = mem.facts.write("I'm halfway through a book about Kristin's garden.", valid_from="2023-01-22T10:00:00Z")
+    r = mem.recall(None, "Did I finish reading The Nightingale by Kristin Hannah?")
+    notes = {i.id: i.note for i in r.items if i.kind == "fact"}
+    assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""
+    assert notes.get(other.id, "") == ""  # one shared word of the query is not the same thing

@@ -20,6 +20,11 @@ number (digits, ordinals, number words; list markers "1." and "first" are not) a
 - the numbers differ, and neither item also names the other's number (an item that names
   both values is about the change, and is not marked).
 
+A state changes the same way: an item that says a thing is under way ("I've been meaning to
+get back to The Nightingale", "halfway through", "still working on") is earlier than a
+later one that says it is done ("I finished The Nightingale") when the two share two words
+of the query besides the state's own.
+
 Nothing is dropped and no fact changes: a wrong mark costs a few tokens and a hint, where a
 wrong supersede would retire a true belief.
 """
@@ -41,12 +46,21 @@ _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already"
                                "so", "very", "realli", "only", "almost", "nearly", "least", "most", "other", "another", "it'", "i'v"}
 
 
+_UNDER_WAY = re.compile(r"\b(?:meaning to|get back to|getting back to|halfway through|in the middle of|still (?:working on|reading|"
+                        r"watching|doing)|currently (?:reading|working on|watching)|haven't finished|have not finished|not finished yet|"
+                        r"started (?:reading|watching|working on)|put (?:it|them) down)\b", re.IGNORECASE)
+_DONE = re.compile(r"\b(?:finished|completed|done with|wrapped up)\b", re.IGNORECASE)
+_STATE_WORDS = {"finish", "complet", "start", "read", "watch", "work", "done"}
+
+
 @dataclass
 class _Said:
     item: RecallItem
     words: set[str]
     units: dict[str, set[str]]  # number → the words next to it
     near: dict[str, set[str]]  # number → the words around it
+    under_way: bool = False  # says a thing is under way
+    done: bool = False  # says a thing is done
 
 
 def _value(word: str) -> str:
@@ -70,13 +84,16 @@ def said(item: RecallItem) -> _Said:
             value = _value(w)
             units.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] + words[i + 1: i + 1 + AFTER] if not a[0].isdigit())
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
-    return _Said(item, {w for w in words if not w[0].isdigit()}, units, near)
+    done = bool(_DONE.search(item.text))
+    return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done)
 
 
 def changed(old: _Said, new: _Said, query: set[str]) -> bool:
     """Whether `new` gives a quantity of `old` another value (see the module doc)."""
     if not (old.item.at and new.item.at and old.item.at[:10] < new.item.at[:10]) or not old.words & new.words & query:
         return False
+    if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
+        return True
     for n1, u1 in old.units.items():
         for n2, u2 in new.units.items():
             if n1 == n2 or n2 in old.units or n1 in new.units or not u1 & u2:
@@ -92,7 +109,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     fact it revised."""
     query = {_unit(w) for w in query_words if not w[0].isdigit()}
     statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document")]
-    statements = [s for s in statements if s.units and s.words & query]
+    statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:
         later = [new.item for new in statements if new is not old and changed(old, new, query)]
