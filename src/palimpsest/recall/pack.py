@@ -34,6 +34,8 @@ WHOLE_PER = 125  # one whole-text item per this many tokens of budget
 TOP_SHARE = 10  # a whole-text item takes at most budget // TOP_SHARE tokens (and LINE_TOKENS)
 SNIPPET_TOKENS = 35  # the other ranked items: their best sentences within this many tokens
 FACT_SHARE = 0.6  # at most this share of the budget goes to facts (0.5–0.7 tie on LongMemEval half a)
+
+
 def _heading(date: str) -> str:
     return f"### {envelope.field(date)}"
 

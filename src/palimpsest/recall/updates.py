@@ -118,9 +118,9 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
             old.item.note = f"earlier; newer: {newer.id}"
             newer_of[old.item.id] = newer
     order = list(lead)
-    for old in lead:
-        new = newer_of.get(old.id)
-        if new is not None and new in order and order.index(new) > order.index(old):
-            order.remove(new)
-            order.insert(order.index(old), new)
+    for item in lead:
+        revising = newer_of.get(item.id)
+        if revising is not None and revising in order and order.index(revising) > order.index(item):
+            order.remove(revising)
+            order.insert(order.index(item), revising)
     return order
