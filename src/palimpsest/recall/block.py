@@ -78,7 +78,10 @@ class RecallItem:
             head = _flatten(self.text[: self.keep]) if self.keep else ""
             text = envelope.escape(_flatten(self.text[: LINE_TOKENS * 16]))
             keep = len(head) + 1 if head and text.startswith(head + " ") else 0
-            self.text, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap), cap)
+            cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
+            if cut != text:
+                cut, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap), cap)
+            self.text = cut
         return count_tokens(self._prefix(dated)) + self.tokens + 1
 
 

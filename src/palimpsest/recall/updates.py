@@ -40,6 +40,7 @@ from .echoes import FUNCTION_WORDS
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
+TEXT_CHARS = 2000  # of a long text, the part a block would show (~400 tokens) is read
 NEAR = 8  # the content words either side of a number that say what it is about
 # words next to a number that say nothing of what it counts ("9 months since", "since 2 weeks")
 _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already", "around", "more", "less", "or", "and", "but",
@@ -50,6 +51,8 @@ _UNDER_WAY = re.compile(r"\b(?:meaning to|get back to|getting back to|halfway th
                         r"watching|doing)|currently (?:reading|working on|watching)|haven't finished|have not finished|not finished yet|"
                         r"started (?:reading|watching|working on)|put (?:it|them) down)\b", re.IGNORECASE)
 _DONE = re.compile(r"\b(?:finished|completed|done with|wrapped up)\b", re.IGNORECASE)
+_ANY_NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+                         r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|hundred|third)\b", re.IGNORECASE)
 _STATE_WORDS = {"finish", "complet", "start", "read", "watch", "work", "done"}
 
 
@@ -72,10 +75,15 @@ def _unit(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word  # "bike" / "bik" (from "bikes")
 
 
+def _may_change(text: str) -> bool:
+    """A cheap first look: only a text with a number or a state of progress can be revised."""
+    return bool(_ANY_NUMBER.search(text) or _DONE.search(text) or _UNDER_WAY.search(text))
+
+
 def said(item: RecallItem) -> _Said:
     from ..facts.curator import tokens
 
-    text = _NOT_NUMBERS.sub(" ", item.text)
+    text = _NOT_NUMBERS.sub(" ", item.text[:TEXT_CHARS])
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}
@@ -108,7 +116,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     placed of those); return `lead` with each revising fact moved up to the place of the first
     fact it revised."""
     query = {_unit(w) for w in query_words if not w[0].isdigit()}
-    statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document")]
+    statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document") and _may_change(i.text)]
     statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:
