@@ -34,13 +34,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .block import RecallItem
+from .block import LINE_TOKENS, RecallItem
 from .echoes import FUNCTION_WORDS
 
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
-TEXT_CHARS = 2000  # of a long text, the part a block would show (~400 tokens) is read
+TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
 # words next to a number that say nothing of what it counts ("9 months since", "since 2 weeks")
 _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already", "around", "more", "less", "or", "and", "but",
