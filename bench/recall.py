@@ -4,6 +4,7 @@
     python bench/recall.py quality locomo ../shared/eval/locomo-dev.json
     python bench/recall.py speed [--messages 100000]
     python bench/recall.py knowledge ../shared/eval/longmemeval-s-dev.jsonl.gz
+    python bench/recall.py facts ../shared/eval/longmemeval-s-dev.jsonl.gz [--split a|b] [--fact-share 0.6,1.0]
 
 quality: for each question (a fresh memory per LongMemEval question, per LoCoMo
 conversation), the recall block at budgets 1,000 / 2,000 / 4,000 tokens; the share of
@@ -13,7 +14,12 @@ from the hash embedder so the numbers measure recall, not the model).
 knowledge: the LongMemEval knowledge-update questions, each haystack ingested and every
 turn distilled into facts (the local fallback; no LLM), then the 4,000-token block: does
 it hold the updated value (`KNOWLEDGE_KEYS`, labelled by hand), does the superseded value
-show, and does any retired fact — or a message it was heard in — reach it?
+show — anywhere, and in a line that is not marked `earlier; newer: …` (`recall/updates.py`)
+— and does any retired fact, or a message it was heard in, reach it?
+facts: every LongMemEval question with its haystack distilled locally (as `knowledge`): all
+evidence in the block at each budget, where a fact attested by an evidence turn counts for
+it — the measure the facts' share of the budget (`pack.FACT_SHARE`) is chosen on; each
+`--fact-share` value is run on the same memories (1.0 = no cap). About 25 minutes here.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 from common import Corpus, machine, summary_ms, table, write_section
-from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions
+from retrieval import CACHE, lme_sessions, lme_time, load, locomo_sessions, split
 
 from palimpsest import Memory, Settings
 from palimpsest.embed import EmbeddingCache, get_embedder
@@ -65,7 +71,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
     tally: dict[int, list[tuple[float, float, int]]] = {b: [] for b in BUDGETS}
     data = load(args.path)
     if args.dataset == "longmemeval":
-        for q in data[: args.max_questions]:
+        for q in split(data, args.split)[: args.max_questions]:
             with tempfile.TemporaryDirectory() as home:
                 memory = _memory(home, embedder, cache)
                 for session, msgs in lme_sessions(q):
@@ -76,7 +82,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
                 _score(memory, q["question"], set(range(n_answer)), "has_answer", lme_time(q["question_date"]), tally)
                 memory.close()
     else:
-        for conv in data:
+        for conv in split(data, args.split):
             with tempfile.TemporaryDirectory() as home:
                 memory = _memory(home, embedder, cache)
                 for session, _, turns in locomo_sessions(conv):
@@ -89,7 +95,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
                 memory.close()
     rows = {b: {"any": statistics.fmean(x[0] for x in v), "all": statistics.fmean(x[1] for x in v),
                 "tokens_p50": statistics.median(x[2] for x in v), "questions": len(v)} for b, v in tally.items()}
-    return {"dataset": args.dataset, "embedder": args.embedder, "budgets": rows}
+    return {"dataset": args.dataset, "embedder": args.embedder, "split": args.split, "budgets": rows}
 
 
 def speed(args: argparse.Namespace) -> dict[str, Any]:
@@ -138,18 +144,16 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
     rows = []
     for q in [q for q in load(args.path) if q["question_type"] == "knowledge-update"][: args.max_questions]:
         with tempfile.TemporaryDirectory() as home:
-            memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0))
-            for session, msgs in lme_sessions(q):
-                memory.ingest_session(session, msgs)
-                memory.distiller.close_turn(session, use_llm=False)  # the last turn of each session closes with it
-            memory.worker(tasks=["distill"]).drain()
+            memory = _distilled(q, home)
             block = memory.recall(None, q["question"], 4000, now=lme_time(q["question_date"]))
             facts = [i for i in block.items if i.kind == "fact"]
             retired = [i for i in facts if memory.facts.get(i.id).status != "current"] if facts else []
             text = " ".join(block.block.lower().split())
+            unmarked = " ".join(" ".join(line.lower().split()) for line in block.block.splitlines() if "· earlier; newer:" not in line)
             updated, stale = KNOWLEDGE_KEYS.get(q["question_id"], (str(q["answer"]), None))
             rows.append({"id": q["question_id"], "answer_in_block": str(q["answer"]).lower() in text,
                          "updated_in_block": updated in text, "superseded_in_block": bool(stale) and stale in text,
+                         "superseded_as_current": bool(stale) and stale in unmarked,
                          "facts_in_block": len(facts), "retired_facts_in_block": len(retired),
                          "retired_sources_in_block": _retired_sources(memory, block.items),
                          "facts_total": memory.facts.stats().get("facts", 0),
@@ -159,8 +163,45 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
     return {"questions": len(rows), "answer_in_block": sum(r["answer_in_block"] for r in rows) / n,
             "updated_in_block": sum(r["updated_in_block"] for r in rows) / n,
             "superseded_in_block": sum(r["superseded_in_block"] for r in rows),
+            "superseded_as_current": sum(r["superseded_as_current"] for r in rows),
             "retired_facts_in_block": sum(r["retired_facts_in_block"] for r in rows),
             "retired_sources_in_block": sum(r["retired_sources_in_block"] for r in rows), "rows": rows}
+
+
+def _distilled(q: dict[str, Any], home: str) -> Memory:
+    memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0))
+    for session, msgs in lme_sessions(q):
+        memory.ingest_session(session, msgs)
+        memory.distiller.close_turn(session, use_llm=False)  # the last turn of each session closes with it
+    memory.worker(tasks=["distill"]).drain()
+    return memory
+
+
+def _evidence_shown(memory: Memory, items: list[Any]) -> int:
+    """Evidence turns in the block: shown as themselves, or through a fact heard in them."""
+    ids = {i.id for i in items if i.kind == "message"}
+    ids |= {s.split(":", 1)[-1] for i in items if i.kind == "fact" for s in i.sources}
+    found = memory.store.get_messages(sorted(i for i in ids if i.startswith("evt_")))
+    return sum(1 for m in found if m.metadata.get("has_answer"))
+
+
+def facts(args: argparse.Namespace) -> dict[str, Any]:
+    from palimpsest.recall import pack
+
+    shares = [float(x) for x in args.fact_share.split(",")]
+    tally: dict[float, dict[int, list[float]]] = {s: {b: [] for b in BUDGETS} for s in shares}
+    for q in split(load(args.path), args.split)[: args.max_questions]:
+        n_answer = sum(1 for s in q["haystack_sessions"] for t in s if t.get("has_answer"))
+        with tempfile.TemporaryDirectory() as home:
+            memory = _distilled(q, home)
+            for share in shares:
+                pack.FACT_SHARE = share
+                for budget in BUDGETS:
+                    r = memory.recall(None, q["question"], budget, now=lme_time(q["question_date"]))
+                    tally[share][budget].append(1.0 if _evidence_shown(memory, r.items) >= n_answer else 0.0)
+            memory.close()
+    return {"split": args.split, "shares": {s: {b: statistics.fmean(v) for b, v in t.items()} for s, t in tally.items()},
+            "questions": len(tally[shares[0]][BUDGETS[0]])}
 
 
 def _retired_sources(memory: Memory, items: list[Any]) -> int:
@@ -181,28 +222,41 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("path")
     q.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     q.add_argument("--max-questions", type=int)
+    q.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
     k = sub.add_parser("knowledge")
     k.add_argument("path")
     k.add_argument("--max-questions", type=int)
+    f = sub.add_parser("facts")
+    f.add_argument("path")
+    f.add_argument("--split", choices=["a", "b"], help="one half of the dev set (by question)")
+    f.add_argument("--fact-share", default="0.6", help="comma-separated shares of the budget facts may take (1.0: no cap)")
+    f.add_argument("--max-questions", type=int)
     s = sub.add_parser("speed")
     s.add_argument("--messages", type=int, default=100_000)
     s.add_argument("--queries", type=int, default=200)
     p.add_argument("--write", action="store_true", help="record the figures in bench/RESULTS.md")
     args = p.parse_args(argv)
-    result = {"quality": quality, "speed": speed, "knowledge": knowledge}[args.what](args)
+    result = {"quality": quality, "speed": speed, "knowledge": knowledge, "facts": facts}[args.what](args)
     if args.what == "knowledge":
-        text = table([(r["id"], str(r["answer_in_block"]), str(r["updated_in_block"]), str(r["superseded_in_block"]), str(r["facts_in_block"]),
+        text = table([(r["id"], str(r["answer_in_block"]), str(r["updated_in_block"]), str(r["superseded_in_block"]),
+                       str(r["superseded_as_current"]), str(r["facts_in_block"]),
                        str(r["retired_facts_in_block"]), str(r["retired_sources_in_block"]), str(r["facts_total"]), str(r["facts_superseded"])) for r in result["rows"]],
-                     ("question", "data set's answer in block", "updated value in block", "superseded value in block", "facts in block",
+                     ("question", "data set's answer in block", "updated value in block", "superseded value in block",
+                      "superseded value in an unmarked line", "facts in block",
                       "retired facts in block", "retired facts' messages in block", "facts distilled", "of them superseded"))
         text += (f"\n\nupdated value in block {sum(r['updated_in_block'] for r in result['rows'])}/{result['questions']}, "
-                 f"superseded value in block {result['superseded_in_block']}, retired facts in block {result['retired_facts_in_block']}, "
+                 f"superseded value in block {result['superseded_in_block']} (in a line not marked earlier: "
+                 f"{result['superseded_as_current']}), data set's answer in block {sum(r['answer_in_block'] for r in result['rows'])}/{result['questions']}, retired facts in block {result['retired_facts_in_block']}, "
                  f"their messages in block {result['retired_sources_in_block']}")
         heading = "Recall: knowledge updates (LongMemEval, distilled locally)"
+    elif args.what == "facts":
+        text = table([(f"{share:g}", *(f"{v:.3f}" for v in row.values())) for share, row in result["shares"].items()],
+                     ("facts' share", *(f"all evidence @{b}" for b in BUDGETS)))
+        heading = f"Recall with distilled facts (LongMemEval{', half ' + result['split'] if result['split'] else ''})"
     elif args.what == "quality":
         rows = [(str(b), f"{v['any']:.3f}", f"{v['all']:.3f}", f"{v['tokens_p50']:.0f}", str(v["questions"])) for b, v in result["budgets"].items()]
         text = table(rows, ("budget", "any evidence in block", "all evidence in block", "tokens p50", "questions"))
-        heading = f"Recall ({result['dataset']}, embedder {result['embedder']})"
+        heading = f"Recall ({result['dataset']}, embedder {result['embedder']}{', half ' + result['split'] if result['split'] else ''})"
     else:
         text = table([(f"{result['messages']:,}", f"{result['p50_ms']:.1f}", f"{result['p95_ms']:.1f}")], ("messages", "p50 ms", "p95 ms"))
         heading = "Recall block assembly"

@@ -7,7 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest.recall.block import RecallItem, _fill
+from palimpsest.recall.block import RecallItem
+from palimpsest.recall.pack import fill
 from palimpsest.tokens import count_tokens, estimate_tokens
 
 PROSE = [
@@ -29,8 +30,8 @@ def test_the_estimate_is_close_on_prose_and_counts_marks() -> None:
                           st.sampled_from(PROSE)), min_size=1, max_size=40),
        st.integers(min_value=40, max_value=1500))
 def test_the_block_never_exceeds_its_budget(texts: list[str], budget: int) -> None:
-    items = [RecallItem(f"evt_{i:09d}", "message", "2026-03-04", text, 1.0 - i / 100) for i, text in enumerate(texts)]
-    chosen, tokens, block = _fill(items, [], budget)
+    items = [RecallItem(f"evt_{i:09d}", "message", f"2026-03-{1 + i % 5:02d}", text, 1.0 - i / 100) for i, text in enumerate(texts)]
+    _chosen, tokens, block = fill([], items, [], budget, set())
     assert tokens <= budget and (not block or count_tokens(block) == tokens)
 
 

@@ -4,14 +4,20 @@
 — current facts, past messages (hybrid search), summaries and skills when those exist —
 plus the live tail (the running session's latest events), removes repeats (a fact and the
 message it was heard in are shown once; a message that only restates a retired fact is
-not shown at all), and fills the token budget best-first. Facts lead, because a curated
-statement beats the turn it came from; within each part, the hybrid score orders.
+not shown at all), marks an item whose value a later one changed (`updates.py`), and fills
+the token budget best-first (`pack.py`). Facts lead, because a curated statement beats
+the turn it came from; within each part, the hybrid score decides what gets in. Past
+turns are then shown in time order under a heading per day.
 
-Each line carries an id and an absolute date, so a claim can be traced to its turn:
+Each line carries an id, and an absolute date (on the line, or the heading above it), so a
+claim can be traced to its turn:
 
     <system-reminder>
     ## Recalled memory (auto, system-owned)
     - [fct_0192 · 2026-03-04] the retry cap matches the upstream timeout
+    - [fct_0187 · 2026-02-11 · earlier; newer: fct_0192] the retry cap is 20 seconds
+    ### 2026-03-04
+    - [evt_004511] Ada: we agreed the retry cap matches the upstream timeout
     - [evt_004583 · live tail] working on the swarm trigger
     </system-reminder>
 
@@ -30,7 +36,8 @@ from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from ..tokens import count_tokens, count_tokens_batch, estimate_tokens, truncate_to_tokens
+from ..tokens import estimate_tokens, truncate_to_tokens
+from .snippet import snippet
 
 HEADER = envelope.RECALL_HEADER
 DEFAULT_BUDGET = 4000
@@ -50,22 +57,38 @@ class RecallItem:
     session: str | None = None
     sources: list[str] = field(default_factory=list)
     tokens: int = 0  # of `text`, once prepared
+    at: str = ""  # the full time, for the block's time order
+    note: str = ""  # shown after the date: "earlier; newer: fct_…" (see `updates.py`)
+    keep: int = 0  # characters at the start of `text` that a snippet keeps (the speaker)
 
-    def line(self) -> str:
-        return f"- [{envelope.field(self.id)} · {envelope.field(self.date)}] {self.text}"
+    def line(self, dated: bool = True) -> str:
+        return f"{self._prefix(dated)} {self.text}"
 
-    def prepare(self) -> int:
-        """Escape and cut the text (once); return the line's tokens with its newline, as
-        estimated (`tokens.estimate_tokens`): candidates are weighed by estimate and the
-        assembled block is counted exactly (`_fill`). Only a text that may be near
-        `LINE_TOKENS` is tokenized, to cut it at a token boundary."""
+    def _prefix(self, dated: bool) -> str:
+        tags = [envelope.field(self.id), *([envelope.field(self.date)] if dated else []), *([self.note] if self.note else [])]
+        return f"- [{' · '.join(tags)}]"
+
+    def prepare(self, cap: int = LINE_TOKENS, words: set[str] | None = None, dated: bool = True) -> int:
+        """Escape the text and cut it to `cap` tokens (once: a snippet of the sentences
+        sharing most of `words`, see `snippet.py`); return the line's tokens with its
+        newline, as estimated (`tokens.estimate_tokens`): candidates are weighed by estimate
+        and the chosen lines counted exactly (`pack.fill`). Only a text that may be near `cap`
+        is tokenized, to cut it at a token boundary."""
         if not self.tokens:
             # cut by characters first (no token is longer than ~16 characters), so a 50 KB
             # message is not escaped and tokenized whole to show its first lines
+            head = _flatten(self.text[: self.keep]) if self.keep else ""
             text = envelope.escape(_flatten(self.text[: LINE_TOKENS * 16]))
+            keep = len(head) + 1 if head and text.startswith(head + " ") else 0
             estimate = estimate_tokens(text)
-            self.text, self.tokens = truncate_to_tokens(text, LINE_TOKENS) if estimate > LINE_TOKENS // 2 else (text, estimate)
-        return estimate_tokens(f"- [{envelope.field(self.id)} · {envelope.field(self.date)}]") + self.tokens + 1
+            if estimate <= cap // 2:
+                self.text, self.tokens = text, estimate
+            else:
+                cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
+                if cut != text:
+                    cut, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap), cap)
+                self.text = cut
+        return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 
 
 @dataclass
@@ -98,45 +121,13 @@ def _message_text(m: Any) -> str:
     return f"{who}: {text}" if who else text
 
 
+def _lead_in(m: Any) -> int:
+    """Characters of `_message_text(m)` that name the speaker ("Caroline:"), kept by a snippet."""
+    who = (m.metadata or {}).get("speaker") or m.role or ""
+    return len(who) + 1 if who else 0
+
+
 def check_budget(budget: Any) -> int:
     if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
         raise InvalidInput("budget must be a non-negative integer of tokens")
     return min(budget, 200_000)
-
-
-def _fill(long_term: list[RecallItem], live: list[RecallItem], budget: int) -> tuple[list[RecallItem], int, str]:
-    """Best-first into the budget: long-term items, then the live tail (within its share)."""
-    frame = envelope.wrap(HEADER)
-    used = count_tokens(frame) + 1
-    if used > budget:
-        return [], 0, ""
-    chosen: list[RecallItem] = []
-    live_budget = int(budget * LIVE_SHARE)
-    for group, cap in ((long_term, budget), (live, None)):
-        spent_here = 0
-        for item in group:
-            if budget - used < 12:
-                break  # not even a short line fits any more
-            cost = item.prepare()
-            if used + cost > budget or (cap is None and spent_here + cost > live_budget):
-                continue
-            chosen.append(item)
-            used += cost
-            spent_here += cost
-    if chosen:  # the costs were estimates: the chosen lines counted exactly, in one call, and those that fit kept
-        used = count_tokens(frame) + 1
-        kept = []
-        for item, exact in zip(chosen, count_tokens_batch([i.line() for i in chosen])):
-            if used + exact + 1 <= budget:
-                kept.append(item)
-                used += exact + 1
-        chosen = kept
-    while chosen:  # the exact count of the assembled block has the last word
-        block = envelope.wrap("\n".join([HEADER, *(i.line() for i in chosen)]))
-        tokens = count_tokens(block)
-        if tokens <= budget:
-            return chosen, tokens, block
-        chosen.pop()
-    return [], 0, ""
-
-

@@ -23,12 +23,14 @@ from .block import (
     LIVE_TAIL,
     Recall,
     RecallItem,
-    _fill,
     _flatten,
+    _lead_in,
     _message_text,
     check_budget,
 )
 from .echoes import Echoes
+from .pack import fill, query_words
+from .updates import mark_earlier
 
 if TYPE_CHECKING:
     from ..facts import Facts
@@ -94,8 +96,10 @@ class Recaller:
         for group, source in self.sources:
             items = source(turn)
             (turn.lead if group == LEAD else ranked).extend(items)
-        long_term = turn.lead + sorted(ranked, key=lambda i: -i.score)  # summaries and turns compete on one score
-        items, used, block = _fill(long_term, live, budget)
+        ranked.sort(key=lambda i: -i.score)  # summaries and turns compete on one score
+        words = query_words(query)
+        lead = mark_earlier(turn.lead, ranked, words)  # the current belief first, earlier values marked
+        items, used, block = fill(lead, ranked, live, budget, words)
         if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
             notes.append(f"a budget of {budget} tokens cannot hold the envelope; nothing recalled")
         return Recall(session, query, budget, items, used, block, (time.perf_counter() - started) * 1000, notes)
@@ -106,7 +110,7 @@ class Recaller:
         for hit in turn.result.facts if turn.result is not None else []:
             f = hit.fact
             sources = [a.source for a in f.attestations]
-            items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources))
+            items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources, at=f.valid_from))
         return items
 
     def _skills(self, turn: Turn) -> list[RecallItem]:
@@ -137,7 +141,7 @@ class Recaller:
         return items
 
     def _summaries(self, turn: Turn) -> list[RecallItem]:
-        return [RecallItem(s["id"], "summary", s["latest_at"][:10], s["content"], s["score"], s.get("session_id"))
+        return [RecallItem(s["id"], "summary", s["latest_at"][:10], s["content"], s["score"], s.get("session_id"), at=s["latest_at"])
                 for s in (turn.result.summaries if turn.result is not None else [])]
 
     def _wiki_items(self, turn: Turn) -> list[RecallItem]:
@@ -169,14 +173,15 @@ class Recaller:
             if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
                 continue
             seen_text.add(key)
-            items.append(RecallItem(m.id, "message", m.created_at[:10], _message_text(m), h.score, m.session))
+            items.append(RecallItem(m.id, "message", m.created_at[:10], _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items
 
     def _live_tail(self, session: str | None, n: int) -> list[RecallItem]:
         if not session or n <= 0:
             return []
         recent = self.finder.browse(session=session, limit=n, newest_first=True)
-        return [RecallItem(m.id, "live", "live tail", _message_text(m), 0.0, session) for m in reversed(recent)]
+        return [RecallItem(m.id, "live", "live tail", _message_text(m), 0.0, session, at=m.created_at, keep=_lead_in(m))
+                for m in reversed(recent)]
 
     # -- built on recall -----------------------------------------------------------
     def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,

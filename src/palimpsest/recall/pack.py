@@ -1,0 +1,119 @@
+"""Packing the block: which items fit the budget, how long each line may be, in what order.
+
+The fill is best-first, in three groups: the leading items (facts, skills, symbols), the
+ranked ones (past turns, summaries, wiki statements, document chunks, one score), then
+the live tail within its share. What a line costs decides how much evidence a block
+holds, so three things keep lines short without losing what they answer:
+
+- **Dates once per day.** The ranked part is shown in time order under a heading per day
+  (`### 2023-05-08`); its lines carry only their id. A date on every line took ~7 of a
+  recalled turn's ~45 tokens. Time order also shows the model how things went, and which
+  of two statements is the later one. Leading items keep their own date on the line.
+- **Whole text for the best hits only.** The first `budget // WHOLE_PER` ranked items are
+  shown whole up to `budget // TOP_SHARE` tokens (1,000 → 8 items of ≤ 100 tokens; 4,000 →
+  32 items of ≤ 400), the rest as a snippet of `SNIPPET_TOKENS` (`snippet.py`): the sentences
+  that share the most words with the query, in their order, gaps marked `…`. The full text stays one
+  `memory_get_full` away by the line's id.
+- **The facts' share.** Facts lead, but at most `FACT_SHARE` of the budget goes to them, so
+  a memory with hundreds of distilled facts still shows the turns they came from.
+
+The constants were chosen on one half of each dev set and reported on the other
+(docs/recall.md, bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+from .. import envelope
+from ..tokens import count_tokens, count_tokens_batch
+from .block import HEADER, LINE_TOKENS, LIVE_SHARE, RecallItem
+from .snippet import query_words, snippet
+
+__all__ = ["fill", "query_words", "snippet"]
+
+WHOLE_PER = 125  # one whole-text item per this many tokens of budget
+TOP_SHARE = 10  # a whole-text item takes at most budget // TOP_SHARE tokens (and LINE_TOKENS)
+SNIPPET_TOKENS = 35  # the other ranked items: their best sentences within this many tokens
+FACT_SHARE = 0.6  # at most this share of the budget goes to facts (0.5–0.7 tie on LongMemEval half a)
+
+
+def _heading(date: str) -> str:
+    return f"### {envelope.field(date)}"
+
+
+def _assemble(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem]) -> str:
+    lines = [HEADER, *(i.line() for i in lead)]
+    day = None
+    for item in sorted(ranked, key=lambda i: (i.at or i.date)):
+        if item.date != day:
+            day = item.date
+            lines.append(_heading(day))
+        lines.append(item.line(dated=False))
+    lines += [i.line() for i in live]
+    return envelope.wrap("\n".join(lines))
+
+
+def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], budget: int,
+           used: int) -> tuple[list[RecallItem], list[RecallItem], list[RecallItem]]:
+    """The chosen lines counted exactly in one tokenizer pass (they were weighed by
+    estimate), walked in the order they were chosen, and those that fit kept."""
+    lead_in, ranked_in, live_in = chosen
+    lines = [i.line() for i in lead_in] + [i.line(dated=False) for i in ranked_in] + [i.line() for i in live_in]
+    costs = iter(count_tokens_batch(lines))
+    kept: tuple[list[RecallItem], list[RecallItem], list[RecallItem]] = ([], [], [])
+    days: set[str] = set()
+    for group, items in enumerate(chosen):
+        for item in items:
+            cost = next(costs) + 1
+            if group == 1 and item.date not in days:
+                cost += count_tokens(_heading(item.date)) + 1
+            if used + cost <= budget:
+                kept[group].append(item)
+                used += cost
+                if group == 1:
+                    days.add(item.date)
+    return kept
+
+
+def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem], budget: int,
+         words: set[str]) -> tuple[list[RecallItem], int, str]:
+    """The items that fit `budget` (in the block's order), its token count and the block."""
+    frame = envelope.wrap(HEADER)
+    used = count_tokens(frame) + 1
+    if used > budget:
+        return [], 0, ""
+    whole, top = budget // WHOLE_PER, min(LINE_TOKENS, max(SNIPPET_TOKENS, budget // TOP_SHARE))
+    fact_room = int(budget * FACT_SHARE)
+    live_room = int(budget * LIVE_SHARE)
+    chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]] = ([], [], [])
+    days: set[str] = set()
+    for group, items in enumerate((lead, ranked, live)):
+        for rank, item in enumerate(items):
+            if budget - used < 12:
+                break  # not even a short line fits any more
+            if group == 1:
+                cost = item.prepare(top if rank < whole else SNIPPET_TOKENS, words, dated=False)
+                cost += 0 if item.date in days else count_tokens(_heading(item.date)) + 1
+            else:
+                cost = item.prepare(LINE_TOKENS, words)
+            if used + cost > budget:
+                continue
+            if item.kind == "fact":
+                if cost > fact_room:
+                    continue
+                fact_room -= cost
+            if group == 2:
+                if cost > live_room:
+                    continue
+                live_room -= cost
+            chosen[group].append(item)
+            used += cost
+            if group == 1:
+                days.add(item.date)
+    lead_in, ranked_in, live_in = _exact(chosen, budget, count_tokens(frame) + 1)
+    while lead_in or ranked_in or live_in:  # the exact count of the assembled block has the last word
+        block = _assemble(lead_in, ranked_in, live_in)
+        tokens = count_tokens(block)
+        if tokens <= budget:
+            return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *live_in], tokens, block
+        (live_in or ranked_in or lead_in).pop()
+    return [], 0, ""

@@ -1,0 +1,134 @@
+"""Newer values: when two recalled items give one quantity two values, the later one is
+the current belief, and the earlier one is marked as earlier (issue 20, knowledge updates).
+
+The curator supersedes a fact only when it is sure two statements fill one slot; on real
+conversations most updates are said in passing ("I've completed 4 projects since
+starting painting classes" … two months later "I just finished my 5th project"), and
+both stay current, as do the turns that said them. Recall sees them side by side, so it
+makes the softer call the curator cannot: the older item stays in the block (a question
+about the change, or about then, needs it) but its line says `earlier; newer: <id>`, and
+among the leading facts the newer one moves up to where the older stood — the current
+belief first.
+
+Two items give one quantity two values when, the newer said on a later day (within a day,
+numbers near each other are more often two things than one thing changed), each has a
+number (digits, ordinals, number words; list markers "1." and "first" are not) and:
+- the words next to the numbers — the content word before and the two after — share one
+  ("4 projects" / "my 5th project", "7:00 pm" / "6:00 pm", "episode 10" / "50 episodes");
+- that shared word is one the query asks about ("how many bikes": "two bikes" / "four
+  bikes"), or the words within `NEAR` of the two numbers share two of the query's;
+- the numbers differ, and neither item also names the other's number (an item that names
+  both values is about the change, and is not marked).
+
+A state changes the same way: an item that says a thing is under way ("I've been meaning to
+get back to The Nightingale", "halfway through", "still working on") is earlier than a
+later one that says it is done ("I finished The Nightingale") when the two share two words
+of the query besides the state's own.
+
+Nothing is dropped and no fact changes: a wrong mark costs a few tokens and a hint, where a
+wrong supersede would retire a true belief.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .block import LINE_TOKENS, RecallItem
+from .echoes import FUNCTION_WORDS
+
+_NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
+TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
+NEAR = 8  # the content words either side of a number that say what it is about
+# words next to a number that say nothing of what it counts ("9 months since", "since 2 weeks")
+_NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already", "around", "more", "less", "or", "and", "but",
+                               "so", "very", "realli", "only", "almost", "nearly", "least", "most", "other", "another", "it'", "i'v"}
+
+
+_UNDER_WAY = re.compile(r"\b(?:meaning to|get back to|getting back to|halfway through|in the middle of|still (?:working on|reading|"
+                        r"watching|doing)|currently (?:reading|working on|watching)|haven't finished|have not finished|not finished yet|"
+                        r"started (?:reading|watching|working on)|put (?:it|them) down)\b", re.IGNORECASE)
+_DONE = re.compile(r"\b(?:finished|completed|done with|wrapped up)\b", re.IGNORECASE)
+_ANY_NUMBER = re.compile(r"\d|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+                         r"seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|hundred|third)\b", re.IGNORECASE)
+_STATE_WORDS = {"finish", "complet", "start", "read", "watch", "work", "done"}
+
+
+@dataclass
+class _Said:
+    item: RecallItem
+    words: set[str]
+    units: dict[str, set[str]]  # number → the words next to it
+    near: dict[str, set[str]]  # number → the words around it
+    under_way: bool = False  # says a thing is under way
+    done: bool = False  # says a thing is done
+
+
+def _value(word: str) -> str:
+    m = _ORDINAL.match(word)
+    return m.group(1) if m else word
+
+
+def _unit(word: str) -> str:
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word  # "bike" / "bik" (from "bikes")
+
+
+def _may_change(text: str) -> bool:
+    """A cheap first look: only a text with a number or a state of progress can be revised."""
+    return bool(_ANY_NUMBER.search(text) or _DONE.search(text) or _UNDER_WAY.search(text))
+
+
+def said(item: RecallItem) -> _Said:
+    from ..facts.curator import tokens
+
+    text = _NOT_NUMBERS.sub(" ", item.text[:TEXT_CHARS])
+    words = [w if w[0].isdigit() else _unit(w) for w in tokens(text) if w not in _NOT_UNITS]
+    units: dict[str, set[str]] = {}
+    near: dict[str, set[str]] = {}
+    for i, w in enumerate(words):
+        if w[0].isdigit():
+            value = _value(w)
+            units.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] + words[i + 1: i + 1 + AFTER] if not a[0].isdigit())
+            near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
+    done = bool(_DONE.search(item.text))
+    return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done)
+
+
+def changed(old: _Said, new: _Said, query: set[str]) -> bool:
+    """Whether `new` gives a quantity of `old` another value (see the module doc)."""
+    if not (old.item.at and new.item.at and old.item.at[:10] < new.item.at[:10]) or not old.words & new.words & query:
+        return False
+    if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
+        return True
+    for n1, u1 in old.units.items():
+        for n2, u2 in new.units.items():
+            if n1 == n2 or n2 in old.units or n1 in new.units or not u1 & u2:
+                continue
+            if u1 & u2 & query or len(old.near[n1] & new.near[n2] & query) >= 2:
+                return True
+    return False
+
+
+def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: set[str]) -> list[RecallItem]:
+    """Note on every item that a later one revised (`earlier; newer: <id>`, naming the best
+    placed of those); return `lead` with each revising fact moved up to the place of the first
+    fact it revised."""
+    query = {_unit(w) for w in query_words if not w[0].isdigit()}
+    statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document") and _may_change(i.text)]
+    statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query]
+    newer_of: dict[str, RecallItem] = {}
+    for old in statements:
+        later = [new.item for new in statements if new is not old and changed(old, new, query)]
+        if later:
+            newer = later[0]  # the best placed, so the likeliest to be shown too
+            old.item.note = f"earlier; newer: {newer.id}"
+            newer_of[old.item.id] = newer
+    order = list(lead)
+    for item in lead:
+        revising = newer_of.get(item.id)
+        if revising is not None and revising in order and order.index(revising) > order.index(item):
+            order.remove(revising)
+            order.insert(order.index(item), revising)
+    return order

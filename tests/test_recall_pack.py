@@ -1,0 +1,107 @@
+"""How the recall block is packed (`recall/pack.py`, `recall/updates.py`): past turns under one
+heading per day in time order, whole text for the best hits and a query-focused snippet
+for the rest, the facts' share of the budget, and earlier values marked beside newer ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.recall import pack
+from palimpsest.tokens import count_tokens
+
+
+@pytest.fixture
+def mem(home: Path, store_url: str):
+    m = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off"))
+    yield m
+    m.close()
+
+
+def _turn(text: str, at: str, speaker: str = "Ada") -> dict:
+    return {"role": "user", "content": text, "created_at": at, "metadata": {"speaker": speaker}}
+
+
+def test_past_turns_sit_under_one_heading_per_day_in_time_order(mem: Memory) -> None:
+    mem.ingest_session("s1", [_turn("the glacier hike starts at dawn", "2023-05-08T10:00:00Z"),
+                              _turn("we packed crampons for the glacier", "2023-05-08T10:05:00Z")])
+    mem.ingest_session("s2", [_turn("the glacier hike was cancelled by rain", "2023-04-01T09:00:00Z")])
+    body = mem.recall(None, "glacier hike").block.splitlines()[2:-1]
+    assert body == ["### 2023-04-01", body[1], "### 2023-05-08", body[3], body[4]]
+    assert "cancelled" in body[1] and "dawn" in body[3] and "crampons" in body[4]
+    assert all(line.startswith("- [evt_") and " · " not in line.split("]")[0] for line in (body[1], body[3], body[4]))
+
+
+def test_a_snippet_keeps_the_speaker_and_the_sentences_the_query_names() -> None:
+    text = ("Caroline: Thanks so much for asking! The weather was lovely all week. I went to a support group yesterday "
+            "and it was powerful. We also baked bread on Sunday, which was fun. Anyway, how are the kids doing?")
+    cut = pack.snippet(text, len("Caroline: "), pack.query_words("What support group did Caroline go to?"), 20)
+    assert cut.startswith("Caroline: … I went to a support group yesterday and it was powerful. …")
+    assert count_tokens(cut) <= 20
+    assert pack.snippet("Ada: short", 4, set(), 20) == "Ada: short"  # within the cap: unchanged
+    one = pack.snippet("Ada: " + "word " * 100, 4, set(), 12)  # a single sentence longer than the cap: its start, cut
+    assert one.startswith("Ada: word") and one.endswith("…") and count_tokens(one) <= 13
+
+
+def test_the_best_hits_are_whole_and_the_rest_are_snippets(mem: Memory) -> None:
+    filler = " ".join(f"Sentence {i} is about nothing in particular." for i in range(3))
+    mem.ingest_session("s1", [_turn(f"{filler} The invoice total for order {n} was wrong. {filler}", f"2023-05-{n + 1:02d}T10:00:00Z")
+                              for n in range(20)])
+    r = mem.recall(None, "invoice total wrong", 1000)
+    texts = [i.text for i in r.items if i.kind == "message"]
+    whole = [t for t in texts if "…" not in t]
+    assert len(whole) == 1000 // pack.WHOLE_PER and all(t.endswith("particular.") for t in whole)
+    assert len(texts) > len(whole)  # more turns than whole ones fit: the rest are snippets
+    for cut in set(texts) - set(whole):
+        assert "The invoice total for order" in cut and count_tokens(cut) <= pack.SNIPPET_TOKENS
+    assert r.tokens <= 1000
+
+
+def test_facts_take_at_most_their_share_and_turns_still_show(mem: Memory) -> None:
+    for n in range(40):
+        mem.facts.write(f"the deploy checklist item {n} is about the deploy window", kind="fact")
+    mem.ingest_session("s1", [_turn("the deploy window moved because of the checklist", "2023-05-08T10:00:00Z")])
+    mem.worker().drain()
+    r = mem.recall(None, "deploy checklist window", 1000)
+    fact_tokens = sum(i.prepare() for i in r.items if i.kind == "fact")
+    assert 0 < fact_tokens <= 1000 * pack.FACT_SHARE
+    assert any(i.kind == "message" for i in r.items)
+
+
+def test_an_earlier_value_is_marked_and_the_newer_fact_leads(mem: Memory) -> None:
+    old = mem.facts.write("I've completed 4 projects since starting painting classes.", valid_from="2023-08-16T10:00:00Z")
+    new = mem.facts.write("I just finished my 5th project since starting painting classes!", valid_from="2023-10-09T10:00:00Z")
+    mem.ingest_session("s1", [_turn("Great news: 4 projects done since starting painting classes", "2023-08-16T10:00:00Z")])
+    mem.worker().drain()
+    r = mem.recall(None, "How many projects have I completed since starting painting classes?")
+    facts = [i for i in r.items if i.kind == "fact"]
+    assert [f.id for f in facts][:2] == [new.id, old.id]  # the current belief first
+    assert facts[1].note == f"earlier; newer: {new.id}" and not facts[0].note
+    assert f"[{old.id} · 2023-08-16 · earlier; newer: {new.id}]" in r.block
+    said = next(i for i in r.items if i.kind == "message")
+    assert said.note == f"earlier; newer: {new.id}"  # the turn that said the old value, too
+
+
+@pytest.mark.parametrize("case", ["same-day", "names-both", "other-quantity"])
+def test_numbers_that_are_not_one_value_changed_are_not_marked(mem: Memory, case: str) -> None:
+    texts, days = {
+        "same-day": (["The standup is at 9:00 am, the review at 2:00 pm.", "Lunch with the standup crew at 12:00 pm."], ["2023-05-08", "2023-05-08"]),
+        "names-both": (["I ran 5 miles in the standup challenge.", "I ran 7 miles in the standup challenge, up from 5 miles."], ["2023-05-08", "2023-05-20"]),
+        "other-quantity": (["The standup has 6 people.", "The standup takes 15 minutes."], ["2023-05-08", "2023-05-20"]),
+    }[case]
+    for text, day in zip(texts, days):
+        mem.facts.write(text, valid_from=f"{day}T10:00:00Z")
+    r = mem.recall(None, "standup")
+    assert [i.note for i in r.items if i.kind == "fact"] == ["", ""]
+
+
+def test_a_thing_said_under_way_is_earlier_than_a_later_one_said_done(mem: Memory) -> None:
+    old = mem.facts.write("I've been meaning to get back to The Nightingale by Kristin Hannah.", valid_from="2023-01-21T10:00:00Z")
+    new = mem.facts.write("I recently finished The Nightingale by Kristin Hannah, it was amazing.", valid_from="2023-03-30T10:00:00Z")
+    other = mem.facts.write("I'm halfway through a book about Kristin's garden.", valid_from="2023-01-22T10:00:00Z")
+    r = mem.recall(None, "Did I finish reading The Nightingale by Kristin Hannah?")
+    notes = {i.id: i.note for i in r.items if i.kind == "fact"}
+    assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""
+    assert notes.get(other.id, "") == ""  # one shared word of the query is not the same thing
