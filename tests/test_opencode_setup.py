@@ -109,6 +109,7 @@ def test_opencode_setup_plugin_captures_recalls_and_undoes(tmp_path: Path) -> No
     done = palimpsest(home, "setup", "opencode", "--undo")
     assert done.returncode == 0, done.stderr
     assert config.read_bytes() == CONFIG and not plugin.exists() and not (config.parent / "opencode.json.before-palimpsest").exists()
+    assert not plugin.parent.exists() and config.parent.is_dir()  # the plugin folder setup made is gone, the user's stays
 
 
 def test_doctor_names_a_missing_plugin_and_a_moved_binary(tmp_path: Path) -> None:

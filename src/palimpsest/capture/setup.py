@@ -336,7 +336,8 @@ def apply(p: Plan, home: Path) -> list[str]:
             backup = c.path.with_name(c.path.name + BACKUP_SUFFIX)
             if c.before is not None:
                 _write(backup, c.before)
-            record = {"existed": c.before is not None, "backup": str(backup) if c.before is not None else None}
+            record = {"existed": c.before is not None, "backup": str(backup) if c.before is not None else None,
+                      "made_dirs": [str(d) for d in _missing_dirs(c.path.parent)]}
         _write(c.path, c.after)
         record["written"] = _sha(c.after)
         files[str(c.path)] = record
@@ -344,6 +345,25 @@ def apply(p: Plan, home: Path) -> list[str]:
     if written:
         _write(_state_path(home, p.harness), json.dumps(state, indent=2).encode("utf-8"))
     return written
+
+
+def _missing_dirs(folder: Path) -> list[Path]:
+    """The folders `_write` will create for a file in `folder`, deepest first."""
+    made = []
+    while not folder.exists() and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
+    return made
+
+
+def _remove_empty(folders: list[str]) -> None:
+    """Remove the folders setup created, deepest first, while they are empty (a file the
+    user put there since keeps its folder)."""
+    for folder in folders:
+        try:
+            Path(folder).rmdir()
+        except OSError:
+            return
 
 
 def undo(harness: str, home: Path, env: dict[str, str], file: str | None = None) -> list[dict[str, str]]:
@@ -363,6 +383,7 @@ def undo(harness: str, home: Path, env: dict[str, str], file: str | None = None)
                 done.append({"path": str(path), "action": "restored"})
             else:
                 path.unlink(missing_ok=True)
+                _remove_empty(record.get("made_dirs", []))
                 done.append({"path": str(path), "action": "removed (setup created it)"})
         elif opencode_setup.ours(current):  # our plugin, changed since: nothing in it is the user's
             path.unlink()
