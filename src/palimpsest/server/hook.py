@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 
 def hook_routes(app: FastAPI, memory: Memory, responses: Any) -> None:
-    @app.post("/api/hook/recall", tags=["harness"], response_class=PlainTextResponse, responses=responses(400, 401),
+    text = {200: {"description": "what the hook prints (may be empty)", "content": {"text/plain": {"schema": {"type": "string"}}}}}
+    body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}}
+
+    @app.post("/api/hook/recall", tags=["harness"], response_class=PlainTextResponse, responses={**responses(400, 401, 413, 415), **text},
+              openapi_extra=body,
               summary="The recall hook's output for a harness's hook JSON (the body): hookSpecificOutput JSON "
                       "(format=json), the bare block (format=text), or empty.")
     async def hook_recall(request: Request, budget: int = recall_hook.DEFAULT_BUDGET, format: str = "json") -> PlainTextResponse:
