@@ -31,7 +31,7 @@ def register(sub: Any) -> None:
     add_command(sub, "mcp", mcp, "Serve the memory tools over MCP on stdin/stdout (for MCP clients that launch a command).",
                 json_flag=False)
 
-    p = add_command(sub, "capture", capture, "Read a harness hook's JSON on stdin (Claude Code, Codex) and post the "
+    p = add_command(sub, "capture", capture, "Read a harness hook's JSON on stdin (Claude Code, Codex, qwen-code, OpenCode) and post the "
                     "conversation's new events to the server; spool them when it is unreachable.")
     p.add_argument("payload", nargs="?", help="the hook's JSON as an argument (Codex `notify`); default: read stdin")
     p.add_argument("--url", help="server URL (default: PALIMPSEST_URL)")
