@@ -36,6 +36,7 @@ from __future__ import annotations
 import re
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 _OPENERS = re.compile(r"^\s*(?:(?:no|oh|ok|okay|so|well|sorry|wait|oops|fyi|btw|hey)[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
                       r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
@@ -89,6 +90,7 @@ _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 
              (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2")]
 
 
+@lru_cache(maxsize=1 << 16)  # a recall block stems every sentence of its snippets: the same words again and again
 def stem(word: str) -> str:
     for suffix in _STEM_SUFFIXES:
         if len(word) > len(suffix) + 2 and word.endswith(suffix):

@@ -84,9 +84,11 @@ class RecallItem:
             if estimate <= cap // 2:
                 self.text, self.tokens = text, estimate
             else:
-                cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
+                cut = ""  # far over the cap (every pre-token is at least one token): straight to the snippet
+                if estimate <= 3 * cap:
+                    cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
                 if cut != text:
-                    cut, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap), cap)
+                    cut, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap, over=True), cap)
                 self.text = cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 

@@ -28,11 +28,12 @@ def _words(sentence: str) -> set[str]:
     return {stem(w) for w in _WORD.findall(sentence.lower())}
 
 
-def snippet(text: str, keep: int, words: set[str], cap: int) -> str:
+def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False) -> str:
     """`text` within `cap` tokens: its first `keep` characters (the speaker), then the
     sentences that share most words with the query (earlier first on a tie), in their
-    order, each gap marked `…`. A text within the cap comes back as it is."""
-    if count_tokens(text) <= cap:
+    order, each gap marked `…`. A text within the cap comes back as it is (`over`: the
+    caller has counted it and knows it is not, so it is not tokenized again)."""
+    if not over and count_tokens(text) <= cap:
         return text
     head, body = text[:keep], text[keep:]
     sentences = _SENTENCE.split(body)
