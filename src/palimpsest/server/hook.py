@@ -21,12 +21,11 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 
-def hook_routes(app: FastAPI, memory: Memory, responses: Any) -> None:
+def hook_routes(app: FastAPI, memory: Memory, responses: Any, body: Any) -> None:
     text = {200: {"description": "what the hook prints (may be empty)", "content": {"text/plain": {"schema": {"type": "string"}}}}}
-    body = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}}
 
     @app.post("/api/hook/recall", tags=["harness"], response_class=PlainTextResponse, responses={**responses(400, 401, 413, 415), **text},
-              openapi_extra=body,
+              openapi_extra=body({"type": "object"}),
               summary="The recall hook's output for a harness's hook JSON (the body): hookSpecificOutput JSON "
                       "(format=json), the bare block (format=text), or empty.")
     async def hook_recall(request: Request, budget: int = recall_hook.DEFAULT_BUDGET, format: str = "json") -> PlainTextResponse:

@@ -39,9 +39,9 @@ from ..tools.registry import MAX_DEPTH, json_depth
 from . import capture
 from .deadline import Deadline, in_thread
 from .guard import Guard, is_loopback
+from .hook import hook_routes
 from .mcp import build_server
 from .panel import mount as mount_panel
-from .hook import hook_routes
 from .wiki import wiki_routes
 
 log = logging.getLogger("palimpsest.http")
@@ -171,7 +171,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _read_routes(app, memory)
     _tag_routes(app, memory, write)
     wiki_routes(app, memory, _responses)
-    hook_routes(app, memory, _responses)
+    hook_routes(app, memory, _responses, _body)
     mount_panel(app, memory, write, settings.token or "")
     _mcp_get_refused(app)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
