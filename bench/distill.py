@@ -106,9 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
     p.add_argument("--write", action="store_true", help="write the section of bench/RESULTS.md")
-    p.add_argument("--set", choices=("dev", "test", "fresh", "blind", "all"), default="all")
+    p.add_argument("--set", choices=("dev", "test", "fresh", "blind", "blind2", "all"), default="all")
     args = p.parse_args(argv)
-    names = ["dev", "test", "fresh", "blind"] if args.set == "all" else [args.set]
+    names = ["dev", "test", "fresh", "blind", "blind2"] if args.set == "all" else [args.set]
     loaded = {n: load(n) for n in names}
     r = {n: run(turns, said_at) for n, (said_at, turns) in loaded.items()}
     if args.set == "all":
