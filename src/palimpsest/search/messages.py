@@ -25,10 +25,10 @@ from ..store import Filters, Store
 from .conversation import conversation_rerank, session_boost
 from .diversity import diversify
 from .floor import apply_floor, floor_for
-from .seeded import seeded_round
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
+from .seeded import seeded_round
 from .timeframe import query_window, when_boost
 
 RECIPES = ("hybrid", "rrf")
