@@ -45,11 +45,12 @@ class Weights:
     speaker: float = 0.15  # bonus for turns by whom the query is about (conversation_rerank)
     session: float = 0.0  # share of its session's mean a hit gains (session_boost)
     when: float = 0.2  # bonus for messages of the time the query names (timeframe.when_boost)
+    seed: float = 0.05  # weight of the entity-seeded second keyword round (seeded.seeded_round)
 
     @classmethod
     def from_settings(cls, s: Any) -> Weights:
         return cls(s.w_fts, s.w_semantic, s.w_temporal, s.w_importance, s.decay_clock, s.reinforcement_cap,
-                   reply=s.w_reply, speaker=s.w_speaker, session=s.w_session, when=s.w_when)
+                   reply=s.w_reply, speaker=s.w_speaker, session=s.w_session, when=s.w_when, seed=s.w_seed)
 
     def score(self, parts: dict[str, float]) -> float:
         return (self.fts * parts.get("fts", 0.0) + self.semantic * parts.get("semantic", 0.0)

@@ -28,6 +28,7 @@ from .floor import apply_floor, floor_for
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
+from .seeded import seeded_round
 from .timeframe import query_window, when_boost
 
 RECIPES = ("hybrid", "rrf")
@@ -168,6 +169,9 @@ class MessageSearch:
         if recipe == "hybrid":
             hits = when_boost(hits, query_window(query, anchor), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
+            hits = seeded_round(hits, query, source, depth, w.seed)
+            if qvec is not None:  # the floor judges the round's newcomers by their cosines too
+                ranking.cosines.update(source.cosines([h.message.id for h in hits if h.message.id not in ranking.cosines], qvec))
         hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)

@@ -1,0 +1,47 @@
+"""A second keyword round seeded by the first round's entities (issue 18, third pass).
+
+Multi-hop questions ("What activities has Melanie done with her family?") need turns that
+share no word with the question but name what the best turns name (a place, a pet, a
+friend). One any-word BM25 search over those names finds them; its score, on the weighted
+sum's scale and small, lifts such turns without reordering the first hits much.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..records import Hit
+from .conversation import speaker_of
+from .floor import query_names
+from .hybrid import normalise
+from .query import query_terms
+
+
+def seeded_round(hits: list[Hit], query: str, source: Any, depth: int, weight: float, top: int = 5) -> list[Hit]:
+    """Names in the first `top` hits that the query does not hold and no speaker bears
+    seed one any-word keyword search; its normalised BM25 × `weight` is added to each hit
+    it finds (new ones join with that alone)."""
+    if weight <= 0 or not hits:
+        return hits
+    skip = set(query_names(query)) | {t.lower() for t in query_terms(query)}
+    skip |= {speaker_of(h.message).lower() for h in hits if speaker_of(h.message)}
+    seeds: list[str] = []
+    for h in hits[:top]:
+        for n in query_names(h.message.content):
+            if n not in skip and n not in seeds:
+                seeds.append(n)
+    if not seeds:
+        return hits
+    found = source.keyword(seeds, False, depth)
+    extra = dict(zip([i for i, _ in found], normalise([s for _, s in found])))
+    by_id = {h.message.id: h for h in hits}
+    rows = source.rows([i for i in extra if i not in by_id])
+    out = []
+    for h in hits:
+        bonus = weight * extra.get(h.message.id, 0.0)
+        out.append(Hit(h.message, h.score + bonus, {**h.parts, "seed": bonus}) if bonus else h)
+    for i, v in extra.items():
+        if i not in by_id and i in rows:
+            out.append(Hit(rows[i], weight * v, {"seed": weight * v}))
+    out.sort(key=lambda h: -h.score)
+    return out
