@@ -170,8 +170,9 @@ class MessageSearch:
             hits = when_boost(hits, query_window(query, anchor), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
             hits = seeded_round(hits, query, source, depth, w.seed)
-            if qvec is not None:  # the floor judges the round's newcomers by their cosines too
-                ranking.cosines.update(source.cosines([h.message.id for h in hits if h.message.id not in ranking.cosines], qvec))
+            newcomers = [h.message.id for h in hits if h.message.id not in ranking.cosines]
+            if qvec is not None and newcomers:  # the floor judges the round's newcomers by their cosines too
+                ranking.cosines.update(source.cosines(newcomers, qvec))
         hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)

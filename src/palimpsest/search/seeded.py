@@ -20,7 +20,7 @@ from .query import query_terms
 def seeded_round(hits: list[Hit], query: str, source: Any, depth: int, weight: float, top: int = 5) -> list[Hit]:
     """Names in the first `top` hits that the query does not hold and no speaker bears
     seed one any-word keyword search; its normalised BM25 × `weight` is added to each hit
-    it finds (new ones join with that alone)."""
+    it finds (new ones join with that alone), best first."""
     if weight <= 0 or not hits:
         return hits
     skip = set(query_names(query)) | {t.lower() for t in query_terms(query)}
@@ -34,14 +34,11 @@ def seeded_round(hits: list[Hit], query: str, source: Any, depth: int, weight: f
         return hits
     found = source.keyword(seeds, False, depth)
     extra = dict(zip([i for i, _ in found], normalise([s for _, s in found])))
-    by_id = {h.message.id: h for h in hits}
-    rows = source.rows([i for i in extra if i not in by_id])
-    out = []
-    for h in hits:
-        bonus = weight * extra.get(h.message.id, 0.0)
-        out.append(Hit(h.message, h.score + bonus, {**h.parts, "seed": bonus}) if bonus else h)
-    for i, v in extra.items():
-        if i not in by_id and i in rows:
-            out.append(Hit(rows[i], weight * v, {"seed": weight * v}))
-    out.sort(key=lambda h: -h.score)
-    return out
+    for h in hits:  # as the other boosts: on the weighted sum's scale, in place
+        if h.message.id in extra:
+            h.parts["seed"] = weight * extra.pop(h.message.id)
+            h.score += h.parts["seed"]
+    rows = source.rows(list(extra))
+    hits += [Hit(rows[i], weight * v, {"seed": weight * v}) for i, v in extra.items() if i in rows]
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits
