@@ -25,6 +25,7 @@ from palimpsest.facts.local import local_distill
 from palimpsest.records import Message
 
 DATA = Path(__file__).resolve().parent / "data"
+HELD_OUT = {"blind3"}  # turns no rule was designed on: figures only, never the turns they miss
 Turn = tuple[list[tuple[str, str]], list[tuple[str, str, str]]]
 
 
@@ -98,7 +99,7 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
               "tuned too. Expect unseen phrasing nearer the fresh first run than the test figures.")]
     for name, r in results.items():
         lines += ["", f"{name}: turns not exactly right: {len(r['wrong'])}."]
-        lines += [f"- {w}" for w in r["wrong"]]
+        lines += [f"- {w}" for w in r["wrong"]] if name not in HELD_OUT else ["(held out: which turns is not shown)"]
     return "\n".join(lines) + "\n"
 
 
@@ -106,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--json", action="store_true")
     p.add_argument("--write", action="store_true", help="write the section of bench/RESULTS.md")
-    p.add_argument("--set", choices=("dev", "test", "fresh", "blind", "blind2", "all"), default="all")
+    p.add_argument("--set", choices=("dev", "test", "fresh", "blind", "blind2", "blind3", "all"), default="all",
+                   help="all: every set but the held-out blind3 (asked for by name; its wrong turns are never printed)")
     args = p.parse_args(argv)
     names = ["dev", "test", "fresh", "blind", "blind2"] if args.set == "all" else [args.set]
     loaded = {n: load(n) for n in names}
