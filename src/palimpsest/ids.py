@@ -1,4 +1,5 @@
-"""Session ids: the one check, and the one mapping of a harness's own id onto it.
+"""Session ids: the one check, and the one mapping of a harness's own id onto it; and
+the short id a recall block shows for a message.
 
 Apart from `records.py` (which re-exports both) because the recall hook — a process a
 harness starts before every turn — needs the mapping, and importing `records` (its
@@ -10,6 +11,16 @@ tests/test_ids.py holds the two to the same answers.
 from __future__ import annotations
 
 from .errors import InvalidInput
+
+# A message's id is `evt_` + 19 digits of nanoseconds + 4 random hex digits (journal.py):
+# 21 tokens on a recall block's line, where the recalled text takes ~35. The block shows
+# the last `SHORT_ID_CHARS` characters instead (4 digits, 4 hex: 10 tokens with the line's
+# brackets), and everything that takes a message id takes those too (`Memory.get_message`).
+# They are the id's own characters, so they never change (a rebuild keeps them); 10^4 ×
+# 16^4 values make a second message with the same short id rare (about 1 in 6,500 at
+# 100,000 messages), and an ambiguous one is a clear error naming the full ids.
+SHORT_ID_CHARS = 8
+_SHORT = frozenset("0123456789abcdef")
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$"  # (schemas and routes use it; records.py compiles it)
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -40,3 +51,16 @@ def session_id_of(raw: object) -> str:
         import hashlib  # only here: a harness's usual ids (UUIDs) are valid as they are
 
         return "s-" + hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:32]
+
+
+def short_id(message_id: str) -> str:
+    """What a recall block shows for a message: the last `SHORT_ID_CHARS` characters of
+    an event id (`evt_` + 23); any other id as it is."""
+    if len(message_id) == 27 and message_id.startswith("evt_") and message_id[4:23].isdigit() and is_short_id(message_id[-SHORT_ID_CHARS:]):
+        return message_id[-SHORT_ID_CHARS:]
+    return message_id
+
+
+def is_short_id(text: str) -> bool:
+    """Whether `text` has a short id's shape: 4 digits, then 4 lower-case hex digits."""
+    return len(text) == SHORT_ID_CHARS and text[:4].isdigit() and text[:4].isascii() and all(c in _SHORT for c in text[4:])

@@ -32,6 +32,7 @@ from .embed import Embedder, EmbeddingCache
 from .errors import InvalidInput, NotFound, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
+from .ids import is_short_id
 from .ingest import Indexer, Writer
 from .jobs import Handler, Worker, embed_jobs
 from .journal import Journal
@@ -285,10 +286,16 @@ class Memory:
         return self.writer.full(m)
 
     def get_message(self, message_id: str) -> Message:
-        """One message's index row."""
+        """One message's index row, by its id or by the short id a recall block shows
+        (`ids.short_id`); a short id two messages share is `InvalidInput` naming both."""
         found = self.store.get_messages([message_id])
+        if not found and is_short_id(message_id):
+            ids = self.store.ids_ending(message_id, 3)
+            if len(ids) > 1:
+                raise InvalidInput(f"short id {message_id!r} is shared by several messages ({', '.join(ids)}): give the full id")
+            found = self.store.get_messages(ids)
         if not found:
-            raise NotFound(f"no message with id {message_id!r}")
+            raise NotFound(f"no message with id {message_id[:80]!r}")
         return found[0]
 
     def get_session(self, session: str) -> Session | None:

@@ -10,15 +10,17 @@ the turn it came from; within each part, the hybrid score decides what gets in. 
 turns are then shown in time order under a heading per day.
 
 Each line carries an id, and an absolute date (on the line, or the heading above it), so a
-claim can be traced to its turn:
+claim can be traced to its turn. A turn's line shows its short id (the last 8 characters
+of `evt_…`, `ids.short_id`: 10 tokens where the whole id took 21 of a line's ~45), which
+`memory_get_full` and every other reader of message ids take as well:
 
     <system-reminder>
     ## Recalled memory (auto, system-owned)
     - [fct_0192 · 2026-03-04] the retry cap matches the upstream timeout
     - [fct_0187 · 2026-02-11 · earlier; newer: fct_0192] the retry cap is 20 seconds
     ### 2026-03-04
-    - [evt_004511] Ada: we agreed the retry cap matches the upstream timeout
-    - [evt_004583 · live tail] working on the swarm trigger
+    - [4511a3f9] Ada: we agreed the retry cap matches the upstream timeout
+    - [4583c0de · live tail] working on the swarm trigger
     </system-reminder>
 
 The sources are one list (`Recaller.sources`): each is a function of the turn that
@@ -35,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import envelope
+from ..ids import short_id
 from ..errors import InvalidInput
 from ..tokens import estimate_tokens, truncate_to_tokens
 from .snippet import snippet
@@ -61,11 +64,16 @@ class RecallItem:
     note: str = ""  # shown after the date: "earlier; newer: fct_…" (see `updates.py`)
     keep: int = 0  # characters at the start of `text` that a snippet keeps (the speaker)
 
+    @property
+    def ref(self) -> str:
+        """The id the line shows: a turn's short id (`ids.short_id`), any other item's id."""
+        return short_id(self.id) if self.kind in ("message", "live") else self.id
+
     def line(self, dated: bool = True) -> str:
         return f"{self._prefix(dated)} {self.text}"
 
     def _prefix(self, dated: bool) -> str:
-        tags = [envelope.field(self.id), *([envelope.field(self.date)] if dated else []), *([self.note] if self.note else [])]
+        tags = [envelope.field(self.ref), *([envelope.field(self.date)] if dated else []), *([self.note] if self.note else [])]
         return f"- [{' · '.join(tags)}]"
 
     def prepare(self, cap: int = LINE_TOKENS, words: set[str] | None = None, dated: bool = True) -> int:

@@ -160,6 +160,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Messages by id, in the order asked; unknown ids are left out."""
 
     @abstractmethod
+    def ids_ending(self, tail: str, limit: int) -> list[str]:
+        """Up to `limit` message ids that end with `tail` (a short id, `ids.short_id`);
+        a scan, for a tool call, not for a hot path."""
+
+    @abstractmethod
     def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]: ...
 
     @abstractmethod

@@ -67,13 +67,13 @@ def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]
 
 
 def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Jump to an id: a message (evt_…), a fact (fct_…) or a session."""
+    """Jump to an id: a message (evt_…, or the short id a recall block shows), a fact (fct_…) or a session."""
     ident = _param(params, "id")
     if not ident:
-        raise InvalidInput("give an id: a message (evt_…), a fact or a session")
+        raise InvalidInput("give an id: a message (evt_… or its short id), a fact or a session")
     found = _message(memory, ident)
     if found is not None:
-        return "__redirect__", {"url": f"/panel/sessions/{found.session}?around={ident}#{ident}"}
+        return "__redirect__", {"url": f"/panel/sessions/{found.session}?around={found.id}#{found.id}"}
     if _fact(memory, ident):
         return "__redirect__", {"url": f"/panel/facts/{ident}"}
     if memory.get_session(ident) is not None:

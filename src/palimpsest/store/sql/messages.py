@@ -66,6 +66,11 @@ class SQLMessagesMixin(SQLBackend):
         by_id = {r[0]: self._message(r) for r in self._fetch(f"SELECT {M} FROM messages m WHERE {where}", (param,))}
         return [by_id[i] for i in ids if i in by_id]
 
+    def ids_ending(self, tail: str, limit: int) -> list[str]:
+        if not tail.isalnum():  # a short id is letters and digits: nothing for LIKE to read as a pattern
+            return []
+        return [r[0] for r in self._fetch("SELECT id FROM messages WHERE id LIKE ? ORDER BY id LIMIT ?", (f"evt_%{tail}", limit))]
+
     def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]:
         where, params = self._filter_sql(filters)
         order = "DESC" if newest_first else "ASC"
