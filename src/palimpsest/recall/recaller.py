@@ -41,7 +41,9 @@ if TYPE_CHECKING:
     from ..wiki import Wiki
 
 LEAD, RANKED = "lead", "ranked"  # items that lead the block / that compete on one score
-TOKENS_PER_HIT = 50  # a recalled turn takes ~30-60 tokens: a 4,000-token block asks search for 80 hits
+# a recalled turn takes ~25-50 tokens with its short id: a 4,000-token block asks search for
+# 114 hits, capped at MAX_HITS (35 and 25 tied on LoCoMo half a, 50 lost; docs/recall.md)
+TOKENS_PER_HIT = 35
 MIN_HITS, MAX_HITS = 20, 100
 
 
