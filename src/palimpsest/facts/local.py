@@ -39,6 +39,11 @@ from . import slots
 
 # -- the local fallback ----------------------------------------------------------
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+# all-lower-case writers ("our api is written in go. we host it on render") start sentences
+# in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
+_LOWER_BREAK = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[a-z])")
+ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
+                           "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
                         r"i was wrong|that's wrong|that is wrong|not anymore|update)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
@@ -56,7 +61,9 @@ _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|a
 DATE = re.compile(
     rf"\b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\b(?:,?\s+(?P<y1>\d{{4}}))?"
     rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
-    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+    # a day of the month said alone ("on the 2nd", "by the 31st"): of the month it is said in
+    r"|\bthe\s+(?P<d3>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?\w+\s+(?:floor|time|place|row|century))",
     re.IGNORECASE)
 _IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
                     r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
@@ -65,7 +72,22 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and len(s.strip()) > 3]
+    out: list[str] = []
+    for part in _SENTENCE.split(text or ""):
+        out += _split_lower(part) if part else []
+    return [s.strip() for s in out if s and len(s.strip()) > 3]
+
+
+def _split_lower(part: str) -> list[str]:
+    """`part` cut where a full stop is followed by a lower-case word, unless it ends an abbreviation."""
+    pieces, start = [], 0
+    for m in _LOWER_BREAK.finditer(part):
+        last = part[start:m.start()].split()[-1].lower() if part[start:m.start()].split() else ""
+        if last in ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+", last):
+            continue
+        pieces.append(part[start:m.start()])
+        start = m.end()
+    return pieces + [part[start:]]
 
 
 def entities_of(text: str) -> list[str]:
@@ -98,6 +120,8 @@ def resolve_date(text: str, said_at: str) -> str | None:
             elif m.group("dir").lower() == "next" and delta == 0:
                 delta = 7
             return iso(day + timedelta(days=delta))
+        if m.group("d3"):
+            return iso(datetime(base.year, base.month, int(m.group("d3")), tzinfo=base.tzinfo))
         month_text, d, y = (m.group("m1"), m.group("d1"), m.group("y1")) if m.group("m1") else (m.group("m2"), m.group("d2"), m.group("y2"))
         month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_text.lower()[:3]))
         return iso(datetime(int(y) if y else base.year, month, int(d), tzinfo=base.tzinfo))
@@ -105,15 +129,40 @@ def resolve_date(text: str, said_at: str) -> str | None:
         return None
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|by the way|just so you know|also|hey|yes|no|right)"
-                      r"\b[,.!:]?\s+)+(?=\w)", re.IGNORECASE)
+_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|"
+                      r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
+                      r"\b[,.!:]?\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
-                  r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|should we|shall we|could we|"
+                  r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
-                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|hoping|considering|looking for|trying to|"
-                  r"meaning to)|i'd like to (?:know|ask|get|learn|find)|i want to (?:know|ask|learn|find))", re.IGNORECASE)
+                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
+                  r"meaning to)|i'd like to (?:know|ask|get|learn (?:more|how|about)|find)|i want to (?:know|ask|learn (?:more|how|about)|find)|"
+                  # hearsay and hedges: not the user's first-hand word ("apparently …", "according to …")
+                  r"apparently|supposedly|according to|rumou?r has it|could be|might be|may be)", re.IGNORECASE)
+# small talk: an acknowledgement or a mood, said of the moment, not of the user ("I see, makes
+# sense", "I'm so tired today", "what a week")
+SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|good point|sounds good|no worries|all good|never mind|nvm|"
+                        r"of course|exactly|agreed|true|perfect|awesome|amazing|interesting|noted|understood|will do|cheers|nope|"
+                        r"what an?\b|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out)\b)", re.IGNORECASE)
+MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
+                   "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
+                   "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
+                   "grateful", "thankful", "amazed", "overwhelmed", "swamped", "knackered", "beat", "starving", "late", "jealous",
+                   "curious", "pleased", "delighted", "upset", "angry", "furious", "baffled", "puzzled", "struggling", "dying"])
+_MOOD = re.compile(r"^\s*i(?:'m| am| feel| felt| was|'ve been| have been)\s+(?:(?:so|very|really|super|a bit|a little|kinda|kind of|pretty|"
+                   r"quite|totally|absolutely|completely|rather|too|just|getting|feeling|\w+ly)\s+)*(?P<w>[\w-]+)", re.IGNORECASE)
+# the crowd's opinion, not a fact of the user's ("Everyone on Hacker News seems to hate ORMs")
+CROWD = re.compile(r"^\s*(?:everyone|everybody|people|most people|many people|lots of people|a lot of people|some people|folks|"
+                   r"nobody|no one|they)\b(?:\s+[\w'-]+){0,4}?\s+(?:seems? to|says?|said|think|thinks|reckons?|claims?|swears? by|"
+                   r"recommends?|hates?|loves?)\b", re.IGNORECASE)
+# a hedge on one's own intention is not one yet ("I might switch to Linux", "we may move")
+HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|\b(?:i|we)(?:'m| am|'re| are) not sure\b", re.IGNORECASE)
+# a passing trouble report (the matter of a question, not a standing fact): "it keeps
+# crashing", "the build fails with", "is throwing a 500"
+TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|crash(?:es|ing)?|throws?|throwing|errors? out|"
+                     r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working)\b", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
                       r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that)\b", re.IGNORECASE)
 _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b", re.IGNORECASE)
@@ -121,20 +170,52 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
                     r"took over|takes over|taken over|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
-                    r"\b(?:quit|stopped|gave up)\b|\bnow[.!]?$|"
+                    r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )\bnow[.!]?$|"  # "for now" is for the time being, not a change
                     r"(?:are|is|'re|am|'m) moving (?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
-                  r"don'?t\b(?! forget)|do not\b(?! forget)|please (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
-                  r"format|respond|be)\b|avoid\b|stop\b)", re.IGNORECASE)
+                  r"don'?t\b(?! forget)|do not\b(?! forget)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
+                  r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|stop\b|"
+                  # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
+                  # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
+                  r"(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
+                  r"the following|going|in mind|me posted)\b)|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
+                  # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
+                  r"(?:i|we)(?: \w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
+# an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
+# me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
+_SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
+                                r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|by default|"
+                                r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b", re.IGNORECASE)
 MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i (?:hate|love|can't stand|cannot stand) it when|"
-                           r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love)\b", re.IGNORECASE)
+                           r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
+                           r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
+                           r"(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*i (?:have|need) to (?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
+# a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
+ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
+                        r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
 PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? to|intend(?:ing)? to|aim(?:ing)? to|going to (?!be\b)\w+|"
                   r"will (?!be\b)\w+|'ll (?!be\b)\w+)", re.IGNORECASE)
+# an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
+# us to try MkDocs", "my goal is to …"): a plan, not a preference
+INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|hope|wanna)(?: to| us to)\b|"
+                       r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|(?:i|we)(?:'m| am|'re| are) hoping to\b|"
+                       r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)", re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
-                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start))\b", re.IGNORECASE)
+                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start)|"
+                             # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
+                             r"(?:went|gone|ended up going|ended up) with|opted (?:for|to)|(?:have |'ve )?(?:chosen|chose)\b|"
+                             r"(?:we|i|team|they)(?: have|'ve)? (?:picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
+                             r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
+                             r"final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
 _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
-
+# an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
+_PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
+                           r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
+# a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
+_PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
+# quoted text to rewrite or translate is not the user's statement
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”")
 
 def local_distill(messages: list[Message]) -> dict[str, Any]:
     """The four-field output, extracted deterministically (see the module doc)."""
@@ -143,8 +224,9 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
     for m in messages:
         if not m.content or m.tool_name:
             continue
-        for s in sentences(m.content):
-            _classify(out, s, m, seen)
+        after_fact = False
+        for s in sentences(_QUOTED.sub("'…'", m.content)):
+            after_fact = _classify(out, s, m, seen, after_fact) == "fact"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -152,10 +234,20 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
 
 
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
+_STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a person just spoken of
 
 
-def classify(s: str, user: bool = True) -> tuple[str, str, str] | None:
-    """(category, kind, text) of one sentence, or None (see the module doc)."""
+def _chatter(s: str) -> bool:
+    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge."""
+    if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
+        return True
+    mood = _MOOD.match(s)
+    return bool(mood and mood.group("w").lower() in MOODS)
+
+
+def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
+    """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
+    the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
     corr = CORRECTION.match(s)
@@ -166,36 +258,41 @@ def classify(s: str, user: bool = True) -> tuple[str, str, str] | None:
     if opening:
         s = s[opening.end():]
         s = s[0].upper() + s[1:]
-    if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s):
+    if _chatter(s) or user and (HEDGE.search(s) or TROUBLE.search(s)):
         return None
-    if user and TASK.match(s) and not _NOT_A_TASK.match(s):
+    if user and (TASK.match(s) or ASKED_TASK.match(s)) and not _NOT_A_TASK.match(s):
         return "task", "task", s
     if DECISION.search(s) or _MORE_DECISIONS.search(s):
         return "fact", "decision", s
     if not user:
         return None
-    if CHANGE.search(s) and not RULE.match(s):
+    rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
+    if CHANGE.search(s) and not rule:
         return "correction", "correction", s
-    if PREFERENCE.search(s) or RULE.match(s) or MY_PREFERENCE.search(s):
-        return "fact", "preference", s
     dated = DATE.search(s) is not None
+    if INTENTION.search(s):
+        return "fact", "event" if dated else "plan", s
+    if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s):
+        return "fact", "preference", s
     if PLAN.search(s) and not dated:
         return "fact", "plan", s
-    slot = slots.parse(s)
-    if dated and (_FIRST_PERSON.search(s) or slot is not None):
+    pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
+    slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
+    if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s)):
         return "fact", "event", s
-    if slot is not None and (slot.value or slot.attribute) and len(s.split()) >= 3:
+    if slot is not None and (slot.value or slot.attribute) and (len(s.split()) >= 3 or re.match(r"^\s*i(?:'m| am)\s", s, re.IGNORECASE)):
         return "fact", "fact", s
     return None
 
 
-def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
+def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
+    """Adds what `s` says to `out`; its category, or None."""
     key = s.lower()
     if key in seen:
-        return
-    found = classify(s, m.role == "user")
+        return None
+    found = classify(s, m.role == "user", after_fact)
     if found is None:
-        return
+        return None
     category, kind, text = found
     if category == "correction":
         out["corrections"].append({"text": text, "replaces": text})
@@ -204,6 +301,7 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
     else:
         out["facts"].append(_fact(text, kind, m))
     seen.add(key)
+    return category if kind == "fact" or category != "fact" else kind
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
