@@ -51,7 +51,7 @@ PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|
 DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|remind me to|don't forget to|do not forget to|we need to|"
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
                   r"we should|next step[s]?(?: is| are)?:?|please remember to)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
@@ -63,6 +63,8 @@ DATE = re.compile(
     rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
     r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
     # a day of the month said alone ("on the 2nd", "by the 31st"): of the month it is said in
+    # a month alone, or with its year ("in June 2019", "in March"): its first day
+    rf"|\b(?:in\s+(?P<m4>{_MONTH})|(?P<m5>{_MONTH})\s+(?P<y5>\d{{4}}))\b(?:\s+(?P<y4>\d{{4}}))?"
     r"|\bthe\s+(?P<d3>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?\w+\s+(?:floor|time|place|row|century))",
     re.IGNORECASE)
 _IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
@@ -120,6 +122,9 @@ def resolve_date(text: str, said_at: str) -> str | None:
             elif m.group("dir").lower() == "next" and delta == 0:
                 delta = 7
             return iso(day + timedelta(days=delta))
+        if m.group("m4") or m.group("m5"):
+            month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith((m.group("m4") or m.group("m5")).lower()[:3]))
+            return iso(datetime(int(m.group("y4") or m.group("y5") or base.year), month, 1, tzinfo=base.tzinfo))
         if m.group("d3"):
             return iso(datetime(base.year, base.month, int(m.group("d3")), tzinfo=base.tzinfo))
         month_text, d, y = (m.group("m1"), m.group("d1"), m.group("y1")) if m.group("m1") else (m.group("m2"), m.group("d2"), m.group("y2"))
@@ -134,7 +139,7 @@ _OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|ye
                       r"\b[,.!:]?\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
-                  r"if\b|imagine|suppose|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
+                  r"if\b|imagine|suppose|assume|assuming|let'?s say|let us say|say (?:we|i|you)\b|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
                   r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
@@ -145,7 +150,7 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
 # sense", "I'm so tired today", "what a week")
 SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|good point|sounds good|no worries|all good|never mind|nvm|"
                         r"of course|exactly|agreed|true|perfect|awesome|amazing|interesting|noted|understood|will do|cheers|nope|"
-                        r"what an?\b|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out)\b)", re.IGNORECASE)
+                        r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out)\b)", re.IGNORECASE)
 MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
@@ -177,12 +182,15 @@ RULE = re.compile(r"^\s*(?:(?:from now on|going forward|from here on|in future|i
                   r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|stop\b|"
                   # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
                   # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
-                  r"(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
+                  r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
                   r"the following|going|in mind|me posted)\b)|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
                   r"(?:i|we)(?: \w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
 # me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
+# a rule for the assistant's work said as a condition ("When you write SQL, uppercase the keywords")
+_WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+ )?(?:write|answer|reply|respond|give|send|show|explain|suggest|"
+                       r"generate|draft|review|format|summari[sz]e|translate|make|create|code|recommend)\b", re.IGNORECASE)
 _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
                                 r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|by default|"
                                 r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b", re.IGNORECASE)
@@ -194,19 +202,26 @@ _NOT_A_TASK = re.compile(r"^\s*i (?:have|need) to (?:admit|say|confess|agree|tel
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
 ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
                         r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
-PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? to|intend(?:ing)? to|aim(?:ing)? to|going to (?!be\b)\w+|"
-                  r"will (?!be\b)\w+|'ll (?!be\b)\w+)", re.IGNORECASE)
+# "can you remind me to …?" asks for a task, question mark or not
+_ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
+                       r"(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b)", re.IGNORECASE)
+PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|an|the|for)|intend(?:ing)? to|aim(?:ing)? to|"
+                  r"going to (?!be\b)\w+|will (?!be\b)\w+)|\b(?:i|we)'ll (?!be\b)\w+", re.IGNORECASE)
+# a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
+_PROMISE = re.compile(r"^\s*i(?:'ll| will) (?:\w+ )?(?:try|check|let you know|see|look|think|test|get back|give (?:it|that|this)|do (?:it|that|this)|"
+                      r"keep you|take a look|have a look|report back|update you|send (?:it|that|them|you)|be)\b", re.IGNORECASE)
 # an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
 # us to try MkDocs", "my goal is to …"): a plan, not a preference
 INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|hope|wanna)(?: to| us to)\b|"
                        r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|(?:i|we)(?:'m| am|'re| are) hoping to\b|"
                        r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)", re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
-                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start)|"
+                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|call it)|"
                              # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
                              r"(?:went|gone|ended up going|ended up) with|opted (?:for|to)|(?:have |'ve )?(?:chosen|chose)\b|"
                              r"(?:we|i|team|they)(?: have|'ve)? (?:picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
+                             r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
                              r"final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
 _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
@@ -214,6 +229,8 @@ _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|mad
                            r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
 # a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
 _PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
+# where one is at the moment ("I'm at the airport right now"), not a standing fact
+TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm)\b", re.IGNORECASE)
 # quoted text to rewrite or translate is not the user's statement
 _QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”")
 
@@ -248,6 +265,9 @@ def _chatter(s: str) -> bool:
 def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
     the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
+    asked = _ASK_TASK.match(s)
+    if user and asked and len(s) <= MAX_SENTENCE:
+        return "task", "task", s
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
     corr = CORRECTION.match(s)
@@ -258,7 +278,9 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if opening:
         s = s[opening.end():]
         s = s[0].upper() + s[1:]
-    if _chatter(s) or user and (HEDGE.search(s) or TROUBLE.search(s)):
+    if user and _WHEN_YOU.match(s):
+        return "fact", "preference", s
+    if _chatter(s) or user and (HEDGE.search(s) or TROUBLE.search(s) or _PROMISE.match(s)):
         return None
     if user and (TASK.match(s) or ASKED_TASK.match(s)) and not _NOT_A_TASK.match(s):
         return "task", "task", s
@@ -280,6 +302,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
     if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s)):
         return "fact", "event", s
+    if TRANSIENT.search(s):
+        return None
     if slot is not None and (slot.value or slot.attribute) and (len(s.split()) >= 3 or re.match(r"^\s*i(?:'m| am)\s", s, re.IGNORECASE)):
         return "fact", "fact", s
     return None
