@@ -52,7 +52,7 @@ DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|de
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
 TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
-                  r"we should|next step[s]?(?: is| are)?:?|please remember to)", re.IGNORECASE)
+                  r"we should|next step[s]?(?: is| are)?:?|(?:please )?remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
@@ -63,10 +63,15 @@ DATE = re.compile(
     rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
     r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
     # a day of the month said alone ("on the 2nd", "by the 31st"): of the month it is said in
+    # a past time counted back from the day said ("last month", "two weeks ago", "this morning")
+    r"|\b(?:(?P<ago>a|an|one|two|three|four|five|six|\d{1,2})\s+(?P<unit>day|week|month|year)s?\s+ago|last\s+(?P<last>week|weekend|month|year|night)"
+    r"|(?P<morning>this morning|earlier today|last night))\b"
     # a month alone, or with its year ("in June 2019", "in March"): its first day
     rf"|\b(?:in\s+(?P<m4>{_MONTH})|(?P<m5>{_MONTH})\s+(?P<y5>\d{{4}}))\b(?:\s+(?P<y4>\d{{4}}))?"
     r"|\bthe\s+(?P<d3>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?\w+\s+(?:floor|time|place|row|century))",
     re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}  # "two weeks ago": a day near enough for valid time
+_COUNT_WORDS = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6"}
 _IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
                     r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
@@ -122,6 +127,12 @@ def resolve_date(text: str, said_at: str) -> str | None:
             elif m.group("dir").lower() == "next" and delta == 0:
                 delta = 7
             return iso(day + timedelta(days=delta))
+        if m.group("unit") or m.group("last"):
+            unit = m.group("unit") or {"weekend": "week", "night": "day"}.get(m.group("last"), m.group("last"))
+            n = 1 if m.group("last") else int(_COUNT_WORDS.get(m.group("ago").lower(), m.group("ago")))
+            return iso(day - timedelta(days=n * _UNIT_DAYS[unit]))
+        if m.group("morning"):
+            return iso(day - timedelta(days=1 if m.group("morning").lower() == "last night" else 0))
         if m.group("m4") or m.group("m5"):
             month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith((m.group("m4") or m.group("m5")).lower()[:3]))
             return iso(datetime(int(m.group("y4") or m.group("y5") or base.year), month, 1, tzinfo=base.tzinfo))
@@ -136,7 +147,7 @@ def resolve_date(text: str, said_at: str) -> str | None:
 
 _OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
-                      r"\b[,.!:]?\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
+                      r"\b[,.!:]?\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|assume|assuming|let'?s say|let us say|say (?:we|i|you)\b|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
@@ -167,17 +178,21 @@ HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|\b(?:i|we)(?:'m
 # a passing trouble report (the matter of a question, not a standing fact): "it keeps
 # crashing", "the build fails with", "is throwing a 500"
 TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|crash(?:es|ing)?|throws?|throwing|errors? out|"
+                     r"(?:returns?|returning|throws?|getting|gets|get|got|hitting|hit|seeing|see) (?:an? |the |this |that )?(?:weird |random )?"
+                     r"(?:[45]\d\d\b|(?:\w+ )?(?:error|exception|segfault|timeout|traceback|stack trace))|"
                      r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working)\b", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
-                      r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that)\b", re.IGNORECASE)
+                      r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that|"
+                      r"(?:used to|would|always|likes to|loves to) say|swears by)\b", re.IGNORECASE)
 _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b", re.IGNORECASE)
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
-                    r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped) (?:\w+ ){0,4}?(?:to|from)\b|"
+                    r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
+                    r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
                     r"took over|takes over|taken over|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )\bnow[.!]?$|"  # "for now" is for the time being, not a change
                     r"(?:are|is|'re|am|'m) moving (?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
-RULE = re.compile(r"^\s*(?:(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
+RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
                   r"don'?t\b(?! forget)|do not\b(?! forget)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
                   r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|stop\b|"
                   # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
@@ -188,6 +203,15 @@ RULE = re.compile(r"^\s*(?:(?:from now on|going forward|from here on|in future|i
                   r"(?:i|we)(?: \w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
 # me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
+# a rule said without a verb: "Short answers please.", "Tea over coffee, always."
+VERBLESS_RULE = re.compile(r"^\s*(?:[\w'-]+\s+){0,4}[\w'-]+,?\s+(?:please|pls|plz|always|every time|any day)[.!]*$", re.IGNORECASE)
+# a request of the moment addressed to the assistant ("Explain like I'm five: …", "Tell me a joke"):
+# not a fact, though it may mention one
+REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|write|give me|list|summari[sz]e|translate|compare|describe|"
+                     r"generate|draft|fix|rewrite|check|find|recommend|suggest|review|refactor|debug|convert|create|make|draw|design|"
+                     r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me)\b", re.IGNORECASE)
+# a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
+_SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))", re.IGNORECASE)
 # a rule for the assistant's work said as a condition ("When you write SQL, uppercase the keywords")
 _WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+ )?(?:write|answer|reply|respond|give|send|show|explain|suggest|"
                        r"generate|draft|review|format|summari[sz]e|translate|make|create|code|recommend)\b", re.IGNORECASE)
@@ -197,7 +221,7 @@ _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|rep
 MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i (?:hate|love|can't stand|cannot stand) it when|"
                            r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
                            r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
-                           r"(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
+                           r"my go-to|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*i (?:have|need) to (?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
 ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
@@ -213,7 +237,7 @@ _PROMISE = re.compile(r"^\s*i(?:'ll| will) (?:\w+ )?(?:try|check|let you know|se
 # an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
 # us to try MkDocs", "my goal is to …"): a plan, not a preference
 INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|hope|wanna)(?: to| us to)\b|"
-                       r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|(?:i|we)(?:'m| am|'re| are) hoping to\b|"
+                       r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|\bhoping to\b|\bsaving (?:up )?for\b|"
                        r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)", re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
                              r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|call it)|"
@@ -222,7 +246,7 @@ _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'r
                              r"(?:we|i|team|they)(?: have|'ve)? (?:picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
-                             r"final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
+                             r"decided\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
 _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
 _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
@@ -270,7 +294,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "task", "task", s
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
-    corr = CORRECTION.match(s)
+    corr = CORRECTION.match(s) or _SLIP.match(s)
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
         return "correction", "correction", text[0].upper() + text[1:]
@@ -294,8 +318,10 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     dated = DATE.search(s) is not None
     if INTENTION.search(s):
         return "fact", "event" if dated else "plan", s
-    if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s):
+    if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
         return "fact", "preference", s
+    if REQUEST.match(s):
+        return None
     if PLAN.search(s) and not dated:
         return "fact", "plan", s
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
