@@ -51,7 +51,7 @@ PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|
 DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|(?:i )?(?:need to|gotta|got to)\b|i need to|i have to|i must|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
                   r"we should|next step[s]?(?: is| are)?:?|(?:please )?remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
@@ -150,7 +150,9 @@ _OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|ye
                       r"\b[,.!:]?\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
-                  r"if\b|imagine|suppose|assume|assuming|let'?s say|let us say|say (?:we|i|you)\b|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
+                  r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
+                  # hearsay of one's own: "I read that …", "I heard …"
+                  r"i(?:'ve)? (?:read|heard|saw)\b|let'?s say|let us say|say (?:we|i|you)\b|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
                   r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
@@ -161,7 +163,10 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
 # sense", "I'm so tired today", "what a week")
 SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|good point|sounds good|no worries|all good|never mind|nvm|"
                         r"of course|exactly|agreed|true|perfect|awesome|amazing|interesting|noted|understood|will do|cheers|nope|"
-                        r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out)\b)", re.IGNORECASE)
+                        r"(?:someone|somebody|a (?:friend|colleague|coworker|co-worker)|the (?:docs|documentation|article|blog|paper|readme|internet))\b"
+                        r"(?:\s+[\w'-]+){0,4}?\s+(?:say|says|said|told|thinks|claims|recommends?)\b|"
+                        r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|signing) (?:out|off|home)|"
+                        r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
 MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
@@ -198,7 +203,9 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
                   # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
                   r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
-                  r"the following|going|in mind|me posted)\b)|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
+                  r"the following|going|in mind|me posted)\b)|skip (?:the|all|any)\b|be (?!right back|back\b)\w+(?: with me| in)?[.!]*$|"
+                  r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
+                  r"no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
                   r"(?:i|we)(?: \w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
@@ -211,18 +218,22 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"generate|draft|fix|rewrite|check|find|recommend|suggest|review|refactor|debug|convert|create|make|draw|design|"
                      r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me)\b", re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
-_SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))", re.IGNORECASE)
+_SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))", re.IGNORECASE)
+# a statement taken back: "Ignore what I said about Redis, …", "I said Tuesday but I meant Wednesday"
+RETRACT = re.compile(r"^\s*(?:(?:please )?(?:ignore|forget|disregard) (?:what i (?:said|wrote)|my last|that last|the last)|"
+                     r"i (?:said|wrote|typed) .+ but (?:i )?meant\b|i meant to (?:say|write)\b)", re.IGNORECASE)
 # a rule for the assistant's work said as a condition ("When you write SQL, uppercase the keywords")
 _WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+ )?(?:write|answer|reply|respond|give|send|show|explain|suggest|"
                        r"generate|draft|review|format|summari[sz]e|translate|make|create|code|recommend)\b", re.IGNORECASE)
 _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
                                 r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|by default|"
                                 r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b", re.IGNORECASE)
-MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i (?:hate|love|can't stand|cannot stand) it when|"
+MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i find\b|i (?:learn|work|focus|think|read) (?:best|better)\b|"
+                           r"works (?:best|better) for me|i (?:hate|love|can't stand|cannot stand) it when|"
                            r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
                            r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
                            r"my go-to|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
-_NOT_A_TASK = re.compile(r"^\s*i (?:have|need) to (?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
+_NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
 ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
                         r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
@@ -231,6 +242,9 @@ _ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(
                        r"(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b)", re.IGNORECASE)
 PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|an|the|for)|intend(?:ing)? to|aim(?:ing)? to|"
                   r"going to (?!be\b)\w+|will (?!be\b)\w+)|\b(?:i|we)'ll (?!be\b)\w+", re.IGNORECASE)
+# the present said of a time to come ("We're hiring two SREs this quarter", "I'm starting a course next month")
+_SOON = re.compile(r"\b(?:i|we)(?:'m| am|'re| are) \w+ing\b.*\b(?:soon|later this \w+|this (?:quarter|year|summer|spring|autumn|fall|winter)|"
+                   r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term)|in the (?:coming|next) \w+)\b", re.IGNORECASE)
 # a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
 _PROMISE = re.compile(r"^\s*i(?:'ll| will) (?:\w+ )?(?:try|check|let you know|see|look|think|test|get back|give (?:it|that|this)|do (?:it|that|this)|"
                       r"keep you|take a look|have a look|report back|update you|send (?:it|that|them|you)|be)\b", re.IGNORECASE)
@@ -246,7 +260,7 @@ _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'r
                              r"(?:we|i|team|they)(?: have|'ve)? (?:picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
-                             r"decided\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
+                             r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
 _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
 _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
@@ -294,6 +308,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "task", "task", s
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
+    if user and RETRACT.match(s):
+        return "correction", "correction", s
     corr = CORRECTION.match(s) or _SLIP.match(s)
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
@@ -322,7 +338,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "preference", s
     if REQUEST.match(s):
         return None
-    if PLAN.search(s) and not dated:
+    if (PLAN.search(s) or _SOON.search(s)) and not dated:
         return "fact", "plan", s
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
