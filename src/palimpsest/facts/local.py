@@ -52,7 +52,7 @@ DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|de
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
 TASK = re.compile(r"^\s*(?:todo\b[:\s]*|(?:i )?(?:need to|gotta|got to)\b|i need to|i have to|i must|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
-                  r"we should|next step[s]?(?: is| are)?:?|(?:please )?remember to|reminder\b[:\s-]+)", re.IGNORECASE)
+                  r"we should|next step[s]?(?: is| are)?:?|please remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
@@ -156,7 +156,10 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
                   r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
-                  r"meaning to)|i'd like to (?:know|ask|get|learn (?:more|how|about)|find)|i want to (?:know|ask|learn (?:more|how|about)|find)|"
+                  r"meaning to)|i(?:'d| would) (?:like|love) to (?:\w+ )?(?:know|ask|get|learn (?:more|how|about)|find|discuss|talk|hear|see|explore|understand|share|"
+                  r"mention|add|emphasi[sz]e|clarify|confirm|check|focus|go over|review|make sure|continue|start by|get (?:some|your|more))\b|"
+                  r"i (?:just |really )?want to (?:\w+ )?(?:know|ask|learn (?:more|how|about)|find out|make sure|be sure|ensure|check|see|understand|clarify|"
+                  r"confirm|discuss|talk|share|mention|add|say|hear|avoid)\b|"
                   # hearsay and hedges: not the user's first-hand word ("apparently …", "according to …")
                   r"apparently|supposedly|according to|rumou?r has it|could be|might be|may be)", re.IGNORECASE)
 # small talk: an acknowledgement or a mood, said of the moment, not of the user ("I see, makes
@@ -179,7 +182,7 @@ CROWD = re.compile(r"^\s*(?:everyone|everybody|people|most people|many people|lo
                    r"nobody|no one|they)\b(?:\s+[\w'-]+){0,4}?\s+(?:seems? to|says?|said|think|thinks|reckons?|claims?|swears? by|"
                    r"recommends?|hates?|loves?)\b", re.IGNORECASE)
 # a hedge on one's own intention is not one yet ("I might switch to Linux", "we may move")
-HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|\b(?:i|we)(?:'m| am|'re| are) not sure\b", re.IGNORECASE)
+HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|^\s*(?:i|we)(?:'m| am|'re| are) (?:still )?not sure\b", re.IGNORECASE)
 # a passing trouble report (the matter of a question, not a standing fact): "it keeps
 # crashing", "the build fails with", "is throwing a 500"
 TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|crash(?:es|ing)?|throws?|throwing|errors? out|"
@@ -207,7 +210,7 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
                   r"no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
-                  r"(?:i|we)(?: \w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
+                  r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
 # me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
 # a rule said without a verb: "Short answers please.", "Tea over coffee, always."
@@ -228,17 +231,18 @@ _WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+
 _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
                                 r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|by default|"
                                 r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b", re.IGNORECASE)
-MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i find\b|i (?:learn|work|focus|think|read) (?:best|better)\b|"
+MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?:really |generally |usually |personally )?find\b(?! (?:out|the|a|an|some|any|it hard to believe)\b)|"
+                           r"\b(?:my (?:preferred|favou?rite)|i (?:learn|work|focus|think|read) (?:best|better)\b|"
                            r"works (?:best|better) for me|i (?:hate|love|can't stand|cannot stand) it when|"
                            r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
                            r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
                            r"my go-to|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
-ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
+ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
                         r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
 # "can you remind me to …?" asks for a task, question mark or not
-_ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
+_ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
                        r"(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b)", re.IGNORECASE)
 PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|an|the|for)|intend(?:ing)? to|aim(?:ing)? to|"
                   r"going to (?!be\b)\w+|will (?!be\b)\w+)|\b(?:i|we)'ll (?!be\b)\w+", re.IGNORECASE)
@@ -246,8 +250,10 @@ PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|a
 _SOON = re.compile(r"\b(?:i|we)(?:'m| am|'re| are) \w+ing\b.*\b(?:soon|later this \w+|this (?:quarter|year|summer|spring|autumn|fall|winter)|"
                    r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term)|in the (?:coming|next) \w+)\b", re.IGNORECASE)
 # a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
-_PROMISE = re.compile(r"^\s*i(?:'ll| will) (?:\w+ )?(?:try|check|let you know|see|look|think|test|get back|give (?:it|that|this)|do (?:it|that|this)|"
-                      r"keep you|take a look|have a look|report back|update you|send (?:it|that|them|you)|be)\b", re.IGNORECASE)
+_PROMISE = re.compile(r"^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely |certainly |totally |surely |also |probably )*(?:\w+ )?(?:try|check|let you know|see|look|"
+                      r"think|test|get back|give (?:it|that|this|them|those|these)|do (?:it|that|this)|keep (?:you|that|this|those|these|them|it)\b|"
+                      r"take a look|have a look|report back|update you|send (?:it|that|them|you)|be|consider|make sure|have to|ask)\b"
+                      r"|^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely|certainly|totally)\b", re.IGNORECASE)
 # an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
 # us to try MkDocs", "my goal is to …"): a plan, not a preference
 INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|hope|wanna)(?: to| us to)\b|"
@@ -256,8 +262,8 @@ INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
                              r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|call it)|"
                              # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
-                             r"(?:went|gone|ended up going|ended up) with|opted (?:for|to)|(?:have |'ve )?(?:chosen|chose)\b|"
-                             r"(?:we|i|team|they)(?: have|'ve)? (?:picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
+                             r"(?:went|gone|ended up going|ended up) with|opted (?:for|to)|"
+                             r"(?:^|[,;:]\s*|\b(?:and|so|then|finally|eventually|ultimately|in the end|team|we|i) )(?:we|i|the team|they)?(?: have|'ve)? (?:chose|chosen|picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
                              r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
