@@ -45,13 +45,13 @@ _LOWER_BREAK = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[a-z])")
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|update)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+                        r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
                         r"would rather)|i'd rather|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
-DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
+DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision(?: made| taken)?(?=:)|we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|(?:i )?(?:need to|gotta|got to)\b|i need to|i have to|i must|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|(?:i )?(?:need to|gotta|got to)\b|(?:i|we) (?:still |really |also |just |urgently )?(?:need to|have to|must)\b|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
                   r"we should|next step[s]?(?: is| are)?:?|please remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
@@ -147,7 +147,7 @@ def resolve_date(text: str, said_at: str) -> str | None:
 
 _OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
-                      r"\b[,.!:]?\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
+                      r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair)[,!]\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
@@ -168,6 +168,8 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"of course|exactly|agreed|true|perfect|awesome|amazing|interesting|noted|understood|will do|cheers|nope|"
                         r"(?:someone|somebody|a (?:friend|colleague|coworker|co-worker)|the (?:docs|documentation|article|blog|paper|readme|internet))\b"
                         r"(?:\s+[\w'-]+){0,4}?\s+(?:say|says|said|told|thinks|claims|recommends?)\b|"
+                        r"i (?:didn'?t|did not|never) know (?:that|this)|i had no idea|good to know|til\b|"
+                        r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|signing) (?:out|off|home)|"
                         r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
 MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
@@ -187,7 +189,7 @@ HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|^\s*(?:i|we)(?:
 # crashing", "the build fails with", "is throwing a 500"
 TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|crash(?:es|ing)?|throws?|throwing|errors? out|"
                      r"(?:returns?|returning|throws?|getting|gets|get|got|hitting|hit|seeing|see) (?:an? |the |this |that )?(?:weird |random )?"
-                     r"(?:[45]\d\d\b|(?:\w+ )?(?:error|exception|segfault|timeout|traceback|stack trace))|"
+                     r"(?:(?:(?<=a )|(?<=an )|(?<=he ))[45]\d\d\b|(?:\w+ )?(?:error|exception|segfault|timeout|traceback|stack trace))|[45]\d\d (?:error|status|response)|"
                      r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working)\b", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
                       r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that|"
@@ -197,7 +199,7 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
                     r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
-                    r"took over|takes over|taken over|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
+                    r"took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )\bnow[.!]?$|"  # "for now" is for the time being, not a change
                     r"(?:are|is|'re|am|'m) moving (?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
@@ -208,7 +210,7 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
                   r"the following|going|in mind|me posted)\b)|skip (?:the|all|any)\b|be (?!right back|back\b)\w+(?: with me| in)?[.!]*$|"
                   r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
-                  r"no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
+                  r"no (?:more|less|fewer) than\b|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
                   r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
@@ -236,7 +238,7 @@ MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?
                            r"works (?:best|better) for me|i (?:hate|love|can't stand|cannot stand) it when|"
                            r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
                            r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
-                           r"my go-to|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
+                           r"my go-to|i(?:'m| am) (?:more )?(?:of )?an? [\w-]+ (?:person|learner|type)\b|i(?:'m| am) more of an?\b|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
 ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
@@ -262,12 +264,17 @@ INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
                              r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|call it)|"
                              # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
-                             r"(?:went|gone|ended up going|ended up) with|opted (?:for|to)|"
+                             r"(?:went|gone|ended up going|ended up) with|(?:went|gone|going|go) for the\b|opted (?:for|to)|"
                              r"(?:^|[,;:]\s*|\b(?:and|so|then|finally|eventually|ultimately|in the end|team|we|i) )(?:we|i|the team|they)?(?: have|'ve)? (?:chose|chosen|picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
                              r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
-_EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
+_EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|"
+                         # a thing of the moment judged ("the wifi here is terrible", "this library is a nightmare")
+                         r"^\s*(?:the|this|that|these|those)\s+(?:[\w-]+\s+){1,3}?(?:here\s+|today\s+|again\s+)?(?:is|was|are|were|looks?|feels?|seems?)\s+"
+                         r"(?:so |really |pretty |absolutely |totally |quite |just |kinda |a bit |such )?(?:an? )?(?:terrible|awful|horrible|amazing|great|"
+                         r"awesome|nice|lovely|annoying|frustrating|ridiculous|insane|crazy|beautiful|gorgeous|cool|weird|wild|bad|brilliant|"
+                         r"fantastic|nightmare|mess|joke|disaster|pain|slow|broken|useless|hilarious)\b[\w\s]{0,12}[.!]*$", re.IGNORECASE)
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
 _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
                            r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
