@@ -51,7 +51,7 @@ PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|
 DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision(?: made| taken)?(?=:)|we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|(?:i )?(?:need to|gotta|got to)\b|(?:i|we) (?:still |really |also |just |urgently )?(?:need to|have to|must)\b|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i (?:really |probably |definitely |seriously )?should\b(?!'ve| have| be\b)|(?:i )?(?:need to|gotta|got to)\b|(?:i|we) (?:still |really |also |just |urgently )?(?:need to|have to|must)\b|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
                   r"we should|next step[s]?(?: is| are)?:?|please remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
@@ -171,6 +171,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"i (?:didn'?t|did not|never) know (?:that|this)|i had no idea|good to know|til\b|"
                         r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|signing) (?:out|off|home)|"
+                        r"not (?:now|really|yet|today|bad|sure)\b|let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
                         r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
 MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
@@ -200,15 +201,16 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
                     r"took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
-                    r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )\bnow[.!]?$|"  # "for now" is for the time being, not a change
-                    r"(?:are|is|'re|am|'m) moving (?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
+                    r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"  # "for now" is for the time being, not a change
+                    r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|switching|migrating) "
+                    r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
                   r"don'?t\b(?! forget)|do not\b(?! forget)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
                   r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|stop\b|"
                   # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
                   # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
                   r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
-                  r"the following|going|in mind|me posted)\b)|skip (?:the|all|any)\b|be (?!right back|back\b)\w+(?: with me| in)?[.!]*$|"
+                  r"the following|going|in mind|me posted|whatever|any|your best|your judge?ment)\b)|keep it (?:simple|short|brief|concise|casual|formal|light|high-level|tight|clean)\b|skip (?:the|all|any)\b|be (?!right back|back\b)\w+(?: with me| in)?[.!]*$|"
                   r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
                   r"no (?:more|less|fewer) than\b|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
@@ -235,11 +237,12 @@ _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|rep
                                 r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b", re.IGNORECASE)
 MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?:really |generally |usually |personally )?find\b(?! (?:out|the|a|an|some|any|it hard to believe)\b)|"
                            r"\b(?:my (?:preferred|favou?rite)|i (?:learn|work|focus|think|read) (?:best|better)\b|"
-                           r"works (?:best|better) for me|i (?:hate|love|can't stand|cannot stand) it when|"
+                           r"works (?:best|better) for me|(?:^|,\s*)(?:didn'?t|did not|don'?t|do not) (?:really )?(?:like|enjoy|love)\b|(?:loved|liked|hated|enjoyed) it\b|i (?:hate|love|can't stand|cannot stand) it when|"
                            r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
                            r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
                            r"my go-to|i(?:'m| am) (?:more )?(?:of )?an? [\w-]+ (?:person|learner|type)\b|i(?:'m| am) more of an?\b|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
-_NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
+_NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b|"
+                         r"^\s*i (?:\w+ )?should (?:mention|say|note|add that|point out|clarify|explain)\b", re.IGNORECASE)
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
 ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
                         r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
@@ -262,7 +265,7 @@ INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)
                        r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|\bhoping to\b|\bsaving (?:up )?for\b|"
                        r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)", re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
-                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|call it)|"
+                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for)|"
                              # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
                              r"(?:went|gone|ended up going|ended up) with|(?:went|gone|going|go) for the\b|opted (?:for|to)|"
                              r"(?:^|[,;:]\s*|\b(?:and|so|then|finally|eventually|ultimately|in the end|team|we|i) )(?:we|i|the team|they)?(?: have|'ve)? (?:chose|chosen|picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
@@ -310,7 +313,8 @@ def _chatter(s: str) -> bool:
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
         return True
     mood = _MOOD.match(s)
-    return bool(mood and mood.group("w").lower() in MOODS)
+    # "I'm good at SQL" is a skill, not a mood
+    return bool(mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", s[mood.end():]))
 
 
 def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
