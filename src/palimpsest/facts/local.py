@@ -47,11 +47,11 @@ ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
                         r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
-                        r"would rather)|i'd rather|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
+                        r"would rather|would prefer)|i'd rather|i'd prefer|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
 DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision(?: made| taken)?(?=:)|we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i (?:really |probably |definitely |seriously )?should\b(?!'ve| have| be\b)|(?:i )?(?:need to|gotta|got to)\b|(?:i|we) (?:still |really |also |just |urgently )?(?:need to|have to|must)\b|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|we need to|"
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i (?:really |probably |definitely |seriously )?should\b(?!'ve| have| be\b)|(?:i )?(?:need to|gotta|got to)\b|(?:i|we) (?:still |really |also |just |urgently )?(?:need to|have to|must)\b|(?:i )?must remember to|(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|don'?t let me forget\b|we need to|"
                   r"we should|next step[s]?(?: is| are)?:?|please remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
@@ -171,7 +171,9 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"i (?:didn'?t|did not|never) know (?:that|this)|i had no idea|good to know|til\b|"
                         r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|signing) (?:out|off|home)|"
-                        r"not (?:now|really|yet|today|bad|sure)\b|let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
+                        r"(?:always|ever) (?:happy|glad) to\b|(?:i|we) (?:always|never|often|keep) (?:forget|forgot|figured? out|get confused|mix up)\b|"
+                        r"not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
+                        r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
                         r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
 MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
@@ -179,7 +181,7 @@ MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok",
                    "grateful", "thankful", "amazed", "overwhelmed", "swamped", "knackered", "beat", "starving", "late", "jealous",
                    "curious", "pleased", "delighted", "upset", "angry", "furious", "baffled", "puzzled", "struggling", "dying"])
 _MOOD = re.compile(r"^\s*i(?:'m| am| feel| felt| was|'ve been| have been)\s+(?:(?:so|very|really|super|a bit|a little|kinda|kind of|pretty|"
-                   r"quite|totally|absolutely|completely|rather|too|just|getting|feeling|\w+ly)\s+)*(?P<w>[\w-]+)", re.IGNORECASE)
+                   r"quite|totally|absolutely|completely|rather|too|just|still|also|getting|feeling|kind of|a little bit|\w+ly)\s+)*(?P<w>[\w-]+)", re.IGNORECASE)
 # the crowd's opinion, not a fact of the user's ("Everyone on Hacker News seems to hate ORMs")
 CROWD = re.compile(r"^\s*(?:everyone|everybody|people|most people|many people|lots of people|a lot of people|some people|folks|"
                    r"nobody|no one|they)\b(?:\s+[\w'-]+){0,4}?\s+(?:seems? to|says?|said|think|thinks|reckons?|claims?|swears? by|"
@@ -204,17 +206,21 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"  # "for now" is for the time being, not a change
                     r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|switching|migrating) "
                     r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
-RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
-                  r"don'?t\b(?! forget)|do not\b(?! forget)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
-                  r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|stop\b|"
+RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b(?! mind)|"
+                  r"always\b(?! (?:happy|glad|fun|good|nice|great|a pleasure))|"
+                  r"(?:don'?t|do not)\b(?! forget| worry| bother| mind| know| think| care| get me wrong| let me forget| remember| understand| see)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
+                  r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|stop \w+ing\b|"
                   # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
                   # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
                   r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
-                  r"the following|going|in mind|me posted|whatever|any|your best|your judge?ment)\b)|keep it (?:simple|short|brief|concise|casual|formal|light|high-level|tight|clean)\b|skip (?:the|all|any)\b|be (?!right back|back\b)\w+(?: with me| in)?[.!]*$|"
+                  r"the following|going|in mind|me posted|whatever|any|your best|your judge?ment|case|cases)\b)|keep it (?:simple|short|brief|concise|casual|formal|light|high-level|tight|clean)\b|skip (?:the|all|any)\b|be (?!right back|back\b)\w+(?: with me| in)?[.!]*$|"
                   r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
                   r"no (?:more|less|fewer) than\b|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
-                  r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b)\w+)", re.IGNORECASE)
+                  r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b|forget|remember|figure|know|understand|seem|manage|get\b|got\b|"
+                  r"find|found|end up|ended up|mess|screw|win|lose|learn)\w+|"
+                  # a rule for a whole kind of thing: "Every PR needs a linked ticket"
+                  r"(?:every|each|all|any|no)\s+(?:[\w-]+\s+){1,3}?(?:must|should|shall|needs?|has to|have to|requires?|gets?)\b)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
 # me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
 # a rule said without a verb: "Short answers please.", "Tea over coffee, always."
@@ -226,6 +232,11 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me)\b", re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
 _SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))", re.IGNORECASE)
+# a rule called one ("That's a hard rule for us"); a decision said of "it" ("It's settled, …")
+NAMED_RULE = re.compile(r"\b(?:hard|strict|firm|house|team|golden|general|standing) rule\b|\brule of thumb\b|\bnon-negotiable\b", re.IGNORECASE)
+SETTLED = re.compile(r"^\s*(?:it'?s|that'?s|it is|that is) (?:settled|decided|final|official|confirmed)\b", re.IGNORECASE)
+# a slip owned at the end: "It's Halvorsen, not Halvorson — sorry"
+_SLIP_END = re.compile(r",\s*not\b.*(?:,\s*|\s+[—–-]+\s*)(?:sorry|my bad|oops|my mistake)[.!]*$", re.IGNORECASE)
 # a statement taken back: "Ignore what I said about Redis, …", "I said Tuesday but I meant Wednesday"
 RETRACT = re.compile(r"^\s*(?:(?:please )?(?:ignore|forget|disregard) (?:what i (?:said|wrote)|my last|that last|the last)|"
                      r"i (?:said|wrote|typed) .+ but (?:i )?meant\b|i meant to (?:say|write)\b)", re.IGNORECASE)
@@ -250,14 +261,15 @@ ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|ho
 _ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
                        r"(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b)", re.IGNORECASE)
 PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|an|the|for)|intend(?:ing)? to|aim(?:ing)? to|"
-                  r"going to (?!be\b)\w+|will (?!be\b)\w+)|\b(?:i|we)'ll (?!be\b)\w+", re.IGNORECASE)
+                  r"going to (?!be\b)\w+|will (?!be\b)\w+|will be \w+ing)|\b(?:i|we)'ll (?:(?!be\b)\w+|be \w+ing\b)", re.IGNORECASE)
 # the present said of a time to come ("We're hiring two SREs this quarter", "I'm starting a course next month")
 _SOON = re.compile(r"\b(?:i|we)(?:'m| am|'re| are) \w+ing\b.*\b(?:soon|later this \w+|this (?:quarter|year|summer|spring|autumn|fall|winter)|"
                    r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term)|in the (?:coming|next) \w+)\b", re.IGNORECASE)
 # a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
 _PROMISE = re.compile(r"^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely |certainly |totally |surely |also |probably )*(?:\w+ )?(?:try|check|let you know|see|look|"
                       r"think|test|get back|give (?:it|that|this|them|those|these)|do (?:it|that|this)|keep (?:you|that|this|those|these|them|it)\b|"
-                      r"take a look|have a look|report back|update you|send (?:it|that|them|you)|be|consider|make sure|have to|ask)\b"
+                      r"take a look|have a look|report back|update you|send (?:it|that|them|you)|be (?:sure|careful|fine|ok|okay|right|back|there|honest)|consider|"
+                      r"make sure|have to|ask)\b"
                       r"|^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely|certainly|totally)\b", re.IGNORECASE)
 # an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
 # us to try MkDocs", "my goal is to …"): a plan, not a preference
@@ -268,7 +280,7 @@ _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'r
                              r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for)|"
                              # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
                              r"(?:went|gone|ended up going|ended up) with|(?:went|gone|going|go) for the\b|opted (?:for|to)|"
-                             r"(?:^|[,;:]\s*|\b(?:and|so|then|finally|eventually|ultimately|in the end|team|we|i) )(?:we|i|the team|they)?(?: have|'ve)? (?:chose|chosen|picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
+                             r"(?:^|[,;:]\s*|\b(?:and|so|then) )(?:(?:we|i|the team|they)(?:'ve| have)?(?: \w+ly)? )?(?:chose|chosen|picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
                              r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
@@ -284,7 +296,8 @@ _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|mad
 # a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
 _PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
 # where one is at the moment ("I'm at the airport right now"), not a standing fact
-TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm)\b", re.IGNORECASE)
+TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm|in (?:\d+|a few|five|ten|two) (?:minutes|mins|secs|seconds)|in an hour|"
+                       r"in a (?:minute|sec|second|bit))\b", re.IGNORECASE)
 # quoted text to rewrite or translate is not the user's statement
 _QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”")
 
@@ -325,7 +338,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "task", "task", s
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
-    if user and RETRACT.match(s):
+    if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
     corr = CORRECTION.match(s) or _SLIP.match(s)
     if user and corr and len(s) - corr.end() > 8:
@@ -335,8 +348,10 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if opening:
         s = s[opening.end():]
         s = s[0].upper() + s[1:]
-    if user and _WHEN_YOU.match(s):
+    if user and (_WHEN_YOU.match(s) or NAMED_RULE.search(s)):
         return "fact", "preference", s
+    if SETTLED.match(s):
+        return "fact", "decision", s
     if _chatter(s) or user and (HEDGE.search(s) or TROUBLE.search(s) or _PROMISE.match(s)):
         return None
     if user and (TASK.match(s) or ASKED_TASK.match(s)) and not _NOT_A_TASK.match(s):
@@ -363,7 +378,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "event", s
     if TRANSIENT.search(s):
         return None
-    if slot is not None and (slot.value or slot.attribute) and (len(s.split()) >= 3 or re.match(r"^\s*i(?:'m| am)\s", s, re.IGNORECASE)):
+    if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or re.match(r"^\s*i(?:'m| am)\s", s, re.IGNORECASE)):
         return "fact", "fact", s
     return None
 
