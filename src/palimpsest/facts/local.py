@@ -220,7 +220,7 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|had\b|have\b|thought\b|wanted\b|knew\b|heard\b|forget|remember|figure|know|understand|seem|manage|get\b|got\b|"
                   r"find|found|end up|ended up|mess|screw|win|lose|learn)\w+|"
                   # a rule for a whole kind of thing: "Every PR needs a linked ticket"
-                  r"(?:every|each|all|any|no)\s+(?:[\w-]+\s+){1,3}?(?:must|should|shall|needs?|has to|have to|requires?|gets?)\b)", re.IGNORECASE)
+                  r"(?:every|each|all|any|no)\s+(?!(?:they|we|you|i|he|she|it|of|the|this|that)\b)(?:[\w-]+\s+){1,3}?(?:must|should|shall|needs?|has to|have to|requires?|gets?)\b)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
 # me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
 # a rule said without a verb: "Short answers please.", "Tea over coffee, always."
@@ -361,6 +361,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if not user:
         return None
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
+    if REQUEST.match(s) and not rule:
+        return None  # a request of the moment, whatever it mentions
     if CHANGE.search(s) and not rule:
         return "correction", "correction", s
     dated = DATE.search(s) is not None
@@ -368,8 +370,6 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "event" if dated else "plan", s
     if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
         return "fact", "preference", s
-    if REQUEST.match(s):
-        return None
     if (PLAN.search(s) or _SOON.search(s)) and not dated:
         return "fact", "plan", s
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
