@@ -2,29 +2,52 @@
 
 `local_distill(messages)` gives the four fields of the distill schema (`distill.py`) from
 the sentences of a turn, each kept as said (an opening "Sorry," or "Actually," aside) —
-it does not paraphrase or resolve pronouns, which is what the model is for. Each sentence
-is classified by the first rule that holds, in this order:
+it does not paraphrase or resolve pronouns, which is what the model is for. Sentences
+end at a full stop before any word, lower-case too ("… config.yaml. we always …"), but not
+after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
+statement of the user's. Each sentence is classified by the first rule that holds:
 
-    skipped      questions, hypotheticals ("what if", "maybe", "I wonder"), reported
-                 speech ("my friend thinks …", "the article says …"), small talk, and
-                 sentences without a subject ("that's a cool idea")
-    correction   an explicit marker ("actually", "correction:", "I meant") or a change
-                 of value: "moved to", "X is now Y", "switched from A to B", "no
-                 longer", "took over", "changed to", "was pushed to", "replaced A with B"
-    task         "I need to", "TODO", "remind me to", "we should" …
-    decision     "we decided", "let's go with", "we agreed to", "decided on" …
-    preference   likes and dislikes, and rules: "never …", "always …", "don't …",
-                 "please keep …", "from now on, …", "going forward, …"
-    plan         "we plan to", "I'm planning to", "we will" (with a date: event)
-    event        a first-person or named statement with a date ("on 2 September", "yesterday")
+    correction   an explicit marker ("actually", "correction:", "I meant", "typo:"), a
+                 slip put right ("oh wait, …, not …", "…, not …, sorry"), a statement
+                 taken back ("ignore what I said about …")
+    skipped      questions, hypotheticals ("what if", "assume", "let's say"), musings
+                 and requests said as wishes ("I'd like to discuss …"), hearsay
+                 ("my friend thinks …", "I read that …", "everyone seems to hate …"),
+                 small talk and moods ("I see", "I'm so tired today"), evaluations of
+                 the moment ("the wifi here is terrible"), hedges ("I might …"),
+                 trouble reports ("it keeps crashing", "returns a 502"), a reply's
+                 promise ("I'll definitely check them out"), and sentences without a
+                 subject ("that's a cool idea")
+    task         "I need to", "TODO", "remind me (on Thursday) to", "add X to my list",
+                 "I should …", "we should" …
+    decision     a choice made: "we decided", "let's go with", "we agreed to", "we went
+                 with", "opted for", "we picked A over B", "we're going to use", "it's settled"
+    (skipped)    a request of the moment to the assistant ("Explain …", "Write a regex …")
+    correction   a change of value: "moved to", "X is now Y", "switched from A to B",
+                 "no longer", "… anymore", "took over", "changed to", "went up to"
+    plan         an intention with no date: "I want to …", "I'd like us to …", "I hope
+                 to …", "my goal is to …", "we plan to", "we'll …" (with a date: event)
+    preference   likes and dislikes ("I'm a big fan of", "I find X hard to read"), and
+                 rules: imperatives that hold beyond the turn ("never …", "don't …",
+                 "keep PR descriptions under …", "use tabs", "call me Sam", "short
+                 answers please", "when you write SQL, …"), habits ("we always load it
+                 with …"), rules for a kind of thing ("every PR needs …")
+    event        a first-person or named statement with a date ("on 2 September",
+                 "on the 2nd", "yesterday", "last month", "two weeks ago", "in June
+                 2019"), or one told without its subject ("Got my cert on the 2nd!")
     fact         any other plain statement with a slot (`slots.parse`: a holder — I, we, a
                  name, a "the …" noun — and a copula or a known verb): "I can't eat
-                 gluten", "Hana reports to Luis", "Our API gateway is Kong"
+                 gluten", "Hana reports to Luis", "Our API gateway is Kong", "I'm vegan";
+                 "he"/"she" right after a fact stands for the person just spoken of
+                 ("Kenji is my co-founder. He handles the hardware side")
 
-Only the user's sentences count, except decisions, which the assistant may report
-("We agreed last week to use NATS"). A correction's `replaces` is its own text: the
-curator then finds what it replaces by slot (`curator.py`). Figures on the development
-and test turns of `bench/data/` are in `bench/RESULTS.md` ("Distillation").
+The rules go by the grammar of the sentence (who is the subject, which modal or time
+word it has, whether it is an imperative), not by its topic, so that they hold on
+phrasing no rule was written for. Only the user's sentences count, except decisions,
+which the assistant may report ("We agreed last week to use NATS"). A correction's
+`replaces` is its own text: the curator then finds what it replaces by slot
+(`curator.py`). Figures on the development and test turns of `bench/data/` are in
+`bench/RESULTS.md` ("Distillation").
 """
 
 from __future__ import annotations
