@@ -170,7 +170,7 @@ def resolve_date(text: str, said_at: str) -> str | None:
 
 _OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
-                      r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair)[,!]\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
+                      r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
@@ -246,6 +246,8 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   r"(?:every|each|all|any|no)\s+(?!(?:they|we|you|i|he|she|it|of|the|this|that)\b)(?:[\w-]+\s+){1,3}?(?:must|should|shall|needs?|has to|have to|requires?|gets?)\b)", re.IGNORECASE)
 # an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
 # me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
+# a rule said as what is allowed ("Emojis are fine in Slack but not in emails")
+PERMISSION = re.compile(r"\b(?:is|are) (?:fine|ok|okay|acceptable|allowed|not allowed|forbidden|banned|off-limits|a no-go)\b", re.IGNORECASE)
 # a rule said without a verb: "Short answers please.", "Tea over coffee, always."
 VERBLESS_RULE = re.compile(r"^\s*(?:[\w'-]+\s+){0,4}[\w'-]+,?\s+(?:please|pls|plz|always|every time|any day)[.!]*$", re.IGNORECASE)
 # a request of the moment addressed to the assistant ("Explain like I'm five: …", "Tell me a joke"):
@@ -278,7 +280,7 @@ MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?
 _NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b|"
                          r"^\s*i (?:\w+ )?should (?:mention|say|note|add that|point out|clarify|explain)\b", re.IGNORECASE)
 # a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
-ASKED_TASK = re.compile(r"^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
+ASKED_TASK = re.compile(r".*[,—–-]\s*remind me[.!]*$|^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
                         r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
 # "can you remind me to …?" asks for a task, question mark or not
 _ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
@@ -306,7 +308,7 @@ _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'r
                              r"(?:^|[,;:]\s*|\b(?:and|so|then) )(?:(?:we|i|the team|they)(?:'ve| have)?(?: \w+ly)? )?(?:chose|chosen|picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
-                             r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
+                             r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|^\s*(?:[\w.+-]+\s+){1,3}it is[.!]*$|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
 _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|"
                          # a thing of the moment judged ("the wifi here is terrible", "this library is a nightmare")
                          r"^\s*(?:the|this|that|these|those)\s+(?:[\w-]+\s+){1,3}?(?:here\s+|today\s+|again\s+)?(?:is|was|are|were|looks?|feels?|seems?)\s+"
@@ -316,6 +318,8 @@ _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
 _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
                            r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
+# a thing of one's own that does something ("The office reopens on Monday"), whatever the verb
+_THING_DOES = re.compile(r"^\s*(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?[a-z]+(?:s|ed)\b", re.IGNORECASE)
 # a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
 _PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
 # where one is at the moment ("I'm at the airport right now"), not a standing fact
@@ -391,13 +395,13 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     dated = DATE.search(s) is not None
     if INTENTION.search(s):
         return "fact", "event" if dated else "plan", s
-    if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
+    if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or PERMISSION.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
         return "fact", "preference", s
     if (PLAN.search(s) or _SOON.search(s)) and not dated:
         return "fact", "plan", s
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
-    if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s)):
+    if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
         return "fact", "event", s
     if TRANSIENT.search(s):
         return None
