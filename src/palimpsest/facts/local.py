@@ -179,8 +179,8 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
                   r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
-                  r"meaning to)|i(?:'d| would) (?:like|love) to (?:\w+ )?(?:know|ask|get|learn (?:more|how|about)|find|discuss|talk|hear|see|explore|understand|share|"
-                  r"mention|add|emphasi[sz]e|clarify|confirm|check|focus|go over|review|make sure|continue|start by|get (?:some|your|more))\b|"
+                  r"meaning to)|i(?:'d| would) (?:like|love) to (?:\w+ )?(?:know|ask|get(?! into| better| fit| back)|learn (?:more|how|about)|find|discuss|talk|hear|see|explore|understand|share|"
+                  r"mention|add|emphasi[sz]e|clarify|confirm|check|focus|go over|review|make sure|continue|start by)\b|"
                   r"i (?:just |really )?want to (?:\w+ )?(?:know|ask|learn (?:more|how|about)|find out|make sure|be sure|ensure|check|see|understand|clarify|"
                   r"confirm|discuss|talk|share|mention|add|say|hear|avoid)\b|"
                   # hearsay and hedges: not the user's first-hand word ("apparently …", "according to …")
@@ -198,7 +198,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
                         r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
                         r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
-MOODS = frozenset(["tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
+MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused", "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
                    "grateful", "thankful", "amazed", "overwhelmed", "swamped", "knackered", "beat", "starving", "late", "jealous",
@@ -225,7 +225,7 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
                     r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
-                    r"took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
+                    r"\b(?:my|our|the) new [\w-]+(?: [\w-]+)? (?:is|are)\b|took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"  # "for now" is for the time being, not a change
                     r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|switching|migrating) "
                     r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
@@ -270,7 +270,8 @@ _WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+
                        r"generate|draft|review|format|summari[sz]e|translate|make|create|code|recommend)\b", re.IGNORECASE)
 _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
                                 r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|by default|"
-                                r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b", re.IGNORECASE)
+                                r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b|"
+                                r"^\s*(?:write|give|format|show|put|reply|answer|respond)\b.*(?:\bfirst\b,?\s*(?:and )?then\b|,\s*no [\w-]+[.!]*$)", re.IGNORECASE)
 MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?:really |generally |usually |personally )?find\b(?! (?:out|the|a|an|some|any|it hard to believe)\b)|"
                            r"\b(?:my (?:preferred|favou?rite)|i (?:learn|work|focus|think|read) (?:best|better)\b|"
                            r"works (?:best|better) for me|(?:^|,\s*)(?:didn'?t|did not|don'?t|do not) (?:really )?(?:like|enjoy|love)\b|(?:loved|liked|hated|enjoyed) it\b|i (?:hate|love|can't stand|cannot stand) it when|"
@@ -289,7 +290,8 @@ PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|a
                   r"going to (?!be\b)\w+|will (?!be\b)\w+|will be \w+ing)|\b(?:i|we)'ll (?:(?!be\b)\w+|be \w+ing\b)", re.IGNORECASE)
 # the present said of a time to come ("We're hiring two SREs this quarter", "I'm starting a course next month")
 _SOON = re.compile(r"\b(?:i|we)(?:'m| am|'re| are) \w+ing\b.*\b(?:soon|later this \w+|this (?:quarter|year|summer|spring|autumn|fall|winter)|"
-                   r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term)|in the (?:coming|next) \w+)\b", re.IGNORECASE)
+                   r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term|sprint|release)|in the (?:coming|next) \w+)\b", re.IGNORECASE)
+_COMING_SWITCH = re.compile(r"\b(?:we|i)(?:'re| are|'m| am) (?:switching|migrating|changing|moving \w+) (?:\w+ ){0,3}?to\b", re.IGNORECASE)
 # a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
 _PROMISE = re.compile(r"^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely |certainly |totally |surely |also |probably )*(?:\w+ )?(?:try|check|let you know|see|look|"
                       r"think|test|get back|give (?:it|that|this|them|those|these)|do (?:it|that|this)|keep (?:you|that|this|those|these|them|it)\b|"
@@ -298,7 +300,7 @@ _PROMISE = re.compile(r"^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely |certainly 
                       r"|^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely|certainly|totally)\b", re.IGNORECASE)
 # an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
 # us to try MkDocs", "my goal is to …"): a plan, not a preference
-INTENTION = re.compile(r"\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|hope|wanna)(?: to| us to)\b|"
+INTENTION = re.compile(r"^\s*(?:planning|hoping|aiming|intending) to\b|\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|hope|wanna)(?: to| us to)\b|"
                        r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|\bhoping to\b|\bsaving (?:up )?for\b|"
                        r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)", re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
@@ -391,6 +393,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if REQUEST.match(s) and not rule:
         return None  # a request of the moment, whatever it mentions
     if CHANGE.search(s) and not rule:
+        if _COMING_SWITCH.search(s) and _SOON.search(s):
+            return "fact", "decision", s  # decided, not yet done
         return "correction", "correction", s
     dated = DATE.search(s) is not None
     if INTENTION.search(s):
