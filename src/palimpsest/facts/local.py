@@ -225,7 +225,8 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
                     r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
-                    r"\b(?:my|our|the) new [\w-]+(?: [\w-]+)? (?:is|are)\b|took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
+                    r"\b(?:my|our|the) new [\w-]+(?: [\w-]+)? (?:is|are)\b|"
+                    r"\b(?:got|was|were|has been|have been|is|are) (?:cancell?ed|called off|scrapped|postponed|delayed|shelved)\b|took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"  # "for now" is for the time being, not a change
                     r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|switching|migrating) "
                     r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
@@ -276,7 +277,7 @@ MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?
                            r"\b(?:my (?:preferred|favou?rite)|i (?:learn|work|focus|think|read) (?:best|better)\b|"
                            r"works (?:best|better) for me|(?:^|,\s*)(?:didn'?t|did not|don'?t|do not) (?:really )?(?:like|enjoy|love)\b|(?:loved|liked|hated|enjoyed) it\b|i (?:hate|love|can't stand|cannot stand) it when|"
                            r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
-                           r"i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
+                           r"(?:'s|is|are|'re|'m|am) (?:really |totally |a bit )?obsessed with|i(?:'m| am) (?:not )?(?:a |really |such |)(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
                            r"my go-to|i(?:'m| am) (?:more )?(?:of )?an? [\w-]+ (?:person|learner|type)\b|i(?:'m| am) more of an?\b|(?:is|are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b|"
                          r"^\s*i (?:\w+ )?should (?:mention|say|note|add that|point out|clarify|explain)\b", re.IGNORECASE)
@@ -291,6 +292,7 @@ PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|a
 # the present said of a time to come ("We're hiring two SREs this quarter", "I'm starting a course next month")
 _SOON = re.compile(r"\b(?:i|we)(?:'m| am|'re| are) \w+ing\b.*\b(?:soon|later this \w+|this (?:quarter|year|summer|spring|autumn|fall|winter)|"
                    r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term|sprint|release)|in the (?:coming|next) \w+)\b", re.IGNORECASE)
+_PROGRESSIVE = re.compile(r"\b(?:are|is|'re|am|'m|'s) \w+ing\b", re.IGNORECASE)
 _COMING_SWITCH = re.compile(r"\b(?:we|i)(?:'re| are|'m| am) (?:switching|migrating|changing|moving \w+) (?:\w+ ){0,3}?to\b", re.IGNORECASE)
 # a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
 _PROMISE = re.compile(r"^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely |certainly |totally |surely |also |probably )*(?:\w+ )?(?:try|check|let you know|see|look|"
@@ -392,11 +394,13 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
     if REQUEST.match(s) and not rule:
         return None  # a request of the moment, whatever it mentions
+    dated = DATE.search(s) is not None
     if CHANGE.search(s) and not rule:
         if _COMING_SWITCH.search(s) and _SOON.search(s):
             return "fact", "decision", s  # decided, not yet done
+        if dated and _PROGRESSIVE.search(s) and _future(s):
+            return "fact", "event", s  # "We're moving to Canada in August": a happening to come, nothing changed yet
         return "correction", "correction", s
-    dated = DATE.search(s) is not None
     if INTENTION.search(s):
         return "fact", "event" if dated else "plan", s
     if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or PERMISSION.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
@@ -412,6 +416,15 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or re.match(r"^\s*i(?:'m| am)\s", s, re.IGNORECASE)):
         return "fact", "fact", s
     return None
+
+
+_PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|20)\d\d)\b", re.IGNORECASE)
+
+
+def _future(s: str) -> bool:
+    """`s` names a time and not a past one ("in August", "next week", "on the 9th" — not
+    "yesterday", "last month"): the classifier has no clock, the words tell."""
+    return DATE.search(s) is not None and _PAST_TIME.search(s) is None
 
 
 def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
@@ -430,7 +443,7 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fac
     else:
         out["facts"].append(_fact(text, kind, m))
     seen.add(key)
-    return category if kind == "fact" or category != "fact" else kind
+    return category
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
