@@ -168,7 +168,7 @@ def resolve_date(text: str, said_at: str) -> str | None:
         return None
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|"
+_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|ha|hah|omg|lmao|yay|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
                       r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
@@ -191,7 +191,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"of course|exactly|agreed|true|perfect|awesome|amazing|interesting|noted|understood|will do|cheers|nope|"
                         r"(?:someone|somebody|a (?:friend|colleague|coworker|co-worker)|the (?:docs|documentation|article|blog|paper|readme|internet))\b"
                         r"(?:\s+[\w'-]+){0,4}?\s+(?:say|says|said|told|thinks|claims|recommends?)\b|"
-                        r"i (?:didn'?t|did not|never) know (?:that|this)|i had no idea|good to know|til\b|"
+                        r"i (?:didn'?t|did not|never) know (?:that|this)|i (?:don'?t|didn'?t|do not|did not) (?:understand|get|follow|see)\b|i had no idea|good to know|til\b|"
                         r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|signing) (?:out|off|home)|"
                         r"(?:always|ever) (?:happy|glad) to\b|(?:i|we) (?:always|never|often|keep) (?:forget|forgot|figured? out|get confused|mix up)\b|"
