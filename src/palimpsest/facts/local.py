@@ -219,7 +219,8 @@ TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|cr
                      r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working)\b", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
                       r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that|"
-                      r"(?:used to|would|always|likes to|loves to) say|swears by)\b", re.IGNORECASE)
+                      r"(?:used to|would|always|likes to|loves to) say|swears by|swears|swore|asked|asks|insists|insisted|complains|complained|"
+                      r"warned|warns|recommends|recommended|wonders|wondered)\b", re.IGNORECASE)
 _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b", re.IGNORECASE)
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
@@ -323,7 +324,10 @@ _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|
 _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
                            r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
 # a thing of one's own that does something ("The office reopens on Monday"), whatever the verb
-_THING_DOES = re.compile(r"^\s*(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?[a-z]+(?:s|ed)\b", re.IGNORECASE)
+_THING_DOES = re.compile(r"^\s*(?:(?:both|all|all of|one of|two of|most of|some of|each of)\s+)?(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?"
+                         r"(?!(?:is|was|has|does|says|thinks|seems|looks|sounds|feels)\b)[a-z]+(?:s|ed)\b(?!\s+(?:that|me|us|why|if|whether|how)\b)(?:\s+\w+){2,}", re.IGNORECASE)
+_OUR_KIN = re.compile(r"^\s*(?:both|all|all of|one of|two of|most of|some of|each of)\s+(?:my|our)\s+[\w'-]+\s+(?:are|is|were|was|have|has|live|work)\b",
+                      re.IGNORECASE)
 # a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
 _PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
 # where one is at the moment ("I'm at the airport right now"), not a standing fact
@@ -413,6 +417,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "event", s
     if TRANSIENT.search(s):
         return None
+    if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
+        return "fact", "fact", s  # "The staging env gets wiped every Sunday", "Both my parents are teachers": a verb the parse does not know
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or re.match(r"^\s*i(?:'m| am)\s", s, re.IGNORECASE)):
         return "fact", "fact", s
     return None
