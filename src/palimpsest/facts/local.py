@@ -90,6 +90,7 @@ DATE = re.compile(
     r"|\b(?:(?P<ago>a|an|one|two|three|four|five|six|\d{1,2})\s+(?P<unit>day|week|month|year)s?\s+ago|last\s+(?P<last>week|weekend|month|year|night)"
     r"|(?P<morning>this morning|earlier today|last night))\b"
     # a month alone, or with its year ("in June 2019", "in March"): its first day
+    rf"|\b(?P<mdir>last|next|this)\s+(?P<m6>{_MONTH})\b"
     rf"|\b(?:in\s+(?P<m4>{_MONTH})|(?P<m5>{_MONTH})\s+(?P<y5>\d{{4}}))\b(?:\s+(?P<y4>\d{{4}}))?"
     r"|\bthe\s+(?P<d3>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?\w+\s+(?:floor|time|place|row|century))",
     re.IGNORECASE)
@@ -156,6 +157,10 @@ def resolve_date(text: str, said_at: str) -> str | None:
             return iso(day - timedelta(days=n * _UNIT_DAYS[unit]))
         if m.group("morning"):
             return iso(day - timedelta(days=1 if m.group("morning").lower() == "last night" else 0))
+        if m.group("m6"):  # "last November": the one before the day said; "next May": the one after
+            month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(m.group("m6").lower()[:3]))
+            step = {"last": -1 if month >= base.month else 0, "next": 1 if month <= base.month else 0, "this": 0}[m.group("mdir").lower()]
+            return iso(datetime(base.year + step, month, 1, tzinfo=base.tzinfo))
         if m.group("m4") or m.group("m5"):
             month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith((m.group("m4") or m.group("m5")).lower()[:3]))
             return iso(datetime(int(m.group("y4") or m.group("y5") or base.year), month, 1, tzinfo=base.tzinfo))
