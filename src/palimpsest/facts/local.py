@@ -65,6 +65,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 # all-lower-case writers ("our api is written in go. we host it on render") start sentences
 # in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
 _LOWER_BREAK = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[a-z])")
+TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", "i.e.", "cf.", "approx.", "no.", "fig."])
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
@@ -111,6 +112,9 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me
 def sentences(text: str) -> list[str]:
     out: list[str] = []
     for part in _SENTENCE.split(text or ""):
+        if out and part and out[-1].split() and out[-1].split()[-1].lower() in TITLES:
+            out[-1] = f"{out[-1]} {part}"  # "Dr. Okafor": a title's full stop ends no sentence
+            continue
         out += _split_lower(part) if part else []
     return [s.strip() for s in out if s and len(s.strip()) > 3]
 
@@ -217,7 +221,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"signing) (?:out|off|home)|"
                         r"(?:always|ever) (?:happy|glad) to\b|(?:i|we) (?:always|never|often|keep) (?:forget|forgot|figured? out|"
                         r"get confused|mix up)\b|"
-                        r"not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
+                        r"no thanks?\b|no thank you|not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
                         r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
                         r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
 MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
@@ -277,7 +281,7 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   r"brief|concise|casual|formal|light|high-level|tight|clean)\b|skip (?:the|all|any)\b|be (?!right back|"
                   r"back\b)\w+(?: with me| in)?[.!]*$|"
                   r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
-                  r"no (?:more|less|fewer) than\b|no [\w-]+s\b(?! problem| worries| idea| way| thanks)|"
+                  r"no (?:more|less|fewer) than\b|no (?!thanks\b|problem|worries|idea|way)[\w-]+s\b|"
                   # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
                   r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|"
                   r"had\b|have\b|thought\b|wanted\b|knew\b|heard\b|forget|remember|figure|know|understand|seem|manage|get\b|got\b|"
@@ -316,7 +320,8 @@ _WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+
 _SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
                                 r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|"
                                 r"by default|"
-                                r"every time|you write|you send|you give|your (?:answers|responses|replies|code|examples))\b|"
+                                r"every time|you write|you send|you give|unless|whenever|when i|if i|"
+                                r"your (?:answers|responses|replies|code|examples))\b|"
                                 r"^\s*(?:write|give|format|show|put|reply|answer|respond)\b.*(?:\bfirst\b,?\s*(?:and )?then\b|"
                                 r",\s*no [\w-]+[.!]*$)", re.IGNORECASE)
 MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?:really |generally |usually |"
@@ -371,6 +376,7 @@ _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'r
                              r"(?:^|[,;:]\s*|\b(?:and|so|then) )(?:(?:we|i|the team|they)(?:'ve| have)?(?: \w+ly)? )?(?:chose|chosen|"
                              r"picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
                              r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
+                             r"(?:we|i)(?:'re| are|'m| am) keeping\b|"
                              r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
                              r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|"
                              r"retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|"
@@ -419,6 +425,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
     return out
 
 
+_TAG_QUESTION = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn't it|aren't we|didn't we)\?\s*$", re.IGNORECASE)
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
 _I_AM = re.compile(r"^\s*i(?:'m| am)\s", re.IGNORECASE)  # "I'm vegan": two words, a fact still
 _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a person just spoken of
@@ -439,6 +446,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
+    s = _TAG_QUESTION.sub(".", s)  # "We settled on PostgreSQL 16, right?": a statement to confirm
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
