@@ -417,8 +417,9 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
         if not m.content or m.tool_name:
             continue
         after_fact = False
-        for s in sentences(_QUOTED.sub("'…'", m.content)):
-            after_fact = _classify(out, s, m, seen, after_fact) == "fact"
+        for s in sentences(_QUOTED.sub(_QUOTE_MARK, m.content)):
+            # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
+            after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -428,6 +429,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
 _TAG_QUESTION = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn't it|aren't we|didn't we)\?\s*$", re.IGNORECASE)
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
 _I_AM = re.compile(r"^\s*i(?:'m| am)\s", re.IGNORECASE)  # "I'm vegan": two words, a fact still
+_QUOTE_MARK = "'…'"  # put for quoted text with a full stop in it
 _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a person just spoken of
 
 
@@ -446,7 +448,10 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
-    s = _TAG_QUESTION.sub(".", s)  # "We settled on PostgreSQL 16, right?": a statement to confirm
+    tag = _TAG_QUESTION.search(s)
+    if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
+        found = classify(s[:tag.start()] + ".", user, after_fact)
+        return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
