@@ -11,7 +11,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
-from palimpsest.facts.local import local_distill, resolve_date
+from palimpsest.facts.local import classify, local_distill, resolve_date
 from palimpsest.records import Message
 
 T0 = "2026-03-04T10:15:00Z"
@@ -46,10 +46,34 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
 @pytest.mark.parametrize("text,expected", [
     ("see you tomorrow", "2026-03-05"), ("it was yesterday", "2026-03-03"), ("next wednesday works", "2026-03-11"),
     ("last monday", "2026-03-02"), ("on 5 May", "2026-05-05"), ("March 9th, 2027", "2027-03-09"), ("nothing", None),
+    ("got it on the 2nd", "2026-03-02"), ("two weeks ago", "2026-02-18"), ("married in June 2019", "2019-06-01"),
+    ("last November", "2025-11-01"), ("next May", "2026-05-01"), ("this morning", "2026-03-04"),
 ])
 def test_dates_resolve_against_the_message_time(text: str, expected: str | None) -> None:
     got = resolve_date(text, T0)  # a Wednesday
     assert (got[:10] if got else None) == expected
+
+
+@pytest.mark.parametrize("said,expected", [
+    ("I want to run a half marathon someday", ("fact", "plan")),
+    ("We picked Hetzner over AWS because it's cheaper.", ("fact", "decision")),
+    ("Keep PR descriptions under 200 words, nobody reads the long ones.", ("fact", "preference")),
+    ("Remind me on Thursday to send Kemi the contract draft.", ("task", "task")),
+    ("Got my AWS cert on the 2nd!", ("fact", "event")),
+    ("We're going to use Vitest for the new frontend package.", ("fact", "decision")),
+    ("I'm coeliac.", ("fact", "fact")),
+    ("We don't use Travis anymore.", ("correction", "correction")),
+    ("Everyone on Hacker News seems to hate ORMs.", None), ("ugh what a week and it's only wednesday", None),
+    ("I'm so tired today.", None), ("I'll definitely check those out, thanks!", None), ("Explain like I'm five: what is a monad", None),
+])
+def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
+    found = classify(said)
+    assert (found[:2] if found else None) == expected
+
+
+def test_a_pronoun_after_a_fact_and_a_lower_case_sentence_are_kept() -> None:
+    out = local_distill([msg("Kenji is my co-founder. he handles everything on the hardware side")])
+    assert [f["text"] for f in out["facts"]] == ["Kenji is my co-founder.", "he handles everything on the hardware side"]
 
 
 def test_prompt_lines_carry_iso_minutes(sqlite_memory: Memory) -> None:

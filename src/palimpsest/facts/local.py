@@ -2,29 +2,52 @@
 
 `local_distill(messages)` gives the four fields of the distill schema (`distill.py`) from
 the sentences of a turn, each kept as said (an opening "Sorry," or "Actually," aside) —
-it does not paraphrase or resolve pronouns, which is what the model is for. Each sentence
-is classified by the first rule that holds, in this order:
+it does not paraphrase or resolve pronouns, which is what the model is for. Sentences
+end at a full stop before any word, lower-case too ("… config.yaml. we always …"), but not
+after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
+statement of the user's. Each sentence is classified by the first rule that holds:
 
-    skipped      questions, hypotheticals ("what if", "maybe", "I wonder"), reported
-                 speech ("my friend thinks …", "the article says …"), small talk, and
-                 sentences without a subject ("that's a cool idea")
-    correction   an explicit marker ("actually", "correction:", "I meant") or a change
-                 of value: "moved to", "X is now Y", "switched from A to B", "no
-                 longer", "took over", "changed to", "was pushed to", "replaced A with B"
-    task         "I need to", "TODO", "remind me to", "we should" …
-    decision     "we decided", "let's go with", "we agreed to", "decided on" …
-    preference   likes and dislikes, and rules: "never …", "always …", "don't …",
-                 "please keep …", "from now on, …", "going forward, …"
-    plan         "we plan to", "I'm planning to", "we will" (with a date: event)
-    event        a first-person or named statement with a date ("on 2 September", "yesterday")
+    correction   an explicit marker ("actually", "correction:", "I meant", "typo:"), a
+                 slip put right ("oh wait, …, not …", "…, not …, sorry"), a statement
+                 taken back ("ignore what I said about …")
+    skipped      questions, hypotheticals ("what if", "assume", "let's say"), musings
+                 and requests said as wishes ("I'd like to discuss …"), hearsay
+                 ("my friend thinks …", "I read that …", "everyone seems to hate …"),
+                 small talk and moods ("I see", "I'm so tired today"), evaluations of
+                 the moment ("the wifi here is terrible"), hedges ("I might …"),
+                 trouble reports ("it keeps crashing", "returns a 502"), a reply's
+                 promise ("I'll definitely check them out"), and sentences without a
+                 subject ("that's a cool idea")
+    task         "I need to", "TODO", "remind me (on Thursday) to", "add X to my list",
+                 "I should …", "we should" …
+    decision     a choice made: "we decided", "let's go with", "we agreed to", "we went
+                 with", "opted for", "we picked A over B", "we're going to use", "it's settled"
+    (skipped)    a request of the moment to the assistant ("Explain …", "Write a regex …")
+    correction   a change of value: "moved to", "X is now Y", "switched from A to B",
+                 "no longer", "… anymore", "took over", "changed to", "went up to"
+    plan         an intention with no date: "I want to …", "I'd like us to …", "I hope
+                 to …", "my goal is to …", "we plan to", "we'll …" (with a date: event)
+    preference   likes and dislikes ("I'm a big fan of", "I find X hard to read"), and
+                 rules: imperatives that hold beyond the turn ("never …", "don't …",
+                 "keep PR descriptions under …", "use tabs", "call me Sam", "short
+                 answers please", "when you write SQL, …"), habits ("we always load it
+                 with …"), rules for a kind of thing ("every PR needs …")
+    event        a first-person or named statement with a date ("on 2 September",
+                 "on the 2nd", "yesterday", "last month", "two weeks ago", "in June
+                 2019"), or one told without its subject ("Got my cert on the 2nd!")
     fact         any other plain statement with a slot (`slots.parse`: a holder — I, we, a
                  name, a "the …" noun — and a copula or a known verb): "I can't eat
-                 gluten", "Hana reports to Luis", "Our API gateway is Kong"
+                 gluten", "Hana reports to Luis", "Our API gateway is Kong", "I'm vegan";
+                 "he"/"she" right after a fact stands for the person just spoken of
+                 ("Kenji is my co-founder. He handles the hardware side")
 
-Only the user's sentences count, except decisions, which the assistant may report
-("We agreed last week to use NATS"). A correction's `replaces` is its own text: the
-curator then finds what it replaces by slot (`curator.py`). Figures on the development
-and test turns of `bench/data/` are in `bench/RESULTS.md` ("Distillation").
+The rules go by the grammar of the sentence (who is the subject, which modal or time
+word it has, whether it is an imperative), not by its topic, so that they hold on
+phrasing no rule was written for. Only the user's sentences count, except decisions,
+which the assistant may report ("We agreed last week to use NATS"). A correction's
+`replaces` is its own text: the curator then finds what it replaces by slot
+(`curator.py`). Figures on the development and test turns of `bench/data/` are in
+`bench/RESULTS.md` ("Distillation").
 """
 
 from __future__ import annotations
@@ -39,15 +62,25 @@ from . import slots
 
 # -- the local fallback ----------------------------------------------------------
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+# all-lower-case writers ("our api is written in go. we host it on render") start sentences
+# in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
+_LOWER_BREAK = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[a-z])")
+TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", "i.e.", "cf.", "approx.", "no.", "fig."])
+ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
+                           "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|update)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+                        r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
-                        r"would rather)|i'd rather|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|always use|never use|i want you to)\b", re.IGNORECASE)
-DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision:|we agreed|"
+                        r"would rather|would prefer)|i'd rather|i'd prefer|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|"
+                        r"always use|never use|i want you to)\b", re.IGNORECASE)
+DECISION = re.compile(r"\b(?:we(?: have|'ve)? decided|i(?: have|'ve)? decided|decided to|the decision is|decision(?: made| taken)?(?=:)|"
+                      r"we agreed|"
                       r"let'?s go with|let us go with|we(?:'ll| will) go with|i(?:'ll| will) go with|going with|we(?:'ll| will) use|"
                       r"let'?s use|settled on|we chose|i chose)\b", re.IGNORECASE)
-TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i need to|i have to|i must|remind me to|don't forget to|do not forget to|we need to|"
-                  r"we should|next step[s]?(?: is| are)?:?|please remember to)", re.IGNORECASE)
+TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i (?:really |probably |definitely |seriously )?should\b(?!'ve| have| be\b)|(?:i )?(?:need to|"
+                  r"gotta|got to)\b|(?:i|we) (?:still |really |also |just |urgently )?(?:need to|have to|must)\b|(?:i )?must remember to|"
+                  r"(?:i )?(?:need|have) to remember to|remind me to|don't forget to|do not forget to|don'?t let me forget\b|we need to|"
+                  r"we should|next step[s]?(?: is| are)?:?|please remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
 MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
@@ -56,8 +89,20 @@ _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|a
 DATE = re.compile(
     rf"\b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\b(?:,?\s+(?P<y1>\d{{4}}))?"
     rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
-    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)\b"
+    # a day of the month said alone ("on the 2nd", "by the 31st"): of the month it is said in
+    # a past time counted back from the day said ("last month", "two weeks ago", "this morning")
+    r"|\b(?:(?P<ago>a|an|one|two|three|four|five|six|\d{1,2})\s+(?P<unit>day|week|month|year)s?\s+ago|last\s+(?P<last>week|weekend|month|"
+    r"year|night)"
+    r"|(?P<morning>this morning|earlier today|last night))\b"
+    # a month alone, or with its year ("in June 2019", "in March"): its first day
+    rf"|\b(?P<mdir>last|next|this)\s+(?P<m6>{_MONTH})\b"
+    rf"|\b(?:in\s+(?P<m4>{_MONTH})|(?P<m5>{_MONTH})\s+(?P<y5>\d{{4}}))\b(?:\s+(?P<y4>\d{{4}}))?"
+    r"|\bthe\s+(?P<d3>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?\w+\s+(?:floor|time|place|row|century))",
     re.IGNORECASE)
+_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}  # "two weeks ago": a day near enough for valid time
+_COUNT_WORDS = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6"}
 _IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
                     r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
@@ -65,7 +110,25 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(text or "") if s and len(s.strip()) > 3]
+    out: list[str] = []
+    for part in _SENTENCE.split(text or ""):
+        if out and part and out[-1].split() and out[-1].split()[-1].lower() in TITLES:
+            out[-1] = f"{out[-1]} {part}"  # "Dr. Okafor": a title's full stop ends no sentence
+            continue
+        out += _split_lower(part) if part else []
+    return [s.strip() for s in out if s and len(s.strip()) > 3]
+
+
+def _split_lower(part: str) -> list[str]:
+    """`part` cut where a full stop is followed by a lower-case word, unless it ends an abbreviation."""
+    pieces, start = [], 0
+    for m in _LOWER_BREAK.finditer(part):
+        last = part[start:m.start()].split()[-1].lower() if part[start:m.start()].split() else ""
+        if last in ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+", last):
+            continue
+        pieces.append(part[start:m.start()])
+        start = m.end()
+    return pieces + [part[start:]]
 
 
 def entities_of(text: str) -> list[str]:
@@ -98,6 +161,21 @@ def resolve_date(text: str, said_at: str) -> str | None:
             elif m.group("dir").lower() == "next" and delta == 0:
                 delta = 7
             return iso(day + timedelta(days=delta))
+        if m.group("unit") or m.group("last"):
+            unit = m.group("unit") or {"weekend": "week", "night": "day"}.get(m.group("last"), m.group("last"))
+            n = 1 if m.group("last") else int(_COUNT_WORDS.get(m.group("ago").lower(), m.group("ago")))
+            return iso(day - timedelta(days=n * _UNIT_DAYS[unit]))
+        if m.group("morning"):
+            return iso(day - timedelta(days=1 if m.group("morning").lower() == "last night" else 0))
+        if m.group("m6"):  # "last November": the one before the day said; "next May": the one after
+            month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(m.group("m6").lower()[:3]))
+            step = {"last": -1 if month >= base.month else 0, "next": 1 if month <= base.month else 0, "this": 0}[m.group("mdir").lower()]
+            return iso(datetime(base.year + step, month, 1, tzinfo=base.tzinfo))
+        if m.group("m4") or m.group("m5"):
+            month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith((m.group("m4") or m.group("m5")).lower()[:3]))
+            return iso(datetime(int(m.group("y4") or m.group("y5") or base.year), month, 1, tzinfo=base.tzinfo))
+        if m.group("d3"):
+            return iso(datetime(base.year, base.month, int(m.group("d3")), tzinfo=base.tzinfo))
         month_text, d, y = (m.group("m1"), m.group("d1"), m.group("y1")) if m.group("m1") else (m.group("m2"), m.group("d2"), m.group("y2"))
         month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_text.lower()[:3]))
         return iso(datetime(int(y) if y else base.year, month, int(d), tzinfo=base.tzinfo))
@@ -105,36 +183,231 @@ def resolve_date(text: str, said_at: str) -> str | None:
         return None
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|hmm|um|uh|yeah|yep|yup|sure|alright|honestly|ok|okay|so|well|and|but|btw|fyi|by the way|just so you know|also|hey|yes|no|right)"
-                      r"\b[,.!:]?\s+)+(?=\w)", re.IGNORECASE)
+_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|ha|hah|omg|lmao|yay|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
+                      r"okay|so|well|and|but|btw|fyi|"
+                      r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
+                      r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|"
+                      r"(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|"
+                      r"no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
-                  r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|should we|shall we|could we|"
-                  r"if\b|imagine|suppose|let me|hi\b|hello|hey|good (?:morning|night|evening|afternoon)|thanks|thank you|"
+                  r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
+                  r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
+                  # hearsay of one's own: "I read that …", "I heard …"
+                  r"i(?:'ve)? (?:read|heard|saw)\b|let'?s say|let us say|say (?:we|i|you)\b|let me|hi\b|hello|hey|good (?:morning|night|"
+                  r"evening|afternoon)|thanks|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
-                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|hoping|considering|looking for|trying to|"
-                  r"meaning to)|i'd like to (?:know|ask|get|learn|find)|i want to (?:know|ask|learn|find))", re.IGNORECASE)
+                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
+                  r"meaning to)|i(?:'d| would) (?:like|love) to (?:\w+ )?(?:know|ask|get(?! into| better| fit| back)|learn (?:more|how|"
+                  r"about)|find|discuss|talk|hear|see|explore|understand|share|"
+                  r"mention|add|emphasi[sz]e|clarify|confirm|check|focus|go over|review|make sure|continue|start by)\b|"
+                  r"i (?:just |really )?want to (?:\w+ )?(?:know|ask|learn (?:more|how|about)|find out|make sure|be sure|ensure|check|"
+                  r"see|understand|clarify|"
+                  r"confirm|discuss|talk|share|mention|add|say|hear|avoid)\b|"
+                  # hearsay and hedges: not the user's first-hand word ("apparently …", "according to …")
+                  r"apparently|supposedly|according to|rumou?r has it|could be|might be|may be)", re.IGNORECASE)
+# small talk: an acknowledgement or a mood, said of the moment, not of the user ("I see, makes
+# sense", "I'm so tired today", "what a week")
+SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|good point|sounds good|no worries|all good|never mind|nvm|"
+                        r"of course|exactly|agreed|true|perfect|awesome|amazing|interesting|noted|understood|will do|cheers|nope|"
+                        r"(?:someone|somebody|a (?:friend|colleague|coworker|co-worker)|the (?:docs|documentation|article|blog|paper|"
+                        r"readme|internet))\b"
+                        r"(?:\s+[\w'-]+){0,4}?\s+(?:say|says|said|told|thinks|claims|recommends?)\b|"
+                        r"i (?:didn'?t|did not|never) know (?:that|this)|i (?:don'?t|didn'?t|do not|did not) (?:understand|get|follow|"
+                        r"see)\b|i had no idea|good to know|til\b|"
+                        r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
+                        r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|"
+                        r"rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|"
+                        r"signing) (?:out|off|home)|"
+                        r"(?:always|ever) (?:happy|glad) to\b|(?:i|we) (?:always|never|often|keep) (?:forget|forgot|figured? out|"
+                        r"get confused|mix up)\b|"
+                        r"no thanks?\b|no thank you|not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
+                        r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
+                        r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
+MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
+                   "stuck", "sure",
+                   "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
+                   "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
+                   "grateful", "thankful", "amazed", "overwhelmed", "swamped", "knackered", "beat", "starving", "late", "jealous",
+                   "curious", "pleased", "delighted", "upset", "angry", "furious", "baffled", "puzzled", "struggling", "dying"])
+_MOOD = re.compile(r"^\s*i(?:'m| am| feel| felt| was|'ve been| have been)\s+(?:(?:so|very|really|super|a bit|a little|kinda|kind of|pretty|"
+                   r"quite|totally|absolutely|completely|rather|too|just|still|also|getting|feeling|kind of|a little bit|"
+                   r"\w+ly)\s+)*(?P<w>[\w-]+)", re.IGNORECASE)
+# the crowd's opinion, not a fact of the user's ("Everyone on Hacker News seems to hate ORMs")
+CROWD = re.compile(r"^\s*(?:everyone|everybody|people|most people|many people|lots of people|a lot of people|some people|folks|"
+                   r"nobody|no one|they)\b(?:\s+[\w'-]+){0,4}?\s+(?:seems? to|says?|said|think|thinks|reckons?|claims?|swears? by|"
+                   r"recommends?|hates?|loves?)\b", re.IGNORECASE)
+# a hedge on one's own intention is not one yet ("I might switch to Linux", "we may move")
+HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|^\s*(?:i|we)(?:'m| am|'re| are) (?:still )?not sure\b", re.IGNORECASE)
+# a passing trouble report (the matter of a question, not a standing fact): "it keeps
+# crashing", "the build fails with", "is throwing a 500"
+TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|crash(?:es|ing)?|throws?|throwing|errors? out|"
+                     r"(?:returns?|returning|throws?|getting|gets|get|got|hitting|hit|seeing|see) (?:an? |the |this |that )?(?:weird |"
+                     r"random )?"
+                     r"(?:(?:(?<=a )|(?<=an )|(?<=he ))[45]\d\d\b|(?:\w+ )?(?:error|exception|segfault|timeout|traceback|stack trace))|"
+                     r"[45]\d\d (?:error|status|response)|"
+                     r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working)\b", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
-                      r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that)\b", re.IGNORECASE)
+                      r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that|"
+                      r"(?:used to|would|always|likes to|loves to) say|swears by|swears|swore|asked|asks|insists|insisted|complains|"
+                      r"complained|"
+                      r"warned|warns|recommends|recommended|wonders|wondered)\b", re.IGNORECASE)
 _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b", re.IGNORECASE)
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
-                    r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped) (?:\w+ ){0,4}?(?:to|from)\b|"
+                    r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
+                    r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
-                    r"took over|takes over|taken over|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
-                    r"\b(?:quit|stopped|gave up)\b|\bnow[.!]?$|"
-                    r"(?:are|is|'re|am|'m) moving (?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
-RULE = re.compile(r"^\s*(?:(?:from now on|going forward|from here on|in future|in the future),?\s+\w+|never\b|always\b|"
-                  r"don'?t\b(?! forget)|do not\b(?! forget)|please (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
-                  r"format|respond|be)\b|avoid\b|stop\b)", re.IGNORECASE)
-MY_PREFERENCE = re.compile(r"\b(?:my (?:preferred|favou?rite)|i (?:hate|love|can't stand|cannot stand) it when|"
-                           r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love)\b", re.IGNORECASE)
-_NOT_A_TASK = re.compile(r"^\s*i (?:have|need) to (?:admit|say|confess|agree|tell you)\b", re.IGNORECASE)
-PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? to|intend(?:ing)? to|aim(?:ing)? to|going to (?!be\b)\w+|"
-                  r"will (?!be\b)\w+|'ll (?!be\b)\w+)", re.IGNORECASE)
+                    r"\b(?:my|our|the) new [\w-]+(?: [\w-]+)? (?:is|are)\b|"
+                    r"\b(?:got|was|were|has been|have been|is|are) (?:cancell?ed|called off|scrapped|postponed|delayed|shelved)\b|"
+                    r"took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|"
+                    r"any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
+                    # "for now" is for the time being, not a change
+                    r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"
+                    r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|"
+                    r"switching|migrating) "
+                    r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
+RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|"
+                  r"in future|in the future),?\s+\w+|never\b(?! mind)|"
+                  r"always\b(?! (?:happy|glad|fun|good|nice|great|a pleasure))|"
+                  r"(?:don'?t|do not)\b(?! forget| worry| bother| mind| know| think| care| get me wrong| let me forget| remember|"
+                  r" understand| see)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
+                  r"format|respond|be|give|include|put|stick|default|limit|skip|leave|show|mention|add comments|address)\b|avoid\b|"
+                  r"stop \w+ing\b|"
+                  # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
+                  # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
+                  r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|"
+                  r"default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
+                  r"the following|going|in mind|me posted|whatever|any|your best|your judge?ment|case|cases)\b)|keep it (?:simple|short|"
+                  r"brief|concise|casual|formal|light|high-level|tight|clean)\b|skip (?:the|all|any)\b|be (?!right back|"
+                  r"back\b)\w+(?: with me| in)?[.!]*$|"
+                  r"assume (?:i|i'm|that i)\b|treat me\b|talk to me\b|speak to me\b|get (?:straight )?to the point|"
+                  r"no (?:more|less|fewer) than\b|no (?!thanks\b|problem|worries|idea|way)[\w-]+s\b|"
+                  # a habit one keeps: "we always load it with safe_load", "we never deploy on Fridays"
+                  r"(?:i|we)(?: (?!can\b|could\b|will\b|would\b|might\b|may\b|should\b|'ll\b|'d\b)\w+)? (?:always|never)\s+(?!been\b|"
+                  r"had\b|have\b|thought\b|wanted\b|knew\b|heard\b|forget|remember|figure|know|understand|seem|manage|get\b|got\b|"
+                  r"find|found|end up|ended up|mess|screw|win|lose|learn)\w+|"
+                  # a rule for a whole kind of thing: "Every PR needs a linked ticket"
+                  r"(?:every|each|all|any|no)\s+(?!(?:they|we|you|i|he|she|it|of|the|this|that)\b)(?:[\w-]+\s+){1,3}?(?:must|should|"
+                  r"shall|needs?|has to|have to|requires?|gets?)\b)", re.IGNORECASE)
+# an imperative of style that holds as a rule only when it says so ("Write all dates as …", "Give
+# me every answer in …"); without a word of scope it is a one-off request ("Write a haiku")
+# a rule said as what is allowed ("Emojis are fine in Slack but not in emails")
+PERMISSION = re.compile(r"\b(?:is|are) (?:fine|ok|okay|acceptable|allowed|not allowed|forbidden|banned|off-limits|a no-go)\b",
+                        re.IGNORECASE)
+# a rule said without a verb: "Short answers please.", "Tea over coffee, always."
+VERBLESS_RULE = re.compile(r"^\s*(?:[\w'-]+\s+){0,4}[\w'-]+,?\s+(?:please|pls|plz|always|every time|any day)[.!]*$", re.IGNORECASE)
+# a request of the moment addressed to the assistant ("Explain like I'm five: …", "Tell me a joke"):
+# not a fact, though it may mention one
+REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|write|give me|list|summari[sz]e|translate|compare|describe|"
+                     r"generate|draft|fix|rewrite|check|find|recommend|suggest|review|refactor|debug|convert|create|make|draw|design|"
+                     r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me)\b", re.IGNORECASE)
+# a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
+_SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))",
+                   re.IGNORECASE)
+# a rule called one ("That's a hard rule for us"); a decision said of "it" ("It's settled, …")
+NAMED_RULE = re.compile(r"\b(?:hard|strict|firm|house|team|golden|general|standing) rule\b|\brule of thumb\b|\bnon-negotiable\b",
+                        re.IGNORECASE)
+SETTLED = re.compile(r"^\s*(?:it'?s|that'?s|it is|that is) (?:settled|decided|final|official|confirmed)\b", re.IGNORECASE)
+# a slip owned at the end: "It's Halvorsen, not Halvorson — sorry"
+_SLIP_END = re.compile(r",\s*not\b.*(?:,\s*|\s+[—–-]+\s*)(?:sorry|my bad|oops|my mistake)[.!]*$", re.IGNORECASE)
+# a statement taken back: "Ignore what I said about Redis, …", "I said Tuesday but I meant Wednesday"
+RETRACT = re.compile(r"^\s*(?:(?:please )?(?:ignore|forget|disregard) (?:what i (?:said|wrote)|my last|that last|the last)|"
+                     r"i (?:said|wrote|typed) .+ but (?:i )?meant\b|i meant to (?:say|write)\b)", re.IGNORECASE)
+# a rule for the assistant's work said as a condition ("When you write SQL, uppercase the keywords")
+_WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+ )?(?:write|answer|reply|respond|give|send|show|explain|"
+                       r"suggest|"
+                       r"generate|draft|review|format|summari[sz]e|translate|make|create|code|recommend)\b", re.IGNORECASE)
+_SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
+                                r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|"
+                                r"by default|"
+                                r"every time|you write|you send|you give|unless|whenever|when i|if i|"
+                                r"your (?:answers|responses|replies|code|examples))\b|"
+                                r"^\s*(?:write|give|format|show|put|reply|answer|respond)\b.*(?:\bfirst\b,?\s*(?:and )?then\b|"
+                                r",\s*no [\w-]+[.!]*$)", re.IGNORECASE)
+MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?:really |generally |usually |"
+                           r"personally )?find\b(?! (?:out|the|a|an|some|any|it hard to believe)\b)|"
+                           r"\b(?:my (?:preferred|favou?rite)|i (?:learn|work|focus|think|read) (?:best|better)\b|"
+                           r"works (?:best|better) for me|(?:^|,\s*)(?:didn'?t|did not|don'?t|do not) (?:really )?(?:like|enjoy|love)\b|"
+                           r"(?:loved|liked|hated|enjoyed) it\b|i (?:hate|love|can't stand|cannot stand) it when|"
+                           r"i (?:\w+ )?(?:enjoyed|liked|loved|hated|disliked|never liked)|i'?d like|i would like|i'?d love|"
+                           r"(?:'s|is|are|'re|'m|am) (?:really |totally |a bit )?obsessed with|i(?:'m| am) (?:not )?(?:a |really |such |"
+                           r")(?:(?:big|huge|massive) )?fan of|i(?:'m| am) (?:really |not )?(?:into|keen on)|"
+                           r"my go-to|i(?:'m| am) (?:more )?(?:of )?an? [\w-]+ (?:person|learner|type)\b|i(?:'m| am) more of an?\b|(?:is|"
+                           r"are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
+_NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b|"
+                         r"^\s*i (?:\w+ )?should (?:mention|say|note|add that|point out|clarify|explain)\b", re.IGNORECASE)
+# a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
+ASKED_TASK = re.compile(r".*[,—–-]\s*remind me[.!]*$|^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|"
+                        r"why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
+                        r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
+# "can you remind me to …?" asks for a task, question mark or not
+_ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|"
+                       r"which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
+                       r"(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b)", re.IGNORECASE)
+PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|an|the|for)|intend(?:ing)? to|aim(?:ing)? to|"
+                  r"going to (?!be\b)\w+|will (?!be\b)\w+|will be \w+ing)|\b(?:i|we)'ll (?:(?!be\b)\w+|be \w+ing\b)", re.IGNORECASE)
+# the present said of a time to come ("We're hiring two SREs this quarter", "I'm starting a course next month")
+_SOON = re.compile(r"\b(?:i|we)(?:'m| am|'re| are) \w+ing\b.*\b(?:soon|later this \w+|this (?:quarter|year|summer|spring|autumn|fall|"
+                   r"winter)|"
+                   r"next (?:week|month|year|quarter|summer|spring|autumn|fall|winter|semester|term|sprint|release)|in the (?:coming|"
+                   r"next) \w+)\b", re.IGNORECASE)
+_PROGRESSIVE = re.compile(r"\b(?:are|is|'re|am|'m|'s) \w+ing\b", re.IGNORECASE)
+_COMING_SWITCH = re.compile(r"\b(?:we|i)(?:'re| are|'m| am) (?:switching|migrating|changing|moving \w+) (?:\w+ ){0,3}?to\b", re.IGNORECASE)
+# a reply's promise of the moment, not a plan ("I'll try that", "I'll let you know")
+_PROMISE = re.compile(r"^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely |certainly |totally |surely |also |probably )*(?:\w+ )?(?:try|check|"
+                      r"let you know|see|look|"
+                      r"think|test|get back|give (?:it|that|this|them|those|these)|do (?:it|that|this)|keep (?:you|that|this|those|these|"
+                      r"them|it)\b|"
+                      r"take a look|have a look|report back|update you|send (?:it|that|them|you)|be (?:sure|careful|fine|ok|okay|right|"
+                      r"back|there|honest)|consider|"
+                      r"make sure|have to|ask)\b"
+                      r"|^\s*(?:\w+,\s+)?i(?:'ll| will) (?:definitely|certainly|totally)\b", re.IGNORECASE)
+# an intention said as a wish, with no date ("I want to run a half marathon someday", "I'd like
+# us to try MkDocs", "my goal is to …"): a plan, not a preference
+INTENTION = re.compile(r"^\s*(?:planning|hoping|aiming|intending) to\b|\b(?:(?:i|we)(?: really| still| eventually| definitely)? (?:want|"
+                       r"hope|wanna)(?: to| us to)\b|"
+                       r"(?:i|we)(?:'d| would) (?:like|love) (?:to|us to)\b|\bhoping to\b|\bsaving (?:up )?for\b|"
+                       r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)",
+                       re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
-                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start))\b", re.IGNORECASE)
-_EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b", re.IGNORECASE)
-
+                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for)|"
+                             # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
+                             r"(?:went|gone|ended up going|ended up) with|(?:went|gone|going|go) for the\b|opted (?:for|to)|"
+                             r"(?:^|[,;:]\s*|\b(?:and|so|then) )(?:(?:we|i|the team|they)(?:'ve| have)?(?: \w+ly)? )?(?:chose|chosen|"
+                             r"picked|selected)\b(?! up)|(?:are|'re|am|'m) sticking with|"
+                             r"(?:we|i)(?:'re| are|'m| am) going to (?:use|go with|adopt|stick with|switch to)|"
+                             r"(?:we|i)(?:'re| are|'m| am) keeping\b|"
+                             r"(?:moving|move|moved|go|going|went) (?:forward|ahead) with|approved|signed off on|green-?lit|"
+                             r"decided\b|(?:we|i)(?:'re| are|'m| am) (?:dropping|removing|deprecating|sunsetting|killing|ditching|"
+                             r"retiring|cancell?ing)\b|decision (?:was|has been) made|voted (?:to|for)|final (?:call|answer|decision)|"
+                             r"^\s*(?:[\w.+-]+\s+){1,3}it is[.!]*$|we(?:'ve| have) landed on|locked in)\b", re.IGNORECASE)
+_EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|"
+                         # a thing of the moment judged ("the wifi here is terrible", "this library is a nightmare")
+                         r"^\s*(?:the|this|that|these|those)\s+(?:[\w-]+\s+){1,3}?(?:here\s+|today\s+|again\s+)?(?:is|was|are|were|"
+                         r"looks?|feels?|seems?)\s+"
+                         r"(?:so |really |pretty |absolutely |totally |quite |just |kinda |a bit |such )?(?:an? )?(?:terrible|awful|"
+                         r"horrible|amazing|great|"
+                         r"awesome|nice|lovely|annoying|frustrating|ridiculous|insane|crazy|beautiful|gorgeous|cool|weird|wild|bad|"
+                         r"brilliant|"
+                         r"fantastic|nightmare|mess|joke|disaster|pain|slow|broken|useless|hilarious)\b[\w\s]{0,12}[.!]*$", re.IGNORECASE)
+# an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
+_PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
+                           r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
+# a thing of one's own that does something ("The office reopens on Monday"), whatever the verb
+_THING_DOES = re.compile(r"^\s*(?:(?:both|all|all of|one of|two of|most of|some of|each of)\s+)?(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?"
+                         r"(?!(?:is|was|has|does|says|thinks|seems|looks|sounds|feels)\b)[a-z]+(?:s|ed)\b(?!\s+(?:that|me|us|why|if|"
+                         r"whether|how)\b)(?:\s+\w+){2,}", re.IGNORECASE)
+_OUR_KIN = re.compile(r"^\s*(?:both|all|all of|one of|two of|most of|some of|each of)\s+(?:my|our)\s+[\w'-]+\s+(?:are|is|were|was|have|"
+                      r"has|live|work)\b",
+                      re.IGNORECASE)
+# a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
+_PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
+# where one is at the moment ("I'm at the airport right now"), not a standing fact
+TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm|in (?:\d+|a few|five|ten|two) (?:minutes|mins|secs|seconds)|"
+                       r"in an hour|"
+                       r"in a (?:minute|sec|second|bit))\b", re.IGNORECASE)
+# quoted text to rewrite or translate is not the user's statement
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”")
 
 def local_distill(messages: list[Message]) -> dict[str, Any]:
     """The four-field output, extracted deterministically (see the module doc)."""
@@ -143,22 +416,47 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
     for m in messages:
         if not m.content or m.tool_name:
             continue
-        for s in sentences(m.content):
-            _classify(out, s, m, seen)
+        after_fact = False
+        for s in sentences(_QUOTED.sub(_QUOTE_MARK, m.content)):
+            # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
+            after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
     return out
 
 
+_TAG_QUESTION = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn't it|aren't we|didn't we)\?\s*$", re.IGNORECASE)
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
+_I_AM = re.compile(r"^\s*i(?:'m| am)\s", re.IGNORECASE)  # "I'm vegan": two words, a fact still
+_QUOTE_MARK = "'…'"  # put for quoted text with a full stop in it
+_STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a person just spoken of
 
 
-def classify(s: str, user: bool = True) -> tuple[str, str, str] | None:
-    """(category, kind, text) of one sentence, or None (see the module doc)."""
+def _chatter(s: str) -> bool:
+    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge."""
+    if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
+        return True
+    mood = _MOOD.match(s)
+    # "I'm good at SQL" is a skill, not a mood
+    return bool(mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", s[mood.end():]))
+
+
+def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
+    """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
+    the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
+    asked = _ASK_TASK.match(s)
+    if user and asked and len(s) <= MAX_SENTENCE:
+        return "task", "task", s
+    tag = _TAG_QUESTION.search(s)
+    if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
+        found = classify(s[:tag.start()] + ".", user, after_fact)
+        return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
     if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
-    corr = CORRECTION.match(s)
+    if user and (RETRACT.match(s) or _SLIP_END.search(s)):
+        return "correction", "correction", s
+    corr = CORRECTION.match(s) or _SLIP.match(s)
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
         return "correction", "correction", text[0].upper() + text[1:]
@@ -166,36 +464,64 @@ def classify(s: str, user: bool = True) -> tuple[str, str, str] | None:
     if opening:
         s = s[opening.end():]
         s = s[0].upper() + s[1:]
-    if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s):
+    if user and (_WHEN_YOU.match(s) or NAMED_RULE.search(s)):
+        return "fact", "preference", s
+    if SETTLED.match(s):
+        return "fact", "decision", s
+    if _chatter(s) or user and (HEDGE.search(s) or TROUBLE.search(s) or _PROMISE.match(s)):
         return None
-    if user and TASK.match(s) and not _NOT_A_TASK.match(s):
+    if user and (TASK.match(s) or ASKED_TASK.match(s)) and not _NOT_A_TASK.match(s):
         return "task", "task", s
     if DECISION.search(s) or _MORE_DECISIONS.search(s):
         return "fact", "decision", s
     if not user:
         return None
-    if CHANGE.search(s) and not RULE.match(s):
-        return "correction", "correction", s
-    if PREFERENCE.search(s) or RULE.match(s) or MY_PREFERENCE.search(s):
-        return "fact", "preference", s
+    rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
+    if REQUEST.match(s) and not rule:
+        return None  # a request of the moment, whatever it mentions
     dated = DATE.search(s) is not None
-    if PLAN.search(s) and not dated:
+    if CHANGE.search(s) and not rule:
+        if _COMING_SWITCH.search(s) and _SOON.search(s):
+            return "fact", "decision", s  # decided, not yet done
+        if dated and _PROGRESSIVE.search(s) and _future(s):
+            return "fact", "event", s  # "We're moving to Canada in August": a happening to come, nothing changed yet
+        return "correction", "correction", s
+    if INTENTION.search(s):
+        return "fact", "event" if dated else "plan", s
+    if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or PERMISSION.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
+        return "fact", "preference", s
+    if (PLAN.search(s) or _SOON.search(s)) and not dated:
         return "fact", "plan", s
-    slot = slots.parse(s)
-    if dated and (_FIRST_PERSON.search(s) or slot is not None):
+    pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
+    slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
+    if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
         return "fact", "event", s
-    if slot is not None and (slot.value or slot.attribute) and len(s.split()) >= 3:
+    if TRANSIENT.search(s):
+        return None
+    if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
+        return "fact", "fact", s  # "The staging env gets wiped every Sunday": a verb the parse does not know
+    if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or _I_AM.match(s)):
         return "fact", "fact", s
     return None
 
 
-def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
+_PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|20)\d\d)\b", re.IGNORECASE)
+
+
+def _future(s: str) -> bool:
+    """`s` names a time and not a past one ("in August", "next week", "on the 9th" — not
+    "yesterday", "last month"): the classifier has no clock, the words tell."""
+    return DATE.search(s) is not None and _PAST_TIME.search(s) is None
+
+
+def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
+    """Adds what `s` says to `out`; its category, or None."""
     key = s.lower()
     if key in seen:
-        return
-    found = classify(s, m.role == "user")
+        return None
+    found = classify(s, m.role == "user", after_fact)
     if found is None:
-        return
+        return None
     category, kind, text = found
     if category == "correction":
         out["corrections"].append({"text": text, "replaces": text})
@@ -204,6 +530,7 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str]) -> None:
     else:
         out["facts"].append(_fact(text, kind, m))
     seen.add(key)
+    return category
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
