@@ -1,7 +1,7 @@
 """Recall quality and speed (issue 6).
 
     python bench/recall.py quality longmemeval ../shared/eval/longmemeval-s-dev.jsonl.gz [--embedder none]
-    python bench/recall.py quality locomo ../shared/eval/locomo-dev.json
+    python bench/recall.py quality locomo ../shared/eval/locomo-dev.json [--split a|b] [--whole-ids] [--tokens-per-hit N]
     python bench/recall.py speed [--messages 100000]
     python bench/recall.py knowledge ../shared/eval/longmemeval-s-dev.jsonl.gz
     python bench/recall.py facts ../shared/eval/longmemeval-s-dev.jsonl.gz [--split a|b] [--fact-share 0.6,1.0]
@@ -65,7 +65,19 @@ def _score(memory: Memory, question: str, evidence: set[str], key: str, now: Any
         tally[budget].append((1.0 if found else 0.0, 1.0 if found >= total else 0.0, r.tokens))
 
 
+def variant(whole_ids: bool, tokens_per_hit: int | None) -> None:
+    """Patch in a variant of the block for a before/after: lines with whole message ids (as
+    before short ids), another `TOKENS_PER_HIT`."""
+    from palimpsest.recall import block, recaller
+
+    if whole_ids:
+        block.RecallItem.ref = property(lambda self: self.id)  # type: ignore[method-assign,assignment]
+    if tokens_per_hit:
+        recaller.TOKENS_PER_HIT = tokens_per_hit
+
+
 def quality(args: argparse.Namespace) -> dict[str, Any]:
+    variant(args.whole_ids, args.tokens_per_hit)
     embedder = get_embedder(args.embedder) if args.embedder != "none" else None
     cache = EmbeddingCache(CACHE) if embedder else None
     tally: dict[int, list[tuple[float, float, int]]] = {b: [] for b in BUDGETS}
@@ -223,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     q.add_argument("--max-questions", type=int)
     q.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
+    q.add_argument("--whole-ids", action="store_true", help="lines show whole message ids (the block before short ids)")
+    q.add_argument("--tokens-per-hit", type=int, help="hits asked of search: budget / this (default recaller.TOKENS_PER_HIT)")
     k = sub.add_parser("knowledge")
     k.add_argument("path")
     k.add_argument("--max-questions", type=int)
