@@ -65,10 +65,6 @@ def test_dates_resolve_against_the_message_time(text: str, expected: str | None)
     ("We don't use Travis anymore.", ("correction", "correction")),
     ("Everyone on Hacker News seems to hate ORMs.", None), ("ugh what a week and it's only wednesday", None),
     ("I'm so tired today.", None), ("I'll definitely check those out, thanks!", None), ("Explain like I'm five: what is a monad", None),
-    # remarks to the listener hold nothing of the speaker's; rules for the listener still do
-    ("Your kids had so much fun at the park!", None), ("Mel, glad you had a blast at the concert.", None),
-    ("I totally agree, Melanie.", None), ("You should always use tabs in Go files.", ("fact", "preference")),
-    ("Tomorrow, the office closes early.", ("fact", "event")),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)

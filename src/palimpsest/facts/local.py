@@ -433,29 +433,9 @@ _QUOTE_MARK = "'…'"  # put for quoted text with a full stop in it
 _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a person just spoken of
 
 
-# said to the listener: "Your kids had so much fun!", "Mel, glad you had a blast", "Glad you've
-# got people to lean on, Melanie." — opening with "you"/"your" or calling the listener by name,
-# about them and with nothing the speaker holds ("Tomorrow, the office closes" names no "you")
-_YOU = re.compile(r"\byou(?:r|rs|rself|'re|'ve|'d|'ll)?\b", re.IGNORECASE)
-_TO_YOU = re.compile(r"^\s*(?i:you|your)\b|^\s*[A-Z][a-z]+,\s|,\s*[A-Z][a-z]+[.!]*$")
-_AGREE = re.compile(r"^\s*i (?:totally |completely |so |fully |really )?(?:agree|hear you|get (?:it|that|you))\b", re.IGNORECASE)
-_TELLS_YOU = re.compile(r"\b(?:always|never|should|shouldn't|must|mustn't|please|don't|do not|make sure|call me)\b", re.IGNORECASE)
-
-
-def _said_to_you(s: str) -> bool:
-    """A remark to or about the listener with no first person in it, or plain agreement; not
-    one that tells the listener how to work ("You should always use tabs", a rule)."""
-    if _AGREE.match(s):
-        return True
-    return bool(_TO_YOU.search(s) and _YOU.search(s) and not _FIRST_PERSON.search(s) and not _TELLS_YOU.search(s))
-
-
 def _chatter(s: str) -> bool:
-    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge,
-    a remark to the listener."""
+    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge."""
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
-        return True
-    if _said_to_you(s):
         return True
     mood = _MOOD.match(s)
     # "I'm good at SQL" is a skill, not a mood
