@@ -16,7 +16,7 @@ from palimpsest.envelope import CLOSE, OPEN, count_tags, escape
 from palimpsest.recall import RecallItem, Turn
 from palimpsest.tokens import count_tokens
 
-SHORT = r"[0-9]{4}[0-9a-f]{4}"  # a turn's short id (`ids.short_id`)
+SHORT = r"[0-9]{6}[0-9a-f]{4}"  # a turn's short id (`ids.short_id`)
 ID_LINE = re.compile(rf"^- \[((fct|skl|sum|sym)_[^\]]*|{SHORT}) · (\d{{4}}-\d{{2}}-\d{{2}}|live tail|skill|code)\] ")
 RANKED_LINE = re.compile(rf"^- \[((sum|chk)_[^\] ·]*|{SHORT})\] ")  # under a day's heading: the id alone
 DAY = re.compile(r"^### \d{4}-\d{2}-\d{2}$")

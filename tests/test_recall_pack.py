@@ -33,7 +33,7 @@ def test_past_turns_sit_under_one_heading_per_day_in_time_order(mem: Memory) -> 
     assert body == ["### 2023-04-01", body[1], "### 2023-05-08", body[3], body[4]]
     assert "cancelled" in body[1] and "dawn" in body[3] and "crampons" in body[4]
     # a turn's line shows its short id alone (the date is the heading's)
-    assert all(re.fullmatch(r"- \[[0-9]{4}[0-9a-f]{4}\] Ada: .*", line) for line in (body[1], body[3], body[4]))
+    assert all(re.fullmatch(r"- \[[0-9]{6}[0-9a-f]{4}\] Ada: .*", line) for line in (body[1], body[3], body[4]))
 
 
 def test_a_snippet_keeps_the_speaker_and_the_sentences_the_query_names() -> None:

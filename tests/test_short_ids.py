@@ -1,4 +1,4 @@
-"""A recall block shows a turn by its short id (the last 8 characters of `evt_…`), and
+"""A recall block shows a turn by its short id (the last 10 characters of `evt_…`), and
 everything that takes a message id takes it: `get_full`, the `memory_get_full` tool, the
 panel's jump. A short id two messages share is a clear error naming both; one that no
 message has, or a string only shaped like one, is not found."""
@@ -27,12 +27,12 @@ def mem(home: Path, store_url: str):
 
 def test_the_short_id_is_the_ids_own_tail_and_costs_half_the_tokens() -> None:
     full = "evt_1764712345678901234a3f9"
-    assert short_id(full) == "1234a3f9" and len(short_id(full)) == SHORT_ID_CHARS
+    assert short_id(full) == "901234a3f9" and len(short_id(full)) == SHORT_ID_CHARS
     assert count_tokens(f"- [{short_id(full)}]") <= count_tokens(f"- [{full}]") // 2
     for other in ("fct_17647123456789012345a3f9", "sum_1", "evt_1", "evt_1764712345678901234ZZZZ", "skill:v/name"):
         assert short_id(other) == other  # not an event id: shown whole
-    assert is_short_id("1234a3f9")
-    for bad in ("2345A3F9", "2345a3f", "2345a3f90", "abcd2345", "２３４５a3f9", "23%5a3f9", "____a3f9", ""):
+    assert is_short_id("901234a3f9")
+    for bad in ("902345A3F9", "902345a3f", "902345a3f90", "1234a3f9", "abcd902345", "９０２３４５a3f9", "9023%5a3f9", "______a3f9", ""):
         assert not is_short_id(bad)
 
 
@@ -40,7 +40,7 @@ def test_each_turn_of_a_block_is_found_again_by_the_id_it_shows(mem: Memory) -> 
     texts = ["the glacier hike starts at dawn", "we packed crampons for the glacier", "the glacier trail closes in May"]
     mem.ingest_session("s1", [{"role": "user", "content": t} for t in texts])
     block = mem.recall(None, "glacier hike", 1000).block
-    shown = re.findall(r"^- \[([0-9]{4}[0-9a-f]{4})\] ", block, re.MULTILINE)
+    shown = re.findall(r"^- \[([0-9]{6}[0-9a-f]{4})\] ", block, re.MULTILINE)
     assert len(shown) == 3
     for ref in shown:
         full = mem.get_full(ref)
@@ -59,16 +59,16 @@ def _event(text: str, n: int, suffix: str) -> dict:
 
 def test_a_short_id_two_messages_share_names_both(mem: Memory) -> None:
     # restored ids are kept as given (an export's), so two can end alike
-    first, second = 1764000000000001234, 1764000000000091234
+    first, second = 1764000000000001234, 1764000000009001234
     mem.journal.append("s1", [_event("first of two", first, "abcd"), _event("second of two", second, "abcd")])
     mem.indexer.index_session("s1")
     with pytest.raises(InvalidInput) as err:
-        mem.get_full("1234abcd")
+        mem.get_full("001234abcd")
     assert f"evt_{first:019d}abcd" in str(err.value) and f"evt_{second:019d}abcd" in str(err.value)
     assert mem.get_full(f"evt_{second:019d}abcd")["content"] == "second of two"  # the full id still works
 
 
-@pytest.mark.parametrize("ident", ["9999ffff", "____abcd", "%%%%abcd", "1234abc%", "1234abcd' OR '1'='1", "", "évt_1234"])
+@pytest.mark.parametrize("ident", ["999999ffff", "______abcd", "%%%%%%abcd", "001234abc%", "001234abcd' OR '1'='1", "", "évt_1234", "1234abcd"])
 def test_unknown_or_hostile_short_ids_are_not_found(mem: Memory, ident: str) -> None:
     mem.ingest_session("s1", [{"role": "user", "content": "one turn"}])
     with pytest.raises((NotFound, InvalidInput)) as err:

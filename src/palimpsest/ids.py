@@ -14,12 +14,16 @@ from .errors import InvalidInput
 
 # A message's id is `evt_` + 19 digits of nanoseconds + 4 random hex digits (journal.py):
 # 21 tokens on a recall block's line, where the recalled text takes ~35. The block shows
-# the last `SHORT_ID_CHARS` characters instead (4 digits, 4 hex: 10 tokens with the line's
+# the last `SHORT_ID_CHARS` characters instead (6 digits, 4 hex: 11 tokens with the line's
 # brackets), and everything that takes a message id takes those too (`Memory.get_message`).
-# They are the id's own characters, so they never change (a rebuild keeps them); 10^4 ×
-# 16^4 values make a second message with the same short id rare (about 1 in 6,500 at
-# 100,000 messages), and an ambiguous one is a clear error naming the full ids.
-SHORT_ID_CHARS = 8
+# They are the id's own characters, so they never change (a rebuild keeps them). Six
+# digits, not four: where the clock counts only microseconds (macOS) the last three are
+# 000 for a message appended alone (or its place in a batch), so the microseconds must be
+# in the short id too; then 10^3 × 16^4 values at the least (10^6 × 16^4 with nanoseconds)
+# make a second message with the same short id rare (about 1 in 650 for a given id at
+# 100,000 messages on such a clock, 1 in 650,000 with nanoseconds), and an ambiguous one is
+# a clear error naming the full ids.
+SHORT_ID_CHARS = 10
 _SHORT = frozenset("0123456789abcdef")
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@+=-]{0,199}$"  # (schemas and routes use it; records.py compiles it)
@@ -62,5 +66,5 @@ def short_id(message_id: str) -> str:
 
 
 def is_short_id(text: str) -> bool:
-    """Whether `text` has a short id's shape: 4 digits, then 4 lower-case hex digits."""
-    return len(text) == SHORT_ID_CHARS and text[:4].isdigit() and text[:4].isascii() and all(c in _SHORT for c in text[4:])
+    """Whether `text` has a short id's shape: 6 digits, then 4 lower-case hex digits."""
+    return len(text) == SHORT_ID_CHARS and text[:6].isdigit() and text[:6].isascii() and all(c in _SHORT for c in text[6:])

@@ -10,8 +10,8 @@ the turn it came from; within each part, the hybrid score decides what gets in. 
 turns are then shown in time order under a heading per day.
 
 Each line carries an id, and an absolute date (on the line, or the heading above it), so a
-claim can be traced to its turn. A turn's line shows its short id (the last 8 characters
-of `evt_…`, `ids.short_id`: 10 tokens where the whole id took 21 of a line's ~45), which
+claim can be traced to its turn. A turn's line shows its short id (the last 10 characters
+of `evt_…`, `ids.short_id`: 11 tokens where the whole id took 21 of a line's ~45), which
 `memory_get_full` and every other reader of message ids take as well:
 
     <system-reminder>
@@ -19,8 +19,8 @@ of `evt_…`, `ids.short_id`: 10 tokens where the whole id took 21 of a line's ~
     - [fct_0192 · 2026-03-04] the retry cap matches the upstream timeout
     - [fct_0187 · 2026-02-11 · earlier; newer: fct_0192] the retry cap is 20 seconds
     ### 2026-03-04
-    - [4511a3f9] Ada: we agreed the retry cap matches the upstream timeout
-    - [4583c0de · live tail] working on the swarm trigger
+    - [504511a3f9] Ada: we agreed the retry cap matches the upstream timeout
+    - [504583c0de · live tail] working on the swarm trigger
     </system-reminder>
 
 The sources are one list (`Recaller.sources`): each is a function of the turn that

@@ -75,7 +75,7 @@ def memory_stats(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("memory_get_full", "One message with its capped content and tool result restored in full from the journal.",
       schema({"id": {"type": "string", "description": "a message id (evt_…), or the short id a recall block "
-                                                   "line shows for it (its last 8 characters)"}}, required=["id"]))
+                                                   "line shows for it (its last 10 characters)"}}, required=["id"]))
 def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.get_full(args["id"])
 
