@@ -37,7 +37,7 @@ BY_COMMAND: dict[str, str] = {
     "append:kind": "normal, or instant: scratch, never distilled, swept after 24 h idle",
     "ingest:kind": "normal, or instant: scratch, never distilled, swept after 24 h idle",
     "search:mode": "ranked (hybrid: keywords, meaning, recency, importance), substring or regex",
-    "get-full:id": "message id (evt_…)", "import:files": "transcript files or folders (walked for .jsonl / .json)",
+    "get-full:id": "message id (evt_…, or the short id a recall block shows)", "import:files": "transcript files or folders (walked for .jsonl / .json)",
     "settle:new": "the newer fact of the review (fct_…)", "settle:existing": "the fact it was found close to (fct_…)",
     "settle:decision": "same: merge the new fact into the existing one; keep: keep both",
     "snapshot:path": "snapshot file (default <home>/facts.jsonl)", "init:name": "vault name",
