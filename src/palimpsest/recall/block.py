@@ -37,8 +37,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import envelope
-from ..ids import short_id
 from ..errors import InvalidInput
+from ..ids import short_id
 from ..tokens import estimate_tokens, truncate_to_tokens
 from .snippet import snippet
 
