@@ -74,3 +74,16 @@ def test_unknown_or_hostile_short_ids_are_not_found(mem: Memory, ident: str) -> 
     with pytest.raises((NotFound, InvalidInput)) as err:
         mem.get_full(ident)
     assert err.type is NotFound or "id" in str(err.value)
+
+
+def test_a_fact_cited_by_a_short_id_is_attested_by_its_message(mem: Memory) -> None:
+    mem.ingest_session("s1", [{"role": "user", "content": "we deploy to Fly.io now"}])
+    message = mem.browse(session="s1")[0]
+    short = short_id(message.id)
+    for cited in (short, f"event:{short}"):
+        assert mem.message_source(cited) == f"event:{message.id}"
+    assert mem.message_source("person:Ada") == "person:Ada" and mem.message_source("999999ffff") == "999999ffff"
+    tools.call(mem, "memory_remember", {"text": "We deploy to Fly.io.", "source": short}, enable_write=True)
+    found = tools.call(mem, "memory_facts", {"source": f"event:{short}"}, enable_write=False)["facts"]
+    assert [f["text"] for f in found] == ["We deploy to Fly.io."]
+    assert [a.source for a in mem.facts.get(found[0]["id"]).attestations] == [message.id]

@@ -298,6 +298,20 @@ class Memory:
             raise NotFound(f"no message with id {message_id[:80]!r}")
         return found[0]
 
+    def message_source(self, source: Any) -> Any:
+        """A fact's source as a model cites it from a recall block — a turn's short id, bare or
+        as `event:<short id>` — as `event:<its message's id>` when exactly one message has it;
+        any other source as given (resolved here, at the edge, so a journaled decision holds
+        the whole id and replays alike)."""
+        if not isinstance(source, str):
+            return source
+        kind, sep, ref = source.partition(":")
+        short = ref if sep and kind in ("event", "evt") else source
+        if not is_short_id(short):
+            return source
+        ids = self.store.ids_ending(short, 2)
+        return f"event:{ids[0]}" if len(ids) == 1 else source
+
     def get_session(self, session: str) -> Session | None:
         return self.store.get_session(session)
 
