@@ -66,7 +66,10 @@ def test_healthz_answers_while_the_worst_searches_run(served: tuple[str, Memory]
                threading.Thread(target=search, args=(WORST_REGEX + "b", "substring"))]
     for w in workers:
         w.start()
-    time.sleep(0.3)  # the searches are under way
+    deadline = time.monotonic() + 60
+    while len(answers) < len(workers) and time.monotonic() < deadline:
+        time.sleep(0.05)  # every search has answered once: they run in their steady state (workers started, warm)
+    time.sleep(0.1)
     busy = healthz_latencies(url, 120)
     stop.set()
     for w in workers:
