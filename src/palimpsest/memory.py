@@ -309,8 +309,10 @@ class Memory:
         short = ref if sep and kind in ("event", "evt") else source
         if not is_short_id(short):
             return source
-        ids = self.store.ids_ending(short, 2)
-        return f"event:{ids[0]}" if len(ids) == 1 else source
+        try:
+            return f"event:{self.get_message(short).id}"
+        except (NotFound, InvalidInput):  # no message, or two: the source stays as cited
+            return source
 
     def get_session(self, session: str) -> Session | None:
         return self.store.get_session(session)

@@ -336,14 +336,14 @@ MY_PREFERENCE = re.compile(r"(?:^|[,;]\s*|\b(?:and|but|so|honestly|really) )i (?
                            r"are) (?:not )?(?:really )?my (?:thing|jam|cup of tea)|i adore|i(?:'m| am) obsessed with)\b", re.IGNORECASE)
 _NOT_A_TASK = re.compile(r"^\s*(?:i )?(?:have|need|gotta|got) (?:to )?(?:admit|say|confess|agree|tell you)\b|"
                          r"^\s*i (?:\w+ )?should (?:mention|say|note|add that|point out|clarify|explain)\b", re.IGNORECASE)
-# a task asked of the assistant's list ("remind me on Thursday to …", "add X to my list", "note to self")
-ASKED_TASK = re.compile(r".*[,—–-]\s*remind me[.!]*$|^\s*(?:please |pls )?(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|"
-                        r"why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|"
-                        r"reminders|calendar|agenda)\b|note to self\b|(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
+# a task asked of the assistant's list ("remind me on Thursday to …", not "remind me how …"; "add X
+# to my list"), said (ASKED_TASK, with "note to self") or asked (_ASK_TASK)
+_REMIND_OR_LIST = (r"remind me\b(?!\s+(?:again\b|how|what|when|where|who|which|why|if|whether|of\b))|"
+                   r"(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b")
+ASKED_TASK = re.compile(rf".*[,—–-]\s*remind me[.!]*$|^\s*(?:please |pls )?(?:{_REMIND_OR_LIST}|note to self\b|"
+                        r"(?:i(?:'ve| have)? got to|i gotta)\b)", re.IGNORECASE)
 # "can you remind me to …?" asks for a task, question mark or not
-_ASK_TASK = re.compile(r"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:remind me\b(?!\s+(?:again\b|how|what|when|where|who|"
-                       r"which|why|if|whether|of\b))|(?:add|put) .+ (?:to|on) my (?:[\w-]+ )?"
-                       r"(?:list|todo|to-do|todos|tasks|reminders|calendar|agenda)\b)", re.IGNORECASE)
+_ASK_TASK = re.compile(rf"^\s*(?:(?:can|could|would|will) you (?:please |pls )?)(?:{_REMIND_OR_LIST})", re.IGNORECASE)
 PLAN = re.compile(r"\b(?:i|we)(?:'m| am|'re| are)? (?:plan(?:ning)? (?:to|on|a|an|the|for)|intend(?:ing)? to|aim(?:ing)? to|"
                   r"going to (?!be\b)\w+|will (?!be\b)\w+|will be \w+ing)|\b(?:i|we)'ll (?:(?!be\b)\w+|be \w+ing\b)", re.IGNORECASE)
 # the present said of a time to come ("We're hiring two SREs this quarter", "I'm starting a course next month")
