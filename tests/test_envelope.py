@@ -216,7 +216,10 @@ def test_no_composed_disguise_escapes(seed: int) -> None:
     assert not _oracle_sees_a_tag(escaped), ascii(text)  # nothing left (`escape` itself re-checks its own reading)
 
 
-ordinary_text = st.lists(st.one_of(st.sampled_from(ORDINARY), st.text(max_size=30)), max_size=6).map(" ".join)
+# random text beside the samples holds no bracket (nor a look-alike, an entity's or an escape's
+# start): one ending in "«" before "SYSTEM-REMINDER is our tag name" writes a disguised tag
+_NO_BRACKET = st.characters(blacklist_characters=["<", ">", "&", "%", "\\", *(c for c, v in LOOKALIKES.items() if v in "<>")])
+ordinary_text = st.lists(st.one_of(st.sampled_from(ORDINARY), st.text(_NO_BRACKET, max_size=30)), max_size=6).map(" ".join)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -269,3 +272,8 @@ def test_a_recall_block_echoed_back_by_the_harness_is_not_captured_again(home: P
         assert [h.message.session for h in hits] == ["earlier"]
     finally:
         mem.close()
+
+
+def test_a_look_alike_bracket_before_the_tag_name_is_a_tag() -> None:
+    # the example hypothesis once composed for "ordinary" text: a guillemet opening the tag's name
+    assert count_tags("« SYSTEM-REMINDER is our tag name") == 1
