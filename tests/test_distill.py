@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import time
+
 import pytest
 
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
-from palimpsest.facts.local import classify, local_distill, resolve_date
+from palimpsest.facts.local import classify, local_distill, resolve_date, sentences
 from palimpsest.records import Message
 
 T0 = "2026-03-04T10:15:00Z"
@@ -74,6 +76,25 @@ def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: t
 def test_a_pronoun_after_a_fact_and_a_lower_case_sentence_are_kept() -> None:
     out = local_distill([msg("Kenji is my co-founder. he handles everything on the hardware side")])
     assert [f["text"] for f in out["facts"]] == ["Kenji is my co-founder.", "he handles everything on the hardware side"]
+
+
+def test_sentences_split_abbreviations_and_titles_in_linear_time() -> None:
+    assert sentences("We met Dr. Okafor. see e.g. this. mr. x is here.\nWe met at 3 p.m. today.") == [
+        "We met Dr. Okafor.", "see e.g. this.", "mr. x is here.", "We met at 3 p.m. today."]
+
+    def cost(text: str) -> float:
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            sentences(text)
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    # runs of titles or abbreviations that end no sentence (each once re-read the whole run:
+    # 16,000 characters took seconds) cost what ordinary text of their length does
+    ordinary = cost("We use Vim. i like tea. " * 670)
+    for hostile in ("Dr. " * 4000, "see e.g. foo " * 1230):
+        assert cost(hostile) < 30 * ordinary + 0.005, hostile[:12]
 
 
 def test_prompt_lines_carry_iso_minutes(sqlite_memory: Memory) -> None:

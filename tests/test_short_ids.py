@@ -5,12 +5,14 @@ message has, or a string only shaped like one, is not found."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from palimpsest import Memory, Settings, tools
+from palimpsest.cli import main
 from palimpsest.errors import InvalidInput, NotFound
 from palimpsest.ids import SHORT_ID_CHARS, is_short_id, short_id
 from palimpsest.ingest.messages import normalise_message
@@ -80,10 +82,70 @@ def test_a_fact_cited_by_a_short_id_is_attested_by_its_message(mem: Memory) -> N
     mem.ingest_session("s1", [{"role": "user", "content": "we deploy to Fly.io now"}])
     message = mem.browse(session="s1")[0]
     short = short_id(message.id)
-    for cited in (short, f"event:{short}"):
-        assert mem.message_source(cited) == f"event:{message.id}"
-    assert mem.message_source("person:Ada") == "person:Ada" and mem.message_source("999999ffff") == "999999ffff"
+    for cited in (short, f"event:{short}", f"evt:{short}"):
+        assert mem.facts.cited(cited) == f"event:{message.id}"
+    for other in ("person:Ada", "999999ffff", "doc:999999ffff", message.id, None):
+        assert mem.facts.cited(other) == other  # not a short id, or one no message has: as given
     tools.call(mem, "memory_remember", {"text": "We deploy to Fly.io.", "source": short}, enable_write=True)
     found = tools.call(mem, "memory_facts", {"source": f"event:{short}"}, enable_write=False)["facts"]
     assert [f["text"] for f in found] == ["We deploy to Fly.io."]
     assert [a.source for a in mem.facts.get(found[0]["id"]).attestations] == [message.id]
+    # the Python API resolves it as the tools do: write, confirm and query
+    fact = mem.facts.write("The region is Frankfurt.", source=short)
+    mem.facts.confirm(fact.id, source=f"event:{short}")
+    assert [a.source for a in mem.facts.get(fact.id).attestations] == [message.id, message.id]
+    assert {f.text for f in mem.facts.query(source=short)} == {"We deploy to Fly.io.", "The region is Frankfurt."}
+
+
+def test_the_cli_resolves_a_short_id_source(home: Path, store_url: str, capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "hash")
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off")) as m:
+        m.ingest_session("s1", [{"role": "user", "content": "the standup moved to Thursday"}])
+        message = m.browse(session="s1")[0]
+    base = ["--home", str(home), "--store", store_url]
+    assert main([*base, "facts", "write", "The standup is on Thursday.", "--source", short_id(message.id), "--json"]) == 0
+    fact = json.loads(capsys.readouterr().out)["fact"]
+    assert [a["source"] for a in fact["attestations"]] == [message.id]
+    assert main([*base, "facts", "query", "--source", short_id(message.id), "--json"]) == 0
+    assert [f["id"] for f in json.loads(capsys.readouterr().out)] == [fact["id"]]
+
+
+def test_a_fact_cited_by_a_shared_short_id_is_refused_naming_both(mem: Memory) -> None:
+    first, second = 1764000000000001234, 1764000000009001234
+    mem.journal.append("s1", [_event("first of two", first, "abcd"), _event("second of two", second, "abcd")])
+    mem.indexer.index_session("s1")
+    with pytest.raises(InvalidInput) as err:
+        mem.facts.write("Two turns end alike.", source="001234abcd")
+    assert f"evt_{first:019d}abcd" in str(err.value) and f"evt_{second:019d}abcd" in str(err.value)
+    assert mem.facts.query() == []  # nothing written
+    with pytest.raises(InvalidInput, match="shared by several messages"):
+        tools.call(mem, "memory_remember", {"text": "Two turns end alike.", "source": "event:001234abcd"}, enable_write=True)
+    assert mem.facts.query() == [] and mem.facts.curator.pending() == []  # refused, not parked
+
+
+def test_the_panel_highlights_a_turn_named_by_its_short_id(mem: Memory) -> None:
+    mem.ingest_session("s1", [{"role": "user", "content": f"turn {i}"} for i in range(3)])
+    target = mem.browse(session="s1")[1]
+    page, ctx = views.session(mem, {"session": "s1", "around": short_id(target.id)})  # typed by hand
+    assert page == "session.html" and ctx["around"] == target.id  # the template marks `m.id == around`
+    assert [m.id for m in ctx["messages"]][0] == target.id
+    with pytest.raises(NotFound):
+        views.session(mem, {"session": "s1", "around": "999999ffff"})
+
+
+def test_a_shared_short_id_in_the_panel(mem: Memory) -> None:
+    first, second = 1764000000000001234, 1764000000009001234
+    mem.journal.append("s1", [_event("first of two", first, "abcd")])
+    mem.journal.append("s2", [_event("second of two", second, "abcd")])
+    mem.indexer.index_session("s1")
+    mem.indexer.index_session("s2")
+    # in a session's page, the one of its own
+    assert views.session(mem, {"session": "s2", "around": "001234abcd"})[1]["around"] == f"evt_{second:019d}abcd"
+    # the jump: the error names both ids ...
+    with pytest.raises(InvalidInput) as err:
+        views.find(mem, {"id": "001234abcd"})
+    assert f"evt_{first:019d}abcd" in str(err.value) and f"evt_{second:019d}abcd" in str(err.value)
+    # ... unless the id names a session too
+    mem.ingest_session("001234abcd", [{"role": "user", "content": "a session named like a short id"}])
+    assert views.find(mem, {"id": "001234abcd"})[1]["url"] == "/panel/sessions/001234abcd"

@@ -285,34 +285,21 @@ class Memory:
         self.accesses.apply([m])
         return self.writer.full(m)
 
-    def get_message(self, message_id: str) -> Message:
+    def get_message(self, message_id: str, *, session: str | None = None) -> Message:
         """One message's index row, by its id or by the short id a recall block shows
-        (`ids.short_id`); a short id two messages share is `InvalidInput` naming both."""
+        (`ids.short_id`); a short id two messages share is `InvalidInput` naming both,
+        unless only one of them is in `session` (when given)."""
         found = self.store.get_messages([message_id])
         if not found and is_short_id(message_id):
-            ids = self.store.ids_ending(message_id, 3)
-            if len(ids) > 1:
-                raise InvalidInput(f"short id {message_id!r} is shared by several messages ({', '.join(ids)}): give the full id")
-            found = self.store.get_messages(ids)
+            if session is not None:
+                mine = [m for m in self.store.get_messages(self.store.ids_ending(message_id, 50)) if m.session == session]
+                found = mine if len(mine) == 1 else []
+            if not found:
+                target = self.store.short_id_target(message_id)
+                found = self.store.get_messages([target]) if target else []
         if not found:
             raise NotFound(f"no message with id {message_id[:80]!r}")
         return found[0]
-
-    def message_source(self, source: Any) -> Any:
-        """A fact's source as a model cites it from a recall block — a turn's short id, bare or
-        as `event:<short id>` — as `event:<its message's id>` when exactly one message has it;
-        any other source as given (resolved here, at the edge, so a journaled decision holds
-        the whole id and replays alike)."""
-        if not isinstance(source, str):
-            return source
-        kind, sep, ref = source.partition(":")
-        short = ref if sep and kind in ("event", "evt") else source
-        if not is_short_id(short):
-            return source
-        try:
-            return f"event:{self.get_message(short).id}"
-        except (NotFound, InvalidInput):  # no message, or two: the source stays as cited
-            return source
 
     def get_session(self, session: str) -> Session | None:
         return self.store.get_session(session)

@@ -56,7 +56,7 @@ def _register_facts(fsub: Any) -> None:
     q.add_argument("--salience", type=float, default=0.5)
     q.add_argument("--confidence", type=float, default=0.7)
     q.add_argument("--valid-from")
-    q.add_argument("--source")
+    q.add_argument("--source", help="evt_… (or the short id a recall block shows), doc:PATH or person:NAME")
     q.add_argument("--corrects", help="the id, or the text, of the fact this corrects")
     q = add_command(fsub, "review", review, "Pairs the curator linked as related, waiting for a decision.")
     q.add_argument("--vault")
@@ -108,7 +108,7 @@ def _fact_args(q: argparse.ArgumentParser) -> None:
     q.add_argument("--confidence", type=float, default=0.7)
     q.add_argument("--valid-from", help="when it started holding (ISO; naive = UTC; default now)")
     q.add_argument("--valid-to", help="when it stopped holding, if already known")
-    q.add_argument("--source", help="evt_…, doc:PATH or person:NAME (default person:user)")
+    q.add_argument("--source", help="evt_… (or the short id a recall block shows), doc:PATH or person:NAME (default person:user)")
 
 
 def _query_args(q: argparse.ArgumentParser) -> None:

@@ -316,6 +316,7 @@ class Curator:
             c.valid_from = _time(c.valid_from, "valid_from")
         if c.at is not None:
             c.at = _time(c.at, "at")
+        c.source = self.facts.cited(c.source)
         parse_source(c.source)
         if c.corrects is not None and (not isinstance(c.corrects, str) or not c.corrects.strip()):
             raise InvalidInput("corrects must be a fact id or the text of the fact it corrects")

@@ -110,20 +110,27 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me
 
 
 def sentences(text: str) -> list[str]:
-    out: list[str] = []
+    glued: list[list[str]] = []  # each sentence as its parts: a title's full stop ends no sentence ("Dr. Okafor")
     for part in _SENTENCE.split(text or ""):
-        if out and part and out[-1].split() and out[-1].split()[-1].lower() in TITLES:
-            out[-1] = f"{out[-1]} {part}"  # "Dr. Okafor": a title's full stop ends no sentence
-            continue
-        out += _split_lower(part) if part else []
-    return [s.strip() for s in out if s and len(s.strip()) > 3]
+        if glued and part and _last_word(glued[-1][-1]) in TITLES:
+            glued[-1].append(part)
+        elif part:
+            glued.append([part])
+    out = (piece.strip() for parts in glued for piece in _split_lower(" ".join(parts)))
+    return [s for s in out if len(s) > 3]
+
+
+def _last_word(text: str) -> str:
+    """The last word of `text`, lower-cased, read from the end (linear in the word, not the text)."""
+    words = text.rsplit(None, 1)
+    return words[-1].lower() if words else ""
 
 
 def _split_lower(part: str) -> list[str]:
     """`part` cut where a full stop is followed by a lower-case word, unless it ends an abbreviation."""
     pieces, start = [], 0
     for m in _LOWER_BREAK.finditer(part):
-        last = part[start:m.start()].split()[-1].lower() if part[start:m.start()].split() else ""
+        last = _last_word(part[max(start, m.start() - 40):m.start()])  # an abbreviation is short: look back 40 characters
         if last in ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+", last):
             continue
         pieces.append(part[start:m.start()])

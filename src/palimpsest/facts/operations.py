@@ -166,7 +166,7 @@ class Facts(FactReads, FactSnapshots):
         return row
 
     def _attestation(self, fact_id: str, source: Any, at: Any = None, note: str | None = None) -> Attestation:
-        kind, ref = parse_source(source)
+        kind, ref = parse_source(self.cited(source))
         when = _time(at, "at") if at is not None else self.now()
         return Attestation(fact_id, kind, ref, when, self.now(), check_text(note, "note"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
+from ..ids import is_short_id
 from ..records import parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..store.facts_base import FactQuery, FactRow
@@ -47,6 +48,19 @@ class FactReads:
             raise NotFound(f"fact {fact_id!r} was not recorded yet at {moment}")
         return facts[0]
 
+    def cited(self, source: Any) -> Any:
+        """A source as a model or a user cites it from a recall block — a turn's short id,
+        bare or as `event:<short id>` — as `event:<its message's id>` when one message has
+        it (a short id several share is `InvalidInput` naming them); any other source as
+        given. Every fact operation resolves its source here, so a journaled decision holds
+        the whole id and replays alike."""
+        if not isinstance(source, str):
+            return source
+        kind, sep, ref = source.partition(":")
+        short = ref if sep and kind in ("event", "evt") else source
+        target = self.store.short_id_target(short) if is_short_id(short) else None
+        return f"event:{target}" if target else source
+
     def query(self, vault: str | list[str] | None = None, *, entity: str | None = None, kind: str | None = None,
               source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None) -> list[Fact]:
         """Facts that hold now — or at world time `valid_at`, as known at system time
@@ -54,7 +68,7 @@ class FactReads:
         vaults = self._known_vaults(vault)
         known = _time(known_at, "known_at") if known_at is not None else None
         moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
-        ref = parse_source(source)[1] if source is not None else None
+        ref = parse_source(self.cited(source))[1] if source is not None else None
         q = FactQuery(vaults=vaults, entity=entity, kind=_kind(kind) if kind else None, source=ref)
         if known is None:
             q.believed, q.open_at = True, moment

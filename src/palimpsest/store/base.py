@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidInput
 from ..records import Message, Session
 from .documents_base import DocumentStoreContract
 from .facts_base import FactStoreContract
@@ -163,6 +164,14 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         """Up to `limit` message ids that end with `tail` (a short id, `ids.short_id`);
         a scan, for a tool call, not for a hot path."""
+
+    def short_id_target(self, short: str) -> str | None:
+        """The one message id ending with the short id `short`, or None when none does; a
+        short id several messages share is `InvalidInput` naming them (give the full id)."""
+        ids = self.ids_ending(short, 3)
+        if len(ids) > 1:
+            raise InvalidInput(f"short id {short!r} is shared by several messages ({', '.join(ids)}): give the full id")
+        return ids[0] if ids else None
 
     @abstractmethod
     def browse(self, filters: Filters, limit: int, offset: int, newest_first: bool = False) -> list[Message]: ...

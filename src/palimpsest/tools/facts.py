@@ -20,11 +20,6 @@ KIND: dict[str, Any] = {"type": "string", "description": "correction, preference
 TEXT: dict[str, Any] = {"type": "string", "description": "the statement, one sentence"}
 
 
-def _source(memory: Memory, args: dict[str, Any]) -> Any:
-    """The source argument, a recall block's short id (bare or `event:…`) as its message's id."""
-    return memory.message_source(args.get("source"))
-
-
 def _facts(rows: list[Any]) -> dict[str, Any]:
     return {"facts": [f.to_dict() for f in rows]}
 
@@ -36,7 +31,7 @@ def _facts(rows: list[Any]) -> dict[str, Any]:
               "known_at": described(TIME, "facts as the system knew them at this time"),
               "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most facts to return (default 100)"}}))
 def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
-    return _facts(memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=_source(memory, args),
+    return _facts(memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
                                      valid_at=args.get("valid_at"), known_at=args.get("known_at"), limit=args.get("limit", 100)))
 
 
@@ -60,19 +55,19 @@ def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
           "source": SOURCE, "corrects": {"type": "string", "description": "the fact (id or text) this corrects"},
       }, required=["text"]), write=True, idempotent=False)
 def memory_remember(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.curator.write({**args, **({"source": _source(memory, args)} if "source" in args else {})})
+    return memory.facts.curator.write(args)
 
 
 @tool("memory_fact_confirm", "Hear a fact again: one more attestation, confidence and last_seen up.",
       schema({"id": FACT_ID, "source": SOURCE}, required=["id"]), write=True, idempotent=False)
 def memory_fact_confirm(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.confirm(args["id"], source=_source(memory, args))
+    return memory.facts.confirm(args["id"], source=args.get("source"))
 
 
 @tool("memory_fact_revise", "The same statement said better: new text, attestations kept.",
       schema({"id": FACT_ID, "text": described(TEXT, "the better wording"), "source": SOURCE}, required=["id", "text"]), write=True)
 def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.revise(args["id"], args["text"], source=_source(memory, args))
+    return memory.facts.revise(args["id"], args["text"], source=args.get("source"))
 
 
 @tool("memory_fact_supersede", "A correction: the old fact ends exactly where the new one starts; both are kept, linked.",
@@ -80,19 +75,19 @@ def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
               "valid_from": described(TIME, "when the new one starts to hold (default now)"), "source": SOURCE},
              required=["id", "text"]), write=True, idempotent=False)
 def memory_fact_supersede(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=_source(memory, args))
+    return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=args.get("source"))
 
 
 @tool("memory_fact_close", "The fact stopped holding (it was true until now, or until `at`).",
       schema({"id": FACT_ID, "at": described(TIME, "when it stopped holding (default now)"), "source": SOURCE}, required=["id"]), write=True)
 def memory_fact_close(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.close(args["id"], at=args.get("at"), source=_source(memory, args))
+    return memory.facts.close(args["id"], at=args.get("at"), source=args.get("source"))
 
 
 @tool("memory_fact_retract", "The fact was never true.", schema({"id": FACT_ID, "reason": described(STRING, "why it was wrong"), "source": SOURCE}, required=["id"]),
       write=True)
 def memory_fact_retract(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.retract(args["id"], reason=args.get("reason"), source=_source(memory, args))
+    return memory.facts.retract(args["id"], reason=args.get("reason"), source=args.get("source"))
 
 
 @tool("memory_fact_dispute", "Two facts that cannot both hold: both stay open, flagged with each other.",

@@ -56,10 +56,10 @@ def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]
     offset, around = _int(params, "offset", 0), _param(params, "around")
     since = None
     if around:
-        found = _message(memory, around)
+        found = _message(memory, around, session=sid)
         if found is None or found.session != sid:
             raise NotFound(f"no message {around[:80]!r} in this session")
-        since = found.created_at
+        since, around = found.created_at, found.id  # a short id typed by hand highlights its turn too
     messages = memory.browse(session=sid, since=since, limit=EVENTS_PAGE, offset=offset)
     summaries = sorted(memory.summaries.of_session(sid), key=lambda x: (-x.depth, x.earliest_at))
     return "session.html", {"view": "sessions", "info": info, "messages": messages, "offset": offset, "page": EVENTS_PAGE,
@@ -71,19 +71,24 @@ def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     ident = _param(params, "id")
     if not ident:
         raise InvalidInput("give an id: a message (evt_… or its short id), a fact or a session")
-    found = _message(memory, ident)
+    try:
+        found, shared = _message(memory, ident), None
+    except InvalidInput as exc:  # a short id two messages share: it may still name a session
+        found, shared = None, exc
     if found is not None:
         return "__redirect__", {"url": f"/panel/sessions/{found.session}?around={found.id}#{found.id}"}
     if _fact(memory, ident):
         return "__redirect__", {"url": f"/panel/facts/{ident}"}
     if memory.get_session(ident) is not None:
         return "__redirect__", {"url": f"/panel/sessions/{ident}"}
+    if shared is not None:
+        raise shared
     raise NotFound(f"no message, fact or session with id {ident[:80]!r}")
 
 
-def _message(memory: Memory, ident: str) -> Any:
+def _message(memory: Memory, ident: str, session: str | None = None) -> Any:
     try:
-        return memory.get_message(ident)
+        return memory.get_message(ident, session=session)
     except NotFound:
         return None
 
