@@ -13,7 +13,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
-from palimpsest.facts.local import classify, local_distill, resolve_date, sentences
+from palimpsest.facts.local import classify, local_distill, named_start, resolve_date, sentences
 from palimpsest.records import Message
 
 T0 = "2026-03-04T10:15:00Z"
@@ -32,8 +32,9 @@ def test_fallback_extracts_the_four_fields() -> None:
     check_output(out)
     kinds = {f["kind"]: f for f in out["facts"]}
     assert kinds["preference"]["text"] == "I prefer dark roast coffee."
-    assert kinds["decision"]["text"] == "We decided to ship the beta on 2026-03-20." and kinds["decision"]["valid_from"].startswith("2026-03-20")
-    assert kinds["event"]["entities"] == ["Lisbon"] and kinds["event"]["valid_from"].startswith("2026-03-06")
+    # decided now, about a later day: it holds from when it was said (the curator's default), as does the plan
+    assert kinds["decision"]["text"] == "We decided to ship the beta on 2026-03-20." and kinds["decision"]["valid_from"] is None
+    assert kinds["event"]["entities"] == ["Lisbon"] and kinds["event"]["valid_from"] is None
     assert out["corrections"] == [{"text": "My office is in room 14, not 12.", "replaces": "My office is in room 14, not 12."}]
     assert out["tasks"] == ["I need to renew my passport."]
     assert out["summary"].startswith("user said: I prefer dark roast")
@@ -53,6 +54,19 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
 ])
 def test_dates_resolve_against_the_message_time(text: str, expected: str | None) -> None:
     got = resolve_date(text, T0)  # a Wednesday
+    assert (got[:10] if got else None) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I adopted Coco yesterday.", "2026-03-03"), ("We moved to Lisbon in June 2019.", "2019-06-01"),
+    ("The standup is on Tuesday.", None), ("The deadline moved to Monday the 9th.", None),  # what it is about, not when it holds
+    ("I'm flying to Oslo tomorrow.", None), ("We release on 5 May.", None),
+    ("From next Monday we deploy on Fridays.", "2026-03-09"), ("Starting on the 9th, reviews need two approvals.", "2026-03-09"),
+    ("As of tomorrow the office is closed.", "2026-03-05"), ("Effective 1 April 2026 the rate is 5%.", "2026-04-01"),
+    ("Today the cache holds a week of data.", "2026-03-04"), ("nothing named", None),
+])
+def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(text: str, expected: str | None) -> None:
+    got = named_start(text, T0)  # a Wednesday
     assert (got[:10] if got else None) == expected
 
 

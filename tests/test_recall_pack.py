@@ -107,3 +107,11 @@ def test_a_thing_said_under_way_is_earlier_than_a_later_one_said_done(mem: Memor
     notes = {i.id: i.note for i in r.items if i.kind == "fact"}
     assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""
     assert notes.get(other.id, "") == ""  # one shared word of the query is not the same thing
+
+
+def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
+    old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
+    new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")
+    r = mem.recall(None, "How many months have I been learning the cello?")
+    notes = {i.id: i.note for i in r.items if i.kind == "fact"}
+    assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""

@@ -19,7 +19,7 @@ the job's last attempt, `local_distill` (`palimpsest.facts.local`) extracts the 
 deterministically.
 
 Every item is attested by the message that said it (`said_by`) and holds from that
-message's time, or from the date the statement names resolved against it (`resolve_date`;
+message's time, or from the date the statement names as its start, resolved against it (`named_start`;
 a task from when it was said): valid time is when it held, known time (`recorded_at`) is
 when Palimpsest learned it, so imported and backfilled history is dated right.
 
@@ -37,7 +37,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .facts.local import local_distill, resolve_date
+from .facts.local import local_distill, named_start
 from .jobs import last_attempt
 from .kernel import Kernel
 from .records import Message, parse_time
@@ -248,7 +248,7 @@ class Distiller:
         def candidate(text: str, kind: str, valid_from: str | None = None, **more: Any) -> Candidate:
             m = said_by(text, messages)
             # a task's date is its deadline, not when it starts to hold
-            start = valid_from or (resolve_date(text, m.created_at) if kind != "task" else None) or m.created_at
+            start = valid_from or (named_start(text, m.created_at) if kind != "task" else None) or m.created_at
             return Candidate(text=text, kind=kind, valid_from=start, source=m.id, at=m.created_at, metadata={"origin": "distill"}, **more)
 
         candidates = [candidate(f["text"], f["kind"], f.get("valid_from"), entities=f["entities"]) for f in output.get("facts", [])]

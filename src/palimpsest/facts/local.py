@@ -190,6 +190,22 @@ def resolve_date(text: str, said_at: str) -> str | None:
         return None
 
 
+_STARTS = re.compile(r"\b(?:from|starting|beginning|as of|effective|commencing)\s+(?:on\s+)?$", re.IGNORECASE)
+
+
+def named_start(text: str, said_at: str) -> str | None:
+    """When the statement says it started holding: the first date it names
+    (`resolve_date`) when that is not after the day it was said ("I adopted Coco
+    yesterday"), or a later one said as a start ("from next Monday we deploy on Fridays");
+    a later date otherwise is what the statement is about, not when it holds ("the standup
+    is on Tuesday", "the deadline moved to the 9th" hold from when they are said): None."""
+    named = resolve_date(text, said_at)
+    if named is None or named[:10] <= said_at[:10]:
+        return named
+    m = DATE.search(text)
+    return named if m is not None and _STARTS.search(text[:m.start()]) else None
+
+
 _OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|ha|hah|omg|lmao|yay|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
                       r"okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
@@ -541,6 +557,6 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fac
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
-    return {"text": s, "kind": kind, "entities": entities_of(s), "valid_from": resolve_date(s, m.created_at)}
+    return {"text": s, "kind": kind, "entities": entities_of(s), "valid_from": named_start(s, m.created_at)}
 
 

@@ -39,6 +39,8 @@ from .echoes import FUNCTION_WORDS
 
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+# "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months")
+_ONE_UNIT = re.compile(r"\b(?:an?|one)\s+(?=(?:minute|hour|day|week|fortnight|month|year|decade)\b)", re.IGNORECASE)
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
@@ -77,13 +79,13 @@ def _unit(word: str) -> str:
 
 def _may_change(text: str) -> bool:
     """A cheap first look: only a text with a number or a state of progress can be revised."""
-    return bool(_ANY_NUMBER.search(text) or _DONE.search(text) or _UNDER_WAY.search(text))
+    return bool(_ANY_NUMBER.search(text) or _ONE_UNIT.search(text) or _DONE.search(text) or _UNDER_WAY.search(text))
 
 
 def said(item: RecallItem) -> _Said:
     from ..facts.curator import tokens
 
-    text = _NOT_NUMBERS.sub(" ", item.text[:TEXT_CHARS])
+    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", item.text[:TEXT_CHARS]))
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}
