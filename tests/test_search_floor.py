@@ -110,7 +110,29 @@ def test_a_third_party_is_known_by_the_first_hits_not_by_a_passing_mention() -> 
     # "john" is stored (known() says so), but none of the first ten hits speaks of him
     assert apply_floor(stray, cos, "Which hotel did John book?", floor, lambda w: True)[0] == []
     named = [_said("john", "John booked the hotel with a pool", 0.9), *stray]
-    assert apply_floor(named, cos, "Which hotel did John book?", floor, lambda w: True)[0] == named
+    assert apply_floor(named, {**cos, "john": 0.5}, "Which hotel did John book?", floor, lambda w: True)[0] == named
+
+
+def test_a_name_in_passing_is_not_evidence_for_a_question_about_that_name() -> None:
+    """A large memory holds a "John" somewhere (a code sample, a recipe); a question about
+    another John is answerable only by a hit that is by John or near the question in
+    meaning — or when the name is all the question asks ("Who is …?")."""
+    floor = Floor(0.35, 0.45, 0.55)
+    passing = _said("code", 'user = User(name="John", age=42)  # fixture', 0.9)
+    filler = [_said(f"m{i}", f"the build log line {i}", 0.0) for i in range(5)]
+    cos = {"code": 0.3, **{h.message.id: 0.2 for h in filler}}
+    query = "What did John paint for the community centre?"
+    assert apply_floor([passing, *filler], cos, query, floor, lambda w: True)[0] == []
+    by_john = Hit(Message(id="said", session="s", role="assistant", content="I finished it last week", created_at="2024-01-01T00:00:00Z",
+                          metadata={"speaker": "John"}), 1.0, {"fts": 0.0})
+    assert apply_floor([passing, by_john], {**cos, "said": 0.4}, query, floor, lambda w: True)[0] == [passing, by_john]
+    near = _said("near", "John's mural went up at the centre", 0.2)
+    assert apply_floor([passing, near], {**cos, "near": 0.5}, query, floor, lambda w: True)[0] == [passing, near]
+    # a topic word shared with a far hit is not enough: "book" or "game" is in every large memory
+    topical = _said("topic", "John Grisham's books paint a grim picture", 0.5)
+    assert apply_floor([passing, topical], {**cos, "topic": 0.3}, query, floor, lambda w: True)[0] == []
+    mention = _said("who", "Anthony is my cousin, he visits in May", 0.9)
+    assert apply_floor([mention], {"who": 0.25}, "Who is Anthony?", floor, lambda w: True)[0] == [mention]
 
 
 def test_a_query_about_nothing_stored_has_no_hits_and_recall_only_the_live_tail(home: Path, store_url: str) -> None:

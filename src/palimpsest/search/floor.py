@@ -17,8 +17,9 @@ between the query and a message (not the per-query stretched `semantic` part):
   question, and `unknown` applies. A query about a third party ("What did Nate do…?")
   whose every name is unknown asks about someone this memory never met: it needs a
   message as close as `stranger`, a higher bar — and for it a name is known only when one
-  of the first ten hits holds it, so a "John" mentioned in passing somewhere in a large
-  memory does not make a question about another John answerable.
+  of the first ten hits is said by them or speaks of them and is near the query in meaning
+  (`_held`), so a "John" mentioned in passing somewhere in a large memory does not make a
+  question about another John answerable.
 
 Both thresholds are cosines of one embedding model and mean nothing for another, so the
 settings default to `auto`: the values measured for the local model (docs/retrieval.md,
@@ -104,10 +105,28 @@ TOP = 10  # a third party is known to a query when one of its first hits names t
 WORD_RE = re.compile(r"[\w’'-]+")
 
 
-def _words(hits: list[Hit]) -> set[str]:
-    """The words of hits' texts and search contexts, lower-cased, possessives dropped."""
-    text = " ".join(f"{h.message.content} {h.message.context}" for h in hits).lower()
-    return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(text)}
+def _words(text: str) -> set[str]:
+    """The words of a text, lower-cased, possessives dropped."""
+    return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(text.lower())}
+
+
+def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float) -> set[str]:
+    """The words of the hits that speak of someone, for a query about a third party: a
+    hit's speaker (metadata `speaker`) always; its words when it is near the query in
+    meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
+    Anthony?": a mention is all the evidence there is). A "John" in a code sample of a
+    large memory, far from the question, does not make a question about another John
+    answerable — sharing a topic word ("book", "game") with it does not either."""
+    if not {w for w in _words(query) if w not in STOP_WORDS and w not in names and len(w) > 2}:
+        return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))
+    held: set[str] = set()
+    for h in hits:
+        speaker = h.message.metadata.get("speaker") if h.message.metadata else None
+        if isinstance(speaker, str):
+            held |= _words(speaker)
+        if cosines.get(h.message.id, -1.0) >= near:
+            held |= _words(f"{h.message.content} {h.message.context}")
+    return held
 
 
 def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor,
@@ -122,7 +141,7 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
     names = query_names(query) if needed > 0 and best < needed else []
     if names:
         if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
-            held = _words(hits[:TOP])
+            held = _held(hits[:TOP], cosines, query, names, floor.unknown)
             missing = [n for n in names if n not in held]
         else:
             missing = [n for n in names if not known(n)]
