@@ -81,6 +81,14 @@ def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(te
     ("We don't use Travis anymore.", ("correction", "correction")),
     ("Everyone on Hacker News seems to hate ORMs.", None), ("ugh what a week and it's only wednesday", None),
     ("I'm so tired today.", None), ("I'll definitely check those out, thanks!", None), ("Explain like I'm five: what is a monad", None),
+    # friend-to-friend chat: pleasantries said to the listener give nothing; one's own news is an event
+    ("Thanks so much, that really helps!", None), ("Sending hugs to your mom 💕", None), ("I love that for you!!", None),
+    ("Things have been crazy at work lately.", None), ("You must have been so relieved.", None), ("I would have cried.", None),
+    ("Aww I'm so proud of you!", None), ("We're all so excited.", None),
+    ("My brother just got engaged!", ("fact", "event")), ("We finally closed on our first house!!", ("fact", "event")),
+    ("We're hosting Thanksgiving this November.", ("fact", "plan")),  # a month to come: an intention
+    ("I'm seeing the dentist on 3 May.", ("fact", "event")),  # a day to come: an appointment
+    ("My cat is called Mochi.", ("fact", "fact")), ("I used to live in Berlin.", ("fact", "fact")),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)
@@ -95,6 +103,7 @@ def test_a_pronoun_after_a_fact_and_a_lower_case_sentence_are_kept() -> None:
 def test_sentences_split_abbreviations_and_titles_in_linear_time() -> None:
     assert sentences("We met Dr. Okafor. see e.g. this. mr. x is here.\nWe met at 3 p.m. today.") == [
         "We met Dr. Okafor.", "see e.g. this.", "mr. x is here.", "We met at 3 p.m. today."]
+    assert sentences("we adopted a puppy!! his name is Waffles") == ["we adopted a puppy!!", "his name is Waffles"]
 
     def cost(text: str) -> float:
         best = float("inf")

@@ -64,7 +64,7 @@ from . import slots
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
 # all-lower-case writers ("our api is written in go. we host it on render") start sentences
 # in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
-_LOWER_BREAK = re.compile(r"(?<=[a-z0-9)`'\"][.!?])\s+(?=[a-z])")
+_LOWER_BREAK = re.compile(r"(?:(?<=[a-z0-9)`'\"][.!?])|(?<=[!?][!?]))\s+(?=[a-z])")  # "a puppy!! his name is …" too
 TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", "i.e.", "cf.", "approx.", "no.", "fig."])
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
@@ -206,11 +206,11 @@ def named_start(text: str, said_at: str) -> str | None:
     return named if m is not None and _STARTS.search(text[:m.start()]) else None
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|oh|ah|wow|ha|hah|omg|lmao|yay|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
+_OPENING = re.compile(r"^\s*(?:(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao|lol|y+a+y+|y+e+s+|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
                       r"okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
                       r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|"
-                      r"(?:quick (?:q|question)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|"
+                      r"(?:quick (?:q|question|update)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|"
                       r"no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
@@ -220,7 +220,7 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
                   r"evening|afternoon)|thanks|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
-                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
+                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying (?:not )?to|"
                   r"meaning to)|i(?:'d| would) (?:like|love) to (?:\w+ )?(?:know|ask|get(?! into| better| fit| back)|learn (?:more|how|"
                   r"about)|find|discuss|talk|hear|see|explore|understand|share|"
                   r"mention|add|emphasi[sz]e|clarify|confirm|check|focus|go over|review|make sure|continue|start by)\b|"
@@ -252,8 +252,9 @@ MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine"
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
                    "grateful", "thankful", "amazed", "overwhelmed", "swamped", "knackered", "beat", "starving", "late", "jealous",
-                   "curious", "pleased", "delighted", "upset", "angry", "furious", "baffled", "puzzled", "struggling", "dying"])
-_MOOD = re.compile(r"^\s*i(?:'m| am| feel| felt| was|'ve been| have been)\s+(?:(?:so|very|really|super|a bit|a little|kinda|kind of|pretty|"
+                   "curious", "pleased", "delighted", "upset", "angry", "furious", "baffled", "puzzled", "struggling", "dying",
+                   "stoked", "pumped", "psyched", "hyped", "blessed", "touched", "honored", "honoured", "speechless"])
+_MOOD = re.compile(r"^\s*(?:i(?:'m| am| feel| felt| was|'ve been| have been)|we(?:'re| are| were|'ve been| have been| all)(?: all)?)\s+(?:(?:so|very|really|super|a bit|a little|kinda|kind of|pretty|"
                    r"quite|totally|absolutely|completely|rather|too|just|still|also|getting|feeling|kind of|a little bit|"
                    r"\w+ly)\s+)*(?P<w>[\w-]+)", re.IGNORECASE)
 # the crowd's opinion, not a fact of the user's ("Everyone on Hacker News seems to hate ORMs")
@@ -416,6 +417,11 @@ _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
 _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
                            r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
+# a happening of one's own, told in the past ("My son got into Michigan!", "We just closed on
+# our first house", "I passed my nursing board exam"); "used to" is a habit, not a happening
+_HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|have|had|been|be)\b)[\w'-]+ ){1,3}?(?:and i )?)(?:just |finally |recently |actually |officially )?"
+                       r"(?!used\b)(?:[a-z]{3,}ed|got|went|won|passed|took|met|bought|sold|became|found|began|flew|drove|ran)\b"
+                       r"(?! (?:to|that|so|it|this|you)\b)", re.IGNORECASE)
 # a thing of one's own that does something ("The office reopens on Monday"), whatever the verb
 _THING_DOES = re.compile(r"^\s*(?:(?:both|all|all of|one of|two of|most of|some of|each of)\s+)?(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?"
                          r"(?!(?:is|was|has|does|says|thinks|seems|looks|sounds|feels)\b)[a-z]+(?:s|ed)\b(?!\s+(?:that|me|us|why|if|"
@@ -456,9 +462,33 @@ _QUOTE_MARK = "'…'"  # put for quoted text with a full stop in it
 _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a person just spoken of
 
 
+# friend-to-friend chat said to the listener, not of the speaker: thanks and wishes, a
+# reaction to their news, consolation, a guess at how it was for them, a road not taken
+# ("Sending love to the baby", "I love that for you!", "Don't worry about it", "The lake must
+# have been gorgeous", "I would have lost it", "I wish I had your patience")
+PLEASANTRY = re.compile(r"^\s*(?:sending (?:\w+ ){0,2}?(?:love|hugs|vibes|thoughts|prayers|good vibes)\b|congrat|good luck\b|best of luck\b|"
+                        r"take care\b|don'?t worry\b|no pressure\b|thank|way to go\b|well done\b|good for you\b|you(?:'ve)? got this\b|"
+                        r"i owe you\b|i (?:really )?appreciate (?:it|that|this|you)\b|i can'?t wait (?:to|for|until)\b|"
+                        r"(?:you|you've|you have|you're|you are) (?:so |totally |really |truly )?(?:deserve|earned|killing it|crushing it)|"
+                        r"your (?:[\w'-]+ ){1,3}?(?:is|are|was|were|sounds?|looks?|seems?|means?|mean)\s+(?:so |really |truly |just |"
+                        r"absolutely |such )?(?:an? )?(?:awesome|amazing|great|incredible|inspiring|beautiful|lovely|gorgeous|stunning|"
+                        r"impressive|fantastic|wonderful|cool|adorable|a lot|the world)\b|"
+                        r"i (?:really |totally |just |absolutely )?(?:love|adore) (?:that|this|it)(?: (?:idea|plan|so much|for you|a lot))?"
+                        r"[\s.!]*$|"
+                        r"i(?:'m| am) (?:so |really |very |super )?(?:happy|proud|glad|sorry) (?:for|of|to hear|about|that)\b|"
+                        r"i wish i (?:had|could|was|were|knew)\b)|"
+                        r"\b(?:would|must|could|should)(?:'ve| have) (?:been|loved|had|felt|lost|gone|done|died|cried)\b", re.IGNORECASE)
+# how things are going, said of nothing in particular ("Things have been hectic", "Work has
+# been nuts", "Life's too short to …")
+_VAGUE = re.compile(r"^\s*(?:things|everything|life|work|stuff|the timing|it all|this week|the week|today)(?:'s|\s+(?:is|are|was|were|"
+                    r"has been|have been|'s been|gets?|got|feels?|seems?|just))\b", re.IGNORECASE)
+
+
 def _chatter(s: str) -> bool:
-    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge."""
+    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a pleasantry."""
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
+        return True
+    if PLEASANTRY.search(s) or _VAGUE.match(s):
         return True
     mood = _MOOD.match(s)
     # "I'm good at SQL" is a skill, not a mood
@@ -518,7 +548,9 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
     if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
-        return "fact", "event", s
+        return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(s) else "event", s
+    if _HAPPENED.match(s):
+        return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
     if TRANSIENT.search(s):
         return None
     if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
@@ -529,6 +561,16 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
 
 
 _PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|20)\d\d)\b", re.IGNORECASE)
+
+
+# said of a month to come ("I'm running my first half marathon this November", "we'll move in
+# September"): an intention, where a day to come ("on 14 May", "next Friday") is an appointment
+_MONTH_AHEAD = re.compile(r"\b(?:am|'m|are|'re|is|'s) \w+ing\b|\b(?:will|'ll|going to)\b", re.IGNORECASE)
+
+
+def _month_only(s: str) -> bool:
+    m = DATE.search(s)
+    return m is not None and bool(m.group("m4") or m.group("m5") or m.group("m6"))
 
 
 def _future(s: str) -> bool:
