@@ -84,8 +84,12 @@ def test_a_fact_cited_by_a_short_id_is_attested_by_its_message(mem: Memory) -> N
     short = short_id(message.id)
     for cited in (short, f"event:{short}", f"evt:{short}"):
         assert mem.facts.cited(cited) == f"event:{message.id}"
-    for other in ("person:Ada", "999999ffff", "doc:999999ffff", message.id, None):
-        assert mem.facts.cited(other) == other  # not a short id, or one no message has: as given
+    for other in ("person:Ada", "person:999999ffff", "doc:999999ffff", message.id, None):
+        assert mem.facts.cited(other) == other  # not a short id: as given
+    for typo in ("999999ffff", "event:999999ffff"):  # shaped like one, and no message has it: refused, nothing written
+        with pytest.raises(InvalidInput, match="no message has the short id"):
+            mem.facts.write("The region is Oslo.", source=typo)
+    assert mem.facts.query() == []
     tools.call(mem, "memory_remember", {"text": "We deploy to Fly.io.", "source": short}, enable_write=True)
     found = tools.call(mem, "memory_facts", {"source": f"event:{short}"}, enable_write=False)["facts"]
     assert [f["text"] for f in found] == ["We deploy to Fly.io."]

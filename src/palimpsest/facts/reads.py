@@ -50,16 +50,21 @@ class FactReads:
 
     def cited(self, source: Any) -> Any:
         """A source as a model or a user cites it from a recall block — a turn's short id,
-        bare or as `event:<short id>` — as `event:<its message's id>` when one message has
-        it (a short id several share is `InvalidInput` naming them); any other source as
-        given. Every fact operation resolves its source here, so a journaled decision holds
+        bare or as `event:<short id>` — as `event:<its message's id>`; a short id no message
+        has, or several share, is `InvalidInput` (a mistyped id must not become a person
+        named "999999ffff"). Any other source as given (`person:…` for a name of that
+        shape). Every fact operation resolves its source here, so a journaled decision holds
         the whole id and replays alike."""
         if not isinstance(source, str):
             return source
         kind, sep, ref = source.partition(":")
         short = ref if sep and kind in ("event", "evt") else source
-        target = self.store.short_id_target(short) if is_short_id(short) else None
-        return f"event:{target}" if target else source
+        if not is_short_id(short):
+            return source
+        target = self.store.short_id_target(short)
+        if target is None:
+            raise InvalidInput(f"no message has the short id {short!r}: give its full id (evt_…), or person:NAME for a person")
+        return f"event:{target}"
 
     def query(self, vault: str | list[str] | None = None, *, entity: str | None = None, kind: str | None = None,
               source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None) -> list[Fact]:
