@@ -89,6 +89,9 @@ def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(te
     ("We're hosting Thanksgiving this November.", ("fact", "plan")),  # a month to come: an intention
     ("I'm seeing the dentist on 3 May.", ("fact", "event")),  # a day to come: an appointment
     ("My cat is called Mochi.", ("fact", "fact")), ("I used to live in Berlin.", ("fact", "fact")),
+    # an agent's facts that merely open like a pleasantry are kept
+    ("Thanks to the cache, builds take 2 minutes.", ("fact", "fact")), ("Work is done on the feature branch only.", ("fact", "fact")),
+    ("Your API key is in the vault.", ("fact", "fact")), ("Today is my last day at Acme.", ("fact", "event")),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)

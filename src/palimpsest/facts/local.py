@@ -217,7 +217,7 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
                   r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
                   # hearsay of one's own: "I read that …", "I heard …"
                   r"i(?:'ve)? (?:read|heard|saw)\b|let'?s say|let us say|say (?:we|i|you)\b|let me|hi\b|hello|hey|good (?:morning|night|"
-                  r"evening|afternoon)|thanks|thank you|"
+                  r"evening|afternoon)|thanks(?!\s+to\b)|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
                   r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying (?:not )?to|"
@@ -467,7 +467,7 @@ _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a perso
 # ("Sending love to the baby", "I love that for you!", "Don't worry about it", "The lake must
 # have been gorgeous", "I would have lost it", "I wish I had your patience")
 PLEASANTRY = re.compile(r"^\s*(?:sending (?:\w+ ){0,2}?(?:love|hugs|vibes|thoughts|prayers|good vibes)\b|congrat|good luck\b|best of luck\b|"
-                        r"take care\b|don'?t worry\b|no pressure\b|thank|way to go\b|well done\b|good for you\b|you(?:'ve)? got this\b|"
+                        r"take care\b|don'?t worry\b|no pressure\b|thank(?:s|\s+you)?\b(?!\s+to\b)|way to go\b|well done\b|good for you\b|you(?:'ve)? got this\b|"
                         r"i owe you\b|i (?:really )?appreciate (?:it|that|this|you)\b|i can'?t wait (?:to|for|until)\b|"
                         r"(?:you|you've|you have|you're|you are) (?:so |totally |really |truly )?(?:deserve|earned|killing it|crushing it)|"
                         r"your (?:[\w'-]+ ){1,3}?(?:is|are|was|were|sounds?|looks?|seems?|means?|mean)\s+(?:so |really |truly |just |"
@@ -481,7 +481,10 @@ PLEASANTRY = re.compile(r"^\s*(?:sending (?:\w+ ){0,2}?(?:love|hugs|vibes|though
 # how things are going, said of nothing in particular ("Things have been hectic", "Work has
 # been nuts", "Life's too short to …")
 _VAGUE = re.compile(r"^\s*(?:things|everything|life|work|stuff|the timing|it all|this week|the week|today)(?:'s|\s+(?:is|are|was|were|"
-                    r"has been|have been|'s been|gets?|got|feels?|seems?|just))\b", re.IGNORECASE)
+                    r"has been|have been|'s been|gets?|got|feels?|seems?|just))\s+(?:(?:so|really|pretty|super|kinda|kind of|a bit|"
+                    r"just|been|totally|honestly|absolutely)\s+)*(?:crazy|nuts|hectic|busy|insane|wild|rough|tough|hard|great|good|fine|"
+                    r"ok|okay|slow|quiet|calm|chaotic|stressful|a lot|too short|short|a mess|a blur|amazing|awful|brutal|exhausting|"
+                    r"non-?stop|isn'?t right|not right|weird)\b", re.IGNORECASE)
 
 
 def _chatter(s: str) -> bool:
