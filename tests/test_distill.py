@@ -92,6 +92,9 @@ def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(te
     # an agent's facts that merely open like a pleasantry are kept
     ("Thanks to the cache, builds take 2 minutes.", ("fact", "fact")), ("Work is done on the feature branch only.", ("fact", "fact")),
     ("Your API key is in the vault.", ("fact", "fact")), ("Today is my last day at Acme.", ("fact", "event")),
+    ("I switched to Postgres because SQLite would have been too slow.", ("correction", "correction")),
+    ("Take care not to run migrations on prod.", ("fact", "fact")), ("Your fix is great but it broke the Windows build.", ("fact", "fact")),
+    ("My build failed again.", None), ("My tests passed.", None),  # a run's outcome of the moment, not a happening
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)

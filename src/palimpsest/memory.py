@@ -293,7 +293,9 @@ class Memory:
         if not found and is_short_id(message_id):
             if session is not None:
                 mine = [m for m in self.store.get_messages(self.store.ids_ending(message_id, 50)) if m.session == session]
-                found = mine if len(mine) == 1 else []
+                if len(mine) != 1:
+                    raise NotFound(f"no message with short id {message_id!r} in session {session[:80]!r}")
+                found = mine
             if not found:
                 target = self.store.short_id_target(message_id)
                 found = self.store.get_messages([target]) if target else []

@@ -220,7 +220,7 @@ SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i supp
                   r"evening|afternoon)|thanks(?!\s+to\b)|thank you|"
                   r"lol|haha|ok\b|okay\b|cool\b|great\b|nice\b|bye\b|"
                   # musings and requests, not statements: "I'm thinking of…", "I was wondering…"
-                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying (?:not )?to|"
+                  r"i(?:'m| am| was|'ve been| have been) (?:thinking|wondering|curious|considering|looking for|trying to|"
                   r"meaning to)|i(?:'d| would) (?:like|love) to (?:\w+ )?(?:know|ask|get(?! into| better| fit| back)|learn (?:more|how|"
                   r"about)|find|discuss|talk|hear|see|explore|understand|share|"
                   r"mention|add|emphasi[sz]e|clarify|confirm|check|focus|go over|review|make sure|continue|start by)\b|"
@@ -422,6 +422,10 @@ _PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|mad
 _HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|have|had|been|be)\b)[\w'-]+ ){1,3}?(?:and i )?)(?:just |finally |recently |actually |officially )?"
                        r"(?!used\b)(?:[a-z]{3,}ed|got|went|won|passed|took|met|bought|sold|became|found|began|flew|drove|ran)\b"
                        r"(?! (?:to|that|so|it|this|you)\b)", re.IGNORECASE)
+# a run's outcome of the moment ("My build failed again", "My tests passed"), not a happening to keep
+_PASSING_RESULT = re.compile(r"^\s*(?:my|our) (?:[\w'-]+ ){0,2}?(?:build|builds|tests?|deploy|deployment|request|job|run|pipeline|ci|"
+                             r"query|script|migration|check|checks)s? (?:just |finally )?(?:failed|passed|crashed|timed out|broke|"
+                             r"succeeded|finished)\b", re.IGNORECASE)
 # a thing of one's own that does something ("The office reopens on Monday"), whatever the verb
 _THING_DOES = re.compile(r"^\s*(?:(?:both|all|all of|one of|two of|most of|some of|each of)\s+)?(?:the|our|my)\s+(?:[\w'-]+\s+){0,3}?"
                          r"(?!(?:is|was|has|does|says|thinks|seems|looks|sounds|feels)\b)[a-z]+(?:s|ed)\b(?!\s+(?:that|me|us|why|if|"
@@ -467,24 +471,26 @@ _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a perso
 # ("Sending love to the baby", "I love that for you!", "Don't worry about it", "The lake must
 # have been gorgeous", "I would have lost it", "I wish I had your patience")
 PLEASANTRY = re.compile(r"^\s*(?:sending (?:\w+ ){0,2}?(?:love|hugs|vibes|thoughts|prayers|good vibes)\b|congrat|good luck\b|best of luck\b|"
-                        r"take care\b|don'?t worry\b|no pressure\b|thank(?:s|\s+you)?\b(?!\s+to\b)|way to go\b|well done\b|good for you\b|you(?:'ve)? got this\b|"
-                        r"i owe you\b|i (?:really )?appreciate (?:it|that|this|you)\b|i can'?t wait (?:to|for|until)\b|"
+                        r"take care[\s.!]*$|don'?t worry(?: about it)?[\s,.!]*$|no pressure\b|thank(?:s|\s+you)?\b(?!\s+to\b)|way to go\b|well done\b|good for you\b|you(?:'ve)? got this\b|"
+                        r"i owe you\b|i (?:really )?appreciate (?:it|that|this|you)\b|i can'?t wait (?:to (?:see|hear|meet|try|read)|for you)\b|"
                         r"(?:you|you've|you have|you're|you are) (?:so |totally |really |truly )?(?:deserve|earned|killing it|crushing it)|"
                         r"your (?:[\w'-]+ ){1,3}?(?:is|are|was|were|sounds?|looks?|seems?|means?|mean)\s+(?:so |really |truly |just |"
                         r"absolutely |such )?(?:an? )?(?:awesome|amazing|great|incredible|inspiring|beautiful|lovely|gorgeous|stunning|"
-                        r"impressive|fantastic|wonderful|cool|adorable|a lot|the world)\b|"
+                        r"impressive|fantastic|wonderful|cool|adorable|a lot|the world)[\s.!]*$|"
                         r"i (?:really |totally |just |absolutely )?(?:love|adore) (?:that|this|it)(?: (?:idea|plan|so much|for you|a lot))?"
                         r"[\s.!]*$|"
                         r"i(?:'m| am) (?:so |really |very |super )?(?:happy|proud|glad|sorry) (?:for|of|to hear|about|that)\b|"
                         r"i wish i (?:had|could|was|were|knew)\b)|"
-                        r"\b(?:would|must|could|should)(?:'ve| have) (?:been|loved|had|felt|lost|gone|done|died|cried)\b", re.IGNORECASE)
+                        r"^\s*(?:i|you|it|that|the [\w'-]+(?: [\w'-]+)?) (?:would|must|could|should)(?:'ve| have) (?:been|loved|had|felt|lost|gone|"
+                        r"done|died|cried)\b", re.IGNORECASE)
 # how things are going, said of nothing in particular ("Things have been hectic", "Work has
 # been nuts", "Life's too short to …")
 _VAGUE = re.compile(r"^\s*(?:things|everything|life|work|stuff|the timing|it all|this week|the week|today)(?:'s|\s+(?:is|are|was|were|"
                     r"has been|have been|'s been|gets?|got|feels?|seems?|just))\s+(?:(?:so|really|pretty|super|kinda|kind of|a bit|"
                     r"just|been|totally|honestly|absolutely)\s+)*(?:crazy|nuts|hectic|busy|insane|wild|rough|tough|hard|great|good|fine|"
                     r"ok|okay|slow|quiet|calm|chaotic|stressful|a lot|too short|short|a mess|a blur|amazing|awful|brutal|exhausting|"
-                    r"non-?stop|isn'?t right|not right|weird)\b", re.IGNORECASE)
+                    r"non-?stop|isn'?t right|not right|weird)\b(?:\s+(?:here|lately|today|right now|this week|at work)){0,2}[\s.!]*$|"
+                    r"^\s*life(?:'s| is) too short\b", re.IGNORECASE)
 
 
 def _chatter(s: str) -> bool:
@@ -552,7 +558,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
     if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
         return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(s) else "event", s
-    if _HAPPENED.match(s):
+    if _HAPPENED.match(s) and not TRANSIENT.search(s) and not TROUBLE.search(s) and not _PASSING_RESULT.search(s):
         return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
     if TRANSIENT.search(s):
         return None
