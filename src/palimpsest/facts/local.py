@@ -151,8 +151,11 @@ def entities_of(text: str) -> list[str]:
 def resolve_date(text: str, said_at: str) -> str | None:
     """The first date `text` names, absolute (ISO, midnight UTC), relative ones counted from `said_at`."""
     m = DATE.search(text)
-    if m is None:
-        return None
+    return None if m is None else _resolve(m, said_at)
+
+
+def _resolve(m: re.Match[str], said_at: str) -> str | None:
+    """The date a `DATE` match names (see `resolve_date`)."""
     base = parse_time(said_at)
     day = base.replace(hour=0, minute=0, second=0, microsecond=0)
     try:
@@ -199,11 +202,11 @@ def named_start(text: str, said_at: str) -> str | None:
     yesterday"), or a later one said as a start ("from next Monday we deploy on Fridays");
     a later date otherwise is what the statement is about, not when it holds ("the standup
     is on Tuesday", "the deadline moved to the 9th" hold from when they are said): None."""
-    named = resolve_date(text, said_at)
-    if named is None or named[:10] <= said_at[:10]:
-        return named
     m = DATE.search(text)
-    return named if m is not None and _STARTS.search(text[:m.start()]) else None
+    named = None if m is None else _resolve(m, said_at)
+    if m is None or named is None or named[:10] <= said_at[:10]:
+        return named
+    return named if _STARTS.search(text[:m.start()]) else None
 
 
 _OPENING = re.compile(r"^\s*(?:(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao|lol|y+a+y+|y+e+s+|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
@@ -541,7 +544,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
     if REQUEST.match(s) and not rule:
         return None  # a request of the moment, whatever it mentions
-    dated = DATE.search(s) is not None
+    date = DATE.search(s)
+    dated = date is not None
     if CHANGE.search(s) and not rule:
         if _COMING_SWITCH.search(s) and _SOON.search(s):
             return "fact", "decision", s  # decided, not yet done
@@ -557,11 +561,11 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
     if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
-        return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(s) else "event", s
-    if _HAPPENED.match(s) and not TRANSIENT.search(s) and not TROUBLE.search(s) and not _PASSING_RESULT.search(s):
-        return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
+        return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(date) else "event", s
     if TRANSIENT.search(s):
         return None
+    if _HAPPENED.match(s) and not _PASSING_RESULT.match(s):  # (a trouble report was dropped above)
+        return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
     if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
         return "fact", "fact", s  # "The staging env gets wiped every Sunday": a verb the parse does not know
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or _I_AM.match(s)):
@@ -577,8 +581,8 @@ _PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|
 _MONTH_AHEAD = re.compile(r"\b(?:am|'m|are|'re|is|'s) \w+ing\b|\b(?:will|'ll|going to)\b", re.IGNORECASE)
 
 
-def _month_only(s: str) -> bool:
-    m = DATE.search(s)
+def _month_only(m: re.Match[str] | None) -> bool:
+    """The `DATE` match names a month alone ("in September", "this November")."""
     return m is not None and bool(m.group("m4") or m.group("m5") or m.group("m6"))
 
 
