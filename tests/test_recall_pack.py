@@ -65,7 +65,9 @@ def test_facts_take_at_most_their_share_and_turns_still_show(mem: Memory) -> Non
     for n in range(40):
         mem.facts.write(f"the deploy checklist item {n} is about the deploy window", kind="fact")
     mem.ingest_session("s1", [_turn("the deploy window moved because of the checklist", "2023-05-08T10:00:00Z")])
-    mem.worker().drain()
+    # not distilled: the turn's own fact, when it ranks among the 41 near-identical ones (the
+    # backends break that tie differently), stands in for the turn, which is then not repeated
+    mem.worker(tasks=[t for t in mem.handlers if t != "distill"]).drain()
     r = mem.recall(None, "deploy checklist window", 1000)
     fact_tokens = sum(i.prepare() for i in r.items if i.kind == "fact")
     assert 0 < fact_tokens <= 1000 * pack.FACT_SHARE
