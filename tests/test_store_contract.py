@@ -291,6 +291,8 @@ def test_substring_search(store: Store) -> None:
     assert ids(store.substring_search("_", Filters(), 10)) == ["evt_s1_0010"]
     assert ids(store.substring_search("\\users\\", Filters(), 10)) == ["evt_s1_0011"]
     assert ids(store.substring_search("xa", Filters(), 10)) == ["evt_s1_0012"]  # capped: short fragment
+    for short in ("Ü", "É", "FÉ", "Ün"):  # a short non-ASCII fragment, as written (SQLite folds ASCII only)
+        assert ids(store.substring_search(short, Filters(), 10)) == ["evt_s1_0013"], short
     assert ids(store.substring_search("timeout", Filters(session="s1"), 10)) == ["evt_s1_0001"]
     assert ids(store.substring_search("timeout", Filters(), 1)) == ["evt_s2_0004"]
     assert store.substring_search("'; DROP TABLE messages; --", Filters(), 10) == []

@@ -173,7 +173,9 @@ class SQLiteKeywordMixin(SQLiteConnection):
             sql = f"""SELECT {M} FROM messages_tri JOIN messages m ON m.rowid = messages_tri.rowid
                       WHERE messages_tri MATCH ? AND {where} ORDER BY m.created_at DESC LIMIT ?"""
             return [row_to_message(r) for r in self._reader.execute(sql, (fts_phrase(fragment), *params, limit))]
-        needle = fragment.lower()
-        sql = f"""SELECT {M} FROM messages m WHERE (instr(lower(m.content), ?) > 0 OR instr(lower(coalesce(m.tool_result, '')), ?) > 0)
+        # SQLite's lower() folds ASCII only, so the fragment is folded by it too: Python's
+        # "À".lower() is "à", which SQLite's lower("À") never equals (a short "À" found nothing)
+        sql = f"""SELECT {M} FROM messages m WHERE (instr(lower(m.content), lower(?)) > 0
+                  OR instr(lower(coalesce(m.tool_result, '')), lower(?)) > 0)
                   AND {where} ORDER BY m.created_at DESC LIMIT ?"""
-        return [row_to_message(r) for r in self._reader.execute(sql, (needle, needle, *params, limit))]
+        return [row_to_message(r) for r in self._reader.execute(sql, (fragment, fragment, *params, limit))]
