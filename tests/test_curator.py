@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from palimpsest import Memory
+from palimpsest import Memory, Settings
 from palimpsest.embed import Embedder
 from palimpsest.errors import InvalidInput, StoreUnavailable
 from palimpsest.facts import Facts
 from palimpsest.facts.curator import Candidate, compare, judge, tokens
+from palimpsest.ids import short_id
 from palimpsest.store import open_store
 from palimpsest.store.facts_base import FactChange
 from palimpsest.store.sqlite import SQLiteStore
@@ -178,6 +179,46 @@ def test_unreachable_store_parks_and_drains(tmp_path: Path) -> None:
         assert decision.action == "confirm"
         assert again.curator.pending() == []
         assert {f.text for f in again.query()} == {"The printer is on floor 2", "The wifi password rotates monthly"}
+    finally:
+        store.close()
+
+
+class AwayStore(SQLiteStore):
+    """A real SQLite store that can be made unreachable, reads included (as a PostgreSQL
+    server that went down)."""
+
+    away = False
+
+    def ids_ending(self, tail: str, limit: int) -> list[str]:
+        if self.away:
+            raise StoreUnavailable("server closed the connection")
+        return super().ids_ending(tail, limit)
+
+    def apply_fact_change(self, change: FactChange) -> bool:
+        if self.away:
+            raise StoreUnavailable("server closed the connection")
+        return super().apply_fact_change(change)
+
+
+def test_a_short_id_source_is_parked_while_the_store_is_away_and_resolved_on_drain(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'a.db'}"
+    with Memory(tmp_path / "home", url, settings=Settings.load(env={}, embedder="hash", embed_cache="off")) as mem:
+        said = mem.append("chat-1", "user", "the wifi password rotates monthly")
+    store = AwayStore(url)
+    try:
+        facts = Facts(store, tmp_path / "home")
+        store.away = True  # the short id cannot be looked up: the candidate is parked, not refused
+        d = facts.curator.write({"text": "The wifi password rotates monthly", "source": short_id(said["id"])})
+        assert d.action == "parked" and "journaled" in d.reason
+        bad = facts.curator.write({"text": "The VPN needs a token", "source": "000000ffff"})  # no message has it
+        assert bad.action == "parked" and len(facts.curator.pending()) == 2
+        store.away = False
+        done = facts.curator.drain()
+        assert [x.action for x in done] == ["new", "rejected"] and "000000ffff" in done[1].reason
+        (fact,) = facts.query()
+        assert fact.text == "The wifi password rotates monthly"
+        assert [(a.source_type, a.source) for a in fact.attestations] == [("event", said["id"])]
+        assert facts.curator.pending() == []
     finally:
         store.close()
 

@@ -292,6 +292,7 @@ class Curator:
         c = Candidate.of(candidate)
         self._check(c)
         try:
+            self._cite(c)  # a short id resolves through the store: unreachable, it is parked as given
             if self._pending_known is not False or self.facts.needs_replay:
                 self.drain()
             return self._curate(c)
@@ -316,10 +317,14 @@ class Curator:
             c.valid_from = _time(c.valid_from, "valid_from")
         if c.at is not None:
             c.at = _time(c.at, "at")
-        c.source = self.facts.cited(c.source)
         parse_source(c.source)
         if c.corrects is not None and (not isinstance(c.corrects, str) or not c.corrects.strip()):
             raise InvalidInput("corrects must be a fact id or the text of the fact it corrects")
+
+    def _cite(self, c: Candidate) -> Candidate:
+        """The candidate with its source as stored: a short id as `event:<message id>`."""
+        c.source = self.facts.cited(c.source)
+        return c
 
     def neighbours(self, c: Candidate) -> list[tuple[Fact, Signals]]:
         """Open facts of the candidate's vault near it, each with the pair's signals."""
@@ -556,7 +561,7 @@ class Curator:
             deterministic = bool(raw.pop("_deterministic", False))
             try:
                 self.use_llm = not deterministic
-                decision = self._curate(Candidate.of(raw))
+                decision = self._curate(self._cite(Candidate.of(raw)))
             except InvalidInput as exc:
                 decision = Decision("rejected", reason=str(exc))
             finally:
