@@ -51,6 +51,7 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     ("last monday", "2026-03-02"), ("on 5 May", "2026-05-05"), ("March 9th, 2027", "2027-03-09"), ("nothing", None),
     ("got it on the 2nd", "2026-03-02"), ("two weeks ago", "2026-02-18"), ("married in June 2019", "2019-06-01"),
     ("last November", "2025-11-01"), ("next May", "2026-05-01"), ("this morning", "2026-03-04"),
+    ("the 1st of June", "2026-06-01"), ("on the 21st of March 2027", "2027-03-21"), ("the 2nd floor", None),
 ])
 def test_dates_resolve_against_the_message_time(text: str, expected: str | None) -> None:
     got = resolve_date(text, T0)  # a Wednesday
@@ -64,10 +65,16 @@ def test_dates_resolve_against_the_message_time(text: str, expected: str | None)
     ("From next Monday we deploy on Fridays.", "2026-03-09"), ("Starting on the 9th, reviews need two approvals.", "2026-03-09"),
     ("As of tomorrow the office is closed.", "2026-03-05"), ("Effective 1 April 2026 the rate is 5%.", "2026-04-01"),
     ("Today the cache holds a week of data.", "2026-03-04"), ("nothing named", None),
+    ("From the 1st of June we deploy on Fridays.", "2026-06-01"), ("We meet on the 21st of March.", None),
 ])
 def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(text: str, expected: str | None) -> None:
     got = named_start(text, T0)  # a Wednesday
     assert (got[:10] if got else None) == expected
+
+
+def test_a_start_said_at_a_utc_offset_is_compared_in_utc() -> None:
+    said = "2026-03-04T20:00:00-05:00"  # 01:00 on the 5th in UTC, the day "today" resolves to
+    assert (named_start("Today the cache holds a week of data.", said) or "")[:10] == "2026-03-05"
 
 
 @pytest.mark.parametrize("said,expected", [

@@ -111,6 +111,15 @@ def test_a_thing_said_under_way_is_earlier_than_a_later_one_said_done(mem: Memor
     assert notes.get(other.id, "") == ""  # one shared word of the query is not the same thing
 
 
+@pytest.mark.parametrize("text,one", [("I ran for an hour.", True), ("I ran for half an hour.", False),
+                                      ("I ran for a quarter of an hour.", False), ("I ran for an hour and a half.", False)])
+def test_half_an_hour_is_not_one_hour(text: str, one: bool) -> None:
+    from palimpsest.recall.block import RecallItem
+    from palimpsest.recall.updates import said
+
+    assert ("1" in said(RecallItem("fct_1", "fact", "2024-01-01", text, 1.0)).units) is one
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

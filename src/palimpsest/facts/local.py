@@ -99,7 +99,8 @@ DATE = re.compile(
     # a month alone, or with its year ("in June 2019", "in March"): its first day
     rf"|\b(?P<mdir>last|next|this)\s+(?P<m6>{_MONTH})\b"
     rf"|\b(?:in\s+(?P<m4>{_MONTH})|(?P<m5>{_MONTH})\s+(?P<y5>\d{{4}}))\b(?:\s+(?P<y4>\d{{4}}))?"
-    r"|\bthe\s+(?P<d3>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?\w+\s+(?:floor|time|place|row|century))",
+    # (not "the 1st of June": that day of that month is the first alternative's, one word on)
+    rf"|\bthe\s+(?P<d3>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:{_MONTH}\b|(?:\w+\s+)?(?:floor|time|place|row|century)))",
     re.IGNORECASE)
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}  # "two weeks ago": a day near enough for valid time
 _COUNT_WORDS = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6"}
@@ -193,7 +194,7 @@ def _resolve(m: re.Match[str], said_at: str) -> str | None:
         return None
 
 
-_STARTS = re.compile(r"\b(?:from|starting|beginning|as of|effective|commencing)\s+(?:on\s+)?$", re.IGNORECASE)
+_STARTS = re.compile(r"\b(?:from|starting|beginning|as of|effective|commencing)\s+(?:on\s+)?(?:the\s+)?$", re.IGNORECASE)
 
 
 def named_start(text: str, said_at: str) -> str | None:
@@ -204,7 +205,7 @@ def named_start(text: str, said_at: str) -> str | None:
     is on Tuesday", "the deadline moved to the 9th" hold from when they are said): None."""
     m = DATE.search(text)
     named = None if m is None else _resolve(m, said_at)
-    if m is None or named is None or named[:10] <= said_at[:10]:
+    if m is None or named is None or named[:10] <= iso(parse_time(said_at))[:10]:  # both days in UTC
         return named
     return named if _STARTS.search(text[:m.start()]) else None
 

@@ -39,8 +39,10 @@ from .echoes import FUNCTION_WORDS
 
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
-# "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months")
-_ONE_UNIT = re.compile(r"\b(?:an?|one)\s+(?=(?:minute|hour|day|week|fortnight|month|year|decade)\b)", re.IGNORECASE)
+# "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not
+# "half an hour", "a quarter of an hour" or "an hour and a half"
+_ONE_UNIT = re.compile(r"(?<!half )(?<!quarter of )\b(?:an?|one)\s+"
+                       r"(?=(?:minute|hour|day|week|fortnight|month|year|decade)\b(?!\s+and\s+a\s+half))", re.IGNORECASE)
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
