@@ -126,3 +126,19 @@ def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     r = mem.recall(None, "How many months have I been learning the cello?")
     notes = {i.id: i.note for i in r.items if i.kind == "fact"}
     assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""
+
+
+def test_a_statement_of_a_named_speaker_stays_theirs(mem: Memory) -> None:
+    """In a chat between two people (LoCoMo, a group export), "I live in …" from each is two
+    facts, neither news of the other's, and recall shows each as its speaker's."""
+    said = [("Caroline", "I live in Boston with my two cats."), ("Melanie", "I live in Denver with my two dogs."),
+            ("Caroline", "I painted a sunrise over the lake last weekend.")]
+    mem.ingest_session("chat", [{"role": "user", "content": text, "metadata": {"speaker": who}} for who, text in said])
+    mem.worker(tasks=["distill"]).drain()
+    facts = {f.text: f for f in mem.facts.query()}
+    assert {t: f.metadata.get("speaker") for t, f in facts.items() if "live in" in t} == {
+        "I live in Boston with my two cats.": "Caroline", "I live in Denver with my two dogs.": "Melanie"}
+    assert all(f.status == "current" for f in facts.values())  # Melanie's city did not replace Caroline's
+    block = mem.recall(None, "Where does Melanie live?", 2000).block
+    assert "Melanie: I live in Denver with my two dogs." in block
+    assert "] I live in" not in block  # no statement shown as the user's own

@@ -135,6 +135,48 @@ def test_a_name_in_passing_is_not_evidence_for_a_question_about_that_name() -> N
     assert apply_floor([mention], {"who": 0.25}, "Who is Anthony?", floor, lambda w: True)[0] == [mention]
 
 
+def test_a_hit_naming_the_person_and_what_is_asked_holds_them_without_speaker_metadata() -> None:
+    """A chat imported without speakers ("Priya: the deploy is blocked…" typed by the user):
+    the hit that names Priya and shares what the question asks about is evidence when it is
+    as close as a hit needs to be (`similarity`), though not `near` the question."""
+    floor = Floor(0.35, 0.45, 0.55)
+    query = "What did Priya say about the deploy?"
+    told = _said("told", "Priya said the deploy is blocked on the migration", 0.8)
+    filler = [_said(f"m{i}", f"the build log line {i}", 0.0) for i in range(5)]
+    cos = {"told": 0.42, **{h.message.id: 0.2 for h in filler}}
+    assert apply_floor([told, *filler], cos, query, floor, lambda w: True)[0] == [told]
+    # far in meaning, the shared word is a topic every large memory has: no evidence
+    kept, notes = apply_floor([told, *filler], {**cos, "told": 0.3}, query, floor, lambda w: True)
+    assert kept == [] and "speaks of priya" in notes[0] and "0.55" in notes[0]
+
+
+@pytest.mark.parametrize("key", ["speaker", "author", "name", "sender"])
+def test_a_speaker_is_read_from_any_key_that_names_one(key: str) -> None:
+    floor = Floor(0.35, 0.45, 0.55)
+    by = Hit(Message(id="by", session="s", role="user", content="the migration is done", created_at="2024-01-01T00:00:00Z",
+                     metadata={key: "Priya"}), 1.0, {"fts": 0.5})
+    assert apply_floor([by], {"by": 0.3}, "What did Priya say about the migration?", floor, lambda w: True)[0] == [by]
+    tool = Hit(Message(id="tool", session="s", role="tool", content="", tool_result="the migration is done",
+                       created_at="2024-01-01T00:00:00Z", metadata={"name": "priya"}), 1.0, {"fts": 0.5})
+    assert tool.message.speaker == ""  # OpenAI's `name` on a tool's output is the function's
+
+
+def test_a_speaker_named_by_author_metadata_answers_a_question_about_them(home: Path, store_url: str) -> None:
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off", floor_similarity="0.5",
+                                                            floor_unknown="0.9", floor_stranger="0.95"))
+    try:
+        said = [("Priya", "the deploy is blocked on the migration"), ("Sam", "lunch is at noon")]
+        memory.ingest_session("team", [{"role": "user", "content": c, "metadata": {"author": a}} for a, c in said])
+        memory.worker().drain()
+        hits = memory.search("What did Priya say about the deploy?").hits
+        assert [h.message.content for h in hits[:1]] == ["the deploy is blocked on the migration"]
+        assert memory.search("What did Zorblax say about the deploy?").hits == []
+        block = memory.recall(None, "What did Priya say about the deploy?", 1000).block
+        assert "the deploy is blocked on the migration" in block  # the turn, or the fact distilled from it
+    finally:
+        memory.close()
+
+
 def test_a_query_about_nothing_stored_has_no_hits_and_recall_only_the_live_tail(home: Path, store_url: str) -> None:
     memory = open_memory(home, store_url, floor_similarity="0.5", floor_unknown="0.9")
     try:

@@ -249,7 +249,10 @@ class Distiller:
             m = said_by(text, messages)
             # a task's date is its deadline, not when it starts to hold
             start = valid_from or (named_start(text, m.created_at) if kind != "task" else None) or m.created_at
-            return Candidate(text=text, kind=kind, valid_from=start, source=m.id, at=m.created_at, metadata={"origin": "distill"}, **more)
+            # who said it, when the turn names them ("Melanie"): "I painted a sunrise" is theirs, not the user's
+            said = {"speaker": m.speaker} if m.speaker else {}
+            return Candidate(text=text, kind=kind, valid_from=start, source=m.id, at=m.created_at,
+                             metadata={"origin": "distill", **said}, **more)
 
         candidates = [candidate(f["text"], f["kind"], f.get("valid_from"), entities=f["entities"]) for f in output.get("facts", [])]
         candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]

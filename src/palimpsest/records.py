@@ -133,6 +133,21 @@ class Event:
         )
 
 
+SPEAKER_KEYS = ("speaker", "name", "author", "sender")  # the metadata that names who said a message, first found
+
+
+def speaker_in(metadata: dict[str, Any] | None, role: str | None = None) -> str:
+    """Who said a message, as its metadata names them (`SPEAKER_KEYS`, whitespace folded),
+    or "": a tool's output has no speaker (OpenAI's `name` on it is the function's)."""
+    if not metadata or role == "tool":
+        return ""
+    for k in SPEAKER_KEYS:
+        value = metadata.get(k)
+        if isinstance(value, str) and value.strip():
+            return " ".join(value.split())[:120]
+    return ""
+
+
 @dataclass
 class Message:
     """The index row of an event: the event's fields plus what scoring needs."""
@@ -158,6 +173,11 @@ class Message:
     journal_line: int = 0
     journal_offset: int = 0
     context: str = ""  # indexed with the message, never shown: speaker, date, previous turn
+
+    @property
+    def speaker(self) -> str:
+        """Who said it, when its metadata names them ("Caroline"), else ""."""
+        return speaker_in(self.metadata, self.role)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -43,7 +43,7 @@ from itertools import pairwise
 from typing import Any
 
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
-from ..records import iso, parse_time
+from ..records import iso, parse_time, speaker_in
 from ..store.facts_base import FactQuery
 from . import arbiter, slots
 from .arbiter import in_band
@@ -278,6 +278,13 @@ RANK = {"confirm": 5, "supersede": 4, "dispute": 3, "related": 2, "new": 1}
 
 
 # -- the curator ---------------------------------------------------------------
+def _same_speaker(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+    """Whether two statements may be one: not when each names who said it and they differ
+    ("I live in Boston" from Caroline is no news of Melanie's "I live in Denver")."""
+    x, y = (speaker_in(m) for m in (a, b))
+    return not x or not y or x.casefold() == y.casefold()
+
+
 class Curator:
     """`memory.facts.curator.write(candidate)`: dedupe, link, correct, or add."""
 
@@ -349,7 +356,8 @@ class Curator:
             except PalimpsestError as exc:
                 log.warning("curating without the embedder: %s", exc)
                 embedder = None
-        views = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids)))) if f.status in ("current", "future")]
+        views = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
+                 if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata)]
         if embedder is not None and vector is not None:
             cosines.update(self._cosines(embedder, vector, [f for f in views if f.id not in cosines]))
         return [(f, compare(c.text, f.text, cosines.get(f.id, 0.0) if embedder is not None else None)) for f in views]

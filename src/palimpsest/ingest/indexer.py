@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
-from ..records import Event, Message, Session, parse_time
+from ..records import Event, Message, Session, parse_time, speaker_in
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -81,8 +81,7 @@ def search_context(event: Event, previous: str, content: str | None = None) -> s
     before it (a reply's subject is often named only in the question it answers), and last
     the dates its own time expressions speak of ("yesterday" said on 2 May 2022 → "1 May
     2022 Sunday"; `when.time_words`). `content`: the text as indexed (default the event's)."""
-    meta = event.metadata
-    speaker = next((meta[k] for k in ("speaker", "name", "author") if isinstance(meta.get(k), str)), "") if meta else ""
+    speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at), before) if part)
     spoken = spoken_dates(event.content if content is None else content, event.created_at)

@@ -123,17 +123,16 @@ def _flatten(text: str) -> str:
 
 
 def _message_text(m: Any) -> str:
-    speaker = (m.metadata or {}).get("speaker")
     text = m.content or ""
     if not text and (m.tool_name or m.tool_result):
         text = f"[{m.tool_name or 'tool'}] {(m.tool_result or '')[:300]}"
-    who = speaker or m.role or ""
+    who = m.speaker or m.role or ""
     return f"{who}: {text}" if who else text
 
 
 def _lead_in(m: Any) -> int:
     """Characters of `_message_text(m)` that name the speaker ("Caroline:"), kept by a snippet."""
-    who = (m.metadata or {}).get("speaker") or m.role or ""
+    who = m.speaker or m.role or ""
     return len(who) + 1 if who else 0
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
 from ..kernel import Kernel
-from ..records import Message
+from ..records import Message, speaker_in
 from ..search import SearchResult
 from ..tokens import count_tokens
 from . import context
@@ -112,7 +112,10 @@ class Recaller:
         for hit in turn.result.facts if turn.result is not None else []:
             f = hit.fact
             sources = [a.source for a in f.attestations]
-            items.append(RecallItem(f.id, "fact", f.valid_from[:10], f.text, 1.0 + hit.score, None, sources, at=f.valid_from))
+            who = speaker_in(f.metadata)  # a distilled statement of a named speaker is shown as theirs
+            text = f"{who}: {f.text}" if who else f.text
+            items.append(RecallItem(f.id, "fact", f.valid_from[:10], text, 1.0 + hit.score, None, sources, at=f.valid_from,
+                                    keep=len(who) + 1 if who else 0))
         return items
 
     def _skills(self, turn: Turn) -> list[RecallItem]:

@@ -12,7 +12,7 @@ import itertools
 import re
 
 from ..ingest.indexer import CONTEXT_PREVIOUS_CHARS, split_context
-from ..records import Hit, Message
+from ..records import Hit
 from .hybrid import Weights
 
 # Who a query is about. A query written in the first person is the user's (recall builds
@@ -27,19 +27,6 @@ ABOUT_ASSISTANT = re.compile(
     r"|\bour\s+(?:previous|last|earlier|past)\s+(?:conversation|chat|discussion|talk)\b",
     re.IGNORECASE,
 )
-SPEAKER_KEYS = ("speaker", "name", "author")  # as the indexer's search context
-
-
-def speaker_of(m: Message) -> str:
-    meta = m.metadata
-    if meta:
-        for k in SPEAKER_KEYS:
-            value = meta.get(k)
-            if isinstance(value, str) and value.strip():
-                return value
-    return ""
-
-
 def query_subject(query: str, speakers: set[str]) -> tuple[str, str] | None:
     """Whose turns a query is about: ("speaker", name) when it names exactly one of
     `speakers`, else ("role", "assistant") when it asks what the assistant said, else
@@ -92,7 +79,7 @@ def conversation_rerank(hits: list[Hit], query: str, w: Weights) -> list[Hit]:
             if lead > 0:
                 h.parts["reply"] = lead
                 h.score += w.reply * lead
-    speakers = [speaker_of(h.message) for h in hits] if w.speaker > 0 else []
+    speakers = [h.message.speaker for h in hits] if w.speaker > 0 else []
     subject = query_subject(query, set(speakers) - {""}) if w.speaker > 0 else None
     if subject is not None:
         kind, who = subject

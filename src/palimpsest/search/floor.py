@@ -110,22 +110,29 @@ def _words(text: str) -> set[str]:
     return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(text.lower())}
 
 
-def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float) -> set[str]:
+def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
+          mention: float = 0.0) -> set[str]:
     """The words of the hits that speak of someone, for a query about a third party: a
-    hit's speaker (metadata `speaker`) always; its words when it is near the query in
+    hit's speaker (`Message.speaker`) always; its words when it is near the query in
     meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
     Anthony?": a mention is all the evidence there is). A "John" in a code sample of a
     large memory, far from the question, does not make a question about another John
-    answerable — sharing a topic word ("book", "game") with it does not either."""
-    if not {w for w in _words(query) if w not in STOP_WORDS and w not in names and len(w) > 2}:
+    answerable — sharing a topic word ("book", "game") with it does not either, unless
+    it is as close as any hit must be (`mention`, the `similarity` floor): "Priya said the
+    deploy is blocked", typed without speaker metadata, answers "What did Priya say about
+    the deploy?" at a cosine of 0.42."""
+    asked = {w for w in _words(query) if w not in STOP_WORDS and w not in names and len(w) > 2}
+    if not asked:
         return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))
     held: set[str] = set()
     for h in hits:
-        speaker = h.message.metadata.get("speaker") if h.message.metadata else None
-        if isinstance(speaker, str):
-            held |= _words(speaker)
-        if cosines.get(h.message.id, -1.0) >= near:
-            held |= _words(f"{h.message.content} {h.message.context}")
+        held |= _words(h.message.speaker)
+        cosine = cosines.get(h.message.id, -1.0)
+        words = _words(f"{h.message.content} {h.message.context}")
+        if cosine >= near:
+            held |= words
+        elif cosine >= mention and words & asked:  # names them and what is asked, as close as any hit must be
+            held |= words
     return held
 
 
@@ -141,12 +148,13 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
     names = query_names(query) if needed > 0 and best < needed else []
     if names:
         if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
-            held = _held(hits[:TOP], cosines, query, names, floor.unknown)
+            held = _held(hits[:TOP], cosines, query, names, floor.unknown, floor.similarity)
             missing = [n for n in names if n not in held]
         else:
             missing = [n for n in names if not known(n)]
         if len(missing) == len(names):
-            return [], [(f"nothing stored mentions {', '.join(missing)}, and no message is close in meaning "
+            said = ("no message close to this query speaks of" if needed > floor.unknown else "nothing stored mentions")
+            return [], [(f"{said} {', '.join(missing)}, and no message is close in meaning "
                          f"(best similarity {best:.2f} < {needed:.2f}): no hits")]
     kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or cosines.get(h.message.id, -1.0) >= floor.similarity]
     if kept or not hits:

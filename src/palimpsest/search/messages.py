@@ -70,8 +70,7 @@ def temporal_score(m: Message, now_days: float, w: Weights) -> float:
 
 def embedding_text(m: Message) -> str:
     """What a message's vector stands for: its text, and for tool calls the call and output head."""
-    speaker = (m.metadata or {}).get("speaker")
-    text = f"{speaker}: {m.content}" if speaker and m.content else m.content
+    text = f"{m.speaker}: {m.content}" if m.speaker and m.content else m.content
     if m.tool_name or m.tool_result:
         text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
     context = split_context(m.context)[0] if m.context else ""  # the resolved dates are for keywords only

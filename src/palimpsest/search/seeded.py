@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..records import Hit
-from .conversation import speaker_of
 from .floor import query_names
 from .hybrid import normalise
 from .query import query_terms
@@ -24,7 +23,7 @@ def seeded_round(hits: list[Hit], query: str, source: Any, depth: int, weight: f
     if weight <= 0 or not hits:
         return hits
     skip = set(query_names(query)) | {t.lower() for t in query_terms(query)}
-    skip |= {speaker_of(h.message).lower() for h in hits if speaker_of(h.message)}
+    skip |= {h.message.speaker.lower() for h in hits if h.message.speaker}
     seeds: list[str] = []
     for h in hits[:top]:
         for n in query_names(h.message.content):

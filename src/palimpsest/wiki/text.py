@@ -33,7 +33,6 @@ NOT_TOPICS = {"pr", "prs", "mr", "mrs", "ms", "dr", "api", "apis", "url", "urls"
               "html", "css", "sql", "http", "https", "cli", "sdk", "faq", "pdf", "csv", "readme", "am", "pm", "utc", "gmt", "etc",
               "vs", "ps", "re", "fwd", "diy", "tv", "dm", "dms", "ok"}
 NOT_NAMES |= NOT_TOPICS
-SPEAKER_KEYS = ("speaker", "author", "name", "sender")
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _GREETING = re.compile(r"^\s*(?:hey|hi|hello|wow|yeah|yep|yes|thanks|thank you|sorry|congrats|aw+|oh|omg)\b", re.IGNORECASE)
 CONNECTORS = {"of", "the", "de", "la", "van", "von", "du", "del", "da"}
@@ -117,12 +116,7 @@ def names(sentence: str) -> list[str]:
 
 
 def speaker(m: Message | None) -> str | None:
-    meta = (m.metadata or {}) if m is not None else {}
-    for k in SPEAKER_KEYS:
-        value = meta.get(k)
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())[:120]
-    return None
+    return (m.speaker or None) if m is not None else None
 
 
 def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list[str]]:
