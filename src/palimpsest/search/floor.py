@@ -111,7 +111,7 @@ def _words(text: str) -> set[str]:
 
 
 def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
-          mention: float = 0.0) -> set[str]:
+          mention: float) -> set[str]:
     """The words of the hits that speak of someone, for a query about a third party: a
     hit's speaker (`Message.speaker`) always; its words when it is near the query in
     meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
@@ -128,11 +128,10 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     for h in hits:
         held |= _words(h.message.speaker)
         cosine = cosines.get(h.message.id, -1.0)
-        words = _words(f"{h.message.content} {h.message.context}")
-        if cosine >= near:
-            held |= words
-        elif cosine >= mention and words & asked:  # names them and what is asked, as close as any hit must be
-            held |= words
+        if cosine >= min(near, mention):
+            words = _words(f"{h.message.content} {h.message.context}")
+            if cosine >= near or words & asked:  # near the query, or as close as any hit must be and on what is asked
+                held |= words
     return held
 
 
