@@ -104,7 +104,7 @@ def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) 
                                        "floor_similarity", "floor_unknown", "floor_stranger") if getattr(args, k, None) is not None}
     if getattr(args, "store_server", None):
         overrides["store"] = _database(args.store_server)
-    settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", **overrides)
+    settings = Settings.load(env={}, home=home, embedder="none" if embedder is None else "local", timezone="UTC", **overrides)
     memory = Memory(settings=settings)
     if embedder is not None:
         memory.use_embedder(embedder, cache)

@@ -40,7 +40,7 @@ from .errors import InvalidInput
 from .facts.local import local_distill, named_start
 from .jobs import last_attempt
 from .kernel import Kernel
-from .records import Message, parse_time
+from .records import OFFSET_KEY, Message, parse_time
 from .store import Filters, Job
 
 log = logging.getLogger(__name__)
@@ -248,9 +248,11 @@ class Distiller:
         def candidate(text: str, kind: str, valid_from: str | None = None, **more: Any) -> Candidate:
             m = said_by(text, messages)
             # a task's date is its deadline, not when it starts to hold
-            start = valid_from or (named_start(text, m.created_at) if kind != "task" else None) or m.created_at
+            start = valid_from or (named_start(text, m.created_at, m.metadata) if kind != "task" else None) or m.created_at
             # who said it, when the turn names them ("Melanie"): "I painted a sunrise" is theirs, not the user's
             said = {"speaker": m.speaker} if m.speaker else {}
+            if OFFSET_KEY in m.metadata:  # the calendar it was said on: the day its valid time falls on there
+                said[OFFSET_KEY] = m.metadata[OFFSET_KEY]
             return Candidate(text=text, kind=kind, valid_from=start, source=m.id, at=m.created_at,
                              metadata={"origin": "distill", **said}, **more)
 

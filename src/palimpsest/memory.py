@@ -78,7 +78,7 @@ class Memory:
         self.store: Store = self._open_store(repair)
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
-        self.writer = Writer(self.journal, self.store, self.indexer)
+        self.writer = Writer(self.journal, self.store, self.indexer, settings.zone)
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import Any
 
 from .errors import InvalidInput
@@ -52,6 +52,97 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
     return dt if dt.tzinfo is UTC else dt.astimezone(UTC)
+
+
+OFFSET_KEY = "utc_offset"  # metadata: the speaker's wall clock against UTC when it was said ("-08:00"); absent: UTC
+_OFFSET = re.compile(r"^([+-])(\d{2}):(\d{2})$")
+
+
+def given_offset(value: Any) -> str | None:
+    """The UTC offset an ISO 8601 time string was written with ("+02:00"), or None for
+    one in UTC ("Z", "+00:00"), one without ("2023-05-08T13:56:00": a wall time as
+    given) and anything that is not a string."""
+    if not isinstance(value, str):
+        return None
+    m = re.search(r"[+-]\d{2}:?\d{2}$", value.strip())
+    if m is None or "T" not in value and " " not in value.strip():
+        return None
+    text = m.group()
+    text = text if ":" in text else f"{text[:3]}:{text[3:]}"
+    return None if text in ("+00:00", "-00:00") else text
+
+
+def check_offset(value: Any, label: str) -> str:
+    """A `utc_offset` as metadata may carry it: "+HH:MM" / "-HH:MM", within ±23:59."""
+    m = _OFFSET.match(value) if isinstance(value, str) else None
+    if m is None or int(m.group(2)) > 23 or int(m.group(3)) > 59:
+        raise InvalidInput(f"{label} must be a UTC offset such as +02:00 or -08:00, got {str(value)[:40]!r}")
+    return value
+
+
+def offset_of(zone: tzinfo | None, at: datetime) -> str | None:
+    """`zone`'s offset at `at` as "+HH:MM" (None: UTC); `zone` None is this machine's."""
+    delta = at.astimezone(zone).utcoffset() if zone is not None else at.astimezone().utcoffset()
+    if not delta:
+        return None
+    minutes = round(delta.total_seconds() / 60)
+    sign, minutes = ("+", minutes) if minutes >= 0 else ("-", -minutes)
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+_NAIVE = re.compile(r"[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?$|^\d{4}-\d{2}-\d{2}$")
+
+
+def speaker_offset(created: Any, moment: datetime, zone: tzinfo | None) -> str | None:
+    """The `utc_offset` a message said at `moment` keeps (`normalise_message`), given
+    the `created_at` it came with (None: now) and the writer's `zone` (None: this
+    machine's): the offset `created` was written with; for a time in UTC or none,
+    `zone`'s then; for a wall time written without an offset, none ("+00:00" where
+    `zone`'s is another, so a second pass over the stored UTC stamp reads it the same).
+    None where the offset is zero: no offset reads as UTC."""
+    given = given_offset(created)
+    if given is not None:
+        return given
+    offset = offset_of(zone, moment)
+    if offset and isinstance(created, str) and _NAIVE.search(created.strip()):
+        return "+00:00"
+    return offset
+
+
+def wall_clock(stamp: str | datetime, metadata: dict[str, Any] | None = None) -> datetime:
+    """When a message was said on its speaker's clock: its time (UTC, as stored) moved by
+    its metadata's `utc_offset` ("yesterday" said at 20:00 in California is the day
+    before California's, not UTC's). Without one, or with one that cannot be read, UTC."""
+    dt = parse_time(stamp)
+    value = metadata.get(OFFSET_KEY) if metadata else None
+    m = _OFFSET.match(value) if isinstance(value, str) else None
+    if m is None or int(m.group(2)) > 23 or int(m.group(3)) > 59:
+        return dt
+    minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
+    return dt.astimezone(timezone(timedelta(minutes=minutes))) if minutes else dt
+
+
+def clock_of(value: Any, moment: datetime, zone: tzinfo | None) -> datetime:
+    """`moment` on the clock of whoever gave `value` (a query's `now`): the offset `value`
+    was written with; a wall time written without one as it is; else `zone`'s (None: this
+    machine's), so "yesterday" asked at 20:00 in California is California's yesterday."""
+    given = given_offset(value)
+    if given is not None:
+        return wall_clock(moment, {OFFSET_KEY: given})
+    if isinstance(value, str) and not re.search(r"(?:[zZ]|[+-]\d{2}:?\d{2})$", value.strip()):
+        return moment
+    return moment.astimezone(zone) if zone is not None else moment.astimezone()
+
+
+def said_day(stamp: str, metadata: dict[str, Any] | None = None) -> str:
+    """The day (YYYY-MM-DD) a message was said on its speaker's calendar (`wall_clock`);
+    a stored stamp's first ten characters when it carries no offset."""
+    if not metadata or OFFSET_KEY not in metadata:
+        return stamp[:10]
+    try:
+        return wall_clock(stamp, metadata).date().isoformat()
+    except InvalidInput:
+        return stamp[:10]
 
 
 def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str | None:

@@ -35,12 +35,24 @@ def _bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
+def _zone_name(text: str) -> str:
+    """An IANA time zone name this machine knows (tzdata ships with Palimpsest)."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(text.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"unknown time zone {text.strip()[:60]!r}: use an IANA name such as Europe/Berlin or America/New_York") from None
+    return text.strip()
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("home", "~/.palimpsest", "PALIMPSEST_HOME", "Folder holding journals, spool and the default database."),
     Setting("store", "", "PALIMPSEST_STORE", "Index database: sqlite:///PATH or postgresql://… (default sqlite:///<home>/palimpsest.db)."),
     Setting("enable_write", False, "PALIMPSEST_ENABLE_WRITE", "Allow write tools over HTTP and MCP.", _bool),
     Setting("max_event_bytes", 16 * 1024 * 1024, "PALIMPSEST_MAX_EVENT_BYTES", "Largest single event accepted (bytes of UTF-8); larger ones are refused with a clear error.", int),
     Setting("field_cap", 16000, "PALIMPSEST_FIELD_CAP", "content / tool_result are capped at this many UTF-16 code units in the index; get_full restores them.", int),
+    Setting("timezone", "", "PALIMPSEST_TIMEZONE", "Time zone messages are said in when their time names none (IANA name, e.g. Europe/Berlin; empty: this machine's): the day 'yesterday' or 'today' means.", _zone_name),
     Setting("instant_idle_hours", 24.0, "PALIMPSEST_INSTANT_IDLE_HOURS", "Instant sessions idle this long are swept from the index (journal kept).", float),
     Setting("sweep_minutes", 30.0, "PALIMPSEST_SWEEP_MINUTES", "How often `serve` sweeps idle instant sessions.", float),
     Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint) or none."),
@@ -156,6 +168,20 @@ class Settings:
             return self._values[name]
         except KeyError:
             raise AttributeError(name) from None
+
+    @property
+    def zone(self) -> Any:
+        """`timezone` as a `tzinfo`, or None for this machine's zone (`datetime.astimezone()`)."""
+        if not self.timezone:
+            return None
+        from zoneinfo import ZoneInfo
+
+        try:
+            return ZoneInfo(_zone_name(self.timezone))
+        except ValueError as exc:
+            from .errors import InvalidInput
+
+            raise InvalidInput(f"timezone: {exc}") from None
 
     @property
     def home_path(self) -> Path:

@@ -18,12 +18,14 @@ import os
 import secrets
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from ..errors import InvalidInput
+from ..records import OFFSET_KEY, parse_time, speaker_offset, utcnow
 
 REPLAY_LIMIT = 50
 BATCH_EVENTS = 500
@@ -128,8 +130,12 @@ class _Rejected(Exception):
 class CaptureClient:
     """Posts capture batches to a Palimpsest server; spools what it could not deliver."""
 
-    def __init__(self, url: str, home: Path, *, token: str = "", timeout: float = 10.0, http: httpx.Client | None = None) -> None:
+    def __init__(self, url: str, home: Path, *, token: str = "", timeout: float = 10.0, http: httpx.Client | None = None,
+                 zone: tzinfo | None = None) -> None:
+        """`zone`: this machine's time zone (`Settings.zone`; None: the system's), which
+        each message sent keeps as its `utc_offset` (see `with_offsets`)."""
         self.url = url.rstrip("/") + "/api/capture"
+        self.zone = zone
         self.spool = Spool(home)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = http or httpx.Client(timeout=timeout, headers=headers, trust_env=False)
@@ -142,6 +148,7 @@ class CaptureClient:
         report = Report()
         reachable = self.replay(report)
         for batch in batches:
+            with_offsets(batch.get("events"), self.zone)
             if not reachable:
                 self.spool.put(batch)
                 report.spooled += 1
@@ -199,6 +206,25 @@ class CaptureClient:
         report.posted += 1
         report.stored += int(result.get("stored", 0))
         report.duplicates += int(result.get("duplicates", 0))
+
+
+def with_offsets(events: Any, zone: tzinfo | None) -> None:
+    """Give each event the UTC offset of this machine's clock when it was said
+    (`metadata.utc_offset`, `records.speaker_offset`) where it has none: a server in
+    another zone then reads "yesterday" said here as this machine's yesterday. An event
+    the server will refuse anyway (no readable time, metadata not an object) is left as it is."""
+    for event in events if isinstance(events, list) else []:
+        meta = event.get("metadata") if isinstance(event, dict) else None
+        if not isinstance(event, dict) or not isinstance(meta, dict | None) or OFFSET_KEY in (meta or {}):
+            continue
+        created = event.get("created_at")
+        try:
+            moment = parse_time(created) if created not in (None, "") else utcnow()
+        except InvalidInput:
+            continue
+        offset = speaker_offset(created, moment, zone)
+        if offset:
+            event["metadata"] = {**(meta or {}), OFFSET_KEY: offset}
 
 
 def split(batch: dict[str, Any], max_events: int = BATCH_EVENTS, max_bytes: int = BATCH_BYTES) -> list[dict[str, Any]]:

@@ -113,7 +113,7 @@ def _capture(args: argparse.Namespace) -> int:
     home = settings.home_path
     if args.requeue_dead:
         Spool(home).requeue_dead()
-    client = CaptureClient(args.url or settings.url, home, token=settings.token, timeout=settings.capture_timeout)
+    client = CaptureClient(args.url or settings.url, home, token=settings.token, timeout=settings.capture_timeout, zone=settings.zone)
     try:
         if args.replay or args.requeue_dead:
             report = Report()

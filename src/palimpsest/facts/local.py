@@ -57,7 +57,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import Message, iso, parse_time
+from ..records import Message, iso, parse_time, wall_clock
 from . import slots
 
 # -- the local fallback ----------------------------------------------------------
@@ -149,19 +149,20 @@ def entities_of(text: str) -> list[str]:
     return out[:10]
 
 
-def resolve_date(text: str, said_at: str) -> str | None:
-    """The first date `text` names, absolute (ISO, midnight UTC), relative ones counted from `said_at`."""
+def resolve_date(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> str | None:
+    """The first date `text` names: its midnight on the speaker's calendar (`metadata`'s
+    `utc_offset`, `records.wall_clock`; UTC without one) as an ISO time, relative dates
+    counted from the day `said_at` is there."""
     m = DATE.search(text)
-    return None if m is None else _resolve(m, said_at)
+    return None if m is None else _resolve(m, wall_clock(said_at, metadata))
 
 
-def _resolve(m: re.Match[str], said_at: str) -> str | None:
-    """The date a `DATE` match names (see `resolve_date`)."""
-    base = parse_time(said_at)
+def _resolve(m: re.Match[str], base: datetime) -> str | None:
+    """The date a `DATE` match names, `base` the moment said on the speaker's clock (see `resolve_date`)."""
     day = base.replace(hour=0, minute=0, second=0, microsecond=0)
     try:
         if m.group("iso"):
-            return iso(parse_time(m.group("iso")))
+            return iso(datetime.fromisoformat(m.group("iso")).replace(tzinfo=base.tzinfo))
         if m.group("rel"):
             return iso(day + timedelta(days={"yesterday": -1, "today": 0, "tomorrow": 1}[m.group("rel").lower()]))
         if m.group("wd"):
@@ -197,15 +198,16 @@ def _resolve(m: re.Match[str], said_at: str) -> str | None:
 _STARTS = re.compile(r"\b(?:from|starting|beginning|as of|effective|commencing)\s+(?:on\s+)?(?:the\s+)?$", re.IGNORECASE)
 
 
-def named_start(text: str, said_at: str) -> str | None:
+def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> str | None:
     """When the statement says it started holding: the first date it names
     (`resolve_date`) when that is not after the day it was said ("I adopted Coco
     yesterday"), or a later one said as a start ("from next Monday we deploy on Fridays");
     a later date otherwise is what the statement is about, not when it holds ("the standup
     is on Tuesday", "the deadline moved to the 9th" hold from when they are said): None."""
     m = DATE.search(text)
-    named = None if m is None else _resolve(m, said_at)
-    if m is None or named is None or named[:10] <= iso(parse_time(said_at))[:10]:  # both days in UTC
+    said = wall_clock(said_at, metadata)
+    named = None if m is None else _resolve(m, said)
+    if m is None or named is None or parse_time(named).astimezone(said.tzinfo).date() <= said.date():  # both days on the speaker's calendar
         return named
     return named if _STARTS.search(text[:m.start()]) else None
 
@@ -613,6 +615,6 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fac
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
-    return {"text": s, "kind": kind, "entities": entities_of(s), "valid_from": named_start(s, m.created_at)}
+    return {"text": s, "kind": kind, "entities": entities_of(s), "valid_from": named_start(s, m.created_at, m.metadata)}
 
 

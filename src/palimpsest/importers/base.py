@@ -230,7 +230,7 @@ def write_plan(memory: Any, plan: Plan, path: str, progress: Progress | None = N
     limit = memory.settings.max_event_bytes - SIZE_MARGIN
     ready: dict[str, list[dict[str, Any]]] = {}
     for session, sp in plan.sessions.items():
-        ready[session] = _prepare(session, sp.messages, limit, plan, report)
+        ready[session] = _prepare(session, sp.messages, limit, plan, report, memory.writer.zone)
     plan.problems.sort(key=lambda p: (p.line is None, p.line or 0))
     report.problems = plan.problems
     report.sessions = [s for s, msgs in ready.items() if msgs]
@@ -251,13 +251,13 @@ def write_plan(memory: Any, plan: Plan, path: str, progress: Progress | None = N
     return report
 
 
-def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, report: ImportReport) -> list[dict[str, Any]]:
+def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, report: ImportReport, zone: Any) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: Counter[str] = Counter()
     for raw in raws:
         where, line = raw.pop("_where", "message"), raw.pop("_line", None)
         try:
-            msg = normalise_message(raw, where)
+            msg = normalise_message(raw, where, zone)  # (the writer's zone: a wall time without an offset keeps its day)
         except PalimpsestError as exc:
             plan.problem(where, str(exc).removeprefix(f"{where}: "), line)
             continue

@@ -26,10 +26,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import check_session_id, iso
+from ..records import check_session_id
 from .base import Plan
 
 SESSION_KEY = re.compile(r"^session_(\d+)$")
+
+
+def _wall(moment: datetime) -> str:
+    """A turn's time as the dataset gives it: a wall time with no zone (written without an
+    offset, so the day it names is kept whatever the importing machine's zone)."""
+    return moment.replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
 def parse_locomo_time(text: Any) -> datetime:
@@ -101,7 +107,7 @@ def _locomo_turn(turn: Any, j: int, start: datetime, speaker_a: str, where: str)
     meta = {"speaker": speaker, "dia_id": turn.get("dia_id")}
     meta.update({k: turn[k] for k in ("img_url", "query") if turn.get(k)})
     return {"role": "user" if speaker == speaker_a else "assistant", "content": text, "metadata": meta,
-            "created_at": iso(start + timedelta(seconds=j)), "event_key": f"locomo:{j}:{turn.get('dia_id')}", "_where": where}
+            "created_at": _wall(start + timedelta(seconds=j)), "event_key": f"locomo:{j}:{turn.get('dia_id')}", "_where": where}
 
 
 def plan_longmemeval(records: Iterable[tuple[int | None, Any]], agent: str | None) -> Plan:
@@ -146,4 +152,4 @@ def _longmemeval_turn(turn: Any, h: int, j: int, start: datetime, where: str) ->
         raise InvalidInput(f"{where}: a turn must be an object")
     meta = {"has_answer": turn["has_answer"]} if "has_answer" in turn else {}
     return {"role": turn.get("role"), "content": turn.get("content"), "metadata": meta,
-            "created_at": iso(start + timedelta(seconds=j)), "event_key": f"lme:{h}:{j}", "_where": where}
+            "created_at": _wall(start + timedelta(seconds=j)), "event_key": f"lme:{h}:{j}", "_where": where}

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
-from ..records import Event, Message, Session, parse_time, speaker_in
+from ..records import Event, Message, Session, parse_time, said_day, speaker_in
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -83,8 +83,8 @@ def search_context(event: Event, previous: str, content: str | None = None) -> s
     2022 Sunday"; `when.time_words`). `content`: the text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
-    context = " ".join(part for part in (speaker, _spoken_date(event.created_at), before) if part)
-    spoken = spoken_dates(event.content if content is None else content, event.created_at)
+    context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
+    spoken = spoken_dates(event.content if content is None else content, event.created_at, event.metadata)
     return f"{context}{DATES_MARK}{spoken}" if spoken else context
 
 
@@ -98,35 +98,37 @@ def split_context(context: str) -> tuple[str, str]:
     return (head, dates) if mark else (context, "")
 
 
-def spoken_dates(content: str, created_at: str) -> str:
+def spoken_dates(content: str, created_at: str, metadata: dict[str, Any] | None = None) -> str:
     """The dates a message's time expressions name, in words, resolved against its own
-    time ("" for none, or when its time cannot be read). The vector text leaves them out
+    time on its speaker's calendar (`records.said_day`: "yesterday" said at 20:00 in
+    California on 30 November is the 29th, though UTC is already on 1 December); "" for
+    none, or when its time cannot be read. The vector text leaves them out
     (`search.embedding_text`), so vectors and their cache do not change with them."""
-    return time_words(content, _anchor(created_at[:10] if len(created_at) >= 10 else created_at))
+    return time_words(content, _anchor(said_day(created_at, metadata)))
 
 
 @lru_cache(maxsize=4096)
-def _anchor(stamp: str) -> date | None:
-    """The day a stamp falls on (UTC, as stored), or None when it cannot be read
-    (then only absolute dates resolve)."""
+def _anchor(day: str) -> date | None:
+    """The day a YYYY-MM-DD string names, or None when it cannot be read (then only
+    absolute dates resolve)."""
     try:
-        return parse_time(stamp).date()
+        return parse_time(day).date()
     except InvalidInput:
         return None
 
 
 @lru_cache(maxsize=4096)
-def _day(stamp: str) -> str:
+def _day(day: str) -> str:
     try:
-        return parse_time(stamp).strftime("%-d %B %Y %A")
+        return parse_time(day).strftime("%-d %B %Y %A")
     except InvalidInput:
         return ""
 
 
-def _spoken_date(created_at: str) -> str:
-    """"5 March 2024 Tuesday" (a message's time, searchable as words), memoised per day:
-    stamps are stored in UTC, so the day is their first ten characters."""
-    return _day(created_at[:10]) if len(created_at) >= 10 else _day(created_at)
+def _spoken_date(created_at: str, metadata: dict[str, Any] | None = None) -> str:
+    """"5 March 2024 Tuesday" (the day a message was said, on its speaker's calendar,
+    searchable as words), memoised per day."""
+    return _day(said_day(created_at, metadata))
 
 
 def event_to_message(event: Event, journal_path: str, cap: int, previous: str = "") -> Message:

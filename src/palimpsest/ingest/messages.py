@@ -22,7 +22,9 @@ from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from ..records import ROLE_RE, check_text, content_hash, iso, parse_time, utcnow
+from datetime import UTC, tzinfo
+
+from ..records import OFFSET_KEY, ROLE_RE, check_offset, check_text, content_hash, iso, parse_time, speaker_offset, utcnow
 
 ALLOWED_FIELDS = {
     "role", "content", "tool_name", "tool_args", "tool_result", "metadata", "created_at", "event_key", "type",
@@ -78,8 +80,15 @@ def _text(value: Any, where: str, name: str) -> str | None:
     return check_text(value, f"{where}: {name}")
 
 
-def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
-    """A journal-ready dict from a caller's message, or `InvalidInput` naming the field."""
+def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UTC) -> dict[str, Any]:
+    """A journal-ready dict from a caller's message, or `InvalidInput` naming the field.
+
+    `zone`: the writer's time zone (`Settings.zone`; None: this machine's), for the
+    speaker's wall clock (`records.wall_clock`): a message keeps the UTC offset it was
+    said at in `metadata.utc_offset` when that is not zero — the offset its `created_at`
+    was written with, else `zone`'s at that moment. A time written without an offset is a
+    wall time as given: none is added (but "+00:00" where `zone` would add another, so a
+    second pass over the stored, UTC, stamp reads it the same)."""
     if not isinstance(raw, dict):
         raise InvalidInput(f"{where}: expected an object, got {type(raw).__name__}")
     get = raw.get
@@ -120,7 +129,14 @@ def normalise_message(raw: Any, where: str = "message") -> dict[str, Any]:
     if tool_args is not None or metadata:  # (nothing to check for the usual message without either)
         check_json([tool_args, metadata], f"{where}: tool_args/metadata")
     created = get("created_at")
-    created = iso(parse_time(created, f"{where}: created_at")) if created not in (None, "") else iso(utcnow())
+    moment = parse_time(created, f"{where}: created_at") if created not in (None, "") else utcnow()
+    if OFFSET_KEY in metadata:
+        check_offset(metadata[OFFSET_KEY], f"{where}: metadata.{OFFSET_KEY}")
+    elif zone is not UTC:
+        offset = speaker_offset(created, moment, zone)
+        if offset:
+            metadata = {**metadata, OFFSET_KEY: offset}
+    created = iso(moment)
     key = check_event_key(get("event_key"), f"{where}: event_key")
     mtype = get("type") or "message"
     if mtype != "message":

@@ -9,6 +9,7 @@ the database is briefly down.
 from __future__ import annotations
 
 import logging
+from datetime import UTC, tzinfo
 from typing import Any
 
 from ..errors import InvalidInput
@@ -25,13 +26,14 @@ SESSION_ATTRS = frozenset({"key", "agent", "channel", "title", "kind", "settings
 class Writer:
     """Journal first, index second, for one home and store."""
 
-    def __init__(self, journal: Journal, store: Store, indexer: Indexer) -> None:
-        self.journal, self.store, self.indexer = journal, store, indexer
+    def __init__(self, journal: Journal, store: Store, indexer: Indexer, zone: tzinfo | None = UTC) -> None:
+        """`zone`: where messages are said when their time does not say (`normalise_message`)."""
+        self.journal, self.store, self.indexer, self.zone = journal, store, indexer, zone
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
         """One message; without `event_key`, a content-hash key collapses identical repeats."""
         check_session_id(session)
-        msg = normalise_message(raw)
+        msg = normalise_message(raw, zone=self.zone)
         msg["event_key"] = msg["event_key"] or default_key(msg)
         result = self._journal_and_index(session, [msg], attrs)
         event, stored = result["events"][0]
@@ -47,7 +49,7 @@ class Writer:
             raise InvalidInput("start must be a non-negative integer")
         prepared = []
         for i, raw in enumerate(messages):
-            msg = normalise_message(raw, f"message {i}")
+            msg = normalise_message(raw, f"message {i}", self.zone)
             msg["event_key"] = msg["event_key"] or default_key(msg, start + i)
             prepared.append(msg)
         pairs = self._journal_and_index(session, prepared, attrs)
@@ -62,7 +64,7 @@ class Writer:
             raise InvalidInput("events must be a list")
         prepared = []
         for i, raw in enumerate(events):
-            msg = normalise_message(raw, f"event {i}")
+            msg = normalise_message(raw, f"event {i}", self.zone)
             msg["event_key"] = msg["event_key"] or default_key(msg)
             prepared.append(msg)
         return self._journal_and_index(session, prepared, attrs)

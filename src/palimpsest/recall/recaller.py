@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
 from ..kernel import Kernel
-from ..records import Message, speaker_in
+from ..records import Message, said_day, speaker_in
 from ..search import SearchResult
 from ..tokens import count_tokens
 from . import context
@@ -114,7 +114,7 @@ class Recaller:
             sources = [a.source for a in f.attestations]
             who = speaker_in(f.metadata)  # a distilled statement of a named speaker is shown as theirs
             text = f"{who}: {f.text}" if who else f.text
-            items.append(RecallItem(f.id, "fact", f.valid_from[:10], text, 1.0 + hit.score, None, sources, at=f.valid_from,
+            items.append(RecallItem(f.id, "fact", said_day(f.valid_from, f.metadata), text, 1.0 + hit.score, None, sources, at=f.valid_from,
                                     keep=len(who) + 1 if who else 0))
         return items
 
@@ -178,7 +178,7 @@ class Recaller:
             if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
                 continue
             seen_text.add(key)
-            items.append(RecallItem(m.id, "message", m.created_at[:10], _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
+            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items
 
     def _live_tail(self, session: str | None, n: int) -> list[RecallItem]:

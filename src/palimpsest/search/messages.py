@@ -20,7 +20,7 @@ import numpy as np
 from ..embed import Embedding
 from ..errors import InvalidInput, PalimpsestError
 from ..ingest.indexer import split_context
-from ..records import Hit, Message, parse_time, utcnow
+from ..records import Hit, Message, clock_of, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import conversation_rerank, session_boost
 from .diversity import diversify
@@ -166,7 +166,7 @@ class MessageSearch:
         ranking = rank(source, query, w, pool=depth, vector=qvec, recipe=recipe, keyword=pool)
         hits = [Hit(s.row, s.score, s.parts) for s in ranking.hits]
         if recipe == "hybrid":
-            hits = when_boost(hits, query_window(query, anchor), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
+            hits = when_boost(hits, query_window(query, clock_of(now, anchor, self.settings.zone)), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = conversation_rerank(hits, query, w)
             hits = seeded_round(hits, query, source, depth, w.seed)
             newcomers = [h.message.id for h in hits if h.message.id not in ranking.cosines]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
-from ..records import Hit, parse_time
+from ..records import Hit, parse_time, said_day
 from ..when import Span, resolve
 
 BEFORE = re.compile(r"\b(?:before|until|till|prior to|as of|by|up to)\s+$", re.IGNORECASE)
@@ -64,13 +64,14 @@ def query_window(query: str, now: datetime | date | None) -> Window | None:
 
 
 @lru_cache(maxsize=8192)
-def _message_spans(content: str, created_at: str) -> tuple[tuple[date, date], ...]:
+def _message_spans(content: str, day: str) -> tuple[tuple[date, date], ...]:
+    """`day`: the day it was said on its speaker's calendar (`records.said_day`)."""
     try:
-        said = parse_time(created_at)
+        said: date | None = parse_time(day).date()
     except Exception:  # noqa: BLE001 — a row without a readable time has only its words' dates
         said = None
     spans: list[Span] = resolve(content, said)
-    own = [(said.date(), said.date())] if said is not None else []
+    own = [(said, said)] if said is not None else []
     return tuple(own + [(s.first, s.last) for s in spans])
 
 
@@ -79,7 +80,7 @@ def when_boost(hits: list[Hit], window: Window | None, weight: float) -> list[Hi
     if window is None or weight <= 0 or not hits:
         return hits
     for h in hits:
-        spans = _message_spans(h.message.content or "", h.message.created_at)
+        spans = _message_spans(h.message.content or "", said_day(h.message.created_at, h.message.metadata))
         near = max((window.nearness(a, b) for a, b in spans), default=0.0)
         h.parts["when"] = near
         h.score += weight * near
