@@ -117,6 +117,9 @@ class Memory:
             kernel.__dict__.pop("llm", None)
             for name in PARTS:
                 self.__dict__.pop(name, None)
+        writer = self.__dict__.get("writer")
+        if writer is not None:
+            writer.zone = value.zone
 
     def close(self) -> None:
         try:

@@ -74,7 +74,7 @@ def given_offset(value: Any) -> str | None:
 
 def check_offset(value: Any, label: str) -> str:
     """A `utc_offset` as metadata may carry it: "+HH:MM" / "-HH:MM", within ±23:59."""
-    m = _OFFSET.match(value) if isinstance(value, str) else None
+    m = _OFFSET.fullmatch(value) if isinstance(value, str) else None
     if m is None or int(m.group(2)) > 23 or int(m.group(3)) > 59:
         raise InvalidInput(f"{label} must be a UTC offset such as +02:00 or -08:00, got {str(value)[:40]!r}")
     return value
@@ -115,7 +115,7 @@ def wall_clock(stamp: str | datetime, metadata: dict[str, Any] | None = None) ->
     before California's, not UTC's). Without one, or with one that cannot be read, UTC."""
     dt = parse_time(stamp)
     value = metadata.get(OFFSET_KEY) if metadata else None
-    m = _OFFSET.match(value) if isinstance(value, str) else None
+    m = _OFFSET.fullmatch(value) if isinstance(value, str) else None
     if m is None or int(m.group(2)) > 23 or int(m.group(3)) > 59:
         return dt
     minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
