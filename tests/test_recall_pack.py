@@ -142,3 +142,18 @@ def test_a_statement_of_a_named_speaker_stays_theirs(mem: Memory) -> None:
     block = mem.recall(None, "Where does Melanie live?", 2000).block
     assert "Melanie: I live in Denver with my two dogs." in block
     assert "] I live in" not in block  # no statement shown as the user's own
+
+
+def test_how_long_marks_an_earlier_length_of_time(mem: Memory) -> None:
+    """A question of how long: the later length of the same thing is the current one, though
+    the two items share only one word of the query ("living") besides the unit."""
+    old = mem.facts.write("Still getting used to living in Tokyo; my new studio in Harajuku - it's been a month now, and the commute is easy.",
+                          valid_from="2023-04-11T10:00:00Z")
+    new = mem.facts.write("I've been living in Harajuku for 3 months now, still finding hidden gems.", valid_from="2023-10-15T10:00:00Z")
+    apart = mem.facts.write("My sister has been living abroad for 2 years.", valid_from="2023-09-01T10:00:00Z")
+    r = mem.recall(None, "How long have I been living in my current apartment?")
+    notes = {i.id: i.note for i in r.items if i.kind == "fact"}
+    assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""
+    assert notes.get(apart.id, "") == ""  # another unit, another thing
+    r = mem.recall(None, "Where is my current apartment?")  # not a question of how long: one shared word is not enough
+    assert {i.id: i.note for i in r.items if i.kind == "fact"}.get(old.id, "") == ""

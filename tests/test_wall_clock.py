@@ -7,6 +7,7 @@ that day. On both backends."""
 
 from __future__ import annotations
 
+from datetime import UTC
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -67,7 +68,10 @@ def test_summer_time_is_the_offset_of_that_day() -> None:
     assert normalise_message({"role": "user", "content": "x", "created_at": "2026-01-01T04:00:00Z"}, zone=la)["metadata"] == {"utc_offset": "-08:00"}
     kolkata = normalise_message({"role": "user", "content": "x", "created_at": "2026-01-01T20:00:00Z"}, zone=ZoneInfo("Asia/Kolkata"))
     assert kolkata["metadata"] == {"utc_offset": "+05:30"} and said_day(kolkata["created_at"], kolkata["metadata"]) == "2026-01-02"
-    # UTC's offset is none: nothing is added, so a memory in UTC stores what it always did
+    # UTC's offset is none: nothing is added, so a memory in UTC stores what it always did;
+    # a time written with an offset keeps it whatever the zone
+    assert normalise_message({"role": "user", "content": "x", "created_at": "2026-01-01T04:00:00+01:00"})["metadata"] == {"utc_offset": "+01:00"}
+    assert Settings.load(env={}).zone is UTC  # this machine's zone, UTC all year under the suite (conftest)
     assert normalise_message({"role": "user", "content": "x", "created_at": "2026-01-01T04:00:00Z"}, zone=ZoneInfo("UTC"))["metadata"] == {}
     # normalised twice (an import checks its lines, then writes them): the same offset
     once = normalise_message({"role": "user", "content": "x", "created_at": "2026-01-01T04:00:00"}, zone=la)

@@ -62,7 +62,7 @@ def given_offset(value: Any) -> str | None:
     """The UTC offset an ISO 8601 time string was written with ("+02:00"), or None for
     one in UTC ("Z", "+00:00"), one without ("2023-05-08T13:56:00": a wall time as
     given) and anything that is not a string."""
-    if not isinstance(value, str):
+    if not isinstance(value, str) or value[-1:] in ("Z", "z"):
         return None
     m = re.search(r"[+-]\d{2}:?\d{2}$", value.strip())
     if m is None or "T" not in value and " " not in value.strip():
@@ -82,6 +82,8 @@ def check_offset(value: Any, label: str) -> str:
 
 def offset_of(zone: tzinfo | None, at: datetime) -> str | None:
     """`zone`'s offset at `at` as "+HH:MM" (None: UTC); `zone` None is this machine's."""
+    if zone is UTC:
+        return None
     delta = at.astimezone(zone).utcoffset() if zone is not None else at.astimezone().utcoffset()
     if not delta:
         return None

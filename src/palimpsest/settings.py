@@ -171,8 +171,15 @@ class Settings:
 
     @property
     def zone(self) -> Any:
-        """`timezone` as a `tzinfo`, or None for this machine's zone (`datetime.astimezone()`)."""
+        """`timezone` as a `tzinfo`, or None for this machine's zone (`datetime.astimezone()`);
+        `datetime.UTC` for a machine whose zone is UTC all year (nothing to work out per message)."""
         if not self.timezone:
+            import time
+
+            if time.timezone == 0 and not time.daylight:
+                from datetime import UTC
+
+                return UTC
             return None
         from zoneinfo import ZoneInfo
 

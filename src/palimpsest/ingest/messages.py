@@ -130,12 +130,10 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
         check_json([tool_args, metadata], f"{where}: tool_args/metadata")
     created = get("created_at")
     moment = parse_time(created, f"{where}: created_at") if created not in (None, "") else utcnow()
-    if OFFSET_KEY in metadata:
+    if metadata and OFFSET_KEY in metadata:
         check_offset(metadata[OFFSET_KEY], f"{where}: metadata.{OFFSET_KEY}")
-    elif zone is not UTC:
-        offset = speaker_offset(created, moment, zone)
-        if offset:
-            metadata = {**metadata, OFFSET_KEY: offset}
+    elif offset := speaker_offset(created, moment, zone):
+        metadata = {**metadata, OFFSET_KEY: offset}
     created = iso(moment)
     key = check_event_key(get("event_key"), f"{where}: event_key")
     mtype = get("type") or "message"

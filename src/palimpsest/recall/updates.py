@@ -16,7 +16,10 @@ number (digits, ordinals, number words; list markers "1." and "first" are not) a
 - the words next to the numbers — the content word before and the two after — share one
   ("4 projects" / "my 5th project", "7:00 pm" / "6:00 pm", "episode 10" / "50 episodes");
 - that shared word is one the query asks about ("how many bikes": "two bikes" / "four
-  bikes"), or the words within `NEAR` of the two numbers share two of the query's;
+  bikes"), or the words within `NEAR` of the two numbers share two of the query's, or the
+  query asks how long, the shared word is a unit of time and the words near share one of
+  the query's ("How long have I been living …": "living … a month now" / "living … for 3
+  months");
 - the numbers differ, and neither item also names the other's number (an item that names
   both values is about the change, and is not marked).
 
@@ -43,6 +46,8 @@ _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # "half an hour", "a quarter of an hour" or "an hour and a half"
 _ONE_UNIT = re.compile(r"(?<!half )(?<!quarter of )\b(?:an?|one)\s+"
                        r"(?=(?:minute|hour|day|week|fortnight|month|year|decade)\b(?!\s+and\s+a\s+half))", re.IGNORECASE)
+DURATION = {"how", "long"}  # a question of how long: its answer is a length of time, which a later one revises
+TIME_UNITS = {"minut", "hour", "day", "week", "fortnight", "month", "year", "decad"}  # as `said` reads them ("minutes" → minut)
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
@@ -112,6 +117,8 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
                 continue
             if u1 & u2 & query or len(old.near[n1] & new.near[n2] & query) >= 2:
                 return True
+            if DURATION <= query and u1 & u2 & TIME_UNITS and old.near[n1] & new.near[n2] & query:
+                return True  # "how long …": two lengths of time, near one thing asked ("a month now" / "for 3 months")
     return False
 
 
