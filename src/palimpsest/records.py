@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import Any
 
 from .errors import InvalidInput
@@ -84,6 +85,14 @@ def offset_of(zone: tzinfo | None, at: datetime) -> str | None:
     """`zone`'s offset at `at` as "+HH:MM" (None: UTC); `zone` None is this machine's."""
     if zone is UTC:
         return None
+    return _offset_at(zone, int(at.timestamp() // 900))
+
+
+@lru_cache(maxsize=1024)
+def _offset_at(zone: tzinfo | None, quarter: int) -> str | None:
+    """Memoised per quarter of an hour: zones change their offset on a quarter hour
+    (a bulk import would otherwise ask the C library's localtime per message)."""
+    at = datetime.fromtimestamp(quarter * 900, UTC)
     delta = at.astimezone(zone).utcoffset() if zone is not None else at.astimezone().utcoffset()
     if not delta:
         return None
@@ -139,12 +148,19 @@ def clock_of(value: Any, moment: datetime, zone: tzinfo | None) -> datetime:
 def said_day(stamp: str, metadata: dict[str, Any] | None = None) -> str:
     """The day (YYYY-MM-DD) a message was said on its speaker's calendar (`wall_clock`);
     a stored stamp's first ten characters when it carries no offset."""
-    if not metadata or OFFSET_KEY not in metadata:
+    offset = metadata.get(OFFSET_KEY) if metadata else None
+    if not isinstance(offset, str):
         return stamp[:10]
+    return _said_day(stamp[:16], offset)
+
+
+@lru_cache(maxsize=4096)
+def _said_day(minute: str, offset: str) -> str:
+    """Memoised by the minute (offsets are whole minutes): the indexer asks twice a message."""
     try:
-        return wall_clock(stamp, metadata).date().isoformat()
+        return wall_clock(minute, {OFFSET_KEY: offset}).date().isoformat()
     except InvalidInput:
-        return stamp[:10]
+        return minute[:10]
 
 
 def check_text(value: Any, field_name: str, *, allow_none: bool = True) -> str | None:
