@@ -102,6 +102,12 @@ def test_a_start_said_at_a_utc_offset_is_compared_in_utc() -> None:
     ("I switched to Postgres because SQLite would have been too slow.", ("correction", "correction")),
     ("Take care not to run migrations on prod.", ("fact", "fact")), ("Your fix is great but it broke the Windows build.", ("fact", "fact")),
     ("My build failed again.", None), ("My tests passed.", None),  # a run's outcome of the moment, not a happening
+    # a maxim or a verdict held by no one gives nothing; one with a person or a holder in it is kept
+    ("Having good support is key.", None), ("Small acts like that can really make a difference.", None),
+    ("Staying fit is so important.", None), ("Weddings truly are the best!", None), ("A little kindness can go a long way.", None),
+    ("Learning German has been tough but worth it.", ("fact", "fact")), ("Remote work is great for our team.", ("fact", "fact")),
+    ("Daily standups are important for the team.", ("fact", "fact")), ("Code review is important to me.", ("fact", "fact")),
+    ("The API is written in Go.", ("fact", "fact")),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)

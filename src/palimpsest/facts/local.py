@@ -499,11 +499,34 @@ _VAGUE = re.compile(r"^\s*(?:things|everything|life|work|stuff|the timing|it all
                     r"^\s*life(?:'s| is) too short\b", re.IGNORECASE)
 
 
+# a maxim or a verdict on something in general, held by no one: "Having good support is key.",
+# "Small acts like that can really make a difference", "Sports are the best", "Staying fit is so
+# important" (friend chat is full of them: a quarter of what the local path kept from the LoCoMo
+# conversations). Not a judgement of the past ("Learning German has been tough": someone is), and
+# never a sentence with a person or a holder in it ("my", "we", "her", "for the team" …) or opening on a determiner
+# ("The API is great": `_EVALUATIVE` decides those)
+_VERDICT = (r"(?:key|important|essential|crucial|vital|everything|amazing|awesome|incredible|inspiring|special|great|wonderful|"
+            r"beautiful|fun|cool|nice|lovely|exciting|thrilling|soothing|powerful|tough|hard|overwhelming|rewarding|fulfilling|"
+            r"magical|precious|priceless|worth it|the best|a blast|a game[- ]changer|a gift|a must|a lifesaver|underrated|healing|"
+            r"therapeutic|contagious|unbeatable|unreal|refreshing|relaxing|calming|empowering|humbling|comforting|uplifting|"
+            r"heartwarming|touching|meaningful)")
+_MAXIM = re.compile(r"^\s*(?!(?:i|we|you|he|she|they|it|my|our|your|his|her|their|its|the|this|that|these|those|there|here)\b)"
+                    r"(?:[\w'-]+,?\s+){0,6}?"
+                    r"(?:(?:is|are|'s|can be|could be|must be|will be|can feel|feels?|sounds?|looks?|seems?)\s+"
+                    r"(?:(?:so|really|truly|super|pretty|just|such|definitely|absolutely|totally|always|often|very|incredibly|"
+                    r"seriously)\s+)*(?:an?\s+)?" + _VERDICT + r"\b"
+                    r"|(?:can |could |will |really |truly )*(?:make|makes) (?:such )?(?:a|all the) (?:big |huge |real |world of )?"
+                    r"difference\b|(?:can |could |will |really |truly )*(?:go|goes) a long way\b|(?:really |truly )?pays off\b)",
+                    re.IGNORECASE)
+_PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|our|ours|you|your|yours|he|she|his|her|hers|him|"
+                       r"they|their|them|team|company|project|codebase|repo|client|customers?|users?)\b", re.IGNORECASE)  # and a holder
+
+
 def _chatter(s: str) -> bool:
-    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a pleasantry."""
+    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a pleasantry, a maxim."""
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
         return True
-    if PLEASANTRY.search(s) or _VAGUE.match(s):
+    if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s):
         return True
     mood = _MOOD.match(s)
     # "I'm good at SQL" is a skill, not a mood
