@@ -45,7 +45,7 @@ BUDGETS = (1000, 2000, 4000)
 
 
 def _memory(home: str, embedder: Any, cache: Any) -> Memory:
-    m = Memory(settings=Settings.load(env={}, home=home, embedder="local" if embedder else "none", w_temporal=0.0))
+    m = Memory(settings=Settings.load(env={}, home=home, embedder="local" if embedder else "none", w_temporal=0.0, timezone="UTC"))
     if embedder:
         m.use_embedder(embedder, cache)
     return m
@@ -181,7 +181,7 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _distilled(q: dict[str, Any], home: str) -> Memory:
-    memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0))
+    memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0, timezone="UTC"))
     for session, msgs in lme_sessions(q):
         memory.ingest_session(session, msgs)
         memory.distiller.close_turn(session, use_llm=False)  # the last turn of each session closes with it

@@ -29,7 +29,7 @@ DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.
 
 def conversation(conv: dict) -> dict[str, int]:
     out = {"facts": 0, "from_message": 0, "from_named_date": 0, "other": 0, "heard_when_said": 0, "baseline_dated_at_run": 0}
-    with tempfile.TemporaryDirectory() as home, Memory(home, settings=Settings.load(env={}, embedder="none", llm_url="")) as memory:
+    with tempfile.TemporaryDirectory() as home, Memory(home, settings=Settings.load(env={}, embedder="none", llm_url="", timezone="UTC")) as memory:
         import_data(memory, {**conv, "qa": []}, "locomo")
         memory.worker(tasks=["distill"]).drain()
         facts = [json.loads(line) for line in memory.facts.export_lines()]
