@@ -18,6 +18,17 @@ MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # Monday 8 May 2023
 
 # text, expected spans as (first, last, grain, certain)
 TABLE = [
+    # a part of a month: a week of it, a weekend of it, a third of it
+    ("in the second week of November", [("2022-11-08", "2022-11-14", "week", False)]),  # the nearest November to 8 May 2023
+    ("the last week of May 2023", [("2023-05-25", "2023-05-31", "week", True)]),
+    ("the 2nd week of March, 2024", [("2024-03-08", "2024-03-14", "week", True)]),  # a week, not the 2nd
+    ("the first weekend of June 2023", [("2023-06-03", "2023-06-04", "weekend", True)]),
+    ("the last weekend of September 2023", [("2023-09-30", "2023-10-01", "weekend", True)]),
+    ("at the beginning of June", [("2023-06-01", "2023-06-10", "month", False)]),
+    ("by the end of February 2024", [("2024-02-21", "2024-02-29", "month", True)]),  # a leap year's end
+    ("in the middle of May", [("2023-05-11", "2023-05-20", "month", False)]),
+    ("the 2nd week of march", []),  # "march" in lower case is the verb; and "the 2nd" of a week is no day
+    ("the end of the month", []),
     ("I went there yesterday", [("2023-05-07", "2023-05-07", "day", True)]),
     ("we met last night", [("2023-05-07", "2023-05-07", "day", True)]),
     ("the day before yesterday", [("2023-05-06", "2023-05-06", "day", True)]),

@@ -50,6 +50,9 @@ _ORD = r"(?:st|nd|rd|th)?"
 _DAY_NAME = r"(?P<wd>" + "|".join(WEEKDAYS) + r")s?"
 
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECASE)) for kind, p in [
+    # first: "the 2nd week of November" is a week, not the 2nd
+    ("part_month", r"\b(?:the\s+)?(?:(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+(?P<part>week|weekend)|"
+                   r"(?P<edge>beginning|start|middle|end))\s+of\s+" + _MONTH.format(g="mon") + r"(?:,?\s+(?P<y>\d{4}))?\b"),
     ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
     ("day_month", r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH.format(g="mon") + r"(?:,?\s+(?P<y>\d{4}))?\b"),
     ("month_day", r"\b" + _MONTH.format(g="mon") + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?:,?\s+(?P<y>\d{4}))?\b(?!:)"),
@@ -61,7 +64,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
     ("for_n", r"\b(?:for|over)\s+(?:the\s+(?:past|last)\s+)?" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
     ("rel_unit", r"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year|spring|summer|fall|autumn|winter)\b"),
     ("rel_day", r"\b(?P<rel>last|next|this|on|coming)\s+" + _DAY_NAME + r"\b"),
-    ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary))"),
+    ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary|week|weekend))"),
     ("deictic", (r"\b(?P<w>the day before yesterday|the day after tomorrow|yesterday|last night|today|tonight|this morning|"
                  r"this afternoon|this evening|tomorrow)\b")),
 ]]
@@ -72,7 +75,7 @@ CATEGORY = {**{w: "deictic" for w in ("yesterday", "today", "tonight", "tomorrow
             **{w: "unit" for u in ("day", "week", "weekend", "month", "year", *SEASONS) for w in (u, u + "s")},
             **{w: "weekday" for d in WEEKDAYS for w in (d, d + "s")}, **{m: "month" for m in MONTHS}}
 # the words a pattern cannot match without; a window runs only the patterns it has words for
-NEEDS = {"iso": "year", "day_month": "month", "month_day": "month", "month_year": "month", "rel_month": "month",
+NEEDS = {"part_month": "month", "iso": "year", "day_month": "month", "month_day": "month", "month_year": "month", "rel_month": "month",
          "year": "year", "ago": "unit", "in_n": "unit", "for_n": "unit", "rel_unit": "unit", "rel_day": "weekday",
          "the_nth": "ordinal", "deictic": "deictic"}
 DIGITS = re.compile(r"\d+[a-z]*", re.IGNORECASE)
@@ -208,6 +211,38 @@ def _relative_month(m: re.Match[str], anchor: date) -> list[Span]:
     return [span] if span else []
 
 
+NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
+EDGES = {"beginning": (1, 10), "start": (1, 10), "middle": (11, 20), "end": (21, 31)}  # the thirds of a month
+
+
+def _part_of_month(m: re.Match[str], anchor: date | None) -> list[Span]:
+    """"the second week of November" (days 8–14), "the last weekend of May" (its last
+    Saturday and Sunday), "the beginning / middle / end of March" (a third of it); the
+    year named, or else the nearest to the anchor (then not certain)."""
+    month = MONTHS[m.group("mon").lower()]
+    if not _is_month(m.group("mon")):
+        return []
+    if m.group("y"):
+        year, certain = int(m.group("y")), True
+    elif anchor is not None:
+        year, certain = _nearest_year(anchor, month, 15)[0], False
+    else:
+        return []
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        return []
+    days, text = calendar.monthrange(year, month)[1], m.group(0)
+    if m.group("edge"):
+        first, last = EDGES[m.group("edge").lower()]
+        return [Span(text, date(year, month, first), date(year, month, min(last, days)), "month", certain)]
+    n = NTH[m.group("nth").lower()]
+    if m.group("part").lower() == "week":
+        first = days - 6 if n < 0 else 7 * (n - 1) + 1
+        return [Span(text, date(year, month, first), date(year, month, first + 6), "week", certain)]
+    saturdays = [d for d in range(1, days + 1) if date(year, month, d).weekday() == 5]
+    saturday = date(year, month, saturdays[n if n < 0 else n - 1])
+    return [Span(text, saturday, saturday + timedelta(days=1), "weekend", certain)]
+
+
 def _offset(n: int, unit: str, anchor: date, sign: int, text: str, certain: bool) -> list[Span]:
     try:
         if unit == "day":
@@ -312,6 +347,8 @@ DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "t
 def _one(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
     if kind in ("iso", "day_month", "month_day", "month_year"):
         return _absolute(kind, m, anchor)
+    if kind == "part_month":
+        return _part_of_month(m, anchor)
     if kind == "year":
         year = int(m.group("y"))
         return [Span(m.group(0), date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
