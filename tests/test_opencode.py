@@ -101,3 +101,26 @@ def test_capture_reads_the_database_in_place_and_only_what_changed(tmp_path: Pat
     assert not [p for p in (home / ".palimpsest").rglob("*") if p.suffix == ".db"]  # never copied
     done = capture(home, url, {**hook, "opencode_db": str(tmp_path / "nope.db")})
     assert done.returncode == 1 and "no OpenCode database" in done.stderr
+
+
+def test_another_release_channels_database_is_found_by_its_session(tmp_path: Path) -> None:
+    """OpenCode's beta keeps its sessions in opencode-beta.db beside opencode.db: the one
+    holding the session is read, without `opencode_db` in the hook."""
+    home, port = tmp_path / "user", free_port()
+    folder = home / "data" / "opencode"
+    folder.mkdir(parents=True)
+    stable = sqlite3.connect(folder / "opencode.db")  # the stable channel's, without this session
+    stable.executescript(SCHEMA)
+    stable.close()
+    (folder / "opencode-dev.db").write_bytes(b"not a database")  # unreadable files are passed over
+    make_db(folder / "opencode-beta.db").close()
+    assert opencode.find_db({"XDG_DATA_HOME": str(home / "data")}, SESSION) == folder / "opencode-beta.db"
+    assert opencode.find_db({"XDG_DATA_HOME": str(home / "data")}, "ses_unknown") == folder / "opencode.db"
+    url = f"http://127.0.0.1:{port}"
+    with Memory(tmp_path / "server", settings=Settings.load(env={}, embedder="none", enable_write=True)) as memory, \
+            ServerThread(memory, port=port):
+        done = capture(home, url, {"session_id": SESSION, "hook_event_name": "session.idle"})
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["stored"] == 6
+        [session] = memory.sessions()
+        assert session.settings["opencode_db"] == str(folder / "opencode-beta.db")

@@ -4,7 +4,8 @@ OpenCode runs no shell hook of Claude Code's kind; its plugins see events such a
 `session.idle` (the end of a turn). A plugin — or any script — runs `palimpsest capture
 --agent opencode` with `{"session_id": "ses_…", "hook_event_name": "session.idle"}` on
 stdin (`opencode_db` names the database when it is not the default
-`$XDG_DATA_HOME/opencode/opencode.db`). The database is read where it is, never copied:
+`$XDG_DATA_HOME/opencode/opencode.db` nor another release channel's beside it, such as
+`opencode-beta.db`: `harness.opencode.find_db` picks the one holding the session). The database is read where it is, never copied:
 its path is recorded as a pointer on every event and in the session's settings
 (`harness/opencode.py`). A cursor per database and session (the latest `time_updated`
 read) under `<home>/capture-state/` makes each capture read only what changed; it moves
@@ -27,7 +28,8 @@ from .client import CaptureClient, Report, split
 
 def capture(hook: dict[str, Any], head: dict[str, Any], client: CaptureClient, home: Path, env: dict[str, str]) -> Report:
     raw_session = str(hook.get("session_id") or hook.get("sessionID") or "")
-    db = Path(str(hook.get("opencode_db") or opencode.default_db(env))).expanduser()
+    given = hook.get("opencode_db")
+    db = Path(str(given)).expanduser() if given else opencode.find_db(env, raw_session)
     if not db.is_file():
         raise InvalidInput(f"no OpenCode database at {db}: pass its path as opencode_db in the hook's JSON")
     state = home / "capture-state" / f"oc-{hashlib.sha256(f'{db.resolve()}|{raw_session}'.encode()).hexdigest()[:24]}.json"

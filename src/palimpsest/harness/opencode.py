@@ -43,6 +43,30 @@ def default_db(env: dict[str, str]) -> Path:
     return Path(data).expanduser() / "opencode" / "opencode.db"
 
 
+def find_db(env: dict[str, str], session: str) -> Path:
+    """The database that holds `session`: OpenCode's default one, else another release
+    channel's beside it (`opencode-beta.db`, `opencode-dev.db`, …, newest first) that has
+    the session; the default path when none does (the caller reports it missing)."""
+    default = default_db(env)
+    others = sorted((p for p in default.parent.glob("opencode*.db") if p != default and p.is_file()),
+                    key=lambda p: p.stat().st_mtime, reverse=True) if default.parent.is_dir() else []
+    for db in [default, *others] if default.is_file() else others:
+        if _holds(db, session):
+            return db
+    return default
+
+
+def _holds(db: Path, session: str) -> bool:
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            return conn.execute("SELECT 1 FROM session WHERE id = ?", (session,)).fetchone() is not None
+        finally:
+            conn.close()
+    except sqlite3.Error:  # not OpenCode's, or locked past the timeout: not this one
+        return False
+
+
 def read(db: Path, session: str, after: int = 0) -> tuple[list[dict[str, Any]], int, dict[str, Any]]:
     """(events of the session's parts updated after `after`, the new cursor, the session's
     settings). The database is opened read-only (`mode=ro`): OpenCode owns it."""
