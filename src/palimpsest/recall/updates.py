@@ -105,9 +105,14 @@ def said(item: RecallItem) -> _Said:
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done)
 
 
+def _day(item: RecallItem) -> str:
+    """The day an item was said on its speaker's calendar (its shown date), else its time's UTC day."""
+    return item.date if len(item.date) == 10 and item.date[4] == "-" else item.at[:10]
+
+
 def changed(old: _Said, new: _Said, query: set[str]) -> bool:
     """Whether `new` gives a quantity of `old` another value (see the module doc)."""
-    if not (old.item.at and new.item.at and old.item.at[:10] < new.item.at[:10]) or not old.words & new.words & query:
+    if not (old.item.at and new.item.at and _day(old.item) < _day(new.item)) or not old.words & new.words & query:
         return False
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
         return True
