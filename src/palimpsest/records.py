@@ -73,10 +73,17 @@ def given_offset(value: Any) -> str | None:
     return None if text in ("+00:00", "-00:00") else text
 
 
-def check_offset(value: Any, label: str) -> str:
-    """A `utc_offset` as metadata may carry it: "+HH:MM" / "-HH:MM", within ±23:59."""
+def _offset_minutes(value: Any) -> int | None:
+    """A `utc_offset` ("+HH:MM" / "-HH:MM", within ±23:59) in minutes, or None when it is not one."""
     m = _OFFSET.fullmatch(value) if isinstance(value, str) else None
     if m is None or int(m.group(2)) > 23 or int(m.group(3)) > 59:
+        return None
+    return (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
+
+
+def check_offset(value: Any, label: str) -> str:
+    """A `utc_offset` as metadata may carry it: "+HH:MM" / "-HH:MM", within ±23:59."""
+    if _offset_minutes(value) is None:
         raise InvalidInput(f"{label} must be a UTC offset such as +02:00 or -08:00, got {str(value)[:40]!r}")
     return value
 
@@ -125,11 +132,7 @@ def wall_clock(stamp: str | datetime, metadata: dict[str, Any] | None = None) ->
     its metadata's `utc_offset` ("yesterday" said at 20:00 in California is the day
     before California's, not UTC's). Without one, or with one that cannot be read, UTC."""
     dt = parse_time(stamp)
-    value = metadata.get(OFFSET_KEY) if metadata else None
-    m = _OFFSET.fullmatch(value) if isinstance(value, str) else None
-    if m is None or int(m.group(2)) > 23 or int(m.group(3)) > 59:
-        return dt
-    minutes = (int(m.group(2)) * 60 + int(m.group(3))) * (-1 if m.group(1) == "-" else 1)
+    minutes = _offset_minutes(metadata.get(OFFSET_KEY)) if metadata else None
     return dt.astimezone(timezone(timedelta(minutes=minutes))) if minutes else dt
 
 
@@ -140,7 +143,7 @@ def clock_of(value: Any, moment: datetime, zone: tzinfo | None) -> datetime:
     given = given_offset(value)
     if given is not None:
         return wall_clock(moment, {OFFSET_KEY: given})
-    if isinstance(value, str) and not re.search(r"(?:[zZ]|[+-]\d{2}:?\d{2})$", value.strip()):
+    if isinstance(value, str) and _NAIVE.search(value.strip()):
         return moment
     return moment.astimezone(zone) if zone is not None else moment.astimezone()
 

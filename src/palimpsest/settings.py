@@ -139,6 +139,7 @@ class Settings:
     def __init__(self, values: dict[str, Any], sources: dict[str, str]) -> None:
         self._values = values
         self._sources = sources
+        self._cached: dict[str, Any] = {}  # what is worked out of the values once (`zone`)
 
     @classmethod
     def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -172,7 +173,13 @@ class Settings:
     @property
     def zone(self) -> Any:
         """`timezone` as a `tzinfo`, or None for this machine's zone (`datetime.astimezone()`);
-        `datetime.UTC` for a machine whose zone is UTC all year (nothing to work out per message)."""
+        `datetime.UTC` for a machine whose zone is UTC all year (nothing to work out per message).
+        Worked out once per `Settings` (search asks on every query)."""
+        if "zone" not in self._cached:
+            self._cached["zone"] = self._zone()
+        return self._cached["zone"]
+
+    def _zone(self) -> Any:
         if not self.timezone:
             import time
 

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, tzinfo
 from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from datetime import UTC, tzinfo
-
 from ..records import OFFSET_KEY, ROLE_RE, check_offset, check_text, content_hash, iso, parse_time, speaker_offset, utcnow
 
 ALLOWED_FIELDS = {
