@@ -126,3 +126,47 @@ def test_capture_sends_this_machines_offset() -> None:
     assert events[0]["metadata"] == {"utc_offset": "-08:00"}
     assert events[1]["metadata"] == {"utc_offset": "+01:00"}  # what the harness said wins
     assert "metadata" not in events[2] and events[3] == "not an event"  # the server refuses those, as before
+
+
+# -- listings show times on the reader's clock -------------------------------------------
+def test_a_listing_time_is_on_the_readers_clock() -> None:
+    from palimpsest.records import local_minute
+
+    assert local_minute("2026-12-01T04:00:00.000000Z", ZoneInfo(LA)) == "2026-11-30 20:00"
+    assert local_minute("2026-07-01T04:00:00.000000Z", ZoneInfo(LA)) == "2026-06-30 21:00"  # summer time
+    assert local_minute("2026-12-01T04:00:00.000000Z", UTC) == "2026-12-01 04:00"
+    assert local_minute("not a time <b>", UTC) == "not a time <b>" and local_minute(None, UTC) == local_minute("", UTC) == ""
+
+
+def test_the_cli_lists_times_in_the_readers_zone_and_json_keeps_utc(tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    home = str(tmp_path / "mem")
+    env = {**os.environ, "PALIMPSEST_EMBEDDER": "none", "PALIMPSEST_LLM_URL": "", "PALIMPSEST_URL": "http://127.0.0.1:9",
+           "PALIMPSEST_TIMEZONE": LA, "COLUMNS": "200"}
+
+    def cli(*argv: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "palimpsest", "--home", home, *argv], capture_output=True, text=True,
+                              env=env, timeout=60, check=True)
+        return done.stdout
+
+    cli("append", "s1", "user", "the deploy is green", "--created-at", EVENING_IN_CALIFORNIA, "--no-derive")
+    listed = cli("browse")
+    assert "2026-11-30 20:00" in listed and "2026-12-01 04:00" not in listed
+    assert "2026-11-30 20:00" in cli("sessions")
+    assert json.loads(cli("browse", "--json"))["messages"][0]["created_at"] == "2026-12-01T04:00:00.000000Z"
+
+
+def test_the_panel_shows_times_on_the_memorys_clock(home: Path) -> None:
+    import httpx
+
+    from palimpsest.server.run import ServerThread
+
+    with Memory(home, settings=Settings.load(env={}, embedder="none", llm_url="", timezone="Asia/Tokyo")) as memory:
+        memory.append("s1", "user", "the deploy is green", created_at=EVENING_IN_CALIFORNIA)
+        with ServerThread(memory) as url:
+            page = httpx.get(url + "/panel/sessions/s1", timeout=30).text
+    assert "2026-12-01 13:00" in page and 'datetime="2026-12-01T04:00:00.000000Z"' in page

@@ -148,6 +148,20 @@ def clock_of(value: Any, moment: datetime, zone: tzinfo | None) -> datetime:
     return moment.astimezone(zone) if zone is not None else moment.astimezone()
 
 
+def local_minute(stamp: Any, zone: tzinfo | None) -> str:
+    """A stored time to the minute on the reader's clock, as listings show it
+    ("2026-12-03 09:49" in `zone`; None: this machine's); text that is no time, as it is."""
+    if stamp is None or stamp == "":
+        return ""
+    try:
+        dt = parse_time(stamp)
+    except InvalidInput:
+        return str(stamp)[:16].replace("T", " ")
+    if zone is not UTC:
+        dt = dt.astimezone(zone) if zone is not None else dt.astimezone()
+    return dt.strftime("%Y-%m-%d %H:%M")
+
+
 def said_day(stamp: str, metadata: dict[str, Any] | None = None) -> str:
     """The day (YYYY-MM-DD) a message was said on its speaker's calendar (`wall_clock`);
     a stored stamp's first ten characters when it carries no offset."""

@@ -77,6 +77,15 @@ def open_memory(args: argparse.Namespace, repair: bool = False) -> Any:
     return Memory(home=args.home, store=args.store, repair=repair)
 
 
+def minute(stamp: Any) -> str:
+    """A stored time as a listing shows it: to the minute, on the reader's clock (the
+    `timezone` setting, else this machine's; `--json` keeps the stored UTC)."""
+    from ..records import local_minute
+    from ..settings import Settings
+
+    return local_minute(stamp, Settings.load().zone)
+
+
 def emit(args: argparse.Namespace, result: Any, human: Callable[[Any], None] | None = None) -> None:
     if getattr(args, "json", False) or human is None:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=_default) + "\n")

@@ -8,7 +8,7 @@ import argparse
 from typing import Any
 
 from ..errors import NotFound
-from .common import add_command, count, emit, open_memory
+from .common import add_command, count, emit, minute, open_memory
 
 
 def register(sub: Any) -> None:
@@ -149,8 +149,8 @@ def _in_vault(memory: Any, args: argparse.Namespace, fact_id: str) -> None:
 def _print_facts(facts: list[Any]) -> None:
     for f in facts:
         d = f if isinstance(f, dict) else f.to_dict()
-        end = d["valid_to"] or "…"
-        print(f"{d['id']}  [{d['status']}] {d['valid_from'][:16]} → {end[:16]}  conf {d['confidence']:.2f}  {d['text']}")
+        end = minute(d["valid_to"]) if d["valid_to"] else "…"
+        print(f"{d['id']}  [{d['status']}] {minute(d['valid_from'])} → {end}  conf {d['confidence']:.2f}  {d['text']}")
 
 
 def _emit_facts(args: argparse.Namespace, facts: list[Any]) -> None:

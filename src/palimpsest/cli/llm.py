@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from .common import add_command, count, emit, open_memory, progress
+from .common import add_command, count, emit, minute, open_memory, progress
 
 
 def register(sub: Any) -> None:
@@ -67,7 +67,7 @@ def expand(args: argparse.Namespace) -> None:
         for c in r["children"]:
             print(f"- {c['id']} ({c['level']}, {c['message_count']} messages)")
         for m in r["messages"]:
-            print(f"  {m['id']} {m['created_at'][:16]} {m['role']}: {(m['content'] or '')[:120]}")
+            print(f"  {m['id']} {minute(m['created_at'])} {m['role']}: {(m['content'] or '')[:120]}")
 
     emit(args, result, human)
 
@@ -107,7 +107,7 @@ def usage(args: argparse.Namespace) -> None:
 def parked(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         result = memory.parked(args.limit)
-    emit(args, result, lambda r: _lines((f"{p['key']} {p['at'][:16]} {p['task']}: {p['problem']}" for p in r), "nothing parked"))
+    emit(args, result, lambda r: _lines((f"{p['key']} {minute(p['at'])} {p['task']}: {p['problem']}" for p in r), "nothing parked"))
 
 
 def _lines(lines: Iterable[str], empty: str = "") -> None:

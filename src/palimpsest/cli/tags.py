@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import add_command, count, emit, open_memory, print_table
+from .common import add_command, count, emit, minute, open_memory, print_table
 
 
 def _target(p: argparse.ArgumentParser, required: bool = True) -> None:
@@ -64,7 +64,7 @@ def _where(args: argparse.Namespace) -> dict[str, Any]:
 
 def _table(rows: list[dict[str, Any]]) -> None:
     print_table(("tag", "state", "origin", "on", "created"),
-                ((r["tag"], r["state"], r["origin"], f"{r['target_type']} {r['target_id']}", r["created_at"][:16]) for r in rows))
+                ((r["tag"], r["state"], r["origin"], f"{r['target_type']} {r['target_id']}", minute(r["created_at"])) for r in rows))
 
 
 def list_(args: argparse.Namespace) -> None:

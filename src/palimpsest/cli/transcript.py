@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from . import derive
-from .common import add_command, console, count, emit, open_memory, print_table, progress, words
+from .common import add_command, console, count, emit, minute, open_memory, print_table, progress, words
 
 
 def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
@@ -128,7 +128,7 @@ def _print_messages(rows: list[dict[str, Any]]) -> None:
         return (m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}")[:200]
 
     print_table(("id", "session", "time", "role", "content"),
-                ((m["id"], m["session"], m["created_at"][:16], m["role"] or "", preview(m)) for m in rows))
+                ((m["id"], m["session"], minute(m["created_at"]), m["role"] or "", preview(m)) for m in rows))
 
 
 def browse(args: argparse.Namespace) -> None:
@@ -164,7 +164,7 @@ def sessions(args: argparse.Namespace) -> None:
 
     def human(r: dict[str, Any]) -> None:
         print_table(("id", "kind", "agent", "channel", "updated"),
-                    ((s["id"], s["kind"], s["agent"] or "", s["channel"] or "", s["updated_at"][:16]) for s in r["sessions"]))
+                    ((s["id"], s["kind"], s["agent"] or "", s["channel"] or "", minute(s["updated_at"])) for s in r["sessions"]))
 
     emit(args, {"sessions": rows}, human)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
 from ..errors import InvalidInput
-from .common import add_command, count, emit, open_memory, progress, words
+from .common import add_command, count, emit, minute, open_memory, progress, words
 
 
 def register(sub: Any) -> None:
@@ -197,7 +197,7 @@ def docs(args: argparse.Namespace) -> None:
     else:
         def human(r: list[dict[str, Any]]) -> None:  # type: ignore[misc]
             for d in r:
-                print(f"{d['path']}\t{d['chunks']} chunks\t{d['indexed_at'][:16]}\t{d['error'] or d['title']}")
+                print(f"{d['path']}\t{d['chunks']} chunks\t{minute(d['indexed_at'])}\t{d['error'] or d['title']}")
     emit(args, result, human)
 
 

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Iterable
 from typing import Any
 
-from .common import add_command, count, emit, open_memory
+from .common import add_command, count, emit, minute, open_memory
 
 
 def register(sub: Any) -> None:
@@ -64,7 +64,7 @@ def show(args: argparse.Namespace) -> None:
 def history(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         patches = _wiki(memory).history(args.topic)
-    emit(args, patches, lambda r: _lines(f"v{p['version']}  {p['created_at'][:16]}  {p['origin']:<8} {p['summary_id'] or '-'}  "
+    emit(args, patches, lambda r: _lines(f"v{p['version']}  {minute(p['created_at'])}  {p['origin']:<8} {p['summary_id'] or '-'}  "
                                          + ", ".join(op["op"] for op in p["ops"]) for p in r))
 
 

@@ -58,7 +58,7 @@ class Panel:
 
     def page(self, request: Request, template: str, context: dict[str, Any], status: int = 200) -> HTMLResponse:
         html = render(template, {**context, "csrf": self.csrf, "write": self.write, "path": request.url.path,
-                                 "auth": bool(self.token)})
+                                 "auth": bool(self.token), "zone": self.memory.settings.zone})
         response = HTMLResponse(html, status_code=status)
         response.set_cookie(COOKIE, self.csrf, httponly=True, samesite="strict", path="/panel")
         response.headers["content-security-policy"] = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "

@@ -11,8 +11,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
+
+from ...records import local_minute
 
 SNIPPET = 600
 
@@ -68,6 +70,8 @@ def short(text: Any, n: int = 160) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def minute(ts: Any) -> str:
-    """An ISO time to the minute, as the prompts show it."""
-    return str(ts or "")[:16].replace("T", " ")
+@pass_context
+def minute(context: Any, ts: Any) -> str:
+    """A stored time to the minute on the memory's clock (the `timezone` setting, else the
+    server machine's: the page's `zone`); the `<time datetime>` beside it keeps UTC's."""
+    return local_minute(ts, context.get("zone"))
