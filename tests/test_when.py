@@ -37,6 +37,9 @@ TABLE = [
     ("two days ago we met", [("2023-05-06", "2023-05-06", "day", True)]),
     ("3 days ago", [("2023-05-05", "2023-05-05", "day", True)]),
     ("two weeks ago", [("2023-04-21", "2023-04-27", "week", True)]),
+    ("we went camping two weekends ago", [("2023-04-29", "2023-04-30", "weekend", True)]),  # said on Monday 8 May
+    ("a weekend ago", [("2023-05-06", "2023-05-07", "weekend", True)]),
+    ("in two weekends", [("2023-05-20", "2023-05-21", "weekend", True)]),
     ("a few weeks ago", [("2023-04-14", "2023-04-20", "week", False)]),  # "a few" is not a number
     ("six months ago", [("2022-11-01", "2022-11-30", "month", True)]),
     ("in 2 weeks", [("2023-05-19", "2023-05-25", "week", True)]),

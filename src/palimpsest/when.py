@@ -45,7 +45,7 @@ MIN_YEAR, MAX_YEAR = 1000, 2999
 
 _MONTH = r"(?P<{g}>" + "|".join(sorted((m for m in MONTHS), key=len, reverse=True)) + r")\.?"
 _NUM = r"(?P<n>\d{1,3}|" + "|".join(sorted(map(re.escape, NUMBERS), key=len, reverse=True)) + r")"
-_UNIT = r"(?P<unit>day|week|month|year)s?"
+_UNIT = r"(?P<unit>day|weekend|week|month|year)s?"
 _ORD = r"(?:st|nd|rd|th)?"
 _DAY_NAME = r"(?P<wd>" + "|".join(WEEKDAYS) + r")s?"
 
@@ -251,6 +251,14 @@ def _offset(n: int, unit: str, anchor: date, sign: int, text: str, certain: bool
         if unit == "week":
             d = anchor + timedelta(days=sign * 7 * n)
             return [Span(text, d - timedelta(days=3), d + timedelta(days=3), "week", certain)]
+        if unit == "weekend":  # "two weekends ago": the weekend before last; said on a weekend, counted from it
+            wd = anchor.weekday()
+            if wd >= 5:
+                saturday = anchor - timedelta(days=wd - 5) + timedelta(weeks=sign * n)
+            else:
+                nearest = anchor - timedelta(days=wd + 2) if sign < 0 else anchor + timedelta(days=5 - wd)
+                saturday = nearest + timedelta(weeks=sign * (n - 1))
+            return [Span(text, saturday, saturday + timedelta(days=1), "weekend", certain)]
         if unit == "month":
             span = _month_span(text, *_shift_month(anchor, sign * n), certain=certain)
             return [span] if span else []
