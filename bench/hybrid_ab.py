@@ -4,6 +4,7 @@ directory and `PYTHONPATH=<tree>/src`:
 
     python bench/hybrid_ab.py load HOME 100000     # bench/search.py's corpus, random unit vectors
     python bench/hybrid_ab.py time HOME [w_seed=0]  # 200 queries as bench/search.py runs them; one JSON line
+    python bench/hybrid_ab.py time HOME when        # the same, each asked as "When did we … ?" (the w_dated stage's worst case)
 
 Vector search is exact (`ann_threshold` above the count), so no process spends minutes
 building an HNSW graph of its own before the timed queries. Settings given as `name=value`
@@ -33,10 +34,12 @@ def main(argv: list[str]) -> int:
         with Memory(settings=Settings.load(env={}, home=home, embedder="local", embed_cache="off", ann_threshold=EXACT)) as memory:
             add_vectors(memory, memory.embedder.model_id)
         return 0
-    extra = {k: float(v) for k, v in (kv.split("=", 1) for kv in argv[2:])}
+    asks_when = "when" in argv[2:]
+    extra = {k: float(v) for k, v in (kv.split("=", 1) for kv in argv[2:] if kv != "when")}
     with Memory(settings=Settings.load(env={}, home=home, embedder="local", embed_cache="off", ann_threshold=EXACT, **extra)) as memory:
         memory.search("warm up", limit=10, touch=False)
-        result = run(memory, Corpus(seed=99).queries(200))
+        queries = Corpus(seed=99).queries(200)
+        result = run(memory, [f"When did we talk about {q}" for q in queries] if asks_when else queries)
     print(json.dumps({k: round(v, 2) for k, v in result.items()}))
     return 0
 

@@ -111,3 +111,41 @@ def test_search_ranks_the_users_own_turn_above_a_stranger_reply(home: Path, stor
     # the same words in the first person: the user's own turns gain the speaker bonus
     first_person = _search(home, store_url, "Which breed is my dog?", w_reply=0.0)
     assert first_person.index("Max chews every collar; he is a golden retriever, a big dog") < first_person.index("The dog park has a dog fountain")
+
+
+PICNIC = [
+    {"role": "user", "content": "Last weekend I had a picnic with friends from church, we played games", "metadata": {"speaker": "Maria"}},
+    {"role": "assistant", "content": "Sounds lovely! What games did you play?", "metadata": {"speaker": "John"}},
+    {"role": "user", "content": "Charades and a scavenger hunt, we laughed a lot", "metadata": {"speaker": "Maria"}},
+    {"role": "assistant", "content": "Fun. I went hiking instead.", "metadata": {"speaker": "John"}},
+    {"role": "user", "content": "Hiking sounds great too", "metadata": {"speaker": "Maria"}},
+]
+
+
+def test_the_answer_to_a_follow_up_question_inherits_part_of_the_best_hits_lead(memory: Memory) -> None:
+    from palimpsest.search.conversation import follow_ups
+
+    memory.ingest_session("s1", PICNIC)
+    memory.ingest_session("s2", [{"role": "user", "content": "Unrelated words about the weather"}])
+    hits = _hits(memory, {PICNIC[0]["content"]: 0.8, PICNIC[2]["content"]: 0.2, "Unrelated words about the weather": 0.3,
+                          PICNIC[3]["content"]: 0.25, PICNIC[4]["content"]: 0.1})
+    ranked = follow_ups(hits, 0.5)
+    score = {h.message.content: h.score for h in ranked}
+    # two turns on, the same speaker, right after the listener's question: 0.2 + 0.5 × 0.6
+    assert score[PICNIC[2]["content"]] == pytest.approx(0.5) and ranked[1].message.content == PICNIC[2]["content"]
+    assert ranked[1].parts["follow"] == pytest.approx(0.6)
+    # after a turn that asks nothing ("Fun. I went hiking instead."), nothing is inherited
+    assert score[PICNIC[4]["content"]] == pytest.approx(0.1)
+    assert score["Unrelated words about the weather"] == pytest.approx(0.3)
+    assert follow_ups([], 0.5) == [] and [h.score for h in follow_ups(_hits(memory, {PICNIC[2]["content"]: 0.2}), 0.5)] == [0.2]
+
+
+def test_a_follow_up_by_another_speaker_or_a_worse_hits_inherits_nothing(memory: Memory) -> None:
+    from palimpsest.search.conversation import follow_ups
+
+    memory.ingest_session("s1", PICNIC)
+    # John's "Fun. I went hiking instead." is two on from his question, but follows Maria's answer (no question)
+    hits = _hits(memory, {PICNIC[1]["content"]: 0.7, PICNIC[3]["content"]: 0.1, PICNIC[0]["content"]: 0.2, PICNIC[2]["content"]: 0.4})
+    score = {h.message.content: h.score for h in follow_ups(hits, 0.5)}
+    assert score[PICNIC[3]["content"]] == pytest.approx(0.1)
+    assert score[PICNIC[2]["content"]] == pytest.approx(0.4)  # it leads the picnic turn: nothing to inherit

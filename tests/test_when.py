@@ -11,7 +11,7 @@ import pytest
 from palimpsest import Memory
 from palimpsest.ingest.indexer import spoken_dates
 from palimpsest.search import embedding_text
-from palimpsest.search.timeframe import Window, query_window, when_boost
+from palimpsest.search.timeframe import ASKS_WHEN, Window, dated_boost, query_window, when_boost
 from palimpsest.when import resolve, time_words
 
 MONDAY = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # Monday 8 May 2023
@@ -170,6 +170,41 @@ def test_when_boost_is_soft() -> None:
     assert 0.5 < window.nearness(date(2022, 5, 3), date(2022, 5, 3)) < 1.0  # two days off: still near
     assert window.nearness(date(2021, 5, 1), date(2021, 5, 1)) < 0.01
     assert when_boost([], window, 0.2) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When did John have a party with veterans?", True),
+        ("when is the dentist appointment", True),
+        ("What year did Nate get his first turtles?", True),
+        ("In which month did Maria start volunteering?", True),
+        ("Which week did Tim visit Ireland?", True),
+        ("How long ago did I buy the bike?", True),
+        ("How many weeks ago did I start running?", True),
+        ("  Since when has the CI been red?", True),
+        ("How long have I lived in Lisbon?", False),  # a length of time, not a time
+        ("What did Caroline paint?", False),
+        ("Tell me when the build broke", False),  # "when" inside: the answer is the breakage, not a date alone
+        ("whenever the tests fail, what do we do", False),
+    ],
+)
+def test_which_questions_ask_when(query: str, asks: bool) -> None:
+    assert bool(ASKS_WHEN.search(query)) is asks
+
+
+def test_a_question_asking_when_lifts_the_messages_that_name_a_time(memory: Memory) -> None:
+    memory.ingest_session("s1", [
+        {"role": "user", "content": "The veterans party was loud, a party with veterans to remember, and I loved it.",
+         "created_at": "2023-05-20T10:00:00+00:00"},
+        {"role": "user", "content": "We threw a party with some veterans last Friday.", "created_at": "2023-05-20T10:01:00+00:00"},
+    ])
+    plain = memory.search("Who came to the party with veterans?").hits
+    assert plain[0].message.content.startswith("The veterans party") and "dated" not in plain[0].parts
+    when = memory.search("When did John have a party with veterans?").hits
+    assert when[0].message.content.startswith("We threw") and when[0].parts["dated"] == 1.0
+    assert len(when) == len(plain) == 2  # a bonus, never a filter
+    assert dated_boost([], "When did it happen?", 0.1) == []
 
 
 def test_a_reply_naming_a_date_is_still_known_as_the_reply(memory: Memory) -> None:

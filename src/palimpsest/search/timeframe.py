@@ -21,11 +21,15 @@ from datetime import date, datetime
 from functools import lru_cache
 
 from ..records import Hit, parse_time, said_day
-from ..when import Span, resolve
+from ..when import resolve
 
 BEFORE = re.compile(r"\b(?:before|until|till|prior to|as of|by|up to)\s+$", re.IGNORECASE)
 AFTER = re.compile(r"\b(?:after|since|following)\s+$", re.IGNORECASE)
 BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+# a question asking for a time: "When did …", "What year …", "In which month …", "How long ago …",
+# "How many weeks ago …", "Since when …"
+ASKS_WHEN = re.compile(r"^\W*(?:(?:since\s+|until\s+)?when\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|date|week|weekend|time)\b"
+                       r"|how\s+(?:long|many\s+(?:days|weeks|months|years))\s+ago\b)", re.IGNORECASE)
 EARLIEST, LATEST = date(1000, 1, 1), date(2999, 12, 31)
 
 
@@ -64,15 +68,37 @@ def query_window(query: str, now: datetime | date | None) -> Window | None:
 
 
 @lru_cache(maxsize=8192)
-def _message_spans(content: str, day: str) -> tuple[tuple[date, date], ...]:
-    """`day`: the day it was said on its speaker's calendar (`records.said_day`)."""
+def _spoken_spans(content: str, day: str) -> tuple[tuple[date, date], ...]:
+    """The days a message's own time expressions name, read from `day`: the day it was said
+    on its speaker's calendar (`records.said_day`)."""
+    return tuple((s.first, s.last) for s in resolve(content, _said(day)))
+
+
+def _said(day: str) -> date | None:
     try:
-        said: date | None = parse_time(day).date()
+        return parse_time(day).date()
     except Exception:  # noqa: BLE001 — a row without a readable time has only its words' dates
-        said = None
-    spans: list[Span] = resolve(content, said)
-    own = [(said, said)] if said is not None else []
-    return tuple(own + [(s.first, s.last) for s in spans])
+        return None
+
+
+@lru_cache(maxsize=8192)
+def _message_spans(content: str, day: str) -> tuple[tuple[date, date], ...]:
+    """The day a message was said and the days its words name."""
+    said = _said(day)
+    return ((said, said),) * (said is not None) + _spoken_spans(content, day)
+
+
+def dated_boost(hits: list[Hit], query: str, weight: float) -> list[Hit]:
+    """For a query asking when, add `weight` to each hit whose words name a time of their own
+    ("last Friday", "in 2019", "the 11th": where the answer to "when" is said), best first."""
+    if weight <= 0 or not hits or not ASKS_WHEN.search(query):
+        return hits
+    for h in hits:
+        if _spoken_spans(h.message.content or "", said_day(h.message.created_at, h.message.metadata)):
+            h.parts["dated"] = 1.0
+            h.score += weight
+    hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
+    return hits
 
 
 def when_boost(hits: list[Hit], window: Window | None, weight: float) -> list[Hit]:
