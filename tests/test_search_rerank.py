@@ -10,6 +10,7 @@ import pytest
 from palimpsest import Memory, Settings
 from palimpsest.records import Hit
 from palimpsest.search import Weights, conversation_rerank, query_subject
+from palimpsest.search.conversation import answers
 
 
 @pytest.mark.parametrize(
@@ -113,6 +114,7 @@ def test_search_ranks_the_users_own_turn_above_a_stranger_reply(home: Path, stor
     assert first_person.index("Max chews every collar; he is a golden retriever, a big dog") < first_person.index("The dog park has a dog fountain")
 
 
+FOLLOW = Weights(answer=0.0, follow=0.5)
 PICNIC = [
     {"role": "user", "content": "Last weekend I had a picnic with friends from church, we played games", "metadata": {"speaker": "Maria"}},
     {"role": "assistant", "content": "Sounds lovely! What games did you play?", "metadata": {"speaker": "John"}},
@@ -123,13 +125,11 @@ PICNIC = [
 
 
 def test_the_answer_to_a_follow_up_question_inherits_part_of_the_best_hits_lead(memory: Memory) -> None:
-    from palimpsest.search.conversation import follow_ups
-
     memory.ingest_session("s1", PICNIC)
     memory.ingest_session("s2", [{"role": "user", "content": "Unrelated words about the weather"}])
     hits = _hits(memory, {PICNIC[0]["content"]: 0.8, PICNIC[2]["content"]: 0.2, "Unrelated words about the weather": 0.3,
                           PICNIC[3]["content"]: 0.25, PICNIC[4]["content"]: 0.1})
-    ranked = follow_ups(hits, 0.5)
+    ranked = answers(hits, FOLLOW)
     score = {h.message.content: h.score for h in ranked}
     # two turns on, the same speaker, right after the listener's question: 0.2 + 0.5 × 0.6
     assert score[PICNIC[2]["content"]] == pytest.approx(0.5) and ranked[1].message.content == PICNIC[2]["content"]
@@ -137,15 +137,28 @@ def test_the_answer_to_a_follow_up_question_inherits_part_of_the_best_hits_lead(
     # after a turn that asks nothing ("Fun. I went hiking instead."), nothing is inherited
     assert score[PICNIC[4]["content"]] == pytest.approx(0.1)
     assert score["Unrelated words about the weather"] == pytest.approx(0.3)
-    assert follow_ups([], 0.5) == [] and [h.score for h in follow_ups(_hits(memory, {PICNIC[2]["content"]: 0.2}), 0.5)] == [0.2]
+    assert answers([], FOLLOW) == [] and [h.score for h in answers(_hits(memory, {PICNIC[2]["content"]: 0.2}), FOLLOW)] == [0.2]
 
 
 def test_a_follow_up_by_another_speaker_or_a_worse_hits_inherits_nothing(memory: Memory) -> None:
-    from palimpsest.search.conversation import follow_ups
-
     memory.ingest_session("s1", PICNIC)
     # John's "Fun. I went hiking instead." is two on from his question, but follows Maria's answer (no question)
     hits = _hits(memory, {PICNIC[1]["content"]: 0.7, PICNIC[3]["content"]: 0.1, PICNIC[0]["content"]: 0.2, PICNIC[2]["content"]: 0.4})
-    score = {h.message.content: h.score for h in follow_ups(hits, 0.5)}
+    score = {h.message.content: h.score for h in answers(hits, FOLLOW)}
     assert score[PICNIC[3]["content"]] == pytest.approx(0.1)
     assert score[PICNIC[2]["content"]] == pytest.approx(0.4)  # it leads the picnic turn: nothing to inherit
+
+
+def test_the_reply_to_a_question_among_the_best_hits_inherits_part_of_its_lead(memory: Memory) -> None:
+    memory.ingest_session("s1", [
+        {"role": "assistant", "content": "Who's your favorite basketball team?", "metadata": {"speaker": "Tim"}},
+        {"role": "user", "content": "The Wolves, no doubt.", "metadata": {"speaker": "John"}},
+        {"role": "assistant", "content": "Nice pick. Mine too.", "metadata": {"speaker": "Tim"}},
+        {"role": "user", "content": "Great game last night.", "metadata": {"speaker": "John"}},
+    ])
+    hits = _hits(memory, {"Who's your favorite basketball team?": 0.8, "The Wolves, no doubt.": 0.2,
+                          "Nice pick. Mine too.": 0.3, "Great game last night.": 0.1})
+    score = {h.message.content: h.score for h in answers(hits, Weights(answer=0.5, follow=0.0))}
+    assert score["The Wolves, no doubt."] == pytest.approx(0.2 + 0.5 * 0.6)  # the question's reply
+    assert score["Nice pick. Mine too."] == pytest.approx(0.3)  # not a question's reply
+    assert score["Great game last night."] == pytest.approx(0.1)  # "Nice pick. Mine too." asks nothing

@@ -73,6 +73,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("w_reply", 0.5, "PALIMPSEST_W_REPLY", "Share of its reply's higher score a turn inherits (hybrid; see docs/retrieval.md).", float),
     Setting("w_speaker", 0.15, "PALIMPSEST_W_SPEAKER", "Bonus for turns by whom the query is about: first person → user, a named speaker → theirs (hybrid).", float),
     Setting("w_when", 0.2, "PALIMPSEST_W_WHEN", "Bonus for messages said on, or speaking of, the time a query names ('on 1 May 2022', 'last month'; hybrid).", float),
+    Setting("w_answer", 0.3, "PALIMPSEST_W_ANSWER", "Share of a best hit's lead inherited by its reply when the hit is a question (hybrid).", float),
     Setting("w_follow", 0.3, "PALIMPSEST_W_FOLLOW", "Share of a best hit's lead inherited by the turn answering the listener's follow-up question about it (two turns on, after a question; hybrid).", float),
     Setting("w_dated", 0.1, "PALIMPSEST_W_DATED", "Bonus for messages that name a time of their own ('last Friday', 'in 2019') when the query asks when ('When did …', 'What year …'; hybrid).", float),
     Setting("w_seed", 0.05, "PALIMPSEST_W_SEED", "Weight of the second keyword round, seeded by names in the first hits that the query does not hold (hybrid).", float),

@@ -93,28 +93,38 @@ def conversation_rerank(hits: list[Hit], query: str, w: Weights) -> list[Hit]:
 
 
 
-FOLLOW_TOP = 10  # the best hits whose follow-up answers are looked for (3 / 5 / 10 / 20 measured on LoCoMo half a)
+ANSWERED_TOP = 10  # the best hits whose answers are looked for (3 / 5 / 10 / 20 measured on LoCoMo half a)
 
 
-def follow_ups(hits: list[Hit], share: float) -> list[Hit]:
-    """A turn answering the listener's follow-up question about one of the best hits — two
-    lines on in the same journal, by the same speaker, right after a question ("I had a
-    picnic with friends from church, we played games" / "What games?" / "Charades and a
-    scavenger hunt") — inherits `share` of that hit's lead over it, best first. Reads only
-    the candidates."""
-    if share <= 0 or not hits:
+def answers(hits: list[Hit], w: Weights) -> list[Hit]:
+    """The turns that answer one of the best hits inherit part of its lead over them, best
+    first. Two shapes, both read from the journal's line order among the candidates:
+
+    - a best hit that asks ("Who's your favourite team?") passes `w.answer` × its lead to
+      the next line, its reply ("The Wolves are solid");
+    - a best hit followed by the listener's question ("I had a picnic with friends from
+      church, we played games" / "What games?") passes `w.follow` × its lead to the
+      speaker's answer two lines on ("Charades and a scavenger hunt"): same speaker, and
+      its search context (the turn before it) ends with a question mark."""
+    if not hits or (w.answer <= 0 and w.follow <= 0):
         return hits
     at = {(h.message.session, h.message.journal_path, h.message.journal_line): h for h in hits}
     base = {h.message.id: h.score for h in hits}
-    for h in hits[:FOLLOW_TOP]:
+
+    def inherit(to: Hit | None, lead_of: Hit, share: float, part: str) -> None:
+        lead = base[lead_of.message.id] - base[to.message.id] if to is not None else 0.0
+        if to is not None and share > 0 and lead > 0:
+            to.parts[part] = max(to.parts.get(part, 0.0), lead)
+            to.score += share * lead
+
+    for h in hits[:ANSWERED_TOP]:
         m = h.message
-        answer = at.get((m.session, m.journal_path, m.journal_line + 2))
-        if answer is None or answer.message.role != m.role or answer.message.speaker != m.speaker:
-            continue
-        lead = base[m.id] - base[answer.message.id]
-        if lead > 0 and split_context(answer.message.context)[0].rstrip().endswith("?"):
-            answer.parts["follow"] = max(answer.parts.get("follow", 0.0), lead)
-            answer.score += share * lead
+        if (m.content or "").rstrip().endswith("?"):
+            inherit(at.get((m.session, m.journal_path, m.journal_line + 1)), h, w.answer, "answer")
+        follow = at.get((m.session, m.journal_path, m.journal_line + 2))
+        if (follow is not None and follow.message.role == m.role and follow.message.speaker == m.speaker
+                and split_context(follow.message.context)[0].rstrip().endswith("?")):
+            inherit(follow, h, w.follow, "follow")
     hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
     return hits
 

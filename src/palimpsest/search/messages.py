@@ -22,7 +22,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..ingest.indexer import split_context
 from ..records import Hit, Message, clock_of, parse_time, utcnow
 from ..store import Filters, Store
-from .conversation import conversation_rerank, follow_ups, session_boost
+from .conversation import answers, conversation_rerank, session_boost
 from .diversity import diversify
 from .floor import apply_floor, floor_for
 from .hybrid import Weights, keyword_pool, rank
@@ -169,7 +169,7 @@ class MessageSearch:
             hits = when_boost(hits, query_window(query, clock_of(now, anchor, self.settings.zone)), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = dated_boost(hits, query, w.dated)
             hits = conversation_rerank(hits, query, w)
-            hits = follow_ups(hits, w.follow)
+            hits = answers(hits, w)
             hits = seeded_round(hits, query, source, depth, w.seed)
             newcomers = [h.message.id for h in hits if h.message.id not in ranking.cosines]
             if qvec is not None and newcomers:  # the floor judges the round's newcomers by their cosines too
