@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--longmemeval", metavar="PATH", help="ask the noise set of LongMemEval haystacks instead (longmemeval-s-dev.jsonl.gz)")
     p.add_argument("--haystacks", type=int, default=10, help="with --longmemeval: how many haystacks (20 queries each at 10)")
     args = p.parse_args(argv)
-    for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "w_dated", "w_answer", "w_follow", "session_cap", "recipe", "decay_clock"):
+    for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "w_dated", "w_answer", "w_follow", "w_topic", "session_cap", "recipe", "decay_clock"):
         setattr(args, k, None)
     convs = load(args.path)
     if args.list:

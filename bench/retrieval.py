@@ -100,7 +100,7 @@ def lme_sessions(q: dict[str, Any]) -> Iterator[tuple[str, list[dict[str, Any]]]
 
 
 def open_memory(home: str, args: argparse.Namespace, embedder: Any, cache: Any) -> Memory:
-    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "w_dated", "w_answer", "w_follow", "w_seed", "session_cap", "recipe", "decay_clock",
+    overrides = {k: getattr(args, k) for k in ("w_fts", "w_semantic", "w_temporal", "w_importance", "w_session", "w_reply", "w_speaker", "w_when", "w_dated", "w_answer", "w_follow", "w_topic", "w_seed", "session_cap", "recipe", "decay_clock",
                                        "floor_similarity", "floor_unknown", "floor_stranger") if getattr(args, k, None) is not None}
     if getattr(args, "store_server", None):
         overrides["store"] = _database(args.store_server)
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     p.add_argument("--recipe", choices=["hybrid", "rrf"])
     p.add_argument("--decay-clock", choices=["created", "accessed"])
-    for w in ("fts", "semantic", "temporal", "importance", "session", "reply", "speaker", "when", "dated", "answer", "follow", "seed"):
+    for w in ("fts", "semantic", "temporal", "importance", "session", "reply", "speaker", "when", "dated", "answer", "follow", "topic", "seed"):
         p.add_argument(f"--w-{w}", type=float)
     p.add_argument("--session-cap", type=int, help="aggregation questions: hits of one session before the others' (0: off)")
     p.add_argument("--floor-similarity", help="relevance floor: auto, off or a cosine")

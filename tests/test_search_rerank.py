@@ -114,7 +114,7 @@ def test_search_ranks_the_users_own_turn_above_a_stranger_reply(home: Path, stor
     assert first_person.index("Max chews every collar; he is a golden retriever, a big dog") < first_person.index("The dog park has a dog fountain")
 
 
-FOLLOW = Weights(answer=0.0, follow=0.5)
+FOLLOW = Weights(answer=0.0, follow=0.5, topic=0.0)
 PICNIC = [
     {"role": "user", "content": "Last weekend I had a picnic with friends from church, we played games", "metadata": {"speaker": "Maria"}},
     {"role": "assistant", "content": "Sounds lovely! What games did you play?", "metadata": {"speaker": "John"}},
@@ -158,7 +158,19 @@ def test_the_reply_to_a_question_among_the_best_hits_inherits_part_of_its_lead(m
     ])
     hits = _hits(memory, {"Who's your favorite basketball team?": 0.8, "The Wolves, no doubt.": 0.2,
                           "Nice pick. Mine too.": 0.3, "Great game last night.": 0.1})
-    score = {h.message.content: h.score for h in answers(hits, Weights(answer=0.5, follow=0.0))}
+    score = {h.message.content: h.score for h in answers(hits, Weights(answer=0.5, follow=0.0, topic=0.0))}
     assert score["The Wolves, no doubt."] == pytest.approx(0.2 + 0.5 * 0.6)  # the question's reply
     assert score["Nice pick. Mine too."] == pytest.approx(0.3)  # not a question's reply
     assert score["Great game last night."] == pytest.approx(0.1)  # "Nice pick. Mine too." asks nothing
+
+
+def test_the_turn_a_follow_up_question_was_about_inherits_part_of_its_answers_lead(memory: Memory) -> None:
+    memory.ingest_session("s1", PICNIC)
+    topic = Weights(answer=0.0, follow=0.0, topic=0.5)
+    hits = _hits(memory, {PICNIC[2]["content"]: 0.8, PICNIC[0]["content"]: 0.2, PICNIC[1]["content"]: 0.1})
+    score = {h.message.content: h.score for h in answers(hits, topic)}
+    assert score[PICNIC[0]["content"]] == pytest.approx(0.2 + 0.5 * 0.6)  # "What games?" asked about it
+    assert score[PICNIC[1]["content"]] == pytest.approx(0.1)  # the question itself gains nothing
+    # "Hiking sounds great too" follows "Fun. I went hiking instead.", which asks nothing
+    hits = _hits(memory, {PICNIC[4]["content"]: 0.8, PICNIC[2]["content"]: 0.2})
+    assert {h.message.content: h.score for h in answers(hits, topic)}[PICNIC[2]["content"]] == pytest.approx(0.2)

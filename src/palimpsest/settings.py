@@ -75,6 +75,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("w_when", 0.2, "PALIMPSEST_W_WHEN", "Bonus for messages said on, or speaking of, the time a query names ('on 1 May 2022', 'last month'; hybrid).", float),
     Setting("w_answer", 0.3, "PALIMPSEST_W_ANSWER", "Share of a best hit's lead inherited by its reply when the hit is a question (hybrid).", float),
     Setting("w_follow", 0.3, "PALIMPSEST_W_FOLLOW", "Share of a best hit's lead inherited by the turn answering the listener's follow-up question about it (two turns on, after a question; hybrid).", float),
+    Setting("w_topic", 0.3, "PALIMPSEST_W_TOPIC", "Share of a best hit's lead inherited by the same speaker's turn two before it, when the hit answers a question about that turn (hybrid).", float),
     Setting("w_dated", 0.1, "PALIMPSEST_W_DATED", "Bonus for messages that name a time of their own ('last Friday', 'in 2019') when the query asks when ('When did …', 'What year …'; hybrid).", float),
     Setting("w_seed", 0.05, "PALIMPSEST_W_SEED", "Weight of the second keyword round, seeded by names in the first hits that the query does not hold (hybrid).", float),
     Setting("session_cap", 0, "PALIMPSEST_SESSION_CAP", "Aggregation questions ('how many', 'all the' …): at most this many hits of one session before the other sessions' (0: no cap).", int),

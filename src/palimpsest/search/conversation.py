@@ -97,16 +97,20 @@ ANSWERED_TOP = 10  # the best hits whose answers are looked for (3 / 5 / 10 / 20
 
 
 def answers(hits: list[Hit], w: Weights) -> list[Hit]:
-    """The turns that answer one of the best hits inherit part of its lead over them, best
-    first. Two shapes, both read from the journal's line order among the candidates:
+    """A question and its answer lend each other part of their lead, best first. Three
+    shapes, read from the journal's line order among the candidates:
 
     - a best hit that asks ("Who's your favourite team?") passes `w.answer` × its lead to
       the next line, its reply ("The Wolves are solid");
     - a best hit followed by the listener's question ("I had a picnic with friends from
       church, we played games" / "What games?") passes `w.follow` × its lead to the
       speaker's answer two lines on ("Charades and a scavenger hunt"): same speaker, and
-      its search context (the turn before it) ends with a question mark."""
-    if not hits or (w.answer <= 0 and w.follow <= 0):
+      its search context (the turn before it) ends with a question mark;
+    - the converse: a best hit that answers such a question passes `w.topic` × its lead
+      back to the speaker's turn two lines before, the one the question was about ("Yeah, I
+      painted that lake sunrise last year!" → "take a look at this [a painting of a sunset
+      over a lake]")."""
+    if not hits or (w.answer <= 0 and w.follow <= 0 and w.topic <= 0):
         return hits
     at = {(h.message.session, h.message.journal_path, h.message.journal_line): h for h in hits}
     base = {h.message.id: h.score for h in hits}
@@ -122,11 +126,22 @@ def answers(hits: list[Hit], w: Weights) -> list[Hit]:
         if (m.content or "").rstrip().endswith("?"):
             inherit(at.get((m.session, m.journal_path, m.journal_line + 1)), h, w.answer, "answer")
         follow = at.get((m.session, m.journal_path, m.journal_line + 2))
-        if (follow is not None and follow.message.role == m.role and follow.message.speaker == m.speaker
-                and split_context(follow.message.context)[0].rstrip().endswith("?")):
+        if follow is not None and _same_speaker(follow, h) and _asked_before(follow):
             inherit(follow, h, w.follow, "follow")
+        topic = at.get((m.session, m.journal_path, m.journal_line - 2))
+        if topic is not None and _same_speaker(topic, h) and _asked_before(h):
+            inherit(topic, h, w.topic, "topic")
     hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
     return hits
+
+
+def _same_speaker(a: Hit, b: Hit) -> bool:
+    return a.message.role == b.message.role and a.message.speaker == b.message.speaker
+
+
+def _asked_before(h: Hit) -> bool:
+    """The turn before `h` (its search context) ends with a question mark."""
+    return split_context(h.message.context)[0].rstrip().endswith("?")
 
 
 def session_boost(hits: list[Hit], weight: float) -> list[Hit]:
