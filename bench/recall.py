@@ -1,7 +1,7 @@
 """Recall quality and speed (issue 6).
 
     python bench/recall.py quality longmemeval ../shared/eval/longmemeval-s-dev.jsonl.gz [--embedder none]
-    python bench/recall.py quality locomo ../shared/eval/locomo-dev.json [--split a|b] [--whole-ids] [--tokens-per-hit N]
+    python bench/recall.py quality locomo ../shared/eval/locomo-dev.json [--split a|b] [--whole-ids] [--tokens-per-hit N] [--weight w_topic=0 …]
     python bench/recall.py speed [--messages 100000]
     python bench/recall.py knowledge ../shared/eval/longmemeval-s-dev.jsonl.gz
     python bench/recall.py facts ../shared/eval/longmemeval-s-dev.jsonl.gz [--split a|b] [--fact-share 0.6,1.0]
@@ -44,8 +44,9 @@ from palimpsest.store.facts_base import FactQuery
 BUDGETS = (1000, 2000, 4000)
 
 
-def _memory(home: str, embedder: Any, cache: Any) -> Memory:
-    m = Memory(settings=Settings.load(env={}, home=home, embedder="local" if embedder else "none", w_temporal=0.0, timezone="UTC"))
+def _memory(home: str, embedder: Any, cache: Any, overrides: dict[str, float] | None = None) -> Memory:
+    settings = {"w_temporal": 0.0, **(overrides or {})}
+    m = Memory(settings=Settings.load(env={}, home=home, embedder="local" if embedder else "none", timezone="UTC", **settings))
     if embedder:
         m.use_embedder(embedder, cache)
     return m
@@ -85,7 +86,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
     if args.dataset == "longmemeval":
         for q in split(data, args.split)[: args.max_questions]:
             with tempfile.TemporaryDirectory() as home:
-                memory = _memory(home, embedder, cache)
+                memory = _memory(home, embedder, cache, dict(args.weights))
                 for session, msgs in lme_sessions(q):
                     memory.ingest_session(session, msgs)
                 if embedder:
@@ -96,7 +97,7 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
     else:
         for conv in split(data, args.split):
             with tempfile.TemporaryDirectory() as home:
-                memory = _memory(home, embedder, cache)
+                memory = _memory(home, embedder, cache, dict(args.weights))
                 for session, _, turns in locomo_sessions(conv):
                     memory.ingest_session(session, turns)
                 if embedder:
@@ -226,6 +227,13 @@ def _retired_sources(memory: Memory, items: list[Any]) -> int:
     return count
 
 
+def _weight(text: str) -> tuple[str, float]:
+    name, _, value = text.partition("=")
+    if not name.startswith("w_") or not value:
+        raise argparse.ArgumentTypeError(f"expected w_NAME=VALUE, got {text!r}")
+    return name, float(value)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="what", required=True)
@@ -237,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
     q.add_argument("--whole-ids", action="store_true", help="lines show whole message ids (the block before short ids)")
     q.add_argument("--tokens-per-hit", type=int, help="hits asked of search: budget / this (default recaller.TOKENS_PER_HIT)")
+    q.add_argument("--weight", dest="weights", action="append", type=_weight, default=[], metavar="NAME=VALUE",
+                   help="a search weight for this run, e.g. --weight w_topic=0 (repeatable)")
     k = sub.add_parser("knowledge")
     k.add_argument("path")
     k.add_argument("--max-questions", type=int)
