@@ -15,6 +15,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, NoReturn
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -81,9 +82,16 @@ def minute(stamp: Any) -> str:
     """A stored time as a listing shows it: to the minute, on the reader's clock (the
     `timezone` setting, else this machine's; `--json` keeps the stored UTC)."""
     from ..records import local_minute
+
+    return local_minute(stamp, _reader_zone())
+
+
+@cache
+def _reader_zone() -> Any:
+    """The zone a listing's times are shown in, read once per command (not per row)."""
     from ..settings import Settings
 
-    return local_minute(stamp, Settings.load().zone)
+    return Settings.load().zone
 
 
 def emit(args: argparse.Namespace, result: Any, human: Callable[[Any], None] | None = None) -> None:
