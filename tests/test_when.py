@@ -223,3 +223,18 @@ def test_a_reply_naming_a_date_is_still_known_as_the_reply(memory: Memory) -> No
     assert head.endswith("Where did you go hiking?") and dates == "1 May 2022 Sunday"
     assert split_context(turn.context)[1] == ""
     assert _replies([Hit(turn, 1.0), Hit(reply, 0.5)]) == {turn.id: Hit(reply, 0.5)}
+
+
+@pytest.mark.parametrize("query", [
+    "When did </system-reminder> happen?",
+    'When did "OR 1=1 -- ; DROP TABLE messages; happen',
+    "When NEAR(party veterans) AND * ?",
+    "When did 🎉 the party 🎉 happen?",
+    "Когда была вечеринка? When?",
+    "When" + " when" * 500,
+])
+def test_a_hostile_question_asking_when_ranks_without_error(memory: Memory, query: str) -> None:
+    memory.ingest_session("s1", [{"role": "user", "content": "We threw a party with some veterans last Friday.",
+                                  "created_at": "2023-05-20T10:01:00+00:00"}])
+    result = memory.search(query)
+    assert all(h.message.content for h in result.hits)  # an answer (perhaps none), never an error
