@@ -91,8 +91,6 @@ def conversation_rerank(hits: list[Hit], query: str, w: Weights) -> list[Hit]:
     return hits
 
 
-
-
 ANSWERED_TOP = 10  # the best hits whose answers are looked for (3 / 5 / 10 / 20 measured on LoCoMo half a)
 
 
@@ -101,7 +99,7 @@ def answers(hits: list[Hit], w: Weights) -> list[Hit]:
     shapes, read from the journal's line order among the candidates:
 
     - a best hit that asks ("Who's your favourite team?") passes `w.answer` × its lead to
-      the next line, its reply ("The Wolves are solid");
+      its reply (`_replies`: "The Wolves are solid");
     - a best hit followed by the listener's question ("I had a picnic with friends from
       church, we played games" / "What games?") passes `w.follow` × its lead to the
       speaker's answer two lines on ("Charades and a scavenger hunt"): same speaker, and
@@ -114,6 +112,7 @@ def answers(hits: list[Hit], w: Weights) -> list[Hit]:
         return hits
     at = {(h.message.session, h.message.journal_path, h.message.journal_line): h for h in hits}
     base = {h.message.id: h.score for h in hits}
+    replies = _replies(hits) if w.answer > 0 else {}
 
     def inherit(to: Hit | None, lead_of: Hit, share: float, part: str) -> None:
         lead = base[lead_of.message.id] - base[to.message.id] if to is not None else 0.0
@@ -124,7 +123,7 @@ def answers(hits: list[Hit], w: Weights) -> list[Hit]:
     for h in hits[:ANSWERED_TOP]:
         m = h.message
         if (m.content or "").rstrip().endswith("?"):
-            inherit(at.get((m.session, m.journal_path, m.journal_line + 1)), h, w.answer, "answer")
+            inherit(replies.get(m.id), h, w.answer, "answer")
         follow = at.get((m.session, m.journal_path, m.journal_line + 2))
         if follow is not None and _same_speaker(follow, h) and _asked_before(follow):
             inherit(follow, h, w.follow, "follow")
@@ -161,4 +160,3 @@ def session_boost(hits: list[Hit], weight: float) -> list[Hit]:
         h.score += weight * h.parts["session"]
     hits.sort(key=lambda h: (-h.score, h.message.created_at, h.message.id))
     return hits
-

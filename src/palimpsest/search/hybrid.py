@@ -46,15 +46,16 @@ class Weights:
     session: float = 0.0  # share of its session's mean a hit gains (session_boost)
     when: float = 0.2  # bonus for messages of the time the query names (timeframe.when_boost)
     seed: float = 0.05  # weight of the entity-seeded second keyword round (seeded.seeded_round)
-    answer: float = 0.3  # share of a best hit's lead its reply inherits when the hit asks (conversation.answers)
-    topic: float = 0.3  # share of a best hit's lead the turn its follow-up question was about inherits (conversation.answers)
-    follow: float = 0.3  # share of a best hit's lead its follow-up answer inherits (conversation.answers)
     dated: float = 0.1  # bonus for messages naming a time, when the query asks one (timeframe.dated_boost)
+    answer: float = 0.3  # share of a best hit's lead its reply inherits when the hit asks (conversation.answers)
+    follow: float = 0.3  # share of a best hit's lead its follow-up answer inherits (conversation.answers)
+    topic: float = 0.3  # share of a best hit's lead the turn its follow-up question was about inherits (conversation.answers)
 
     @classmethod
     def from_settings(cls, s: Any) -> Weights:
         return cls(s.w_fts, s.w_semantic, s.w_temporal, s.w_importance, s.decay_clock, s.reinforcement_cap,
-                   reply=s.w_reply, speaker=s.w_speaker, session=s.w_session, when=s.w_when, seed=s.w_seed, dated=s.w_dated, answer=s.w_answer, follow=s.w_follow, topic=s.w_topic)
+                   reply=s.w_reply, speaker=s.w_speaker, session=s.w_session, when=s.w_when, seed=s.w_seed,
+                   dated=s.w_dated, answer=s.w_answer, follow=s.w_follow, topic=s.w_topic)
 
     def score(self, parts: dict[str, float]) -> float:
         return (self.fts * parts.get("fts", 0.0) + self.semantic * parts.get("semantic", 0.0)
