@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from common import machine, table, write_section
 
 from palimpsest import Memory, Settings
-from palimpsest.facts.local import DATE, named_start
+from palimpsest.facts.local import named_start
 from palimpsest.importers import import_data
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"
@@ -37,7 +37,7 @@ def conversation(conv: dict) -> dict[str, int]:
         said = {m.id: m for m in memory.store.get_messages([f["attestations"][0]["source"] for f in facts])}
         for f in facts:
             m = said[f["attestations"][0]["source"]]
-            named = named_start(f["text"], m.created_at) if DATE.search(f["text"]) and f["kind"] != "task" else None
+            named = named_start(f["text"], m.created_at) if f["kind"] != "task" else None
             out["facts"] += 1
             out["from_named_date" if named and f["valid_from"] == named else "from_message" if f["valid_from"] == m.created_at else "other"] += 1
             out["heard_when_said"] += f["attestations"][0]["at"] == m.created_at

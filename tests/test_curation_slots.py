@@ -90,10 +90,19 @@ def test_a_correction_said_in_a_turn_supersedes(memory: Memory) -> None:
     ("The project lead is Priya.", "Priya also manages the hiring pipeline.", "related"),
     ("I live in Lisbon.", "My home is in Lisbon.", "confirm"),
     ("I like tea more than coffee.", "I like coffee more than tea.", "related"),
+    ("I live in Berlin.", "Last month I moved to Munich.", "supersede"),  # a time said with a change leaves the slot alone
 ])
 def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
     memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
     assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
+def test_two_happenings_that_share_only_when_both_stay_current(memory: Memory) -> None:
+    # LoCoMo conv-26, session 5: the parade was retired by the picnic while "last week" was read as the slot
+    memory.facts.curator.write({"text": "Last week I went to an LGBTQ+ pride parade.", "valid_from": "2023-06-29"})
+    d = memory.facts.curator.write({"text": "We even had a picnic last week!", "valid_from": "2023-06-29"})
+    assert d.action != "revise" and len(memory.facts.query()) == 2
+    assert slots.parse("Last week I went to an LGBTQ+ pride parade.").holder == "i"  # the week opens it, the subject follows
 
 
 def test_slot_parse() -> None:

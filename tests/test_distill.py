@@ -3,10 +3,9 @@ path (valid, invalid → parked and retried, last attempt → fallback), instant
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
-
-import time
 
 import pytest
 
@@ -52,6 +51,9 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     ("got it on the 2nd", "2026-03-02"), ("two weeks ago", "2026-02-18"), ("married in June 2019", "2019-06-01"),
     ("last November", "2025-11-01"), ("next May", "2026-05-01"), ("this morning", "2026-03-04"),
     ("the 1st of June", "2026-06-01"), ("on the 21st of March 2027", "2027-03-21"), ("the 2nd floor", None),
+    # read by `when`, the indexer's grammar: seasons, years, counts ahead, weeks by their middle day
+    ("we met last summer", "2025-06-01"), ("back in 2019", "2019-01-01"), ("in two weeks", "2026-03-18"),
+    ("last week", "2026-02-26"), ("February 30", None), ("for three years", None),
 ])
 def test_dates_resolve_against_the_message_time(text: str, expected: str | None) -> None:
     got = resolve_date(text, T0)  # a Wednesday
@@ -66,6 +68,7 @@ def test_dates_resolve_against_the_message_time(text: str, expected: str | None)
     ("As of tomorrow the office is closed.", "2026-03-05"), ("Effective 1 April 2026 the rate is 5%.", "2026-04-01"),
     ("Today the cache holds a week of data.", "2026-03-04"), ("nothing named", None),
     ("From the 1st of June we deploy on Fridays.", "2026-06-01"), ("We meet on the 21st of March.", None),
+    ("I've been vegetarian since 2019.", "2019-01-01"), ("I've played bass for three years.", None),  # how long is not since when
 ])
 def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(text: str, expected: str | None) -> None:
     got = named_start(text, T0)  # a Wednesday
@@ -108,6 +111,9 @@ def test_a_start_said_at_a_utc_offset_is_compared_in_utc() -> None:
     ("Learning German has been tough but worth it.", ("fact", "fact")), ("Remote work is great for our team.", ("fact", "fact")),
     ("Daily standups are important for the team.", ("fact", "fact")), ("Code review is important to me.", ("fact", "fact")),
     ("The API is written in Go.", ("fact", "fact")),
+    # a state said with its start is a fact; an intention for a year to come a plan, not an appointment
+    ("I've been vegetarian since 2019.", ("fact", "fact")), ("I want to learn Spanish before our trip next year.", ("fact", "plan")),
+    ("We did something similar last summer in Maine.", ("fact", "event")),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)

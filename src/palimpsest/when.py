@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 
 MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
@@ -42,6 +42,9 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
 SEASONS = {"spring": (3, 4, 5), "summer": (6, 7, 8), "fall": (9, 10, 11), "autumn": (9, 10, 11), "winter": (12, 1, 2)}
 UNCERTAIN_NUMBERS = {"a few", "a couple", "a couple of", "couple of"}
 MIN_YEAR, MAX_YEAR = 1000, 2999
+# Which words of a text are time expressions, and of what grain, does not depend on the day
+# they are read from: a reader that asks only that (the facts' classifier and slots) passes this.
+ANY_DAY = date(2001, 1, 3)
 
 _MONTH = r"(?P<{g}>" + "|".join(sorted((m for m in MONTHS), key=len, reverse=True)) + r")\.?"
 _NUM = r"(?P<n>\d{1,3}|" + "|".join(sorted(map(re.escape, NUMBERS), key=len, reverse=True)) + r")"
@@ -126,6 +129,8 @@ class Span:
     last: date
     grain: str  # day | week | weekend | month | season | year
     certain: bool = True
+    kind: str = field(default="", compare=False)  # the pattern read ("for_n": a duration, how long rather than when)
+    at: int = field(default=0, compare=False)  # where the expression starts in the text
 
 
 def _is_month(token: str) -> bool:
@@ -417,7 +422,7 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
                 spans = _one(kind, m, day)
                 if spans:
                     taken.append((m.start(), m.end()))
-                    found.extend((w_start + m.start(), s) for s in spans)
+                    found.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
     return [s for _, s in sorted(found, key=lambda p: p[0])]
 
 

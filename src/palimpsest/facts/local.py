@@ -52,12 +52,13 @@ which the assistant may report ("We agreed last week to use NATS"). A correction
 
 from __future__ import annotations
 
+import calendar
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
-from ..errors import InvalidInput
-from ..records import Message, iso, parse_time, wall_clock
+from .. import when
+from ..records import Message, iso, wall_clock
 from . import slots
 
 # -- the local fallback ----------------------------------------------------------
@@ -83,27 +84,7 @@ TASK = re.compile(r"^\s*(?:todo\b[:\s]*|i (?:really |probably |definitely |serio
                   r"we should|next step[s]?(?: is| are)?:?|please remember to|reminder\b[:\s-]+)", re.IGNORECASE)
 STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|has|have|lives?|works?)\b|"
                     r"i(?:'m| am)\s+(?:a|an|the)\s|i\s+(?:live|work|study|moved|own|have (?:a|an|two|three)|was born|grew up|use)\b)", re.IGNORECASE)
-MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"]
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-DATE = re.compile(
-    rf"\b(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b|\b(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m1>{_MONTH})\b(?:,?\s+(?P<y1>\d{{4}}))?"
-    rf"|\b(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y2>\d{{4}}))?"
-    r"|\b(?P<rel>yesterday|today|tomorrow)\b|\b(?P<dir>next|last|this|on)\s+(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|"
-    r"sunday)\b"
-    # a day of the month said alone ("on the 2nd", "by the 31st"): of the month it is said in
-    # a past time counted back from the day said ("last month", "two weeks ago", "this morning")
-    r"|\b(?:(?P<ago>a|an|one|two|three|four|five|six|\d{1,2})\s+(?P<unit>day|week|month|year)s?\s+ago|last\s+(?P<last>week|weekend|month|"
-    r"year|night)"
-    r"|(?P<morning>this morning|earlier today|last night))\b"
-    # a month alone, or with its year ("in June 2019", "in March"): its first day
-    rf"|\b(?P<mdir>last|next|this)\s+(?P<m6>{_MONTH})\b"
-    rf"|\b(?:in\s+(?P<m4>{_MONTH})|(?P<m5>{_MONTH})\s+(?P<y5>\d{{4}}))\b(?:\s+(?P<y4>\d{{4}}))?"
-    # (not "the 1st of June": that day of that month is the first alternative's, one word on)
-    rf"|\bthe\s+(?P<d3>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:{_MONTH}\b|(?:\w+\s+)?(?:floor|time|place|row|century)))",
-    re.IGNORECASE)
-_UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}  # "two weeks ago": a day near enough for valid time
-_COUNT_WORDS = {"a": "1", "an": "1", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6"}
+CALENDAR_WORDS = {name.lower() for name in (*calendar.month_name, *calendar.day_name) if name}  # not entities
 _IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
                     r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
@@ -144,55 +125,48 @@ def entities_of(text: str) -> list[str]:
     found += [m.group(0) for m in _NAME.finditer(text) if m.group(0).lower() not in ("i", "i'm", "i've") and m.group(0) != "I"]
     out: list[str] = []
     for e in found:
-        if e not in out and e.lower() not in MONTHS + WEEKDAYS:
+        if e not in out and e.lower() not in CALENDAR_WORDS:
             out.append(e)
     return out[:10]
+
+
+# Times are read by `when` (the one grammar of time expressions, which the indexer uses too).
+# The classifier asks only whether and how a sentence names a time, not which day
+# (`when.ANY_DAY`). A duration ("for three years") says how long, not when.
+def _times(text: str, anchor: date = when.ANY_DAY) -> list[when.Span]:
+    return [t for t in when.resolve(text, anchor) if t.kind != "for_n"]
+
+
+def _dated(times: list[when.Span]) -> bool:
+    """The sentence is dated as a happening: it names a time, not only the start of a state
+    that still holds ("I've been vegetarian since 2019": a fact, valid from 2019)."""
+    return any(not t.text.lower().startswith("since") for t in times)
+
+
+def _first_time(text: str, anchor: date) -> when.Span | None:
+    """The first time `text` names; of the readings of one expression ("on Friday": the last
+    or the coming one), the later, as the old rule of a plan said."""
+    spans = _times(text, anchor)
+    return max((t for t in spans if t.at == spans[0].at), key=lambda t: t.first) if spans else None
+
+
+def _day(span: when.Span) -> date:
+    """The one day a span stands for as a valid time: a week counted back ("two weeks ago")
+    its middle day; a day, weekend, month, season or year its first."""
+    return span.first + (span.last - span.first) / 2 if span.grain == "week" else span.first
+
+
+def _midnight(d: date, said: datetime) -> str:
+    return iso(datetime(d.year, d.month, d.day, tzinfo=said.tzinfo))
 
 
 def resolve_date(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> str | None:
     """The first date `text` names: its midnight on the speaker's calendar (`metadata`'s
     `utc_offset`, `records.wall_clock`; UTC without one) as an ISO time, relative dates
     counted from the day `said_at` is there."""
-    m = DATE.search(text)
-    return None if m is None else _resolve(m, wall_clock(said_at, metadata))
-
-
-def _resolve(m: re.Match[str], base: datetime) -> str | None:
-    """The date a `DATE` match names, `base` the moment said on the speaker's clock (see `resolve_date`)."""
-    day = base.replace(hour=0, minute=0, second=0, microsecond=0)
-    try:
-        if m.group("iso"):
-            return iso(datetime.fromisoformat(m.group("iso")).replace(tzinfo=base.tzinfo))
-        if m.group("rel"):
-            return iso(day + timedelta(days={"yesterday": -1, "today": 0, "tomorrow": 1}[m.group("rel").lower()]))
-        if m.group("wd"):
-            target = WEEKDAYS.index(m.group("wd").lower())
-            delta = (target - day.weekday()) % 7
-            if m.group("dir").lower() == "last":
-                delta = delta - 7 if delta else -7
-            elif m.group("dir").lower() == "next" and delta == 0:
-                delta = 7
-            return iso(day + timedelta(days=delta))
-        if m.group("unit") or m.group("last"):
-            unit = m.group("unit") or {"weekend": "week", "night": "day"}.get(m.group("last"), m.group("last"))
-            n = 1 if m.group("last") else int(_COUNT_WORDS.get(m.group("ago").lower(), m.group("ago")))
-            return iso(day - timedelta(days=n * _UNIT_DAYS[unit]))
-        if m.group("morning"):
-            return iso(day - timedelta(days=1 if m.group("morning").lower() == "last night" else 0))
-        if m.group("m6"):  # "last November": the one before the day said; "next May": the one after
-            month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(m.group("m6").lower()[:3]))
-            step = {"last": -1 if month >= base.month else 0, "next": 1 if month <= base.month else 0, "this": 0}[m.group("mdir").lower()]
-            return iso(datetime(base.year + step, month, 1, tzinfo=base.tzinfo))
-        if m.group("m4") or m.group("m5"):
-            month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith((m.group("m4") or m.group("m5")).lower()[:3]))
-            return iso(datetime(int(m.group("y4") or m.group("y5") or base.year), month, 1, tzinfo=base.tzinfo))
-        if m.group("d3"):
-            return iso(datetime(base.year, base.month, int(m.group("d3")), tzinfo=base.tzinfo))
-        month_text, d, y = (m.group("m1"), m.group("d1"), m.group("y1")) if m.group("m1") else (m.group("m2"), m.group("d2"), m.group("y2"))
-        month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month_text.lower()[:3]))
-        return iso(datetime(int(y) if y else base.year, month, int(d), tzinfo=base.tzinfo))
-    except (ValueError, InvalidInput, StopIteration):
-        return None
+    said = wall_clock(said_at, metadata)
+    span = _first_time(text, said.date())
+    return None if span is None else _midnight(_day(span), said)
 
 
 _STARTS = re.compile(r"\b(?:from|starting|beginning|as of|effective|commencing)\s+(?:on\s+)?(?:the\s+)?$", re.IGNORECASE)
@@ -204,12 +178,14 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
     yesterday"), or a later one said as a start ("from next Monday we deploy on Fridays");
     a later date otherwise is what the statement is about, not when it holds ("the standup
     is on Tuesday", "the deadline moved to the 9th" hold from when they are said): None."""
-    m = DATE.search(text)
     said = wall_clock(said_at, metadata)
-    named = None if m is None else _resolve(m, said)
-    if m is None or named is None or parse_time(named).astimezone(said.tzinfo).date() <= said.date():  # both days on the speaker's calendar
-        return named
-    return named if _STARTS.search(text[:m.start()]) else None
+    span = _first_time(text, said.date())
+    if span is None:
+        return None
+    day = _day(span)
+    if day <= said.date() or _STARTS.search(text[:span.at]):  # both days on the speaker's calendar
+        return _midnight(day, said)
+    return None
 
 
 _OPENING = re.compile(r"^\s*(?:(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao|lol|y+a+y+|y+e+s+|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
@@ -570,16 +546,16 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
     if REQUEST.match(s) and not rule:
         return None  # a request of the moment, whatever it mentions
-    date = DATE.search(s)
-    dated = date is not None
+    times = _times(s)
+    dated = _dated(times)
     if CHANGE.search(s) and not rule:
         if _COMING_SWITCH.search(s) and _SOON.search(s):
             return "fact", "decision", s  # decided, not yet done
         if dated and _PROGRESSIVE.search(s) and _future(s):
             return "fact", "event", s  # "We're moving to Canada in August": a happening to come, nothing changed yet
         return "correction", "correction", s
-    if INTENTION.search(s):
-        return "fact", "event" if dated else "plan", s
+    if INTENTION.search(s):  # a day to come is an appointment; a month or a year to come, an intention
+        return "fact", "event" if dated and not _month_only(times) else "plan", s
     if PREFERENCE.search(s) or rule or MY_PREFERENCE.search(s) or PERMISSION.search(s) or VERBLESS_RULE.match(s) and not REQUEST.match(s):
         return "fact", "preference", s
     if (PLAN.search(s) or _SOON.search(s)) and not dated:
@@ -587,7 +563,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
     if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
-        return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(date) else "event", s
+        return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(times) else "event", s
     if TRANSIENT.search(s):
         return None
     if _HAPPENED.match(s) and not _PASSING_RESULT.match(s):  # (a trouble report was dropped above)
@@ -607,15 +583,15 @@ _PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|
 _MONTH_AHEAD = re.compile(r"\b(?:am|'m|are|'re|is|'s) \w+ing\b|\b(?:will|'ll|going to)\b", re.IGNORECASE)
 
 
-def _month_only(m: re.Match[str] | None) -> bool:
-    """The `DATE` match names a month alone ("in September", "this November")."""
-    return m is not None and bool(m.group("m4") or m.group("m5") or m.group("m6"))
+def _month_only(times: list[when.Span]) -> bool:
+    """The first time named is a month or longer, not a day ("in September", "this November")."""
+    return bool(times) and times[0].grain in ("month", "season", "year")
 
 
 def _future(s: str) -> bool:
     """`s` names a time and not a past one ("in August", "next week", "on the 9th" — not
     "yesterday", "last month"): the classifier has no clock, the words tell."""
-    return DATE.search(s) is not None and _PAST_TIME.search(s) is None
+    return bool(_times(s)) and _PAST_TIME.search(s) is None
 
 
 def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:

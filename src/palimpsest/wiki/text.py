@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..facts.local import MONTHS, WEEKDAYS, sentences
+from ..facts.local import CALENDAR_WORDS, sentences
 from ..records import Message
 from ..store.summaries_base import Summary
 
@@ -25,7 +25,7 @@ NOT_NAMES = {"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "hey", "hi", "hell
              "wow", "oh", "omg", "lol", "haha", "aw", "aww", "awesome", "congrats", "congratulations", "sure", "great", "cool",
              "nice", "good", "bye", "then", "let", "just", "sorry", "yep", "please", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "jan", "feb", "mar",
              "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "the", "a", "an", "and", "but", "so", "it", "it's", "that", "this", "what", "how", "why",
-             "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", *MONTHS, *WEEKDAYS}
+             "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", *CALENDAR_WORDS}
 # Capitalised words that name a kind of thing, not a thing: "the PR", "an API", "the CI" are
 # no topic of their own (a page titled "PR" gathered every pull request ever mentioned).
 NOT_TOPICS = {"pr", "prs", "mr", "mrs", "ms", "dr", "api", "apis", "url", "urls", "ui", "ux", "ci", "cd", "id", "ids", "todo",
