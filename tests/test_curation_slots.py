@@ -91,6 +91,9 @@ def test_a_correction_said_in_a_turn_supersedes(memory: Memory) -> None:
     ("I live in Lisbon.", "My home is in Lisbon.", "confirm"),
     ("I like tea more than coffee.", "I like coffee more than tea.", "related"),
     ("I live in Berlin.", "Last month I moved to Munich.", "supersede"),  # a time said with a change leaves the slot alone
+    ("I went to Paris in May.", "I went to Rome in June.", "related"),  # two trips, not a value replaced
+    ("We use Jenkins for CI.", "We went from Jenkins to GitHub Actions for CI.", "supersede"),
+    ("My son goes to Lincoln High.", "My son goes to Roosevelt High now.", "supersede"),  # one school at a time
 ])
 def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
     memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})

@@ -269,6 +269,8 @@ def _structural(s: str, original: str) -> Slot | None:
         holder, attr = _holder_attr(m.group("attr"))
         return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(m.group("old") or ""), verb="change")
     m = _REPLACED.match(s) or _SWITCH.match(s)
+    if m and _a_visit(m):
+        m = None  # "I went to Paris", "we went to a concert": a happening, not a value replaced
     if m:
         subj = m.group("subj")
         obj = m.groupdict().get("obj") or ""
@@ -285,6 +287,14 @@ def _structural(s: str, original: str) -> Slot | None:
             value = _words(m.group("val")[: purpose.start()])
         return Slot(holder, attr, value, change=True, old_value=_words(m.group("old") or ""), verb="change")
     return None
+
+
+def _a_visit(m: re.Match[str]) -> bool:
+    """A person went somewhere, said with no earlier value ("I went to Paris" / "I went to
+    Rome" are two trips; "we went from Jenkins to GitHub Actions", "we went with Postgres" and
+    "the price went to $20" change a value)."""
+    return (m.groupdict().get("verb") == "went" and not m.group("old") and not m.groupdict().get("obj")
+            and m.group("subj") in PRONOUNS and re.search(r"\bwent\s+to\b", m.group(0)) is not None)
 
 
 _SUBORDINATE = frozenset(["since", "because", "when", "if", "while", "after", "before", "although", "though", "as", "remember", "so",
@@ -357,7 +367,8 @@ def _verbal(s: str) -> Slot | None:
             value = rest[cut + 1:]
         else:
             value = rest
-        return Slot(holder, attr, value, verb=base)
+        # where one went is a trip, many over time ("I go to Lincoln High" is one school at a time)
+        return Slot(holder, attr, value, verb="went" if w == "went" and subj in PRONOUNS else base)
     return None
 
 
