@@ -43,7 +43,8 @@ SEASONS = {"spring": (3, 4, 5), "summer": (6, 7, 8), "fall": (9, 10, 11), "autum
 UNCERTAIN_NUMBERS = {"a few", "a couple", "a couple of", "couple of"}
 MIN_YEAR, MAX_YEAR = 1000, 2999
 # Which words of a text are time expressions, and of what grain, does not depend on the day
-# they are read from: a reader that asks only that (the facts' classifier and slots) passes this.
+# they are read from (but for a 29 February said without its year): a reader that asks only
+# that (the facts' classifier and slots) passes this.
 ANY_DAY = date(2001, 1, 3)
 
 _MONTH = r"(?P<{g}>" + "|".join(sorted((m for m in MONTHS), key=len, reverse=True)) + r")\.?"
