@@ -589,9 +589,9 @@ def _month_only(times: list[when.Span]) -> bool:
 
 
 def _future(s: str) -> bool:
-    """`s` names a time and not a past one ("in August", "next week", "on the 9th" — not
-    "yesterday", "last month"): the classifier has no clock, the words tell."""
-    return bool(_times(s)) and _PAST_TIME.search(s) is None
+    """The time a dated `s` names is not a past one ("in August", "next week", "on the 9th" —
+    not "yesterday", "last month"): the classifier has no clock, the words tell."""
+    return _PAST_TIME.search(s) is None
 
 
 def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:

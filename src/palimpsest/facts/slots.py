@@ -206,7 +206,8 @@ def _is_name(phrase: str, original: str) -> bool:
 
 def parse(text: str) -> Slot | None:
     """The slot of one statement, or None when it has no subject to speak of."""
-    text = _after_opening_time(text)
+    times = when.resolve(text, when.ANY_DAY)
+    text = _after_opening_time(text, times)
     s, notes = clean(text)
     if not s:
         return None
@@ -217,29 +218,28 @@ def parse(text: str) -> Slot | None:
         return None
     slot.negated, slot.additive = bool(notes["negated"]), bool(notes["additive"])
     slot.change = slot.change or bool(notes["change"])
-    _untimed(slot, text)
+    _untimed(slot, times)
     _state(slot)
     old = notes["old"]
     slot.old_value = slot.old_value or (list(old) if isinstance(old, list) else [])
     return slot
 
 
-def _after_opening_time(text: str) -> str:
+def _after_opening_time(text: str, times: list[when.Span]) -> str:
     """`text` without the time expression it opens with ("Last month, I moved to Munich"):
     the subject comes after it."""
-    spans = when.resolve(text, when.ANY_DAY)
     lead = len(text) - len(text.lstrip())
-    if not spans or spans[0].at != lead:
+    if not times or times[0].at != lead:
         return text
-    rest = text[lead + len(spans[0].text):].lstrip(" ,")
+    rest = text[lead + len(times[0].text):].lstrip(" ,")
     return rest if rest else text
 
 
-def _untimed(slot: Slot, text: str) -> None:
+def _untimed(slot: Slot, times: list[when.Span]) -> None:
     """When a statement says a thing happened is not what it is about: the words of its time
     expressions leave the attribute ("Last week I went to a parade" and "we had a picnic last
     week" share a week, not a slot). The value keeps them ("the deadline moved to Monday")."""
-    timed = {w for span in when.resolve(text, when.ANY_DAY) for w in re.findall(r"[\w']+", span.text.lower())}
+    timed = {w for span in times for w in re.findall(r"[\w']+", span.text.lower())}
     if timed:
         slot.attribute = [w for w in slot.attribute if w not in timed]
 
