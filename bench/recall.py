@@ -171,6 +171,10 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
                          "retired_sources_in_block": _retired_sources(memory, block.items),
                          "facts_total": memory.facts.stats().get("facts", 0),
                          "facts_superseded": sum(1 for r in memory.store.query_facts(FactQuery()) if r.superseded_by)})
+            if args.show_superseded:  # every supersession, to read whether it retired a true statement
+                for r in memory.store.query_facts(FactQuery()):
+                    if r.superseded_by:
+                        print(f"[{q['question_id']}] {r.text!r} → {memory.facts.get(r.superseded_by).text!r}", file=sys.stderr)
             memory.close()
     n = max(1, len(rows))
     return {"questions": len(rows), "answer_in_block": sum(r["answer_in_block"] for r in rows) / n,
@@ -250,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     k = sub.add_parser("knowledge")
     k.add_argument("path")
     k.add_argument("--max-questions", type=int)
+    k.add_argument("--show-superseded", action="store_true", help="print each superseded fact and what replaced it (stderr)")
     f = sub.add_parser("facts")
     f.add_argument("path")
     f.add_argument("--split", choices=["a", "b"], help="one half of the dev set (by question)")

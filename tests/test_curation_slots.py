@@ -94,10 +94,46 @@ def test_a_correction_said_in_a_turn_supersedes(memory: Memory) -> None:
     ("I went to Paris in May.", "I went to Rome in June.", "related"),  # two trips, not a value replaced
     ("We use Jenkins for CI.", "We went from Jenkins to GitHub Actions for CI.", "supersede"),
     ("My son goes to Lincoln High.", "My son goes to Roosevelt High now.", "supersede"),  # one school at a time
+    # the old value said to be gone (fifteenth session: the blind pair sets' changes)
+    ("I drive a Honda Civic.", "I sold the Civic; my car is a Tesla Model 3.", "supersede"),
+    ("We store sessions in Redis.", "Sessions live in DynamoDB these days, we dropped Redis.", "supersede"),
+    ("Our office is in Dublin.", "I left the office early today.", "new"),  # "left" the office: only a name counts
+    ("I'm vegetarian.", "I'm no longer vegetarian, I eat fish and chicken again.", "supersede"),  # said in one clause of two
+    ("Ana leads QA.", "Marcus took over as QA lead from Ana.", "supersede"),
+    ("I use VS Code as my main editor.", "I switched to Neovim as my main editor.", "supersede"),
+    ("I prefer tea over coffee.", "Given the choice, I'll always take a cup of tea rather than a coffee.", "new"),  # coffee set aside by both: no change
+    ("The main service is written in Go.", "The main service is deployed on Kubernetes.", "related"),  # two things said of it
+    ("The backend is hosted on Render.", "The backend is now hosted on Fly.io.", "supersede"),
+    ("The backend is written in Rust.", "The backend uses Redis for caching.", "related"),
 ])
 def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
     memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
     assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    ("We're on Node 18 in production.", "Production runs Node 20.", "supersede"),  # one number swapped, said in other words
+    ("I take 20 mg of atorvastatin daily.", "My doctor lowered my atorvastatin to 10 mg a day.", "supersede"),
+    ("The team has eight engineers.", "We're eleven engineers on the team.", "supersede"),
+    ("My daughter is 12.", "My son is 9.", "related"),  # two numbers of two people: nothing shared but the frame
+    ("The project deadline is March 14.", "We have to ship the project by the fourteenth of March.", "related"),  # the same day
+])
+def test_one_number_swapped_with_the_local_model(memory: Memory, old: str, new: str, action: str) -> None:
+    from palimpsest.embed import get_embedder
+    from palimpsest.facts import Facts
+
+    embedder = get_embedder("local")
+    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    assert facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
+def test_number_words_read_as_numbers() -> None:
+    from palimpsest.facts.curator import tokens
+
+    assert tokens("thirty-two gigs, the fourteenth of March, twenty one") == ["32", "gig", "14", "march", "21"]
+    assert slots.retired("I sold the Civic.", "I drive a Honda Civic.") and not slots.retired("I left the office.", "Our office is in Dublin.")
+    assert slots.clauses("I'm no longer vegetarian, I eat fish again; it's fine") == ["I'm no longer vegetarian", "I eat fish again", "it's fine"]
 
 
 def test_two_happenings_that_share_only_when_both_stay_current(memory: Memory) -> None:

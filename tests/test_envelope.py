@@ -198,8 +198,16 @@ def _oracle_sees_a_tag(text: str) -> bool:
 
 def _context(rnd: random.Random) -> str:
     """Text around a tag: ordinary snippets and random characters of any script."""
-    pieces = [rnd.choice(ORDINARY) if rnd.random() < 0.3 else chr(rnd.randrange(0x20, 0x30000)) for _ in range(rnd.randrange(4))]
+    pieces = [rnd.choice(ORDINARY) if rnd.random() < 0.3 else _plain_char(rnd) for _ in range(rnd.randrange(4))]
     return "".join(pieces)
+
+
+def _plain_char(rnd: random.Random) -> str:
+    """A random character of any script that opens no tag: a bracket or its look-alike ("《")
+    before the snippet "SYSTEM-REMINDER is our tag name" would write one into the context."""
+    while (c := chr(rnd.randrange(0x20, 0x30000))) in "<>&%\\" or LOOKALIKES.get(c, c) in ("<", ">"):
+        pass
+    return c
 
 
 @pytest.mark.slow

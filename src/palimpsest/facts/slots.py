@@ -52,11 +52,12 @@ _CONTRACTIONS = [(r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"n't\b"
                  (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
 COPULA = ("is", "are", "am", "was", "were", "has been", "have been", "will be", "remains", "stays", "became", "becomes")
 _ROLE_TAKEN = re.compile(r"^(?P<val>.+?)\s+(?:has\s+|have\s+)?(?:took over as|takes over as|taken over as|is the new|are the new|became|becomes|"
-                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) as)\s+(?:the\s+|our\s+|my\s+)?(?P<attr>.+)$")
+                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) as)\s+(?:the\s+|our\s+|my\s+)?(?P<attr>.+?)"
+                         r"(?:\s+from\s+(?P<prev>[^,;]+))?$")  # "Marcus took over as QA lead from Ana"
 _TOOK_OVER = re.compile(r"^(?P<val>.+?)\s+(?:has\s+)?(?:took|takes|taken) over\s+(?P<attr>.+?)(?:\s+from\s+(?P<old>.+))?$")
 _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|was\s+|were\s+|got\s+|has been\s+|have been\s+)?"
                      r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
-                     r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced)"
+                     r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed)"
                      r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:to|for|with|by)\s+(?P<val>.+)$")
 _REPLACED = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+)?(?:replaced|swapped)\s+(?P<old>.+?)\s+(?:with|for)\s+(?P<val>.+)$")
 PRONOUNS = {"i": "i", "me": "i", "my": "i", "mine": "i", "we": "we", "us": "we", "our": "we", "ours": "we"}
@@ -89,7 +90,9 @@ _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", 
 # a statement said with another common wording, rewritten to the wording the parse knows
 _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
-             (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2")]
+             (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2"),
+             # "I use VS Code as my main editor": my main editor is VS Code (the role is the slot, the tool its value)
+             (re.compile(r"^(?:i|we) (?:use|run|have) (.+?) as (my|our|the) (.+)$"), r"\2 \3 is \1")]
 
 
 @lru_cache(maxsize=1 << 16)  # a recall block stems every sentence of its snippets: the same words again and again
@@ -263,7 +266,8 @@ def _structural(s: str, original: str) -> Slot | None:
     m = _ROLE_TAKEN.match(s)
     if m and _is_name(m.group("val"), original):
         holder, attr = _holder_attr(m.group("attr"))
-        return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(m.group("old") or ""), verb="change")
+        old = m.group("old") or m.group("prev") or ""
+        return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(old), verb="change")
     m = _TOOK_OVER.match(s)
     if m:
         holder, attr = _holder_attr(m.group("attr"))
@@ -336,7 +340,25 @@ def _copular(s: str, original: str) -> Slot | None:
         holder, attr = subj, []
         if len(value) > 2 and value[0] in SINGLE_STATES and value[1] in _PREPS:  # "Marta is employed by Airbus"
             return Slot(holder, value[:2], value[2:], verb="be")
+    elif len(value) > 2 and _participle(value[0]) and value[1] in _PREPS:
+        # "the main service is written in Go" / "… is deployed on Kubernetes": two things said of
+        # one service, not one value replaced ("… is hosted on Render" / "… on Fly.io now" is)
+        return Slot(holder, attr + value[:2], value[2:], verb="be")
     return Slot(holder, attr, value, verb="be")
+
+
+_WHERE = frozenset(["located", "based", "situated", "placed", "settled"])  # "is based in Leeds" says "is in Leeds"
+
+
+def _subject(attribute: list[str]) -> list[str]:
+    """The words of a slot before the participle `_copular` joined to it ("main service" of
+    "main service written in")."""
+    i = next((i for i, w in enumerate(attribute) if _participle(w)), len(attribute))
+    return attribute[:i]
+
+
+def _participle(word: str) -> bool:
+    return word not in _WHERE and (word.endswith(("ed", "en", "wn")) or word in ("built", "run", "kept", "held", "made", "led", "done", "set"))
 
 
 _ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely"])
@@ -461,13 +483,46 @@ def mentions(words: list[str], text: str) -> bool:
     return bool(c) and all(w in have for w in c)
 
 
+# a clause saying a named thing is gone: "I sold the Civic", "ditched the pixel", "we dropped Redis", "he left Hillcrest"
+_RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye)\s+"
+                      r"(?:(?:the|my|our|his|her|their|its|that|old)\s+){0,2}(?P<old>[\w+#-]+(?:\.\w+)*(?:\s+(?!(?:to|for|with|at|in|on|and)\b)[\w+#-]+){0,2})",
+                      re.IGNORECASE)
+
+
+def retired(new_text: str, old_text: str) -> bool:
+    """`new_text` says a thing `old_text` names is gone ("I drive a Honda Civic" / "I sold the
+    Civic; …"). Only a name counts: "I left the office early", "got rid of my old dresser"
+    say nothing of "Our office is in Dublin" or "a system for old people"."""
+    named = names(old_text)
+    return any(set(_words(m.group("old").lower())) & named for m in _RETIRED.finditer(new_text))
+
+
+def _set_aside(words: list[str], text: str) -> bool:
+    """`text` itself puts `words` aside ("I prefer tea over coffee" / "… tea rather than a
+    coffee" say one thing): what a later statement turns from is not its value."""
+    c = content(words)
+    return bool(c) and re.search(rf"\b(?:over|than|instead of|not)\s+(?:\w+\s+){{0,2}}{re.escape(c[0])}", text.lower()) is not None
+
+
+_CLAUSE = re.compile(r"\s*(?:;|\s[—–-]\s|,\s+(?=(?:i|we|he|she|they|my|our)\b))\s*", re.IGNORECASE)
+
+
+def clauses(text: str) -> list[str]:
+    """The clauses of a statement that each have a subject ("I'm no longer vegetarian, I eat
+    fish again": two), for a change said in one of them."""
+    return [c for c in _CLAUSE.split(text) if c.strip()]
+
+
 def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> str | None:
     """How the later statement `b` stands to the earlier `a` by slot: `same` (one slot, one
     value), `changed` (one slot, another value: it replaces it), `negated` (one slot, the
     value denied or affirmed), `beside` (one slot, another value that can hold alongside),
     `topic` (another slot of the same person or thing), or None (different slots, or no slot)."""
-    if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, old_text):
+    if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, old_text) \
+            and not _set_aside(b.old_value, old_text):
         return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
+    if retired(new_text, old_text) and not retired(old_text, new_text):
+        return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone
     if a is None or b is None:
         return None
     if not same_holder(a, b) or not same_attribute(a, b):
@@ -508,8 +563,10 @@ def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
         return True
     if a.holder and a.holder != b.holder and a.holder.split("'s")[0] == b.holder.split("'s")[0]:
         return True  # "my birthday" / "my wife's birthday"
-    if a.holder == b.holder and a.verb != b.verb and content(a.attribute) and content(a.attribute) == content(b.attribute):
-        return True  # "the backend is written in Go" / "the backend uses PostgreSQL": one subject, two things said of it
+    x, y = content(a.attribute), content(b.attribute)
+    sx, sy = content(_subject(a.attribute)), content(_subject(b.attribute))
+    if a.holder == b.holder and x and (a.verb != b.verb and x == y or x != y and sx == sy != [] and (sx != x or sy != y)):
+        return True  # "the backend is written in Go" / "the backend uses PostgreSQL" / "… is hosted on Render": one subject, two things said of it
     if a.holder and a.holder == b.holder and a.verb == b.verb and {*content(a.attribute), *content(b.attribute)} <= KIN:
         return True  # "my daughter is 12" / "my son is 9": the holder's family
     return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
