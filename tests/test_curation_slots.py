@@ -128,6 +128,13 @@ def test_one_number_swapped_with_the_local_model(memory: Memory, old: str, new: 
     assert facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
 
 
+def test_a_thing_said_to_be_gone_says_so_in_the_journal(memory: Memory) -> None:
+    old = memory.facts.curator.write({"text": "I drive a Honda Civic.", "valid_from": "2024-01-01"}).fact
+    d = memory.facts.curator.write({"text": "I sold the Civic; my car is a Tesla Model 3.", "valid_from": "2024-06-01"})
+    assert d.action == "supersede" and "gone" in d.reason and memory.facts.get(old.id).status == "superseded"  # type: ignore[union-attr]
+    assert current(memory) == ["I sold the Civic; my car is a Tesla Model 3."]
+
+
 def test_number_words_read_as_numbers() -> None:
     from palimpsest.facts.curator import tokens
 

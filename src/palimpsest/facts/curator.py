@@ -289,11 +289,13 @@ def judge(s: Signals, candidate_later: bool) -> str:
     return "new"
 
 
-def _update_reason(text: str, s: Signals | None) -> str:
+def _update_reason(text: str, s: Signals | None, old: str = "") -> str:
     if s is not None and s.slot in ("changed", "negated"):
+        if old and slots.retired(text, old):
+            return "what the fact names is said to be gone: an update"
         slot = slots.parse(text)
-        what = " ".join(slot.attribute) if slot is not None and slot.attribute else "it"
-        return f"the same slot ({what}) " + ("with another value: an update" if s.slot == "changed" else "denied or affirmed now: an update")
+        what = f" ({' '.join(slot.attribute)})" if slot is not None and slot.attribute else ""
+        return f"the same slot{what} " + ("with another value: an update" if s.slot == "changed" else "denied or affirmed now: an update")
     return f"an update of the same statement ({', '.join(s.differs) if s is not None and s.differs else 'value'} changed)"
 
 
@@ -462,7 +464,7 @@ class Curator:
                             "said revises the earlier")
         if action in ("supersede", "dispute"):
             fact = self._supersede(c, target)
-            return Decision("supersede", fact, target, s, why or _update_reason(c.text, s))
+            return Decision("supersede", fact, target, s, why or _update_reason(c.text, s, target.text))
         fact = self._write(c)
         if action == "related":
             self.facts.relate(fact.id, target.id)
