@@ -42,6 +42,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -69,7 +70,9 @@ NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "1
 NUMBER_WORDS.update({w: f"{i}th" for i, w in enumerate(["sixth", "seventh", "eighth", "ninth", "tenth", "eleventh", "twelfth", "thirteenth",
                      "fourteenth", "fifteenth", "sixteenth", "seventeenth", "eighteenth", "nineteenth", "twentieth"], start=6)})
 NUMBER_WORDS.update({"thirtieth": "30th", "sixty": "60", "seventy": "70", "eighty": "80", "ninety": "90"})
-_TENS = frozenset(["20", "30", "40", "50", "60", "70", "80", "90"])
+_TENS = {w: NUMBER_WORDS[w][0] for w in ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")}
+_UNITS = {w: str(i) for i, w in enumerate(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], start=1)}
+_UNITS.update({"first": "1st", "second": "2nd", "third": "3rd", **{w: NUMBER_WORDS[w] for w in ("fourth", "fifth", "sixth", "seventh", "eighth", "ninth")}})
 del NUMBER_WORDS["one"]  # more often a pronoun ("a new one") than a count; "second" is left out too (a unit)
 _ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)$")  # "the 3rd floor" is "floor 3"
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
@@ -191,10 +194,8 @@ def _compound_numbers(words: list[str]) -> list[str]:
     """"thirty-two" and "twenty first" as one number ("32", "21st"), as a digit would be."""
     out: list[str] = []
     for w in words:
-        unit = NUMBER_WORDS.get(w, "one" if w == "one" else "")
-        tens = NUMBER_WORDS.get(out[-1], "") if out else ""
-        if tens in _TENS and (unit == "one" or unit[:1].isdigit() and len(unit.rstrip("stndrh")) == 1 and unit != "0"):
-            out[-1] = tens[0] + ("1" if unit == "one" else unit)
+        if out and out[-1] in _TENS and w in _UNITS:
+            out[-1] = _TENS[out[-1]] + _UNITS[w]
         else:
             out.append(w)
     return out
@@ -248,15 +249,23 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     skip = (numbers_a ^ numbers_b) | {"not"}
     rest = lexical([w for w in a if w not in skip], [w for w in b if w not in skip])
     words, order = overlaps(a, b)
-    before = slots.parse(existing)
-    slot = slots.relation(before, slots.parse(candidate), existing, candidate)
+    before, (whole, parts) = slots.parse(existing), _read(candidate)
+    slot = slots.relation(before, whole, existing, candidate)
     if slot not in ("changed", "negated"):  # a change said in one clause of several ("I'm no longer vegetarian, I eat fish again")
-        parts = [p for p in slots.clauses(candidate) if set(tokens(p)) & set(b) - {"not"}]  # a clause about what the fact says
-        if len(parts) > 1 or parts and parts[0] != candidate:
-            changes = (r for p in parts if (r := slots.relation(before, slots.parse(p), existing, p)) in ("changed", "negated"))
-            slot = next(changes, slot)
+        shared = set(b) - {"not"}  # a clause about what the fact says
+        changes = (r for text, words, parsed in parts if words & shared
+                   and (r := slots.relation(before, parsed, existing, text)) in ("changed", "negated"))
+        slot = next(changes, slot)
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap)
+
+
+@lru_cache(maxsize=256)
+def _read(candidate: str) -> tuple[slots.Slot | None, tuple[tuple[str, frozenset[str], slots.Slot | None], ...]]:
+    """The candidate's slot, and each of its clauses when it has several (text, words, slot):
+    read once, not once per neighbour it is compared with (slots are only read, never changed)."""
+    parts = slots.clauses(candidate)
+    return slots.parse(candidate), tuple((p, frozenset(tokens(p)), slots.parse(p)) for p in parts) if len(parts) > 1 else ()
 
 
 def judge(s: Signals, candidate_later: bool) -> str:
