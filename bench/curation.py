@@ -28,7 +28,12 @@ statements go through the curator one after another, as `palimpsest facts write`
 precision and recall per action, and wrong merges (confirm where the truth is not), with
 the real embedder (`local`, MiniLM) and without.
 
-    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|dev2|dev3|test|fresh|blind|blind2|blind3|blind4|blind5|all] [--write-results] [--show-errors]
+    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|dev2|dev3|test|fresh|blind|blind2|blind3|blind4|blind5|all] [--rules]
+        [--write-results] [--show-errors]
+
+With the embedder the curator's pair model (`palimpsest.facts.pairs`, trained on the
+development sets by `bench/train_curator.py`) settles what the rules leave at related or
+new; `--rules` reports the rules alone.
 """
 
 from __future__ import annotations
@@ -234,10 +239,11 @@ def file_cases(name: str) -> list[Case]:
 
 
 # -- running ------------------------------------------------------------------------
-def run(cases: list[Case], embedder: Any) -> list[str]:
+def run(cases: list[Case], embedder: Any, learned: bool = True) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(f"sqlite:///{tmp}/bench.db")
         facts = Facts(store, Path(tmp), embedder=lambda: embedder, snapshot=False)
+        facts.curator.learned = learned
         predicted = []
         for i, c in enumerate(cases):
             vault = f"p{i}"
@@ -280,6 +286,7 @@ def main() -> None:
     ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "all"), default="all",
                     help="which pairs to report (all: dev, dev2, dev3, test, every one of those, fresh, blind, blind2 and blind3; "
                          "the held-out blind4 and blind5 only by name)")
+    ap.add_argument("--rules", action="store_true", help="the gate's rules alone, without the pair model (facts.pairs)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true", help="print each pair decided wrongly (not with --set test or all: "
                     "the test pairs are never read to design rules)")
@@ -311,7 +318,7 @@ def main() -> None:
                 predicted, took = [p for part in ("dev", "dev2", "dev3", "test") for p in decided[(name, part)]], float("nan")
             else:
                 started = time.perf_counter()
-                predicted = decided[(name, set_name)] = run(cases, embedder)
+                predicted = decided[(name, set_name)] = run(cases, embedder, not args.rules)
                 took = time.perf_counter() - started
             labels = [c.label for c in cases]
             s = scores(labels, predicted)

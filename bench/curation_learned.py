@@ -1,4 +1,8 @@
-"""Could a small learned judge make the curator generalise? (issue 20) — an experiment, not shipped.
+"""Could a small learned judge make the curator generalise? (issue 20) — the sixth session's experiment, not shipped.
+
+(Its successor, with the blind sets written by other hands as training data, is shipped:
+`bench/train_curator.py` writes `palimpsest/facts/pairs.py`'s model. This script stays as
+the record of the sixth session's figures in bench/RESULTS.md.)
 
 The word rules of `palimpsest.facts.curator.judge` were tuned on dev, dev2 and dev3; on the
 blind pairs (written by someone who had never seen them) they decided half correctly. This

@@ -157,7 +157,7 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
     rows = []
     for q in [q for q in load(args.path) if q["question_type"] == "knowledge-update"][: args.max_questions]:
         with tempfile.TemporaryDirectory() as home:
-            memory = _distilled(q, home)
+            memory = _distilled(q, home, args.embedder)
             block = memory.recall(None, q["question"], 4000, now=lme_time(q["question_date"]))
             facts = [i for i in block.items if i.kind == "fact"]
             retired = [i for i in facts if memory.facts.get(i.id).status != "current"] if facts else []
@@ -185,8 +185,10 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
             "retired_sources_in_block": sum(r["retired_sources_in_block"] for r in rows), "rows": rows}
 
 
-def _distilled(q: dict[str, Any], home: str) -> Memory:
-    memory = Memory(settings=Settings.load(env={}, home=home, embedder="none", w_temporal=0.0, timezone="UTC"))
+def _distilled(q: dict[str, Any], home: str, embedder: str = "none") -> Memory:
+    """The question's haystack ingested and distilled locally; with `embedder` "local" the
+    curator reads the facts' cosines (and the pair model decides), messages stay unembedded."""
+    memory = Memory(settings=Settings.load(env={}, home=home, embedder=embedder, w_temporal=0.0, timezone="UTC"))
     for session, msgs in lme_sessions(q):
         memory.ingest_session(session, msgs)
         memory.distiller.close_turn(session, use_llm=False)  # the last turn of each session closes with it
@@ -254,6 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     k = sub.add_parser("knowledge")
     k.add_argument("path")
     k.add_argument("--max-questions", type=int)
+    k.add_argument("--embedder", default="none", choices=["local", "none"],
+                   help="local: the curator with the bundled MiniLM (its cosines and the pair model); messages are not embedded")
     k.add_argument("--show-superseded", action="store_true", help="print each superseded fact and what replaced it (stderr)")
     f = sub.add_parser("facts")
     f.add_argument("path")

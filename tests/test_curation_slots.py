@@ -15,7 +15,7 @@ from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.cli import main
 from palimpsest.facts import slots
-from palimpsest.facts.curator import compare, judge
+from palimpsest.facts.curator import compare, judge, tokens
 
 
 def current(memory: Memory) -> list[str]:
@@ -105,6 +105,13 @@ def test_a_correction_said_in_a_turn_supersedes(memory: Memory) -> None:
     ("The main service is written in Go.", "The main service is deployed on Kubernetes.", "related"),  # two things said of it
     ("The backend is hosted on Render.", "The backend is now hosted on Fly.io.", "supersede"),
     ("The backend is written in Rust.", "The backend uses Redis for caching.", "related"),
+    # found on the LongMemEval haystacks (sixteenth session): chat, not a change of slot
+    ("I can swim.", "Now I can focus on my thesis.", "new"),  # a modal is not the verb: "can swim" / "can focus on"
+    ("I've had some great meals in Lyon.", "I've had some not-so-great meals in Lyon.", "related"),  # a hyphened "not" denies nothing
+    ("I trust the new manager because she listens.", "I trust the new manager, so that nobody has to work late anymore.",
+     "related"),  # "anymore" and "nobody" belong to the clause after "so that", not to the statement
+    ("The build is not green.", "The build is green now.", "supersede"),  # the statement's own negation still counts
+    ("The default branch in our repo is master.", "We renamed the default branch to main.", "supersede"),  # "in our repo": the subject
 ])
 def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, action: str) -> None:
     memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
@@ -133,6 +140,15 @@ def test_a_thing_said_to_be_gone_says_so_in_the_journal(memory: Memory) -> None:
     d = memory.facts.curator.write({"text": "I sold the Civic; my car is a Tesla Model 3.", "valid_from": "2024-06-01"})
     assert d.action == "supersede" and "gone" in d.reason and memory.facts.get(old.id).status == "superseded"  # type: ignore[union-attr]
     assert current(memory) == ["I sold the Civic; my car is a Tesla Model 3."]
+
+
+def test_slots_of_chat() -> None:
+    assert slots.parse("I can relate.") is None  # a modal and no verb after it: nothing to hold
+    assert slots.parse("Now I can focus on my thesis.").attribute == ["can", "focus", "on"]  # type: ignore[union-attr]
+    assert "not" not in tokens("some not-so-great meals") and slots.unhedged("a Not-For-Profit") == "a NotForProfit"
+    slot = slots.parse("I trust the manager, so that nobody works late anymore.")
+    assert slot is not None and not slot.change and not slot.negated
+    assert slots.parse("So, last month, I moved to Munich.").holder == "i"  # a discourse word, then the time, then the subject
 
 
 def test_number_words_read_as_numbers() -> None:

@@ -165,7 +165,8 @@ class Memory:
         """Fact vaults: curated, bi-temporal facts and their curator (`palimpsest.facts`)."""
         k = self.kernel
         return Facts(k.store, k.home, embedder=lambda: k.embedding.model, snapshot=k.settings.facts_snapshot,
-                     weights=Weights.from_settings(k.settings), decisions=k.decisions, llm=lambda: k.llm)
+                     weights=Weights.from_settings(k.settings), decisions=k.decisions, llm=lambda: k.llm,
+                     pair_model=k.settings.curator_model)
 
     @cached_property
     def tags(self) -> Tags:

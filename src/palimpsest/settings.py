@@ -96,6 +96,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("mcp_channel", "", "PALIMPSEST_CHANNEL", "Channel recorded on MCP writes that name none."),
     Setting("mcp_persona", "", "PALIMPSEST_PERSONA", "Persona recorded in the session settings (`persona`) of MCP writes that name none."),
     Setting("capture_timeout", 10.0, "PALIMPSEST_CAPTURE_TIMEOUT", "Seconds the capture client waits for the server before spooling.", float),
+    Setting("curator_model", True, "PALIMPSEST_CURATOR_MODEL", "Let the curator's pair model (palimpsest.facts.pairs, shipped weights) read again what its rules leave at related or new, with an embedder and no LLM: it may confirm a paraphrase or unlink a pair, never link nor supersede (off: the rules alone).", _bool),
     Setting("facts_snapshot", True, "PALIMPSEST_FACTS_SNAPSHOT", "Rewrite <home>/facts.jsonl after every fact change (off: only on `palimpsest facts snapshot`).", _bool),
     Setting("code_db", "", "PALIMPSEST_CODE_DB", "SQLite file of the code graph (default <home>/code.db); derived data, rebuilt by `code index`."),
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),

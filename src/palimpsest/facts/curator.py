@@ -30,6 +30,13 @@ opposite words ("begins" / "ends": `OPPOSITES`) — embeddings blur exactly thos
                more without being the same: a new fact linked `related_to`, listed for review
     new        otherwise
 
+With an embedder and no LLM, what these rules leave at related or new is read again by
+the pair model (`pairs`: a logistic regression over the same signals, trained on the
+development pair sets and shipped in the package), which may confirm (probability ≥ 0.95,
+never where the words above differ) or unlink a related pair into new — never link, never
+supersede: those stay the rules'; its decisions say so in their reason. With an LLM
+configured, the LLM decides that band instead (`arbiter`).
+
 A candidate that cannot be curated now (the store is unreachable) is journaled as a
 `pending_semantic` event and curated later by `drain()` — never dropped. Invalid
 candidates are refused with `InvalidInput`: they would fail again on every retry.
@@ -49,7 +56,7 @@ from typing import Any
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
 from ..store.facts_base import FactQuery
-from . import arbiter, slots
+from . import arbiter, pairs, slots
 from .arbiter import in_band
 from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
 
@@ -141,6 +148,8 @@ class Signals:
     order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)
     slot: str | None = None  # same | changed | negated | beside (slots.relation), or None
     swap: bool = False  # one number for another ("Node 18" / "Node 20"), not a number added
+    named: bool = False  # a name or acronym in both ("Marco leads …" / "Marco also mentors …")
+    refines: bool = False  # one says all the other does and more ("verify: require a certificate" / "… with matching host name")
 
     @property
     def similarity(self) -> float:
@@ -175,7 +184,7 @@ def tokens(text: str) -> list[str]:
     """Content words of a statement: case-folded, number words as digits, stop words out
     (negations kept), light suffix stemming."""
     out = []
-    words = _compound_numbers([w.replace("’", "'") for w in _WORD.findall(unicodedata.normalize("NFKC", text).casefold())])
+    words = _compound_numbers([w.replace("’", "'") for w in _WORD.findall(slots.unhedged(unicodedata.normalize("NFKC", text).casefold()))])
     for i, w in enumerate(words):
         w = ALIASES.get(w, NUMBER_WORDS.get(w, w))
         positive = slots.opposite(words, i)
@@ -257,7 +266,9 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    and (r := slots.relation(before, parsed, existing, text)) in ("changed", "negated"))
         slot = next(changes, slot)
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1
-    return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap)
+    x, y = set(a), set(b)
+    return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
+                   x != y and (x <= y or y <= x))
 
 
 @lru_cache(maxsize=256)
@@ -296,6 +307,20 @@ def judge(s: Signals, candidate_later: bool) -> str:
     if s.similarity >= RELATED or s.slot == "topic":
         return "related"
     return "new"
+
+
+def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, model: pairs.PairModel | None) -> tuple[str, str]:
+    """The gate's rules, then (with an embedder) the pair model for what they left at
+    related or new: (action, why), `why` empty when the rules decided."""
+    action = judge(s, candidate_later)
+    if model is None or s.semantic is None or action not in ("related", "new"):
+        return action, ""
+    learned = model.decide(s, action, candidate, existing)
+    if learned == action:
+        return action, ""
+    what = {"confirm": "the same statement in other words", "related": "about the same subject: listed for review",
+            "new": "not the same subject"}[learned]
+    return learned, f"{what} (read by the pair model)"
 
 
 def _update_reason(text: str, s: Signals | None, old: str = "") -> str:
@@ -338,6 +363,7 @@ class Curator:
         self.facts = facts
         self._pending_known: bool | None = None
         self.use_llm = True  # off while draining candidates the LLM could not decide
+        self.learned: bool = getattr(facts, "pair_model", True)  # the pair model settles what the rules leave at related or new
         self.counts: Counter[str] = Counter()  # llm_decided, llm_parked, refused
 
     def write(self, candidate: Any) -> Decision:
@@ -438,21 +464,21 @@ class Curator:
         """The gate's decision for a candidate against its nearest open facts (`prefer`, a
         fact the candidate says it corrects, wins ties)."""
         start = c.valid_from or self.facts.now()
-        best: tuple[int, float, Fact, Signals, str] | None = None
+        llm = self.facts.llm if self.use_llm else None
+        model = pairs.shipped() if self.learned and llm is None else None  # with an LLM it settles the band the rules leave
+        best: tuple[int, float, Fact, Signals, str, str] | None = None
         for fact, s in self.neighbours(c):
-            action = judge(s, start > fact.valid_from)
+            action, why = decide(s, start > fact.valid_from, c.text, fact.text, model)
             key = (RANK[action], s.similarity + (1.0 if prefer is not None and fact.id == prefer.id else 0.0))
             if best is None or key > best[:2]:
-                best = (key[0], key[1], fact, s, action)
+                best = (key[0], key[1], fact, s, action, why)
         if best is None or best[4] == "new":
             fact = self._write(c)
-            return Decision("new", fact, best[2] if best else None, best[3] if best else None, "no close fact")
-        _, _, target, s, action = best
-        if self.use_llm and in_band(action, s.slot):
-            llm = self.facts.llm
-            if llm is not None:
-                return self._arbitrated(c, target, s, llm)
-        return self._act(c, target, s, action)
+            return Decision("new", fact, best[2] if best else None, best[3] if best else None, best[5] if best and best[5] else "no close fact")
+        _, _, target, s, action, why = best
+        if llm is not None and in_band(action, s.slot):
+            return self._arbitrated(c, target, s, llm)
+        return self._act(c, target, s, action, why)
 
     def _act(self, c: Candidate, target: Fact, s: Signals | None, action: str, why: str = "") -> Decision:
         start = c.valid_from or self.facts.now()

@@ -40,11 +40,17 @@ from functools import lru_cache
 
 from .. import when
 
-_OPENERS = re.compile(r"^\s*(?:(?:no|oh|ok|okay|so|well|sorry|wait|oops|fyi|btw|hey)[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
+_OPENERS = re.compile(r"^\s*(?:(?:no|oh|ok|okay|so|well|sorry|wait|oops|fyi|btw|hey|anyway|anyways|honestly|speaking of (?:which|that))[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
                       r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately)\b,?", re.IGNORECASE)
 _ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
+_DISCOURSE = re.compile(r"^\s*(?:(?:oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that))[,.!:]?\s+)+", re.IGNORECASE)
+# "not-so-great", "a not-for-profit": a hyphened "not" is part of a word, it denies nothing
+HEDGED = re.compile(r"\bnot(?:-[^\W\d_]+)+", re.IGNORECASE)
+# what a subordinate clause says ("…, so that we don't want to sin anymore", "because it was not ready")
+# is not said of the statement's own slot: its markers of change and negation are its own
+_SUBCLAUSE = re.compile(r"[,;]?\s*\b(?:because|so that|although|though|whereas|unless|which|who)\b.*$", re.IGNORECASE)
 _NO_LONGER = re.compile(r"\b(?:no longer|not any ?more|stopped|quit)\b\s*", re.IGNORECASE)
 _INSTEAD_OF = re.compile(r",?\s*\b(?:instead of|rather than|in place of)\s+(?P<old>[^,.;]+)", re.IGNORECASE)
 _NOT_X = re.compile(r",\s*not\s+(?P<old>[^,.;]+)$", re.IGNORECASE)
@@ -156,7 +162,10 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if opener and opener.group(0).strip(" ,:;—-"):
         notes["change"] = bool(re.search(r"actually|correction|update|meant|scratch", opener.group(0), re.IGNORECASE))
         s = s[opener.end():]
-    s = s.lower().replace("’", "'")
+    s = unhedged(s.lower().replace("’", "'"))
+    sub = _SUBCLAUSE.search(s)
+    tail = s[sub.start():] if sub and sub.start() > 0 else ""  # read for the slot's words, not for its markers
+    s = s[: len(s) - len(tail)]
     if _NO_LONGER.search(s):
         notes["negated"] = notes["change"] = True
         s = _NO_LONGER.sub("", s)
@@ -181,7 +190,16 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
         notes["negated"] = not notes["negated"]
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
         s = s.replace("cannot", "can")
+    if tail:
+        for contraction, expanded in _CONTRACTIONS:
+            tail = re.sub(contraction, expanded, tail)
+        s = f"{s} {tail}"
     return " ".join(s.split()).strip(" ,"), notes
+
+
+def unhedged(text: str) -> str:
+    """`not-so-great` as one word (`notsogreat`): no negation of the sentence."""
+    return HEDGED.sub(lambda m: m.group(0).replace("-", ""), text)
 
 
 def _holder_attr(phrase: str) -> tuple[str, list[str]]:
@@ -231,11 +249,18 @@ def parse(text: str) -> Slot | None:
 def _after_opening_time(text: str, times: list[when.Span]) -> str:
     """`text` without the time expression it opens with ("Last month, I moved to Munich"):
     the subject comes after it."""
-    lead = len(text) - len(text.lstrip())
-    if not times or times[0].at != lead:
-        return text
-    rest = text[lead + len(times[0].text):].lstrip(" ,")
-    return rest if rest else text
+    opener = _DISCOURSE.match(text)  # "Speaking of which, the week before last, on June 8th, I went …"
+    start = pos = opener.end() if opener else len(text) - len(text.lstrip())
+    for t in sorted(times, key=lambda t: t.at):
+        if t.at < pos:
+            continue
+        if t.at != pos:
+            break
+        pos = t.at + len(t.text)
+        while pos < len(text) and text[pos] in " ,":
+            pos += 1
+    rest = text[pos:]
+    return rest if pos > start and rest.strip() else text
 
 
 def _untimed(slot: Slot, times: list[when.Span]) -> None:
@@ -313,8 +338,9 @@ def _noun_phrase(subj: str) -> bool:
         return False
     if len(words) > 1 and words[0] in ("i", "we", "you", "he", "she", "they"):
         return False  # "I get up at 6" is a clause
-    return not any(w in PRONOUNS or w in ("to", "will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
-                   for w in words[1:])
+    return not any((w in PRONOUNS and not (w in ("my", "our") and words[i] in _PREPS))  # "the default branch in our repo"
+                   or w in ("to", "will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
+                   for i, w in enumerate(words[1:]))
 
 
 def _copular(s: str, original: str) -> Slot | None:
@@ -362,6 +388,7 @@ def _participle(word: str) -> bool:
 
 
 _ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely"])
+MODALS = frozenset(["can", "could", "will", "would", "should", "must", "might", "may", "shall"])
 
 
 def _verbal(s: str) -> Slot | None:
@@ -372,11 +399,12 @@ def _verbal(s: str) -> Slot | None:
     for i, w in enumerate(words[:7]):
         base = _base(w)
         before = [x for x in words[:i] if x not in _ADVERBS]
-        if base is None and before in (["i"], ["we"]) and w not in _ADVERBS and len(words) > i + 1:
+        modal = [before.pop()] if before[1:] and before[-1] in MODALS else []  # "I can relate": the verb follows the modal
+        if base is None and before in (["i"], ["we"]) and w not in _ADVERBS and w not in MODALS and len(words) > i + 1:
             base = w  # after "I" or "we" comes a verb, known or not ("I usually wake up at 6")
         if base is None or i == 0 and w not in ("use", "deploy", "host") or words[:i] and all(x in DETERMINERS for x in words[:i]):
             continue  # "the build server": a determiner is followed by a noun
-        subj = " ".join(words[:i])
+        subj = " ".join(x for x in words[:i] if not (modal and x == modal[0]))
         rest = words[i + 1:]
         if not rest:
             return None
@@ -385,7 +413,7 @@ def _verbal(s: str) -> Slot | None:
             holder = PRONOUNS.get(subj, subj)
             # the verb, and what it acts on up to its first preposition: "host the site on | netlify"
             cut = next((j for j, x in enumerate(rest[:-1]) if x in _PREPS), -1)
-            attr = [base] + [x for x in rest[: cut + 1] if x not in DETERMINERS]
+            attr = modal + [base] + [x for x in rest[: cut + 1] if x not in DETERMINERS]
             value = rest[cut + 1:]
         else:
             value = rest

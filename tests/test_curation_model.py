@@ -1,0 +1,147 @@
+"""The curator's pair model (`palimpsest.facts.pairs`): what the rules leave at related or
+new, read again by the shipped logistic regression (confirm or unlink only) — with the bundled MiniLM, on both backends.
+The pairs here were written for these tests; none is in a bench set."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fakeopenai import FakeOpenAI, Reply
+from palimpsest import Memory, Settings
+from palimpsest.cli import main
+from palimpsest.facts import Facts, pairs
+from palimpsest.facts.curator import compare, decide, judge
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from palimpsest.embed import get_embedder
+
+    return get_embedder("local")
+
+
+def curate(memory: Memory, embedder, old: str, new: str, learned: bool, vault: str):
+    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    facts.curator.learned = learned
+    facts.init_vault(vault)
+    first = facts.curator.write({"text": old, "vault": vault, "valid_from": "2024-01-01"}).fact
+    return facts, first, facts.curator.write({"text": new, "vault": vault, "valid_from": "2024-06-01"})
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I'm a Chelsea fan.", "Our Chelsea flat has a leaking roof."),  # a club and a district: one word, two things
+    ("I love hiking in the Alps.", "I love the soundtrack of that film."),  # one verb of one holder, nothing else shared
+])
+def test_the_pair_model_unlinks_what_only_looks_related(memory: Memory, embedder, old: str, new: str) -> None:
+    _, _, by_rules = curate(memory, embedder, old, new, False, "rules")
+    assert by_rules.action == "related"
+    facts, first, d = curate(memory, embedder, old, new, True, "learned")
+    assert d.action == "new" and "read by the pair model" in d.reason
+    assert facts.get(first.id).status == "current" and not d.fact.related_to  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My brother Sam is a teacher.", "Sam coaches the school's chess club on Fridays."),  # it would link them: it may not
+    ("Our cloud provider is AWS.", "We moved everything to Google Cloud."),  # it would supersede: it may not
+])
+def test_the_pair_model_never_links_nor_supersedes(memory: Memory, embedder, old: str, new: str) -> None:
+    _, _, by_rules = curate(memory, embedder, old, new, False, "rules")
+    facts, first, d = curate(memory, embedder, old, new, True, "learned")
+    assert by_rules.action == d.action == "new" and facts.get(first.id).status == "current"  # type: ignore[union-attr]
+
+
+def test_what_the_rules_decide_the_model_leaves(memory: Memory, embedder) -> None:
+    _, _, d = curate(memory, embedder, "Our CI runs on CircleCI.", "CI is on Buildkite now.", True, "v")
+    assert d.action == "supersede" and "pair model" not in d.reason  # the slot reading decided it
+
+
+def test_facts_write_from_the_cli_uses_the_model(capsys: pytest.CaptureFixture[str], home: Path, store_url: str,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "local")
+    said = ("I'm a Chelsea fan.", "Our Chelsea flat has a leaking roof.")
+    for text, day in zip(said, ("2024-01-01", "2024-06-01")):
+        assert main(["--home", str(home), "--store", store_url, "facts", "write", text, "--valid-from", day, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert d["action"] == "new" and "pair model" in d["reason"]
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        assert sorted(f.text for f in memory.facts.query()) == sorted(said)
+
+
+@pytest.mark.parametrize("on", ["1", "0"])
+def test_the_setting_turns_it_off(home: Path, store_url: str, on: str) -> None:
+    s = Settings.load(env={"PALIMPSEST_CURATOR_MODEL": on}, embedder="local")
+    with Memory(home, store_url, settings=s) as memory:
+        memory.facts.curator.write({"text": "I'm a Chelsea fan.", "valid_from": "2024-01-01"})
+        d = memory.facts.curator.write({"text": "Our Chelsea flat has a leaking roof.", "valid_from": "2024-06-01"})
+        assert d.action == ("new" if on == "1" else "related")
+
+
+def always(label: str) -> pairs.PairModel:
+    """A model that says `label` for every pair with certainty (its bias alone)."""
+    n = len(pairs.FEATURES)
+    weights = [[0.0] * len(pairs.LABELS) for _ in range(n)] + [[50.0 if x == label else 0.0 for x in pairs.LABELS]]
+    return pairs.PairModel({"features": list(pairs.FEATURES), "labels": list(pairs.LABELS), "mean": [0.0] * n, "scale": [1.0] * n,
+                            "weights": weights, "confirm_at": 0.9, "max_words": 17})
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Alice reports to Bob.", "Bob reports to Alice."),  # the same words, another statement
+    ("The train leaves at 8:05.", "The train leaves at 8:35."),  # a number differs
+    ("Meeting with Sarah on Friday.", "Meeting with Sandra on Friday."),  # a name differs
+    ("The gate opens at noon.", "The gate does not open at noon."),  # a negation
+])
+def test_no_model_merges_what_the_words_keep_apart(old: str, new: str) -> None:
+    s = compare(new, old, 0.95)
+    assert pairs.says_two_things(s)
+    assert decide(s, True, new, old, always("confirm"))[0] != "confirm"
+
+
+def test_a_model_confirms_only_past_its_threshold() -> None:
+    s = compare("Home for me is Porto.", "I live in Porto.", 0.8)
+    assert not pairs.says_two_things(s) and judge(s, True) in ("related", "new")
+    said, old = "Home for me is Porto.", "I live in Porto."
+    assert decide(s, True, said, old, always("confirm")) == ("confirm", "the same statement in other words (read by the pair model)")
+    shy = always("confirm")
+    shy.confirm_at = 1.01
+    assert decide(s, True, said, old, shy)[0] != "confirm"
+    assert decide(s, True, said, old, always("supersede"))[0] == "related"  # a supersession is the rules' alone
+    more = compare(said, "Home for me is Porto, by the sea.", 0.6)  # one says all the other does, and more
+    assert more.refines and not pairs.says_two_things(more) and judge(more, True) in ("related", "new")
+    assert decide(more, True, said, "Home for me is Porto, by the sea.", always("confirm"))[0] != "confirm"
+    apart = compare("I love the soundtrack of that film.", "I commute by bike.", 0.1)
+    assert judge(apart, True) == "new"  # nor does it link what the rules did not
+    assert decide(apart, True, "I love the soundtrack of that film.", "I commute by bike.", always("related"))[0] == "new"
+    long = old + " I moved here for work years ago and I love the light, the river and the food."
+    assert len(long.split()) > 17 and decide(s, True, said, long, always("confirm"))[0] == judge(s, True)  # longer than it knows
+    s.semantic = None
+    assert decide(s, True, said, old, always("confirm"))[0] == judge(s, True)  # no embedder: the rules alone
+
+
+def test_a_model_file_of_other_features_is_refused() -> None:
+    spec = json.loads((ROOT / "src/palimpsest/data/curator-pairs.json").read_text(encoding="utf-8"))
+    spec["features"] = spec["features"][:-1]
+    with pytest.raises(ValueError, match="other features"):
+        pairs.PairModel(spec)
+
+
+def test_the_shipped_model_is_what_the_development_pairs_train() -> None:
+    """Nobody edits the weights by hand: bench/train_curator.py on the pair files gives them."""
+    r = subprocess.run([sys.executable, str(ROOT / "bench/train_curator.py"), "--check"], check=False, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_with_an_llm_it_decides_the_band_the_rules_leave(home: Path, store_url: str) -> None:
+    with FakeOpenAI() as fake:
+        fake.push(Reply.json({"action": "related", "slot": "user / football"}))
+        s = Settings.load(env={}, embedder="local", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema")
+        with Memory(home, store_url, settings=s) as memory:
+            memory.facts.curator.write({"text": "I'm a Chelsea fan.", "valid_from": "2024-01-01"})
+            d = memory.facts.curator.write({"text": "Our Chelsea flat has a leaking roof.", "valid_from": "2024-06-01"})
+            assert d.action == "related" and "decided by the LLM" in d.reason and len(fake.requests) == 1
