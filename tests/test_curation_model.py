@@ -83,6 +83,22 @@ def test_the_setting_turns_it_off(home: Path, store_url: str, on: str) -> None:
         assert d.action == ("new" if on == "1" else "related")
 
 
+@pytest.mark.parametrize(("said", "then", "superseded"), [
+    ("I never realized how much light my plants need.", "I'm definitely going to buy a grow lamp now.", False),  # "now": no change of it
+    ("I've been growing basil on the balcony.", "The basil is doing really well now.", False),
+    ("My deploy target is Heroku for the API.", "Correction: my deploy target is Fly.io now.", True),  # a correction of its slot
+])
+def test_a_change_heard_in_chat_supersedes_only_its_slot(home: Path, store_url: str, said: str, then: str, superseded: bool) -> None:
+    """The local distiller takes a sentence with "now" for a correction of whatever it changes; with the
+    embedder, the nearest fact at a cosine of 0.5 is not that (found on the LongMemEval haystacks)."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        first = memory.facts.curator.write({"text": said, "valid_from": "2024-01-01"}).fact
+        memory.append("s", "user", then, created_at="2024-06-01T10:00:00Z")
+        memory.distiller.close_turn("s", use_llm=False)
+        assert (memory.facts.get(first.id).status == "superseded") is superseded  # type: ignore[union-attr]
+        assert len(memory.facts.query()) == (1 if superseded else 2)
+
+
 def always(label: str) -> pairs.PairModel:
     """A model that says `label` for every pair with certainty (its bias alone)."""
     n = len(pairs.FEATURES)

@@ -572,13 +572,18 @@ class Curator:
 
     def _named(self, corrects: str, c: Candidate) -> Fact | None:
         """The fact a correction names: by id, or the open fact nearest the quoted text (not
-        one that says the correction itself: the local distiller quotes the correction)."""
+        one that says the correction itself). The local distiller quotes the correction itself
+        ("I'm going to look into moisturizers now", "The basil is doing really well now"): then
+        the fact must be one the gate reads as this slot or a change of it — a cosine of 0.5, or
+        even 0.7, is any chat on one topic."""
         try:
             return self.facts.get(corrects)  # type: ignore[no-any-return]
         except (NotFound, InvalidInput):
             pass
         probe = Candidate(text=corrects, vault=c.vault)
-        scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)]
+        quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
+        scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)
+                  if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]
         scored = [x for x in scored if x[0] >= 0.5 and normalise(x[1].text) != normalise(c.text)]
         return max(scored, key=lambda x: x[0])[1] if scored else None
 
