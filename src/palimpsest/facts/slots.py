@@ -40,12 +40,13 @@ from functools import lru_cache
 
 from .. import when
 
-_OPENERS = re.compile(r"^\s*(?:(?:no|oh|ok|okay|so|well|sorry|wait|oops|fyi|btw|hey|anyway|anyways|honestly|speaking of (?:which|that))[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
+_DISCOURSE_WORDS = r"oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that)"  # words that open chat, saying nothing
+_OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WORDS})[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
                       r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately)\b,?", re.IGNORECASE)
 _ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
-_DISCOURSE = re.compile(r"^\s*(?:(?:oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that))[,.!:]?\s+)+", re.IGNORECASE)
+_DISCOURSE = re.compile(rf"^\s*(?:(?:{_DISCOURSE_WORDS})[,.!:]?\s+)+", re.IGNORECASE)
 # "not-so-great", "a not-for-profit": a hyphened "not" is part of a word, it denies nothing
 HEDGED = re.compile(r"\bnot(?:-[^\W\d_]+)+", re.IGNORECASE)
 # what a subordinate clause says ("…, so that we don't want to sin anymore", "because it was not ready")
