@@ -54,7 +54,7 @@ def encode(cases: list[curation.Case], embedder) -> tuple[np.ndarray, np.ndarray
     for i, c in enumerate(cases):
         s = curator.compare(c.new, c.old, float(vectors[2 * i] @ vectors[2 * i + 1]))
         rule = curator.judge(s, True)
-        X.append(pairs.features(s, rule, c.new))
+        X.append(pairs.features(s, rule))
         y.append(pairs.LABELS.index(c.label))
         rules.append("supersede" if rule == "dispute" else rule)
         signals.append(s)

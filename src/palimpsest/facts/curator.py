@@ -150,6 +150,8 @@ class Signals:
     swap: bool = False  # one number for another ("Node 18" / "Node 20"), not a number added
     named: bool = False  # a name or acronym in both ("Marco leads …" / "Marco also mentors …")
     refines: bool = False  # one says all the other does and more ("verify: require a certificate" / "… with matching host name")
+    says_change: bool = False  # the candidate says a value changed ("now", "switched to", "no longer"; slots' reading)
+    says_also: bool = False  # the candidate says it adds to what holds ("also", "too"; slots' reading)
 
     @property
     def similarity(self) -> float:
@@ -258,7 +260,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     skip = (numbers_a ^ numbers_b) | {"not"}
     rest = lexical([w for w in a if w not in skip], [w for w in b if w not in skip])
     words, order = overlaps(a, b)
-    before, (whole, parts) = slots.parse(existing), _read(candidate)
+    before, (whole, parts, says_change, says_also) = slots.parse(existing), _read(candidate)
     slot = slots.relation(before, whole, existing, candidate)
     if slot not in ("changed", "negated"):  # a change said in one clause of several ("I'm no longer vegetarian, I eat fish again")
         shared = set(b) - {"not"}  # a clause about what the fact says
@@ -268,15 +270,20 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
-                   x != y and (x <= y or y <= x))
+                   x != y and (x <= y or y <= x), says_change, says_also)
 
 
 @lru_cache(maxsize=256)
-def _read(candidate: str) -> tuple[slots.Slot | None, tuple[tuple[str, frozenset[str], slots.Slot | None], ...]]:
-    """The candidate's slot, and each of its clauses when it has several (text, words, slot):
-    read once, not once per neighbour it is compared with (slots are only read, never changed)."""
+def _read(candidate: str) -> tuple[slots.Slot | None, tuple[tuple[str, frozenset[str], slots.Slot | None], ...], bool, bool]:
+    """The candidate's slot; each of its clauses when it has several (text, words, slot);
+    whether it says a change, and an addition (the slot's markers, or the sentence's when it
+    has no slot): read once, not once per neighbour it is compared with (slots are only
+    read, never changed)."""
     parts = slots.clauses(candidate)
-    return slots.parse(candidate), tuple((p, frozenset(tokens(p)), slots.parse(p)) for p in parts) if len(parts) > 1 else ()
+    whole = slots.parse(candidate)
+    notes = slots.clean(candidate)[1] if whole is None else {"change": whole.change, "additive": whole.additive}
+    clause_slots = tuple((p, frozenset(tokens(p)), slots.parse(p)) for p in parts) if len(parts) > 1 else ()
+    return whole, clause_slots, bool(notes["change"]), bool(notes["additive"])
 
 
 def judge(s: Signals, candidate_later: bool) -> str:
@@ -363,7 +370,7 @@ class Curator:
         self.facts = facts
         self._pending_known: bool | None = None
         self.use_llm = True  # off while draining candidates the LLM could not decide
-        self.learned: bool = getattr(facts, "pair_model", True)  # the pair model settles what the rules leave at related or new
+        self.learned: bool = facts.pair_model  # the pair model reads again what the rules leave at related or new
         self.counts: Counter[str] = Counter()  # llm_decided, llm_parked, refused
 
     def write(self, candidate: Any) -> Decision:
@@ -474,7 +481,7 @@ class Curator:
                 best = (key[0], key[1], fact, s, action, why)
         if best is None or best[4] == "new":
             fact = self._write(c)
-            return Decision("new", fact, best[2] if best else None, best[3] if best else None, best[5] if best and best[5] else "no close fact")
+            return Decision("new", fact, best[2] if best else None, best[3] if best else None, (best[5] if best else "") or "no close fact")
         _, _, target, s, action, why = best
         if llm is not None and in_band(action, s.slot):
             return self._arbitrated(c, target, s, llm)

@@ -5,9 +5,10 @@ written by people who never read them they link whatever shares a word or a verb
 Chelsea fan." / "Our Chelsea flat has a leaking roof.") and confirm few paraphrases (bench
 `curation.py`, held-out sets blind4 and blind5). This module reads those pairs again with a
 multinomial logistic regression over the signals the curator already computes — cosine,
-word and bigram overlaps, the differing words, the slot reading, the rules' own answer, a
-few marker words — trained on the development pair sets (`bench/train_curator.py`, which
-writes `data/curator-pairs.json`; the weights ship in the package, nothing is fetched).
+word and bigram overlaps, the differing words, the slot reading, the rules' own answer, the
+slot parser's markers of a change and of an addition — trained on the development pair
+sets (`bench/train_curator.py`, which writes `data/curator-pairs.json`; the weights ship in
+the package, nothing is fetched).
 
 What it may do is narrower than what it was trained to say, because on conversation (the
 LongMemEval haystacks, `bench/recall.py knowledge --embedder local`) it was wrong where the
@@ -31,7 +32,6 @@ chosen by leaving one development set out at a time (the file says which).
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from importlib.resources import files
 from typing import Any
@@ -43,23 +43,17 @@ Signals = Any  # curator.Signals (not imported: the curator imports this module)
 LABELS = ("confirm", "supersede", "related", "new")
 DIFFERS = ("number", "numbers", "negation", "name", "opposite")
 SLOTS = ("same", "changed", "negated", "beside", "topic", None)
-# words that say a value changed, or that a statement adds to another
-CHANGE = re.compile(r"\b(now|switched|switching|moved|no longer|anymore|any more|changed|instead|new|from now on|these days|"
-                    r"started|stopped|took over|renamed|replaced|since|nowadays|went|became|become|upgraded|downgraded|"
-                    r"cut down|finally)\b", re.IGNORECASE)
-ADDITION = re.compile(r"\b(also|too|as well|another|additionally|plus|besides)\b", re.IGNORECASE)
 FEATURES = ("cosine", "words", "order", "lexical", "rest", *(f"differs:{d}" for d in DIFFERS), "swap",
-            *(f"slot:{s}" for s in SLOTS), *(f"rule:{r}" for r in LABELS), "change words", "addition words",
+            *(f"slot:{s}" for s in SLOTS), *(f"rule:{r}" for r in LABELS), "says a change", "says an addition",
             "a name shared", "names differ")
 
 
-def features(s: Signals, rule: str, candidate: str) -> list[float]:
+def features(s: Signals, rule: str) -> list[float]:
     """The pair's features in `FEATURES` order (`rule`: the rules' answer, dispute as supersede)."""
     rule = "supersede" if rule == "dispute" else rule
     return [s.semantic or 0.0, s.words, s.order, s.lexical, s.rest, *(float(d in s.differs) for d in DIFFERS), float(s.swap),
             *(float(s.slot == x) for x in SLOTS), *(float(rule == r) for r in LABELS),
-            float(bool(CHANGE.search(candidate))), float(bool(ADDITION.search(candidate))), float(s.named),
-            float("name" in s.differs)]
+            float(s.says_change), float(s.says_also), float(s.named), float("name" in s.differs)]
 
 
 def says_two_things(s: Signals) -> bool:
@@ -90,7 +84,7 @@ class PairModel:
         answer for statements longer than any it was trained on, never a supersession."""
         if max(len(candidate.split()), len(existing.split())) > self.max_words:
             return rule
-        p = self.probabilities(features(s, rule, candidate))
+        p = self.probabilities(features(s, rule))
         if says_two_things(s) or s.refines or p[0] < self.confirm_at:
             p[0] = 0.0
         p[1] = 0.0  # on conversation it took "Now I'm thinking of a tent" to replace "I'm thinking of gift ideas"

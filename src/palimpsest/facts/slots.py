@@ -182,20 +182,20 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _ADDITIVE.search(s):
         notes["additive"] = True
         s = _ADDITIVE.sub("", s)
-    s = re.sub(r"\b(\d+(?::\d+)?)\s+([ap]m)\b", r"\1\2", s)  # "6 am" is a time, not "I am"
-    for contraction, expanded in _CONTRACTIONS:
-        s = re.sub(contraction, expanded, s)
+    s = _expanded(re.sub(r"\b(\d+(?::\d+)?)\s+([ap]m)\b", r"\1\2", s))  # "6 am" is a time, not "I am"
     for pattern, wording in _REWRITES:  # "I have a peanut allergy": "I am allergic to peanut"
         s = pattern.sub(wording, s)
     if re.search(r"\b(?:not|never|cannot)\b", s):
         notes["negated"] = not notes["negated"]
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
         s = s.replace("cannot", "can")
-    if tail:
-        for contraction, expanded in _CONTRACTIONS:
-            tail = re.sub(contraction, expanded, tail)
-        s = f"{s} {tail}"
-    return " ".join(s.split()).strip(" ,"), notes
+    return " ".join(f"{s} {_expanded(tail)}".split()).strip(" ,"), notes
+
+
+def _expanded(s: str) -> str:
+    for contraction, expanded in _CONTRACTIONS:
+        s = re.sub(contraction, expanded, s)
+    return s
 
 
 def unhedged(text: str) -> str:
@@ -252,7 +252,7 @@ def _after_opening_time(text: str, times: list[when.Span]) -> str:
     the subject comes after it."""
     opener = _DISCOURSE.match(text)  # "Speaking of which, the week before last, on June 8th, I went …"
     start = pos = opener.end() if opener else len(text) - len(text.lstrip())
-    for t in sorted(times, key=lambda t: t.at):
+    for t in times:  # in the order they are said
         if t.at < pos:
             continue
         if t.at != pos:
