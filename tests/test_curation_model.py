@@ -140,6 +140,17 @@ def test_a_model_confirms_only_past_its_threshold() -> None:
     assert decide(s, True, said, old, always("confirm"))[0] == judge(s, True)  # no embedder: the rules alone
 
 
+def test_an_unreadable_model_file_leaves_the_rules_to_decide(memory: Memory, embedder, monkeypatch: pytest.MonkeyPatch,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    def broken() -> pairs.PairModel:
+        raise ValueError("curator-pairs.json: Expecting value: line 1 column 1")
+
+    monkeypatch.setattr(pairs, "shipped", broken)
+    facts, first, d = curate(memory, embedder, "I'm a Chelsea fan.", "Our Chelsea flat has a leaking roof.", True, "v")
+    assert d.action == "related" and d.fact is not None and facts.get(first.id).status == "current"  # type: ignore[union-attr]
+    assert "pair model cannot be read" in caplog.text and not facts.curator.learned
+
+
 def test_a_model_file_of_other_features_is_refused() -> None:
     spec = json.loads((ROOT / "src/palimpsest/data/curator-pairs.json").read_text(encoding="utf-8"))
     spec["features"] = spec["features"][:-1]

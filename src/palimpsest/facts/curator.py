@@ -472,7 +472,7 @@ class Curator:
         fact the candidate says it corrects, wins ties)."""
         start = c.valid_from or self.facts.now()
         llm = self.facts.llm if self.use_llm else None
-        model = pairs.shipped() if self.learned and llm is None else None  # with an LLM it settles the band the rules leave
+        model = self._pair_model() if self.learned and llm is None else None  # with an LLM it settles the band the rules leave
         best: tuple[int, float, Fact, Signals, str, str] | None = None
         for fact, s in self.neighbours(c):
             action, why = decide(s, start > fact.valid_from, c.text, fact.text, model)
@@ -486,6 +486,16 @@ class Curator:
         if llm is not None and in_band(action, s.slot):
             return self._arbitrated(c, target, s, llm)
         return self._act(c, target, s, action, why)
+
+    def _pair_model(self) -> pairs.PairModel | None:
+        """The shipped pair model; a file that cannot be read leaves the rules alone (logged once)."""
+        try:
+            return pairs.shipped()
+        except (OSError, ValueError, KeyError) as exc:
+            if self.learned:
+                log.warning("the curator's pair model cannot be read (%s): its rules decide alone", exc)
+            self.learned = False
+            return None
 
     def _act(self, c: Candidate, target: Fact, s: Signals | None, action: str, why: str = "") -> Decision:
         start = c.valid_from or self.facts.now()
