@@ -301,3 +301,32 @@ def test_the_local_distiller_keeps_a_long_turn_whole_and_within_the_schema_per_i
     out = check_local(local_distill([Message(id="evt_1", session="s", role="user", content=said, created_at="2024-06-01T10:00:00Z")]))
     assert len(out["facts"]) == 31 and "Never deploy on Fridays." in [f["text"] for f in out["facts"]]
     assert len(out["tasks"]) == 15 and not any("transcript" in f["text"] for f in out["facts"])
+
+
+@pytest.mark.parametrize(("earlier", "later", "relation"), [
+    # a role said by its verb is the role's slot
+    ("Marta leads the payments team.", "Dev took over as lead of the payments team.", "changed"),
+    ("Marta leads the payments team.", "Marta leads the payments team.", "same"),
+    # what we do, said by its noun
+    ("We deploy to Heroku.", "Deploys go to Fly.io these days.", "changed"),
+    ("We deploy to AWS in eu-west-1.", "Our deployments go to AWS, region eu-west-1 (Ireland).", "same"),
+    # an employer joined is where one works now
+    ("I work at Spotify as a data engineer.", "I joined Klarna as a data engineer in August.", "changed"),
+    # the main customer is the biggest one
+    ("Our main customer is Acme Logistics.", "Our biggest customer is Northwind Freight.", "changed"),
+    # an adverb before the verb is not the attribute
+    ("I prefer tea.", "I actually prefer tea.", "same"),
+])
+def test_plain_changes_and_restatements_by_slot(earlier: str, later: str, relation: str) -> None:
+    assert slots.relation(slots.parse(earlier), slots.parse(later), earlier, later) == relation
+
+
+@pytest.mark.parametrize(("earlier", "later", "expected"), [
+    ("The team has 6 engineers.", "We're down to 4 engineers after the reorg.", "supersede"),  # one count of one thing
+    ("My sister is 30 years old.", "My brother is 32 years old.", "related"),  # a measure, of two people
+    ("The Pro plan costs $49 a month.", "My phone plan costs $30 a month.", "new"),
+])
+def test_a_count_of_the_same_thing_changed(earlier: str, later: str, expected: str) -> None:
+    from palimpsest.facts.curator import compare, judge
+
+    assert judge(compare(later, earlier), True) in ((expected,) if expected == "supersede" else ("related", "new"))

@@ -49,6 +49,10 @@ TABLE = [
     ("last month", [("2023-04-01", "2023-04-30", "month", True)]),
     ("last year", [("2022-01-01", "2022-12-31", "year", True)]),
     ("last weekend", [("2023-05-06", "2023-05-07", "weekend", True)]),
+    ("the week before last", [("2023-04-24", "2023-04-30", "week", True)]),
+    ("the weekend before last", [("2023-04-29", "2023-04-30", "weekend", True)]),
+    ("the month after next", [("2023-07-01", "2023-07-31", "month", True)]),
+    ("the year before last", [("2021-01-01", "2021-12-31", "year", True)]),
     ("this weekend", [("2023-05-13", "2023-05-14", "weekend", True)]),
     ("last Friday", [("2023-05-05", "2023-05-05", "day", True)]),
     # said of the last or the next one: both, neither certain

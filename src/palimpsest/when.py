@@ -66,6 +66,7 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
     ("ago", r"\b" + _NUM + r"\s+" + _UNIT + r"\s+(?P<dir>ago|before now|from now)\b"),
     ("in_n", r"\bin\s+" + _NUM + r"\s+" + _UNIT + r"\b"),
     ("for_n", r"\b(?:for|over)\s+(?:the\s+(?:past|last)\s+)?" + _NUM + r"\s+(?P<unit>month|year)s?\b"),
+    ("beyond", r"\bthe\s+(?P<unit>week|weekend|month|year)\s+(?P<rel>before\s+last|after\s+next)\b"),  # two back, two on
     ("rel_unit", r"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year|spring|summer|fall|autumn|winter)\b"),
     ("rel_day", r"\b(?P<rel>last|next|this|on|coming)\s+" + _DAY_NAME + r"\b"),
     ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary|week|weekend))"),
@@ -80,7 +81,7 @@ CATEGORY = {**{w: "deictic" for w in ("yesterday", "today", "tonight", "tomorrow
             **{w: "weekday" for d in WEEKDAYS for w in (d, d + "s")}, **{m: "month" for m in MONTHS}}
 # the words a pattern cannot match without; a window runs only the patterns it has words for
 NEEDS = {"part_month": "month", "iso": "year", "day_month": "month", "month_day": "month", "month_year": "month", "rel_month": "month",
-         "year": "year", "ago": "unit", "in_n": "unit", "for_n": "unit", "rel_unit": "unit", "rel_day": "weekday",
+         "year": "year", "ago": "unit", "in_n": "unit", "for_n": "unit", "beyond": "unit", "rel_unit": "unit", "rel_day": "weekday",
          "the_nth": "ordinal", "deictic": "deictic"}
 DIGITS = re.compile(r"\d+[a-z]*", re.IGNORECASE)
 WORD = re.compile(r"[a-z]+")
@@ -305,8 +306,8 @@ def _season_of(text: str, season: str, rel: str, anchor: date) -> Span | None:
 
 
 def _relative_unit(m: re.Match[str], anchor: date) -> list[Span]:
-    rel, unit, text = m.group("rel").lower(), m.group("unit").lower(), m.group(0)
-    step = {"last": -1, "past": -1, "next": 1, "coming": 1, "this": 0}[rel]
+    rel, unit, text = " ".join(m.group("rel").lower().split()), m.group("unit").lower(), m.group(0)
+    step = {"last": -1, "past": -1, "next": 1, "coming": 1, "this": 0, "before last": -2, "after next": 2}[rel]
     if unit == "week":
         monday = anchor - timedelta(days=anchor.weekday()) + timedelta(weeks=step)
         return [Span(text, monday, monday + timedelta(days=6), "week")]
@@ -378,7 +379,7 @@ def _one(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
         sign = 1 if kind == "in_n" or m.groupdict().get("dir", "").lower() == "from now" else -1
         certain = kind != "for_n" and m.group("n").lower() not in UNCERTAIN_NUMBERS
         return _offset(n, m.group("unit").lower(), anchor, sign, m.group(0), certain)
-    handlers = {"rel_month": _relative_month, "rel_unit": _relative_unit, "rel_day": _weekday, "the_nth": _nth}
+    handlers = {"rel_month": _relative_month, "rel_unit": _relative_unit, "beyond": _relative_unit, "rel_day": _weekday, "the_nth": _nth}
     return handlers[kind](m, anchor)
 
 

@@ -53,6 +53,7 @@ from functools import lru_cache
 from itertools import pairwise
 from typing import Any
 
+from .. import when
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
 from ..store.facts_base import FactQuery
@@ -152,6 +153,8 @@ class Signals:
     refines: bool = False  # one says all the other does and more ("verify: require a certificate" / "… with matching host name")
     says_change: bool = False  # the candidate says a value changed ("now", "switched to", "no longer"; slots' reading)
     says_also: bool = False  # the candidate says it adds to what holds ("also", "too"; slots' reading)
+    apart: bool = False  # both have a slot, and they are different slots of different things (slots.relation None)
+    count: bool = False  # the one number swapped counts the same thing ("6 engineers" / "down to 4 engineers"), for one holder
 
     @property
     def similarity(self) -> float:
@@ -242,15 +245,17 @@ def _names(text: str) -> set[str]:
 
 
 def compare(candidate: str, existing: str, semantic: float | None = None) -> Signals:
+    candidate, existing = _ENUMERATOR.sub("", candidate), _ENUMERATOR.sub("", existing)  # "(2) I used to pass the park": a list's number
     a, b = tokens(candidate), tokens(existing)
     if normalise(candidate) == normalise(existing):
         return Signals(True, 1.0, semantic, [], 1.0, slot="same")
-    numbers_a, numbers_b = {w for w in a if w[0].isdigit()}, {w for w in b if w[0].isdigit()}
+    numbers_a, numbers_b = _values(candidate, a), _values(existing, b)
     differs = []
     if numbers_a != numbers_b:
         # one value changed is an update; several usually name other things ("Room 101 has 4")
         differs.append("number" if len(numbers_a - numbers_b) <= 1 and len(numbers_b - numbers_a) <= 1 else "numbers")
-    if a.count("not") % 2 != b.count("not") % 2:  # "not unlocked" is "locked"
+    main_a, main_b = tokens(slots.main_clause(candidate)), tokens(slots.main_clause(existing))
+    if main_a.count("not") % 2 != main_b.count("not") % 2:  # "not unlocked" is "locked"; "items that I don't use" denies nothing
         differs.append("negation")
     if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in OPPOSITES):
         differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
@@ -267,10 +272,37 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         changes = (r for text, words, parsed in parts if words & shared
                    and (r := slots.relation(before, parsed, existing, text)) in ("changed", "negated"))
         slot = next(changes, slot)
+    if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
+        slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1
+    count = swap and _counted(a, numbers_a - numbers_b) is not None and _counted(a, numbers_a - numbers_b) == _counted(b, numbers_b - numbers_a) \
+        and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
-                   x != y and (x <= y or y <= x), says_change, says_also)
+                   x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count)
+
+
+_UNITS_OF_MEASURE = frozenset(slots.stem(w) for w in re.findall(r"\w+", """second minute hour day week month year time percent
+    dollar euro pound cent mile km kilometre kilometer meter metre kg kilo lb gb mb tb k old am pm"""))
+
+
+def _counted(words: list[str], number: set[str]) -> str | None:
+    """The thing a statement's one number counts ("6 engineers": engineer), or None: not a
+    measure ("30 years old", "$49 a month" are values of many things)."""
+    i = next((i for i, w in enumerate(words) if w in number), None)
+    if i is None or i + 1 >= len(words) or words[i + 1][0].isdigit() or words[i + 1] in _UNITS_OF_MEASURE:
+        return None
+    return words[i + 1]
+
+
+_ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")
+
+
+def _values(text: str, words: list[str]) -> set[str]:
+    """The numbers a statement says as values: not those of when it happened ("about three
+    weeks ago", "on June 8th", "in 2020"), which one statement may say and its paraphrase leave out."""
+    timed = {w for span in when.resolve(text, when.ANY_DAY) for w in tokens(span.text)}
+    return {w for w in words if w[0].isdigit() and w not in timed}
 
 
 @lru_cache(maxsize=256)
@@ -306,10 +338,10 @@ def judge(s: Signals, candidate_later: bool) -> str:
             return "confirm"
         if sem is not None and sem >= PARAPHRASE and s.words >= 0.5 and not (s.words == 1.0 and s.order < 0.5):
             return "confirm"  # said in other words: nothing differs, the vectors agree, half the words too (not a permutation)
-    if s.swap and s.differs == ["number"] and s.rest > 0 and sem is not None and sem >= SWAP:
+    if s.swap and s.differs == ["number"] and s.rest > 0 and (sem is not None and sem >= SWAP or s.count and (sem is None or sem >= 0.5)):
         return "supersede" if candidate_later else "dispute"  # "We're on Node 18" / "Production runs Node 20": one number swapped
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
-    if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5):
+    if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart:
         return "supersede" if candidate_later else "dispute"
     if s.similarity >= RELATED or s.slot == "topic":
         return "related"

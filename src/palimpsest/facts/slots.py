@@ -52,6 +52,28 @@ HEDGED = re.compile(r"\bnot(?:-[^\W\d_]+)+", re.IGNORECASE)
 # what a subordinate clause says ("…, so that we don't want to sin anymore", "because it was not ready")
 # is not said of the statement's own slot: its markers of change and negation are its own
 _SUBCLAUSE = re.compile(r"[,;]?\s*\b(?:because|so that|although|though|whereas|unless|which|who)\b.*$", re.IGNORECASE)
+# "items that I don't use", "the car that we sold": a clause about a noun, not the statement's
+# own ("I said that I don't eat meat" and "I think that we're moving" are the statement's)
+_THAT = re.compile(r"\b(?P<head>[\w']+)\s+(?P<that>that)\s+(?:i|we|you|he|she|they)\b", re.IGNORECASE)
+_SAYING = frozenset(["say", "said", "says", "think", "thought", "know", "knew", "believe", "hope", "feel", "felt", "realise", "realize",
+                     "realised", "realized", "mean", "meant", "guess", "decided", "noticed", "found", "sure", "told", "tell", "agree",
+                     "agreed", "wish", "figured", "learned", "learnt", "heard", "seems", "seemed", "is", "was", "so", "now", "and", "but"])
+
+
+def _subordinate_at(s: str) -> int:
+    """Where the statement's subordinate clause starts ("because …", "which …", "items that
+    I …"), or the end of `s`."""
+    sub = _SUBCLAUSE.search(s)
+    that = next((m for m in _THAT.finditer(s) if m.group("head").lower() not in _SAYING), None)
+    return min(sub.start() if sub else len(s), that.start("that") if that else len(s))
+
+
+def main_clause(text: str) -> str:
+    """`text` without its subordinate clause: what it says of its own subject."""
+    cut = _subordinate_at(text)
+    return text[:cut] if cut > 0 else text
+
+
 _NO_LONGER = re.compile(r"\b(?:no longer|not any ?more|stopped|quit)\b\s*", re.IGNORECASE)
 _INSTEAD_OF = re.compile(r",?\s*\b(?:instead of|rather than|in place of)\s+(?P<old>[^,.;]+)", re.IGNORECASE)
 _NOT_X = re.compile(r",\s*not\s+(?P<old>[^,.;]+)$", re.IGNORECASE)
@@ -92,14 +114,22 @@ SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed",
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
     "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy", "begin start",
-    "leave depart", "buy bought purchase purchased")]
+    "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal")]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # a statement said with another common wording, rewritten to the wording the parse knows
 _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
              (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2"),
              # "I use VS Code as my main editor": my main editor is VS Code (the role is the slot, the tool its value)
-             (re.compile(r"^(?:i|we) (?:use|run|have) (.+?) as (my|our|the) (.+)$"), r"\2 \3 is \1")]
+             (re.compile(r"^(?:i|we) (?:use|run|have) (.+?) as (my|our|the) (.+)$"), r"\2 \3 is \1"),
+             # "Marta leads the payments team": the lead of the payments team is Marta (the role is the slot)
+             (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)(\w+) (?:leads|heads) (the|our|their|my) (.+)$"),
+              r"the lead of \2 \3 is \1"),
+             # "Deploys go to Fly.io", "releases go out on Thursdays": what we do, said by its noun
+             (re.compile(r"^(?:our |the )?(deploy|release|backup)(?:s|ments) (?:go|goes|went|happen|run)( to| out| on)? (.+)$"),
+              r"we \1\2 \3"),
+             # "I joined Klarna as a data engineer": where I work now
+             (re.compile(r"^(i|we) (?:have |has )?joined (.+?) as (an?|the) (.+)$"), r"\1 work at \2 as \3 \4")]
 
 
 @lru_cache(maxsize=1 << 16)  # a recall block stems every sentence of its snippets: the same words again and again
@@ -164,8 +194,8 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
         notes["change"] = bool(re.search(r"actually|correction|update|meant|scratch", opener.group(0), re.IGNORECASE))
         s = s[opener.end():]
     s = unhedged(s.lower().replace("’", "'"))
-    sub = _SUBCLAUSE.search(s)
-    tail = s[sub.start():] if sub and sub.start() > 0 else ""  # read for the slot's words, not for its markers
+    cut = _subordinate_at(s)
+    tail = s[cut:] if 0 < cut < len(s) else ""  # read for the slot's words, not for its markers
     s = s[: len(s) - len(tail)]
     if _NO_LONGER.search(s):
         notes["negated"] = notes["change"] = True
@@ -255,8 +285,8 @@ def _after_opening_time(text: str, times: list[when.Span]) -> str:
     for t in times:  # in the order they are said
         if t.at < pos:
             continue
-        if t.at != pos:
-            break
+        if t.at != pos and not re.fullmatch(r"(?:on|in|at|during|by)\s+", text[pos:t.at], re.IGNORECASE):
+            break  # "…, on June 8th, I went": the preposition opens the time expression
         pos = t.at + len(t.text)
         while pos < len(text) and text[pos] in " ,":
             pos += 1
@@ -388,7 +418,8 @@ def _participle(word: str) -> bool:
     return word not in _WHERE and (word.endswith(("ed", "en", "wn")) or word in ("built", "run", "kept", "held", "made", "led", "done", "set"))
 
 
-_ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely"])
+_ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely",
+                      "actually", "currently", "mainly", "basically", "honestly", "definitely", "only", "typically", "primarily"])
 MODALS = frozenset(["can", "could", "will", "would", "should", "must", "might", "may", "shall"])
 
 
@@ -405,7 +436,7 @@ def _verbal(s: str) -> Slot | None:
             base = w  # after "I" or "we" comes a verb, known or not ("I usually wake up at 6")
         if base is None or i == 0 and w not in ("use", "deploy", "host") or words[:i] and all(x in DETERMINERS for x in words[:i]):
             continue  # "the build server": a determiner is followed by a noun
-        subj = " ".join(x for x in words[:i] if not (modal and x == modal[0]))
+        subj = " ".join(x for x in words[:i] if not (modal and x == modal[0]) and x not in _ADVERBS)
         rest = words[i + 1:]
         if not rest:
             return None

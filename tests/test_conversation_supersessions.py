@@ -1,0 +1,85 @@
+"""Pairs from conversation that the curator took for updates and must not (found on the
+LongMemEval dev haystacks, `bench/recall.py knowledge --show-superseded`): a negation in a
+relative clause, a number that says when rather than what, a list's enumerator, "still",
+a time expression the subject hides behind. Each is checked with the cosine the bundled
+model gives the pair and without an embedder; the updates beside them still supersede."""
+
+from __future__ import annotations
+
+import pytest
+
+from palimpsest import Memory
+from palimpsest.facts import slots
+from palimpsest.facts.curator import compare, judge
+
+BINS_OLD = ("I'm also planning to use my new storage bins to store items that I don't use frequently, like out-of-season clothes "
+            "and special occasion dresses.")
+BINS_NEW = ("I'm planning to use my new storage bins to store some of the clothes that I've kept, like my out-of-season clothes "
+            "and special occasion dresses.")
+
+NOT_UPDATES = [  # (earlier, later, the cosine MiniLM gives them)
+    (BINS_OLD, BINS_NEW, 0.95),
+    (("Speaking of which, the week before last, on June 8th, I went to the Joshua Tree Music Festival in Indio, California, and it "
+      "was amazing!"), ("Speaking of which, the week before last, on June 8th, I went to the Joshua Tree Music Festival in Indio, "
+                        "California, and we camped out for the whole weekend."), 0.93),
+    ("I was passing the park on my way to school when I lived there", '(2)I "used to pass" the park on my way to school when I lived there',
+     0.80),
+    (("I got those clothes from a store I stumbled upon about three weeks ago while window shopping, and I ended up buying two tops "
+      "and a pair of distressed denim jeans."), ("I recently bought a pair of distressed denim jeans from a store I stumbled upon while "
+                                                 "window shopping, and I ended up getting two tops as well."), 0.90),
+    ("Your king is on e1, in check from my rook on e8.", "Your king is still on e1.", 0.74),
+    ("I have three little kids.", "My kids are 18.", 0.68),
+    ("I've not finished a 3D motion design video that I was working on as part of a course in 2020.",
+     "I’d say these fears held me back from completing a 3D motion design video that I was working on as part of a course in 2020.", 0.74),
+]
+
+UPDATES = [
+    ("Your king is still on e1.", "Your king is already on d1.", 0.72),
+    ("The deadline is June 8th.", "The deadline is June 15th.", 0.90),
+    ("The release is planned for the week after next.", "The release is planned for March 3.", 0.70),
+    ("I don't eat meat.", "I eat meat again.", 0.80),
+    ("I've completed 4 projects since starting painting classes, and I'm feeling pretty confident about my skills.",
+     "I just finished my 5th project since starting painting classes, and I'm feeling pretty accomplished!", 0.80),
+]
+
+
+@pytest.mark.parametrize(("earlier", "later", "cosine"), NOT_UPDATES)
+@pytest.mark.parametrize("with_cosine", [True, False])
+def test_conversation_pairs_that_are_not_updates(earlier: str, later: str, cosine: float, with_cosine: bool) -> None:
+    s = compare(later, earlier, cosine if with_cosine else None)
+    assert judge(s, True) not in ("supersede", "dispute"), s.to_dict()
+
+
+@pytest.mark.parametrize(("earlier", "later", "cosine"), UPDATES)
+def test_updates_beside_them_still_supersede(earlier: str, later: str, cosine: float) -> None:
+    assert judge(compare(later, earlier, cosine), True) == "supersede"
+
+
+def test_a_negation_in_a_relative_clause_denies_nothing() -> None:
+    assert slots.main_clause("I store items that I don't use often.") == "I store items "
+    assert slots.main_clause("I said that I don't eat meat.") == "I said that I don't eat meat."
+    assert "negation" not in compare(BINS_NEW, BINS_OLD).differs
+    assert "negation" in compare("I don't use the storage bins.", "I use the storage bins.").differs
+
+
+def test_a_time_said_is_not_a_value_changed() -> None:
+    """"about three weeks ago" left out of a retelling is no number changed; a date that is
+    the slot's value still is."""
+    old, new = NOT_UPDATES[3][:2]
+    assert "number" not in compare(new, old).differs
+    assert compare("The deadline is June 15th.", "The deadline is June 8th.").slot == "changed"
+
+
+def test_an_opening_time_with_a_preposition_leaves_the_subject() -> None:
+    slot = slots.parse("Speaking of which, the week before last, on June 8th, I went to the Joshua Tree Music Festival.")
+    assert slot is not None and slot.holder == "i" and not slot.change
+
+
+def test_retellings_written_one_after_another_both_stay_current(memory: Memory) -> None:
+    """As a conversation's distilled facts reach the curator, one after another, on each backend."""
+    for earlier, later, _ in NOT_UPDATES[:1] + NOT_UPDATES[4:6]:
+        memory.facts.curator.write({"text": earlier, "valid_from": "2023-05-01"})
+        decision = memory.facts.curator.write({"text": later, "valid_from": "2023-06-01"})
+        assert decision.action not in ("supersede", "dispute"), decision.reason
+    current = {f.text for f in memory.facts.query()}
+    assert {BINS_OLD, "Your king is on e1, in check from my rook on e8.", "I have three little kids."} <= current
