@@ -28,7 +28,7 @@ statements go through the curator one after another, as `palimpsest facts write`
 precision and recall per action, and wrong merges (confirm where the truth is not), with
 the real embedder (`local`, MiniLM) and without.
 
-    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|dev2|dev3|test|fresh|blind|blind2|blind3|blind4|blind5|all] [--rules]
+    .venv/bin/python bench/curation.py [--no-embedder] [--set dev|dev2|dev3|test|fresh|blind|blind2|blind3|blind4|blind5|blind6|all] [--rules]
         [--write-results] [--show-errors]
 
 With the embedder the curator's pair model (`palimpsest.facts.pairs`, trained on the
@@ -58,6 +58,7 @@ from palimpsest.store import open_store
 
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
 DATA = ROOT / "bench" / "data"
+HELD_OUT = ("blind5", "blind6")  # never read to design rules: their errors and wrong merges are not printed
 ACTIONS = ("confirm", "supersede", "related", "new")
 ALL = "dev + dev2 + dev3 + test"
 
@@ -283,9 +284,9 @@ def per_family(cases: list[Case], predicted: list[str]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
-    ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "all"), default="all",
+    ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "all"), default="all",
                     help="which pairs to report (all: dev, dev2, dev3, test, every one of those, fresh, blind, blind2 and blind3; "
-                         "the held-out blind4 and blind5 only by name)")
+                         "blind4; the held-out blind5 and blind6 only by name)")
     ap.add_argument("--rules", action="store_true", help="the gate's rules alone, without the pair model (facts.pairs)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true", help="print each pair decided wrongly (not with --set test or all: "
@@ -295,11 +296,13 @@ def main() -> None:
     for w in warnings:
         print("warning:", w, file=sys.stderr)
     dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
-    dev2, dev3, blind, blind2, blind3, blind4, blind5 = (file_cases(n) for n in ("dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5"))
+    dev2, dev3, blind, blind2, blind3, blind4, blind5, blind6 = (
+        file_cases(n) for n in ("dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5", "blind6"))
     sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
             "blind": [("blind", blind)], "blind2": [("blind2", blind2)], "blind3": [("blind3", blind3)], "blind4": [("blind4", blind4)], "blind5": [("blind5", blind5)],
+            "blind6": [("blind6", blind6)],
             "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh),
-                    ("blind", blind), ("blind2", blind2), ("blind3", blind3)]}[args.set]
+                    ("blind", blind), ("blind2", blind2), ("blind3", blind3), ("blind4", blind4)]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -326,8 +329,8 @@ def main() -> None:
             lines.append(table(f"{set_name} | {name}", s, took, len(cases), len(wrong_confirms)))
             notes.append(f"- {set_name}, {name}: right per family — {per_family(cases, predicted)}; predicted dispute "
                          f"{predicted.count('dispute')} times; wrong merges {len(wrong_confirms)}"
-                         + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms if set_name not in ("blind4", "blind5")))
-            if args.show_errors and (set_name.startswith("dev") or set_name in ("blind", "blind2", "blind3")) and set_name != ALL:
+                         + "".join(f"\n    - {a!r} ~ {b!r}" for a, b in wrong_confirms if set_name not in HELD_OUT))
+            if args.show_errors and set_name not in HELD_OUT + ("test", ALL):
                 for c, p in zip(cases, predicted):
                     if p != c.label:
                         print(f"[{set_name} {name}] {c.family}: {c.old!r} → {c.new!r}: expected {c.label}, got {p}")
@@ -343,8 +346,10 @@ def main() -> None:
               f"blind2: {len(blind2)} pairs written the same way, run once held out (sixth session), then development data "
               f"(bench/data/curation-blind2.json); blind3: {len(blind3)} pairs written the same way, run held out (seventh session; "
               f"bench/data/curation-blind3.json; development data since the fifteenth session); blind4: {len(blind4)} pairs written "
-              f"the same way, held out from all tuning (bench/data/curation-blind4.json); blind5: {len(blind5)} pairs written the same "
-              f"way before the fifteenth session's rules, held out (bench/data/curation-blind5.json).\n\n"
+              f"the same way, held out until the nineteenth session, then development data (bench/data/curation-blind4.json); "
+              f"blind5: {len(blind5)} pairs written the same way before the fifteenth session's rules, held out "
+              f"(bench/data/curation-blind5.json); blind6: {len(blind6)} pairs written the same way in the nineteenth "
+              f"session by a helper that had read neither the code nor any pair file, held out (bench/data/curation-blind6.json).\n\n"
               + "\n".join(lines) + "\n\n" + "\n".join(notes))
     print(report)
     if args.write_results:
