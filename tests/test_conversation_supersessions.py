@@ -29,6 +29,19 @@ NOT_UPDATES = [  # (earlier, later, the cosine MiniLM gives them)
                                                  "window shopping, and I ended up getting two tops as well."), 0.90),
     ("Your king is on e1, in check from my rook on e8.", "Your king is still on e1.", 0.74),
     ("I have three little kids.", "My kids are 18.", 0.68),
+    # a number before a unit or a word that is no thing counted ("35 minutes", "$4,500 per month", "7:30 AM on", "20% off")
+    (("Look, I suppose by way of an agenda for the call today, we've got another 35 minutes set aside and thought it'd best just "
+      "to kind of keep this pretty conversational."),
+     "I'll set reminders on my phone to alert me when I've reached my daily limit of 20 minutes.", 0.26),
+    ("I earn around $4,500 per month, and it's a fixed salary.",
+     "I'll allocate $700 per month towards the credit card debt and try to pay it off.", 0.42),
+    ("I need to wake up at 7:30 AM on typical weekdays.",
+     "I have a morning yoga class at 7:00 AM on weekdays, so I'd like to make sure I have some time to get ready beforehand.", 0.46),
+    ("I actually used a 20% off coupon on skincare products from my local pharmacy last week, and it was a great deal!",
+     "I love pasta and I have a 10% off coupon for it from my favorite grocery store.", 0.43),
+    # someone else quitting, and a noun of the fact, end nothing of it
+    ("I'm planning a summer party and want to serve some refreshing drinks.",
+     "In addition, many people embraced the idea of temperance and chose to drink less or quit drinking altogether.", 0.25),
     ("I've not finished a 3D motion design video that I was working on as part of a course in 2020.",
      "I’d say these fears held me back from completing a 3D motion design video that I was working on as part of a course in 2020.", 0.74),
 ]

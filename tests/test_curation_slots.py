@@ -330,3 +330,48 @@ def test_a_count_of_the_same_thing_changed(earlier: str, later: str, expected: s
     from palimpsest.facts.curator import compare, judge
 
     assert judge(compare(later, earlier), True) in ((expected,) if expected == "supersede" else ("related", "new"))
+
+
+@pytest.mark.parametrize(("earlier", "later"), [
+    # the end of a relationship, of a habit, of a job, said of what the fact names
+    ("I'm dating Sam.", "Sam and I broke up."),
+    ("I smoke about five cigarettes a day.", "I quit smoking in May."),
+    ("I work at Fintrix.", "I'm at Orbital now after leaving Fintrix."),
+    # the named person is the holder, however the kin is said
+    ("My sister Léa lives in Lyon.", "Léa lives in Marseille."),
+    # a weight said by where one is, a unit said two ways
+    ("I weigh 82 kilos.", "I'm at 77 kg."),
+    # when a habit happens is one time at a time
+    ("I do yoga on Tuesday evenings.", "I do yoga on Thursday evenings."),
+    ("My daughter's piano lessons are on Saturdays.", "Piano lessons for my daughter are on Wednesday afternoons."),
+    # what was renamed, a date that slipped, an owner said by "belongs to"
+    ("The main branch of our repo is called master.", "We renamed master to main."),
+    ("The project's target launch date is June.", "The launch has slipped to September."),
+    ("Björn owns the payments service.", "The payments service belongs to Aisha's team."),
+])
+def test_plain_changes_said_in_other_frames_supersede(memory: Memory, earlier: str, later: str) -> None:
+    old = memory.facts.curator.write({"text": earlier, "valid_from": "2025-02-10"}).fact
+    decision = memory.facts.curator.write({"text": later, "valid_from": "2025-08-19"})
+    assert decision.action == "supersede", decision.reason
+    assert [f.text for f in memory.facts.query()] == [later] and memory.facts.get(old.id).superseded_by == decision.fact.id
+
+
+@pytest.mark.parametrize(("earlier", "later", "not_expected"), [
+    ("I'm dating Sam.", "Sam and I went hiking.", "supersede"),  # the name, no ending
+    ("I run 5k every morning.", "My neighbour quit running last year.", "supersede"),  # someone else quits
+    ("I do yoga on Tuesday evenings.", "I also do yoga on Thursday evenings.", "supersede"),  # a second time, said so
+    ("My sister Léa lives in Lyon.", "My brother Tom lives in Marseille.", "supersede"),  # two people
+    ("Our rent is 1,800 euros a month.", "We pay eighteen hundred euros in rent every month.", "supersede"),  # the same number
+])
+def test_what_the_new_frames_leave_alone(earlier: str, later: str, not_expected: str) -> None:
+    from palimpsest.facts.curator import compare, judge
+
+    assert judge(compare(later, earlier), True) != not_expected
+
+
+def test_hundreds_and_thousands_said_in_words_are_numbers() -> None:
+    from palimpsest.facts.curator import tokens
+
+    assert "1800" in tokens("We pay eighteen hundred euros.") and "1800" in tokens("Our rent is 1,800 euros.")
+    assert "100" in tokens("a hundred API calls") and "12000" in tokens("twelve thousand euros")
+    assert tokens("I weigh 82 kilos.")[-1] == tokens("I weigh 82 kilograms.")[-1] == "kg"

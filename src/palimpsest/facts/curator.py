@@ -91,7 +91,10 @@ STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", 
 
 # one name said two ways; and a weekday said of every week ("on Thursdays") is the weekday
 ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo": "mongodb", "js": "javascript", "ts": "typescript",
-           **{f"{d}days": f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")}}
+           **{f"{d}days": f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")},
+           # a unit said two ways ("82 kilos" / "77 kg")
+           **dict.fromkeys(("kilo", "kilos", "kilogram", "kilograms", "kgs"), "kg"), **dict.fromkeys(("lbs", "pounds"), "lb"),
+           **dict.fromkeys(("kilometre", "kilometres", "kilometer", "kilometers", "kms"), "km")}
 
 # words whose swap says another thing of the same subject, not a change of its value (stems, as `tokens` gives them)
 OPPOSITES = [(slots.stem(x), slots.stem(y)) for x, y in (("begins", "ends"), ("starts", "ends"), ("starts", "finishes"), ("begins", "finishes"),
@@ -210,9 +213,21 @@ def _compound_numbers(words: list[str]) -> list[str]:
     for w in words:
         if out and out[-1] in _TENS and w in _UNITS:
             out[-1] = _TENS[out[-1]] + _UNITS[w]
+        elif out and w in _MULTIPLIERS and (n := _count_of(out[-1])) is not None:
+            out[-1] = str(n * _MULTIPLIERS[w])  # "eighteen hundred" is 1800, "a hundred" 100, "12 thousand" 12000
         else:
             out.append(w)
     return out
+
+
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+
+
+def _count_of(word: str) -> int | None:
+    if word in ("a", "one"):
+        return 1
+    number = NUMBER_WORDS.get(word, word)
+    return int(number) if number.isdigit() else None
 
 
 def overlaps(a: list[str], b: list[str]) -> tuple[float, float]:
@@ -282,17 +297,22 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count)
 
 
-_UNITS_OF_MEASURE = frozenset(slots.stem(w) for w in re.findall(r"\w+", """second minute hour day week month year time percent
-    dollar euro pound cent mile km kilometre kilometer meter metre kg kilo lb gb mb tb k old am pm"""))
+_UNITS_OF_MEASURE = frozenset(slots.stem(w + plural) for w in re.findall(r"\w+", """second minute hour day week month year time percent
+    dollar euro pound cent mile km kilometre kilometer meter metre kg kilo kilogram gram lb gb mb tb k old am pm per""")
+    for plural in ("", "s"))  # as `tokens` stems them: "minutes" is "minut", "minute" is "minute"
+_NOT_COUNTED = frozenset(["off", "out", "more", "less", "fewer", "other", "times", "each", "every", "into", "onto", "from", "with"])
 
 
 def _counted(words: list[str], number: set[str]) -> str | None:
     """The thing a statement's one number counts ("6 engineers": engineer), or None: not a
     measure ("30 years old", "$49 a month" are values of many things)."""
     i = next((i for i, w in enumerate(words) if w in number), None)
-    if i is None or i + 1 >= len(words) or words[i + 1][0].isdigit() or words[i + 1] in _UNITS_OF_MEASURE:
+    if i is None or not words[i].isdigit() or i + 1 >= len(words):  # "7:30", "20%": a time, a share
         return None
-    return words[i + 1]
+    thing = words[i + 1]
+    if not thing.isalpha() or len(thing) < 3 or thing in _UNITS_OF_MEASURE or thing in _NOT_COUNTED:
+        return None  # "35 minutes", "$4,500 per month", "10% off"
+    return thing
 
 
 _ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")

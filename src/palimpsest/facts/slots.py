@@ -114,7 +114,8 @@ SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed",
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
     "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy", "begin start",
-    "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal")]
+    "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal",
+    "ci continuous integration")]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # a statement said with another common wording, rewritten to the wording the parse knows
 _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
@@ -128,6 +129,22 @@ _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 
              # "Deploys go to Fly.io", "releases go out on Thursdays": what we do, said by its noun
              (re.compile(r"^(?:our |the )?(deploy|release|backup)(?:s|ments) (?:go|goes|went|happen|run)( to| out| on)? (.+)$"),
               r"we \1\2 \3"),
+             # "Björn owns the payments service", "the payments service belongs to Aisha's team": its owner is the slot
+             (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)([\w' ]+?) (?:owns|maintains) (the|our|their) (.+)$"),
+              r"the owner of \2 \3 is \1"),
+             (re.compile(r"^(the|our|their) (.+?) (?:belongs|belong) to (.+)$"), r"the owner of \1 \2 is \3"),
+             # "we use Jenkins for CI" is what CI runs on ("CI runs on GitLab CI")
+             (re.compile(r"^(?:we|i) use (.+?) for (?:our |the |my )?(ci|continuous integration|builds|hosting|monitoring|logging|deploys|"
+                         r"deployments|backups|chat|email|analytics|payments|auth|search|caching|storage)$"), r"our \2 runs on \1"),
+             # "the launch has slipped to September": the launch date is now September
+             (re.compile(r"^(the|our|my) ([\w ]+?) (?:has |have |was |were |got |has been |have been )?(?:slipped|pushed(?: back)?|"
+                         r"postponed|delayed|moved|brought forward|rescheduled) to (.+)$"), r"\1 \2 date is \3"),
+             # "piano lessons for my daughter" are my daughter's
+             (re.compile(r"^(?:the )?([\w ]+?) for (my|our) (sister|brother|daughter|son|mother|father|mom|mum|dad|wife|husband|partner|kids|"
+                         r"children|child|parents) (is|are|was|were|start|starts|cost|costs) (.+)$"), r"\2 \3's \1 \4 \5"),
+             # "I'm at 77 kg", "I'm down to 80 kilos": what I weigh
+             (re.compile(r"^(i|we) (?:am|are) (?:at|down to|up to|now at) ([\d.,]+ ?(?:kg|kgs|kilos?|kilograms?|lbs?|pounds|stone))$"),
+              r"\1 weigh \2"),
              # "I joined Klarna as a data engineer": where I work now
              (re.compile(r"^(i|we) (?:have |has )?joined (.+?) as (an?|the) (.+)$"), r"\1 work at \2 as \3 \4")]
 
@@ -256,10 +273,18 @@ def _is_name(phrase: str, original: str) -> bool:
                re.search(rf"\b{re.escape(w[0].upper() + w[1:])}", original) for w in words)
 
 
+# "My sister Léa lives in Lyon", "Zoë, my daughter, is 7": the named person is the holder
+_NAMED_KIN = re.compile(r"^(?:(?i:my|our)\s+(?:\w+\s+)?(?:sister|brother|daughter|son|mother|father|mom|mum|dad|wife|husband|partner|"
+                        r"cousin|aunt|uncle|niece|nephew|grandmother|grandfather|grandma|grandpa|friend|colleague|boss|manager|"
+                        r"neighbou?r|roommate|flatmate|teammate|coworker|co-worker|cat|dog)\s+(?P<name>[A-Z][\w'-]+)(?=\s)"
+                        r"|(?P<first>[A-Z][\w'-]+),\s+(?i:my|our)\s+[\w' -]{2,30}?,\s+)")
+
+
 def parse(text: str) -> Slot | None:
     """The slot of one statement, or None when it has no subject to speak of."""
     times = when.resolve(text, when.ANY_DAY)
     text = _after_opening_time(text, times)
+    text = _NAMED_KIN.sub(lambda m: m.group("name") or m.group("first") + " ", text, count=1)
     s, notes = clean(text)
     if not s:
         return None
@@ -340,12 +365,15 @@ def _structural(s: str, original: str) -> Slot | None:
             if not attr and m.groupdict().get("verb") in ("moved", "moving"):
                 attr = ["live"]  # "I moved to Munich": where I live
         value = _words(m.group("val"))
+        old = m.group("old") or ""
+        if m.groupdict().get("verb") == "renamed" and obj and not old:
+            old, attr = obj, []  # "we renamed master to main": master was the name
         # "… to Discord for team chat": the purpose after the value names the attribute too
         purpose = re.search(r"\b(?:for|as|in|on)\b\s+(.+)$", m.group("val"))
         if purpose and len(value) > 1:
             attr = attr + _words(purpose.group(1))
             value = _words(m.group("val")[: purpose.start()])
-        return Slot(holder, attr, value, change=True, old_value=_words(m.group("old") or ""), verb="change")
+        return Slot(holder, attr, value, change=True, old_value=_words(old), verb="change")
     return None
 
 
@@ -480,6 +508,21 @@ def synonyms(a: list[str], b: list[str]) -> bool:
     return any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS)
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+_WHEN_WORDS = frozenset([*_WEEKDAYS, *(d + "s" for d in _WEEKDAYS), *_MONTHS, "morning", "mornings", "afternoon", "afternoons",
+                         "evening", "evenings", "night", "nights", "noon", "midday", "midnight", "weekend", "weekends", "weekday", "weekdays"])
+_TIME_FILLER = frozenset(["on", "at", "in", "every", "each", "around", "about", "by", "from", "until", "till", "to", "and", "or",
+                          "the", "a", "other", "most", "early", "late", "o'clock", "sharp"])
+
+
+def _a_time(value: list[str]) -> bool:
+    """The value is when something happens and nothing else: a weekday, a part of the day, a
+    month or a clock time ("on Tuesday evenings", "at 9:30", "every other Friday")."""
+    timed = [w for w in value if w in _WHEN_WORDS or re.fullmatch(r"\d{1,2}(?::\d{2})?(?:am|pm)?", w)]
+    return bool(timed) and all(w in _WHEN_WORDS or w in _TIME_FILLER or w in timed for w in value)
+
+
 def same_holder(a: Slot, b: Slot) -> bool:
     return a.holder == b.holder or "" in (a.holder, b.holder) and {a.holder, b.holder} <= {"", "i", "we"}
 
@@ -544,17 +587,38 @@ def mentions(words: list[str], text: str) -> bool:
 
 
 # a clause saying a named thing is gone: "I sold the Civic", "ditched the pixel", "we dropped Redis", "he left Hillcrest"
-_RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye)\s+"
+_RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|leaving|quit|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye|"
+                      r"broke up with|split up with|split from|divorced|separated from)\s+"
                       r"(?:(?:the|my|our|his|her|their|its|that|old)\s+){0,2}(?P<old>[\w+#-]+(?:\.\w+)*(?:\s+(?!(?:to|for|with|at|in|on|and)\b)[\w+#-]+){0,2})",
                       re.IGNORECASE)
 
 
+# "Sam and I broke up", "Ana and I split up": the name before the ending
+_PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split(?:\s+up)?|separated|divorced|parted ways)\b")
+# "I quit smoking", "I've stopped eating meat", "gave up running": an activity of the fact ended
+_QUIT = re.compile(r"\b(?:i|we)(?:'ve|'d|\s+have|\s+had)?\s+(?:just\s+|finally\s+|recently\s+|completely\s+)?"
+                   r"(?:quit|stopped|gave up|given up)\s+(?P<doing>[a-z]{3,}ing)\b", re.IGNORECASE)
+
+
 def retired(new_text: str, old_text: str) -> bool:
     """`new_text` says a thing `old_text` names is gone ("I drive a Honda Civic" / "I sold the
-    Civic; …"). Only a name counts: "I left the office early", "got rid of my old dresser"
-    say nothing of "Our office is in Dublin" or "a system for old people"."""
+    Civic; …", "I'm dating Sam." / "Sam and I broke up."), or an activity it says has ended
+    ("I smoke five a day." / "I quit smoking in May."). Only a name or the fact's own verb
+    counts: "I left the office early", "got rid of my old dresser" say nothing of "Our office is
+    in Dublin" or "a system for old people"."""
     named = names(old_text)
-    return any(set(_words(m.group("old").lower())) & named for m in _RETIRED.finditer(new_text))
+    if any(set(_words(m.group("old").lower())) & named for m in (*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text))):
+        return True
+    quits = list(_QUIT.finditer(new_text))
+    was = parse(old_text) if quits else None  # the fact's own verb: "I smoke …", not a noun of it ("some drinks")
+    return was is not None and was.holder in ("i", "we") and any(stem(was.verb) in _verbs_of(m.group("doing").lower()) for m in quits)
+
+
+def _verbs_of(gerund: str) -> set[str]:
+    """The stems the verb of a gerund may have: "smoking" is smoke's, "running" run's, "eating" eat's."""
+    base = gerund[:-3]
+    forms = {base, base + "e"} | ({base[:-1]} if len(base) > 2 and base[-1] == base[-2] else set())
+    return {stem(f) for f in forms}
 
 
 def _set_aside(words: list[str], text: str) -> bool:
@@ -578,7 +642,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     value), `changed` (one slot, another value: it replaces it), `negated` (one slot, the
     value denied or affirmed), `beside` (one slot, another value that can hold alongside),
     `topic` (another slot of the same person or thing), or None (different slots, or no slot)."""
-    if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, old_text) \
+    if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, " ".join(a.value) if a else old_text) \
             and not _set_aside(b.old_value, old_text):
         return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
     if retired(new_text, old_text) and not retired(old_text, new_text):
@@ -591,6 +655,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "negated" if a.negated != b.negated else "same"
     if b.additive or a.additive or _preps_apart(a, b):
         return "beside"
+    if _a_time(a.value) and _a_time(b.value):
+        return "changed"  # "I do yoga on Tuesday evenings" / "on Thursday evenings": when a habit happens, one time at a time
     if not content(a.value) or not content(b.value):
         return None
     if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
