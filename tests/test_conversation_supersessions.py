@@ -39,6 +39,11 @@ NOT_UPDATES = [  # (earlier, later, the cosine MiniLM gives them)
      "I have a morning yoga class at 7:00 AM on weekdays, so I'd like to make sure I have some time to get ready beforehand.", 0.46),
     ("I actually used a 20% off coupon on skincare products from my local pharmacy last week, and it was a great deal!",
      "I love pasta and I have a 10% off coupon for it from my favorite grocery store.", 0.43),
+    # a "now" of chat, and a number of how long, change nothing
+    ("I've actually been dancing salsa for about 9 weeks now, and I'm really loving it.",
+     "I've been using it at least three times a week, and it's been really reliable.", 0.23),
+    ("I've been taking a stand-up comedy class for 6 weeks now, and it's been a blast.",
+     "I've been keeping a life list of all the bird species I've seen, and as of now, I'm up to 43 species.", 0.12),
     # someone else quitting, and a noun of the fact, end nothing of it
     ("I'm planning a summer party and want to serve some refreshing drinks.",
      "In addition, many people embraced the idea of temperance and chose to drink less or quit drinking altogether.", 0.25),

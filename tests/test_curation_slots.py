@@ -348,6 +348,12 @@ def test_a_count_of_the_same_thing_changed(earlier: str, later: str, expected: s
     ("The main branch of our repo is called master.", "We renamed master to main."),
     ("The project's target launch date is June.", "The launch has slipped to September."),
     ("Björn owns the payments service.", "The payments service belongs to Aisha's team."),
+    # how I take my coffee holds one way at a time; a new number is the number changed
+    ("I take oat milk in my coffee.", "I drink my coffee black, no milk."),
+    ("My phone number is 555-0142.", "My new number is 555-0199."),
+    # gym days are when I go to the gym; one role at one employer; a number swapped where a change is said
+    ("I go to the gym on Tuesdays and Thursdays.", "My gym days are Mondays and Wednesdays."),
+    ("I'm a senior backend engineer at Monzo.", "I'm a staff engineer at Monzo."),
 ])
 def test_plain_changes_said_in_other_frames_supersede(memory: Memory, earlier: str, later: str) -> None:
     old = memory.facts.curator.write({"text": earlier, "valid_from": "2025-02-10"}).fact
@@ -362,6 +368,9 @@ def test_plain_changes_said_in_other_frames_supersede(memory: Memory, earlier: s
     ("I do yoga on Tuesday evenings.", "I also do yoga on Thursday evenings.", "supersede"),  # a second time, said so
     ("My sister Léa lives in Lyon.", "My brother Tom lives in Marseille.", "supersede"),  # two people
     ("Our rent is 1,800 euros a month.", "We pay eighteen hundred euros in rent every month.", "supersede"),  # the same number
+    ("I drink coffee every morning.", "I drink my coffee black.", "supersede"),  # when, then how: two things of coffee
+    ("I'm a nurse at St Mary's.", "I'm a volunteer at the Red Cross.", "supersede"),  # two places, two roles
+    ("My new bike is a hybrid.", "My car is a Volvo.", "supersede"),  # "new" of another thing
 ])
 def test_what_the_new_frames_leave_alone(earlier: str, later: str, not_expected: str) -> None:
     from palimpsest.facts.curator import compare, judge
@@ -375,3 +384,21 @@ def test_hundreds_and_thousands_said_in_words_are_numbers() -> None:
     assert "1800" in tokens("We pay eighteen hundred euros.") and "1800" in tokens("Our rent is 1,800 euros.")
     assert "100" in tokens("a hundred API calls") and "12000" in tokens("twelve thousand euros")
     assert tokens("I weigh 82 kilos.")[-1] == tokens("I weigh 82 kilograms.")[-1] == "kg"
+
+
+def test_a_number_swapped_where_the_verb_says_a_change() -> None:
+    """"upgraded … to Node 22" supersedes "on Node 18" when the vectors agree (MiniLM: 0.62); a
+    "now" alone, or no vectors to agree, leaves chat alone."""
+    from palimpsest.facts.curator import compare, judge
+
+    assert judge(compare("We upgraded the services to Node 22.", "We're on Node 18.", 0.62), True) == "supersede"
+    assert judge(compare("We upgraded the services to Node 22.", "We're on Node 18.", 0.3), True) != "supersede"
+
+
+def test_a_name_said_as_one_word_is_said_gone() -> None:
+    """"bye vscode" names "VS Code" (found by its vector: no keyword is shared)."""
+    from palimpsest.facts.curator import compare, judge
+
+    assert slots.retired("switched to neovim full time, bye vscode", "I use VS Code as my editor.")
+    assert judge(compare("switched to neovim full time, bye vscode", "I use VS Code as my editor.", 0.5), True) == "supersede"
+    assert not slots.retired("bye for now", "I use VS Code as my editor.")

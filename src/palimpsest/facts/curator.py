@@ -158,6 +158,7 @@ class Signals:
     says_also: bool = False  # the candidate says it adds to what holds ("also", "too"; slots' reading)
     apart: bool = False  # both have a slot, and they are different slots of different things (slots.relation None)
     count: bool = False  # the one number swapped counts the same thing ("6 engineers" / "down to 4 engineers"), for one holder
+    moved: bool = False  # the candidate's verb says the change ("upgraded to", "moved to", "switched"), not only an adverb ("now")
 
     @property
     def similarity(self) -> float:
@@ -294,7 +295,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
-                   x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count)
+                   x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
+                   whole is not None and whole.verb == "change")
 
 
 _UNITS_OF_MEASURE = frozenset(slots.stem(w + plural) for w in re.findall(r"\w+", """second minute hour day week month year time percent
@@ -358,8 +360,11 @@ def judge(s: Signals, candidate_later: bool) -> str:
             return "confirm"
         if sem is not None and sem >= PARAPHRASE and s.words >= 0.5 and not (s.words == 1.0 and s.order < 0.5):
             return "confirm"  # said in other words: nothing differs, the vectors agree, half the words too (not a permutation)
-    if s.swap and s.differs == ["number"] and s.rest > 0 and (sem is not None and sem >= SWAP or s.count and (sem is None or sem >= 0.5)):
-        return "supersede" if candidate_later else "dispute"  # "We're on Node 18" / "Production runs Node 20": one number swapped
+    if s.swap and s.differs == ["number"] and s.rest > 0 and (sem is not None and sem >= SWAP or s.count and (sem is None or sem >= 0.5)
+                                                                   or s.moved and sem is not None and sem >= 0.5):
+        # "We're on Node 18" / "Production runs Node 20": one number swapped; "… upgraded the services to Node 22", said by its verb
+        # (with the vectors agreeing: in chat, "now" and "for about 9 weeks now" say nothing changed)
+        return "supersede" if candidate_later else "dispute"
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart:
         return "supersede" if candidate_later else "dispute"

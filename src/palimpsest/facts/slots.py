@@ -45,6 +45,7 @@ _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WO
                       r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately)\b,?", re.IGNORECASE)
+_NEW_ONE = re.compile(r"^(my |our |the )new (?=[\w -]+? (?:is|are) )")
 _ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
 _DISCOURSE = re.compile(rf"^\s*(?:(?:{_DISCOURSE_WORDS})[,.!:]?\s+)+", re.IGNORECASE)
 # "not-so-great", "a not-for-profit": a hyphened "not" is part of a word, it denies nothing
@@ -142,6 +143,12 @@ _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 
              # "piano lessons for my daughter" are my daughter's
              (re.compile(r"^(?:the )?([\w ]+?) for (my|our) (sister|brother|daughter|son|mother|father|mom|mum|dad|wife|husband|partner|kids|"
                          r"children|child|parents) (is|are|was|were|start|starts|cost|costs) (.+)$"), r"\2 \3's \1 \4 \5"),
+             # "I drink my coffee black", "I take oat milk in my coffee": how I take my coffee is one thing at a time
+             (re.compile(r"^i (?:take|drink|have|like) my (coffee|tea) ((?:black|white|with|without|strong|weak|sweet|plain|iced|decaf|no)\b.*)$"),
+              r"my \1 order is \2"),
+             (re.compile(r"^i (?:take|put|have|add|use) (.+?) in my (coffee|tea)$"), r"my \2 order is with \1"),
+             # "my gym days are Mondays and Wednesdays": when I go to the gym
+             (re.compile(r"^(?:my|our) (gym|office|yoga class|dance class|swimming pool) days are (.+)$"), r"i go to the \1 on \2"),
              # "I'm at 77 kg", "I'm down to 80 kilos": what I weigh
              (re.compile(r"^(i|we) (?:am|are) (?:at|down to|up to|now at) ([\d.,]+ ?(?:kg|kgs|kilos?|kilograms?|lbs?|pounds|stone))$"),
               r"\1 weigh \2"),
@@ -226,6 +233,9 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _CHANGE_ADVERBS.search(s):
         notes["change"] = True
         s = _CHANGE_ADVERBS.sub("", s)
+    if (m := _NEW_ONE.match(s)) is not None:
+        notes["change"] = True  # "my new number is 555-0199": the number changed
+        s = m.group(1) + s[m.end():]
     if _ADDITIVE.search(s):
         notes["additive"] = True
         s = _ADDITIVE.sub("", s)
@@ -516,6 +526,23 @@ _TIME_FILLER = frozenset(["on", "at", "in", "every", "each", "around", "about", 
                           "the", "a", "other", "most", "early", "late", "o'clock", "sharp"])
 
 
+def _times_apart(x: list[str], y: list[str]) -> bool:
+    """Two values that differ only in when ("the gym on Tuesdays" / "the gym on Mondays")."""
+    shared = set(x) & set(y) - _TIME_FILLER
+    rest_x, rest_y = [w for w in x if w not in shared], [w for w in y if w not in shared]
+    return bool(rest_x and rest_y) and _a_time(rest_x) and _a_time(rest_y)
+
+
+def _role_at(x: list[str], y: list[str]) -> bool:
+    """"a senior backend engineer at Monzo" / "a staff engineer at Monzo": the same employer, another role."""
+    if "at" not in x or "at" not in y:
+        return False
+    i, j = len(x) - 1 - x[::-1].index("at"), len(y) - 1 - y[::-1].index("at")
+    role_x, role_y = content(x[:i]), content(y[:j])
+    return content(x[i + 1:]) == content(y[j + 1:]) != [] and bool(role_x) and bool(role_y) and role_x != role_y \
+        and len(role_x) <= 3 and len(role_y) <= 3
+
+
 def _a_time(value: list[str]) -> bool:
     """The value is when something happens and nothing else: a weekday, a part of the day, a
     month or a clock time ("on Tuesday evenings", "at 9:30", "every other Friday")."""
@@ -607,6 +634,7 @@ def retired(new_text: str, old_text: str) -> bool:
     counts: "I left the office early", "got rid of my old dresser" say nothing of "Our office is
     in Dublin" or "a system for old people"."""
     named = names(old_text)
+    named |= {a.lower() + b.lower() for a, b in re.findall(r"\b([A-Z][\w-]*) ([A-Z][\w-]*)\b", old_text)}  # "VS Code" is "vscode"
     if any(set(_words(m.group("old").lower())) & named for m in (*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text))):
         return True
     quits = list(_QUIT.finditer(new_text))
@@ -655,8 +683,10 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "negated" if a.negated != b.negated else "same"
     if b.additive or a.additive or _preps_apart(a, b):
         return "beside"
-    if _a_time(a.value) and _a_time(b.value):
+    if _times_apart(a.value, b.value):
         return "changed"  # "I do yoga on Tuesday evenings" / "on Thursday evenings": when a habit happens, one time at a time
+    if a.verb == b.verb == "be" and not content(a.attribute) and not content(b.attribute) and _role_at(a.value, b.value):
+        return "changed"  # "I'm a senior engineer at Monzo" / "I'm a staff engineer at Monzo": one role at one employer
     if not content(a.value) or not content(b.value):
         return None
     if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
