@@ -402,3 +402,14 @@ def test_a_name_said_as_one_word_is_said_gone() -> None:
     assert slots.retired("switched to neovim full time, bye vscode", "I use VS Code as my editor.")
     assert judge(compare("switched to neovim full time, bye vscode", "I use VS Code as my editor.", 0.5), True) == "supersede"
     assert not slots.retired("bye for now", "I use VS Code as my editor.")
+
+
+@pytest.mark.parametrize(("earlier", "later", "relation"), [
+    ("My wife's name is Ingrid.", "I'm married to Ingrid.", "same"),
+    ("My wife's name is Ingrid.", "Ingrid is my wife.", "same"),
+    ("I'm married to Ingrid.", "I'm married to a doctor.", None),  # what she does is not who she is
+    ("I'm learning Japanese.", "I'm currently studying the Japanese language.", "same"),
+    ("I'm learning Japanese.", "I'm studying Spanish.", "beside"),
+])
+def test_who_my_spouse_is_and_what_i_learn(earlier: str, later: str, relation: str | None) -> None:
+    assert slots.relation(slots.parse(earlier), slots.parse(later), earlier, later) == relation

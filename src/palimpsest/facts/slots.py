@@ -116,12 +116,18 @@ SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
     "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy", "begin start",
     "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal",
-    "ci continuous integration")]
+    "ci continuous integration", "learn study")]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # a statement said with another common wording, rewritten to the wording the parse knows
 _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
              (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2"),
+             # "my wife's name is Ingrid" / "I'm married to Ingrid": who my spouse is
+             (re.compile(r"^my (?:wife|husband|spouse) is called (.+)$"), r"my spouse is called \1"),
+             (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that|there)\b)([\w'-]+) is my (?:wife|husband|spouse)$"), r"my spouse is called \1"),
+             (re.compile(r"^i am married to (?!(?:a|an|the|my|someone|somebody)\b)(.+)$"), r"my spouse is called \1"),
+             # "the Japanese language" is Japanese
+             (re.compile(r"\bthe (\w+) language$"), r"\1"),
              # "I use VS Code as my main editor": my main editor is VS Code (the role is the slot, the tool its value)
              (re.compile(r"^(?:i|we) (?:use|run|have) (.+?) as (my|our|the) (.+)$"), r"\2 \3 is \1"),
              # "Marta leads the payments team": the lead of the payments team is Marta (the role is the slot)
@@ -590,8 +596,13 @@ def _qualifiers(words: list[str]) -> set[str]:
     return {words[i + 1] for i, w in enumerate(words[:-1]) if w in _PREPS and words[i + 1] not in _PREPS}
 
 
+def _canonical(stems: list[str]) -> list[str]:
+    """Each stem as its synonym group's first (sorted) stem: "learning" and "studying" one word."""
+    return [next((min(g) for g in _SYNONYM_STEMS if w in g), w) for w in stems]
+
+
 def same_value(a: Slot, b: Slot) -> bool:
-    x, y = [w for w in content(a.value) if w not in ("year", "old")], [w for w in content(b.value) if w not in ("year", "old")]
+    x, y = (_canonical([w for w in content(v.value) if w not in ("year", "old")]) for v in (a, b))
     if not x or not y:
         return x == y
     if _initials(a.value, b.value) or _initials(b.value, a.value):
