@@ -208,6 +208,9 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+
+
 def _compound_numbers(words: list[str]) -> list[str]:
     """"thirty-two" and "twenty first" as one number ("32", "21st"), as a digit would be."""
     out: list[str] = []
@@ -219,9 +222,6 @@ def _compound_numbers(words: list[str]) -> list[str]:
         else:
             out.append(w)
     return out
-
-
-_MULTIPLIERS = {"hundred": 100, "thousand": 1000}
 
 
 def _count_of(word: str) -> int | None:
@@ -296,12 +296,13 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
-                   whole is not None and whole.verb == "change")
+                   moved=whole is not None and whole.verb == "change")
 
 
-_UNITS_OF_MEASURE = frozenset(slots.stem(w + plural) for w in re.findall(r"\w+", """second minute hour day week month year time percent
-    dollar euro pound cent mile km kilometre kilometer meter metre kg kilo kilogram gram lb gb mb tb k old am pm per""")
-    for plural in ("", "s"))  # as `tokens` stems them: "minutes" is "minut", "minute" is "minute"
+_UNITS_OF_MEASURE = frozenset(slots.stem(w) for w in re.findall(r"\w+", """second seconds minute minutes hour hours day days week weeks month months
+    year years time times percent dollar dollars euro euros pound pounds cent cents mile miles km kilometre kilometres kilometer
+    kilometers meter meters metre metres kg kilo kilos kilogram kilograms gram grams lb lbs gb mb tb k old am pm per"""))
+# stemmed as `tokens` stems them: "minutes" is "minut", "minute" is "minute"
 _NOT_COUNTED = frozenset(["off", "out", "more", "less", "fewer", "other", "times", "each", "every", "into", "onto", "from", "with"])
 
 

@@ -90,6 +90,11 @@ _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|wa
                      r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed)"
                      r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:to|for|with|by)\s+(?P<val>.+)$")
 _REPLACED = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+)?(?:replaced|swapped)\s+(?P<old>.+?)\s+(?:with|for)\s+(?P<val>.+)$")
+FAMILY = ("sister", "brother", "daughter", "son", "mother", "father", "mom", "dad", "mum", "wife", "husband", "partner", "child",
+          "children", "kid", "kids", "parent", "parents", "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "cousin",
+          "niece", "nephew")
+_CLOSE = ("friend", "colleague", "boss", "manager", "neighbour", "neighbor", "roommate", "flatmate", "teammate", "coworker", "co-worker",
+          "cat", "dog")  # named by the speaker as family is: "my colleague Priya", "our cat Miso"
 PRONOUNS = {"i": "i", "me": "i", "my": "i", "mine": "i", "we": "we", "us": "we", "our": "we", "ours": "we"}
 DETERMINERS = frozenset(["the", "a", "an", "our", "my", "this", "that", "their", "his", "her", "its", "your", "some"])
 _PREPS = frozenset(["in", "at", "to", "on", "for", "with", "from", "into", "onto", "by", "under", "of", "as", "via", "through"])
@@ -114,9 +119,11 @@ _ANTONYMS_AT_END = frozenset(["on", "off"])
 SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed", "stationed", "enrolled", "headquartered"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
-    "name call named called", "close shut", "ci build pipeline", "editor ide", "allergic allergy", "begin start",
-    "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal",
-    "ci continuous integration", "learn study")]
+    "name call named called", "close shut", "ci build pipeline continuous integration", "editor ide", "allergic allergy", "begin start",
+    "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal")]
+# words of one meaning in a value ("learning Japanese" / "studying Japanese"); the attribute groups above are
+# not for values: "the main floor" is not "the top floor"
+VALUE_SYNONYMS = [frozenset(g.split()) for g in ("learn learning study studying",)]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # a statement said with another common wording, rewritten to the wording the parse knows
 _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
@@ -125,7 +132,7 @@ _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 
              # "my wife's name is Ingrid" / "I'm married to Ingrid": who my spouse is
              (re.compile(r"^my (?:wife|husband|spouse) is called (.+)$"), r"my spouse is called \1"),
              (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that|there)\b)([\w'-]+) is my (?:wife|husband|spouse)$"), r"my spouse is called \1"),
-             (re.compile(r"^i am married to (?!(?:a|an|the|my|someone|somebody)\b)(.+)$"), r"my spouse is called \1"),
+             (re.compile(r"^i am married to (?!(?:a|an|the|my|someone|somebody|him|her|them|you|it)\b)(.+)$"), r"my spouse is called \1"),
              # "the Japanese language" is Japanese
              (re.compile(r"\bthe (\w+) language$"), r"\1"),
              # "I use VS Code as my main editor": my main editor is VS Code (the role is the slot, the tool its value)
@@ -144,19 +151,21 @@ _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 
              (re.compile(r"^(?:we|i) use (.+?) for (?:our |the |my )?(ci|continuous integration|builds|hosting|monitoring|logging|deploys|"
                          r"deployments|backups|chat|email|analytics|payments|auth|search|caching|storage)$"), r"our \2 runs on \1"),
              # "the launch has slipped to September": the launch date is now September
-             (re.compile(r"^(the|our|my) ([\w ]+?) (?:has |have |was |were |got |has been |have been )?(?:slipped|pushed(?: back)?|"
-                         r"postponed|delayed|moved|brought forward|rescheduled) to (.+)$"), r"\1 \2 date is \3"),
+             (re.compile(r"^(the|our|my) ((?:[\w-]+ )?(?:launch|release|deadline|meeting|demo|review|interview|appointment|wedding|"
+                         r"party|trip|flight|exam|presentation|kickoff|kick-off|go-live|cutover|migration|offsite|retro|event)) "
+                         r"(?:has |have |was |were |got |has been |have been )?(?:slipped|pushed(?: back)?|postponed|delayed|"
+                         r"brought forward|rescheduled) to (.+)$"), r"\1 \2 date is \3"),
              # "piano lessons for my daughter" are my daughter's
-             (re.compile(r"^(?:the )?([\w ]+?) for (my|our) (sister|brother|daughter|son|mother|father|mom|mum|dad|wife|husband|partner|kids|"
-                         r"children|child|parents) (is|are|was|were|start|starts|cost|costs) (.+)$"), r"\2 \3's \1 \4 \5"),
+             (re.compile(rf"^(?:the )?([\w ]+?) for (my|our) ({'|'.join(FAMILY)}) (is|are|was|were|start|starts|cost|costs) (.+)$"),
+              r"\2 \3's \1 \4 \5"),
              # "I drink my coffee black", "I take oat milk in my coffee": how I take my coffee is one thing at a time
              (re.compile(r"^i (?:take|drink|have|like) my (coffee|tea) ((?:black|white|with|without|strong|weak|sweet|plain|iced|decaf|no)\b.*)$"),
               r"my \1 order is \2"),
-             (re.compile(r"^i (?:take|put|have|add|use) (.+?) in my (coffee|tea)$"), r"my \2 order is with \1"),
+             (re.compile(r"^i (?:take|have) (.+?) in my (coffee|tea)$"), r"my \2 order is with \1"),
              # "my gym days are Mondays and Wednesdays": when I go to the gym
              (re.compile(r"^(?:my|our) (gym|office|yoga class|dance class|swimming pool) days are (.+)$"), r"i go to the \1 on \2"),
              # "I'm at 77 kg", "I'm down to 80 kilos": what I weigh
-             (re.compile(r"^(i|we) (?:am|are) (?:at|down to|up to|now at) ([\d.,]+ ?(?:kg|kgs|kilos?|kilograms?|lbs?|pounds|stone))$"),
+             (re.compile(r"^(i|we) (?:am|are) (?:at|down to|up to) ([\d.,]+ ?(?:kg|kgs|kilos?|kilograms?|lbs?|pounds|stone))$"),
               r"\1 weigh \2"),
              # "I joined Klarna as a data engineer": where I work now
              (re.compile(r"^(i|we) (?:have |has )?joined (.+?) as (an?|the) (.+)$"), r"\1 work at \2 as \3 \4")]
@@ -171,6 +180,7 @@ def stem(word: str) -> str:
 
 
 _SYNONYM_STEMS = [frozenset(stem(w) for w in g) for g in SYNONYMS]
+_VALUE_CANONICAL = {stem(w): min(stem(x) for x in g) for g in VALUE_SYNONYMS for w in g}
 
 
 def _words(text: str) -> list[str]:
@@ -239,7 +249,7 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _CHANGE_ADVERBS.search(s):
         notes["change"] = True
         s = _CHANGE_ADVERBS.sub("", s)
-    if (m := _NEW_ONE.match(s)) is not None:
+    if (m := _NEW_ONE.match(s)) is not None and not re.search(r"\bNew\s+[A-Z]", text):  # "the New York office"
         notes["change"] = True  # "my new number is 555-0199": the number changed
         s = m.group(1) + s[m.end():]
     if _ADDITIVE.search(s):
@@ -290,17 +300,26 @@ def _is_name(phrase: str, original: str) -> bool:
 
 
 # "My sister Léa lives in Lyon", "Zoë, my daughter, is 7": the named person is the holder
-_NAMED_KIN = re.compile(r"^(?:(?i:my|our)\s+(?:\w+\s+)?(?:sister|brother|daughter|son|mother|father|mom|mum|dad|wife|husband|partner|"
-                        r"cousin|aunt|uncle|niece|nephew|grandmother|grandfather|grandma|grandpa|friend|colleague|boss|manager|"
-                        r"neighbou?r|roommate|flatmate|teammate|coworker|co-worker|cat|dog)\s+(?P<name>[A-Z][\w'-]+)(?=\s)"
-                        r"|(?P<first>[A-Z][\w'-]+),\s+(?i:my|our)\s+[\w' -]{2,30}?,\s+)")
+_NAMED_KIN = re.compile(rf"^(?:(?i:(?:my|our)\s+(?:\w+\s+)?(?:{'|'.join(FAMILY + _CLOSE)}))\s+(?P<name>[^\W\d_][\w'-]*)(?=\s)"
+                        r"|(?P<first>[^\W\d_][\w'-]*),\s+(?i:my|our)\s+[\w' -]{2,30}?,\s+)")
+_NOT_A_NAME = re.compile(rf"(?:{_DISCOURSE_WORDS}|yesterday|today|tonight|tomorrow|also|and|but|then|now|actually|anyway|hey|hi)",
+                         re.IGNORECASE)
 
 
+def _named_holder(m: re.Match[str]) -> str:
+    """The name for "my sister Léa", "Zoë, my daughter,"; the text as it was where the word is no name."""
+    name = m.group("name") or m.group("first")
+    if not name[0].isupper() or _NOT_A_NAME.fullmatch(name):
+        return m.group(0)
+    return name if m.group("name") else name + " "
+
+
+@lru_cache(maxsize=1 << 14)  # a curator write compares the candidate with up to ten neighbours, each parsed; slots are only read
 def parse(text: str) -> Slot | None:
     """The slot of one statement, or None when it has no subject to speak of."""
     times = when.resolve(text, when.ANY_DAY)
     text = _after_opening_time(text, times)
-    text = _NAMED_KIN.sub(lambda m: m.group("name") or m.group("first") + " ", text, count=1)
+    text = _NAMED_KIN.sub(_named_holder, text, count=1)
     s, notes = clean(text)
     if not s:
         return None
@@ -524,35 +543,37 @@ def synonyms(a: list[str], b: list[str]) -> bool:
     return any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS)
 
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
-_WHEN_WORDS = frozenset([*_WEEKDAYS, *(d + "s" for d in _WEEKDAYS), *_MONTHS, "morning", "mornings", "afternoon", "afternoons",
-                         "evening", "evenings", "night", "nights", "noon", "midday", "midnight", "weekend", "weekends", "weekday", "weekdays"])
+_HABITUAL = frozenset([*(d + "s" for d in when.WEEKDAYS), "mornings", "afternoons", "evenings", "nights", "weekends", "weekdays",
+                        "every", "each", "daily", "weekly"])  # said of every week: "on Tuesdays", "every Friday"
+_WHEN_WORDS = frozenset([*when.WEEKDAYS, *_HABITUAL, *when.MONTHS, "morning", "afternoon", "evening", "night", "noon", "midday",
+                         "midnight", "weekend", "weekday"])
+_CLOCK = re.compile(r"\d{1,2}(?::\d{2}(?:am|pm)?|am|pm)")  # "9:30", "6pm": a bare number is no time
 _TIME_FILLER = frozenset(["on", "at", "in", "every", "each", "around", "about", "by", "from", "until", "till", "to", "and", "or",
                           "the", "a", "other", "most", "early", "late", "o'clock", "sharp"])
 
 
 def _times_apart(x: list[str], y: list[str]) -> bool:
-    """Two values that differ only in when ("the gym on Tuesdays" / "the gym on Mondays")."""
+    """Two values of a habit that differ only in when ("the gym on Tuesdays" / "the gym on Mondays");
+    not two happenings ("a meeting on Monday" / "on Friday", "yoga in May" / "in June")."""
     shared = set(x) & set(y) - _TIME_FILLER
     rest_x, rest_y = [w for w in x if w not in shared], [w for w in y if w not in shared]
-    return bool(rest_x and rest_y) and _a_time(rest_x) and _a_time(rest_y)
+    return bool(rest_x and rest_y) and _a_time(rest_x) and _a_time(rest_y) and bool(_HABITUAL & {*x, *y})
 
 
 def _role_at(x: list[str], y: list[str]) -> bool:
-    """"a senior backend engineer at Monzo" / "a staff engineer at Monzo": the same employer, another role."""
+    """"a senior backend engineer at Monzo" / "a staff engineer at Monzo": the same employer, another grade of one role."""
     if "at" not in x or "at" not in y:
         return False
     i, j = len(x) - 1 - x[::-1].index("at"), len(y) - 1 - y[::-1].index("at")
     role_x, role_y = content(x[:i]), content(y[:j])
     return content(x[i + 1:]) == content(y[j + 1:]) != [] and bool(role_x) and bool(role_y) and role_x != role_y \
-        and len(role_x) <= 3 and len(role_y) <= 3
+        and role_x[-1] == role_y[-1] and len(role_x) <= 3 and len(role_y) <= 3  # "… engineer" / "… engineer", not "student" / "TA"
 
 
 def _a_time(value: list[str]) -> bool:
     """The value is when something happens and nothing else: a weekday, a part of the day, a
     month or a clock time ("on Tuesday evenings", "at 9:30", "every other Friday")."""
-    timed = [w for w in value if w in _WHEN_WORDS or re.fullmatch(r"\d{1,2}(?::\d{2})?(?:am|pm)?", w)]
+    timed = [w for w in value if w in _WHEN_WORDS or _CLOCK.fullmatch(w)]
     return bool(timed) and all(w in _WHEN_WORDS or w in _TIME_FILLER or w in timed for w in value)
 
 
@@ -597,8 +618,8 @@ def _qualifiers(words: list[str]) -> set[str]:
 
 
 def _canonical(stems: list[str]) -> list[str]:
-    """Each stem as its synonym group's first (sorted) stem: "learning" and "studying" one word."""
-    return [next((min(g) for g in _SYNONYM_STEMS if w in g), w) for w in stems]
+    """Each stem of a value as its `VALUE_SYNONYMS` group's first: "learning" and "studying" one word."""
+    return [_VALUE_CANONICAL.get(w, w) for w in stems]
 
 
 def same_value(a: Slot, b: Slot) -> bool:
@@ -625,20 +646,21 @@ def mentions(words: list[str], text: str) -> bool:
 
 
 # a clause saying a named thing is gone: "I sold the Civic", "ditched the pixel", "we dropped Redis", "he left Hillcrest"
-_RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|leaving|quit|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye|"
+_RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|(?:after|since) leaving|quit|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye|"
                       r"broke up with|split up with|split from|divorced|separated from)\s+"
                       r"(?:(?:the|my|our|his|her|their|its|that|old)\s+){0,2}(?P<old>[\w+#-]+(?:\.\w+)*(?:\s+(?!(?:to|for|with|at|in|on|and)\b)[\w+#-]+){0,2})",
                       re.IGNORECASE)
 
 
 # "Sam and I broke up", "Ana and I split up": the name before the ending
-_PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split(?:\s+up)?|separated|divorced|parted ways)\b")
+_PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split\s+up|separated|divorced|parted ways)\b")
 # "I quit smoking", "I've stopped eating meat", "gave up running": an activity of the fact ended
 _QUIT = re.compile(r"\b(?:i|we)(?:'ve|'d|\s+have|\s+had)?\s+(?:just\s+|finally\s+|recently\s+|completely\s+)?"
-                   r"(?:quit|stopped|gave up|given up)\s+(?P<doing>[a-z]{3,}ing)\b", re.IGNORECASE)
+                   r"(?:quit|stopped|gave up|given up)\s+(?P<doing>[a-z]{3,}ing)\b(?P<what>(?:\s+(?!(?:in|on|at|for|since|last|this|"
+                   r"a|an|and|but|because|after|when)\b)[\w'-]+){0,3})", re.IGNORECASE)
 
 
-def retired(new_text: str, old_text: str) -> bool:
+def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
     """`new_text` says a thing `old_text` names is gone ("I drive a Honda Civic" / "I sold the
     Civic; …", "I'm dating Sam." / "Sam and I broke up."), or an activity it says has ended
     ("I smoke five a day." / "I quit smoking in May."). Only a name or the fact's own verb
@@ -649,8 +671,13 @@ def retired(new_text: str, old_text: str) -> bool:
     if any(set(_words(m.group("old").lower())) & named for m in (*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text))):
         return True
     quits = list(_QUIT.finditer(new_text))
-    was = parse(old_text) if quits else None  # the fact's own verb: "I smoke …", not a noun of it ("some drinks")
-    return was is not None and was.holder in ("i", "we") and any(stem(was.verb) in _verbs_of(m.group("doing").lower()) for m in quits)
+    if not quits:
+        return False
+    was = was or parse(old_text)  # the fact's own verb: "I smoke …", not a noun of it ("some drinks")
+    return was is not None and was.holder in ("i", "we") and any(
+        stem(was.verb) in _verbs_of(m.group("doing").lower())
+        and (not content(_words(m.group("what").lower())) or set(content(_words(m.group("what").lower()))) & set(content(was.value)))
+        for m in quits)
 
 
 def _verbs_of(gerund: str) -> set[str]:
@@ -684,7 +711,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, " ".join(a.value) if a else old_text) \
             and not _set_aside(b.old_value, old_text):
         return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
-    if retired(new_text, old_text) and not retired(old_text, new_text):
+    if retired(new_text, old_text, a) and not retired(old_text, new_text, b):
         return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone
     if a is None or b is None:
         return None
@@ -711,8 +738,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     return "beside"
 
 
-KIN = frozenset(stem(w) for w in ("sister brother daughter son mother father mom dad mum wife husband partner child children kid kids "
-                                   "parent parents grandmother grandfather aunt uncle cousin niece nephew").split())
+KIN = frozenset(stem(w) for w in FAMILY)
 _COMMON = frozenset(["i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
                      "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every"])
 
