@@ -101,3 +101,25 @@ def test_retellings_written_one_after_another_both_stay_current(memory: Memory) 
         assert decision.action not in ("supersede", "dispute"), decision.reason
     current = {f.text for f in memory.facts.query()}
     assert {BINS_OLD, "Your king is on e1, in check from my rook on e8.", "I have three little kids."} <= current
+
+
+# friend chat (LoCoMo dev, `bench/supersessions.py`): feelings, cheers and an "even" that were read as one slot changed
+FRIEND_CHAT = [
+    ("Winning a tough game must have been such an exhilarating experience!", "Winning must have been so thrilling!"),
+    ("Meeting him and seeing him play must've been awesome.", "Seeing it was so stunning."),
+    ("The official opening night is tomorrow.", "Tomorrow's opening will be so much fun."),
+    ("Representing inclusivity and diversity in my art is important to me.", "My art is about expressing my trans experience."),
+    ("Keep up the great work, Maria!", "I lost my job at the mechanical engineering company."),
+    ("I even found a place with great natural light!", "I won't quit, even when it's hard."),
+]
+
+
+@pytest.mark.parametrize(("earlier", "later"), FRIEND_CHAT)
+def test_friend_chat_is_no_update(earlier: str, later: str) -> None:
+    assert judge(compare(later, earlier), True) not in ("supersede", "dispute")
+
+
+def test_a_feeling_is_no_value_and_a_cheer_no_slot() -> None:
+    assert slots.parse("Keep up the great work, Maria!") is None
+    assert slots.parse("I even found a place with great natural light!").verb == "found"  # type: ignore[union-attr]
+    assert judge(compare("The deadline is June 15th.", "The deadline is June 8th."), True) == "supersede"  # a value still changes

@@ -314,6 +314,23 @@ def _named_holder(m: re.Match[str]) -> str:
     return name if m.group("name") else name + " "
 
 
+_CHEER = re.compile(r"^(?:keep (?:it )?up|keep going|keep at it|take care|good luck|best of luck|congrats|congratulations|well done|"
+                    r"thanks|thank you|have fun|enjoy)\b")
+# a value that is a feeling about the thing, not what it is: two feelings hold together ("must have been awesome" /
+# "was so stunning", "is important to me" / "is about expressing my experience")
+_FEELINGS = frozenset(stem(w) for w in re.findall(r"\w+", """awesome amazing great good nice fun thrilling exciting excited stunning beautiful important
+    interesting hard tough difficult easy incredible fantastic wonderful cool inspiring exhilarating infectious special meaningful
+    rewarding tiring exhausting scary lovely perfect terrible awful sad happy proud glad grateful thankful blast worth"""))
+_INTENSIFIERS = frozenset(["so", "such", "very", "really", "pretty", "super", "quite", "much", "a", "an", "the", "to", "me", "us", "for",
+                           "particularly", "truly", "absolutely", "totally", "incredibly", "kind", "of", "experience", "time"])
+
+
+def _a_feeling(value: list[str]) -> bool:
+    """Nothing in the value but how the speaker feels about it ("such an exhilarating experience", "important to me")."""
+    words = [w for w in value if w not in _INTENSIFIERS]
+    return bool(words) and all(stem(w) in _FEELINGS for w in words)
+
+
 @lru_cache(maxsize=1 << 14)  # a curator write compares the candidate with up to ten neighbours, each parsed; slots are only read
 def parse(text: str) -> Slot | None:
     """The slot of one statement, or None when it has no subject to speak of."""
@@ -325,6 +342,8 @@ def parse(text: str) -> Slot | None:
         return None
     if re.match(r"^(?:it|that|this|there|here|these|those|they|he|she|you|which|what|who)\b", s):
         return None  # no subject to speak of: whom "it" or "she" names is for the model to say
+    if _CHEER.match(s):
+        return None  # "Keep up the great work, Maria!", "good luck with the move": said to someone, of no slot
     slot = _structural(s, text) or _copular(s, text) or _verbal(s)
     if slot is None:
         return None
@@ -482,7 +501,8 @@ def _participle(word: str) -> bool:
 
 
 _ADVERBS = frozenset(["usually", "often", "always", "sometimes", "normally", "mostly", "generally", "still", "really", "just", "rarely",
-                      "actually", "currently", "mainly", "basically", "honestly", "definitely", "only", "typically", "primarily"])
+                      "actually", "currently", "mainly", "basically", "honestly", "definitely", "only", "typically", "primarily",
+                      "even", "finally", "totally", "literally"])
 MODALS = frozenset(["can", "could", "will", "would", "should", "must", "might", "may", "shall"])
 
 
@@ -719,7 +739,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"
-    if b.additive or a.additive or _preps_apart(a, b):
+    if b.additive or a.additive or _preps_apart(a, b) or _a_feeling(a.value) or _a_feeling(b.value):
         return "beside"
     if _times_apart(a.value, b.value):
         return "changed"  # "I do yoga on Tuesday evenings" / "on Thursday evenings": when a habit happens, one time at a time
