@@ -314,8 +314,8 @@ def _named_holder(m: re.Match[str]) -> str:
     return name if m.group("name") else name + " "
 
 
-_CHEER = re.compile(r"^(?:keep (?:it )?up|keep going|keep at it|take care|good luck|best of luck|congrats|congratulations|well done|"
-                    r"thanks|thank you|have fun|enjoy)\b")
+_CHEER = re.compile(r"^(?:keep (?:it )?up|keep going|keep at it|good luck|best of luck|congrats|congratulations|well done|"
+                    r"thanks(?! to)|thank you|have fun)\b|^take care(?: of yourself)?$")  # not "Take care not to run …", "Thanks to the cache, …"
 # a value that is a feeling about the thing, not what it is: two feelings hold together ("must have been awesome" /
 # "was so stunning", "is important to me" / "is about expressing my experience")
 _FEELINGS = frozenset(stem(w) for w in re.findall(r"\w+", """awesome amazing great good nice fun thrilling exciting excited stunning beautiful important
