@@ -14,22 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
-from palimpsest import Memory, Settings
-from palimpsest.importers import import_data
-
-DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"
+sys.path.insert(0, str(Path(__file__).parent))
+from valid_time import DEFAULT, distilled
 
 
 def supersessions(conv: dict, embedder: str) -> tuple[int, list[tuple[str, str]]]:
     """(facts distilled, [(retired text, replacing text)]) of one conversation."""
-    with tempfile.TemporaryDirectory() as home, \
-            Memory(home, settings=Settings.load(env={}, embedder=embedder, llm_url="", timezone="UTC")) as memory:
-        import_data(memory, {**conv, "qa": []}, "locomo")
-        memory.worker(tasks=["distill"]).drain()
-        facts = [f for f in (json.loads(line) for line in memory.facts.export_lines()) if f["record"] == "fact"]
+    with distilled(conv, embedder) as (_, facts):
         by_id = {f["id"]: f for f in facts}
         pairs = [(f["text"], by_id[f["superseded_by"]]["text"]) for f in facts if f.get("superseded_by") in by_id]
         return len(facts), pairs
@@ -48,7 +41,6 @@ def main() -> None:
         for old, new in pairs:
             print(f"[{conv.get('sample_id', '?')}] {old!r} → {new!r}")
     print(f"{total} supersessions among {total_facts} facts distilled from {len(convs)} conversations (embedder {args.embedder})")
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ import argparse
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -27,13 +29,20 @@ from palimpsest.importers import import_data
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "eval" / "locomo-dev.json"
 
 
-def conversation(conv: dict) -> dict[str, int]:
-    out = {"facts": 0, "from_message": 0, "from_named_date": 0, "other": 0, "heard_when_said": 0, "baseline_dated_at_run": 0}
-    with tempfile.TemporaryDirectory() as home, Memory(home, settings=Settings.load(env={}, embedder="none", llm_url="", timezone="UTC")) as memory:
+@contextmanager
+def distilled(conv: dict, embedder: str = "none") -> Iterator[tuple[Memory, list[dict]]]:
+    """One LoCoMo conversation imported into a fresh memory, every closed turn distilled by the
+    local fallback (no LLM): the open memory and its fact records (every status)."""
+    with tempfile.TemporaryDirectory() as home, \
+            Memory(home, settings=Settings.load(env={}, embedder=embedder, llm_url="", timezone="UTC")) as memory:
         import_data(memory, {**conv, "qa": []}, "locomo")
         memory.worker(tasks=["distill"]).drain()
-        facts = [json.loads(line) for line in memory.facts.export_lines()]
-        facts = [f for f in facts if f["record"] == "fact"]
+        yield memory, [f for f in map(json.loads, memory.facts.export_lines()) if f["record"] == "fact"]
+
+
+def conversation(conv: dict) -> dict[str, int]:
+    out = {"facts": 0, "from_message": 0, "from_named_date": 0, "other": 0, "heard_when_said": 0, "baseline_dated_at_run": 0}
+    with distilled(conv) as (memory, facts):
         said = {m.id: m for m in memory.store.get_messages([f["attestations"][0]["source"] for f in facts])}
         for f in facts:
             m = said[f["attestations"][0]["source"]]

@@ -299,10 +299,10 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    moved=whole is not None and whole.verb == "change")
 
 
-_UNITS_OF_MEASURE = frozenset(slots.stem(w) for w in re.findall(r"\w+", """second seconds minute minutes hour hours day days week weeks month months
-    year years time times percent dollar dollars euro euros pound pounds cent cents mile miles km kilometre kilometres kilometer
-    kilometers meter meters metre metres kg kilo kilos kilogram kilograms gram grams lb lbs gb mb tb k old am pm per"""))
-# stemmed as `tokens` stems them: "minutes" is "minut", "minute" is "minute"
+# as `tokens` gives them: stemmed ("minutes" is "minut", "minute" is "minute"), kilos and pounds already kg and lb (ALIASES)
+_UNITS_OF_MEASURE = frozenset(slots.stem(w) for w in re.findall(r"\w+", """second seconds minute minutes hour hours day days week weeks
+    month months year years time times percent dollar dollars euro euros pound cent cents mile miles km meter meters metre metres kg lb
+    gram grams gb mb tb k old am pm per"""))
 _NOT_COUNTED = frozenset(["off", "out", "more", "less", "fewer", "other", "times", "each", "every", "into", "onto", "from", "with"])
 
 

@@ -46,6 +46,7 @@ _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WO
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately)\b,?", re.IGNORECASE)
 _NEW_ONE = re.compile(r"^(my |our |the )new (?=[\w -]+? (?:is|are) )")
+_A_NEW_NAME = re.compile(r"\bNew\s+[A-Z]")
 _ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
 _DISCOURSE = re.compile(rf"^\s*(?:(?:{_DISCOURSE_WORDS})[,.!:]?\s+)+", re.IGNORECASE)
 # "not-so-great", "a not-for-profit": a hyphened "not" is part of a word, it denies nothing
@@ -249,7 +250,7 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _CHANGE_ADVERBS.search(s):
         notes["change"] = True
         s = _CHANGE_ADVERBS.sub("", s)
-    if (m := _NEW_ONE.match(s)) is not None and not re.search(r"\bNew\s+[A-Z]", text):  # "the New York office"
+    if (m := _NEW_ONE.match(s)) is not None and not _A_NEW_NAME.search(text):  # "the New York office"
         notes["change"] = True  # "my new number is 555-0199": the number changed
         s = m.group(1) + s[m.end():]
     if _ADDITIVE.search(s):
@@ -302,14 +303,12 @@ def _is_name(phrase: str, original: str) -> bool:
 # "My sister Léa lives in Lyon", "Zoë, my daughter, is 7": the named person is the holder
 _NAMED_KIN = re.compile(rf"^(?:(?i:(?:my|our)\s+(?:\w+\s+)?(?:{'|'.join(FAMILY + _CLOSE)}))\s+(?P<name>[^\W\d_][\w'-]*)(?=\s)"
                         r"|(?P<first>[^\W\d_][\w'-]*),\s+(?i:my|our)\s+[\w' -]{2,30}?,\s+)")
-_NOT_A_NAME = re.compile(rf"(?:{_DISCOURSE_WORDS}|yesterday|today|tonight|tomorrow|also|and|but|then|now|actually|anyway|hey|hi)",
-                         re.IGNORECASE)
 
 
 def _named_holder(m: re.Match[str]) -> str:
     """The name for "my sister Léa", "Zoë, my daughter,"; the text as it was where the word is no name."""
     name = m.group("name") or m.group("first")
-    if not name[0].isupper() or _NOT_A_NAME.fullmatch(name):
+    if not name[0].isupper() or name.lower() in _COMMON:  # "Yesterday, my sister, Ana and I …"
         return m.group(0)
     return name if m.group("name") else name + " "
 
@@ -672,6 +671,7 @@ _RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|(?:after|since) le
                       re.IGNORECASE)
 
 
+_TWO_NAMES = re.compile(r"\b([A-Z][\w-]*) ([A-Z][\w-]*)\b")
 # "Sam and I broke up", "Ana and I split up": the name before the ending
 _PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split\s+up|separated|divorced|parted ways)\b")
 # "I quit smoking", "I've stopped eating meat", "gave up running": an activity of the fact ended
@@ -686,10 +686,11 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
     ("I smoke five a day." / "I quit smoking in May."). Only a name or the fact's own verb
     counts: "I left the office early", "got rid of my old dresser" say nothing of "Our office is
     in Dublin" or "a system for old people"."""
-    named = names(old_text)
-    named |= {a.lower() + b.lower() for a, b in re.findall(r"\b([A-Z][\w-]*) ([A-Z][\w-]*)\b", old_text)}  # "VS Code" is "vscode"
-    if any(set(_words(m.group("old").lower())) & named for m in (*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text))):
-        return True
+    gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text)]
+    if gone:
+        named = names(old_text) | {a.lower() + b.lower() for a, b in _TWO_NAMES.findall(old_text)}  # "VS Code" is "vscode"
+        if any(set(_words(m.group("old").lower())) & named for m in gone):
+            return True
     quits = list(_QUIT.finditer(new_text))
     if not quits:
         return False
@@ -759,7 +760,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
 
 
 KIN = frozenset(stem(w) for w in FAMILY)
-_COMMON = frozenset(["i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
+_COMMON = frozenset(["yesterday", "today", "tonight", "tomorrow", "now", "hey", "hi", *re.findall(r"\w+", _DISCOURSE_WORDS),
+                     "i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
                      "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every"])
 
 
