@@ -5,6 +5,8 @@ built then, not at the first query, and a query that follows is answered from it
 
 from __future__ import annotations
 
+import gc
+import weakref
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -61,3 +63,25 @@ def test_serve_reports_the_index_in_readyz(home: Path) -> None:
 
     warm_up(Failing(), state)  # type: ignore[arg-type]
     assert state.search_index == "unavailable"
+
+
+class Cycle:
+    me: object
+
+
+def test_once_warm_what_was_loaded_is_out_of_the_collectors_sight(home: Path) -> None:
+    """A full collection holds the GIL over every tracked object (all requests wait); `serve`
+    freezes what is loaded once warm, so later collections walk only what came after."""
+    gc.unfreeze()
+    try:
+        with Memory(home, settings=Settings.load(env={}, embedder="none")) as m:
+            warm_up(m, SimpleNamespace(search_index="warming"))
+            assert gc.get_freeze_count() > 10_000  # the modules, the app's objects: all frozen
+            cycle = Cycle()
+            cycle.me = cycle
+            gone = weakref.ref(cycle)
+            del cycle
+            gc.collect()
+            assert gone() is None  # garbage made since is still collected
+    finally:
+        gc.unfreeze()
