@@ -95,6 +95,7 @@ def test_a_start_said_at_a_utc_offset_is_compared_in_utc() -> None:
     ("Thanks so much, that really helps!", None), ("Sending hugs to your mom 💕", None), ("I love that for you!!", None),
     ("Things have been crazy at work lately.", None), ("You must have been so relieved.", None), ("I would have cried.", None),
     ("Aww I'm so proud of you!", None), ("We're all so excited.", None),
+    ("Keep up the great work, Maria!", None), ("Keep at it, Jon!", None),  # a cheer, not a standing rule
     ("My brother just got engaged!", ("fact", "event")), ("We finally closed on our first house!!", ("fact", "event")),
     ("We're hosting Thanksgiving this November.", ("fact", "plan")),  # a month to come: an intention
     ("I'm seeing the dentist on 3 May.", ("fact", "event")),  # a day to come: an appointment

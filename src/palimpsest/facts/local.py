@@ -282,7 +282,7 @@ RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40}
                   # an imperative that sets a standing rule: "Keep PR descriptions under 200 words",
                   # "Use tabs in Go code", "Call me Sam", "No emojis in anything you write"
                   r"only (?:ever )?(?:use|show|give|write|reply|answer|respond|suggest|recommend)\b|(?:keep|use|stick to|stick with|"
-                  r"default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|"
+                  r"default to|prefer|call me|address me|refer to me|limit)\b(?!\s+(?:this|that|it|these|those|up|at it|"
                   r"the following|going|in mind|me posted|whatever|any|your best|your judge?ment|case|cases)\b)|keep it (?:simple|short|"
                   r"brief|concise|casual|formal|light|high-level|tight|clean)\b|skip (?:the|all|any)\b|be (?!right back|"
                   r"back\b)\w+(?: with me| in)?[.!]*$|"
