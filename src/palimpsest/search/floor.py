@@ -49,6 +49,9 @@ POSSESSIVE_RE = re.compile(r"['’]s$")
 # capitalised, but a time and not a name ("in June", "on Sunday"); abbreviations ("Jan")
 # can be names and stay
 CALENDAR = frozenset(n.lower() for n in [*calendar.month_name, *calendar.day_name] if n)
+# a month's abbreviation beside a day's number is a date, not a name ("on Nov 26", "3 Sept")
+_ABBR = "|".join([*(a for a in calendar.month_abbr if a), "Sept"])
+DATED_ABBR = re.compile(rf"\b(?:{_ABBR})\.?(?=\s+\d)|(?<=\d\s)(?:{_ABBR})\b|(?<=\d(?:st|nd|rd|th)\s)(?:{_ABBR})\b")
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,7 @@ def query_names(query: str) -> list[str]:
     possessive dropped ("What did Nate's dog eat?" → ["nate"]); stop words, months and
     weekdays are not names."""
     out: list[str] = []
-    for word in NAME_RE.findall(query):
+    for word in NAME_RE.findall(DATED_ABBR.sub(" ", query)):
         name = POSSESSIVE_RE.sub("", word).strip("'’-").lower()
         if name and name not in STOP_WORDS and name not in CALENDAR and name not in out:
             out.append(name)

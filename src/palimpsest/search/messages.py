@@ -11,7 +11,8 @@ keyword, time and importance and says so in `notes`; it never fails for that rea
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -20,7 +21,7 @@ import numpy as np
 from ..embed import Embedding
 from ..errors import InvalidInput, PalimpsestError
 from ..ingest.indexer import split_context
-from ..records import Hit, Message, clock_of, parse_time, utcnow
+from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import answers, conversation_rerank, session_boost
 from .diversity import diversify
@@ -29,7 +30,7 @@ from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
 from .seeded import seeded_round
-from .timeframe import dated_boost, query_window, when_boost
+from .timeframe import LATER, Window, dated_boost, period_hits, period_only, query_window, when_boost
 
 RECIPES = ("hybrid", "rrf")
 
@@ -158,6 +159,11 @@ class MessageSearch:
         anchor = parse_time(now, "now") if now is not None else utcnow()
         now_days = anchor.timestamp() / 86400.0
         w = Weights.from_settings(self.settings)
+        clock = clock_of(now, anchor, self.settings.zone)
+        period = period_only(query, clock) if recipe == "hybrid" else None
+        if period is not None:  # a question about nothing but a time: the window's messages
+            qvec = pending.result() if pending is not None else None
+            return self.period(period, f, limit, depth, w), qvec
         source = MessageSource(self.store, f, "", now_days, w)
         pool = keyword_pool(source, query_terms(query), depth)
         qvec = pending.result() if pending is not None else self.query_vector(query, embed_notes)
@@ -166,7 +172,7 @@ class MessageSearch:
         ranking = rank(source, query, w, pool=depth, vector=qvec, recipe=recipe, keyword=pool)
         hits = [Hit(s.row, s.score, s.parts) for s in ranking.hits]
         if recipe == "hybrid":
-            hits = when_boost(hits, query_window(query, clock_of(now, anchor, self.settings.zone)), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
+            hits = when_boost(hits, query_window(query, clock), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = dated_boost(hits, query, w.dated)
             hits = conversation_rerank(hits, query, w)
             hits = answers(hits, w)
@@ -180,6 +186,25 @@ class MessageSearch:
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
                             notes=notes + floor_notes + embed_notes), qvec
+
+    def period(self, window: Window, f: Filters, limit: int, depth: int, w: Weights) -> SearchResult:
+        """The messages of `window` (said in it, or naming a day of it within `LATER` days),
+        read by date within the filters, in the order they were said."""
+        start = datetime.combine(window.first, datetime.min.time(), UTC) - timedelta(days=1)  # a day either side: any zone
+        end = datetime.combine(window.last, datetime.min.time(), UTC) + timedelta(days=LATER + 2)
+        since = iso(start) if window.first.year > 1000 else None
+        until = iso(end) if window.last.year < 2999 else None
+        scope = replace(f, since=max(filter(None, (f.since, since)), default=None),
+                        until=min(filter(None, (f.until, until)), default=None))
+        newest_first = since is None and until is not None  # "before June": nearest the edge first
+        hits = period_hits(window, self.store.browse(scope, depth, 0, newest_first=newest_first), w.when)
+        note = (f"asked about a time only: the messages of {window.first.isoformat()}"
+                + (f" to {window.last.isoformat()}" if window.last != window.first else ""))
+        if since is None or until is None:
+            note = "asked about a time only: the messages " + (f"until {window.last.isoformat()}" if since is None else f"from {window.first.isoformat()}")
+        if not hits:
+            return SearchResult([], mode="period", notes=[f"{note}: none stored"])
+        return SearchResult(hits[:limit], mode="period", notes=[note])
 
     def query_vector(self, query: str, notes: list[str]) -> Any:
         """The query's embedding, or None (and why, in `notes`) when vectors cannot answer."""

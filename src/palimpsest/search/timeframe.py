@@ -10,6 +10,12 @@ expressions name ("yesterday", said on 2 May, is 1 May): the same reading the in
 put into its search context. Nearness is 1 inside the window and decays with the gap
 (`e^(−gap/scale)`, scale a quarter of the window, at least three days), so it is never a
 filter: a window that holds nothing leaves the ranking as it was.
+
+A question that asks about nothing but a time ("what did I say last week?", "what did we
+talk about on Nov 26?", "what did I work on yesterday?") has no words to match and no
+meaning to compare: the window is all the evidence it gives. For it the hits are the
+messages of that window, read from the store by date (`period_hits`), in the order they
+were said.
 """
 
 from __future__ import annotations
@@ -20,8 +26,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from functools import lru_cache
 
-from ..records import Hit, parse_time, said_day
-from ..when import resolve
+from ..records import Hit, Message, parse_time, said_day
+from ..when import Span, resolve
+from .query import STOP_WORDS, query_terms
 
 BEFORE = re.compile(r"\b(?:before|until|till|prior to|as of|by|up to)\s+$", re.IGNORECASE)
 AFTER = re.compile(r"\b(?:after|since|following)\s+$", re.IGNORECASE)
@@ -31,6 +38,15 @@ BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
 ASKS_WHEN = re.compile(r"^\W*(?:(?:since\s+|until\s+)?when\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|date|week|weekend|time)\b"
                        r"|how\s+(?:long|many\s+(?:days|weeks|months|years))\s+ago\b)", re.IGNORECASE)
 EARLIEST, LATEST = date(1000, 1, 1), date(2999, 12, 31)
+# what a question about a time asks besides the time: saying, doing, happening — no subject of its own
+GENERIC = frozenset([
+    "say", "said", "saying", "says", "tell", "told", "telling", "talk", "talked", "talking", "discuss", "discussed",
+    "discussing", "discussion", "discussions", "conversation", "conversations", "chat", "chatted", "chatting",
+    "mention", "mentioned", "speak", "spoke", "spoken", "write", "wrote", "written", "ask", "asked", "do", "did",
+    "done", "doing", "happen", "happened", "happening", "go", "went", "going", "work", "worked", "working",
+    "anything", "something", "everything", "remember", "recall", "us", "new", "up",
+])
+LATER = 7  # days after a window in which a message may still speak of it ("yesterday", said the day after)
 
 
 @dataclass(frozen=True)
@@ -51,7 +67,36 @@ class Window:
 
 def query_window(query: str, now: datetime | date | None) -> Window | None:
     """The window a query's first time expression names, or None."""
+    return _window(query, resolve(query, now))
+
+
+def period_only(query: str, now: datetime | date | None) -> Window | None:
+    """The window of a query that asks about nothing but a time — every word outside its
+    time expressions a stop word or a verb of saying or doing (`GENERIC`) — else None."""
     spans = resolve(query, now)
+    window = _window(query, spans)
+    if window is None:
+        return None
+    rest = query
+    for span in spans:
+        rest = rest.replace(span.text, " ")
+    rest = BEFORE.sub(" ", AFTER.sub(" ", BETWEEN.sub(" ", rest + " ")))
+    return None if any(w not in GENERIC and w not in STOP_WORDS for w in query_terms(rest)) else window
+
+
+def period_hits(window: Window, messages: list[Message], weight: float) -> list[Hit]:
+    """The messages whose dates meet `window` (the day said, or a day their words name), as
+    hits of `weight` with `parts["when"]` 1, in the order they were said."""
+    hits = []
+    for m in messages:
+        spans = _message_spans(m.content or "", said_day(m.created_at, m.metadata))
+        if any(window.nearness(a, b) >= 1.0 for a, b in spans):
+            hits.append(Hit(m, weight, {"when": 1.0, "period": 1.0}))
+    hits.sort(key=lambda h: (h.message.created_at, h.message.id))
+    return hits
+
+
+def _window(query: str, spans: list[Span]) -> Window | None:
     if not spans:
         return None
     first = spans[0]

@@ -1,0 +1,107 @@
+"""A question about nothing but a time ("what did I say last week?") returns the messages
+of that time, on both backends; one with a subject besides the time is ranked as before.
+Also: a month's abbreviation beside a day is a date, not an unknown name, for the floor."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.search.floor import query_names
+from palimpsest.search.timeframe import Window, period_only
+
+NOW = "2026-12-05T12:00:00Z"  # a Saturday
+DIARY = [
+    ("2026-11-20T10:00:00Z", "user", "I started reading a book about Roman history."),
+    ("2026-11-24T09:00:00Z", "user", "My sister is visiting next weekend, need to clean the flat."),
+    ("2026-11-24T09:01:00Z", "assistant", "Sounds lovely! Want a cleaning checklist?"),
+    ("2026-11-26T18:00:00Z", "user", "Booked the dentist for December 12."),
+    ("2026-11-30T08:00:00Z", "user", "I ran a half marathon yesterday, legs are sore."),
+    ("2026-12-04T12:00:00Z", "user", "Fixed the flaky login test by mocking the clock."),
+]
+
+
+@pytest.fixture
+def diary(home: Path, store_url: str) -> Memory:
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off", timezone="UTC"))
+    memory.ingest_session("diary", [{"role": r, "content": c, "created_at": t} for t, r, c in DIARY])
+    memory.worker().drain()
+    yield memory
+    memory.close()
+
+
+def contents(memory: Memory, query: str, **kw: object) -> list[str]:
+    return [h.message.content for h in memory.search(query, now=NOW, **kw).hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "window"),
+    [
+        ("what did I say last week?", (date(2026, 11, 23), date(2026, 11, 29))),
+        ("What did we talk about on Nov 26?", (date(2026, 11, 26), date(2026, 11, 26))),
+        ("what did I say 5 days ago", (date(2026, 11, 30), date(2026, 11, 30))),
+        ("what did I work on yesterday?", (date(2026, 12, 4), date(2026, 12, 4))),
+        ("last weekend", (date(2026, 11, 28), date(2026, 11, 29))),
+        ("what happened between November 20 and November 24?", (date(2026, 11, 20), date(2026, 11, 24))),
+        ("What movie did Joanna watch on 1 May, 2022?", None),  # a subject besides the time
+        ("what did I say about my sister last week", None),
+        ("when did I move?", None),  # asks for a time, names none
+        ("zzqqxx", None),
+    ],
+)
+def test_period_only_reads_a_question_about_a_time(query: str, window: tuple[date, date] | None) -> None:
+    got = period_only(query, date(2026, 12, 5))
+    assert (got if got is None else (got.first, got.last)) == window
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("what did I say last week?", [DIARY[1][2], DIARY[2][2], DIARY[3][2], DIARY[4][2]]),  # the marathon was on the 29th
+        ("What did we talk about on Nov 26?", [DIARY[3][2]]),
+        ("what did I say 5 days ago?", [DIARY[4][2]]),
+        ("what did I do last weekend?", [DIARY[4][2]]),  # said Monday of Sunday
+        ("what did I work on yesterday?", [DIARY[5][2]]),
+    ],
+)
+def test_a_question_about_a_time_returns_its_messages_in_order(diary: Memory, query: str, expected: list[str]) -> None:
+    result = diary.search(query, now=NOW)
+    assert [h.message.content for h in result.hits] == expected
+    assert result.mode == "period"
+    assert result.notes and result.notes[0].startswith("asked about a time only")
+
+
+def test_a_time_with_nothing_stored_says_so_and_the_filters_still_hold(diary: Memory) -> None:
+    result = diary.search("what did I say last year?", now=NOW)
+    assert result.hits == [] and result.notes[0].endswith("none stored")
+    assert contents(diary, "what did I say last month?", role="assistant") == [DIARY[2][2]]
+    assert contents(diary, "what did I say last month?", until="2026-11-25T00:00:00Z") == [DIARY[0][2], DIARY[1][2], DIARY[2][2]]
+    assert contents(diary, "what did I say last month?", limit=2) == [DIARY[0][2], DIARY[1][2]]
+
+
+def test_a_question_with_a_subject_is_ranked_as_before(diary: Memory) -> None:
+    result = diary.search("what did I say about my sister last week", now=NOW)
+    assert result.mode != "period"
+    assert result.hits[0].message.content == DIARY[1][2]
+
+
+def test_the_window_is_a_window_of_days() -> None:
+    window = Window(date(2026, 11, 23), date(2026, 11, 29))
+    assert window.nearness(date(2026, 11, 29), date(2026, 11, 29)) == 1.0
+    assert window.nearness(date(2026, 11, 30), date(2026, 11, 30)) < 1.0
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("What did Melanie do on Nov 26?", ["melanie"]),
+        ("On 3 Sept what did Jan say?", ["jan"]),  # a name that is also an abbreviation, with no day beside it
+        ("What did Jan say on the 3rd Oct?", ["jan"]),
+        ("Tell Dec about it", ["dec"]),
+    ],
+)
+def test_a_months_abbreviation_beside_a_day_is_no_name(query: str, names: list[str]) -> None:
+    assert query_names(query) == names
