@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import EmbedderError, InvalidInput
+from .segment import has_runs, pieces
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
@@ -191,7 +192,8 @@ class LocalEmbedder(Embedder):
 
 
 class HashEmbedder(Embedder):
-    """Deterministic hashing of lower-cased words into `dim` buckets (tests, fallbacks)."""
+    """Deterministic hashing of lower-cased words into `dim` buckets (tests, fallbacks);
+    Chinese and Japanese cut into the keyword index's bigrams (`segment.pieces`)."""
 
     def __init__(self, dim: int = 64) -> None:
         self.dim = dim
@@ -200,7 +202,7 @@ class HashEmbedder(Embedder):
     def embed_batch(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
+            for word in (p for w in re.findall(r"\w+", text.lower()) for p in (pieces(w) if has_runs(w) else (w,))):
                 h = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
                 out[i, h % self.dim] += 1.0 if (h >> 32) & 1 else -1.0
             if not out[i].any():

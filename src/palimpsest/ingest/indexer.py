@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
+from ..segment import cjk_words
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -78,17 +79,22 @@ CONTEXT_PREVIOUS_CHARS = 500
 
 def search_context(event: Event, previous: str, content: str | None = None) -> str:
     """What a message is found by besides its own words: who said it, when, the turn
-    before it (a reply's subject is often named only in the question it answers), and last
-    the dates its own time expressions speak of ("yesterday" said on 2 May 2022 → "1 May
-    2022 Sunday"; `when.time_words`). `content`: the text as indexed (default the event's)."""
+    before it (a reply's subject is often named only in the question it answers), and last,
+    for keywords only, the dates its own time expressions speak of ("yesterday" said on 2
+    May 2022 → "1 May 2022 Sunday"; `when.time_words`) and the words of its Chinese or
+    Japanese text (`segment.cjk_words`: the tokenizers cut no words there; the turn
+    before's are left out, or a reply would match its question's words as well as the
+    question). `content`: the text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
-    spoken = spoken_dates(event.content if content is None else content, event.created_at, event.metadata)
-    return f"{context}{DATES_MARK}{spoken}" if spoken else context
+    text = event.content if content is None else content
+    keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata),
+                                          cjk_words(text or "")) if part)
+    return f"{context}{DATES_MARK}{keywords}" if keywords else context
 
 
-DATES_MARK = " \x1e "  # before the resolved dates: a separator to the keyword index, a cut for the rest
+DATES_MARK = " \x1e "  # before the keyword-only words (dates, bigrams): a separator to the keyword index, a cut for the rest
 
 
 def split_context(context: str) -> tuple[str, str]:

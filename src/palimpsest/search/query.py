@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidInput
+from ..segment import RUN, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
@@ -22,12 +23,15 @@ STOP_WORDS = frozenset(
 
 
 def query_terms(query: str) -> list[str]:
-    """Words of a query, lower-cased, stop words dropped (unless nothing else is left)."""
-    words = []
+    """Words of a query, lower-cased, stop words dropped (unless nothing else is left); a
+    run of Chinese, Japanese or Thai as its character bigrams, as the index holds it
+    (`segment`)."""
+    words: list[str] = []
     for w in WORD_RE.findall(query.lower()):
         w = w.strip("'’.-")
-        if w and w not in words:
-            words.append(w)
+        for piece in (pieces(w) if not w.isascii() and RUN.search(w) else [w]):
+            if piece and piece not in words:
+                words.append(piece)
     content = [w for w in words if w not in STOP_WORDS]
     return (content or words)[:MAX_TERMS]
 

@@ -1,0 +1,58 @@
+"""Words of Chinese and Japanese text, for the keyword index.
+
+FTS5's `unicode61` tokenizer and PostgreSQL's default parser cut text at spaces and
+punctuation. Chinese and Japanese put no space between words, so a whole clause — with any
+Latin word glued to it — is one token: "我们决定把数据库迁移到PostgreSQL。" was found neither
+by 数据库 nor by PostgreSQL. The usual remedy without a dictionary (Lucene's CJK analyzer,
+Elasticsearch's `cjk_bigram`) is overlapping character bigrams: 数据库迁移 → 数据 据库 库迁
+迁移; a lone character stays a unigram. A query is cut the same way, so 数据库 asks for 数据
+and 据库, which the message holds.
+
+`cjk_words(text)` gives those bigrams and the other words glued to such a run, as one
+string the indexer adds to a message's keyword-only search context (both backends index
+it; the vector text leaves it out). Text without Han or kana costs one `isascii` test or
+one regex scan. Thai and other scripts whose vowels are combining marks need a real
+segmenter (the tokenizers drop the marks), and are left as they are cut.
+"""
+
+from __future__ import annotations
+
+import regex
+
+# scripts written without spaces between words
+RUN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]+")
+TOKEN = regex.compile(r"\w+")
+
+
+def bigrams(run: str) -> list[str]:
+    """Overlapping character pairs of one run; a lone character as it is."""
+    return [run] if len(run) < 2 else [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def pieces(token: str) -> list[str]:
+    """One token as the index should see it: each run of a spaceless script as its bigrams,
+    and what is glued to it (PostgreSQL, 3点) as words of their own."""
+    out: list[str] = []
+    at = 0
+    for m in RUN.finditer(token):
+        out += TOKEN.findall(token[at:m.start()])
+        out += bigrams(m.group())
+        at = m.end()
+    out += TOKEN.findall(token[at:])
+    return out
+
+
+def has_runs(text: str) -> bool:
+    return not text.isascii() and RUN.search(text) is not None
+
+
+def cjk_words(text: str) -> str:
+    """The words of `text`'s spaceless-script tokens, bigrams and glued words, space
+    separated ("" when it has none)."""
+    if not text or not has_runs(text):
+        return ""
+    out: list[str] = []
+    for token in TOKEN.findall(text):
+        if RUN.search(token):
+            out += pieces(token)
+    return " ".join(out)

@@ -1,0 +1,81 @@
+"""Chinese and Japanese text is found by its words on both backends: the tokenizers cut
+no words there, so the indexer adds character bigrams to the keyword-only search context
+and a query is cut the same way (`palimpsest.segment`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+from palimpsest.search.query import query_terms
+from palimpsest.segment import cjk_words
+
+TEXTS = [
+    "我们决定把数据库迁移到PostgreSQL。",
+    "明天下午三点开会。",
+    "東京でラーメンを食べました。",
+    "The cache layer is Redis.",
+]
+
+
+@pytest.fixture(params=["none", "hash"])
+def mixed(request: pytest.FixtureRequest, home: Path, store_url: str) -> Memory:
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder=request.param, embed_cache="off"))
+    for text in TEXTS:
+        memory.append("zh", "user", text)
+    memory.worker().drain()
+    yield memory
+    memory.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("数据库", TEXTS[0]),
+        ("数据库迁移", TEXTS[0]),
+        ("PostgreSQL", TEXTS[0]),  # a Latin word glued to Chinese
+        ("开会", TEXTS[1]),
+        ("ラーメン", TEXTS[2]),
+        ("東京", TEXTS[2]),
+        ("Redis", TEXTS[3]),
+    ],
+)
+def test_a_word_of_chinese_or_japanese_text_finds_it_first(mixed: Memory, query: str, found: str) -> None:
+    hits = mixed.search(query, limit=5).hits
+    assert hits and hits[0].message.content == found
+    assert hits[0].parts["fts"] == 1.0
+
+
+def test_the_text_is_stored_and_returned_as_written(mixed: Memory) -> None:
+    hit = mixed.search("数据库", limit=1).hits[0]
+    assert hit.message.content == TEXTS[0]
+    assert mixed.search("数据库", limit=1, mode="substring").hits[0].message.content == TEXTS[0]
+
+
+def test_the_previous_turns_words_do_not_match_its_reply(mixed: Memory) -> None:
+    hits = mixed.search("数据库", limit=5).hits
+    assert all(h.parts.get("fts", 0.0) == 0.0 for h in hits if h.message.content != TEXTS[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("数据库迁移", "数据 据库 库迁 迁移"),
+        ("迁移到PostgreSQL。", "迁移 移到 PostgreSQL"),
+        ("3点开会", "3 点开 开会"),
+        ("好", "好"),
+        ("plain English, café", ""),
+        ("", ""),
+        ("Ünïcödé 😀 مرحبا", ""),
+    ],
+)
+def test_cjk_words(text: str, words: str) -> None:
+    assert cjk_words(text) == words
+
+
+def test_a_query_is_cut_as_the_index_is() -> None:
+    assert query_terms("数据库") == ["数据", "据库"]
+    assert query_terms("the 数据库 of PostgreSQL") == ["数据", "据库", "postgresql"]
+    assert query_terms("what about it") == ["what", "about", "it"]  # only stop words: kept
