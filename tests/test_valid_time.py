@@ -61,3 +61,33 @@ def test_distilled_facts_hold_from_their_messages_time(home: Path, store_url: st
             after = rows(fresh)
             assert [(f["id"], f["valid_from"], f["recorded_at"]) for f in after] == [
                 (f["id"], f["valid_from"], f["recorded_at"]) for f in before]
+
+
+def test_a_change_said_later_of_a_coarse_time_is_the_news(home: Path, store_url: str) -> None:
+    """"Actually I moved to Munich last month", said on 3 December, names 1 November — before
+    "I live in Berlin", said on 20 November. It was said after, and "last month" runs to the
+    30th: Munich supersedes Berlin from when it was said, not the other way round."""
+    turns = [("2026-11-20T09:00:00Z", "user", "I live in Berlin."), ("2026-11-20T09:01:00Z", "assistant", "Got it, Berlin."),
+             ("2026-12-03T09:00:00Z", "user", "Actually I moved to Munich last month."), ("2026-12-03T09:01:00Z", "assistant", "Noted."),
+             ("2026-12-03T09:02:00Z", "user", "ok thanks")]  # closes the turn before
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none", llm_url="")) as memory:
+        memory.ingest_session("me", [{"role": r, "content": c, "created_at": t} for t, r, c in turns])
+        memory.worker(tasks=["distill"]).drain()
+        current = {f.text: f for f in memory.facts.query()}
+        assert "I moved to Munich last month." in current and "I live in Berlin." not in current
+        munich = current["I moved to Munich last month."]
+        assert munich.valid_from == "2026-12-03T09:00:00.000000Z"  # from when it was said
+        berlin = next(f for f in memory.facts.query(valid_at="2026-11-25T00:00:00Z") if f.text == "I live in Berlin.")
+        assert berlin.valid_to == munich.valid_from
+
+
+def test_old_news_imported_late_still_holds_only_until_the_later_fact(home: Path, store_url: str) -> None:
+    """The other order: a statement said before the fact it would replace, imported after it."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none", llm_url="")) as memory:
+        for session, day, text in (("new", "2026-11-20", "I live in Berlin."), ("old", "2026-06-03", "Actually I moved to Hamburg last month.")):
+            memory.ingest_session(session, [{"role": "user", "content": text, "created_at": f"{day}T09:00:00Z"},
+                                            {"role": "user", "content": "ok thanks", "created_at": f"{day}T09:02:00Z"}])
+            memory.worker(tasks=["distill"]).drain()
+        assert [f.text for f in memory.facts.query()] == ["I live in Berlin."]
+        hamburg = next(f for f in memory.facts.query(valid_at="2026-05-15T00:00:00Z") if "Hamburg" in f.text)
+        assert hamburg.valid_to == "2026-11-20T09:00:00.000000Z"  # held until the later fact

@@ -57,7 +57,7 @@ from .. import when
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
 from ..store.facts_base import FactQuery
-from . import arbiter, pairs, slots
+from . import arbiter, local, pairs, slots
 from .arbiter import in_band
 from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
 
@@ -560,7 +560,7 @@ class Curator:
         if action == "confirm":
             fact = self.facts.confirm(target.id, source=c.source, at=c.at or c.valid_from)
             return Decision("confirm", fact, target, s, why or "the same statement heard again")
-        if action in ("supersede", "dispute") and start < target.valid_from:
+        if action in ("supersede", "dispute") and self._older(c, target):
             # older news of a slot a later fact already holds (imports out of order): it held until then
             fact = self._write(c)
             self.facts.supersede(fact.id, by=target.id) if target.supersedes is None else self.facts.close(fact.id, at=target.valid_from)
@@ -608,10 +608,24 @@ class Curator:
         return self.facts.write(c.text, vault=c.vault, kind=c.kind, entities=c.entities, salience=c.salience,
                                 confidence=c.confidence, valid_from=c.valid_from, source=c.source, at=c.at, metadata=c.metadata or None)
 
+    def _older(self, c: Candidate, target: Fact) -> bool:
+        """Whether the candidate speaks of a time before `target` held: it starts before it,
+        and either it was said before `target` started too (an import out of order) or the
+        time it names ends before then. "Actually I moved to Munich last month", said on 3
+        December, starts on 1 November, before "I live in Berlin" said on 20 November — but
+        "last month" runs to the 30th and it was said after: it is the news."""
+        start = c.valid_from or self.facts.now()
+        if start >= target.valid_from:
+            return False
+        if c.at is None or c.at <= target.valid_from:
+            return True
+        end = local.named_end(c.text, c.at, c.metadata)
+        return end is None or end <= target.valid_from
+
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
         valid_from = c.valid_from
-        if valid_from is None or valid_from <= target.valid_from:
-            valid_from = None  # now
+        if valid_from is None or valid_from <= target.valid_from:  # from when it was said, else now
+            valid_from = c.at if c.at is not None and c.at > target.valid_from else None
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
                                     entities=c.entities or None, salience=c.salience, confidence=c.confidence,
                                     source=c.source, at=c.at, metadata=c.metadata or None)
@@ -640,8 +654,7 @@ class Curator:
             d = self._gate(c)
             d.reason = f"{d.reason} (the fact it corrects, {c.corrects[:80]!r}, is not an open fact: decided as a statement)"
             return d
-        start = c.valid_from or self.facts.now()
-        if start < target.valid_from:
+        if self._older(c, target):
             return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects")
         return Decision("supersede", self._supersede(c, target), target, None, "an explicit correction")
 

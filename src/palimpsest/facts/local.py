@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from .. import when
@@ -186,6 +186,15 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
     if day <= said.date() or _STARTS.search(text[:span.at]):  # both days on the speaker's calendar
         return _midnight(day, said)
     return None
+
+
+def named_end(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> str | None:
+    """Where the time a statement first names ends (the midnight after its last day, on the
+    speaker's calendar), or None: "last month" said on 3 December ends on 1 December, so
+    what it says may have happened after a fact stated on 20 November."""
+    said = wall_clock(said_at, metadata)
+    span = _first_time(text, said.date())
+    return None if span is None else _midnight(span.last + timedelta(days=1), said)
 
 
 _OPENING = re.compile(r"^\s*(?:(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao|lol|y+a+y+|y+e+s+|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
