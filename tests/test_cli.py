@@ -104,11 +104,35 @@ def test_plain_errors_are_one_line_on_stderr(capsys: pytest.CaptureFixture[str],
     assert (code, out) == (3, "") and err.startswith("palimpsest: ") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ('{"role": "user", "content": "a1"}\n{"role": "user", "content": "a2"}\noops\n', "not JSON at line 3"),
+        ('{"role": "user", "content": "a1"}\n\n{"content": "a2"}\n', "line 3: role is required"),
+        ('\n\n[{"role": "user", "content": "a1"},\n oops]', "not JSON at line 4"),
+    ],
+)
+def test_ingest_names_the_line_of_a_bad_message(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path,
+                                                text: str, where: str) -> None:
+    f = tmp_path / "t.jsonl"
+    f.write_text(text)
+    code, out, err = run(capsys, "--home", home, "ingest", "s", str(f))
+    assert code == 2 and out == "" and where in err and "nothing was stored" in err
+    code, out, _ = run(capsys, "--home", home, "stats", "--json")
+    assert json.loads(out)["messages"] == 0
+
+
+def test_search_shows_the_facts_that_match(capsys: pytest.CaptureFixture[str], home: str) -> None:
+    run(capsys, "--home", home, "facts", "write", "The production database is PostgreSQL 16 on db2.internal")
+    code, out, _ = run(capsys, "--home", home, "search", "production database PostgreSQL")
+    assert code == 0 and "facts:" in out and "The production database is PostgreSQL 16 on db2.internal" in out
+
+
 def test_ingest_file_with_a_missing_role(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
     f = tmp_path / "t.jsonl"
     f.write_text('{"role": "user", "content": "a"}\n{"content": "b"}\n')
     code, out, err = run(capsys, "--home", home, "ingest", "s", str(f), "--json")
-    assert code == 2 and out == "" and "message 1: role is required" in json.loads(err)["error"]["message"]
+    assert code == 2 and out == "" and "line 2: role is required" in json.loads(err)["error"]["message"]
     code, out, _ = run(capsys, "--home", home, "stats", "--json")
     assert json.loads(out)["messages"] == 0
 

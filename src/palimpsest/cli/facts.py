@@ -146,7 +146,7 @@ def _in_vault(memory: Any, args: argparse.Namespace, fact_id: str) -> None:
         raise NotFound(f"no fact {fact_id!r} in vault {vault!r}")
 
 
-def _print_facts(facts: list[Any]) -> None:
+def print_facts(facts: list[Any]) -> None:
     for f in facts:
         d = f if isinstance(f, dict) else f.to_dict()
         end = minute(d["valid_to"]) if d["valid_to"] else "…"
@@ -154,7 +154,7 @@ def _print_facts(facts: list[Any]) -> None:
 
 
 def _emit_facts(args: argparse.Namespace, facts: list[Any]) -> None:
-    emit(args, [f.to_dict() for f in facts], lambda r: _print_facts(r))
+    emit(args, [f.to_dict() for f in facts], lambda r: print_facts(r))
 
 
 # -- commands --------------------------------------------------------------------

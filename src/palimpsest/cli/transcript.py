@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..ingest.messages import normalise_message
 from . import derive
 from .common import add_command, console, count, emit, minute, open_memory, print_table, progress, words
+from .facts import print_facts
 
 
 def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
@@ -93,6 +95,8 @@ def append(args: argparse.Namespace) -> None:
 
 
 def _read_messages(path: str) -> list[Any]:
+    """The messages of a JSON array or JSONL file, each checked where it is written (a JSONL
+    file's errors name the file's line), or `InvalidInput`; nothing is stored on an error."""
     try:
         raw = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
     except OSError as exc:
@@ -103,12 +107,26 @@ def _read_messages(path: str) -> list[Any]:
         line = raw[: exc.start].count(b"\n") + 1
         raise InvalidInput(f"{path}: invalid UTF-8 at line {line} (byte {exc.start}); nothing was stored") from None
     stripped = text.lstrip()
-    try:
-        if stripped.startswith("["):
+    if stripped.startswith("["):
+        try:
             return json.loads(stripped)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{path}: not JSON at line {exc.lineno}: {exc.msg}; nothing was stored") from None
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{path}: not JSON at line {exc.lineno + text[:len(text) - len(stripped)].count(chr(10))}: "
+                               f"{exc.msg}; nothing was stored") from None
+    messages = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{path}: not JSON at line {number}: {exc.msg}; nothing was stored") from None
+        try:
+            normalise_message(message, f"line {number}")
+        except InvalidInput as exc:
+            raise InvalidInput(f"{path}: {exc}; nothing was stored") from None
+        messages.append(message)
+    return messages
 
 
 def ingest(args: argparse.Namespace) -> None:
@@ -147,7 +165,13 @@ def search(args: argparse.Namespace) -> None:
             print(f"note: {note}", file=sys.stderr)
         if r.get("answer", {}).get("available"):
             print(f"answer: {r['answer']['answer']} (cites {', '.join(r['answer']['cited']) or 'nothing'})")
-        _print_messages(r["hits"])
+        if r["facts"]:  # curated facts come first, as in recall
+            print("facts:")
+            print_facts(r["facts"])
+            if r["hits"]:
+                print("messages:")
+        if r["hits"] or not r["facts"]:
+            _print_messages(r["hits"])
 
     emit(args, result, human)
 
