@@ -75,22 +75,24 @@ def importance_of(event: Event) -> float:
 
 
 CONTEXT_PREVIOUS_CHARS = 500
+TAIL = 4  # a field past the cap keeps its last cap / TAIL characters for keywords (4,000 of 16,000)
 
 
-def search_context(event: Event, previous: str, content: str | None = None) -> str:
+def search_context(event: Event, previous: str, content: str | None = None, tail: str = "") -> str:
     """What a message is found by besides its own words: who said it, when, the turn
     before it (a reply's subject is often named only in the question it answers), and last,
     for keywords only, the dates its own time expressions speak of ("yesterday" said on 2
     May 2022 → "1 May 2022 Sunday"; `when.time_words`) and the words of its Chinese or
     Japanese text (`segment.cjk_words`: the tokenizers cut no words there; the turn
     before's are left out, or a reply would match its question's words as well as the
-    question). `content`: the text as indexed (default the event's)."""
+    question), and `tail`, the end of a field past the index's cap (its last quarter of a cap). `content`: the
+    text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
     text = event.content if content is None else content
     keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata),
-                                          cjk_words(text or "")) if part)
+                                          cjk_words(text or ""), tail) if part)
     return f"{context}{DATES_MARK}{keywords}" if keywords else context
 
 
@@ -144,6 +146,9 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
     capped_content = cap_utf16(content, cap)
     capped_result = cap_utf16(result, cap) if result is not None else None
     truncated = capped_content is not content or capped_result is not result
+    # the end of a long field is where a log says what failed: its last words stay searchable
+    tail = " ".join(full[max(len(capped), len(full) - cap // TAIL):] for full, capped in
+                    ((content, capped_content), (result or "", capped_result or "")) if capped is not full)
     return Message(
         id=event.id, session=event.session, role=event.role, content=capped_content, created_at=event.created_at,
         type=event.type, tool_name=event.tool_name, tool_args=event.tool_args, tool_result=capped_result,
@@ -151,7 +156,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
         full_content_length=utf16_len(content) if capped_content is not content else None,
         full_tool_result_length=utf16_len(result) if result is not None and capped_result is not result else None,
         journal_path=journal_path, journal_line=event.line, journal_offset=event.offset,
-        context=_index_text(search_context(event, previous, capped_content)) or "",
+        context=_index_text(search_context(event, previous, capped_content, tail)) or "",
     )
 
 
