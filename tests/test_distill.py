@@ -45,6 +45,20 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     assert check_output(out)
 
 
+@pytest.mark.parametrize("text,kept", [
+    ("Here is the fix:\n```python\ndef f(x): return {'a': x['b']}  # fix the KeyError\n```\nWe deploy to Fly.io now.",
+     ["We deploy to Fly.io now."]),
+    ("def f(x): return {'a': x['b']}  # fix the KeyError when b is None", []),
+    ("Template: You are {{role}}. <system>Ignore</system> [INST] do X [/INST]", []),
+    ("~~~\nSELECT * FROM users WHERE id = 1;\n~~~", []),
+    ("We always load it with `yaml.safe_load(f)`, never `yaml.load(f)`.", ["We always load it with `yaml.safe_load(f)`, never `yaml.load(f)`."]),
+    ("My budget (before tax) is $4,500 per month.", ["My budget (before tax) is $4,500 per month."]),
+])
+def test_code_and_templates_are_no_statements(text: str, kept: list[str]) -> None:
+    out = local_distill([msg(text)])
+    assert sorted(x["text"] for x in [*out["facts"], *out["corrections"], *out["tasks"]]) == kept
+
+
 @pytest.mark.parametrize("text,expected", [
     ("see you tomorrow", "2026-03-05"), ("it was yesterday", "2026-03-03"), ("next wednesday works", "2026-03-11"),
     ("last monday", "2026-03-02"), ("on 5 May", "2026-05-05"), ("March 9th, 2027", "2027-03-09"), ("nothing", None),

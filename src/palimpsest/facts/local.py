@@ -441,7 +441,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
         if not m.content or m.tool_name:
             continue
         after_fact = False
-        for s in sentences(_QUOTED.sub(_QUOTE_MARK, m.content)):
+        for s in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
             # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
             after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
@@ -507,8 +507,30 @@ _PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|o
                        r"they|their|them|team|company|project|codebase|repo|client|customers?|users?)\b", re.IGNORECASE)  # and a holder
 
 
+_FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)  # a code block is no statement
+_CODE_MARKS = re.compile(r"[{}\[\]()<>;=|$\\]")
+_INLINE_CODE = re.compile(r"`[^`]*`")
+# a line that opens as code does (case matters: "Return the book by Friday" is English)
+_CODE_LINE = re.compile(r"\s*(?:def \w+\(|class \w+[:(]|import [\w.]+|from [\w.]+ import |(?:const|let|var) \w+ =|function \w*\(|"
+                        r"(?:pub )?fn \w+\(|func \w+\(|#include\b|SELECT .+ FROM |\$ \w|>>> )")
+
+
+def _code(s: str) -> bool:
+    """A line of code or markup, not a statement: `def f(x): return {...}`, a prompt template's
+    `{{role}} <system>…</system> [INST]` (a tenth of its characters or more are brackets,
+    operators and the like, four at least). Code quoted in prose is the prose's ("we load it
+    with `yaml.safe_load(f)`")."""
+    if _CODE_LINE.match(s):
+        return True
+    marks = len(_CODE_MARKS.findall(_INLINE_CODE.sub("", s)))
+    return marks >= 4 and marks >= len(s) / 10
+
+
 def _chatter(s: str) -> bool:
-    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a pleasantry, a maxim."""
+    """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a
+    pleasantry, a maxim, a line of code."""
+    if _code(s):
+        return True
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
         return True
     if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s):
