@@ -56,3 +56,14 @@ def test_json_output_is_unchanged_and_stderr_quiet(tmp_path: Path) -> None:
     done = cli(tmp_path, f"http://127.0.0.1:{free_port()}", "append", "s1", "user", "quiet", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["stored"] is True and done.stderr == ""
     assert vectors(tmp_path)["queued"] == 0
+
+
+def test_rebuild_computes_the_vectors_it_dropped(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    cli(tmp_path, url, "append", "s1", "user", "the blue door is on the left")
+    done = cli(tmp_path, url, "rebuild")
+    assert done.returncode == 0 and "rebuilt: 1 messages" in done.stdout and "embedded 1 messages here" in done.stderr
+    assert vectors(tmp_path)["queued"] == 0
+    done = cli(tmp_path, url, "rebuild", "--no-derive", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["derived"]["queued"]["embed"] == 1
+    assert vectors(tmp_path)["queued"] == 1

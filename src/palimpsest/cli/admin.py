@@ -6,12 +6,14 @@ import argparse
 from typing import Any
 
 from ..settings import Settings
+from . import derive
 from .common import add_command, emit, open_memory, print_table, progress
 
 
 def register(sub: Any) -> None:
     add_command(sub, "settings", settings, "Show every setting with its current value and where it came from.")
-    add_command(sub, "rebuild", rebuild, "Drop the index and rebuild it from the journals.")
+    p = add_command(sub, "rebuild", rebuild, "Drop the index and rebuild it from the journals (and the vectors, as after a write).")
+    derive.add_flag(p)
     add_command(sub, "retry-quarantined", retry_quarantined, "Index again the journal events the index refused "
                 "(quarantined; `stats` lists them): after an upgrade that can hold them.")
     add_command(sub, "sweep", sweep, "Remove idle instant sessions from the index (journals are kept).")
@@ -36,6 +38,8 @@ def rebuild(args: argparse.Namespace) -> None:
         stats = memory.stats()
         result = {"indexed": n, "messages": stats["messages"], "moved_aside": memory.moved_aside,
                   "quarantined": stats["quarantine"]["count"]}
+    with open_memory(args) as memory:  # the rebuilt index has no vectors: computed here, or left to a server (`derive`)
+        result["derived"] = derive.after_writes(args, memory)
     emit(args, result, _said)
 
 
