@@ -167,6 +167,26 @@ def test_claude_code_hook_sends_new_transcript_lines_once(home: Path, memory: Me
     assert [(m.role, m.tool_name, m.tool_args) for m in tools] == [("assistant", "Read", {"path": "deploy.log"}), ("tool", "Read", None)]
 
 
+def test_a_character_cut_in_half_is_kept_as_a_replacement_not_a_crash(home: Path, memory: Memory, tmp_path: Path) -> None:
+    """A JavaScript harness cuts a long output inside an emoji: an escaped lone surrogate,
+    valid JSON that no UTF-8 request can carry. The capture crashed on it, at every later
+    hook of the session; now the character is U+FFFD and the rest is stored."""
+    transcript = tmp_path / "cut.jsonl"
+    lines = claude_lines("cut-1")
+    lines[2]["message"]["content"][0]["content"] = "ERROR: the retry cap is below the upstream timeout, truncated here: \ud83d"
+    write_lines(transcript, lines)
+    assert "\\ud83d" in transcript.read_text()
+    hook = {"session_id": "cut-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(hook, client, home / "client")
+        client.close()
+    assert (report.stored, report.dead) == (6, 0)
+    assert any("lone surrogates" in e for e in report.errors)
+    result = [m for m in memory.browse(session="cut-1") if m.role == "tool"][0]
+    assert result.tool_result == "ERROR: the retry cap is below the upstream timeout, truncated here: \ufffd"
+
+
 def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memory, tmp_path: Path) -> None:
     thread = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
     rollout = tmp_path / "codex" / "sessions" / "2026" / "03" / "04" / f"rollout-2026-03-04T10-00-00-{thread}.jsonl"
@@ -249,3 +269,13 @@ def test_capture_command_never_fails_its_harness(home: Path, tmp_path: Path, mon
     monkeypatch.setattr("sys.stdin", io.StringIO("not json"))
     assert main(["--home", client_home, "capture"]) == 1  # never 2: Claude Code would block the prompt
     assert "hook" in capsys.readouterr().err
+
+
+def test_a_transcript_path_that_is_not_there_is_said(home: Path, memory: Memory, tmp_path: Path) -> None:
+    for path in (tmp_path / "nope" / "gone.jsonl", tmp_path):  # missing, and a folder
+        hook = {"session_id": "gone-1", "transcript_path": str(path), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+        with ServerThread(memory) as url:
+            client = CaptureClient(url, home / "client")
+            report = capture_hook(hook, client, home / "client")
+            client.close()
+        assert report.dead == 0 and any("is not a readable file" in e for e in report.errors)

@@ -196,6 +196,8 @@ class CaptureClient:
             response = self.http.post(self.url, json=batch)
         except httpx.HTTPError as exc:
             raise _Retry(f"server unreachable: {type(exc).__name__}: {exc}") from None
+        except (UnicodeEncodeError, ValueError, TypeError) as exc:  # no request could carry it: kept in dead/, never a traceback
+            raise _Rejected(f"the batch cannot be sent as JSON: {exc}") from None
         if response.status_code == 404 or (response.status_code == 403 and "write_disabled" in response.text):
             raise _WritesOff(WRITES_OFF.format(url=self.url.removesuffix("/api/capture")))
         if response.status_code >= 500:

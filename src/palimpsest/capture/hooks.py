@@ -84,7 +84,10 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
         path = str(codex_rollout(str(hook["thread-id"]), codex_home) or "")
     if isinstance(path, str) and path and Path(path).expanduser().is_file():
         return _send_transcript(Path(path).expanduser(), client, home, head, agent)
-    return _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
+    report = _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
+    if path:  # named but not there: the turn itself was not captured, and the user should know
+        report.errors.append(f"transcript_path {str(path)[:300]!r} is not a readable file: only the hook's own event was stored")
+    return report
 
 
 def _head(hook: dict[str, Any]) -> dict[str, Any]:
@@ -115,6 +118,8 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
             transcript.commit()  # posted or spooled: either way it is safe on disk
         if skipped:
             report.errors.append(f"{file.name}: {skipped} unreadable transcript lines skipped")
+        if transcript.repaired:
+            report.errors.append(f"{file.name}: {transcript.repaired} characters cut in half (lone surrogates) kept as U+FFFD")
     return report
 
 

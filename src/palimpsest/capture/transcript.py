@@ -9,6 +9,11 @@ is saved with the cursor, so a tool result whose call came in an earlier capture
 named after it. A cursor saved without that context (an older version) has it rebuilt by
 reading the lines before the cursor again, without sending them. A file shorter than its
 cursor was rewritten: it is read again from the start (the server drops the copies).
+
+A harness written in JavaScript can cut a long output inside an emoji and write half of it
+as an escaped lone surrogate (`"\\ud83d"`): valid JSON, but no text the server may store.
+Each is replaced by U+FFFD and counted (`repaired`), so the rest of the output is kept; the
+transcript itself still holds what was written.
 """
 
 from __future__ import annotations
@@ -17,11 +22,14 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
 from ..harness import Context, Reader
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Transcript:
@@ -35,6 +43,7 @@ class Transcript:
         self.offset = self.line = 0
         self.reader = Reader(Context(self.name))
         self._lock_fd: int | None = None
+        self.repaired = 0  # lone surrogates replaced in the lines read
 
     def __enter__(self) -> Self:
         self.state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -100,7 +109,21 @@ class Transcript:
                 record = json.loads(raw)
             except ValueError:
                 record = None
+            if isinstance(record, dict) and b"\\ud" in raw.lower():
+                record = self._repaired(record)
             yield self.reader.read(record, line, raw) if isinstance(record, dict) else None
+
+    def _repaired(self, value: Any) -> Any:
+        """`value` with every lone surrogate in its strings (and keys) replaced by U+FFFD."""
+        if isinstance(value, str):
+            fixed, n = LONE_SURROGATE.subn("\ufffd", value)
+            self.repaired += n
+            return fixed
+        if isinstance(value, dict):
+            return {self._repaired(k): self._repaired(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._repaired(v) for v in value]
+        return value
 
     def commit(self) -> None:
         state = {"path": str(self.path), "offset": self.offset, "line": self.line, "format": self.reader.format,
