@@ -279,3 +279,22 @@ def test_a_transcript_path_that_is_not_there_is_said(home: Path, memory: Memory,
             report = capture_hook(hook, client, home / "client")
             client.close()
         assert report.dead == 0 and any("is not a readable file" in e for e in report.errors)
+
+
+def test_an_output_too_large_for_a_batch_is_shortened_and_read_back_whole(home: Path, memory: Memory, tmp_path: Path) -> None:
+    """A tool output larger than a batch was sent to dead/ by capture (413), while import
+    shortened it; now capture shortens it too, and get_full reads the whole from the transcript."""
+    transcript = tmp_path / "big.jsonl"
+    lines = claude_lines("big-1")
+    output = "ERROR: the retry cap is below the upstream timeout\n" + "x" * (9 * 1024 * 1024)
+    lines[2]["message"]["content"][0]["content"] = output
+    write_lines(transcript, lines)
+    hook = {"session_id": "big-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(hook, client, home / "client")
+        client.close()
+    assert (report.stored, report.dead) == (6, 0) and any("shortened to fit" in e for e in report.errors)
+    result = [m for m in memory.browse(session="big-1") if m.role == "tool"][0]
+    assert result.metadata["source_truncated"] is True
+    assert memory.get_full(result.id)["tool_result"] == output

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..records import session_id_of
-from .client import CaptureClient, Report, split
+from .client import BATCH_BYTES, CaptureClient, Report, split
 from .project import project_of
 from .transcript import Transcript
 
@@ -114,6 +114,10 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
             if file != main:
                 for event in events:
                     event["metadata"] = {**event.get("metadata", {}), "subagent_file": file.name}
+            shortened = _fit(events)
+            if shortened:
+                report.errors.append(f"{file.name}: {shortened} events larger than a batch shortened to fit "
+                                     "(the whole payload stays in the transcript; get_full reads it back)")
             report.merge(_send(client, head, events, agent))
             transcript.commit()  # posted or spooled: either way it is safe on disk
         if skipped:
@@ -121,6 +125,27 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
         if transcript.repaired:
             report.errors.append(f"{file.name}: {transcript.repaired} characters cut in half (lone surrogates) kept as U+FFFD")
     return report
+
+
+def _fit(events: list[dict[str, Any]], limit: int = BATCH_BYTES) -> int:
+    """Shorten each event too large for one batch (a 19 MB tool output), as `palimpsest
+    import` does: its payload cut to fit, `metadata.source_truncated` set, and the whole of it
+    left in the transcript it came from (`source_path`, `source_line`), from which
+    `get_full` reads it back. How many were shortened."""
+    from ..importers.base import shorten
+
+    n = 0
+    for event in events:
+        if "source_path" not in event.get("metadata", {}):
+            continue
+        rough = len(event.get("content") or "") + len(event.get("tool_result") or "") + len(str(event.get("tool_args") or ""))
+        if rough * 6 <= limit or len(json.dumps(event, ensure_ascii=False, default=str).encode("utf-8", "replace")) <= limit:
+            continue
+        msg = {"content": "", "tool_result": None, "tool_args": None, **event}
+        shorten(msg, limit)
+        event.update({k: v for k, v in msg.items() if v is not None or k in event})
+        n += 1
+    return n
 
 
 def _send(client: CaptureClient, head: dict[str, Any], events: list[dict[str, Any]], agent: str) -> Report:
