@@ -543,3 +543,21 @@ def test_cli_imports_a_folder_file_by_file(home: Path, tmp_path: Path, capsys: p
     empty = tmp_path / "nothing"
     empty.mkdir()
     assert cli(home, "import", str(empty)) == 2
+
+
+def test_a_record_with_a_garbled_timestamp_keeps_its_place(memory: Memory, tmp_path: Path) -> None:
+    """A record whose timestamp is no time ('not-a-date') is kept at the last time seen, as
+    the harness reader's doc says; it was refused and the import exited 2."""
+    original = (FIXTURES / "claude_code.jsonl").read_text()
+    raw = original.splitlines()
+    said = [i for i, line in enumerate(raw) if '"timestamp"' in line and ('"type": "user"' in line or '"type":"user"' in line)]
+    record = json.loads(raw[said[1]])
+    record["timestamp"] = "not-a-date"
+    raw[said[1]] = json.dumps(record)
+    garbled = tmp_path / "garbled.jsonl"
+    garbled.write_text("\n".join(raw) + ("\n" if original.endswith("\n") else ""))  # its torn last line as it is
+    whole = import_file(memory, FIXTURES / "claude_code.jsonl", session="whole")
+    report = import_file(memory, garbled, session="garbled")
+    assert not report.problems and report.stored == whole.stored
+    times = [m.created_at for m in memory.browse(session="garbled", limit=100)]
+    assert times == sorted(times)

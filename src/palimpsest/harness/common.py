@@ -95,5 +95,16 @@ def parse_args(arguments: Any) -> Any:
 
 
 def time_or(value: Any, fallback: str | None) -> str | None:
-    return value if isinstance(value, str) and value.strip() else fallback
+    """A record's timestamp when it is one, else `fallback` (the last one seen): a record
+    with a garbled time keeps its place in the session instead of being refused."""
+    from ..errors import InvalidInput
+    from ..records import parse_time
+
+    if not isinstance(value, str) or not value.strip():
+        return fallback
+    try:
+        parse_time(value)
+    except InvalidInput:
+        return fallback
+    return value
 
