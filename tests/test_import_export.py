@@ -561,3 +561,26 @@ def test_a_record_with_a_garbled_timestamp_keeps_its_place(memory: Memory, tmp_p
     assert not report.problems and report.stored == whole.stored
     times = [m.created_at for m in memory.browse(session="garbled", limit=100)]
     assert times == sorted(times)
+
+
+def test_a_claude_code_transcript_brings_its_sub_agents(memory: Memory, tmp_path: Path) -> None:
+    """Importing `<session>.jsonl` alone left `<session>/subagents/*.jsonl` out (capture
+    reads them); and a folder import set the session's source_path to a sub-agent's file."""
+    from palimpsest.importers import import_paths
+
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    main = folder / "abc.jsonl"
+    main.write_text((FIXTURES / "claude_code.jsonl").read_text())
+    sub = folder / "abc" / "subagents" / "agent-x1.jsonl"
+    sub.parent.mkdir(parents=True)
+    first = next(json.loads(line) for line in main.read_text().splitlines() if '"sessionId"' in line)
+    sub.write_text(json.dumps({"type": "assistant", "uuid": "sub-1", "isSidechain": True, "sessionId": first["sessionId"],
+                               "timestamp": "2026-03-04T10:00:00Z",
+                               "message": {"role": "assistant", "content": "the sub-agent found the zebra test"}}) + "\n")
+    for paths in ([main], [folder]):
+        results = import_paths(memory, paths)
+        assert [Path(r["path"]).name for r in results] == ["agent-x1.jsonl", "abc.jsonl"]
+        hit = memory.search("zebra", limit=1).hits[0]
+        session = memory.store.get_session(hit.message.session)
+        assert session is not None and session.settings["source_path"] == str(main)

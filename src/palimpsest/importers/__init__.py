@@ -78,13 +78,23 @@ def import_file(memory: Any, path: str | Path, *, format: str = "auto", session:
 
 
 def expand_paths(paths: list[str | Path]) -> list[Path]:
-    """Files named, and the transcript files (`.jsonl`, `.json`, gzipped too) under folders named."""
-    out: list[Path] = []
+    """Files named, and the transcript files (`.jsonl`, `.json`, gzipped too) under folders
+    named. A Claude Code transcript brings its sub-agents' (`<session>/subagents/*.jsonl`,
+    as capture reads them), just before it, so the main transcript's settings are the
+    session's (its `source_path` among them)."""
+    named: list[Path] = []
     for p in (Path(x).expanduser() for x in paths):
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.is_file() and f.name.endswith(TRANSCRIPT_SUFFIXES))
+            named += sorted(f for f in p.rglob("*") if f.is_file() and f.name.endswith(TRANSCRIPT_SUFFIXES))
         else:
-            out.append(p)
+            named.append(p)
+    out: list[Path] = []
+    for p in named:
+        if p in out:
+            continue
+        if p.name.endswith(".jsonl"):
+            out += [s for s in sorted(p.with_suffix("").glob("subagents/*.jsonl")) if s not in out]
+        out.append(p)
     return out
 
 
