@@ -117,7 +117,9 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker
     background.start()
     app.state.search_index = "warming"
     threading.Thread(target=warm_up, args=(memory, app.state), name="palimpsest-warm", daemon=True).start()
-    writes = "on" if memory.settings.enable_write else "off (PALIMPSEST_ENABLE_WRITE=1 enables capture and write tools)"
+    writes = ("on" if memory.settings.enable_write else
+              ("off for tools; capture from this machine on" if memory.settings.capture_loopback else "off")
+              + " (PALIMPSEST_ENABLE_WRITE=1 enables the write tools, and capture from anywhere)")
     print(f"Palimpsest serving {memory.home} at {url}  (panel: {url}/panel, MCP: {url}/mcp, writes {writes})", file=out, flush=True)
     # Uvicorn handles the signals while it runs, then re-raises them to the handlers it found;
     # ours only ask the background loop to stop, so the shutdown below still runs.
