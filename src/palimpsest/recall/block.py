@@ -63,6 +63,7 @@ class RecallItem:
     at: str = ""  # the full time, for the block's time order
     note: str = ""  # shown after the date: "earlier; newer: fct_…" (see `updates.py`)
     keep: int = 0  # characters at the start of `text` that a snippet keeps (the speaker)
+    whole: str = field(default="", repr=False)  # the text before `prepare` cut it ("": not cut)
 
     @property
     def ref(self) -> str:
@@ -97,8 +98,21 @@ class RecallItem:
                     cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
                 if cut != text:
                     cut, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap, over=True), cap)
-                self.text = cut
+                self.whole, self.text = (self.text if cut != text else ""), cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
+
+    def widen(self, cap: int, words: set[str] | None = None) -> bool:
+        """Show more of a text `prepare` cut, up to `cap` tokens (`LINE_TOKENS` at most);
+        whether it changed. `pack.fill` spends a block's unused budget this way."""
+        if not self.whole or cap <= self.tokens:
+            return False
+        text, tokens = self.text, self.tokens
+        self.text, self.tokens = self.whole, 0
+        self.prepare(min(cap, LINE_TOKENS), words)
+        if self.tokens <= tokens:  # no better than before
+            self.text, self.tokens, self.whole = text, tokens, self.whole
+            return False
+        return True
 
 
 @dataclass

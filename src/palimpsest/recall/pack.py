@@ -114,6 +114,33 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
         block = _assemble(lead_in, ranked_in, live_in)
         tokens = count_tokens(block)
         if tokens <= budget:
+            block, tokens = _widen(ranked_in, budget, tokens, words, (lead_in, ranked_in, live_in), block)
             return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *live_in], tokens, block
         (live_in or ranked_in or lead_in).pop()
     return [], 0, ""
+
+
+def _widen(ranked: list[RecallItem], budget: int, tokens: int, words: set[str],
+           chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], block: str) -> tuple[str, int]:
+    """Spend what the block left of its budget on the cut lines, best hit first: a turn cut
+    to a snippet while the block had room for all of it shows more of itself (up to
+    `LINE_TOKENS`). Weighed by the lines' token counts, then counted once; what overshoots is undone."""
+    widened: list[tuple[RecallItem, str, int, str]] = []
+    planned = tokens + budget // 50  # a margin for the lines' counts, which are partly estimates
+    for item in ranked:
+        room = budget - planned
+        if room < 8:
+            break
+        saved = (item.text, item.tokens, item.whole)
+        if item.widen(item.tokens + room, words):
+            planned += item.tokens - saved[1]
+            widened.append((item, *saved))
+    if not widened:
+        return block, tokens
+    while True:
+        block = _assemble(*chosen)
+        exact = count_tokens(block)
+        if exact <= budget or not widened:
+            return block, exact
+        item, text, n, whole = widened.pop()  # the last widening overshot: undone
+        item.text, item.tokens, item.whole = text, n, whole

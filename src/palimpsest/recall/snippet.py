@@ -31,8 +31,10 @@ def _words(sentence: str) -> set[str]:
 def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False) -> str:
     """`text` within `cap` tokens: its first `keep` characters (the speaker), then the
     sentences that share most words with the query (earlier first on a tie), in their
-    order, each gap marked `…`. A text within the cap comes back as it is (`over`: the
-    caller has counted it and knows it is not, so it is not tokenized again)."""
+    order, each gap marked `…`. The best of them is never left out for sentences that share
+    fewer words: when it alone is over the room, it is cut to the room (its start, or the
+    stretch from a little before its first query word). A text within the cap comes back as
+    it is (`over`: the caller has counted it and knows it is not, so it is not tokenized again)."""
     if not over and count_tokens(text) <= cap:
         return text
     head, body = text[:keep], text[keep:]
@@ -41,20 +43,33 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
     # estimated (~4 characters a token), not counted: one tokenizer call per sentence was
     # most of a recall's time; the caller cuts the result to the exact cap
     costs = [len(s) // CHARS_PER_TOKEN + 1 for s in sentences]
-    order = sorted(range(len(sentences)), key=lambda i: (-len(words.intersection(_words(sentences[i]))), i))
-    kept: set[int] = set()
+    shared = [len(words.intersection(_words(s))) for s in sentences]
+    order = sorted(range(len(sentences)), key=lambda i: (-shared[i], i))
+    kept: dict[int, str] = {}
     for i in order:
         if costs[i] <= room:
-            kept.add(i)
+            kept[i] = sentences[i]
             room -= costs[i]
-    if not kept:  # one long sentence: its start, cut
-        return f"{head}{truncate_to_tokens(sentences[order[0]], max(1, room))[0]} {GAP}"
+        elif not kept:  # the best sentence is too long: cut it rather than show others instead
+            kept[i] = _cut(sentences[i], words, max(1, room))
+            break
     parts, last = [], -1
     for i in sorted(kept):
         if i != last + 1:
             parts.append(GAP)
-        parts.append(sentences[i])
+        parts.append(kept[i])
         last = i
-    if last != len(sentences) - 1:
+    if last != len(sentences) - 1 or kept[last] is not sentences[last]:
         parts.append(GAP)
     return head + " ".join(parts)
+
+
+def _cut(sentence: str, words: set[str], room: int) -> str:
+    """`sentence` within about `room` tokens: from its start when its first query word is
+    there, else from a few words before that word, marked `…` where it starts later."""
+    found = [m.start() for m in _WORD.finditer(sentence.lower()) if words and _words(m.group()) & words]
+    start = 0
+    if found and found[0] // CHARS_PER_TOKEN > room // 2:
+        start = sentence.rfind(" ", 0, max(0, found[0] - 4 * CHARS_PER_TOKEN)) + 1
+    cut = truncate_to_tokens(sentence[start:], room)[0]
+    return f"{GAP} {cut}" if start else cut
