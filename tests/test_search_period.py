@@ -105,3 +105,11 @@ def test_the_window_is_a_window_of_days() -> None:
 )
 def test_a_months_abbreviation_beside_a_day_is_no_name(query: str, names: list[str]) -> None:
     assert query_names(query) == names
+
+
+def test_an_open_window_reads_from_its_edge(diary: Memory) -> None:
+    result = diary.search("what did I say before November 24, 2026?", now=NOW)
+    assert result.mode == "period" and result.notes == ["asked about a time only: the messages until 2026-11-24"]
+    assert [h.message.content for h in result.hits] == [DIARY[0][2], DIARY[1][2], DIARY[2][2]]
+    result = diary.search("what happened since December 1, 2026", now=NOW, limit=5)
+    assert [h.message.content for h in result.hits] == [DIARY[5][2]] and "from 2026-12-01" in result.notes[0]

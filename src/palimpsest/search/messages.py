@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from functools import cached_property
 from typing import Any
 
@@ -30,7 +30,7 @@ from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
 from .seeded import seeded_round
-from .timeframe import LATER, Window, dated_boost, period_hits, period_only, query_window, when_boost
+from .timeframe import EARLIEST, LATER, LATEST, Window, dated_boost, period_hits, period_only, query_window, when_boost
 
 RECIPES = ("hybrid", "rrf")
 
@@ -189,22 +189,17 @@ class MessageSearch:
 
     def period(self, window: Window, f: Filters, limit: int, depth: int, w: Weights) -> SearchResult:
         """The messages of `window` (said in it, or naming a day of it within `LATER` days),
-        read by date within the filters, in the order they were said."""
-        start = datetime.combine(window.first, datetime.min.time(), UTC) - timedelta(days=1)  # a day either side: any zone
-        end = datetime.combine(window.last, datetime.min.time(), UTC) + timedelta(days=LATER + 2)
-        since = iso(start) if window.first.year > 1000 else None
-        until = iso(end) if window.last.year < 2999 else None
-        scope = replace(f, since=max(filter(None, (f.since, since)), default=None),
+        read by date within the filters, in the order they were said (the first `depth`)."""
+        since = iso(datetime.combine(window.first, time(), UTC) - timedelta(days=1)) if window.first > EARLIEST else None
+        until = iso(datetime.combine(window.last, time(), UTC) + timedelta(days=LATER + 2)) if window.last < LATEST else None
+        scope = replace(f, since=max(filter(None, (f.since, since)), default=None),  # a day either side: any zone
                         until=min(filter(None, (f.until, until)), default=None))
-        newest_first = since is None and until is not None  # "before June": nearest the edge first
-        hits = period_hits(window, self.store.browse(scope, depth, 0, newest_first=newest_first), w.when)
-        note = (f"asked about a time only: the messages of {window.first.isoformat()}"
-                + (f" to {window.last.isoformat()}" if window.last != window.first else ""))
-        if since is None or until is None:
-            note = "asked about a time only: the messages " + (f"until {window.last.isoformat()}" if since is None else f"from {window.first.isoformat()}")
-        if not hits:
-            return SearchResult([], mode="period", notes=[f"{note}: none stored"])
-        return SearchResult(hits[:limit], mode="period", notes=[note])
+        read = self.store.browse(scope, depth, 0, newest_first=since is None and until is not None)  # "before June": nearest first
+        hits = period_hits(window, read, w.when)
+        days = (f"until {window.last}" if since is None else f"from {window.first}" if until is None
+                else f"of {window.first}" + (f" to {window.last}" if window.last != window.first else ""))
+        note = f"asked about a time only: the messages {days}" + (f" (the first {len(hits)})" if len(read) == depth else "")
+        return SearchResult(hits[:limit], mode="period", notes=[note if hits else f"{note}: none stored"])
 
     def query_vector(self, query: str, notes: list[str]) -> Any:
         """The query's embedding, or None (and why, in `notes`) when vectors cannot answer."""
