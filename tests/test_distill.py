@@ -12,7 +12,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
-from palimpsest.facts.local import classify, local_distill, named_start, resolve_date, sentences
+from palimpsest.facts.local import classify, conjuncts, local_distill, named_start, resolve_date, sentences
 from palimpsest.records import Message
 
 T0 = "2026-03-04T10:15:00Z"
@@ -43,6 +43,22 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     out = local_distill([msg("hi there! how are you?"), msg("", role="tool", i=2), msg("Do you prefer tea?", i=3)])
     assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
     assert check_output(out)
+
+
+@pytest.mark.parametrize("text,parts", [
+    ("I live in Berlin and work as a backend engineer.", ["I live in Berlin.", "I work as a backend engineer."]),
+    ("I'm vegetarian and I live in Lisbon.", ["I'm vegetarian.", "I live in Lisbon."]),
+    ("We deploy to Fly.io and use Postgres for everything.", ["We deploy to Fly.io.", "We use Postgres for everything."]),
+    ("I switched from Vim to Helix and use it daily.", None),  # a change is one statement
+    ("I went to Paris and had a great time.", None),  # a trip, not two standing facts
+    ("For context, our team is four people and we own the notifications service.", None),
+    ("I work and live in Porto.", None),
+])
+def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] | None) -> None:
+    assert conjuncts(text) == (parts or [text])
+    out = local_distill([msg(text)])
+    if parts:
+        assert [f["text"] for f in out["facts"]] == parts
 
 
 @pytest.mark.parametrize("text,kept", [

@@ -441,9 +441,10 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
         if not m.content or m.tool_name:
             continue
         after_fact = False
-        for s in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
-            # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
-            after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
+        for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
+            for s in conjuncts(sentence, m.role == "user"):
+                # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
+                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -642,6 +643,36 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fac
         out["facts"].append(_fact(text, kind, m))
     seen.add(key)
     return category
+
+
+# "I live in Berlin and work as a backend engineer": two facts of one holder, said in one breath
+_AND_VERB = re.compile(r",?\s+and\s+(?:(?P<again>i|we)\s+)?(?P<verb>(?:live|work|use|prefer|own|study|lead|manage|run|have|teach|"
+                       r"speak|drive|rent|coach|play)s?)\b", re.IGNORECASE)
+_ANOTHER_SUBJECT = re.compile(r"\b(?:i|i'm|i've|we|we're|you|he|she|they|it|that|who|which|because|when|if)\b", re.IGNORECASE)
+_OPENS_I = re.compile(r"^\s*(?P<who>i|we)(?:['’](?:m|re|ve)\s+|\s+)(?!(?:and|or)\b)", re.IGNORECASE)
+
+
+def conjuncts(s: str, user: bool = True) -> list[str]:
+    """`s` as the facts it states: "I live in Berlin and work as a backend engineer" is "I live
+    in Berlin." and "I work as a backend engineer." — so a later "I moved to Munich" ends the
+    first, not both. Cut only where the first person goes on with a verb of a standing fact
+    and both halves are plain facts (not a change, which is one statement: "I switched from
+    Vim to Helix and use it daily"); anything else is `[s]`."""
+    opens = _OPENS_I.match(s)
+    found = _AND_VERB.search(s) if opens else None
+    if found is None or found.start() < opens.end() + 3:  # type: ignore[union-attr]
+        return [s]
+    between = s[opens.end():found.start()]  # type: ignore[union-attr]
+    if len(between.split()) > 8 or _ANOTHER_SUBJECT.search(between):  # the "and" of a clause inside ("to know I'm not alone and have …")
+        return [s]
+    who = found.group("again") or opens.group("who")  # type: ignore[union-attr]
+    first = s[:found.start()].rstrip(" ,") + "."
+    second = f"{who[0].upper()}{who[1:]} {s[found.start('verb'):]}".rstrip()
+    second = second if second[-1] in ".!?" else second + "."
+    parts = [classify(first, user), classify(second, user)]
+    if any(p is None or p[0] != "fact" for p in parts) or classify(s, user) is None:
+        return [s]
+    return [first, second]
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
