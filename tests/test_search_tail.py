@@ -20,5 +20,6 @@ def test_a_long_tool_outputs_last_lines_are_found(home: Path, store_url: str) ->
         assert [h.message.content for h in hits] == ["ran the test suite"]
         assert hits[0].message.truncated and len(hits[0].message.tool_result or "") < len(LOG)
         assert memory.get_full(hits[0].message.id)["tool_result"] == LOG  # the whole output is kept
+        assert memory.search("test_module_17", limit=5).hits  # the head, on both backends (migration 0015)
         assert not memory.search("test_module_2000", limit=5).hits  # the middle is past what is indexed
         assert MIDDLE in LOG

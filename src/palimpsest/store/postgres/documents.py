@@ -25,7 +25,7 @@ from ..documents_base import ChunkQuery, ChunkRow, DocumentRow, Reader, SkillRow
 from ..sql.documents import DOC_COLUMNS, SKILL_COLUMNS, SQLDocumentsMixin
 from .connection import PostgresConnection
 from .hnsw import build_hnsw, index_exists
-from .rows import _text
+from .rows import _text, _words
 
 _CHUNK_EXACT_MAX = 5_000  # a vector query over at most this many chunks is exact
 COMMON_TERM = 2000  # an any-word match leaves out words in this many chunks or more (as on SQLite)
@@ -88,7 +88,7 @@ class PostgresDocumentsMixin(SQLDocumentsMixin, PostgresConnection):
             return conn.execute("DELETE FROM documents WHERE vault = %s AND path = ANY(%s)", (vault, [_text(p) for p in paths])).rowcount
 
     def chunk_keyword_search(self, terms: list[str], q: ChunkQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
-        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
+        terms = _words(terms)
         if not match_all and len(terms) > 1:
             terms = self._rare_terms(terms)
         if not terms:

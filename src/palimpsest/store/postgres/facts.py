@@ -14,7 +14,7 @@ from ..facts_base import FactQuery, FactRow
 from ..sql.dialect import Runner
 from ..sql.facts import FACT_COLUMNS, SQLFactsMixin
 from .connection import PostgresConnection
-from .rows import _text
+from .rows import _text, _words
 
 
 class PostgresFactsMixin(SQLFactsMixin, PostgresConnection):
@@ -34,7 +34,7 @@ class PostgresFactsMixin(SQLFactsMixin, PostgresConnection):
             raise Conflict(f"a fact with id {f.id!r} already exists")
 
     def fact_keyword_search(self, terms: list[str], q: FactQuery, limit: int, match_all: bool) -> list[tuple[str, float]]:
-        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
+        terms = _words(terms)
         if not terms:
             return []
         op = " && " if match_all else " || "

@@ -19,7 +19,7 @@ from ...records import Message
 from ..base import BM25_WINDOW, RARE_MATCHES, Filters, split_by_rarity
 from ..sql.messages import M
 from .connection import PostgresConnection
-from .rows import _row_to_message, _text, filter_sql
+from .rows import _row_to_message, _words, filter_sql
 
 _TS_WEIGHTS = "{0.1, 0.5, 0.5, 1.0}"  # D, C (context), B (tool name/result), A (content): as SQLite's bm25
 
@@ -59,7 +59,7 @@ class PostgresKeywordMixin(PostgresConnection):
         from an any-word query (their IDF is ~0; when every term is that common, the newest
         matches come back, scored alike), and an unfiltered any-word query ranks every match
         of its rarest terms but only about the newest `_BM25_WINDOW` of the others."""
-        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
+        terms = _words(terms)
         if not terms or limit <= 0:
             return []
         where, params = filter_sql(filters)
@@ -133,7 +133,7 @@ class PostgresKeywordMixin(PostgresConnection):
         return [(_row_to_message(by_rowid[r]), score) for score, r in top if r in by_rowid]
 
     def count_matches(self, terms: list[str], filters: Filters, cap: int) -> int:
-        terms = [t for t in (_text(t) or "" for t in terms) if t.strip()]
+        terms = _words(terms)
         if not terms:
             return 0
         where, params = filter_sql(filters)

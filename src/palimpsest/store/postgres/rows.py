@@ -19,6 +19,17 @@ def _text(value: str | None) -> str | None:
     return value.replace("\x00", "\ufffd") if value and "\x00" in value else value
 
 
+_MARKS = str.maketrans({c: " " for c in "/._:@=+~#\\?&%|-"})  # as migration 0015's palimpsest_words
+
+
+def _words(terms: list[str]) -> list[str]:
+    """Query terms cut as the index cuts its text (`palimpsest_words`, migration 0015): the
+    marks that join a path, host or version into one token are spaces, so "messages.py" is
+    the phrase messages py, as in SQLite's FTS5. Empty terms are dropped."""
+    out = [(_text(t) or "").translate(_MARKS) for t in terms]
+    return [t for t in out if t.strip()]
+
+
 def _clean(value: Any) -> Any:
     """A JSON value without NUL in any string: jsonb refuses `\\u0000`."""
     if isinstance(value, str):

@@ -18,7 +18,7 @@ from ..sql.messages import M
 from ..sql.summaries import SQLSummariesMixin
 from ..summaries_base import Summary
 from .connection import PostgresConnection
-from .rows import _row_to_message, filter_sql
+from .rows import _row_to_message, _words, filter_sql
 
 
 class PostgresSummariesMixin(SQLSummariesMixin, PostgresConnection):
@@ -60,7 +60,7 @@ class PostgresSummariesMixin(SQLSummariesMixin, PostgresConnection):
         return [(r[0], int(r[1])) for r in self._all(sql, (minimum, limit))]
 
     def summary_keyword_search(self, terms: list[str], filters: Any, limit: int, match_all: bool) -> list[tuple[str, float]]:
-        terms = [t.replace("\x00", "") for t in terms if t.strip()]
+        terms = _words(terms)
         if not terms:
             return []
         where, params = self._summary_where(filters)
