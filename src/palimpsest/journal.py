@@ -342,6 +342,18 @@ class Journal:
                 yield line, offset, raw_line
                 offset += len(raw_line)
 
+    @staticmethod
+    def read_at(path: str, line: int, offset: int) -> Event | None:
+        """The event at `offset` of a journal file of any home (None when it cannot be read
+        there): a shared store's row written through another home on this machine."""
+        try:
+            with open(path, "rb") as f:
+                f.seek(offset)
+                raw_line = f.readline()
+            return Event.from_json(_decode(raw_line), line=line, offset=offset, nbytes=len(raw_line))
+        except (OSError, ValueError):
+            return None
+
     def get(self, session: str, line: int, offset: int | None = None) -> Event:
         """The event at a (session, line); `offset` makes it a seek instead of a scan."""
         if line < 1:

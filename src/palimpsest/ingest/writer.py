@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, tzinfo
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
@@ -71,12 +72,24 @@ class Writer:
 
     def full(self, m: Message) -> dict[str, Any]:
         """A message with its capped fields restored from its journal line (and, for an
-        import that cut a record, from the source file)."""
-        event = self.journal.get(m.session, m.journal_line, m.journal_offset)
-        if event.id != m.id:
-            from ..errors import NotFound
+        import that cut a record, from the source file). On a store several homes share, a
+        row written through another home is restored from that home's journal when this
+        machine can read it; else the index's copy comes back, saying so (`note`)."""
+        from ..errors import NotFound
 
-            raise NotFound(f"journal line {m.journal_line} of {m.session!r} does not hold {m.id!r}")
+        try:
+            event: Event | None = self.journal.get(m.session, m.journal_line, m.journal_offset)
+        except NotFound:
+            event = None
+        if event is None or event.id != m.id:
+            if not m.journal_path or Path(m.journal_path).resolve().is_relative_to(self.journal.root.resolve()):
+                raise NotFound(f"journal line {m.journal_line} of {m.session!r} does not hold {m.id!r}")
+            event = Journal.read_at(m.journal_path, m.journal_line, m.journal_offset)
+            if event is None or event.id != m.id:  # another home's journal, on another machine
+                full = m.to_dict()
+                full["note"] = (f"written through another home (journal {m.journal_path}), which this machine cannot "
+                                "read: the index's copy" + (", capped at the index's field cap" if m.truncated else ""))
+                return full
         full = m.to_dict()
         full.update(content=event.content, tool_result=event.tool_result, tool_args=event.tool_args)
         meta = event.metadata or {}
