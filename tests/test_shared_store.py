@@ -31,3 +31,21 @@ def test_get_full_of_a_message_written_through_another_home(tmp_path: Path, stor
         (b / "sessions" / "shared" / "events.jsonl").write_text("")  # this home's own journal lost its line: still an error
         with pytest.raises(NotFound):
             home_b.get_full(own["id"])
+
+
+def test_the_same_event_through_two_homes_is_one_row_and_said_so(tmp_path: Path, store_url: str) -> None:
+    """A capture retried through another server, or one transcript ingested from two
+    machines: one row in the shared index, and the second writer is told it is a duplicate
+    under the id the index holds (it was told `stored` under an id no search returns)."""
+    settings = Settings.load(env={}, embedder="none")
+    turns = [{"role": "user", "content": f"turn {i}", "event_key": f"k-{i}"} for i in range(5)]
+    with Memory(tmp_path / "a", store_url, settings=settings) as a, Memory(tmp_path / "b", store_url, settings=settings) as b:
+        first = a.append("s", "user", "retry me please", event_key="k-retry")
+        again = b.append("s", "user", "retry me please", event_key="k-retry")
+        assert (first["stored"], again["stored"], again["duplicate"]) == (True, False, True)
+        assert again["id"] == first["id"] and b.get_full(again["id"])["content"] == "retry me please"
+        ingested = a.ingest_session("t", turns)
+        repeated = b.ingest_session("t", turns)
+        assert (ingested["stored"], repeated["stored"], repeated["duplicates"]) == (5, 0, 5)
+        assert repeated["ids"] == ingested["ids"]
+        assert b.stats()["messages"] == 6

@@ -9,6 +9,7 @@ the database is briefly down.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any
@@ -106,7 +107,23 @@ class Writer:
         head = session_event(attrs)
         pairs = self.journal.append(session, ([head] if head else []) + msgs)
         indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
+        if indexed:
+            pairs = self._as_stored(session, pairs)
         return {"events": pairs[1:] if head else pairs, "indexed": indexed}
+
+    def _as_stored(self, session: str, pairs: list[tuple[Event, bool]]) -> list[tuple[Event, bool]]:
+        """On a store several homes share, an event another home already wrote (its
+        `event_key`) is that home's row: reported as a duplicate under the id the index holds,
+        not as stored under an id no search will return. (This home's journal keeps its copy.)"""
+        keys = [e.event_key for e, stored in pairs if stored and e.type == "message" and e.event_key]
+        held = self.store.ids_by_key(session, keys) if keys else {}
+        out = []
+        for event, stored in pairs:
+            first = held.get(event.event_key or "")
+            if stored and first is not None and first != event.id:
+                event, stored = replace(event, id=first), False
+            out.append((event, stored))
+        return out
 
     def _index_after_write(self, session: str, fresh: list[Event]) -> bool:
         try:

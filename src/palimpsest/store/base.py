@@ -161,6 +161,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Messages by id, in the order asked; unknown ids are left out."""
 
     @abstractmethod
+    def ids_by_key(self, session_id: str, keys: list[str]) -> dict[str, str]:
+        """The id the index holds for each (session, event_key) it has: on a store several
+        homes share, a message written through two of them is one row, under the first id."""
+
+    @abstractmethod
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         """Up to `limit` message ids that end with `tail` (a short id, `ids.short_id`);
         a scan, for a tool call, not for a hot path."""

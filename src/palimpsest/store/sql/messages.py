@@ -66,6 +66,13 @@ class SQLMessagesMixin(SQLBackend):
         by_id = {r[0]: self._message(r) for r in self._fetch(f"SELECT {M} FROM messages m WHERE {where}", (param,))}
         return [by_id[i] for i in ids if i in by_id]
 
+    def ids_by_key(self, session_id: str, keys: list[str]) -> dict[str, str]:
+        if not keys:
+            return {}
+        where, param = self.dialect.in_list("event_key", list(keys))
+        return {r[0]: r[1] for r in self._fetch(f"SELECT event_key, id FROM messages WHERE session_id = ? AND {where}",
+                                                (session_id, param))}
+
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         if not tail.isalnum():  # a short id is letters and digits: nothing for LIKE to read as a pattern
             return []
