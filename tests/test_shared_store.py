@@ -49,3 +49,23 @@ def test_the_same_event_through_two_homes_is_one_row_and_said_so(tmp_path: Path,
         assert (ingested["stored"], repeated["stored"], repeated["duplicates"]) == (5, 0, 5)
         assert repeated["ids"] == ingested["ids"]
         assert b.stats()["messages"] == 6
+
+
+def test_a_cli_write_while_the_store_is_away_is_journaled_and_indexed_later(tmp_path: Path) -> None:
+    """The CLI refused every write while PostgreSQL was down (exit 6, nothing journaled):
+    the write was lost unless retried. Now it is journaled, says so, and is indexed when the
+    store is back (here: the same home pointed at a store that answers)."""
+    from test_setup import palimpsest
+
+    home, away = tmp_path / "h", "postgresql://postgres@127.0.0.1:1/gone"
+    done = palimpsest(tmp_path, "--home", str(home), "--store", away, "append", "s1", "user", "written while the store was down")
+    assert done.returncode == 0 and done.stdout.endswith("stored\n") and "journaled in" in done.stderr
+    transcript = "\n".join(['{"role": "user", "content": "a1"}', '{"role": "user", "content": "a2"}'])
+    done = palimpsest(tmp_path, "--home", str(home), "--store", away, "ingest", "s2", "-", "--json", stdin=transcript)
+    assert done.returncode == 0 and '"stored": 2' in done.stdout and '"indexed": false' in done.stdout
+    again = palimpsest(tmp_path, "--home", str(home), "--store", away, "append", "s1", "user", "written while the store was down")
+    assert again.returncode == 0 and again.stdout.endswith("duplicate\n")  # the journal deduplicates alone
+    assert palimpsest(tmp_path, "--home", str(home), "jobs", "run").returncode == 0  # a store that answers: caught up
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as memory:
+        assert [m.content for m in memory.browse(session="s1")] == ["written while the store was down"]
+        assert [m.content for m in memory.browse(session="s2")] == ["a1", "a2"]

@@ -46,6 +46,7 @@ def retry_failed(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> None:
     with open_memory(args) as memory, progress(args, "jobs") as update:
+        memory.catch_up()  # what was journaled while the store was away (a CLI write then) is indexed first
         tasks = memory.jobs()["tasks"]
         total = sum(s.get("queued", 0) for t, s in tasks.items() if not args.task or t in args.task)
         worker, n = memory.worker(tasks=args.task), 0

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, StoreUnavailable
 from ..ingest.messages import normalise_message
 from . import derive
-from .common import add_command, console, count, emit, minute, open_memory, print_table, progress, words
+from .common import add_command, console, count, emit, journal_only, minute, open_memory, print_table, progress, words
 from .facts import print_facts
 
 
@@ -85,12 +85,17 @@ def append(args: argparse.Namespace) -> None:
         tool_args = json.loads(args.tool_args) if args.tool_args else None
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"--tool-args is not JSON: {exc}") from None
-    with open_memory(args) as memory:
-        result = memory.append(
-            args.session, args.role, content, tool_name=args.tool_name, tool_args=tool_args, tool_result=args.tool_result,
-            event_key=args.event_key, created_at=args.created_at, agent=args.agent, channel=args.channel, kind=args.kind,
-        )
-        derive.after_writes(args, memory)
+    raw = {"role": args.role, "content": content, "tool_name": args.tool_name, "tool_args": tool_args,
+           "tool_result": args.tool_result, "metadata": None, "created_at": args.created_at, "event_key": args.event_key}
+    attrs = {"agent": args.agent, "channel": args.channel, "kind": args.kind}
+    try:
+        memory = open_memory(args)
+    except StoreUnavailable as exc:  # the journal is the truth: written now, indexed when the store is back
+        result = journal_only(args, exc).append(args.session, raw, attrs)
+    else:
+        with memory:
+            result = memory.writer.append(args.session, raw, attrs)
+            derive.after_writes(args, memory)
     emit(args, result, lambda r: print(f"{r['id']} {'stored' if r['stored'] else 'duplicate'}"))
 
 
@@ -133,11 +138,17 @@ def ingest(args: argparse.Namespace) -> None:
     messages = _read_messages(args.file)
     from ..service import BULK_COMPACT_SECONDS, compact_index
 
-    with open_memory(args) as memory:
-        with progress(args, "ingesting"):  # (one group commit: the bar pulses)
-            result = memory.ingest_session(args.session, messages, agent=args.agent, channel=args.channel, kind=args.kind)
-            compact_index(memory, BULK_COMPACT_SECONDS)
-        derive.after_writes(args, memory)
+    attrs = {"agent": args.agent, "channel": args.channel, "kind": args.kind}
+    try:
+        memory = open_memory(args)
+    except StoreUnavailable as exc:  # the journal is the truth: written now, indexed when the store is back
+        result = journal_only(args, exc).ingest_session(args.session, messages, 0, attrs)
+    else:
+        with memory:
+            with progress(args, "ingesting"):  # (one group commit: the bar pulses)
+                result = memory.ingest_session(args.session, messages, **attrs)
+                compact_index(memory, BULK_COMPACT_SECONDS)
+            derive.after_writes(args, memory)
     emit(args, result, lambda r: print(f"{r['stored']} stored, {r['duplicates']} duplicates"))
 
 

@@ -25,6 +25,20 @@ log = logging.getLogger(__name__)
 SESSION_ATTRS = frozenset({"key", "agent", "channel", "title", "kind", "settings"})
 
 
+class Unreachable:
+    """A store that cannot be reached when a CLI write opens: every call raises
+    `StoreUnavailable`, so a `Writer` over it journals and leaves the index to catch up
+    (DESIGN.md, principle 2: the journal is the truth)."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def __getattr__(self, name: str) -> Any:
+        from ..errors import StoreUnavailable
+
+        raise StoreUnavailable(self.why)
+
+
 class Writer:
     """Journal first, index second, for one home and store."""
 
