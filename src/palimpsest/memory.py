@@ -34,6 +34,7 @@ from .facts import Facts
 from .finder import Finder
 from .ids import is_short_id
 from .ingest import Indexer, Writer
+from .ingest.writer import Unreachable
 from .jobs import Handler, Worker, embed_jobs
 from .journal import Journal
 from .kernel import Kernel
@@ -56,6 +57,13 @@ from .wiki import after_leaf as wiki_jobs
 log = logging.getLogger(__name__)
 INTEGRITY_EVERY_S = 60.0
 PARTS = ("facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth", "messages", "finder", "recaller", "handlers")
+
+
+def journal_only(settings: Settings, why: str) -> Writer:
+    """A writer over the home's journal alone, for a write while the store cannot be reached:
+    what it writes is durable and deduplicated now and indexed when the store is back
+    (`Memory.catch_up`, or the next write to the session)."""
+    return Writer(Journal(settings.home_path, settings.max_event_bytes), Unreachable(why), None, settings.zone)  # type: ignore[arg-type]
 
 
 class Memory:

@@ -82,14 +82,13 @@ def journal_only(args: argparse.Namespace, why: Exception) -> Any:
     """A writer for a CLI write while the store cannot be reached: the messages are journaled
     (durable, deduplicated) and indexed when the store is back — by `palimpsest serve`,
     `palimpsest jobs run`, or the next write to the session. Says so on stderr."""
-    from ..ingest.writer import Unreachable, Writer
-    from ..journal import Journal
+    from .. import memory
     from ..settings import Settings
 
     settings = Settings.load(**{k: v for k, v in (("home", args.home), ("store", args.store)) if v})
     print(f"palimpsest: the store cannot be reached ({why}): journaled in {settings.home_path}; indexed when it is back "
           "(`palimpsest serve`, `palimpsest jobs run`, or the next write to the session)", file=sys.stderr)
-    return Writer(Journal(settings.home_path, settings.max_event_bytes), Unreachable(str(why)), None, settings.zone)  # type: ignore[arg-type]
+    return memory.journal_only(settings, str(why))
 
 
 def minute(stamp: Any) -> str:
