@@ -133,6 +133,11 @@ def test_explicit_corrections_supersede(facts: Facts) -> None:
     assert e.action == "supersede" and e.target is not None and e.target.id == d.fact.id  # type: ignore[union-attr]
     f = facts.curator.write({"text": "Something else entirely", "corrects": "a statement nobody made"})
     assert f.action == "new"
+    # two writers correct the same fact at once: the later corrects what replaced it, and says so
+    g = facts.curator.write({"text": "Standup is at 15:00 now", "corrects": a.id})  # type: ignore[union-attr]
+    assert g.action == "supersede" and g.target is not None and g.target.id == e.fact.id  # type: ignore[union-attr]
+    assert f"{a.id} was already corrected, now {e.fact.id}" in g.reason  # type: ignore[union-attr]
+    assert "already corrected" not in d.reason
 
 
 def test_review_settles_same_or_keep(with_embedder: Facts) -> None:

@@ -642,21 +642,24 @@ class Curator:
             self.facts.decisions.record(DOMAIN, "refused", key=_new_id("ref"), subject=target.id, content=c.text[:200],
                                         created_at=self.facts.now(), candidate=c.to_dict(), reason="corrects a retracted fact")
             return Decision("refused", None, target, None, f"{target.id} was retracted: there is nothing to correct; nothing written")
+        named = target
         target = self._head(target) if target is not None else None
+        # a correction of a fact corrected meanwhile (two writers at once) corrects what replaced it, and says so
+        via = f" ({named.id} was already corrected, now {target.id}: this corrects that)" if named and target and named.id != target.id else ""
         same = self._open_with_text(c)
         if same is not None:
             if target is not None and target.id != same.id and target.status in ("current", "future"):
                 self._end(target, same)
             fact = self.facts.confirm(same.id, source=c.source, at=c.valid_from)
             return Decision("confirm", fact, target, None, "a current fact already says this: confirmed"
-                            + (f", and {target.id} ended by it" if target is not None and target.id != same.id else ""))
+                            + (f", and {target.id} ended by it" if target is not None and target.id != same.id else "") + via)
         if target is None or target.status not in ("current", "future"):
             d = self._gate(c)
             d.reason = f"{d.reason} (the fact it corrects, {c.corrects[:80]!r}, is not an open fact: decided as a statement)"
             return d
         if self._older(c, target):
-            return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects")
-        return Decision("supersede", self._supersede(c, target), target, None, "an explicit correction")
+            return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects" + via)
+        return Decision("supersede", self._supersede(c, target), target, None, "an explicit correction" + via)
 
     def _named(self, corrects: str, c: Candidate) -> Fact | None:
         """The fact a correction names: by id, or the open fact nearest the quoted text (not
