@@ -358,15 +358,10 @@ class Journal:
         """The event at a (session, line); `offset` makes it a seek instead of a scan."""
         if line < 1:
             raise InvalidInput("journal lines are numbered from 1")
-        path = self.path(session)
         if offset is not None:
-            try:
-                with open(path, "rb") as f:
-                    f.seek(offset)
-                    raw_line = f.readline()
-                return Event.from_json(_decode(raw_line), line=line, offset=offset, nbytes=len(raw_line))
-            except (OSError, ValueError):
-                pass  # fall back to the scan
+            found = self.read_at(str(self.path(session)), line, offset)
+            if found is not None:
+                return found  # (else the scan)
         for event in self.read(session):
             if event.line == line:
                 return event

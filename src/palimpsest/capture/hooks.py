@@ -132,16 +132,15 @@ def _fit(events: list[dict[str, Any]], limit: int = BATCH_BYTES) -> int:
     import` does: its payload cut to fit, `metadata.source_truncated` set, and the whole of it
     left in the transcript it came from (`source_path`, `source_line`), from which
     `get_full` reads it back. How many were shortened."""
-    from ..importers.base import shorten
+    from ..importers.base import shorten, too_big
 
     n = 0
     for event in events:
         if "source_path" not in event.get("metadata", {}):
             continue
-        rough = len(event.get("content") or "") + len(event.get("tool_result") or "") + len(str(event.get("tool_args") or ""))
-        if rough * 6 <= limit or len(json.dumps(event, ensure_ascii=False, default=str).encode("utf-8", "replace")) <= limit:
-            continue
         msg = {"content": "", "tool_result": None, "tool_args": None, **event}
+        if not too_big(msg, limit):
+            continue
         shorten(msg, limit)
         event.update({k: v for k, v in msg.items() if v is not None or k in event})
         n += 1

@@ -15,6 +15,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import InvalidInput
+from ..records import parse_time
+
 BOILERPLATE_IMPORTANCE = 0.1
 REASONING_IMPORTANCE = 0.3
 
@@ -97,9 +100,6 @@ def parse_args(arguments: Any) -> Any:
 def time_or(value: Any, fallback: str | None) -> str | None:
     """A record's timestamp when it is one, else `fallback` (the last one seen): a record
     with a garbled time keeps its place in the session instead of being refused."""
-    from ..errors import InvalidInput
-    from ..records import parse_time
-
     if not isinstance(value, str) or not value.strip():
         return fallback
     try:

@@ -267,7 +267,7 @@ def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, r
             h = content_hash(msg["role"], msg["content"], msg["tool_name"], msg["tool_args"], msg["tool_result"])
             seen[h] += 1
             msg["event_key"] = f"imp:{seen[h]}:{h}"
-        if _too_big(msg, limit):
+        if too_big(msg, limit):
             if "source_path" not in msg["metadata"]:
                 plan.problem(where, f"message of about {_size(msg):,} bytes exceeds the event size limit (PALIMPSEST_MAX_EVENT_BYTES)", line)
                 continue
@@ -281,7 +281,7 @@ def _size(msg: dict[str, Any]) -> int:
     return len(json.dumps(msg, ensure_ascii=False).encode("utf-8", errors="replace"))
 
 
-def _too_big(msg: dict[str, Any], limit: int) -> bool:
+def too_big(msg: dict[str, Any], limit: int) -> bool:
     # cheap bound first: a character takes at most 6 bytes in JSON (\u escapes)
     rough = len(msg["content"]) + len(msg["tool_result"] or "") + (len(str(msg["tool_args"])) if msg["tool_args"] is not None else 0)
     return rough * 6 > limit and _size(msg) > limit

@@ -148,7 +148,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
     truncated = capped_content is not content or capped_result is not result
     # the end of a long field is where a log says what failed: its last words stay searchable
     tail = " ".join(full[max(len(capped), len(full) - cap // TAIL):] for full, capped in
-                    ((content, capped_content), (result or "", capped_result or "")) if capped is not full)
+                    ((content, capped_content), (result, capped_result)) if full is not None and capped is not None and capped is not full)
     return Message(
         id=event.id, session=event.session, role=event.role, content=capped_content, created_at=event.created_at,
         type=event.type, tool_name=event.tool_name, tool_args=event.tool_args, tool_result=capped_result,

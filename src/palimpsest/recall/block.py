@@ -110,7 +110,7 @@ class RecallItem:
         self.text, self.tokens = self.whole, 0
         self.prepare(min(cap, LINE_TOKENS), words)
         if self.tokens <= tokens:  # no better than before
-            self.text, self.tokens, self.whole = text, tokens, self.whole
+            self.text, self.tokens = text, tokens
             return False
         return True
 

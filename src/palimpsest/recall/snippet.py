@@ -67,9 +67,9 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
 def _cut(sentence: str, words: set[str], room: int) -> str:
     """`sentence` within about `room` tokens: from its start when its first query word is
     there, else from a few words before that word, marked `…` where it starts later."""
-    found = [m.start() for m in _WORD.finditer(sentence.lower()) if words and _words(m.group()) & words]
+    first = next((m.start() for m in _WORD.finditer(sentence.lower()) if _words(m.group()) & words), 0)
     start = 0
-    if found and found[0] // CHARS_PER_TOKEN > room // 2:
-        start = sentence.rfind(" ", 0, max(0, found[0] - 4 * CHARS_PER_TOKEN)) + 1
+    if first // CHARS_PER_TOKEN > room // 2:
+        start = sentence.rfind(" ", 0, max(0, first - 4 * CHARS_PER_TOKEN)) + 1
     cut = truncate_to_tokens(sentence[start:], room)[0]
     return f"{GAP} {cut}" if start else cut

@@ -30,7 +30,7 @@ from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
 from .seeded import seeded_round
-from .timeframe import EARLIEST, LATER, LATEST, Window, dated_boost, period_hits, period_only, query_window, when_boost
+from .timeframe import EARLIEST, LATER, LATEST, Window, asked_time, dated_boost, period_hits, when_boost
 
 RECIPES = ("hybrid", "rrf")
 
@@ -159,11 +159,10 @@ class MessageSearch:
         anchor = parse_time(now, "now") if now is not None else utcnow()
         now_days = anchor.timestamp() / 86400.0
         w = Weights.from_settings(self.settings)
-        clock = clock_of(now, anchor, self.settings.zone)
-        period = period_only(query, clock) if recipe == "hybrid" else None
-        if period is not None:  # a question about nothing but a time: the window's messages
+        window, time_only = asked_time(query, clock_of(now, anchor, self.settings.zone))
+        if window is not None and time_only and recipe == "hybrid":  # a question about nothing but a time: the window's messages
             qvec = pending.result() if pending is not None else None
-            return self.period(period, f, limit, depth, w), qvec
+            return self.period(window, f, limit, depth, w), qvec
         source = MessageSource(self.store, f, "", now_days, w)
         pool = keyword_pool(source, query_terms(query), depth)
         qvec = pending.result() if pending is not None else self.query_vector(query, embed_notes)
@@ -172,7 +171,7 @@ class MessageSearch:
         ranking = rank(source, query, w, pool=depth, vector=qvec, recipe=recipe, keyword=pool)
         hits = [Hit(s.row, s.score, s.parts) for s in ranking.hits]
         if recipe == "hybrid":
-            hits = when_boost(hits, query_window(query, clock), w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
+            hits = when_boost(hits, window, w.when)  # additive bonuses on the weighted sum's scale; rrf's is another
             hits = dated_boost(hits, query, w.dated)
             hits = conversation_rerank(hits, query, w)
             hits = answers(hits, w)

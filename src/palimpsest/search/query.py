@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidInput
-from ..segment import RUN, pieces
+from ..segment import has_runs, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
@@ -24,12 +24,12 @@ STOP_WORDS = frozenset(
 
 def query_terms(query: str) -> list[str]:
     """Words of a query, lower-cased, stop words dropped (unless nothing else is left); a
-    run of Chinese, Japanese or Thai as its character bigrams, as the index holds it
+    run of Chinese or Japanese as its character bigrams, as the index holds it
     (`segment`)."""
     words: list[str] = []
     for w in WORD_RE.findall(query.lower()):
         w = w.strip("'’.-")
-        for piece in (pieces(w) if not w.isascii() and RUN.search(w) else [w]):
+        for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
                 words.append(piece)
     content = [w for w in words if w not in STOP_WORDS]

@@ -65,23 +65,30 @@ class Window:
         return math.exp(-gap / self.scale)
 
 
-def query_window(query: str, now: datetime | date | None) -> Window | None:
-    """The window a query's first time expression names, or None."""
-    return _window(query, resolve(query, now))
-
-
-def period_only(query: str, now: datetime | date | None) -> Window | None:
-    """The window of a query that asks about nothing but a time — every word outside its
-    time expressions a stop word or a verb of saying or doing (`GENERIC`) — else None."""
+def asked_time(query: str, now: datetime | date | None) -> tuple[Window | None, bool]:
+    """The window a query's first time expression names (or None), and whether the query
+    asks about nothing but that time — every word outside its time expressions a stop word
+    or a verb of saying or doing (`GENERIC`); one reading of the query for both."""
     spans = resolve(query, now)
     window = _window(query, spans)
     if window is None:
-        return None
+        return None, False
     rest = query
     for span in spans:
         rest = rest.replace(span.text, " ")
     rest = BEFORE.sub(" ", AFTER.sub(" ", BETWEEN.sub(" ", rest + " ")))
-    return None if any(w not in GENERIC and w not in STOP_WORDS for w in query_terms(rest)) else window
+    return window, all(w in GENERIC or w in STOP_WORDS for w in query_terms(rest))
+
+
+def query_window(query: str, now: datetime | date | None) -> Window | None:
+    """The window a query's first time expression names, or None."""
+    return asked_time(query, now)[0]
+
+
+def period_only(query: str, now: datetime | date | None) -> Window | None:
+    """The window of a query that asks about nothing but a time, else None (`asked_time`)."""
+    window, only = asked_time(query, now)
+    return window if only else None
 
 
 def period_hits(window: Window, messages: list[Message], weight: float) -> list[Hit]:
