@@ -48,13 +48,24 @@ def test_the_pair_model_unlinks_what_only_looks_related(memory: Memory, embedder
 
 
 @pytest.mark.parametrize(("old", "new"), [
-    ("My brother Sam is a teacher.", "Sam coaches the school's chess club on Fridays."),  # it would link them: it may not
-    ("Our cloud provider is AWS.", "We moved everything to Google Cloud."),  # it would supersede: it may not
+    ("My brother Sam is a teacher.", "Sam coaches the school's chess club on Fridays."),  # one person, another thing said of him
+    ("Our cloud provider is AWS.", "We moved everything to Google Cloud."),  # a change it reads: it may link, never supersede
 ])
-def test_the_pair_model_never_links_nor_supersedes(memory: Memory, embedder, old: str, new: str) -> None:
+def test_the_pair_model_links_short_close_statements_and_never_supersedes(memory: Memory, embedder, old: str, new: str) -> None:
     _, _, by_rules = curate(memory, embedder, old, new, False, "rules")
     facts, first, d = curate(memory, embedder, old, new, True, "learned")
-    assert by_rules.action == d.action == "new" and facts.get(first.id).status == "current"  # type: ignore[union-attr]
+    assert by_rules.action == "new" and d.action == "related" and "read by the pair model" in d.reason
+    assert facts.get(first.id).status == "current" and d.fact.related_to == [first.id]  # type: ignore[union-attr]
+
+
+def test_the_pair_model_links_neither_long_nor_distant_statements() -> None:
+    linker = always("related")
+    linker.link_words, linker.link_cosine = 10, 0.5
+    old, new = "My brother Sam is a teacher.", "Sam coaches the school's chess club on Fridays."
+    assert decide(compare(new, old, 0.6), True, new, old, linker)[0] == "related"
+    assert decide(compare(new, old, 0.4), True, new, old, linker)[0] == "new"  # the vectors hold them apart
+    chat = "Sam coaches the school's chess club on Fridays, which I think is great for the kids, honestly."
+    assert decide(compare(chat, old, 0.6), True, chat, old, linker)[0] == "new"  # chat: "also" joined whatever it met
 
 
 def test_what_the_rules_decide_the_model_leaves(memory: Memory, embedder) -> None:

@@ -69,6 +69,12 @@ def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] 
     ("~~~\nSELECT * FROM users WHERE id = 1;\n~~~", []),
     ("We always load it with `yaml.safe_load(f)`, never `yaml.load(f)`.", ["We always load it with `yaml.safe_load(f)`, never `yaml.load(f)`."]),
     ("My budget (before tax) is $4,500 per month.", ["My budget (before tax) is $4,500 per month."]),
+    # as a chat window renders code: Markdown's escaped underscores, comments, a raise (LongMemEval haystacks)
+    ("def release\\_impl(self, reg\\_type, resolved\\_name):", []),
+    ("# we copy self.callbacks so we can iterate over it safely", []),
+    ("#TODO: should really just use IOError instead of ROSException", []),
+    ("raise ROSException", []),
+    ("I'll raise money for the shelter every May.", ["I'll raise money for the shelter every May."]),
 ])
 def test_code_and_templates_are_no_statements(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])

@@ -511,8 +511,9 @@ _PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|o
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)  # a code block is no statement
 _CODE_MARKS = re.compile(r"[{}\[\]()<>;=|$\\]")
 _INLINE_CODE = re.compile(r"`[^`]*`")
-# a line that opens as code does (case matters: "Return the book by Friday" is English)
-_CODE_LINE = re.compile(r"\s*(?:def \w+\(|class \w+[:(]|import [\w.]+|from [\w.]+ import |(?:const|let|var) \w+ =|function \w*\(|"
+# a line that opens as code does (case matters: "Return the book by Friday" is English); a comment or a Markdown
+# heading ("# we copy self.callbacks", "# Plan") is no statement either, nor a name with Markdown's escaped "\_"
+_CODE_LINE = re.compile(r"\s*(?:def [\w\\]+\(|raise [A-Z]\w*(?:\(|\s*$)|#(?!\d)|class \w+[:(]|import [\w.]+|from [\w.]+ import |(?:const|let|var) \w+ =|function \w*\(|"
                         r"(?:pub )?fn \w+\(|func \w+\(|#include\b|SELECT .+ FROM |\$ \w|>>> )")
 
 

@@ -20,8 +20,9 @@ bench pairs had taught it to be bold:
   things (a number, a negation, a name, an opposite, a permutation of the same words, a slot
   of another value) nor where one statement says all the other does and more: a wrong merge
   hides a statement;
-- it never **links** what the rules called new (it linked whatever said "also" or "as
-  well"), and never **supersedes** (it retired "I'm also thinking of gift ideas for my
+- it **links** what the rules called new only between short statements the vectors hold close
+  (`link_words`, `link_cosine`: unrestricted it linked whatever said "also" or "as
+  well", "Let's do this!" to "I'm also thinking of gift ideas"), and never **supersedes** (it retired "I'm also thinking of gift ideas for my
   sister" by "Now I'm thinking of investing in a new tent"): a supersession stays the rules'.
 
 Only with an embedder (it was trained with the cosine), and only for statements no longer
@@ -72,6 +73,9 @@ class PairModel:
         self.scale = np.asarray(spec["scale"], dtype=np.float64)
         self.weights = np.asarray(spec["weights"], dtype=np.float64)  # (features + 1) x labels, the last row the bias
         self.confirm_at = float(spec["confirm_at"])
+        # it links what the rules called new only for short statements that the vectors hold close (`link_words`, `link_cosine`)
+        self.link_words = int(spec.get("link_words", 0))
+        self.link_cosine = float(spec.get("link_cosine", 1.0))
         self.max_words = int(spec["max_words"])  # the longest statement it was trained on
 
     def probabilities(self, x: list[float]) -> np.ndarray:
@@ -88,7 +92,8 @@ class PairModel:
         if says_two_things(s) or s.refines or p[0] < self.confirm_at:
             p[0] = 0.0
         p[1] = 0.0  # on conversation it took "Now I'm thinking of a tent" to replace "I'm thinking of gift ideas"
-        if rule == "new":
+        short = max(len(candidate.split()), len(existing.split())) <= self.link_words
+        if rule == "new" and not (short and (s.semantic or 0.0) >= self.link_cosine):
             p[2] = 0.0  # on conversation it linked whatever said "also" or "as well" ("…a question about the campground")
         return LABELS[int(p.argmax())]
 

@@ -744,6 +744,10 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "beside"
     if _times_apart(a.value, b.value):
         return "changed"  # "I do yoga on Tuesday evenings" / "on Thursday evenings": when a habit happens, one time at a time
+    if a.verb == b.verb == "be" and content(a.attribute) and content(b.attribute) and _kinds_apart(a.value, b.value):
+        return "topic"  # "my partner is a chef" / "… is allergic to cats", "the Louvre is in Paris" / "… is the most visited museum"
+    if _extends(a.value, b.value) or _extends(b.value, a.value):
+        return "beside"  # "we deploy to Fly.io" / "… to Fly.io on Tuesdays and Thursdays only": the same value, said more narrowly
     if a.verb == b.verb == "be" and not content(a.attribute) and not content(b.attribute) and _role_at(a.value, b.value):
         return "changed"  # "I'm a senior engineer at Monzo" / "I'm a staff engineer at Monzo": one role at one employer
     if not content(a.value) or not content(b.value):
@@ -785,6 +789,44 @@ def _same_topic(a: Slot, b: Slot, old_text: str, new_text: str) -> bool:
     if a.holder and a.holder == b.holder and a.verb == b.verb and {*content(a.attribute), *content(b.attribute)} <= KIN:
         return True  # "my daughter is 12" / "my son is 9": the holder's family
     return bool(a.holder and a.holder == b.holder and (b.additive or a.verb == b.verb and a.verb not in ("be", "have", "change")))
+
+
+_PREDICATES = frozenset(["born", "cut", "made", "held", "built", "kept", "paid", "known", "set", "sold", "bought", "taught", "written",
+                         "given", "taken", "left", "allergic", "afraid", "fond", "aware", "capable", "proud", "responsible", "interested",
+                         "married", "engaged", "pregnant", "addicted", "immune", "eligible", "due"])
+
+
+def _kind(value: list[str]) -> str:
+    """What a value of "X is …" tells of X: who or what it is (a name, "a chef"), where or when ("in Paris", "at 10"), or
+    a predicate ("allergic to cats", "born in 1938", "called Isla", "studying for a degree"), named by its word. Two
+    kinds are two attributes of X, not two values of one; "what" and "where or when" only where the "what" is described
+    ("the most visited museum"): "Pacific Time" / "on Central European Time" is one attribute."""
+    words = [w for w in value if w not in _ADVERBS]
+    if not words:
+        return ""
+    first, after = ANTONYMS.get(words[0], words[0]), words[1:2]  # "closed on Sundays" is the state "open on Sundays" denied
+    if first in _PREPS:
+        return "where or when"
+    if first in _PREDICATES or first.endswith("ing") and len(first) > 5 or first.endswith("ed") and (not after or after[0] in _PREPS):
+        return stem(first)
+    return "what, described" if first in DETERMINERS else "what"
+
+
+def _kinds_apart(a: list[str], b: list[str]) -> bool:
+    if any(c.isdigit() for w in a for c in w) and any(c.isdigit() for w in b for c in w):
+        return False  # "about $4,200" / "running around $6,800 a month": a number for a number
+    x, y = sorted((_kind(a), _kind(b)))
+    return bool(x and y) and x != y and (x, y) not in (("what", "what, described"), ("what", "where or when"))
+
+
+_ADVERBS = frozenset(["now", "still", "also", "currently", "actually", "really", "very", "already", "no", "longer", "not", "just", "too"])
+
+
+def _extends(a: list[str], b: list[str]) -> bool:
+    """`b` is `a` said with a qualifier after it ("fly.io" / "fly.io on tuesdays and thursdays only")."""
+    x, y = content(a), [w for w in b if w not in _ADVERBS]
+    rest = y[len(a):] if [w for w in y[: len(a)]] == [w for w in a] else []
+    return bool(x) and len(y) > len(a) and bool(rest) and rest[0] in _PREPS
 
 
 def _one_word_apart(a: Slot, b: Slot) -> bool:
