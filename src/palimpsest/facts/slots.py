@@ -801,7 +801,7 @@ def _kind(value: list[str]) -> str:
     a predicate ("allergic to cats", "born in 1938", "called Isla", "studying for a degree"), named by its word. Two
     kinds are two attributes of X, not two values of one; "what" and "where or when" only where the "what" is described
     ("the most visited museum"): "Pacific Time" / "on Central European Time" is one attribute."""
-    words = [w for w in value if w not in _ADVERBS]
+    words = [w for w in value if w not in _VALUE_ADVERBS]
     if not words:
         return ""
     first, after = ANTONYMS.get(words[0], words[0]), words[1:2]  # "closed on Sundays" is the state "open on Sundays" denied
@@ -819,12 +819,13 @@ def _kinds_apart(a: list[str], b: list[str]) -> bool:
     return bool(x and y) and x != y and (x, y) not in (("what", "what, described"), ("what", "where or when"))
 
 
-_ADVERBS = frozenset(["now", "still", "also", "currently", "actually", "really", "very", "already", "no", "longer", "not", "just", "too"])
+_VALUE_ADVERBS = frozenset(["now", "still", "also", "currently", "actually", "really", "very", "already", "no", "longer", "not", "just",
+                            "too"])
 
 
 def _extends(a: list[str], b: list[str]) -> bool:
     """`b` is `a` said with a qualifier after it ("fly.io" / "fly.io on tuesdays and thursdays only")."""
-    x, y = content(a), [w for w in b if w not in _ADVERBS]
+    x, y = content(a), [w for w in b if w not in _VALUE_ADVERBS]
     rest = y[len(a):] if [w for w in y[: len(a)]] == [w for w in a] else []
     return bool(x) and len(y) > len(a) and bool(rest) and rest[0] in _PREPS
 
