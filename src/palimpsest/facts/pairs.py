@@ -86,14 +86,14 @@ class PairModel:
     def decide(self, s: Signals, rule: str, candidate: str, existing: str) -> str:
         """confirm | related | new for a pair the rules called related or new: the rules'
         answer for statements longer than any it was trained on, never a supersession."""
-        if max(len(candidate.split()), len(existing.split())) > self.max_words:
+        words = max(len(candidate.split()), len(existing.split()))
+        if words > self.max_words:
             return rule
         p = self.probabilities(features(s, rule))
         if says_two_things(s) or s.refines or p[0] < self.confirm_at:
             p[0] = 0.0
         p[1] = 0.0  # on conversation it took "Now I'm thinking of a tent" to replace "I'm thinking of gift ideas"
-        short = max(len(candidate.split()), len(existing.split())) <= self.link_words
-        if rule == "new" and not (short and (s.semantic or 0.0) >= self.link_cosine):
+        if rule == "new" and not (words <= self.link_words and (s.semantic or 0.0) >= self.link_cosine):
             p[2] = 0.0  # on conversation it linked whatever said "also" or "as well" ("…a question about the campground")
         return LABELS[int(p.argmax())]
 

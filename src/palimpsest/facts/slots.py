@@ -825,9 +825,8 @@ _VALUE_ADVERBS = frozenset(["now", "still", "also", "currently", "actually", "re
 
 def _extends(a: list[str], b: list[str]) -> bool:
     """`b` is `a` said with a qualifier after it ("fly.io" / "fly.io on tuesdays and thursdays only")."""
-    x, y = content(a), [w for w in b if w not in _VALUE_ADVERBS]
-    rest = y[len(a):] if [w for w in y[: len(a)]] == [w for w in a] else []
-    return bool(x) and len(y) > len(a) and bool(rest) and rest[0] in _PREPS
+    y = [w for w in b if w not in _VALUE_ADVERBS]
+    return bool(content(a)) and y[: len(a)] == a and len(y) > len(a) and y[len(a)] in _PREPS
 
 
 def _one_word_apart(a: Slot, b: Slot) -> bool:
