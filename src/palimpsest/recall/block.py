@@ -101,6 +101,21 @@ class RecallItem:
                 self.whole, self.text = (self.text if cut != text else ""), cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 
+    def shrink(self, cap: int, words: set[str] | None = None) -> bool:
+        """Cut the text to `cap` tokens (its best sentences for `words`), where the exact
+        count of the assembled block found it over; whether it is now shorter. A line a few
+        tokens over is cut, not dropped: how a turn's id tokenizes varies by a token or two."""
+        if cap < 8 or cap >= self.tokens:
+            return False
+        text, tokens, whole = self.text, self.tokens, self.whole
+        self.text, self.tokens = whole or text, 0
+        self.prepare(cap, words)
+        if self.tokens >= tokens:
+            self.text, self.tokens, self.whole = text, tokens, whole
+            return False
+        self.whole = whole or self.whole
+        return True
+
     def widen(self, cap: int, words: set[str] | None = None) -> bool:
         """Show more of a text `prepare` cut, up to `cap` tokens (`LINE_TOKENS` at most);
         whether it changed. `pack.fill` spends a block's unused budget this way."""
