@@ -69,6 +69,8 @@ REST_AGREES = 0.6
 PARAPHRASE = 0.85  # chosen on the dev pairs: their non-paraphrases without a differing word stay under 0.63, their paraphrases reach 0.88
 SWAP = 0.75  # chosen on blind, blind2, blind3: one number swapped for another, a word shared, said in other words
 SLOT_CONFIRM = 0.5  # the cosine under which one slot with one value is still not taken as the same statement
+CHANGE_SAID = 0.4  # a change said by a marker supersedes from this cosine (0.3–0.4 a plateau on both halves of the development pairs)
+CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
@@ -100,6 +102,11 @@ ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo
 OPPOSITES = [(slots.stem(x), slots.stem(y)) for x, y in (("begins", "ends"), ("starts", "ends"), ("starts", "finishes"), ("begins", "finishes"),
              ("arrives", "leaves"), ("arrives", "departs"), ("opens", "closes"), ("buys", "sells"), ("bought", "sold"),
              ("before", "after"), ("above", "below"), ("earliest", "latest"), ("minimum", "maximum"), ("min", "max"))]
+# successive states of one thing: the later one is news of it, never the same statement ("Yusuf is engaged to Leila." /
+# "Yusuf and Leila are married.", a cosine of 0.92, was merged)
+STAGES = [(slots.stem(x), slots.stem(y)) for x, y in (("dating", "engaged"), ("dating", "married"), ("engaged", "married"),
+          ("married", "divorced"), ("married", "separated"), ("married", "widowed"), ("engaged", "divorced"),
+          ("pregnant", "born"), ("applied", "hired"), ("interviewing", "hired"), ("applied", "rejected"))]
 
 
 @dataclass
@@ -146,7 +153,7 @@ class Signals:
     exact: bool
     lexical: float  # mean of the word and bigram overlaps
     semantic: float | None
-    differs: list[str]  # number (one changed), numbers (several), negation, name, opposite
+    differs: list[str]  # number (one changed), numbers (several), negation, name, opposite, stage
     rest: float  # lexical similarity with the differing words left out
     words: float = 1.0  # Dice overlap of the words alone (order-blind)
     order: float = 1.0  # Dice overlap of the word bigrams (who did what to whom)
@@ -159,6 +166,7 @@ class Signals:
     apart: bool = False  # both have a slot, and they are different slots of different things (slots.relation None)
     count: bool = False  # the one number swapped counts the same thing ("6 engineers" / "down to 4 engineers"), for one holder
     moved: bool = False  # the candidate's verb says the change ("upgraded to", "moved to", "switched"), not only an adverb ("now")
+    marked: bool = False  # says_change or moved, by a marker of its own ("now", "switched to"), not by "rather than …"
 
     @property
     def similarity(self) -> float:
@@ -275,6 +283,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         differs.append("negation")
     if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in OPPOSITES):
         differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
+    if any(x in a and y in b or y in a and x in b for x, y in STAGES):
+        differs.append("stage")  # "engaged" / "married": one thing later, never merged (a value that changed)
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):
         differs.append("name")
@@ -296,7 +306,10 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
-                   moved=whole is not None and whole.verb == "change")
+                   moved=whole is not None and whole.verb == "change",
+                   marked=(whole is not None and whole.verb == "change" or slots.says_now(candidate)) and not slots.said_instead(candidate)
+                   and not says_also and max(len(candidate.split()), len(existing.split())) <= CHANGE_WORDS
+                   and not (before is not None and whole is not None and not slots.same_holder(before, whole)))
 
 
 # as `tokens` gives them: stemmed ("minutes" is "minut", "minute" is "minute"), kilos and pounds already kg and lb (ALIASES)
@@ -350,7 +363,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
         return "supersede" if candidate_later else "dispute"
     if s.slot == "beside":
         return "related"
-    if s.slot == "same" and not {"negation", "number", "numbers"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
+    if s.slot == "same" and not {"negation", "number", "numbers", "stage"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
         return "confirm"  # one slot, one value, said differently
     if not s.differs:
         if sem is not None and sem > CONFIRM and s.lexical >= 0.6 and s.order >= 0.3:
@@ -368,6 +381,11 @@ def judge(s: Signals, candidate_later: bool) -> str:
         return "supersede" if candidate_later else "dispute"
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart:
+        return "supersede" if candidate_later else "dispute"
+    if s.marked and (s.moved or {"name", "number", "numbers"} & set(s.differs)) and "negation" not in s.differs \
+            and sem is not None and sem >= CHANGE_SAID:
+        # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value
+        # the words name, close in topic, in two short statements (chat's long sentences say "now" of anything)
         return "supersede" if candidate_later else "dispute"
     if s.similarity >= RELATED or s.slot == "topic":
         return "related"

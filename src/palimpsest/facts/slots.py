@@ -226,6 +226,26 @@ def content(words: list[str], keep_preps: bool = False) -> list[str]:
             if (w not in _FILLER or keep_preps and w in _PREPS and w not in ("of", "to")) and w not in PRONOUNS]
 
 
+_NOW_SO = re.compile(r"\b(?:(?<!day )(?<!days )(?<!week )(?<!weeks )(?<!month )(?<!months )(?<!year )(?<!years )(?<!while )now(?! that\b)"
+                     r"(?!,? (?i:i'm |i am |we're |we are )?(?i:considering|thinking|planning|wondering|trying|going to|looking))"
+                     r"|nowadays|these days|from now on|going forward|from here on|any ?more|instead(?! of\b))\b")
+
+
+def says_now(text: str) -> bool:
+    """Whether `text` says by an adverb that what it states holds now in place of something
+    ("… is Ravi's job now", "these days", "from now on", "instead"): not "currently" or
+    "lately" (a state, not a change), not "Now, …" opening a sentence (chat's "so"), not
+    "now that …", "for six weeks now" (how long it has held), "now I'm considering …" (a
+    plan), "The Power of Now" (a name), nor "instead of X" (`said_instead`: the slot reading
+    weighs that)."""
+    return any(m.start() > 0 for m in _NOW_SO.finditer(text.strip().replace("’", "'"))) and not said_instead(text)
+
+
+def said_instead(text: str) -> bool:
+    """Whether `text` names what it replaces by "instead of", "rather than", "in place of"."""
+    return _INSTEAD_OF.search(text) is not None
+
+
 def clean(text: str) -> tuple[str, dict[str, object]]:
     """The sentence without markers, lower-cased, contractions expanded; and what was noted."""
     notes: dict[str, object] = {"change": False, "additive": False, "negated": False, "old": []}
