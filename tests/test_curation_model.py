@@ -64,6 +64,10 @@ def test_the_pair_model_links_short_close_statements_and_never_supersedes(memory
     ("We host the wiki on Confluence.", "The wiki lives in Notion these days.", True),
     ("The book club meets at the library.", "We moved book club to the café on Elm Street.", True),  # the verb says it
     ("Our cloud provider is AWS.", "We moved everything to Google Cloud.", True),
+    ("Our billing service is written in PHP.", "We rewrote the billing service in Elixir.", True),  # verbs of change
+    ("The Orion launch is set for April 3.", "Orion slipped to the end of May.", True),
+    ("My aunt lives in Porto.", "My aunt relocated to Faro last spring.", True),
+    ("I passed my driving test.", "I passed the exam with distinction.", False),  # "passed … with": no change
     ("My dog is called Rufus.", "My neighbour's dog is called Biscuit now.", False),  # another holder
     ("I've been growing basil on the balcony.", "The basil is doing really well now.", False),  # a state, no value named
     ("I prefer tea in the morning.", "I take tea rather than coffee now.", False),  # "rather than": the slot reading's to weigh

@@ -309,7 +309,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    moved=whole is not None and whole.verb == "change",
                    marked=(whole is not None and whole.verb == "change" or slots.says_now(candidate)) and not slots.said_instead(candidate)
                    and not says_also and max(len(candidate.split()), len(existing.split())) <= CHANGE_WORDS
-                   and not (before is not None and whole is not None and not slots.same_holder(before, whole)))
+                   and not (before is not None and whole is not None and not slots.same_holder(before, whole)
+                            and slots.same_attribute(before, whole)))
 
 
 # as `tokens` gives them: stemmed ("minutes" is "minut", "minute" is "minute"), kilos and pounds already kg and lb (ALIASES)

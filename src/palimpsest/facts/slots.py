@@ -88,8 +88,11 @@ _ROLE_TAKEN = re.compile(r"^(?P<val>.+?)\s+(?:has\s+|have\s+)?(?:took over as|ta
 _TOOK_OVER = re.compile(r"^(?P<val>.+?)\s+(?:has\s+)?(?:took|takes|taken) over\s+(?P<attr>.+?)(?:\s+from\s+(?P<old>.+))?$")
 _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|was\s+|were\s+|got\s+|has been\s+|have been\s+)?"
                      r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
-                     r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed)"
+                     r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed|"
+                     r"relocated|transferred|promoted|slipped|ported|traded|converted)"
                      r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:to|for|with|by)\s+(?P<val>.+)$")
+_REBUILT = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+)?(?:rebuilt|rewrote|rewritten|reimplemented|re-implemented|redid)\s+"
+                      r"(?P<obj>.+?)\s+(?:in|on|with|using)\s+(?P<val>.+)$")  # "We rewrote the web app in Svelte"
 _REPLACED = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+)?(?:replaced|swapped)\s+(?P<old>.+?)\s+(?:with|for)\s+(?P<val>.+)$")
 FAMILY = ("sister", "brother", "daughter", "son", "mother", "father", "mom", "dad", "mum", "wife", "husband", "partner", "child",
           "children", "kid", "kids", "parent", "parents", "grandmother", "grandfather", "grandma", "grandpa", "aunt", "uncle", "cousin",
@@ -426,7 +429,7 @@ def _structural(s: str, original: str) -> Slot | None:
     if m:
         holder, attr = _holder_attr(m.group("attr"))
         return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(m.group("old") or ""), verb="change")
-    m = _REPLACED.match(s) or _SWITCH.match(s)
+    m = _REPLACED.match(s) or _SWITCH.match(s) or _REBUILT.match(s)
     if m and _a_visit(m):
         m = None  # "I went to Paris", "we went to a concert": a happening, not a value replaced
     if m:
@@ -438,7 +441,7 @@ def _structural(s: str, original: str) -> Slot | None:
             if not attr and m.groupdict().get("verb") in ("moved", "moving"):
                 attr = ["live"]  # "I moved to Munich": where I live
         value = _words(m.group("val"))
-        old = m.group("old") or ""
+        old = m.groupdict().get("old") or ""
         if m.groupdict().get("verb") == "renamed" and obj and not old:
             old, attr = obj, []  # "we renamed master to main": master was the name
         # "… to Discord for team chat": the purpose after the value names the attribute too
