@@ -86,6 +86,8 @@ def test_a_change_said_by_a_marker_supersedes_whatever_the_words(memory: Memory,
     facts, first, d = curate(memory, embedder, old, new, True, "v")
     assert (facts.get(first.id).status == "superseded") is superseded, d.reason  # type: ignore[union-attr]
     assert (d.action == "supersede") is superseded and "pair model" not in d.reason if superseded else d.action != "supersede"
+    if new == "The wiki lives in Notion these days.":  # the decision says why
+        assert d.reason == "says it changed (“these days”), with another name: an update"
 
 
 def test_the_pair_model_links_neither_long_nor_distant_statements() -> None:

@@ -307,7 +307,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
-                   marked=(whole is not None and whole.verb == "change" or slots.says_now(candidate)) and not slots.said_instead(candidate)
+                   marked=(whole is not None and whole.verb == "change" or slots.change_adverb(candidate)) and not slots.said_instead(candidate)
                    and not says_also and max(len(candidate.split()), len(existing.split())) <= CHANGE_WORDS
                    and not (before is not None and whole is not None and not slots.same_holder(before, whole)
                             and slots.same_attribute(before, whole)))
@@ -414,6 +414,10 @@ def _update_reason(text: str, s: Signals | None, old: str = "") -> str:
         slot = slots.parse(text)
         what = f" ({' '.join(slot.attribute)})" if slot is not None and slot.attribute else ""
         return f"the same slot{what} " + ("with another value: an update" if s.slot == "changed" else "denied or affirmed now: an update")
+    if s is not None and s.marked:
+        said = f"“{adverb}”" if (adverb := slots.change_adverb(text)) else "by its verb"
+        named = "another number" if {"number", "numbers"} & set(s.differs) else "another name" if "name" in s.differs else "a new value"
+        return f"says it changed ({said}), with {named}: an update"
     return f"an update of the same statement ({', '.join(s.differs) if s is not None and s.differs else 'value'} changed)"
 
 

@@ -234,14 +234,16 @@ _NOW_SO = re.compile(r"\b(?:(?<!day )(?<!days )(?<!week )(?<!weeks )(?<!month )(
                      r"|nowadays|these days|from now on|going forward|from here on|any ?more|instead(?! of\b))\b")
 
 
-def says_now(text: str) -> bool:
-    """Whether `text` says by an adverb that what it states holds now in place of something
-    ("… is Ravi's job now", "these days", "from now on", "instead"): not "currently" or
-    "lately" (a state, not a change), not "Now, …" opening a sentence (chat's "so"), not
+def change_adverb(text: str) -> str:
+    """The adverb by which `text` says that what it states holds now in place of something
+    ("… is Ravi's job now", "these days", "from now on", "instead"), or "": not "currently"
+    or "lately" (a state, not a change), not "Now, …" opening a sentence (chat's "so"), not
     "now that …", "for six weeks now" (how long it has held), "now I'm considering …" (a
     plan), "The Power of Now" (a name), nor "instead of X" (`said_instead`: the slot reading
     weighs that)."""
-    return any(m.start() > 0 for m in _NOW_SO.finditer(text.strip().replace("’", "'"))) and not said_instead(text)
+    if said_instead(text):
+        return ""
+    return next((m.group(0) for m in _NOW_SO.finditer(text.strip().replace("’", "'")) if m.start() > 0), "")
 
 
 def said_instead(text: str) -> bool:
