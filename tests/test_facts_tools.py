@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from palimpsest import Memory, NotFound, tools
+from palimpsest import InvalidInput, Memory, NotFound, tools
+from palimpsest.cli import main
 
 
 def test_fact_tools_read_write_and_history(memory: Memory) -> None:
@@ -31,3 +34,39 @@ def test_fact_write_tools_do_not_exist_without_the_flag(memory: Memory) -> None:
         tools.call(memory, "memory_remember", {"text": "x"}, enable_write=False)
     with pytest.raises(Exception, match="fct_nope|no fact"):
         tools.call(memory, "memory_fact_history", {"id": "fct_nope"}, enable_write=False)
+
+
+def test_facts_by_status_show_what_the_curator_retired(memory: Memory) -> None:
+    """`memory_facts` lists what holds; `status` lists what was superseded, retracted, … (or all) —
+    a user auditing the curator had only one fact's history to go by."""
+    call = lambda name, args, write=True: tools.call(memory, name, args, enable_write=write)
+    old = call("memory_remember", {"text": "We host the wiki on Confluence."})["fact"]
+    new = call("memory_fact_supersede", {"id": old["id"], "text": "We host the wiki on Notion."})
+    gone = call("memory_remember", {"text": "The office plant is a fern."})["fact"]
+    call("memory_fact_retract", {"id": gone["id"], "reason": "a cactus"})
+    by = lambda status: [f["id"] for f in call("memory_facts", {"status": status}, write=False)["facts"]]
+    assert by("superseded") == [old["id"]] and by("retracted") == [gone["id"]] and by("current") == [new["id"]]
+    assert sorted(by("all")) == sorted([old["id"], new["id"], gone["id"]]) and by("closed") == []
+    assert [f["status"] for f in call("memory_facts", {"status": "superseded"}, write=False)["facts"]] == ["superseded"]
+    # as the store knew them before the supersession: the old one current, the new one not yet recorded
+    assert call("memory_facts", {"status": "all", "known_at": old["recorded_at"]}, write=False)["facts"][0]["status"] == "current"
+    assert len(call("memory_facts", {"status": "all", "known_at": old["recorded_at"]}, write=False)["facts"]) == 1
+    with pytest.raises(InvalidInput):
+        call("memory_facts", {"status": "stale"}, write=False)  # not in the schema's enum
+    with pytest.raises(InvalidInput, match="give one"):
+        memory.facts.query(status="superseded", valid_at=old["recorded_at"])
+    with pytest.raises(InvalidInput, match="unknown fact status"):
+        memory.facts.query(status="stale")
+
+
+def test_the_cli_lists_facts_by_status(home, store_url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "hash")
+    base = ["--home", str(home), "--store", store_url]
+    assert main([*base, "facts", "write", "The standup is on Tuesday.", "--json"]) == 0
+    old = json.loads(capsys.readouterr().out)["fact"]
+    assert main([*base, "facts", "supersede", old["id"], "The standup is on Thursday.", "--json"]) == 0
+    capsys.readouterr()
+    assert main([*base, "facts", "query", "--status", "superseded", "--json"]) == 0
+    assert [f["text"] for f in json.loads(capsys.readouterr().out)] == ["The standup is on Tuesday."]
+    assert main([*base, "facts", "query", "--status", "stale"]) == 2
+    assert "unknown fact status 'stale'" in capsys.readouterr().err

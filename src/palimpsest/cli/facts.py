@@ -67,6 +67,8 @@ def _register_facts(fsub: Any) -> None:
     q = add_command(fsub, "query", query, "Facts that hold now (or --valid-at / --known-at), across vaults.")
     q.add_argument("--vault")
     _query_args(q)
+    q.add_argument("--status", help="instead of what holds: the facts of this status (current, superseded, retracted, closed, revised, "
+                                    "merged, future) or all")
     q = add_command(fsub, "search", search, "Ranked search over facts (keyword + vector + time + importance).")
     q.add_argument("query")
     q.add_argument("--vault")
@@ -172,7 +174,7 @@ def episodes(args: argparse.Namespace) -> None:
 def query(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         found = memory.facts.query(args.vault, entity=args.entity, kind=args.kind, source=args.source,
-                                   valid_at=args.valid_at, known_at=args.known_at, limit=args.limit)
+                                   valid_at=args.valid_at, known_at=args.known_at, limit=args.limit, status=getattr(args, "status", None))
     _emit_facts(args, found)
 
 

@@ -169,6 +169,9 @@ def _open_disputes(row: FactRow, links: list[FactLink], as_of: str, others: dict
     return sorted(out)
 
 
+STATUSES = ("current", "future", "superseded", "closed", "revised", "merged", "retracted")  # what `_status` says
+
+
 def _status(f: Fact, links: list[FactLink], as_of: str) -> str:
     if f.invalidated_at:
         return "retracted"

@@ -10,7 +10,7 @@ from ..ids import is_short_id
 from ..records import parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..store.facts_base import FactQuery, FactRow
-from .model import DEFAULT_VAULT, IMPORTANCE_BY_KIND, Fact, FactHit, _kind, _time, parse_source, view
+from .model import DEFAULT_VAULT, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
 
 
 class FactReads:
@@ -67,20 +67,30 @@ class FactReads:
         return f"event:{target}"
 
     def query(self, vault: str | list[str] | None = None, *, entity: str | None = None, kind: str | None = None,
-              source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None) -> list[Fact]:
+              source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None,
+              status: str | None = None) -> list[Fact]:
         """Facts that hold now — or at world time `valid_at`, as known at system time
-        `known_at` (what a query at that moment returned; `valid_at` defaults to it)."""
+        `known_at` (what a query at that moment returned; `valid_at` defaults to it). With
+        `status` (one of `STATUSES`, or "all"), the facts of that status instead, as known
+        now or at `known_at`: what the curator retired, whatever it held when."""
+        if status is not None and status != "all" and status not in STATUSES:
+            raise InvalidInput(f"unknown fact status {status!r}: one of {', '.join(STATUSES)} or all")
+        if status is not None and valid_at is not None:
+            raise InvalidInput("status lists facts by their status (now or at known_at); valid_at asks what held then: give one")
         vaults = self._known_vaults(vault)
         known = _time(known_at, "known_at") if known_at is not None else None
         moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
         ref = parse_source(self.cited(source))[1] if source is not None else None
         q = FactQuery(vaults=vaults, entity=entity, kind=_kind(kind) if kind else None, source=ref)
-        if known is None:
+        if known is None and status is None:
             q.believed, q.open_at = True, moment
-        else:
+        elif known is not None:
             q.recorded_by = known
-        facts = [f for f in self._views(self.store.query_facts(q), known)
-                 if f.invalidated_at is None and f.expired_at is None and f.holds_at(moment)]
+        if status is None:
+            facts = [f for f in self._views(self.store.query_facts(q), known)
+                     if f.invalidated_at is None and f.expired_at is None and f.holds_at(moment)]
+        else:
+            facts = [f for f in self._views(self.store.query_facts(q), known) if status in ("all", f.status)]
         if ref is not None:
             facts = [f for f in facts if any(a.source == ref for a in f.attestations)]
         facts.sort(key=lambda f: (f.valid_from, f.id))

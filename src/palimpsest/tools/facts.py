@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..facts.model import STATUSES
 from ..memory import Memory
 from .registry import INTEGER, STRING, described, schema, tool
 
@@ -29,10 +30,13 @@ def _facts(rows: list[Any]) -> dict[str, Any]:
       schema({"vault": VAULT, "entity": described(STRING, "only facts about this entity"), "kind": KIND, "source": SOURCE,
               "valid_at": described(TIME, "facts as they held in the world at this time"),
               "known_at": described(TIME, "facts as the system knew them at this time"),
+              "status": {"type": "string", "enum": [*STATUSES, "all"],
+                         "description": "instead of what holds: the facts of this status (superseded, retracted, …) or all"},
               "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most facts to return (default 100)"}}))
 def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
     return _facts(memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
-                                     valid_at=args.get("valid_at"), known_at=args.get("known_at"), limit=args.get("limit", 100)))
+                                     valid_at=args.get("valid_at"), known_at=args.get("known_at"), limit=args.get("limit", 100),
+                                     status=args.get("status")))
 
 
 @tool("memory_fact_history", "A fact's whole supersession chain, oldest first, with who attested what.",
