@@ -307,7 +307,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
-                   marked=(whole is not None and whole.verb == "change" or slots.change_adverb(candidate)) and not slots.said_instead(candidate)
+                   marked=(whole is not None and whole.verb == "change" and not _WENT.search(candidate) or slots.change_adverb(candidate))
+                   and not slots.said_instead(candidate)
                    and not says_also and max(len(candidate.split()), len(existing.split())) <= CHANGE_WORDS
                    and not (before is not None and whole is not None and not slots.same_holder(before, whole)
                             and slots.same_attribute(before, whole)))
@@ -332,6 +333,7 @@ def _counted(words: list[str], number: set[str]) -> str | None:
     return thing
 
 
+_WENT = re.compile(r"\b(?:went|go|goes|going|gone)\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
 _ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")
 
 
@@ -383,8 +385,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart:
         return "supersede" if candidate_later else "dispute"
-    if s.marked and (s.moved or {"name", "number", "numbers"} & set(s.differs)) and "negation" not in s.differs \
-            and sem is not None and sem >= CHANGE_SAID:
+    if s.marked and ("name" in s.differs or s.swap) and "negation" not in s.differs and sem is not None and sem >= CHANGE_SAID:
         # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value
         # the words name, close in topic, in two short statements (chat's long sentences say "now" of anything)
         return "supersede" if candidate_later else "dispute"
