@@ -231,6 +231,12 @@ def test_panel_in_a_browser(served: tuple[Memory, str, dict[str, Any]], browser:
     assert "superseded" in steps.nth(0).inner_text() and "current" in steps.nth(1).inner_text()
     shot("fact-history")
     assert [f.text for f in memory.facts.query()] == ["The cluster runs kubernetes 1.31"]
+    page.goto(url + "/panel/facts")  # the old one is listed as retired, linked to what replaced it
+    row = page.locator("#retired tbody tr", has_text="The cluster runs kubernetes 1.30")
+    assert "superseded" in row.inner_text() and "The cluster runs kubernetes 1.31" in row.inner_text()
+    shot("facts-retired")
+    row.locator("td >> nth=3").locator("a").click()
+    assert page.locator("h1").inner_text() == "The cluster runs kubernetes 1.31"
 
     # health: counts, queues with the failure and a retry button
     page.goto(url + "/panel/health")

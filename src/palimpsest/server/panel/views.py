@@ -120,10 +120,18 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     return "search.html", context
 
 
+RETIRED_SHOWN = 50  # the facts page lists this many of the latest retired (superseded, merged, retracted, revised)
+
+
 def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     current = memory.facts.query(limit=500)
+    every = memory.facts.query(status="all")
+    retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")]
+    retired.sort(key=lambda f: (f.invalidated_at or f.expired_at or f.valid_to or f.recorded_at, f.id), reverse=True)
+    by_id = {f.id: f for f in every}
     return "facts.html", {"view": "facts", "facts": current, "reviews": memory.facts.reviews(),
-                          "disputes": [f for f in current if f.disputed_with]}
+                          "disputes": [f for f in current if f.disputed_with], "retired": retired[:RETIRED_SHOWN],
+                          "replaced_by": {f.id: by_id[f.superseded_by] for f in retired[:RETIRED_SHOWN] if f.superseded_by in by_id}}
 
 
 def fact(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
