@@ -14,7 +14,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.cli import main
-from palimpsest.facts import Facts, pairs
+from palimpsest.facts import Facts, pairs, slots
 from palimpsest.facts.curator import compare, decide, judge
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -220,3 +220,28 @@ def test_with_an_llm_it_decides_the_band_the_rules_leave(home: Path, store_url: 
             memory.facts.curator.write({"text": "I'm a Chelsea fan.", "valid_from": "2024-01-01"})
             d = memory.facts.curator.write({"text": "Our Chelsea flat has a leaking roof.", "valid_from": "2024-06-01"})
             assert d.action == "related" and "decided by the LLM" in d.reason and len(fake.requests) == 1
+
+
+@pytest.mark.parametrize(("old", "new", "cosine", "action"), [
+    # both name both stages: the same statement, not a later stage
+    ("Yusuf and Leila got engaged in May and married in June.", "Yusuf and Leila were engaged in May and got married in June.",
+     0.99, "confirm"),
+    ("The parser is written in C.", "We rewrote the parser in a weekend.", 0.5, "new"),  # "in a weekend": how, not what
+    ("The landing page is built with React.", "I rebuilt the landing page with my cofounder.", 0.5, "new"),
+    ("We use Python for the backend.", "We switched the backend to Go.", 0.44, "supersede"),  # Go, the language
+    ("We went to Lisbon in May.", "We are in Porto now.", 0.51, "new"),  # a past happening stays what happened
+    ("I buy my coffee beans from Ozone.", "These days I get my beans from Origin.", 0.62, "supersede"),  # the marker opens it
+])
+def test_the_marker_rule_on_what_a_review_found(old: str, new: str, cosine: float, action: str) -> None:
+    assert judge(compare(new, old, cosine), True) == action
+
+
+@pytest.mark.parametrize(("text", "adverb"), [
+    ("Design is handled by Rui now.", "now"), ("These days I get my beans from Origin.", "These days"),
+    ("From now on, replies in German.", "From now on"), ("I don't smoke anymore.", "anymore"), ("We use Notion instead.", "instead"),
+    ("Now, I can focus on my life here.", ""), ("Right now I am busy.", ""), ("I am free just now.", ""),
+    ("I have known it for ages now.", ""), ("Any more questions?", ""), ("The Power of Now is a book.", ""),
+    ("Nights out are rare now that I have kids.", ""), ("I'm now considering the Fitbit.", ""), ("I take tea instead of coffee.", ""),
+])
+def test_which_adverbs_say_a_change(text: str, adverb: str) -> None:
+    assert slots.change_adverb(text) == adverb

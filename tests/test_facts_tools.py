@@ -46,7 +46,7 @@ def test_facts_by_status_show_what_the_curator_retired(memory: Memory) -> None:
     call("memory_fact_retract", {"id": gone["id"], "reason": "a cactus"})
     by = lambda status: [f["id"] for f in call("memory_facts", {"status": status}, write=False)["facts"]]
     assert by("superseded") == [old["id"]] and by("retracted") == [gone["id"]] and by("current") == [new["id"]]
-    assert sorted(by("all")) == sorted([old["id"], new["id"], gone["id"]]) and by("closed") == []
+    assert by("all") == [gone["id"], new["id"], old["id"]] and by("closed") == []  # the latest change first
     assert [f["status"] for f in call("memory_facts", {"status": "superseded"}, write=False)["facts"]] == ["superseded"]
     # as the store knew them before the supersession: the old one current, the new one not yet recorded
     assert call("memory_facts", {"status": "all", "known_at": old["recorded_at"]}, write=False)["facts"][0]["status"] == "current"

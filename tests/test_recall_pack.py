@@ -183,10 +183,11 @@ def test_how_long_marks_an_earlier_length_of_time(mem: Memory) -> None:
 
 
 def test_a_line_a_few_tokens_over_is_cut_to_fit_not_dropped() -> None:
-    """The test above failed once in CI in ~200 runs: a turn's short id tokenizes in a
-    varying number of tokens, and the exact count put this line (with its day's heading) one
-    token over an 80-token block, which was then empty. A line over by a little is cut to
-    the room left. These ids left the block empty before."""
+    """The test above failed once in CI: the exact count of the chosen lines added a token
+    for each newline, which the tokenizer does not count, so this line and its day's heading
+    summed 81 for an assembled block of 78 in an 80-token budget (for ids that tokenize
+    longer), and the block was empty. The parts are now counted as the block is; these ids
+    left it empty before."""
     text = ("Good. New info: the on-call engineer for the checkout service this quarter is Priya Natarajan, and her "
             "escalation pager alias is checkout-oncall-zeta. Also the staging bucket is s3://acme-staging-eu and the VPN "
             "profile is corp-eu-2. Write it into ONCALL.md.")
@@ -196,3 +197,19 @@ def test_a_line_a_few_tokens_over_is_cut_to_fit_not_dropped() -> None:
                           at="2023-05-08T10:00:00Z")
         items, tokens, block = pack.fill([], [item], [], 80, words)
         assert items == [item] and "Priya Natarajan" in block and tokens == count_tokens(block) <= 80, ref
+
+
+def test_a_turn_over_the_room_left_is_cut_to_it() -> None:
+    """The exact count walks the chosen lines in order; a past turn that does not fit the room
+    the lines before it left is cut to that room (its best sentences), not left out, and the
+    block is never over its budget."""
+    words = pack.query_words("Where does the glacier hike start?")
+    long = " ".join(f"On day {n} we walked past the glacier and the hut." for n in range(12))
+    items = [RecallItem(id=f"evt_17964852894356596{n}9f1b9", kind="message", date="2023-05-08", text=f"Ada: {t}", score=1.0,
+                        keep=4, at=f"2023-05-08T10:0{n}:00Z")
+             for n, t in enumerate(["The glacier hike starts at the north car park at dawn.", long])]
+    for budget in (90, 100, 110):
+        fresh = [RecallItem(**{**i.__dict__}) for i in items]
+        chosen, tokens, block = pack.fill([], fresh, [], budget, words)
+        assert tokens == count_tokens(block) <= budget
+        assert len(chosen) == 2 and "north car park" in block and "glacier and the hut" in block and "…" in block, budget

@@ -166,7 +166,7 @@ class Signals:
     apart: bool = False  # both have a slot, and they are different slots of different things (slots.relation None)
     count: bool = False  # the one number swapped counts the same thing ("6 engineers" / "down to 4 engineers"), for one holder
     moved: bool = False  # the candidate's verb says the change ("upgraded to", "moved to", "switched"), not only an adverb ("now")
-    marked: bool = False  # says_change or moved, by a marker of its own ("now", "switched to"), not by "rather than …"
+    marked: bool = False  # the candidate says a change by a marker of its own, as the marker rule reads it (`_marked`)
 
     @property
     def similarity(self) -> float:
@@ -283,7 +283,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         differs.append("negation")
     if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in OPPOSITES):
         differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
-    if any(x in a and y in b or y in a and x in b for x, y in STAGES):
+    if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in STAGES):
         differs.append("stage")  # "engaged" / "married": one thing later, never merged (a value that changed)
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):
@@ -307,11 +307,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
-                   marked=(whole is not None and whole.verb == "change" and not _WENT.search(candidate) or slots.change_adverb(candidate))
-                   and not slots.said_instead(candidate)
-                   and not says_also and max(len(candidate.split()), len(existing.split())) <= CHANGE_WORDS
-                   and not (before is not None and whole is not None and not slots.same_holder(before, whole)
-                            and slots.same_attribute(before, whole)))
+                   marked=_marked(candidate, existing, before, whole, says_also))
 
 
 # as `tokens` gives them: stemmed ("minutes" is "minut", "minute" is "minute"), kilos and pounds already kg and lb (ALIASES)
@@ -333,7 +329,23 @@ def _counted(words: list[str], number: set[str]) -> str | None:
     return thing
 
 
-_WENT = re.compile(r"\b(?:went|go|goes|going|gone)\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
+def _marked(candidate: str, existing: str, before: slots.Slot | None, whole: slots.Slot | None, also: bool) -> bool:
+    """Whether the candidate says that it replaces what held, as the marker rule (`judge`)
+    reads it: by an adverb of its own (`slots.change_adverb`) or a verb of change other than
+    "went"; not by "instead of X" (the slot reading names X), not with "also"; both
+    statements at most CHANGE_WORDS words; not one attribute of two holders ("my dog" / "my
+    neighbour's dog"); and the older one no happening of its own time ("We went to Lisbon in
+    May." is not undone by "We're in Porto now.")."""
+    said = whole is not None and whole.verb == "change" and not _WENT.search(candidate) or bool(slots.change_adverb(candidate))
+    if not said or also or slots.said_instead(candidate) or max(len(candidate.split()), len(existing.split())) > CHANGE_WORDS:
+        return False
+    if before is not None and whole is not None and not slots.same_holder(before, whole) and slots.same_attribute(before, whole):
+        return False
+    return not (_HAPPENED.search(existing) and when.resolve(existing, when.ANY_DAY))
+
+
+_WENT = re.compile(r"\bwent\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
+_HAPPENED = re.compile(r"\b(?:went|visited|travelled|traveled|flew|attended|was|were)\b", re.IGNORECASE)  # past, with its time
 _ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")
 
 
@@ -415,10 +427,9 @@ def _update_reason(text: str, s: Signals | None, old: str = "") -> str:
         slot = slots.parse(text)
         what = f" ({' '.join(slot.attribute)})" if slot is not None and slot.attribute else ""
         return f"the same slot{what} " + ("with another value: an update" if s.slot == "changed" else "denied or affirmed now: an update")
-    if s is not None and s.marked:
+    if s is not None and s.marked and ("name" in s.differs or s.swap):
         said = f"“{adverb}”" if (adverb := slots.change_adverb(text)) else "by its verb"
-        named = "another number" if {"number", "numbers"} & set(s.differs) else "another name" if "name" in s.differs else "a new value"
-        return f"says it changed ({said}), with {named}: an update"
+        return f"says it changed ({said}), with {'another name' if 'name' in s.differs else 'one number for another'}: an update"
     return f"an update of the same statement ({', '.join(s.differs) if s is not None and s.differs else 'value'} changed)"
 
 

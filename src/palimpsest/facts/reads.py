@@ -70,9 +70,9 @@ class FactReads:
               source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None,
               status: str | None = None) -> list[Fact]:
         """Facts that hold now — or at world time `valid_at`, as known at system time
-        `known_at` (what a query at that moment returned; `valid_at` defaults to it). With
-        `status` (one of `STATUSES`, or "all"), the facts of that status instead, as known
-        now or at `known_at`: what the curator retired, whatever it held when."""
+        `known_at` (what a query at that moment returned; `valid_at` defaults to it), oldest
+        first. With `status` (one of `STATUSES`, or "all"), the facts of that status instead,
+        as known now or at `known_at`, the latest change first: what the curator retired."""
         if status is not None and status != "all" and status not in STATUSES:
             raise InvalidInput(f"unknown fact status {status!r}: one of {', '.join(STATUSES)} or all")
         if status is not None and valid_at is not None:
@@ -93,7 +93,10 @@ class FactReads:
             facts = [f for f in self._views(self.store.query_facts(q), known) if status in ("all", f.status)]
         if ref is not None:
             facts = [f for f in facts if any(a.source == ref for a in f.attestations)]
-        facts.sort(key=lambda f: (f.valid_from, f.id))
+        if status is None:
+            facts.sort(key=lambda f: (f.valid_from, f.id))
+        else:  # the latest change of status first: an audit of the curator reads what it did last
+            facts.sort(key=lambda f: (f.invalidated_at or f.expired_at or f.valid_to or f.recorded_at, f.id), reverse=True)
         return facts[:limit] if limit else facts
 
     def _known_vaults(self, vault: str | list[str] | None) -> list[str] | None:

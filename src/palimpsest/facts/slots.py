@@ -229,21 +229,27 @@ def content(words: list[str], keep_preps: bool = False) -> list[str]:
             if (w not in _FILLER or keep_preps and w in _PREPS and w not in ("of", "to")) and w not in PRONOUNS]
 
 
-_NOW_SO = re.compile(r"\b(?:(?<!day )(?<!days )(?<!week )(?<!weeks )(?<!month )(?<!months )(?<!year )(?<!years )(?<!while )now(?! that\b)"
+_NOW_SO = re.compile(r"\b(?:(?<!day )(?<!days )(?<!week )(?<!weeks )(?<!month )(?<!months )(?<!year )(?<!years )(?<!while )"
+                     r"(?<!hours )(?<!decades )(?<!ages )(?<!time )(?<!right )(?<!Right )(?<!just )(?<!Just )(?<!for )now(?! that\b)"
                      r"(?!,? (?i:i'm |i am |we're |we are )?(?i:considering|thinking|planning|wondering|trying|going to|looking))"
-                     r"|nowadays|these days|from now on|going forward|from here on|any ?more|instead(?! of\b))\b")
+                     r"|(?i:nowadays|these days|from now on|going forward|from here on)|instead(?! of\b))\b")
+_NOT_ANY_MORE = re.compile(r"(?:\b(?:not|no|never|nobody|nothing)\b|n't)[^.;!?]*?\bany ?more\b", re.IGNORECASE)
 
 
 def change_adverb(text: str) -> str:
     """The adverb by which `text` says that what it states holds now in place of something
-    ("… is Ravi's job now", "these days", "from now on", "instead"), or "": not "currently"
-    or "lately" (a state, not a change), not "Now, …" opening a sentence (chat's "so"), not
-    "now that …", "for six weeks now" (how long it has held), "now I'm considering …" (a
-    plan), "The Power of Now" (a name), nor "instead of X" (`said_instead`: the slot reading
+    ("… is Ravi's job now", "these days", "from now on", "not … any more", "instead"), or "":
+    not "currently", "lately", "right now" or "just now" (a state, not a change), not "Now, …"
+    opening a sentence (chat's "so"), not "now that …", "for six weeks now" (how long it has
+    held), "now I'm considering …" (a plan), "The Power of Now" (a name), "any more" without a
+    negation ("any more questions?"), nor "instead of X" (`said_instead`: the slot reading
     weighs that)."""
     if said_instead(text):
         return ""
-    return next((m.group(0) for m in _NOW_SO.finditer(text.strip().replace("’", "'")) if m.start() > 0), "")
+    flat = text.strip().replace("’", "'")
+    if (m := _NOT_ANY_MORE.search(flat)) is not None:
+        return "any more" if m.group(0).lower().endswith("any more") else "anymore"
+    return next((m.group(0) for m in _NOW_SO.finditer(flat) if m.start() > 0 or m.group(0) != "now"), "")
 
 
 def said_instead(text: str) -> bool:
@@ -421,7 +427,12 @@ def _state(slot: Slot) -> None:
         slot.negated = not slot.negated
 
 
+STRUCTURAL_CHARS = 300  # longer than any statement of one slot; the patterns' backtracking grows with the cube of the length
+
+
 def _structural(s: str, original: str) -> Slot | None:
+    if len(s) > STRUCTURAL_CHARS:
+        return None
     m = _ROLE_TAKEN.match(s)
     if m and _is_name(m.group("val"), original):
         holder, attr = _holder_attr(m.group("attr"))
@@ -431,7 +442,9 @@ def _structural(s: str, original: str) -> Slot | None:
     if m:
         holder, attr = _holder_attr(m.group("attr"))
         return Slot(holder, attr, _words(m.group("val")), change=True, old_value=_words(m.group("old") or ""), verb="change")
-    m = _REPLACED.match(s) or _SWITCH.match(s) or _REBUILT.match(s)
+    m = _REPLACED.match(s) or _SWITCH.match(s)
+    if m is None and (rebuilt := _REBUILT.match(s)) is not None and _is_name(rebuilt.group("val"), original):
+        m = rebuilt  # "… in Svelte": a name; "… in a weekend", "… with my cofounder" say how, not what
     if m and _a_visit(m):
         m = None  # "I went to Paris", "we went to a concert": a happening, not a value replaced
     if m:

@@ -39,7 +39,7 @@ from typing import Any
 from .. import envelope
 from ..errors import InvalidInput
 from ..ids import short_id
-from ..tokens import estimate_tokens, truncate_to_tokens
+from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
 from .snippet import snippet
 
 HEADER = envelope.RECALL_HEADER
@@ -101,16 +101,17 @@ class RecallItem:
                 self.whole, self.text = (self.text if cut != text else ""), cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 
-    def shrink(self, cap: int, words: set[str] | None = None) -> bool:
-        """Cut the text to `cap` tokens (its best sentences for `words`), where the exact
-        count of the assembled block found it over; whether it is now shorter. A line a few
-        tokens over is cut, not dropped: how a turn's id tokenizes varies by a token or two."""
-        if cap < 8 or cap >= self.tokens:
+    def shrink(self, by: int, words: set[str] | None = None) -> bool:
+        """Cut the text by `by` tokens, counted exactly (its best sentences for `words`),
+        where the exact count of the block found the line over the room left; whether it is
+        now that much shorter. A turn a little over is cut to fit rather than left out."""
+        before = count_tokens(self.text)
+        if before - by < 8:
             return False
         text, tokens, whole = self.text, self.tokens, self.whole
         self.text, self.tokens = whole or text, 0
-        self.prepare(cap, words)
-        if self.tokens >= tokens:
+        self.prepare(before - by, words)
+        if count_tokens(self.text) > before - by:
             self.text, self.tokens, self.whole = text, tokens, whole
             return False
         self.whole = whole or self.whole

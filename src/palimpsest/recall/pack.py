@@ -55,8 +55,9 @@ def _assemble(lead: list[RecallItem], ranked: list[RecallItem], live: list[Recal
 def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], budget: int,
            used: int, words: set[str]) -> tuple[list[RecallItem], list[RecallItem], list[RecallItem]]:
     """The chosen lines counted exactly in one tokenizer pass (they were weighed by
-    estimate), walked in the order they were chosen, and those that fit kept; a line a few
-    tokens over is cut to the room left (`RecallItem.shrink`) rather than left out."""
+    estimate), walked in the order they were chosen, and those that fit kept; a past turn
+    over the room left is cut to it (`RecallItem.shrink`) rather than left out. The parts
+    add up to the assembled block's count: the tokenizer counts no token for a newline."""
     lead_in, ranked_in, live_in = chosen
     lines = [i.line() for i in lead_in] + [i.line(dated=False) for i in ranked_in] + [i.line() for i in live_in]
     costs = iter(count_tokens_batch(lines))
@@ -64,10 +65,10 @@ def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], 
     days: set[str] = set()
     for group, items in enumerate(chosen):
         for item in items:
-            heading = count_tokens(_heading(item.date)) + 1 if group == 1 and item.date not in days else 0
-            cost = next(costs) + 1 + heading
-            if used + cost > budget and item.shrink(item.tokens - (used + cost - budget), words):
-                cost = count_tokens(item.line(dated=group != 1)) + 1 + heading
+            heading = count_tokens(_heading(item.date)) if group == 1 and item.date not in days else 0
+            cost = next(costs) + heading
+            if used + cost > budget and group == 1 and item.shrink(used + cost - budget, words):
+                cost = count_tokens(item.line(dated=False)) + heading
             if used + cost <= budget:
                 kept[group].append(item)
                 used += cost
@@ -111,16 +112,14 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
             used += cost
             if group == 1:
                 days.add(item.date)
-    lead_in, ranked_in, live_in = _exact(chosen, budget, count_tokens(frame) + 1, words)
+    lead_in, ranked_in, live_in = _exact(chosen, budget, count_tokens(frame), words)
     while lead_in or ranked_in or live_in:  # the exact count of the assembled block has the last word
         block = _assemble(lead_in, ranked_in, live_in)
         tokens = count_tokens(block)
         if tokens <= budget:
             block, tokens = _widen(ranked_in, budget, tokens, words, (lead_in, ranked_in, live_in), block)
             return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *live_in], tokens, block
-        group = live_in or ranked_in or lead_in
-        if not group[-1].shrink(group[-1].tokens - (tokens - budget), words):
-            group.pop()
+        (live_in or ranked_in or lead_in).pop()
     return [], 0, ""
 
 

@@ -26,7 +26,7 @@ def _facts(rows: list[Any]) -> dict[str, Any]:
 
 
 @tool("memory_facts", "Curated facts that hold now — or held in the world at `valid_at`, or as the system knew them at "
-      "`known_at` — by vault, entity, kind or source. Superseded, retracted and closed facts only appear in the past.",
+      "`known_at` — by vault, entity, kind or source; or, with `status`, the superseded, retracted, merged … facts, latest first.",
       schema({"vault": VAULT, "entity": described(STRING, "only facts about this entity"), "kind": KIND, "source": SOURCE,
               "valid_at": described(TIME, "facts as they held in the world at this time"),
               "known_at": described(TIME, "facts as the system knew them at this time"),

@@ -125,9 +125,8 @@ RETIRED_SHOWN = 50  # the facts page lists this many of the latest retired (supe
 
 def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     current = memory.facts.query(limit=500)
-    every = memory.facts.query(status="all")
+    every = memory.facts.query(status="all")  # the latest change of status first
     retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")]
-    retired.sort(key=lambda f: (f.invalidated_at or f.expired_at or f.valid_to or f.recorded_at, f.id), reverse=True)
     by_id = {f.id: f for f in every}
     return "facts.html", {"view": "facts", "facts": current, "reviews": memory.facts.reviews(),
                           "disputes": [f for f in current if f.disputed_with], "retired": retired[:RETIRED_SHOWN],
