@@ -428,3 +428,12 @@ def test_an_opening_word_is_no_named_holder() -> None:
     slot = slots.parse("Yesterday, my sister, Ana and I went hiking.")
     assert slot is None or slot.holder != "yesterday"
     assert slots.parse("My sister Léa lives in Lyon.").holder == slots.parse("Léa lives in Marseille.").holder == "léa"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("old", "new", "negated"), [
+    ("Our backups run every night.", "Each night the backup job kicks off.", False),  # a verb of its own, no state
+    ("The plane took off at noon.", "The plane took off.", False),
+    ("The heating is on.", "The heating is off.", True),  # the state, denied
+])
+def test_off_at_the_end_is_a_state_only_after_no_verb_it_makes(old: str, new: str, negated: bool) -> None:
+    assert ("negation" in compare(new, old, 0.8).differs) is negated

@@ -120,6 +120,11 @@ ANTONYMS = {"closed": "open", "shut": "open", "off": "on", "disabled": "enabled"
             "absent": "present", "false": "true", "empty": "full", "vacant": "occupied", "unsupported": "supported"}
 # "on" and "off" are states only at the end of a statement ("the heating is off"); elsewhere "on" is a preposition
 _ANTONYMS_AT_END = frozenset(["on", "off"])
+# … and not after a verb they make another verb of ("the backup job kicks off", "the plane took off", "we signed off")
+_PHRASAL = frozenset("""kick kicks kicked kicking take takes took taken taking set sets setting head heads headed heading start starts
+    started starting pay pays paid paying show shows showed shown sign signs signed signing doze dozes dozed nod nods nodded tee tees
+    teed cool cools cooled sell sells sold call calls called drop drops dropped dropping go goes went going carry carries carried
+    catch catches caught hold holds held log logs logged""".split())
 SINGLE_STATES = frozenset(["based", "located", "married", "engaged", "employed", "stationed", "enrolled", "headquartered"])
 SYNONYMS = [frozenset(g.split()) for g in (
     "home live reside based residence stay house", "work employ job employer", "manager report boss", "car drive vehicle",
@@ -415,7 +420,7 @@ def _untimed(slot: Slot, times: list[when.Span]) -> None:
 def opposite(words: list[str], i: int) -> str | None:
     """The state word `words[i]` denies ("closed" → "open"), or None; "off" only at the end."""
     w = words[i]
-    if w not in ANTONYMS or w in _ANTONYMS_AT_END and i != len(words) - 1:
+    if w not in ANTONYMS or w in _ANTONYMS_AT_END and (i != len(words) - 1 or i and words[i - 1] in _PHRASAL):
         return None
     return ANTONYMS[w]
 
