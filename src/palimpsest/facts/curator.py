@@ -169,6 +169,11 @@ class Signals:
     marked: bool = False  # the candidate says a change by a marker of its own, as the marker rule reads it (`_marked`)
 
     @property
+    def change_said(self) -> bool:
+        """The marker rule's reading: a change said (`marked`) of a value the words name — two names, or one number for another."""
+        return self.marked and ("name" in self.differs or self.swap)
+
+    @property
     def similarity(self) -> float:
         """How close the two are in topic: the best of cosine, lexical and word overlap."""
         return max(self.lexical, self.words, self.semantic if self.semantic is not None else 0.0)
@@ -281,9 +286,9 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     main_a, main_b = tokens(slots.main_clause(candidate)), tokens(slots.main_clause(existing))
     if main_a.count("not") % 2 != main_b.count("not") % 2:  # "not unlocked" is "locked"; "items that I don't use" denies nothing
         differs.append("negation")
-    if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in OPPOSITES):
+    if _one_each(OPPOSITES, a, b):
         differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
-    if any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in STAGES):
+    if _one_each(STAGES, a, b):
         differs.append("stage")  # "engaged" / "married": one thing later, never merged (a value that changed)
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):
@@ -327,6 +332,11 @@ def _counted(words: list[str], number: set[str]) -> str | None:
     if not thing.isalpha() or len(thing) < 3 or thing in _UNITS_OF_MEASURE or thing in _NOT_COUNTED:
         return None  # "35 minutes", "$4,500 per month", "10% off"
     return thing
+
+
+def _one_each(pairs: list[tuple[str, str]], a: list[str], b: list[str]) -> bool:
+    """One word of a pair in one statement and the other in the other ("begins" / "ends")."""
+    return any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in pairs)
 
 
 def _marked(candidate: str, existing: str, before: slots.Slot | None, whole: slots.Slot | None, also: bool) -> bool:
@@ -397,7 +407,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart:
         return "supersede" if candidate_later else "dispute"
-    if s.marked and ("name" in s.differs or s.swap) and "negation" not in s.differs and sem is not None and sem >= CHANGE_SAID:
+    if s.change_said and "negation" not in s.differs and sem is not None and sem >= CHANGE_SAID:
         # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value
         # the words name, close in topic, in two short statements (chat's long sentences say "now" of anything)
         return "supersede" if candidate_later else "dispute"
@@ -427,7 +437,7 @@ def _update_reason(text: str, s: Signals | None, old: str = "") -> str:
         slot = slots.parse(text)
         what = f" ({' '.join(slot.attribute)})" if slot is not None and slot.attribute else ""
         return f"the same slot{what} " + ("with another value: an update" if s.slot == "changed" else "denied or affirmed now: an update")
-    if s is not None and s.marked and ("name" in s.differs or s.swap):
+    if s is not None and s.change_said:
         said = f"“{adverb}”" if (adverb := slots.change_adverb(text)) else "by its verb"
         return f"says it changed ({said}), with {'another name' if 'name' in s.differs else 'one number for another'}: an update"
     return f"an update of the same statement ({', '.join(s.differs) if s is not None and s.differs else 'value'} changed)"

@@ -86,11 +86,12 @@ class FactReads:
             q.believed, q.open_at = True, moment
         elif known is not None:
             q.recorded_by = known
-        if status is None:
-            facts = [f for f in self._views(self.store.query_facts(q), known)
-                     if f.invalidated_at is None and f.expired_at is None and f.holds_at(moment)]
-        else:
-            facts = [f for f in self._views(self.store.query_facts(q), known) if status in ("all", f.status)]
+        def kept(f: Fact) -> bool:
+            if status is not None:
+                return status in ("all", f.status)
+            return f.invalidated_at is None and f.expired_at is None and f.holds_at(moment)
+
+        facts = [f for f in self._views(self.store.query_facts(q), known) if kept(f)]
         if ref is not None:
             facts = [f for f in facts if any(a.source == ref for a in f.attestations)]
         if status is None:

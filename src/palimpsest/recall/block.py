@@ -108,25 +108,28 @@ class RecallItem:
         before = count_tokens(self.text)
         if before - by < 8:
             return False
-        text, tokens, whole = self.text, self.tokens, self.whole
-        self.text, self.tokens = whole or text, 0
-        self.prepare(before - by, words)
+        saved = self._recut(before - by, words)
         if count_tokens(self.text) > before - by:
-            self.text, self.tokens, self.whole = text, tokens, whole
+            self.text, self.tokens, self.whole = saved
             return False
-        self.whole = whole or self.whole
         return True
+
+    def _recut(self, cap: int, words: set[str] | None) -> tuple[str, int, str]:
+        """Prepare the line again from its whole text, cut to `cap`; the state before, to restore."""
+        saved = (self.text, self.tokens, self.whole)
+        self.text, self.tokens = self.whole or self.text, 0
+        self.prepare(min(cap, LINE_TOKENS), words)
+        self.whole = saved[2] or self.whole
+        return saved
 
     def widen(self, cap: int, words: set[str] | None = None) -> bool:
         """Show more of a text `prepare` cut, up to `cap` tokens (`LINE_TOKENS` at most);
         whether it changed. `pack.fill` spends a block's unused budget this way."""
         if not self.whole or cap <= self.tokens:
             return False
-        text, tokens = self.text, self.tokens
-        self.text, self.tokens = self.whole, 0
-        self.prepare(min(cap, LINE_TOKENS), words)
-        if self.tokens <= tokens:  # no better than before
-            self.text, self.tokens = text, tokens
+        saved = self._recut(cap, words)
+        if self.tokens <= saved[1]:  # no better than before
+            self.text, self.tokens, self.whole = saved
             return False
         return True
 

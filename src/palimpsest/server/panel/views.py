@@ -126,11 +126,11 @@ RETIRED_SHOWN = 50  # the facts page lists this many of the latest retired (supe
 def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     current = memory.facts.query(limit=500)
     every = memory.facts.query(status="all")  # the latest change of status first
-    retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")]
+    retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")][:RETIRED_SHOWN]
     by_id = {f.id: f for f in every}
     return "facts.html", {"view": "facts", "facts": current, "reviews": memory.facts.reviews(),
-                          "disputes": [f for f in current if f.disputed_with], "retired": retired[:RETIRED_SHOWN],
-                          "replaced_by": {f.id: by_id[f.superseded_by] for f in retired[:RETIRED_SHOWN] if f.superseded_by in by_id}}
+                          "disputes": [f for f in current if f.disputed_with], "retired": retired,
+                          "replaced_by": {f.id: by_id[f.superseded_by].text for f in retired if f.superseded_by in by_id}}
 
 
 def fact(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
