@@ -213,3 +213,17 @@ def test_a_turn_over_the_room_left_is_cut_to_it() -> None:
         chosen, tokens, block = pack.fill([], fresh, [], budget, words)
         assert tokens == count_tokens(block) <= budget
         assert len(chosen) == 2 and "north car park" in block and "glacier and the hut" in block and "…" in block, budget
+
+
+def test_a_turn_is_never_cut_to_a_fragment() -> None:
+    """Cut to the room left, a turn keeps at least half a snippet's room: to 8 tokens it was
+    "Ada: … The invoice …" (CI), the words the query asked about cut off."""
+    words = pack.query_words("invoice total wrong")
+    filler = " ".join(f"Sentence {i} is about nothing in particular." for i in range(3))
+    for budget in range(60, 160, 2):
+        items = [RecallItem(id=f"evt_17964852894356596{n}9f1b9", kind="message", date="2023-05-08", score=1.0, keep=4,
+                            text=f"Ada: {filler} The invoice total for order {n} was wrong. {filler}", at=f"2023-05-08T10:0{n}:00Z")
+                 for n in range(3)]
+        chosen, tokens, block = pack.fill([], items, [], budget, words)
+        assert tokens == count_tokens(block) <= budget
+        assert all("The invoice total for order" in i.text for i in chosen), (budget, [i.text for i in chosen])

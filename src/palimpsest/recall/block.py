@@ -101,12 +101,13 @@ class RecallItem:
                 self.whole, self.text = (self.text if cut != text else ""), cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 
-    def shrink(self, by: int, words: set[str] | None = None) -> bool:
+    def shrink(self, by: int, words: set[str] | None = None, least: int = 8) -> bool:
         """Cut the text by `by` tokens, counted exactly (its best sentences for `words`),
         where the exact count of the block found the line over the room left; whether it is
-        now that much shorter. A turn a little over is cut to fit rather than left out."""
+        now that much shorter. A turn over is cut to fit rather than left out, unless fewer
+        than `least` tokens would be left of it (a fragment: "Ada: … The invoice …")."""
         before = count_tokens(self.text)
-        if before - by < 8:
+        if before - by < least:
             return False
         saved = self._recut(before - by, words)
         if count_tokens(self.text) > before - by:

@@ -56,7 +56,8 @@ def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], 
            used: int, words: set[str]) -> tuple[list[RecallItem], list[RecallItem], list[RecallItem]]:
     """The chosen lines counted exactly in one tokenizer pass (they were weighed by
     estimate), walked in the order they were chosen, and those that fit kept; a past turn
-    over the room left is cut to it (`RecallItem.shrink`) rather than left out. The parts
+    over the room left is cut to it (`RecallItem.shrink`) rather than left out, where half a
+    snippet's room is left. The parts
     add up to the assembled block's count: the tokenizer counts no token for a newline."""
     lead_in, ranked_in, live_in = chosen
     lines = [i.line() for i in lead_in] + [i.line(dated=False) for i in ranked_in] + [i.line() for i in live_in]
@@ -67,7 +68,7 @@ def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], 
         for item in items:
             heading = count_tokens(_heading(item.date)) if group == 1 and item.date not in days else 0
             cost = next(costs) + heading
-            if used + cost > budget and group == 1 and item.shrink(used + cost - budget, words):
+            if used + cost > budget and group == 1 and item.shrink(used + cost - budget, words, least=SNIPPET_TOKENS // 2):
                 cost = count_tokens(item.line(dated=False)) + heading
             if used + cost <= budget:
                 kept[group].append(item)
