@@ -135,6 +135,27 @@ def test_one_number_swapped_with_the_local_model(memory: Memory, old: str, new: 
     assert facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # each holds for a version of its own: both stay current (all three were superseded)
+    ("Use the prompt template [INST] {prompt} [/INST] for Llama 2.", "For Llama 3 use <|begin_of_text|> instead.", "related"),
+    ("For Llama 2 the context window is 4096 tokens.", "For Llama 3 the context window is 4096 tokens.", "related"),
+    ("For Python 3.10 use tomli.", "For Python 3.11 use tomllib instead.", "related"),
+    ("On Ubuntu 22.04 install libssl1.1.", "On Ubuntu 24.04 install libssl3 instead.", "related"),
+    # one version, a value of it changed; a version that is the value
+    ("For Python 3.10 use tomli.", "For Python 3.10 use tomllib instead.", "supersede"),
+    ("For Python 3.8 we pin numpy 1.24.", "For Python 3.8 we pin numpy 1.26 now.", "supersede"),
+    ("We use Postgres 14 in production.", "We upgraded production to Postgres 16.", "supersede"),
+])
+def test_what_holds_for_one_version_leaves_another_versions_alone(memory: Memory, old: str, new: str, action: str) -> None:
+    from palimpsest.embed import get_embedder
+    from palimpsest.facts import Facts
+
+    embedder = get_embedder("local")
+    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    assert facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
 def test_a_thing_said_to_be_gone_says_so_in_the_journal(memory: Memory) -> None:
     old = memory.facts.curator.write({"text": "I drive a Honda Civic.", "valid_from": "2024-01-01"}).fact
     d = memory.facts.curator.write({"text": "I sold the Civic; my car is a Tesla Model 3.", "valid_from": "2024-06-01"})

@@ -167,6 +167,7 @@ class Signals:
     count: bool = False  # the one number swapped counts the same thing ("6 engineers" / "down to 4 engineers"), for one holder
     moved: bool = False  # the candidate's verb says the change ("upgraded to", "moved to", "switched"), not only an adverb ("now")
     marked: bool = False  # the candidate says a change by a marker of its own, as the marker rule reads it (`_marked`)
+    scoped: bool = False  # each holds for a version of its own ("for Llama 2" / "For Llama 3 …"): two things (`_scoped`)
 
     @property
     def change_said(self) -> bool:
@@ -305,14 +306,29 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         slot = next(changes, slot)
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
-    swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1
+    scoped = _scoped(candidate, existing)
+    if scoped and slot in ("changed", "negated"):
+        slot = "beside"  # "For Llama 2 the window is 4096" / "For Llama 3 … 8192": one attribute of two things
+    swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not scoped
     count = swap and _counted(a, numbers_a - numbers_b) is not None and _counted(a, numbers_a - numbers_b) == _counted(b, numbers_b - numbers_a) \
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
                    x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
-                   marked=_marked(candidate, existing, before, whole, says_also))
+                   marked=not scoped and _marked(candidate, existing, before, whole, says_also), scoped=scoped)
+
+
+# what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
+# opening "on", "in", "with" or "under"; elsewhere "on Node 18" is what something runs, a value)
+_SCOPE = re.compile(r"(?:\b[Ff]or|^\s*(?:[Ii]n|[Oo]n|[Ww]ith|[Uu]nder))\s+(?:the\s+)?(?:[A-Z][\w.+#-]*\s+){1,2}v?(\d+(?:\.\d+)*)\b")
+
+
+def _scoped(candidate: str, existing: str) -> bool:
+    """Each statement holds for a version of its own ("Use [INST] for Llama 2." / "For Llama 3 use
+    <|begin_of_text|> instead."): two things, each with its value, not one value that changed."""
+    a, b = ({m.group(1) for m in _SCOPE.finditer(text)} for text in (candidate, existing))
+    return bool(a) and bool(b) and a != b
 
 
 # as `tokens` gives them: stemmed ("minutes" is "minut", "minute" is "minute"), kilos and pounds already kg and lb (ALIASES)
@@ -405,7 +421,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
         # (with the vectors agreeing: in chat, "now" and "for about 9 weeks now" say nothing changed)
         return "supersede" if candidate_later else "dispute"
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
-    if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart:
+    if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart and not s.scoped:
         return "supersede" if candidate_later else "dispute"
     if s.change_said and "negation" not in s.differs and sem is not None and sem >= CHANGE_SAID:
         # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value
