@@ -118,6 +118,17 @@ def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, ac
     assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
 
 
+def _decided_with_the_local_model(memory: Memory, old: str, new: str) -> str:
+    """What the curator decides when `new` is said after `old`, with the bundled MiniLM."""
+    from palimpsest.embed import get_embedder
+    from palimpsest.facts import Facts
+
+    embedder = get_embedder("local")
+    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    return facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action
+
+
 @pytest.mark.parametrize(("old", "new", "action"), [
     ("We're on Node 18 in production.", "Production runs Node 20.", "supersede"),  # one number swapped, said in other words
     ("I take 20 mg of atorvastatin daily.", "My doctor lowered my atorvastatin to 10 mg a day.", "supersede"),
@@ -126,13 +137,7 @@ def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, ac
     ("The project deadline is March 14.", "We have to ship the project by the fourteenth of March.", "related"),  # the same day
 ])
 def test_one_number_swapped_with_the_local_model(memory: Memory, old: str, new: str, action: str) -> None:
-    from palimpsest.embed import get_embedder
-    from palimpsest.facts import Facts
-
-    embedder = get_embedder("local")
-    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
-    facts.curator.write({"text": old, "valid_from": "2024-01-01"})
-    assert facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+    assert _decided_with_the_local_model(memory, old, new) == action
 
 
 @pytest.mark.parametrize(("old", "new", "action"), [
@@ -147,13 +152,7 @@ def test_one_number_swapped_with_the_local_model(memory: Memory, old: str, new: 
     ("We use Postgres 14 in production.", "We upgraded production to Postgres 16.", "supersede"),
 ])
 def test_what_holds_for_one_version_leaves_another_versions_alone(memory: Memory, old: str, new: str, action: str) -> None:
-    from palimpsest.embed import get_embedder
-    from palimpsest.facts import Facts
-
-    embedder = get_embedder("local")
-    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
-    facts.curator.write({"text": old, "valid_from": "2024-01-01"})
-    assert facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+    assert _decided_with_the_local_model(memory, old, new) == action
 
 
 def test_a_thing_said_to_be_gone_says_so_in_the_journal(memory: Memory) -> None:
