@@ -52,8 +52,28 @@ def predicted(out: dict[str, Any]) -> list[tuple[str, str, str]]:
     return items
 
 
+def joined(gold: list[tuple[str, str, str]], pred: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """`pred` with the parts of one labelled sentence as one item: the distiller cuts "I live in Berlin and my
+    wife works in Potsdam" into two facts (`local.conjuncts`), the labels keep the sentence whole. A part is
+    a predicted item whose words all stand in one gold item of its category and kind."""
+    out: list[tuple[str, str, str]] = []
+    owner: dict[int, int] = {}  # gold index → its item in out
+    for p in pred:
+        g = next((i for i, g in enumerate(gold) if g[:2] == p[:2] and words(p[2]) <= words(g[2])
+                  and dice(g[2], p[2]) < 0.95), None)
+        if g is not None and g in owner:
+            c, k, text = out[owner[g]]
+            out[owner[g]] = (c, k, f"{text} {p[2]}")
+            continue
+        if g is not None:
+            owner[g] = len(out)
+        out.append(p)
+    return out
+
+
 def score(gold: list[tuple[str, str, str]], pred: list[tuple[str, str, str]]) -> tuple[int, int, int]:
-    """(true positives, predicted, gold) with one-to-one matching."""
+    """(true positives, predicted, gold) with one-to-one matching, the parts of one labelled sentence one item (`joined`)."""
+    pred = joined(gold, pred)
     left = list(gold)
     tp = 0
     for p in pred:

@@ -53,6 +53,13 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     ("I went to Paris and had a great time.", None),  # a trip, not two standing facts
     ("For context, our team is four people and we own the notifications service.", None),
     ("I work and live in Porto.", None),
+    # another holder after "and" or ";": two statements, each a fact on its own
+    ("We deploy the API to Heroku and our CI runs on Jenkins.", ["We deploy the API to Heroku.", "Our CI runs on Jenkins."]),
+    ("I live in Berlin and my wife works in Potsdam.", ["I live in Berlin.", "My wife works in Potsdam."]),
+    ("The repo uses Bazel; the CI budget is 20 minutes.", ["The repo uses Bazel.", "The CI budget is 20 minutes."]),
+    ("We use Postgres and the team likes it.", None),  # "it": the part would lose what it speaks of
+    ("I love hiking and the outdoors.", None),  # one preference of two things
+    ("My sister is a nurse and her husband is a chef.", None),  # "her": whose, only the whole says
 ])
 def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] | None) -> None:
     assert conjuncts(text) == (parts or [text])
@@ -212,6 +219,17 @@ def test_a_closed_turn_is_distilled_through_the_curator(memory: Memory) -> None:
     assert memory.distiller.close_turn("s").skipped is None  # the open last turn ("thanks") is new
     status = memory.store.job_status()["tasks"]["distill"]
     assert status == {"done": 3}
+
+
+def test_a_change_of_one_of_two_things_said_together_ends_only_that_one(memory: Memory) -> None:
+    """ "We deploy the API to Heroku and our CI runs on Jenkins" was one fact, and "We've switched
+    from Jenkins to GitHub Actions" retired all of it: Heroku was lost with Jenkins."""
+    _turns(memory, "s", [("user", "Quick context: we deploy the API to Heroku and our CI runs on Jenkins."), ("assistant", "Got it."),
+                         ("user", "We've switched from Jenkins to GitHub Actions."), ("assistant", "Noted."), ("user", "thanks")])
+    memory.worker(tasks=["distill"]).drain()
+    current = {f.text for f in memory.facts.query()}
+    assert current == {"Quick context: we deploy the API to Heroku.", "We've switched from Jenkins to GitHub Actions."}
+    assert [f.text for f in memory.facts.query(status="superseded")] == ["Our CI runs on Jenkins."]
 
 
 def test_a_long_turn_said_plainly_keeps_every_fact_past_the_schema_caps(memory: Memory) -> None:

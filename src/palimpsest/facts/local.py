@@ -662,7 +662,7 @@ def conjuncts(s: str, user: bool = True) -> list[str]:
     opens = _OPENS_I.match(s)
     found = _AND_VERB.search(s) if opens else None
     if found is None or found.start() < opens.end() + 3:  # type: ignore[union-attr]
-        return [s]
+        return _holders(s, user)
     between = s[opens.end():found.start()]  # type: ignore[union-attr]
     if len(between.split()) > 8 or _ANOTHER_SUBJECT.search(between):  # the "and" of a clause inside ("to know I'm not alone and have …")
         return [s]
@@ -674,6 +674,29 @@ def conjuncts(s: str, user: bool = True) -> list[str]:
     if any(p is None or p[0] != "fact" for p in parts) or classify(s, user) is None:
         return [s]
     return [first, second]
+
+
+# "…, and our CI runs on Jenkins", "…; my wife works in Potsdam": a second statement with a holder of its own
+_AND_HOLDER = re.compile(r"(?:,?\s+and|\s*;)\s+(?=(?:my|our|the)\s+\w)", re.IGNORECASE)
+_BACK = re.compile(r"\b(?:it|its|them|there|this|that|these|those|he|she|his|her|him|they|their|one)\b", re.IGNORECASE)  # what the part before names
+
+
+def _holders(s: str, user: bool) -> list[str]:
+    """`s` cut where "and" (or ";") opens a statement of another holder, when each part is a
+    plain fact on its own ("We deploy the API to Heroku and our CI runs on Jenkins": two, so a
+    later "We've switched from Jenkins to GitHub Actions" ends only the second); else `[s]`."""
+    cuts = [m for m in _AND_HOLDER.finditer(s) if m.start() > 0]
+    if not cuts or len(cuts) > 3:
+        return [s]
+    bounds = [0, *(m.start() for m in cuts), len(s)]
+    starts = [0, *(m.end() for m in cuts)]
+    parts = [s[a:b].strip(" ,;") for a, b in zip(starts, bounds[1:])]
+    parts = [p[0].upper() + p[1:] + ("" if p[-1] in ".!?" else ".") for p in parts if p]
+    kinds = [classify(p, user) for p in parts]
+    if len(parts) < 2 or any(k is None or k[0] != "fact" for k in kinds) or any(_BACK.search(p) for p in parts[1:]) \
+            or classify(s, user) is None:
+        return [s]  # "… and the team likes it": the part would lose what it speaks of
+    return parts
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:

@@ -83,7 +83,10 @@ _CONTRACTIONS = [(r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"n't\b"
                  (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
 COPULA = ("is", "are", "am", "was", "were", "has been", "have been", "will be", "remains", "stays", "became", "becomes")
 _ROLE_TAKEN = re.compile(r"^(?P<val>.+?)\s+(?:has\s+|have\s+)?(?:took over as|takes over as|taken over as|is the new|are the new|became|becomes|"
-                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) as)\s+(?:the\s+|our\s+|my\s+)?(?P<attr>.+?)"
+                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) as)\s+"
+                         # a likeness or a degree is no role taken ("Writing has become like an escape", "… so much more fun")
+                         r"(?!(?:like|so|more|less|much|really|very|quite|too|such|kind of|sort of|a bit|a lot|a way)\b)"
+                         r"(?:the\s+|our\s+|my\s+)?(?P<attr>.+?)"
                          r"(?:\s+from\s+(?P<prev>[^,;]+))?$")  # "Marcus took over as QA lead from Ana"
 _TOOK_OVER = re.compile(r"^(?P<val>.+?)\s+(?:has\s+)?(?:took|takes|taken) over\s+(?P<attr>.+?)(?:\s+from\s+(?P<old>.+))?$")
 _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|was\s+|were\s+|got\s+|has been\s+|have been\s+)?"
