@@ -4,6 +4,7 @@ path (valid, invalid → parked and retried, last attempt → fallback), instant
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
 from palimpsest.facts.local import classify, conjuncts, local_distill, named_start, resolve_date, sentences
-from palimpsest.records import Message
+from palimpsest.records import Message, iso, utcnow
 
 T0 = "2026-03-04T10:15:00Z"
 
@@ -218,7 +219,7 @@ def test_a_closed_turn_is_distilled_through_the_curator(memory: Memory) -> None:
     # a turn is distilled once, however often its job runs
     assert memory.distiller.close_turn("s").skipped is None  # the open last turn ("thanks") is new
     status = memory.store.job_status()["tasks"]["distill"]
-    assert status == {"done": 3}
+    assert status == {"done": 3, "queued": 1}  # and the session's last turn, once it is quiet (test below)
 
 
 def test_a_change_of_one_of_two_things_said_together_ends_only_that_one(memory: Memory) -> None:
@@ -230,6 +231,40 @@ def test_a_change_of_one_of_two_things_said_together_ends_only_that_one(memory: 
     current = {f.text for f in memory.facts.query()}
     assert current == {"Quick context: we deploy the API to Heroku.", "We've switched from Jenkins to GitHub Actions."}
     assert [f.text for f in memory.facts.query(status="superseded")] == ["Our CI runs on Jenkins."]
+
+
+def _all_due(memory: Memory) -> None:
+    with memory.store._tx() as conn:  # type: ignore[attr-defined]
+        conn.execute("UPDATE jobs SET run_at = '2000-01-01T00:00:00.000000Z' WHERE state = 'queued'")
+
+
+def test_a_sessions_last_turn_is_distilled_once_it_is_quiet(memory: Memory) -> None:
+    """No user message comes after a session's last turn to close it: "we dropped Heroku", said
+    last, was never distilled, and Heroku stayed the current deploy target."""
+    _turns(memory, "s", [("user", "We deploy the API to Heroku."), ("assistant", "Got it."),
+                         ("user", "Deploys go to Fly.io now, we dropped Heroku."), ("assistant", "Noted: Fly.io.")])
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query()] == ["We deploy the API to Heroku."]  # the last turn waits for quiet
+    _all_due(memory)
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query()] == ["Deploys go to Fly.io now, we dropped Heroku."]
+    assert [f.text for f in memory.facts.query(status="superseded")] == ["We deploy the API to Heroku."]
+    assert memory.store.job_status()["tasks"]["distill"] == {"done": 2}
+
+
+def test_a_last_turn_still_being_written_waits(memory: Memory) -> None:
+    now = utcnow()
+    memory.append("s", "user", "We deploy the API to Heroku.", created_at=iso(now - timedelta(seconds=30)))
+    memory.append("s", "assistant", "Got it.", created_at=iso(now - timedelta(seconds=20)))
+    _all_due(memory)
+    memory.worker(tasks=["distill"]).drain()
+    assert memory.facts.query() == []  # said 20 s ago: queued again for a minute after it
+    assert memory.store.job_status()["tasks"]["distill"] == {"done": 1, "queued": 1}
+    memory.kernel.clock = lambda: now + timedelta(seconds=41)
+    _all_due(memory)
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query()] == ["We deploy the API to Heroku."]
+    assert memory.store.job_status()["tasks"]["distill"] == {"done": 2}
 
 
 def test_a_long_turn_said_plainly_keeps_every_fact_past_the_schema_caps(memory: Memory) -> None:
@@ -305,13 +340,13 @@ def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: 
         assert len(parked) == 3 and {p["task"] for p in parked} == {"distill"}
         assert memory.stats()["llm"]["distill"]["invalid"] == 3
         assert [f.text for f in memory.facts.query()] == ["I prefer window seats."]  # the fallback, on the last attempt
-        assert memory.store.job_status()["tasks"]["distill"] == {"done": 1}
+        assert memory.store.job_status()["tasks"]["distill"] == {"done": 1, "queued": 1}  # the last turn's waits for quiet
 
 
 def _due_now(memory: Memory) -> None:
     """Make retried jobs due now (the worker's backoff is seconds to minutes)."""
     with memory.store._tx() as conn:  # type: ignore[attr-defined]
-        conn.execute("UPDATE jobs SET run_at = '2000-01-01T00:00:00.000000Z' WHERE state = 'queued'")
+        conn.execute("UPDATE jobs SET run_at = '2000-01-01T00:00:00.000000Z' WHERE state = 'queued' AND attempts > 0")
 
 
 def test_a_bulk_ingest_queues_one_job_per_closed_turn(sqlite_memory: Memory) -> None:
@@ -319,4 +354,4 @@ def test_a_bulk_ingest_queues_one_job_per_closed_turn(sqlite_memory: Memory) -> 
              for i, r in enumerate(["system", "user", "assistant", "user", "assistant", "user"])]
     sqlite_memory.ingest_session("s", turns[:4])
     sqlite_memory.ingest_session("s", turns[4:])
-    assert sqlite_memory.store.job_status()["tasks"]["distill"] == {"queued": 2}
+    assert sqlite_memory.store.job_status()["tasks"]["distill"] == {"queued": 3}  # and one for the last turn, once quiet

@@ -40,8 +40,9 @@ from .errors import InvalidInput
 from .facts.local import local_distill, named_start
 from .jobs import last_attempt
 from .kernel import Kernel
-from .records import OFFSET_KEY, Message, parse_time
-from .store import Filters, Job
+from .pipeline import TAIL_DELAY
+from .records import OFFSET_KEY, Message, iso, parse_time
+from .store import Filters, Job, NewJob
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "distill"
@@ -198,7 +199,24 @@ class Distiller:
 
     def run_job(self, job: Job) -> None:
         p = job.payload
+        if p.get("tail"):  # the session's last turn, once it is quiet (`pipeline.TAIL_DELAY`)
+            if self._quiet(p["session"], job):
+                self.close_turn(p["session"], use_llm=not last_attempt(job))
+            return
         self.turn(p["session"], self.turn_messages(p["session"], p.get("start"), p.get("end")), use_llm=not last_attempt(job))
+
+    def _quiet(self, session: str, job: Job) -> bool:
+        """Whether nothing was said in the session for `TAIL_DELAY` (and something before); if
+        something was, the job is queued again for when it will have been (its key names the newest message)."""
+        newest = self.store.browse(Filters(session=session), 1, 0, newest_first=True)
+        if not newest:
+            return False  # forgotten since: nothing to distill
+        due = parse_time(newest[0].created_at) + TAIL_DELAY
+        if due <= self.kernel.clock():
+            return True
+        self.store.enqueue([NewJob("distill", job.payload, job_key=f"distill-tail:{session}:{newest[0].id}", max_attempts=job.max_attempts,
+                                   run_at=iso(due))])
+        return False
 
     def turn_messages(self, session: str, start: str | None, end: str | None) -> list[Message]:
         """Messages of a session from `start` (inclusive) to `end` (exclusive), oldest first."""

@@ -7,7 +7,9 @@ worst case is a turn that is not distilled; `palimpsest distill` can do it later
 it costs one read of the new rows plus one look-up per user message:
 
 - a user message closes the turn before it: `distill` for that turn (sessions not instant,
-  setting `distill`), keyed by the turn's first message;
+  setting `distill`), keyed by the turn's first message; and it opens a turn that no later
+  message may close (a session's last): `distill` of the session's last turn a minute on,
+  at most one waiting per session, which waits while the session is still being written;
 - (a message with a tool name and no text: `tool-synth`, queued by `ToolSynth.after_index`);
 - every session touched: `compact`, run a minute later, at most one waiting per session
   (`compact_after` of 0 turns compaction off).
@@ -29,6 +31,7 @@ from .store import Filters, NewJob, Store
 
 log = logging.getLogger(__name__)
 COMPACT_DELAY = timedelta(seconds=60)
+TAIL_DELAY = timedelta(seconds=60)  # a session's open last turn is distilled once nothing was said in it for this long
 
 
 def derived_jobs(store: Store, settings: Any, messages: list[Message]) -> list[NewJob]:
@@ -70,4 +73,8 @@ def _turns_closed(store: Store, session: str, new: list[Message]) -> list[NewJob
             jobs.append(NewJob("distill", {"session": session, "start": previous.created_at, "end": m.created_at},
                                job_key=f"distill:{session}:{previous.id}", max_attempts=4))
         previous = m
+    # the session's last turn, distilled once the session is quiet: no user message comes after it to close it. The
+    # handler reads which turn is last when it runs, and waits while the session is still being written (`Distiller.run_job`)
+    jobs.append(NewJob("distill", {"session": session, "tail": True}, job_key=f"distill-tail:{session}", max_attempts=4,
+                       run_at=iso(utcnow() + TAIL_DELAY)))  # one waiting per session
     return jobs
