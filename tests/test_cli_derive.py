@@ -45,6 +45,18 @@ def test_no_derive_leaves_the_jobs_queued_and_says_how_to_run_them(tmp_path: Pat
     assert vectors(tmp_path)["queued"] == 0
 
 
+def test_jobs_run_says_what_waits_until_later(tmp_path: Path) -> None:
+    """A user message queues its session's compaction and the distillation of its last turn a
+    minute on: `jobs run` right after ran none of them and said only "ran 0 jobs"."""
+    url = f"http://127.0.0.1:{free_port()}"
+    assert cli(tmp_path, url, "append", "s1", "user", "We deploy the docs to Netlify.").returncode == 0
+    done = cli(tmp_path, url, "jobs", "run", "--json")
+    report = json.loads(done.stdout)
+    assert report["waiting"] >= 2 and report["next_run"] > "2000"  # compact, distill (and tags)
+    done = cli(tmp_path, url, "jobs", "run")
+    assert done.stdout.startswith("ran 0 jobs; ") and "wait, the first until" in done.stdout and "palimpsest serve" in done.stdout
+
+
 def test_with_a_server_answering_the_jobs_are_left_to_it(tmp_path: Path) -> None:
     with Memory(tmp_path / "other", settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
         done = cli(tmp_path, url, "append", "s1", "user", "the server embeds this")

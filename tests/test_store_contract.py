@@ -509,6 +509,10 @@ def test_fail_retries_then_exhausts(store: Store) -> None:
     assert status["sample_errors"]["embed"] == "embedder timed out again"
     assert len(status["sample_errors"]["tag"]) <= 2000
     assert store.claim_jobs("w", None, 5, iso(t0 + timedelta(hours=1)), stale) == []
+    assert status["next_run"] is None  # nothing queued
+    later, sooner = iso(t0 + timedelta(minutes=5)), iso(t0 + timedelta(minutes=1))
+    store.enqueue([NewJob("compact", {}, run_at=later), NewJob("distill", {}, run_at=sooner)])
+    assert store.job_status()["next_run"] == sooner  # when the first queued job is due
 
 
 def test_retry_failed_dry_run_and_filters(store: Store) -> None:

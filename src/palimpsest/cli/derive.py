@@ -80,7 +80,8 @@ def _say(args: argparse.Namespace, done: dict[str, Any]) -> dict[str, Any]:
         lines.append(f"{waiting} derived jobs queued; the server at {done['server']} runs them (if it serves this home)")
     elif waiting:
         tasks = ", ".join(f"{t} {n}" for t, n in sorted(done["queued"].items()))
-        lines.append(f"{waiting} derived jobs wait ({tasks}): run `palimpsest jobs run`, or keep `palimpsest serve` running")
+        lines.append(f"{waiting} derived jobs wait ({tasks}): run `palimpsest jobs run` (compaction and a session's last turn once "
+                     "it is quiet a minute), or keep `palimpsest serve` running")
     for line in lines:
         print(f"palimpsest: {line}", file=sys.stderr)
     return done

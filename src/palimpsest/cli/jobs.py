@@ -33,6 +33,8 @@ def status(args: argparse.Namespace) -> None:
         print_table(("task", "state", "jobs"), ((task, state, n) for task, states in r["tasks"].items() for state, n in states.items()))
         for task, err in r["sample_errors"].items():
             print(f"{task}: last error: {err}")
+        if r.get("next_run"):
+            print(f"the first queued job is due at {r['next_run'][:19]}Z")
 
     emit(args, result, human)
 
@@ -53,7 +55,15 @@ def run(args: argparse.Namespace) -> None:
         while n < MAX_RUN and (batch := worker.run_once()):  # the worker's `drain`, a batch at a time for the bar
             n += batch
             update(n, max(n, total))
-    emit(args, {"ran": n}, lambda r: print(f"ran {r['ran']} jobs"))
+        left = memory.jobs()
+    waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if not args.task or t in args.task)
+
+    def human(r: dict[str, Any]) -> None:
+        later = f"; {r['waiting']} wait, the first until {r['next_run'][:19]}Z (compaction, and a session's last turn, once it " \
+                "has been quiet a minute): `palimpsest serve` runs them when due" if r["waiting"] else ""
+        print(f"ran {r['ran']} jobs{later}")
+
+    emit(args, {"ran": n, "waiting": waiting, "next_run": left["next_run"] if waiting else None}, human)
 
 
 def reindex(args: argparse.Namespace) -> None:
