@@ -155,6 +155,22 @@ def test_what_holds_for_one_version_leaves_another_versions_alone(memory: Memory
     assert _decided_with_the_local_model(memory, old, new) == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # two things named by their subjects, each with its own value: both stay current (all five were superseded)
+    ("The frontend is React 18.", "The admin panel is React 17.", "related"),
+    ("The staging server runs Ubuntu 22.04.", "The production server runs Ubuntu 24.04 now.", "related"),
+    ("The cache TTL is 5 minutes.", "The session TTL is 30 minutes.", "related"),
+    ("My work laptop runs macOS 14.", "My home laptop runs macOS 13.", "related"),
+    ("The API rate limit is 100 requests per minute.", "The API rate limit for paid users is 1000 requests per minute.", "related"),
+    # one thing, its value changed
+    ("The cache TTL is 5 minutes.", "The cache TTL is 10 minutes now.", "supersede"),
+    ("The staging server runs Ubuntu 22.04.", "The staging server runs Ubuntu 24.04 now.", "supersede"),
+    ("The API rate limit is 100 requests per minute.", "The API rate limit is 200 requests per minute now.", "supersede"),
+])
+def test_two_things_named_by_their_subjects_keep_their_own_values(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
 def test_a_thing_said_to_be_gone_says_so_in_the_journal(memory: Memory) -> None:
     old = memory.facts.curator.write({"text": "I drive a Honda Civic.", "valid_from": "2024-01-01"}).fact
     d = memory.facts.curator.write({"text": "I sold the Civic; my car is a Tesla Model 3.", "valid_from": "2024-06-01"})

@@ -167,12 +167,13 @@ class Signals:
     count: bool = False  # the one number swapped counts the same thing ("6 engineers" / "down to 4 engineers"), for one holder
     moved: bool = False  # the candidate's verb says the change ("upgraded to", "moved to", "switched"), not only an adverb ("now")
     marked: bool = False  # the candidate says a change by a marker of its own, as the marker rule reads it (`_marked`)
-    scoped: bool = False  # each holds for a version of its own ("for Llama 2" / "For Llama 3 …"): two things (`_scoped`)
+    scoped: bool = False  # said of two things: each for a version of its own ("for Llama 2" / "For Llama 3 …", `_scoped`), or
+    # named by their subjects ("the staging server" / "the production server", `slots.two_things`)
 
     @property
     def change_said(self) -> bool:
         """The marker rule's reading: a change said (`marked`) of a value the words name — two names, or one number for another."""
-        return self.marked and ("name" in self.differs or self.swap)
+        return self.marked and not self.scoped and ("name" in self.differs or self.swap)
 
     @property
     def similarity(self) -> float:
@@ -314,9 +315,11 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
     return Signals(False, (words + order) / 2, semantic, differs, rest, words, order, slot, swap, bool(names_a & names_b),
-                   x != y and (x <= y or y <= x), says_change, says_also, slot is None and before is not None and whole is not None, count,
+                   x != y and (x <= y or y <= x), says_change, says_also,
+                   slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
-                   marked=not scoped and _marked(candidate, existing, before, whole, says_also), scoped=scoped)
+                   marked=not scoped and _marked(candidate, existing, before, whole, says_also),
+                   scoped=scoped or slot == "topic" and before is not None and whole is not None and slots.two_things(before, whole))
 
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
@@ -415,7 +418,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
             return "confirm"
         if sem is not None and sem >= PARAPHRASE and s.words >= 0.5 and not (s.words == 1.0 and s.order < 0.5):
             return "confirm"  # said in other words: nothing differs, the vectors agree, half the words too (not a permutation)
-    if s.swap and s.differs == ["number"] and s.rest > 0 and (sem is not None and sem >= SWAP or s.count and (sem is None or sem >= 0.5)
+    if s.swap and s.differs == ["number"] and s.rest > 0 and not s.scoped and (sem is not None and sem >= SWAP or s.count and (sem is None or sem >= 0.5)
                                                                    or s.moved and sem is not None and sem >= 0.5):
         # "We're on Node 18" / "Production runs Node 20": one number swapped; "… upgraded the services to Node 22", said by its verb
         # (with the vectors agreeing: in chat, "now" and "for about 9 weeks now" say nothing changed)

@@ -661,13 +661,37 @@ def same_attribute(a: Slot, b: Slot) -> bool:
     return dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
 
 
+def two_things(a: Slot, b: Slot) -> bool:
+    """Two slots said of two things named by their subjects, not one thing's two values: "the
+    staging server" / "the production server", "the cache TTL" / "the session TTL", "the
+    frontend" / "the admin panel", "the rate limit" / "… for paid users", "my work laptop" /
+    "my home laptop" (one holder: "we" / "production" may be one thing)."""
+    if a.holder != b.holder or a.verb != b.verb:  # one predicate of two subjects ("… runs Ubuntu"), not "we use" / "we upgraded"
+        return False
+    x, y = content(a.attribute, True), content(b.attribute, True)
+    if not x or not y:
+        return False
+    only_x, only_y = set(x) - set(y), set(y) - set(x)
+    # one word each, a name of a kind ("staging" / "production"): not "favourite restaurant" / "go-to spot" (a paraphrase),
+    # nor "watched 10 videos" / "watched 15" (the value itself, parsed into the attribute)
+    one_word_each = len(only_x) == len(only_y) == 1 and all(w.isalpha() for w in only_x | only_y)
+    return not set(x) & set(y) or x[-1] == y[-1] and one_word_each or _qualifiers_apart(x, y)
+
+
 def _qualified_apart(x: list[str], y: list[str]) -> bool:
     """Two attributes that differ in what qualifies them are two slots, however many words
     they share: "locker at site 1" / "at site 2" (a number apart), "deploy target for
     staging" / "for prod" (what follows the preposition apart)."""
     if any(any(c.isdigit() for c in w) for w in set(x) ^ set(y)):
         return True
+    return _qualifiers_apart(x, y)
+
+
+def _qualifiers_apart(x: list[str], y: list[str]) -> bool:
+    """What qualifies them apart: "for staging" / "for prod", or "for admins" in one alone."""
     qx, qy = _qualifiers(x), _qualifiers(y)
+    if ("for" in x) != ("for" in y) and (set(x) <= set(y) or set(y) <= set(x)) and (qx | qy) and not (qx | qy) & set(x) & set(y):
+        return True  # "the max upload size" / "… for admins": the rule, and its exception for some ("the budget for Q3" is "Q3's budget")
     return bool(qx and qy and not qx & qy)
 
 
