@@ -156,12 +156,22 @@ def test_what_holds_for_one_version_leaves_another_versions_alone(memory: Memory
 
 
 @pytest.mark.parametrize(("old", "new", "action"), [
+    ("I prefer tabs over spaces.", "I prefer spaces now.", "supersede"),  # was merged: "spaces" is in both
+    ("I prefer tabs over spaces.", "I prefer tabs rather than spaces.", "confirm"),
+    ("I like tea more than coffee.", "I like coffee more than tea.", "related"),
+])
+def test_a_choice_between_two_things_that_turned_is_a_change(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
     # two things named by their subjects, each with its own value: both stay current (all five were superseded)
     ("The frontend is React 18.", "The admin panel is React 17.", "related"),
     ("The staging server runs Ubuntu 22.04.", "The production server runs Ubuntu 24.04 now.", "related"),
     ("The cache TTL is 5 minutes.", "The session TTL is 30 minutes.", "related"),
     ("My work laptop runs macOS 14.", "My home laptop runs macOS 13.", "related"),
     ("The API rate limit is 100 requests per minute.", "The API rate limit for paid users is 1000 requests per minute.", "related"),
+    ("The backend team is 5 people.", "The frontend team is 3 people.", "related"),
     # one thing, its value changed
     ("The cache TTL is 5 minutes.", "The cache TTL is 10 minutes now.", "supersede"),
     ("The staging server runs Ubuntu 22.04.", "The staging server runs Ubuntu 24.04 now.", "supersede"),

@@ -319,7 +319,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
                    marked=not scoped and _marked(candidate, existing, before, whole, says_also),
-                   scoped=scoped or slot == "topic" and before is not None and whole is not None and slots.two_things(before, whole))
+                   scoped=scoped or slot in ("topic", None) and before is not None and whole is not None and slots.two_things(before, whole))
 
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's

@@ -711,7 +711,18 @@ def _canonical(stems: list[str]) -> list[str]:
     return [_VALUE_CANONICAL.get(w, w) for w in stems]
 
 
+_OVER = frozenset(["over", "than", "rather", "instead"])  # "tabs over spaces", "tea more than coffee": what is preferred comes first
+
+
+def _preferred(value: list[str]) -> list[str]:
+    """A value that sets one thing above another, as the thing chosen ("tabs over spaces": tabs); any other as it is."""
+    cut = next((i for i, w in enumerate(value) if w in _OVER), None)
+    return value[:cut] if cut else value
+
+
 def same_value(a: Slot, b: Slot) -> bool:
+    if (_OVER & set(a.value)) != (_OVER & set(b.value)) and not _preferred(a.value) == _preferred(b.value):
+        return False  # "I prefer tabs over spaces" / "I prefer spaces now": the choice turned, whatever words they share
     x, y = (_canonical([w for w in content(v.value) if w not in ("year", "old")]) for v in (a, b))
     if not x or not y:
         return x == y
