@@ -285,9 +285,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
     ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
-                                      "blind11", "train1", "train2", "train3", "train4", "all"), default="all",
+                                      "blind11", "devcode", "train1", "train2", "train3", "train4", "all"), default="all",
                     help="which pairs to report (all: dev, dev2, dev3, test, every one of those, fresh, blind, blind2 and blind3; "
-                         "blind4, blind7, train1-train4; the held-out blind5, blind6, blind8, blind9, blind10 and blind11 only by name)")
+                         "blind4, blind7, devcode, train1-train4; the held-out blind5, blind6, blind8, blind9, blind10 and blind11 only by name)")
     ap.add_argument("--rules", action="store_true", help="the gate's rules alone, without the pair model (facts.pairs)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true", help="print each pair decided wrongly (not with --set test or all: "
@@ -301,13 +301,14 @@ def main() -> None:
         file_cases(n) for n in ("dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
                                 "blind10", "blind11"))
     train = {n: file_cases(n) for n in ("train1", "train2", "train3", "train4")}
+    devcode = file_cases("devcode")
     sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
             "blind": [("blind", blind)], "blind2": [("blind2", blind2)], "blind3": [("blind3", blind3)], "blind4": [("blind4", blind4)], "blind5": [("blind5", blind5)],
             "blind6": [("blind6", blind6)], "blind7": [("blind7", blind7)], "blind8": [("blind8", blind8)],
-            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], **{n: [(n, cases)] for n, cases in train.items()},
+            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "devcode": [("devcode", devcode)], **{n: [(n, cases)] for n, cases in train.items()},
             "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh),
                     ("blind", blind), ("blind2", blind2), ("blind3", blind3), ("blind4", blind4), ("blind7", blind7),
-                    *train.items()]}[args.set]
+                    ("devcode", devcode), *train.items()]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -361,7 +362,8 @@ def main() -> None:
               f"twenty-third session, held out (bench/data/curation-blind9.json); blind10: {len(blind10)} pairs written the same way "
               f"in the twenty-fourth session, held out (bench/data/curation-blind10.json); blind11: {len(blind11)} pairs written the same "
               f"way in the twenty-fifth session, about a software project and its team (as a coding assistant stores them), held out "
-              f"(bench/data/curation-blind11.json); train1-train4: "
+              f"(bench/data/curation-blind11.json); devcode: {len(devcode)} pairs of the same kind, written the same way in the "
+              f"twenty-fifth session as development data (bench/data/curation-devcode.json); train1-train4: "
               f"{sum(len(c) for c in train.values())} pairs written the same way in the twenty-third session by four helpers, each "
               f"leaning on a theme (personal life, software teams, what an agent distils from chat, hard cases), for the pair model "
               f"and as development data (bench/data/curation-train*.json).\n\n"

@@ -205,6 +205,25 @@ def test_number_words_read_as_numbers() -> None:
     assert slots.clauses("I'm no longer vegetarian, I eat fish again; it's fine") == ["I'm no longer vegetarian", "I eat fish again", "it's fine"]
 
 
+def test_one_number_said_two_ways_is_one_number() -> None:
+    from palimpsest.facts.curator import tokens
+
+    assert tokens("at 10:00 UTC") == tokens("at 10am UTC") == tokens("at 10 AM UTC") == ["at", "10", "utc"]
+    assert tokens("at 02:00") == tokens("at 2am") and tokens("at 2pm") == tokens("at 14:00") == ["at", "14"]
+    assert tokens("a budget of 12k") == tokens("a budget of 12,000") and tokens("1.5k") == ["1500"]
+    assert tokens("at 10:30") == ["at", "10:30"] and tokens("version 3.11") == ["version", "3.11"]  # not an hour, not thousands
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    # the same hour said two ways read as one number swapped: each was superseded by its own paraphrase
+    ("The on-call rotation hands off every Monday at 10:00 UTC.", "On-call handoff happens Mondays at 10 AM UTC."),
+    ("Database backups run nightly at 02:00 UTC and are kept for 30 days.",
+     "Every night at 2 AM UTC we back up the database, with 30-day retention."),
+])
+def test_a_time_said_two_ways_is_no_change(memory: Memory, old: str, new: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) != "supersede"
+
+
 def test_two_happenings_that_share_only_when_both_stay_current(memory: Memory) -> None:
     # LoCoMo conv-26, session 5: the parade was retired by the picnic while "last week" was read as the slot
     memory.facts.curator.write({"text": "Last week I went to an LGBTQ+ pride parade.", "valid_from": "2023-06-29"})
