@@ -322,10 +322,10 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         slot = next(changes, slot)
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
-    scoped = _scoped(candidate, existing)
-    if scoped and slot in ("changed", "negated"):
+    versions = _scoped(candidate, existing)  # each for a version of its own
+    if versions and slot in ("changed", "negated"):
         slot = "beside"  # "For Llama 2 the window is 4096" / "For Llama 3 … 8192": one attribute of two things
-    swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not scoped
+    swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not versions
     count = swap and _counted(a, numbers_a - numbers_b) is not None and _counted(a, numbers_a - numbers_b) == _counted(b, numbers_b - numbers_a) \
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
@@ -333,8 +333,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    x != y and (x <= y or y <= x), says_change, says_also,
                    slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
-                   marked=not scoped and _marked(candidate, existing, before, whole, says_also),
-                   scoped=scoped or slot in ("topic", None) and before is not None and whole is not None and slots.two_things(before, whole))
+                   marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
+                   scoped=versions or slot in ("topic", None) and before is not None and whole is not None and slots.two_things(before, whole))
 
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's

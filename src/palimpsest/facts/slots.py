@@ -721,7 +721,7 @@ def _preferred(value: list[str]) -> list[str]:
 
 
 def same_value(a: Slot, b: Slot) -> bool:
-    if (_OVER & set(a.value)) != (_OVER & set(b.value)) and not _preferred(a.value) == _preferred(b.value):
+    if (_OVER & set(a.value)) != (_OVER & set(b.value)) and _preferred(a.value) != _preferred(b.value):
         return False  # "I prefer tabs over spaces" / "I prefer spaces now": the choice turned, whatever words they share
     x, y = (_canonical([w for w in content(v.value) if w not in ("year", "old")]) for v in (a, b))
     if not x or not y:
