@@ -267,6 +267,14 @@ def test_a_last_turn_still_being_written_waits(memory: Memory) -> None:
     assert memory.store.job_status()["tasks"]["distill"] == {"done": 2}
 
 
+def test_a_last_turn_job_for_a_session_with_nothing_in_it_finishes_quietly(memory: Memory) -> None:
+    from palimpsest.store import NewJob
+
+    memory.store.enqueue([NewJob("distill", {"session": "gone", "tail": True}, job_key="distill-tail:gone")])
+    memory.worker(tasks=["distill"]).drain()
+    assert memory.store.job_status()["tasks"]["distill"] == {"done": 1} and memory.facts.query() == []
+
+
 def test_a_long_turn_said_plainly_keeps_every_fact_past_the_schema_caps(memory: Memory) -> None:
     """The schema's caps bound one model reply; the local distiller on a long turn (a pasted
     list of 30 plain statements) found more, and the turn failed the schema for good."""
