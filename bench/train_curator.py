@@ -3,7 +3,8 @@
 Every pair of the development sets (dev with its LongMemEval and hand-written pairs, dev2,
 dev3, blind, blind2, blind3, blind4, blind7 — the sets `bench/curation.py` reads errors of — and the 800 pairs of
 train1–train4, written in the twenty-third session by four helpers that had read neither the code nor any pair file,
-for training only) is turned into
+for training only, and devcode, 160 pairs about a software project written the same way in the twenty-fifth session,
+added to training in the twenty-sixth) is turned into
 the features the curator computes in use (`curator.compare` with the bundled MiniLM's
 cosine, the rules' answer, `pairs.features`), and a multinomial logistic regression is fit
 to the labels (standardised features, L2, plain gradient descent from zero: deterministic).
@@ -40,7 +41,7 @@ from palimpsest.embed import get_embedder
 from palimpsest.facts import curator, pairs
 
 OUT = ROOT / "src" / "palimpsest" / "data" / "curator-pairs.json"
-DEV = ("dev", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind7", "train1", "train2", "train3", "train4")
+DEV = ("dev", "dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind7", "train1", "train2", "train3", "train4", "devcode")
 L2 = (0.001, 0.003, 0.01, 0.03, 0.1)
 CONFIRM_AT = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 # The model confirms at no less than this, whatever the left-out table prefers: the table's merge-free choice (0.8)

@@ -181,6 +181,38 @@ def test_two_things_named_by_their_subjects_keep_their_own_values(memory: Memory
     assert _decided_with_the_local_model(memory, old, new) == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # the subjects name two things, each built with its own version: no change said, both stay current (was superseded)
+    ("The Go services are built with Go 1.22.", "The Rust services are built with the 1.78 stable toolchain.", "related"),
+    ("The Go services are built with Go 1.22.", "The Go services are built with Go 1.23 now.", "supersede"),
+    # a rank names one thing of its kind: "main" and "biggest" say one slot, and its value changed
+    ("Our main customer is Acme Logistics.", "Our biggest customer is Northwind Freight.", "supersede"),
+])
+def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
+def test_a_span_of_time_in_one_unit_and_one_name_said_two_ways() -> None:
+    from palimpsest.facts.curator import tokens
+
+    assert tokens("two weeks") == tokens("14 days") == ["14d"] and tokens("2 fortnights") == ["28d"]
+    assert tokens("after half an hour") == tokens("after 30 minutes") == tokens("after 1800 seconds") == ["after", "1800s"]
+    assert tokens("twenty years") == tokens("two decades") == tokens("240 months") == ["240mo"]
+    assert tokens("My son is 4 years old.") == ["son", "4", "year", "old"]  # an age, not a span: "is 4", "is four"
+    assert tokens("three runs a week") == ["3", "run", "week"]  # a rate, not a span
+    assert tokens("Every pull request needs two approvals") == ["every", "pr", "need", "2", "approval"]
+    assert tokens("Our continuous integration pipeline") == ["ci", "pipeline"] and tokens("our prod DB") == ["production", "database"]
+
+
+def test_how_long_so_far_is_no_value_of_the_statement(memory: Memory) -> None:
+    # LongMemEval chat: with "6 weeks" one word, the value rule read a number added and disputed the other statement
+    class_for = "I've been taking a stand-up comedy class for 6 weeks now, and it's been a blast."
+    to_help = "I've been taking a stand-up comedy class to help with my writing."
+    assert "number" not in compare(class_for, to_help).differs and "number" not in compare(to_help, class_for).differs
+    assert compare("Backups are kept for 90 days.", "Backups are kept for 30 days.").differs == ["number"]  # a span each: values
+    assert _decided_with_the_local_model(memory, class_for, to_help) not in ("supersede", "dispute")
+
+
 def test_a_thing_said_to_be_gone_says_so_in_the_journal(memory: Memory) -> None:
     old = memory.facts.curator.write({"text": "I drive a Honda Civic.", "valid_from": "2024-01-01"}).fact
     d = memory.facts.curator.write({"text": "I sold the Civic; my car is a Tesla Model 3.", "valid_from": "2024-06-01"})

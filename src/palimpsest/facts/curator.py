@@ -92,7 +92,8 @@ STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", 
 
 
 # one name said two ways; and a weekday said of every week ("on Thursdays") is the weekday
-ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo": "mongodb", "js": "javascript", "ts": "typescript",
+ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "prod": "production", "repo": "repository",
+           "repos": "repositories", "db": "database", "dbs": "databases", "infra": "infrastructure", "mongo": "mongodb", "js": "javascript", "ts": "typescript",
            **{f"{d}days": f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")},
            # a unit said two ways ("82 kilos" / "77 kg")
            **dict.fromkeys(("kilo", "kilos", "kilogram", "kilograms", "kgs"), "kg"), **dict.fromkeys(("lbs", "pounds"), "lb"),
@@ -208,7 +209,8 @@ def tokens(text: str) -> list[str]:
     """Content words of a statement: case-folded, number words as digits, stop words out
     (negations kept), light suffix stemming."""
     out = []
-    words = _compound_numbers([w.replace("’", "'") for w in _WORD.findall(slots.unhedged(unicodedata.normalize("NFKC", text).casefold()))])
+    folded = _PHRASES.sub(lambda m: _PHRASE[m.group(0)], slots.unhedged(unicodedata.normalize("NFKC", text).casefold()))
+    words = _durations(_compound_numbers([w.replace("’", "'") for w in _WORD.findall(folded)]))
     for i, w in enumerate(words):
         w = ALIASES.get(w, NUMBER_WORDS.get(w, w))
         positive = slots.opposite(words, i)
@@ -239,6 +241,45 @@ def _number(w: str) -> str:
 
 
 _MULTIPLIERS = {"hundred": 100, "thousand": 1000}
+
+# a span of time in one unit of its kind: "two weeks" and "14 days" are "14d", "half an hour" and "30 minutes" "1800s",
+# "two decades" and "20 years" "240mo" (a month is no fixed number of days: months and years are counted apart)
+_DURATION = {**dict.fromkeys(("second", "seconds", "sec", "secs"), (1, "s")), **dict.fromkeys(("minute", "minutes", "mins"), (60, "s")),
+             **dict.fromkeys(("hour", "hours", "hr", "hrs"), (3600, "s")), **dict.fromkeys(("day", "days"), (1, "d")),
+             **dict.fromkeys(("week", "weeks"), (7, "d")), "fortnight": (14, "d"), "fortnights": (14, "d"),
+             **dict.fromkeys(("month", "months"), (1, "mo")), **dict.fromkeys(("year", "years"), (12, "mo")),
+             **dict.fromkeys(("decade", "decades"), (120, "mo"))}
+
+
+def _durations(words: list[str]) -> list[str]:
+    """A number and a unit of time as one word in the unit of its kind ("2", "weeks" → "14d"; "half", "an", "hour" → "1800s")."""
+    out: list[str] = []
+    for i, w in enumerate(words):
+        unit = _DURATION.get(w) if words[i + 1:i + 2] != ["old"] else None  # "7 years old" is an age: "is 7", "is seven"
+        if unit and out and _amount(out[-1]) is not None:
+            out[-1] = _in_unit(_amount(out[-1]) * unit[0], unit[1])  # type: ignore[operator]
+        elif unit and out[-2:] in (["half", "an"], ["half", "a"]):
+            out[-2:] = [_in_unit(unit[0] / 2, unit[1])]
+        else:
+            out.append(w)
+    return out
+
+
+def _amount(word: str) -> float | None:
+    number = NUMBER_WORDS.get(word, word)
+    return float(number) if re.fullmatch(r"\d+(?:\.\d+)?", number) else None
+
+
+def _in_unit(n: float, unit: str) -> str:
+    if unit == "d" and n < 1:
+        n, unit = n * 86400, "s"  # half a day
+    return f"{int(n) if float(n).is_integer() else n}{unit}"
+
+
+# one thing named two ways in the words of software teams ("PRs" / "pull requests", "CI" / "continuous integration")
+_PHRASE = {"pull requests": "prs", "pull request": "pr", "merge requests": "mrs", "merge request": "mr", "continuous integration": "ci",
+           "continuous deployment": "cd", "continuous delivery": "cd", "amazon web services": "aws"}
+_PHRASES = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, _PHRASE), key=len, reverse=True)) + r")\b")
 
 
 def _compound_numbers(words: list[str]) -> list[str]:
@@ -295,7 +336,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     a, b = tokens(candidate), tokens(existing)
     if normalise(candidate) == normalise(existing):
         return Signals(True, 1.0, semantic, [], 1.0, slot="same")
-    numbers_a, numbers_b = _values(candidate, a), _values(existing, b)
+    numbers_a, numbers_b = _values(candidate, a) - _how_long(a, b), _values(existing, b) - _how_long(b, a)
     differs = []
     if numbers_a != numbers_b:
         # one value changed is an update; several usually name other things ("Room 101 has 4")
@@ -325,6 +366,9 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     versions = _scoped(candidate, existing)  # each for a version of its own
     if versions and slot in ("changed", "negated"):
         slot = "beside"  # "For Llama 2 the window is 4096" / "For Llama 3 … 8192": one attribute of two things
+    things = before is not None and whole is not None and slots.two_things(before, whole)
+    if things and slot == "changed" and not says_change:
+        slot = "beside"  # "The Go services are built with Go 1.22." / "The Rust services … with 1.78": two subjects, no change said
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not versions
     count = swap and _counted(a, numbers_a - numbers_b) is not None and _counted(a, numbers_a - numbers_b) == _counted(b, numbers_b - numbers_a) \
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
@@ -334,7 +378,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
-                   scoped=versions or slot in ("topic", None) and before is not None and whole is not None and slots.two_things(before, whole))
+                   scoped=versions or slot in ("topic", None) and things)
 
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
@@ -398,6 +442,17 @@ def _values(text: str, words: list[str]) -> set[str]:
     weeks ago", "on June 8th", "in 2020"), which one statement may say and its paraphrase leave out."""
     timed = {w for span in when.resolve(text, when.ANY_DAY) for w in tokens(span.text)}
     return {w for w in words if w[0].isdigit() and w not in timed}
+
+
+_SPAN = re.compile(r"\d+(?:\.\d+)?(?:s|d|mo)")  # a span of time as `_durations` writes it
+
+
+def _how_long(words: list[str], other: list[str]) -> set[str]:
+    """How long something has held, said by one statement alone ("… for 6 weeks now, and it's been a blast" / "… to help
+    with my writing"): no value the other changed. Where both say a span, each is a value ("kept for 30 days" / "for 90")."""
+    if any(_SPAN.fullmatch(w) for w in other):
+        return set()
+    return {w for before, w in zip(words, words[1:]) if before == "for" and _SPAN.fullmatch(w)}
 
 
 @lru_cache(maxsize=256)

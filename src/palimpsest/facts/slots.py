@@ -674,8 +674,13 @@ def two_things(a: Slot, b: Slot) -> bool:
     only_x, only_y = set(x) - set(y), set(y) - set(x)
     # one word each, a name of a kind ("staging" / "production"): not "favourite restaurant" / "go-to spot" (a paraphrase),
     # nor "watched 10 videos" / "watched 15" (the value itself, parsed into the attribute)
-    one_word_each = len(only_x) == len(only_y) == 1 and all(w.isalpha() for w in only_x | only_y)
+    one_word_each = len(only_x) == len(only_y) == 1 and all(w.isalpha() and w not in _RANKS for w in only_x | only_y)
     return not set(x) & set(y) or x[-1] == y[-1] and one_word_each or _qualifiers_apart(x, y)
+
+
+# a rank names one thing of its kind at a time: "our main customer" / "our biggest customer" is one slot said two ways
+_RANKS = frozenset(stem(w) for w in """main biggest largest primary top favourite favorite best preferred usual current default
+    principal chief key only first last latest newest""".split())
 
 
 def _qualified_apart(x: list[str], y: list[str]) -> bool:
