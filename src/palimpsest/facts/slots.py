@@ -679,8 +679,9 @@ def two_things(a: Slot, b: Slot) -> bool:
 
 
 # a rank names one thing of its kind at a time: "our main customer" / "our biggest customer" is one slot said two ways
-_RANKS = frozenset(stem(w) for w in """main biggest largest primary top favourite favorite best preferred usual current default
-    principal chief key only first last latest newest""".split())
+_RANKS = frozenset(stem(w) for w in ("main", "biggest", "largest", "primary", "top", "favourite", "favorite", "best", "preferred",
+                                     "usual", "current", "default", "principal", "chief", "key", "only", "first", "last", "latest",
+                                     "newest"))
 
 
 def _qualified_apart(x: list[str], y: list[str]) -> bool:
