@@ -45,7 +45,6 @@ candidates are refused with `InvalidInput`: they would fail again on every retry
 from __future__ import annotations
 
 import logging
-import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -453,7 +452,7 @@ def _how_long(words: list[str], other: list[str]) -> set[str]:
     with my writing"): no value the other changed. Where both say a span, each is a value ("kept for 30 days" / "for 90")."""
     if any(_SPAN.fullmatch(w) for w in other):
         return set()
-    return {w for before, w in itertools.pairwise(words) if before == "for" and _SPAN.fullmatch(w)}
+    return {w for before, w in pairwise(words) if before == "for" and _SPAN.fullmatch(w)}
 
 
 @lru_cache(maxsize=256)
