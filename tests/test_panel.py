@@ -113,6 +113,26 @@ def test_actions_need_the_token_json_and_writes(served: tuple[Memory, str, dict[
     assert httpx.get(url + "/api/memory/tags/counts").json()["result"]["tags"][0]["sessions"] >= 1
 
 
+def test_the_facts_page_shows_a_page_of_many_and_counts_them_all(home: Path) -> None:
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
+    try:
+        for i in range(205):  # `facts.write` does not curate: 205 facts hold (the page listed 500 at most and counted those)
+            m.facts.write(f"Fact number {i} of many", valid_from=f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}Z")
+        with ServerThread(m) as url, httpx.Client() as c:
+            first = c.get(url + "/panel/facts").text
+            assert 'What holds now <span class="count">205</span>' in first and "1–200 of 205" in first
+            assert "Fact number 0 of many" in first and "Fact number 199 of many" in first and "Fact number 200 " not in first
+            assert 'href="?offset=200"' in first and "← Older" not in first
+            last = c.get(url + "/panel/facts?offset=200").text
+            assert "201–205 of 205" in last and "Fact number 204 of many" in last and "Fact number 199 " not in last
+            assert 'href="?offset=0"' in last and "Newer →" not in last
+            assert "Nothing here: 205 facts" in c.get(url + "/panel/facts?offset=9000").text  # past the end: said, not an error
+            for bad in ("-1", "x", "1e3", "10000000"):
+                assert c.get(url + f"/panel/facts?offset={bad}").status_code == 400, bad
+    finally:
+        m.close()
+
+
 def test_writes_off_panel_is_read_only(home: Path) -> None:
     m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
     _seed(m)

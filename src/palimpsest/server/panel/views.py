@@ -120,16 +120,19 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     return "search.html", context
 
 
+FACTS_PAGE = 200  # the facts page lists this many of what holds now at a time, oldest first
 RETIRED_SHOWN = 50  # the facts page lists this many of the latest retired (superseded, merged, retracted, revised)
 
 
 def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    current = memory.facts.query(limit=500)
+    offset = _int(params, "offset", 0)
+    holding = memory.facts.query()  # oldest first; a page of them is shown, the count is of all
+    current = holding[offset:offset + FACTS_PAGE]
     every = memory.facts.query(status="all")  # the latest change of status first
     retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")][:RETIRED_SHOWN]
     by_id = {f.id: f for f in every}
-    return "facts.html", {"view": "facts", "facts": current, "reviews": memory.facts.reviews(),
-                          "disputes": [f for f in current if f.disputed_with], "retired": retired,
+    return "facts.html", {"view": "facts", "facts": current, "total": len(holding), "offset": offset, "page": FACTS_PAGE,
+                          "reviews": memory.facts.reviews(), "disputes": [f for f in holding if f.disputed_with], "retired": retired,
                           "replaced_by": {f.id: by_id[f.superseded_by].text for f in retired if f.superseded_by in by_id}}
 
 
