@@ -513,6 +513,7 @@ def test_fail_retries_then_exhausts(store: Store) -> None:
     later, sooner = iso(t0 + timedelta(minutes=5)), iso(t0 + timedelta(minutes=1))
     store.enqueue([NewJob("compact", {}, run_at=later), NewJob("distill", {}, run_at=sooner)])
     assert store.job_status()["next_run"] == sooner  # when the first queued job is due
+    assert store.job_status()["next_runs"] == {"compact": later, "distill": sooner}  # … and the first of each task
 
 
 def test_retry_failed_dry_run_and_filters(store: Store) -> None:

@@ -57,13 +57,14 @@ def run(args: argparse.Namespace) -> None:
             update(n, max(n, total))
         left = memory.jobs()
     waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if not args.task or t in args.task)
+    due = min((at for t, at in left["next_runs"].items() if not args.task or t in args.task), default=None)  # of the tasks run
 
     def human(r: dict[str, Any]) -> None:
         later = f"; {r['waiting']} wait, the first until {r['next_run'][:19]}Z (compaction, and a session's last turn, once it " \
                 "has been quiet a minute): `palimpsest serve` runs them when due" if r["waiting"] else ""
         print(f"ran {r['ran']} jobs{later}")
 
-    emit(args, {"ran": n, "waiting": waiting, "next_run": left["next_run"] if waiting else None}, human)
+    emit(args, {"ran": n, "waiting": waiting, "next_run": due if waiting else None}, human)
 
 
 def reindex(args: argparse.Namespace) -> None:

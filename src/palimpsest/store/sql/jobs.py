@@ -53,10 +53,10 @@ class SQLJobsMixin(SQLBackend):
         counts: dict[str, dict[str, int]] = {}
         for task, state, n in rows:
             counts.setdefault(task, {})[state] = n
-        first = self._fetch("SELECT min(run_at) FROM jobs WHERE state = 'queued'")[0][0]
-        # when the first queued job is due: compaction and a session's last turn wait for a quiet minute
-        next_run = self.dialect.load_time(first)
-        return {"tasks": counts, "sample_errors": self._sample_errors(), "next_run": next_run}
+        # when the first queued job of each task is due: compaction and a session's last turn wait for a quiet minute
+        due = {task: self.dialect.load_time(first)
+               for task, first in self._fetch("SELECT task, min(run_at) FROM jobs WHERE state = 'queued' GROUP BY task")}
+        return {"tasks": counts, "sample_errors": self._sample_errors(), "next_run": min(due.values(), default=None), "next_runs": due}
 
     @abstractmethod
     def _sample_errors(self) -> dict[str, str]:
