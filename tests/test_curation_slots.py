@@ -192,6 +192,17 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     assert _decided_with_the_local_model(memory, old, new) == action
 
 
+@pytest.mark.parametrize(("new", "action"), [
+    ("We moved error tracking to Rollbar.", "supersede"),  # was new: "for error tracking" read as the value
+    ("We use Rollbar for error tracking now.", "supersede"),
+    ("We also use Rollbar for error tracking.", "related"),  # one more tool beside it
+    ("We use Sentry for crash reports on mobile.", "related"),  # the same tool for another purpose
+])
+def test_the_tool_used_for_a_purpose_is_the_value(memory: Memory, new: str, action: str) -> None:
+    assert slots.parse("We use Sentry for error tracking.").value == ["sentry"]  # type: ignore[union-attr]
+    assert _decided_with_the_local_model(memory, "We use Sentry for error tracking.", new) == action
+
+
 def test_a_span_of_time_in_one_unit_and_one_name_said_two_ways() -> None:
     from palimpsest.facts.curator import tokens
 

@@ -575,6 +575,8 @@ def _verbal(s: str) -> Slot | None:
             cut = next((j for j, x in enumerate(rest[:-1]) if x in _PREPS), -1)
             attr = modal + [base] + [x for x in rest[: cut + 1] if x not in DETERMINERS]
             value = rest[cut + 1:]
+            if base == "use" and 0 < cut and rest[cut] == "for":  # "we use Sentry for error tracking": the tool for a purpose
+                attr, value = modal + [base, "for"] + [x for x in rest[cut + 1:] if x not in DETERMINERS], rest[:cut]
         else:
             value = rest
         # where one went is a trip, many over time ("I go to Lincoln High" is one school at a time)
