@@ -203,6 +203,16 @@ def test_the_tool_used_for_a_purpose_is_the_value(memory: Memory, new: str, acti
     assert _decided_with_the_local_model(memory, "We use Sentry for error tracking.", new) == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    ("The line length limit is 88.", "The line length limit is 100 for the legacy module.", "related"),  # was superseded
+    ("The budget is 5000 euros.", "The budget is 8000 euros for Q3.", "related"),
+    ("The line length limit is 88.", "The line length limit is 100 now.", "supersede"),
+])
+def test_a_number_said_for_something_narrows_what_it_is_a_number_of(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+    assert slots.parse("I have been a teacher for 20 years.").value[-2:] == ["20", "years"]  # type: ignore[union-attr]  # how long
+
+
 def test_a_span_of_time_in_one_unit_and_one_name_said_two_ways() -> None:
     from palimpsest.facts.curator import tokens
 

@@ -513,6 +513,11 @@ def _copular(s: str, original: str) -> Slot | None:
         return Slot(holder, attr, _words(subj), verb="be")
     holder, attr = _holder_attr(subj)
     value = _words(val)
+    scope = next((i for i, w in enumerate(value) if w == "for"), 0)
+    if 0 < scope <= 3 and scope < len(value) - 1 and any(c.isdigit() for w in value[:scope] for c in w) and not value[scope + 1][0].isdigit():
+        # "the line length limit is 100 for the legacy module", "… 5000 euros for Q3": a number and what it holds for, which
+        # narrows the attribute ("for 20 years" is how long, not for what)
+        attr, value = attr + value[scope:], value[:scope]
     if subj in PRONOUNS:
         holder, attr = PRONOUNS[subj], []
         if len(value) > 2 and value[1] in _PREPS:  # "allergic to shellfish", "based in Cairo"
