@@ -205,12 +205,14 @@ class Decision:
 
 
 # -- signals -------------------------------------------------------------------
-def tokens(text: str) -> list[str]:
+def tokens(text: str, spans: bool = True) -> list[str]:
     """Content words of a statement: case-folded, number words as digits, stop words out
-    (negations kept), light suffix stemming."""
+    (negations kept), light suffix stemming; with `spans`, a number and a unit of time as one
+    word ("two weeks" is "14d": recall's revisions read the number beside its unit instead)."""
     out = []
     folded = _PHRASES.sub(lambda m: _PHRASE[m.group(0)], slots.unhedged(unicodedata.normalize("NFKC", text).casefold()))
-    words = _durations(_compound_numbers([w.replace("’", "'") for w in _WORD.findall(folded)]))
+    words = _compound_numbers([w.replace("’", "'") for w in _WORD.findall(folded)])
+    words = _durations(words) if spans else words
     for i, w in enumerate(words):
         w = ALIASES.get(w, NUMBER_WORDS.get(w, w))
         positive = slots.opposite(words, i)

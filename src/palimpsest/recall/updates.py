@@ -93,7 +93,7 @@ def said(item: RecallItem) -> _Said:
     from ..facts.curator import tokens
 
     text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", item.text[:TEXT_CHARS]))
-    words = [w if w[0].isdigit() else _unit(w) for w in tokens(text) if w not in _NOT_UNITS]
+    words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}
     for i, w in enumerate(words):
