@@ -47,17 +47,20 @@ def retry_failed(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    def asked(task: str) -> bool:  # one of the tasks run (all without --task)
+        return not args.task or task in args.task
+
     with open_memory(args) as memory, progress(args, "jobs") as update:
         memory.catch_up()  # what was journaled while the store was away (a CLI write then) is indexed first
         tasks = memory.jobs()["tasks"]
-        total = sum(s.get("queued", 0) for t, s in tasks.items() if not args.task or t in args.task)
+        total = sum(s.get("queued", 0) for t, s in tasks.items() if asked(t))
         worker, n = memory.worker(tasks=args.task), 0
         while n < MAX_RUN and (batch := worker.run_once()):  # the worker's `drain`, a batch at a time for the bar
             n += batch
             update(n, max(n, total))
         left = memory.jobs()
-    waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if not args.task or t in args.task)
-    due = min((at for t, at in left["next_runs"].items() if not args.task or t in args.task), default=None)  # of the tasks run
+    waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if asked(t))
+    due = min((at for t, at in left["next_runs"].items() if asked(t)), default=None)
 
     def human(r: dict[str, Any]) -> None:
         later = f"; {r['waiting']} wait, the first until {r['next_run'][:19]}Z (compaction, and a session's last turn, once it " \

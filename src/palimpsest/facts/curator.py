@@ -92,8 +92,9 @@ STOP_WORDS = frozenset(["a", "an", "the", "of", "to", "is", "am", "are", "was", 
 
 
 # one name said two ways; and a weekday said of every week ("on Thursdays") is the weekday
-ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "prod": "production", "repo": "repository",
-           "repos": "repositories", "db": "database", "dbs": "databases", "infra": "infrastructure", "mongo": "mongodb", "js": "javascript", "ts": "typescript",
+ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo": "mongodb", "js": "javascript", "ts": "typescript",
+           "prod": "production", "repo": "repository", "repos": "repositories", "db": "database", "dbs": "databases",
+           "infra": "infrastructure",
            **{f"{d}days": f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")},
            # a unit said two ways ("82 kilos" / "77 kg")
            **dict.fromkeys(("kilo", "kilos", "kilogram", "kilograms", "kgs"), "kg"), **dict.fromkeys(("lbs", "pounds"), "lb"),
@@ -258,8 +259,8 @@ def _durations(words: list[str]) -> list[str]:
     out: list[str] = []
     for i, w in enumerate(words):
         unit = _DURATION.get(w) if words[i + 1:i + 2] != ["old"] else None  # "7 years old" is an age: "is 7", "is seven"
-        if unit and out and _amount(out[-1]) is not None:
-            out[-1] = _in_unit(_amount(out[-1]) * unit[0], unit[1])  # type: ignore[operator]
+        if unit and out and (n := _amount(out[-1])) is not None:
+            out[-1] = _in_unit(n * unit[0], unit[1])
         elif unit and out[-2:] in (["half", "an"], ["half", "a"]):
             out[-2:] = [_in_unit(unit[0] / 2, unit[1])]
         else:
@@ -268,8 +269,12 @@ def _durations(words: list[str]) -> list[str]:
 
 
 def _amount(word: str) -> float | None:
+    """The number a word says ("2", "two", "1.5"), or None."""
     number = NUMBER_WORDS.get(word, word)
-    return float(number) if re.fullmatch(r"\d+(?:\.\d+)?", number) else None
+    return float(number) if _DECIMAL.fullmatch(number) else None
+
+
+_DECIMAL = re.compile(r"\d+(?:\.\d+)?")
 
 
 def _in_unit(n: float, unit: str) -> str:
@@ -300,8 +305,8 @@ def _compound_numbers(words: list[str]) -> list[str]:
 def _count_of(word: str) -> int | None:
     if word in ("a", "one"):
         return 1
-    number = NUMBER_WORDS.get(word, word)
-    return int(number) if number.isdigit() else None
+    n = _amount(word)
+    return int(n) if n is not None and n.is_integer() else None
 
 
 def overlaps(a: list[str], b: list[str]) -> tuple[float, float]:
@@ -368,7 +373,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     versions = _scoped(candidate, existing)  # each for a version of its own
     if versions and slot in ("changed", "negated"):
         slot = "beside"  # "For Llama 2 the window is 4096" / "For Llama 3 … 8192": one attribute of two things
-    things = before is not None and whole is not None and slots.two_things(before, whole)
+    things = slot in ("changed", "topic", None) and before is not None and whole is not None and slots.two_things(before, whole)
     if things and slot == "changed" and not says_change:
         slot = "beside"  # "The Go services are built with Go 1.22." / "The Rust services … with 1.78": two subjects, no change said
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not versions

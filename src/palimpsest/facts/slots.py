@@ -580,7 +580,9 @@ def _verbal(s: str) -> Slot | None:
             cut = next((j for j, x in enumerate(rest[:-1]) if x in _PREPS), -1)
             attr = modal + [base] + [x for x in rest[: cut + 1] if x not in DETERMINERS]
             value = rest[cut + 1:]
-            if base == "use" and 0 < cut and rest[cut] == "for":  # "we use Sentry for error tracking": the tool for a purpose
+            # "we use Sentry for error tracking": the tool for a purpose. A purpose that holds one tool at a time ("for CI",
+            # "for hosting") was rewritten before ("our CI runs on X", `_REWRITES`); any other may hold several ("use")
+            if base == "use" and 0 < cut and rest[cut] == "for":
                 attr, value = modal + [base, "for"] + [x for x in rest[cut + 1:] if x not in DETERMINERS], rest[:cut]
         else:
             value = rest
