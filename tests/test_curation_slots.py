@@ -555,3 +555,59 @@ def test_an_opening_word_is_no_named_holder() -> None:
 ])
 def test_off_at_the_end_is_a_state_only_after_no_verb_it_makes(old: str, new: str, negated: bool) -> None:
     assert ("negation" in compare(new, old, 0.8).differs) is negated
+
+
+# -- found by a new user (twenty-seventh session) ----------------------------------------------
+@pytest.mark.parametrize(("earlier", "later"), [
+    ("My sister lives in Braga.", "I live in Braga."),
+    ("My sister lives in Braga.", "My mother lives in Braga."),
+    ("My wife's birthday is on 3 May.", "My birthday is on 3 May."),
+    ("My daughter is six.", "My niece is six."),
+    ("My favourite band is Radiohead.", "Rui's favourite band is Radiohead."),
+])
+def test_one_value_of_two_people_is_never_one_fact(home: Path, store_url: str, earlier: str, later: str) -> None:
+    """Each of these was confirmed (the later statement lost, its person's fact with it): the
+    words and the vectors agree, only whose it is differs."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.facts.curator.write({"text": earlier, "valid_from": "2026-10-01"})
+        d = memory.facts.curator.write({"text": later, "valid_from": "2026-11-15"})
+        assert d.action in ("related", "new"), d.reason
+        assert current(memory) == sorted([earlier, later])
+
+
+@pytest.mark.parametrize(("text", "whose"), [
+    ("My sister lives in Braga.", "self:sister"), ("I live in Braga.", "self"), ("My younger sister is a nurse.", "self:sister"),
+    ("My wife's birthday is on 3 May.", "self:partner"), ("My other half is a teacher.", "self:partner"),
+    ("Mum's birthday is on 14 March.", "self:mother"), ("Dad quit smoking.", "self:father"),
+    ("Rui's favourite band is Radiohead.", "rui"), ("The user's son has ADHD.", "self:son"), ("The user prefers aisle seats.", "self"),
+    ("My manager is Priya.", "self"),  # the role is what is said, Priya its value
+    ("My manager is on holiday this week.", "self:manager"),
+    ("Production is deployed with Argo CD.", None), ("They live in Leeds.", None), ("Mum and Dad's home is in Porto.", None),
+])
+def test_whose_statement_it_is(text: str, whose: str | None) -> None:
+    assert slots.whose(text) == whose
+
+
+@pytest.mark.parametrize(("earlier", "later"), [
+    ("I take 20 mg of atorvastatin daily.", "My doctor lowered my atorvastatin to 10 mg a day."),  # mine, said of my doctor
+    ("Our cat eats dry food from Royal Canin.", "We switched the cat to a raw diet."),  # the cat, named later
+    ("My wife's name is Ingrid.", "I'm married to Ingrid."),
+])
+def test_a_person_named_in_both_is_one_holder(earlier: str, later: str) -> None:
+    assert not slots.others(later, earlier)
+
+
+def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -> None:
+    """"Our CI runs on Jenkins" said this morning, "we moved … to GitHub Actions yesterday" said
+    after: the correction is what holds now (it was written as outdated, and Jenkins stayed current);
+    history told of long ago ("In 2019 …") is still held until the fact began."""
+    for text, at in (("Our CI runs on Jenkins.", "2026-12-05T09:00:00Z"),
+                     ("Update: we moved from Jenkins to GitHub Actions yesterday.", "2026-12-05T09:05:00Z")):
+        memory.append("s", "user", text, created_at=at)
+        memory.distiller.close_turn("s", use_llm=False)
+    (fact,) = memory.facts.query()
+    assert "GitHub Actions" in fact.text
+    d = memory.facts.curator.write({"text": "In 2019 we switched from Travis to Jenkins.", "valid_from": "2019-03-01",
+                                    "at": "2026-12-05T09:10:00Z"})
+    assert d.action != "supersede", d.reason
+    assert fact.id in {f.id for f in memory.facts.query()}

@@ -49,6 +49,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
@@ -70,6 +71,10 @@ PARAPHRASE = 0.85  # chosen on the dev pairs: their non-paraphrases without a di
 SWAP = 0.75  # chosen on blind, blind2, blind3: one number swapped for another, a word shared, said in other words
 SLOT_CONFIRM = 0.5  # the cosine under which one slot with one value is still not taken as the same statement
 CHANGE_SAID = 0.4  # a change said by a marker supersedes from this cosine (0.3–0.4 a plateau on both halves of the development pairs)
+# a change said after a fact, of a time at most this long before it ("we moved to GitHub Actions yesterday", after "Our CI
+# runs on Jenkins" said this morning) is the news: the fact was already stale when said. Further back ("In 2010 I switched to
+# a Mac", after "I use Linux" said last week) it is history told, held until the fact began.
+STALE_SAID = timedelta(days=14)
 CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
@@ -171,6 +176,7 @@ class Signals:
     marked: bool = False  # the candidate says a change by a marker of its own, as the marker rule reads it (`_marked`)
     scoped: bool = False  # said of two things: each for a version of its own ("for Llama 2" / "For Llama 3 …", `_scoped`), or
     # named by their subjects ("the staging server" / "the production server", `slots.two_things`)
+    others: bool = False  # said of two people ("My sister lives in Braga." / "I live in Braga.", `slots.others`)
 
     @property
     def change_said(self) -> bool:
@@ -385,7 +391,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
-                   scoped=versions or slot in ("topic", None) and things)
+                   scoped=versions or slot in ("topic", None) and things, others=slots.others(candidate, existing))
 
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
@@ -480,6 +486,8 @@ def judge(s: Signals, candidate_later: bool) -> str:
     if s.exact:
         return "confirm"
     sem = s.semantic
+    if s.others:  # "My sister lives in Braga." / "I live in Braga.": one value of two people, neither the same nor an update
+        return "related" if s.similarity >= RELATED or s.slot is not None else "new"
     if s.slot in ("changed", "negated"):  # one slot, another value: whatever the word overlap
         return "supersede" if candidate_later else "dispute"
     if s.slot == "beside":
@@ -701,7 +709,7 @@ class Curator:
         if action == "confirm":
             fact = self.facts.confirm(target.id, source=c.source, at=c.at or c.valid_from)
             return Decision("confirm", fact, target, s, why or "the same statement heard again")
-        if action in ("supersede", "dispute") and self._older(c, target):
+        if action in ("supersede", "dispute") and self._older(c, target, s is not None and (s.says_change or s.moved)):
             # older news of a slot a later fact already holds (imports out of order): it held until then
             fact = self._write(c)
             self.facts.supersede(fact.id, by=target.id) if target.supersedes is None else self.facts.close(fact.id, at=target.valid_from)
@@ -749,18 +757,22 @@ class Curator:
         return self.facts.write(c.text, vault=c.vault, kind=c.kind, entities=c.entities, salience=c.salience,
                                 confidence=c.confidence, valid_from=c.valid_from, source=c.source, at=c.at, metadata=c.metadata or None)
 
-    def _older(self, c: Candidate, target: Fact) -> bool:
+    def _older(self, c: Candidate, target: Fact, change: bool = False) -> bool:
         """Whether the candidate speaks of a time before `target` held: it starts before it,
         and either it was said before `target` started too (an import out of order) or the
         time it names ends before then. "Actually I moved to Munich last month", said on 3
         December, starts on 1 November, before "I live in Berlin" said on 20 November — but
-        "last month" runs to the 30th and it was said after: it is the news."""
+        "last month" runs to the 30th and it was said after: it is the news. So is a change
+        said after the fact of a time shortly before it (`STALE_SAID`): "we moved to GitHub
+        Actions yesterday", said after "Our CI runs on Jenkins" this morning."""
         start = c.valid_from or self.facts.now()
         if start >= target.valid_from:
             return False
         if c.at is None or c.at <= target.valid_from:
             return True
         end = local.named_end(c.text, c.at, c.metadata)
+        if end is not None and change and end > iso(parse_time(target.valid_from) - STALE_SAID):
+            return False
         return end is None or end <= target.valid_from
 
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
@@ -798,7 +810,7 @@ class Curator:
             d = self._gate(c)
             d.reason = f"{d.reason} (the fact it corrects, {c.corrects[:80]!r}, is not an open fact: decided as a statement)"
             return d
-        if self._older(c, target):
+        if self._older(c, target, change=True):
             return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects" + via)
         return Decision("supersede", self._supersede(c, target), target, None, "an explicit correction" + via)
 

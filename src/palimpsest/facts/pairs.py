@@ -60,7 +60,7 @@ def features(s: Signals, rule: str) -> list[float]:
 def says_two_things(s: Signals) -> bool:
     """The words keep the two apart whatever a model says: never merged into one."""
     permutation = s.words == 1.0 and s.order < 0.5  # "Alice reports to Bob" / "Bob reports to Alice"
-    return permutation or bool(s.differs) or s.slot in ("changed", "negated", "beside")
+    return permutation or bool(s.differs) or s.others or s.slot in ("changed", "negated", "beside")
 
 
 class PairModel:

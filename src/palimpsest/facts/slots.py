@@ -935,3 +935,86 @@ def _count_changed(a: Slot, b: Slot) -> bool:
     """Only a number differs ("I have 2 cats" / "I have 3 cats"): a count, one at a time."""
     x, y = content(a.value), content(b.value)
     return [w for w in x if not w[0].isdigit()] == [w for w in y if not w[0].isdigit()] and x != y
+
+
+# -- whose statement it is -------------------------------------------------------
+# one person under several words: "my mum" is "my mother", "my wife" "my partner"
+_SAME_PERSON = (("mother", "mum", "mom", "mummy", "mommy", "mam"), ("father", "dad", "daddy", "papa"),
+                ("grandmother", "grandma", "gran", "granny", "nan", "nana", "nanna"), ("grandfather", "grandpa", "grandad", "granddad"),
+                ("partner", "wife", "husband", "spouse", "girlfriend", "boyfriend", "fiancé", "fiancée", "fiance", "fiancee"),
+                ("child", "kid", "baby", "toddler"), ("children", "kids", "babies"), ("manager", "boss", "supervisor"))
+_PERSON = {**{w: w for w in (*FAMILY, *_CLOSE, "grandson", "granddaughter", "stepson", "stepdaughter", "stepmother", "stepfather",
+                             "sibling", "siblings", "twin", "in-laws", "landlord", "landlady", "tenant", "doctor", "dentist", "therapist",
+                             "housemate", "mentor", "assistant", "teacher", "coach", "client", "cofounder", "co-founder")},
+           **{w: group[0] for group in _SAME_PERSON for w in group}}
+_SELF = frozenset(["i", "i'm", "i've", "i'd", "i'll", "im", "we", "we're", "we've", "we'd", "we'll"])
+_POSSESSIVE_SELF = frozenset(["my", "our"])
+_OPENING = re.compile(r"[\w'’-]+")
+_NAMES_THE_ROLE = re.compile(r"\s*(?:is|was|'s)\s+(?:now\s+|still\s+|also\s+)?(?:[A-Z]|Dr\b|Mr|Ms|Mrs)")
+
+
+def whose(text: str) -> str | None:
+    """Whose statement it is, read from its opening words: "self" for I, we, my or our (and the
+    user), "self:sister" for my sister or my sister's, "rui" for Rui's, "rui:wife" for Rui's
+    wife; None where the opening names no person ("Production runs …", "Sam is …", "They …").
+    "My manager is Priya" is the speaker's (the role is what is said, Priya its value)."""
+    words = [w.replace("’", "'") for w in _OPENING.findall(text[:200])[:6]]
+    if not words or len(words) > 1 and words[1].lower() in ("and", "&"):  # "Mum and Dad's home": two, read as neither
+        return None
+    low = [w.lower() for w in words]
+    if low[0] in _SELF:
+        return "self"
+    if low[0] == "the" and len(low) > 1 and low[1] in ("user", "user's"):
+        words, low = words[1:], low[1:]
+    if low[0] in _POSSESSIVE_SELF or low[0] in ("user", "user's"):
+        owner, rest = "self", 1
+    elif low[0].endswith("'s") and words[0][0].isupper():
+        base = low[0][:-2]
+        if base in _PERSON:
+            return f"self:{_PERSON[base]}"  # "Mum's birthday"
+        owner, rest = base, 1
+    elif low[0] in _PERSON and words[0][0].isupper():
+        return f"self:{_PERSON[low[0]]}"  # "Dad quit smoking"
+    else:
+        return None
+    if low[0] == "user":  # "user prefers …" (the user)
+        return owner
+    for i in range(rest, min(rest + 2, len(low))):  # "my sister", "my younger sister", "my wife's"
+        base = "partner" if low[i] == "other" and low[i + 1 : i + 2] in (["half"], ["half's"]) else low[i].removesuffix("'s")
+        kin = _PERSON.get(base) or _PERSON.get(base.split("-")[0]) and base  # "my sister-in-law"
+        if kin:
+            tail = text[_nth_word_end(text, i):]
+            if not low[i].endswith("'s") and _NAMES_THE_ROLE.match(tail):
+                return owner  # "My manager is Priya": the speaker's manager, named
+            return f"{owner}:{kin}"
+    return owner
+
+
+def _nth_word_end(text: str, n: int) -> int:
+    for i, m in enumerate(_OPENING.finditer(text)):
+        if i == n:
+            return m.end()
+    return len(text)
+
+
+def others(a: str, b: str) -> bool:
+    """Two statements said of two people ("My sister lives in Braga." / "I live in Braga.",
+    "My wife's birthday …" / "My birthday …", "My favourite band …" / "Rui's favourite band …"),
+    neither naming the other's person ("My doctor lowered my dose" is mine too; "We switched the
+    cat to …" is the cat's; "I'm married to Ingrid" names my wife)."""
+    x, y = whose(a), whose(b)
+    return x is not None and y is not None and x != y and not _mentions(b, x) and not _mentions(a, y)
+
+
+_SELF_WORDS = frozenset(["i", "me", "my", "mine", "we", "us", "our", "ours", "myself", "ourselves"])
+
+
+def _mentions(text: str, person: str) -> bool:
+    """The text names `person` (as `whose` says it) anywhere, besides its opening words."""
+    words = [w.lower().replace("’", "'").removesuffix("'s") for w in _OPENING.findall(text)]
+    if person == "self":
+        return bool(_SELF_WORDS & set(words[1:]))
+    owner, _, kin = person.partition(":")
+    if not kin:
+        return owner in words
+    return any(_PERSON.get(w) == kin or w == kin for w in words) or kin == "partner" and "married" in words
