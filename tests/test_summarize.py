@@ -243,3 +243,21 @@ def test_summaries_are_embedded_and_found_by_vector(home: Path, store_url: str) 
         assert hits and hits[0].parts["semantic"] > 0
         memory.use_embedder(HashEmbedder(dim=32))  # a model change: the compact job re-embeds
         assert memory.summaries.embed_missing() == len(memory.store.session_summaries("s", live=False))
+
+
+def test_a_tool_output_says_how_it_ended(memory: Memory) -> None:
+    """Found by a new user: a failed command's sentence said only "it returned 'Traceback (most
+    recent call last):'" and a 50 KB test run's only its first PASSED line — neither the error
+    nor the count reached search or recall."""
+    trace = "Traceback (most recent call last):\n  File \"scripts/migrate_tenants.py\", line 3, in <module>\n    from app.db import x\n" \
+            "ModuleNotFoundError: No module named 'app.db'\n"
+    failed = memory.append("s", "tool", "", tool_name="Bash", tool_args={"command": "python scripts/migrate_tenants.py"},
+                           tool_result=trace, metadata={"is_error": True})["id"]
+    run = "\n".join(f"tests/test_models.py::test_case_{i} PASSED [{i // 12}%]" for i in range(1200)) + "\n==== 1200 passed in 3.20s ====\n"
+    passed = memory.append("s", "tool", "", tool_name="Bash", tool_args={"command": "pytest"}, tool_result=run)["id"]
+    memory.worker(tasks=["tool-synth"]).drain()
+    f, p = memory.store.get_messages([failed, passed])
+    assert f.content.startswith("Called Bash with command=python scripts/migrate_tenants.py; it failed with 'Traceback")
+    assert "ModuleNotFoundError: No module named 'app.db'" in f.content
+    assert p.content.endswith("… '==== 1200 passed in 3.20s ===='.")
+    assert memory.search("No module named app.db").hits[0].message.id == failed

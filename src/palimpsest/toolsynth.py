@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+from dataclasses import replace
 from typing import Any
 
 from .distill import minute
-from .errors import LLMError
+from .errors import LLMError, PalimpsestError
 from .jobs import embed_jobs, last_attempt
 from .kernel import Kernel
 from .records import Message
@@ -59,10 +61,32 @@ def template(m: Message) -> str:
     else:
         shown = ""
     text = f"Called {m.tool_name}" + (f" with {shown}" if shown else "")
-    if m.tool_result:
-        first = m.tool_result.strip().splitlines()[0][:MAX_ARG_CHARS] if m.tool_result.strip() else ""
-        text += f"; it returned {first!r}" if first else ""
+    failed = bool((m.metadata or {}).get("is_error"))
+    lines = [line.strip() for line in (m.tool_result or "").splitlines() if any(c.isalnum() for c in line)]
+    if lines:
+        said = _telling(lines)
+        text += ("; it failed with " if failed else "; it returned ") + " … ".join(repr(_cut(line)) for line in said)
+    elif failed:
+        text += "; it failed"
     return text + "."
+
+
+_FAILURE = re.compile(r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|denied|not found|no such|cannot|can't|panic|abort(?:ed)?|"
+                      r"traceback|segmentation fault|exit (?:code|status) [1-9])\b", re.IGNORECASE)
+
+
+def _telling(lines: list[str]) -> list[str]:
+    """What an output says in a line or two: its only line; else its first and, where it says how
+    it ended, its last failure line (a traceback's "ModuleNotFoundError: …", a compiler's
+    "error: …") or its last line (pytest's "1200 passed in 3.2s")."""
+    if len(lines) == 1:
+        return lines
+    failures = [line for line in lines[1:] if _FAILURE.search(line)]
+    return [lines[0], failures[-1] if failures else lines[-1]]
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= MAX_ARG_CHARS else line[: MAX_ARG_CHARS - 1] + "…"
 
 
 def _short(value: Any) -> str:
@@ -99,12 +123,23 @@ class ToolSynth:
         known = self.kernel.decisions.latest(SYSTEM_SESSION).get(f"synth:{m.id}")
         sentence = known.meta["sentence"] if known is not None else None
         if sentence is None:
-            sentence, origin = self._compose(m, use_llm and not last_attempt)
+            sentence, origin = self._compose(self._whole(m), use_llm and not last_attempt)
             self.kernel.decisions.record(SYSTEM_SESSION, "synthesize", key=f"synth:{m.id}", content=sentence, subject=m.id,
                                          message=m.id, sentence=sentence, origin=origin)
         if self.store.set_synthesized_content(m.id, sentence) and self.settings.embedder != "none":
             self.store.enqueue(embed_jobs([m.id]))
         return sentence
+
+    def _whole(self, m: Message) -> Message:
+        """The message with its output as journaled when the index holds a capped copy: how a
+        long run ended is at its end."""
+        if not m.truncated:
+            return m
+        try:
+            event = self.kernel.journal.get(m.session, m.journal_line, m.journal_offset)
+        except PalimpsestError:
+            return m
+        return replace(m, tool_result=event.tool_result) if event is not None and event.id == m.id else m
 
     def _compose(self, m: Message, use_llm: bool) -> tuple[str, str]:
         llm = self.kernel.llm if use_llm else None
