@@ -187,6 +187,22 @@ def test_a_character_cut_in_half_is_kept_as_a_replacement_not_a_crash(home: Path
     assert result.tool_result == "ERROR: the retry cap is below the upstream timeout, truncated here: \ufffd"
 
 
+def test_import_keeps_a_character_cut_in_half_as_capture_does(memory: Memory, tmp_path: Path) -> None:
+    """Found by a new user: capture kept such a message (with U+FFFD), `palimpsest import` of the
+    same transcript dropped it and exited 2 — importing a ~/.claude history lost those turns."""
+    transcript = tmp_path / "cut.jsonl"
+    lines = claude_lines("cut-2")
+    lines[2]["message"]["content"][0]["content"] = "ERROR: the retry cap is below the upstream timeout, truncated here: \ud83d"
+    write_lines(transcript, lines)
+    from palimpsest.importers import import_file
+
+    report = import_file(memory, transcript)
+    assert report.ok and report.stored == 6, report
+    assert report.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] == 1
+    result = [m for m in memory.browse(session="cut-2") if m.role == "tool"][0]
+    assert result.tool_result == "ERROR: the retry cap is below the upstream timeout, truncated here: \ufffd"
+
+
 def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memory, tmp_path: Path) -> None:
     thread = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
     rollout = tmp_path / "codex" / "sessions" / "2026" / "03" / "04" / f"rollout-2026-03-04T10-00-00-{thread}.jsonl"

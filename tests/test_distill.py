@@ -267,6 +267,17 @@ def test_a_last_turn_still_being_written_waits(memory: Memory) -> None:
     assert memory.store.job_status()["tasks"]["distill"] == {"done": 2}
 
 
+@pytest.mark.parametrize("said", ["9999-12-31T23:59:59Z", "2999-01-01T00:00:00Z"])
+def test_a_last_turn_dated_ahead_of_the_clock_is_distilled_when_its_job_is_due(memory: Memory, said: str) -> None:
+    """Found by a new user: a message dated 9999-12-31 failed its session's tail job for good
+    (the date plus a minute overflows), and one dated 2999 put the distillation off until then."""
+    memory.append("s", "user", "We deploy the API to Heroku.", created_at=said)
+    _all_due(memory)
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query(status="all")] == ["We deploy the API to Heroku."]  # held from then: "future"
+    assert memory.store.job_status()["tasks"]["distill"] == {"done": 1}
+
+
 def test_a_last_turn_job_for_a_session_with_nothing_in_it_finishes_quietly(memory: Memory) -> None:
     from palimpsest.store import NewJob
 

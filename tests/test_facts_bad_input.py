@@ -138,3 +138,12 @@ def test_an_llm_verdict_that_is_not_the_schema_is_parked_and_writes_nothing(home
         d = memory.facts.curator.write({"text": "We use Pulumi for infrastructure.", "valid_from": "2024-06-01"})
         assert d.action == "parked" and d.fact is None and current(memory) == ["We use Terraform for infrastructure."]
         assert memory.facts.curator.counts["llm_parked"] == 1 and ops(memory) == ["write", "parked"]
+
+
+@pytest.mark.parametrize("candidate", [{}, {"kind": "preference"}])
+def test_a_candidate_without_text_is_refused_clearly(memory: Memory, candidate: dict) -> None:
+    from palimpsest.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="needs `text`"):
+        memory.facts.curator.write(candidate)
+    assert memory.facts.query() == []

@@ -211,8 +211,11 @@ class Distiller:
         newest = self.store.browse(Filters(session=session), 1, 0, newest_first=True)
         if not newest:
             return False  # forgotten since: nothing to distill
-        due = parse_time(newest[0].created_at) + TAIL_DELAY
-        if due <= self.kernel.clock():
+        said, now = parse_time(newest[0].created_at), self.kernel.clock()
+        if said > now:  # dated ahead of this clock (another machine's, or 9999-12-31): quiet once its job is due, as written
+            return True
+        due = said + TAIL_DELAY
+        if due <= now:
             return True
         self.store.enqueue([NewJob("distill", job.payload, job_key=f"distill-tail:{session}:{newest[0].id}", max_attempts=job.max_attempts,
                                    run_at=iso(due))])

@@ -22,14 +22,13 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
 from ..harness import Context, Reader
+from ..harness.common import repaired
 
-LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class Transcript:
@@ -110,20 +109,9 @@ class Transcript:
             except ValueError:
                 record = None
             if isinstance(record, dict) and b"\\ud" in raw.lower():
-                record = self._repaired(record)
+                record, n = repaired(record)
+                self.repaired += n
             yield self.reader.read(record, line, raw) if isinstance(record, dict) else None
-
-    def _repaired(self, value: Any) -> Any:
-        """`value` with every lone surrogate in its strings (and keys) replaced by U+FFFD."""
-        if isinstance(value, str):
-            fixed, n = LONE_SURROGATE.subn("\ufffd", value)
-            self.repaired += n
-            return fixed
-        if isinstance(value, dict):
-            return {self._repaired(k): self._repaired(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self._repaired(v) for v in value]
-        return value
 
     def commit(self) -> None:
         state = {"path": str(self.path), "offset": self.offset, "line": self.line, "format": self.reader.format,

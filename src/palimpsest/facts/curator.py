@@ -144,6 +144,8 @@ class Candidate:
         unknown = set(value) - set(cls.__dataclass_fields__)
         if unknown:
             raise InvalidInput(f"unknown candidate fields: {sorted(unknown)}")
+        if "text" not in value:
+            raise InvalidInput("a candidate needs `text`: the statement to curate")
         return cls(**value)
 
     def to_dict(self) -> dict[str, Any]:

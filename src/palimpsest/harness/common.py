@@ -12,6 +12,7 @@ in an earlier capture is still paired with its tool's name.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..errors import InvalidInput
 from ..records import parse_time
 
 BOILERPLATE_IMPORTANCE = 0.1
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 REASONING_IMPORTANCE = 0.3
 
 
@@ -108,3 +110,25 @@ def time_or(value: Any, fallback: str | None) -> str | None:
         return fallback
     return value
 
+
+
+def repaired(value: Any) -> tuple[Any, int]:
+    """`value` with every lone surrogate in its strings (and keys) replaced by U+FFFD, and how
+    many were. A harness written in JavaScript can cut a long output inside an emoji and write
+    half of it as an escaped lone surrogate (`"\\ud83d"`): valid JSON, but no text the index may
+    store — capture and import both keep the rest of the message."""
+    count = 0
+
+    def fix(v: Any) -> Any:
+        nonlocal count
+        if isinstance(v, str):
+            fixed, n = LONE_SURROGATE.subn("\ufffd", v)
+            count += n
+            return fixed
+        if isinstance(v, dict):
+            return {fix(k): fix(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+
+    return fix(value), count

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS
-from ..harness.common import Context
+from ..harness.common import Context, repaired
 from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
@@ -160,12 +160,17 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
             plan.problem(f"line {n}", f"not valid UTF-8 (byte {exc.start} of the line)", n)
             continue
         try:
-            yield n, json.loads(text)
+            record = json.loads(text)
         except json.JSONDecodeError as exc:
             if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex", "qwen-code"):
                 plan.skipped["torn last line"] += 1
                 continue
             plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)
+            continue
+        if plan.format in READERS and "\\ud" in text.lower():  # as capture reads the same lines (`harness.common.repaired`)
+            record, cut = repaired(record)
+            plan.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] += cut
+        yield n, record
 
 
 def line_text(data: bytes, line: int) -> str | None:
