@@ -199,7 +199,7 @@ def test_import_keeps_a_character_cut_in_half_as_capture_does(memory: Memory, tm
     report = import_file(memory, transcript)
     assert report.ok and report.stored == 6, report
     assert report.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] == 1
-    result = [m for m in memory.browse(session="cut-2") if m.role == "tool"][0]
+    result = next(m for m in memory.browse(session="cut-2") if m.role == "tool")
     assert result.tool_result == "ERROR: the retry cap is below the upstream timeout, truncated here: \ufffd"
 
 

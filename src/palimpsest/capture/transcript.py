@@ -30,7 +30,6 @@ from ..harness import Context, Reader
 from ..harness.common import repaired
 
 
-
 class Transcript:
     """New complete lines of a transcript since the last capture, and the events they hold."""
 
