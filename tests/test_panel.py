@@ -78,6 +78,9 @@ def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, 
         assert c.get(url + "/panel/sessions/nope").status_code == 404
         assert c.get(url + "/panel/search?q=x&since=not-a-date").status_code == 400
         assert c.get(url + "/panel/search?q=" + "x" * 3000).status_code == 400
+        for bad in ("0", "1000"):  # one message for both ends (limit=0 was "an integer from 1 to 1000", 1000 "from 0 to 200")
+            r = c.get(url + f"/panel/search?q=fault&limit={bad}")
+            assert r.status_code == 400 and "limit must be a whole number from 1 to 200" in r.text, bad
         assert c.get(url + "/panel/find?id=" + seeded["fact"], follow_redirects=False).status_code == 303
 
 
@@ -129,6 +132,12 @@ def test_the_facts_page_shows_a_page_of_many_and_counts_them_all(home: Path) -> 
             assert "Nothing here: 205 facts" in c.get(url + "/panel/facts?offset=9000").text  # past the end: said, not an error
             for bad in ("-1", "x", "1e3", "10000000"):
                 assert c.get(url + f"/panel/facts?offset={bad}").status_code == 400, bad
+            # 60 pairs to review: the first 50 shown, all counted (found by a new user: 399 cards, 326 KB, ~0.9 s)
+            for i in range(60):
+                m.facts.relate(m.facts.write(f"Review pair {i}", valid_from="2026-02-01").id, m.facts.query(limit=1)[0].id)
+            page = c.get(url + "/panel/facts").text
+            assert 'To review <span class="count">60</span>' in page and "The first 50 of 60 are shown" in page
+            assert page.count("Review pair ") == 50
     finally:
         m.close()
 

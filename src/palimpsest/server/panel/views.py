@@ -29,12 +29,12 @@ def _param(params: dict[str, Any], name: str, default: str = "") -> str:
     return value
 
 
-def _int(params: dict[str, Any], name: str, default: int, top: int = 1_000_000) -> int:
+def _int(params: dict[str, Any], name: str, default: int, top: int = 1_000_000, least: int = 0) -> int:
     raw = _param(params, name)
     if not raw:
         return default
-    if not raw.isdigit() or int(raw) > top:
-        raise InvalidInput(f"{name} must be a whole number from 0 to {top}")
+    if not raw.isdigit() or not least <= int(raw) <= top:
+        raise InvalidInput(f"{name} must be a whole number from {least} to {top}")
     return int(raw)
 
 
@@ -107,7 +107,7 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None, "options": {},
                                "scores": bool(_param(params, "scores"))}
     used: dict[str, Any] = {k: v for k, v in filters.items() if v}
-    limit = _int(params, "limit", 20, 200)
+    limit = _int(params, "limit", 20, 200, least=1)
     options = {k: _param(params, k) for k in SEARCH_OPTIONS}
     context["options"] = options
     if query:
@@ -121,6 +121,7 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
 
 
 FACTS_PAGE = 200  # the facts page lists this many of what holds now at a time, oldest first
+REVIEWS_SHOWN = 50  # the facts page lists this many pairs to review at a time (settling them brings the next)
 RETIRED_SHOWN = 50  # the facts page lists this many of the latest retired (superseded, merged, retracted, revised)
 
 
@@ -132,7 +133,8 @@ def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")][:RETIRED_SHOWN]
     by_id = {f.id: f for f in every}
     return "facts.html", {"view": "facts", "facts": current, "total": len(holding), "offset": offset, "page": FACTS_PAGE,
-                          "reviews": memory.facts.reviews(), "disputes": [f for f in holding if f.disputed_with], "retired": retired,
+                          "reviews": memory.facts.reviews(limit=REVIEWS_SHOWN), "review_total": memory.facts.review_count(),
+                          "disputes": [f for f in holding if f.disputed_with], "retired": retired,
                           "replaced_by": {f.id: by_id[f.superseded_by].text for f in retired if f.superseded_by in by_id}}
 
 
