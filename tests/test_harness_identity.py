@@ -125,3 +125,22 @@ def test_a_cursor_saved_without_the_reader_context_has_it_rebuilt(tmp_path: Path
         events, _ = t.events()
     assert events[0]["event_key"].startswith("cc:a0000000-0000-4000-8000-000000000004")
     assert [e.get("tool_name") for e in events if e["role"] == "tool"] == ["Read", "Bash"]
+
+
+def test_a_slash_commands_markup_is_boilerplate_not_speech() -> None:
+    """Found by a new user: `/clear`'s echo and its empty stdout were user turns of importance
+    0.5, found second and third for "No module named" ahead of what was said."""
+    from palimpsest.harness import claude_code
+    from palimpsest.harness.common import Context
+
+    def user(content: str, n: int) -> dict:
+        return {"type": "user", "uuid": f"u{n}", "sessionId": "s", "timestamp": "2026-03-04T10:00:0{n}Z",
+                "message": {"role": "user", "content": content}}
+
+    echo = "<command-name>/clear</command-name>\n<command-message>clear</command-message>\n<command-args></command-args>"
+    ctx = Context("t.jsonl")
+    (cmd,) = claude_code.convert(user(echo, 1), 1, ctx)
+    (out,) = claude_code.convert(user("<local-command-stdout></local-command-stdout>", 2), 2, ctx)
+    (said,) = claude_code.convert(user("Why does <command-name> show up in the log?", 3), 3, ctx)
+    assert cmd["metadata"]["boilerplate"] and cmd["metadata"]["importance"] == 0.1 and out["metadata"]["importance"] == 0.1
+    assert "boilerplate" not in said["metadata"]

@@ -14,7 +14,8 @@ Everything else is journaled as it is (type `source_record`, never indexed): rec
 other types (`summary`, `system`, `file-history-snapshot`, `queue-operation`, unknown
 ones; key `cc:<uuid>`, or `cc:line-<n>` without a uuid), structured `toolUseResult`
 payloads (key `cc:<uuid>:toolUseResult`), image and other non-text blocks, empty or
-redacted thinking. `isMeta` records (caveats, command echoes) are marked
+redacted thinking. `isMeta` records (caveats, command echoes) and user turns that are a slash command's markup
+(`<command-name>/clear</command-name>…`, `<local-command-stdout>…`) are marked
 `metadata.boilerplate` with importance 0.1; the summary a compaction writes
 (`isCompactSummary`) gets `metadata.compact_summary` and importance 0.3. The context
 learns the session's id (`sessionId`), title (the first `summary`) and settings (`cwd`,
@@ -32,6 +33,9 @@ from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, learn
 
 FORMAT = "claude-code"
 RECORD_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}
+# a slash command's echo and its output, written as user turns ("<command-name>/clear</command-name>…")
+COMMAND_MARKUP = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>", "<local-command-stderr>",
+                  "<local-command-caveat>")
 
 
 def looks_like(rec: Any) -> bool:
@@ -65,6 +69,9 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
     if rec["message"].get("model"):
         meta["model"] = rec["message"]["model"]
     out = _blocks(rec, meta, ts, uid, ctx)
+    for m in out:  # a slash command's echo and its output, written as user turns without `isMeta`
+        if m.get("role") == "user" and isinstance(m.get("content"), str) and m["content"].lstrip().startswith(COMMAND_MARKUP):
+            m["metadata"] = {**m.get("metadata", {}), "boilerplate": True, "importance": BOILERPLATE_IMPORTANCE}
     tur = rec.get("toolUseResult")
     if tur is not None and not (isinstance(tur, str) and any(m.get("tool_result") == tur for m in out)):
         out.append(source_record("toolUseResult", tur, source, ts, f"cc:{uid}:toolUseResult"))
