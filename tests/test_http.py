@@ -91,6 +91,9 @@ def test_capture_answers_stored_and_duplicate_per_event(served: tuple[str, Memor
     assert [e["status"] for e in second["events"]] == ["duplicate", "duplicate", "stored"]
     assert second["events"][0]["id"] == first["events"][0]["id"]
     assert memory.stats()["messages"] == 3
+    for empty in ({}, {"session": "", "events": []}):  # said "session id 'None' is not allowed"
+        r = httpx.post(f"{url}/api/capture", json=empty)
+        assert r.status_code == 400 and "session is required" in r.json()["error"]["message"], r.text
 
 
 def test_concurrent_captures_to_one_session_store_each_event_once(served: tuple[str, Memory]) -> None:

@@ -79,3 +79,8 @@ def test_a_query_is_cut_as_the_index_is() -> None:
     assert query_terms("数据库") == ["数据", "据库"]
     assert query_terms("the 数据库 of PostgreSQL") == ["数据", "据库", "postgresql"]
     assert query_terms("what about it") == ["what", "about", "it"]  # only stop words: kept
+    assert query_terms("ﬁle ＡＰＩ") == ["file", "api"]  # compatibility forms folded (a ligature, full width): found by a new user
+
+
+def test_a_query_typed_with_a_ligature_finds_the_plain_word(mixed: Memory) -> None:
+    assert mixed.search("Ｒｅｄｉｓ", limit=1).hits[0].message.content == TEXTS[3]

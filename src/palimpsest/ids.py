@@ -37,6 +37,8 @@ def is_session_id(text: str) -> bool:
 
 
 def check_session_id(session: object) -> str:
+    if session is None or session == "":
+        raise InvalidInput("session is required: the id of the conversation (1–200 letters, digits and ._:@+=-)")
     if not isinstance(session, str) or not is_session_id(session):
         raise InvalidInput(
             f"session id {str(session)[:80]!r} is not allowed: use 1–200 letters, digits and ._:@+=- "

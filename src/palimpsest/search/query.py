@@ -8,6 +8,7 @@ and parentheses are just text.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from ..errors import InvalidInput
@@ -25,9 +26,9 @@ STOP_WORDS = frozenset(
 def query_terms(query: str) -> list[str]:
     """Words of a query, lower-cased, stop words dropped (unless nothing else is left); a
     run of Chinese or Japanese as its character bigrams, as the index holds it
-    (`segment`)."""
+    (`segment`), compatibility forms folded (NFKC)."""
     words: list[str] = []
-    for w in WORD_RE.findall(query.lower()):
+    for w in WORD_RE.findall(unicodedata.normalize("NFKC", query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
         w = w.strip("'’.-")
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
