@@ -611,3 +611,29 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
                                     "at": "2026-12-05T09:10:00Z"})
     assert d.action != "supersede", d.reason
     assert fact.id in {f.id for f in memory.facts.query()}
+
+
+@pytest.mark.parametrize(("earlier", "later"), [
+    ("I live in Porto.", "I live in Nice now."),  # a city named like a feeling
+    ("We decided to use ruff instead of flake8 for linting.", "We switched the linter from ruff back to flake8."),  # "back to"
+    ("I stopped drinking coffee.", "I started drinking coffee again."),  # a negation flipped, said as a return
+    ("I stopped drinking coffee.", "I've gone back to drinking coffee."),
+    ("I love sushi.", "I don't like sushi anymore."),  # … or as a change
+])
+def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.facts.curator.write({"text": earlier, "valid_from": "2026-10-01"})
+        d = memory.facts.curator.write({"text": later, "valid_from": "2026-11-15"})
+        assert d.action == "supersede", d.reason
+        assert current(memory) == [later]
+
+
+@pytest.mark.parametrize(("earlier", "later"), [
+    ("I don't drink coffee anymore.", "I drink tea every morning."),  # another drink: the vectors apart
+    ("We went to the beach; it was nice.", "The beach was amazing."),  # two feelings hold together
+])
+def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
+    from palimpsest.embed import get_embedder
+
+    v = get_embedder("local").embed_batch([earlier, later])  # type: ignore[union-attr]
+    assert judge(compare(later, earlier, float(v[0] @ v[1])), True) not in ("supersede", "dispute")

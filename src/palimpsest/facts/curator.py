@@ -75,6 +75,7 @@ CHANGE_SAID = 0.4  # a change said by a marker supersedes from this cosine (0.3�
 # runs on Jenkins" said this morning) is the news: the fact was already stale when said. Further back ("In 2010 I switched to
 # a Mac", after "I use Linux" said last week) it is history told, held until the fact began.
 STALE_SAID = timedelta(days=14)
+FLIP = 0.75  # a negation flipped, said as a change or a return ("I stopped drinking coffee" / "I started drinking coffee again"), supersedes from this cosine
 CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
@@ -178,6 +179,7 @@ class Signals:
     marked: bool = False  # the candidate says a change by a marker of its own, as the marker rule reads it (`_marked`)
     scoped: bool = False  # said of two things: each for a version of its own ("for Llama 2" / "For Llama 3 …", `_scoped`), or
     # named by their subjects ("the staging server" / "the production server", `slots.two_things`)
+    resumed: bool = False  # the candidate says something holds again ("again", "back to", "back on")
     others: bool = False  # said of two people ("My sister lives in Braga." / "I live in Braga.", `slots.others`)
 
     @property
@@ -393,8 +395,11 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    slot is None and before is not None and whole is not None, count,
                    moved=whole is not None and whole.verb == "change",
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
-                   scoped=versions or slot in ("topic", None) and things, others=slots.others(candidate, existing))
+                   scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
+                   others=slots.others(candidate, existing))
 
+
+_RESUMED = re.compile(r"\b(?:again|back (?:on|to|in(?:to)?)|resumed|restarted)\b", re.IGNORECASE)
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
 # opening "on", "in", "with" or "under"; elsewhere "on Node 18" is what something runs, a value)
@@ -512,6 +517,11 @@ def judge(s: Signals, candidate_later: bool) -> str:
         return "supersede" if candidate_later else "dispute"
     value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart and not s.scoped:
+        return "supersede" if candidate_later else "dispute"
+    if "negation" in s.differs and (s.says_change or s.resumed) and sem is not None and sem >= FLIP and s.words > 0 and not s.scoped \
+            and not {"name", "numbers", "opposite"} & set(s.differs):
+        # "I stopped drinking coffee." / "I started drinking coffee again.", "I love sushi." / "I don't like sushi anymore.":
+        # what held is denied, or what was denied holds again, said as a change, of the same thing (the vectors close)
         return "supersede" if candidate_later else "dispute"
     if s.change_said and "negation" not in s.differs and sem is not None and sem >= CHANGE_SAID:
         # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value

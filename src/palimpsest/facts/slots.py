@@ -93,7 +93,7 @@ _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|wa
                      r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
                      r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed|"
                      r"relocated|transferred|promoted|slipped|ported|traded|converted)"
-                     r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:to|for|with|by)\s+(?P<val>.+)$")
+                     r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
 _REBUILT = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+)?(?:rebuilt|rewrote|rewritten|reimplemented|re-implemented|redid)\s+"
                       r"(?P<obj>.+?)\s+(?:in|on|with|using)\s+(?P<val>.+)$")  # "We rewrote the web app in Svelte"
 _REPLACED = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+)?(?:replaced|swapped)\s+(?P<old>.+?)\s+(?:with|for)\s+(?P<val>.+)$")
@@ -363,10 +363,11 @@ _INTENSIFIERS = frozenset(["so", "such", "very", "really", "pretty", "super", "q
                            "particularly", "truly", "absolutely", "totally", "incredibly", "kind", "of", "experience", "time"])
 
 
-def _a_feeling(value: list[str]) -> bool:
-    """Nothing in the value but how the speaker feels about it ("such an exhilarating experience", "important to me")."""
+def _a_feeling(value: list[str], text: str) -> bool:
+    """Nothing in the value but how the speaker feels about it ("such an exhilarating experience", "important to me"),
+    none of it a name (the city in "I live in Nice now")."""
     words = [w for w in value if w not in _INTENSIFIERS]
-    return bool(words) and all(stem(w) in _FEELINGS for w in words)
+    return bool(words) and all(stem(w) in _FEELINGS for w in words) and not any(w in names(text) for w in words)
 
 
 @lru_cache(maxsize=1 << 14)  # a curator write compares the candidate with up to ten neighbours, each parsed; slots are only read
@@ -836,7 +837,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"
-    if b.additive or a.additive or _preps_apart(a, b) or _a_feeling(a.value) or _a_feeling(b.value):
+    if b.additive or a.additive or _preps_apart(a, b) or _a_feeling(a.value, old_text) or _a_feeling(b.value, new_text):
         return "beside"
     if _times_apart(a.value, b.value):
         return "changed"  # "I do yoga on Tuesday evenings" / "on Thursday evenings": when a habit happens, one time at a time
