@@ -69,3 +69,27 @@ def test_a_cli_write_while_the_store_is_away_is_journaled_and_indexed_later(tmp_
     with Memory(home, settings=Settings.load(env={}, embedder="none")) as memory:
         assert [m.content for m in memory.browse(session="s1")] == ["written while the store was down"]
         assert [m.content for m in memory.browse(session="s2")] == ["a1", "a2"]
+
+
+def test_a_sessions_events_through_one_of_two_homes_say_what_they_hold(tmp_path: Path, store_url: str) -> None:
+    """Found by a new user running two servers on one PostgreSQL: each replayed only its home's
+    share of a session (100 of 200 events, nothing said), and a session written only through
+    the other answered `no session`, though search and browse found it."""
+    import httpx
+    from palimpsest.server.run import ServerThread
+
+    settings = Settings.load(env={}, embedder="none", distill=False, tool_synth=False)
+    with Memory(tmp_path / "a", store_url, settings=settings) as a, Memory(tmp_path / "b", store_url, settings=settings) as b:
+        a.append("shared", "user", "from a")
+        b.append("shared", "user", "from b")
+        b.append("only-b", "user", "b alone")
+        a.append("only-a", "user", "a alone")
+        with ServerThread(a) as url:
+            page = httpx.get(f"{url}/api/sessions/shared/events").json()["result"]
+            assert page["partial"] is True and "another home" in page["note"]
+            assert [e.get("content") for e in page["events"] if e.get("type", "message") == "message"] == ["from a"]
+            gone = httpx.get(f"{url}/api/sessions/only-b/events")
+            assert gone.status_code == 404 and "written through another home" in gone.json()["error"]["message"]
+            own = httpx.get(f"{url}/api/sessions/only-a/events").json()["result"]
+            assert "partial" not in own and "note" not in own
+            assert httpx.get(f"{url}/api/sessions/nowhere/events").json()["error"]["message"] == "no session 'nowhere'"

@@ -21,6 +21,7 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path as FilePath
 from typing import Any
 
 from fastapi import FastAPI, Path, Request
@@ -297,12 +298,20 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
         if after < 0 or not 1 <= limit <= EVENTS_PAGE:
             raise InvalidInput(f"after must be >= 0 and limit from 1 to {EVENTS_PAGE}")
         path = memory.journal.path(session)
+        elsewhere = await in_thread(_other_journals, memory, session)
         if not path.exists():
+            if elsewhere:
+                raise NotFound(f"session {session!r} was written through {_homes(elsewhere)} on this store, not through this server's home: "
+                               "its journal is there (this server's search and browse read its messages)")
             raise NotFound(f"no session {session!r}")
         start = _cursor(path, cursor) if cursor else (0, 0)
         if stream:
             return StreamingResponse(_stream_lines(memory, session, after, start), media_type="application/x-ndjson")
-        return _ok(await in_thread(_events_page, memory, session, after, limit, start))
+        page = await in_thread(_events_page, memory, session, after, limit, start)
+        if elsewhere:  # a store several homes share: this journal holds only what was written through this home
+            page.update(partial=True, note=f"this home's journal only: {_homes(elsewhere)} on this store wrote more of this session "
+                                           "(this server's search and browse read all of it)")
+        return _ok(page)
 
     @app.get("/api/stats", tags=["stats"], summary="Counts, journal vs index lag, sizes.", responses=_responses(401, 503))
     async def stats() -> JSONResponse:
@@ -324,6 +333,16 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
             return _error_response(503, "journal_unwritable", "the home folder is not writable")
         warming = getattr(app.state, "search_index", None)  # set by `serve` (run.py: warm_up)
         return _ok({"status": "ready", **({"search_index": warming} if warming else {})})
+
+
+def _other_journals(memory: Memory, session: str) -> list[str]:
+    """Journals of the session on this store that are not this home's (another server's home)."""
+    root = memory.journal.root.resolve()
+    return [p for p in memory.store.journal_paths(session) if not FilePath(p).resolve().is_relative_to(root)]
+
+
+def _homes(journals: list[str]) -> str:
+    return "another home" if len(journals) == 1 else f"{len(journals)} other homes"
 
 
 def _cursor(path: Any, cursor: str) -> tuple[int, int]:

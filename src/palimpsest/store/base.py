@@ -166,6 +166,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         homes share, a message written through two of them is one row, under the first id."""
 
     @abstractmethod
+    def journal_paths(self, session_id: str) -> list[str]:
+        """The journals the session's indexed messages were written to (one per home that wrote
+        them; a store several homes share may hold more than one)."""
+
+    @abstractmethod
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         """Up to `limit` message ids that end with `tail` (a short id, `ids.short_id`);
         a scan, for a tool call, not for a hot path."""
