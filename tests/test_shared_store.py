@@ -76,6 +76,7 @@ def test_a_sessions_events_through_one_of_two_homes_say_what_they_hold(tmp_path:
     share of a session (100 of 200 events, nothing said), and a session written only through
     the other answered `no session`, though search and browse found it."""
     import httpx
+
     from palimpsest.server.run import ServerThread
 
     settings = Settings.load(env={}, embedder="none", distill=False, tool_synth=False)
