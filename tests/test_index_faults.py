@@ -256,3 +256,32 @@ def test_a_journal_torn_after_indexing_is_found_and_reindexed(memory: Memory) ->
     memory.tails_repaired, memory._tails_checked = [], False  # as a new open would start
     memory.catch_up()
     assert memory.stats()["tails_repaired"] == [] and memory.stats()["messages"] == 4
+
+
+def test_a_store_away_is_one_warning_not_one_per_write(memory: Memory, monkeypatch: pytest.MonkeyPatch,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """Found by a new user: PostgreSQL paused for 13 s wrote 2,032 warning lines, one per write
+    and one per session each indexer pass. Now the first is said, the rest counted, and the
+    recovery says how many there were; every write is still journaled and indexed later."""
+    import logging
+
+    from palimpsest.errors import StoreUnavailable
+
+    real = memory.store.cursor
+
+    def away(*args: Any) -> Any:
+        raise StoreUnavailable("the store does not answer")
+
+    monkeypatch.setattr(memory.store, "cursor", away)
+    with caplog.at_level(logging.WARNING, logger="palimpsest.ingest"):
+        for i in range(20):
+            assert memory.append(f"s{i % 3}", "user", f"written while away {i}")["indexed"] is False
+        with pytest.raises(StoreUnavailable):
+            memory.indexer.index_all()
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warnings) == 1 and "deferred" in warnings[0] and "counted until it recovers" in warnings[0]
+        monkeypatch.setattr(memory.store, "cursor", real)
+        memory.indexer.index_all()
+        warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+        assert len(warnings) == 2 and warnings[1] == "indexing recovered after 23 failures"
+    assert memory.stats()["messages"] == 20

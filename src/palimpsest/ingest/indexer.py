@@ -20,6 +20,7 @@ back the sessions after it in `index_all`.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable
 from datetime import date
 from functools import lru_cache
@@ -160,6 +161,34 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
     )
 
 
+class Outage:
+    """One warning for a run of failures of one kind: the first said, the rest counted (at
+    debug), and one line when it ends. While the store is away every write and every indexer
+    pass fails alike: a PostgreSQL paused for 13 s wrote 2,032 warning lines."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.failures = 0
+        self._lock = threading.Lock()
+
+    def failed(self, message: str, *args: Any) -> None:
+        with self._lock:
+            self.failures += 1
+            first = self.failures == 1
+        if first:
+            log.warning(message + " (further failures are counted until it recovers)", *args)
+        else:
+            log.debug(message, *args)
+
+    def recovered(self) -> None:
+        if not self.failures:
+            return
+        with self._lock:
+            n, self.failures = self.failures, 0
+        if n:
+            log.warning("%s recovered after %d failure%s", self.what, n, "" if n == 1 else "s")
+
+
 class Indexer:
     def __init__(self, journal: Journal, store: Store, field_cap: int = 16000,
                  on_indexed: Callable[[list[Message]], None] | None = None) -> None:
@@ -167,6 +196,7 @@ class Indexer:
         self.store = store
         self.field_cap = field_cap
         self.on_indexed = on_indexed
+        self.outage = Outage("indexing")  # shared with the writer's index-after-write
 
     def index_session(self, session: str) -> int:
         """Index what the journal has beyond the cursor. Returns rows inserted."""
@@ -278,10 +308,11 @@ class Indexer:
                 self.journal.repair(session)
                 total += self.index_session(session)
             except Exception as exc:  # noqa: BLE001 — one session's failure must not hold back the others
-                log.warning("indexing session %s failed, retried next pass: %s", session, exc)
+                self.outage.failed("indexing session %s failed, retried next pass: %s", session, exc)
                 failure = failure or exc
         if failure is not None:
             raise failure
+        self.outage.recovered()
         return total
 
     def check_tails(self) -> list[str]:

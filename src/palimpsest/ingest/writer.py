@@ -146,7 +146,8 @@ class Writer:
                 self.indexer.index_events(session, fresh, (line, offset))
             else:
                 self.indexer.index_session(session)
+            self.indexer.outage.recovered()
             return True
         except Exception as exc:
-            log.warning("indexing %s deferred: %s", session, exc)
+            self.indexer.outage.failed("indexing %s deferred: %s", session, exc)
             return False
