@@ -18,7 +18,7 @@ from ..errors import InvalidInput
 from ..journal import Journal
 from ..records import Event, Message, check_session_id
 from ..store import Store
-from .indexer import Indexer
+from .indexer import Indexer, Outage
 from .messages import default_key, normalise_message, session_event
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,7 @@ class Writer:
     def __init__(self, journal: Journal, store: Store, indexer: Indexer, zone: tzinfo | None = UTC) -> None:
         """`zone`: where messages are said when their time does not say (`normalise_message`)."""
         self.journal, self.store, self.indexer, self.zone = journal, store, indexer, zone
+        self.outage = indexer.outage if indexer is not None else Outage("indexing")  # (no indexer: a store away from the start)
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
         """One message; without `event_key`, a content-hash key collapses identical repeats."""
@@ -146,8 +147,8 @@ class Writer:
                 self.indexer.index_events(session, fresh, (line, offset))
             else:
                 self.indexer.index_session(session)
-            self.indexer.outage.recovered()
+            self.outage.recovered()
             return True
         except Exception as exc:
-            self.indexer.outage.failed("indexing %s deferred: %s", session, exc)
+            self.outage.failed("indexing %s deferred: %s", session, exc)
             return False
