@@ -44,7 +44,11 @@ _DISCOURSE_WORDS = r"oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:w
 _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WORDS})[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
                       r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
-                             r"at the moment|currently|lately)\b,?", re.IGNORECASE)
+                             r"at the moment|currently|lately|"
+                             # "… since the migration", "… after the reorg": the change named by what made it
+                             r"(?:since|after) (?:the|our) (?:[\w-]+ )?(?:migration|move|upgrade|reorg|reorganis?z?ation|restructure|"
+                             r"restructuring|cleanup|clean-up|switch|rewrite|merger|acquisition|rebrand|redesign|refactor|re-org))\b,?",
+                             re.IGNORECASE)
 _NEW_ONE = re.compile(r"^(my |our |the )new (?=[\w -]+? (?:is|are) )")
 _A_NEW_NAME = re.compile(r"\bNew\s+[A-Z]")
 _ADDITIVE = re.compile(r"\s*\b(?:also|too|as well|additionally|in addition)\b,?", re.IGNORECASE)
@@ -714,8 +718,11 @@ def _qualifiers_apart(x: list[str], y: list[str]) -> bool:
 def _preps_apart(a: Slot, b: Slot) -> bool:
     """One verb with other prepositions says another thing of the same holder: "works at"
     (the employer) / "works on" (the team) / "works as" (the role) hold together."""
-    px, py = set(a.attribute) & _PREPS, set(b.attribute) & _PREPS
+    px, py = ({_SAME_PREP.get(w, w) for w in set(s.attribute) & _PREPS} for s in (a, b))
     return bool(px and py and not px & py)
+
+
+_SAME_PREP = {"of": "for"}  # "the tech lead for the payments team" is "the tech lead of the payments team"
 
 
 def _qualifiers(words: list[str]) -> set[str]:
