@@ -227,3 +227,16 @@ def test_a_turn_is_never_cut_to_a_fragment() -> None:
         chosen, tokens, block = pack.fill([], items, [], budget, words)
         assert tokens == count_tokens(block) <= budget
         assert all("The invoice total for order" in i.text for i in chosen), (budget, [i.text for i in chosen])
+
+
+def test_a_short_budget_keeps_the_newest_turns_of_the_live_tail(mem: Memory) -> None:
+    """Found by a new user resuming a Codex session: at a budget of 1,000 the live tail showed
+    its four oldest turns and left out the last two ("Open task: convert refund amounts to
+    Decimal…"), with 685 tokens unspent. The room there is goes to the latest, shown in order."""
+    for i in range(6):
+        mem.append("s", "user" if i % 2 == 0 else "assistant",
+                   f"Turn {i} of the refund work: " + "the rounding of partial refunds and their ledger entries " * 6)
+    block = mem.recall("s", "refund rounding", 400).block
+    shown = [i for i in range(6) if f"Turn {i} of the refund work" in block]
+    assert shown and shown[-1] == 5 and shown == list(range(shown[0], 6)), (shown, block)  # the newest, unbroken
+    assert 0 not in shown

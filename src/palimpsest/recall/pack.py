@@ -75,6 +75,8 @@ def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], 
                 used += cost
                 if group == 1:
                     days.add(item.date)
+            elif group == 2:
+                break  # the live tail stays unbroken: newest first, up to the first that does not fit
     return kept
 
 
@@ -90,7 +92,9 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
     live_room = int(budget * LIVE_SHARE)
     chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]] = ([], [], [])
     days: set[str] = set()
-    for group, items in enumerate((lead, ranked, live)):
+    # the live tail is weighed newest first, so the room there is holds the latest turns (a short
+    # budget kept the oldest of them and left out the last two, an open task among them); shown oldest first
+    for group, items in enumerate((lead, ranked, live[::-1])):
         for rank, item in enumerate(items):
             if budget - used < 12:
                 break  # not even a short line fits any more
@@ -100,6 +104,8 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
             else:
                 cost = item.prepare(LINE_TOKENS, words)
             if used + cost > budget:
+                if group == 2:
+                    break
                 continue
             if item.kind == "fact":
                 if cost > fact_room:
@@ -107,7 +113,7 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
                 fact_room -= cost
             if group == 2:
                 if cost > live_room:
-                    continue
+                    break  # unbroken: up to the first that does not fit
                 live_room -= cost
             chosen[group].append(item)
             used += cost
@@ -115,12 +121,13 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
                 days.add(item.date)
     lead_in, ranked_in, live_in = _exact(chosen, budget, count_tokens(frame), words)
     while lead_in or ranked_in or live_in:  # the exact count of the assembled block has the last word
-        block = _assemble(lead_in, ranked_in, live_in)
+        shown = live_in[::-1]  # oldest first
+        block = _assemble(lead_in, ranked_in, shown)
         tokens = count_tokens(block)
         if tokens <= budget:
-            block, tokens = _widen(ranked_in, budget, tokens, words, (lead_in, ranked_in, live_in), block)
-            return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *live_in], tokens, block
-        (live_in or ranked_in or lead_in).pop()
+            block, tokens = _widen(ranked_in, budget, tokens, words, (lead_in, ranked_in, shown), block)
+            return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *shown], tokens, block
+        (live_in or ranked_in or lead_in).pop()  # the oldest of the live tail first
     return [], 0, ""
 
 
