@@ -374,3 +374,12 @@ def test_a_bulk_ingest_queues_one_job_per_closed_turn(sqlite_memory: Memory) -> 
     sqlite_memory.ingest_session("s", turns[:4])
     sqlite_memory.ingest_session("s", turns[4:])
     assert sqlite_memory.store.job_status()["tasks"]["distill"] == {"queued": 3}  # and one for the last turn, once quiet
+
+
+def test_a_harness_boilerplate_turn_is_nobodys_statement(memory: Memory) -> None:
+    """Found by a new user: the distiller ran on Codex's <user_instructions> as a user turn."""
+    memory.append("cx", "user", "<user_instructions>We always deploy to Heroku.</user_instructions>", metadata={"boilerplate": True})
+    assert memory.distiller.close_turn("cx", use_llm=False).skipped == "only harness boilerplate"
+    memory.append("cx", "user", "We deploy the API to Fly.io.")
+    result = memory.distiller.close_turn("cx", use_llm=False)
+    assert [f.text for f in memory.facts.query()] == ["We deploy the API to Fly.io."], result

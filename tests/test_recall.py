@@ -207,6 +207,23 @@ def test_summaries_join_recall_and_the_briefing(mem: Memory) -> None:
     assert hits and hits[0]["messages"] and hits[0]["messages"][0]["id"].startswith("evt_")
 
 
+def test_the_briefing_opens_with_what_the_user_asked_and_the_span_said(mem: Memory) -> None:
+    """Found by a new user resuming a Codex session: the "Opening request" was the harness's
+    <user_instructions>, and the span ended when capture ran, not at the last message."""
+    mem.ingest_session("cx", [
+        {"role": "user", "content": "<user_instructions>Always run tests</user_instructions>", "metadata": {"boilerplate": True},
+         "created_at": "2026-03-04T09:00:00Z"},
+        {"role": "user", "content": "The checkout retry cap is wrong: fix it.", "created_at": "2026-03-04T09:00:05Z"},
+        {"role": "assistant", "content": "Fixed: the cap is now 5.", "created_at": "2026-03-04T09:00:19Z"},
+    ])
+    text = mem.briefing("cx")["text"]
+    assert "Opening request" in text and "The checkout retry cap is wrong" in text.split("Opening request")[1].splitlines()[0]
+    assert "from 2026-03-04T09:00 to 2026-03-04T09:00" in text
+    block = mem.recall(None, "always run tests user instructions", 2000).block
+    assert "Always run tests" not in block  # boilerplate: found by search, not recalled as a past turn
+    assert mem.search("Always run tests").hits
+
+
 def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> None:
 
     for n in range(2):

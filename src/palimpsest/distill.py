@@ -242,6 +242,10 @@ class Distiller:
         if not messages:
             return Distilled(session, {}, "none", skipped="no messages")
         key = key or f"turn:{session}:{messages[0].id}"
+        said = [m for m in messages if not (m.metadata or {}).get("boilerplate")]  # a harness's instructions are nobody's statement
+        if not said:
+            return Distilled(session, {}, "none", skipped="only harness boilerplate")
+        messages = said
         if key in self.kernel.decisions.latest(SYSTEM_SESSION):
             return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
         llm = self.kernel.llm if use_llm else None

@@ -66,11 +66,14 @@ def recent_messages(rows: list[Message]) -> list[dict[str, Any]]:
 def briefing(session: str, info: Session | None, first: list[Message], last: list[dict[str, Any]],
              summary: str | None) -> dict[str, Any]:
     """A resume briefing: identity and span, opening request, latest summary, recent turns."""
-    opening = next((m for m in first if m.role == "user" and m.content), None)
+    # the user's first words, not a harness's instructions or environment (`metadata.boilerplate`)
+    opening = next((m for m in first if m.role == "user" and m.content and not (m.metadata or {}).get("boilerplate")), None)
     lines = [f"Session {field(session)}" + (f" — {field(info.title)}" if info and info.title else "")]
     if info:
-        lines.append(f"agent {field(info.agent or '-')}, channel {field(info.channel or '-')}, "
-                     f"from {info.created_at[:16]} to {info.updated_at[:16]}")
+        # the span of what was said (the session row's times are when it was written: a capture's, an import's)
+        start = first[0].created_at if first else info.created_at
+        end = max((m["created_at"] for m in last), default=info.updated_at)
+        lines.append(f"agent {field(info.agent or '-')}, channel {field(info.channel or '-')}, from {start[:16]} to {end[:16]}")
     if opening:
         lines.append(f"Opening request [{field(opening.id)} · {opening.created_at[:16]}]: {escape(opening.content[:1000])}")
     if summary:

@@ -177,6 +177,8 @@ class Recaller:
             key = _flatten(m.content).casefold()
             if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
                 continue
+            if (m.metadata or {}).get("boilerplate"):
+                continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items
