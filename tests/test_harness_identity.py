@@ -144,3 +144,24 @@ def test_a_slash_commands_markup_is_boilerplate_not_speech() -> None:
     (said,) = claude_code.convert(user("Why does <command-name> show up in the log?", 3), 3, ctx)
     assert cmd["metadata"]["boilerplate"] and cmd["metadata"]["importance"] == 0.1 and out["metadata"]["importance"] == 0.1
     assert "boilerplate" not in said["metadata"]
+
+
+def test_a_codex_shell_output_is_its_text_and_its_exit_code() -> None:
+    """Found by a new user: Codex wraps a shell call's output as a JSON string; stored as it
+    was, "\\n" matched "nsrc" and the exit code was never seen."""
+    from palimpsest.harness import codex
+    from palimpsest.harness.common import Context
+
+    def output(out: str, n: int) -> dict:
+        return {"timestamp": f"2026-03-04T10:00:0{n}Z", "type": "response_item",
+                "payload": {"type": "function_call_output", "call_id": f"c{n}", "output": out}}
+
+    ctx = Context("rollout.jsonl")
+    wrapped = json.dumps({"output": "src/a.py\nsrc/b.py\n", "metadata": {"exit_code": 0, "duration_seconds": 0.1}})
+    failed = json.dumps({"output": "FAILED tests/test_refund.py::test_round - AssertionError\n", "metadata": {"exit_code": 1}})
+    (ok,) = codex.convert(output(wrapped, 1), 1, ctx)
+    (bad,) = codex.convert(output(failed, 2), 2, ctx)
+    (plain,) = codex.convert(output('{"not": "a wrapper"}', 3), 3, ctx)
+    assert ok["tool_result"] == "src/a.py\nsrc/b.py\n" and ok["metadata"]["exit_code"] == 0 and "is_error" not in ok["metadata"]
+    assert bad["tool_result"].startswith("FAILED") and bad["metadata"]["is_error"] is True
+    assert plain["tool_result"] == '{"not": "a wrapper"}' and "exit_code" not in plain["metadata"]

@@ -9,7 +9,9 @@
 - `function_call`, `custom_tool_call`, `local_shell_call`, `web_search_call` → an
   `assistant` message with `tool_name`, `tool_args` (`metadata.call_id`);
 - `function_call_output` / `custom_tool_call_output` → a `tool` message, its `tool_name`
-  paired by `call_id` (remembered in the `Context`);
+  paired by `call_id` (remembered in the `Context`); a shell output Codex wrapped as
+  `{"output": …, "metadata": {"exit_code": …}}` is stored as its text, the exit code in
+  `metadata.exit_code` (and `is_error` when not 0);
 - `reasoning` → its readable summary (if any) as an `assistant` message with
   `metadata.reasoning = true`, importance 0.3; the encrypted content is journaled as a
   `source_record` (kept, never indexed: ciphertext is not text).
@@ -28,6 +30,7 @@ give a line the same key.
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, parse_args, source_record, text_of, time_or
@@ -111,12 +114,32 @@ def _item(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> list[dict[st
     if kind in ("function_call_output", "custom_tool_call_output"):
         out = p.get("output")
         cid = p.get("call_id")
-        result = out if isinstance(out, str) else text_of(out)
+        result, ended = _unwrapped(out if isinstance(out, str) else text_of(out))
         return [{"role": "tool", "content": "", "tool_name": ctx.tools.get(str(cid)), "tool_result": result,
-                 "metadata": {**meta, "call_id": cid}}]
+                 "metadata": {**meta, "call_id": cid, **ended}}]
     if kind == "reasoning":
         return _reasoning(p, meta)
     return []
+
+
+def _unwrapped(result: str) -> tuple[str, dict[str, Any]]:
+    """A shell call's output as Codex writes it — a JSON string `{"output": "...", "metadata":
+    {"exit_code": 1, …}}` — as its text, with how it ended (`exit_code`, and `is_error` when
+    not 0); any other output as it is. Stored wrapped, its newlines were "\\n" (a search for
+    "nsrc" matched "\\nsrc") and the exit code was never seen."""
+    if not result.startswith("{") or '"output"' not in result[:200]:
+        return result, {}
+    try:
+        wrapped = json.loads(result)
+    except ValueError:
+        return result, {}
+    if not isinstance(wrapped, dict) or not isinstance(wrapped.get("output"), str):
+        return result, {}
+    info = wrapped.get("metadata")
+    code = info.get("exit_code") if isinstance(info, dict) else None
+    if not isinstance(code, int) or isinstance(code, bool):
+        return wrapped["output"], {}
+    return wrapped["output"], {"exit_code": code, **({"is_error": True} if code != 0 else {})}
 
 
 def _call(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
