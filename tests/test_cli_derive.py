@@ -62,11 +62,21 @@ def test_jobs_run_says_what_waits_until_later(tmp_path: Path) -> None:
     assert nothing == {"ran": 0, "waiting": 0, "next_run": None}  # of the tasks asked for, not the whole queue
 
 
-def test_with_a_server_answering_the_jobs_are_left_to_it(tmp_path: Path) -> None:
-    with Memory(tmp_path / "other", settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
+def test_with_a_server_of_this_store_answering_the_jobs_are_left_to_it(tmp_path: Path) -> None:
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
         done = cli(tmp_path, url, "append", "s1", "user", "the server embeds this")
     assert done.returncode == 0 and f"the server at {url} runs them" in done.stderr
     assert vectors(tmp_path)["queued"] == 1
+
+
+def test_a_server_of_another_store_is_no_server_here(tmp_path: Path) -> None:
+    """Found by a new user: an import into a second home, with a server of the first home
+    answering at PALIMPSEST_URL, left its embeddings to that server, which never saw them
+    (its queue is its own store's): the second home stayed keyword-only."""
+    with Memory(tmp_path / "other", settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
+        done = cli(tmp_path, url, "append", "s1", "user", "embedded here, not by the other home's server")
+    assert done.returncode == 0 and "embedded 1 messages here" in done.stderr
+    assert vectors(tmp_path)["queued"] == 0
 
 
 def test_json_output_is_unchanged_and_stderr_quiet(tmp_path: Path) -> None:

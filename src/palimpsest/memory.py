@@ -45,7 +45,7 @@ from .records import Message, Session, check_session_id, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights, embedding_text
 from .search.query import MAX_PAGE, check_page
 from .settings import Settings
-from .store import Filters, Job, NewJob, Store, open_store, set_aside
+from .store import Filters, Job, NewJob, Store, fingerprint, open_store, set_aside
 from .store.summaries_base import Summary
 from .summaries import Summaries
 from .tags import Tags
@@ -89,6 +89,12 @@ class Memory:
         self.writer = Writer(self.journal, self.store, self.indexer, settings.zone)
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
+
+    @property
+    def store_fingerprint(self) -> str:
+        """A short name of the database this memory's store is (`store.fingerprint`): a server
+        says its own on `/healthz`, so a CLI leaves it jobs only when they share a queue."""
+        return fingerprint(self.settings.store_url)
 
     def _open_store(self, repair: bool) -> Store:
         url, threshold = self.settings.store_url, self.settings.ann_threshold

@@ -10,8 +10,9 @@ was keyword-only. So after a write the command asks whether a server answers at
   terminal), so search and recall have vectors when it returns; the other jobs — which
   may call an LLM and take long — stay queued, and a line on stderr says how many and
   the two ways to run them (`palimpsest jobs run`, or `palimpsest serve`);
-- a server answers: its worker takes the jobs from the shared queue (a server of another
-  home would not: the line says where they wait).
+- a server answers and takes its jobs from this home's store (its `/healthz` names the
+  store it serves, `store.fingerprint`): its worker runs them; a server of another store is
+  no server here.
 
 `--no-derive` leaves everything queued (scripts doing many writes, then one `jobs run`).
 Jobs are claimed with leases, so a server that starts meanwhile never runs one twice.
@@ -33,13 +34,25 @@ def add_flag(p: argparse.ArgumentParser) -> None:
                    help="leave the embedding and the other derived work queued (for `palimpsest serve` or `palimpsest jobs run`)")
 
 
-def server_answers(url: str) -> bool:
+def server_answers(url: str, store: str | None = None) -> bool:
+    """Whether a server answers at `url` — and, given `store` (`Memory.store_fingerprint`),
+    takes its jobs from that database: a server of another home (the default port may be
+    another user's) would leave them queued for good."""
     import httpx
 
     try:
-        return httpx.get(url.rstrip("/") + "/healthz", timeout=0.5, trust_env=False).status_code == 200
+        r = httpx.get(url.rstrip("/") + "/healthz", timeout=0.5, trust_env=False)
     except httpx.HTTPError:
         return False
+    if r.status_code != 200:
+        return False
+    if store is None:
+        return True
+    try:
+        theirs = r.json()["result"].get("store")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return False
+    return bool(theirs == store)
 
 
 def after_writes(args: argparse.Namespace, memory: Any) -> dict[str, Any]:
@@ -47,7 +60,7 @@ def after_writes(args: argparse.Namespace, memory: Any) -> dict[str, Any]:
     url = memory.settings.url
     if getattr(args, "no_derive", False):
         return _say(args, {"embedded": 0, "queued": _queued(memory), "server": None, "url": url})
-    if server_answers(url):
+    if server_answers(url, memory.store_fingerprint):
         return _say(args, {"embedded": 0, "queued": _queued(memory), "server": url, "url": url})
     embedded = 0
     if memory.settings.embedder != "none" and _queued(memory).get(EMBED):
@@ -75,7 +88,7 @@ def _say(args: argparse.Namespace, done: dict[str, Any]) -> dict[str, Any]:
     waiting = sum(done["queued"].values())
     lines = []
     if done["embedded"]:
-        lines.append(f"embedded {done['embedded']} messages here (no server at {done['url']})")
+        lines.append(f"embedded {done['embedded']} messages here (no server of this store at {done['url']})")
     if waiting and done["server"]:
         lines.append(f"{waiting} derived jobs queued; the server at {done['server']} runs them (if it serves this home)")
     elif waiting:

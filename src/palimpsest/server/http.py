@@ -318,8 +318,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
         return _ok(await in_thread(memory.stats))
 
     @app.get("/healthz", tags=["health"], summary="The process is up.")
-    async def healthz() -> JSONResponse:
-        return _ok({"status": "ok", "version": __version__})
+    async def healthz() -> JSONResponse:  # `store`: which database this server's worker takes jobs from (`store.fingerprint`)
+        return _ok({"status": "ok", "version": __version__, "store": memory.store_fingerprint})
 
     @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable (and, from `serve`, whether "
              "the vector index is built: `search_index` warming | ready | unavailable).", responses=_responses(503))

@@ -12,7 +12,24 @@ from __future__ import annotations
 from ..errors import InvalidInput
 from .base import Filters, Job, NewJob, Quarantined, Store
 
-__all__ = ["Filters", "Job", "NewJob", "Quarantined", "Store", "open_store", "set_aside"]
+__all__ = ["Filters", "Job", "NewJob", "Quarantined", "Store", "fingerprint", "open_store", "set_aside"]
+
+
+def fingerprint(url: str) -> str:
+    """A short, stable name of the database `url` points at, without its password: the file
+    for SQLite, host, port, database and user for PostgreSQL. Two processes whose fingerprints
+    match share one job queue (a CLI asks a running server's, `/healthz`, before leaving it its
+    jobs); one database reached by two names fingerprints twice, which costs only work done here."""
+    import hashlib
+    import os
+    from urllib.parse import urlsplit
+
+    if url.startswith("sqlite:///"):
+        where = "sqlite:" + os.path.realpath(url[len("sqlite:///"):].split("?")[0])
+    else:
+        parts = urlsplit(url)
+        where = f"pg:{parts.hostname or ''}:{parts.port or 5432}{parts.path}:{parts.username or ''}"
+    return hashlib.sha256(where.encode()).hexdigest()[:16]
 
 
 def open_store(url: str, ann_threshold: int | None = None) -> Store:
