@@ -145,6 +145,21 @@ def test_openai_jsonl_takes_the_file_name_as_session(memory: Memory) -> None:
     assert report.sessions == ["openai"] and report.stored == 2
 
 
+def test_two_openai_files_of_one_name_are_two_conversations(memory: Memory, tmp_path: Path) -> None:
+    """Found by a new user: c/conv.json and d/conv.json both became session `conv`, and d's
+    opening turns ("hi", "Hello! How can I help?", "ok") were dropped as repeats of c's."""
+    opening = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello! How can I help?"},
+               {"role": "user", "content": "ok"}]
+    for folder, ask in (("c", "Plan a trip to Lisbon"), ("d", "Explain Rust lifetimes")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "conv.json").write_text(json.dumps([*opening, {"role": "user", "content": ask}]))
+    first, second = (import_file(memory, tmp_path / f / "conv.json") for f in "cd")
+    assert (first.stored, second.stored) == (4, 4) and first.sessions == ["conv"] and second.sessions[0].startswith("conv-")
+    again = [import_file(memory, tmp_path / f / "conv.json") for f in "cd"]
+    assert [r.stored for r in again] == [0, 0] and [r.sessions for r in again] == [first.sessions, second.sessions]
+    assert [m.content for m in memory.browse(session=second.sessions[0])][-1] == "Explain Rust lifetimes"
+
+
 def test_a_broken_json_document_imports_nothing(memory: Memory) -> None:
     with pytest.raises(ImportRejected, match="line 3"):
         import_file(memory, FIXTURES / "openai_broken.json", format="openai")

@@ -26,6 +26,7 @@ How bad input is handled (import the rest, or nothing) is explained in `base.py`
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ from .base import (
     line_text,
     plan_harness_file,
     read_source,
+    safe_session_id,
     write_plan,
 )
 from .transfer import export_memory
@@ -74,7 +76,20 @@ def import_file(memory: Any, path: str | Path, *, format: str = "auto", session:
         return transfer.write_export(memory, plan, events, name, progress)
     plan = _plan(fmt, data, doc, name, reader, session, agent)
     _merge(plan, reader)
+    if fmt == "openai" and session is None:
+        _apart_from_namesakes(memory, plan, name)
     return write_plan(memory, plan, name, progress)
+
+
+def _apart_from_namesakes(memory: Any, plan: Plan, path: str) -> None:
+    """A session named after its file that another file of that name already filled (two
+    folders' `conv.json`) becomes the name with a short hash of this path."""
+    for sid in list(plan.sessions):
+        known = memory.store.get_session(sid)
+        other = (known.settings or {}).get("source_path") if known is not None else None
+        if other is not None and other != path:  # (a session from before files were named keeps its messages' name)
+            tagged = safe_session_id(f"{sid[:180]}-{hashlib.sha256(path.encode()).hexdigest()[:8]}")
+            plan.sessions = {(tagged if k == sid else k): v for k, v in plan.sessions.items()}
 
 
 def expand_paths(paths: list[str | Path]) -> list[Path]:
@@ -165,7 +180,7 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
     if fmt == "openai" and doc is not _NOT_PARSED:
         items = doc.get("messages", [doc]) if isinstance(doc, dict) else doc
         return chat.plan_openai([(None, m) for m in items] if isinstance(items, list) else [(None, items)],
-                                session, agent, Path(name).stem)
+                                session, agent, Path(name).stem, name)
     if fmt == "messages" and isinstance(doc, list):
         return chat.plan_messages([(None, m) for m in doc], session, agent)
     if fmt == "longmemeval" and isinstance(doc, list):
@@ -174,7 +189,7 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
     if fmt == "messages":
         return chat.plan_messages(lines, session, agent)
     if fmt == "openai":
-        return chat.plan_openai(lines, session, agent, Path(name).stem)
+        return chat.plan_openai(lines, session, agent, Path(name).stem, name)
     if fmt == "longmemeval":
         return evalsets.plan_longmemeval(lines, agent)
     if fmt == "claude-code":

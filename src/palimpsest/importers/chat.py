@@ -8,7 +8,9 @@ Generic JSONL: one message per line, `{session, role, content}` and optionally
 OpenAI: a JSON list, `{"messages": [...]}`, or JSONL of `{role, content, name?,
 tool_calls?, tool_call_id?}`, each message read by `palimpsest.harness.openai` (a tool
 call becomes its own message; a tool result is paired with its call's name). The
-session is `--session`, else the file name.
+session is `--session`, else the file name — and, when a session of that name was
+imported from another file ("c/conv.json", then "d/conv.json"), the name with a short hash
+of the path: two conversations, never one whose shared opening turns are dropped as repeats.
 """
 
 from __future__ import annotations
@@ -67,13 +69,16 @@ def _line_attrs(rec: dict[str, Any], agent: str | None) -> dict[str, Any]:
     return attrs
 
 
-def plan_openai(records: Iterable[tuple[int | None, Any]], session: str | None, agent: str | None, name: str) -> Plan:
+def plan_openai(records: Iterable[tuple[int | None, Any]], session: str | None, agent: str | None, name: str,
+                path: str = "") -> Plan:
     """`records`: (line, message) for JSONL, or (None, message) for a JSON list."""
     plan = Plan("openai", all_or_nothing=False)
     sid = session or safe_session_id(name)
     sp = plan.session(sid)
     if agent:
         sp.attrs["agent"] = agent
+    if path and not session:
+        sp.attrs["settings"] = {"source_path": path}  # which file the session is (`import_file`: two files of one name)
     tools: dict[str, str] = {}
     for i, (line, rec) in enumerate(records):
         where = f"line {line}" if line is not None else f"message {i}"
