@@ -160,6 +160,18 @@ def test_two_openai_files_of_one_name_are_two_conversations(memory: Memory, tmp_
     assert [m.content for m in memory.browse(session=second.sessions[0])][-1] == "Explain Rust lifetimes"
 
 
+def test_openai_jsonl_of_one_conversation_a_line_is_a_session_each(memory: Memory, tmp_path: Path) -> None:
+    """Found by a new user: a fine-tuning / batch export (one {"messages": [...]} a line) was
+    "cannot tell the format", and with --format openai every line failed "role is required"."""
+    lines = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello"}]},
+             {"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "Rust lifetimes?"}]}]
+    path = tmp_path / "batch.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = import_file(memory, path)
+    assert report.format == "openai" and report.sessions == ["batch-1", "batch-2"] and report.stored == 4
+    assert [m.content for m in memory.browse(session="batch-2")] == ["hi", "Rust lifetimes?"]
+
+
 def test_a_broken_json_document_imports_nothing(memory: Memory) -> None:
     with pytest.raises(ImportRejected, match="line 3"):
         import_file(memory, FIXTURES / "openai_broken.json", format="openai")

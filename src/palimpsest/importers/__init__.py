@@ -81,6 +81,20 @@ def import_file(memory: Any, path: str | Path, *, format: str = "auto", session:
     return write_plan(memory, plan, name, progress)
 
 
+def _conversations(records: list[tuple[int, Any]], session: str | None, agent: str | None, name: str) -> Plan:
+    """JSONL of one `{"messages": [...]}` conversation per line (a fine-tuning or batch export):
+    each line its own session, `<file>-<line>` (or all in `--session`)."""
+    plan = Plan("openai", all_or_nothing=False)
+    for line, rec in records:
+        part = chat.plan_openai([(line, m) for m in rec["messages"]], session, agent, f"{Path(name).stem}-{line}", f"{name}#{line}")
+        for sid, sp in part.sessions.items():
+            into = plan.session(sid)
+            into.attrs = {**sp.attrs, **into.attrs}
+            into.messages += sp.messages
+        plan.problems += part.problems
+    return plan
+
+
 def _apart_from_namesakes(memory: Any, plan: Plan, path: str) -> None:
     """A session named after its file that another file of that name already filled (two
     folders' `conv.json`) becomes the name with a short hash of this path."""
@@ -189,7 +203,10 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
     if fmt == "messages":
         return chat.plan_messages(lines, session, agent)
     if fmt == "openai":
-        return chat.plan_openai(lines, session, agent, Path(name).stem, name)
+        records = list(lines)
+        if records and all(isinstance(r, dict) and isinstance(r.get("messages"), list) for _, r in records):
+            return _conversations(records, session, agent, name)
+        return chat.plan_openai(records, session, agent, Path(name).stem, name)
     if fmt == "longmemeval":
         return evalsets.plan_longmemeval(lines, agent)
     if fmt == "claude-code":
@@ -270,7 +287,7 @@ def _record_format(rec: Any) -> str | None:
         return "claude-code"
     if "session" in rec:
         return "messages"
-    if "role" in rec:
+    if "role" in rec or isinstance(rec.get("messages"), list):  # a message, or a conversation a line
         return "openai"
     return None
 
