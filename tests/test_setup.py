@@ -191,3 +191,16 @@ def test_the_recall_hook_gives_up_in_time_on_a_server_that_never_answers(tmp_pat
                           stdin=json.dumps({"session_id": "s", "prompt": "hello", "hook_event_name": "UserPromptSubmit"}))
         took = time.monotonic() - started
     assert (done.returncode, done.stdout) == (0, "") and took < 5, (done.stderr, took)
+
+
+@pytest.mark.parametrize(("features", "said"), [
+    ("[features]\ncodex_hooks = false\n", "set codex_hooks = true there"),  # it said "set hooks = true" (the wrong key)
+    ("[features]\nweb_search = true\n", "add codex_hooks = true to it"),  # it said nothing, and older Codex never ran the hooks
+])
+def test_codex_setup_names_the_hook_flag_to_set(tmp_path: Path, features: str, said: str) -> None:
+    home = tmp_path / "user"
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(features)
+    done = palimpsest(home, "setup", "codex")
+    assert done.returncode == 0 and said in done.stdout + done.stderr, done.stdout + done.stderr

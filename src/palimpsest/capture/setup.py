@@ -283,8 +283,14 @@ def _toml_change(path: Path, command: Command, notes: list[str]) -> Change:
         notes.append(f"{path} already has [mcp_servers.palimpsest] of its own: left as it is")
         return Change(path, before, (before or b""))
     features = config.get("features")
-    if isinstance(features, dict) and (features.get("hooks") is False or features.get("codex_hooks") is False):
-        notes.append(f"{path} turns hooks off in [features]: set hooks = true there, or recall and capture will not run")
+    if isinstance(features, dict):
+        off = [k for k in ("codex_hooks", "hooks") if features.get(k) is False]
+        if off:
+            notes.append(f"{path} turns hooks off in [features] ({', '.join(f'{k} = false' for k in off)}): set "
+                         f"{' and '.join(f'{k} = true' for k in off)} there, or recall and capture will not run")
+        elif "codex_hooks" not in features:
+            notes.append(f"{path} has a [features] table without codex_hooks: add codex_hooks = true to it (older Codex "
+                         "versions run hooks only with it)")
     if text and not text.endswith("\n"):
         text += "\n"
     after = text + ("\n" if text.strip() else "") + _toml_block(command, features=not isinstance(features, dict))
