@@ -88,9 +88,10 @@ def test_invalid_session_attributes_store_nothing(local: Memory, attrs: dict[str
     ["../escape", "a/b", "a\\b", "..", ".", ".hidden", "/abs", "a/../b", "", " ", "x" * 201, "nul\x00", "tab\there", "é", 5, None],
 )
 def test_session_ids_that_could_escape_are_refused(local: Memory, session: Any, tmp_path: Path) -> None:
-    with pytest.raises(InvalidInput, match="session id"):
+    said = "session id" if session not in ("", None) else "session is required"  # (an empty one: required, not "'None' not allowed")
+    with pytest.raises(InvalidInput, match=said):
         local.append(session, "user", "hi")
-    with pytest.raises(InvalidInput, match="session id"):
+    with pytest.raises(InvalidInput, match=said):
         local.ingest_session(session, [{"role": "user", "content": "hi"}])
     assert_nothing_stored(local)
     assert [p.name for p in tmp_path.iterdir() if p.name != "home"] == []

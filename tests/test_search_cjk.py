@@ -82,5 +82,14 @@ def test_a_query_is_cut_as_the_index_is() -> None:
     assert query_terms("ﬁle ＡＰＩ") == ["file", "api"]  # compatibility forms folded (a ligature, full width): found by a new user
 
 
+def test_a_query_of_bytes_that_are_not_utf8_is_refused_clearly(mixed: Memory) -> None:
+    """Found by a new user: `palimpsest search "quokka$(printf '\\xff')"` said "embedder unavailable
+    (TextEncodeInput must be …)" and ranked by keywords."""
+    from palimpsest.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="lone surrogate at position 6"):
+        mixed.search("quokka\udcff")
+
+
 def test_a_query_typed_with_a_ligature_finds_the_plain_word(mixed: Memory) -> None:
     assert mixed.search("Ｒｅｄｉｓ", limit=1).hits[0].message.content == TEXTS[3]

@@ -371,3 +371,16 @@ def test_a_write_never_follows_a_link_out_of_the_vault(vaults: Vaults, memory: M
     with pytest.raises(InvalidInput, match="outside the vault"):
         vaults.write_skill("skills", "release", "How we ship", "1. tag")
     assert not (outside / "release.md").exists()
+
+
+def test_a_pdfs_ligatures_are_found_as_letters(vaults: Vaults, tmp_path: Path) -> None:
+    """Found by a new user: a PDF drawn with ligature glyphs ("ﬁnancial … workﬂow") was found by
+    no keyword search for "financial workflow" (Helvetica's 0xAE is fi, 0xAF fl)."""
+    folder = tmp_path / "lig"
+    folder.mkdir()
+    (folder / "report.pdf").write_bytes(make_pdf(["The \xaenancial team changed its work\xafow."]))
+    (folder / "other.txt").write_text("the staging database password rotates weekly\n")
+    vaults.init("lig", "semantic", path=folder)
+    vaults.index("lig")
+    hit = vaults.query("lig", "financial workflow").hits[0]
+    assert hit.document == "report.pdf" and "financial team changed its workflow" in hit.text

@@ -43,6 +43,10 @@ def check_query(query: Any) -> str:
         raise InvalidInput(f"query must be a string, got {type(query).__name__}")
     if len(query) > MAX_QUERY_CHARS:
         query = query[:MAX_QUERY_CHARS]
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate: bytes that were not UTF-8 (a shell's "\xff")
+        raise InvalidInput(f"query holds a lone surrogate at position {exc.start} (bytes that are not UTF-8); send valid Unicode") from None
     return query
 
 

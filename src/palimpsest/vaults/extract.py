@@ -2,7 +2,8 @@
 
 `extract(path, data)` returns an `Extracted` (sections, page count, title, metadata,
 warnings) or raises `ExtractError` with a sentence a person can act on: an encrypted or
-corrupt PDF, a `.docx` that is some other zip, a binary file named `.txt`. Text that is
+corrupt PDF, a `.docx` that is some other zip, a binary file named `.txt`. A PDF's
+typographic ligatures (ﬁ, ﬂ, ﬃ …) become their letters. Text that is
 not valid UTF-8 is read as Windows-1252 (what such files nearly always are) with a
 warning, never dropped. Markdown front matter (`---` YAML `---`) becomes the document's
 metadata (and `title`), not text.
@@ -20,6 +21,15 @@ from .chunking import Section, markdown_sections
 
 EXTENSIONS = (".md", ".markdown", ".txt", ".pdf", ".docx")
 log = logging.getLogger(__name__)
+
+
+# the typographic ligatures a PDF's fonts draw ("ﬁnancial oﬃce"): as letters, so "financial" finds them
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl", "\ufb05": "st",
+                            "\ufb06": "st"})
+
+
+def unligated(text: str) -> str:
+    return text.translate(_LIGATURES)
 
 
 class ExtractError(Exception):
@@ -106,7 +116,7 @@ def _pdf(data: bytes) -> Extracted:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise ExtractError("encrypted PDF: it needs a password")
-        texts = [page.extract_text() or "" for page in reader.pages]
+        texts = [unligated(page.extract_text() or "") for page in reader.pages]
     except ExtractError:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
