@@ -273,3 +273,20 @@ def test_suggestions_from_the_llm_enter_the_taxonomy_as_suggested(home: Path) ->
             assert m.stats()["llm"]["suggest-tags"]["calls"] == 1
         finally:
             m.close()
+
+
+def test_the_cli_filters_search_and_browse_by_tag(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a new user: `palimpsest search "retry cap" --tag topic:orion` was "unrecognized
+    arguments" — the filter the review loop is for existed only in the library and the tools."""
+    import json
+
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_URL", "http://127.0.0.1:9")
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as m:
+        m.append("s1", "user", "the retry cap for orion", settings={"tags": ["topic:orion"]})
+        m.append("s2", "user", "the retry cap for another project")
+    for argv in (["search", "retry cap", "--tag", "topic:orion"], ["browse", "--tag", "topic:orion"]):
+        assert main(["--home", str(home), *argv, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert {r["session"] for r in out.get("hits", out.get("messages"))} == {"s1"}, (argv, out)

@@ -23,10 +23,11 @@ def _filters(p: argparse.ArgumentParser, role: bool = True) -> None:
         p.add_argument("--role")
     p.add_argument("--since", help="ISO time, inclusive")
     p.add_argument("--until", help="ISO time, exclusive")
+    p.add_argument("--tag", help="only sessions carrying this accepted tag (key:value, e.g. topic:orion)")
 
 
 def _filter_args(args: argparse.Namespace) -> dict[str, Any]:
-    keys = ("session", "agent", "channel", "role", "since", "until")
+    keys = ("session", "agent", "channel", "role", "since", "until", "tag")
     return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
 
