@@ -240,3 +240,17 @@ def test_a_short_budget_keeps_the_newest_turns_of_the_live_tail(mem: Memory) -> 
     shown = [i for i in range(6) if f"Turn {i} of the refund work" in block]
     assert shown and shown[-1] == 5 and shown == list(range(shown[0], 6)), (shown, block)  # the newest, unbroken
     assert 0 not in shown
+
+
+def test_a_text_said_word_for_word_twice_takes_one_line() -> None:
+    """Found by a new user: a leaf summary and its one-leaf branch (the same text), and a
+    wiki statement quoting its turn, each took a line of the block."""
+    from palimpsest.recall.block import RecallItem
+    from palimpsest.recall.recaller import _once
+
+    fact = RecallItem("fct_1", "fact", "2026-03-04", "The retry cap is 45 seconds.", 1.5, None)
+    leaf = RecallItem("sum_1", "summary", "2026-03-04", "Dana set the retry cap.\nIdentifiers: PR #12", 0.9, "s")
+    branch = RecallItem("sum_2", "summary", "2026-03-04", "Dana set the retry cap.  Identifiers: PR #12", 0.8, "s")
+    turn = RecallItem("evt_1", "message", "2026-03-04", "the retry cap is 45 seconds.", 0.7, "s")
+    other = RecallItem("evt_2", "message", "2026-03-04", "Dana set the retry cap, then left.", 0.6, "s")
+    assert [i.id for i in _once([fact], [leaf, branch, turn, other])] == ["sum_1", "evt_2"]

@@ -99,6 +99,7 @@ class Recaller:
             items = source(turn)
             (turn.lead if group == LEAD else ranked).extend(items)
         ranked.sort(key=lambda i: -i.score)  # summaries and turns compete on one score
+        ranked = _once(turn.lead, ranked)
         words = query_words(query)
         lead = mark_earlier(turn.lead, ranked, words)  # the current belief first, earlier values marked
         items, used, block = fill(lead, ranked, live, budget, words)
@@ -214,3 +215,18 @@ class Recaller:
 
     def _recent(self, session: str, n: int) -> list[Message]:
         return list(reversed(self.finder.browse(session=session, limit=max(1, n), newest_first=True)))
+
+
+def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
+    """The ranked items without one whose text an item before it (or a leading one) already
+    says word for word: a branch summary of one leaf is its leaf's text, a wiki statement
+    may be the turn it quotes — one line of the budget each time, saying nothing new."""
+    said = {_flatten(i.text).casefold() for i in lead}
+    kept = []
+    for item in ranked:
+        key = _flatten(item.text).casefold()
+        if key and key in said:
+            continue
+        said.add(key)
+        kept.append(item)
+    return kept
