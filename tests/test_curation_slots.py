@@ -402,6 +402,38 @@ def test_a_malformed_llm_verdict_is_parked_and_nothing_written(home: Path, store
         assert memory.facts.curator.pending() == []
 
 
+def test_a_slow_llm_verdict_parks_the_write_instead_of_holding_it(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    """Found by a new user: with a 20 s LLM, `facts write` took 21 s, and with a hung one, at the
+    defaults, 510 s (four tries of 120 s). A verdict inside a write is tried once, for `llm_wait`."""
+    import time
+
+    fake.push(Reply.slow(5, json.dumps({"action": "supersede", "slot": "infrastructure tool"})))
+    s = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema",
+                      llm_wait=1.0)
+    with Memory(home, store_url, settings=s) as memory:
+        memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
+        started = time.monotonic()
+        d = memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"})
+        assert time.monotonic() - started < 4.5 and d.action == "parked" and len(fake.requests) == 1
+        assert current(memory) == [RELATED_PAIR[0]] and len(memory.facts.curator.pending()) == 1
+
+
+@pytest.mark.parametrize(("env", "said"), [
+    ({"PALIMPSEST_LLM_STRUCTURED": "json"}, "must be auto, json_schema, grammar or guided_json"),
+    ({"PALIMPSEST_LLM_BACKOFF": "abc"}, "seconds separated by commas"),
+    ({"PALIMPSEST_LLM_TIMEOUT": "-1"}, "positive number of seconds"),
+    ({"PALIMPSEST_LLM_RETRIES": "-1"}, "must be 0 or more"),
+    ({"PALIMPSEST_LLM_WAIT": "0"}, "positive number of seconds"),
+])
+def test_llm_settings_are_checked_when_read(env: dict[str, str], said: str) -> None:
+    """Found by a new user: each was shown by `palimpsest settings`, then crashed a distillation
+    with a traceback (and `search --synthesize` lost its hits)."""
+    from palimpsest.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match=said):
+        Settings.load(env=env)
+
+
 def test_without_an_llm_the_deterministic_path_decides(memory: Memory) -> None:
     memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
     assert memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"}).action == "related"

@@ -347,6 +347,18 @@ def test_llm_output_goes_through_the_curator(home: Path, fake: FakeOpenAI) -> No
         assert memory.stats()["llm"]["distill"]["calls"] == 1
 
 
+@pytest.mark.parametrize("said", ["next Monday", "2025-13-45T00:00:00Z"])
+def test_a_fact_whose_model_date_is_no_time_is_still_written(home: Path, fake: FakeOpenAI, said: str) -> None:
+    """Found by a new user: a distilled fact with valid_from "next Monday" was refused ("not an
+    ISO 8601 time") and lost, the job done, nothing parked or counted."""
+    fake.push(Reply.json({**GOOD, "tasks": [], "facts": [{**GOOD["facts"][0], "valid_from": said}]}))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", "I live in Porto since March."), ("assistant", "Nice"), ("user", "next")])
+        memory.worker(tasks=["distill"]).drain()
+        (fact,) = memory.facts.query()
+        assert fact.text == "The user lives in Porto." and fact.valid_from.startswith("2026-03-0")  # the text's March, else when said
+
+
 def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:
     fake.push(Reply.text("Sure! The user lives in Porto."), Reply.json({"summary": "x"}), Reply.cut('{"summary": "x", "fa'))
     with llm_memory(home, fake) as memory:

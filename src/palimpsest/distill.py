@@ -272,6 +272,7 @@ class Distiller:
 
         def candidate(text: str, kind: str, valid_from: str | None = None, **more: Any) -> Candidate:
             m = said_by(text, messages)
+            valid_from = _a_time(valid_from)  # a model's "next Monday" or "2025-13-45": the time the text names, else when said
             # a task's date is its deadline, not when it starts to hold
             start = valid_from or (named_start(text, m.created_at, m.metadata) if kind != "task" else None) or m.created_at
             # who said it, when the turn names them ("Melanie"): "I painted a sunrise" is theirs, not the user's
@@ -316,3 +317,16 @@ class Distiller:
             log.warning("no known facts for the distill prompt: %s", exc)
             return []
         return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {h.fact.text}" for h in hits]
+
+
+def _a_time(value: Any) -> str | None:
+    """`value` when it is an ISO 8601 time, else None: a fact whose model-written date is no
+    time is still the fact (it was refused, and lost with the job done)."""
+    if value is None:
+        return None
+    try:
+        parse_time(value, "valid_from")
+    except InvalidInput:
+        log.warning("a distilled fact's valid_from is no ISO 8601 time (%r): its text's time, else when it was said", str(value)[:60])
+        return None
+    return str(value)

@@ -85,7 +85,7 @@ class LLM:
 
     def __init__(self, url: str, model: str, *, api_key: str = "", key_command: str = "", timeout: float = 120.0,
                  retries: int = 3, backoff: str | list[float] = "5,10,15", structured: str = "auto",
-                 max_tokens: int = 1024, store: Any = None, decisions: DecisionLog | None = None) -> None:
+                 max_tokens: int = 1024, store: Any = None, decisions: DecisionLog | None = None, wait: float = 20.0) -> None:
         if structured not in ("auto", *MODES):
             raise ValueError(f"llm_structured must be auto, {', '.join(MODES)}; got {structured!r}")
         self.url = url.rstrip("/")
@@ -93,6 +93,7 @@ class LLM:
         self.api_key = api_key
         self.key_command = key_command
         self.timeout = timeout
+        self.wait = wait  # the `patience` of a call someone waits on (setting `llm_wait`)
         self.retries = retries
         self.backoff = parse_backoff(backoff)
         self.structured = structured
@@ -108,7 +109,8 @@ class LLM:
             return None
         return cls(settings.llm_url, settings.llm_model, api_key=settings.llm_api_key, key_command=settings.llm_key_command,
                    timeout=settings.llm_timeout, retries=settings.llm_retries, backoff=settings.llm_backoff,
-                   structured=settings.llm_structured, max_tokens=settings.llm_max_tokens, store=store, decisions=decisions)
+                   structured=settings.llm_structured, max_tokens=settings.llm_max_tokens, store=store, decisions=decisions,
+                   wait=settings.llm_wait)
 
     # -- calls ---------------------------------------------------------------
     def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
@@ -118,9 +120,13 @@ class LLM:
         return self._call(body, task, cancel)
 
     def structured_call(self, messages: list[dict[str, str]], schema: dict[str, Any], *, task: str, name: str = "reply",
-                        max_tokens: int | None = None, cancel: threading.Event | None = None, context: dict[str, Any] | None = None) -> Reply:
+                        max_tokens: int | None = None, cancel: threading.Event | None = None, context: dict[str, Any] | None = None,
+                        patience: float | None = None) -> Reply:
         """A completion constrained to `schema`; `reply.data` is the validated JSON. An
-        invalid reply is parked (with `context`, e.g. the job it was for) and raises `InvalidReply`."""
+        invalid reply is parked (with `context`, e.g. the job it was for) and raises `InvalidReply`.
+        `patience`: a call someone waits on (a verdict inside a write, an answer to a search)
+        is tried once, for at most that many seconds — a hung endpoint held `facts write` 510 s
+        and `search --synthesize` 512 s with the defaults' retries and 120 s timeout."""
         base = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0}
         # last resort of `auto`: the schema without `strict` (OpenAI's strict mode refuses some
         # keywords, e.g. minLength on older models); the reply is validated all the same
@@ -128,7 +134,7 @@ class LLM:
         last: LLMError | None = None
         for mode in modes:
             try:
-                reply = self._call({**base, **_constraint(mode, schema, name)}, task, cancel)
+                reply = self._call({**base, **_constraint(mode, schema, name)}, task, cancel, patience)
             except _Refused as exc:
                 last = LLMError(f"{self.url} refused {mode} structured output: {exc}")
                 continue
@@ -170,16 +176,18 @@ class LLM:
         return parked(self.decisions, limit) if self.decisions is not None else []
 
     # -- transport -----------------------------------------------------------
-    def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None) -> Reply:
-        delays = self.backoff[: self.retries] + [0.0] * max(0, self.retries - len(self.backoff))
-        for attempt in range(self.retries + 1):
+    def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None, patience: float | None = None) -> Reply:
+        retries = self.retries if patience is None else 0
+        timeout = self.timeout if patience is None else min(self.timeout, patience)
+        delays = self.backoff[:retries] + [0.0] * max(0, retries - len(self.backoff))
+        for attempt in range(retries + 1):
             if cancel is not None and cancel.is_set():
                 raise Cancelled(f"{task}: cancelled")
             try:
-                return self._once(body, task, cancel)
+                return self._once(body, task, cancel, timeout)
             except _Transient as exc:
                 self._count(task, failures=1)
-                if attempt >= self.retries:
+                if attempt >= retries:
                     raise LLMError(f"{task}: {self.url} failed {attempt + 1} times; last: {exc}") from None
                 log.warning("LLM %s: %s; retrying in %.1f s", task, exc, delays[attempt])
                 if cancel is not None and cancel.wait(delays[attempt]):
@@ -188,8 +196,8 @@ class LLM:
                     time.sleep(delays[attempt])
         raise AssertionError("unreachable")
 
-    def _once(self, body: dict[str, Any], task: str, cancel: threading.Event | None) -> Reply:
-        client = httpx.Client(timeout=self.timeout)
+    def _once(self, body: dict[str, Any], task: str, cancel: threading.Event | None, timeout: float | None = None) -> Reply:
+        client = httpx.Client(timeout=self.timeout if timeout is None else timeout)
         try:
             if cancel is None:
                 response = self._post(client, body)
@@ -203,7 +211,7 @@ class LLM:
         try:
             return client.post(f"{self.url}/chat/completions", json=body, headers=self._headers())
         except httpx.TimeoutException as exc:
-            raise _Transient(f"timed out after {self.timeout} s ({type(exc).__name__})") from None
+            raise _Transient(f"timed out after {client.timeout.read} s ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from None
 

@@ -46,6 +46,39 @@ def _zone_name(text: str) -> str:
     return text.strip()
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds."""
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise ValueError(f"must be a positive number of seconds, got {text.strip()[:40]!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"must be 0 or more, got {text.strip()[:40]!r}")
+    return value
+
+
+def _delays(text: str) -> str:
+    """Comma-separated seconds, each 0 or more."""
+    try:
+        parts = [float(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise ValueError(f"must be seconds separated by commas (e.g. 5,10,15), got {text.strip()[:40]!r}") from None
+    if any(not 0 <= p < float("inf") for p in parts):
+        raise ValueError(f"each delay must be 0 or more seconds, got {text.strip()[:40]!r}")
+    return text
+
+
+def _structured(text: str) -> str:
+    value = text.strip()
+    if value not in ("auto", "json_schema", "grammar", "guided_json"):
+        raise ValueError(f"must be auto, json_schema, grammar or guided_json, got {value[:40]!r}")
+    return value
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("home", "~/.palimpsest", "PALIMPSEST_HOME", "Folder holding journals, spool and the default database."),
     Setting("store", "", "PALIMPSEST_STORE", "Index database: sqlite:///PATH or postgresql://… (default sqlite:///<home>/palimpsest.db)."),
@@ -109,10 +142,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("llm_model", "", "PALIMPSEST_LLM_MODEL", "Model name sent to the chat endpoint."),
     Setting("llm_api_key", "", "PALIMPSEST_LLM_API_KEY", "Bearer key for the chat endpoint."),
     Setting("llm_key_command", "", "PALIMPSEST_LLM_KEY_COMMAND", "Command whose output is the bearer key, run before each call (short-lived tokens)."),
-    Setting("llm_timeout", 120.0, "PALIMPSEST_LLM_TIMEOUT", "Seconds one chat request may take before it counts as failed and is retried.", float),
-    Setting("llm_retries", 3, "PALIMPSEST_LLM_RETRIES", "Retries of a chat request after a timeout, a connection error, 429 or 5xx.", int),
-    Setting("llm_backoff", "5,10,15", "PALIMPSEST_LLM_BACKOFF", "Seconds to wait before each retry, comma-separated."),
-    Setting("llm_structured", "auto", "PALIMPSEST_LLM_STRUCTURED", "How a JSON schema is sent: auto, json_schema (response_format), grammar (llama.cpp GBNF) or guided_json (vLLM)."),
+    Setting("llm_timeout", 120.0, "PALIMPSEST_LLM_TIMEOUT", "Seconds one chat request may take before it counts as failed and is retried.", _seconds),
+    Setting("llm_retries", 3, "PALIMPSEST_LLM_RETRIES", "Retries of a chat request after a timeout, a connection error, 429 or 5xx.", _count),
+    Setting("llm_backoff", "5,10,15", "PALIMPSEST_LLM_BACKOFF", "Seconds to wait before each retry, comma-separated.", _delays),
+    Setting("llm_wait", 20.0, "PALIMPSEST_LLM_WAIT", "Seconds a call someone waits on may take — the curator's verdict inside a write, an answer to a search — tried once (then the write is parked for a later verdict; the search's hits come back without an answer).", _seconds),
+    Setting("llm_structured", "auto", "PALIMPSEST_LLM_STRUCTURED", "How a JSON schema is sent: auto, json_schema (response_format), grammar (llama.cpp GBNF) or guided_json (vLLM).", _structured),
     Setting("llm_max_tokens", 1024, "PALIMPSEST_LLM_MAX_TOKENS", "Completion tokens asked for by default.", int),
     Setting("distill", True, "PALIMPSEST_DISTILL", "Distill every closed turn into facts (LLM, or the local fallback without one).", _bool),
     Setting("tool_synth", True, "PALIMPSEST_TOOL_SYNTH", "Describe tool calls that have no text (LLM, or a template sentence without one).", _bool),

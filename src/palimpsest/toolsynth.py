@@ -181,7 +181,8 @@ class ToolSynth:
         try:
             reply = llm.structured_call([{"role": "system", "content": system},
                                          {"role": "user", "content": f"Question: {query}\n\nMemory:\n" + "\n".join(lines)}],
-                                        ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400)
+                                        ANSWER_SCHEMA, task="answer", name="answer", max_tokens=400,
+                                        patience=getattr(llm, "wait", None))  # a search waits on it: tried once, briefly
         except LLMError as exc:  # InvalidReply too: the hits still stand without an answer
             log.warning("no answer synthesized: %s", exc)
             return {"available": False, "reason": f"the answer could not be made ({exc.code}): {str(exc)[:300]}"}

@@ -50,7 +50,8 @@ def ask(llm: Any, text: str, said_at: str, fact: Fact) -> dict[str, Any]:
     user = (f"EXISTING (holds since {fact.valid_from}): {fact.text}\n"
             f"NEW (said {said_at}): {text}")
     reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": user}], ARBITER_SCHEMA,
-                                task="curate", name="curate", max_tokens=200, context={"fact": fact.id, "candidate": text[:500]})
+                                task="curate", name="curate", max_tokens=200, context={"fact": fact.id, "candidate": text[:500]},
+                                patience=getattr(llm, "wait", None))  # inside a write: tried once, briefly (then parked)
     return reply.data  # type: ignore[no-any-return]
 
 
