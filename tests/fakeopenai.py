@@ -73,6 +73,8 @@ class FakeOpenAI:
         self.headers: list[dict[str, str]] = []
         self.responder = responder or (lambda body: Reply())
         self.accept_modes = accept_modes  # structured modes this endpoint takes (others: 400)
+        self.models = ["m"]  # what GET /models lists
+        self.models_status = 200
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         fake = self
@@ -80,6 +82,13 @@ class FakeOpenAI:
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
                 pass
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    if fake.models_status != 200:
+                        return self._send(fake.models_status, {"error": {"message": f"status {fake.models_status}"}})
+                    return self._send(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in fake.models]})
+                return self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")

@@ -169,3 +169,25 @@ def test_the_server_refusal_names_the_setting(tmp_path: Path) -> None:
         r = httpx.post(f"{url}/api/capture", json={"session": "s", "events": []})
     assert r.status_code == 404 and "PALIMPSEST_ENABLE_WRITE=1" in r.json()["error"]["message"]
 
+
+
+def test_the_llm_endpoint_is_asked_when_one_is_configured(tmp_path: Path, user: Path) -> None:
+    """Found by a new user: with a wrong URL, a refused key or an HTML page, every job fell back
+    to the local rules and `doctor` said all was well (it had no LLM row)."""
+    from fakeopenai import FakeOpenAI
+
+    def llm_check(url: str, model: str = "m") -> dict[str, str]:
+        settings = Settings.load(env={}, home=str(tmp_path / "h"), embedder="none", url=f"http://127.0.0.1:{free_port()}",
+                                 llm_url=url, llm_model=model)
+        return {c.name: c.to_dict() for c in Doctor(settings, {"HOME": str(user)}).run()}["llm"]
+
+    with FakeOpenAI() as fake:
+        assert llm_check(fake.url)["state"] == "ok"
+        assert llm_check(fake.url, "gpt-9")["state"] == "warn" and "does not list the model 'gpt-9'" in llm_check(fake.url, "gpt-9")["detail"]
+        fake.models_status = 401
+        found = llm_check(fake.url)
+        assert found["state"] == "problem" and "refuses the key" in found["detail"] and "PALIMPSEST_LLM_API_KEY" in found["fix"]
+    gone = llm_check(f"http://127.0.0.1:{free_port()}/v1")
+    assert gone["state"] == "problem" and "does not answer" in gone["detail"]
+    settings = Settings.load(env={}, home=str(tmp_path / "h"), embedder="none", url=f"http://127.0.0.1:{free_port()}")
+    assert "llm" not in {c.name for c in Doctor(settings, {"HOME": str(user)}).run()}  # none configured: no row

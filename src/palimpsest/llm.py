@@ -112,6 +112,26 @@ class LLM:
                    structured=settings.llm_structured, max_tokens=settings.llm_max_tokens, store=store, decisions=decisions,
                    wait=settings.llm_wait)
 
+    def probe(self, timeout: float = 5.0) -> tuple[str, str]:
+        """(ok | warn | problem, what was seen) of the endpoint, asked for its models (`GET
+        /models`, no tokens spent): for `palimpsest doctor`, where a wrong URL, a refused key or
+        an HTML page was otherwise seen only as every job falling back to the local rules."""
+        try:
+            r = httpx.get(f"{self.url}/models", headers=self._headers(), timeout=timeout, trust_env=False)
+        except (httpx.HTTPError, LLMError) as exc:
+            return "problem", f"{self.url} does not answer ({type(exc).__name__}: {str(exc)[:120]})"
+        if r.status_code in (401, 403):
+            return "problem", f"{self.url} refuses the key ({r.status_code})"
+        if r.status_code != 200:
+            return "warn", f"{self.url}/models answered {r.status_code}: is the URL the API's base (…/v1)?"
+        try:
+            listed = [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)]
+        except (ValueError, AttributeError):
+            return "problem", f"{self.url}/models answered no JSON: is it an OpenAI-compatible API's base URL?"
+        if listed and self.model not in listed:
+            return "warn", f"{self.url} does not list the model {self.model!r} (it lists {', '.join(listed[:5])})"
+        return "ok", f"{self.url} answers; model {self.model}"
+
     # -- calls ---------------------------------------------------------------
     def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
              cancel: threading.Event | None = None, temperature: float = 0.0) -> Reply:

@@ -62,6 +62,7 @@ class Doctor:
                 self.stats = self._tool("memory_stats")
             self.hooks(checks)
             self.embedder(checks)
+            self.llm(checks)
             self.backlog(checks)
             self.quarantine(checks)
             self.last_capture(checks)
@@ -140,6 +141,20 @@ class Doctor:
         else:
             coverage = ", ".join(f"{m}: {c:.0%}" for m, c in (e.get("coverage") or {}).items()) or "no vectors yet"
             checks.append(Check("embedder", OK, f"{e.get('embedder')} ({coverage}; {e.get('queued', 0)} queued)"))
+
+    def llm(self, checks: list[Check]) -> None:
+        """The LLM endpoint, when one is configured: asked for its models (no tokens spent)."""
+        if not self.settings.llm_url:
+            return
+        from ..llm import LLM
+
+        client = LLM.from_settings(self.settings)
+        assert client is not None
+        state, detail = client.probe()
+        fix = {OK: "", WARN: "check PALIMPSEST_LLM_URL and PALIMPSEST_LLM_MODEL (`palimpsest settings`)",
+               PROBLEM: "check PALIMPSEST_LLM_URL and PALIMPSEST_LLM_API_KEY (`palimpsest settings`); until then distillation, "
+                        "summaries and the curator use the local rules"}[state]
+        checks.append(Check("llm", state, detail, fix))
 
     def _read_home(self) -> dict[str, Any]:
         """The job counts and the quarantine of the home, read once: {"missing": True} for a
