@@ -77,3 +77,31 @@ def test_compact_index_is_bounded_in_time(memory: Memory) -> None:
     _many_small_batches(memory)
     assert compact_index(memory, 0) is False  # one slice, then out of time: more is left
     assert compact_index(memory, 10) is True
+
+
+def test_embeddings_run_in_a_lane_of_their_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a new user: behind a slow model's jobs in the worker's one batch, a new
+    message waited 136 s for its vector. `serve` runs embeddings beside the other jobs."""
+    import threading
+
+    from palimpsest.distill import Distiller
+    from palimpsest.service import run_background
+    from palimpsest.store import NewJob
+
+    monkeypatch.setattr(Distiller, "run_job", lambda self, job: time.sleep(5))  # a slow model's job
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="hash", embed_cache="off")) as m:
+        m.store.enqueue([NewJob("distill", {"session": "s", "tail": True}, job_key=f"slow-{i}") for i in range(1)])
+        stop = threading.Event()
+        runner = threading.Thread(target=run_background, args=(m, stop), kwargs={"interval": 0.2})
+        runner.start()
+        try:
+            time.sleep(0.5)  # the slow jobs are claimed first
+            m.append("s", "user", "the vector of this should not wait for the model")
+            deadline = time.monotonic() + 3.5
+            while time.monotonic() < deadline and m.stats()["embeddings"]["queued"]:
+                time.sleep(0.1)
+            assert m.stats()["embeddings"]["queued"] == 0  # embedded while a slow job still runs
+            assert m.store.job_status()["tasks"]["distill"].get("done", 0) == 0
+        finally:
+            stop.set()
+            runner.join(timeout=60)

@@ -9,12 +9,16 @@ workers as processes beside the servers (which then run with `--no-worker`, or n
 from __future__ import annotations
 
 import logging
+import os
+import socket
 import sys
 import threading
 import time
 from typing import TextIO
 
 from .memory import Memory
+
+EMBED_TASK = "embed"  # the task that runs in a lane of its own (`run_background`)
 
 log = logging.getLogger("palimpsest.serve")
 COMPACT_SECONDS = 0.5  # of full-text merging per pass at most (a 100,000-message backlog: ~1 s in all)
@@ -102,16 +106,23 @@ def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0,
         if worker:
             memory.worker().drain()
         return
-    thread = None
+    threads = []
     if worker:
-        thread = threading.Thread(target=memory.worker().run, args=(stop,), name="palimpsest-worker", daemon=True)
-        thread.start()
+        # embeddings in a lane of their own: behind a slow model's jobs in one batch, a new
+        # message waited 136 s for its vector (a new user's 20-s endpoint)
+        others = [t for t in memory.handlers if t != EMBED_TASK]
+        base = f"{socket.gethostname()}:{os.getpid()}"
+        for name, tasks in ((f"{base}:embed", [EMBED_TASK]), (f"{base}:jobs", others)):
+            thread = threading.Thread(target=memory.worker(name, tasks).run, args=(stop,), name=f"palimpsest-{name.rsplit(':', 1)[1]}",
+                                      daemon=True)
+            thread.start()
+            threads.append(thread)
     last_sweep = last_reap = float("-inf")
     while not stop.is_set():
         last_sweep = background_pass(memory, last_sweep)
         last_reap = reap_tags(memory, last_reap)
         stop.wait(interval)
-    if thread is not None:
+    for thread in threads:
         thread.join(timeout=30)
 
 
