@@ -113,6 +113,18 @@ def test_invalid_reply_is_parked_and_counted(fake: FakeOpenAI, tmp_path: Path, s
     assert sqlite_memory.store.llm_usage()["distill"]["invalid"] == 1
 
 
+def test_a_huge_invalid_reply_is_parked_as_its_head_and_size(fake: FakeOpenAI, tmp_path: Path, sqlite_memory: Memory) -> None:
+    """Found by a new user: 1 MB of junk after the JSON was journaled whole on every try."""
+    from palimpsest.llm import PARKED_CHARS
+
+    fake.push(Reply.text('{"answer": "x"}' + "junk " * 200_000))
+    llm = client(fake, tmp_path, store=sqlite_memory.store)
+    with pytest.raises(InvalidReply):
+        llm.structured_call(MSGS, SCHEMA, task="distill")
+    (p,) = llm.parked()
+    assert len(p["reply"]) == PARKED_CHARS and p["reply_chars"] == 15 + 1_000_000
+
+
 @pytest.mark.parametrize("mode,field", [("json_schema", "response_format"), ("grammar", "grammar"), ("guided_json", "guided_json")])
 def test_structured_modes(fake: FakeOpenAI, mode: str, field: str) -> None:
     fake.push(Reply.json({"answer": "x"}))

@@ -41,6 +41,7 @@ from .errors import LLMError
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "llm"
 MODES = ("json_schema", "grammar", "guided_json")
+PARKED_CHARS = 65536  # of an invalid reply kept in the journal
 
 
 class InvalidReply(LLMError):
@@ -187,8 +188,10 @@ class LLM:
         """Journal an invalid reply (never dropped); returns its key."""
         key = f"park_{time.time_ns()}"
         if self.decisions is not None:
+            # a reply past PARKED_CHARS is kept as its head, with its size: 1 MB of junk a try made the journal 2 MB a session
             self.decisions.record(SYSTEM_SESSION, "parked", key=key, content=f"parked {task}: {problem}"[:300], task=task,
-                                  problem=problem, reply=raw, context=context or {}, model=self.model)
+                                  problem=problem, reply=raw[:PARKED_CHARS], **({"reply_chars": len(raw)} if len(raw) > PARKED_CHARS else {}),
+                                  context=context or {}, model=self.model)
         log.warning("LLM reply for %s parked (%s): %s", task, problem, key)
         return key
 
