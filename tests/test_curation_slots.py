@@ -651,6 +651,8 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("I stopped drinking coffee.", "I started drinking coffee again."),  # a negation flipped, said as a return
     ("I stopped drinking coffee.", "I've gone back to drinking coffee."),
     ("I love sushi.", "I don't like sushi anymore."),  # … or as a change
+    ("I'm vegetarian now.", "I'm pescatarian now."),  # one diet at a time, whatever else one is
+    ("I'm vegetarian.", "I'm vegan now."),
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -663,6 +665,7 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
 @pytest.mark.parametrize(("earlier", "later"), [
     ("I don't drink coffee anymore.", "I drink tea every morning."),  # another drink: the vectors apart
     ("We went to the beach; it was nice.", "The beach was amazing."),  # two feelings hold together
+    ("I'm vegetarian.", "I'm hungry."),  # a diet and a state of the moment
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder

@@ -698,6 +698,19 @@ _RANKS = frozenset(stem(w) for w in ("main", "biggest", "largest", "primary", "t
                                      "newest"))
 
 
+# states one holds one of at a time: whatever else one is, one eats one way
+_EXCLUSIVE = (frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "omnivore", "carnivore", "flexitarian", "keto",
+                         "paleo"]),
+              frozenset(["single", "married", "divorced", "widowed", "separated", "engaged"]),
+              frozenset(["employed", "unemployed", "retired", "self-employed", "freelance", "freelancing"]))
+
+
+def _one_of_a_kind(x: list[str], y: list[str]) -> bool:
+    """Two values, each one word of one kind that holds one at a time, and not the same."""
+    a, b = [w for w in x if w not in _VALUE_ADVERBS and w not in DETERMINERS], [w for w in y if w not in _VALUE_ADVERBS and w not in DETERMINERS]
+    return len(a) == len(b) == 1 and a != b and any(a[0] in kind and b[0] in kind for kind in _EXCLUSIVE)
+
+
 def _qualified_apart(x: list[str], y: list[str]) -> bool:
     """Two attributes that differ in what qualifies them are two slots, however many words
     they share: "locker at site 1" / "at site 2" (a number apart), "deploy target for
@@ -854,6 +867,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "beside"  # "we deploy to Fly.io" / "… to Fly.io on Tuesdays and Thursdays only": the same value, said more narrowly
     if a.verb == b.verb == "be" and not content(a.attribute) and not content(b.attribute) and _role_at(a.value, b.value):
         return "changed"  # "I'm a senior engineer at Monzo" / "I'm a staff engineer at Monzo": one role at one employer
+    if a.verb == b.verb == "be" and _one_of_a_kind(a.value, b.value):
+        return "changed"  # "I'm vegetarian now" / "I'm pescatarian now": one diet at a time (a new user's)
     if not content(a.value) or not content(b.value):
         return None
     if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
