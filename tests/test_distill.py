@@ -395,3 +395,20 @@ def test_a_harness_boilerplate_turn_is_nobodys_statement(memory: Memory) -> None
     memory.append("cx", "user", "We deploy the API to Fly.io.")
     result = memory.distiller.close_turn("cx", use_llm=False)
     assert [f.text for f in memory.facts.query()] == ["We deploy the API to Fly.io."], result
+
+
+def test_the_cli_says_how_to_go_on_when_the_model_fails(home: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a new user: `palimpsest distill` failed with exit 10 on a bad reply, and said
+    nothing of `--no-llm`, which does the job."""
+    from palimpsest.cli import main
+
+    for k, v in {"PALIMPSEST_LLM_URL": fake.url, "PALIMPSEST_LLM_MODEL": "m", "PALIMPSEST_LLM_BACKOFF": "0,0,0",
+                 "PALIMPSEST_LLM_STRUCTURED": "json_schema", "PALIMPSEST_EMBEDDER": "none"}.items():
+        monkeypatch.setenv(k, v)
+    fake.push(*[Reply.text("not JSON")] * 4)
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as m:
+        m.append("s", "user", "We deploy the API to Fly.io.")
+    assert main(["--home", str(home), "distill", "s"]) == 10
+    assert "--no-llm runs the local fallback" in capsys.readouterr().err
+    assert main(["--home", str(home), "distill", "s", "--no-llm"]) == 0

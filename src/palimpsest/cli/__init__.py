@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ..errors import PalimpsestError
+from ..errors import LLMError, PalimpsestError
 
 TYPE_CHECKING = False  # (the recall hook comes through here: neither `typing` nor `argparse` for it)
 if TYPE_CHECKING:
@@ -55,7 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = args.func(args)
         return int(code or 0)
     except PalimpsestError as exc:
-        return _fail(args, exc.to_dict(), exc.exit_code)
+        error = exc.to_dict()
+        if isinstance(exc, LLMError) and hasattr(args, "no_llm") and not args.no_llm:
+            error["message"] += " (--no-llm runs the local fallback instead)"  # a model down or garbling: the command still has a way
+        return _fail(args, error, exc.exit_code)
     except KeyboardInterrupt:
         return _fail(args, {"code": "interrupted", "message": "interrupted"}, 130)
     except BrokenPipeError:
