@@ -113,3 +113,11 @@ def test_an_open_window_reads_from_its_edge(diary: Memory) -> None:
     assert [h.message.content for h in result.hits] == [DIARY[0][2], DIARY[1][2], DIARY[2][2]]
     result = diary.search("what happened since December 1, 2026", now=NOW, limit=5)
     assert [h.message.content for h in result.hits] == [DIARY[5][2]] and "from 2026-12-01" in result.notes[0]
+
+
+def test_a_search_in_a_session_nobody_stored_says_so(memory: Memory) -> None:
+    """Found by a new user: a typo in the session filter returned no hits and no word why."""
+    memory.append("real", "user", "the retry cap matches the upstream timeout")
+    result = memory.search("retry cap", session="reall")
+    assert result.hits == [] and any("no session 'reall' is stored" in n for n in result.notes)
+    assert not any("no session" in n for n in memory.search("retry cap", session="real").notes)

@@ -85,6 +85,8 @@ class Finder:
             result.answer = self.toolsynth.answer(query, [*result.facts, *result.hits])
             if not result.answer["available"]:
                 result.notes.append(f"no answer: {result.answer['reason']}")
+        if not result.hits and f.session and self.kernel.store.get_session(f.session) is None:
+            result.notes.append(f"no session {f.session[:80]!r} is stored: nothing to search in it")  # (a typo said nothing)
         self._count(result.hits, touch, result.summaries)
         result.took_ms = (time.perf_counter() - started) * 1000
         return result
