@@ -254,3 +254,11 @@ def test_a_text_said_word_for_word_twice_takes_one_line() -> None:
     turn = RecallItem("evt_1", "message", "2026-03-04", "the retry cap is 45 seconds.", 0.7, "s")
     other = RecallItem("evt_2", "message", "2026-03-04", "Dana set the retry cap, then left.", 0.6, "s")
     assert [i.id for i in _once([fact], [leaf, branch, turn, other])] == ["sum_1", "evt_2"]
+
+
+def test_a_budget_too_small_for_any_line_says_so(mem: Memory) -> None:
+    """Found by a new user: `recall --budget 30` returned an empty block and no word why."""
+    mem.append("s", "user", "the retry cap matches the upstream timeout")
+    r = mem.recall(None, "retry cap", 30)
+    assert r.block == "" and any("holds none of the" in n for n in r.notes)
+    assert not any("holds none" in n for n in mem.recall(None, "retry cap", 2000).notes)

@@ -38,7 +38,7 @@ def recall(args: argparse.Namespace) -> None:
     query = words(args.query)
     with open_memory(args) as memory:
         result = memory.recall(args.session, query, args.budget).to_dict()
-    emit(args, result, lambda r: print(r["block"] or "(nothing recalled)"))
+    emit(args, result, lambda r: print(r["block"] or "(nothing recalled" + "".join(f"; {n}" for n in r["notes"]) + ")"))
 
 
 def context(args: argparse.Namespace) -> None:

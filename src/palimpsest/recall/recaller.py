@@ -105,6 +105,8 @@ class Recaller:
         items, used, block = fill(lead, ranked, live, budget, words)
         if not items and budget and count_tokens(envelope.wrap(HEADER)) > budget:
             notes.append(f"a budget of {budget} tokens cannot hold the envelope; nothing recalled")
+        elif not items and budget and (lead or ranked or live):  # (it said nothing: an empty block, as if nothing was found)
+            notes.append(f"a budget of {budget} tokens holds none of the {len(lead) + len(ranked) + len(live)} lines found")
         return Recall(session, query, budget, items, used, block, (time.perf_counter() - started) * 1000, notes)
 
     # -- the sources -------------------------------------------------------------
