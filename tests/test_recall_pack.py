@@ -262,3 +262,12 @@ def test_a_budget_too_small_for_any_line_says_so(mem: Memory) -> None:
     r = mem.recall(None, "retry cap", 30)
     assert r.block == "" and any("holds none of the" in n for n in r.notes)
     assert not any("holds none" in n for n in mem.recall(None, "retry cap", 2000).notes)
+
+
+def test_a_blank_turn_takes_no_line_of_the_live_tail(mem: Memory) -> None:
+    """Found by a new user: a message of spaces was shown as an empty "user:" line."""
+    mem.append("s", "user", "the retry cap matches the upstream timeout")
+    mem.append("s", "user", "   ")
+    block = mem.recall("s", "retry cap", 2000).block
+    assert "user: the retry cap" in block and "user: \n" not in block + "\n" and "user:  " not in block
+    assert not any(line.rstrip().endswith("user:") for line in block.splitlines())

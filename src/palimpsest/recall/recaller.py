@@ -182,6 +182,8 @@ class Recaller:
                 continue
             if (m.metadata or {}).get("boilerplate"):
                 continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
+            if not _says_something(m):
+                continue  # a blank turn, found by the turn before it in its search context
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items
@@ -191,7 +193,7 @@ class Recaller:
             return []
         recent = self.finder.browse(session=session, limit=n, newest_first=True)
         return [RecallItem(m.id, "live", "live tail", _message_text(m), 0.0, session, at=m.created_at, keep=_lead_in(m))
-                for m in reversed(recent)]
+                for m in reversed(recent) if _says_something(m)]
 
     # -- built on recall -----------------------------------------------------------
     def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,
@@ -232,3 +234,8 @@ def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
         said.add(key)
         kept.append(item)
     return kept
+
+
+def _says_something(m: Any) -> bool:
+    """A message with words or a tool call: a turn of spaces was shown as an empty "user:" line."""
+    return bool((m.content or "").strip() or m.tool_name or m.tool_result)
