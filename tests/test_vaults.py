@@ -384,3 +384,16 @@ def test_a_pdfs_ligatures_are_found_as_letters(vaults: Vaults, tmp_path: Path) -
     vaults.index("lig")
     hit = vaults.query("lig", "financial workflow").hits[0]
     assert hit.document == "report.pdf" and "financial team changed its workflow" in hit.text
+
+
+def test_a_vault_query_about_nothing_it_holds_finds_nothing(home: Path, store_url: str, corpus: Path) -> None:
+    """Found by a new user: a query of no words ('"', a zero-width space) or about nothing the
+    vault holds ("creme brulee") gave five chunks at random. The relevance floor of message
+    search applies (MiniLM's measured cosine)."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as m:
+        m.vaults.init("handbook", "semantic", path=corpus)
+        m.vaults.index("handbook")
+        for nothing in ("creme brulee recipe", '"', "\u200b\u202e"):
+            result = m.vaults.query("handbook", nothing)
+            assert result.hits == [] and any("close enough" in n for n in result.notes), (nothing, result.hits)
+        assert m.vaults.query("handbook", "how fast does the turbine spin?").hits[0].document == "manual.pdf"

@@ -30,7 +30,7 @@ import numpy as np
 from ..decisions import Decision
 from ..errors import InvalidInput, PalimpsestError
 from ..records import iso, utcnow
-from ..search import Weights, check_limit, check_query, rank
+from ..search import Weights, check_limit, check_query, floor_for, rank
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
 from .chunking import Chunker, Tokenizer, embed_text
 from .extract import EXTENSIONS, ExtractError, extract
@@ -336,7 +336,9 @@ class Documents:
 
     # -- querying ------------------------------------------------------------
     def query(self, row: VaultRow, question: str, *, limit: int = 5, reader: Reader = OWNER) -> QueryResult:
-        return self.hybrid(question, ChunkQuery(reader, vaults=[row.name]), limit=limit)
+        """A vault's chunks for `question`, above the relevance floor (`floor_similarity`, as
+        message search): a query of no words, or about nothing the vault holds, gave five chunks at random."""
+        return self.hybrid(question, ChunkQuery(reader, vaults=[row.name]), limit=limit, min_similarity=None)
 
     def search(self, query: str, *, session: str | None = None, agent: str | None = None, vaults: List[str] | None = None,
                limit: int = 10, min_similarity: float = 0.0, query_vector: Any = None) -> QueryResult:
@@ -349,7 +351,7 @@ class Documents:
         return self.hybrid(query, ChunkQuery(reader, vaults=vaults, attached_to=targets), limit=limit,
                            min_similarity=min_similarity, query_vector=query_vector)
 
-    def hybrid(self, question: str, q: ChunkQuery, *, limit: int = 5, min_similarity: float = 0.0,
+    def hybrid(self, question: str, q: ChunkQuery, *, limit: int = 5, min_similarity: float | None = 0.0,
                query_vector: Any = None) -> QueryResult:
         """Chunks by the one hybrid ranking (`search.hybrid`): BM25 and cosine only, weighted
         by `w_fts` and `w_semantic` rescaled to sum to 1 (keywords alone without vectors);
@@ -360,6 +362,8 @@ class Documents:
         notes: List[str] = []
         vector, model = self._query_vector(question, notes, query_vector)
         q.model = model
+        if min_similarity is None:  # the relevance floor of the model's vectors (off without them)
+            min_similarity = floor_for(model or "", self.settings.floor_similarity).similarity if vector is not None else 0.0
         source = ChunkSource(self.store, q, model or "", min_similarity)
         s = self.settings
         total = (s.w_fts + s.w_semantic) or 1.0
@@ -374,6 +378,8 @@ class Documents:
             sim = min(1.0, max(0.0, cos)) if cos is not None else (0.0 if vector is not None else None)
             hits.append(ChunkHit(h.id, r.vault, r.path, r.title, r.heading_path, r.text, r.ordinal, sim, h.score, h.parts,
                                  merged_metadata(r.doc_metadata), r.indexed_at, list(r.metadata.get("pages", []))))
+        if not hits and min_similarity:
+            notes.append(f"no chunk matches a word of the query or is close enough to it (cosine {min_similarity})")
         return QueryResult(hits, "hybrid" if vector is not None else "keyword", ranking.match, notes,
                            (time.perf_counter() - started) * 1000)
 
