@@ -164,6 +164,10 @@ def test_bad_input_is_reported_by_file_and_the_rest_indexes(vaults: Vaults, tmp_
     status = vaults.status("bad")
     assert {f["path"] for f in status["failed"]} == {"encrypted.pdf", "corrupt.pdf", "fake.docx", "binary.txt"}
     assert vaults.reindex("bad", stale=True).indexed == []  # failed files are not retried until they change
+    again = vaults.documents.index(vaults.get("bad"))  # … and each run says they still fail (it said "0 failed", them "unchanged")
+    assert {e["path"] for e in again.errors if "unchanged since it failed" in e["error"]} == {"encrypted.pdf", "corrupt.pdf",
+                                                                                              "fake.docx", "binary.txt"}
+    assert again.unchanged == 2  # good.md, latin1.txt
 
 
 def test_a_restricted_vault_is_invisible_to_other_agents(vaults: Vaults, memory: Memory) -> None:

@@ -212,7 +212,10 @@ class Documents:
                 self.store.touch_document(row.name, path, info.mtime, info.size)
         if only is not None:
             todo = {p: i for p, i in todo.items() if p in only}
-        report.unchanged = len(files) - len(todo)
+        still = [d for d in plan["failed"] if d.path not in todo and (only is None or d.path in only)]
+        report.unchanged = len(files) - len(todo) - len(still)
+        # a file that failed and has not changed since still fails: said each time, not counted as indexed and unchanged
+        report.errors += [{"path": d.path, "error": f"{d.error} (unchanged since it failed)"} for d in still]
         for n, (path, info) in enumerate(sorted(todo.items()), 1):
             self._index_file(row, info, plan["docs"].get(path), report)
             if progress:
