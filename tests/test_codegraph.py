@@ -219,6 +219,8 @@ def test_def_names(graph: CodeGraph) -> None:
     assert [s.qualname for s in graph.definition("Order.name()", repo="pyapp")] == ["shop.orders.Order.name"]
     with pytest.raises(NotFound, match="did you mean .*checkout"):
         graph.definition("chekout", repo="pyapp")
+    with pytest.raises(NotFound, match="no symbol 'a.' in pyapp$"):  # it said "find needs a name" (found by a new user)
+        graph.definition("a.", repo="pyapp")
 
 
 def test_callers_resolved_and_by_name(graph: CodeGraph) -> None:

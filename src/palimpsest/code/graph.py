@@ -291,7 +291,8 @@ class CodeGraph:
         found = self._lookup(symbol, r)
         if found:
             return found
-        near = [s.qualname for s in self.find(symbol.split(".")[-1].split("::")[-1], repo=r.name, limit=5)] if symbol.strip() else []
+        last = symbol.split(".")[-1].split("::")[-1].strip()  # ("a." has no last part: no near misses, not "find needs a name")
+        near = [s.qualname for s in self.find(last, repo=r.name, limit=5)] if last else []
         hint = f"; did you mean {', '.join(near)}?" if near else ""
         raise NotFound(f"no symbol {symbol!r} in {r.name}{hint}")
 
