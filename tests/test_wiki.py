@@ -391,3 +391,17 @@ def test_an_invalid_llm_patch_is_parked_and_the_last_attempt_takes_the_fallback(
         mark = memory.store.wiki_leaf_marks([leaf])[leaf]
         assert mark.origin == "fallback" and memory.wiki.show("Ana")["current"]
         assert memory.stats()["llm"]["extract-wiki"]["invalid"] >= 1
+
+
+def test_a_name_that_opens_its_sentences_joins_its_page(memory: Memory) -> None:
+    """Found by a new user: in chat a person is named first ("Marcus approved …", "Marcus will
+    be on call …"), and a sentence's first word was never read as a name, so such a leaf added
+    nothing to Marcus's page. An opening word that is a page's key is that page's."""
+    quiet(memory)
+    w = memory.wiki
+    w.mine(say(memory, "d1", [(None, "The deploy review with Marcus went fine this morning."), (None, "Good to hear that.")]))
+    w.mine(say(memory, "d2", [(None, "We paired with Marcus on the flaky payments test."), (None, "Good, glad it is fixed.")]))
+    w.mine(say(memory, "d3", [(None, "Marcus approved the retry cap change for the payments service."), (None, "Great news.")]))
+    texts = " ".join(s["text"] for s in w.show("Marcus")["current"])
+    assert "approved the retry cap change" in texts
+    assert all(t["title"] not in ("Good", "Great") for t in w.list(limit=100))  # an opening word nobody named stays a word

@@ -119,6 +119,8 @@ class Miner:
         for u in units:
             for n in u.names + u.idents:
                 seen.setdefault(tx.key(n), n)
+        for k, title in self._openers(units, seen).items():
+            seen.setdefault(k, title)
         for value in mentioned:
             seen.setdefault(tx.key(value), value)
         self._aliases(seen, people, out)
@@ -131,6 +133,23 @@ class Miner:
                 if c is not None:
                     out.setdefault(c.topic.id, c)
         return list(out.values())
+
+    def _openers(self, units: list[Unit], seen: dict[str, str]) -> dict[str, str]:
+        """Names that open their sentences ("Marcus approved the plan.") — left out of `tx.names`,
+        since a sentence's first word is capitalised for grammar — kept where a page already has
+        the name as its key: in chat a person is named first more often than not, and a leaf
+        saying "Marcus approved …" and "Marcus will be on call …" added nothing to Marcus's page
+        (found by a new user). Only a page's key counts, not an earlier mention: counted, the
+        openers "Here" and "Sounds" made pages of themselves."""
+        firsts: dict[str, str] = {}
+        for u in units:
+            word = tx.opening_name(u.text)
+            if word and tx.key(word) not in seen:
+                firsts.setdefault(tx.key(word), word)
+        if not firsts:
+            return {}
+        known = {k for k, _ in self.store.wiki_topics_by_keys(list(firsts))}
+        return {k: w for k, w in firsts.items() if k in known}
 
     def _aliases(self, seen: dict[str, str], people: list[str], out: dict[str, Candidate]) -> None:
         """A one-word name that starts exactly one speaker's name is that speaker (`Mel`)."""

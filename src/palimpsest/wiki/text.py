@@ -115,6 +115,16 @@ def names(sentence: str) -> list[str]:
     return list(dict.fromkeys(n for n in out if len(n) > 1))
 
 
+def opening_name(sentence: str) -> str | None:
+    """The sentence's first word when it could be a name (capitalised, letters, not a word
+    that opens sentences for grammar: NOT_NAMES), else None."""
+    first = sentence.split(maxsplit=1)[0] if sentence.strip() else ""
+    word = re.sub(r"['’]s$", "", first.strip(",.;:!?\"()[]“”‘’-"))
+    if len(word) < 3 or not word.isalpha() or not word[0].isupper() or word.isupper() or word.casefold() in NOT_NAMES:
+        return None
+    return word
+
+
 def speaker(m: Message | None) -> str | None:
     return (m.speaker or None) if m is not None else None
 
