@@ -385,6 +385,16 @@ def test_the_llm_decides_the_related_band(home: Path, store_url: str, fake: Fake
         assert len(verdicts) == 1 and verdicts[0].meta["verdict"]["action"] == "supersede"
 
 
+def test_an_llm_verdict_never_turns_a_fact_into_a_task(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    """Found by a new user: a distilled task "revised" a fact into a task on the model's word."""
+    fake.push(Reply.json({"action": "supersede", "slot": "infrastructure tool"}))
+    with llm_memory(home, store_url, fake) as memory:
+        memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
+        d = memory.facts.curator.write({"text": RELATED_PAIR[1], "kind": "task", "valid_from": "2024-06-01"})
+        assert d.action == "related" and "a task and a fact are two things" in d.reason
+        assert sorted(f.kind for f in memory.facts.query()) == ["fact", "task"]
+
+
 def test_a_malformed_llm_verdict_is_parked_and_nothing_written(home: Path, store_url: str, fake: FakeOpenAI) -> None:
     fake.push(Reply.text("I think they are the same"), Reply.json({"action": "merge", "slot": ""}))
     with llm_memory(home, store_url, fake) as memory:

@@ -753,7 +753,11 @@ class Curator:
             return self._park(c, f"the LLM could not decide: {exc}", deterministic=True)
         arbiter.journal(self.facts, c.text, target, verdict, getattr(llm, "model", ""))
         self.counts["llm_decided"] += 1
-        return self._act(c, target, s, verdict["action"], f"decided by the LLM (slot: {verdict['slot'] or '-'})")
+        action = verdict["action"]
+        if action in ("confirm", "supersede", "dispute") and (c.kind == "task") != (target.kind == "task"):
+            # a to-do never replaces nor restates a fact (a model's verdict turned a fact into a task: found by a new user)
+            return self._act(c, target, s, "related", f"the LLM said {action}, but a task and a fact are two things: kept both")
+        return self._act(c, target, s, action, f"decided by the LLM (slot: {verdict['slot'] or '-'})")
 
     def _from_instant_session(self, c: Candidate) -> bool:
         from .model import parse_source
