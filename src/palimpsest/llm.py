@@ -37,10 +37,11 @@ from jsonschema import Draft202012Validator
 
 from .decisions import DecisionLog
 from .errors import LLMError
+from .settings import STRUCTURED_MODES, delays
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "llm"
-MODES = ("json_schema", "grammar", "guided_json")
+MODES = STRUCTURED_MODES
 PARKED_CHARS = 65536  # of an invalid reply kept in the journal
 
 
@@ -78,7 +79,7 @@ class _Usage:
 def parse_backoff(text: str | list[float]) -> list[float]:
     if isinstance(text, list):
         return [float(x) for x in text]
-    return [float(x) for x in str(text).replace(" ", "").split(",") if x]
+    return delays(str(text))
 
 
 class LLM:

@@ -295,6 +295,12 @@ class Memory:
         check_session_id(session)
         return self.recaller.briefing(session)
 
+    def journals_elsewhere(self, session: str) -> int:
+        """How many other homes' journals on this store hold messages of `session` (a store
+        several servers share: this home's journal holds only what was written through it)."""
+        root = self.journal.root.resolve()
+        return sum(1 for p in self.store.journal_paths(session) if not Path(p).resolve().is_relative_to(root))
+
     def get_full(self, message_id: str) -> dict[str, Any]:
         """The whole message, its capped fields restored from the journal line."""
         if not isinstance(message_id, str):

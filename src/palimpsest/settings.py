@@ -61,21 +61,29 @@ def _count(text: str) -> int:
     return value
 
 
-def _delays(text: str) -> str:
-    """Comma-separated seconds, each 0 or more."""
+def delays(text: str) -> list[float]:
+    """Comma-separated seconds, each 0 or more (`llm_backoff`)."""
     try:
         parts = [float(p) for p in text.split(",") if p.strip()]
     except ValueError:
         raise ValueError(f"must be seconds separated by commas (e.g. 5,10,15), got {text.strip()[:40]!r}") from None
     if any(not 0 <= p < float("inf") for p in parts):
         raise ValueError(f"each delay must be 0 or more seconds, got {text.strip()[:40]!r}")
+    return parts
+
+
+def _delays(text: str) -> str:
+    delays(text)
     return text
+
+
+STRUCTURED_MODES = ("json_schema", "grammar", "guided_json")  # how a JSON schema is sent (`llm.structured_call`)
 
 
 def _structured(text: str) -> str:
     value = text.strip()
-    if value not in ("auto", "json_schema", "grammar", "guided_json"):
-        raise ValueError(f"must be auto, json_schema, grammar or guided_json, got {value[:40]!r}")
+    if value not in ("auto", *STRUCTURED_MODES):
+        raise ValueError(f"must be auto, {', '.join(STRUCTURED_MODES[:-1])} or {STRUCTURED_MODES[-1]}, got {value[:40]!r}")
     return value
 
 

@@ -65,7 +65,7 @@ def template(m: Message) -> str:
     lines = [line.strip() for line in (m.tool_result or "").splitlines() if any(c.isalnum() for c in line)]
     if lines:
         said = _telling(lines)
-        text += ("; it failed with " if failed else "; it returned ") + " … ".join(repr(_cut(line)) for line in said)
+        text += ("; it failed with " if failed else "; it returned ") + " … ".join(repr(_short(line)) for line in said)
     elif failed:
         text += "; it failed"
     return text + "."
@@ -83,10 +83,6 @@ def _telling(lines: list[str]) -> list[str]:
         return lines
     failures = [line for line in lines[1:] if _FAILURE.search(line)]
     return [lines[0], failures[-1] if failures else lines[-1]]
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= MAX_ARG_CHARS else line[: MAX_ARG_CHARS - 1] + "…"
 
 
 def _short(value: Any) -> str:

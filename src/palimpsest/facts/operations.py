@@ -319,16 +319,17 @@ class Facts(FactReads, FactSnapshots):
         self._commit("relate", FactChange(links=[link]), a.id)
 
     # -- review --------------------------------------------------------------
-    def reviews(self, vault: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """Pairs the curator linked `related_to` and left for a person to settle (the first
-        `limit` of them, when given: `review_count` counts them all)."""
-        links = self.store.pending_reviews(vault)[:limit]
+    def reviews(self, vault: str | None = None) -> list[dict[str, Any]]:
+        """Pairs the curator linked `related_to` and left for a person to settle."""
+        return self.review_page(vault)[0]
+
+    def review_page(self, vault: str | None = None, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """The first `limit` pairs to review (all without one), and how many wait in all."""
+        every = self.store.pending_reviews(vault)
+        links = every[:limit]
         facts = {f.id: f for f in self._views(self.store.get_facts(list(dict.fromkeys(i for x in links for i in (x.src, x.dst)))))}
         return [{"new": facts[x.src], "existing": facts[x.dst], "recorded_at": x.recorded_at}
-                for x in links if x.src in facts and x.dst in facts]
-
-    def review_count(self, vault: str | None = None) -> int:
-        return len(self.store.pending_reviews(vault))
+                for x in links if x.src in facts and x.dst in facts], len(every)
 
     @operation
     def settle(self, new_id: str, existing_id: str, decision: str) -> Fact:

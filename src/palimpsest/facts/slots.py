@@ -371,7 +371,7 @@ def _a_feeling(value: list[str], text: str) -> bool:
     """Nothing in the value but how the speaker feels about it ("such an exhilarating experience", "important to me"),
     none of it a name (the city in "I live in Nice now")."""
     words = [w for w in value if w not in _INTENSIFIERS]
-    return bool(words) and all(stem(w) in _FEELINGS for w in words) and not any(w in names(text) for w in words)
+    return bool(words) and all(stem(w) in _FEELINGS for w in words) and not set(words) & names(text)
 
 
 @lru_cache(maxsize=1 << 14)  # a curator write compares the candidate with up to ten neighbours, each parsed; slots are only read
@@ -707,7 +707,7 @@ _EXCLUSIVE = (frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "o
 
 def _one_of_a_kind(x: list[str], y: list[str]) -> bool:
     """Two values, each one word of one kind that holds one at a time, and not the same."""
-    a, b = [w for w in x if w not in _VALUE_ADVERBS and w not in DETERMINERS], [w for w in y if w not in _VALUE_ADVERBS and w not in DETERMINERS]
+    a, b = ([w for w in v if w not in _VALUE_ADVERBS and w not in DETERMINERS] for v in (x, y))
     return len(a) == len(b) == 1 and a != b and any(a[0] in kind and b[0] in kind for kind in _EXCLUSIVE)
 
 
@@ -976,6 +976,7 @@ _OPENING = re.compile(r"[\w'’-]+")
 _NAMES_THE_ROLE = re.compile(r"\s*(?:is|was|'s)\s+(?:now\s+|still\s+|also\s+)?(?:[A-Z]|Dr\b|Mr|Ms|Mrs)")
 
 
+@lru_cache(maxsize=1 << 14)  # (as `parse`: a candidate is read against up to ten neighbours)
 def whose(text: str) -> str | None:
     """Whose statement it is, read from its opening words: "self" for I, we, my or our (and the
     user), "self:sister" for my sister or my sister's, "rui" for Rui's, "rui:wife" for Rui's

@@ -21,7 +21,6 @@ import json
 import logging
 import os
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path as FilePath
 from typing import Any
 
 from fastapi import FastAPI, Path, Request
@@ -298,7 +297,7 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
         if after < 0 or not 1 <= limit <= EVENTS_PAGE:
             raise InvalidInput(f"after must be >= 0 and limit from 1 to {EVENTS_PAGE}")
         path = memory.journal.path(session)
-        elsewhere = await in_thread(_other_journals, memory, session)
+        elsewhere = await in_thread(memory.journals_elsewhere, session)
         if not path.exists():
             if elsewhere:
                 raise NotFound(f"session {session!r} was written through {_homes(elsewhere)} on this store, not through this server's home: "
@@ -317,9 +316,11 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     async def stats() -> JSONResponse:
         return _ok(await in_thread(memory.stats))
 
+    store = memory.store_fingerprint  # which database this server's worker takes jobs from (`store.fingerprint`)
+
     @app.get("/healthz", tags=["health"], summary="The process is up.")
-    async def healthz() -> JSONResponse:  # `store`: which database this server's worker takes jobs from (`store.fingerprint`)
-        return _ok({"status": "ok", "version": __version__, "store": memory.store_fingerprint})
+    async def healthz() -> JSONResponse:
+        return _ok({"status": "ok", "version": __version__, "store": store})
 
     @app.get("/readyz", tags=["health"], summary="The store answers and the home is writable (and, from `serve`, whether "
              "the vector index is built: `search_index` warming | ready | unavailable).", responses=_responses(503))
@@ -335,14 +336,8 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
         return _ok({"status": "ready", **({"search_index": warming} if warming else {})})
 
 
-def _other_journals(memory: Memory, session: str) -> list[str]:
-    """Journals of the session on this store that are not this home's (another server's home)."""
-    root = memory.journal.root.resolve()
-    return [p for p in memory.store.journal_paths(session) if not FilePath(p).resolve().is_relative_to(root)]
-
-
-def _homes(journals: list[str]) -> str:
-    return "another home" if len(journals) == 1 else f"{len(journals)} other homes"
+def _homes(count: int) -> str:
+    return "another home" if count == 1 else f"{count} other homes"
 
 
 def _cursor(path: Any, cursor: str) -> tuple[int, int]:

@@ -132,8 +132,9 @@ def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     every = memory.facts.query(status="all")  # the latest change of status first
     retired = [f for f in every if f.status in ("superseded", "merged", "retracted", "revised")][:RETIRED_SHOWN]
     by_id = {f.id: f for f in every}
+    reviews, review_total = memory.facts.review_page(limit=REVIEWS_SHOWN)
     return "facts.html", {"view": "facts", "facts": current, "total": len(holding), "offset": offset, "page": FACTS_PAGE,
-                          "reviews": memory.facts.reviews(limit=REVIEWS_SHOWN), "review_total": memory.facts.review_count(),
+                          "reviews": reviews, "review_total": review_total,
                           "disputes": [f for f in holding if f.disputed_with], "retired": retired,
                           "replaced_by": {f.id: by_id[f.superseded_by].text for f in retired if f.superseded_by in by_id}}
 
