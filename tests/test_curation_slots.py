@@ -663,6 +663,10 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("I love sushi.", "I don't like sushi anymore."),  # … or as a change
     ("I'm vegetarian now.", "I'm pescatarian now."),  # one diet at a time, whatever else one is
     ("I'm vegetarian.", "I'm vegan now."),
+    ("I'm 34.", "I turned 35 yesterday."),  # an age, said with "turned"
+    ("I'm 34 years old.", "I'm 35 now."),
+    ("Our dog Rex is 3 years old.", "Rex turned 4 on Sunday."),
+    ("Maria is 40.", "Maria is 41 now."),
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -676,9 +680,43 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
     ("I don't drink coffee anymore.", "I drink tea every morning."),  # another drink: the vectors apart
     ("We went to the beach; it was nice.", "The beach was amazing."),  # two feelings hold together
     ("I'm vegetarian.", "I'm hungry."),  # a diet and a state of the moment
+    ("I am 34.", "I am tired."),  # an age and a state
+    ("My son is 7.", "My daughter turned 9 last week."),  # two people's ages
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder
 
     v = get_embedder("local").embed_batch([earlier, later])  # type: ignore[union-attr]
     assert judge(compare(later, earlier, float(v[0] @ v[1])), True) not in ("supersede", "dispute")
+
+
+def test_the_thirty_first_version_of_a_fact_still_finds_the_current_one(memory: Memory) -> None:
+    """Found by a new user: the neighbours were fetched ten at a time among every believed
+    version, and twenty retired ports crowded the current one out: the 21st port became a
+    second current fact."""
+    for i in range(25):
+        d = memory.facts.curator.write({"text": f"Server A runs on port {8000 + i}.", "valid_from": f"2026-10-{1 + i:02d}T00:00:00Z"})
+        assert i == 0 or d.action == "supersede", (i, d.reason)
+    assert current(memory) == ["Server A runs on port 8024."]
+
+
+@pytest.mark.parametrize("correction", ["Actually my flight to Lisbon is on November 14.",
+                                        "Actually my flight is on the 14th, not the 12th."])
+def test_a_date_corrected_is_no_confirmation(home: Path, store_url: str, correction: str) -> None:
+    """Found by a new user: "… on November 14" confirmed "… on November 12" (the numbers of a
+    date are not values, and "my flight to Lisbon" had no slot), and "the 14th, not the 12th"
+    was a new fact beside it."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.facts.curator.write({"text": "My flight to Lisbon is on November 12.", "valid_from": "2026-10-07T10:00:00Z"})
+        d = memory.facts.curator.write({"text": correction, "valid_from": "2026-10-20T10:00:00Z"})
+        assert d.action == "supersede", d.reason
+        assert current(memory) == [correction]
+
+
+def test_two_years_of_one_happening_are_not_one_statement() -> None:
+    from palimpsest.embed import get_embedder
+
+    for earlier, later, said in (("I moved to Berlin in 2019.", "I moved to Berlin in 2021.", False),
+                                 ("I was born on 12 May 1990.", "My birthday is May 12.", True)):
+        v = get_embedder("local").embed_batch([earlier, later])  # type: ignore[union-attr]
+        assert (judge(compare(later, earlier, float(v[0] @ v[1])), True) == "confirm") is said, (earlier, later)

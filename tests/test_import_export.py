@@ -248,8 +248,37 @@ def test_oversized_harness_payload_is_recovered_from_the_source(home: Path, tmp_
         assert result.metadata["source_truncated"] and result.metadata["source_line"] == 2
         full = memory.get_full(result.id)
         assert full["tool_result"] == big and full["source_recovered"]
-    assert "source_error" in recover_from_source("/etc/passwd", 1)
-    assert "source_error" in recover_from_source(str(source), 99)
+        assert "source_error" in recover_from_source(str(source), 2, "cc:u1")  # the line holds another record
+    assert "source_error" in recover_from_source("/etc/passwd", 1, "cc:u2")
+    assert "source_error" in recover_from_source(str(source), 99, "cc:u2")
+
+
+def test_a_writer_naming_a_file_in_metadata_reads_nothing(memory: Memory, tmp_path: Path) -> None:
+    """Found by a security review: a message whose metadata named another transcript
+    (`source_path`, `source_truncated`) made `get_full` read that file and return its
+    content; a missing and an existing file answered differently; a 4 MB gzip of zeros
+    unpacked to 1 GB in one request. The line must now hold the message's own key."""
+    secret = tmp_path / "private-session.jsonl"
+    secret.write_text(json.dumps({"type": "user", "sessionId": "v", "uuid": "u9", "timestamp": "2026-01-01T00:00:00Z",
+                                  "message": {"role": "user", "content": "the prod DB password is Tr0ub4dor&3"}}) + "\n")
+    bomb = tmp_path / "zeros.jsonl.gz"
+    with gzip.open(bomb, "wb") as g:
+        g.write(b"0" * (8 << 20))
+    errors = set()
+    for path, line in ((secret, 1), (tmp_path / "missing.jsonl", 1), (bomb, 1), (secret, "1"), ("/dev/zero", 1)):
+        meta = {"source_path": str(path), "source_line": line, "source_truncated": True}
+        m = memory.append("s", "user", "hello", metadata=meta, event_key=f"k:{path}:{line}")
+        full = memory.get_full(m["id"])
+        assert full["content"] == "hello" and "source_recovered" not in full
+        errors.add(full.get("source_error"))
+    assert len(errors) == 1  # one answer whatever the file: no oracle
+    from palimpsest.importers import read_source
+
+    assert read_source(bomb, limit=16 << 20)  # within a limit it unpacks
+    with pytest.raises(InvalidInput, match="more than"):
+        read_source(bomb, limit=1 << 20)
+    with pytest.raises(InvalidInput, match="not a regular file"):
+        read_source("/dev/zero")
 
 
 # -- Codex ---------------------------------------------------------------------------
@@ -274,6 +303,33 @@ def test_codex_rollout(memory: Memory) -> None:
     assert Counter(e.metadata["record_type"] for e in kept)["reasoning:encrypted"] == 2
     assert any("opaque-ciphertext" in e.content for e in kept)
     assert memory.search("readiness probe").hits[0].message.role in ("assistant", "user")
+
+
+def test_a_codex_compaction_summary_is_a_message_of_its_own(memory: Memory, tmp_path: Path) -> None:
+    """A `compacted` record carries the summary Codex keeps of the conversation so far: it
+    was journaled as a source record only, and no search found it."""
+    sid = "0199a1b2-0000-7e5f-8a9b-0c1d2e3f4a5b"
+    records = [
+        {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": {"id": sid, "cwd": "/home/dev/svc"}},
+        {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Fix the flaky refund test."}]}},
+        {"timestamp": "2026-03-04T11:00:00Z", "type": "compacted",
+         "payload": {"message": "Summary: the refund test was flaky because of rounding in cents_to_eur; fixed with Decimal.",
+                     "replacement_history": [{"type": "message", "role": "user",
+                                              "content": [{"type": "input_text", "text": "Fix the flaky refund test."}]}]}},
+        {"timestamp": "2026-03-04T11:00:05Z", "type": "compacted", "payload": {"message": "   "}},
+    ]
+    path = tmp_path / f"rollout-2026-03-04T10-00-00-{sid}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert import_file(memory, path).ok
+    rows = everything(memory)
+    (summary,) = [m for m in rows if m.metadata.get("compact_summary")]
+    assert summary.role == "assistant" and summary.importance == 0.3 and summary.content.startswith("Summary: the refund test")
+    assert [m.content for m in rows if m.role == "user"] == ["Fix the flaky refund test."]  # the history is not said twice
+    assert memory.search("cents_to_eur").hits[0].message.id == summary.id
+    kept = [e for e in memory.journal.read(sid) if e.type == "source_record"]
+    assert Counter(e.metadata["record_type"] for e in kept)["compacted"] == 2
+    assert import_file(memory, path).ok and len(everything(memory)) == len(rows)  # a second import doubles nothing
 
 
 # -- evaluation sets ------------------------------------------------------------------

@@ -19,7 +19,7 @@ from palimpsest.tokens import count_tokens
 SHORT = r"[0-9]{6}[0-9a-f]{4}"  # a turn's short id (`ids.short_id`)
 ID_LINE = re.compile(rf"^- \[((fct|skl|sum|sym)_[^\]]*|{SHORT}) · (\d{{4}}-\d{{2}}-\d{{2}}|live tail|skill|code)\] ")
 RANKED_LINE = re.compile(rf"^- \[((sum|chk)_[^\] ·]*|{SHORT})\] ")  # under a day's heading: the id alone
-DAY = re.compile(r"^### \d{4}-\d{2}-\d{2}$")
+DAY = re.compile(r"^### (\d{4}-\d{2}-\d{2}|live tail)$")
 
 
 @pytest.fixture
@@ -45,7 +45,7 @@ def test_block_has_ids_dates_facts_first_and_live_tail(mem: Memory) -> None:
     assert body[0].startswith(f"- [{fact.id} · ")
     day = body.index("### 2026-03-04")  # past turns under their day, in time order
     assert "retry cap matches" in body[day + 1] and "thirty seconds" in body[day + 2]
-    assert body[-1].endswith("working on the swarm trigger") and "live tail" in body[-1]
+    assert body[-1].endswith("working on the swarm trigger") and body[-2] == "### live tail"  # not under the past day's heading
     assert r.tokens == count_tokens(r.block) <= 4000
     assert r.to_dict()["items"][0]["kind"] == "fact"
 

@@ -5,3 +5,16 @@ def test_append_search_roundtrip(memory: Memory) -> None:
     memory.append("s1", "user", "the retry cap matches the upstream timeout")
     hits = memory.search("retry cap").hits
     assert [h.message.content for h in hits] == ["the retry cap matches the upstream timeout"]
+
+
+def test_identical_turns_said_at_two_times_are_two_turns(memory: Memory) -> None:
+    """Found by a new user: "OK." appended for Monday and again for Friday was stored once
+    (the key was the content's hash alone), and the transcript lost the second reply."""
+    first = memory.append("s1", "assistant", "OK.", created_at="2026-10-05T10:00:00Z")
+    again = memory.append("s1", "assistant", "OK.", created_at="2026-10-09T10:00:00Z")
+    retry = memory.append("s1", "assistant", "OK.", created_at="2026-10-09T12:00:00+02:00")  # the same instant
+    assert first["stored"] and again["stored"] and again["id"] != first["id"]
+    assert retry["duplicate"] and retry["id"] == again["id"]
+    undated = [memory.append("s1", "user", "yes") for _ in range(2)]  # no time given: a retry collapses
+    assert undated[1]["duplicate"] and undated[1]["id"] == undated[0]["id"]
+    assert [m.content for m in memory.browse(session="s1")].count("OK.") == 2

@@ -48,7 +48,7 @@ import logging
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import lru_cache
 from itertools import pairwise
@@ -368,6 +368,9 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     names_a, names_b = _names(candidate), _names(existing)
     if names_a != names_b and (names_a - names_b) and (names_b - names_a):
         differs.append("name")
+    dates_a, dates_b = _dates(candidate), _dates(existing)
+    if dates_a - dates_b and dates_b - dates_a:
+        differs.append("date")  # "… on November 12." / "… on November 14.": never one statement said twice ("on 12 May 1990" may be)
     skip = (numbers_a ^ numbers_b) | {"not"}
     rest = lexical([w for w in a if w not in skip], [w for w in b if w not in skip])
     words, order = overlaps(a, b)
@@ -464,6 +467,15 @@ def _values(text: str, words: list[str]) -> set[str]:
     return {w for w in words if w[0].isdigit() and w not in timed}
 
 
+_CALENDAR = frozenset(["iso", "day_month", "month_day", "month_year", "year", "the_nth"])  # `when`'s readings of a date said
+
+
+def _dates(text: str) -> set[str]:
+    """The numbers of the calendar dates a statement names ("on November 12", "the 14th", "in 2019"); a relative time
+    ("yesterday", "3 weeks ago") says nothing two statements said on different days could compare."""
+    return {w for span in when.resolve(text, when.ANY_DAY) if span.kind in _CALENDAR for w in tokens(span.text) if w[0].isdigit()}
+
+
 _SPAN = re.compile(r"\d+(?:\.\d+)?(?:s|d|mo)")  # a span of time as `_durations` writes it
 
 
@@ -499,7 +511,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
         return "supersede" if candidate_later else "dispute"
     if s.slot == "beside":
         return "related"
-    if s.slot == "same" and not {"negation", "number", "numbers", "stage"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
+    if s.slot == "same" and not {"negation", "number", "numbers", "stage", "date"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
         return "confirm"  # one slot, one value, said differently
     if not s.differs:
         if sem is not None and sem > CONFIRM and s.lexical >= 0.6 and s.order >= 0.3:
@@ -515,7 +527,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
         # "We're on Node 18" / "Production runs Node 20": one number swapped; "… upgraded the services to Node 22", said by its verb
         # (with the vectors agreeing: in chat, "now" and "for about 9 weeks now" say nothing changed)
         return "supersede" if candidate_later else "dispute"
-    value_change = bool(s.differs) and not {"name", "numbers", "opposite"} & set(s.differs)
+    value_change = bool(set(s.differs) - {"date"}) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart and not s.scoped:
         return "supersede" if candidate_later else "dispute"
     if "negation" in s.differs and (s.says_change or s.resumed) and sem is not None and sem >= FLIP and s.words > 0 and not s.scoped \
@@ -639,8 +651,10 @@ class Curator:
         vault = c.vault or "facts"
         if vault not in {v.name for v in store.fact_vaults()}:
             return []
-        q = FactQuery(vaults=[vault], believed=True)
-        ids = [r.id for r in store.query_facts(FactQuery(vaults=[vault], believed=True, norm=normalise(c.text), limit=NEIGHBOURS))]
+        # the open facts only, before the limit: after twenty versions of one fact, its retired versions filled the ten
+        # places and the current one was not among them (a new user's: the 21st port became a second current fact)
+        q = FactQuery(vaults=[vault], believed=True, open_after=facts.now())
+        ids = [r.id for r in store.query_facts(replace(q, norm=normalise(c.text), limit=NEIGHBOURS))]
         ids += [i for i, _ in store.fact_keyword_search(query_terms(c.text), q, NEIGHBOURS, False)]
         ids += [i for i, _ in store.fact_keyword_search(slot_terms(c.text), q, NEIGHBOURS, False)]
         cosines: dict[str, float] = {}
@@ -863,7 +877,8 @@ class Curator:
         vault = c.vault or "facts"
         if vault not in {v.name for v in self.facts.store.fact_vaults()}:
             return None
-        rows = self.facts.store.query_facts(FactQuery(vaults=[vault], believed=True, norm=normalise(c.text), limit=NEIGHBOURS))
+        rows = self.facts.store.query_facts(FactQuery(vaults=[vault], believed=True, open_after=self.facts.now(), norm=normalise(c.text),
+                                                      limit=NEIGHBOURS))
         return next((f for f in self.facts._views(rows) if f.status in ("current", "future")), None)
 
     def _end(self, target: Fact, by: Fact) -> None:

@@ -141,6 +141,8 @@ SYNONYMS = [frozenset(g.split()) for g in (
 # not for values: "the main floor" is not "the top floor"
 VALUE_SYNONYMS = [frozenset(g.split()) for g in ("learn learning study studying",)]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
+# what may follow an age said with "turned": "years old", then the end or when ("yesterday", "last week", "on Sunday")
+_AGE_TAIL = r"(?: years? old)?(?:$| (?:yesterday|today|tonight|recently|last|this|on|in|earlier|over|a|an|two|three|few)\b.*$)"
 # a statement said with another common wording, rewritten to the wording the parse knows
 _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
@@ -183,6 +185,13 @@ _REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 
              # "I'm at 77 kg", "I'm down to 80 kilos": what I weigh
              (re.compile(r"^(i|we) (?:am|are) (?:at|down to|up to) ([\d.,]+ ?(?:kg|kgs|kilos?|kilograms?|lbs?|pounds|stone))$"),
               r"\1 weigh \2"),
+             # "I turned 35 yesterday", "I'm 34 years old": my age (a number alone after "I am" is one); "my son turned 8
+             # last week" is "my son is 8"
+             (re.compile(rf"^i (?:just |recently |finally )?turned (\d{{1,3}}){_AGE_TAIL}"), r"my age is \1"),
+             (re.compile(r"^i am (\d{1,3})(?: years? old| years of age)?(?: now| today)?$"), r"my age is \1"),
+             (re.compile(rf"^(my [\w ]+?|(?!(?:it|this|that|there|he|she|they|we|you)\b)[\w'-]+) (?:just |recently |finally )?"
+                         rf"turned (\d{{1,3}}){_AGE_TAIL}"), r"\1 is \2"),
+             (re.compile(r"^(my [\w ]+?|[\w'-]+) is (\d{1,3}) years? old$"), r"\1 is \2"),
              # "I joined Klarna as a data engineer": where I work now
              (re.compile(r"^(i|we) (?:have |has )?joined (.+?) as (an?|the) (.+)$"), r"\1 work at \2 as \3 \4")]
 
@@ -493,16 +502,18 @@ _SUBORDINATE = frozenset(["since", "because", "when", "if", "while", "after", "b
                           "and", "but", "then", "once", "until", "unless", "whether"])
 
 
-def _noun_phrase(subj: str) -> bool:
+def _noun_phrase(subj: str, original: str = "") -> bool:
     """A copula's subject is a noun phrase: no clause ("since I've been reading", "I want to
-    make sure she"), no comma, no pronoun or auxiliary after its first word."""
+    make sure she"), no comma, no pronoun or auxiliary after its first word. "To" before a
+    name is a preposition ("my flight to Lisbon"), before anything else the mark of a verb."""
     words = _words(subj)
     if not words or "," in subj or words[0] in _SUBORDINATE or words[0] in _PREPS:
         return False
     if len(words) > 1 and words[0] in ("i", "we", "you", "he", "she", "they"):
         return False  # "I get up at 6" is a clause
     return not any((w in PRONOUNS and not (w in ("my", "our") and words[i] in _PREPS))  # "the default branch in our repo"
-                   or w in ("to", "will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
+                   or w == "to" and not (i + 2 < len(words) and _is_name(words[i + 2], original))
+                   or w in ("will", "would", "can", "could", "should", "have", "has", "had", "been", "that")
                    for i, w in enumerate(words[1:]))
 
 
@@ -511,7 +522,7 @@ def _copular(s: str, original: str) -> Slot | None:
     if m is None:
         return None
     subj, val = m.group("subj"), m.group("val")
-    if len(subj.split()) > 8 or not _noun_phrase(subj):
+    if len(subj.split()) > 8 or not _noun_phrase(subj, original):
         return None
     if _is_name(subj, original) and re.match(r"^(?:the|our|my|their)\s+", val):
         holder, attr = _holder_attr(val)  # "Kai is our designer": the role is the slot, Kai its value
@@ -876,6 +887,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     if not content(a.attribute) and not content(b.attribute) and a.verb == b.verb == "be":
         if b.change and a.holder not in ("", "i", "we") and _one_word_apart(a, b):
             return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed
+        if all(len(v) == 1 and v[0].isdigit() and len(v[0]) <= 3 for v in (a.value, b.value)):
+            return "changed"  # "Maria is 40" / "Maria is 41 now", "Rex is 3 years old" / "Rex turned 4": one age at a time
         return "beside"  # "I'm in Chicago" / "I'm going to look into it now": one is many things at once
     if a.single or b.change or _count_changed(a, b):
         return "changed"

@@ -15,6 +15,10 @@
 - `reasoning` → its readable summary (if any) as an `assistant` message with
   `metadata.reasoning = true`, importance 0.3; the encrypted content is journaled as a
   `source_record` (kept, never indexed: ciphertext is not text).
+`compacted` (what Codex writes when it compacts a conversation) → its `message`, the summary,
+as an `assistant` message with `metadata.compact_summary = true` and importance 0.3 (a
+restatement, as Claude Code's compact summary), the whole record journaled beside it (its
+`replacement_history` repeats items already stored).
 `session_meta`, `turn_context`, `event_msg` and unknown records are journaled as they are
 (`source_record`); the context learns the session id and settings (`cwd`, `cli_version`,
 `originator`, `model_provider`, `git`, and `model` from the first `turn_context`). The
@@ -76,6 +80,10 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
         _learn_meta(payload, ctx)
     elif kind == "turn_context" and isinstance(payload.get("model"), str):
         ctx.settings.setdefault("model", payload["model"])
+    elif kind == "compacted" and isinstance(payload.get("message"), str) and payload["message"].strip():
+        summary = {"type": "message", "role": "assistant", "content": payload["message"], "created_at": ts, "event_key": key,
+                   "metadata": {**source, "compact_summary": True, "importance": REASONING_IMPORTANCE}}
+        return [summary, source_record(kind, rec, source, ts, f"{key}:1")]
     if kind != "response_item":
         return [source_record(kind, rec, source, ts, key)]
     out = _item(payload, {**source}, ctx)

@@ -39,6 +39,7 @@ from ..harness.common import Context
 from ..records import check_session_id
 from . import chat, claude_code, codex, evalsets, transfer
 from .base import (
+    MAX_SOURCE_BYTES,
     ImportRejected,
     ImportReport,
     Plan,
@@ -47,6 +48,7 @@ from .base import (
     decode_document,
     file_time,
     iter_lines,
+    line_bytes,
     line_text,
     plan_harness_file,
     read_source,
@@ -292,32 +294,37 @@ def _record_format(rec: Any) -> str | None:
     return None
 
 
-def recover_from_source(source_path: str, source_line: int, part: int | None = None) -> dict[str, Any]:
-    """The whole payload of a message imported from a Claude Code or Codex file, read
-    again from line `source_line` of that file. Returns the fields to restore (`content`,
-    `tool_result`, `tool_args`) or, when the file or line is gone, `{"source_error": …}`.
-    Without `part`, the largest message of the line is taken (the one that was shortened).
-    Only `.jsonl`/`.json`/`.gz` files holding a harness record are read, so a message's
-    metadata cannot be used to read arbitrary files."""
+def recover_from_source(source_path: str, source_line: int, key: str,
+                        limit: int = MAX_SOURCE_BYTES) -> dict[str, Any]:
+    """The whole payload of a message imported (or captured) from a Claude Code or Codex
+    file and shortened to fit, read again from line `source_line` of that file. Returns the
+    fields to restore (`content`, `tool_result`, `tool_args`) or, when the line is gone,
+    `{"source_error": …}`.
+
+    A message's metadata is the writer's word, so the line must hold *that* message: the
+    record read again must give the message's own `key` (`cc:<uuid>`, or `codex:<line>:<hash
+    of the line's bytes>`, which only its bytes give). Any other file or line answers the
+    same error, so metadata can neither read a file nor tell whether one exists (a writer
+    had named another transcript and got its content back)."""
+    refused = {"source_error": f"line {source_line} of the source no longer holds this message"}
     path = Path(source_path)
-    if path.suffix not in (".jsonl", ".json", ".gz") or not path.is_file():
-        return {"source_error": f"{source_path} is not a readable transcript file"}
+    if not key or path.suffix not in (".jsonl", ".json", ".gz") or not isinstance(source_line, int) or source_line < 1:
+        return refused
     try:
-        text = line_text(read_source(path), int(source_line))
-        rec = json.loads(text) if text else None
+        raw = line_bytes(read_source(path, limit), source_line)
+        rec = json.loads(raw) if raw else None
     except (InvalidInput, ValueError):
-        rec = None
+        return refused
     if isinstance(rec, dict) and claude_code_reader.looks_like(rec):
         msgs = claude_code_reader.convert(rec, source_line, Context(str(path)))
     elif isinstance(rec, dict) and (codex_reader.looks_like(rec) or rec.get("type") in codex_reader.ITEM_TYPES):
-        msgs = codex_reader.convert(rec, source_line, Context(str(path)))
+        msgs = codex_reader.convert(rec, source_line, Context(str(path)), raw + b"\n")
     else:
-        return {"source_error": f"line {source_line} of {source_path} no longer holds a transcript record"}
-    if part is not None:
-        msgs = [m for m in msgs if m.get("metadata", {}).get("source_part") == part] or msgs
-    if not msgs:
-        return {"source_error": f"line {source_line} of {source_path} holds no message"}
-    best = max(msgs, key=lambda m: len(m.get("content") or "") + len(m.get("tool_result") or "") + len(json.dumps(m.get("tool_args"))))
+        return refused
+    mine = [m for m in msgs if m.get("event_key") == key]
+    if not mine:
+        return refused
+    best = mine[0]
     return {"content": best.get("content") or "", "tool_result": best.get("tool_result"), "tool_args": best.get("tool_args"),
             "source_recovered": True}
 

@@ -20,6 +20,7 @@ Two policies for bad input, chosen per format (`Plan.all_or_nothing`):
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -113,17 +114,28 @@ class ImportRejected(InvalidInput):
 
 
 # -- reading -------------------------------------------------------------------
-def read_source(path: str | Path) -> bytes:
-    """The bytes of a file, gunzipped when it is gzip; an empty file is refused."""
+MAX_SOURCE_BYTES = 4 << 30  # a file to import, or what its gzip unpacks to: 4 GiB (a year of one harness's transcripts is ~1 GiB)
+
+
+def read_source(path: str | Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of a regular file, gunzipped when it is gzip, up to `limit` bytes either
+    way; an empty file is refused. `/dev/zero` grew an import to 20 GB before the kernel
+    killed it, a FIFO hung it, and a 4 MB gzip of zeros unpacked to 1 GB."""
     try:
-        data = Path(path).read_bytes()
+        if not Path(path).is_file():
+            raise InvalidInput(f"{path} is not a regular file")
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
     except OSError as exc:
         raise InvalidInput(f"cannot read {path}: {exc.strerror}") from None
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                data = g.read(limit + 1)
         except (OSError, EOFError) as exc:
             raise InvalidInput(f"{path}: broken gzip file: {exc}") from None
+    if len(data) > limit:
+        raise InvalidInput(f"{path} holds more than {limit >> 20} MiB; split it to import it")
     if not data.strip():
         raise InvalidInput(f"{path} is empty; nothing to import")
     return data
@@ -171,6 +183,14 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
             record, cut = repaired(record)
             plan.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] += cut
         yield n, record
+
+
+def line_bytes(data: bytes, line: int) -> bytes | None:
+    """Line `line` (from 1) of `data`, without its line break."""
+    lines = data.split(b"\n")
+    if not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1].rstrip(b"\r")
 
 
 def line_text(data: bytes, line: int) -> str | None:

@@ -147,11 +147,15 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
     }
 
 
-def default_key(m: dict[str, Any], ordinal: int | None = None) -> str:
+def default_key(m: dict[str, Any], ordinal: int | None = None, said: Any = None) -> str:
     """Content-hash key: identical appends collapse; with an ordinal (bulk ingest),
-    identical lines at different positions of one transcript both stay."""
+    identical lines at different positions of one transcript both stay; with the time the
+    writer said it was said (`said`), identical lines said at different times both stay ("OK."
+    on Monday and on Friday), and a retry of one append, the same time again, collapses."""
     h = content_hash(m["role"], m["content"], m["tool_name"], m["tool_args"], m["tool_result"])
-    return f"h:{h}" if ordinal is None else f"i:{ordinal}:{h}"
+    if ordinal is not None:
+        return f"i:{ordinal}:{h}"
+    return f"h:{h}" if said is None else f"t:{content_hash(h, m['created_at'])}"
 
 
 def session_event(attrs: dict[str, Any]) -> dict[str, Any] | None:

@@ -48,10 +48,11 @@ class Writer:
         self.outage = indexer.outage if indexer is not None else Outage("indexing")  # (no indexer: a store away from the start)
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
-        """One message; without `event_key`, a content-hash key collapses identical repeats."""
+        """One message; without `event_key`, a content-hash key collapses identical repeats
+        (of one time, when the caller gives `created_at`)."""
         check_session_id(session)
         msg = normalise_message(raw, zone=self.zone)
-        msg["event_key"] = msg["event_key"] or default_key(msg)
+        msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at"))
         result = self._journal_and_index(session, [msg], attrs)
         event, stored = result["events"][0]
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
@@ -82,7 +83,7 @@ class Writer:
         prepared = []
         for i, raw in enumerate(events):
             msg = normalise_message(raw, f"event {i}", self.zone)
-            msg["event_key"] = msg["event_key"] or default_key(msg)
+            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") if isinstance(raw, dict) else None)
             prepared.append(msg)
         return self._journal_and_index(session, prepared, attrs)
 
@@ -112,7 +113,7 @@ class Writer:
         if meta.get("source_path") and meta.get("source_truncated"):
             from ..importers import recover_from_source
 
-            full.update(recover_from_source(meta["source_path"], int(meta.get("source_line", 0)), meta.get("source_part")))
+            full.update(recover_from_source(str(meta["source_path"]), meta.get("source_line"), m.event_key))
         return full
 
     def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:

@@ -40,6 +40,9 @@ def _heading(date: str) -> str:
     return f"### {envelope.field(date)}"
 
 
+LIVE_HEADING = "### live tail"
+
+
 def _assemble(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem]) -> str:
     lines = [HEADER, *(i.line() for i in lead)]
     day = None
@@ -48,7 +51,8 @@ def _assemble(lead: list[RecallItem], ranked: list[RecallItem], live: list[Recal
             day = item.date
             lines.append(_heading(day))
         lines.append(item.line(dated=False))
-    lines += [i.line() for i in live]
+    if live:  # a heading of its own: under the last past day's, the tail read as said that day
+        lines += [LIVE_HEADING, *(i.line() for i in live)]
     return envelope.wrap("\n".join(lines))
 
 
@@ -66,7 +70,8 @@ def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], 
     days: set[str] = set()
     for group, items in enumerate(chosen):
         for item in items:
-            heading = count_tokens(_heading(item.date)) if group == 1 and item.date not in days else 0
+            heading = count_tokens(_heading(item.date)) if group == 1 and item.date not in days else \
+                count_tokens(LIVE_HEADING) if group == 2 and not kept[2] else 0
             cost = next(costs) + heading
             if used + cost > budget and group == 1 and item.shrink(used + cost - budget, words, least=SNIPPET_TOKENS // 2):
                 cost = count_tokens(item.line(dated=False)) + heading
@@ -103,6 +108,7 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
                 cost += 0 if item.date in days else count_tokens(_heading(item.date)) + 1
             else:
                 cost = item.prepare(LINE_TOKENS, words)
+                cost += count_tokens(LIVE_HEADING) + 1 if group == 2 and not chosen[2] else 0
             if used + cost > budget:
                 if group == 2:
                     break

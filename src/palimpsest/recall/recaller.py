@@ -6,13 +6,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
 from ..kernel import Kernel
-from ..records import Message, said_day, speaker_in
+from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..tokens import count_tokens
 from . import context
@@ -90,7 +91,7 @@ class Recaller:
         limit = limit if limit is not None else hits_for(budget)
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
-        live = self._live_tail(session, live_tail)
+        live = self._live_tail(session, live_tail, now)
         result = self.finder.search(query, limit=limit, now=now, tag=tag) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         turn = Turn(session, query, result, {i.id for i in live})
@@ -188,12 +189,15 @@ class Recaller:
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items
 
-    def _live_tail(self, session: str | None, n: int) -> list[RecallItem]:
+    def _live_tail(self, session: str | None, n: int, now: Any = None) -> list[RecallItem]:
+        """The session's last `n` messages said by `now` (given), or by a day from now: a
+        message dated 2099 by a broken clock was the latest turn of every recall."""
         if not session or n <= 0:
             return []
-        recent = self.finder.browse(session=session, limit=n, newest_first=True)
-        return [RecallItem(m.id, "live", "live tail", _message_text(m), 0.0, session, at=m.created_at, keep=_lead_in(m))
-                for m in reversed(recent) if _says_something(m)]
+        until = parse_time(now, "now") if now is not None else parse_time(self.kernel.clock()) + timedelta(days=1)
+        recent = self.finder.browse(session=session, limit=n, newest_first=True, until=until)
+        return [RecallItem(m.id, "live", said_day(m.created_at, m.metadata), _message_text(m), 0.0, session, at=m.created_at,
+                           keep=_lead_in(m)) for m in reversed(recent) if _says_something(m)]
 
     # -- built on recall -----------------------------------------------------------
     def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,

@@ -135,6 +135,9 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
         if q.open_at is not None:
             clauses.append("f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)")
             params += [q.open_at, q.open_at]
+        if q.open_after is not None:
+            clauses.append("f.superseded_by IS NULL AND (f.valid_to IS NULL OR f.valid_to > ?)")
+            params.append(q.open_after)
         return " AND ".join(clauses) or self.dialect.true, params
 
     def _fact(self, r: tuple[Any, ...]) -> FactRow:
