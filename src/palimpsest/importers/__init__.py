@@ -49,7 +49,6 @@ from .base import (
     file_time,
     iter_lines,
     line_bytes,
-    line_text,
     plan_harness_file,
     read_source,
     safe_session_id,

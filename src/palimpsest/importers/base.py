@@ -193,13 +193,6 @@ def line_bytes(data: bytes, line: int) -> bytes | None:
     return lines[line - 1].rstrip(b"\r")
 
 
-def line_text(data: bytes, line: int) -> str | None:
-    lines = data.split(b"\n")
-    if not 1 <= line <= len(lines):
-        return None
-    return lines[line - 1].rstrip(b"\r").decode("utf-8", errors="replace")
-
-
 # -- building messages -----------------------------------------------------------
 def safe_session_id(name: str) -> str:
     """A valid session id from a file name or a foreign id (other characters become '-')."""
