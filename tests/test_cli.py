@@ -69,8 +69,14 @@ def test_settings_json_shows_values_and_sources(capsys: pytest.CaptureFixture[st
 
 def test_settings_hides_secrets(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: str) -> None:
     monkeypatch.setenv("PALIMPSEST_EMBED_API_KEY", "sk-very-secret")
+    monkeypatch.setenv("PALIMPSEST_LLM_URL", "https://me:urlSECRET@llm.example/v1")  # a password in a URL (a security review's)
+    monkeypatch.setenv("PALIMPSEST_STORE", "postgresql://pguser:pgSECRET@db.example/mem")
     code, out, _ = run(capsys, "--home", home, "settings", "--json")
-    assert code == 0 and "sk-very-secret" not in out
+    assert code == 0 and "sk-very-secret" not in out and "SECRET" not in out
+    assert "https://me:***@llm.example/v1" in out and "postgresql://pguser:***@db.example/mem" in out
+    from palimpsest.llm import LLM
+
+    assert "urlSECRET" not in LLM("https://me:urlSECRET@127.0.0.1:9/v1", "m").probe(timeout=0.5)[1]
 
 
 def test_bad_setting_in_the_environment_is_a_clear_error(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: str) -> None:

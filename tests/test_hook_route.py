@@ -30,5 +30,7 @@ def test_the_hook_answer_comes_ready_to_print(memory: Memory) -> None:
         text = ask(HOOK, format="text", budget=400).text
         assert text.startswith("<system-reminder>") and "retry cap is below" in text
         assert ask({**HOOK, "prompt": "  "}).text == "" and ask(b"not json").text == "" and ask([1, 2]).text == ""
+        deep = ask(b'{"prompt": "x", "a": ' + b"[" * 100000 + b"]" * 100000 + b"}")  # a 500 before (RecursionError)
+        assert deep.status_code == 200 and deep.text == ""
         assert ask(HOOK, format="yaml").status_code == 400
         assert ask(HOOK, budget=0).text == ""  # no room for even the envelope: nothing

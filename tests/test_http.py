@@ -333,10 +333,24 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
     check_bind("127.0.0.1", "")
     check_bind("::1", "")
     check_bind("localhost", "")
-    check_bind("0.0.0.0", "token")
+    check_bind("0.0.0.0", "a-token-of-sixteen")
+    check_bind("127.0.0.1", "k")  # loopback: any token
     for host in ("0.0.0.0", "192.0.2.1", "::", "example.com"):
         with pytest.raises(InvalidInput):
             check_bind(host, "")
+        with pytest.raises(InvalidInput, match="at least 16"):  # a security review's: "k" was guessed in 0.6 s
+            check_bind(host, "k")
+
+
+def test_wrong_bearer_tokens_are_throttled(home: Path) -> None:
+    memory = open_memory(home, token="the-right-token-123")
+    with ServerThread(memory) as url:
+        codes = [httpx.get(f"{url}/api/stats", headers={"Authorization": f"Bearer guess-{i}"}).status_code for i in range(12)]
+        assert codes[:10] == [401] * 10 and codes[10:] == [429, 429]
+        blocked = httpx.get(f"{url}/api/stats", headers={"Authorization": "Bearer the-right-token-123"})
+        assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) >= 1  # even the right one, until it ages out
+        assert httpx.get(f"{url}/healthz").status_code == 200
+    memory.close()
 
 
 def test_cors_is_closed_by_default(home: Path, url: str) -> None:

@@ -104,6 +104,10 @@ def test_written_skills_join_recall_when_triggered(vaults: Vaults, memory: Memor
     assert "skill:ops/Release Train" in block and "freeze" in block and "reboot" not in block
     assert [s.name for s in vaults.skills.matching("s1", "ship it", agent="root")] == ["reboot"]
     assert vaults.write_skill("ops", "Release Train", "How we ship, v2", "1. tag").path == "release-train.md"
+    # "release/train" has the same slug: a file of its own (it replaced the other, found by a security review)
+    assert vaults.write_skill("ops", "release/train", "Another", "curl x | sh").path == "release-train-2.md"
+    assert vaults.skill("ops", "Release Train").description == "How we ship, v2"
+    assert {s.name for s in vaults.skill_list("ops", Reader())} >= {"Release Train", "release/train"}
     assert vaults.skill("ops", "Release Train").triggers == []
     with pytest.raises(NotFound):
         vaults.skill_list("private", Reader(agent="coder"))

@@ -18,3 +18,25 @@ def test_identical_turns_said_at_two_times_are_two_turns(memory: Memory) -> None
     undated = [memory.append("s1", "user", "yes") for _ in range(2)]  # no time given: a retry collapses
     assert undated[1]["duplicate"] and undated[1]["id"] == undated[0]["id"]
     assert [m.content for m in memory.browse(session="s1")].count("OK.") == 2
+
+
+def test_times_at_the_edge_of_the_calendar(memory: Memory) -> None:
+    """Found by a security review: "0001-01-01T00:00:00+14:00" (before the year 1 in UTC)
+    answered 500 on every surface, and one message dated 9999-12-31T23:59Z broke the
+    panel, `sessions` and `browse` for a reader ahead of UTC."""
+    from datetime import timezone, timedelta
+
+    import pytest
+
+    from palimpsest.errors import InvalidInput
+    from palimpsest.records import local_minute
+
+    for bad in ("0001-01-01T00:00:00+14:00", 1e20):
+        with pytest.raises(InvalidInput):
+            memory.append("s1", "user", "hello", created_at=bad)
+        with pytest.raises(InvalidInput):
+            memory.search("hello", since=bad)
+    memory.append("s1", "user", "from the end of time", created_at="9999-12-31T23:59:59Z")
+    assert local_minute("9999-12-31T23:59:59Z", timezone(timedelta(hours=14))) == "9999-12-31 23:59"
+    assert memory.browse(session="s1")[0].content == "from the end of time"
+    assert memory.recall("s1", "what was said at the end of time?").block

@@ -117,3 +117,11 @@ class DeadlineExceeded(PalimpsestError, TimeoutError):
     code = "deadline_exceeded"
     http_status = 503
     exit_code = 11
+
+
+def redact_url(url: str) -> str:
+    """`url` with the password of its user info hidden ("postgresql://me:***@db/x"): what
+    `settings`, `doctor` and error messages show, and users paste into bug reports."""
+    import re
+
+    return re.sub(r"(//[^:/@\s]*):[^@/\s]*@", r"\1:***@", url) if isinstance(url, str) else url

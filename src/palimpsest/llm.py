@@ -36,7 +36,7 @@ import httpx
 from jsonschema import Draft202012Validator
 
 from .decisions import DecisionLog
-from .errors import LLMError
+from .errors import LLMError, redact_url
 from .settings import STRUCTURED_MODES, delays
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,7 @@ class LLM:
         if structured not in ("auto", *MODES):
             raise ValueError(f"llm_structured must be auto, {', '.join(MODES)}; got {structured!r}")
         self.url = url.rstrip("/")
+        self.shown = redact_url(self.url)  # what messages and logs say: a password in the URL never
         self.model = model
         self.api_key = api_key
         self.key_command = key_command
@@ -121,18 +122,18 @@ class LLM:
         try:
             r = httpx.get(f"{self.url}/models", headers=self._headers(), timeout=timeout, trust_env=False)
         except (httpx.HTTPError, LLMError) as exc:
-            return "problem", f"{self.url} does not answer ({type(exc).__name__}: {str(exc)[:120]})"
+            return "problem", f"{self.shown} does not answer ({type(exc).__name__}: {str(exc)[:120]})"
         if r.status_code in (401, 403):
-            return "problem", f"{self.url} refuses the key ({r.status_code})"
+            return "problem", f"{self.shown} refuses the key ({r.status_code})"
         if r.status_code != 200:
-            return "warn", f"{self.url}/models answered {r.status_code}: is the URL the API's base (…/v1)?"
+            return "warn", f"{self.shown}/models answered {r.status_code}: is the URL the API's base (…/v1)?"
         try:
             listed = [str(m.get("id")) for m in r.json().get("data", []) if isinstance(m, dict)]
         except (ValueError, AttributeError):
-            return "problem", f"{self.url}/models answered no JSON: is it an OpenAI-compatible API's base URL?"
+            return "problem", f"{self.shown}/models answered no JSON: is it an OpenAI-compatible API's base URL?"
         if listed and self.model not in listed:
-            return "warn", f"{self.url} does not list the model {self.model!r} (it lists {', '.join(listed[:5])})"
-        return "ok", f"{self.url} answers; model {self.model}"
+            return "warn", f"{self.shown} does not list the model {self.model!r} (it lists {', '.join(listed[:5])})"
+        return "ok", f"{self.shown} answers; model {self.model}"
 
     # -- calls ---------------------------------------------------------------
     def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
@@ -158,7 +159,7 @@ class LLM:
             try:
                 reply = self._call({**base, **_constraint(mode, schema, name)}, task, cancel, patience)
             except _Refused as exc:
-                last = LLMError(f"{self.url} refused {mode} structured output: {exc}")
+                last = LLMError(f"{self.shown} refused {mode} structured output: {exc}")
                 continue
             self._mode = self._mode or mode
             reply.mode = mode
@@ -212,7 +213,7 @@ class LLM:
             except _Transient as exc:
                 self._count(task, failures=1)
                 if attempt >= retries:
-                    raise LLMError(f"{task}: {self.url} failed {attempt + 1} times; last: {exc}") from None
+                    raise LLMError(f"{task}: {self.shown} failed {attempt + 1} times; last: {exc}") from None
                 log.warning("LLM %s: %s; retrying in %.1f s", task, exc, delays[attempt])
                 if cancel is not None and cancel.wait(delays[attempt]):
                     raise Cancelled(f"{task}: cancelled") from None
@@ -246,7 +247,7 @@ class LLM:
             raise _Refused(response.text[:300])
         if response.status_code >= 300:
             self._count(task, failures=1)
-            raise LLMError(f"{task}: {self.url} answered HTTP {response.status_code}: {response.text[:300]}")
+            raise LLMError(f"{task}: {self.shown} answered HTTP {response.status_code}: {response.text[:300]}")
         try:
             data = response.json()
             choice = data["choices"][0]

@@ -39,7 +39,10 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        dt = datetime.fromtimestamp(float(value), UTC)
+        try:
+            dt = datetime.fromtimestamp(float(value), UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidInput(f"{field_name}: {value!r} seconds is no time between the years 1 and 9999") from None
     elif isinstance(value, str) and value.strip():
         text = value.strip()
         if text.endswith("Z") or text.endswith("z"):
@@ -52,7 +55,10 @@ def parse_time(value: Any, field_name: str = "created_at") -> datetime:
         raise InvalidInput(f"{field_name}: expected an ISO 8601 string, got {type(value).__name__}")
     if dt.tzinfo is None:
         return dt.replace(tzinfo=UTC)
-    return dt if dt.tzinfo is UTC else dt.astimezone(UTC)
+    try:
+        return dt if dt.tzinfo is UTC else dt.astimezone(UTC)
+    except OverflowError:  # "0001-01-01T00:00:00+14:00" is before the year 1 in UTC: a 500 on every surface
+        raise InvalidInput(f"{field_name}: {str(value)[:60]!r} is outside the years 1 to 9999 in UTC") from None
 
 
 OFFSET_KEY = "utc_offset"  # metadata: the speaker's wall clock against UTC when it was said ("-08:00"); absent: UTC
@@ -100,7 +106,7 @@ def _offset_at(zone: tzinfo | None, quarter: int) -> str | None:
     """Memoised per quarter of an hour: zones change their offset on a quarter hour
     (a bulk import would otherwise ask the C library's localtime per message)."""
     at = datetime.fromtimestamp(quarter * 900, UTC)
-    delta = at.astimezone(zone).utcoffset() if zone is not None else at.astimezone().utcoffset()
+    delta = _moved(at, zone).utcoffset()
     if not delta:
         return None
     minutes = round(delta.total_seconds() / 60)
@@ -133,7 +139,17 @@ def wall_clock(stamp: str | datetime, metadata: dict[str, Any] | None = None) ->
     before California's, not UTC's). Without one, or with one that cannot be read, UTC."""
     dt = parse_time(stamp)
     minutes = _offset_minutes(metadata.get(OFFSET_KEY)) if metadata else None
-    return dt.astimezone(timezone(timedelta(minutes=minutes))) if minutes else dt
+    return _moved(dt, timezone(timedelta(minutes=minutes))) if minutes else dt
+
+
+def _moved(dt: datetime, zone: tzinfo | None) -> datetime:
+    """`dt` on `zone`'s clock (None: this machine's), or in UTC where that clock would pass the
+    year 9999 or come before the year 1 (a message dated 9999-12-31T23:59Z read at +14:00
+    broke the panel and `sessions` for good)."""
+    try:
+        return dt.astimezone(zone)
+    except OverflowError:
+        return dt
 
 
 def clock_of(value: Any, moment: datetime, zone: tzinfo | None) -> datetime:
@@ -145,7 +161,7 @@ def clock_of(value: Any, moment: datetime, zone: tzinfo | None) -> datetime:
         return wall_clock(moment, {OFFSET_KEY: given})
     if isinstance(value, str) and _NAIVE.search(value.strip()):
         return moment
-    return moment.astimezone(zone) if zone is not None else moment.astimezone()
+    return _moved(moment, zone)
 
 
 def local_minute(stamp: Any, zone: tzinfo | None) -> str:
@@ -158,7 +174,7 @@ def local_minute(stamp: Any, zone: tzinfo | None) -> str:
     except InvalidInput:
         return str(stamp)[:16].replace("T", " ")
     if zone is not UTC:
-        dt = dt.astimezone(zone) if zone is not None else dt.astimezone()
+        dt = _moved(dt, zone)
     return dt.strftime("%Y-%m-%d %H:%M")
 
 

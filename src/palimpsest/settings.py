@@ -272,5 +272,9 @@ class Settings:
                 value = self.store_url
             if s.name in ("embed_api_key", "token", "llm_api_key") and value:
                 value = "***"
+            elif s.name in ("store", "llm_url", "embed_url") and value:
+                from .errors import redact_url
+
+                value = redact_url(value)
             rows.append({"name": s.name, "env": s.env, "value": value, "source": self._sources[s.name], "help": s.help})
         return rows

@@ -28,7 +28,7 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
         raise InvalidInput(f"format must be one of {', '.join(FORMS)}")
     try:
         hook = json.loads(raw or b"null")
-    except ValueError:
+    except (ValueError, RecursionError):  # the prompt goes through without a block, as for any JSON that is no hook's
         return ""
     prompt = hook.get("prompt") if isinstance(hook, dict) else None
     if not isinstance(prompt, str) or not prompt.strip():

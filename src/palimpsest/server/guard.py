@@ -17,6 +17,8 @@ import hmac
 import ipaddress
 import json
 import time
+from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -48,6 +50,32 @@ def panel_cookie_name(scope: Scope) -> str:
     return f"palimpsest_auth_{server[1]}" if server and server[1] else "palimpsest_auth"
 
 
+class SignInLimit:
+    """At most `failures` wrong tokens per `window` seconds from one client address; past
+    that, every sign-in (and every bearer token) from it answers 429 until its oldest failure ages out, so a token
+    cannot be guessed at the speed of the network."""
+
+    def __init__(self, failures: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.failures, self.window, self.clock = failures, window, clock
+        self.seen: dict[str, deque[float]] = {}
+
+    def wait(self, client: str) -> float:
+        """Seconds before `client` may try again (0: now)."""
+        times = self.seen.get(client)
+        if not times:
+            return 0.0
+        now = self.clock()
+        while times and times[0] <= now - self.window:
+            times.popleft()
+        return times[0] + self.window - now if len(times) >= self.failures else 0.0
+
+    def failed(self, client: str) -> None:
+        if len(self.seen) > 10_000:  # forget the clients that are quiet again
+            cutoff = self.clock() - self.window
+            self.seen = {k: v for k, v in self.seen.items() if v and v[-1] > cutoff}
+        self.seen.setdefault(client, deque()).append(self.clock())
+
+
 class Guard:
     def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024, loopback_only: bool = False,
                  body_timeout: float = 30.0) -> None:
@@ -55,6 +83,7 @@ class Guard:
         self.body_timeout = body_timeout
         self.loopback_only = loopback_only
         self.token = token.encode("utf-8")
+        self.guesses = SignInLimit()  # wrong bearer tokens: 282 guesses a second found a short one
         self.max_body = max_body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -73,8 +102,15 @@ class Guard:
         if self.loopback_only and not is_loopback(_hostname(headers.get("host", ""))):
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
-        if (self.token and path not in OPEN_PATHS and not self._authorised(headers.get("authorization", ""))
+        presented = headers.get("authorization", "")
+        client = (scope.get("client") or ("?",))[0]
+        if self.token and presented and path not in OPEN_PATHS and (wait := self.guesses.wait(client)):
+            return 429, "too_many_attempts", f"too many wrong tokens from this address: try again in {wait:.0f} s", \
+                {"retry-after": str(max(1, round(wait)))}
+        if (self.token and path not in OPEN_PATHS and not self._authorised(presented)
                 and not self._panel_allowed(scope, path, headers)):
+            if presented:
+                self.guesses.failed(client)
             if _is_panel(path) and scope.get("method") == "GET":
                 return 303, "sign_in", "sign in to the panel", {"location": PANEL_LOGIN}
             return 401, "unauthorized", "a valid bearer token is required (Authorization: Bearer …)", {"www-authenticate": "Bearer"}

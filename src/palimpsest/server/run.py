@@ -44,6 +44,9 @@ MAX_CONNECTIONS = 1024  # beyond this uvicorn answers 503 instead of exhausting 
 KEEP_ALIVE_S = 30
 
 
+MIN_TOKEN_CHARS = 16  # beyond loopback: a one-character token was found in 0.6 s
+
+
 def check_bind(host: str, token: str) -> None:
     """Refuse to listen beyond loopback without a token, or with a token no client can send."""
     if token and not (token.isascii() and token.isprintable() and token == token.strip()):
@@ -52,6 +55,9 @@ def check_bind(host: str, token: str) -> None:
         raise InvalidInput("PALIMPSEST_TOKEN must be printable ASCII without spaces at either end (no newline)")
     if not is_loopback(host) and not token:
         raise InvalidInput(f"refusing to listen on {host} without a token: set PALIMPSEST_TOKEN (loopback needs none)")
+    if not is_loopback(host) and len(token) < MIN_TOKEN_CHARS:
+        raise InvalidInput(f"refusing to listen on {host} with a token of {len(token)} characters: the network can guess it; "
+                           f"use at least {MIN_TOKEN_CHARS} (python -c 'import secrets; print(secrets.token_urlsafe(24))')")
 
 
 def bind(host: str, port: int) -> socket.socket:

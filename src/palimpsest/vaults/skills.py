@@ -175,7 +175,7 @@ class Skills:
         front = {"name": name, "description": description, **({"triggers": triggers} if triggers else {}),
                  **{k: v for k, v in (metadata or {}).items() if k not in ("name", "description", "triggers")}}
         existing = self.store.skill_rows(OWNER, [row.name], [name])
-        path = existing[0].path if existing else safe_relative(_slug(name) + ".md", SKILL_EXTENSIONS)
+        path = existing[0].path if existing else self._free_path(row, _slug(name))
         text = "---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False) + "---\n" + body.rstrip("\n") + "\n"
         parse_skill(row.name, path, text.encode("utf-8"))  # refuse what `index` would refuse, before journaling
         resolve_inside(self.vaults.folder(row), path)  # refused before anything is journaled
@@ -185,6 +185,17 @@ class Skills:
         if report.errors:
             raise InvalidInput(f"skill {name!r} written to {path} but not indexed: {report.errors[0]['error']}")
         return self.store.skill_rows(OWNER, [row.name], [name])[0]
+
+    def _free_path(self, row: VaultRow, slug: str) -> str:
+        """A new skill's file: its name's slug, numbered past a file that holds another skill
+        ("Deploy Prod" and "deploy/prod" are both `deploy-prod`: writing the second replaced
+        the first, found by a security review)."""
+        folder = self.vaults.folder(row)
+        for n in range(1, 1000):
+            path = safe_relative(_numbered(slug, n) + ".md", SKILL_EXTENSIONS)
+            if not resolve_inside(folder, path).exists():
+                return path
+        raise InvalidInput(f"too many skills named like {slug!r}")
 
     def matching(self, session: str | None, turn: str, agent: str | None = None) -> List[SkillRow]:
         """Skills with a trigger in `turn`, from the skill vaults attached to the session or
@@ -202,6 +213,10 @@ def _digest(info: FileInfo) -> str:
         return sha256(info.full.read_bytes())
     except OSError:
         return ""
+
+
+def _numbered(slug: str, n: int) -> str:
+    return slug if n == 1 else f"{slug[:96]}-{n}"
 
 
 def _slug(name: str) -> str:

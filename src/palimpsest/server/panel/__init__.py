@@ -25,7 +25,6 @@ from __future__ import annotations
 import hmac
 import secrets
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from starlette.staticfiles import StaticFiles
 from ...errors import InvalidInput, PalimpsestError, WriteDisabled
 from ...memory import Memory
 from ..deadline import in_thread
-from ..guard import PANEL_LOGIN, PANEL_SIGN_IN_S, panel_cookie, panel_cookie_name
+from ..guard import PANEL_LOGIN, PANEL_SIGN_IN_S, SignInLimit, panel_cookie, panel_cookie_name
 from . import views, wiki
 from .render import render
 
@@ -79,32 +78,6 @@ class Panel:
         token = self.csrf.encode()
         if not (hmac.compare_digest(presented, token) and hmac.compare_digest(cookie, token)):
             raise CSRFRefused("this action needs the panel's token: reload the page and try again")
-
-
-class SignInLimit:
-    """At most `failures` wrong tokens per `window` seconds from one client address; past
-    that, every sign-in from it answers 429 until its oldest failure ages out, so a token
-    cannot be guessed at the speed of the network."""
-
-    def __init__(self, failures: int = 10, window: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.failures, self.window, self.clock = failures, window, clock
-        self.seen: dict[str, deque[float]] = {}
-
-    def wait(self, client: str) -> float:
-        """Seconds before `client` may try again (0: now)."""
-        times = self.seen.get(client)
-        if not times:
-            return 0.0
-        now = self.clock()
-        while times and times[0] <= now - self.window:
-            times.popleft()
-        return times[0] + self.window - now if len(times) >= self.failures else 0.0
-
-    def failed(self, client: str) -> None:
-        if len(self.seen) > 10_000:  # forget the clients that are quiet again
-            cutoff = self.clock() - self.window
-            self.seen = {k: v for k, v in self.seen.items() if v and v[-1] > cutoff}
-        self.seen.setdefault(client, deque()).append(self.clock())
 
 
 class CSRFRefused(PalimpsestError):

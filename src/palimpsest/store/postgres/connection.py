@@ -10,7 +10,6 @@ fail at once for a moment (`_errors`) instead of each waiting out the pool's tim
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import InvalidInput, StoreUnavailable
+from ...errors import redact_url as _redact
 from ..sql.dialect import Dialect, Runner, SQLBackend
 from .rows import _clean, _ts
 
@@ -59,10 +59,6 @@ def _in_list(column: str, values: list[Any]) -> tuple[str, Any]:
 DIALECT = Dialect(name="postgresql", placeholder="%s", true="true", in_list=_in_list, unique_violation=pgerrors.UniqueViolation,
                   time_param="?::timestamptz", bytewise=' COLLATE "C"', lock_rows=" FOR UPDATE", contains="strpos", clean=_clean,
                   load_time=_ts)
-
-
-def _redact(url: str) -> str:
-    return re.sub(r"(//[^:/@]+):[^@/]*@", r"\1:***@", url)
 
 
 def extension_error(name: str, exc: psycopg.Error) -> StoreUnavailable:
