@@ -639,7 +639,8 @@ def test_a_record_with_a_garbled_timestamp_keeps_its_place(memory: Memory, tmp_p
     raw[said[1]] = json.dumps(record)
     garbled = tmp_path / "garbled.jsonl"
     garbled.write_text("\n".join(raw) + ("\n" if original.endswith("\n") else ""))  # its torn last line as it is
-    whole = import_file(memory, FIXTURES / "claude_code.jsonl", session="whole")
+    with Memory(tmp_path / "other", settings=Settings.load(env={}, embedder="none")) as other:  # (one memory holds a uuid once)
+        whole = import_file(other, FIXTURES / "claude_code.jsonl", session="whole")
     report = import_file(memory, garbled, session="garbled")
     assert not report.problems and report.stored == whole.stored
     times = [m.created_at for m in memory.browse(session="garbled", limit=100)]
@@ -667,3 +668,27 @@ def test_a_claude_code_transcript_brings_its_sub_agents(memory: Memory, tmp_path
         hit = memory.search("zebra", limit=1).hits[0]
         session = memory.store.get_session(hit.message.session)
         assert session is not None and session.settings["source_path"] == str(main)
+
+
+def test_a_resumed_claude_code_session_stores_only_its_new_lines(memory: Memory, tmp_path: Path) -> None:
+    """Found by a new user: `claude --resume` writes a new session file that repeats every line
+    of the session it resumes, with their uuids; capture and import stored them all again
+    under the new session (every earlier word twice in search)."""
+    def record(sid: str, uuid: str, role: str, text: str, n: int) -> dict:
+        return {"type": role, "sessionId": sid, "uuid": uuid, "timestamp": f"2026-03-04T10:00:0{n}Z",
+                "message": {"role": role, "content": text}}
+
+    first = [record("s-one", "u1", "user", "Why does the total show NaN?", 1),
+             record("s-one", "u2", "assistant", "The discount is None for guests; coalesce it to 0.", 2)]
+    resumed = [{**r, "sessionId": "s-two"} for r in first] + [record("s-two", "u3", "user", "Now add a test for guests.", 3)]
+    for name, records in (("s-one", first), ("s-two", resumed)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert import_file(memory, tmp_path / "s-one.jsonl").stored == 2
+    again = import_file(memory, tmp_path / "s-two.jsonl")
+    assert again.stored == 1 and again.duplicates == 2
+    assert [m.content for m in everything(memory, session="s-two")] == ["Now add a test for guests."]
+    assert len(memory.search("total show NaN", mode="substring").hits) == 1
+    live = memory.capture("s-three", [{"role": "user", "content": "Why does the total show NaN?", "event_key": "cc:u1"},
+                                      {"role": "user", "content": "something new", "event_key": "cc:u9"}])
+    (held, _), (new, stored) = live["events"]
+    assert held.id == everything(memory, session="s-one")[0].id and stored and new.content == "something new"

@@ -39,6 +39,9 @@ class Unreachable:
         raise StoreUnavailable(self.why)
 
 
+UNIQUE_KEYS = ("cc:",)  # event keys made of a harness's record id, unique across its sessions (Claude Code's uuids)
+
+
 class Writer:
     """Journal first, index second, for one home and store."""
 
@@ -70,7 +73,7 @@ class Writer:
             msg = normalise_message(raw, f"message {i}", self.zone)
             msg["event_key"] = msg["event_key"] or default_key(msg, start + i)
             prepared.append(msg)
-        pairs = self._journal_and_index(session, prepared, attrs)
+        pairs = self._once_across_sessions(session, prepared, attrs)
         return {"session": session, "stored": sum(1 for _, s in pairs["events"] if s),
                 "duplicates": sum(1 for _, s in pairs["events"] if not s), "ids": [e.id for e, _ in pairs["events"]],
                 "indexed": pairs["indexed"]}
@@ -85,7 +88,28 @@ class Writer:
             msg = normalise_message(raw, f"event {i}", self.zone)
             msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") if isinstance(raw, dict) else None)
             prepared.append(msg)
-        return self._journal_and_index(session, prepared, attrs)
+        return self._once_across_sessions(session, prepared, attrs)
+
+    def _once_across_sessions(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:
+        """Journal and index `msgs`, but not a message another session holds under a key unique
+        across sessions (`UNIQUE_KEYS`: a harness's own record id). A Claude Code session
+        resumed starts a file of its own that repeats the lines of the session it resumes, with
+        their uuids: they were stored a second time under the new session (a new user's
+        `--resume`, every earlier word twice in search). Each is answered as a duplicate, under
+        the id the other session holds; the other session's journal keeps it."""
+        keys = [m["event_key"] for m in msgs if m.get("type", "message") == "message" and m["event_key"].startswith(UNIQUE_KEYS)]
+        try:
+            held = self.store.keys_elsewhere(session, keys) if keys else {}
+        except Exception as exc:  # a store away: journaled as before, the index catches up later
+            self.outage.failed("resumed lines not checked for %s: %s", session, exc)
+            held = {}
+        if not held:
+            return self._journal_and_index(session, msgs, attrs)
+        result = self._journal_and_index(session, [m for m in msgs if m["event_key"] not in held], attrs)
+        written = iter(result["events"])
+        events = [(Event(id=held[m["event_key"]], session=session, role=m.get("role"), event_key=m["event_key"]), False)
+                  if m["event_key"] in held else next(written) for m in msgs]
+        return {**result, "events": events}
 
     def full(self, m: Message) -> dict[str, Any]:
         """A message with its capped fields restored from its journal line (and, for an

@@ -166,6 +166,12 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         homes share, a message written through two of them is one row, under the first id."""
 
     @abstractmethod
+    def keys_elsewhere(self, session_id: str, keys: list[str]) -> dict[str, str]:
+        """The id of a message of another session than `session_id` holding each of `keys` it
+        has (a harness's own record ids, unique across its sessions: a Claude Code session
+        resumed repeats the lines of the one it resumes)."""
+
+    @abstractmethod
     def journal_paths(self, session_id: str) -> list[str]:
         """The journals the session's indexed messages were written to (one per home that wrote
         them; a store several homes share may hold more than one)."""

@@ -73,6 +73,13 @@ class SQLMessagesMixin(SQLBackend):
         return {r[0]: r[1] for r in self._fetch(f"SELECT event_key, id FROM messages WHERE session_id = ? AND {where}",
                                                 (session_id, param))}
 
+    def keys_elsewhere(self, session_id: str, keys: list[str]) -> dict[str, str]:
+        if not keys:
+            return {}
+        where, param = self.dialect.in_list("event_key", list(keys))
+        rows = self._fetch(f"SELECT event_key, id FROM messages WHERE {where} AND session_id <> ? ORDER BY id", (param, session_id))
+        return {k: i for k, i in reversed(rows)}  # the first written, where several sessions hold a key
+
     def journal_paths(self, session_id: str) -> list[str]:
         return [r[0] for r in self._fetch("SELECT DISTINCT journal_path FROM messages WHERE session_id = ? AND journal_path IS NOT NULL "
                                           "AND journal_path <> ''", (session_id,))]
