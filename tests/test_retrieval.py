@@ -191,6 +191,32 @@ def test_killed_worker_leaves_no_job_lost_and_none_done_twice(hybrid: Memory) ->
     assert hybrid.store.vector_models()[hybrid.embedder.model_id]["count"] == 200
 
 
+def test_a_store_away_midway_leaves_the_rest_of_the_batch_to_the_same_worker(hybrid: Memory) -> None:
+    """Found by a new user: a five-second PostgreSQL restart left the rest of a claimed batch
+    `running` until its five-minute lease ran out. The store's failure is the boundary faked
+    here: one `finish_job` answers StoreUnavailable, as a connection refused does."""
+    from palimpsest.errors import StoreUnavailable
+
+    hybrid.ingest_session("s1", [{"role": "user", "content": f"message number {i}"} for i in range(200)])
+    worker = hybrid.worker("w")
+    finish, calls = worker.store.finish_job, []
+
+    def away_once(job_id: int) -> None:
+        calls.append(job_id)
+        if len(calls) == 2:
+            raise StoreUnavailable("PostgreSQL at db is unavailable")
+        finish(job_id)
+
+    worker.store.finish_job = away_once  # type: ignore[method-assign]
+    with pytest.raises(StoreUnavailable):
+        worker.run_once()
+    held = [j.id for j in worker.held]
+    assert held and held[0] == calls[1]  # the job whose finish failed, and the rest of its batch
+    assert worker.run_once() == len(held)  # run first, no new claim
+    worker.drain()
+    assert hybrid.store.vector_models()[hybrid.embedder.model_id]["count"] == 200
+
+
 def test_concurrent_workers_share_the_queue(hybrid: Memory) -> None:
     hybrid.ingest_session("s1", [{"role": "user", "content": f"row {i} of the shared queue"} for i in range(300)])
     claimed: list[int] = []

@@ -40,3 +40,17 @@ def test_times_at_the_edge_of_the_calendar(memory: Memory) -> None:
     assert local_minute("9999-12-31T23:59:59Z", timezone(timedelta(hours=14))) == "9999-12-31 23:59"
     assert memory.browse(session="s1")[0].content == "from the end of time"
     assert memory.recall("s1", "what was said at the end of time?").block
+
+
+def test_a_store_gone_after_the_index_took_a_write_does_not_fail_it(memory: Memory) -> None:
+    """Found by a new user: a write journaled and indexed was answered 503 when the store went
+    away just after (the check of ids on a shared store ran outside the indexing guard)."""
+    from palimpsest.errors import StoreUnavailable
+
+    def away(session: str, keys: list[str]) -> dict[str, str]:
+        raise StoreUnavailable("PostgreSQL at db is unavailable")
+
+    memory.store.ids_by_key = away  # type: ignore[method-assign]
+    result = memory.append("s1", "user", "the retry cap is 30 seconds")
+    assert result["stored"] and result["indexed"]
+    assert memory.search("retry cap").hits[0].message.id == result["id"]

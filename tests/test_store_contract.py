@@ -657,6 +657,26 @@ def test_pg_missing_extension_says_how_to_install(pg_url: str) -> None:
             conn.execute("DROP ROLE palimpsest_plain")
 
 
+def test_an_index_a_newer_palimpsest_migrated_is_refused(store_url: str) -> None:
+    """Found by a new user: a server of an older commit on a shared database indexed nothing
+    (or missed words) and said nothing; it now refuses the store, saying why."""
+    from palimpsest.errors import SchemaTooNew
+
+    open_store(store_url).close()
+    if store_url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as conn:
+            conn.execute("INSERT INTO schema_migrations VALUES (999, datetime('now'))")
+    else:
+        import psycopg
+
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            conn.execute("INSERT INTO schema_migrations VALUES (999, now())")
+    with pytest.raises(SchemaTooNew, match="version 999, newer than this Palimpsest's"):
+        open_store(store_url)
+
+
 def test_pg_concurrent_migrations_from_two_processes(pg_url: str) -> None:
     code = (
         "import sys; from palimpsest.store import open_store; "

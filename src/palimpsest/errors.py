@@ -84,6 +84,21 @@ class StoreCorrupt(StoreUnavailable):
     code = "store_corrupt"
 
 
+class SchemaTooNew(StoreUnavailable):
+    """The index was migrated by a newer Palimpsest: this one would write rows it does not
+    know how to keep (an older server on a shared database indexed nothing, or missed
+    words, and said nothing)."""
+
+    code = "schema_too_new"
+
+
+def check_schema(done: set[int], known: list[int]) -> None:
+    """Refuse an index whose newest migration is one this Palimpsest does not have."""
+    if done and known and max(done) > max(known):
+        raise SchemaTooNew(f"the index's schema is version {max(done)}, newer than this Palimpsest's {max(known)}: a newer "
+                           "Palimpsest migrated it; upgrade this one (pip install -U palimpsest) before using this store")
+
+
 class ModelMismatch(PalimpsestError):
     code = "model_mismatch"
     http_status = 409

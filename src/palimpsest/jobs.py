@@ -19,6 +19,7 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 
+from .errors import StoreUnavailable
 from .records import iso, utcnow
 from .store import Job, NewJob, Store
 
@@ -55,13 +56,25 @@ class Worker:
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
         self.tasks = tasks
         self.batch = batch
+        self.held: list[Job] = []  # claimed, not yet run: the store went away midway through their batch
+        self.claimed_at = utcnow()
 
     def run_once(self) -> int:
-        """Claim one batch and run it; returns how many jobs were attempted."""
+        """Claim one batch and run it; returns how many jobs were attempted. When the store
+        goes away midway, the rest of the batch is still this worker's: it runs first once
+        the store answers again (it was left `running` until its lease ran out, five minutes
+        after a five-second restart of PostgreSQL: found by a new user)."""
         now = utcnow()
-        jobs = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE))
-        for job in jobs:
-            self._run(job)
+        if self.held and now - self.claimed_at < LEASE / 2:
+            jobs, self.held = self.held, []
+        else:
+            jobs, self.held, self.claimed_at = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE)), [], now
+        for i, job in enumerate(jobs):
+            try:
+                self._run(job)
+            except StoreUnavailable:
+                self.held = jobs[i:]
+                raise
         return len(jobs)
 
     def _run(self, job: Job) -> None:

@@ -156,7 +156,11 @@ class Writer:
         `event_key`) is that home's row: reported as a duplicate under the id the index holds,
         not as stored under an id no search will return. (This home's journal keeps its copy.)"""
         keys = [e.event_key for e, stored in pairs if stored and e.type == "message" and e.event_key]
-        held = self.store.ids_by_key(session, keys) if keys else {}
+        try:
+            held = self.store.ids_by_key(session, keys) if keys else {}
+        except Exception as exc:  # journaled and indexed: a store gone since is no failed write (it answered 503)
+            self.outage.failed("ids of %s not checked: %s", session, exc)
+            return pairs
         out = []
         for event, stored in pairs:
             first = held.get(event.event_key or "")

@@ -21,7 +21,7 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import InvalidInput, StoreUnavailable
+from ...errors import InvalidInput, StoreUnavailable, check_schema
 from ...errors import redact_url as _redact
 from ..sql.dialect import Dialect, Runner, SQLBackend
 from .rows import _clean, _ts
@@ -219,6 +219,7 @@ class PostgresConnection(SQLBackend):
             raise RuntimeError(f"duplicate PostgreSQL migration numbers in {sorted(p.name for _, p in files)}")
         conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")
         done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+        check_schema(done, numbers)
         for version, path in files:
             if version in done:
                 continue

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Self
 
-from ...errors import StoreCorrupt, StoreUnavailable
+from ...errors import StoreCorrupt, StoreUnavailable, check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
 
 MMAP_BYTES = 1 << 30
@@ -219,6 +219,7 @@ class SQLiteConnection(SQLBackend):
         with self._tx() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
             done = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+            check_schema(done, [v for v, _ in files])
             for version, path in files:
                 if version in done:
                     continue
