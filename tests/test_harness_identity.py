@@ -165,3 +165,8 @@ def test_a_codex_shell_output_is_its_text_and_its_exit_code() -> None:
     assert ok["tool_result"] == "src/a.py\nsrc/b.py\n" and ok["metadata"]["exit_code"] == 0 and "is_error" not in ok["metadata"]
     assert bad["tool_result"].startswith("FAILED") and bad["metadata"]["is_error"] is True
     assert plain["tool_result"] == '{"not": "a wrapper"}' and "exit_code" not in plain["metadata"]
+    said = "Exit code: 2\nWall time: 1.3 seconds\nOutput:\nTraceback …\nRuntimeError: boom\n"  # the text form (exec_command)
+    (text,) = codex.convert(output(said, 4), 4, ctx)
+    assert text["tool_result"] == "Traceback …\nRuntimeError: boom\n" and text["metadata"]["exit_code"] == 2 and text["metadata"]["is_error"]
+    (talk,) = codex.convert(output("Exit code: 2 is what the tool said.", 5), 5, ctx)
+    assert talk["tool_result"] == "Exit code: 2 is what the tool said." and "exit_code" not in talk["metadata"]

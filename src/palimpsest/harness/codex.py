@@ -11,7 +11,8 @@
 - `function_call_output` / `custom_tool_call_output` → a `tool` message, its `tool_name`
   paired by `call_id` (remembered in the `Context`); a shell output Codex wrapped as
   `{"output": …, "metadata": {"exit_code": …}}` is stored as its text, the exit code in
-  `metadata.exit_code` (and `is_error` when not 0);
+  `metadata.exit_code` (and `is_error` when not 0), and so is one written as text (`Exit
+  code: 2`, `Wall time: …`, `Output:` then the output);
 - `reasoning` → its readable summary (if any) as an `assistant` message with
   `metadata.reasoning = true`, importance 0.3; the encrypted content is journaled as a
   `source_record` (kept, never indexed: ciphertext is not text).
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, parse_args, source_record, text_of, time_or
@@ -130,11 +132,18 @@ def _item(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> list[dict[st
     return []
 
 
+_EXIT_SAID = re.compile(r"\AExit code: (-?\d{1,5})\n(?:Wall time: [^\n]*\n)?(?:Total output lines: [^\n]*\n)?Output:\n")
+
+
 def _unwrapped(result: str) -> tuple[str, dict[str, Any]]:
     """A shell call's output as Codex writes it — a JSON string `{"output": "...", "metadata":
     {"exit_code": 1, …}}` — as its text, with how it ended (`exit_code`, and `is_error` when
-    not 0); any other output as it is. Stored wrapped, its newlines were "\\n" (a search for
+    not 0) and the rest of what was said of it (`output_metadata`, or the text form's
+    `output_header`: nothing of the line is lost); any other output as it is. Stored wrapped, its newlines were "\\n" (a search for
     "nsrc" matched "\\nsrc") and the exit code was never seen."""
+    if (said := _EXIT_SAID.match(result)) is not None:  # "Exit code: 2\nWall time: 1.3 seconds\nOutput:\n…" (exec_command)
+        code = int(said.group(1))
+        return result[said.end():], {"exit_code": code, **({"is_error": True} if code != 0 else {}), "output_header": said.group(0)}
     if not result.startswith("{") or '"output"' not in result[:200]:
         return result, {}
     try:
@@ -146,8 +155,8 @@ def _unwrapped(result: str) -> tuple[str, dict[str, Any]]:
     info = wrapped.get("metadata")
     code = info.get("exit_code") if isinstance(info, dict) else None
     if not isinstance(code, int) or isinstance(code, bool):
-        return wrapped["output"], {}
-    return wrapped["output"], {"exit_code": code, **({"is_error": True} if code != 0 else {})}
+        return wrapped["output"], {"output_metadata": info} if info is not None else {}
+    return wrapped["output"], {"exit_code": code, **({"is_error": True} if code != 0 else {}), "output_metadata": info}
 
 
 def _call(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> dict[str, Any]:
