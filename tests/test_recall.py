@@ -50,6 +50,17 @@ def test_block_has_ids_dates_facts_first_and_live_tail(mem: Memory) -> None:
     assert r.to_dict()["items"][0]["kind"] == "fact"
 
 
+def test_a_compaction_summary_is_not_shown_as_the_users_words(mem: Memory) -> None:
+    """Claude Code writes its compaction summary as a user turn (`isCompactSummary`): recall
+    showed "user: This session is being continued …", the summary as the user's own words."""
+    summary = "This session is being continued from a previous conversation. We picked ROUND_HALF_EVEN for VAT."
+    mem.append("old", "user", summary, metadata={"compact_summary": True, "importance": 0.3})
+    mem.append("old", "user", "Which rounding did we pick for VAT?")
+    lines = mem.recall("new", "rounding for VAT").block.splitlines()
+    (line,) = [x for x in lines if "ROUND_HALF_EVEN" in x]
+    assert "] summary of the conversation so far: This session" in line and "user: This session" not in line
+
+
 def test_superseded_retracted_closed_facts_and_their_messages_never_appear(mem: Memory) -> None:
     said = mem.append("s1", "user", "The office wifi password is hunter2")
     old = mem.facts.write("the office wifi password is hunter2", source=f"event:{said['id']}")

@@ -156,17 +156,28 @@ def _flatten(text: str) -> str:
     return " ".join(text.split())
 
 
+COMPACTED = "summary of the conversation so far"  # who says a harness's compaction summary
+
+
 def _message_text(m: Any) -> str:
     text = m.content or ""
     if not text and (m.tool_name or m.tool_result):
         text = f"[{m.tool_name or 'tool'}] {(m.tool_result or '')[:300]}"
-    who = m.speaker or m.role or ""
+    who = _who(m)
     return f"{who}: {text}" if who else text
+
+
+def _who(m: Any) -> str:
+    """Who said it, as a line shows it. Claude Code writes its compaction summary as a user
+    turn: shown as "user:", it was the user's own words (found by a new user)."""
+    if (m.metadata or {}).get("compact_summary"):
+        return COMPACTED
+    return m.speaker or m.role or ""
 
 
 def _lead_in(m: Any) -> int:
     """Characters of `_message_text(m)` that name the speaker ("Caroline:"), kept by a snippet."""
-    who = m.speaker or m.role or ""
+    who = _who(m)
     return len(who) + 1 if who else 0
 
 
