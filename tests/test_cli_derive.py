@@ -94,3 +94,25 @@ def test_rebuild_computes_the_vectors_it_dropped(tmp_path: Path) -> None:
     done = cli(tmp_path, url, "rebuild", "--no-derive", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["derived"]["queued"]["embed"] == 1
     assert vectors(tmp_path)["queued"] == 1
+
+
+def test_a_rebuild_gives_tool_calls_their_sentence_and_summaries_back(tmp_path: Path) -> None:
+    """Found by a data steward: after `rebuild` every tool call's text was blank (no search
+    found "Called Bash") until `jobs run`, and a database deleted and rebuilt lost its
+    summaries, which `compact` then made again under new ids."""
+    url = f"http://127.0.0.1:{free_port()}"
+    cli(tmp_path, url, "append", "s1", "tool", "", "--tool-name", "Bash", "--tool-args", '{"cmd": "ls"}', "--tool-result", "a.txt b.txt")
+    for i in range(6):
+        cli(tmp_path, url, "append", "s1", "user", f"note {i}: the cache warms up in the morning")
+    cli(tmp_path, url, "jobs", "run")
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="hash")) as m:
+        m.summaries.compact("s1", final=True, use_llm=False)
+        leaves = sorted(s.id for s in m.summaries.tree("s1")["summaries"])
+    assert leaves
+    for db in (tmp_path / "h").glob("palimpsest.db*"):
+        db.unlink()
+    done = cli(tmp_path, url, "rebuild")
+    assert done.returncode == 0, done.stderr
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="hash")) as m:
+        assert [h.message.tool_name for h in m.search("Called Bash", mode="substring").hits] == ["Bash"]
+        assert sorted(s.id for s in m.summaries.tree("s1")["summaries"]) == leaves

@@ -412,3 +412,13 @@ def test_the_cli_says_how_to_go_on_when_the_model_fails(home: Path, fake: FakeOp
     assert main(["--home", str(home), "distill", "s"]) == 10
     assert "--no-llm runs the local fallback" in capsys.readouterr().err
     assert main(["--home", str(home), "distill", "s", "--no-llm"]) == 0
+
+
+def test_names_and_sentences_beyond_ascii() -> None:
+    """Found by a data steward: "Meet Zoë and Ádám" gave the entity "Zo", "Call Ólafur" none,
+    and "… ça va? Ωmega" was one sentence kept as a fact although it asks a question."""
+    from palimpsest.facts.local import classify, entities_of, sentences
+
+    assert entities_of("Meet Zoë and Ádám") == ["Zoë", "Ádám"] and entities_of("Call Ólafur") == ["Ólafur"]
+    assert sentences("Deploy to Fly.io, ça va? Ωmega is the plan.") == ["Deploy to Fly.io, ça va?", "Ωmega is the plan."]
+    assert classify("Deploy to Fly.io, ça va?") is None

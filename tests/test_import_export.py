@@ -520,7 +520,7 @@ def test_cli_export_and_import_round_trip(home: Path, tmp_path: Path, capsys: py
     target = tmp_path / "backup.jsonl"
     assert cli(home, "export", str(target), "--json") == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["sessions"] == 1 and summary["events"] > 0
+    assert summary["sessions"] == 2 and summary["events"] > 0  # the conversation, and the decision log of its tool calls' sentences
     assert cli(home, "export") == 0
     assert capsys.readouterr().out.splitlines()[1:] == target.read_text().splitlines()[1:]  # all but the header's time
     home2 = tmp_path / "home2"

@@ -54,3 +54,16 @@ def test_a_store_gone_after_the_index_took_a_write_does_not_fail_it(memory: Memo
     result = memory.append("s1", "user", "the retry cap is 30 seconds")
     assert result["stored"] and result["indexed"]
     assert memory.search("retry cap").hits[0].message.id == result["id"]
+
+
+def test_a_message_without_a_vector_yet_is_not_buried(home) -> None:
+    """Found by a data steward: appended with `--no-derive`, the one message holding every
+    query word ranked 12th, below messages sharing one word that had vectors."""
+    from palimpsest import Settings
+
+    with Memory(home, settings=Settings.load(env={}, embedder="hash")) as memory:
+        for i in range(15):
+            memory.append("old", "user", f"the migration of table {i} went fine")
+        memory.worker().drain()
+        exact = memory.append("notes", "user", "zebra quokka platypus migration")["id"]  # no job run: no vector
+        assert memory.search("zebra quokka platypus migration").hits[0].message.id == exact

@@ -474,14 +474,14 @@ class Memory:
         Atomic: the new index is built in one transaction (`Store.atomically`) and replaces
         the old one when it commits; until then, and for good if it fails, the old index
         serves. Events the store refuses are quarantined again, so a poison event cannot
-        fail it. Opened with `repair=True` on a damaged SQLite file, the file was moved
-        aside (`moved_aside`) and the decisions — facts, tags, summaries, wiki — are
-        replayed from the decision log into the new one."""
+        fail it. The decisions the store lacks — facts, tags, summaries, wiki — are then
+        replayed from the decision log: into a new store (a move to PostgreSQL, a file deleted
+        or moved aside by `repair=True`) all of them; else none (summaries were lost when the
+        database was deleted and rebuilt: a data steward's)."""
         with self.store.atomically():
             n = self.indexer.rebuild()
             self.sweep_instant()
-        if self.moved_aside is not None:
-            self.replay_decisions()
+        self.replay_decisions()
         return n
 
     def replay_decisions(self) -> dict[str, int]:

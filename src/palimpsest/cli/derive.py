@@ -8,7 +8,8 @@ was keyword-only. So after a write the command asks whether a server answers at
 
 - no server: the embeddings are computed here, in the same command (a progress bar on a
   terminal), so search and recall have vectors when it returns; the other jobs — which
-  may call an LLM and take long — stay queued, and a line on stderr says how many and
+  may call an LLM and take long — stay queued (but for tool calls' sentences when no LLM
+  is configured: a template, made here too), and a line on stderr says how many and
   the two ways to run them (`palimpsest jobs run`, or `palimpsest serve`);
 - a server answers and takes its jobs from this home's store (its `/healthz` names the
   store it serves, `store.fingerprint`): its worker runs them; a server of another store is
@@ -27,6 +28,7 @@ from typing import Any
 from .common import progress
 
 EMBED = "embed"
+TOOL_SYNTH = "tool-synth"
 
 
 def add_flag(p: argparse.ArgumentParser) -> None:
@@ -71,6 +73,10 @@ def after_writes(args: argparse.Namespace, memory: Any) -> dict[str, Any]:
                 ran += batch
                 update(ran, max(ran, total))
         embedded = _vectors(memory) - before
+    if not memory.settings.llm_url and _queued(memory).get(TOOL_SYNTH):
+        # without an LLM a tool call's sentence is a template, made in microseconds: after a rebuild or an import every
+        # tool call's text was blank (and no search found it) until `jobs run` (a data steward's)
+        memory.worker(tasks=[TOOL_SYNTH]).drain()
     return _say(args, {"embedded": embedded, "queued": _queued(memory), "server": None, "url": url})
 
 

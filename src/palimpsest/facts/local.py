@@ -62,7 +62,9 @@ from ..records import Message, iso, wall_clock
 from . import slots
 
 # -- the local fallback ----------------------------------------------------------
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n+")
+# capital letters beyond ASCII ("Ólafur", "Zoë", "Ádám", "Ωmega"): `re` has no class for them
+_UPPER = "A-Z" + "".join(re.escape(c) for c in map(chr, range(0xC0, 0x2000)) if c.isupper())
+_SENTENCE = re.compile(rf"(?<=[.!?])\s+(?=[{_UPPER}0-9\"'(])|\n+")
 # all-lower-case writers ("our api is written in go. we host it on render") start sentences
 # in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
 _LOWER_BREAK = re.compile(r"(?:(?<=[a-z0-9)`'\"][.!?])|(?<=[!?][!?]))\s+(?=[a-z])")  # "a puppy!! his name is …" too
@@ -87,7 +89,7 @@ STATED = re.compile(r"^\s*(?:(?:my|our)\s+(?:[\w'-]+\s+){0,3}?(?:is|are|was|were
 CALENDAR_WORDS = {name.lower() for name in (*calendar.month_name, *calendar.day_name) if name}  # not entities
 _IDENT = re.compile(r"#\d+\b|\b[0-9a-f]{7,40}\b|\b[\w./-]+\.(?:py|js|ts|tsx|go|rs|md|json|yaml|yml|toml|sql|sh|txt|c|h|cpp|java|rb)\b"
                     r"|https?://\S+|\bv?\d+\.\d+(?:\.\d+)+\b")
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z0-9]+(?:\s+[A-Z][a-zA-Z0-9]+)*")
+_NAME = re.compile(rf"(?<![.!?]\s)(?<!^)\b[{_UPPER}][^\W_]+(?:\s+[{_UPPER}][^\W_]+)*")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me)\b", re.IGNORECASE)
 
 

@@ -200,11 +200,12 @@ def _index(memory: Any, session: str, report: ImportReport) -> None:
 
 
 def _replay(memory: Any, report: ImportReport) -> None:
-    """Apply the imported decisions (facts) to the store; idempotent, so a second import
-    or a later `replay` after a store outage finishes the job."""
+    """Apply the imported decisions (facts, tags, summaries, wiki) to the store; idempotent, so
+    a second import or a later `replay` after a store outage finishes the job. Summaries come
+    back before the `compact` jobs the import queued run: those made new leaves of the same
+    messages, and the saved summaries could never be replayed after (a data steward's)."""
     try:
-        report.decisions_replayed = memory.facts.replay()
-        report.decisions_replayed += memory.tags.replay()
+        report.decisions_replayed = sum(memory.replay_decisions().values())
     except Exception as exc:
         log.warning("replaying fact decisions deferred: %s", exc)
         report.indexed = False

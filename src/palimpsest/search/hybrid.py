@@ -159,6 +159,11 @@ def rank(source: Source, query: str, weights: Weights, *, pool: int, vector: np.
     ids = list(dict.fromkeys([*fts, *[i for i, c in cosines.items() if c >= source.min_semantic]]))
     rows = source.rows(ids)
     semantic = stretch(cosines) if source.stretch else {i: min(1.0, max(0.0, c)) for i, c in cosines.items()}
+    if vector is not None:
+        # a keyword candidate without a vector yet (written a moment ago, its embedding queued): the keyword side speaks
+        # for both. Scored 0 on the vector side, the one message holding every word of the query ranked 12th, below
+        # eleven that shared one word and had vectors (a data steward's, after `--no-derive`)
+        semantic.update({i: fts[i] for i in fts if i not in cosines})
     hits = []
     for i in ids:
         row = rows.get(i)
