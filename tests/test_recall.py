@@ -50,6 +50,21 @@ def test_block_has_ids_dates_facts_first_and_live_tail(mem: Memory) -> None:
     assert r.to_dict()["items"][0]["kind"] == "fact"
 
 
+def test_past_tool_calls_take_a_few_lines_not_the_block(mem: Memory) -> None:
+    """Found by a coding agent's user: a block of 16 lines was mostly "Called Read with
+    file_path=…/billing/…" (every path named the query's words), the one decision among them."""
+    from palimpsest.recall.recaller import TOOL_CALL_LINES
+
+    mem.append("old", "user", "Decision for billing: we retry Stripe charges 3 times with exponential backoff.")
+    for i in range(20):
+        mem.append("old", "assistant", "", tool_name="Read", tool_args={"file_path": f"/src/billing/stripe_{i}.py"},
+                   tool_result=f"def charge_{i}(amount): return stripe.call(amount)")
+    mem.worker().drain()
+    lines = mem.recall("new", "How many times do we retry Stripe calls in billing?").block.splitlines()
+    assert any("Decision for billing" in x for x in lines)
+    assert sum(1 for x in lines if "stripe_" in x) == TOOL_CALL_LINES
+
+
 def test_a_compaction_summary_is_not_shown_as_the_users_words(mem: Memory) -> None:
     """Claude Code writes its compaction summary as a user turn (`isCompactSummary`): recall
     showed "user: This session is being continued …", the summary as the user's own words."""

@@ -53,6 +53,9 @@ def hits_for(budget: int) -> int:
     return max(MIN_HITS, min(MAX_HITS, budget // TOKENS_PER_HIT))
 
 
+TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
+
+
 @dataclass
 class Turn:
     """What every source sees: the turn's session and query, the search result once, the
@@ -176,9 +179,14 @@ class Recaller:
         retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
         items = []
         seen_text: set[str] = set()
+        calls = 0
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
+            if m.tool_name and not m.role == "user":
+                calls += 1
+                if calls > TOOL_CALL_LINES:
+                    continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
                 continue
             if (m.metadata or {}).get("boilerplate"):
