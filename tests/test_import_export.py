@@ -670,6 +670,26 @@ def test_a_claude_code_transcript_brings_its_sub_agents(memory: Memory, tmp_path
         assert session is not None and session.settings["source_path"] == str(main)
 
 
+def test_older_sub_agent_transcripts_beside_the_session_come_too(memory: Memory, tmp_path: Path) -> None:
+    """Older Claude Code versions wrote a sub-agent's transcript as `agent-<id>.jsonl` beside
+    the session's, its records naming the session: import and capture left it out."""
+    from palimpsest.harness.claude_code import subagent_files
+    from palimpsest.importers import import_paths
+
+    text = (FIXTURES / "claude_code.jsonl").read_text()
+    sid = next(json.loads(line) for line in text.splitlines() if '"sessionId"' in line)["sessionId"]
+    main = tmp_path / f"{sid}.jsonl"
+    main.write_text(text)
+    mine, other = tmp_path / "agent-a1.jsonl", tmp_path / "agent-b2.jsonl"
+    for file, session, words in ((mine, sid, "the old sub-agent found the okapi test"), (other, "another-session", "not this one")):
+        file.write_text(json.dumps({"type": "assistant", "uuid": f"u-{file.stem}", "isSidechain": True, "sessionId": session,
+                                    "timestamp": "2026-03-04T10:00:00Z", "message": {"role": "assistant", "content": words}}) + "\n")
+    assert subagent_files(main) == [mine]
+    assert [Path(r["path"]).name for r in import_paths(memory, [main])] == ["agent-a1.jsonl", main.name]
+    assert memory.search("okapi", limit=1).hits[0].message.session == sid
+    assert not memory.search("not this one", mode="substring").hits
+
+
 def test_a_resumed_claude_code_session_stores_only_its_new_lines(memory: Memory, tmp_path: Path) -> None:
     """Found by a new user: `claude --resume` writes a new session file that repeats every line
     of the session it resumes, with their uuids; capture and import stored them all again

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..harness import claude_code
 from ..records import session_id_of
 from .client import BATCH_BYTES, CaptureClient, Report, split
 from .project import project_of
@@ -105,9 +106,9 @@ def _head(hook: dict[str, Any]) -> dict[str, Any]:
 
 def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[str, Any], agent: str | None) -> Report:
     report = Report()
-    # Claude Code keeps sub-agent transcripts in <session>/subagents/*.jsonl beside the
-    # main one; their records carry their own uuids, so they join the same session.
-    for file in [main, *sorted(main.with_suffix("").glob("subagents/*.jsonl"))]:
+    # Claude Code keeps sub-agent transcripts beside the main one (`claude_code.subagent_files`);
+    # their records carry their own uuids, so they join the same session.
+    for file in [main, *claude_code.subagent_files(main)]:
         with Transcript(file, home) as transcript:
             events, skipped = transcript.events()
             agent = agent or transcript.format or "claude-code"

@@ -27,6 +27,8 @@ captured by the hooks and imported later yields the same events under the same k
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, learn_session, source_record, text_of, time_or
@@ -119,3 +121,26 @@ def _block(block: Any, role: str, meta: dict[str, Any], ctx: Context) -> dict[st
         return {"role": "tool", "content": "", "tool_name": ctx.tools.get(str(tid)),
                 "tool_result": text_of(block.get("content")), "metadata": {**meta, **extra}}
     return None
+
+
+def subagent_files(main: Path) -> list[Path]:
+    """The sub-agent transcripts of the session whose transcript is `main`: in
+    `<session>/subagents/*.jsonl`, and (older versions) `agent-<id>.jsonl` beside it whose
+    first record names the session (`sessionId`, the main file's stem). The older ones were
+    never captured (a new user's)."""
+    found = sorted(main.with_suffix("").glob("subagents/*.jsonl"))
+    for file in sorted(main.parent.glob("agent-*.jsonl")):
+        if file != main and _session_of(file) == main.stem:
+            found.append(file)
+    return found
+
+
+def _session_of(file: Path) -> str | None:
+    """The `sessionId` of a transcript's first record (its first 64 KB read, at most)."""
+    try:
+        with open(file, "rb") as f:
+            first = f.read(65536).split(b"\n", 1)[0]
+        rec = json.loads(first)
+    except (OSError, ValueError):
+        return None
+    return rec.get("sessionId") if isinstance(rec, dict) else None

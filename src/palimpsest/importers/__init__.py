@@ -109,8 +109,8 @@ def _apart_from_namesakes(memory: Any, plan: Plan, path: str) -> None:
 
 def expand_paths(paths: list[str | Path]) -> list[Path]:
     """Files named, and the transcript files (`.jsonl`, `.json`, gzipped too) under folders
-    named. A Claude Code transcript brings its sub-agents' (`<session>/subagents/*.jsonl`,
-    as capture reads them), just before it, so the main transcript's settings are the
+    named. A Claude Code transcript brings its sub-agents' (`claude_code.subagent_files`, as
+    capture reads them), just before it, so the main transcript's settings are the
     session's (its `source_path` among them)."""
     named: list[Path] = []
     for p in (Path(x).expanduser() for x in paths):
@@ -122,8 +122,8 @@ def expand_paths(paths: list[str | Path]) -> list[Path]:
     for p in named:
         if p in out:
             continue
-        if p.name.endswith(".jsonl"):
-            out += [s for s in sorted(p.with_suffix("").glob("subagents/*.jsonl")) if s not in out]
+        if p.name.endswith(".jsonl") and not p.name.startswith("agent-"):
+            out += [s for s in claude_code_reader.subagent_files(p) if s not in out]
         out.append(p)
     return out
 
