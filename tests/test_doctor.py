@@ -191,3 +191,14 @@ def test_the_llm_endpoint_is_asked_when_one_is_configured(tmp_path: Path, user: 
     assert gone["state"] == "problem" and "does not answer" in gone["detail"]
     settings = Settings.load(env={}, home=str(tmp_path / "h"), embedder="none", url=f"http://127.0.0.1:{free_port()}")
     assert "llm" not in {c.name for c in Doctor(settings, {"HOME": str(user)}).run()}  # none configured: no row
+
+
+def test_doctor_asks_the_server_the_hooks_were_set_up_for(tmp_path: Path, user: Path) -> None:
+    """Found by a new user: `setup claude-code --url …:18777` made hooks that worked, and
+    `doctor` checked PALIMPSEST_URL's default server and reported "server PROBLEM"."""
+    memory = served(tmp_path / "h", write=True)
+    with ServerThread(memory) as url:
+        setup.apply(setup.plan("claude-code", setup.Command(str(EXE), url=url), {"HOME": str(user)}), user / ".palimpsest")
+        found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")  # the settings' URL: nobody there
+    memory.close()
+    assert found["server"]["state"] == "ok" and url in found["server"]["detail"]

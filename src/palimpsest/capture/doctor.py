@@ -47,7 +47,7 @@ class Doctor:
 
     def __init__(self, settings: Settings, env: dict[str, str], url: str | None = None, timeout: float = 3.0) -> None:
         self.settings, self.env = settings, env
-        self.url = (url or settings.url).rstrip("/")
+        self.url = (url or _hooks_url(env) or settings.url).rstrip("/")
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
         self.stats: dict[str, Any] | None = None
@@ -228,6 +228,23 @@ class Doctor:
                                 "start the server; they replay at the next capture, or `palimpsest capture --replay`"))
         else:
             checks.append(Check("spool", OK, "empty"))
+
+
+def _hooks_url(env: dict[str, str]) -> str | None:
+    """The server the installed hooks talk to, when `setup … --url` named one (and they all
+    name the same): doctor checked PALIMPSEST_URL's server and called it down while the hooks
+    worked against theirs (a new user's)."""
+    urls = set()
+    for harness, folder in setup.harness_dirs(env).items():
+        if folder.is_dir():
+            for commands in setup.installed(harness, env).values():
+                for command in commands:
+                    try:
+                        words = shlex.split(command)
+                    except ValueError:
+                        continue
+                    urls.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == "--url")
+    return urls.pop() if len(urls) == 1 else None
 
 
 def _runnable(command: str) -> bool:
