@@ -67,3 +67,23 @@ def test_a_message_without_a_vector_yet_is_not_buried(home) -> None:
         memory.worker().drain()
         exact = memory.append("notes", "user", "zebra quokka platypus migration")["id"]  # no job run: no vector
         assert memory.search("zebra quokka platypus migration").hits[0].message.id == exact
+
+
+def test_a_store_away_is_one_warning_per_outage_in_the_background(memory: Memory, caplog) -> None:
+    """Found by a shared server's user: a 32-second PostgreSQL restart wrote "indexer stalled"
+    at every pass (and the pool's own lines), where the docs promise one warning and one
+    recovery line per outage. The store's failure is faked at its boundary."""
+    import logging
+
+    from palimpsest.errors import StoreUnavailable
+    from palimpsest.service import background_pass
+
+    real = memory.catch_up
+    memory.catch_up = lambda: (_ for _ in ()).throw(StoreUnavailable("PostgreSQL at db is unavailable"))  # type: ignore[method-assign]
+    with caplog.at_level(logging.WARNING):
+        for _ in range(5):
+            background_pass(memory, float("inf"))
+        memory.catch_up = real  # type: ignore[method-assign]
+        background_pass(memory, float("inf"))
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 2 and "indexer stalled" in said[0] and "recovered after 5 failures" in said[1], said

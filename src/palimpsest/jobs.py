@@ -101,10 +101,15 @@ class Worker:
         return done
 
     def run(self, stop: threading.Event, idle: float = 1.0) -> None:
+        failures = 0
         while not stop.is_set():
             try:
                 if not self.run_once():
                     stop.wait(idle)
-            except Exception as exc:  # the store is down: wait and try again
-                log.warning("worker %s: %s", self.name, exc)
+                if failures:
+                    log.warning("worker %s: the store answers again after %d failures", self.name, failures)
+                    failures = 0
+            except Exception as exc:  # the store is down: wait and try again (one warning per outage, the rest at debug)
+                failures += 1
+                (log.warning if failures == 1 else log.debug)("worker %s: %s", self.name, exc)
                 stop.wait(idle * 5)

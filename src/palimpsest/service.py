@@ -38,8 +38,9 @@ def background_pass(memory: Memory, last_sweep: float) -> float:
         n = memory.catch_up()
         if n:
             log.info("indexed %d messages", n)
+        memory.indexer.outage.recovered()
     except Exception as exc:  # the store is down: the journal holds everything; retry next pass
-        log.warning("indexer stalled: %s", exc)
+        memory.indexer.outage.failed("indexer stalled: %s", exc)  # one warning per outage, as the writes say it
         return last_sweep
     compact_index(memory, COMPACT_SECONDS)
     try:  # fact decisions and candidates parked while the store was away

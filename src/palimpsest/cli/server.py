@@ -40,6 +40,14 @@ def register(sub: Any) -> None:
     p.add_argument("--requeue-dead", action="store_true", help="move rejected batches from dead/ back to the spool, then replay")
 
 
+def _logging(level: int) -> None:
+    """Log lines on stderr. psycopg's pool says each failed reconnection in several lines: a
+    32-second PostgreSQL restart wrote 20–40 of them beside our one warning and one recovery
+    line per outage (a shared server's user); its errors still show."""
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+
+
 def _settings(args: argparse.Namespace) -> Settings:
     return Settings.load(**{k: v for k, v in (("home", args.home), ("store", args.store)) if v})
 
@@ -49,7 +57,7 @@ def serve(args: argparse.Namespace) -> None:
     from ..server.run import serve as run_server
     from ..service import run_background
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _logging(logging.INFO)
     settings = _settings(args)
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
@@ -69,7 +77,7 @@ def worker(args: argparse.Namespace) -> None:
 
     from ..service import run_worker
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    _logging(logging.INFO)
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
@@ -82,7 +90,7 @@ def mcp(args: argparse.Namespace) -> None:
 
     from ..server.mcp import run_stdio
 
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)  # stdout carries the protocol
+    _logging(logging.WARNING)  # (on stderr: stdout carries the protocol)
     from ..service import COMPACT_SECONDS, compact_index
 
     with open_memory(args) as memory:
