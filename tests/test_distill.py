@@ -52,7 +52,7 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     ("We deploy to Fly.io and use Postgres for everything.", ["We deploy to Fly.io.", "We use Postgres for everything."]),
     ("I switched from Vim to Helix and use it daily.", None),  # a change is one statement
     ("I went to Paris and had a great time.", None),  # a trip, not two standing facts
-    ("For context, our team is four people and we own the notifications service.", None),
+    ("Our team is four people and we own the notifications service.", ["Our team is four people.", "We own the notifications service."]),
     ("I work and live in Porto.", None),
     # another holder after "and" or ";": two statements, each a fact on its own
     ("We deploy the API to Heroku and our CI runs on Jenkins.", ["We deploy the API to Heroku.", "Our CI runs on Jenkins."]),
@@ -61,6 +61,9 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     ("We use Postgres and the team likes it.", None),  # "it": the part would lose what it speaks of
     ("I love hiking and the outdoors.", None),  # one preference of two things
     ("My sister is a nurse and her husband is a chef.", None),  # "her": whose, only the whole says
+    # "… and we …" (a new user's: the upgrade of Postgres retired where we deploy)
+    ("Our main database is Postgres 14 and we deploy to Heroku.", ["Our main database is Postgres 14.", "We deploy to Heroku."]),
+    ("The build is slow and we hate it.", None),
 ])
 def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] | None) -> None:
     assert conjuncts(text) == (parts or [text])

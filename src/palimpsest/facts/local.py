@@ -679,7 +679,7 @@ def conjuncts(s: str, user: bool = True) -> list[str]:
 
 
 # "…, and our CI runs on Jenkins", "…; my wife works in Potsdam": a second statement with a holder of its own
-_AND_HOLDER = re.compile(r"(?:,?\s+and|\s*;)\s+(?=(?:my|our|the)\s+\w)", re.IGNORECASE)
+_AND_HOLDER = re.compile(r"(?:,?\s+and|\s*;)\s+(?=(?:my|our|the|we)\s+\w)", re.IGNORECASE)
 _BACK = re.compile(r"\b(?:it|its|them|there|this|that|these|those|he|she|his|her|him|they|their|one)\b", re.IGNORECASE)  # what the part before names
 
 
