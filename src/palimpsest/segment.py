@@ -13,6 +13,10 @@ string the indexer adds to a message's keyword-only search context (both backend
 it; the vector text leaves it out). Text without Han or kana costs one `isascii` test or
 one regex scan. Thai and other scripts whose vowels are combining marks need a real
 segmenter (the tokenizers drop the marks), and are left as they are cut.
+
+Emoji are no word characters to either tokenizer: "Shipped the release today 🎉🚀" was not
+found by 🎉. `emoji_words(text)` names each as a word the tokenizers keep (`emoji1f389`),
+added to the same keyword-only context, and a query's emoji are asked for by those names.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import regex
 # scripts written without spaces between words
 RUN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]+")
 TOKEN = regex.compile(r"\w+")
+EMOJI = regex.compile(r"\p{Extended_Pictographic}")
 
 
 def bigrams(run: str) -> list[str]:
@@ -56,3 +61,15 @@ def cjk_words(text: str) -> str:
         if RUN.search(token):
             out += pieces(token)
     return " ".join(out)
+
+
+def emoji_name(char: str) -> str:
+    """An emoji as a word of the keyword index ("🎉" → "emoji1f389")."""
+    return f"emoji{ord(char):x}"
+
+
+def emoji_words(text: str) -> str:
+    """The names of `text`'s emoji, each once, space separated ("" when it has none)."""
+    if not text or text.isascii():
+        return ""
+    return " ".join(dict.fromkeys(emoji_name(c) for c in EMOJI.findall(text)))

@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
-from ..segment import cjk_words
+from ..segment import cjk_words, emoji_words
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -84,16 +84,16 @@ def search_context(event: Event, previous: str, content: str | None = None, tail
     before it (a reply's subject is often named only in the question it answers), and last,
     for keywords only, the dates its own time expressions speak of ("yesterday" said on 2
     May 2022 → "1 May 2022 Sunday"; `when.time_words`) and the words of its Chinese or
-    Japanese text (`segment.cjk_words`: the tokenizers cut no words there; the turn
-    before's are left out, or a reply would match its question's words as well as the
-    question), and `tail`, the end of a field past the index's cap (its last quarter of a cap). `content`: the
+    Japanese text (`segment.cjk_words`: the tokenizers cut no words there) and its emoji
+    named as words (`segment.emoji_words`) — the turn before's are left out, or a reply
+    would match its question's words as well as the question — and `tail`, the end of a field past the index's cap (its last quarter of a cap). `content`: the
     text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
     text = event.content if content is None else content
     keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata),
-                                          cjk_words(text or ""), tail) if part)
+                                          cjk_words(text or ""), emoji_words(text or ""), tail) if part)
     return f"{context}{DATES_MARK}{keywords}" if keywords else context
 
 

@@ -12,7 +12,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import InvalidInput
-from ..segment import has_runs, pieces
+from ..segment import EMOJI, emoji_name, has_runs, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
@@ -26,13 +26,15 @@ STOP_WORDS = frozenset(
 def query_terms(query: str) -> list[str]:
     """Words of a query, lower-cased, stop words dropped (unless nothing else is left); a
     run of Chinese or Japanese as its character bigrams, as the index holds it
-    (`segment`), compatibility forms folded (NFKC)."""
+    (`segment`), an emoji by its index name, compatibility forms folded (NFKC)."""
     words: list[str] = []
     for w in WORD_RE.findall(unicodedata.normalize("NFKC", query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
         w = w.strip("'’.-")
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
                 words.append(piece)
+    if not query.isascii():  # an emoji, by the name the index gives it (`segment.emoji_words`)
+        words += [n for n in dict.fromkeys(emoji_name(c) for c in EMOJI.findall(query)) if n not in words]
     content = [w for w in words if w not in STOP_WORDS]
     return (content or words)[:MAX_TERMS]
 
