@@ -59,7 +59,7 @@ def test_a_cli_write_while_the_store_is_away_is_journaled_and_indexed_later(tmp_
 
     home, away = tmp_path / "h", "postgresql://postgres@127.0.0.1:1/gone"
     done = palimpsest(tmp_path, "--home", str(home), "--store", away, "append", "s1", "user", "written while the store was down")
-    assert done.returncode == 0 and done.stdout.endswith("stored\n") and "journaled in" in done.stderr
+    assert done.returncode == 0 and done.stdout.endswith("stored\n") and "writing to the journal in" in done.stderr
     transcript = "\n".join(['{"role": "user", "content": "a1"}', '{"role": "user", "content": "a2"}'])
     done = palimpsest(tmp_path, "--home", str(home), "--store", away, "ingest", "s2", "-", "--json", stdin=transcript)
     assert done.returncode == 0 and '"stored": 2' in done.stdout and '"indexed": false' in done.stdout
@@ -94,3 +94,20 @@ def test_a_sessions_events_through_one_of_two_homes_say_what_they_hold(tmp_path:
             own = httpx.get(f"{url}/api/sessions/only-a/events").json()["result"]
             assert "partial" not in own and "note" not in own
             assert httpx.get(f"{url}/api/sessions/nowhere/events").json()["error"]["message"] == "no session 'nowhere'"
+
+
+def test_an_export_names_the_sessions_other_homes_wrote(tmp_path: Path, store_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a shared server's user: an export from one home left out the sessions written
+    through the other (and a correction made there) and said nothing; it now names them."""
+    from palimpsest.cli import main
+
+    settings = Settings.load(env={}, embedder="none")
+    with Memory(tmp_path / "a", store_url, settings=settings) as a, Memory(tmp_path / "b", store_url, settings=settings) as b:
+        a.append("ours", "user", "written through a")
+        b.append("theirs", "user", "written through b")
+        b.append("both", "user", "b's half")
+        a.append("both", "user", "a's half")
+        assert a.sessions_elsewhere() == ["both", "theirs"] and b.sessions_elsewhere() == ["both", "ours"]
+    code = main(["--home", str(tmp_path / "a"), "--store", store_url, "export", str(tmp_path / "x.jsonl"), "--json"])
+    out = capsys.readouterr()
+    assert code == 0 and "2 sessions of the store have messages written through other homes (both, theirs)" in out.err

@@ -302,6 +302,12 @@ class Memory:
         root = self.journal.root.resolve()
         return sum(1 for p in self.store.journal_paths(session) if not Path(p).resolve().is_relative_to(root))
 
+    def sessions_elsewhere(self) -> list[str]:
+        """Sessions of this store with messages written through other homes, whose journals
+        this home's export, rebuild and replay do not hold (a store several servers share)."""
+        root = self.journal.root.resolve()
+        return sorted({s for p, s in self.store.journal_sessions() if not Path(p).resolve().is_relative_to(root)})
+
     def get_full(self, message_id: str) -> dict[str, Any]:
         """The whole message, its capped fields restored from the journal line."""
         if not isinstance(message_id, str):

@@ -86,8 +86,10 @@ def journal_only(args: argparse.Namespace, why: Exception) -> Any:
     from ..settings import Settings
 
     settings = Settings.load(**{k: v for k, v in (("home", args.home), ("store", args.store)) if v})
-    print(f"palimpsest: the store cannot be reached ({why}): journaled in {settings.home_path}; indexed when it is back "
-          "(`palimpsest serve`, `palimpsest jobs run`, or the next write to the session)", file=sys.stderr)
+    # said before the write, so it says what is tried, not what was done (on a read-only home it said "journaled" and then
+    # "nothing was stored": a data steward's)
+    print(f"palimpsest: the store cannot be reached ({why}): writing to the journal in {settings.home_path} only; indexed when "
+          "it is back (`palimpsest serve`, `palimpsest jobs run`, or the next write to the session)", file=sys.stderr)
     return memory.journal_only(settings, str(why))
 
 

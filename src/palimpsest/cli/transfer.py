@@ -95,7 +95,12 @@ def export(args: argparse.Namespace) -> None:
             counts = export_memory(memory, sys.stdout, update)
         else:
             counts = _export_to_file(memory, target, update)
-    result = {"file": str(target) if target is not None else "-", **counts}
+        elsewhere = memory.sessions_elsewhere()
+    result = {"file": str(target) if target is not None else "-", **counts, "sessions_elsewhere": elsewhere}
+    if elsewhere:  # a backup that silently left out what other homes wrote, or its corrections (a shared server's user)
+        print(f"palimpsest: this export holds what was written through this home; {len(elsewhere)} sessions of the store have "
+              f"messages written through other homes ({', '.join(elsewhere[:5])}{', …' if len(elsewhere) > 5 else ''}): "
+              "export from those homes too", file=sys.stderr)
     if args.file == "-":  # stdout holds the export itself; the summary goes to stderr
         if args.json:
             print(json.dumps(result), file=sys.stderr)

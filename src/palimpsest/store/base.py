@@ -177,6 +177,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         them; a store several homes share may hold more than one)."""
 
     @abstractmethod
+    def journal_sessions(self) -> list[tuple[str, str]]:
+        """(journal path, session) of every journal that wrote indexed messages: on a store
+        several homes share, which sessions each home's journals hold."""
+
+    @abstractmethod
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         """Up to `limit` message ids that end with `tail` (a short id, `ids.short_id`);
         a scan, for a tool call, not for a hot path."""

@@ -84,6 +84,10 @@ class SQLMessagesMixin(SQLBackend):
         return [r[0] for r in self._fetch("SELECT DISTINCT journal_path FROM messages WHERE session_id = ? AND journal_path IS NOT NULL "
                                           "AND journal_path <> ''", (session_id,))]
 
+    def journal_sessions(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self._fetch("SELECT DISTINCT journal_path, session_id FROM messages WHERE journal_path IS NOT NULL "
+                                                  "AND journal_path <> '' ORDER BY 1, 2")]
+
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         if not tail.isalnum():  # a short id is letters and digits: nothing for LIKE to read as a pattern
             return []
