@@ -174,6 +174,10 @@ def test_a_contradiction_is_kept_as_a_dispute(memory: Memory) -> None:
     assert all(s["disputed_with"] for s in page["disputed"])
     assert "## Disputed" in page["markdown"]
     assert any(op["op"] == "dispute" for p in w.history("billing") for op in p["ops"])
+    statement = page["disputed"][0]["id"]  # the id a recall line shows: its page (no tool took it, a new user's)
+    assert statement.startswith("wst_") and w.show(statement)["topic"]["id"] == page["topic"]["id"]
+    with pytest.raises(NotFound):
+        w.show("wst_nothing")
 
 
 def test_a_superseded_fact_retires_its_statement(memory: Memory) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from ..memory import Memory
 from .registry import INTEGER, STRING, described, schema, tool
 
-TOPIC: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500, "description": "a topic id (wtp_…), title or alias"}
+TOPIC: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 500, "description": "a topic id (wtp_…), title or alias, or a statement id (wst_…) for its page"}
 KIND: dict[str, Any] = {"enum": ["person", "project", "system", "subject", "topic"], "description": "only pages of this kind"}
 
 

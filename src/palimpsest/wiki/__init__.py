@@ -180,10 +180,13 @@ class Wiki:
 
     # -- reading ---------------------------------------------------------------------
     def find(self, name: str) -> Topic:
-        """A topic by id, title or alias (a merged topic leads to the one it was merged into);
+        """A topic by id, title or alias, or the topic of a statement's id (`wst_…`, what a
+        recall line shows: no tool took it); a merged topic leads to the one it was merged into;
         a name shared by several topics is refused with their ids."""
         if not isinstance(name, str) or not name.strip() or len(name) > 500:
             raise InvalidInput("name a topic by its id, title or alias")
+        if name.strip().startswith("wst_"):
+            name = self.statement(name.strip()).topic_id
         found = self.store.wiki_topics([name.strip()]) if name.strip().startswith("wtp_") else []
         if not found:
             ids = sorted({tid for _, tid in self.store.wiki_topics_by_keys([tx.key(name)])})
