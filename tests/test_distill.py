@@ -425,3 +425,15 @@ def test_names_and_sentences_beyond_ascii() -> None:
     assert entities_of("Meet Zoë and Ádám") == ["Zoë", "Ádám"] and entities_of("Call Ólafur") == ["Ólafur"]
     assert sentences("Deploy to Fly.io, ça va? Ωmega is the plan.") == ["Deploy to Fly.io, ça va?", "Ωmega is the plan."]
     assert classify("Deploy to Fly.io, ça va?") is None
+
+
+@pytest.mark.parametrize("said,kept", [
+    ("Plan: we will migrate the billing service to Kubernetes in Q1.", "We will migrate the billing service to Kubernetes in Q1."),
+    ("Note: the API key rotates monthly.", "The API key rotates monthly."),
+    ("Heads up - the office is closed on Friday.", "The office is closed on Friday."),
+])
+def test_a_label_before_a_statement_is_no_part_of_it(said: str, kept: str) -> None:
+    """Found by a new user: "Plan: we will migrate …" gave nothing, the same words without
+    "Plan:" a plan."""
+    (found,) = [classify(s) for s in sentences(said)]
+    assert found is not None and found[2] == kept

@@ -203,7 +203,8 @@ _OPENING = re.compile(r"^\s*(?:(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao
                       r"okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
                       r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|"
-                      r"(?:quick (?:q|question|update)|(?:big |good |some )?news|update|context|background|fyi)\s*[:—–-]+\s+|"
+                      r"(?:quick (?:q|question|update)|(?:big |good |some )?news|update|context|background|fyi|(?:the )?plan|note|"
+                      r"heads up|psa)\s*[:—–-]+\s+|"
                       r"no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
