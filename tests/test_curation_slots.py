@@ -720,3 +720,18 @@ def test_two_years_of_one_happening_are_not_one_statement() -> None:
                                  ("I was born on 12 May 1990.", "My birthday is May 12.", True)):
         v = get_embedder("local").embed_batch([earlier, later])  # type: ignore[union-attr]
         assert (judge(compare(later, earlier, float(v[0] @ v[1])), True) == "confirm") is said, (earlier, later)
+
+
+def test_a_fact_that_replaces_another_names_its_own_entities(memory: Memory) -> None:
+    """Found by a new user: "I report to Aisha now" superseded "My manager is Karen." and kept
+    Karen as its entity (Aisha was found under Karen, not under her own name), and a name that
+    opens a sentence ("Nina is my manager now") was no entity."""
+    from palimpsest.facts.local import entities_of
+
+    memory.facts.curator.write({"text": "My manager is Karen.", "entities": ["Karen"], "valid_from": "2026-01-06"})
+    d = memory.facts.curator.write({"text": "My manager is Aisha now.", "entities": entities_of("My manager is Aisha now."),
+                                    "valid_from": "2026-03-01"})
+    assert d.action == "supersede", d.reason
+    assert [f.text for f in memory.facts.query(entity="Aisha")] == ["My manager is Aisha now."]
+    assert memory.facts.query(entity="Karen") == []
+    assert entities_of("Nina is my manager now.") == ["Nina"] and entities_of("The build is slow.") == []

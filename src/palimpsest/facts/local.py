@@ -122,14 +122,32 @@ def _split_lower(part: str) -> list[str]:
     return pieces + [part[start:]]
 
 
+# a name that opens a sentence, told from any capitalised opener by the verb after it ("Nina is my manager now", "Marco went
+# vegan", "Emma turned 4"): a capital at a sentence's start says nothing by itself
+_NAME_FIRST = re.compile(rf"(?:^|(?<=[.!?]\s))([{_UPPER}][^\W_]+)(?=\s+(?:is|was|has|had|went|got|moved|works|worked|lives|lived|"
+                         r"turned|turns|became|joined|left|started|quit|and|just|now|will|said|says|thinks|wants|loves|likes|hates)\b)")
+
+
 def entities_of(text: str) -> list[str]:
     found = [m.group(0).rstrip(".,") for m in _IDENT.finditer(text)]
+    found += [m.group(1) for m in _NAME_FIRST.finditer(text) if not _opener(m.group(1))]
     found += [m.group(0) for m in _NAME.finditer(text) if m.group(0).lower() not in ("i", "i'm", "i've") and m.group(0) != "I"]
     out: list[str] = []
     for e in found:
         if e not in out and e.lower() not in CALENDAR_WORDS:
             out.append(e)
     return out[:10]
+
+
+def _opener(word: str) -> bool:
+    """A capitalised word that opens sentences and names nothing ("The", "It", "Everything")."""
+    w = word.lower()
+    return w in _OPENER_WORDS or w in slots.PRONOUNS or w in slots.DETERMINERS or w in CALENDAR_WORDS
+
+
+_OPENER_WORDS = frozenset("""i it this that there here he she they we you everything everyone everybody nothing nobody someone
+    something somebody anyone anything all each both one nothing what who which when where why how today yesterday tomorrow
+    now then also and but so because if our my your his her their its the a an this these those some any no not""".split())
 
 
 # Times are read by `when` (the one grammar of time expressions, which the indexer uses too).
