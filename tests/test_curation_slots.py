@@ -667,6 +667,7 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("I'm 34 years old.", "I'm 35 now."),
     ("Our dog Rex is 3 years old.", "Rex turned 4 on Sunday."),
     ("Maria is 40.", "Maria is 41 now."),
+    ("I live in Chicago.", "We live in Denver now."),  # one household's home
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -682,6 +683,7 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
     ("I'm vegetarian.", "I'm hungry."),  # a diet and a state of the moment
     ("I am 34.", "I am tired."),  # an age and a state
     ("My son is 7.", "My daughter turned 9 last week."),  # two people's ages
+    ("I use Vim.", "We use Emacs."),  # what I use and what we use stay two
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder
@@ -735,3 +737,27 @@ def test_a_fact_that_replaces_another_names_its_own_entities(memory: Memory) -> 
     assert [f.text for f in memory.facts.query(entity="Aisha")] == ["My manager is Aisha now."]
     assert memory.facts.query(entity="Karen") == []
     assert entities_of("Nina is my manager now.") == ["Nina"] and entities_of("The build is slow.") == []
+
+
+def test_a_move_said_to_come_retires_the_home_when_it_comes(home: Path, store_url: str) -> None:
+    """Found by a new user: "We're moving to Berlin on June 1", said in March, retired "I live
+    in Munich" at once (and "I" and "we" were two holders of a home, so a move said by "we"
+    otherwise retired nothing). Munich holds until the move; Berlin from then."""
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime.now(UTC)
+    move = (now + timedelta(days=40)).date()
+    said = f"We're moving to Berlin on {move:%B} {move.day}."
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for i, (text, at) in enumerate((("I live in Munich.", now - timedelta(days=30)), (said, now - timedelta(days=1)))):
+            memory.append(f"s{i}", "user", text, created_at=at.isoformat())
+            memory.distiller.close_turn(f"s{i}", use_llm=False)
+        memory.worker().drain()
+        facts = {f.text: f for f in memory.facts.query(status="all")}
+        assert facts[said].status == "future" and facts[said].valid_from.startswith(move.isoformat())
+        assert facts["I live in Munich."].status == "current" and facts["I live in Munich."].valid_to.startswith(move.isoformat())
+        assert [f.text for f in memory.facts.query()] == ["I live in Munich."]  # where the user lives until the move
+        later = (now + timedelta(days=60)).isoformat()
+        assert [f.text for f in memory.facts.query(valid_at=later)] == [said]
+        d = memory.facts.curator.write({"text": "I live in Porto now.", "valid_from": (now + timedelta(days=90)).isoformat()})
+        assert d.action == "supersede", d.reason

@@ -203,9 +203,15 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
     if span is None:
         return None
     day = _day(span)
-    if day <= said.date() or _STARTS.search(text[:span.at]):  # both days on the speaker's calendar
+    if day <= said.date() or _STARTS.search(text[:span.at]) or _COMING_CHANGE.search(text[:span.at]):  # (the speaker's calendar)
         return _midnight(day, said)
     return None
+
+
+# a change said to come, before the time it comes ("We're moving to Berlin on June 1", "I'm starting at Adyen next month"):
+# what it says holds from then (a move said in March retired the home at once: a new user's)
+_COMING_CHANGE = re.compile(r"\b(?:(?:am|are|is|'m|'re|'s)\s+(?:moving|relocating|switching|migrating|changing|starting|joining|"
+                            r"transferring)|(?:will|going to|gonna)\s+(?:move|relocate|switch|migrate|start|join))\b", re.IGNORECASE)
 
 
 def named_end(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> str | None:

@@ -177,8 +177,8 @@ def _status(f: Fact, links: list[FactLink], as_of: str) -> str:
         return "retracted"
     if f.expired_at:
         return "merged" if any(x.type == "merged_into" and x.src == f.id for x in links) else "revised"
-    if f.superseded_by:
-        return "superseded"
+    if f.superseded_by and not (f.valid_to is not None and f.valid_to > as_of):
+        return "superseded"  # (a successor that starts later leaves it current until then: "we're moving on June 1")
     if f.valid_to is not None and f.valid_to <= as_of:
         return "closed"
     if f.valid_from > as_of:

@@ -668,7 +668,17 @@ def _a_time(value: list[str]) -> bool:
 
 
 def same_holder(a: Slot, b: Slot) -> bool:
-    return a.holder == b.holder or "" in (a.holder, b.holder) and {a.holder, b.holder} <= {"", "i", "we"}
+    return a.holder == b.holder or "" in (a.holder, b.holder) and {a.holder, b.holder} <= {"", "i", "we"} \
+        or {a.holder, b.holder} == {"i", "we"} and _a_home(a) and _a_home(b)
+
+
+_HOME = frozenset(["live", "reside", "home", "based", "stay"])
+
+
+def _a_home(slot: Slot) -> bool:
+    """Where one lives: "I live in Chicago" and "We live in Denver now" are one household's
+    home (a new user's move never retired the old one); what "I" and "we" use or work at stay two."""
+    return slot.verb in _HOME or any(w in _HOME for w in slot.attribute[:2])
 
 
 def same_attribute(a: Slot, b: Slot) -> bool:
