@@ -117,7 +117,7 @@ def test_different_names_and_acronyms_do_not_confirm(with_embedder: Facts) -> No
     facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"})
     d = facts.curator.write("The API uses SAML for authentication")
     assert d.action == "related" and d.signals is not None and "name" in d.signals.differs
-    assert [r["existing"].text for r in facts.reviews()] == ["The API uses JWT for authentication"]
+    assert [r["existing"]["text"] for r in facts.reviews()[0]] == ["The API uses JWT for authentication"]
 
 
 def test_unrelated_is_new(facts: Facts) -> None:
@@ -145,7 +145,7 @@ def test_review_settles_same_or_keep(with_embedder: Facts) -> None:
     base = facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"}).fact
     rel = facts.curator.write("The API uses SAML for authentication").fact
     kept = facts.settle(rel.id, base.id, "keep")  # type: ignore[union-attr]
-    assert kept.status == "current" and facts.reviews() == []
+    assert kept.status == "current" and facts.reviews() == ([], 0)
     other = facts.curator.write("The API uses OAuth for authentication").fact
     merged = facts.settle(other.id, base.id, "same")  # type: ignore[union-attr]
     assert merged.id == base.id and len(merged.attestations) == 2  # type: ignore[union-attr]

@@ -65,6 +65,18 @@ def test_every_tool_answers_ok_with_result(url: str) -> None:
     assert {t["name"] for t in listed} >= {"memory_search", "memory_append", "memory_ingest_session"}
 
 
+def test_fact_reviews_answer_json(served: tuple[str, Memory]) -> None:
+    """Found by an MCP client's user: the pairs to review went out as Python reprs over MCP and
+    as a 500 over HTTP (Fact objects, not JSON)."""
+    url, memory = served
+    memory.facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"})
+    memory.facts.curator.write("The API uses SAML for authentication")
+    r = tool(url, "memory_fact_reviews", {"limit": 5})
+    assert r.status_code == 200, r.text
+    result = r.json()["result"]
+    assert result["total"] == 1 and result["reviews"][0]["existing"]["text"] == "The API uses JWT for authentication"
+
+
 def test_write_routes_are_404_without_the_flag(home: Path) -> None:
     memory = open_memory(home)
     with ServerThread(memory) as url:

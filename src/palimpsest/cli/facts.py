@@ -250,8 +250,7 @@ def curate(args: argparse.Namespace) -> None:
 
 def review(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        pairs = [{"new": p["new"].to_dict(), "existing": p["existing"].to_dict(), "recorded_at": p["recorded_at"]}
-                 for p in memory.facts.reviews(args.vault)]
+        pairs = memory.facts.reviews(args.vault)[0]
 
     def human(rows: list[dict[str, Any]]) -> None:
         for p in rows:

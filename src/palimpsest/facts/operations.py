@@ -319,9 +319,11 @@ class Facts(FactReads, FactSnapshots):
         self._commit("relate", FactChange(links=[link]), a.id)
 
     # -- review --------------------------------------------------------------
-    def reviews(self, vault: str | None = None) -> list[dict[str, Any]]:
-        """Pairs the curator linked `related_to` and left for a person to settle."""
-        return self.review_page(vault)[0]
+    def reviews(self, vault: str | None = None, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
+        """The first `limit` pairs the curator linked `related_to` and left for a person to
+        settle, as JSON objects ({new, existing, recorded_at}), and how many wait in all."""
+        page, total = self.review_page(vault, limit)
+        return [{"new": p["new"].to_dict(), "existing": p["existing"].to_dict(), "recorded_at": p["recorded_at"]} for p in page], total
 
     def review_page(self, vault: str | None = None, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
         """The first `limit` pairs to review (all without one), and how many wait in all."""

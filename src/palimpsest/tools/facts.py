@@ -8,7 +8,7 @@ from typing import Any
 
 from ..facts.model import STATUSES
 from ..memory import Memory
-from .registry import INTEGER, STRING, described, schema, tool
+from .registry import INTEGER, LIMIT, STRING, described, schema, tool
 
 FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
 TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}
@@ -45,10 +45,11 @@ def memory_fact_history(memory: Memory, args: dict[str, Any]) -> Any:
     return _facts(memory.facts.history(args["id"]))
 
 
-@tool("memory_fact_reviews", "Pairs the curator found related (0.7–0.9 similar) and disputes, waiting for a decision.",
-      schema({"vault": VAULT}))
+@tool("memory_fact_reviews", "Pairs the curator found related (0.7–0.9 similar) and disputes, waiting for a decision: "
+      "the first `limit` (default 20) and how many wait in all.", schema({"vault": VAULT, "limit": LIMIT}))
 def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
-    return {"reviews": memory.facts.reviews(args.get("vault"))}
+    reviews, total = memory.facts.reviews(args.get("vault"), args.get("limit", 20))  # (Fact objects went out as their repr)
+    return {"reviews": reviews, "total": total}
 
 
 @tool("memory_remember", "Offer a statement to the curator: it confirms a fact already known, supersedes the one it "
