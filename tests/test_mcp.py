@@ -133,3 +133,26 @@ def test_mcp_writes_take_agent_channel_and_persona_from_the_environment(home: Pa
         found = {s.id: (s.agent, s.channel, s.settings.get("persona")) for s in m.sessions()}
     assert found == {"e1": ("desk-bot", "support", "reviewer"), "e2": ("own", "own-channel", "own-persona"),
                      "e3": ("desk-bot", "support", "reviewer")}
+
+
+def test_stdio_alone_runs_the_derived_work(home: Path) -> None:
+    """Found by an MCP client's user: `palimpsest mcp` with no server never embedded, distilled
+    or described what it wrote (embeddings queued for good). Without a server of its store, it
+    runs the background work while the client is connected."""
+    command, prefix = _command()
+    env = {"PALIMPSEST_HOME": str(home), "PALIMPSEST_EMBEDDER": "hash", "PATH": os.environ.get("PATH", ""),
+           "PALIMPSEST_ENABLE_WRITE": "1", "PALIMPSEST_URL": "http://127.0.0.1:9"}
+    params = StdioServerParameters(command=command, args=[*prefix, "mcp"], env=env)
+
+    async def main() -> dict[str, Any]:
+        async with Client(params, read_timeout_seconds=60) as client:
+            await client.call_tool("memory_append", {"session": "m1", "role": "user", "content": "I moved to Lisbon last spring."})
+            for _ in range(100):
+                stats = json.loads((await client.call_tool("memory_stats", {})).content[0].text)
+                if not stats["embeddings"]["queued"]:
+                    return stats
+                await anyio.sleep(0.2)
+            return stats
+
+    stats = anyio.run(main)
+    assert stats["embeddings"]["queued"] == 0 and sum(m["count"] for m in stats["embeddings"]["models"].values()) == 1

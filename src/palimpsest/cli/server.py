@@ -86,6 +86,8 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def mcp(args: argparse.Namespace) -> None:
+    import threading
+
     import anyio
 
     from ..server.mcp import run_stdio
@@ -93,10 +95,21 @@ def mcp(args: argparse.Namespace) -> None:
     _logging(logging.WARNING)  # (on stderr: stdout carries the protocol)
     from ..service import COMPACT_SECONDS, compact_index
 
+    from ..service import run_background
+    from .derive import server_answers
+
     with open_memory(args) as memory:
         memory.catch_up()
         compact_index(memory, 4 * COMPACT_SECONDS)  # (no idle passes here: a little at each start)
-        anyio.run(run_stdio, memory, bool(memory.settings.enable_write))
+        stop = threading.Event()
+        if not server_answers(memory.settings.url, memory.store_fingerprint):
+            # no server of this store to run the derived work: this process runs it while the client is connected (an MCP
+            # client's writes were never embedded, distilled or described without one: a new user's)
+            threading.Thread(target=run_background, args=(memory, stop), name="palimpsest-background", daemon=True).start()
+        try:
+            anyio.run(run_stdio, memory, bool(memory.settings.enable_write))
+        finally:
+            stop.set()
 
 
 def capture(args: argparse.Namespace) -> int:
