@@ -77,6 +77,27 @@ def test_fact_reviews_answer_json(served: tuple[str, Memory]) -> None:
     assert result["total"] == 1 and result["reviews"][0]["existing"]["text"] == "The API uses JWT for authentication"
 
 
+def test_listings_a_model_reads_are_compact(served: tuple[str, Memory]) -> None:
+    """Found by an MCP client's user: sixty captured tool outputs made memory_browse answer
+    854 KB on its defaults, and each message carried the journal's path on the server's disk,
+    offsets and keys. A listing cuts a long field, says so and where the whole is."""
+    from palimpsest.tools.registry import SHOWN_CHARS
+
+    url, memory = served
+    log = "PASSED test_case\n" * 3000 + "FAILED tests/test_refund.py::test_round\n"
+    ids = [memory.append("s", "tool", "", tool_name="Bash", tool_args={"command": "pytest"}, tool_result=log)["id"] for _ in range(3)]
+    memory.append("s", "user", "short and plain")
+    messages = tool(url, "memory_browse", {"session": "s"}).json()["result"]["messages"]
+    assert len(json.dumps(messages)) < 4 * (SHOWN_CHARS + 1000)
+    first = messages[0]
+    assert "journal_path" not in first and "event_key" not in first and len(first["tool_result"]) <= SHOWN_CHARS + 2
+    assert first["cut"] == {"chars": {"tool_result": len(log)}, "whole": "memory_get_full"} and "cut" not in messages[-1]
+    hits = tool(url, "memory_search", {"query": "pytest Bash"}).json()["result"]["hits"]
+    assert hits and all("journal_path" not in h and len(h.get("tool_result") or "") <= SHOWN_CHARS + 2 for h in hits)
+    full = tool(url, "memory_get_full", {"id": ids[0]}).json()["result"]
+    assert full["tool_result"] == log and "journal_path" not in full
+
+
 def test_write_routes_are_404_without_the_flag(home: Path) -> None:
     memory = open_memory(home)
     with ServerThread(memory) as url:

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import EMPTY_QUERY, InvalidInput
 from ..memory import Memory
 from ..records import ROLE_RE
-from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, described, pick, schema, tool
+from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, described, pick, schema, shown, tool
 
 SESSION_ATTRS: dict[str, Any] = {
     "agent": described(STRING, "the agent writing (claude-code, codex, …); set on the session's first write"),
@@ -47,7 +47,9 @@ def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
     if not args["query"].strip():  # (the library answers an empty query with nothing; a caller means a mistake)
         raise InvalidInput(EMPTY_QUERY)
     extra = {k: args[k] for k in ("recipe", "valid_at", "known_at", "synthesize") if k in args}
-    return memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **pick(args, FILTERS))
+    found = memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **pick(args, FILTERS))
+    result = found.to_dict()
+    return {**result, "hits": [shown(h) for h in result["hits"]]}
 
 
 @tool("memory_browse", "List messages chronologically (or newest first), filtered by session, agent, channel, role and "
@@ -57,7 +59,7 @@ def memory_browse(memory: Memory, args: dict[str, Any]) -> Any:
     rows = memory.browse(limit=args.get("limit", 50), offset=args.get("offset", 0), newest_first=args.get("newest_first", False),
                          **pick(args, FILTERS))
     carried = memory.tags.session_tags([m.session for m in rows])
-    return {"messages": [{**m.to_dict(), "session_tags": carried.get(m.session, [])} for m in rows]}
+    return {"messages": [{**shown(m.to_dict()), "session_tags": carried.get(m.session, [])} for m in rows]}
 
 
 @tool("memory_sessions", "List sessions, most recently active first.",
@@ -77,7 +79,8 @@ def memory_stats(memory: Memory, args: dict[str, Any]) -> Any:
       schema({"id": {"type": "string", "description": "a message id (evt_…), or the short id a recall block "
                                                    "line shows for it (its last 10 characters)"}}, required=["id"]))
 def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.get_full(args["id"])
+    full = memory.get_full(args["id"])
+    return {k: v for k, v in full.items() if k not in ("journal_path", "journal_offset", "event_key")}  # (no server path to a model)
 
 
 @tool("memory_append", "Journal one message durably and index it. Identical repeated appends collapse unless they "

@@ -23,6 +23,8 @@ bookkeeping, not a change a caller asked for. Handlers return plain JSON values
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -126,6 +128,37 @@ def collect(modules: Iterable[ModuleType]) -> dict[str, Tool]:
             if found.name in out:
                 raise ValueError(f"tool {found.name!r} is declared twice")
             out[found.name] = found
+    return out
+
+
+SHOWN_CHARS = 2000  # of a message's content or tool result in a listing a tool returns; memory_get_full gives the whole
+_INTERNAL = ("event_key", "access_count", "last_accessed_at", "journal_path", "journal_line", "journal_offset", "truncated",
+             "full_content_length", "full_tool_result_length")
+
+
+def shown(message: dict[str, Any]) -> dict[str, Any]:
+    """A message as a listing tool returns it to a model: without the index's bookkeeping (the
+    journal's path on the server's disk, offsets, access counts, keys) and with a content or
+    tool result past `SHOWN_CHARS` cut, saying how long it is and where the rest is (`cut`).
+    Sixty captured tool outputs made `memory_browse` answer 854 KB and `memory_expand` 1 MB on
+    their defaults (an MCP client's user)."""
+    out = {k: v for k, v in message.items() if k not in _INTERNAL}
+    cut = {}
+    for name in ("content", "tool_result"):
+        text = out.get(name)
+        if not isinstance(text, str):
+            continue
+        whole = max(message.get(f"full_{name}_length") or 0, len(text))  # (the index's copy may be capped already)
+        if len(text) > SHOWN_CHARS:
+            out[name] = text[:SHOWN_CHARS] + " …"
+        if whole > min(len(text), SHOWN_CHARS):
+            cut[name] = whole
+    if out.get("tool_args") is not None:
+        args = json.dumps(out["tool_args"], ensure_ascii=False, default=str)
+        if len(args) > SHOWN_CHARS:
+            out["tool_args"], cut["tool_args"] = args[:SHOWN_CHARS] + " …", len(args)
+    if cut:
+        out["cut"] = {"chars": cut, "whole": "memory_get_full"}
     return out
 
 

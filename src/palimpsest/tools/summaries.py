@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from .registry import FILTERS, LIMIT, QUERY, described, pick, schema, tool
+from .registry import FILTERS, LIMIT, QUERY, described, pick, schema, shown, tool
 
 
 @tool("memory_summaries", "Search the summaries of old conversation stretches (leaf, branch and root summaries), "
@@ -22,7 +22,7 @@ def memory_summaries(memory: Memory, args: dict[str, Any]) -> Any:
 def memory_expand(memory: Memory, args: dict[str, Any]) -> Any:
     found = memory.summaries.expand(args["id"], limit=args.get("limit", 200))
     return {"summary": found["summary"].to_dict(), "children": [c.to_dict() for c in found["children"]],
-            "messages": [m.to_dict() for m in found["messages"]]}
+            "messages": [shown(m.to_dict()) for m in found["messages"]]}
 
 
 @tool("memory_answer", "Search memory and have the LLM answer from the hits only, citing their ids "
@@ -30,4 +30,4 @@ def memory_expand(memory: Memory, args: dict[str, Any]) -> Any:
       schema({"query": QUERY, "limit": described(LIMIT, "most hits to answer from (default 10)"), **FILTERS}, required=["query"]))
 def memory_answer(memory: Memory, args: dict[str, Any]) -> Any:
     hits = memory.search(args["query"], limit=args.get("limit", 10), **pick(args, FILTERS)).hits
-    return {**memory.toolsynth.answer(args["query"], hits), "hits": [h.to_dict() for h in hits]}
+    return {**memory.toolsynth.answer(args["query"], hits), "hits": [shown(h.to_dict()) for h in hits]}
