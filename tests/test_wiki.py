@@ -127,6 +127,24 @@ def test_a_leaf_with_no_topics(memory: Memory) -> None:
     assert memory.store.wiki_leaf_marks([leaf])[leaf].version == wiki_mod.WIKI_PIPELINE_VERSION
 
 
+def test_tool_calls_make_no_pages(memory: Memory) -> None:
+    """Found by an MCP client's user: the local miner made a page titled "Called" out of tool
+    calls' sentences ("(tool bash) Called bash with cmd=cat file0.log …"), which recall then showed."""
+    memory.settings = memory.settings.replace(distill=False, compact_after=0, tags_suggest=False)
+    for i in range(4):
+        memory.append("ops", "assistant", "", tool_name="bash", tool_args={"cmd": f"cat file{i}.log"}, tool_result=f"Kestrel line {i}")
+    memory.worker(tasks=["tool-synth"]).drain()
+    memory.summaries.compact("ops", final=True, use_llm=False)
+    leaf = memory.store.session_summaries("ops", 0)[-1].id
+    memory.wiki.mine(leaf)
+    assert [t["title"] for t in memory.wiki.list()] == []
+    from palimpsest.wiki.text import units
+
+    summary = memory.store.get_summaries([leaf])[0]
+    messages = {m.id: m for m in memory.store.get_messages(summary.sources)}
+    assert units(summary, messages)[0] == []  # no sentence of a tool call is a statement to mine
+
+
 def test_two_topics_with_the_same_title(memory: Memory) -> None:
     quiet(memory)
     w = memory.wiki

@@ -147,6 +147,8 @@ def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list
             body = m.group(4)
         else:
             mid, body = None, line
+        if body.startswith("(tool ") or mid and messages.get(mid) is not None and messages[mid].tool_name:
+            continue  # a tool call and its output say what was run, no statement of a topic (pages titled "Called": an MCP user's)
         for s in sentences(body) or ([body] if body else []):
             msg = messages.get(mid) if mid else _containing(s, leaf, messages)
             out.append(Unit(s, msg.id if msg else None, speaker(msg), msg.created_at if msg else None, names(s), identifiers(s)))
