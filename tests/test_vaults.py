@@ -401,3 +401,14 @@ def test_a_vault_query_about_nothing_it_holds_finds_nothing(home: Path, store_ur
             result = m.vaults.query("handbook", nothing)
             assert result.hits == [] and any("close enough" in n for n in result.notes), (nothing, result.hits)
         assert m.vaults.query("handbook", "how fast does the turbine spin?").hits[0].document == "manual.pdf"
+
+
+def test_a_vault_of_another_type_or_none_gets_the_right_hint(vaults: Vaults, memory: Memory) -> None:
+    """Found by an MCP client's user: `vault_query` on the fact vault `facts` said "no vault named
+    'facts'; create it with … --type semantic" (vault_list shows it), and a skill written to a
+    missing vault was told to create a semantic one."""
+    memory.facts.write("the harbour opens at dawn")
+    with pytest.raises(InvalidInput, match="'facts' is an episodic vault; this needs a semantic vault"):
+        tools.call(memory, "vault_query", {"vault": "facts", "query": "harbour"}, enable_write=False)
+    with pytest.raises(NotFound, match="--type skill"):
+        tools.call(memory, "vault_write_skill", {"vault": "nowhere", "name": "x", "description": "d", "body": "b"}, enable_write=True)

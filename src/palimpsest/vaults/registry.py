@@ -121,9 +121,9 @@ class Vaults:
         """The vault, if `reader` may see it (a restricted vault is NotFound to other agents)."""
         rows = self.store.vault_rows(reader, [check_name(name)])
         if not rows:
-            if reader.owner and name in {v.name for v in self.facts.vaults()}:
+            if name in {v.name for v in self.facts.vaults()}:  # (a fact vault is everyone's: `vault_list` shows it)
                 return self._fact_vault_row(name)
-            raise NotFound(f"no vault named {name!r}; create it with `palimpsest vault init {name} --type semantic`")
+            raise NotFound(f"no vault named {name!r}; create it with `palimpsest vault init {name} --type semantic` (or skill)")
         return rows[0]
 
     def _fact_vault_row(self, name: str) -> VaultRow:
@@ -131,9 +131,13 @@ class Vaults:
         return VaultRow(v.name, "episodic", None, "public", [], v.description, v.created_at)
 
     def of_type(self, name: str, types: tuple[str, ...], reader: Reader = OWNER) -> VaultRow:
-        row = self.get(name, reader)
+        try:
+            row = self.get(name, reader)
+        except NotFound:  # the hint names the type asked for ("--type semantic" was said to one writing a skill)
+            raise NotFound(f"no vault named {name!r}; create it with `palimpsest vault init {name} --type {types[0]}`") from None
         if row.type not in types:
-            raise InvalidInput(f"vault {name!r} is a {row.type} vault; this needs a {' or '.join(types)} vault")
+            article = "an" if row.type[:1] in "aeiou" else "a"
+            raise InvalidInput(f"vault {name!r} is {article} {row.type} vault; this needs a {' or '.join(types)} vault")
         return row
 
     def folder(self, row: VaultRow) -> Path:
