@@ -98,6 +98,23 @@ def test_listings_a_model_reads_are_compact(served: tuple[str, Memory]) -> None:
     assert full["tool_result"] == log and "journal_path" not in full
 
 
+def test_every_tool_that_takes_a_query_refuses_an_empty_one(url: str) -> None:
+    """Found by an MCP client's user: memory_search refused "" and memory_recall, memory_answer,
+    memory_summaries and vault_query answered an empty success, so a model never learnt."""
+    from palimpsest.tools.registry import QUERY, collect
+    from palimpsest.tools import MODULES
+
+    takers = sorted(name for name, t in collect(MODULES).items()
+                    if {k: v for k, v in t.input_schema["properties"].get("query", {}).items() if k != "description"} ==
+                    {k: v for k, v in QUERY.items() if k != "description"})
+    assert {"memory_search", "memory_recall", "memory_summaries", "vault_query"} <= set(takers)
+    tools = collect(MODULES)
+    for name in takers:
+        given = {"query": "  ", "vault": "v", "session": "s"}
+        r = tool(url, name, {k: v for k, v in given.items() if k in tools[name].input_schema["properties"]})
+        assert r.status_code == 400 and "non-empty" in r.json()["error"]["message"], (name, r.text)
+
+
 def test_write_routes_are_404_without_the_flag(home: Path) -> None:
     memory = open_memory(home)
     with ServerThread(memory) as url:

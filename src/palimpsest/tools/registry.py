@@ -32,7 +32,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 
-from ..errors import InvalidInput
+from ..errors import EMPTY_QUERY, InvalidInput
 from ..memory import MAX_PAGE, Memory
 from ..records import ROLE_RE, SESSION_ID_RE
 
@@ -48,7 +48,7 @@ ROLE: dict[str, Any] = {"type": "string", "pattern": ROLE_RE.pattern, "descripti
 LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "description": "most results to return"}
 # bounded: SQLite integers are 64-bit, and a larger offset is an overflow, not an empty page
 OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "description": "results to skip (paging)"}
-QUERY: dict[str, Any] = {"type": "string", "description": "what to look for, in words (not empty)"}
+QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "pattern": "\\S", "description": "what to look for, in words (not empty)"}
 # the transcript filters of memory.search / memory.browse, shared by the message and summary tools
 FILTERS: dict[str, Any] = {
     "session": {"type": "string", "description": "only this session (its id)"},
@@ -180,6 +180,8 @@ def check(found: Tool, args: Any) -> dict[str, Any]:
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "arguments"
+        if err.validator in ("minLength", "pattern") and where == "query":  # "'  ' does not match '\\S'" says nothing to a model
+            raise InvalidInput(f"{name}: {EMPTY_QUERY}")
         raise InvalidInput(f"{name}: {where}: {err.message[:300]}")
     _check_unicode(name, args)
     return args
