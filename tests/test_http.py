@@ -101,8 +101,8 @@ def test_listings_a_model_reads_are_compact(served: tuple[str, Memory]) -> None:
 def test_every_tool_that_takes_a_query_refuses_an_empty_one(url: str) -> None:
     """Found by an MCP client's user: memory_search refused "" and memory_recall, memory_answer,
     memory_summaries and vault_query answered an empty success, so a model never learnt."""
-    from palimpsest.tools.registry import QUERY, collect
     from palimpsest.tools import MODULES
+    from palimpsest.tools.registry import QUERY, collect
 
     takers = sorted(name for name, t in collect(MODULES).items()
                     if {k: v for k, v in t.input_schema["properties"].get("query", {}).items() if k != "description"} ==

@@ -24,7 +24,6 @@ bookkeeping, not a change a caller asked for. Handlers return plain JSON values
 from __future__ import annotations
 
 import json
-
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
