@@ -87,3 +87,16 @@ def test_a_store_away_is_one_warning_per_outage_in_the_background(memory: Memory
         background_pass(memory, float("inf"))
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(said) == 2 and "indexer stalled" in said[0] and "recovered after 5 failures" in said[1], said
+
+
+def test_an_id_of_another_kind_names_the_tool_that_reads_it(memory: Memory) -> None:
+    """Found by an MCP client's user: memory_get_full("fct_…") answered only "no message"."""
+    import pytest
+
+    from palimpsest.errors import NotFound
+
+    fact = memory.facts.write("the retry cap is 30 seconds")
+    with pytest.raises(NotFound, match="memory_fact_history"):
+        memory.get_full(fact.id)
+    with pytest.raises(NotFound, match="no message with id 'evt_nothing'$"):
+        memory.get_full("evt_nothing")

@@ -331,7 +331,8 @@ class Memory:
                 target = self.store.short_id_target(message_id)
                 found = self.store.get_messages([target]) if target else []
         if not found:
-            raise NotFound(f"no message with id {message_id[:80]!r}")
+            other = next((tool for prefix, tool in _OTHER_IDS.items() if message_id.startswith(prefix)), None)
+            raise NotFound(f"no message with id {message_id[:80]!r}" + (f": it is the id of what {other} reads" if other else ""))
         return found[0]
 
     def get_session(self, session: str) -> Session | None:
@@ -503,6 +504,12 @@ class Memory:
         for session in swept:
             self.store.drop_session_index(session)
         return swept
+
+
+# ids of what is not a message, and the tool that reads each (a recall block's lines carry them all): a model that asked
+# memory_get_full for a fact's id got "no message" and no way on (an MCP client's user)
+_OTHER_IDS = {"fct_": "memory_fact_history", "sum_": "memory_expand", "wst_": "memory_wiki_show", "wtp_": "memory_wiki_show",
+              "skill:": "vault_skill", "sym_": "code_def"}
 
 
 def embedding_stats(store: Store, embedder: str, messages: int) -> dict[str, Any]:
