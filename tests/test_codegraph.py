@@ -563,8 +563,11 @@ def test_symbols_mentioned(graph: CodeGraph, settings: Settings) -> None:
 def test_tools(graph: CodeGraph, settings: Settings) -> None:
     from palimpsest import Memory, tools
 
-    graph.index(FIXTURES / "goapp")
     memory = Memory(settings.home_path, settings=settings)
+    listed = {t.name for t in tools.available(False, memory)}
+    assert "memory_search" in listed and not any(n.startswith("code_") for n in listed)  # none indexed: not offered
+    graph.index(FIXTURES / "goapp")
+    assert "code_def" in {t.name for t in tools.available(False, memory)}
     try:
         found = tools.call(memory, "code_def", {"symbol": "NewPoint"}, enable_write=False)
         assert found["symbols"][0]["path"] == "geo/point.go"

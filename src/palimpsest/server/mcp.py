@@ -17,6 +17,7 @@ import json
 import logging
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import Server
 
@@ -52,7 +53,7 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
     """A low-level MCP server whose tools are the registry's (write tools only with the flag)."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[_tool(t) for t in tools.available(enable_write)])
+        return types.ListToolsResult(tools=[_tool(t) for t in await anyio.to_thread.run_sync(tools.available, enable_write, memory)])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = with_defaults(params.name, params.arguments or {}, memory.settings)

@@ -28,9 +28,15 @@ MODULES = (messages, tags, code, summaries, vaults, recall, facts, wiki)
 _TOOLS: dict[str, Tool] = collect(MODULES)
 
 
-def available(enable_write: bool) -> list[Tool]:
-    """The tools a caller may see: the read tools, plus the write tools when writes are on."""
-    return [t for t in _TOOLS.values() if enable_write or not t.write]
+def available(enable_write: bool, memory: Memory | None = None) -> list[Tool]:
+    """The tools a caller may see: the read tools, plus the write tools when writes are on;
+    given `memory`, the code tools only once a repository is indexed (seven tools that could
+    only say so weighed on every conversation's context: an MCP client's user). A tool left
+    out still answers when called by name."""
+    shown = [t for t in _TOOLS.values() if enable_write or not t.write]
+    if memory is not None and not code.indexed(memory):
+        shown = [t for t in shown if not t.name.startswith("code_")]
+    return shown
 
 
 def get(name: str, enable_write: bool) -> Tool:

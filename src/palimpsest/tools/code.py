@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..code.graph import CodeGraph
+from ..code.graph import CodeGraph, default_path
 from ..memory import Memory
 from .registry import BOOLEAN, INTEGER, STRING, described, schema, tool
 
@@ -20,6 +20,18 @@ LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": 1000, "desc
 
 def _graph(memory: Memory) -> CodeGraph:
     return CodeGraph(settings=memory.settings)
+
+
+def indexed(memory: Memory) -> bool:
+    """Whether the code graph holds a repository: until one is indexed, the code tools answer
+    only "no repository is indexed yet", and the tool list a model reads leaves them out."""
+    if not default_path(memory.settings).exists():
+        return False
+    graph = _graph(memory)
+    try:
+        return bool(graph.repos())
+    finally:
+        graph.close()
 
 
 @tool("code_find", "Find symbols (functions, classes, methods, types) of an indexed repository by name, fuzzily.",
