@@ -290,3 +290,15 @@ def test_the_cli_filters_search_and_browse_by_tag(home: Path, capsys: pytest.Cap
         assert main(["--home", str(home), *argv, "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert {r["session"] for r in out.get("hits", out.get("messages"))} == {"s1"}, (argv, out)
+
+
+def test_the_tags_tool_offers_its_writes_only_when_writes_are_on() -> None:
+    """Found by an MCP client's user: with writes off, memory_tags still offered decide, add and
+    merge, which then answered write_disabled; every other write tool is hidden then."""
+    from palimpsest import tools
+
+    off = next(t for t in tools.available(False) if t.name == "memory_tags")
+    on = next(t for t in tools.available(True) if t.name == "memory_tags")
+    assert off.input_schema["properties"]["action"]["enum"] == ["list", "pending", "counts", "lookup", "taxonomy"]
+    assert "merge" in on.input_schema["properties"]["action"]["enum"] and "Writing" in on.description
+    assert "Writing" not in off.description

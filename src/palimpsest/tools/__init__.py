@@ -33,7 +33,7 @@ def available(enable_write: bool, memory: Memory | None = None) -> list[Tool]:
     given `memory`, the code tools only once a repository is indexed (seven tools that could
     only say so weighed on every conversation's context: an MCP client's user). A tool left
     out still answers when called by name."""
-    shown = [t for t in _TOOLS.values() if enable_write or not t.write]
+    shown = [t if enable_write else t.reading() for t in _TOOLS.values() if enable_write or not t.write]
     if memory is not None and not code.indexed(memory):
         shown = [t for t in shown if not t.name.startswith("code_")]
     return shown

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
@@ -78,6 +78,17 @@ class Tool:
     read_only: bool = True
     idempotent: bool = True
     validator: Any = field(default=None, repr=False, compare=False)
+    reads: tuple[str, ...] = ()  # a tool of reads and writes (`read_only=False`): its `action` values that only read
+
+    def reading(self) -> Tool:
+        """The tool as offered while writes are off: its `action` enum without the writes (a
+        model was offered `decide`, `add`, `merge` … only to be told writes are off)."""
+        if not self.reads:
+            return self
+        props = dict(self.input_schema["properties"])
+        props["action"] = {**props["action"], "enum": list(self.reads), "description": f"one of: {', '.join(self.reads)}"}
+        return replace(self, input_schema={**self.input_schema, "properties": props},
+                       description=self.description.split(" Writing, ")[0])
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema, "write": self.write,
@@ -102,7 +113,7 @@ def schema(properties: dict[str, Any], required: list[str] | None = None) -> dic
 
 
 def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bool = False, read_only: bool | None = None,
-         idempotent: bool = True) -> Callable[[Handler], Handler]:
+         idempotent: bool = True, reads: tuple[str, ...] = ()) -> Callable[[Handler], Handler]:
     """Declare `handler` as a tool of its module; the handler itself is returned unchanged.
     `read_only` defaults to `not write`; a write tool is never read-only."""
     if write and read_only:
@@ -111,7 +122,7 @@ def tool(name: str, description: str, input_schema: dict[str, Any], *, write: bo
     def declare(handler: Handler) -> Handler:
         Draft202012Validator.check_schema(input_schema)
         found = Tool(name, description.strip(), input_schema, handler, write, not write if read_only is None else read_only,
-                     idempotent, _Validator(input_schema))
+                     idempotent, _Validator(input_schema), reads)
         _DECLARED.setdefault(handler.__module__, []).append(found)
         return handler
 

@@ -33,7 +33,7 @@ TEXT: dict[str, Any] = {"type": "string", "maxLength": 2000}
           "note": described(TEXT, "decide, add: why (kept with the decision)"),
           "description": described(TEXT, "taxonomy_upsert: what the value means"),
           "limit": described(LIMIT, "most tags to return (default 100)"), "offset": OFFSET,
-      }, required=["action"]), read_only=False)
+      }, required=["action"]), read_only=False, reads=tuple(TAG_READS))
 def memory_tags(memory: Memory, args: dict[str, Any]) -> Any:
     action, tags = args["action"], memory.tags
     if action in TAG_WRITES and not memory.settings.enable_write:
