@@ -668,6 +668,8 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("Our dog Rex is 3 years old.", "Rex turned 4 on Sunday."),
     ("Maria is 40.", "Maria is 41 now."),
     ("I live in Chicago.", "We live in Denver now."),  # one household's home
+    ("I hate oatmeal.", "Actually I like oatmeal now."),  # a feeling turned, said as a change (it was confirmed)
+    ("Deadline is June 30.", "The deadline got pushed to July 31."),  # a note's "Deadline" is no one's name
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -684,6 +686,7 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
     ("I am 34.", "I am tired."),  # an age and a state
     ("My son is 7.", "My daughter turned 9 last week."),  # two people's ages
     ("I use Vim.", "We use Emacs."),  # what I use and what we use stay two
+    ("I love my job.", "I hate my commute."),  # two things felt
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder
@@ -761,3 +764,10 @@ def test_a_move_said_to_come_retires_the_home_when_it_comes(home: Path, store_ur
         assert [f.text for f in memory.facts.query(valid_at=later)] == [said]
         d = memory.facts.curator.write({"text": "I live in Porto now.", "valid_from": (now + timedelta(days=90)).isoformat()})
         assert d.action == "supersede", d.reason
+
+
+def test_loving_and_hating_one_thing_is_never_one_statement() -> None:
+    from palimpsest.embed import get_embedder
+
+    v = get_embedder("local").embed_batch(["I love sushi.", "I hate sushi."])  # type: ignore[union-attr]
+    assert judge(compare("I hate sushi.", "I love sushi.", float(v[0] @ v[1])), True) == "related"  # no change said: for review

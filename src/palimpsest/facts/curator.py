@@ -110,6 +110,11 @@ ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo
 OPPOSITES = [(slots.stem(x), slots.stem(y)) for x, y in (("begins", "ends"), ("starts", "ends"), ("starts", "finishes"), ("begins", "finishes"),
              ("arrives", "leaves"), ("arrives", "departs"), ("opens", "closes"), ("buys", "sells"), ("bought", "sold"),
              ("before", "after"), ("above", "below"), ("earliest", "latest"), ("minimum", "maximum"), ("min", "max"))]
+# loving and hating one thing: "I hate oatmeal." / "Actually I like oatmeal now." was confirmed (a cosine of 0.85); said as a
+# change, the later feeling is the news
+FEELINGS = [(slots.stem(x), slots.stem(y)) for x in ("love", "loves", "loved", "like", "likes", "liked", "enjoy", "enjoys", "enjoyed",
+                                                    "adore", "adores")
+            for y in ("hate", "hates", "hated", "dislike", "dislikes", "disliked", "detest", "detests", "loathe", "loathes")]
 # successive states of one thing: the later one is news of it, never the same statement ("Yusuf is engaged to Leila." /
 # "Yusuf and Leila are married.", a cosine of 0.92, was merged)
 STAGES = [(slots.stem(x), slots.stem(y)) for x, y in (("dating", "engaged"), ("dating", "married"), ("engaged", "married"),
@@ -363,6 +368,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         differs.append("negation")
     if _one_each(OPPOSITES, a, b):
         differs.append("opposite")  # "the workshop begins at 10" is not "ends at 10", whatever the vectors say
+    if _one_each(FEELINGS, a, b):
+        differs.append("feeling")
     if _one_each(STAGES, a, b):
         differs.append("stage")  # "engaged" / "married": one thing later, never merged (a value that changed)
     names_a, names_b = _names(candidate), _names(existing)
@@ -511,7 +518,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
         return "supersede" if candidate_later else "dispute"
     if s.slot == "beside":
         return "related"
-    if s.slot == "same" and not {"negation", "number", "numbers", "stage", "date"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
+    if s.slot == "same" and not {"negation", "number", "numbers", "stage", "date", "feeling"} & set(s.differs) and (sem is None or sem >= SLOT_CONFIRM):
         return "confirm"  # one slot, one value, said differently
     if not s.differs:
         if sem is not None and sem > CONFIRM and s.lexical >= 0.6 and s.order >= 0.3:
@@ -527,7 +534,10 @@ def judge(s: Signals, candidate_later: bool) -> str:
         # "We're on Node 18" / "Production runs Node 20": one number swapped; "… upgraded the services to Node 22", said by its verb
         # (with the vectors agreeing: in chat, "now" and "for about 9 weeks now" say nothing changed)
         return "supersede" if candidate_later else "dispute"
-    value_change = bool(set(s.differs) - {"date"}) and not {"name", "numbers", "opposite"} & set(s.differs)
+    if s.differs == ["feeling"] and (s.says_change or s.resumed) and sem is not None and sem >= FLIP and s.words > 0 and not s.scoped:
+        # "I hate oatmeal." / "Actually I like oatmeal now.": the feeling of one thing turned, said as a change
+        return "supersede" if candidate_later else "dispute"
+    value_change = bool(set(s.differs) - {"date", "feeling"}) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart and not s.scoped:
         return "supersede" if candidate_later else "dispute"
     if "negation" in s.differs and (s.says_change or s.resumed) and sem is not None and sem >= FLIP and s.words > 0 and not s.scoped \

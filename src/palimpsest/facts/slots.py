@@ -144,7 +144,11 @@ _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", 
 # what may follow an age said with "turned": "years old", then the end or when ("yesterday", "last week", "on Sunday")
 _AGE_TAIL = r"(?: years? old)?(?:$| (?:yesterday|today|tonight|recently|last|this|on|in|earlier|over|a|an|two|three|few)\b.*$)"
 # a statement said with another common wording, rewritten to the wording the parse knows
-_REWRITES = [(re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
+_REWRITES = [# "Deadline is June 30." said as a note: the deadline (its capital read it as a person's name)
+             (re.compile(r"^(deadline|launch|release|demo|standup|stand-up|meeting|budget|rent|salary|flight|kickoff|kick-off|"
+                         r"cutover|go-live|retro|offsite|interview|appointment|exam|due date|start date|end date|target date) "),
+              r"the \1 "),
+             (re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
              (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2"),
              # "my wife's name is Ingrid" / "I'm married to Ingrid": who my spouse is
