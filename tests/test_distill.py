@@ -64,6 +64,7 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     # "… and we …" (a new user's: the upgrade of Postgres retired where we deploy)
     ("Our main database is Postgres 14 and we deploy to Heroku.", ["Our main database is Postgres 14.", "We deploy to Heroku."]),
     ("The build is slow and we hate it.", None),
+    ("I was at a coffee shop last Thursday and we tried a new cold brew.", None),  # one happening told, not two facts
 ])
 def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] | None) -> None:
     assert conjuncts(text) == (parts or [text])
