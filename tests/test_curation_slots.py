@@ -670,6 +670,8 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("I live in Chicago.", "We live in Denver now."),  # one household's home
     ("I hate oatmeal.", "Actually I like oatmeal now."),  # a feeling turned, said as a change (it was confirmed)
     ("Deadline is June 30.", "The deadline got pushed to July 31."),  # a note's "Deadline" is no one's name
+    ("I'm planning a trip to Japan in October.", "The Japan trip is cancelled."),  # a plan called off
+    ("We store everything in PostgreSQL.", "We dropped Postgres for ClickHouse."),  # a name's short form
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -687,6 +689,7 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
     ("My son is 7.", "My daughter turned 9 last week."),  # two people's ages
     ("I use Vim.", "We use Emacs."),  # what I use and what we use stay two
     ("I love my job.", "I hate my commute."),  # two things felt
+    ("I use Java at work.", "I dropped JavaScript for TypeScript."),  # a name is no short form of a longer one
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder

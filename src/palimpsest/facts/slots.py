@@ -814,6 +814,9 @@ _RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|(?:after|since) le
 
 
 _TWO_NAMES = re.compile(r"\b([A-Z][\w-]*) ([A-Z][\w-]*)\b")
+# "The Japan trip is cancelled", "our Lisbon offsite got called off": a plan of what it names is gone
+_CALLED_OFF = re.compile(r"\b(?P<old>[A-Z][\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|was|got|has been|have been|'s)\s+(?:now\s+)?"
+                         r"(?:cancell?ed|called off|scrapped|off)\b")
 # "Sam and I broke up", "Ana and I split up": the name before the ending
 _PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split\s+up|separated|divorced|parted ways)\b")
 # "I quit smoking", "I've stopped eating meat", "gave up running": an activity of the fact ended
@@ -828,10 +831,10 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
     ("I smoke five a day." / "I quit smoking in May."). Only a name or the fact's own verb
     counts: "I left the office early", "got rid of my old dresser" say nothing of "Our office is
     in Dublin" or "a system for old people"."""
-    gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text)]
+    gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text), *_CALLED_OFF.finditer(new_text)]
     if gone:
         named = names(old_text) | {a.lower() + b.lower() for a, b in _TWO_NAMES.findall(old_text)}  # "VS Code" is "vscode"
-        if any(set(_words(m.group("old").lower())) & named for m in gone):
+        if any(_named_in(set(_words(m.group("old").lower())), named) for m in gone):
             return True
     quits = list(_QUIT.finditer(new_text))
     if not quits:
@@ -841,6 +844,11 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
         stem(was.verb) in _verbs_of(m.group("doing").lower())
         and (not content(_words(m.group("what").lower())) or set(content(_words(m.group("what").lower()))) & set(content(was.value)))
         for m in quits)
+
+
+def _named_in(words: set[str], named: set[str]) -> bool:
+    """A word of `words` is one of the names, or a name's short form ("Postgres" of "PostgreSQL", six letters at least)."""
+    return bool(words & named) or any(len(w) >= 6 and n.startswith(w) or len(n) >= 6 and w.startswith(n) for w in words for n in named)
 
 
 def _verbs_of(gerund: str) -> set[str]:
