@@ -697,6 +697,8 @@ def same_attribute(a: Slot, b: Slot) -> bool:
         return False
     if _qualified_apart(x, y):
         return False
+    if any(_participle(w) for w in a.attribute) != any(_participle(w) for w in b.attribute) and a.verb == b.verb == "be":
+        return False  # "the standup is at 9:30" / "… is capped at fifteen minutes": what it is, and a thing done to it
     return dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
 
 
