@@ -774,3 +774,9 @@ def test_loving_and_hating_one_thing_is_never_one_statement() -> None:
 
     v = get_embedder("local").embed_batch(["I love sushi.", "I hate sushi."])  # type: ignore[union-attr]
     assert judge(compare("I hate sushi.", "I love sushi.", float(v[0] @ v[1])), True) == "related"  # no change said: for review
+
+
+def test_a_fact_that_replaces_another_keeps_its_own_confidence(memory: Memory) -> None:
+    memory.facts.curator.write({"text": "My manager is Karen.", "valid_from": "2026-01-06"})
+    d = memory.facts.curator.write({"text": "My manager is Aisha now.", "valid_from": "2026-03-01", "confidence": 0.6})
+    assert d.action == "supersede" and d.fact is not None and d.fact.confidence == 0.6

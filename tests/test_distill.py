@@ -438,3 +438,18 @@ def test_a_label_before_a_statement_is_no_part_of_it(said: str, kept: str) -> No
     "Plan:" a plan."""
     (found,) = [classify(s) for s in sentences(said)]
     assert found is not None and found[2] == kept
+
+
+@pytest.mark.parametrize(("said", "held"), [
+    ("I live in Lisbon. Sorry, I meant Porto.", "I live in Porto."),
+    ("I like window seats. Oh wait, I meant aisle seats.", "I like aisle seats."),
+    ("My flight is on the 12th. I mean the 14th.", "My flight is on the 14th."),
+    ("We deploy to Heroku. Make that Fly.io.", "We deploy to Fly.io."),
+])
+def test_a_self_correction_puts_the_statement_before_right(memory: Memory, said: str, held: str) -> None:
+    """Found by a new user: "I live in Lisbon. Sorry, I meant Porto." kept Lisbon (the correction
+    was dropped), and "Oh wait, I meant aisle seats." was kept as the fragment "Aisle seats."."""
+    memory.append("s", "user", said, created_at="2026-03-01T10:00:00Z")
+    memory.distiller.close_turn("s", use_llm=False)
+    memory.worker().drain()
+    assert [f.text for f in memory.facts.query()] == [held]

@@ -820,8 +820,8 @@ class Curator:
         if valid_from is None or valid_from <= target.valid_from:  # from when it was said, else now
             valid_from = c.at if c.at is not None and c.at > target.valid_from else None
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
-                                    entities=c.entities or [], salience=c.salience,  # its own: "I report to Aisha now" was Karen's confidence=c.confidence,
-                                    source=c.source, at=c.at, metadata=c.metadata or None)
+                                    entities=c.entities or [],  # its own: "I report to Aisha now" had Karen's
+                                    salience=c.salience, confidence=c.confidence, source=c.source, at=c.at, metadata=c.metadata or None)
 
     def _correct(self, c: Candidate) -> Decision:
         """An explicit correction ends what it names — a fact id, or the open fact closest

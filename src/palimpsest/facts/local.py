@@ -469,6 +469,12 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             continue
         after_fact = False
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
+            meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
+            fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
+            if fixed is not None:  # "I live in Lisbon. Sorry, I meant Porto.": the statement before, with its value put right
+                out["corrections"].append({"text": fixed, "replaces": out["facts"][-1]["text"]})
+                after_fact = False
+                continue
             for s in conjuncts(sentence, m.role == "user"):
                 # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
                 after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
@@ -652,6 +658,26 @@ def _future(s: str) -> bool:
     """The time a dated `s` names is not a past one ("in August", "next week", "on the 9th" —
     not "yesterday", "last month"): the classifier has no clock, the words tell."""
     return _PAST_TIME.search(s) is None
+
+
+_MEANT = re.compile(r"^\s*(?:(?:sorry|oops|oh|wait|no|actually|hmm|ugh)[,!.]?\s+)*(?:i meant|i mean|make that)\s+(?P<new>[^!?,;]{1,60}?)"
+                    r"(?:,?\s+(?:actually|sorry|instead))?\s*[.!]?\s*$", re.IGNORECASE)
+
+
+def _meant(before: str, new: str) -> str | None:
+    """`before` (a statement) with its value put right: "I live in Lisbon." and "I meant Porto"
+    are "I live in Porto." (the value of its slot, found in its words); None when its value is
+    not found there. A self-correction was dropped, or kept as the fragment "Aisle seats."."""
+    slot = slots.parse(before)
+    value = list(slot.value) if slot is not None else []
+    while value and value[0] in slots._PREPS:  # "on the 12th": the 12th is what was put right
+        value = value[1:]
+    if not value or not new.strip() or new.split()[0].lower() in ("to", "that", "it"):  # "I meant to say …": no value
+        return None
+    span = re.search(r"\b" + r"\W+".join(re.escape(w) for w in value) + r"\b", before, re.IGNORECASE)
+    if span is None:
+        return None
+    return before[:span.start()] + new.strip() + before[span.end():]
 
 
 def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
