@@ -556,7 +556,16 @@ def _copular(s: str, original: str) -> Slot | None:
     return Slot(holder, attr, value, verb="be")
 
 
-_WHERE = frozenset(["located", "based", "situated", "placed", "settled"])  # "is based in Leeds" says "is in Leeds"
+_WHERE = frozenset(["located", "based", "situated", "placed", "settled"])
+# participles that say a state a thing is in, one of several it passes through ("the pool is closed for the winter" / "… is open
+# again"), not a thing done to it that stands beside what it is ("capped at fifteen minutes")
+_STATE_PARTICIPLES = frozenset(["closed", "opened", "locked", "unlocked", "booked", "cancelled", "canceled", "delayed", "postponed",
+                                "finished", "started", "married", "engaged", "divorced", "separated", "employed", "retired",
+                                "paused", "suspended", "frozen", "broken", "fixed", "sold", "rented", "shut"])
+
+
+def _done_to(word: str) -> bool:
+    return _participle(word) and word not in _STATE_PARTICIPLES  # "is based in Leeds" says "is in Leeds"
 
 
 def _subject(attribute: list[str]) -> list[str]:
@@ -697,7 +706,7 @@ def same_attribute(a: Slot, b: Slot) -> bool:
         return False
     if _qualified_apart(x, y):
         return False
-    if any(_participle(w) for w in a.attribute) != any(_participle(w) for w in b.attribute) and a.verb == b.verb == "be":
+    if any(_done_to(w) for w in a.attribute) != any(_done_to(w) for w in b.attribute) and a.verb == b.verb == "be":
         return False  # "the standup is at 9:30" / "… is capped at fifteen minutes": what it is, and a thing done to it
     return dice(x, y) >= 0.67 or set(x) <= set(y) or set(y) <= set(x) or synonyms(x, y)
 
