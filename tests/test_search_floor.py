@@ -208,3 +208,15 @@ def test_a_larger_budget_holds_more_evidence(memory: Memory) -> None:
     # search asked for a budget's worth (recaller.hits_for), not a fixed 20
     assert shown(large) > hits_for(1000) >= shown(small) - 1 and hits_for(1000) > 20
     assert large.tokens <= 4000 and large.tokens > 2 * small.tokens
+
+
+def test_a_turn_without_a_vector_yet_is_found_by_its_words(home: Path, store_url: str) -> None:
+    """Found by a coding agent's user: a turn captured a moment ago (its embedding queued) was
+    no hit of a query naming its words — "TLS" was read as a third party no hit spoke of, the
+    fresh turn's cosine taken as −1 — for minutes after a large capture."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.ingest_session("old", [{"role": "user", "content": f"we talked about the billing page layout, item {i}"} for i in range(20)])
+        memory.worker().drain()
+        fresh = memory.append("new", "user", "Decision: the Quuxrelay58 gateway rotates its TLS certificate every 45 days.")["id"]
+        assert [h.message.id for h in memory.search("Quuxrelay58 TLS certificate").hits] == [fresh]
+        assert memory.search("How often does the gateway rotate its TLS certificate?").hits[0].message.id == fresh

@@ -130,7 +130,12 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     held: set[str] = set()
     for h in hits:
         held |= _words(h.message.speaker)
-        cosine = cosines.get(h.message.id, -1.0)
+        cosine = cosines.get(h.message.id)
+        if cosine is None:  # no vector yet (a turn captured a moment ago): its words speak for it when they hold what is asked
+            words = _words(f"{h.message.content} {h.message.context}")
+            if words & asked:
+                held |= words
+            continue  # (as cosine −1, a fresh "the Quuxrelay58 gateway rotates its TLS certificate" was no hit of "… TLS certificate")
         if cosine >= min(near, mention):
             words = _words(f"{h.message.content} {h.message.context}")
             if cosine >= near or words & asked:  # near the query, or as close as any hit must be and on what is asked
