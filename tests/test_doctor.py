@@ -202,3 +202,12 @@ def test_doctor_asks_the_server_the_hooks_were_set_up_for(tmp_path: Path, user: 
         found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")  # the settings' URL: nobody there
     memory.close()
     assert found["server"]["state"] == "ok" and url in found["server"]["detail"]
+
+
+def test_doctor_says_when_the_hooks_talk_to_two_servers(tmp_path: Path, user: Path) -> None:
+    (user / ".codex").mkdir()
+    env = {"HOME": str(user)}
+    setup.apply(setup.plan("claude-code", setup.Command(str(EXE), url="http://127.0.0.1:18888"), env), user / ".palimpsest")
+    setup.apply(setup.plan("codex", setup.Command(str(EXE), url="http://127.0.0.1:18899"), env), user / ".palimpsest")
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    assert found["hooks"]["state"] == "warn" and "18888" in found["hooks"]["detail"] and "18899" in found["hooks"]["detail"]

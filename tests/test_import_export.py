@@ -699,13 +699,16 @@ def test_a_resumed_claude_code_session_stores_only_its_new_lines(memory: Memory,
                 "message": {"role": role, "content": text}}
 
     first = [record("s-one", "u1", "user", "Why does the total show NaN?", 1),
-             record("s-one", "u2", "assistant", "The discount is None for guests; coalesce it to 0.", 2)]
+             {**record("s-one", "u2", "assistant", "The discount is None for guests; coalesce it to 0.", 2),
+              "toolUseResult": {"stdout": "NaN" * 1000}}]  # a record's parts: journaled once too
     resumed = [{**r, "sessionId": "s-two"} for r in first] + [record("s-two", "u3", "user", "Now add a test for guests.", 3)]
     for name, records in (("s-one", first), ("s-two", resumed)):
         (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert import_file(memory, tmp_path / "s-one.jsonl").stored == 2
+    assert import_file(memory, tmp_path / "s-one.jsonl").stored == 3  # (two messages and the toolUseResult kept)
     again = import_file(memory, tmp_path / "s-two.jsonl")
-    assert again.stored == 1 and again.duplicates == 2
+    assert again.stored == 1 and again.duplicates == 3
+    kept = [e for e in memory.journal.read("s-two") if e.type == "source_record"]
+    assert not any(e.event_key.startswith(("cc:u1", "cc:u2")) for e in kept)
     assert [m.content for m in everything(memory, session="s-two")] == ["Now add a test for guests."]
     assert len(memory.search("total show NaN", mode="substring").hits) == 1
     live = memory.capture("s-three", [{"role": "user", "content": "Why does the total show NaN?", "event_key": "cc:u1"},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -400,3 +401,25 @@ def test_approximate_index_answers_unfiltered_queries_and_grows_in_place(tmp_pat
     hits = store.vector_search("m", vectors[351], Filters(session="b"), 400)
     assert hits[0][0] == "m0351" and len(hits) == 200 and all(int(i[1:]) % 2 == 1 for i, _ in hits)
     store.close()
+
+
+def test_a_stopping_worker_leaves_the_rest_of_its_batch(hybrid: Memory) -> None:
+    """Found by a new user: a server stopped with a backlog waited 30 s for a batch of model
+    calls, then aborted inside one. The batch in hand now stops between jobs."""
+    from palimpsest.jobs import Worker
+    from palimpsest.store import NewJob
+
+    done: list[int] = []
+    stop = threading.Event()
+
+    def slow(job: Any) -> None:
+        done.append(job.id)
+        stop.set()  # the server is told to stop while the first job runs
+        time.sleep(0.05)
+
+    hybrid.store.enqueue([NewJob("slow", {"n": i}, job_key=f"slow:{i}") for i in range(8)])
+    worker = Worker(hybrid.store, {"slow": slow}, name="w", tasks=["slow"], batch=8)
+    thread = threading.Thread(target=worker.run, args=(stop,))
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive() and len(done) == 1

@@ -58,6 +58,7 @@ class Worker:
         self.batch = batch
         self.held: list[Job] = []  # claimed, not yet run: the store went away midway through their batch
         self.claimed_at = utcnow()
+        self.stopping: threading.Event | None = None  # set by `run`'s caller: the batch in hand stops between jobs
 
     def run_once(self) -> int:
         """Claim one batch and run it; returns how many jobs were attempted. When the store
@@ -70,6 +71,10 @@ class Worker:
         else:
             jobs, self.held, self.claimed_at = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE)), [], now
         for i, job in enumerate(jobs):
+            if self.stopping is not None and self.stopping.is_set():
+                # a server stopping with a backlog waited 30 s for a batch of model calls, then aborted in one (a new
+                # user's): the rest of the batch is left to the lease, and any worker runs it after
+                return i
             try:
                 self._run(job)
             except StoreUnavailable:
@@ -101,6 +106,7 @@ class Worker:
         return done
 
     def run(self, stop: threading.Event, idle: float = 1.0) -> None:
+        self.stopping = stop
         failures = 0
         while not stop.is_set():
             try:

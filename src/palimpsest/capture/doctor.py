@@ -123,6 +123,10 @@ class Doctor:
                                     f"palimpsest setup {harness} (writes this binary's path)"))
             else:
                 checks.append(Check(f"hooks {harness}", OK, "recall before each turn, capture after it"))
+        urls = hooks_urls(self.env)
+        if len(urls) > 1:  # (doctor asked one server: the default)
+            checks.append(Check("hooks", WARN, f"the hooks talk to {len(urls)} servers: {', '.join(sorted(urls))}",
+                                "run `palimpsest setup <harness> --url URL` with one URL for all, or `palimpsest doctor --url` each"))
         if not seen:
             checks.append(Check("hooks", WARN, "no Claude Code, Codex, qwen-code or OpenCode configuration found on this machine",
                                 "palimpsest setup claude-code | codex | qwen-code | opencode | mcp-client"))
@@ -234,6 +238,12 @@ def _hooks_url(env: dict[str, str]) -> str | None:
     """The server the installed hooks talk to, when `setup … --url` named one (and they all
     name the same): doctor checked PALIMPSEST_URL's server and called it down while the hooks
     worked against theirs (a new user's)."""
+    urls = hooks_urls(env)
+    return urls.pop() if len(urls) == 1 else None
+
+
+def hooks_urls(env: dict[str, str]) -> set[str]:
+    """Every server URL the installed hooks name (`--url`)."""
     urls = set()
     for harness, folder in setup.harness_dirs(env).items():
         if folder.is_dir():
@@ -244,7 +254,7 @@ def _hooks_url(env: dict[str, str]) -> str | None:
                     except ValueError:
                         continue
                     urls.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == "--url")
-    return urls.pop() if len(urls) == 1 else None
+    return urls
 
 
 def _runnable(command: str) -> bool:

@@ -105,10 +105,15 @@ class Writer:
             held = {}
         if not held:
             return self._journal_and_index(session, msgs, attrs)
-        result = self._journal_and_index(session, [m for m in msgs if m["event_key"] not in held], attrs)
+
+        def holder(key: str) -> str | None:  # the record's own message, or one of its parts ("cc:<uuid>:toolUseResult")
+            return held.get(key) or next((held[k] for k in held if key.startswith(k + ":")), None)
+
+        elsewhere = [holder(m["event_key"]) for m in msgs]
+        result = self._journal_and_index(session, [m for m, h in zip(msgs, elsewhere) if h is None], attrs)
         written = iter(result["events"])
-        events = [(Event(id=held[m["event_key"]], session=session, role=m.get("role"), event_key=m["event_key"]), False)
-                  if m["event_key"] in held else next(written) for m in msgs]
+        events = [(Event(id=h, session=session, role=m.get("role"), event_key=m["event_key"]), False) if h is not None
+                  else next(written) for m, h in zip(msgs, elsewhere)]
         return {**result, "events": events}
 
     def full(self, m: Message) -> dict[str, Any]:

@@ -205,7 +205,8 @@ class Recaller:
         until = parse_time(now, "now") if now is not None else parse_time(self.kernel.clock()) + timedelta(days=1)
         recent = self.finder.browse(session=session, limit=n, newest_first=True, until=until)
         return [RecallItem(m.id, "live", said_day(m.created_at, m.metadata), _message_text(m), 0.0, session, at=m.created_at,
-                           keep=_lead_in(m)) for m in reversed(recent) if _says_something(m)]
+                           keep=_lead_in(m)) for m in reversed(recent)
+                if _says_something(m) and not (m.metadata or {}).get("boilerplate")]  # (a slash command's markup took two of six)
 
     # -- built on recall -----------------------------------------------------------
     def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,
