@@ -453,3 +453,14 @@ def test_a_self_correction_puts_the_statement_before_right(memory: Memory, said:
     memory.distiller.close_turn("s", use_llm=False)
     memory.worker().drain()
     assert [f.text for f in memory.facts.query()] == [held]
+
+
+@pytest.mark.parametrize(("said", "at", "start"), [
+    ("Emma turned 4 on Sunday.", "2025-03-01T10:00:00Z", "2025-02-23"),  # said on a Saturday: the Sunday before
+    ("We adopted a dog on Friday.", "2025-03-20T10:00:00Z", "2025-03-14"),
+    ("We're moving to Berlin on Friday.", "2025-03-20T10:00:00Z", "2025-03-21"),  # a change to come: the coming one
+])
+def test_a_weekday_is_read_by_the_tense_it_is_told_in(said: str, at: str, start: str) -> None:
+    """Found by a new user: "Emma turned 4 on Sunday", said on Saturday, held from the day it
+    was said (the coming Sunday was read, after it)."""
+    assert (named_start(said, at) or "").startswith(start)

@@ -165,9 +165,19 @@ def _dated(times: list[when.Span]) -> bool:
 
 def _first_time(text: str, anchor: date) -> when.Span | None:
     """The first time `text` names; of the readings of one expression ("on Friday": the last
-    or the coming one), the later, as the old rule of a plan said."""
+    or the coming one), the later, as the old rule of a plan said — the earlier where the
+    statement is told in the past ("Emma turned 4 on Sunday", said on Saturday, is the
+    Sunday before: it was read as the next day, after it was said)."""
     spans = _times(text, anchor)
-    return max((t for t in spans if t.at == spans[0].at), key=lambda t: t.first) if spans else None
+    if not spans:
+        return None
+    readings = [t for t in spans if t.at == spans[0].at]
+    return (min if len(readings) > 1 and _TOLD_PAST.search(text) else max)(readings, key=lambda t: t.first)
+
+
+# a statement told in the past tense: a subject, then a verb in the past ("Emma turned 4", "we went", "I adopted")
+_TOLD_PAST = re.compile(r"\b(?:i|we|he|she|they|it|[A-Z][a-z]+)\s+(?:just\s+|finally\s+|already\s+)?(?:turned|went|had|was|were|did|"
+                        r"got|came|moved|started|finished|bought|met|saw|ran|left|flew|drove|took|gave|made|\w+ed)\b")
 
 
 def _day(span: when.Span) -> date:
