@@ -24,7 +24,7 @@ def test_times_at_the_edge_of_the_calendar(memory: Memory) -> None:
     """Found by a security review: "0001-01-01T00:00:00+14:00" (before the year 1 in UTC)
     answered 500 on every surface, and one message dated 9999-12-31T23:59Z broke the
     panel, `sessions` and `browse` for a reader ahead of UTC."""
-    from datetime import timezone, timedelta
+    from datetime import timedelta, timezone
 
     import pytest
 

@@ -93,9 +93,7 @@ def mcp(args: argparse.Namespace) -> None:
     from ..server.mcp import run_stdio
 
     _logging(logging.WARNING)  # (on stderr: stdout carries the protocol)
-    from ..service import COMPACT_SECONDS, compact_index
-
-    from ..service import run_background
+    from ..service import COMPACT_SECONDS, compact_index, run_background
     from .derive import server_answers
 
     with open_memory(args) as memory:

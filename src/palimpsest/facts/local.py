@@ -145,9 +145,7 @@ def _opener(word: str) -> bool:
     return w in _OPENER_WORDS or w in slots.PRONOUNS or w in slots.DETERMINERS or w in CALENDAR_WORDS
 
 
-_OPENER_WORDS = frozenset("""i it this that there here he she they we you everything everyone everybody nothing nobody someone
-    something somebody anyone anything all each both one nothing what who which when where why how today yesterday tomorrow
-    now then also and but so because if our my your his her their its the a an this these those some any no not""".split())
+_OPENER_WORDS = frozenset(["i", "it", "this", "that", "there", "here", "he", "she", "they", "we", "you", "everything", "everyone", "everybody", "nothing", "nobody", "someone", "something", "somebody", "anyone", "anything", "all", "each", "both", "one", "nothing", "what", "who", "which", "when", "where", "why", "how", "today", "yesterday", "tomorrow", "now", "then", "also", "and", "but", "so", "because", "if", "our", "my", "your", "his", "her", "their", "its", "the", "a", "an", "this", "these", "those", "some", "any", "no", "not"])
 
 
 # Times are read by `when` (the one grammar of time expressions, which the indexer uses too).

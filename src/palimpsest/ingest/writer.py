@@ -14,7 +14,7 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, PalimpsestError
 from ..journal import Journal
 from ..records import Event, Message, check_session_id
 from ..store import Store
@@ -100,7 +100,7 @@ class Writer:
         keys = [m["event_key"] for m in msgs if m.get("type", "message") == "message" and m["event_key"].startswith(UNIQUE_KEYS)]
         try:
             held = self.store.keys_elsewhere(session, keys) if keys else {}
-        except Exception as exc:  # a store away: journaled as before, the index catches up later
+        except PalimpsestError as exc:  # a store away: journaled as before, the index catches up later
             self.outage.failed("resumed lines not checked for %s: %s", session, exc)
             held = {}
         if not held:
@@ -163,7 +163,7 @@ class Writer:
         keys = [e.event_key for e, stored in pairs if stored and e.type == "message" and e.event_key]
         try:
             held = self.store.ids_by_key(session, keys) if keys else {}
-        except Exception as exc:  # journaled and indexed: a store gone since is no failed write (it answered 503)
+        except PalimpsestError as exc:  # journaled and indexed: a store gone since is no failed write (it answered 503)
             self.outage.failed("ids of %s not checked: %s", session, exc)
             return pairs
         out = []

@@ -183,7 +183,7 @@ class Recaller:
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
-            if m.tool_name and not m.role == "user":
+            if m.tool_name and m.role != "user":
                 calls += 1
                 if calls > TOOL_CALL_LINES:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
