@@ -56,7 +56,7 @@ def test_a_tool_that_refuses_for_writes_off_is_not_annotated_read_only(memory: M
     WriteDisabled writes, and must not tell MCP clients it is read-only."""
     writers = set()
     for t in tools.available(False):
-        for args in _probes(t):
+        for args in _probes(tools.get(t.name, True)):  # every action it declares (writes off, it offers the reads only)
             try:
                 tools.call(memory, t.name, args, enable_write=False)
             except WriteDisabled:
