@@ -672,6 +672,7 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("Deadline is June 30.", "The deadline got pushed to July 31."),  # a note's "Deadline" is no one's name
     ("I'm planning a trip to Japan in October.", "The Japan trip is cancelled."),  # a plan called off
     ("We store everything in PostgreSQL.", "We dropped Postgres for ClickHouse."),  # a name's short form
+    ("I live in Porto.", "I moved to Lisbon today."),  # a change that happened today
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -690,6 +691,8 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
     ("I use Vim.", "We use Emacs."),  # what I use and what we use stay two
     ("I love my job.", "I hate my commute."),  # two things felt
     ("I use Java at work.", "I dropped JavaScript for TypeScript."),  # a name is no short form of a longer one
+    ("The standup is at 9.", "The standup is off today."),  # an exception for one day, not a change for good
+    ("The standup is at 9:30.", "The standup is at 10 today."),
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder

@@ -390,7 +390,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         slot = next(changes, slot)
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
-    versions = _scoped(candidate, existing)  # each for a version of its own
+    versions = _scoped(candidate, existing) or _for_once(candidate, existing) and not says_change and not (whole and whole.change)
+    # (each for a version of its own, or one for a day: "I moved to Lisbon today" is a change said, not an exception)
     if versions and slot in ("changed", "negated"):
         slot = "beside"  # "For Llama 2 the window is 4096" / "For Llama 3 … 8192": one attribute of two things
     things = slot in ("changed", "topic", None) and before is not None and whole is not None and slots.two_things(before, whole)
@@ -414,6 +415,18 @@ _RESUMED = re.compile(r"\b(?:again|back (?:on|to|in(?:to)?)|resumed|restarted)\b
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
 # opening "on", "in", "with" or "under"; elsewhere "on Node 18" is what something runs, a value)
 _SCOPE = re.compile(r"(?:\b[Ff]or|^\s*(?:[Ii]n|[Oo]n|[Ww]ith|[Uu]nder))\s+(?:the\s+)?(?:[A-Z][\w.+#-]*\s+){1,2}v?(\d+(?:\.\d+)*)\b")
+
+
+# a statement of one day or one time ("The standup is off today", "I'm working from home today", "just this once"): an
+# exception to what holds, not a change of it (it retired the standup's time for good)
+_FOR_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just this (?:once|time|week)|for today|for tonight)\b",
+                       re.IGNORECASE)
+_FROM_NOW = re.compile(r"\b(?:from (?:now|today) on|starting today|as of today|from today|going forward|for good)\b", re.IGNORECASE)
+
+
+def _for_once(candidate: str, existing: str) -> bool:
+    """The later statement holds for one day or one time, the earlier one for good."""
+    return bool(_FOR_ONCE.search(candidate)) and not _FOR_ONCE.search(existing) and not _FROM_NOW.search(candidate)
 
 
 def _scoped(candidate: str, existing: str) -> bool:
