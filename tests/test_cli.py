@@ -70,7 +70,7 @@ def test_settings_json_shows_values_and_sources(capsys: pytest.CaptureFixture[st
 def test_settings_hides_secrets(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, home: str) -> None:
     monkeypatch.setenv("PALIMPSEST_EMBED_API_KEY", "sk-very-secret")
     monkeypatch.setenv("PALIMPSEST_LLM_URL", "https://me:urlSECRET@llm.example/v1")  # a password in a URL (a security review's)
-    monkeypatch.setenv("PALIMPSEST_STORE", "postgresql://pguser:pgSECRET@db.example/mem")
+    monkeypatch.setenv("PALIMPSEST_STORE", "postgresql://pguser:pg@SECRET@db.example/mem")  # (an "@" in the password too)
     code, out, _ = run(capsys, "--home", home, "settings", "--json")
     assert code == 0 and "sk-very-secret" not in out and "SECRET" not in out
     assert "https://me:***@llm.example/v1" in out and "postgresql://pguser:***@db.example/mem" in out

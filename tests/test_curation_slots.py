@@ -673,6 +673,7 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
     ("I'm planning a trip to Japan in October.", "The Japan trip is cancelled."),  # a plan called off
     ("We store everything in PostgreSQL.", "We dropped Postgres for ClickHouse."),  # a name's short form
     ("I live in Porto.", "I moved to Lisbon today."),  # a change that happened today
+    ("The standup is at 9:30.", "Starting this morning the standup is at 10."),  # from now on, not for one day
 ])
 def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: str, later: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
@@ -693,6 +694,8 @@ def test_changes_a_new_user_said_supersede(home: Path, store_url: str, earlier: 
     ("I use Java at work.", "I dropped JavaScript for TypeScript."),  # a name is no short form of a longer one
     ("The standup is at 9.", "The standup is off today."),  # an exception for one day, not a change for good
     ("The standup is at 9:30.", "The standup is at 10 today."),
+    ("Anna lives in Berlin.", "The Berlin meetup is cancelled."),  # a plan called off ends a plan of it, not what it names
+    ("We run Kubernetes on GKE.", "The Kubernetes upgrade got scrapped."),
 ])
 def test_what_those_rules_leave_alone(earlier: str, later: str) -> None:
     from palimpsest.embed import get_embedder

@@ -459,8 +459,17 @@ def test_a_self_correction_puts_the_statement_before_right(memory: Memory, said:
     ("Emma turned 4 on Sunday.", "2025-03-01T10:00:00Z", "2025-02-23"),  # said on a Saturday: the Sunday before
     ("We adopted a dog on Friday.", "2025-03-20T10:00:00Z", "2025-03-14"),
     ("We're moving to Berlin on Friday.", "2025-03-20T10:00:00Z", "2025-03-21"),  # a change to come: the coming one
+    ("I went to Paris on Friday.", "2025-06-04T10:00:00Z", "2025-05-30"),
+    ("We need to finish the migration on Friday.", "2025-06-04T10:00:00Z", ""),  # "need" is no past tense: not said as begun
 ])
 def test_a_weekday_is_read_by_the_tense_it_is_told_in(said: str, at: str, start: str) -> None:
     """Found by a new user: "Emma turned 4 on Sunday", said on Saturday, held from the day it
     was said (the coming Sunday was read, after it)."""
-    assert (named_start(said, at) or "").startswith(start)
+    assert (named_start(said, at) or "").startswith(start) and (start or named_start(said, at) is None)
+
+
+def test_a_clause_after_i_mean_puts_no_value_right() -> None:
+    """Found in review: "I live in Lisbon. I mean I really love it here." made the correction
+    "I live in I really love it here."."""
+    out = local_distill([msg("I live in Lisbon. I mean I really love it here.")])
+    assert not any(c["text"].startswith("I live in I") for c in out["corrections"])

@@ -139,4 +139,4 @@ def redact_url(url: str) -> str:
     `settings`, `doctor` and error messages show, and users paste into bug reports."""
     import re
 
-    return re.sub(r"(//[^:/@\s]*):[^@/\s]*@", r"\1:***@", url) if isinstance(url, str) else url
+    return re.sub(r"(//[^:/@\s]*):[^/\s]*@", r"\1:***@", url) if isinstance(url, str) else url  # (to the last "@": "p@ss")

@@ -100,14 +100,18 @@ def mcp(args: argparse.Namespace) -> None:
         memory.catch_up()
         compact_index(memory, 4 * COMPACT_SECONDS)  # (no idle passes here: a little at each start)
         stop = threading.Event()
+        background = None
         if not server_answers(memory.settings.url, memory.store_fingerprint):
             # no server of this store to run the derived work: this process runs it while the client is connected (an MCP
             # client's writes were never embedded, distilled or described without one: a new user's)
-            threading.Thread(target=run_background, args=(memory, stop), name="palimpsest-background", daemon=True).start()
+            background = threading.Thread(target=run_background, args=(memory, stop), name="palimpsest-background", daemon=True)
+            background.start()
         try:
             anyio.run(run_stdio, memory, bool(memory.settings.enable_write))
         finally:
             stop.set()
+            if background is not None:
+                background.join(timeout=30)  # the job in hand finishes before the store closes
 
 
 def capture(args: argparse.Namespace) -> int:

@@ -421,7 +421,8 @@ _SCOPE = re.compile(r"(?:\b[Ff]or|^\s*(?:[Ii]n|[Oo]n|[Ww]ith|[Uu]nder))\s+(?:the
 # exception to what holds, not a change of it (it retired the standup's time for good)
 _FOR_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just this (?:once|time|week)|for today|for tonight)\b",
                        re.IGNORECASE)
-_FROM_NOW = re.compile(r"\b(?:from (?:now|today) on|starting today|as of today|from today|going forward|for good)\b", re.IGNORECASE)
+_FROM_NOW = re.compile(r"\b(?:(?:from|starting|as of|since|beginning) (?:now|today|tonight|this (?:morning|afternoon|evening|week))|"
+                       r"going forward|for good)\b", re.IGNORECASE)
 
 
 def _for_once(candidate: str, existing: str) -> bool:
@@ -829,11 +830,13 @@ class Curator:
         return end is None or end <= target.valid_from
 
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
+        if target.superseded_by:  # still current, its successor starting later ("we're moving on June 1"): what comes after that
+            target = self._head(target)
         valid_from = c.valid_from
         if valid_from is None or valid_from <= target.valid_from:  # from when it was said, else now
             valid_from = c.at if c.at is not None and c.at > target.valid_from else None
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
-                                    entities=c.entities or [],  # its own: "I report to Aisha now" had Karen's
+                                    entities=c.entities or local.entities_of(c.text),  # its own: "I report to Aisha now" had Karen's
                                     salience=c.salience, confidence=c.confidence, source=c.source, at=c.at, metadata=c.metadata or None)
 
     def _correct(self, c: Candidate) -> Decision:
@@ -888,7 +891,7 @@ class Curator:
         """The current end of a fact's chain of corrections (a correction of a corrected fact
         corrects what replaced it)."""
         seen = {fact.id}
-        while fact.superseded_by and fact.status in ("superseded", "revised", "merged"):
+        while fact.superseded_by:  # (a fact still current whose successor starts later leads to that successor too)
             nxt = self.facts.get(fact.superseded_by)
             if nxt.id in seen:
                 break

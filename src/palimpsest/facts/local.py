@@ -145,7 +145,7 @@ def _opener(word: str) -> bool:
     return w in _OPENER_WORDS or w in slots.PRONOUNS or w in slots.DETERMINERS or w in CALENDAR_WORDS
 
 
-_OPENER_WORDS = frozenset(["i", "it", "this", "that", "there", "here", "he", "she", "they", "we", "you", "everything", "everyone", "everybody", "nothing", "nobody", "someone", "something", "somebody", "anyone", "anything", "all", "each", "both", "one", "nothing", "what", "who", "which", "when", "where", "why", "how", "today", "yesterday", "tomorrow", "now", "then", "also", "and", "but", "so", "because", "if", "our", "my", "your", "his", "her", "their", "its", "the", "a", "an", "this", "these", "those", "some", "any", "no", "not"])
+_OPENER_WORDS = frozenset(["please", "thanks", "thank", "sorry", "hi", "hello", "hey", "yes", "no", "ok", "okay", "i", "it", "this", "that", "there", "here", "he", "she", "they", "we", "you", "everything", "everyone", "everybody", "nothing", "nobody", "someone", "something", "somebody", "anyone", "anything", "all", "each", "both", "one", "nothing", "what", "who", "which", "when", "where", "why", "how", "today", "yesterday", "tomorrow", "now", "then", "also", "and", "but", "so", "because", "if", "our", "my", "your", "his", "her", "their", "its", "the", "a", "an", "this", "these", "those", "some", "any", "no", "not"])
 
 
 # Times are read by `when` (the one grammar of time expressions, which the indexer uses too).
@@ -174,8 +174,9 @@ def _first_time(text: str, anchor: date) -> when.Span | None:
 
 
 # a statement told in the past tense: a subject, then a verb in the past ("Emma turned 4", "we went", "I adopted")
-_TOLD_PAST = re.compile(r"\b(?:i|we|he|she|they|it|[A-Z][a-z]+)\s+(?:just\s+|finally\s+|already\s+)?(?:turned|went|had|was|were|did|"
-                        r"got|came|moved|started|finished|bought|met|saw|ran|left|flew|drove|took|gave|made|\w+ed)\b")
+_TOLD_PAST = re.compile(r"\b(?:(?i:i|we|he|she|they|it)|[A-Z][a-z]+)\s+(?i:just\s+|finally\s+|already\s+)?(?i:turned|went|had|was|were|"
+                        r"did|got|came|moved|started|finished|bought|met|saw|ran|left|flew|drove|took|gave|made|"
+                        r"(?!(?:need|proceed|speed|feed|exceed|seed|bleed|breed|succeed|shed|wed)\b)\w{3,}ed)\b")
 
 
 def _day(span: when.Span) -> date:
@@ -672,6 +673,10 @@ _MEANT = re.compile(r"^\s*(?:(?:sorry|oops|oh|wait|no|actually|hmm|ugh)[,!.]?\s+
                     r"(?:,?\s+(?:actually|sorry|instead))?\s*[.!]?\s*$", re.IGNORECASE)
 
 
+_NO_VALUE = frozenset("""to that it i we you he she they is are was were am be been really honestly just think love like hate
+    feel mean whole all so because""".split())
+
+
 def _meant(before: str, new: str) -> str | None:
     """`before` (a statement) with its value put right: "I live in Lisbon." and "I meant Porto"
     are "I live in Porto." (the value of its slot, found in its words); None when its value is
@@ -680,8 +685,9 @@ def _meant(before: str, new: str) -> str | None:
     value = list(slot.value) if slot is not None else []
     while value and value[0] in slots._PREPS:  # "on the 12th": the 12th is what was put right
         value = value[1:]
-    if not value or not new.strip() or new.split()[0].lower() in ("to", "that", "it"):  # "I meant to say …": no value
-        return None
+    said = new.split()
+    if not value or not said or len(said) > 4 or any(w.lower().strip(".,") in _NO_VALUE for w in said):
+        return None  # "I meant to say …", "I mean I really love it here": a clause, no value put right
     span = re.search(r"\b" + r"\W+".join(re.escape(w) for w in value) + r"\b", before, re.IGNORECASE)
     if span is None:
         return None

@@ -842,7 +842,10 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
     ("I smoke five a day." / "I quit smoking in May."). Only a name or the fact's own verb
     counts: "I left the office early", "got rid of my old dresser" say nothing of "Our office is
     in Dublin" or "a system for old people"."""
-    gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text), *_CALLED_OFF.finditer(new_text)]
+    said = {w for w in _words(old_text.lower())}
+    called_off = [m for m in _CALLED_OFF.finditer(new_text)  # of a plan the fact names: "the Japan trip" of "a trip to Japan",
+                  if set(content(_words(m.group("old").lower()))) - names(new_text) <= said]  # not "the Berlin meetup" of Anna's home
+    gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text), *called_off]
     if gone:
         named = names(old_text) | {a.lower() + b.lower() for a, b in _TWO_NAMES.findall(old_text)}  # "VS Code" is "vscode"
         if any(_named_in(set(_words(m.group("old").lower())), named) for m in gone):

@@ -55,7 +55,7 @@ class Writer:
         (of one time, when the caller gives `created_at`)."""
         check_session_id(session)
         msg = normalise_message(raw, zone=self.zone)
-        msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at"))
+        msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None)
         result = self._journal_and_index(session, [msg], attrs)
         event, stored = result["events"][0]
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
@@ -86,7 +86,7 @@ class Writer:
         prepared = []
         for i, raw in enumerate(events):
             msg = normalise_message(raw, f"event {i}", self.zone)
-            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") if isinstance(raw, dict) else None)
+            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None if isinstance(raw, dict) else None)
             prepared.append(msg)
         return self._once_across_sessions(session, prepared, attrs)
 

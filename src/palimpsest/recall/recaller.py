@@ -183,16 +183,16 @@ class Recaller:
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
-            if m.tool_name and m.role != "user":
-                calls += 1
-                if calls > TOOL_CALL_LINES:
-                    continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
                 continue
             if (m.metadata or {}).get("boilerplate"):
                 continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
             if not _says_something(m):
                 continue  # a blank turn, found by the turn before it in its search context
+            if m.tool_name and m.role != "user":
+                calls += 1
+                if calls > TOOL_CALL_LINES:
+                    continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items

@@ -103,12 +103,12 @@ class Guard:
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
         presented = headers.get("authorization", "")
-        client = (scope.get("client") or ("?",))[0]
-        if self.token and presented and path not in OPEN_PATHS and (wait := self.guesses.wait(client)):
-            return 429, "too_many_attempts", f"too many wrong tokens from this address: try again in {wait:.0f} s", \
-                {"retry-after": str(max(1, round(wait)))}
         if (self.token and path not in OPEN_PATHS and not self._authorised(presented)
                 and not self._panel_allowed(scope, path, headers)):
+            client = (scope.get("client") or ("?",))[0]
+            if presented and (wait := self.guesses.wait(client)):  # (the right token always passes: a neighbour's guesses lock no one out)
+                return 429, "too_many_attempts", f"too many wrong tokens from this address: try again in {wait:.0f} s", \
+                    {"retry-after": str(max(1, round(wait)))}
             if presented:
                 self.guesses.failed(client)
             if _is_panel(path) and scope.get("method") == "GET":

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..code.graph import CodeGraph, default_path
+from ..errors import PalimpsestError
 from ..memory import Memory
 from .registry import BOOLEAN, INTEGER, STRING, described, schema, tool
 
@@ -27,9 +28,14 @@ def indexed(memory: Memory) -> bool:
     only "no repository is indexed yet", and the tool list a model reads leaves them out."""
     if not default_path(memory.settings).exists():
         return False
-    graph = _graph(memory)
+    try:
+        graph = _graph(memory)
+    except PalimpsestError:  # a graph locked or damaged: the list still lists (its tools then say why)
+        return True
     try:
         return bool(graph.repos())
+    except PalimpsestError:
+        return True
     finally:
         graph.close()
 

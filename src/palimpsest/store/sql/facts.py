@@ -136,8 +136,9 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
             clauses.append("f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)")
             params += [q.open_at, q.open_at]
         if q.open_after is not None:
-            clauses.append("f.superseded_by IS NULL AND (f.valid_to IS NULL OR f.valid_to > ?)")
-            params.append(q.open_after)
+            # (a fact whose successor starts later is open until then: "we're moving on June 1" leaves the home current)
+            clauses.append("(f.superseded_by IS NULL OR f.valid_to > ?) AND (f.valid_to IS NULL OR f.valid_to > ?)")
+            params += [q.open_after, q.open_after]
         return " AND ".join(clauses) or self.dialect.true, params
 
     def _fact(self, r: tuple[Any, ...]) -> FactRow:
