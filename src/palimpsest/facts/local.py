@@ -673,8 +673,7 @@ _MEANT = re.compile(r"^\s*(?:(?:sorry|oops|oh|wait|no|actually|hmm|ugh)[,!.]?\s+
                     r"(?:,?\s+(?:actually|sorry|instead))?\s*[.!]?\s*$", re.IGNORECASE)
 
 
-_NO_VALUE = frozenset("""to that it i we you he she they is are was were am be been really honestly just think love like hate
-    feel mean whole all so because""".split())
+_NO_VALUE = frozenset(["to", "that", "it", "i", "we", "you", "he", "she", "they", "is", "are", "was", "were", "am", "be", "been", "really", "honestly", "just", "think", "love", "like", "hate", "feel", "mean", "whole", "all", "so", "because"])
 
 
 def _meant(before: str, new: str) -> str | None:
