@@ -63,13 +63,9 @@ def cjk_words(text: str) -> str:
     return " ".join(out)
 
 
-def emoji_name(char: str) -> str:
-    """An emoji as a word of the keyword index ("🎉" → "emoji1f389")."""
-    return f"emoji{ord(char):x}"
-
-
 def emoji_words(text: str) -> str:
-    """The names of `text`'s emoji, each once, space separated ("" when it has none)."""
+    """The names of `text`'s emoji as words of the keyword index ("🎉" → "emoji1f389"), each
+    once, space separated ("" when it has none)."""
     if not text or text.isascii():
         return ""
-    return " ".join(dict.fromkeys(emoji_name(c) for c in EMOJI.findall(text)))
+    return " ".join(dict.fromkeys(f"emoji{ord(c):x}" for c in EMOJI.findall(text)))

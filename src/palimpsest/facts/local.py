@@ -174,8 +174,9 @@ def _first_time(text: str, anchor: date) -> when.Span | None:
 
 
 # a statement told in the past tense: a subject, then a verb in the past ("Emma turned 4", "we went", "I adopted")
-_TOLD_PAST = re.compile(r"\b(?:(?i:i|we|he|she|they|it)|[A-Z][a-z]+)\s+(?i:just\s+|finally\s+|already\s+)?(?i:turned|went|had|was|were|"
-                        r"did|got|came|moved|started|finished|bought|met|saw|ran|left|flew|drove|took|gave|made|"
+# the past of the irregular verbs a happening is told with (the regular ones end in -ed)
+_IRREGULAR_PAST = "got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit"
+_TOLD_PAST = re.compile(rf"\b(?:(?i:i|we|he|she|they|it)|[A-Z][a-z]+)\s+(?i:just\s+|finally\s+|already\s+)?(?i:{_IRREGULAR_PAST}|was|were|did|"
                         r"(?!(?:need|proceed|speed|feed|exceed|seed|bleed|breed|succeed|shed|wed)\b)\w{3,}ed)\b")
 
 
@@ -442,8 +443,7 @@ _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|
                          r"brilliant|"
                          r"fantastic|nightmare|mess|joke|disaster|pain|slow|broken|useless|hilarious)\b[\w\s]{0,12}[.!]*$", re.IGNORECASE)
 # an event told without its subject ("Got my cert on the 2nd!", "Finished the migration yesterday")
-_PAST_OPENING = re.compile(r"^\s*(?:just |finally )?(?:[a-z]+ed|got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|"
-                           r"flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit)\b", re.IGNORECASE)
+_PAST_OPENING = re.compile(rf"^\s*(?:just |finally )?(?:[a-z]+ed|{_IRREGULAR_PAST})\b", re.IGNORECASE)
 # a happening of one's own, told in the past ("My son got into Michigan!", "We just closed on
 # our first house", "I passed my nursing board exam"); "used to" is a habit, not a happening
 _HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|have|had|been|be)\b)[\w'-]+ ){1,3}?(?:and i )?)(?:just |finally |recently |actually |officially )?"

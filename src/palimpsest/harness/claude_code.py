@@ -139,7 +139,7 @@ def _session_of(file: Path) -> str | None:
     """The `sessionId` of a transcript's first record (its first 64 KB read, at most)."""
     try:
         with open(file, "rb") as f:
-            first = f.read(65536).split(b"\n", 1)[0]
+            first = f.readline(65536)  # (read every turn for each agent file beside the session: its first line only)
         rec = json.loads(first)
     except (OSError, ValueError):
         return None

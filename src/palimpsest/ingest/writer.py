@@ -107,7 +107,7 @@ class Writer:
             return self._journal_and_index(session, msgs, attrs)
 
         def holder(key: str) -> str | None:  # the record's own message, or one of its parts ("cc:<uuid>:toolUseResult")
-            return held.get(key) or next((held[k] for k in held if key.startswith(k + ":")), None)
+            return held.get(key) or held.get(":".join(key.split(":", 2)[:2]))
 
         elsewhere = [holder(m["event_key"]) for m in msgs]
         result = self._journal_and_index(session, [m for m, h in zip(msgs, elsewhere) if h is None], attrs)

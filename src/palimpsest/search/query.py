@@ -12,7 +12,7 @@ import unicodedata
 from typing import Any
 
 from ..errors import InvalidInput
-from ..segment import EMOJI, emoji_name, has_runs, pieces
+from ..segment import emoji_words, has_runs, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
@@ -33,8 +33,7 @@ def query_terms(query: str) -> list[str]:
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
                 words.append(piece)
-    if not query.isascii():  # an emoji, by the name the index gives it (`segment.emoji_words`)
-        words += [n for n in dict.fromkeys(emoji_name(c) for c in EMOJI.findall(query)) if n not in words]
+    words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
     content = [w for w in words if w not in STOP_WORDS]
     return (content or words)[:MAX_TERMS]
 

@@ -21,8 +21,9 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import InvalidInput, StoreUnavailable, check_schema
+from ...errors import InvalidInput, StoreUnavailable
 from ...errors import redact_url as _redact
+from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
 from .rows import _clean, _ts
 

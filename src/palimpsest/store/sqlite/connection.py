@@ -22,7 +22,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Self
 
-from ...errors import StoreCorrupt, StoreUnavailable, check_schema
+from ...errors import StoreCorrupt, StoreUnavailable
+from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
 
 MMAP_BYTES = 1 << 30
