@@ -148,6 +148,9 @@ def run_locomo(data: list[Any], args: argparse.Namespace, embedder: Any, cache: 
                 ranked = [h.message.metadata.get("dia_id") for h in hits]
                 TOP10.append(ranked[:10])
                 evidence = set(qa["evidence"])
+                if args.show_misses and evidence - set(ranked[:10]):
+                    print(f"MISS locomo cat {qa['category']} {qa['question']!r}: "
+                          + ", ".join(f"{e} at {ranked.index(e) + 1 if e in ranked else '>' + str(max(KS))}" for e in sorted(evidence - set(ranked[:10]))))
                 for k in KS:
                     got = len(evidence & set(ranked[:k])) / len(evidence)
                     recall[k].append(got)
@@ -197,6 +200,9 @@ def run_longmemeval(data: list[Any], args: argparse.Namespace, embedder: Any, ca
             row[f"recall_all@{k}"] = 1.0 if found == answer else 0.0
         found20 = answer & set(sessions[:20])
         row["recall@20"] = len(found20) / len(answer)
+        if args.show_misses and total_answer_turns and len(answer_turns) < min(10, total_answer_turns):
+            ranks = [i + 1 for i, h in enumerate(hits) if h.message.metadata.get("has_answer")]
+            print(f"MISS longmemeval {q['question_type']} {q['question']!r}: answer turns at {ranks[:12]} of {total_answer_turns}")
         if total_answer_turns:  # abstention questions (`_abs`) have no evidence turn: left out, as in eval/README's BM25 figure
             row["turn_recall@10"] = len(answer_turns) / min(10, total_answer_turns)
         for key, value in row.items():
@@ -236,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--decay-clock", choices=["created", "accessed"])
     for w in ("fts", "semantic", "temporal", "importance", "session", "reply", "speaker", "when", "dated", "answer", "follow", "topic", "seed"):
         p.add_argument(f"--w-{w}", type=float)
+    p.add_argument("--show-misses", action="store_true", help="print each question whose evidence is not all in the top 10, with its ranks")
     p.add_argument("--session-cap", type=int, help="aggregation questions: hits of one session before the others' (0: off)")
     p.add_argument("--floor-similarity", help="relevance floor: auto, off or a cosine")
     p.add_argument("--floor-unknown", help="relevance floor for queries naming only what is not stored: auto, off or a cosine")
