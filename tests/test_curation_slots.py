@@ -312,6 +312,10 @@ def test_a_correction_of_a_fact_that_does_not_exist_is_new(memory: Memory) -> No
     # an unknown id (a typo, or a model's invention): the text is decided as any statement, and says so
     d = memory.facts.curator.write({"text": "The launch is on Friday.", "corrects": "fct_00000000000000000000000"})
     assert d.action == "supersede" and "is not an open fact" in d.reason and current(memory) == ["The launch is on Friday."]
+    # an id no fact has names no text either: a fact whose words hold that string is not the one it corrects
+    memory.facts.curator.write({"text": "Ticket fct_fakeff123 tracks the printer."})
+    d = memory.facts.curator.write({"text": "Tomasz prefers coffee now.", "corrects": "fct_fakeff123"})
+    assert d.action == "new" and "Ticket fct_fakeff123 tracks the printer." in current(memory)
 
 
 def test_a_correction_before_the_fact_it_corrects(memory: Memory) -> None:

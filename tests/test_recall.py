@@ -277,3 +277,11 @@ def test_document_chunks_of_an_attached_vault_join_search_and_recall(mem: Memory
     docs = mem.search("roll back release", session="s1").to_dict()["documents"]
     assert docs and docs[0]["document"] == "deploy.md"
     assert mem.search("roll back release").to_dict()["documents"] == []  # no session or agent: nothing attached
+
+
+def test_recall_of_a_session_not_stored_says_so(memory: Memory) -> None:
+    """Found by a chat bot's builder: a typo in the session id gave an empty live tail and no word of why."""
+    memory.append("real", "user", "The retry cap matches the upstream timeout.")
+    r = memory.recall("typo", "retry cap")
+    assert any("no session 'typo' is stored yet" in n for n in r.notes)
+    assert not any("is stored yet" in n for n in memory.recall("real", "retry cap").notes)

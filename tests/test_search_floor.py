@@ -11,7 +11,7 @@ from palimpsest import Memory, Settings
 from palimpsest.errors import InvalidInput
 from palimpsest.recall.recaller import hits_for
 from palimpsest.records import Hit, Message
-from palimpsest.search.floor import Floor, apply_floor, floor_for, query_names
+from palimpsest.search.floor import Floor, apply_floor, beyond_model, floor_for, query_names
 
 CORPUS = [
     ("user", "Melanie painted a sunrise over the lake last weekend"),
@@ -220,3 +220,35 @@ def test_a_turn_without_a_vector_yet_is_found_by_its_words(home: Path, store_url
         fresh = memory.append("new", "user", "Decision: the Quuxrelay58 gateway rotates its TLS certificate every 45 days.")["id"]
         assert [h.message.id for h in memory.search("Quuxrelay58 TLS certificate").hits] == [fresh]
         assert memory.search("How often does the gateway rotate its TLS certificate?").hits[0].message.id == fresh
+
+
+def test_a_name_held_by_a_message_in_another_language_is_known() -> None:
+    """Found by a multilingual chat bot's builder: the local model is English, so a German
+    message about Sabine had a cosine of 0.12 with "Where does Sabine work?" and the floor
+    dropped it — the one message holding the name, while a fact about another person stayed."""
+    floor = Floor(0.35, 0.45, 0.55)
+    german = _said("de", "Meine Kollegin Sabine arbeitet jetzt bei Bosch in Stuttgart.", 0.9)
+    russian = _said("ru", "Моя коллега Сабина теперь работает в Bosch, Sabine", 0.9)
+    for hit in (german, russian):
+        assert apply_floor([hit], {hit.message.id: 0.12}, "Where does Sabine work?", floor, lambda w: True)[0] == [hit]
+    # an English passing mention stays no evidence (the cosine of an English message is read)
+    passing = _said("en", 'user = User(name="Sabine", age=42)  # fixture', 0.9)
+    assert apply_floor([passing], {"en": 0.12}, "Where does Sabine work?", floor, lambda w: True)[0] == []
+
+
+@pytest.mark.parametrize(("text", "other"), [
+    ("Meine Kollegin Sabine arbeitet jetzt bei Bosch in Stuttgart.", True),
+    ("Ma collègue Sabine travaille maintenant chez Bosch à Stuttgart.", True),
+    ("我的同事Sabine现在在斯图加特的博世工作。", True),
+    ("John said the deploy is blocked by the migration", False),
+    ("kubectl get pods -n prod | grep api-gateway", False),  # code: no language's short words
+    ("Café au lait is my favourite, I had one in Paris", False),
+])
+def test_beyond_model(text: str, other: bool) -> None:
+    assert beyond_model(text) is other
+
+
+def test_words_in_capitals_of_code_or_shouting_are_no_names() -> None:
+    """`DROP TABLE` had emptied a search: "TABLE" was read as a third party no hit spoke of."""
+    assert query_names("DROP TABLE users") == []
+    assert query_names("What did Priya say about AWS?") == ["priya", "aws"]

@@ -298,3 +298,16 @@ def test_iso_is_the_one_textual_form_of_a_time(dt: datetime) -> None:
     text = iso(dt)
     assert text == dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")  # the form stored since the start
     assert parse_time(text) == dt and iso(parse_time(text)) == text
+
+
+def test_a_literal_scan_says_when_long_messages_were_read_in_part(memory: Memory) -> None:
+    """Found by a chat bot's builder: a marker in the middle of a 50 KB pasted log was no hit of
+    substring or regex search, with no word of why (the index holds the first `field_cap`)."""
+    cap = memory.settings.field_cap
+    memory.append("log", "user", "x " * cap + "UNIQUEMARKER_KAFKA_REBALANCE " + "y " * 100)
+    memory.append("chat", "user", "a short line")
+    for mode in ("substring", "regex"):
+        found = memory.search("UNIQUEMARKER_KAFKA", mode=mode)
+        assert found.hits == [] and any("1 message in scope is longer than the index holds" in n for n in found.notes), (mode, found.notes)
+        assert not memory.search("UNIQUEMARKER_KAFKA", mode=mode, session="chat").notes  # none cut in that scope
+    assert not memory.search("short", mode="substring", limit=1).notes  # a full page says nothing

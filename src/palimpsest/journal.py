@@ -53,6 +53,7 @@ class _SessionState:
     lines: int = 0
     last_n: int = 0
     keys: dict[str, tuple[int, int]] = field(default_factory=dict)  # event_key -> (line, offset)
+    last_message: str = ""  # the event_key of the session's latest message event
     inode: int = 0
 
 
@@ -115,14 +116,17 @@ class Journal:
             return 0
 
     # -- writing -------------------------------------------------------------
-    def append(self, session: str, events: list[dict[str, Any]]) -> list[tuple[Event, bool]]:
+    def append(self, session: str, events: list[dict[str, Any]], repeatable: frozenset[str] = frozenset()) -> list[tuple[Event, bool]]:
         """Durably append events to one session, as one group commit. Ids are assigned here;
         an event may carry a pre-assigned `id` (an import restoring an export), kept only
         if it is above the session's last id, else replaced by a fresh one.
 
         Returns each event with `True` if stored, `False` if its `event_key` was already in
-        the journal (the stored event is returned then). Raises `JournalError` when the
-        bytes could not be made durable; nothing of the batch is then acknowledged or kept.
+        the journal (the stored event is returned then). A key in `repeatable` (a message's
+        content, with no time said) is a duplicate only of the session's latest message — a
+        retried append —; said again after other turns ("ok" on Monday and on Friday) it is
+        stored, under the key with `@<line>` added. Raises `JournalError` when the bytes
+        could not be made durable; nothing of the batch is then acknowledged or kept.
         """
         path = self.path(session)
         _ = self.id  # settled before the first journal exists (a home with journals and no id is an old one)
@@ -134,19 +138,27 @@ class Journal:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 state = self._catch_up(session, fd, repair=True)
-                return self._write_batch(session, fd, state, events)
+                return self._write_batch(session, fd, state, events, repeatable)
             finally:
                 os.close(fd)  # closing releases the flock
 
-    def _write_batch(self, session: str, fd: int, state: _SessionState, events: list[dict[str, Any]]) -> list[tuple[Event, bool]]:
+    def _write_batch(self, session: str, fd: int, state: _SessionState, events: list[dict[str, Any]],
+                     repeatable: frozenset[str]) -> list[tuple[Event, bool]]:
         out: list[tuple[Event, bool]] = []
         chunks: list[bytes] = []
         pending: dict[str, Event] = {}
         offset, line = state.offset, state.lines
         own_n = state.last_n
+        last_message = state.last_message
         suffixes = secrets.token_hex(2 * len(events))  # one read of the random source per batch
         for i, raw in enumerate(events):
             key = raw["event_key"]
+            if key in repeatable and (key in state.keys or key in pending):
+                if last_message.split("@")[0] == key:
+                    key = last_message  # a retry: of the latest message
+                else:
+                    key = f"{key}@{line + 1}"  # said again after other turns: a turn of its own
+                    raw = {**raw, "event_key": key}
             if key in state.keys or key in pending:
                 out.append((pending.get(key) or self._find_key(session, state, key), False))
                 continue
@@ -167,9 +179,11 @@ class Journal:
             chunks.append(data)
             pending[key] = event
             out.append((event, True))
+            if event.type == "message":
+                last_message = key
         if chunks:
             self._durable_write(fd, state.offset, b"".join(chunks))
-            state.offset, state.lines, state.last_n = offset, line, own_n
+            state.offset, state.lines, state.last_n, state.last_message = offset, line, own_n, last_message
             state.keys.update({k: (e.line, e.offset) for k, e in pending.items()})
         return out
 
@@ -256,6 +270,8 @@ class Journal:
             d = _decode(raw_line)
             state.keys[d["event_key"]] = (state.lines, offset)
             state.last_n = max(state.last_n, event_number(d["id"]))
+            if d.get("type") == "message":
+                state.last_message = d["event_key"]
         except (ValueError, KeyError, TypeError):
             pass  # an unreadable line is kept as it is; it never blocks a writer
 

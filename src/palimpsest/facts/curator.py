@@ -410,6 +410,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    others=slots.others(candidate, existing))
 
 
+_FACT_ID = re.compile(r"fct_\w+")
 _RESUMED = re.compile(r"\b(?:again|back (?:on|to|in(?:to)?)|resumed|restarted)\b", re.IGNORECASE)
 
 # what a statement holds for, by a version: "for Llama 2", "For Python 3.11, …", "On Ubuntu 22.04 install …" (a sentence's
@@ -879,7 +880,8 @@ class Curator:
         try:
             return self.facts.get(corrects)  # type: ignore[no-any-return]
         except (NotFound, InvalidInput):
-            pass
+            if _FACT_ID.fullmatch(corrects.strip()):
+                return None  # an id no fact has (a typo, a model's invention) names no text to look for
         probe = Candidate(text=corrects, vault=c.vault)
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)

@@ -51,12 +51,14 @@ class Writer:
         self.outage = indexer.outage if indexer is not None else Outage("indexing")  # (no indexer: a store away from the start)
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
-        """One message; without `event_key`, a content-hash key collapses identical repeats
-        (of one time, when the caller gives `created_at`)."""
+        """One message; without `event_key`, a content-hash key collapses a retried append:
+        with `created_at`, the same message of the same time; without it, the same message
+        right after itself (said again after other turns, it is a turn of its own)."""
         check_session_id(session)
         msg = normalise_message(raw, zone=self.zone)
+        repeatable = frozenset() if msg["event_key"] or raw.get("created_at") else frozenset([default_key(msg)])
         msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None)
-        result = self._journal_and_index(session, [msg], attrs)
+        result = self._journal_and_index(session, [msg], attrs, repeatable)
         event, stored = result["events"][0]
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
                 "indexed": result["indexed"], "created_at": event.created_at}
@@ -145,12 +147,13 @@ class Writer:
             full.update(recover_from_source(str(meta["source_path"]), meta.get("source_line"), m.event_key))
         return full
 
-    def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:
+    def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any],
+                           repeatable: frozenset[str] = frozenset()) -> dict[str, Any]:
         unknown = set(attrs) - SESSION_ATTRS
         if unknown:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
         head = session_event(attrs)
-        pairs = self.journal.append(session, ([head] if head else []) + msgs)
+        pairs = self.journal.append(session, ([head] if head else []) + msgs, repeatable)
         indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
         if indexed:
             pairs = self._as_stored(session, pairs)

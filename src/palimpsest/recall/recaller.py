@@ -97,6 +97,8 @@ class Recaller:
         live = self._live_tail(session, live_tail, now)
         result = self.finder.search(query, limit=limit, now=now, tag=tag) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
+        if session and live_tail and not live and self.kernel.store.get_session(session) is None:
+            notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
         turn = Turn(session, query, result, {i.id for i in live})
         ranked: list[RecallItem] = []
         for group, source in self.sources:

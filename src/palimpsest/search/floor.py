@@ -95,9 +95,14 @@ def floor_for(model: str, similarity: object = "auto", unknown: object = "auto",
 def query_names(query: str) -> list[str]:
     """The names a query uses, lower-cased: capitalised words that do not open a sentence,
     possessive dropped ("What did Nate's dog eat?" → ["nate"]); stop words, months and
-    weekdays are not names."""
+    weekdays are not names, nor words in capitals where the query has several ("DROP
+    TABLE users": code or shouting, not an acronym)."""
     out: list[str] = []
-    for word in NAME_RE.findall(DATED_ABBR.sub(" ", query)):
+    words = NAME_RE.findall(DATED_ABBR.sub(" ", query))
+    shouted = sum(1 for w in WORD_RE.findall(query) if len(w) > 1 and w.isupper()) > 1
+    for word in words:
+        if shouted and word.isupper():
+            continue
         name = POSSESSIVE_RE.sub("", word).strip("'’-").lower()
         if name and name not in STOP_WORDS and name not in CALENDAR and name not in out:
             out.append(name)
@@ -106,11 +111,30 @@ def query_names(query: str) -> list[str]:
 
 TOP = 10  # a third party is known to a query when one of its first hits names them
 WORD_RE = re.compile(r"[\w’'-]+")
+# the short words of other languages the local model was not trained on (English ones left out): a message made of
+# them is one whose cosine with an English question says little ("Meine Kollegin Sabine arbeitet jetzt bei Bosch")
+OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr mit auf für bei jetzt ein eine einen zu von im
+    am den dem des auch noch aber oder wie wo wer meine mein sind habe hat le la les et est une un des du je tu il elle nous vous
+    avec pour dans chez pas que qui où mais ou ma mon mes ce cette el los las y es una del en con por para pero yo él ella mi mis
+    ahora está son lo gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
+    op voor nu van och att är jag hon han vi med på för inte""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
 
 
 def _words(text: str) -> set[str]:
     """The words of a text, lower-cased, possessives dropped."""
     return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(text.lower())}
+
+
+def beyond_model(text: str) -> bool:
+    """Whether a message is in a language the local (English) model does not read: most of
+    its letters outside the Latin script (Cyrillic, Chinese, Arabic, …), or more short words
+    of another language than of English."""
+    letters = [ch for ch in text[:2000] if ch.isalpha()]
+    if letters and sum(1 for ch in letters if ch > "\u024f") * 2 > len(letters):
+        return True
+    words = WORD_RE.findall(text[:2000].lower())
+    other = sum(1 for w in words if w in OTHER_LANGUAGES)
+    return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
 
 
 def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
@@ -131,6 +155,9 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     for h in hits:
         held |= _words(h.message.speaker)
         cosine = cosines.get(h.message.id)
+        if cosine is not None and beyond_model(h.message.content):  # its cosine says little: the name it holds speaks for it
+            held |= _words(h.message.content)
+            continue
         if cosine is None:  # no vector yet (a turn captured a moment ago): its words speak for it when they hold what is asked
             words = _words(f"{h.message.content} {h.message.context}")
             if words & asked:

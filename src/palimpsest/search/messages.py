@@ -143,11 +143,25 @@ class MessageSearch:
         # the index shows a NUL of the journal as U+FFFD (ingest/indexer.py), so a fragment must too
         query = query.replace("\x00", "\ufffd")
         hits = [Hit(m, 1.0) for m in self.store.substring_search(query, f, limit)] if query else []
-        return SearchResult(hits, mode="substring")
+        return SearchResult(hits, mode="substring", notes=self._cut_note(hits, f, limit))
 
     def regex(self, pattern: str, f: Filters, limit: int) -> SearchResult:
         found, notes = regex_search(self.store, pattern, f, limit)
-        return SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
+        hits = [Hit(m, 1.0) for m in found]
+        return SearchResult(hits, mode="regex", notes=notes + self._cut_note(hits, f, limit))
+
+    def _cut_note(self, hits: list[Hit], f: Filters, limit: int) -> list[str]:
+        """A scan of the index reads a long message's first `field_cap` characters only: said
+        when the result is not full, so a fragment from the middle of a pasted log is not
+        taken for absent."""
+        if len(hits) >= limit:
+            return []
+        cut = self.store.count_cut(f)
+        if not cut:
+            return []
+        note = (f"{cut} message{'s' if cut > 1 else ''} in scope {'are' if cut > 1 else 'is'} longer than the index holds: "
+                f"only the first {self.settings.field_cap:,} characters of each were scanned (memory_get_full reads one whole)")
+        return [note]
 
     def ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any = None) -> tuple[SearchResult, Any]:
         """Hybrid hits and the query's vector (None without one), for the other kinds to reuse."""

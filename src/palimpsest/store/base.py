@@ -219,6 +219,10 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Messages whose content or tool result contains `fragment` (case-insensitive)."""
 
     @abstractmethod
+    def count_cut(self, filters: Filters) -> int:
+        """How many messages in scope the index holds cut at `field_cap` (`Message.truncated`)."""
+
+    @abstractmethod
     def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
         """Messages in index order for full scans (regex mode, exports): (rowid, message)."""
 

@@ -11,8 +11,8 @@ from ..records import ROLE_RE
 from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, described, pick, schema, shown, tool
 
 SESSION_ATTRS: dict[str, Any] = {
-    "agent": described(STRING, "the agent writing (claude-code, codex, …); set on the session's first write"),
-    "channel": described(STRING, "the channel (a chat, a project, …); set on the session's first write"),
+    "agent": described(STRING, "the agent writing (claude-code, codex, …): the session's; a later write naming another changes it"),
+    "channel": described(STRING, "the channel (a chat, a project, …): the session's; a later write naming another changes it"),
     "title": described(STRING, "the session's title"),
     "key": described(STRING, "the client's own stable id of the session"),
     "kind": {"type": "string", "enum": ["normal", "instant"], "description": "instant: scratch, never distilled into "
@@ -83,8 +83,9 @@ def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
     return {k: v for k, v in full.items() if k not in ("journal_path", "journal_offset", "event_key")}  # (no server path to a model)
 
 
-@tool("memory_append", "Journal one message durably and index it. Identical repeated appends collapse unless they "
-      "carry distinct event_key values.", schema({"session": SESSION, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
+@tool("memory_append", "Journal one message durably and index it. A retried append collapses: the same message "
+      "right after itself, or with the same created_at; said again after other turns it is stored. Give event_key for "
+      "your own idempotency.", schema({"session": SESSION, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
       write=True)
 def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
     rest = {k: v for k, v in args.items() if k not in ("session", "role", "content")}

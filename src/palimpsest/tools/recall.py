@@ -16,7 +16,7 @@ BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "descript
       schema({"query": described(QUERY, "the turn's topic: usually the user's message as it is"),
               "session": described(SESSION, "the running session (its live tail is included; its id: letters, digits and ._:@+=-)"),
               "budget": BUDGET,
-              "tag": {"type": "string", "description": "key:value: past messages only from sessions carrying this accepted tag"},
+              "tag": {"type": "string", "description": "key:value: past messages and facts only from sessions carrying this accepted tag (a fact counts when it was heard in one)"},
               "live_tail": {**INTEGER, "minimum": 0, "maximum": 100,
                             "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"}},
              required=["query"]))

@@ -99,6 +99,10 @@ class SQLMessagesMixin(SQLBackend):
         sql = f"SELECT {M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT ? OFFSET ?"
         return [self._message(r) for r in self._fetch(sql, (*params, limit, offset))]
 
+    def count_cut(self, filters: Filters) -> int:
+        where, params = self._filter_sql(filters)
+        return int(self._fetch(f"SELECT count(*) FROM messages m WHERE m.truncated AND {where}", tuple(params))[0][0])
+
     def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
         where, params = self._filter_sql(filters)
         sql = f"SELECT m.rowid, {M} FROM messages m WHERE m.rowid > ? AND {where} ORDER BY m.rowid LIMIT ?"
