@@ -268,6 +268,19 @@ def test_a_100_mb_body_is_refused_without_being_read(url: str) -> None:
         pass  # the server may close the connection while the client is still sending; nothing was stored either way
 
 
+def test_a_client_that_sends_its_whole_body_first_hears_the_413(url: str) -> None:
+    """Found by a chat bot's builder: Python's urllib sends a 33 MiB body before reading and met a
+    broken pipe, never the 413 that says why (a body up to `DRAIN_BYTES` is read, then refused)."""
+    import urllib.error
+    import urllib.request
+
+    body = b'{"query": "' + b"x" * (33 * 1024 * 1024) + b'"}'
+    request = urllib.request.Request(f"{url}/api/memory/tool/memory_search", data=body, headers=JSON, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(request, timeout=60)
+    assert info.value.code == 413 and b"payload_too_large" in info.value.read()
+
+
 def test_deep_nesting_is_refused(url: str) -> None:
     deep = '{"session": "s", "role": "user", "content": "x", "tool_args": ' + "[" * 100_000 + "]" * 100_000 + "}"
     r = httpx.post(f"{url}/api/memory/tool/memory_append", content=deep.encode(), headers=JSON)

@@ -35,6 +35,7 @@ OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 PANEL_LOGIN = "/panel/login"
 PANEL_STATIC = "/panel/static/"
 PANEL_SIGN_IN_S = 7 * 24 * 3600  # a sign-in lasts a week
+DRAIN_BYTES = 64 * 1024 * 1024  # a refused body up to this size (twice the default limit) is read before the 413, so the client hears it
 
 
 def panel_cookie(token: bytes, expires: int) -> str:
@@ -93,6 +94,8 @@ class Guard:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         refusal = self._refuse(scope, headers)
         if refusal:
+            if refusal[0] == 413:
+                await self._drain(receive, headers)
             await _send_error(send, *refusal)
             return
         await self.app(scope, self._counting(receive), send)
@@ -122,6 +125,17 @@ class Guard:
             if ctype != "application/json":
                 return 415, "unsupported_media_type", "send the body as application/json", {}
         return None
+
+    async def _drain(self, receive: Receive, headers: dict[str, str]) -> None:
+        """Read and drop a refused body of at most `DRAIN_BYTES` before answering: a client that
+        sends the whole body before it reads (Python's urllib, requests) otherwise meets a
+        closed socket — a broken pipe — and never sees the 413 that says why."""
+        length = headers.get("content-length", "")
+        if not length.isdigit() or int(length) > DRAIN_BYTES:
+            return
+        with anyio.move_on_after(self.body_timeout):
+            while (message := await receive())["type"] == "http.request" and message.get("more_body", False):
+                pass
 
     def _authorised(self, header: str) -> bool:
         scheme, _, presented = header.partition(" ")
