@@ -58,7 +58,7 @@ from palimpsest.store import open_store
 
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
 DATA = ROOT / "bench" / "data"
-HELD_OUT = ("blind5", "blind6", "blind8", "blind9", "blind10", "blind11")  # never read to design rules: their errors and wrong merges are not printed
+HELD_OUT = ("blind5", "blind6", "blind8", "blind9", "blind10", "blind11", "blind12")  # never read to design rules: their errors and wrong merges are not printed
 ACTIONS = ("confirm", "supersede", "related", "new")
 ALL = "dev + dev2 + dev3 + test"
 
@@ -285,7 +285,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
     ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
-                                      "blind11", "devcode", "train1", "train2", "train3", "train4", "all"), default="all",
+                                      "blind11", "blind12", "devcode", "devtrial", "train1", "train2", "train3", "train4", "all"), default="all",
                     help="which pairs to report (all: dev, dev2, dev3, test, every one of those, fresh, blind, blind2 and blind3; "
                          "blind4, blind7, devcode, train1-train4; the held-out blind5, blind6, blind8, blind9, blind10 and blind11 only by name)")
     ap.add_argument("--rules", action="store_true", help="the gate's rules alone, without the pair model (facts.pairs)")
@@ -297,18 +297,18 @@ def main() -> None:
     for w in warnings:
         print("warning:", w, file=sys.stderr)
     dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
-    dev2, dev3, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11 = (
+    dev2, dev3, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11, blind12 = (
         file_cases(n) for n in ("dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
-                                "blind10", "blind11"))
+                                "blind10", "blind11", "blind12"))
     train = {n: file_cases(n) for n in ("train1", "train2", "train3", "train4")}
-    devcode = file_cases("devcode")
+    devcode, devtrial = file_cases("devcode"), file_cases("devtrial")
     sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
             "blind": [("blind", blind)], "blind2": [("blind2", blind2)], "blind3": [("blind3", blind3)], "blind4": [("blind4", blind4)], "blind5": [("blind5", blind5)],
             "blind6": [("blind6", blind6)], "blind7": [("blind7", blind7)], "blind8": [("blind8", blind8)],
-            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "devcode": [("devcode", devcode)], **{n: [(n, cases)] for n, cases in train.items()},
+            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "blind12": [("blind12", blind12)], "devcode": [("devcode", devcode)], "devtrial": [("devtrial", devtrial)], **{n: [(n, cases)] for n, cases in train.items()},
             "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh),
                     ("blind", blind), ("blind2", blind2), ("blind3", blind3), ("blind4", blind4), ("blind7", blind7),
-                    ("devcode", devcode), *train.items()]}[args.set]
+                    ("devcode", devcode), ("devtrial", devtrial), *train.items()]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -362,11 +362,13 @@ def main() -> None:
               f"twenty-third session, held out (bench/data/curation-blind9.json); blind10: {len(blind10)} pairs written the same way "
               f"in the twenty-fourth session, held out (bench/data/curation-blind10.json); blind11: {len(blind11)} pairs written the same "
               f"way in the twenty-fifth session, about a software project and its team (as a coding assistant stores them), held out "
-              f"(bench/data/curation-blind11.json); devcode: {len(devcode)} pairs of the same kind, written the same way in the "
+              f"(bench/data/curation-blind11.json); blind12: {len(blind12)} pairs written the same way in the thirtieth session by a helper "
+              f"that had read neither the code nor any pair file, four domains, held out (bench/data/curation-blind12.json); devcode: {len(devcode)} pairs of the same kind, written the same way in the "
               f"twenty-fifth session as development data (bench/data/curation-devcode.json); train1-train4: "
               f"{sum(len(c) for c in train.values())} pairs written the same way in the twenty-third session by four helpers, each "
               f"leaning on a theme (personal life, software teams, what an agent distils from chat, hard cases), for the pair model "
-              f"and as development data (bench/data/curation-train*.json).\n\n"
+              f"and as development data (bench/data/curation-train*.json); devtrial: {len(devtrial)} pairs written in the thirtieth session by a "
+              f"helper trying the facts layer as a new user, development data (bench/data/curation-devtrial.json).\n\n"
               + "\n".join(lines) + "\n\n" + "\n".join(notes))
     print(report)
     if args.write_results:

@@ -76,6 +76,8 @@ CHANGE_SAID = 0.4  # a change said by a marker supersedes from this cosine (0.3â
 # a Mac", after "I use Linux" said last week) it is history told, held until the fact began.
 STALE_SAID = timedelta(days=14)
 FLIP = 0.75  # a negation flipped, said as a change or a return ("I stopped drinking coffee" / "I started drinking coffee again"), supersedes from this cosine
+SCOPED_RELATED = 0.45  # a statement for one time or one version of a thing, this close, stands beside what holds
+DATE_MOVED = 0.6  # a date said to have moved supersedes from this cosine (the development pairs: see docs/facts.md)
 CHANGE_WORDS = 13  # â€¦ between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
@@ -420,8 +422,8 @@ _SCOPE = re.compile(r"(?:\b[Ff]or|^\s*(?:[Ii]n|[Oo]n|[Ww]ith|[Uu]nder))\s+(?:the
 
 # a statement of one day or one time ("The standup is off today", "I'm working from home today", "just this once"): an
 # exception to what holds, not a change of it (it retired the standup's time for good)
-_FOR_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just this (?:once|time|week)|for today|for tonight)\b",
-                       re.IGNORECASE)
+_FOR_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just this (?:once|time|week)|for today|for tonight|"
+                       r"just for (?:this|the|one|once)\b|for this (?:one|run|trip|time|sprint|release)\b)", re.IGNORECASE)
 _FROM_NOW = re.compile(r"\b(?:(?:from|starting|as of|since|beginning) (?:now|today|tonight|this (?:morning|afternoon|evening|week))|"
                        r"going forward|for good)\b", re.IGNORECASE)
 
@@ -552,6 +554,10 @@ def judge(s: Signals, candidate_later: bool) -> str:
     if s.differs == ["feeling"] and (s.says_change or s.resumed) and sem is not None and sem >= FLIP and s.words > 0 and not s.scoped:
         # "I hate oatmeal." / "Actually I like oatmeal now.": the feeling of one thing turned, said as a change
         return "supersede" if candidate_later else "dispute"
+    if "date" in s.differs and (s.moved or s.says_change) and sem is not None and sem >= DATE_MOVED and s.words >= 0.3 and not s.scoped \
+            and not {"negation", "numbers", "opposite", "stage", "feeling"} & set(s.differs):
+        # "My flight to Tokyo is on October 3." / "The airline moved my flight to Tokyo to October 4.": a date said to have moved
+        return "supersede" if candidate_later else "dispute"
     value_change = bool(set(s.differs) - {"date", "feeling"}) and not {"name", "numbers", "opposite"} & set(s.differs)
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart and not s.scoped:
         return "supersede" if candidate_later else "dispute"
@@ -564,8 +570,8 @@ def judge(s: Signals, candidate_later: bool) -> str:
         # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value
         # the words name, close in topic, in two short statements (chat's long sentences say "now" of anything)
         return "supersede" if candidate_later else "dispute"
-    if s.similarity >= RELATED or s.slot == "topic":
-        return "related"
+    if s.similarity >= RELATED or s.slot == "topic" or s.scoped and sem is not None and sem >= SCOPED_RELATED:
+        return "related"  # (an exception for one day or one run, a value of another version: beside what holds)
     return "new"
 
 

@@ -96,7 +96,7 @@ _TOOK_OVER = re.compile(r"^(?P<val>.+?)\s+(?:has\s+)?(?:took|takes|taken) over\s
 _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|was\s+|were\s+|got\s+|has been\s+|have been\s+)?"
                      r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
                      r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed|"
-                     r"relocated|transferred|promoted|slipped|ported|traded|converted)"
+                     r"relocated|transferred|promoted|slipped|ported|traded|converted|extended)"
                      r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
 _REBUILT = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+)?(?:rebuilt|rewrote|rewritten|reimplemented|re-implemented|redid)\s+"
                       r"(?P<obj>.+?)\s+(?:in|on|with|using)\s+(?P<val>.+)$")  # "We rewrote the web app in Svelte"
@@ -341,7 +341,8 @@ def _holder_attr(phrase: str) -> tuple[str, list[str]]:
         holder = PRONOUNS[words.pop(0)]
         if "'s" in words[1:]:  # "my wife's birthday": the wife's, not mine
             i = words.index("'s")
-            holder, words = f"{holder}'s {' '.join(words[:i])}", words[i + 1:]
+            collective = holder == "we" and words[:i] in (["team"], ["company"], ["group"], ["family"], ["household"])
+            holder, words = (holder if collective else f"{holder}'s {' '.join(words[:i])}"), words[i + 1:]  # "our team's budget" is ours
     elif len(words) > 1 and "'s" in words:
         i = words.index("'s")  # "the mobile app's product manager": product manager of the mobile app
         words = words[i + 1:] + words[:i]
@@ -477,6 +478,8 @@ def _structural(s: str, original: str) -> Slot | None:
         subj = m.group("subj")
         obj = m.groupdict().get("obj") or ""
         holder, attr = _holder_attr(subj)
+        if obj and subj not in PRONOUNS and obj.split()[0] in DETERMINERS - {"a", "an", "some"}:
+            holder, attr = _holder_attr(obj)  # "The airline moved my flight to May 4": what moved is my flight, not the airline
         if subj in PRONOUNS:
             holder, attr = PRONOUNS[subj], _holder_attr(obj)[1] if obj else []
             if not attr and m.groupdict().get("verb") in ("moved", "moving"):
@@ -779,8 +782,20 @@ def _qualifiers(words: list[str]) -> set[str]:
 
 
 def _canonical(stems: list[str]) -> list[str]:
-    """Each stem of a value as its `VALUE_SYNONYMS` group's first: "learning" and "studying" one word."""
-    return [_VALUE_CANONICAL.get(w, w) for w in stems]
+    """Each stem of a value as its `VALUE_SYNONYMS` group's first: "learning" and "studying" one word; a time of day
+    on the 24-hour clock ("10:00", "10am" and "10" one time, "10pm" another)."""
+    return [_clock(w) or _VALUE_CANONICAL.get(w, w) for w in stems]
+
+
+_CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm)?")
+
+
+def _clock(word: str) -> str | None:
+    m = _CLOCK.fullmatch(word)
+    if m is None or not (m.group(2) or m.group(3)) or int(m.group(1)) > 24:
+        return None
+    hour = int(m.group(1)) % 12 + (12 if m.group(3) == "pm" else 0) if m.group(3) else int(m.group(1))
+    return str(hour) if m.group(2) in (None, "00") else f"{hour}:{m.group(2)}"
 
 
 _OVER = frozenset(["over", "than", "rather", "instead"])  # "tabs over spaces", "tea more than coffee": what is preferred comes first
