@@ -30,6 +30,7 @@ class Reply:
     finish_reason: str = "stop"
     hang: bool = False
     only_mode: str | None = None  # answer 400 unless the request uses this structured mode
+    headers: dict[str, str] | None = None  # more response headers (Retry-After, a content type)
 
     @classmethod
     def json(cls, obj: Any) -> Reply:
@@ -107,18 +108,21 @@ class FakeOpenAI:
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status_code != 200:
-                    return self._send(reply.status_code, {"error": {"message": f"status {reply.status_code}"}})
+                    return self._send(reply.status_code, {"error": {"message": f"status {reply.status_code}"}}, reply.headers)
                 prompt = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4 + 1
                 self._send(200, {"id": "cmpl-fake", "object": "chat.completion", "model": body.get("model", "fake"),
                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content},
                                               "finish_reason": reply.finish_reason}],
-                                 "usage": {"prompt_tokens": prompt, "completion_tokens": len(reply.content) // 4 + 1}})
+                                 "usage": {"prompt_tokens": prompt, "completion_tokens": len(reply.content) // 4 + 1}}, reply.headers)
 
-            def _send(self, status: int, obj: Any) -> None:
+            def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(obj).encode()
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    if "Content-Type" not in (headers or {}):
+                        self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

@@ -416,6 +416,24 @@ def test_a_malformed_llm_verdict_is_parked_and_nothing_written(home: Path, store
         assert memory.facts.curator.pending() == []
 
 
+def test_jobs_run_curates_candidates_parked_while_the_llm_failed(home: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a user with an LLM configured: without a server, a candidate parked by `facts write`
+    stayed out of search and recall until the next write; `jobs run` curates it, as `serve` does."""
+    fake.push(Reply.text("I think they are the same"))
+    with llm_memory(home, f"sqlite:///{home}/index.db", fake) as memory:
+        memory.facts.curator.write({"text": RELATED_PAIR[0], "valid_from": "2024-01-01"})
+        assert memory.facts.curator.write({"text": RELATED_PAIR[1], "valid_from": "2024-06-01"}).action == "parked"
+    for k, v in {"PALIMPSEST_LLM_URL": fake.url, "PALIMPSEST_LLM_MODEL": "m", "PALIMPSEST_LLM_BACKOFF": "0,0,0",
+                 "PALIMPSEST_LLM_STRUCTURED": "json_schema", "PALIMPSEST_EMBEDDER": "none", "PALIMPSEST_STORE": f"sqlite:///{home}/index.db"}.items():
+        monkeypatch.setenv(k, v)
+    capsys.readouterr()
+    assert main(["--home", str(home), "jobs", "run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["curated"] == 1
+    with llm_memory(home, f"sqlite:///{home}/index.db", fake) as memory:
+        assert memory.facts.curator.pending() == [] and current(memory) == sorted(RELATED_PAIR)  # the deterministic path: related
+
+
 def test_a_slow_llm_verdict_parks_the_write_instead_of_holding_it(home: Path, store_url: str, fake: FakeOpenAI) -> None:
     """Found by a new user: with a 20 s LLM, `facts write` took 21 s, and with a hung one, at the
     defaults, 510 s (four tries of 120 s). A verdict inside a write is tried once, for `llm_wait`."""
@@ -438,6 +456,8 @@ def test_a_slow_llm_verdict_parks_the_write_instead_of_holding_it(home: Path, st
     ({"PALIMPSEST_LLM_TIMEOUT": "-1"}, "positive number of seconds"),
     ({"PALIMPSEST_LLM_RETRIES": "-1"}, "must be 0 or more"),
     ({"PALIMPSEST_LLM_WAIT": "0"}, "positive number of seconds"),
+    ({"PALIMPSEST_LLM_URL": "127.0.0.1:8080/v1"}, "must start with http:// or https://"),  # had failed each call, retried as a network error
+    ({"PALIMPSEST_LLM_MAX_TOKENS": "-5"}, "must be 1 or more"),  # had been sent to the endpoint
 ])
 def test_llm_settings_are_checked_when_read(env: dict[str, str], said: str) -> None:
     """Found by a new user: each was shown by `palimpsest settings`, then crashed a distillation

@@ -193,6 +193,25 @@ def test_the_llm_endpoint_is_asked_when_one_is_configured(tmp_path: Path, user: 
     assert "llm" not in {c.name for c in Doctor(settings, {"HOME": str(user)}).run()}  # none configured: no row
 
 
+def test_doctor_weighs_the_llm_replies_not_only_its_model_list(tmp_path: Path, user: Path) -> None:
+    """Found by a user with an LLM configured: an endpoint that answered prose to every call (22 of 22
+    replies invalid) was "ok" while every job fell back to the local rules."""
+    from fakeopenai import FakeOpenAI, Reply
+    from palimpsest import Memory
+    from palimpsest.llm import InvalidReply
+
+    with FakeOpenAI(responder=lambda body: Reply.text("Sure! Here is a summary of the turn.")) as fake:
+        settings = Settings.load(env={}, home=str(tmp_path / "h"), embedder="none", url=f"http://127.0.0.1:{free_port()}",
+                                 llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema")
+        with Memory(settings=settings) as memory:
+            for i in range(6):
+                memory.append(f"s{i}", "user", f"We deploy service {i} to Fly.io.")
+                with pytest.raises(InvalidReply):  # parked; the job would be retried, then the local rules
+                    memory.distiller.close_turn(f"s{i}", use_llm=True)
+        found = {c.name: c.to_dict() for c in Doctor(settings, {"HOME": str(user)}).run()}["llm"]
+        assert found["state"] == "warn" and "broke the schema" in found["detail"] and "llm parked" in found["fix"], found
+
+
 def test_doctor_asks_the_server_the_hooks_were_set_up_for(tmp_path: Path, user: Path) -> None:
     """Found by a new user: `setup claude-code --url …:18777` made hooks that worked, and
     `doctor` checked PALIMPSEST_URL's default server and reported "server PROBLEM"."""

@@ -5,6 +5,7 @@ string validates against the schema, and xgrammar's own schema compiler agrees."
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from jsonschema import Draft202012Validator
 from palimpsest.distill import DISTILL_SCHEMA
 from palimpsest.errors import InvalidInput
 from palimpsest.grammar import literal, schema_to_gbnf
+from palimpsest.llm import _for_grammar
 from palimpsest.summaries import SUMMARY_SCHEMA
 from palimpsest.toolsynth import ANSWER_SCHEMA, SYNTH_SCHEMA
 
@@ -38,7 +40,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                       "shape": {"anyOf": [{"$ref": "#/$defs/pt"}, {"type": "array", "items": {"$ref": "#/$defs/pt"}, "maxItems": 4}]},
                       "when": {"type": "string", "format": "date-time"}}},
 }
-COMPILED = {name: xgr.Grammar.from_ebnf(schema_to_gbnf(s)) for name, s in SCHEMAS.items()}
+COMPILED = {name: xgr.Grammar.from_ebnf(schema_to_gbnf(_for_grammar(s))) for name, s in SCHEMAS.items()}  # as the client sends it
 VALIDATORS = {name: Draft202012Validator(s) for name, s in SCHEMAS.items()}
 
 
@@ -82,7 +84,9 @@ def instances(schema: Any, root: dict[str, Any]) -> st.SearchStrategy[Any]:
         if schema.get("format") == "date-time":
             return st.datetimes().map(lambda d: f"{d.year:04d}-{d.month:02d}-{d.day:02d}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}Z")
         lo, hi = schema.get("minLength", 0), min(schema.get("maxLength", 12), 12)
-        return st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=lo, max_size=hi)
+        text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=lo, max_size=hi)
+        pattern = schema.get("pattern")  # not in the grammar (the client leaves it out): what the validator asks of a value
+        return text.filter(lambda t: re.search(pattern, t) is not None) if pattern else text
     if kind == "integer":
         return st.integers(min_value=schema.get("minimum", -10**15), max_value=10**15)  # the grammar bounds digits (16)
     if kind == "number":

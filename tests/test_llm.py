@@ -174,3 +174,66 @@ def test_memory_llm_from_settings(fake: FakeOpenAI, home: Path) -> None:
 def test_unknown_structured_mode_refused() -> None:
     with pytest.raises(ValueError):
         LLM("http://127.0.0.1:9/v1", "m", structured="politely")
+
+
+# -- found by a user with an LLM configured (thirtieth session) ---------------------------------
+def test_a_key_with_a_line_break_is_trimmed_and_never_shown(fake: FakeOpenAI) -> None:
+    """A key read from a CRLF .env file ("sk-…\\r") had failed every call with an error quoting the
+    whole key (CLI, logs, doctor, the job's last error, a synthesized answer's reason)."""
+    fake.push(Reply.text("ok"))
+    client(fake, api_key="sk-SECRET-abc123\r").chat(MSGS)
+    assert fake.headers[0]["Authorization"] == "Bearer sk-SECRET-abc123"
+    llm = client(fake, key_command="printf 'sk-SECRET-abc\\nmore'")  # a line break inside: no header can carry it
+    with pytest.raises(LLMError) as info:
+        llm.chat(MSGS)
+    assert "sk-SECRET" not in str(info.value) and "line break" in str(info.value)
+    assert len(fake.requests) == 1  # refused before sending, and not retried
+    status, said = llm.probe()
+    assert status == "problem" and "sk-SECRET" not in said
+
+
+def test_retry_after_is_honoured(fake: FakeOpenAI) -> None:
+    fake.push(Reply("", status_code=429, headers={"Retry-After": "1"}), Reply.text("ok"))
+    started = time.monotonic()
+    client(fake, backoff="0,0,0").chat(MSGS)
+    assert time.monotonic() - started >= 0.9 and fake.requests[0]["stream"] is False
+
+
+def test_a_stream_is_named_and_not_retried(fake: FakeOpenAI) -> None:
+    fake.push(*[Reply("data: {}\n\n", headers={"Content-Type": "text/event-stream"})] * 4)
+    with pytest.raises(LLMError, match="text/event-stream"):
+        client(fake).chat(MSGS)
+    assert len(fake.requests) == 1
+
+
+def test_grammar_mode_takes_a_schema_with_patterns_and_long_strings(fake: FakeOpenAI) -> None:
+    """The wiki's patch schema (a `pattern` on its sources) had failed every call in grammar mode."""
+    schema = {"type": "object", "additionalProperties": False, "required": ["id", "text"],
+              "properties": {"id": {"type": "string", "pattern": "^#[0-9]+$"}, "text": {"type": "string", "maxLength": 4000}}}
+    fake.push(Reply.json({"id": "#3", "text": "x"}), Reply.json({"id": "three", "text": "x"}))
+    llm = client(fake, structured="grammar")
+    assert llm.structured_call(MSGS, schema, task="t").data == {"id": "#3", "text": "x"}
+    assert "pattern" not in fake.requests[0]["grammar"]
+    with pytest.raises(InvalidReply):  # the reply is still held to the whole schema
+        llm.structured_call(MSGS, schema, task="t")
+
+
+def test_what_the_curator_would_refuse_is_an_invalid_distill_reply() -> None:
+    """A 246-character entity passed the schema and the curator refused the fact: the turn was marked
+    distilled and its facts were gone. The schema now holds the curator's bounds, so such a reply is
+    parked and retried, then the local rules distill the turn."""
+    from jsonschema import Draft202012Validator
+
+    from palimpsest.distill import DISTILL_SCHEMA
+    from palimpsest.summaries.compactor import SUMMARY_SCHEMA
+
+    good = {"summary": "s", "facts": [{"text": "I live in Berlin.", "kind": "fact", "entities": ["Berlin"], "valid_from": None}],
+            "corrections": [], "tasks": []}
+    check = Draft202012Validator(DISTILL_SCHEMA)
+    assert check.is_valid(good)
+    for bad in ("O" * 246, "", "   "):
+        assert not check.is_valid({**good, "facts": [{**good["facts"][0], "entities": [bad]}]})
+    assert not check.is_valid({**good, "facts": [{**good["facts"][0], "text": "  "}]})
+    assert not check.is_valid({**good, "tasks": ["x" * 9000]})
+    assert not Draft202012Validator(SUMMARY_SCHEMA).is_valid({"summary": "x" * 2_000_000, "identifiers": []})
+

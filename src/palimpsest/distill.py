@@ -49,24 +49,27 @@ SYSTEM_SESSION = "distill"
 MAX_TURN_MESSAGES = 400
 KINDS = ["fact", "preference", "decision", "event", "plan"]
 
+# what the facts layer takes (facts/model.py: a fact's text, an entity of at most 200 characters), so a reply the curator
+# would refuse is an invalid reply — parked, retried, then the local rules — never a fact silently lost
+STATEMENT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 2000, "pattern": r"\S"}
 DISTILL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     "required": ["summary", "facts", "corrections", "tasks"],
     "properties": {
-        "summary": {"type": "string", "minLength": 1},
+        "summary": {"type": "string", "minLength": 1, "maxLength": 2000},
         "facts": {"type": "array", "maxItems": 20, "items": {
             "type": "object", "additionalProperties": False, "required": ["text", "kind", "entities", "valid_from"],
             "properties": {
-                "text": {"type": "string", "minLength": 1},
+                "text": STATEMENT,
                 "kind": {"enum": KINDS},
-                "entities": {"type": "array", "maxItems": 10, "items": {"type": "string"}},
+                "entities": {"type": "array", "maxItems": 10, "items": {"type": "string", "minLength": 1, "maxLength": 200, "pattern": r"\S"}},
                 "valid_from": {"type": ["string", "null"], "format": "date-time"},
             }}},
         "corrections": {"type": "array", "maxItems": 10, "items": {
             "type": "object", "additionalProperties": False, "required": ["text", "replaces"],
-            "properties": {"text": {"type": "string", "minLength": 1}, "replaces": {"type": "string", "minLength": 1}}}},
-        "tasks": {"type": "array", "maxItems": 10, "items": {"type": "string", "minLength": 1}},
+            "properties": {"text": STATEMENT, "replaces": STATEMENT}}},
+        "tasks": {"type": "array", "maxItems": 10, "items": STATEMENT},
     },
 }
 _VALIDATOR = Draft202012Validator(DISTILL_SCHEMA)

@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 SYSTEM_SESSION = "llm"
 MODES = STRUCTURED_MODES
 PARKED_CHARS = 65536  # of an invalid reply kept in the journal
+MAX_RETRY_AFTER = 60.0  # the longest wait an endpoint's Retry-After is granted
+BAD_HEADER = ("the API key (llm_api_key or the output of llm_key_command) holds a character no HTTP header may carry — "
+              "a line break from a file written on Windows? Nothing was sent")
 
 
 class InvalidReply(LLMError):
@@ -93,7 +96,7 @@ class LLM:
         self.url = url.rstrip("/")
         self.shown = redact_url(self.url)  # what messages and logs say: a password in the URL never
         self.model = model
-        self.api_key = api_key
+        self.api_key = api_key.strip()  # a key read from a CRLF .env file ends in "\r", which no header may carry
         self.key_command = key_command
         self.timeout = timeout
         self.wait = wait  # the `patience` of a call someone waits on (setting `llm_wait`)
@@ -105,6 +108,7 @@ class LLM:
         self.decisions = decisions
         self._mode: str | None = None if structured == "auto" else structured
         self._lock = threading.Lock()
+        self._keys: set[str] = set()  # every key sent (a key command may give another each time), hidden in messages
 
     @classmethod
     def from_settings(cls, settings: Any, store: Any = None, decisions: DecisionLog | None = None) -> LLM | None:
@@ -121,8 +125,10 @@ class LLM:
         an HTML page was otherwise seen only as every job falling back to the local rules."""
         try:
             r = httpx.get(f"{self.url}/models", headers=self._headers(), timeout=timeout, trust_env=False)
+        except httpx.LocalProtocolError:
+            return "problem", BAD_HEADER
         except (httpx.HTTPError, LLMError) as exc:
-            return "problem", f"{self.shown} does not answer ({type(exc).__name__}: {str(exc)[:120]})"
+            return "problem", f"{self.shown} does not answer ({type(exc).__name__}: {self._scrub(str(exc))[:120]})"
         if r.status_code in (401, 403):
             return "problem", f"{self.shown} refuses the key ({r.status_code})"
         if r.status_code != 200:
@@ -139,7 +145,8 @@ class LLM:
     def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
              cancel: threading.Event | None = None, temperature: float = 0.0) -> Reply:
         """A plain completion: the reply's text (retried on transient failures)."""
-        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": temperature}
+        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": temperature,
+                "stream": False}
         return self._call(body, task, cancel)
 
     def structured_call(self, messages: list[dict[str, str]], schema: dict[str, Any], *, task: str, name: str = "reply",
@@ -150,7 +157,8 @@ class LLM:
         `patience`: a call someone waits on (a verdict inside a write, an answer to a search)
         is tried once, for at most that many seconds — a hung endpoint held `facts write` 510 s
         and `search --synthesize` 512 s with the defaults' retries and 120 s timeout."""
-        base = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0}
+        base = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0,
+                "stream": False}
         # last resort of `auto`: the schema without `strict` (OpenAI's strict mode refuses some
         # keywords, e.g. minLength on older models); the reply is validated all the same
         modes = [self._mode] if self._mode else [*MODES, "json_schema_loose"]
@@ -212,13 +220,15 @@ class LLM:
                 return self._once(body, task, cancel, timeout)
             except _Transient as exc:
                 self._count(task, failures=1)
+                said = self._scrub(str(exc))
                 if attempt >= retries:
-                    raise LLMError(f"{task}: {self.shown} failed {attempt + 1} times; last: {exc}") from None
-                log.warning("LLM %s: %s; retrying in %.1f s", task, exc, delays[attempt])
-                if cancel is not None and cancel.wait(delays[attempt]):
+                    raise LLMError(f"{task}: {self.shown} failed {attempt + 1} times; last: {said}") from None
+                delay = max(delays[attempt], min(exc.retry_after, MAX_RETRY_AFTER))  # the endpoint's Retry-After, within reason
+                log.warning("LLM %s: %s; retrying in %.1f s", task, said, delay)
+                if cancel is not None and cancel.wait(delay):
                     raise Cancelled(f"{task}: cancelled") from None
                 if cancel is None:
-                    time.sleep(delays[attempt])
+                    time.sleep(delay)
         raise AssertionError("unreachable")
 
     def _once(self, body: dict[str, Any], task: str, cancel: threading.Event | None, timeout: float | None = None) -> Reply:
@@ -237,17 +247,23 @@ class LLM:
             return client.post(f"{self.url}/chat/completions", json=body, headers=self._headers())
         except httpx.TimeoutException as exc:
             raise _Transient(f"timed out after {client.timeout.read} s ({type(exc).__name__})") from None
+        except httpx.LocalProtocolError:  # its message quotes the header, the key in it: never shown, never retried
+            raise LLMError(BAD_HEADER) from None
         except httpx.HTTPError as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from None
 
     def _reply(self, response: httpx.Response, task: str) -> Reply:
         if response.status_code == 429 or response.status_code >= 500:
-            raise _Transient(f"HTTP {response.status_code}: {response.text[:200]}")
+            raise _Transient(f"HTTP {response.status_code}: {response.text[:200]}", _retry_after(response))
         if response.status_code == 400:
             raise _Refused(response.text[:300])
         if response.status_code >= 300:
             self._count(task, failures=1)
             raise LLMError(f"{task}: {self.shown} answered HTTP {response.status_code}: {response.text[:300]}")
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            self._count(task, failures=1)
+            raise LLMError(f"{task}: {self.shown} answered a stream (text/event-stream) to a request with \"stream\": false: "
+                           "Palimpsest needs an endpoint that answers whole completions")
         try:
             data = response.json()
             choice = data["choices"][0]
@@ -267,7 +283,15 @@ class LLM:
             if done.returncode != 0:
                 raise LLMError(f"llm_key_command failed ({done.returncode}): {done.stderr.strip()[:200]}")
             key = done.stdout.strip()
+        if key:
+            self._keys.add(key)
         return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _scrub(self, text: str) -> str:
+        """`text` with every key this client has sent hidden: an error that quotes a request never shows one."""
+        for key in self._keys:
+            text = text.replace(key, "***")
+        return text
 
     def _count(self, task: str, **counts: int) -> None:
         if self.store is None:
@@ -280,6 +304,18 @@ class LLM:
 
 class _Transient(Exception):
     """Worth retrying: timeouts, connection errors, 429, 5xx, a garbled body."""
+
+    def __init__(self, message: str, retry_after: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _retry_after(response: httpx.Response) -> float:
+    """The seconds a 429 or 503 asks the client to wait (`Retry-After` in seconds; a date is not read)."""
+    try:
+        return max(0.0, float(response.headers.get("retry-after", "0")))
+    except ValueError:
+        return 0.0
 
 
 class _Refused(Exception):
@@ -307,7 +343,7 @@ def _constraint(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any]:
     if mode == "grammar":
         from .grammar import schema_to_gbnf
 
-        return {"grammar": schema_to_gbnf(schema)}
+        return {"grammar": schema_to_gbnf(_for_grammar(schema))}
     return {"guided_json": schema}
 
 
@@ -323,3 +359,17 @@ def usage(store: Any) -> dict[str, Any]:
         return store.llm_usage()
     except Exception as exc:
         return {"error": str(exc)}
+
+
+def _for_grammar(schema: Any) -> Any:
+    """The schema without what a grammar cannot enforce — `pattern`, a string length past `grammar.MAX_REPEAT` — for
+    the grammar only: the reply is validated against the whole schema all the same (the wiki's patch schema had made
+    grammar mode fail every time)."""
+    from .grammar import MAX_REPEAT
+
+    if isinstance(schema, dict):
+        return {k: _for_grammar(v) for k, v in schema.items()
+                if not (k == "pattern" and isinstance(v, str) or k == "maxLength" and isinstance(v, int) and v > MAX_REPEAT)}
+    if isinstance(schema, list):
+        return [_for_grammar(v) for v in schema]
+    return schema

@@ -61,6 +61,21 @@ def _count(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"must be 1 or more, got {text.strip()[:40]!r}")
+    return value
+
+
+def _http_url(text: str) -> str:
+    """Empty, or a URL with its http(s) scheme ("127.0.0.1:8080/v1" had failed every call, retried as a network error)."""
+    value = text.strip()
+    if value and not value.lower().startswith(("http://", "https://")):
+        raise ValueError(f"must start with http:// or https://, got {value[:40]!r}")
+    return value
+
+
 def delays(text: str) -> list[float]:
     """Comma-separated seconds, each 0 or more (`llm_backoff`)."""
     try:
@@ -146,7 +161,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("capture_loopback", True, "PALIMPSEST_CAPTURE_LOOPBACK", "Accept POST /api/capture from loopback clients while writes are off: capture is how the owner's own harness writes; the write tools (a model's writes) still need PALIMPSEST_ENABLE_WRITE=1. Behind a reverse proxy every client looks local: set 0.", _bool),
     Setting("request_timeout", 60.0, "PALIMPSEST_REQUEST_TIMEOUT", "Seconds a request may take before the server answers 503 deadline_exceeded (its work is left to finish; retry writes with their event_key); 0: no limit.", float),
     Setting("header_timeout", 15.0, "PALIMPSEST_HEADER_TIMEOUT", "Seconds a client may take to send a request's headers (a new connection: from connecting) before the server closes it (slow clients); 0: no limit.", float),
-    Setting("llm_url", "", "PALIMPSEST_LLM_URL", "Base URL of an OpenAI-compatible chat endpoint (…/v1); empty: no LLM, deterministic local fallbacks."),
+    Setting("llm_url", "", "PALIMPSEST_LLM_URL", "Base URL of an OpenAI-compatible chat endpoint (…/v1); empty: no LLM, deterministic local fallbacks.",
+            _http_url),
     Setting("llm_model", "", "PALIMPSEST_LLM_MODEL", "Model name sent to the chat endpoint."),
     Setting("llm_api_key", "", "PALIMPSEST_LLM_API_KEY", "Bearer key for the chat endpoint."),
     Setting("llm_key_command", "", "PALIMPSEST_LLM_KEY_COMMAND", "Command whose output is the bearer key, run before each call (short-lived tokens)."),
@@ -155,7 +171,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("llm_backoff", "5,10,15", "PALIMPSEST_LLM_BACKOFF", "Seconds to wait before each retry, comma-separated.", _delays),
     Setting("llm_wait", 20.0, "PALIMPSEST_LLM_WAIT", "Seconds a call someone waits on may take — the curator's verdict inside a write, an answer to a search — tried once (then the write is parked for a later verdict; the search's hits come back without an answer).", _seconds),
     Setting("llm_structured", "auto", "PALIMPSEST_LLM_STRUCTURED", "How a JSON schema is sent: auto, json_schema (response_format), grammar (llama.cpp GBNF) or guided_json (vLLM).", _structured),
-    Setting("llm_max_tokens", 1024, "PALIMPSEST_LLM_MAX_TOKENS", "Completion tokens asked for by default.", int),
+    Setting("llm_max_tokens", 1024, "PALIMPSEST_LLM_MAX_TOKENS", "Completion tokens asked for by default.", _positive),
     Setting("distill", True, "PALIMPSEST_DISTILL", "Distill every closed turn into facts (LLM, or the local fallback without one).", _bool),
     Setting("tool_synth", True, "PALIMPSEST_TOOL_SYNTH", "Describe tool calls that have no text (LLM, or a template sentence without one).", _bool),
     Setting("synthesize_answers", False, "PALIMPSEST_SYNTHESIZE_ANSWERS", "Allow memory_search synthesize=true to ask the LLM for an answer drawn from the hits.", _bool),

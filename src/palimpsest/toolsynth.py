@@ -38,7 +38,8 @@ MAX_ARG_CHARS = 80
 SYNTH_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["sentence"],
                                 "properties": {"sentence": {"type": "string", "minLength": 3, "maxLength": 300}}}
 ANSWER_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": False, "required": ["answer", "cited"],
-                                 "properties": {"answer": {"type": "string"}, "cited": {"type": "array", "items": {"type": "string"}}}}
+                                 "properties": {"answer": {"type": "string", "maxLength": 4000},
+                                                "cited": {"type": "array", "maxItems": 50, "items": {"type": "string", "maxLength": 100}}}}
 PROMPT = ("Describe this tool call in one past-tense sentence of at most 30 words, naming what was done and to what "
           "(file names, commands, queries verbatim). Invent nothing. Answer JSON: {\"sentence\": \"...\"}.")
 

@@ -28,6 +28,7 @@ from .client import Spool
 
 OK, WARN, PROBLEM = "ok", "warn", "problem"
 BACKLOG_WARN = 1000
+LLM_BAD_MIN = 5  # invalid or failed LLM replies before doctor weighs them against the good ones
 HOOK_EVENTS = ("UserPromptSubmit", "Stop")
 
 
@@ -158,7 +159,20 @@ class Doctor:
         fix = {OK: "", WARN: "check PALIMPSEST_LLM_URL and PALIMPSEST_LLM_MODEL (`palimpsest settings`)",
                PROBLEM: "check PALIMPSEST_LLM_URL and PALIMPSEST_LLM_API_KEY (`palimpsest settings`); until then distillation, "
                         "summaries and the curator use the local rules"}[state]
+        if state == OK:
+            state, detail, fix = self._llm_replies(detail)
         checks.append(Check("llm", state, detail, fix))
+
+    def _llm_replies(self, detail: str) -> tuple[str, str, str]:
+        """What the endpoint's replies were worth: an endpoint that lists its models and answers prose (or a stream, or
+        errors) to every call had been "ok" while each job fell back to the local rules."""
+        usage = self._read_home().get("llm") or {}
+        counts = [u for u in usage.values() if isinstance(u, dict)]
+        calls, invalid, failures = (sum(int(u.get(k) or 0) for u in counts) for k in ("calls", "invalid", "failures"))
+        if invalid + failures >= LLM_BAD_MIN and 2 * (invalid + failures) > calls + failures:
+            return (WARN, f"{detail}, but of its {calls + failures} replies {invalid} broke the schema and {failures} failed",
+                    "palimpsest llm parked (what it answered); palimpsest jobs status; until then the local rules stand in")
+        return OK, detail, ""
 
     def _read_home(self) -> dict[str, Any]:
         """The job counts and the quarantine of the home, read once: {"missing": True} for a
@@ -171,7 +185,8 @@ class Doctor:
                 from ..memory import Memory
 
                 with Memory(settings=self.settings) as memory:
-                    self._home = {"tasks": memory.jobs()["tasks"], "quarantine": memory.quarantine_stats()}
+                    self._home = {"tasks": memory.jobs()["tasks"], "quarantine": memory.quarantine_stats(),
+                                  "llm": memory.stats().get("llm") or {}}
             except Exception as exc:  # noqa: BLE001 — a report, not a failure
                 self._home = {"error": str(exc)}
         return self._home

@@ -58,6 +58,9 @@ def run(args: argparse.Namespace) -> None:
         while n < MAX_RUN and (batch := worker.run_once()):  # the worker's `drain`, a batch at a time for the bar
             n += batch
             update(n, max(n, total))
+        # fact candidates parked while the store or the LLM was away: curated here too, as `serve` does (without a
+        # server they had stayed out of search and recall until the next write)
+        curated = len(memory.facts.curator.drain()) if not args.task and memory.facts.curator.pending() else 0
         left = memory.jobs()
     waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if asked(t))
     due = min((at for t, at in left["next_runs"].items() if asked(t)), default=None)
@@ -65,9 +68,10 @@ def run(args: argparse.Namespace) -> None:
     def human(r: dict[str, Any]) -> None:
         later = f"; {r['waiting']} wait, the first until {r['next_run'][:19]}Z (compaction, and a session's last turn, once it " \
                 "has been quiet a minute): `palimpsest serve` runs them when due" if r["waiting"] else ""
-        print(f"ran {r['ran']} jobs{later}")
+        parked = f"; curated {r['curated']} parked fact candidate{'s' if r['curated'] != 1 else ''}" if r["curated"] else ""
+        print(f"ran {r['ran']} jobs{parked}{later}")
 
-    emit(args, {"ran": n, "waiting": waiting, "next_run": due if waiting else None}, human)
+    emit(args, {"ran": n, "curated": curated, "waiting": waiting, "next_run": due if waiting else None}, human)
 
 
 def reindex(args: argparse.Namespace) -> None:

@@ -46,6 +46,7 @@ def _logging(level: int) -> None:
     line per outage (a shared server's user); its errors still show."""
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request, with the URL as given (a password in it too)
 
 
 def _settings(args: argparse.Namespace) -> Settings:

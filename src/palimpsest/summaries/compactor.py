@@ -60,8 +60,8 @@ _HEX_DIGIT = re.compile(r"\d")
 _CODE = re.compile(r"`[^`\n]{2,80}`")
 SUMMARY_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["summary", "identifiers"],
-    "properties": {"summary": {"type": "string", "minLength": 1},
-                   "identifiers": {"type": "array", "maxItems": 200, "items": {"type": "string"}}},
+    "properties": {"summary": {"type": "string", "minLength": 1, "maxLength": 32000},  # (an endpoint once wrote 2 MB)
+                   "identifiers": {"type": "array", "maxItems": 200, "items": {"type": "string", "maxLength": 500}}},
 }
 RULES = """Rules:
 - Cover every distinct topic in the input, however brief; do not drop a topic to save words.
