@@ -473,3 +473,13 @@ def test_a_clause_after_i_mean_puts_no_value_right() -> None:
     "I live in I really love it here."."""
     out = local_distill([msg("I live in Lisbon. I mean I really love it here.")])
     assert not any(c["text"].startswith("I live in I") for c in out["corrections"])
+
+
+def test_the_distill_prompt_knows_the_fact_a_change_replaces(home: Path) -> None:
+    """Found by a user with an LLM configured: "Actually I moved to Lisbon now." shares no word with
+    "I live in Berlin …", so the prompt's known facts left it out and the model could not name it."""
+    with Memory(home, settings=Settings.load(env={}, embedder="none")) as memory:
+        fact = memory.facts.write("I live in Berlin and work on the Orion project.")
+        memory.facts.write("The Orion project uses PostgreSQL.")
+        known = memory.distiller._known_facts("Actually I moved to Lisbon now.")
+        assert any(fact.id in line for line in known)

@@ -499,6 +499,7 @@ def test_fail_retries_then_exhausts(store: Store) -> None:
     retry_at = iso(t0 + timedelta(seconds=30))
     store.fail_job(first.id, "embedder timed out", retry_at)
     assert store.claim_jobs("w", ["embed"], 1, iso(t0), stale) == []
+    assert store.job_status()["sample_errors"] == {"embed": "embedder timed out"}  # waiting on its retry: why, said
     second = store.claim_jobs("w", ["embed"], 1, iso(t0 + timedelta(seconds=31)), stale)[0]
     assert (second.attempts, second.last_error, second.run_at) == (2, "embedder timed out", retry_at)
     store.fail_job(second.id, "embedder timed out again", iso(t0 + timedelta(seconds=60)))  # attempts exhausted

@@ -30,6 +30,7 @@ the whole validated output), then every item goes to `facts.curator.write`.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -314,8 +315,16 @@ class Distiller:
     def _known_facts(self, text: str) -> list[str]:
         if not text.strip():
             return []
+        from .facts.curator import slot_terms
+
+        # and the facts of the slots it speaks of, in words it need not share with them ("Actually I moved to Lisbon
+        # now." names no word of "I live in Berlin", which a correction must be able to name)
+        terms = list(dict.fromkeys(t for sentence in re.split(r"(?<=[.!?])\s+", text[:4000]) for t in slot_terms(sentence)))[:12]
         try:
             hits = self.facts.search(text, limit=10)
+            if terms:
+                seen = {h.fact.id for h in hits}
+                hits += [h for h in self.facts.search(" ".join(terms), limit=5) if h.fact.id not in seen]
         except Exception as exc:
             log.warning("no known facts for the distill prompt: %s", exc)
             return []

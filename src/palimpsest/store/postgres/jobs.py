@@ -27,4 +27,4 @@ class PostgresJobsMixin(SQLJobsMixin, PostgresConnection):
     def _sample_errors(self) -> dict[str, str]:
         return dict(self._all(  # type: ignore[arg-type]
             """SELECT DISTINCT ON (task) task, last_error FROM jobs
-               WHERE state = 'failed' AND last_error IS NOT NULL ORDER BY task, id DESC"""))
+               WHERE state IN ('failed', 'queued') AND last_error IS NOT NULL ORDER BY task, id DESC"""))

@@ -33,7 +33,7 @@ class SQLiteJobsMixin(SQLJobsMixin, SQLiteConnection):
         return {
             task: err
             for task, err, _ in self._reader.execute(
-                # the newest failure of each task (SQLite takes the other columns from the max row)
-                "SELECT task, last_error, max(id) FROM jobs WHERE state = 'failed' AND last_error IS NOT NULL GROUP BY task"
+                # the newest failure of each task, failed or waiting on its retry (SQLite takes the other columns from the max row)
+                "SELECT task, last_error, max(id) FROM jobs WHERE state IN ('failed', 'queued') AND last_error IS NOT NULL GROUP BY task"
             )
         }
