@@ -483,3 +483,14 @@ def test_the_distill_prompt_knows_the_fact_a_change_replaces(home: Path) -> None
         memory.facts.write("The Orion project uses PostgreSQL.")
         known = memory.distiller._known_facts("Actually I moved to Lisbon now.")
         assert any(fact.id in line for line in known)
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # found by a new user: "Scratch that earlier plan: …" was kept as "Earlier plan: …", and "scratch what I said" was no correction
+    ("Scratch that earlier plan: the 4.2 release ships on April 18.", "The 4.2 release ships on April 18."),
+    ("Scratch that batch size, it's 64 now that we have more memory.", "The batch size is 64 now that we have more memory."),
+    ("Scratch what I said about sertraline, it's back to 50 mg.", "The sertraline is back to 50 mg."),
+    ("Scratch that, I live in Porto.", "I live in Porto."),
+])
+def test_a_statement_scratched_is_a_correction_said_plainly(said: str, kept: str) -> None:
+    assert classify(said) == ("correction", "correction", kept)

@@ -73,6 +73,11 @@ ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
                         r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+# "Scratch that earlier plan: the release ships …" (a label of what is dropped, then the statement), "Scratch that batch
+# size, it's 64 now", "Scratch what I said about sertraline, it's back to 50 mg": the thing named, then its value
+_SCRATCH = re.compile(r"^\s*scratch (?:that|what i said)(?:\s+(?:(?:earlier|last|previous|old|first) )?(?:plan|idea|note|one|bit)\s*[:,—-]\s*"
+                      r"(?P<rest>.{8,})|\s+(?:about\s+)?(?P<what>[\w -]{2,30}?)\s*[,:;—-]\s*(?:it'?s|it is|that'?s)\s+(?P<value>.{2,}))$",
+                      re.IGNORECASE)
 PREFERENCE = re.compile(r"\b(?:i (?:really |much |strongly |do )?(?:prefer|like|love|enjoy|hate|dislike|can't stand|don't like|do not like|"
                         r"would rather|would prefer)|i'd rather|i'd prefer|my fav(?:ou?rite)?|please (?:always|never|don't|do not)|"
                         r"always use|never use|i want you to)\b", re.IGNORECASE)
@@ -598,6 +603,11 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return None
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
+    scratch = _SCRATCH.match(s) if user else None
+    if scratch:  # "Scratch that earlier plan: the release …" is the release …; "Scratch that batch size, it's 64": the batch size is 64
+        rest = scratch.group("rest") or ""
+        text = rest[0].upper() + rest[1:] if rest else f"The {scratch.group('what').strip()} is {scratch.group('value')}"
+        return "correction", "correction", text
     corr = CORRECTION.match(s) or _SLIP.match(s)
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
