@@ -108,7 +108,8 @@ class FakeOpenAI:
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status_code != 200:
-                    return self._send(reply.status_code, {"error": {"message": f"status {reply.status_code}"}}, reply.headers)
+                    said = reply.content if reply.content not in ("", "{}") else f"status {reply.status_code}"
+                    return self._send(reply.status_code, {"error": {"message": said}}, reply.headers)
                 prompt = sum(len(m.get("content", "")) for m in body.get("messages", [])) // 4 + 1
                 self._send(200, {"id": "cmpl-fake", "object": "chat.completion", "model": body.get("model", "fake"),
                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": reply.content},

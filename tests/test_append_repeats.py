@@ -37,3 +37,26 @@ def test_an_event_key_or_a_time_still_decides(memory: Memory) -> None:
     memory.append("t", "user", "ok", created_at="2024-01-01T10:00:00Z")
     memory.append("t", "assistant", "sure")
     assert not memory.append("t", "user", "ok", created_at="2024-01-01T10:00:00Z")["stored"]  # the same time: a retry
+
+
+def test_a_repeat_after_other_turns_raced_by_several_writers_is_stored_once(memory: Memory) -> None:
+    memory.append("r", "user", "ok")
+    memory.append("r", "assistant", "Anything else?")
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda _: memory.append("r", "user", "ok"), range(8)))
+    assert sum(r["stored"] for r in results) == 1 and len({r["id"] for r in results}) == 1
+    assert [m.content for m in memory.browse(session="r")] == ["ok", "Anything else?", "ok"]
+
+
+def test_a_repeat_never_lands_on_a_key_an_import_kept(memory: Memory) -> None:
+    """Found in review: the repeat's key `<hash>@<line>` could be one a client (or another home's export) had
+    given already, and the repeat was taken for a duplicate and lost."""
+    from palimpsest.ingest.messages import default_key, normalise_message
+
+    base = default_key(normalise_message({"role": "user", "content": "ok"}))
+    memory.append("c", "user", "ok")
+    memory.append("c", "assistant", "one")
+    memory.append("c", "user", "ok", event_key=f"{base}@5")  # line 3 of the journal
+    memory.append("c", "assistant", "two")
+    assert memory.append("c", "user", "ok")["stored"]  # line 5: its own key, not the one given above
+    assert [m.content for m in memory.browse(session="c")] == ["ok", "one", "ok", "two", "ok"]

@@ -825,6 +825,7 @@ def test_a_fact_that_replaces_another_keeps_its_own_confidence(memory: Memory) -
     ("Our Tokyo hotel is the Mitsui Garden Ginza.", "Just for the first night we'll stay at an airport hotel in Narita.", "related"),
     # "our team's budget" is ours
     ("Our team's budget for 2025 is $400k.", "Finance cut our 2025 budget to $310k.", "supersede"),
+    ("I live in Paris.", "Just for the record, I moved to Berlin.", "supersede"),  # an idiom, no exception for one time
 ])
 def test_found_by_a_new_user_of_the_facts_layer(home: Path, store_url: str, old: str, new: str, action: str) -> None:
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:

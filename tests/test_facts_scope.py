@@ -37,3 +37,14 @@ def test_a_fact_heard_in_two_sessions_is_in_both_scopes(memory: Memory) -> None:
     fact = memory.facts.query()[0]
     memory.facts.confirm(fact.id, source=f"event:{bob}")
     assert fact.text in texts(memory.search("code", tag="user:bob"))
+
+
+def test_a_users_fact_is_found_among_many_users_alike(memory: Memory) -> None:
+    """Found in review: the scoped search filtered the best few facts of everyone, so among 60 users
+    with "door code" facts only the last one found theirs."""
+    for i in range(60):
+        said = memory.append(f"u{i}", "user", f"My door code is {1000 + i}.")["id"]
+        memory.tags.add(f"user:u{i}", session=f"u{i}")
+        memory.facts.write(f"User {i}'s door code is {1000 + i}.", source=f"event:{said}")
+    for i in (0, 30, 59):
+        assert texts(memory.search("door code", tag=f"user:u{i}", limit=5)) == [f"User {i}'s door code is {1000 + i}."]

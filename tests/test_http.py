@@ -281,6 +281,15 @@ def test_a_client_that_sends_its_whole_body_first_hears_the_413(url: str) -> Non
     assert info.value.code == 413 and b"payload_too_large" in info.value.read()
 
 
+def test_a_client_that_waits_for_100_continue_is_refused_at_once(url: str) -> None:
+    """Found in review: reading the refused body answered "100 Continue", inviting a curl client to upload it."""
+    with socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1]))) as s:
+        s.sendall(b"POST /api/memory/tool/memory_search HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 40000000\r\nExpect: 100-continue\r\n\r\n")
+        head = s.recv(4096)
+    assert head.startswith(b"HTTP/1.1 413")
+
+
 def test_deep_nesting_is_refused(url: str) -> None:
     deep = '{"session": "s", "role": "user", "content": "x", "tool_args": ' + "[" * 100_000 + "]" * 100_000 + "}"
     r = httpx.post(f"{url}/api/memory/tool/memory_append", content=deep.encode(), headers=JSON)

@@ -237,3 +237,20 @@ def test_what_the_curator_would_refuse_is_an_invalid_distill_reply() -> None:
     assert not check.is_valid({**good, "tasks": ["x" * 9000]})
     assert not Draft202012Validator(SUMMARY_SCHEMA).is_valid({"summary": "x" * 2_000_000, "identifiers": []})
 
+
+
+def test_an_endpoint_that_echoes_the_key_never_shows_it(fake: FakeOpenAI) -> None:
+    """Found in review: the body of a 400, 401 or 404 was quoted whole, and an endpoint that echoes the
+    request's headers put the key in the job's last error and a synthesized answer's reason."""
+    fake.responder = lambda body: Reply('{"error": "bad request, Authorization: Bearer sk-SECRET-123"}', status_code=401)
+    with pytest.raises(LLMError) as info:
+        client(fake, api_key="sk-SECRET-123").chat(MSGS)
+    assert "sk-SECRET" not in str(info.value)
+
+
+def test_a_key_no_header_can_carry_is_a_clear_error_not_a_crash(fake: FakeOpenAI) -> None:
+    llm = client(fake, api_key="sk-SECRET\u00a0pasted")
+    with pytest.raises(LLMError, match="no HTTP header may carry"):
+        llm.chat(MSGS)
+    status, said = llm.probe()
+    assert status == "problem" and "sk-SECRET" not in said and fake.requests == []

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 SUMMARY_EXPAND = 3  # the best summaries expanded to their children and source messages
 EXPAND_ROWS = 10
-SCOPED_POOL = 4  # with an agent, channel or tag filter, facts are drawn this many times the limit, then kept by where they were heard
+SCOPED_POOLS = (40, 400, 1000)  # with an agent, channel or tag filter: the pools of best facts drawn, then kept by where they were heard
 
 
 class Finder:
@@ -98,33 +98,30 @@ class Finder:
         if not query.strip():
             return result
         if facts and not (f.session or f.role):
-            scoped = bool(f.agent or f.channel or f.tag)
-            found = self._facts().search(query, limit=limit * SCOPED_POOL if scoped else limit, valid_at=valid_at,
-                                         known_at=known_at, query_vector=qvec, semantic=qvec is not None)
-            result.facts = self._heard_in_scope(found, f)[:limit] if scoped else found
+            search = lambda n: self._facts().search(query, limit=n, valid_at=valid_at, known_at=known_at,
+                                                    query_vector=qvec, semantic=qvec is not None)
+            result.facts = self._heard_in_scope(search, f, limit) if f.agent or f.channel or f.tag else search(limit)
         if not (f.role or f.tag):  # summaries cannot apply those filters
             result.summaries = self._summary_hits(query, f, limit, now, qvec)
         if f.session or f.agent:  # document vaults attached to them
             result.documents = self._vaults().search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
         return result
 
-    def _heard_in_scope(self, hits: list[FactHit], f: Filters) -> list[FactHit]:
-        """The facts heard in a session the filter admits (its agent, channel, tag): with a
-        bot's users told apart by a tag, one user's "door code is 4711" is no fact of
-        another's. A fact with no message among its sources (written by hand, from a
-        document) belongs to no session and stays out of a scoped search."""
-        store = self.kernel.store
-        events = {a.source for h in hits for a in h.fact.attestations if a.source_type == "event"}
-        session_of = {m.id: m.session for m in store.get_messages(sorted(events))} if events else {}
-        admitted = set()
-        tags = self._tags().session_tags(list(set(session_of.values()))) if f.tag else {}
-        for sid in set(session_of.values()):
-            s = store.get_session(sid)
-            if s is not None and f.agent in (None, s.agent) and f.channel in (None, s.channel) \
-                    and (f.tag is None or f.tag in tags.get(sid, [])):
-                admitted.add(sid)
-        return [h for h in hits if any(a.source_type == "event" and session_of.get(a.source) in admitted
-                                       for a in h.fact.attestations)]
+    def _heard_in_scope(self, search: Callable[[int], list[FactHit]], f: Filters, limit: int) -> list[FactHit]:
+        """The best `limit` facts heard in a session the filter admits (its agent, channel, tag): with a
+        bot's users told apart by a tag, one user's "door code is 4711" is no fact of another's. Drawn
+        from ever larger pools of the best facts (a user's own fact may rank below many others'); a fact
+        with no message among its sources (written by hand, from a document) belongs to no session and
+        stays out of a scoped search."""
+        kept: list[FactHit] = []
+        for n in SCOPED_POOLS:
+            found = search(max(n, limit))
+            events = sorted({a.source for h in found for a in h.fact.attestations if a.source_type == "event"})
+            admitted = self.kernel.store.admitted(events, f)
+            kept = [h for h in found if any(a.source_type == "event" and a.source in admitted for a in h.fact.attestations)]
+            if len(kept) >= limit or len(found) < max(n, limit):
+                break
+        return kept[:limit]
 
     def _summary_hits(self, query: str, f: Filters, limit: int, now: Any, qvec: Any) -> list[dict[str, Any]]:
         """Matching summaries, the best `SUMMARY_EXPAND` of them expanded to their children

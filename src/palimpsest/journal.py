@@ -156,8 +156,11 @@ class Journal:
             if key in repeatable and (key in state.keys or key in pending):
                 if last_message.split("@")[0] == key:
                     key = last_message  # a retry: of the latest message
-                else:
-                    key = f"{key}@{line + 1}"  # said again after other turns: a turn of its own
+                else:  # said again after other turns: a turn of its own, under a key no event has (an import keeps others' keys)
+                    n = line + 1
+                    while f"{key}@{n}" in state.keys or f"{key}@{n}" in pending:
+                        n += 1
+                    key = f"{key}@{n}"
                     raw = {**raw, "event_key": key}
             if key in state.keys or key in pending:
                 out.append((pending.get(key) or self._find_key(session, state, key), False))

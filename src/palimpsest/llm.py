@@ -127,7 +127,9 @@ class LLM:
             r = httpx.get(f"{self.url}/models", headers=self._headers(), timeout=timeout, trust_env=False)
         except httpx.LocalProtocolError:
             return "problem", BAD_HEADER
-        except (httpx.HTTPError, LLMError) as exc:
+        except LLMError as exc:
+            return "problem", self._scrub(str(exc))[:300]
+        except httpx.HTTPError as exc:
             return "problem", f"{self.shown} does not answer ({type(exc).__name__}: {self._scrub(str(exc))[:120]})"
         if r.status_code in (401, 403):
             return "problem", f"{self.shown} refuses the key ({r.status_code})"
@@ -253,13 +255,14 @@ class LLM:
             raise _Transient(f"{type(exc).__name__}: {exc}") from None
 
     def _reply(self, response: httpx.Response, task: str) -> Reply:
+        said = self._scrub(response.text[:2000])  # an endpoint may echo the request's headers, the key among them
         if response.status_code == 429 or response.status_code >= 500:
-            raise _Transient(f"HTTP {response.status_code}: {response.text[:200]}", _retry_after(response))
+            raise _Transient(f"HTTP {response.status_code}: {said[:200]}", _retry_after(response))
         if response.status_code == 400:
-            raise _Refused(response.text[:300])
+            raise _Refused(said[:300])
         if response.status_code >= 300:
             self._count(task, failures=1)
-            raise LLMError(f"{task}: {self.shown} answered HTTP {response.status_code}: {response.text[:300]}")
+            raise LLMError(f"{task}: {self.shown} answered HTTP {response.status_code}: {said[:300]}")
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             self._count(task, failures=1)
             raise LLMError(f"{task}: {self.shown} answered a stream (text/event-stream) to a request with \"stream\": false: "
@@ -285,6 +288,8 @@ class LLM:
             key = done.stdout.strip()
         if key:
             self._keys.add(key)
+            if not (key.isascii() and key.isprintable()):  # a pasted non-breaking space or "…": no header carries it
+                raise LLMError(BAD_HEADER)
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _scrub(self, text: str) -> str:

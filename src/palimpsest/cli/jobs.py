@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> None:
             update(n, max(n, total))
         # fact candidates parked while the store or the LLM was away: curated here too, as `serve` does (without a
         # server they had stayed out of search and recall until the next write)
-        curated = len(memory.facts.curator.drain()) if not args.task and memory.facts.curator.pending() else 0
+        drained = memory.facts.curator.drain() if not args.task and memory.facts.curator.pending() else []
+        curated = sum(1 for d in drained if d.action != "parked")  # (one parked again, the LLM still failing, waits)
         left = memory.jobs()
     waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if asked(t))
     due = min((at for t, at in left["next_runs"].items() if asked(t)), default=None)

@@ -423,7 +423,8 @@ _SCOPE = re.compile(r"(?:\b[Ff]or|^\s*(?:[Ii]n|[Oo]n|[Ww]ith|[Uu]nder))\s+(?:the
 # a statement of one day or one time ("The standup is off today", "I'm working from home today", "just this once"): an
 # exception to what holds, not a change of it (it retired the standup's time for good)
 _FOR_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just this (?:once|time|week)|for today|for tonight|"
-                       r"just for (?:this|the|one|once)\b|for this (?:one|run|trip|time|sprint|release)\b)", re.IGNORECASE)
+                       r"just for once\b|(?:just )?for (?:this|the|one) (?:(?:first|last|next|debug|test|\w+ing) )?(?:run|night|day|trip|time|week|session|"
+                       r"sprint|release|meeting|demo|test|weekend|visit|flight|build)\b)", re.IGNORECASE)
 _FROM_NOW = re.compile(r"\b(?:(?:from|starting|as of|since|beginning) (?:now|today|tonight|this (?:morning|afternoon|evening|week))|"
                        r"going forward|for good)\b", re.IGNORECASE)
 

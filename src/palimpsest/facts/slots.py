@@ -42,7 +42,7 @@ from .. import when
 
 _DISCOURSE_WORDS = r"oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that)"  # words that open chat, saying nothing
 _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WORDS})[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
-                      r"i meant|i mean|scratch that|just so you know|by the way|for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
+                      r"i meant|i mean|scratch that|just so you know|by the way|(?:just )?for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately|"
                              # "… since the migration", "… after the reorg": the change named by what made it

@@ -131,8 +131,8 @@ class Guard:
         sends the whole body before it reads (Python's urllib, requests) otherwise meets a
         closed socket — a broken pipe — and never sees the 413 that says why."""
         length = headers.get("content-length", "")
-        if not length.isdigit() or int(length) > DRAIN_BYTES:
-            return
+        if not length.isdigit() or int(length) > DRAIN_BYTES or headers.get("expect", "").lower() == "100-continue":
+            return  # (a client that waits for "100 Continue" has sent nothing: reading would invite the body)
         with anyio.move_on_after(self.body_timeout):
             while (message := await receive())["type"] == "http.request" and message.get("more_body", False):
                 pass

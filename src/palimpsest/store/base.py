@@ -219,6 +219,10 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Messages whose content or tool result contains `fragment` (case-insensitive)."""
 
     @abstractmethod
+    def admitted(self, ids: list[str], filters: Filters) -> set[str]:
+        """The message ids of `ids` that `filters` admit (their session's agent, channel, tags, …), in one query."""
+
+    @abstractmethod
     def count_cut(self, filters: Filters) -> int:
         """How many messages in scope the index holds cut at `field_cap` (`Message.truncated`)."""
 

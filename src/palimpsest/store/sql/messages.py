@@ -99,6 +99,13 @@ class SQLMessagesMixin(SQLBackend):
         sql = f"SELECT {M} FROM messages m WHERE {where} ORDER BY m.created_at {order}, m.id {order} LIMIT ? OFFSET ?"
         return [self._message(r) for r in self._fetch(sql, (*params, limit, offset))]
 
+    def admitted(self, ids: list[str], filters: Filters) -> set[str]:
+        if not ids:
+            return set()
+        where, params = self._filter_sql(filters)
+        among, param = self.dialect.in_list("m.id", list(ids))
+        return {r[0] for r in self._fetch(f"SELECT m.id FROM messages m WHERE {among} AND {where}", (param, *params))}
+
     def count_cut(self, filters: Filters) -> int:
         where, params = self._filter_sql(filters)
         return int(self._fetch(f"SELECT count(*) FROM messages m WHERE m.truncated AND {where}", tuple(params))[0][0])
