@@ -84,6 +84,24 @@ def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, 
         assert c.get(url + "/panel/find?id=" + seeded["fact"], follow_redirects=False).status_code == 303
 
 
+def test_search_shows_summaries_and_documents_too(served: tuple[Memory, str, dict[str, Any]]) -> None:
+    """Found by a panel user: `memory_search` returned a document chunk and summaries the panel's search never showed."""
+    memory, url, _ = served
+    memory.vaults.init("runbooks", "semantic")
+    memory.vaults.write_document("runbooks", "deploy.md", "# Deploy\n\n## Brno\n\nThe Brno datacenter hosts the <b>staging</b> racks.\n")
+    memory.vaults.attach("runbooks", agent="coder")
+    with httpx.Client() as c:
+        page = c.get(url + "/panel/search?q=Brno+datacenter&agent=coder").text
+        assert "Documents" in page and "deploy.md" in page and "Brno" in page and "<b>staging</b>" not in page
+        page = c.get(url + "/panel/search?q=kubernetes+rollout").text
+        assert "Summaries" in page and "/panel/sessions/long" in page
+        past = c.get(url + "/panel/sessions?offset=1000").text  # found too: "No sessions yet" while three exist
+        assert "No sessions past 1000" in past and "No sessions yet" not in past
+        retracted = memory.facts.write("The cluster runs on bare metal.")
+        memory.facts.retract(retracted.id)
+        assert "→ now" not in c.get(url + f"/panel/facts/{retracted.id}").text  # a retracted fact held never
+
+
 def test_the_health_page_shows_quarantined_events(home: Path) -> None:
     from test_index_faults import POISON, _write_raw
 

@@ -96,6 +96,10 @@ def test_merge_repoints_and_leaves_an_alias(memory: Memory) -> None:
     assert memory.tags.suggest(["topic:k8s"], session="b") == []  # an alias is its value
     with pytest.raises(InvalidInput):
         memory.tags.merge("topic:kubernetes", "other:kubernetes")
+    # found by a panel user: a typo's merge created both values, one merged into the other
+    with pytest.raises(NotFound, match="no tag topic:nonexistent"):
+        memory.tags.merge("topic:nonexistent", "whatever")
+    assert "topic:whatever" not in [x["tag"] for x in memory.tags.taxonomy()]
 
 
 def test_filter_inside_the_query_and_counts(memory: Memory) -> None:

@@ -412,3 +412,31 @@ def test_a_vault_of_another_type_or_none_gets_the_right_hint(vaults: Vaults, mem
         tools.call(memory, "vault_query", {"vault": "facts", "query": "harbour"}, enable_write=False)
     with pytest.raises(NotFound, match="--type skill"):
         tools.call(memory, "vault_write_skill", {"vault": "nowhere", "name": "x", "description": "d", "body": "b"}, enable_write=True)
+
+
+def test_a_scan_without_text_is_said_and_a_latin1_file_is_written(vaults: Vaults, tmp_path: Path, home: Path, store_url: str,
+                                                                    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a knowledge worker: a scanned PDF was "indexed" with nothing in it and no word of why, and
+    `write-document --file` of a Windows-1252 text crashed with a UnicodeDecodeError traceback."""
+    from pypdf import PdfWriter
+
+    from palimpsest.cli import main
+
+    folder = tmp_path / "scans"
+    folder.mkdir()
+    writer, buf = PdfWriter(), io.BytesIO()
+    writer.add_blank_page(612, 792)
+    writer.write(buf)
+    (folder / "contract.pdf").write_bytes(buf.getvalue())
+    vaults.init("scans", "semantic", folder)
+    report = vaults.index("scans")
+    assert any(w["path"] == "contract.pdf" and "no text" in w["warning"] for w in report.warnings)
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes("Café crème brûlée at the Brno office".encode("cp1252"))
+    vaults.init("notes", "semantic")
+    capsys.readouterr()
+    monkeypatch.setenv("PALIMPSEST_STORE", store_url)
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    assert main(["--home", str(home), "write-document", "notes", "imports/latin.txt", "--file", str(latin), "--json"]) == 0
+    assert "Windows-1252" in capsys.readouterr().err
+    assert "Café crème" in vaults.query("notes", "Brno office").hits[0].text

@@ -295,7 +295,9 @@ class Tags:
             raise InvalidInput(f"{key}:{old} is already {key}:{new}")
         now = iso(utcnow())
         rows = {r.value: r for r in self.store.taxonomy_rows(key)}
-        alias = rows.get(old) or TaxonomyRow(key, old, "merged", "person", now)
+        if old not in rows:  # a typo had created both values, one merged into the other
+            raise NotFound(f"no tag {key}:{old} to merge (`palimpsest tags taxonomy {key}` lists the values)")
+        alias = rows[old]
         alias.state, alias.merged_into, alias.decided_at = "merged", new, now
         target = rows.get(new) or TaxonomyRow(key, new, "accepted", "person", now, decided_at=now)
         if target.state != "accepted":

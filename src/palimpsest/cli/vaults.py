@@ -217,7 +217,14 @@ def _meta(pairs: list[str]) -> dict[str, Any]:
 def write_document(args: argparse.Namespace) -> None:
     content: str | bytes = args.text if args.text is not None else Path(args.file).read_bytes()
     if isinstance(content, bytes) and not args.path.lower().endswith((".pdf", ".docx")):
-        content = content.decode("utf-8")
+        from ..vaults.extract import ExtractError, decode_text
+
+        try:
+            content, warnings = decode_text(content)  # as `index` reads a file: UTF-8, else Windows-1252 with a warning
+        except ExtractError as exc:
+            raise InvalidInput(f"{args.file}: {exc}") from None
+        for warning in warnings:
+            sys.stderr.write(f"palimpsest: {args.file}: {warning}\n")
     with open_memory(args) as memory:
         result = _vaults(memory).write_document(args.vault, args.path, content, metadata=_meta(args.meta), reader=_reader(args))
     emit(args, result, lambda r: print(f"{r['vault']}/{r['path']}: {r['chunks']} chunks" + "".join(f"\n  failed: {e['error']}" for e in r["errors"])))

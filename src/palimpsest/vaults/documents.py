@@ -344,10 +344,12 @@ class Documents:
         return self.hybrid(question, ChunkQuery(reader, vaults=[row.name]), limit=limit, min_similarity=None)
 
     def search(self, query: str, *, session: str | None = None, agent: str | None = None, vaults: List[str] | None = None,
-               limit: int = 10, min_similarity: float = 0.0, query_vector: Any = None) -> QueryResult:
+               limit: int = 10, min_similarity: float | None = None, query_vector: Any = None) -> QueryResult:
         """Chunks of the document vaults attached to `session` or to its agent (or to
-        `agent`), readable by that agent, optionally narrowed to `vaults`. Without a session
-        and an agent nothing is attached, so nothing is found. This is what search and recall call."""
+        `agent`), readable by that agent, optionally narrowed to `vaults`, above the relevance
+        floor as `query` (a chunk at a cosine of 0.07 came with "purple elephant trombone").
+        Without a session and an agent nothing is attached, so nothing is found. This is what
+        search and recall call."""
         reader, targets = self.vaults.attached(session, agent)
         if not targets:
             return QueryResult([], "keyword", notes=["no session or agent: no vault is attached"])

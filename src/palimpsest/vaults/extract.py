@@ -112,6 +112,7 @@ def _pdf(data: bytes) -> Extracted:
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # its warnings ("EOF marker not found") printed raw amid a report
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
@@ -135,7 +136,9 @@ def _pdf(data: bytes) -> Extracted:
         title = str(info.get("/Title") or "")
     except Exception as exc:
         log.debug("PDF without a readable title: %s", exc)
-    return Extracted([Section([], "\n\n".join(texts), starts)], len(texts), title)
+    empty = f"no text in its {len(texts)} page{'s' if len(texts) != 1 else ''}: a scan without a text layer? (run OCR on it first)"
+    warnings = [] if any(t.strip() for t in texts) else [empty]
+    return Extracted([Section([], "\n\n".join(texts), starts)], len(texts), title, {}, warnings)
 
 
 def _docx(data: bytes) -> Extracted:
