@@ -120,6 +120,16 @@ def test_different_names_and_acronyms_do_not_confirm(with_embedder: Facts) -> No
     assert [r["existing"]["text"] for r in facts.reviews()[0]] == ["The API uses JWT for authentication"]
 
 
+def test_a_pair_whose_side_was_retired_since_is_no_longer_to_review(with_embedder: Facts) -> None:
+    """Found by a panel user: 45 of 203 pairs to review had a superseded side, and "merge" answered 409."""
+    facts = with_embedder
+    jwt = facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"}).fact
+    facts.curator.write("The API uses SAML for authentication")
+    assert facts.reviews()[1] == 1
+    facts.supersede(jwt.id, "The API uses mutual TLS for authentication")  # type: ignore[union-attr]
+    assert facts.reviews() == ([], 0) and facts.stats()["pending_reviews"] == 0
+
+
 def test_unrelated_is_new(facts: Facts) -> None:
     facts.curator.write({"text": "The cat is called Miso", "valid_from": "2024-01-01"})
     assert facts.curator.write("Quarterly taxes are due in April").action == "new"

@@ -168,7 +168,10 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
     def pending_reviews(self, vault: str | None) -> list[FactLink]:
         t = self.dialect.load_time
         only = "" if vault is None else "AND f.vault = ?"
-        sql = f"""SELECT l.* FROM fact_links l JOIN facts f ON f.id = l.src WHERE l.review = 'pending' {only}
+        # both still open: a pair whose side was superseded, merged or retracted since cannot be settled (it answered 409)
+        both = " AND ".join(f"{a}.expired_at IS NULL AND {a}.invalidated_at IS NULL AND {a}.superseded_by IS NULL" for a in ("f", "g"))
+        sql = f"""SELECT l.* FROM fact_links l JOIN facts f ON f.id = l.src JOIN facts g ON g.id = l.dst
+                  WHERE l.review = 'pending' AND {both} {only}
                   ORDER BY l.recorded_at, l.src{self.dialect.bytewise}"""
         return [FactLink(r[0], r[1], r[2], t(r[3]), r[4], t(r[5])) for r in self._fetch(sql, () if vault is None else (vault,))]
 
@@ -190,5 +193,5 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
             "facts": total,
             "open": live or 0,
             "attestations": count("SELECT count(*) FROM fact_attestations"),
-            "pending_reviews": count("SELECT count(*) FROM fact_links WHERE review = 'pending'"),
+            "pending_reviews": len(self.pending_reviews(None)),
         }
