@@ -201,6 +201,12 @@ def test_import_keeps_a_character_cut_in_half_as_capture_does(memory: Memory, tm
     assert report.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] == 1
     result = next(m for m in memory.browse(session="cut-2") if m.role == "tool")
     assert result.tool_result == "ERROR: the retry cap is below the upstream timeout, truncated here: \ufffd"
+    whole = tmp_path / "emoji.jsonl"  # an escaped emoji is a whole pair: no repair said (it was, on 206 of 305 files)
+    lines = claude_lines("emoji-1")
+    lines[2]["message"]["content"][0]["content"] = "deployed \U0001f680"
+    write_lines(whole, lines)
+    assert "\\ud83d" in whole.read_text()
+    assert not any("cut in half" in k for k in import_file(memory, whole).skipped)
 
 
 def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memory, tmp_path: Path) -> None:

@@ -423,3 +423,25 @@ def test_a_stopping_worker_leaves_the_rest_of_its_batch(hybrid: Memory) -> None:
     thread.start()
     thread.join(timeout=10)
     assert not thread.is_alive() and len(done) == 1
+
+
+def test_a_query_never_waits_behind_the_background_embedding(hybrid: Memory) -> None:
+    """Found by a heavy Codex user: after an import, the server's batches held the one embedding thread,
+    so every search waited 5 s and fell back to keywords ("embedder unavailable"), and the recall hook
+    gave up on 87 of 100 turns for the 80 minutes of the drain. A query has a thread of its own."""
+    fill(hybrid)
+    embedder = hybrid.embedder_under_test  # type: ignore[attr-defined]
+    real = embedder.embed_batch
+
+    def slow_batches(texts: list[str]) -> np.ndarray:
+        if len(texts) > 1 or texts[0].startswith("background"):
+            time.sleep(2.5)  # a long batch of the background's
+        return real(texts)
+
+    embedder.embed_batch = slow_batches
+    background = threading.Thread(target=lambda: hybrid.kernel.embedding.embed(["background 1", "background 2"], 10.0), daemon=True)
+    background.start()
+    time.sleep(0.3)
+    result = hybrid.search("retry cap")  # query_embed_timeout is 1 s here
+    assert result.mode == "hybrid" and not any("did not answer" in n for n in result.notes), result.notes
+    background.join()

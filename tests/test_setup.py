@@ -85,7 +85,7 @@ def roundtrip(home: Path, memory: Memory, hooks: dict[str, str], transcript: Pat
     spool = Spool(home / ".palimpsest")
     assert spool.pending() == 1
     with ServerThread(memory, port=port):
-        done = palimpsest(home, "capture", "--replay", "--url", f"http://127.0.0.1:{port}", "--json")
+        done = palimpsest(home, "capture", "--replay", "--json")  # as doctor says it: to the server the hooks name, not the default port
         assert done.returncode == 0, done.stderr
     assert spool.pending() == 0
     assert "raise the cap to 8" in [m.content for m in memory.browse(session="turn-1")]
@@ -106,7 +106,8 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     hooks = hook_commands(settings)
     assert set(hooks) == {"Stop", "UserPromptSubmit"} and all(shlex.split(c)[0] == str(Path(EXE).absolute()) for c in hooks.values())
     mcp = json.loads((home / ".claude.json").read_bytes())["mcpServers"]["palimpsest"]
-    assert mcp["command"] == str(Path(EXE).absolute()) and mcp["args"] == ["mcp"] and mcp["env"] == {"PALIMPSEST_AGENT": "claude-code"}
+    assert mcp["command"] == str(Path(EXE).absolute()) and mcp["args"] == ["mcp"]
+    assert mcp["env"] == {"PALIMPSEST_AGENT": "claude-code", "PALIMPSEST_URL": url}  # the server setup was told of, for MCP too
     assert (settings.parent / "settings.json.before-palimpsest").read_bytes() == CLAUDE_SETTINGS
     written = settings.read_bytes()
     assert palimpsest(home, "setup", "claude-code", "--url", url).returncode == 0
@@ -128,7 +129,8 @@ def test_codex_setup_recall_capture_and_undo(tmp_path: Path, server_memory: Memo
     parsed = tomllib.loads(config.read_text())
     assert parsed["model"] == "o3" and parsed["profiles"]["fast"]["model"] == "o4-mini"
     assert parsed["mcp_servers"]["palimpsest"] == {"command": str(Path(EXE).absolute()), "args": ["mcp"],
-                                                   "env": {"PALIMPSEST_AGENT": "codex"}}  # MCP writes name the harness
+                                                   "env": {"PALIMPSEST_AGENT": "codex", "PALIMPSEST_URL": f"http://127.0.0.1:{port}"}}
+    # (MCP writes name the harness; MCP asks the server setup was told of, not the default port, before running a worker)
     assert parsed["features"]["codex_hooks"] is True
     written = config.read_bytes()
     assert palimpsest(home, "setup", "codex", "--url", f"http://127.0.0.1:{port}").returncode == 0

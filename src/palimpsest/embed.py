@@ -55,14 +55,16 @@ class Embedder(ABC):
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
-    def checked(self, texts: list[str], timeout: float | None = None) -> np.ndarray:
+    def checked(self, texts: list[str], timeout: float | None = None, lane: str = "bulk") -> np.ndarray:
         """`embed_batch` with its answer verified (a wrong shape is an error, not a vector)
         and, with `timeout`, bounded: a hung model raises `EmbedderError` instead of
-        blocking its caller (the stuck call is abandoned on a daemon thread)."""
+        blocking its caller (the stuck call is abandoned on a daemon thread). Each `lane`
+        has its thread: a query ("query") never waits behind the background's batches
+        ("bulk"), which had made every search of a draining server wait 5 s and give up."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
-            out = np.asarray(self.embed_batch(texts) if timeout is None else _bounded(self.embed_batch, texts, timeout), dtype=np.float32)
+            out = np.asarray(self.embed_batch(texts) if timeout is None else _bounded(self.embed_batch, texts, timeout, lane), dtype=np.float32)
         except EmbedderError:
             raise
         except Exception as exc:  # whatever the model raised, callers see one error type
@@ -101,12 +103,12 @@ class _Runner:
                 done.set_exception(exc)
 
 
-_RUNNERS: dict[int, _Runner] = {}
+_RUNNERS: dict[tuple[int, str], _Runner] = {}
 
 
-def _bounded(fn: Any, texts: list[str], timeout: float) -> np.ndarray:
+def _bounded(fn: Any, texts: list[str], timeout: float, lane: str = "bulk") -> np.ndarray:
     owner = id(getattr(fn, "__self__", fn))
-    runner = _RUNNERS.setdefault(owner, _Runner())
+    runner = _RUNNERS.setdefault((owner, lane), _Runner())
     future = runner.submit(fn, texts)
     try:
         return future.result(timeout)
@@ -252,7 +254,7 @@ class EmbeddingCache:
         self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest BLOB, vector BLOB, PRIMARY KEY (model, digest))")
         self._lock = threading.Lock()
 
-    def embed(self, embedder: Embedder, texts: list[str], timeout: float | None = None) -> np.ndarray:
+    def embed(self, embedder: Embedder, texts: list[str], timeout: float | None = None, lane: str = "bulk") -> np.ndarray:
         digests = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
         found: dict[bytes, np.ndarray] = {}
@@ -269,7 +271,7 @@ class EmbeddingCache:
         for i in missing:
             unique.setdefault(digests[i], i)
         if unique:
-            vectors = embedder.checked([texts[i] for i in unique.values()], timeout)
+            vectors = embedder.checked([texts[i] for i in unique.values()], timeout, lane)
             with self._lock:
                 self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
@@ -333,13 +335,13 @@ class Embedding:
         """Inject an embedder (tests, benchmarks): a real `Embedder` subclass."""
         self._model, self._cache = embedder, cache
 
-    def embed(self, texts: list[str], timeout: float | None = None) -> np.ndarray:
+    def embed(self, texts: list[str], timeout: float | None = None, lane: str = "bulk") -> np.ndarray:
         """Vectors for `texts` through the cache (raises when no embedder is configured)."""
         model = self.model
         if model is None:
             raise InvalidInput("no embedder configured (PALIMPSEST_EMBEDDER=none)")
-        return self._cache.embed(model, texts, timeout) if self._cache is not None else model.checked(texts, timeout)
+        return self._cache.embed(model, texts, timeout, lane) if self._cache is not None else model.checked(texts, timeout, lane)
 
     def query(self, text: str) -> np.ndarray:
-        """One query's vector, within the query timeout."""
-        return self.embed([text], self.settings.query_embed_timeout)[0]
+        """One query's vector, within the query timeout, on a thread of its own (never behind the background's batches)."""
+        return self.embed([text], self.settings.query_embed_timeout, "query")[0]

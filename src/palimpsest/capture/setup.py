@@ -252,8 +252,14 @@ def _drop_ours(groups: list[Any]) -> None:
 def _mcp_entry(command: Command, stdio_type: bool = False, agent: str | None = None) -> dict[str, Any]:
     """The MCP server entry; with `agent`, its writes name the harness (`PALIMPSEST_AGENT`)."""
     argv = command.argv("mcp")
-    return {**({"type": "stdio"} if stdio_type else {}), "command": argv[0], "args": argv[1:],
-            **({"env": {"PALIMPSEST_AGENT": agent}} if agent else {})}
+    env = {**({"PALIMPSEST_AGENT": agent} if agent else {}), **_url_env(command)}
+    return {**({"type": "stdio"} if stdio_type else {}), "command": argv[0], "args": argv[1:], **({"env": env} if env else {})}
+
+
+def _url_env(command: Command) -> dict[str, str]:
+    """The server setup was told of, for `palimpsest mcp` (which has no --url): without it the MCP process asked the
+    default port, found no server of its store there and ran a second worker of its own (1.2 GB, jobs left running)."""
+    return {"PALIMPSEST_URL": command.url} if command.url else {}
 
 
 def _add_mcp(doc: dict[str, Any], command: Command, stdio_type: bool = False, agent: str | None = None) -> None:
@@ -266,7 +272,8 @@ def _add_mcp(doc: dict[str, Any], command: Command, stdio_type: bool = False, ag
 def _toml_block(command: Command, features: bool) -> str:
     argv = command.argv("mcp")
     lines = [BLOCK_START, "[mcp_servers.palimpsest]", f"command = {json.dumps(argv[0])}",
-             f"args = [{', '.join(json.dumps(a) for a in argv[1:])}]", 'env = { PALIMPSEST_AGENT = "codex" }']
+             f"args = [{', '.join(json.dumps(a) for a in argv[1:])}]",
+             "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in {"PALIMPSEST_AGENT": "codex", **_url_env(command)}.items()) + " }"]
     if features:
         lines += ["", "[features]", "codex_hooks = true"]
     return "\n".join([*lines, BLOCK_END]) + "\n"

@@ -137,7 +137,13 @@ def _capture(args: argparse.Namespace) -> int:
     home = settings.home_path
     if args.requeue_dead:
         Spool(home).requeue_dead()
-    client = CaptureClient(args.url or settings.url, home, token=settings.token, timeout=settings.capture_timeout, zone=settings.zone)
+    url = args.url
+    if url is None and (args.replay or args.requeue_dead) and "PALIMPSEST_URL" not in os.environ:
+        from ..capture.doctor import hooks_urls
+
+        named = hooks_urls(dict(os.environ))  # the spool holds what the hooks captured: it goes where they send it
+        url = named.pop() if len(named) == 1 else None  # (to the default port, it had gone to whoever listened there)
+    client = CaptureClient(url or settings.url, home, token=settings.token, timeout=settings.capture_timeout, zone=settings.zone)
     try:
         if args.replay or args.requeue_dead:
             report = Report()

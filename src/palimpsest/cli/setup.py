@@ -60,7 +60,8 @@ def setup(args: argparse.Namespace) -> None:
         for note in r["notes"]:
             print(f"note: {note}")
         if written:
-            print("backups beside each file (*.before-palimpsest); `palimpsest setup "
-                  f"{args.harness} --undo` takes it back. Check with `palimpsest doctor`.")
+            backed = any(Path(f"{w}.before-palimpsest").exists() for w in written)  # (a file made new has nothing to back up)
+            print(("backups beside the files that were there (*.before-palimpsest); " if backed else "")
+                  + f"`palimpsest setup {args.harness} --undo` takes it back. Check with `palimpsest doctor`.")
 
     emit(args, result, human)
