@@ -104,7 +104,8 @@ def test_qwen_code_setup_capture_recall_and_undo(tmp_path: Path) -> None:
     ours = {e: g[-1]["hooks"][0] for e, g in doc["hooks"].items()}
     assert ours["UserPromptSubmit"]["timeout"] == 10_000 and ours["Stop"]["timeout"] == 60_000  # milliseconds
     assert "--agent qwen-code" in ours["Stop"]["command"] and shlex.split(ours["Stop"]["command"])[0] == str(Path(EXE).absolute())
-    assert doc["mcpServers"]["palimpsest"] == {"command": str(Path(EXE).absolute()), "args": ["mcp"], "env": {"PALIMPSEST_AGENT": "qwen-code"}}
+    assert doc["mcpServers"]["palimpsest"] == {"command": str(Path(EXE).absolute()), "args": ["mcp"],
+                                               "env": {"PALIMPSEST_AGENT": "qwen-code", "PALIMPSEST_URL": url}}
     written = settings.read_bytes()
     assert palimpsest(home, "setup", "qwen-code", "--url", url).returncode == 0 and settings.read_bytes() == written
     transcript = home / ".qwen" / "projects" / "-src-app" / "chats" / f"{SESSION}.jsonl"

@@ -52,17 +52,17 @@ def plugin_text(recall: list[str], capture: list[str]) -> bytes:
     return template.replace("__RECALL__", json.dumps(recall), 1).replace("__CAPTURE__", json.dumps(capture), 1).encode("utf-8")
 
 
-def mcp_entry(argv: list[str]) -> dict[str, Any]:
-    return {"type": "local", "command": argv, "environment": {"PALIMPSEST_AGENT": "opencode"}, "enabled": True}
+def mcp_entry(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"type": "local", "command": argv, "environment": {"PALIMPSEST_AGENT": "opencode", **(env or {})}, "enabled": True}
 
 
-def add_mcp(doc: dict[str, Any], argv: list[str]) -> None:
+def add_mcp(doc: dict[str, Any], argv: list[str], env: dict[str, str] | None = None) -> None:
     from ..errors import InvalidInput
 
     servers = doc.setdefault("mcp", {})
     if not isinstance(servers, dict):
         raise InvalidInput("its `mcp` is not an object; fix it, then run setup again")
-    servers["palimpsest"] = mcp_entry(argv)
+    servers["palimpsest"] = mcp_entry(argv, env)
 
 
 def ours(data: bytes | None) -> bool:

@@ -172,7 +172,7 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
         plugin, config = files_of(harness, env)
         recall, capture = command.argv("recall", "--hook", "--format", "text", url=True), command.argv("capture", "--agent", "opencode", url=True)
         result.changes.append(Change(plugin, _read(plugin), opencode_setup.plugin_text(recall, capture)))
-        result.changes.append(_json_change(config, lambda doc: opencode_setup.add_mcp(doc, command.argv("mcp"))))
+        result.changes.append(_json_change(config, lambda doc: opencode_setup.add_mcp(doc, command.argv("mcp"), _url_env(command))))
         result.notes.append(opencode_setup.FALLBACK)
     else:
         if not file:
