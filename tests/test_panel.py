@@ -95,6 +95,8 @@ def test_search_shows_summaries_and_documents_too(served: tuple[Memory, str, dic
         assert "Documents" in page and "deploy.md" in page and "Brno" in page and "<b>staging</b>" not in page
         page = c.get(url + "/panel/search?q=kubernetes+rollout").text
         assert "Summaries" in page and "/panel/sessions/long" in page
+        typo = c.get(url + "/panel/vaults")  # found too: raw JSON
+        assert typo.status_code == 404 and "text/html" in typo.headers["content-type"] and "no panel page /panel/vaults" in typo.text
         past = c.get(url + "/panel/sessions?offset=1000").text  # found too: "No sessions yet" while three exist
         assert "No sessions past 1000" in past and "No sessions yet" not in past
         retracted = memory.facts.write("The cluster runs on bare metal.")

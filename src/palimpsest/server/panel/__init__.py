@@ -165,5 +165,9 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         body = views.json_body(raw)
         return JSONResponse({"ok": True, "result": await in_thread(views.act, memory, name, body)})
 
+    @app.get("/panel/{rest:path}", include_in_schema=False)  # last: a mistyped page is a page that says so, not raw JSON
+    async def no_such_page(rest: str, request: Request) -> Response:
+        return panel.page(request, "error.html", {"error": f"there is no panel page /panel/{rest[:200]}", "code": "not_found"}, 404)
+
 
 __all__ = ["mount"]
