@@ -447,3 +447,16 @@ def test_no_page_overflows_a_390_px_phone(served: tuple[Memory, str, dict[str, A
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg") and b"<svg" in r.content
     assert httpx.get(url + "/favicon.ico", follow_redirects=True).content == r.content
     assert len(keys) == len(set(keys)) == 6 and set("seftwh") == set(keys)
+
+
+def test_search_results_stay_inside_the_page(served: tuple[Memory, str, dict[str, Any]], browser: Any) -> None:
+    """Found by a panel user: a hit with a long session id or an unbroken tool result made the search page 4,800 px wide."""
+    memory, url, _ = served
+    memory.append("s-" + "verylongsessionid" * 11, "assistant", "", tool_name="bash", tool_args={"cmd": "cat"},
+                  tool_result="zebrafish" + "x" * 3000)
+    for width, height in ((1280, 800), (390, 844)):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        page.goto(url + "/panel/search?q=zebrafish&mode=substring")
+        assert page.locator(".hit").count() >= 1
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, width
+        page.close()
