@@ -30,7 +30,6 @@ the whole validated output), then every item goes to `facts.curator.write`.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +37,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .facts.local import local_distill, named_start
+from .facts.local import local_distill, named_start, sentences
 from .jobs import last_attempt
 from .kernel import Kernel
 from .pipeline import TAIL_DELAY
@@ -319,7 +318,7 @@ class Distiller:
 
         # and the facts of the slots it speaks of, in words it need not share with them ("Actually I moved to Lisbon
         # now." names no word of "I live in Berlin", which a correction must be able to name)
-        terms = list(dict.fromkeys(t for sentence in re.split(r"(?<=[.!?])\s+", text[:4000]) for t in slot_terms(sentence)))[:12]
+        terms = list(dict.fromkeys(t for sentence in sentences(text[:4000]) for t in slot_terms(sentence)))[:12]
         try:
             hits = self.facts.search(text, limit=10)
             if terms:

@@ -125,8 +125,6 @@ class LLM:
         an HTML page was otherwise seen only as every job falling back to the local rules."""
         try:
             r = httpx.get(f"{self.url}/models", headers=self._headers(), timeout=timeout, trust_env=False)
-        except httpx.LocalProtocolError:
-            return "problem", BAD_HEADER
         except LLMError as exc:
             return "problem", self._scrub(str(exc))[:300]
         except httpx.HTTPError as exc:
@@ -249,8 +247,6 @@ class LLM:
             return client.post(f"{self.url}/chat/completions", json=body, headers=self._headers())
         except httpx.TimeoutException as exc:
             raise _Transient(f"timed out after {client.timeout.read} s ({type(exc).__name__})") from None
-        except httpx.LocalProtocolError:  # its message quotes the header, the key in it: never shown, never retried
-            raise LLMError(BAD_HEADER) from None
         except httpx.HTTPError as exc:
             raise _Transient(f"{type(exc).__name__}: {exc}") from None
 
@@ -288,8 +284,8 @@ class LLM:
             key = done.stdout.strip()
         if key:
             self._keys.add(key)
-            if not (key.isascii() and key.isprintable()):  # a pasted non-breaking space or "…": no header carries it
-                raise LLMError(BAD_HEADER)
+            if not (key.isascii() and key.isprintable()):  # a line break, a pasted non-breaking space or "…": no header carries
+                raise LLMError(BAD_HEADER)  # it (httpx's error quoted the header, the key in it), refused before sending, never retried
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _scrub(self, text: str) -> str:

@@ -186,7 +186,7 @@ class Doctor:
 
                 with Memory(settings=self.settings) as memory:
                     self._home = {"tasks": memory.jobs()["tasks"], "quarantine": memory.quarantine_stats(),
-                                  "llm": memory.stats().get("llm") or {}}
+                                  "llm": memory.llm_usage()}
             except Exception as exc:  # noqa: BLE001 — a report, not a failure
                 self._home = {"error": str(exc)}
         return self._home

@@ -245,15 +245,13 @@ def tokens(text: str, spans: bool = True) -> list[str]:
     return out
 
 
-_HOUR = re.compile(r"(\d{1,2})(?::00)?(am|pm)?")
 _THOUSANDS = re.compile(r"(\d+(?:\.\d+)?)k")
 
 
 def _number(w: str) -> str:
     """One number said two ways as one: "10:00", "10am" and "10" (an hour: "02:00" is "2", "2pm" is "14"); "12k" is "12000"."""
-    if (m := _HOUR.fullmatch(w)) and (":" in w or m.group(2)):
-        hour = int(m.group(1)) % 12 + (12 if m.group(2) == "pm" else 0) if m.group(2) else int(m.group(1))
-        return str(hour)
+    if (hour := slots.clock(w)) is not None:
+        return hour
     if m := _THOUSANDS.fullmatch(w):
         thousands = float(m.group(1)) * 1000
         return str(int(thousands)) if thousands.is_integer() else str(thousands)

@@ -784,13 +784,15 @@ def _qualifiers(words: list[str]) -> set[str]:
 def _canonical(stems: list[str]) -> list[str]:
     """Each stem of a value as its `VALUE_SYNONYMS` group's first: "learning" and "studying" one word; a time of day
     on the 24-hour clock ("10:00", "10am" and "10" one time, "10pm" another)."""
-    return [_clock(w) or _VALUE_CANONICAL.get(w, w) for w in stems]
+    return [clock(w) or _VALUE_CANONICAL.get(w, w) for w in stems]
 
 
 _CLOCK = re.compile(r"(\d{1,2})(?::(\d{2}))?(am|pm)?")
 
 
-def _clock(word: str) -> str | None:
+def clock(word: str) -> str | None:
+    """A time of day on the 24-hour clock ("10:00", "10am" → "10"; "2pm" → "14"; "9:30pm" → "21:30"), or None for a
+    word that says no time ("10" alone is a number)."""
     m = _CLOCK.fullmatch(word)
     if m is None or not (m.group(2) or m.group(3)) or int(m.group(1)) > 24:
         return None
