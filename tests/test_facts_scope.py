@@ -48,3 +48,51 @@ def test_a_users_fact_is_found_among_many_users_alike(memory: Memory) -> None:
         memory.facts.write(f"User {i}'s door code is {1000 + i}.", source=f"event:{said}")
     for i in (0, 30, 59):
         assert texts(memory.search("door code", tag=f"user:u{i}", limit=5)) == [f"User {i}'s door code is {1000 + i}."]
+
+
+def _heard(memory: Memory, session: str, text: str, **attrs: str) -> str:
+    said = memory.append(session, "user", text, **attrs)["id"]
+    return memory.facts.curator.write({"text": text, "source": f"event:{said}"}).action
+
+
+def _current(memory: Memory) -> list[str]:
+    return sorted(f.text for f in memory.facts.query())
+
+
+def test_one_users_statement_never_supersedes_anothers(memory: Memory) -> None:
+    """Found trying a chat bot with two users: Bob's "My door code is 1234." retired Alice's
+    "My door code is 4711." (the curator compared every open fact of the vault)."""
+    assert _heard(memory, "alice-1", "My door code is 4711.", agent="bot", channel="alice") == "new"
+    assert _heard(memory, "bob-1", "My door code is 1234.", agent="bot", channel="bob") == "new"
+    assert _current(memory) == ["My door code is 1234.", "My door code is 4711."]
+    assert _heard(memory, "alice-2", "My door code is 5555.", agent="bot", channel="alice") == "supersede"
+    assert _current(memory) == ["My door code is 1234.", "My door code is 5555."]
+
+
+def test_users_and_projects_told_apart_by_tags(memory: Memory) -> None:
+    for session, tag in (("a", "user:alice"), ("b", "user:bob"), ("x", "project:api"), ("y", "project:web")):
+        memory.append(session, "user", "hello")
+        memory.tags.add(tag, session=session)
+    assert _heard(memory, "a", "My door code is 4711.") == "new"
+    assert _heard(memory, "b", "My door code is 1234.") == "new"
+    assert _heard(memory, "x", "The CI system is Jenkins 2.") == "new"
+    assert _heard(memory, "y", "The CI system is Jenkins 3.") == "new"
+    assert len(_current(memory)) == 4
+    assert _heard(memory, "x", "The CI system is Jenkins 4.") == "supersede"
+    assert "The CI system is Jenkins 3." in _current(memory) and "The CI system is Jenkins 2." not in _current(memory)
+
+
+def test_what_no_session_owns_is_compared_as_before(memory: Memory) -> None:
+    memory.facts.curator.write("The office door code is 9999.")  # by hand
+    assert _heard(memory, "alice-1", "The office door code is 1111.", channel="alice") == "supersede"
+    assert _heard(memory, "plain", "The office door code is 2222.") == "supersede"  # a session of no channel
+    assert _current(memory) == ["The office door code is 2222."]
+
+
+def test_a_correction_by_text_finds_only_its_owners_fact(memory: Memory) -> None:
+    _heard(memory, "alice-1", "My door code is 4711.", channel="alice")
+    _heard(memory, "bob-1", "My door code is 1234.", channel="bob")
+    said = memory.append("bob-2", "user", "Correction: my door code is 8080.", channel="bob")["id"]
+    d = memory.facts.curator.write({"text": "My door code is 8080.", "corrects": "My door code is 4711.", "source": f"event:{said}"})
+    assert d.action != "supersede" or d.target.text == "My door code is 1234."
+    assert "My door code is 4711." in _current(memory)

@@ -30,6 +30,9 @@ opposite words ("begins" / "ends": `OPPOSITES`) — embeddings blur exactly thos
                more without being the same: a new fact linked `related_to`, listed for review
     new        otherwise
 
+Only facts of the candidate's owner are compared: not those heard only in sessions of another
+channel, `user:` or `project:` tag than the candidate's (`WHOSE`).
+
 With an embedder and no LLM, what these rules leave at related or new is read again by
 the pair model (`pairs`: a logistic regression over the same signals, trained on the
 development pair sets and shipped in the package), which may confirm (probability ≥ 0.95,
@@ -80,6 +83,9 @@ SCOPED_RELATED = 0.45  # a statement for one time or one version of a thing, thi
 DATE_MOVED = 0.6  # a date said to have moved supersedes from this cosine (the development pairs: see docs/facts.md)
 CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
+# what tells whose a statement is: the channel of the session it was heard in, and its accepted `user:` and `project:` tags
+# (a chat bot's users, a coding agent's repositories); statements heard only where these differ are never one slot
+WHOSE = ("channel", "user", "project")
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
@@ -700,9 +706,50 @@ class Curator:
                 embedder = None
         views = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
                  if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata)]
+        views = self._same_owner(c, views)
         if embedder is not None and vector is not None:
             cosines.update(self._cosines(embedder, vector, [f for f in views if f.id not in cosines]))
         return [(f, compare(c.text, f.text, cosines.get(f.id, 0.0) if embedder is not None else None)) for f in views]
+
+    def _same_owner(self, c: Candidate, views: list[Fact]) -> list[Fact]:
+        """The facts that may be the candidate's slot: not those heard only in sessions of
+        another channel, user or project (`WHOSE`) than the candidate's — Bob's "My door code is
+        1234." is no news of Alice's "My door code is 4711." A fact or candidate heard in no
+        session, or in sessions that do not say one of these, is compared as before."""
+        from .model import parse_source
+
+        kind, ref = parse_source(c.source)
+        if kind != "event" or not views:
+            return views
+        mine = self._marks([ref]).get(ref)
+        if not mine:
+            return views
+        heard = {f.id: [a.source for a in f.attestations if a.source_type == "event"][:20] for f in views}
+        marks = self._marks([e for events in heard.values() for e in events])
+
+        def apart(events: list[str]) -> bool:
+            theirs: dict[str, set[str]] = {}
+            for e in events:
+                for key, values in marks.get(e, {}).items():
+                    theirs.setdefault(key, set()).update(values)
+            return any(mine.get(k) and theirs.get(k) and not mine[k] & theirs[k] for k in WHOSE)
+
+        return [f for f in views if not apart(heard[f.id])]
+
+    def _marks(self, events: list[str]) -> dict[str, dict[str, set[str]]]:
+        """Per message id, the `WHOSE` marks of its session: {"channel": {...}, "user": {...}, …}."""
+        store = self.facts.store
+        sessions = {m.id: m.session for m in store.get_messages(list(dict.fromkeys(events)))}
+        per_session: dict[str, dict[str, set[str]]] = {}
+        for sid in set(sessions.values()):
+            row = store.get_session(sid)
+            per_session[sid] = {"channel": {row.channel}} if row is not None and row.channel else {}
+        for sid, tags in store.session_tag_map(sorted(per_session)).items():
+            for tag in tags:
+                key, _, value = tag.partition(":")
+                if key in WHOSE:
+                    per_session[sid].setdefault(key, set()).add(value)
+        return {mid: per_session[sid] for mid, sid in sessions.items() if per_session[sid]}
 
     @staticmethod
     def _cosines(embedder: Any, vector: Any, facts: list[Fact]) -> dict[str, float]:
@@ -887,7 +934,7 @@ class Curator:
         except (NotFound, InvalidInput):
             if _FACT_ID.fullmatch(corrects.strip()):
                 return None  # an id no fact has (a typo, a model's invention) names no text to look for
-        probe = Candidate(text=corrects, vault=c.vault)
+        probe = Candidate(text=corrects, vault=c.vault, source=c.source)
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)
                   if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]
