@@ -297,6 +297,24 @@ def test_search_and_recall_items(memory: Memory) -> None:
     assert items and items[0]["sources"] and items[0]["id"].startswith("wst_")
 
 
+def test_recall_scoped_to_a_tag_keeps_other_users_statements_out(memory: Memory) -> None:
+    """Found in review: a bot's recall for Bob (`tag="user:bob"`) showed the wiki's statements
+    mined from Alice's conversation."""
+    quiet(memory)
+    memory.wiki.mine(say(memory, "alice-1", [("Ana", "The Lisbon offsite is planned for the second week of May this year."),
+                                             ("Bo", "I booked the venue near the river for the whole team.")]))
+    memory.tags.add("user:alice", session="alice-1")
+    memory.append("bob-1", "user", "hello")
+    memory.tags.add("user:bob", session="bob-1")
+
+    def wiki_lines(tag: str | None) -> list[str]:
+        return [i.text for i in memory.recall("bob-1", "Lisbon offsite", tag=tag).items if i.kind == "wiki"]
+
+    assert any("Lisbon" in t for t in wiki_lines(None))
+    assert any("Lisbon" in t for t in wiki_lines("user:alice"))
+    assert wiki_lines("user:bob") == []
+
+
 # -- with an LLM ------------------------------------------------------------------------
 def test_llm_patch_cites_lines_and_an_unbacked_retirement_is_a_dispute(memory: Memory) -> None:
     from fakeopenai import FakeOpenAI, Reply

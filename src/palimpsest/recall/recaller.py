@@ -66,6 +66,7 @@ class Turn:
     result: SearchResult | None
     live_ids: set[str]
     lead: list[RecallItem] = field(default_factory=list)
+    tag: str | None = None  # the scope of a bot's user (`user:alice`): what was heard elsewhere stays out
 
 
 Source = Callable[[Turn], list[RecallItem]]
@@ -99,7 +100,7 @@ class Recaller:
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
-        turn = Turn(session, query, result, {i.id for i in live})
+        turn = Turn(session, query, result, {i.id for i in live}, tag=tag)
         ranked: list[RecallItem] = []
         for group, source in self.sources:
             items = source(turn)
@@ -162,8 +163,12 @@ class Recaller:
         """The best-matching topic pages' statements, each with its sources."""
         if not turn.query.strip():
             return []
+        found = self._wiki().recall_items(turn.session, turn.query)
+        if turn.tag and found:  # a statement stays when one of the messages it came from was heard in the tag's scope
+            admitted = self.kernel.store.admitted(sorted({s for w in found for s in w["sources"]}), self.finder.filters(tag=turn.tag))
+            found = [w for w in found if admitted.intersection(w["sources"])]
         return [RecallItem(w["id"], "wiki", w["date"], w["text"], w["score"], turn.session, list(w["sources"]))
-                for w in self._wiki().recall_items(turn.session, turn.query)]
+                for w in found]
 
     def _documents(self, turn: Turn) -> list[RecallItem]:
         """Chunks of the document vaults attached to the session (or its agent) that the
