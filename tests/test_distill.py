@@ -163,6 +163,10 @@ def test_a_start_said_at_a_utc_offset_is_compared_in_utc() -> None:
     # a state said with its start is a fact; an intention for a year to come a plan, not an appointment
     ("I've been vegetarian since 2019.", ("fact", "fact")), ("I want to learn Spanish before our trip next year.", ("fact", "plan")),
     ("We did something similar last summer in Maine.", ("fact", "event")),
+    # a greeting before a comma is no reason to drop the statement (found by a chat bot's builder: "Hi, …" gave nothing)
+    ("Hi, I live in Berlin.", ("fact", "fact")), ("Hey there, I'm allergic to peanuts.", ("fact", "fact")),
+    ("Good morning, my order number is 4417.", ("fact", "fact")), ("Hi Sam, we use pnpm for the monorepo.", ("fact", "fact")),
+    ("Hi there!", None), ("Hello, how are you?", None), ("Hi.", None),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)

@@ -96,3 +96,14 @@ def test_a_correction_by_text_finds_only_its_owners_fact(memory: Memory) -> None
     d = memory.facts.curator.write({"text": "My door code is 8080.", "corrects": "My door code is 4711.", "source": f"event:{said}"})
     assert d.action != "supersede" or d.target.text == "My door code is 1234."
     assert "My door code is 4711." in _current(memory)
+
+
+def test_a_correction_said_by_one_speaker_leaves_anothers_fact(memory: Memory) -> None:
+    """Found by a bot's builder: with each user named as the speaker, Alice's "Actually I prefer phone
+    calls, not email." retired Bob's "I prefer email." (the correction's probe forgot who said it)."""
+    said = memory.append("b1", "user", "I prefer email.", metadata={"speaker": "bob"})["id"]
+    memory.facts.curator.write({"text": "I prefer email.", "source": f"event:{said}", "metadata": {"speaker": "bob"}})
+    said = memory.append("a1", "user", "Actually I prefer phone calls, not email.", metadata={"speaker": "alice"})["id"]
+    memory.facts.curator.write({"text": "I prefer phone calls, not email.", "corrects": "I prefer email.",
+                                "source": f"event:{said}", "metadata": {"speaker": "alice"}})
+    assert _current(memory) == ["I prefer email.", "I prefer phone calls, not email."]

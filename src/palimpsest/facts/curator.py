@@ -934,7 +934,7 @@ class Curator:
         except (NotFound, InvalidInput):
             if _FACT_ID.fullmatch(corrects.strip()):
                 return None  # an id no fact has (a typo, a model's invention) names no text to look for
-        probe = Candidate(text=corrects, vault=c.vault, source=c.source)
+        probe = Candidate(text=corrects, vault=c.vault, source=c.source, metadata=c.metadata)
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)
                   if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]

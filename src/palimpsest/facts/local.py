@@ -238,7 +238,11 @@ def named_end(text: str, said_at: str, metadata: dict[str, Any] | None = None) -
     return None if span is None else _midnight(span.last + timedelta(days=1), said)
 
 
-_OPENING = re.compile(r"^\s*(?:(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao|lol|y+a+y+|y+e+s+|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
+_OPENING = re.compile(r"^\s*(?:"
+                      # a greeting, with whom it greets, before a comma or a stop: "Hi, I live in Berlin."; "Hey there, I'm …"
+                      r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))(?:\s+(?:there|all|everyone|everybody|"
+                      r"team|folks|guys|again|[^\W\d_]+))?\s*[,.!:]+\s+|"
+                      r"(?:sorry|o+h+|a+h+|a+w+|w+o+w+|ha|hah|o+m+g+|lmao|lol|y+a+y+|y+e+s+|hmm|um|uh|ugh|argh|meh|phew|yeah|yep|yup|sure|alright|honestly|ok|"
                       r"okay|so|well|and|but|btw|fyi|"
                       r"by the way|just so you know|for context|for reference|for the record|fwiw|also|hey|yes|right|anyway)"
                       r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|"
