@@ -17,8 +17,9 @@
     ├── EmbedderError         the embedding model failed (HTTP 502, exit 8)
     ├── LLMError              the language model could not be reached or kept failing
     │                         (HTTP 502, exit 10); its reply broke the schema: InvalidReply (llm.py)
-    └── DeadlineExceeded      a request ran past the server's deadline (HTTP 503, exit 11);
-                              its work was left to finish: retry writes with their event_key
+    ├── DeadlineExceeded      a request ran past the server's deadline (HTTP 503, exit 11);
+    │                         its work was left to finish: retry writes with their event_key
+    └── Closed                a `Memory` (or its store) used after `close()`; nothing was written
 
 Adapters translate these in exactly one place each (`cli/__init__.py`, `server/http.py`).
 """
@@ -134,3 +135,14 @@ def redact_url(url: str) -> str:
     import re
 
     return re.sub(r"(//[^:/@\s]*):[^/\s]*@", r"\1:***@", url) if isinstance(url, str) else url  # (to the last "@": "p@ss")
+
+
+class Closed(PalimpsestError, RuntimeError):
+    """A `Memory` or its store used after `close()`: nothing was journaled or indexed (a write
+    after close had been journaled, then quarantined by the closed index)."""
+
+    code = "closed"
+    exit_code = 12
+
+    def __init__(self, what: str = "this Memory") -> None:
+        super().__init__(f"{what} was closed: open a new Memory to go on")

@@ -37,7 +37,7 @@ from typing import Any
 
 import msgspec
 
-from .errors import InvalidInput, JournalError, NotFound, PayloadTooLarge
+from .errors import Closed, InvalidInput, JournalError, NotFound, PayloadTooLarge
 from .records import Event, check_session_id
 
 JOURNAL_NAME = "events.jsonl"
@@ -71,6 +71,7 @@ class Journal:
         self._lock = threading.Lock()  # guards the two below, held for no I/O
         self._session_locks: dict[str, threading.Lock] = {}
         self._last_n = 0
+        self.closed = False  # its Memory was closed: appends raise `Closed` before writing a byte
 
     @cached_property
     def id(self) -> str:
@@ -128,6 +129,8 @@ class Journal:
         stored, under the key with `@<line>` added. Raises `JournalError` when the bytes
         could not be made durable; nothing of the batch is then acknowledged or kept.
         """
+        if self.closed:
+            raise Closed()
         path = self.path(session)
         _ = self.id  # settled before the first journal exists (a home with journals and no id is an old one)
         if not path.exists():  # a refusal must not leave an empty journal behind (the check below is the authority)

@@ -136,6 +136,9 @@ class Memory:
             writer.zone = value.zone
 
     def close(self) -> None:
+        """Flush the access counts and close the store; every call after this raises `Closed`
+        (a write is refused before its journal line)."""
+        self.journal.closed = self.kernel.decisions.journal.closed = True
         try:
             self.accesses.flush()
         finally:

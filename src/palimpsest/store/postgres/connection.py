@@ -21,7 +21,7 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import InvalidInput, StoreUnavailable
+from ...errors import Closed, InvalidInput, StoreUnavailable
 from ...errors import redact_url as _redact
 from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
@@ -158,6 +158,8 @@ class PostgresConnection(SQLBackend):
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if self.closed:
+            raise Closed("the store")
         pinned = getattr(self._local, "conn", None)  # inside atomically(): its one connection
         if pinned is not None:
             yield pinned
@@ -178,6 +180,8 @@ class PostgresConnection(SQLBackend):
 
     @contextmanager
     def atomically(self) -> Iterator[None]:
+        if self.closed:
+            raise Closed("the store")
         with self._errors(), self._pool.connection() as conn, conn.transaction():
             self._local.conn = conn
             try:
@@ -198,6 +202,7 @@ class PostgresConnection(SQLBackend):
             yield Runner(conn, DIALECT)
 
     def close(self) -> None:
+        self.closed = True
         self._pool.close()
 
     # -- migrations ----------------------------------------------------------

@@ -74,6 +74,7 @@ class SQLBackend(ABC):
     """The hooks a backend gives the shared mixins."""
 
     dialect: ClassVar[Dialect]
+    closed: bool = False  # after close(): every read and write raises `Closed`
 
     @abstractmethod
     def _fetch(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:

@@ -22,7 +22,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Self
 
-from ...errors import StoreCorrupt, StoreUnavailable
+from ...errors import Closed, StoreCorrupt, StoreUnavailable
 from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
 
@@ -140,6 +140,8 @@ class SQLiteConnection(SQLBackend):
 
     @property
     def _reader(self) -> sqlite3.Connection:
+        if self.closed:
+            raise Closed("the store")
         if getattr(self._local, "atomic", False):  # inside atomically(): read what the transaction wrote
             return self._writer
         conn = getattr(self._local, "conn", None)
@@ -151,6 +153,8 @@ class SQLiteConnection(SQLBackend):
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._write_lock, translated(self.path):
+            if self.closed:
+                raise Closed("the store")
             conn = self._writer
             if getattr(self._local, "atomic", False):
                 with self._savepoint(conn):
@@ -205,6 +209,7 @@ class SQLiteConnection(SQLBackend):
             yield Runner(conn, DIALECT)
 
     def close(self) -> None:
+        self.closed = True
         self._writer.close()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
