@@ -27,7 +27,7 @@ def child(budget: int, n: int) -> None:
     run = e._run
     e._run = lambda windows: run(windows, 32, budget)  # type: ignore[method-assign]
     rng = random.Random(0)
-    words = "the of memory agent session vector store index journal retrieval fact summary window token chunk budget".split()
+    words = ["the", "of", "memory", "agent", "session", "vector", "store", "index", "journal", "retrieval", "fact", "summary", "window", "token", "chunk", "budget"]
     long = [" ".join(rng.choice(words) for _ in range(rng.randint(150, 230))) for _ in range(n)]
     short = [" ".join(rng.choice(words) for _ in range(rng.randint(5, 30))) for _ in range(2 * n)]
     t = time.perf_counter()
