@@ -399,10 +399,34 @@ def test_a_bulk_ingest_queues_one_job_per_closed_turn(sqlite_memory: Memory) -> 
 def test_a_harness_boilerplate_turn_is_nobodys_statement(memory: Memory) -> None:
     """Found by a new user: the distiller ran on Codex's <user_instructions> as a user turn."""
     memory.append("cx", "user", "<user_instructions>We always deploy to Heroku.</user_instructions>", metadata={"boilerplate": True})
-    assert memory.distiller.close_turn("cx", use_llm=False).skipped == "only harness boilerplate"
+    assert memory.distiller.close_turn("cx", use_llm=False).skipped.startswith("only harness boilerplate")
     memory.append("cx", "user", "We deploy the API to Fly.io.")
     result = memory.distiller.close_turn("cx", use_llm=False)
     assert [f.text for f in memory.facts.query()] == ["We deploy the API to Fly.io."], result
+
+
+def test_a_compaction_summary_and_a_sub_agent_prompt_are_nobodys_statements(memory: Memory) -> None:
+    """Found by an auditor of Claude Code transcripts: the summary a compaction wrote ("Summary: the user
+    switched the repo from pnpm to bun.") superseded the fact it restated, and the prompt the model wrote
+    to its sub-agent ("We use Yarn for package management.") became the user's fact."""
+    from palimpsest.importers import import_data
+
+    def rec(uuid: str, kind: str, text: str, at: str, **extra: Any) -> dict[str, Any]:
+        content = text if kind == "user" else [{"type": "text", "text": text}]
+        return {"type": kind, "sessionId": "cc1", "uuid": uuid, "parentUuid": None, "timestamp": at,
+                "message": {"role": kind, "content": content}, **extra}
+
+    import_data(memory, [rec("u1", "user", "We use pnpm for the monorepo.", "2025-03-03T09:00:00Z"),
+                         rec("u2", "assistant", "OK.", "2025-03-03T09:00:05Z")], "claude-code")
+    memory.distiller.close_turn("cc1", use_llm=False)
+    import_data(memory, [rec("u3", "user", "Summary: the user switched the repo from pnpm to bun.", "2025-03-10T11:00:00Z",
+                             isCompactSummary=True),
+                         rec("u4", "user", "We use Yarn for package management. Audit yarn.lock.", "2025-03-10T11:01:00Z",
+                             isSidechain=True),
+                         rec("u5", "assistant", "Audited.", "2025-03-10T11:02:00Z", isSidechain=True)], "claude-code")
+    result = memory.distiller.close_turn("cc1", use_llm=False)
+    assert [f.text for f in memory.facts.query()] == ["We use pnpm for the monorepo."], result
+    assert not any("Yarn" in d["text"] or "Summary" in d["text"] for d in result.decisions)
 
 
 def test_the_cli_says_how_to_go_on_when_the_model_fails(home: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str],

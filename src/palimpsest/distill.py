@@ -188,6 +188,15 @@ def check_local(output: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- running -------------------------------------------------------------------
+def nobodys_word(m: Message) -> bool:
+    """A message no one said as a statement of theirs: a harness's instructions (`boilerplate`),
+    the summary a compaction wrote (`compact_summary`: a restatement, "Summary: the user switched
+    the repo from pnpm to bun." had superseded the turn it restated), and the prompt an agent
+    wrote to its sub-agent (a `sidechain` user turn: the model's words, not the person's)."""
+    meta = m.metadata or {}
+    return bool(meta.get("boilerplate") or meta.get("compact_summary") or (meta.get("sidechain") and m.role == "user"))
+
+
 class Distiller:
     """`memory.distiller`: distill a turn (the LLM, or the local fallback) and curate what
     it gave into the facts. Each turn is journaled once (its key), so a retried job or a
@@ -245,9 +254,9 @@ class Distiller:
         if not messages:
             return Distilled(session, {}, "none", skipped="no messages")
         key = key or f"turn:{session}:{messages[0].id}"
-        said = [m for m in messages if not (m.metadata or {}).get("boilerplate")]  # a harness's instructions are nobody's statement
+        said = [m for m in messages if not nobodys_word(m)]
         if not said:
-            return Distilled(session, {}, "none", skipped="only harness boilerplate")
+            return Distilled(session, {}, "none", skipped="only harness boilerplate, compaction summaries or sub-agent prompts")
         messages = said
         if key in self.kernel.decisions.latest(SYSTEM_SESSION):
             return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
