@@ -150,6 +150,20 @@ def test_explicit_corrections_supersede(facts: Facts) -> None:
     assert "already corrected" not in d.reason
 
 
+def test_a_second_copy_of_a_corrected_fact_ends_where_the_correction_starts(facts: Facts) -> None:
+    """Found by an auditor merging two people's notes: the second copy of "Priya is our reviewer" was
+    closed at the moment of curation (2026), so on 2025-06-01 it held beside its correction of 2025-03-10."""
+    old = "Priya Raman is our code reviewer; always tag her on PRs."
+    new = "Our teammate Marco Bianchi takes over code review from Priya starting today."
+    facts.curator.write({"text": old, "valid_from": "2025-03-03T09:02:00Z", "source": "person:me"})
+    marco = facts.curator.write({"text": new, "valid_from": "2025-03-10T00:00:00Z", "corrects": old, "source": "person:me"}).fact
+    copy = facts.curator.write({"text": old, "valid_from": "2025-03-03T09:02:00Z", "source": "person:bob"}).fact
+    assert copy is not None and copy.id != marco.id  # type: ignore[union-attr]
+    facts.curator.write({"text": new, "valid_from": "2025-03-10T00:00:00Z", "corrects": old, "source": "person:bob"})
+    assert facts.get(copy.id).valid_to.startswith("2025-03-10T00:00:00")
+    assert [f.text for f in facts.query(valid_at="2025-06-01T00:00:00Z")] == [new]
+
+
 def test_review_settles_same_or_keep(with_embedder: Facts) -> None:
     facts = with_embedder
     base = facts.curator.write({"text": "The API uses JWT for authentication", "valid_from": "2024-01-01"}).fact

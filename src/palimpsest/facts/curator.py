@@ -962,9 +962,14 @@ class Curator:
         return next((f for f in self.facts._views(rows) if f.status in ("current", "future")), None)
 
     def _end(self, target: Fact, by: Fact) -> None:
-        """`target` stops holding where `by` starts (or now, when `by` is older)."""
+        """`target` stops holding where `by` starts (or now, when `by` is older): superseded by it, or
+        closed there when `by` already replaced another fact (a chain has one predecessor). It had
+        been closed now even then: "Priya is our reviewer" (a second copy) held on 2025-06-01 beside
+        "Marco takes over code review from Priya starting today", said on 2025-03-10."""
         if by.valid_from > target.valid_from and by.supersedes is None:
             self.facts.supersede(target.id, by=by.id)
+        elif by.valid_from > target.valid_from:
+            self.facts.close(target.id, at=by.valid_from)
         else:
             self.facts.close(target.id, at=max(self.facts.now(), target.valid_from))
 
