@@ -194,13 +194,14 @@ def test_invalid_candidate_is_refused_not_parked(facts: Facts) -> None:
 def test_unreachable_store_parks_and_drains(tmp_path: Path) -> None:
     home = tmp_path / "home"
     url = f"sqlite:///{home / 'p.db'}"
-    store = open_store(url)
+    store = DownStore(url)
     facts = Facts(store, home)
     facts.curator.write({"text": "The printer is on floor 2", "valid_from": "2024-01-01"})
-    store.close()  # the database goes away
+    store.down = True  # the database goes away
     d = facts.curator.write({"text": "The wifi password rotates monthly", "source": "evt_00000000000000000003abcd"})
     assert d.action == "parked" and "journaled" in d.reason
     assert [c["text"] for _, c in facts.curator.pending()] == ["The wifi password rotates monthly"]
+    store.close()
     store = open_store(url)  # it is back
     try:
         again = Facts(store, home)
@@ -210,6 +211,22 @@ def test_unreachable_store_parks_and_drains(tmp_path: Path) -> None:
         assert {f.text for f in again.query()} == {"The printer is on floor 2", "The wifi password rotates monthly"}
     finally:
         store.close()
+
+
+class DownStore(SQLiteStore):
+    """A real SQLite store whose every read and write fails while `down` (a server gone)."""
+
+    down = False
+
+    def _fetch(self, sql: str, params: object = ()) -> list[tuple[object, ...]]:
+        if self.down:
+            raise StoreUnavailable("server closed the connection")
+        return super()._fetch(sql, params)
+
+    def _writing(self) -> object:
+        if self.down:
+            raise StoreUnavailable("server closed the connection")
+        return super()._writing()
 
 
 class AwayStore(SQLiteStore):
