@@ -105,3 +105,21 @@ def test_any_text_goes_through_every_listing_command(capsys: pytest.CaptureFixtu
             assert expected in out, (argv, expected, out)
         if argv[0] == "get-full":
             assert out == text + "\n"
+
+
+@pytest.mark.parametrize("columns", ["80", None])
+def test_a_message_table_is_readable_at_80_columns_and_in_a_pipe(capsys: pytest.CaptureFixture[str], home: str,
+                                                                  monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """Found by an auditor: `palimpsest browse --session <uuid> | head` folded the content and the time to
+    nothing and the role one letter a line (the whole event id and a 36-character session took the width)."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS")  # into a pipe: Rich's 80 columns, before
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    session = "3f2b8a9c-1d4e-4f6a-9b7c-2e5d8f1a0c3b"
+    run(capsys, "--home", home, "append", session, "assistant", "We switched the monorepo from pnpm to bun last week.")
+    code, out, _ = run(capsys, "--home", home, "browse", "--session", session)
+    assert code == 0
+    row = out.splitlines()[3]  # the first row under the header
+    assert "assistant" in row and "We switched" in row and len(out.splitlines()[0]) <= int(columns or 160)
+    assert all(w in out for w in ("monorepo", "pnpm", "bun", "week."))

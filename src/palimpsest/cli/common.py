@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -150,11 +151,17 @@ def _no_progress(done: int, total: int | None = None) -> None:
     """The progress of a command nobody watches: nothing to draw."""
 
 
+PIPE_WIDTH = 160  # a table printed into a pipe or a file (Rich's 80 columns folded every cell of a message table)
+
+
 def console(stderr: bool = False) -> Any:
-    """A Rich console that prints strings as they are (no markup, no `:emoji:`, no highlighting)."""
+    """A Rich console that prints strings as they are (no markup, no `:emoji:`, no highlighting);
+    into a pipe or a file, `COLUMNS` or `PIPE_WIDTH` wide."""
     from rich.console import Console
 
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else PIPE_WIDTH
+    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, width=width)
 
 
 def shown(value: Any, limit: int | None = None) -> str:
@@ -174,6 +181,7 @@ def cell(value: Any, limit: int | None = None) -> Any:
 
 WHOLE = ("id", "session")  # columns whose values are copied and pasted: never folded
 WHOLE_MAX = 64  # (past this an id folds after all: a table must still fit a terminal)
+NARROW = ("time", "role", "state", "kind")  # short values that read wrong folded ("2026-12-06" over "06:04", "u" over "s" …)
 
 
 def table(*columns: str, fold: bool = True, whole: dict[str, int] | None = None, **options: Any) -> Any:
@@ -185,6 +193,8 @@ def table(*columns: str, fold: bool = True, whole: dict[str, int] | None = None,
     for name in columns:
         if whole and name in whole:
             t.add_column(name, no_wrap=True, overflow="fold", min_width=min(whole[name], WHOLE_MAX))
+        elif name in NARROW and whole is not None:
+            t.add_column(name, no_wrap=True)
         else:
             t.add_column(name, overflow="fold" if fold else "ellipsis")
     return t
@@ -193,8 +203,15 @@ def table(*columns: str, fold: bool = True, whole: dict[str, int] | None = None,
 def print_table(columns: tuple[str, ...], rows: Any) -> None:
     """A table of stored values, each cell plain text (see `cell`); ids and sessions whole."""
     cells = [[cell(v) for v in row] for row in rows]
-    whole = {c: max((len(r[i].plain) for r in cells), default=0) for i, c in enumerate(columns) if c in WHOLE}
+    widest = {c: max((len(r[i].plain) for r in cells), default=len(c)) for i, c in enumerate(columns)}
+    whole = {c: widest[c] for c in columns if c in WHOLE}
+    out = console()
+    # ids whole only while the other columns keep room to be read (a harness's 36-character session ids
+    # at 80 columns had left the content none): else every column folds
+    fixed = sum(min(w, WHOLE_MAX) for w in whole.values()) + sum(widest[c] for c in columns if c in NARROW) + 3 * len(columns) + 1
+    if fixed + 24 * sum(1 for c in columns if c not in WHOLE and c not in NARROW) > out.width:
+        whole = {}
     t = table(*columns, whole=whole)
     for row in cells:
         t.add_row(*row)
-    console().print(t)
+    out.print(t)

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, StoreUnavailable
+from ..ids import short_id
 from ..ingest.messages import normalise_message
 from . import derive
 from .common import add_command, console, count, emit, journal_only, minute, open_memory, print_table, progress, words
@@ -157,8 +158,10 @@ def _print_messages(rows: list[dict[str, Any]]) -> None:
     def preview(m: dict[str, Any]) -> str:
         return (m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}")[:200]
 
+    # the short id (what recall shows; every command takes it): a whole event id and a harness's session uuid
+    # left the content no room at 80 columns
     print_table(("id", "session", "time", "role", "content"),
-                ((m["id"], m["session"], minute(m["created_at"]), m["role"] or "", preview(m)) for m in rows))
+                ((short_id(m["id"]), m["session"], minute(m["created_at"]), m["role"] or "", preview(m)) for m in rows))
 
 
 def browse(args: argparse.Namespace) -> None:
