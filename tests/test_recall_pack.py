@@ -143,6 +143,20 @@ def test_half_an_hour_is_not_one_hour(text: str, one: bool) -> None:
     assert ("1" in said(RecallItem("fct_1", "fact", "2024-01-01", text, 1.0)).units) is one
 
 
+def test_a_number_next_to_a_path_is_no_earlier_value_of_a_count(mem: Memory) -> None:
+    """Found by an auditor: "Found 3 references to 5432 in packages/db/config.ts" was marked an earlier
+    value of "412 packages installed", told the model a true line was out of date."""
+    mem.append("s1", "assistant", "Found 3 references to 5432 in packages/db/config.ts and docker-compose.yml",
+               created_at="2025-03-05T14:00:00Z")
+    mem.append("s1", "assistant", "bun install finished: 412 packages installed in 3.1s", created_at="2025-03-10T10:00:00Z")
+    r = mem.recall(None, "what package manager do we use?", 500)
+    assert [i.note for i in r.items if "5432" in i.text] == [""]
+    old = mem.facts.write("We have 40 packages in the monorepo.", valid_from="2025-03-01T10:00:00Z")
+    mem.facts.write("We have 45 packages in the monorepo now.", valid_from="2025-03-20T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "how many packages do we have?").items}
+    assert notes[old.id].startswith("earlier; newer:")  # a count in prose still is
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

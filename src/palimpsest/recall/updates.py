@@ -28,6 +28,9 @@ get back to The Nightingale", "halfway through", "still working on") is earlier 
 later one that says it is done ("I finished The Nightingale") when the two share two words
 of the query besides the state's own.
 
+Paths, URLs, file names and inline code are no words near a number ("5432 in packages/db/config.ts"
+is no count of packages).
+
 Nothing is dropped and no fact changes: a wrong mark costs a few tokens and a hint, where a
 wrong supersede would retire a true belief.
 """
@@ -40,6 +43,9 @@ from dataclasses import dataclass
 from .block import LINE_TOKENS, RecallItem
 from .echoes import FUNCTION_WORDS
 
+# a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
+# packages/db/config.ts" shared "packages" with "412 packages installed", and was marked an earlier value of it)
+_CODE_SPANS = re.compile(r"(?<!\S)\S*[/\\]\S*|`[^`\n]*`|\b[\w-]+\.(?:[a-z]{1,5})\b")
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not
@@ -92,7 +98,7 @@ def _may_change(text: str) -> bool:
 def said(item: RecallItem) -> _Said:
     from ..facts.curator import tokens
 
-    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", item.text[:TEXT_CHARS]))
+    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", _CODE_SPANS.sub(" ", item.text[:TEXT_CHARS])))
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}
