@@ -332,3 +332,14 @@ def test_a_decision_cut_off_by_the_store_is_applied_once(tmp_path: Path, lose: s
         fresh.close()
     finally:
         store.close()
+
+
+def test_a_change_told_with_both_values_supersedes() -> None:
+    """Found by an auditor: "The DB port changed: Postgres now runs on port 5433 because 5432 clashes …"
+    was only related to "… runs on port 5432." (naming the old value too, it was no swap), and when 6543
+    later replaced 5433 the old 5432 stayed current beside it."""
+    old = "The Postgres dev database runs on port 5432."
+    s = compare("The DB port changed: Postgres now runs on port 5433 because 5432 clashes with the old cluster.", old, semantic=0.81)
+    assert judge(s, True) == "supersede"
+    s = compare("Postgres runs on 5432 and the test database on port 5433.", old, semantic=0.81)
+    assert judge(s, True) != "supersede"  # both values, no change said: two things

@@ -404,6 +404,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     if things and slot == "changed" and not says_change:
         slot = "beside"  # "The Go services are built with Go 1.22." / "The Rust services … with 1.78": two subjects, no change said
     swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not versions
+    # or the change told with both values: "Postgres now runs on port 5433 because 5432 clashes …" of "… runs on port 5432."
+    swap = swap or says_change and bool(numbers_b) and numbers_b < numbers_a and len(numbers_a - numbers_b) == 1 and not versions
     count = swap and _counted(a, numbers_a - numbers_b) is not None and _counted(a, numbers_a - numbers_b) == _counted(b, numbers_b - numbers_a) \
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
