@@ -120,6 +120,7 @@ def test_a_message_table_is_readable_at_80_columns_and_in_a_pipe(capsys: pytest.
     run(capsys, "--home", home, "append", session, "assistant", "We switched the monorepo from pnpm to bun last week.")
     code, out, _ = run(capsys, "--home", home, "browse", "--session", session)
     assert code == 0
-    row = out.splitlines()[3]  # the first row under the header
-    assert "assistant" in row and "We switched" in row and len(out.splitlines()[0]) <= int(columns or 160)
+    assert out.splitlines()[0] == f"session {session}"  # one session: named once, above its rows
+    row = next(line for line in out.splitlines() if "We switched" in line)
+    assert "assistant" in row and max(len(line) for line in out.splitlines()) <= int(columns or 160)
     assert all(w in out for w in ("monorepo", "pnpm", "bun", "week."))

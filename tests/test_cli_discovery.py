@@ -18,6 +18,7 @@ from palimpsest import Memory, Settings
 from palimpsest.cli import build_parser
 from palimpsest.cli.helps import arguments
 from palimpsest.store import NewJob
+from palimpsest.ids import short_id
 from test_setup import EXE, env_for
 
 
@@ -112,5 +113,10 @@ def test_ids_in_tables_are_never_folded_at_80_columns(tmp_path: Path) -> None:
     env = {**env_for(tmp_path), "PALIMPSEST_HOME": str(tmp_path), "PALIMPSEST_EMBEDDER": "none", "COLUMNS": "80"}
     done = subprocess.run([str(EXE), "browse"], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert done.returncode == 0
-    assert all(i in done.stdout for i in ids) and session in done.stdout
+    assert all(short_id(i) in done.stdout for i in ids) and session in done.stdout  # one session: named once, above its rows
     assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    with Memory(tmp_path, settings=Settings.load(env={}, embedder="none")) as m:
+        m.append("s2", "user", "words " * 60)
+    done = subprocess.run([str(EXE), "browse"], capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert all(short_id(i) in done.stdout for i in ids) and max(len(line) for line in done.stdout.splitlines()) <= 80
+    # two sessions: a column, folded at 80 columns rather than leave the content no room

@@ -200,8 +200,9 @@ def table(*columns: str, fold: bool = True, whole: dict[str, int] | None = None,
     return t
 
 
-def print_table(columns: tuple[str, ...], rows: Any) -> None:
-    """A table of stored values, each cell plain text (see `cell`); ids and sessions whole."""
+def print_table(columns: tuple[str, ...], rows: Any, title: str | None = None) -> None:
+    """A table of stored values, each cell plain text (see `cell`); ids and sessions whole while
+    the other columns keep room to be read; `title` a line above it, as it is."""
     cells = [[cell(v) for v in row] for row in rows]
     widest = {c: max((len(r[i].plain) for r in cells), default=len(c)) for i, c in enumerate(columns)}
     whole = {c: widest[c] for c in columns if c in WHOLE}
@@ -214,4 +215,6 @@ def print_table(columns: tuple[str, ...], rows: Any) -> None:
     t = table(*columns, whole=whole)
     for row in cells:
         t.add_row(*row)
+    if title is not None:
+        out.print(cell(title))
     out.print(t)

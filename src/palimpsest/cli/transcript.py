@@ -158,8 +158,13 @@ def _print_messages(rows: list[dict[str, Any]]) -> None:
     def preview(m: dict[str, Any]) -> str:
         return (m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}")[:200]
 
-    # the short id (what recall shows; every command takes it): a whole event id and a harness's session uuid
-    # left the content no room at 80 columns
+    # the short id (what recall shows; every command takes it), and one session named once above its rows: a whole
+    # event id and a harness's session uuid left the content no room at 80 columns
+    sessions = {m["session"] for m in rows}
+    if len(sessions) == 1:
+        print_table(("id", "time", "role", "content"), ((short_id(m["id"]), minute(m["created_at"]), m["role"] or "", preview(m))
+                                                       for m in rows), title=f"session {next(iter(sessions))}")
+        return
     print_table(("id", "session", "time", "role", "content"),
                 ((short_id(m["id"]), m["session"], minute(m["created_at"]), m["role"] or "", preview(m)) for m in rows))
 
