@@ -112,6 +112,40 @@ def test_streamable_http_with_a_token(home: Path) -> None:
     memory.close()
 
 
+def test_stdio_remote_serves_the_shared_servers_memory(home: Path, tmp_path: Path) -> None:
+    """Found by a team's ops engineer: `setup claude-code --url http://server` on a second machine launched
+    `palimpsest mcp`, whose tools answered from that machine's empty home (0 messages, no hits)."""
+    memory = Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=True, token="tok-remote-1234567"))
+    memory.append("ops", "user", "the on-call pager rotates on Mondays")
+    elsewhere = tmp_path / "second-machine"
+    command, prefix = _command()
+    with ServerThread(memory) as url:
+        env = {"PALIMPSEST_HOME": str(elsewhere), "PALIMPSEST_EMBEDDER": "none", "PATH": os.environ.get("PATH", ""),
+               "PALIMPSEST_URL": url, "PALIMPSEST_TOKEN": "tok-remote-1234567"}
+        params = StdioServerParameters(command=command, args=[*prefix, "mcp", "--remote"], env=env)
+
+        async def main() -> tuple[dict[str, Any], list[str]]:
+            async with Client(params, read_timeout_seconds=60) as client:
+                out = await exercise(client, True)
+                found = await client.call_tool("memory_search", {"query": "on-call pager"})
+                return out, [h["content"] for h in json.loads(found.content[0].text)["hits"]]
+
+        out, pager = anyio.run(main)
+        assert out["hits"] == [out["id"]] and pager == ["the on-call pager rotates on Mondays"]
+        env["PALIMPSEST_TOKEN"] = "wrong-token-123456"
+
+        async def refused() -> Any:
+            async with Client(StdioServerParameters(command=command, args=[*prefix, "mcp", "--remote"], env=env),
+                              read_timeout_seconds=60) as client:
+                return await client.call_tool("memory_stats", {})
+
+        denied = anyio.run(refused)  # the server's refusal, as a tool error the model can read
+        assert denied.is_error and json.loads(denied.content[0].text)["code"] == "unauthorized", denied
+    assert [m.content for m in memory.browse(session="m1")] == ["the fence is painted green"]
+    memory.close()
+    assert not (elsewhere / "sessions").exists()  # nothing of it went to this machine's home
+
+
 def test_mcp_writes_take_agent_channel_and_persona_from_the_environment(home: Path) -> None:
     command, prefix = _command()
     env = {"PALIMPSEST_HOME": str(home), "PALIMPSEST_EMBEDDER": "none", "PATH": os.environ.get("PATH", ""),

@@ -119,6 +119,24 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     assert not (settings.parent / "settings.json.before-palimpsest").exists()
 
 
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "mcp-client"])
+def test_a_server_on_another_machine_gets_a_remote_mcp_entry(tmp_path: Path, harness: str) -> None:
+    """Found by a team's ops engineer: with `--url http://server:8765` the MCP entry ran `palimpsest mcp`,
+    which served this machine's empty home; a loopback URL is this machine's server and stays local."""
+    for url, remote in (("http://10.1.2.3:8765", True), ("http://[::1]:8765", False), ("http://localhost:9000", False)):
+        home = tmp_path / f"{harness}-{remote}-{url.rsplit(':', 1)[1]}"
+        (home / ".claude").mkdir(parents=True)
+        (home / ".codex").mkdir(parents=True)
+        extra = ["--file", str(home / "client.json")] if harness == "mcp-client" else []
+        done = palimpsest(home, "setup", harness, "--url", url, *extra)
+        assert done.returncode == 0, done.stderr
+        if harness == "codex":
+            entry = tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"]["palimpsest"]
+        else:
+            entry = json.loads((home / (".claude.json" if harness == "claude-code" else "client.json")).read_bytes())["mcpServers"]["palimpsest"]
+        assert entry["args"] == (["mcp", "--remote"] if remote else ["mcp"]) and entry["env"]["PALIMPSEST_URL"] == url
+
+
 def test_codex_setup_recall_capture_and_undo(tmp_path: Path, server_memory: Memory) -> None:
     home, port = tmp_path / "user", free_port()
     config = home / ".codex" / "config.toml"

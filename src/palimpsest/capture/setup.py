@@ -77,6 +77,11 @@ class Command:
     def line(self, *words: str, url: bool = False) -> str:
         return shlex.join(self.argv(*words, url=url))
 
+    def mcp_argv(self) -> list[str]:
+        """`palimpsest mcp`, with `--remote` for a server on another machine (a host not loopback): its tools then
+        read and write that server's memory (they had served this machine's empty home)."""
+        return self.argv("mcp", *(["--remote"] if self.url and not _loopback(self.url) else []))
+
 
 @dataclass
 class Change:
@@ -172,7 +177,7 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
         plugin, config = files_of(harness, env)
         recall, capture = command.argv("recall", "--hook", "--format", "text", url=True), command.argv("capture", "--agent", "opencode", url=True)
         result.changes.append(Change(plugin, _read(plugin), opencode_setup.plugin_text(recall, capture)))
-        result.changes.append(_json_change(config, lambda doc: opencode_setup.add_mcp(doc, command.argv("mcp"), _url_env(command))))
+        result.changes.append(_json_change(config, lambda doc: opencode_setup.add_mcp(doc, command.mcp_argv(), _url_env(command))))
         result.notes.append(opencode_setup.FALLBACK)
     else:
         if not file:
@@ -251,7 +256,7 @@ def _drop_ours(groups: list[Any]) -> None:
 
 def _mcp_entry(command: Command, stdio_type: bool = False, agent: str | None = None) -> dict[str, Any]:
     """The MCP server entry; with `agent`, its writes name the harness (`PALIMPSEST_AGENT`)."""
-    argv = command.argv("mcp")
+    argv = command.mcp_argv()
     env = {**({"PALIMPSEST_AGENT": agent} if agent else {}), **_url_env(command)}
     return {**({"type": "stdio"} if stdio_type else {}), "command": argv[0], "args": argv[1:], **({"env": env} if env else {})}
 
@@ -270,7 +275,7 @@ def _add_mcp(doc: dict[str, Any], command: Command, stdio_type: bool = False, ag
 
 
 def _toml_block(command: Command, features: bool) -> str:
-    argv = command.argv("mcp")
+    argv = command.mcp_argv()
     lines = [BLOCK_START, "[mcp_servers.palimpsest]", f"command = {json.dumps(argv[0])}",
              f"args = [{', '.join(json.dumps(a) for a in argv[1:])}]",
              "env = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in {"PALIMPSEST_AGENT": "codex", **_url_env(command)}.items()) + " }"]
@@ -446,3 +451,16 @@ def installed(harness: str, env: dict[str, str]) -> dict[str, list[str]]:
                 if isinstance(h, dict) and OURS.search(str(h.get("command", ""))):
                     found.setdefault(event, []).append(str(h["command"]))
     return found
+
+
+def _loopback(url: str) -> bool:
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

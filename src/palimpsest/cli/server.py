@@ -28,8 +28,11 @@ def register(sub: Any) -> None:
                     "several share one queue (give them the servers' home: jobs journal their decisions there).", json_flag=False)
     p.add_argument("--task", action="append", help="only jobs of this task (repeatable)")
 
-    add_command(sub, "mcp", mcp, "Serve the memory tools over MCP on stdin/stdout (for MCP clients that launch a command).",
-                json_flag=False)
+    p = add_command(sub, "mcp", mcp, "Serve the memory tools over MCP on stdin/stdout (for MCP clients that launch a command).",
+                    json_flag=False)
+    p.add_argument("--remote", action="store_true",
+                   help="serve the tools of the server at PALIMPSEST_URL (with PALIMPSEST_TOKEN), not this home's memory: "
+                        "an MCP client on another machine than the shared server (`setup --url` writes this)")
 
     p = add_command(sub, "capture", capture, "Read a harness hook's JSON on stdin (Claude Code, Codex, qwen-code, OpenCode) and post the "
                     "conversation's new events to the server; spool them when it is unreachable.")
@@ -96,6 +99,18 @@ def mcp(args: argparse.Namespace) -> None:
     _logging(logging.WARNING)  # (on stderr: stdout carries the protocol)
     from ..service import COMPACT_SECONDS, compact_index, run_background
     from .derive import server_answers
+
+    if args.remote:
+        from ..server.mcp import Remote, run_remote_stdio
+
+        settings = Settings.load()
+        timeout = float(settings.request_timeout) + 5 if settings.request_timeout else None
+        remote = Remote(settings.url, settings.token or None, timeout)
+        try:
+            anyio.run(run_remote_stdio, remote, settings)
+        finally:
+            remote.close()
+        return
 
     with open_memory(args) as memory:
         memory.catch_up()

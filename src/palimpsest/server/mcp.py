@@ -108,3 +108,80 @@ async def run_stdio(memory: Memory, enable_write: bool) -> None:
     server = build_server(memory, enable_write)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class Remote:
+    """The tools of a Palimpsest server elsewhere, over its HTTP API (`palimpsest mcp --remote`):
+    an MCP client on a second machine launches `palimpsest mcp`, and its tools must read and
+    write the shared server's memory, not an empty store in this machine's home (a new user's:
+    `setup claude-code --url http://server` gave the model a memory of 0 messages)."""
+
+    def __init__(self, url: str, token: str | None, timeout: float) -> None:
+        import httpx
+
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(headers=headers, timeout=timeout, trust_env=False)
+
+    def _answer(self, response: Any) -> Any:
+        from ..errors import redact_url
+
+        try:
+            body = response.json()
+        except ValueError:
+            raise PalimpsestError(f"{redact_url(self.url)} answered HTTP {response.status_code}, not Palimpsest's JSON") from None
+        if isinstance(body, dict) and body.get("ok") is True:
+            return body.get("result")
+        error = body.get("error") if isinstance(body, dict) else None
+        exc = PalimpsestError(str((error or {}).get("message") or f"HTTP {response.status_code}"))
+        exc.code = str((error or {}).get("code") or "error")
+        raise exc
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx
+
+        from ..errors import StoreUnavailable, redact_url
+
+        try:
+            return self._answer(self._http.request(method, self.url + path, **kwargs))
+        except httpx.HTTPError as exc:
+            raise StoreUnavailable(f"the Palimpsest server at {redact_url(self.url)} cannot be reached: {exc}") from None
+
+    def tools(self) -> list[types.Tool]:
+        return [types.Tool(name=t["name"], description=t.get("description"), input_schema=t["input_schema"],
+                           annotations=types.ToolAnnotations(read_only_hint=t.get("read_only"), destructive_hint=False,
+                                                             idempotent_hint=t.get("idempotent"), open_world_hint=False))
+                for t in self._request("GET", "/api/tools")]
+
+    def call(self, name: str, args: dict[str, Any]) -> Any:
+        return self._request("POST", f"/api/memory/tool/{name}", json=args)
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def build_remote_server(remote: Remote, settings: Any) -> Server[Any]:
+    """An MCP server whose tools are the remote server's: listed and called over its HTTP API."""
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(remote.tools))
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = with_defaults(params.name, params.arguments or {}, settings)
+        try:
+            result = await anyio.to_thread.run_sync(remote.call, params.name, args)
+        except PalimpsestError as exc:
+            return types.CallToolResult(content=_text(exc.to_dict()), is_error=True)
+        structured = result if isinstance(result, dict) else None
+        return types.CallToolResult(content=_text(result), structured_content=structured)
+
+    return Server("palimpsest", version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def run_remote_stdio(remote: Remote, settings: Any) -> None:
+    """Serve the remote server's tools on stdin/stdout until the client closes the stream."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_remote_server(remote, settings)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
