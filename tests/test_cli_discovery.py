@@ -17,8 +17,8 @@ import httpx
 from palimpsest import Memory, Settings
 from palimpsest.cli import build_parser
 from palimpsest.cli.helps import arguments
-from palimpsest.store import NewJob
 from palimpsest.ids import short_id
+from palimpsest.store import NewJob
 from test_setup import EXE, env_for
 
 

@@ -7,6 +7,7 @@ import time
 from datetime import timedelta
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
