@@ -56,6 +56,36 @@ def test_server_down(tmp_path: Path, user: Path) -> None:
     assert "capture" not in found
 
 
+def test_a_server_whose_store_is_away_is_a_problem_and_warns_once(tmp_path: Path, user: Path,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """Found by a team's ops engineer: with PostgreSQL stopped, /readyz answered 503 (and logged a warning
+    per probe, 78 in one outage) while doctor said the server was ok and exited 0."""
+    import httpx
+
+    from palimpsest.errors import StoreUnavailable
+
+    memory = served(tmp_path / "h", write=True)
+    away = {"now": True}
+
+    def check_store() -> None:  # the database at the other end of the connection is down
+        if away["now"]:
+            raise StoreUnavailable("connection refused")
+
+    memory.check_store = check_store  # type: ignore[method-assign]
+    with caplog.at_level("DEBUG", logger="palimpsest.http"), ServerThread(memory) as url:
+        found = checks(tmp_path / "h", user, url)
+        for _ in range(5):
+            assert httpx.get(f"{url}/readyz").status_code == 503
+        away["now"] = False
+        assert httpx.get(f"{url}/readyz").status_code == 200
+        healthy = checks(tmp_path / "h", user, url)
+    memory.close()
+    assert found["store"]["state"] == "problem" and "PostgreSQL" in found["store"]["fix"]
+    assert "store" not in healthy
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING" and r.name == "palimpsest.http"]
+    assert sum(m.startswith("not ready") for m in warnings) == 1 and "ready again: the store answers" in warnings
+
+
 def test_writes_refused(tmp_path: Path, user: Path) -> None:
     memory = served(tmp_path / "h", write=False, capture_loopback=False)
     with ServerThread(memory) as url:

@@ -59,6 +59,7 @@ class Doctor:
         try:
             up = self.server(checks)
             if up:
+                self.store(checks)
                 self.capture(checks)
                 self.stats = self._tool("memory_stats")
             self.hooks(checks)
@@ -90,6 +91,28 @@ class Doctor:
             return False
         checks.append(Check("server", OK, f"{self.url} answers (palimpsest {version}); panel at {self.url}/panel"))
         return True
+
+    def store(self, checks: list[Check]) -> None:
+        """The server's index database, as its `/readyz` says (the server answered while PostgreSQL was down,
+        and doctor said all was well)."""
+        try:
+            r = self.http.get(f"{self.url}/readyz")
+            body = r.json()
+        except (httpx.HTTPError, ValueError) as exc:
+            checks.append(Check("store", PROBLEM, f"/readyz did not answer ({type(exc).__name__})", "check the server's log"))
+            return
+        if r.status_code == 200:
+            return
+        error = body.get("error") or {} if isinstance(body, dict) else {}
+        if r.status_code == 401:
+            checks.append(Check("store", PROBLEM, "the server wants a token", "set PALIMPSEST_TOKEN to the server's token"))
+        elif error.get("code") == "journal_unwritable":
+            checks.append(Check("store", PROBLEM, "the server's home folder is not writable: nothing can be journaled",
+                                "give the server's user write access to its home (PALIMPSEST_HOME)"))
+        else:
+            checks.append(Check("store", PROBLEM, f"the server's index database does not answer ({error.get('message') or r.status_code}); "
+                                "search and recall fail until it does, writes are journaled and indexed when it is back",
+                                "start the database (PostgreSQL) or check PALIMPSEST_STORE and the server's log"))
 
     def capture(self, checks: list[Check]) -> None:
         try:

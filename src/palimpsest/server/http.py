@@ -327,9 +327,13 @@ def _read_routes(app: FastAPI, memory: Memory) -> None:
     async def readyz() -> JSONResponse:
         try:
             await in_thread(memory.check_store)
-        except Exception as exc:
-            log.warning("not ready: %s", exc)
+        except Exception as exc:  # one warning while the store is away, not one per probe (78 lines in one outage)
+            (log.debug if getattr(app.state, "store_away", False) else log.warning)("not ready: %s", exc)
+            app.state.store_away = True
             return _error_response(503, "store_unavailable", "the store does not answer")
+        if getattr(app.state, "store_away", False):
+            app.state.store_away = False
+            log.warning("ready again: the store answers")
         if not os.access(memory.home if memory.home.exists() else memory.home.parent, os.W_OK):
             return _error_response(503, "journal_unwritable", "the home folder is not writable")
         warming = getattr(app.state, "search_index", None)  # set by `serve` (run.py: warm_up)
