@@ -92,6 +92,14 @@ def test_5xx_spools_and_4xx_goes_to_dead_with_the_reason(home: Path) -> None:
     assert Spool(home).requeue_dead() == 2 and refusing.spool.pending() == 2
 
 
+def test_too_many_requests_spools_rather_than_goes_to_dead(home: Path) -> None:
+    """Found by a team's ops engineer: a batch answered 429 (the server's wrong-token limit, which
+    says to retry later) went to dead/ and waited for `--requeue-dead`."""
+    busy = CaptureClient("http://palimpsest.invalid", home, http=_fake(429, {"ok": False, "error": {"code": "rate_limited", "message": "x"}}))
+    report = busy.send([batch("s", ["a"])])
+    assert (report.spooled, report.dead) == (1, 0) and busy.spool.pending() == 1
+
+
 def test_a_corrupt_spool_file_is_reported_and_set_aside(home: Path, memory: Memory) -> None:
     spool = Spool(home / "client")
     spool.put(batch("s", ["good"]))

@@ -1,6 +1,6 @@
 """The capture client: posts batches to `POST /api/capture` and never loses one.
 
-When the server cannot be reached or answers 5xx the batch is spooled as a private file
+When the server cannot be reached or answers 5xx, 408 or 429 (later, it says) the batch is spooled as a private file
 (0600) under `<home>/capture-spool/`; before each write the 50 oldest spooled batches are
 replayed in order; a batch the server rejects with 4xx is moved to `capture-spool/dead/`
 with the server's answer beside it (`palimpsest capture --requeue-dead` puts them back
@@ -200,7 +200,7 @@ class CaptureClient:
             raise _Rejected(f"the batch cannot be sent as JSON: {exc}") from None
         if response.status_code == 404 or (response.status_code == 403 and "write_disabled" in response.text):
             raise _WritesOff(WRITES_OFF.format(url=self.url.removesuffix("/api/capture")))
-        if response.status_code >= 500:
+        if response.status_code >= 500 or response.status_code in (408, 429):  # a timeout or too many requests: later
             raise _Retry(f"server answered {response.status_code}: {response.text[:300]}")
         if response.status_code >= 400:
             raise _Rejected(f"server refused the batch with {response.status_code}: {response.text[:1000]}")
