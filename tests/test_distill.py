@@ -523,3 +523,19 @@ def test_the_distill_prompt_knows_the_fact_a_change_replaces(home: Path) -> None
 ])
 def test_a_statement_scratched_is_a_correction_said_plainly(said: str, kept: str) -> None:
     assert classify(said) == ("correction", "correction", kept)
+
+
+def test_a_turn_distilled_through_another_home_is_not_distilled_again(tmp_path: Path, store_url: str) -> None:
+    """Found by a team's ops engineer with two servers on one database, each with its home: after a
+    `rebuild` queued every turn again, the other home's worker (whose journal lacks the turn's key)
+    distilled them all once more — facts added, superseded and confirmed twice."""
+    settings = Settings.load(env={}, embedder="none")
+    with Memory(tmp_path / "a", store_url, settings=settings) as a, Memory(tmp_path / "b", store_url, settings=settings) as b:
+        a.append("s1", "user", "Postgres backups run nightly at 02:00.")
+        a.append("s1", "assistant", "Noted.")
+        first = a.distiller.close_turn("s1", use_llm=False)
+        assert [d["action"] for d in first.decisions] == ["new"]
+        again = b.distiller.close_turn("s1", use_llm=False)
+        assert again.skipped.startswith("already distilled"), again
+        (fact,) = b.facts.query()
+        assert len(fact.attestations) == 1

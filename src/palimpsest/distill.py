@@ -188,6 +188,9 @@ def check_local(output: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- running -------------------------------------------------------------------
+MAX_TURN_PROBES = 20  # a turn's first messages asked whether a fact came of them (`_distilled_elsewhere`)
+
+
 def nobodys_word(m: Message) -> bool:
     """A message no one said as a statement of theirs: a harness's instructions (`boilerplate`),
     the summary a compaction wrote (`compact_summary`: a restatement, "Summary: the user switched
@@ -258,7 +261,7 @@ class Distiller:
         if not said:
             return Distilled(session, {}, "none", skipped="only harness boilerplate, compaction summaries or sub-agent prompts")
         messages = said
-        if key in self.kernel.decisions.latest(SYSTEM_SESSION):
+        if key in self.kernel.decisions.latest(SYSTEM_SESSION) or self._distilled_elsewhere(messages):
             return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
         llm = self.kernel.llm if use_llm else None
         if llm is not None:
@@ -275,6 +278,18 @@ class Distiller:
                                      session=session, origin=origin, output=output, messages=[m.id for m in messages])
         result.decisions = self.curate(output, messages)
         return result
+
+    def _distilled_elsewhere(self, messages: list[Message]) -> bool:
+        """Whether a fact distilled from one of these messages is in the store: the turn was distilled by a worker of
+        another home on the same database, whose journal holds the key this home's lacks (after a `rebuild` queued
+        every turn again, a second home's worker distilled them all once more: facts added, superseded, confirmed)."""
+        from .store.facts_base import FactQuery
+
+        for m in messages[:MAX_TURN_PROBES]:
+            found = self.store.query_facts(FactQuery(source=m.id, limit=5))
+            if any((f.metadata or {}).get("origin") == "distill" for f in found):
+                return True
+        return False
 
     def curate(self, output: dict[str, Any], messages: list[Message]) -> list[dict[str, Any]]:
         """Every fact, correction and task of a distilled turn through the curator, each

@@ -125,7 +125,9 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
             clauses.append(self._ENTITY_MATCH)
             params.append(q.entity.lower())
         if q.source is not None:
-            clauses.append("f.id IN (SELECT fact_id FROM fact_attestations WHERE source = ?)")
+            # every source type named, so the (source_type, source) index answers (facts.model.SOURCE_TYPES)
+            clauses.append("f.id IN (SELECT fact_id FROM fact_attestations WHERE source_type IN ('event', 'document', 'person', "
+                           "'system') AND source = ?)")
             params.append(q.source)
         if q.recorded_by is not None:
             clauses.append("f.recorded_at <= ?")
