@@ -144,6 +144,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("worker_batch", 32, "PALIMPSEST_WORKER_BATCH", "Jobs a worker claims at once.", int),
     Setting("host", "127.0.0.1", "PALIMPSEST_HOST", "Address `palimpsest serve` binds to; anything but loopback requires a token."),
     Setting("port", 8765, "PALIMPSEST_PORT", "Port `palimpsest serve` listens on.", int),
+    Setting("store_wait", 300.0, "PALIMPSEST_STORE_WAIT", "Seconds `serve` and `worker` wait at start for a store that does not answer yet (a server started before its PostgreSQL); 0: fail at once.", float),
     Setting("token", "", "PALIMPSEST_TOKEN", "Bearer token the server requires (and the capture client sends); required to bind beyond loopback."),
     Setting("max_body_bytes", 32 * 1024 * 1024, "PALIMPSEST_MAX_BODY_BYTES", "Largest HTTP request body the server reads; larger ones get 413.", int),
     Setting("cors_origins", "", "PALIMPSEST_CORS_ORIGINS", "Comma-separated origins allowed by CORS (default: none, CORS closed)."),

@@ -66,7 +66,7 @@ def serve(args: argparse.Namespace) -> None:
     host = args.host or settings.host
     port = settings.port if args.port is None else args.port
     check_bind(host, settings.token)
-    with open_memory(args) as memory:
+    with _waiting_for_the_store(args, settings) as memory:
         if args.once:
             import threading
 
@@ -85,8 +85,31 @@ def worker(args: argparse.Namespace) -> None:
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    with open_memory(args) as memory:
+    with _waiting_for_the_store(args, _settings(args), stop) as memory:
         run_worker(memory, stop, args.task)
+
+
+def _waiting_for_the_store(args: argparse.Namespace, settings: Settings, stop: Any = None) -> Any:
+    """`open_memory`, retried while the store does not answer, for `store_wait` seconds: a server or worker started
+    before its PostgreSQL (at boot) had exited 6 after five tries in 5 s, while one already running rides out an outage."""
+    import time
+
+    from ..errors import SchemaTooNew, StoreCorrupt, StoreUnavailable
+
+    deadline, said = time.monotonic() + float(settings.store_wait), False
+    while True:
+        try:
+            return open_memory(args)
+        except (StoreCorrupt, SchemaTooNew):
+            raise
+        except StoreUnavailable as exc:
+            if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+                raise
+            if not said:
+                print(f"palimpsest: the store does not answer yet ({exc}); waiting for it, up to {float(settings.store_wait):g} s "
+                      "(PALIMPSEST_STORE_WAIT)", file=sys.stderr, flush=True)
+                said = True
+            time.sleep(2.0)
 
 
 def mcp(args: argparse.Namespace) -> None:
