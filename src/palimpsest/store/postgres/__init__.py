@@ -22,7 +22,7 @@ from ..base import Store
 from ..sql.quarantine import SQLQuarantineMixin
 from ..sql.tags import SQLTagsMixin
 from ..sql.wiki import SQLWikiMixin
-from .connection import _CONNECT_ATTEMPTS, _POOL_TIMEOUT_S, _redact, create_extension
+from .connection import _CONNECT_ATTEMPTS, _POOL_TIMEOUT_S, _RECONNECT_S, _redact, create_extension
 from .documents import PostgresDocumentsMixin
 from .facts import PostgresFactsMixin
 from .hnsw import BUILD_MEMORY_MB, BUILD_WORKERS
@@ -55,6 +55,7 @@ class PostgresStore(PostgresMessagesMixin, PostgresKeywordMixin, PostgresVectors
         self._pool = ConnectionPool(
             self._conninfo, min_size=1, max_size=pool_size, timeout=_POOL_TIMEOUT_S, open=False, name="palimpsest",
             kwargs={"autocommit": True}, configure=self._configure, check=ConnectionPool.check_connection,
+            reconnect_timeout=_RECONNECT_S,
         )
         try:
             self._pool.open(wait=True, timeout=15)
