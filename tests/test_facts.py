@@ -327,6 +327,22 @@ def test_restore_from_journal_rebuilds_every_fact(facts: Facts, clock: Clock, st
         fresh.close()
 
 
+def test_restore_from_journal_after_the_open_restored_it_is_done_not_refused(facts: Facts, clock: Clock, store_url: str,
+                                                                           tmp_path: Path) -> None:
+    """Found by an auditor: in a fresh home holding only the system journal, opening the store restored the
+    facts by itself, and then the documented `facts restore --journal` failed ("already holds facts", exit 9)."""
+    _busy_history(facts, clock)
+    fresh = open_store(other_url(store_url, tmp_path, "opened"))
+    try:
+        copy = Facts(fresh, tmp_path / "elsewhere", clock=clock, snapshot=False, decisions=facts.decisions)
+        assert copy.restored_on_open and copy.export_lines() == facts.export_lines()  # restored on open
+        assert copy.restore_from_journal() == copy.restored_on_open
+        with pytest.raises(Conflict, match="restored from this home's system journal when it was opened"):
+            copy.restore_snapshot(tmp_path / "any.jsonl")
+    finally:
+        fresh.close()
+
+
 def test_rejected_decisions_are_not_replayed(facts: Facts, clock: Clock) -> None:
     f = facts.write("raced", valid_from=at(1))
     facts.supersede(f.id, "winner", valid_from=at(2))

@@ -138,17 +138,21 @@ class DecisionLog:
                 self.reject(domain, d.key, exc)
         return count
 
-    def restore_if_lost(self, domain: str, lost: Callable[[], bool], restore: Callable[[], int]) -> None:
+    def restore_if_lost(self, domain: str, lost: Callable[[], bool], restore: Callable[[], int]) -> int | None:
         """A store that has applied nothing of `domain` beside a journal that holds some of
-        it was rebuilt or replaced: bring the domain back (principle 2). Never raises for a
-        store that is down; the next open tries again."""
+        it was rebuilt or replaced: bring the domain back (principle 2); returns how many
+        decisions were applied, None when nothing was lost. Never raises for a store that is
+        down; the next open tries again."""
         if self.journal.size(domain) == 0:
-            return
+            return None
         try:
             if lost():
-                log.info("restoring %s from the system journal: %d decisions", domain, restore())
+                n = restore()
+                log.info("restoring %s from the system journal: %d decisions", domain, n)
+                return n
         except PalimpsestError as exc:
             log.warning("%s not restored now: %s", domain, exc)
+        return None
 
     def latest(self, domain: str) -> dict[str, Decision]:
         """Key → decision of `domain`, read incrementally (only lines added since the last

@@ -68,8 +68,9 @@ class Facts(FactReads, FactSnapshots):
         self.needs_replay = False  # a decision was journaled but the store went away before it was applied
         # a store with no fact and no fact operation beside a journal that has some was
         # rebuilt or replaced: bring the facts back from the journal (principle 2)
-        self.decisions.restore_if_lost(DOMAIN, lambda: not store.fact_stats()["facts"] and not store.fact_ops_applied(),
-                                       self.replay)
+        # (how many decisions that applied: `facts restore --journal` right after is then done, not refused)
+        self.restored_on_open = self.decisions.restore_if_lost(
+            DOMAIN, lambda: not store.fact_stats()["facts"] and not store.fact_ops_applied(), self.replay)
 
     @property
     def embedder(self) -> Any:

@@ -24,6 +24,8 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
 class FactSnapshots:
     """The snapshot half of `Facts` (a mixin)."""
 
+    restored_on_open: int | None = None  # decisions applied when opening found the store's facts lost (`Facts`)
+
     # -- snapshot and replay -------------------------------------------------
     @property
     def snapshot_path(self) -> Path:
@@ -75,6 +77,10 @@ class FactSnapshots:
 
     def _require_empty(self) -> None:
         if self.store.fact_stats()["facts"]:
+            if self.restored_on_open is not None:
+                raise Conflict("the store already holds facts: they were restored from this home's system journal when it "
+                               "was opened (what `facts restore --journal` does); to load a snapshot instead, restore into a "
+                               "home without a system journal")
             raise Conflict("the store already holds facts; restore into an empty store")
 
     def restore_snapshot(self, path: str | Path | None = None) -> int:
@@ -117,7 +123,10 @@ class FactSnapshots:
         return applied
 
     def restore_from_journal(self) -> int:
-        """Rebuild every fact vault into a store without facts from the system journal."""
+        """Rebuild every fact vault into a store without facts from the system journal (done already
+        when opening this store found it lost: then how many decisions that applied, and any left)."""
+        if self.restored_on_open is not None:
+            return self.restored_on_open + self.replay()
         self._require_empty()
         return self.replay()
 
