@@ -107,3 +107,16 @@ def test_a_correction_said_by_one_speaker_leaves_anothers_fact(memory: Memory) -
     memory.facts.curator.write({"text": "I prefer phone calls, not email.", "corrects": "I prefer email.",
                                 "source": f"event:{said}", "metadata": {"speaker": "alice"}})
     assert _current(memory) == ["I prefer email.", "I prefer phone calls, not email."]
+
+
+def test_a_retired_fact_the_query_matches_brings_the_correction_that_replaced_it(memory: Memory) -> None:
+    """Found by a bot's builder: after "I moved to Lisbon." superseded "I live in Berlin.", recall for "where
+    do I live?" showed "Noted." (or, before distillation, the old message) and not Lisbon: the query's words
+    are the retired fact's, and the correction shares none of them."""
+    berlin = memory.facts.write("I live in Berlin.", valid_from="2026-01-05T10:00:00Z")
+    lisbon = memory.facts.supersede(berlin.id, "I moved to Lisbon.", valid_from="2026-03-01T10:00:00Z")
+    found = memory.search("where do I live?").facts
+    assert [h.fact.text for h in found] == ["I moved to Lisbon."] and found[0].parts.get("successor_of") == 1.0
+    block = memory.recall("a3", "where do I live?").block
+    assert lisbon.id in block and "Berlin" not in block
+    assert [h.fact.text for h in memory.search("where do I live?", valid_at="2026-02-01T00:00:00Z").facts] == ["I live in Berlin."]

@@ -149,7 +149,33 @@ class FactReads:
         vector = self._query_vector(query, query_vector) if semantic else None
         source = FactSource(self, q, known, moment, vector)
         ranking = rank(source, query, self.weights, pool=max(limit * 5, 50), vector=vector)
-        return [FactHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
+        hits = [FactHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
+        if valid_at is None and known is None:
+            hits = self._with_successors(hits, query, FactQuery(vaults=q.vaults, kind=q.kind, believed=True), vector, limit)
+        return hits
+
+    def _with_successors(self, hits: list[FactHit], query: str, q: FactQuery, vector: Any, limit: int) -> list[FactHit]:
+        """`hits` with the current successor of each superseded fact the query matches, at that fact's score: "where do
+        I live?" matches "I live in Berlin." (superseded) far better than "I moved to Lisbon." (cosine 0.31, under the
+        floor), and recall had shown the user's old message, or nothing, instead of the correction that replaced it."""
+        retired = rank(RetiredSource(self, q, None, self.now(), vector), query, self.weights, pool=max(limit * 5, 50), vector=vector)
+        best = {h.fact.id: h for h in hits}
+        for h in retired.hits[:limit]:
+            head = self._current_head(h.row)
+            if head is not None and (head.id not in best or best[head.id].score < h.score):
+                best[head.id] = FactHit(head, h.score, {**h.parts, "successor_of": 1.0})
+        return sorted(best.values(), key=lambda h: (-h.score, h.fact.id))[:limit]
+
+    def _current_head(self, fact: Fact) -> Fact | None:
+        """The fact that now holds at the end of `fact`'s chain of supersessions, if one does."""
+        seen = {fact.id}
+        while fact.superseded_by and fact.superseded_by not in seen and len(seen) < 100:
+            seen.add(fact.superseded_by)
+            rows = self.store.get_facts([fact.superseded_by])
+            if not rows:
+                return None
+            fact = self._views(rows)[0]  # type: ignore[attr-defined]
+        return fact if fact.status == "current" and fact.id not in (None, "") and len(seen) > 1 else None
 
     def _query_vector(self, query: str, given: Any) -> Any:
         embedder = self.embedder
@@ -202,3 +228,11 @@ class FactSource:
 
     def tiebreak(self, fact: Fact) -> tuple[Any, ...]:
         return (fact.id,)
+
+
+class RetiredSource(FactSource):
+    """The superseded facts (those a correction replaced), for `FactReads._with_successors`."""
+
+    def rows(self, ids: list[str]) -> dict[str, Fact]:
+        views = self.facts._views(self.facts.store.get_facts(sorted(ids)))  # type: ignore[attr-defined]
+        return {f.id: f for f in views if f.superseded_by and not (f.invalidated_at or f.expired_at)}
