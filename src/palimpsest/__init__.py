@@ -19,6 +19,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from .memory import Memory
+    from .service import background
     from .settings import Settings
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "Settings",
     "StoreUnavailable",
     "WriteDisabled",
+    "background",
 ]
 __version__ = "0.1.0"
 
@@ -41,6 +43,10 @@ def __getattr__(name: str) -> object:
         from .memory import Memory
 
         return Memory
+    if name == "background":
+        from .service import background
+
+        return background
     if name == "Settings":
         from .settings import Settings
 

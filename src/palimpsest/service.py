@@ -14,6 +14,8 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 from .memory import Memory
@@ -92,6 +94,26 @@ def _queue_wiki_backfill(memory: Memory) -> None:
         memory.wiki.queue_backfill()
     except Exception as exc:
         log.warning("wiki backfill not queued: %s", exc)
+
+
+@contextmanager
+def background(memory: Memory, interval: float = 2.0) -> Iterator[threading.Event]:
+    """What `palimpsest serve` runs besides HTTP, in this process while the block lasts: the indexer's catch-up,
+    the sweep and the job workers (embeddings, a turn's facts a minute after it went quiet, summaries, tags). For a
+    program that embeds `Memory` and has no server (`worker().drain()` runs only the jobs due at that moment: a
+    session's last turn waits a minute, so its facts never came). On exit the job in hand finishes first.
+
+        with Memory(home) as memory, background(memory):
+            ...
+    """
+    stop = threading.Event()
+    thread = threading.Thread(target=run_background, args=(memory, stop, interval), name="palimpsest-background", daemon=True)
+    thread.start()
+    try:
+        yield stop
+    finally:
+        stop.set()
+        thread.join(timeout=60)
 
 
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False,
