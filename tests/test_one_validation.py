@@ -193,3 +193,12 @@ def test_the_cli_gives_the_same_answer(capsys: pytest.CaptureFixture[str], home:
 
     code, out, err = run(capsys, "--home", str(home), "append", *argv, "--json")
     assert (code, out) == (2, "") and json.loads(err)["error"]["code"] == "invalid_input"
+
+
+def test_a_known_role_in_capitals_is_that_role(memory: Memory) -> None:
+    """Found by a library user: `append(s, "User", "I live in Berlin.")` was stored as "User", a role no
+    part knows, and its turn was never distilled; a role of one's own ("customer") is kept as given."""
+    said = memory.append("r", "User", "I live in Berlin.")
+    assert memory.get_message(said["id"]).role == "user"
+    assert memory.get_message(memory.append("r", "customer", "Hello.")["id"]).role == "customer"
+    assert [d["text"] for d in memory.distiller.close_turn("r", use_llm=False).decisions] == ["I live in Berlin."]

@@ -53,7 +53,11 @@ def check_role(value: Any, label: str) -> str:
     # fullmatch: ROLE_RE is also a JSON-schema pattern, where `$` never matches before a final newline
     if not isinstance(value, str) or not ROLE_RE.fullmatch(value):
         raise InvalidInput(f"{label} must be a short name such as user or assistant, got {str(value)[:40]!r}")
-    return value
+    # "User" is the user: stored as given, it was nobody's turn to distill, recall or close
+    return value.lower() if value.lower() in KNOWN_ROLES else value
+
+
+KNOWN_ROLES = frozenset(["user", "assistant", "system", "tool", "developer"])
 
 
 def check_event_key(value: Any, label: str) -> str | None:
@@ -94,7 +98,7 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
     role = get("role")
     if role is None or role == "":
         raise InvalidInput(f"{where}: role is required (user, assistant, system, tool, …)")
-    check_role(role, f"{where}: role")
+    role = check_role(role, f"{where}: role")
     content = get("content")
     if content is None:
         content = ""
