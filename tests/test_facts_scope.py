@@ -120,3 +120,19 @@ def test_a_retired_fact_the_query_matches_brings_the_correction_that_replaced_it
     block = memory.recall("a3", "where do I live?").block
     assert lisbon.id in block and "Berlin" not in block
     assert [h.fact.text for h in memory.search("where do I live?", valid_at="2026-02-01T00:00:00Z").facts] == ["I live in Berlin."]
+
+
+def test_recall_takes_the_agent_and_channel_scopes_and_refuses_an_empty_one(memory: Memory) -> None:
+    """Found by a bot's builder: `recall(…, agent="bot")` raised a bare TypeError (only `tag` was taken),
+    and `tag=""` (a bot's `user_tag or ""`) meant no scope, every user's memory in one user's block."""
+    import pytest
+
+    from palimpsest import InvalidInput
+
+    _setup(memory)
+    block = memory.recall("bob-2", "what is my code?", channel="bob").block
+    assert "1234" in block and "4711" not in block
+    assert "4711" in memory.recall("x", "what is my code?", agent="bot").block
+    for empty in ({"tag": ""}, {"channel": " "}, {"agent": ""}):
+        with pytest.raises(InvalidInput, match="non-empty"):
+            memory.recall("bob-2", "what is my code?", **empty)

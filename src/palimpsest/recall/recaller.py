@@ -66,7 +66,7 @@ class Turn:
     result: SearchResult | None
     live_ids: set[str]
     lead: list[RecallItem] = field(default_factory=list)
-    tag: str | None = None  # the scope of a bot's user (`user:alice`): what was heard elsewhere stays out
+    scope: dict[str, str] = field(default_factory=dict)  # tag, agent, channel: a bot's user (`user:alice`); what was heard elsewhere stays out
 
 
 Source = Callable[[Turn], list[RecallItem]]
@@ -85,7 +85,8 @@ class Recaller:
         ]
 
     def recall(self, session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
-               live_tail: int = LIVE_TAIL, limit: int | None = None, tag: str | None = None) -> Recall:
+               live_tail: int = LIVE_TAIL, limit: int | None = None, tag: str | None = None, agent: str | None = None,
+               channel: str | None = None) -> Recall:
         """The recall block for a turn of `session` about `query`, within `budget` tokens.
         `limit`: how many hits search may hand over (default: one per `TOKENS_PER_HIT` of
         the budget, from 20 to 100), so a larger budget holds more evidence until the
@@ -95,12 +96,16 @@ class Recaller:
         limit = limit if limit is not None else hits_for(budget)
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
+        scope = {k: v for k, v in (("tag", tag), ("agent", agent), ("channel", channel)) if v is not None}
+        for k, v in scope.items():  # `tag=user_tag or ""` had meant no scope: every user's memory in one user's block
+            if not isinstance(v, str) or not v.strip():
+                raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
         live = self._live_tail(session, live_tail, now)
-        result = self.finder.search(query, limit=limit, now=now, tag=tag) if query.strip() else None
+        result = self.finder.search(query, limit=limit, now=now, **scope) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
-        turn = Turn(session, query, result, {i.id for i in live}, tag=tag)
+        turn = Turn(session, query, result, {i.id for i in live}, scope=scope)
         ranked: list[RecallItem] = []
         for group, source in self.sources:
             items = source(turn)
@@ -164,8 +169,8 @@ class Recaller:
         if not turn.query.strip():
             return []
         found = self._wiki().recall_items(turn.session, turn.query)
-        if turn.tag and found:  # a statement stays when one of the messages it came from was heard in the tag's scope
-            admitted = self.kernel.store.admitted(sorted({s for w in found for s in w["sources"]}), self.finder.filters(tag=turn.tag))
+        if turn.scope and found:  # a statement stays when one of the messages it came from was heard in the scope
+            admitted = self.kernel.store.admitted(sorted({s for w in found for s in w["sources"]}), self.finder.filters(**turn.scope))
             found = [w for w in found if admitted.intersection(w["sources"])]
         return [RecallItem(w["id"], "wiki", w["date"], w["text"], w["score"], turn.session, list(w["sources"]))
                 for w in found]

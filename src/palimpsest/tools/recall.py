@@ -16,13 +16,16 @@ BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "descript
       schema({"query": described(QUERY, "the turn's topic: usually the user's message as it is"),
               "session": described(SESSION, "the running session (its live tail is included; its id: letters, digits and ._:@+=-)"),
               "budget": BUDGET,
-              "tag": {"type": "string", "description": "key:value: past messages and facts only from sessions carrying this accepted tag (a fact counts when it was heard in one)"},
+              "tag": {"type": "string", "minLength": 1, "description": "key:value: past messages and facts only from sessions carrying this accepted tag (a fact counts when it was heard in one)"},
+              "agent": {"type": "string", "minLength": 1, "description": "past messages and facts only from this agent's sessions"},
+              "channel": {"type": "string", "minLength": 1, "description": "past messages and facts only from sessions of this channel"},
               "live_tail": {**INTEGER, "minimum": 0, "maximum": 100,
                             "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"}},
              required=["query"]))
 def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
     options = {"live_tail": args["live_tail"]} if "live_tail" in args else {}
-    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), tag=args.get("tag"), **options)
+    scope = {k: args[k] for k in ("tag", "agent", "channel") if k in args}
+    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), **scope, **options)
 
 
 @tool("memory_context", "The working context of a session for its system prompt: workspace files, the last messages "
