@@ -285,3 +285,14 @@ def test_recall_of_a_session_not_stored_says_so(memory: Memory) -> None:
     r = memory.recall("typo", "retry cap")
     assert any("no session 'typo' is stored yet" in n for n in r.notes)
     assert not any("is stored yet" in n for n in memory.recall("real", "retry cap").notes)
+
+
+def test_a_bare_acknowledgement_takes_no_line_of_the_block_but_the_live_tail_keeps_it(memory: Memory) -> None:
+    """Found by a bot's builder: "assistant: Noted." was the block for "where do I live?" (found by the words
+    of the turn before it); alone it tells the model nothing."""
+    memory.append("a1", "user", "I live in Berlin with my two cats.")
+    memory.append("a1", "assistant", "Noted.")
+    memory.append("a1", "assistant", "Noted. Berlin it is, with the cats.")
+    block = memory.recall("a2", "where do I live?").block
+    assert "] assistant: Noted.\n" not in block and "Berlin it is" in block
+    assert any(i.kind == "live" and i.text.endswith(": Noted.") for i in memory.recall("a1", "where do I live?").items)

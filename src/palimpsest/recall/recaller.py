@@ -3,6 +3,7 @@ context and briefing built on it (`context.py`)."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -199,8 +200,8 @@ class Recaller:
                 continue
             if (m.metadata or {}).get("boilerplate"):
                 continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
-            if not _says_something(m):
-                continue  # a blank turn, found by the turn before it in its search context
+            if not _says_something(m) or _ACK.fullmatch(m.content or "") and not (m.tool_name or m.tool_result):
+                continue  # a blank turn or a bare "Noted.", found by the turn before it in its search context
             if m.tool_name and m.role != "user":
                 calls += 1
                 if calls > TOOL_CALL_LINES:
@@ -259,6 +260,13 @@ def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
         said.add(key)
         kept.append(item)
     return kept
+
+
+# a bare acknowledgement: by itself it tells the model nothing, and a block showed "assistant: Noted." for "where do
+# I live?" (found by the words of the turn before it, which a correction had retired); the live tail still shows it
+_ACK = re.compile(r"\W*(?:(?:ok(?:ay)?|k|noted|sure|got it|gotcha|thanks?(?: you)?(?: so much)?|thx|ty|great|cool|nice|perfect|"
+                  r"yes|yep|yup|yeah|alright|all right|understood|will do|done|sounds good|of course|right|roger(?: that)?|"
+                  r"no problem|np|you'?re welcome)\W*){1,3}", re.IGNORECASE)
 
 
 def _says_something(m: Any) -> bool:
