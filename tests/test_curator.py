@@ -343,3 +343,11 @@ def test_a_change_told_with_both_values_supersedes() -> None:
     assert judge(s, True) == "supersede"
     s = compare("Postgres runs on 5432 and the test database on port 5433.", old, semantic=0.81)
     assert judge(s, True) != "supersede"  # both values, no change said: two things
+
+
+def test_a_number_added_to_those_that_hold_is_no_change() -> None:
+    """Found in review: "The Postgres dev database runs on port 5432 and Redis on 6379." superseded "… runs on
+    port 5432." (one number differed and the rest agreed: read as an update); said as a change, it still is."""
+    old = "The Postgres dev database runs on port 5432."
+    assert judge(compare("The Postgres dev database runs on port 5432 and Redis on 6379.", old, semantic=0.85), True) != "supersede"
+    assert judge(compare("The Postgres dev database runs on port 5433.", old, semantic=0.85), True) == "supersede"

@@ -194,6 +194,7 @@ class Signals:
     # named by their subjects ("the staging server" / "the production server", `slots.two_things`)
     resumed: bool = False  # the candidate says something holds again ("again", "back to", "back on")
     others: bool = False  # said of two people ("My sister lives in Braga." / "I live in Braga.", `slots.others`)
+    added: bool = False  # the candidate keeps every number of the fact and adds one ("… on port 5432 and Redis on 6379")
 
     @property
     def change_said(self) -> bool:
@@ -415,7 +416,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    moved=whole is not None and whole.verb == "change",
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
                    scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
-                   others=slots.others(candidate, existing))
+                   others=slots.others(candidate, existing), added=bool(numbers_b) and numbers_b < numbers_a)
 
 
 _FACT_ID = re.compile(r"fct_\w+")
@@ -565,7 +566,8 @@ def judge(s: Signals, candidate_later: bool) -> str:
             and not {"negation", "numbers", "opposite", "stage", "feeling"} & set(s.differs):
         # "My flight to Tokyo is on October 3." / "The airline moved my flight to Tokyo to October 4.": a date said to have moved
         return "supersede" if candidate_later else "dispute"
-    value_change = bool(set(s.differs) - {"date", "feeling"}) and not {"name", "numbers", "opposite"} & set(s.differs)
+    value_change = bool(set(s.differs) - {"date", "feeling"}) and not {"name", "numbers", "opposite"} & set(s.differs) \
+        and not (s.differs == ["number"] and s.added and not s.says_change)  # a number added to those that hold is no change of them
     if value_change and s.rest >= REST_AGREES and (sem is None or sem >= 0.5) and not s.apart and not s.scoped:
         return "supersede" if candidate_later else "dispute"
     if "negation" in s.differs and (s.says_change or s.resumed) and sem is not None and sem >= FLIP and s.words > 0 and not s.scoped \
