@@ -157,6 +157,16 @@ def test_a_number_next_to_a_path_is_no_earlier_value_of_a_count(mem: Memory) -> 
     assert notes[old.id].startswith("earlier; newer:")  # a count in prose still is
 
 
+def test_a_unit_of_time_shared_is_no_quantity_changed_unless_asked_how_long(mem: Memory) -> None:
+    """Found by a user asking when things happened: "The wedding itself is on Saturday, then a day on the
+    fjord." was marked an earlier value of "Day two at Kinetik done." for "When was my last day at Brightline?"."""
+    old = mem.facts.write("The wedding itself is on Saturday, then a day on the fjord.", valid_from="2026-07-03T19:00:00Z")
+    mem.facts.write("Day two at Kinetik done, my head is full of acronyms.", valid_from="2026-10-13T17:30:00Z")
+    mem.facts.write("My last day at Brightline was the 9th.", valid_from="2026-10-10T08:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "When was my last day at Brightline?", 2000).items}
+    assert notes.get(old.id, "") == ""
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

@@ -126,7 +126,9 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
         for n2, u2 in new.units.items():
             if n1 == n2 or n2 in old.units or n1 in new.units or not u1 & u2:
                 continue
-            if u1 & u2 & query or len(old.near[n1] & new.near[n2] & query) >= 2:
+            # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
+            # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
+            if (u1 & u2 & query) - TIME_UNITS or len(old.near[n1] & new.near[n2] & query) >= 2 and (u1 & u2) - TIME_UNITS:
                 return True
             if DURATION <= query and u1 & u2 & TIME_UNITS and old.near[n1] & new.near[n2] & query:
                 return True  # "how long …": two lengths of time, near one thing asked ("a month now" / "for 3 months")
