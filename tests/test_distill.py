@@ -183,6 +183,9 @@ def test_sentences_split_abbreviations_and_titles_in_linear_time() -> None:
     assert sentences("We met Dr. Okafor. see e.g. this. mr. x is here.\nWe met at 3 p.m. today.") == [
         "We met Dr. Okafor.", "see e.g. this.", "mr. x is here.", "We met at 3 p.m. today."]
     assert sentences("we adopted a puppy!! his name is Waffles") == ["we adopted a puppy!!", "his name is Waffles"]
+    # a day's ordinal before its month ends no sentence (found by a user: "Der Umzug ist am 3. Oktober." became "… am 3.")
+    assert sentences("Der Umzug ist am 3. Oktober. Danach feiern wir.") == ["Der Umzug ist am 3. Oktober.", "Danach feiern wir."]
+    assert sentences("We counted 3. Then we left.") == ["We counted 3.", "Then we left."]
 
     def cost(text: str) -> float:
         best = float("inf")

@@ -98,10 +98,17 @@ _NAME = re.compile(rf"(?<![.!?]\s)(?<!^)\b[{_UPPER}][^\W_]+(?:\s+[{_UPPER}][^\W_
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'll|my|we|we're|we've|we'll|our|me)\b", re.IGNORECASE)
 
 
+# a day's ordinal before its month ("am 3. Oktober", "den 1. Mai"): its full stop ends no sentence
+_DAY_ORDINAL = re.compile(r"(?:^|\s)\d{1,2}\.$")
+_MONTH_FIRST = re.compile(r"(?:januar|jänner|februar|märz|maerz|april|mai|juni|juli|august|september|oktober|november|dezember|"
+                          r"january|february|march|may|june|july|october|december|januari|februari|maart|juni|juli|augustus)\b",
+                          re.IGNORECASE)
+
+
 def sentences(text: str) -> list[str]:
     glued: list[list[str]] = []  # each sentence as its parts: a title's full stop ends no sentence ("Dr. Okafor")
     for part in _SENTENCE.split(text or ""):
-        if glued and part and _last_word(glued[-1][-1]) in TITLES:
+        if glued and part and (_last_word(glued[-1][-1]) in TITLES or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
             glued[-1].append(part)
         elif part:
             glued.append([part])
