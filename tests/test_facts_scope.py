@@ -136,3 +136,13 @@ def test_recall_takes_the_agent_and_channel_scopes_and_refuses_an_empty_one(memo
     for empty in ({"tag": ""}, {"channel": " "}, {"agent": ""}):
         with pytest.raises(InvalidInput, match="non-empty"):
             memory.recall("bob-2", "what is my code?", **empty)
+
+
+def test_a_fact_line_shows_the_day_it_was_said(memory: Memory) -> None:
+    """Found by a user asking when things happened: "Yesterday was my last day at Brightline." (said on the
+    10th, valid from the 9th) was shown under the 9th, and read as the 8th."""
+    said = memory.append("c", "user", "Yesterday was my last day at Brightline.", created_at="2026-10-10T10:00:00Z")["id"]
+    memory.facts.curator.write({"text": "Yesterday was my last day at Brightline.", "source": f"event:{said}",
+                                "valid_from": "2026-10-09T00:00:00Z", "at": "2026-10-10T10:00:00Z"})
+    (line,) = [i for i in memory.recall(None, "When was my last day at Brightline?").items if i.kind == "fact"]
+    assert line.date == "2026-10-10" and line.at.startswith("2026-10-09")

@@ -130,7 +130,10 @@ class Recaller:
             sources = [a.source for a in f.attestations]
             who = speaker_in(f.metadata)  # a distilled statement of a named speaker is shown as theirs
             text = f"{who}: {f.text}" if who else f.text
-            items.append(RecallItem(f.id, "fact", said_day(f.valid_from, f.metadata), text, 1.0 + hit.score, None, sources, at=f.valid_from,
+            # the day it was first said: its words are as said ("Yesterday was my last day at Brightline.", valid from the
+            # 9th, was shown under the 9th and read as the 8th)
+            said = min((a.at for a in f.attestations if a.at), default=f.valid_from)
+            items.append(RecallItem(f.id, "fact", said_day(said, f.metadata), text, 1.0 + hit.score, None, sources, at=f.valid_from,
                                     keep=len(who) + 1 if who else 0))
         return items
 
