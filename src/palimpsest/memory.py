@@ -44,7 +44,7 @@ from .recall import Recaller
 from .records import Message, Session, check_session_id, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights, embedding_text
 from .search.query import MAX_PAGE, check_page
-from .settings import Settings
+from .settings import Settings, private_home
 from .store import Filters, Job, NewJob, Store, fingerprint, open_store, set_aside
 from .store.summaries_base import Summary
 from .summaries import Summaries
@@ -80,6 +80,7 @@ class Memory:
             settings = settings.replace(store=store)
         self.settings = settings
         self.home = settings.home_path
+        private_home(self.home)
         self.journal = Journal(self.home, settings.max_event_bytes)
         self.moved_aside: str | None = None  # a damaged index file set aside, and where to
         self._checked_at, self._problem = -INTEGRITY_EVERY_S, None  # check_store's last integrity check

@@ -295,3 +295,26 @@ class Settings:
                 value = redact_url(value)
             rows.append({"name": s.name, "env": s.env, "value": value, "source": self._sources[s.name], "help": s.help})
         return rows
+
+
+def private_home(home: Path | str) -> None:
+    """The home folder readable by its owner only (0700): the index, the facts snapshot and the
+    vaults in it hold every message, and with a umask of 022 they were readable by every account
+    on the machine (the journals themselves are 0600). Created so; an existing home of this
+    user that others can read is tightened, once, with a line in the log. Never raises: a home
+    that cannot be changed is used as it is."""
+    import logging
+    from pathlib import Path
+
+    home = Path(home)
+    try:
+        if not home.exists():
+            home.mkdir(parents=True, mode=0o700)
+            os.chmod(home, 0o700)  # whatever the umask
+            return
+        st = home.stat()
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(home, 0o700)
+            logging.getLogger(__name__).info("home %s was readable by other accounts: now 0700", home)
+    except OSError:
+        pass

@@ -25,6 +25,7 @@ from typing import Any
 import httpx
 
 from ..errors import InvalidInput
+from ..settings import private_home
 from ..records import OFFSET_KEY, parse_time, speaker_offset, utcnow
 
 REPLAY_LIMIT = 50
@@ -136,6 +137,7 @@ class CaptureClient:
         each message sent keeps as its `utc_offset` (see `with_offsets`)."""
         self.url = url.rstrip("/") + "/api/capture"
         self.zone = zone
+        private_home(home)  # (the hook may be the first to write in it: the spool, the transcript cursors)
         self.spool = Spool(home)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = http or httpx.Client(timeout=timeout, headers=headers, trust_env=False)
