@@ -87,6 +87,15 @@ def test_index_list_read_and_bad_files(vaults: Vaults, tmp_path: Path) -> None:
         vaults.query("ops", "anything")  # a skill vault is not queried like documents
 
 
+def test_a_skill_name_with_a_control_character_is_refused_before_anything_is_written(vaults: Vaults) -> None:
+    """Found by a security review: a NUL in the name wrote and indexed `x-y.md`, then answered 500."""
+    row = vaults.init("ops", "skill")
+    for name in ("x\u0000y", "a\nb", "\u001b]0;pwned\u0007"):
+        with pytest.raises(InvalidInput, match="control"):
+            vaults.write_skill("ops", name, "d", "b")
+    assert not list(vaults.folder(row).glob("*.md"))
+
+
 def test_written_skills_join_recall_when_triggered(vaults: Vaults, memory: Memory) -> None:
     vaults.init("ops", "skill")
     vaults.init("private", "skill", access="restricted", readers=["root"])

@@ -351,9 +351,10 @@ def _cursor(path: Any, cursor: str) -> tuple[int, int]:
         raise InvalidInput("cursor must be a next_cursor value from an earlier page")
     n, at = int(line), int(offset)
     with open(path, "rb") as f:
+        if at > os.fstat(f.fileno()).st_size:  # (before the seek: a 31-digit offset had been a 500)
+            raise InvalidInput("cursor does not point at a line of this journal")
         f.seek(max(at - 1, 0))
-        before = f.read(1)
-        if at > os.fstat(f.fileno()).st_size or (at > 0 and before != b"\n"):
+        if at > 0 and f.read(1) != b"\n":
             raise InvalidInput("cursor does not point at a line of this journal")
     return n, at
 

@@ -166,6 +166,8 @@ class Skills:
         name = (check_text(name, "name", allow_none=False) or "").strip()
         if not name or len(name) > NAME_MAX:
             raise InvalidInput(f"a skill name is 1–{NAME_MAX} characters")
+        if any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in name):  # (a NUL had written the file, then answered 500)
+            raise InvalidInput("a skill name holds no control characters")
         description = check_text(description, "description") or ""
         body = check_text(body, "body") or ""
         if triggers is not None and (not isinstance(triggers, list) or not all(isinstance(t, str) for t in triggers)):
