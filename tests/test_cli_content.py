@@ -124,3 +124,39 @@ def test_a_message_table_is_readable_at_80_columns_and_in_a_pipe(capsys: pytest.
     row = next(line for line in out.splitlines() if "We switched" in line)
     assert "assistant" in row and max(len(line) for line in out.splitlines()) <= int(columns or 160)
     assert all(w in out for w in ("monorepo", "pnpm", "bun", "week."))
+
+
+def test_control_characters_never_reach_a_terminal_from_any_command(tmp_path: Path) -> None:
+    """Found by a security review: `recall`, `get-full`, `briefing` printed a stored message's ESC and BEL
+    bytes to the terminal (clear the screen, set the title, write the clipboard with OSC 52); tables escaped
+    them, plain output did not. Into a pipe the text stays byte for byte."""
+    import os
+    import pty
+    import subprocess
+
+    from palimpsest import Memory, Settings
+    from test_setup import EXE
+
+    hostile = "deploy \x1b[2J\x1b[31mFAKE\x1b[0m \x1b]0;pwned\x07 \x1b]52;c;ZWNobyBwd25lZA==\x07 done"
+    with Memory(tmp_path / "home", settings=Settings.load(env={}, embedder="none")) as m:
+        said = m.append("s", "user", hostile)["id"]
+    env = {**os.environ, "PALIMPSEST_HOME": str(tmp_path / "home"), "PALIMPSEST_EMBEDDER": "none", "PALIMPSEST_URL": "http://127.0.0.1:9"}
+    for argv in (["recall", "deploy"], ["get-full", said], ["briefing", "s"]):
+        leader, follower = pty.openpty()
+        proc = subprocess.run([str(EXE), *argv], stdout=follower, stderr=follower, env=env, timeout=60, check=False)
+        os.close(follower)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        os.close(leader)
+        assert proc.returncode == 0, out
+        assert b"\x1b]" not in out and b"\x07" not in out and b"\x1b[2J" not in out, (argv, out)
+        assert b"\\x1b]0;pwned\\x07" in out, (argv, out)
+    piped = subprocess.run([str(EXE), "get-full", said], capture_output=True, env=env, timeout=60, check=False)
+    assert piped.stdout.decode() == hostile + "\n"

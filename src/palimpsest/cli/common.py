@@ -113,8 +113,40 @@ def _reader_zone() -> Any:
 def emit(args: argparse.Namespace, result: Any, human: Callable[[Any], None] | None = None) -> None:
     if getattr(args, "json", False) or human is None:
         sys.stdout.write(json.dumps(result, ensure_ascii=False, default=_default) + "\n")
+    elif sys.stdout.isatty() or sys.stderr.isatty():
+        with _terminal_safe():
+            human(result)
     else:
         human(result)
+
+
+_TERMINAL_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline: ESC, BEL, CR, C1 …
+
+
+class _TerminalSafe:
+    """A terminal's text stream that shows control characters as `\\xNN`: a stored message printed by `recall`,
+    `get-full`, `briefing` or `docs` had cleared the screen, set the title and written the clipboard (OSC 52).
+    Rich's tables keep the stream beneath (`raw`), and their own styling, for their cells are escaped already."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        return int(self.raw.write(_TERMINAL_UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)) or 0)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)
+
+
+@contextmanager
+def _terminal_safe() -> Iterator[None]:
+    out, err = sys.stdout, sys.stderr
+    sys.stdout = _TerminalSafe(out) if out.isatty() else out  # type: ignore[assignment]
+    sys.stderr = _TerminalSafe(err) if err.isatty() else err  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def _default(obj: Any) -> Any:
@@ -161,7 +193,7 @@ def console(stderr: bool = False) -> Any:
 
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else int(os.environ["COLUMNS"]) if os.environ.get("COLUMNS", "").isdigit() else PIPE_WIDTH
-    return Console(stderr=stderr, markup=False, emoji=False, highlight=False, width=width)
+    return Console(file=getattr(stream, "raw", stream), markup=False, emoji=False, highlight=False, width=width)
 
 
 def shown(value: Any, limit: int | None = None) -> str:
