@@ -455,6 +455,29 @@ def test_cors_is_closed_by_default(home: Path, url: str) -> None:
     memory.close()
 
 
+def test_cors_with_a_token_answers_the_preflight_and_any_origin_needs_a_token(home: Path) -> None:
+    """Found by a security review: with a token set, the preflight (which carries no credentials) was answered
+    401, so a configured origin could never call; and `*` without a token let any web page read and write."""
+    from palimpsest.server.http import create_app
+
+    memory = open_memory(home / "tok", cors_origins="https://panel.example", token="tok-cors-123456789")
+    preflight = {"Origin": "https://panel.example", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization, content-type"}
+    with ServerThread(memory) as url:
+        r = httpx.options(f"{url}/api/memory/tool/memory_search", headers=preflight)
+        assert r.status_code == 200 and r.headers.get("access-control-allow-origin") == "https://panel.example"
+        r = httpx.post(f"{url}/api/memory/tool/memory_search", json={"query": "x"}, headers={"Origin": "https://panel.example"})
+        assert r.status_code == 401  # the call itself still needs the token
+        r = httpx.post(f"{url}/api/memory/tool/memory_search", json={"query": "x"},
+                       headers={"Origin": "https://panel.example", "Authorization": "Bearer tok-cors-123456789"})
+        assert r.status_code == 200 and r.headers.get("access-control-allow-origin") == "https://panel.example"
+    memory.close()
+    anyone = open_memory(home / "any", cors_origins="*")
+    with pytest.raises(InvalidInput, match="PALIMPSEST_TOKEN"):
+        create_app(anyone)
+    anyone.close()
+
+
 def test_readyz_is_503_when_the_store_fails(served: tuple[str, Memory]) -> None:
     url, memory = served
 

@@ -106,7 +106,9 @@ class Guard:
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
         presented = headers.get("authorization", "")
-        if (self.token and path not in OPEN_PATHS and not self._authorised(presented)
+        preflight = scope.get("method") == "OPTIONS" and "origin" in headers and "access-control-request-method" in headers
+        # (a browser's CORS preflight carries no credentials, by the standard: refused, no configured origin could ever call)
+        if (self.token and path not in OPEN_PATHS and not preflight and not self._authorised(presented)
                 and not self._panel_allowed(scope, path, headers)):
             client = (scope.get("client") or ("?",))[0]
             if presented and (wait := self.guesses.wait(client)):  # (the right token always passes: a neighbour's guesses lock no one out)

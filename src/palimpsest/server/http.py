@@ -188,6 +188,9 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     _mcp_get_refused(app)
     app.router.routes.extend(r for r in mcp_routes if isinstance(r, Route))
     origins = [o.strip() for o in str(settings.cors_origins or "").split(",") if o.strip()]
+    if "*" in origins and not settings.token:  # (any web page a user opened had read and written their memory)
+        raise InvalidInput("PALIMPSEST_CORS_ORIGINS='*' lets any web page call this server: set PALIMPSEST_TOKEN too, "
+                           "or list the origins that may")
     if origins:
         from starlette.middleware.cors import CORSMiddleware
 
