@@ -72,6 +72,7 @@ class FakeOpenAI:
         self.script: list[Reply] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each POST's request target (path and query)
         self.responder = responder or (lambda body: Reply())
         self.accept_modes = accept_modes  # structured modes this endpoint takes (others: 400)
         self.models = ["m"]  # what GET /models lists
@@ -96,6 +97,7 @@ class FakeOpenAI:
                 with fake.lock:
                     fake.requests.append(body)
                     fake.headers.append(dict(self.headers))
+                    fake.paths.append(self.path)
                     reply = fake.script.pop(0) if fake.script else None
                 mode = mode_of(body)
                 if fake.accept_modes is not None and mode is not None and mode not in fake.accept_modes:

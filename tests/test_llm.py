@@ -248,6 +248,23 @@ def test_an_endpoint_that_echoes_the_key_never_shows_it(fake: FakeOpenAI) -> Non
     assert "sk-SECRET" not in str(info.value)
 
 
+def test_credentials_in_the_url_are_sent_right_and_never_shown(fake: FakeOpenAI) -> None:
+    """Found by a security review: with `http://user:pa55word@host/v1` the requests carried Basic auth and not the
+    API key; an endpoint's echo of `Basic dXNlcjpwYTU1d29yZA==` (the password in base64) reached the job's error;
+    and `…/v1?api_key=QSECRET` posted to `/v1?api_key=QSECRET/chat/completions`."""
+    base = fake.url.replace("http://", "http://user:pa55word@") + "?api_key=QSECRET"
+    fake.push(Reply("hi"))
+    LLM(base, "m", api_key="sk-KEY-1234", backoff="0", structured="json_schema").chat(MSGS)
+    assert fake.headers[-1]["Authorization"] == "Bearer sk-KEY-1234" and fake.paths[-1].endswith("/chat/completions?api_key=QSECRET")
+    fake.responder = lambda body: Reply('{"error": "bad key Basic dXNlcjpwYTU1d29yZA== for QSECRET"}', status_code=401)
+    llm = LLM(base, "m", backoff="0", structured="json_schema")  # no key: the URL's user info is the credential
+    with pytest.raises(LLMError) as info:
+        llm.chat(MSGS)
+    assert fake.headers[-1]["Authorization"].startswith("Basic ")
+    for secret in ("dXNlcjpwYTU1d29yZA", "pa55word", "QSECRET"):
+        assert secret not in str(info.value) and secret not in llm.shown, secret
+
+
 def test_a_key_no_header_can_carry_is_a_clear_error_not_a_crash(fake: FakeOpenAI) -> None:
     llm = client(fake, api_key="sk-SECRET\u00a0pasted")
     with pytest.raises(LLMError, match="no HTTP header may carry"):

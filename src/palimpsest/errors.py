@@ -130,11 +130,16 @@ class DeadlineExceeded(PalimpsestError, TimeoutError):
 
 
 def redact_url(url: str) -> str:
-    """`url` with the password of its user info hidden ("postgresql://me:***@db/x"): what
-    `settings`, `doctor` and error messages show, and users paste into bug reports."""
+    """`url` with the password of its user info hidden ("postgresql://me:***@db/x"), a user info
+    of one part ("//***@host", a token) and every query value ("?key=***"): what `settings`,
+    `doctor` and error messages show, and users paste into bug reports."""
     import re
 
-    return re.sub(r"(//[^:/@\s]*):[^/\s]*@", r"\1:***@", url) if isinstance(url, str) else url  # (to the last "@": "p@ss")
+    if not isinstance(url, str):
+        return url
+    url = re.sub(r"(//[^:/@\s]*):[^/\s]*@", r"\1:***@", url)  # (to the last "@": "p@ss")
+    url = re.sub(r"//(?![^/@\s]*:\*\*\*@)[^/@\s]+@", "//***@", url)  # a user info of one part is a token: "//SECRET@host"
+    return re.sub(r"([?&][^=&#\s]+)=[^&#\s]*", r"\1=***", url)  # query values ("?key=…")
 
 
 class Closed(PalimpsestError, RuntimeError):

@@ -22,8 +22,10 @@ and shown by `memory_stats` under `llm`.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
+import re
 import shlex
 import subprocess
 import threading
@@ -31,6 +33,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 import httpx
 from jsonschema import Draft202012Validator
@@ -93,8 +96,14 @@ class LLM:
                  max_tokens: int = 1024, store: Any = None, decisions: DecisionLog | None = None, wait: float = 20.0) -> None:
         if structured not in ("auto", *MODES):
             raise ValueError(f"llm_structured must be auto, {', '.join(MODES)}; got {structured!r}")
-        self.url = url.rstrip("/")
-        self.shown = redact_url(self.url)  # what messages and logs say: a password in the URL never
+        # the user info and the query of the URL apart: "http://user:pw@host/v1?key=K" had sent its requests to
+        # "/v1?key=K/chat/completions", and Basic auth from the user info instead of the API key
+        parts = urlsplit(url.strip().rstrip("/"))
+        netloc = parts.netloc.rpartition("@")[2]
+        self._basic = (unquote(parts.username or ""), unquote(parts.password or "")) if "@" in parts.netloc else None
+        self._query = parts.query
+        self.url = urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+        self.shown = redact_url(url.strip().rstrip("/"))  # what messages and logs say: a password in the URL never
         self.model = model
         self.api_key = api_key.strip()  # a key read from a CRLF .env file ends in "\r", which no header may carry
         self.key_command = key_command
@@ -109,6 +118,7 @@ class LLM:
         self._mode: str | None = None if structured == "auto" else structured
         self._lock = threading.Lock()
         self._keys: set[str] = set()  # every key sent (a key command may give another each time), hidden in messages
+        self._keys.update(v for _, v in parse_qsl(self._query) if len(v) > 3)  # a key in the URL's query ("?api_key=…")
 
     @classmethod
     def from_settings(cls, settings: Any, store: Any = None, decisions: DecisionLog | None = None) -> LLM | None:
@@ -124,7 +134,7 @@ class LLM:
         /models`, no tokens spent): for `palimpsest doctor`, where a wrong URL, a refused key or
         an HTML page was otherwise seen only as every job falling back to the local rules."""
         try:
-            r = httpx.get(f"{self.url}/models", headers=self._headers(), timeout=timeout, trust_env=False)
+            r = httpx.get(self._endpoint("models"), headers=self._headers(), timeout=timeout, trust_env=False)
         except LLMError as exc:
             return "problem", self._scrub(str(exc))[:300]
         except httpx.HTTPError as exc:
@@ -244,7 +254,7 @@ class LLM:
 
     def _post(self, client: httpx.Client, body: dict[str, Any]) -> httpx.Response:
         try:
-            return client.post(f"{self.url}/chat/completions", json=body, headers=self._headers())
+            return client.post(self._endpoint("chat/completions"), json=body, headers=self._headers())
         except httpx.TimeoutException as exc:
             raise _Transient(f"timed out after {client.timeout.read} s ({type(exc).__name__})") from None
         except httpx.HTTPError as exc:
@@ -286,13 +296,24 @@ class LLM:
             self._keys.add(key)
             if not (key.isascii() and key.isprintable()):  # a line break, a pasted non-breaking space or "…": no header carries
                 raise LLMError(BAD_HEADER)  # it (httpx's error quoted the header, the key in it), refused before sending, never retried
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        if key:
+            return {"Authorization": f"Bearer {key}"}
+        if self._basic is not None:  # the URL's user info, when no key is set (a key wins: it had been dropped silently)
+            user, password = self._basic
+            basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            self._keys.update(k for k in (basic, f"{user}:{password}", password) if len(k) > 2)
+            return {"Authorization": f"Basic {basic}"}
+        return {}
+
+    def _endpoint(self, path: str) -> str:
+        return f"{self.url}/{path}" + (f"?{self._query}" if self._query else "")
 
     def _scrub(self, text: str) -> str:
-        """`text` with every key this client has sent hidden: an error that quotes a request never shows one."""
-        for key in self._keys:
+        """`text` with every key this client has sent hidden, and any credential a reply quotes (an endpoint echoed
+        `Basic dXNlcjpwYTU1d29yZA==`, the URL's password in base64): an error that quotes a request never shows one."""
+        for key in sorted(self._keys, key=len, reverse=True):
             text = text.replace(key, "***")
-        return text
+        return _CREDENTIALS.sub(lambda m: f"{m.group(1)} ***", text)
 
     def _count(self, task: str, **counts: int) -> None:
         if self.store is None:
@@ -301,6 +322,9 @@ class LLM:
             self.store.add_llm_usage(task, **counts)
         except Exception as exc:
             log.warning("LLM usage not recorded: %s", exc)
+
+
+_CREDENTIALS = re.compile(r"\b(Basic|Bearer|Token)\s+[A-Za-z0-9+/=._~-]{4,}")
 
 
 class _Transient(Exception):
