@@ -351,3 +351,13 @@ def test_a_number_added_to_those_that_hold_is_no_change() -> None:
     old = "The Postgres dev database runs on port 5432."
     assert judge(compare("The Postgres dev database runs on port 5432 and Redis on 6379.", old, semantic=0.85), True) != "supersede"
     assert judge(compare("The Postgres dev database runs on port 5433.", old, semantic=0.85), True) == "supersede"
+
+
+def test_a_name_that_labels_a_correction_is_its_subject_not_a_new_value() -> None:
+    """Found by a user asking when things happened: "Correction on Lisbon: the trip moved to the week after."
+    superseded "Anyway, next Friday I fly to Oslo for Ingrid's wedding." (two names and a change said: read as
+    Oslo replaced by Lisbon), and the Oslo trip vanished from recall."""
+    s = compare("On Lisbon: the trip moved to the week after.", "Anyway, next Friday I fly to Oslo for Ingrid's wedding.", semantic=0.44)
+    assert judge(s, True) != "supersede"
+    s = compare("Update: we moved CI to GitHub Actions.", "Our CI runs on Jenkins.", semantic=0.43)
+    assert judge(s, True) == "supersede"  # a label that names nothing new is no subject

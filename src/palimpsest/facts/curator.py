@@ -484,9 +484,14 @@ def _marked(candidate: str, existing: str, before: slots.Slot | None, whole: slo
         return False
     if before is not None and whole is not None and not slots.same_holder(before, whole) and slots.same_attribute(before, whole):
         return False
+    label = _LABEL.match(candidate)  # the name it brings labels what it speaks of, not a new value: "On Lisbon: the trip
+    if label and (new := _names(candidate) - _names(existing)) and all(  # moved …" moved no Oslo flight
+            re.search(rf"\b{re.escape(n)}\b", label.group(1), re.IGNORECASE) for n in new):
+        return False
     return not (_HAPPENED.search(existing) and when.resolve(existing, when.ANY_DAY))
 
 
+_LABEL = re.compile(r"^\s*(?:(?:on|re|about|regarding|as for|for)\s+)?([^:\n]{1,40}?)\s*:\s", re.IGNORECASE)  # "On Lisbon: …"
 _WENT = re.compile(r"\bwent\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
 _HAPPENED = re.compile(r"\b(?:went|visited|travelled|traveled|flew|attended|was|were)\b", re.IGNORECASE)  # past, with its time
 _ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")
