@@ -146,3 +146,24 @@ def test_a_fact_line_shows_the_day_it_was_said(memory: Memory) -> None:
                                 "valid_from": "2026-10-09T00:00:00Z", "at": "2026-10-10T10:00:00Z"})
     (line,) = [i for i in memory.recall(None, "When was my last day at Brightline?").items if i.kind == "fact"]
     assert line.date == "2026-10-10" and line.at.startswith("2026-10-09")
+
+
+def test_facts_are_held_to_what_the_query_asks_of_the_messages(tmp_path: object) -> None:
+    """Found by a user asking when things happened: "When did I go to Paris?" (Paris never said) showed the
+    Hamburg and Lisbon trips as facts, and "What did I tell you yesterday?" the facts holding the word
+    "yesterday" from months before. (The relevance floor reads the shipped model's cosines.)"""
+    from palimpsest import Settings
+
+    memory = Memory(tmp_path, settings=Settings.load(env={}, embedder="local"))  # type: ignore[arg-type]
+    memory.append("a", "user", "I'm going to Hamburg on the 22nd.", created_at="2026-11-20T10:00:00Z")
+    memory.facts.write("I'm going to Hamburg on the 22nd.", valid_from="2026-11-20T10:00:00Z")
+    memory.facts.write("Started yesterday at Kinetik.", valid_from="2026-10-12T10:00:00Z")
+    memory.append("b", "user", "We're doing a housewarming next Saturday.", created_at="2026-12-05T10:00:00Z")
+    memory.worker().drain()
+    assert memory.search("When did I go to Paris?", now="2026-12-06T09:00:00Z").facts == []
+    assert [h.fact.text for h in memory.search("When did I go to Hamburg?", now="2026-12-06T09:00:00Z").facts] == [
+        "I'm going to Hamburg on the 22nd."]
+    found = memory.search("What did I tell you yesterday?", now="2026-12-06T09:00:00Z")
+    assert found.mode == "period" and found.facts == [] and [h.message.content for h in found.hits] == [
+        "We're doing a housewarming next Saturday."]
+    memory.close()

@@ -10,6 +10,7 @@ tags. `Memory.search` and recall both come here; nothing here knows the facade.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -101,6 +102,7 @@ class Finder:
             search = lambda n: self._facts().search(query, limit=n, valid_at=valid_at, known_at=known_at,
                                                     query_vector=qvec, semantic=qvec is not None)
             result.facts = self._heard_in_scope(search, f, limit) if f.agent or f.channel or f.tag else search(limit)
+            result.facts = _as_messages_found(result, result.facts)
         if not (f.role or f.tag):  # summaries cannot apply those filters
             result.summaries = self._summary_hits(query, f, limit, now, qvec)
         if f.session or f.agent:  # document vaults attached to them
@@ -149,3 +151,15 @@ class Finder:
         carried = self._tags().session_tags([h.message.session for h in hits])
         for h in hits:
             h.session_tags = carried.get(h.message.session, [])
+
+
+def _as_messages_found(result: SearchResult, facts: list[FactHit]) -> list[FactHit]:
+    """The facts held to what the messages' search found of the query: a question about nothing but a time
+    ("What did I tell you yesterday?") is answered by that time's messages, and facts matched on its time
+    words ("Started yesterday.") are noise; a question about a name no message speaks of ("When did I go to
+    Paris?") keeps only facts that name it (none: the Hamburg and Lisbon trips had filled the block)."""
+    if result.mode == "period":
+        return []
+    if result.unknown:
+        return [h for h in facts if any(re.search(rf"\b{re.escape(n)}\b", h.fact.text, re.IGNORECASE) for n in result.unknown)]
+    return facts

@@ -25,7 +25,7 @@ from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import answers, conversation_rerank, session_boost
 from .diversity import diversify
-from .floor import apply_floor, floor_for
+from .floor import apply_floor, floor_for, query_names
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
@@ -46,6 +46,7 @@ class SearchResult:
     summaries: list[dict[str, Any]] = field(default_factory=list)  # summary hits, each expanded
     answer: dict[str, Any] | None = None  # with synthesize=True
     documents: list[Any] = field(default_factory=list)  # ChunkHit of vaults attached to the session or agent
+    unknown: list[str] = field(default_factory=list)  # names the query asks about that no message speaks of (the floor's)
 
     def to_dict(self) -> dict[str, Any]:
         extra = {"answer": self.answer} if self.answer is not None else {}
@@ -197,8 +198,9 @@ class MessageSearch:
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
+        unknown = query_names(query) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
-                            notes=notes + floor_notes + embed_notes), qvec
+                            notes=notes + floor_notes + embed_notes, unknown=unknown), qvec
 
     def period(self, window: Window, f: Filters, limit: int, depth: int, w: Weights) -> SearchResult:
         """The messages of `window` (said in it, or naming a day of it within `LATER` days),
