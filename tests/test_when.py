@@ -242,3 +242,16 @@ def test_a_hostile_question_asking_when_ranks_without_error(memory: Memory, quer
                                   "created_at": "2023-05-20T10:01:00+00:00"}])
     result = memory.search(query)
     assert all(h.message.content for h in result.hits)  # an answer (perhaps none), never an error
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("I'm going to my parents on the 23rd.", "2026-12-23"),  # said on the 24th of the future: the coming 23rd
+    ("We will meet on the 2nd.", "2026-12-02"),
+    ("I was at my parents on the 23rd.", "2026-11-23"),
+    ("I went to the dentist on the 2nd.", "2026-11-02"),
+    ("The party on the 23rd", "2026-11-23"),  # no tense: the nearest
+])
+def test_the_nth_follows_the_tense_of_its_words(text: str, expected: str) -> None:
+    """Found by a user asking when things happened: "on the 23rd" said on the 24th of a plan was read as
+    the day before, and its fact held from before it was said."""
+    assert [s.first.isoformat() for s in resolve(text, date(2026, 11, 24))] == [expected]

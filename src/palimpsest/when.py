@@ -342,7 +342,9 @@ def _weekday(m: re.Match[str], anchor: date) -> list[Span]:
     return [Span(text, before, before, "day", False), Span(text, after, after, "day", False)]  # on Friday: said of either
 
 
-def _nth(m: re.Match[str], anchor: date) -> list[Span]:
+def _nth(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]:
+    """The nearest day of that number; said of the future ("I'm going to my parents on the 23rd", on the 24th),
+    the nearest one not before the day it was said, of the past the nearest not after (it had been the day before)."""
     day = int(m.group("d"))
     spans = []
     for months in (0, -1, 1):
@@ -351,8 +353,21 @@ def _nth(m: re.Match[str], anchor: date) -> list[Span]:
             d = date(year, month, day)
         except ValueError:
             continue
+        if tense == "future" and d < anchor or tense == "past" and d > anchor:
+            continue
         spans.append((abs((d - anchor).days), d))
     return [Span(m.group(0), d, d, "day", False) for _, d in sorted(spans)[:1]]
+
+
+_AHEAD = re.compile(r"\b(?:will|'ll|shall|going to|gonna|plan(?:ning)? to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
+                    r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
+_BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened)\b", re.IGNORECASE)
+
+
+def _tense(text: str) -> str | None:
+    """"future" or "past" when the words around a date say only one of them, else None."""
+    ahead, behind = bool(_AHEAD.search(text)), bool(_BEHIND.search(text))
+    return "future" if ahead and not behind else "past" if behind and not ahead else None
 
 
 DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "today": 0, "tonight": 0, "this morning": 0,
@@ -421,7 +436,7 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
             for m in pattern.finditer(window):
                 if any(m.start() < end and start < m.end() for start, end in taken):
                     continue  # a longer reading of the same words came first
-                spans = _one(kind, m, day)
+                spans = _nth(m, day, _tense(window)) if kind == "the_nth" and day is not None else _one(kind, m, day)
                 if spans:
                     taken.append((m.start(), m.end()))
                     found.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
