@@ -255,3 +255,15 @@ def test_the_nth_follows_the_tense_of_its_words(text: str, expected: str) -> Non
     """Found by a user asking when things happened: "on the 23rd" said on the 24th of a plan was read as
     the day before, and its fact held from before it was said."""
     assert [s.first.isoformat() for s in resolve(text, date(2026, 11, 24))] == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("What did I do in February?", "2026-02-01"),  # asked in December of the past: the February gone by (it was 2027)
+    ("We moved in May.", "2026-05-01"),
+    ("since March", "2026-03-01"),
+    ("We are moving in May.", "2027-05-01"),
+    ("What will I do in February?", "2027-02-01"),
+    ("in February", "2027-02-01"),  # no tense: the nearest
+])
+def test_a_month_follows_the_tense_of_its_words(text: str, expected: str) -> None:
+    assert [s.first.isoformat() for s in resolve(text, date(2026, 12, 6))] == [expected]

@@ -202,7 +202,7 @@ def _absolute(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
     return [Span(m.group(0), d, d, "day", certain)]
 
 
-def _relative_month(m: re.Match[str], anchor: date) -> list[Span]:
+def _relative_month(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]:
     rel, month = m.group("rel").lower().rstrip("-"), MONTHS[m.group("mon").lower()]
     if not _is_month(m.group("mon")):
         return []
@@ -212,7 +212,11 @@ def _relative_month(m: re.Match[str], anchor: date) -> list[Span]:
         year = anchor.year if month > anchor.month else anchor.year + 1
     elif rel == "this":
         year = anchor.year
-    else:  # in / since / during / early / late / mid: the nearest one, past or coming
+    elif rel == "since" or tense == "past":  # "What did I do in February?" asked in December: the February gone by
+        year = anchor.year if month <= anchor.month else anchor.year - 1  # (it had been the coming one)
+    elif tense == "future":
+        year = anchor.year if month >= anchor.month else anchor.year + 1
+    else:  # in / during / early / late / mid, no tense said: the nearest one, past or coming
         year = _nearest_year(anchor, month, 15)[0]
     span = _month_span(m.group(0), year, month, certain=rel in ("last", "next", "this"))
     return [span] if span else []
@@ -361,7 +365,8 @@ def _nth(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]
 
 _AHEAD = re.compile(r"\b(?:will|'ll|shall|going to|gonna|plan(?:ning)? to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
                     r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
-_BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened)\b", re.IGNORECASE)
+_BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened|met|flew|saw|bought|quit)\b|"
+                     r"\b(?:i|we|he|she|they|you)\s+(?:just\s+|finally\s+|already\s+)?\w+ed\b", re.IGNORECASE)
 
 
 def _tense(text: str) -> str | None:
@@ -436,7 +441,8 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
             for m in pattern.finditer(window):
                 if any(m.start() < end and start < m.end() for start, end in taken):
                     continue  # a longer reading of the same words came first
-                spans = _nth(m, day, _tense(window)) if kind == "the_nth" and day is not None else _one(kind, m, day)
+                spans = (_nth(m, day, _tense(window)) if kind == "the_nth" and day is not None
+                         else _relative_month(m, day, _tense(window)) if kind == "rel_month" and day is not None else _one(kind, m, day))
                 if spans:
                     taken.append((m.start(), m.end()))
                     found.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
