@@ -79,7 +79,10 @@ def test_a_time_with_nothing_stored_says_so_and_the_filters_still_hold(diary: Me
     assert result.hits == [] and result.notes[0].endswith("none stored")
     assert contents(diary, "what did I say last month?", role="assistant") == [DIARY[2][2]]
     assert contents(diary, "what did I say last month?", until="2026-11-25T00:00:00Z") == [DIARY[0][2], DIARY[1][2], DIARY[2][2]]
-    assert contents(diary, "what did I say last month?", limit=2) == [DIARY[0][2], DIARY[1][2]]
+    every = contents(diary, "what did I say last month?")
+    two = diary.search("what did I say last month?", now=NOW, limit=2)
+    # spread over the time asked, saying how many were found (the month's first ten had been shown as if they were all)
+    assert [h.message.content for h in two.hits] == [every[0], every[-1]] and f"{len(every)} found; 2 shown" in two.notes[0]
 
 
 def test_a_question_with_a_subject_is_ranked_as_before(diary: Memory) -> None:
@@ -121,3 +124,14 @@ def test_a_search_in_a_session_nobody_stored_says_so(memory: Memory) -> None:
     result = memory.search("retry cap", session="reall")
     assert result.hits == [] and any("no session 'reall' is stored" in n for n in result.notes)
     assert not any("no session" in n for n in memory.search("retry cap", session="real").notes)
+
+
+def test_a_day_to_come_finds_what_was_said_of_it_before(memory: Memory) -> None:
+    """Found by a user asking when things happened: "What's happening next Saturday?" read only what was said
+    around that Saturday, and said "none stored" of the housewarming planned for it the week before."""
+    memory.append("p", "user", "We're doing a little housewarming next Saturday.", created_at="2026-12-05T10:00:00Z")
+    memory.append("p", "user", "The blood test is booked for December 14.", created_at="2026-12-05T10:05:00Z")
+    saturday = memory.search("What's happening next Saturday?", now="2026-12-06T09:00:00Z")
+    assert saturday.mode == "period" and [h.message.content for h in saturday.hits] == ["We're doing a little housewarming next Saturday."]
+    fourteenth = memory.search("What do I have on December 14?", now="2026-12-06T09:00:00Z")
+    assert [h.message.content for h in fourteenth.hits] == ["The blood test is booked for December 14."]

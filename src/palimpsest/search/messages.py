@@ -210,11 +210,31 @@ class MessageSearch:
         scope = replace(f, since=max(filter(None, (f.since, since)), default=None),  # a day either side: any zone
                         until=min(filter(None, (f.until, until)), default=None))
         read = self.store.browse(scope, depth, 0, newest_first=since is None and until is not None)  # "before June": nearest first
+        seen = {m.id for m in read}
+        read += [m for m in self._naming(window, f, depth) if m.id not in seen]
         hits = period_hits(window, read, w.when)
         days = (f"until {window.last}" if since is None else f"from {window.first}" if until is None
                 else f"of {window.first}" + (f" to {window.last}" if window.last != window.first else ""))
-        note = f"asked about a time only: the messages {days}" + (f" (the first {len(hits)})" if len(read) == depth else "")
-        return SearchResult(hits[:limit], mode="period", notes=[note if hits else f"{note}: none stored"])
+        more = len(read) >= depth or len(hits) > limit
+        note = f"asked about a time only: the messages {days}"
+        if more:  # (the first ten of the month had been shown as if they were all: the interview on the 28th cut)
+            note += f" ({len(hits)}{'+' if len(read) >= depth else ''} found; {min(limit, len(hits))} shown, spread over the time asked: " \
+                    "ask with a larger limit or a narrower time for the others)"
+        return SearchResult(_spread(hits, limit), mode="period", notes=[note if hits else f"{note}: none stored"])
+
+    def _naming(self, window: Window, f: Filters, depth: int) -> list[Message]:
+        """Messages said before a window of at most a month that name one of its days (the words the indexer
+        added for a day it resolved, "12 December 2026"): "What's happening next Saturday?" found only what was
+        said around that Saturday, and said "none stored" of the housewarming planned for it the week before."""
+        if window.first <= EARLIEST or window.last >= LATEST or (window.last - window.first).days > 31:
+            return []
+        found: dict[str, Message] = {}
+        day = window.first
+        while day <= window.last and len(found) < depth:
+            for m, _ in self.store.keyword_search([str(day.day), day.strftime("%B").lower(), str(day.year)], f, depth, True):
+                found.setdefault(m.id, m)
+            day += timedelta(days=1)
+        return list(found.values())
 
     def query_vector(self, query: str, notes: list[str]) -> Any:
         """The query's embedding, or None (and why, in `notes`) when vectors cannot answer."""
@@ -232,3 +252,12 @@ class MessageSearch:
         except PalimpsestError as exc:
             notes.append(f"embedder unavailable ({exc}): ranked by keyword, time and importance only")
             return None
+
+
+def _spread(hits: list[Hit], limit: int) -> list[Hit]:
+    """`limit` of `hits` (in the order said), evenly over them: a month's first ten told nothing of its end."""
+    if len(hits) <= limit:
+        return hits
+    if limit <= 1:
+        return hits[:limit]
+    return [hits[round(i * (len(hits) - 1) / (limit - 1))] for i in range(limit)]
