@@ -361,17 +361,6 @@ def test_with_a_token_the_panel_asks_to_sign_in_and_the_cookie_opens_only_the_pa
         assert c.get(url + "/panel", follow_redirects=False).status_code == 303
 
 
-def test_wrong_sign_ins_lock_out_guessing_but_never_the_right_token(served_with_token: tuple[Memory, str]) -> None:
-    """Found by a security review: ten wrong sign-ins from 127.0.0.1 (any local account) answered the owner's
-    right token 429 too; the bearer path already let it through."""
-    _, url = served_with_token
-    with httpx.Client() as c:
-        codes = [c.post(url + "/panel/login", data={"token": f"wrong{i}"}, follow_redirects=False).status_code for i in range(12)]
-        assert codes[:10] == [401] * 10 and codes[10:] == [429, 429]
-        r = c.post(url + "/panel/login", data={"token": TOKEN}, follow_redirects=False)
-        assert (r.status_code, r.headers["location"]) == (303, "/panel")
-
-
 def test_without_a_token_the_sign_in_page_says_there_is_nothing_to_sign_in_to(served: tuple[Memory, str, dict[str, Any]]) -> None:
     _, url, _ = served
     with httpx.Client() as c:

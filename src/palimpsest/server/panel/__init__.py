@@ -114,14 +114,13 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
         if len(raw) > MAX_ACTION_BYTES:
             raise InvalidInput(f"a sign-in is at most {MAX_ACTION_BYTES} bytes")
         client = request.client.host if request.client else ""
-        presented = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip().encode("utf-8")
-        right = bool(expected) and hmac.compare_digest(presented, expected)
-        wait = 0.0 if right else limit.wait(client)  # the right token always passes: ten wrong sign-ins from one
-        if wait:  # address (every local account's is 127.0.0.1) had locked the owner out too
+        wait = limit.wait(client)
+        if wait:
             page = panel.page(request, "login.html", {"needed": bool(expected), "wait": int(wait) + 1}, 429)
             page.headers["retry-after"] = str(int(wait) + 1)
             return page
-        if not right:
+        presented = (parse_qs(raw.decode("utf-8", "replace")).get("token") or [""])[0].strip().encode("utf-8")
+        if not expected or not hmac.compare_digest(presented, expected):
             if expected:
                 limit.failed(client)
             return panel.page(request, "login.html", {"needed": bool(expected), "refused": bool(expected)}, 401 if expected else 200)
