@@ -82,6 +82,17 @@ def test_users_and_projects_told_apart_by_tags(memory: Memory) -> None:
     assert "The CI system is Jenkins 3." in _current(memory) and "The CI system is Jenkins 2." not in _current(memory)
 
 
+def test_a_persons_own_statement_is_theirs_in_every_repository(memory: Memory) -> None:
+    """Found in review: with `project:` separating owners, "I live in Lisbon now." said in repository web
+    left "I live in Berlin." said in repository api current; a project's facts stay apart, a person's do not."""
+    for session, tag in (("x", "project:api"), ("y", "project:web")):
+        memory.append(session, "user", "hello")
+        memory.tags.add(tag, session=session)
+    assert _heard(memory, "x", "My editor is Vim 8.") == "new"
+    assert _heard(memory, "y", "My editor is Vim 9.") == "supersede"
+    assert _current(memory) == ["My editor is Vim 9."]
+
+
 def test_what_no_session_owns_is_compared_as_before(memory: Memory) -> None:
     memory.facts.curator.write("The office door code is 9999.")  # by hand
     assert _heard(memory, "alice-1", "The office door code is 1111.", channel="alice") == "supersede"

@@ -250,6 +250,7 @@ def test_a_hostile_question_asking_when_ranks_without_error(memory: Memory, quer
     ("I was at my parents on the 23rd.", "2026-11-23"),
     ("I went to the dentist on the 2nd.", "2026-11-02"),
     ("The party on the 23rd", "2026-11-23"),  # no tense: the nearest
+    ("I need to see the dentist on the 23rd.", "2026-12-23"),  # "need" is no past tense (found in review)
 ])
 def test_the_nth_follows_the_tense_of_its_words(text: str, expected: str) -> None:
     """Found by a user asking when things happened: "on the 23rd" said on the 24th of a plan was read as

@@ -86,6 +86,7 @@ NEIGHBOURS = 10
 # what tells whose a statement is: the channel of the session it was heard in, and its accepted `user:` and `project:` tags
 # (a chat bot's users, a coding agent's repositories); statements heard only where these differ are never one slot
 WHOSE = ("channel", "user", "project")
+_FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine)\b", re.IGNORECASE)
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
@@ -736,12 +737,15 @@ class Curator:
         heard = {f.id: [a.source for a in f.attestations if a.source_type == "event"][:20] for f in views}
         marks = self._marks([e for events in heard.values() for e in events])
 
+        # a person's own statement ("I live in Berlin") is theirs in every repository: `project:` parts only the others
+        keys = [k for k in WHOSE if not (k == "project" and _FIRST_PERSON_SINGULAR.search(c.text))]
+
         def apart(events: list[str]) -> bool:
             theirs: dict[str, set[str]] = {}
             for e in events:
                 for key, values in marks.get(e, {}).items():
                     theirs.setdefault(key, set()).update(values)
-            return any(mine.get(k) and theirs.get(k) and not mine[k] & theirs[k] for k in WHOSE)
+            return any(mine.get(k) and theirs.get(k) and not mine[k] & theirs[k] for k in keys)
 
         return [f for f in views if not apart(heard[f.id])]
 
