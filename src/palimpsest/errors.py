@@ -9,8 +9,9 @@
     │                         read-only home (HTTP 507, exit 5); nothing was acknowledged
     ├── StoreUnavailable      the index database cannot be reached (HTTP 503, exit 6);
     │   │                     journaled writes are still safe and index later
-    │   └── StoreCorrupt      the index file is damaged (HTTP 503, exit 6): `palimpsest
-    │                         rebuild` moves it aside and rebuilds it from the journals
+    │   ├── StoreCorrupt      the index file is damaged (HTTP 503, exit 6): `palimpsest
+    │   │                     rebuild` moves it aside and rebuilds it from the journals
+    │   └── StoreRefused      the database answered and refused (password, database, extension)
     ├── ModelMismatch         vectors of another embedding model (HTTP 409, exit 7)
     ├── Conflict              the state changed under the caller: a fact already superseded,
     │                         closed or retracted, or a concurrent writer won (HTTP 409, exit 9)
@@ -83,6 +84,13 @@ class StoreUnavailable(PalimpsestError):
 
 class StoreCorrupt(StoreUnavailable):
     code = "store_corrupt"
+
+
+class StoreRefused(StoreUnavailable):
+    """The database answered and refused: a wrong password, an unknown database or role, an
+    extension it lacks. Waiting does not help (`serve` waits for a store that does not answer)."""
+
+    code = "store_refused"
 
 
 class SchemaTooNew(StoreUnavailable):

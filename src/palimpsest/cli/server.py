@@ -94,13 +94,13 @@ def _waiting_for_the_store(args: argparse.Namespace, settings: Settings, stop: A
     before its PostgreSQL (at boot) had exited 6 after five tries in 5 s, while one already running rides out an outage."""
     import time
 
-    from ..errors import SchemaTooNew, StoreCorrupt, StoreUnavailable
+    from ..errors import SchemaTooNew, StoreCorrupt, StoreRefused, StoreUnavailable
 
     deadline, said = time.monotonic() + float(settings.store_wait), False
     while True:
         try:
             return open_memory(args)
-        except (StoreCorrupt, SchemaTooNew):
+        except (StoreCorrupt, SchemaTooNew, StoreRefused):  # (a wrong password had been retried for 300 s)
             raise
         except StoreUnavailable as exc:
             if time.monotonic() >= deadline or (stop is not None and stop.is_set()):

@@ -21,7 +21,7 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import Closed, InvalidInput, StoreUnavailable
+from ...errors import Closed, InvalidInput, StoreRefused, StoreUnavailable
 from ...errors import redact_url as _redact
 from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
@@ -72,13 +72,14 @@ def extension_error(name: str, exc: psycopg.Error) -> StoreUnavailable:
         hint = f"it is installed on the server, but this role may not create it: have a superuser run `CREATE EXTENSION {name}` in this database"
     else:
         hint = _INSTALL_HINT.get(name, f"install the PostgreSQL extension {name!r} on the server, then run `CREATE EXTENSION {name}`")
-    return StoreUnavailable(f"the database needs the PostgreSQL extension {name!r} ({reason}): {hint}")
+    return StoreRefused(f"the database needs the PostgreSQL extension {name!r} ({reason}): {hint}")
 
 
 def _connect_error(url: str, exc: psycopg.Error, attempts: int) -> StoreUnavailable:
     reason = " ".join(str(exc).split()) or type(exc).__name__
     tried = f" (tried {attempts} times)" if attempts > 1 else ""
-    return StoreUnavailable(f"cannot connect to PostgreSQL at {_redact(url)}{tried}: {reason}")
+    error = StoreRefused if _permanent(exc) else StoreUnavailable
+    return error(f"cannot connect to PostgreSQL at {_redact(url)}{tried}: {reason}")
 
 
 def _permanent(exc: psycopg.Error) -> bool:
