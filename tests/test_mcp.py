@@ -190,3 +190,15 @@ def test_stdio_alone_runs_the_derived_work(home: Path) -> None:
 
     stats = anyio.run(main)
     assert stats["embeddings"]["queued"] == 0 and sum(m["count"] for m in stats["embeddings"]["models"].values()) == 1
+
+
+def test_remote_calls_only_tool_names() -> None:
+    """Found in review: a tool name of "../../capture" posted to /api/capture with the bearer token."""
+    from palimpsest.errors import NotFound
+    from palimpsest.server.mcp import Remote
+
+    remote = Remote("http://127.0.0.1:9", "tok", 1.0)
+    for name in ("../../capture", "memory_search/../../x", "", "A" * 70):
+        with pytest.raises(NotFound):
+            remote.call(name, {})
+    remote.close()

@@ -118,7 +118,9 @@ class LLM:
         self._mode: str | None = None if structured == "auto" else structured
         self._lock = threading.Lock()
         self._keys: set[str] = set()  # every key sent (a key command may give another each time), hidden in messages
-        self._keys.update(v for _, v in parse_qsl(self._query) if len(v) > 3)  # a key in the URL's query ("?api_key=…")
+        # a secret in the URL's query ("?api_key=…"), as given and as decoded; not "api-version=2024-01-01"
+        self._keys.update(v for k, v in parse_qsl(self._query) if len(v) > 3 and _SECRET_NAME.search(k))
+        self._keys.update(v for k, v in (p.partition("=")[::2] for p in self._query.split("&")) if len(v) > 3 and _SECRET_NAME.search(k))
 
     @classmethod
     def from_settings(cls, settings: Any, store: Any = None, decisions: DecisionLog | None = None) -> LLM | None:
@@ -324,7 +326,8 @@ class LLM:
             log.warning("LLM usage not recorded: %s", exc)
 
 
-_CREDENTIALS = re.compile(r"\b(Basic|Bearer|Token)\s+[A-Za-z0-9+/=._~-]{4,}")
+_CREDENTIALS = re.compile(r"\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{4,}")
+_SECRET_NAME = re.compile(r"key|token|secret|pass|auth|sig|code|credential", re.IGNORECASE)
 
 
 class _Transient(Exception):

@@ -6,7 +6,7 @@ import argparse
 import os
 from typing import Any
 
-from .common import add_command, console, emit, table
+from .common import add_command, cell, console, emit, table
 
 
 def register(sub: Any) -> None:
@@ -25,7 +25,8 @@ def doctor(args: argparse.Namespace) -> int:
     def human(r: dict[str, Any]) -> None:
         t = table("check", "state", "what was seen", "fix")
         for c in r["checks"]:
-            t.add_row(c["name"], {"ok": "ok", "warn": "warn", PROBLEM: "PROBLEM"}[c["state"]], c["detail"], c["fix"])
+            # (cells as plain text: a detail quotes what a server or an endpoint said, escape sequences included)
+            t.add_row(cell(c["name"]), {"ok": "ok", "warn": "warn", PROBLEM: "PROBLEM"}[c["state"]], cell(c["detail"]), cell(c["fix"]))
         console().print(t)
 
     emit(args, result, human)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from typing import Any
 
 import anyio
@@ -110,6 +111,9 @@ async def run_stdio(memory: Memory, enable_write: bool) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
+_TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
 class Remote:
     """The tools of a Palimpsest server elsewhere, over its HTTP API (`palimpsest mcp --remote`):
     an MCP client on a second machine launches `palimpsest mcp`, and its tools must read and
@@ -154,6 +158,10 @@ class Remote:
                 for t in self._request("GET", "/api/tools")]
 
     def call(self, name: str, args: dict[str, Any]) -> Any:
+        if not _TOOL_NAME.fullmatch(name or ""):  # ("../../capture" had posted to /api/capture with the token)
+            from ..errors import NotFound
+
+            raise NotFound(f"no tool named {str(name)[:80]!r}")
         return self._request("POST", f"/api/memory/tool/{name}", json=args)
 
     def close(self) -> None:
