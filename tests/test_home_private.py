@@ -28,6 +28,12 @@ def test_a_new_home_is_private_whatever_the_umask(tmp_path: Path) -> None:
         with Memory(shared, settings=Settings.load(env={}, embedder="none")):
             pass
         assert _mode(shared) == 0o700  # an existing home of this user that others could read, tightened
+        elsewhere = tmp_path / "user-files"  # a folder of other things given as the home (PALIMPSEST_HOME=~): left as it is
+        elsewhere.mkdir(mode=0o755)
+        os.chmod(elsewhere, 0o755)
+        (elsewhere / "notes.txt").write_text("mine")
+        Memory(elsewhere, settings=Settings.load(env={}, embedder="none")).close()
+        assert _mode(elsewhere) == 0o755
         client = CaptureClient("http://127.0.0.1:9", tmp_path / "hook-first" / "home", timeout=0.2)
         client.close()
         assert _mode(tmp_path / "hook-first" / "home") == 0o700  # the capture hook may be the first to write in it

@@ -472,6 +472,10 @@ def test_cors_with_a_token_answers_the_preflight_and_any_origin_needs_a_token(ho
                        headers={"Origin": "https://panel.example", "Authorization": "Bearer tok-cors-123456789"})
         assert r.status_code == 200 and r.headers.get("access-control-allow-origin") == "https://panel.example"
     memory.close()
+    closed = open_memory(home / "closed", token="tok-cors-123456789")  # no origins: a preflight is no way past the token
+    with ServerThread(closed) as url:
+        assert httpx.options(f"{url}/api/memory/tool/memory_search", headers=preflight).status_code == 401
+    closed.close()
     anyone = open_memory(home / "any", cors_origins="*")
     with pytest.raises(InvalidInput, match="PALIMPSEST_TOKEN"):
         create_app(anyone)

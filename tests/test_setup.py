@@ -135,6 +135,8 @@ def test_a_server_on_another_machine_gets_a_remote_mcp_entry(tmp_path: Path, har
         else:
             entry = json.loads((home / (".claude.json" if harness == "claude-code" else "client.json")).read_bytes())["mcpServers"]["palimpsest"]
         assert entry["args"] == (["mcp", "--remote"] if remote else ["mcp"]) and entry["env"]["PALIMPSEST_URL"] == url
+    done = palimpsest(tmp_path / "noscheme", "setup", harness, "--url", "127.0.0.1:8765")  # (read as another machine)
+    assert done.returncode == 2 and "http://" in done.stderr
 
 
 def test_codex_setup_recall_capture_and_undo(tmp_path: Path, server_memory: Memory) -> None:

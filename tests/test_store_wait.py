@@ -89,13 +89,13 @@ def test_a_worker_started_before_its_database_waits_for_it(tmp_path: Path) -> No
 
 def test_no_wait_fails_at_once_with_the_reason(tmp_path: Path) -> None:
     store = f"postgresql://nobody:pw@127.0.0.1:{free_port()}/none"
-    done = subprocess.run([str(EXE), "worker"], env=_env(tmp_path, store, "0"), capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(EXE), "worker"], env=_env(tmp_path, store, "0"), capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 6 and "cannot connect to PostgreSQL" in done.stderr and "pw@" not in done.stderr
 
 
 def test_a_refusal_is_not_waited_for(tmp_path: Path) -> None:
     real = urlsplit(fresh_database_url())
     store = urlunsplit(real._replace(path="/no_such_database_here"))
-    done = subprocess.run([str(EXE), "worker"], env=_env(tmp_path, store, "300"), capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(EXE), "worker"], env=_env(tmp_path, store, "300"), capture_output=True, text=True, timeout=120, check=False)
     # an unknown database is a refusal, not a database still starting: it had been retried for the whole store_wait
     assert done.returncode == 6 and "does not exist" in done.stderr and "waiting for it" not in done.stderr

@@ -301,7 +301,8 @@ def private_home(home: Path | str) -> None:
     """The home folder readable by its owner only (0700): the index, the facts snapshot and the
     vaults in it hold every message, and with a umask of 022 they were readable by every account
     on the machine (the journals themselves are 0600). Created so; an existing home of this
-    user that others can read is tightened, once, with a line in the log. Never raises: a home
+    user that others can read is tightened, once, with a warning — when it holds a memory already (a
+    journal, an index), is empty or is named `.palimpsest`; a folder of other things is left as it is. Never raises: a home
     that cannot be changed is used as it is."""
     import logging
     from pathlib import Path
@@ -313,8 +314,10 @@ def private_home(home: Path | str) -> None:
             os.chmod(home, 0o700)  # whatever the umask
             return
         st = home.stat()
-        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        ours = home.name == ".palimpsest" or not any(home.iterdir()) or any(  # (never a folder of other things: `PALIMPSEST_HOME=~`)
+            (home / name).exists() for name in ("sessions", "palimpsest.db", "system", "capture-spool"))
+        if ours and st.st_uid == os.getuid() and st.st_mode & 0o077:
             os.chmod(home, 0o700)
-            logging.getLogger(__name__).info("home %s was readable by other accounts: now 0700", home)
+            logging.getLogger(__name__).warning("home %s was readable by other accounts: now 0700", home)
     except OSError:
         pass

@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 
 from ..errors import InvalidInput
-from ..settings import private_home
 from ..records import OFFSET_KEY, parse_time, speaker_offset, utcnow
+from ..settings import private_home
 
 REPLAY_LIMIT = 50
 BATCH_EVENTS = 500

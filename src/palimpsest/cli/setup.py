@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..errors import InvalidInput
 from .common import add_command, emit
 
 
@@ -44,6 +45,8 @@ def setup(args: argparse.Namespace) -> None:
         emit(args, {"harness": args.harness, "undone": done},
              lambda r: print("\n".join(f"{d['path']}: {d['action']}" for d in r["undone"]) or "nothing of palimpsest's to take back"))
         return
+    if args.url is not None and not args.url.startswith(("http://", "https://")):  # ("127.0.0.1:8765" read as another machine)
+        raise InvalidInput(f"--url must start with http:// or https://, got {args.url[:80]!r}")
     command = harness_setup.Command(args.binary or binary(), str(home) if args.home else None, args.url)
     plan = harness_setup.plan(args.harness, command, env, args.file)
     written = [] if args.dry_run else harness_setup.apply(plan, home)

@@ -45,7 +45,8 @@ from .echoes import FUNCTION_WORDS
 
 # a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
 # packages/db/config.ts" shared "packages" with "412 packages installed", and was marked an earlier value of it)
-_CODE_SPANS = re.compile(r"(?<!\S)\S*[/\\]\S*|`[^`\n]*`|\b[\w-]+\.(?:[a-z]{1,5})\b")
+_CODE_SPANS = re.compile(r"(?<!\S)(?=\S*[^\W\d_]\S*[/\\]|\S*[/\\]\S*[^\W\d_])\S*[/\\]\S*|`[^`\n]*`|\b[\w-]+\.(?:[a-z]{1,5})\b")
+# (a path holds letters: "8/10" and "12/15" are numbers, and keep their marks)
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not

@@ -79,8 +79,9 @@ class SignInLimit:
 
 class Guard:
     def __init__(self, app: ASGIApp, token: str = "", max_body: int = 32 * 1024 * 1024, loopback_only: bool = False,
-                 body_timeout: float = 30.0) -> None:
+                 body_timeout: float = 30.0, cors: bool = False) -> None:
         self.app = app
+        self.cors = cors  # origins are configured: their preflights pass the token check (CORS middleware answers them)
         self.body_timeout = body_timeout
         self.loopback_only = loopback_only
         self.token = token.encode("utf-8")
@@ -106,7 +107,7 @@ class Guard:
             # DNS rebinding: a web page whose name now points at 127.0.0.1 would be "same origin".
             return 403, "forbidden_host", "this server answers only to loopback host names", {}
         presented = headers.get("authorization", "")
-        preflight = scope.get("method") == "OPTIONS" and "origin" in headers and "access-control-request-method" in headers
+        preflight = self.cors and scope.get("method") == "OPTIONS" and "origin" in headers and "access-control-request-method" in headers
         # (a browser's CORS preflight carries no credentials, by the standard: refused, no configured origin could ever call)
         if (self.token and path not in OPEN_PATHS and not preflight and not self._authorised(presented)
                 and not self._panel_allowed(scope, path, headers)):

@@ -199,7 +199,7 @@ def create_app(memory: Memory, settings: Settings | None = None, *, host: str = 
     app.add_middleware(Deadline, seconds=settings.request_timeout)  # first added, so innermost: around the routes
     app.add_middleware(CrashGuard)  # inside CORS and Guard
     app.add_middleware(Guard, token=settings.token or "", max_body=settings.max_body_bytes, loopback_only=is_loopback(host),
-                       body_timeout=settings.body_timeout)
+                       body_timeout=settings.body_timeout, cors=bool(origins))
     return app
 
 
