@@ -178,3 +178,12 @@ def test_facts_are_held_to_what_the_query_asks_of_the_messages(tmp_path: object)
     assert found.mode == "period" and found.facts == [] and [h.message.content for h in found.hits] == [
         "We're doing a housewarming next Saturday."]
     memory.close()
+
+
+def test_a_correction_with_the_text_of_anothers_fact_is_a_fact_of_its_own(memory: Memory) -> None:
+    """Found by a team bot's builder: Ben's "Update: my timezone is PST." (a correction quoting itself) confirmed
+    Amy's "My timezone is PST." across channels, and Amy's fact came back in Ben's recall."""
+    _heard(memory, "s-amy", "My timezone is PST.", channel="c1")
+    said = memory.append("s-ben", "user", "Update: my timezone is PST.", channel="c2")["id"]
+    d = memory.facts.curator.write({"text": "My timezone is PST.", "corrects": "My timezone is PST.", "source": f"event:{said}"})
+    assert d.action != "confirm" and len(memory.facts.query()) == 2

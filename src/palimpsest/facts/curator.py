@@ -972,7 +972,8 @@ class Curator:
             return None
         rows = self.facts.store.query_facts(FactQuery(vaults=[vault], believed=True, open_after=self.facts.now(), norm=normalise(c.text),
                                                       limit=NEIGHBOURS))
-        return next((f for f in self.facts._views(rows) if f.status in ("current", "future")), None)
+        views = [f for f in self.facts._views(rows) if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata)]
+        return next(iter(self._same_owner(c, views)), None)  # (Ben's "Update: my timezone is PST." had confirmed Amy's)
 
     def _end(self, target: Fact, by: Fact) -> None:
         """`target` stops holding where `by` starts (or now, when `by` is older): superseded by it, or
