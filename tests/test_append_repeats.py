@@ -60,3 +60,14 @@ def test_a_repeat_never_lands_on_a_key_an_import_kept(memory: Memory) -> None:
     memory.append("c", "assistant", "two")
     assert memory.append("c", "user", "ok")["stored"]  # line 5: its own key, not the one given above
     assert [m.content for m in memory.browse(session="c")] == ["ok", "one", "ok", "two", "ok"]
+
+
+def test_a_session_attribute_named_again_after_another_is_a_change(memory: Memory) -> None:
+    """Found by a team bot's builder: channel "a", then "b", then "a" again left the session in "b" (the session
+    event's key was its attributes' hash: the second "a" was a duplicate, dropped); the same value said again
+    is no new event."""
+    for channel in ("a", "b", "a", "a"):
+        memory.append("s-rev", "user", f"hi {channel}", channel=channel)
+    assert memory.get_session("s-rev").channel == "a"
+    heads = [e for e in memory.journal.read("s-rev") if e.type == "session"]
+    assert [e.metadata["channel"] for e in heads] == ["a", "b", "a"]

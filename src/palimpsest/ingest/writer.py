@@ -9,6 +9,7 @@ the database is briefly down.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import replace
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -152,12 +153,26 @@ class Writer:
         unknown = set(attrs) - SESSION_ATTRS
         if unknown:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
-        head = session_event(attrs)
+        head = self._changed(session, session_event(attrs))
         pairs = self.journal.append(session, ([head] if head else []) + msgs, repeatable)
         indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
         if indexed:
             pairs = self._as_stored(session, pairs)
         return {"events": pairs[1:] if head else pairs, "indexed": indexed}
+
+    def _changed(self, session: str, head: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The session event when it changes what the session holds, under a key of its own; None when every
+        attribute it names is already the session's. Its key had been the attributes' hash, so a value named again
+        after another ("#a", "#b", "#a": a thread where alice, bob, then alice post) was a duplicate, and dropped."""
+        if head is None:
+            return None
+        try:
+            current = self.store.get_session(session)
+        except PalimpsestError:  # the store is away: journaled as said (the index settles it when it is back)
+            return head
+        if current is not None and all(getattr(current, k, None) == v for k, v in head["metadata"].items()):
+            return None
+        return {**head, "event_key": f"{head['event_key']}@{time.time_ns()}"}
 
     def _as_stored(self, session: str, pairs: list[tuple[Event, bool]]) -> list[tuple[Event, bool]]:
         """On a store several homes share, an event another home already wrote (its
