@@ -168,6 +168,9 @@ def test_a_start_said_at_a_utc_offset_is_compared_in_utc() -> None:
     ("Hi, I live in Berlin.", ("fact", "fact")), ("Hey there, I'm allergic to peanuts.", ("fact", "fact")),
     ("Good morning, my order number is 4417.", ("fact", "fact")), ("Hi Sam, we use pnpm for the monorepo.", ("fact", "fact")),
     ("Hi there!", None), ("Hello, how are you?", None), ("Hi.", None),
+    # a label before a colon is no reason either (found by a team bot's builder: "Quick intro: my timezone is CET." gave nothing)
+    ("Quick intro: my timezone is CET.", ("fact", "fact")), ("About me: I work from Lisbon.", ("fact", "fact")),
+    ("Summary: my timezone is EST.", ("fact", "fact")),
 ])
 def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: tuple[str, str] | None) -> None:
     found = classify(said)
