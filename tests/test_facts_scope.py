@@ -187,3 +187,14 @@ def test_a_correction_with_the_text_of_anothers_fact_is_a_fact_of_its_own(memory
     said = memory.append("s-ben", "user", "Update: my timezone is PST.", channel="c2")["id"]
     d = memory.facts.curator.write({"text": "My timezone is PST.", "corrects": "My timezone is PST.", "source": f"event:{said}"})
     assert d.action != "confirm" and len(memory.facts.query()) == 2
+
+
+def test_one_message_is_one_hearing(memory: Memory) -> None:
+    """Found by a team bot's builder: a fact remembered from a message, then distilled from it, had two
+    attestations of that one message and its confidence raised as if heard twice."""
+    said = memory.append("s", "user", "The staging DB is on port 5433.")["id"]
+    fact = memory.facts.write("The staging DB is on port 5433.", source=f"event:{said}")
+    again = memory.facts.confirm(fact.id, source=f"event:{said}")
+    assert len(again.attestations) == 1 and again.confidence == fact.confidence
+    other = memory.append("s2", "user", "Staging DB: port 5433.")["id"]
+    assert len(memory.facts.confirm(fact.id, source=f"event:{other}").attestations) == 2

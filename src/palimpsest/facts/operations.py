@@ -177,7 +177,10 @@ class Facts(FactReads, FactSnapshots):
         """Heard again: one more attestation (confidence and `last_seen` go up), no new fact."""
         row = self._row(fact_id)
         self._need(row, BELIEVED, "confirm")
-        change = FactChange(attestations=[self._attestation(row.id, source, at, note)],
+        heard = self._attestation(row.id, source, at, note)
+        if heard.source_type == "event" and any(a.source_type == "event" and a.source == heard.source for a in row.attestations):
+            return self.get(row.id)  # one message is one hearing: remembered, then distilled, it had raised the confidence twice
+        change = FactChange(attestations=[heard],
                             updates=[FactUpdate(row.id, {}, BELIEVED)])
         self._commit("confirm", change, row.id)
         return self.get(row.id)
