@@ -198,3 +198,17 @@ def test_one_message_is_one_hearing(memory: Memory) -> None:
     assert len(again.attestations) == 1 and again.confidence == fact.confidence
     other = memory.append("s2", "user", "Staging DB: port 5433.")["id"]
     assert len(memory.facts.confirm(fact.id, source=f"event:{other}").attestations) == 2
+
+
+def test_a_teammate_corrects_a_teams_fact_but_not_a_persons(memory: Memory) -> None:
+    """Found by a team bot's builder: with each user named as the speaker, Ben's "The staging DB moved to port
+    5434." left Amy's "The staging DB is on port 5433." current (two speakers were never compared)."""
+    def heard(who: str, text: str) -> str:
+        said = memory.append(f"s-{who}", "user", text, channel="infra", metadata={"speaker": who})["id"]
+        return memory.facts.curator.write({"text": text, "source": f"event:{said}", "metadata": {"speaker": who}}).action
+
+    assert heard("amy", "The staging DB is on port 5433.") == "new"
+    assert heard("ben", "The staging DB is on port 5434 now.") == "supersede"
+    assert heard("amy", "My pager number is 555-0100.") == "new"
+    assert heard("ben", "My pager number is 555-0777.") == "new"  # each one's own
+    assert _current(memory) == ["My pager number is 555-0100.", "My pager number is 555-0777.", "The staging DB is on port 5434 now."]

@@ -633,11 +633,19 @@ RANK = {"confirm": 5, "supersede": 4, "dispute": 3, "related": 2, "new": 1}
 
 
 # -- the curator ---------------------------------------------------------------
-def _same_speaker(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
-    """Whether two statements may be one: not when each names who said it and they differ
-    ("I live in Boston" from Caroline is no news of Melanie's "I live in Denver")."""
+def _same_speaker(a: dict[str, Any] | None, b: dict[str, Any] | None, a_text: str = "", b_text: str = "") -> bool:
+    """Whether two statements may be one: not when each names who said it, they differ, and either speaks of
+    its speaker ("I live in Boston" from Caroline is no news of Melanie's "I live in Denver"); a statement of
+    neither speaker is a team's ("The staging DB is on port 5433." from Amy, "… moved to port 5434." from Ben:
+    a teammate could never correct it)."""
     x, y = (speaker_in(m) for m in (a, b))
-    return not x or not y or x.casefold() == y.casefold()
+    if not x or not y or x.casefold() == y.casefold():
+        return True
+    return not (_PERSONAL.search(a_text) or _PERSONAL.search(b_text))
+
+
+_PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'll|we'd|us|our|ours|you|your|yours)\b",
+                       re.IGNORECASE)
 
 
 class Curator:
@@ -715,7 +723,7 @@ class Curator:
                 log.warning("curating without the embedder: %s", exc)
                 embedder = None
         views = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
-                 if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata)]
+                 if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata, c.text, f.text)]
         views = self._same_owner(c, views)
         if embedder is not None and vector is not None:
             cosines.update(self._cosines(embedder, vector, [f for f in views if f.id not in cosines]))
@@ -972,7 +980,8 @@ class Curator:
             return None
         rows = self.facts.store.query_facts(FactQuery(vaults=[vault], believed=True, open_after=self.facts.now(), norm=normalise(c.text),
                                                       limit=NEIGHBOURS))
-        views = [f for f in self.facts._views(rows) if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata)]
+        views = [f for f in self.facts._views(rows) if f.status in ("current", "future")
+                 and _same_speaker(c.metadata, f.metadata, c.text, f.text)]
         return next(iter(self._same_owner(c, views)), None)  # (Ben's "Update: my timezone is PST." had confirmed Amy's)
 
     def _end(self, target: Fact, by: Fact) -> None:

@@ -9,7 +9,6 @@ the database is briefly down.
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import replace
 from datetime import UTC, tzinfo
 from pathlib import Path
@@ -154,6 +153,8 @@ class Writer:
         if unknown:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
         head = self._changed(session, session_event(attrs))
+        if head is not None:  # a change back to earlier values is stored under its key and the line (`Journal.append`)
+            repeatable = repeatable | {head["event_key"]}
         pairs = self.journal.append(session, ([head] if head else []) + msgs, repeatable)
         indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
         if indexed:
@@ -161,9 +162,9 @@ class Writer:
         return {"events": pairs[1:] if head else pairs, "indexed": indexed}
 
     def _changed(self, session: str, head: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The session event when it changes what the session holds, under a key of its own; None when every
-        attribute it names is already the session's. Its key had been the attributes' hash, so a value named again
-        after another ("#a", "#b", "#a": a thread where alice, bob, then alice post) was a duplicate, and dropped."""
+        """The session event when it changes what the session holds; None when every attribute it names is already
+        the session's. (Its key is the attributes' hash, so a value named again after another — "#a", "#b", "#a": a
+        thread where alice, bob, then alice post — had been a duplicate, and dropped: it is journaled as a repeat.)"""
         if head is None:
             return None
         try:
@@ -172,7 +173,7 @@ class Writer:
             return head
         if current is not None and all(getattr(current, k, None) == v for k, v in head["metadata"].items()):
             return None
-        return {**head, "event_key": f"{head['event_key']}@{time.time_ns()}"}
+        return head
 
     def _as_stored(self, session: str, pairs: list[tuple[Event, bool]]) -> list[tuple[Event, bool]]:
         """On a store several homes share, an event another home already wrote (its
