@@ -96,8 +96,11 @@ def test_a_fact_cited_by_a_short_id_is_attested_by_its_message(mem: Memory) -> N
     assert [a.source for a in mem.facts.get(found[0]["id"]).attestations] == [message.id]
     # the Python API resolves it as the tools do: write, confirm and query
     fact = mem.facts.write("The region is Frankfurt.", source=short)
-    mem.facts.confirm(fact.id, source=f"event:{short}")
-    assert [a.source for a in mem.facts.get(fact.id).attestations] == [message.id, message.id]
+    mem.facts.confirm(fact.id, source=f"event:{short}")  # the same message again: one hearing
+    mem.ingest_session("s1", [{"role": "user", "content": "yes, Frankfurt"}], start=1)
+    second = mem.browse(session="s1")[1]
+    mem.facts.confirm(fact.id, source=f"event:{short_id(second.id)}")
+    assert [a.source for a in mem.facts.get(fact.id).attestations] == [message.id, second.id]
     assert {f.text for f in mem.facts.query(source=short)} == {"We deploy to Fly.io.", "The region is Frankfurt."}
 
 
