@@ -202,3 +202,13 @@ def test_a_known_role_in_capitals_is_that_role(memory: Memory) -> None:
     assert memory.get_message(said["id"]).role == "user"
     assert memory.get_message(memory.append("r", "customer", "Hello.")["id"]).role == "customer"
     assert [d["text"] for d in memory.distiller.close_turn("r", use_llm=False).decisions] == ["I live in Berlin."]
+
+
+def test_session_tags_that_make_no_tag_are_refused(memory: Memory) -> None:
+    """Found by a team bot's builder: `settings={"tags": "user:gus"}` (a string) and `["gus"]` (no key) were taken
+    and made no tag, so the bot's user scoping silently did nothing."""
+    for bad in ("user:gus", ["gus"], [5]):
+        with pytest.raises(InvalidInput, match="settings.tags"):
+            memory.append("s", "user", "hello", settings={"tags": bad})
+    memory.append("s", "user", "hello", settings={"tags": ["user:gus"]})
+    assert memory.journal.sessions() == ["s"] and len(list(memory.journal.read("s"))) == 2

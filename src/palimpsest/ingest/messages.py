@@ -168,10 +168,17 @@ def session_event(attrs: dict[str, Any]) -> dict[str, Any] | None:
     if not given:
         return None
     check_session_attrs(given)
+    tags = given.get("settings", {}).get("tags")
+    if tags is not None and not (isinstance(tags, list) and all(isinstance(t, str) and _TAG.fullmatch(t.strip()) for t in tags)):
+        # (a string, or "gus" with no key, made no tag and said nothing: a bot's user scoping silently did nothing)
+        raise InvalidInput(f"settings.tags must be a list of key:value strings (user:alice), got {str(tags)[:80]!r}")
     return {
         "type": "session", "role": None, "content": "", "tool_name": None, "tool_args": None, "tool_result": None,
         "metadata": given, "created_at": iso(utcnow()), "event_key": "session:" + content_hash(given),
     }
+
+
+_TAG = re.compile(r"[A-Za-z0-9][\w.-]{0,63}\s*[:：]\s*\S.*")
 
 
 def check_session_attrs(given: dict[str, Any]) -> None:
