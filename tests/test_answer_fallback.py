@@ -98,3 +98,17 @@ def test_a_valid_answer_still_comes_with_its_hits(home: Path, store_url: str) ->
         result = memory.search("deploy window", synthesize=True).to_dict()
         assert result["answer"]["available"] is True and result["answer"]["cited"] == [said]
         assert [h["id"] for h in result["hits"]] == [said] and not any(n.startswith("no answer") for n in result["notes"])
+
+
+def test_the_answer_is_not_drawn_from_the_messages_of_a_retired_fact(home: Path, store_url: str) -> None:
+    """Found by a team bot's builder: after "Correction: my timezone is EET now" superseded "My timezone is CET.",
+    `memory_answer` handed the model "My timezone is CET." (recall hides a retired fact's messages; the answer did not)."""
+    with FakeOpenAI() as fake, Memory(home, store_url, settings=Settings.load(env={}, **llm_settings(fake.url))) as memory:
+        old = memory.append("s1", "user", "My timezone is CET.")["id"]
+        new = memory.append("s2", "user", "Correction: my timezone is EET now.")["id"]
+        cet = memory.facts.write("My timezone is CET.", source=f"event:{old}")
+        memory.facts.supersede(cet.id, "My timezone is EET.", source=f"event:{new}")
+        fake.push(Reply.json({"answer": "EET", "cited": [new]}))
+        memory.search("my timezone", synthesize=True)
+        prompt = json.dumps(fake.requests[-1]["messages"])
+        assert "EET" in prompt and "My timezone is CET." not in prompt.replace("\\\\", "")

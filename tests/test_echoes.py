@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from palimpsest import Memory
 from palimpsest.facts import Fact
-from palimpsest.recall.echoes import restates
+from palimpsest.facts.echoes import restates
 
 
 def at(day: int, minute: int) -> str:

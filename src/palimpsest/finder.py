@@ -84,7 +84,12 @@ class Finder:
         else:
             raise InvalidInput(f"unknown search mode {mode!r}: use ranked, substring or regex")
         if synthesize:  # a short answer drawn only from the hits, citing their ids (off by default)
-            result.answer = self.toolsynth.answer(query, [*result.facts, *result.hits])
+            from .facts.echoes import Echoes
+
+            # not the messages that said (or echoed) a fact a correction retired, as recall: the answer had been drawn
+            # from "My timezone is CET." after "Correction: my timezone is EET now"
+            retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in result.hits]) if result.hits else set()
+            result.answer = self.toolsynth.answer(query, [*result.facts, *(h for h in result.hits if h.message.id not in retired)])
             if not result.answer["available"]:
                 result.notes.append(f"no answer: {result.answer['reason']}")
         if not result.hits and f.session and self.kernel.store.get_session(f.session) is None:

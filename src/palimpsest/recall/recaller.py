@@ -30,7 +30,7 @@ from .block import (
     _message_text,
     check_budget,
 )
-from .echoes import Echoes
+from ..facts.echoes import Echoes
 from .pack import fill, query_words
 from .updates import mark_earlier
 

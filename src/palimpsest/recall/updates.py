@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from .block import LINE_TOKENS, RecallItem
-from .echoes import FUNCTION_WORDS
+from ..facts.echoes import FUNCTION_WORDS
 
 # a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
 # packages/db/config.ts" shared "packages" with "412 packages installed", and was marked an earlier value of it)

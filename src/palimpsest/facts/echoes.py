@@ -29,7 +29,7 @@ from ..store import Filters
 from ..store.facts_base import FactQuery
 
 if TYPE_CHECKING:
-    from ..facts import Fact, Facts
+    from . import Fact, Facts
 
 # words a value change leaves behind that say nothing by themselves ("on Tuesday" → "to Thursday")
 FUNCTION_WORDS = frozenset(["on", "at", "in", "to", "for", "with", "from", "into", "onto", "of", "off", "out", "up", "over",
@@ -38,7 +38,7 @@ RETIRED = ("superseded", "retracted", "closed")  # revised and merged facts live
 
 
 def _words(text: str) -> set[str]:
-    from ..facts.curator import tokens
+    from .curator import tokens
 
     return {w for w in tokens(text) if w[0].isdigit() or (len(w) > 2 and w not in FUNCTION_WORDS)}
 
