@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
+from ..facts.echoes import Echoes
 from ..kernel import Kernel
 from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
@@ -30,7 +31,6 @@ from .block import (
     _message_text,
     check_budget,
 )
-from ..facts.echoes import Echoes
 from .pack import fill, query_words
 from .updates import mark_earlier
 

@@ -40,8 +40,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .block import LINE_TOKENS, RecallItem
 from ..facts.echoes import FUNCTION_WORDS
+from .block import LINE_TOKENS, RecallItem
 
 # a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
 # packages/db/config.ts" shared "packages" with "412 packages installed", and was marked an earlier value of it)
