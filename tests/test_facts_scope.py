@@ -212,3 +212,13 @@ def test_a_teammate_corrects_a_teams_fact_but_not_a_persons(memory: Memory) -> N
     assert heard("amy", "My pager number is 555-0100.") == "new"
     assert heard("ben", "My pager number is 555-0777.") == "new"  # each one's own
     assert _current(memory) == ["My pager number is 555-0100.", "My pager number is 555-0777.", "The staging DB is on port 5434 now."]
+
+
+def test_a_correction_written_by_hand_stays_in_the_scope_of_what_it_corrects(memory: Memory) -> None:
+    """Found by a team bot's builder: `memory_fact_supersede` without a source left the new value out of every
+    scoped recall (it was heard in no session), and the old one was retired: the bot's scoped recall had neither."""
+    said = memory.append("s-d2", "user", "The release train leaves on Tuesdays.", channel="ops")["id"]
+    old = memory.facts.write("The release train leaves on Tuesdays.", source=f"event:{said}")
+    memory.facts.supersede(old.id, "The release train leaves on Wednesdays.")
+    assert texts(memory.search("release train", channel="ops")) == ["The release train leaves on Wednesdays."]
+    assert texts(memory.search("release train", channel="elsewhere")) == []

@@ -123,12 +123,26 @@ class Finder:
         kept: list[FactHit] = []
         for n in SCOPED_POOLS:
             found = search(max(n, limit))
-            events = sorted({a.source for h in found for a in h.fact.attestations if a.source_type == "event"})
-            admitted = self.kernel.store.admitted(events, f)
-            kept = [h for h in found if any(a.source_type == "event" and a.source in admitted for a in h.fact.attestations)]
+            heard = {h.fact.id: self._heard_events(h.fact) for h in found}
+            admitted = self.kernel.store.admitted(sorted({e for events in heard.values() for e in events}), f)
+            kept = [h for h in found if admitted.intersection(heard[h.fact.id])]
             if len(kept) >= limit or len(found) < max(n, limit):
                 break
         return kept[:limit]
+
+    def _heard_events(self, fact: Any) -> list[str]:
+        """The messages a fact was heard in; for a correction written by hand (no message of its own), those of the
+        fact it replaced: a bot's `memory_fact_supersede` without a source had left every scoped recall."""
+        events = [a.source for a in fact.attestations if a.source_type == "event"]
+        seen, previous = {fact.id}, fact.supersedes
+        while not events and previous and previous not in seen and len(seen) < 20:
+            seen.add(previous)
+            rows = self.kernel.store.get_facts([previous])
+            if not rows:
+                break
+            events = [a.source for a in rows[0].attestations if a.source_type == "event"]
+            previous = rows[0].supersedes
+        return events
 
     def _summary_hits(self, query: str, f: Filters, limit: int, now: Any, qvec: Any) -> list[dict[str, Any]]:
         """Matching summaries, the best `SUMMARY_EXPAND` of them expanded to their children
