@@ -285,11 +285,8 @@ class Distiller:
         every turn again, a second home's worker distilled them all once more: facts added, superseded, confirmed)."""
         from .store.facts_base import FactQuery
 
-        for m in messages[:MAX_TURN_PROBES]:
-            found = self.store.query_facts(FactQuery(source=m.id, limit=5))
-            if any((f.metadata or {}).get("origin") == "distill" for f in found):
-                return True
-        return False
+        found = self.store.query_facts(FactQuery(source=[m.id for m in messages[:MAX_TURN_PROBES]], limit=20))
+        return any((f.metadata or {}).get("origin") == "distill" for f in found)
 
     def curate(self, output: dict[str, Any], messages: list[Message]) -> list[dict[str, Any]]:
         """Every fact, correction and task of a distilled turn through the curator, each

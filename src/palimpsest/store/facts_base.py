@@ -175,7 +175,7 @@ class FactQuery:
     ids: list[str] | None = None
     entity: str | None = None
     kind: str | None = None
-    source: str | None = None  # an attestation's source (any type)
+    source: str | list[str] | None = None  # an attestation's source (any type), or any of several
     norm: str | None = None
     recorded_by: str | None = None  # recorded_at <= this
     believed: bool = False  # not expired (revised, merged) and not invalidated (retracted)

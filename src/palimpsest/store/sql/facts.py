@@ -124,11 +124,13 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
         if q.entity is not None:
             clauses.append(self._ENTITY_MATCH)
             params.append(q.entity.lower())
-        if q.source is not None:
+        if q.source is not None:  # one source, or any of several (a turn's messages, in one query)
             # every source type named, so the (source_type, source) index answers (facts.model.SOURCE_TYPES)
+            among, param = (("source = ?", q.source) if isinstance(q.source, str)
+                            else self.dialect.in_list("source", list(q.source)))
             clauses.append("f.id IN (SELECT fact_id FROM fact_attestations WHERE source_type IN ('event', 'document', 'person', "
-                           "'system') AND source = ?)")
-            params.append(q.source)
+                           f"'system') AND {among})")
+            params.append(param)
         if q.recorded_by is not None:
             clauses.append("f.recorded_at <= ?")
             params.append(q.recorded_by)
