@@ -715,3 +715,25 @@ def test_a_resumed_claude_code_session_stores_only_its_new_lines(memory: Memory,
                                       {"role": "user", "content": "something new", "event_key": "cc:u9"}])
     (held, _), (new, stored) = live["events"]
     assert held.id == everything(memory, session="s-one")[0].id and stored and new.content == "something new"
+
+
+def test_a_sessions_settings_said_in_two_events_survive_rebuild_and_the_round_trip(
+        memory: Memory, tmp_path: Path, second_store_url: str) -> None:
+    """A captured session (its project and tags said once) later imported again (its cwd said
+    by a second session event): the index built from the journal holds both, as the live one
+    does — a rebuild, or an export imported elsewhere, had kept only the last event's."""
+    memory.capture("codex-1", [{"role": "user", "content": "Pin numpy below 2."}],
+                   settings={"project": "billing", "tags": ["project:billing"], "harness": {"name": "codex"}})
+    memory.capture("codex-1", [{"role": "assistant", "content": "Pinned."}],
+                   settings={"cwd": "/src/billing", "harness": {"version": "0.42"}})
+    live = memory.get_session("codex-1").settings
+    assert live == {"project": "billing", "tags": ["project:billing"], "cwd": "/src/billing",
+                    "harness": {"name": "codex", "version": "0.42"}}
+    memory.rebuild()
+    assert memory.get_session("codex-1").settings == live
+    dump = tmp_path / "export.jsonl"
+    with dump.open("w") as out:
+        export_memory(memory, out)
+    with open_memory(tmp_path / "home2", second_store_url) as copy:
+        assert import_file(copy, dump).ok
+        assert copy.get_session("codex-1").settings == live

@@ -157,6 +157,23 @@ def test_a_number_next_to_a_path_is_no_earlier_value_of_a_count(mem: Memory) -> 
     assert notes[old.id].startswith("earlier; newer:")  # a count in prose still is
 
 
+def test_versions_issue_numbers_and_flags_are_no_values_of_a_quantity(mem: Memory) -> None:
+    """Found by a Codex user: "We decided to pin numpy<2 …" was marked an earlier value of a later
+    "Why does the CI matrix still include numpy 2.1?", of "issue #482" and of "tail -50": the
+    model was told the pin had been replaced."""
+    pin = mem.facts.write("We decided to pin numpy<2 because the _fastpath C extension breaks on numpy 2.", valid_from="2025-11-03T10:00:00Z")
+    mem.append("s1", "user", "Why does the CI matrix still include numpy 2.1.3? I thought we pinned it.", created_at="2025-11-10T10:00:00Z")
+    mem.append("s1", "assistant", "Drafted issue #482 'Unpin numpy once _fastpath builds on numpy 2'.", created_at="2025-11-11T10:00:00Z")
+    mem.append("s1", "assistant", "Ran go test ./... | tail -50 for numpy parity.", created_at="2025-11-12T10:00:00Z")
+    mem.worker().drain()
+    notes = {i.id: i.note for i in mem.recall(None, "Is it safe to upgrade numpy to 2.2 now?", 2000).items}
+    assert notes[pin.id] == ""
+    old = mem.facts.write("We run Python 3.11 in production.", valid_from="2025-03-01T10:00:00Z")
+    mem.facts.write("We run Python 3.12 in production now.", valid_from="2025-06-01T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "Which Python version do we run in production?", 2000).items}
+    assert notes[old.id].startswith("earlier; newer:")  # a version of two parts still is a value
+
+
 def test_a_unit_of_time_shared_is_no_quantity_changed_unless_asked_how_long(mem: Memory) -> None:
     """Found by a user asking when things happened: "The wedding itself is on Saturday, then a day on the
     fjord." was marked an earlier value of "Day two at Kinetik done." for "When was my last day at Brightline?"."""

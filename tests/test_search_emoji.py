@@ -20,3 +20,18 @@ def test_an_emoji_finds_the_message_that_holds_it(memory: Memory) -> None:
 def test_query_terms_name_emoji_and_leave_other_symbols() -> None:
     assert query_terms("🎉 party") == ["party", "emoji1f389"]
     assert query_terms("a → b ok") == ["b", "ok"]
+
+
+def test_compatibility_forms_flags_and_invisible_marks_are_found(memory: Memory) -> None:
+    """Found by a user typing with a Japanese input method: full-width "ＡＰＩ" (and a ligature,
+    a zero-width space inside a name, a flag) were found by no ranked query, not even by the
+    stored text itself — the query was read in NFKC, the index was not."""
+    api = memory.append("u", "user", "ＡＰＩキーを更新しました。ＳＱＬのクエリも直しました。")["id"]
+    report = memory.append("u", "user", "The ﬁnancial report for Q3 is ready.")["id"]
+    name = memory.append("u", "user", "Mül\u200bler agreed to the budget.")["id"]
+    flag = memory.append("u", "user", "Heading to Berlin 🇩🇪 next week.")["id"]
+    memory.append("u", "user", "Nothing to see here.")
+    assert not memory.search("ＸＹＺ").hits
+    for query, wanted in [("API", api), ("ＡＰＩ", api), ("sql", api), ("キー", api), ("financial", report),
+                          ("ﬁnancial", report), ("Müller", name), ("🇩🇪", flag)]:
+        assert memory.search(query).hits[0].message.id == wanted, query

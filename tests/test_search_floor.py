@@ -40,6 +40,8 @@ def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
         ("When did I go to Lisbon with The Band", ["lisbon", "band"]),  # "The" is a stop word
         ("Who did Nate invite to his party in June, on a Sunday?", ["nate"]),  # months and weekdays are times, not names
         ("Did Jan call in May?", ["jan"]),  # an abbreviation can be a name
+        ("¿Dónde vive Núñez?", ["nunez"]),  # "¿" opens the sentence; a name is read without its accents
+        ("Hola. ¡Qué bien! ¿Quién es José?", ["jose"]),
         ("", []),
     ],
 )
@@ -252,3 +254,21 @@ def test_words_in_capitals_of_code_or_shouting_are_no_names() -> None:
     """`DROP TABLE` had emptied a search: "TABLE" was read as a third party no hit spoke of."""
     assert query_names("DROP TABLE users") == []
     assert query_names("What did Priya say about AWS?") == ["priya", "aws"]
+
+
+def test_a_spanish_question_and_a_name_typed_without_accents_keep_their_hits(home: Path, store_url: str) -> None:
+    """Found by a user in Madrid: "¿Dónde vivo ahora?" read "Dónde" as a third party no hit spoke
+    of and emptied search and recall; "Jose Nunez" (capitalised, no accents) and a name stored
+    decomposed (NFD) were no names the hits held, while "jose nunez" was."""
+    import unicodedata
+
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        home_id = memory.append("s1", "user", "Vivo en Sevilla.")["id"]
+        memory.append("s1", "user", "El despliegue de Orion es el viernes.")
+        intro = memory.append("s2", "user", "Hola! Soy José Ñúñez, el nuevo jefe de proyecto.")["id"]
+        nfd = memory.append("s3", "user", unicodedata.normalize("NFD", "Mañana hablo con José Núñez y Jürgen Müller."))["id"]
+        memory.worker().drain()
+        assert home_id in [h.message.id for h in memory.search("¿Dónde vivo ahora?").hits]
+        for query in ("Jose Nunez", "Who is Jose Nunez?", "José Núñez"):
+            assert {intro, nfd} <= {h.message.id for h in memory.search(query).hits}, query
+        assert nfd in [h.message.id for h in memory.search("Was hat Herr Muller gesagt?").hits]

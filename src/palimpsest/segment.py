@@ -16,17 +16,26 @@ segmenter (the tokenizers drop the marks), and are left as they are cut.
 
 Emoji are no word characters to either tokenizer: "Shipped the release today 🎉🚀" was not
 found by 🎉. `emoji_words(text)` names each as a word the tokenizers keep (`emoji1f389`),
-added to the same keyword-only context, and a query's emoji are asked for by those names.
+added to the same keyword-only context, and a query's emoji are asked for by those names; a
+flag is its two regional-indicator letters.
+
+Compatibility forms are other words to both tokenizers: "ＡＰＩ" typed with a Japanese input
+method, "ﬁnancial" with its ligature, "Mül\u200bler" split by a zero-width space were found by
+no query. `folded(text)` is the form a query is read in (NFKC, invisible format marks dropped);
+`folded_words(text)` the words that form adds to the keyword-only context.
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 import regex
 
 # scripts written without spaces between words
 RUN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]+")
 TOKEN = regex.compile(r"\w+")
-EMOJI = regex.compile(r"\p{Extended_Pictographic}")
+EMOJI = regex.compile(r"[\p{Extended_Pictographic}\p{Regional_Indicator}]")
+INVISIBLE = regex.compile(r"[\u00ad\u200b-\u200d\u2060\ufeff]")  # soft hyphen, zero-width space and joiners, word joiner
 
 
 def bigrams(run: str) -> list[str]:
@@ -69,3 +78,20 @@ def emoji_words(text: str) -> str:
     if not text or text.isascii():
         return ""
     return " ".join(dict.fromkeys(f"emoji{ord(c):x}" for c in EMOJI.findall(text)))
+
+
+def folded(text: str) -> str:
+    """`text` in the form the index and a query agree on: compatibility forms folded (NFKC:
+    "ＡＰＩ" is "API", "ﬁ" is "fi"), invisible format marks dropped."""
+    if not text or text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
+
+
+def folded_words(text: str) -> str:
+    """The words `folded(text)` holds that `text` does not, space separated ("" when none)."""
+    norm = folded(text)
+    if norm == text:
+        return ""
+    own = set(TOKEN.findall(text))
+    return " ".join(dict.fromkeys(w for w in TOKEN.findall(norm) if w not in own))

@@ -87,7 +87,12 @@ NEIGHBOURS = 10
 # (a chat bot's users, a coding agent's repositories); statements heard only where these differ are never one slot
 WHOSE = ("channel", "user", "project")
 _FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine)\b", re.IGNORECASE)
-NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit"])
+NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit",
+                       # the same in the other languages a user writes in (German, Spanish, French, Italian, Portuguese,
+                       # Dutch, Swedish): "Ich trinke keinen Kaffee." is no second hearing of "Ich trinke Kaffee."
+                       "nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "nichts",
+                       "nunca", "jamás", "tampoco", "pas", "jamais", "aucun", "aucune", "non", "niente", "nessuno",
+                       "não", "nenhum", "nenhuma", "niet", "geen", "nooit", "niets", "inte", "aldrig", "ingen"])
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"])}
 NUMBER_WORDS.update({"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "first": "1st", "third": "3rd", "fourth": "4th",

@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
-from ..segment import cjk_words, emoji_words
+from ..segment import cjk_words, emoji_words, folded, folded_words
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -79,21 +79,37 @@ CONTEXT_PREVIOUS_CHARS = 500
 TAIL = 4  # a field past the cap keeps its last cap / TAIL characters for keywords (4,000 of 16,000)
 
 
+def merge_patch(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    """`patch` merged into `target` (RFC 7396, as the stores' `upsert_session` merges a
+    session's settings): a null drops a key, an object is merged into the one it meets."""
+    out = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_patch(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
 def search_context(event: Event, previous: str, content: str | None = None, tail: str = "") -> str:
     """What a message is found by besides its own words: who said it, when, the turn
     before it (a reply's subject is often named only in the question it answers), and last,
     for keywords only, the dates its own time expressions speak of ("yesterday" said on 2
     May 2022 → "1 May 2022 Sunday"; `when.time_words`) and the words of its Chinese or
-    Japanese text (`segment.cjk_words`: the tokenizers cut no words there) and its emoji
-    named as words (`segment.emoji_words`) — the turn before's are left out, or a reply
+    Japanese text (`segment.cjk_words`: the tokenizers cut no words there), its emoji
+    named as words (`segment.emoji_words`) and its words in compatibility forms as a query reads them ("ＡＰＩ" as
+    "API", `segment.folded_words`) — the turn before's are left out, or a reply
     would match its question's words as well as the question — and `tail`, the end of a field past the index's cap (its last quarter of a cap). `content`: the
     text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
     text = event.content if content is None else content
-    keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata),
-                                          cjk_words(text or ""), emoji_words(text or ""), tail) if part)
+    norm = folded(text or "")
+    keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata), folded_words(text or ""),
+                                          cjk_words(norm), emoji_words(text or ""), tail) if part)
     return f"{context}{DATES_MARK}{keywords}" if keywords else context
 
 
@@ -270,7 +286,10 @@ class Indexer:
         previous = self._previous_text(session)
         for e in events:
             if e.type == "session":
-                sessions.update({k: v for k, v in (e.metadata or {}).items() if v is not None})
+                said = {k: v for k, v in (e.metadata or {}).items() if v is not None}
+                if isinstance(said.get("settings"), dict):  # merged as the store merges them (a rebuild is the live index)
+                    said["settings"] = merge_patch(sessions.get("settings") or {}, said["settings"])
+                sessions.update(said)
             elif e.type in INDEXED_TYPES:
                 messages.append(event_to_message(e, path, self.field_cap, previous))
                 previous = messages[-1].content or previous

@@ -29,7 +29,8 @@ later one that says it is done ("I finished The Nightingale") when the two share
 of the query besides the state's own.
 
 Paths, URLs, file names and inline code are no words near a number ("5432 in packages/db/config.ts"
-is no count of packages).
+is no count of packages); a version's bound ("numpy<2"), a version of three parts, an issue's number ("#482") and a
+command's flag ("tail -50") are no values ("Python 3.11" and "Python 3.12" still are).
 
 Nothing is dropped and no fact changes: a wrong mark costs a few tokens and a hint, where a
 wrong supersede would retire a true belief.
@@ -47,6 +48,9 @@ from .block import LINE_TOKENS, RecallItem
 # packages/db/config.ts" shared "packages" with "412 packages installed", and was marked an earlier value of it)
 _CODE_SPANS = re.compile(r"(?<!\S)(?=\S*[^\W\d_]\S*[/\\]|\S*[/\\]\S*[^\W\d_])\S*[/\\]\S*|`[^`\n]*`|\b[\w-]+\.(?:[a-z]{1,5})\b")
 # (a path holds letters: "8/10" and "12/15" are numbers, and keep their marks)
+# a version's bound, a version of three parts, an issue's number, a command's flag: no value of a quantity ("We decided to
+# pin numpy<2" was marked an earlier value of "Why does CI still test numpy 2.1?", of "issue #482" and of "tail -50")
+_NOT_VALUES = re.compile(r"[<>=~^!]=?\s*v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b")
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not
@@ -99,7 +103,7 @@ def _may_change(text: str) -> bool:
 def said(item: RecallItem) -> _Said:
     from ..facts.curator import tokens
 
-    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", _CODE_SPANS.sub(" ", item.text[:TEXT_CHARS])))
+    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", _NOT_VALUES.sub(" ", _CODE_SPANS.sub(" ", item.text[:TEXT_CHARS]))))
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}

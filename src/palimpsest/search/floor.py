@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -46,6 +47,8 @@ SECOND_PERSON = re.compile(r"\byou(?:r|rs|'re|’re|'ve|’ve)?\b", re.IGNORECAS
 # a capitalised word that does not open a sentence; a possessive 's is not part of the name
 NAME_RE = re.compile(r"(?<![.?!:]\s)(?<![.?!:])(?<!^)\b([A-Z][\w’'-]*)")
 POSSESSIVE_RE = re.compile(r"['’]s$")
+# marks that open a sentence before its first word ("¿Dónde vivo?", "¡Hola!"): the word after them opens it still
+OPENERS = re.compile(r"[¿¡]+")
 # capitalised, but a time and not a name ("in June", "on Sunday"); abbreviations ("Jan")
 # can be names and stay
 CALENDAR = frozenset(n.lower() for n in [*calendar.month_name, *calendar.day_name] if n)
@@ -93,12 +96,12 @@ def floor_for(model: str, similarity: object = "auto", unknown: object = "auto",
 
 
 def query_names(query: str) -> list[str]:
-    """The names a query uses, lower-cased: capitalised words that do not open a sentence,
+    """The names a query uses, lower-cased and without accents: capitalised words that do not open a sentence (nor follow "¿" or "¡" there),
     possessive dropped ("What did Nate's dog eat?" → ["nate"]); stop words, months and
     weekdays are not names, nor words in capitals where the query has several ("DROP
     TABLE users": code or shouting, not an acronym)."""
     out: list[str] = []
-    words = NAME_RE.findall(DATED_ABBR.sub(" ", query))
+    words = NAME_RE.findall(DATED_ABBR.sub(" ", OPENERS.sub("", fold(query))))
     shouted = sum(1 for w in WORD_RE.findall(query) if len(w) > 1 and w.isupper()) > 1
     for word in words:
         if shouted and word.isupper():
@@ -120,9 +123,18 @@ OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr m
     op voor nu van och att är jag hon han vi med på för inte""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
 
 
+def fold(text: str) -> str:
+    """`text` with its accents dropped and compatibility forms folded, as the keyword index
+    reads it: "José Núñez", typed decomposed or not, is "Jose Nunez"."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
 def _words(text: str) -> set[str]:
-    """The words of a text, lower-cased, possessives dropped."""
-    return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(text.lower())}
+    """The words of a text, lower-cased, accents dropped, possessives dropped."""
+    return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(fold(text).lower())}
 
 
 def beyond_model(text: str) -> bool:

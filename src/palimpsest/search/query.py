@@ -8,11 +8,10 @@ and parentheses are just text.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Any
 
 from ..errors import InvalidInput
-from ..segment import emoji_words, has_runs, pieces
+from ..segment import emoji_words, folded, has_runs, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
@@ -28,7 +27,7 @@ def query_terms(query: str) -> list[str]:
     run of Chinese or Japanese as its character bigrams, as the index holds it
     (`segment`), an emoji by its index name, compatibility forms folded (NFKC)."""
     words: list[str] = []
-    for w in WORD_RE.findall(unicodedata.normalize("NFKC", query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
+    for w in WORD_RE.findall(folded(query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
         w = w.strip("'’.-")
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
