@@ -234,6 +234,32 @@ def test_written_documents_are_indexed_at_once_and_come_back_from_the_journal(
         assert (hit.document, hit.metadata["author"]) == ("ops/deploy.md", "agent-7")
 
 
+def test_a_write_replaces_the_users_own_file_only_when_told_and_keeps_its_content(vaults: Vaults, memory: Memory) -> None:
+    """Found by a researcher: an agent's `vault_write_document` replaced their hand-written notes
+    in the vault folder, and the old text was nowhere."""
+    import base64
+
+    from palimpsest.vaults.registry import SYSTEM_SESSION
+
+    vaults.init("research", "semantic")
+    notes = vaults.folder(vaults.get("research")) / "reading-notes.md"
+    notes.write_text("# Reading notes\nKrios costs 2,400 per day.\n")
+    with pytest.raises(Conflict, match="pass overwrite"):
+        vaults.write_document("research", "reading-notes.md", "overwritten by agent")
+    assert notes.read_text().startswith("# Reading notes")
+    vaults.write_document("research", "agent.md", "# Agent\nfirst draft")  # its own file: rewritten freely
+    vaults.write_document("research", "agent.md", "# Agent\nsecond draft")
+    vaults.write_document("research", "reading-notes.md", "# Reading notes\nKrios costs 2,400 per day.\n")  # the same bytes
+    notes.write_text("# Reading notes\nedited by hand\n")  # changed since the API wrote it
+    with pytest.raises(Conflict):
+        vaults.write_document("research", "reading-notes.md", "overwritten by agent")
+    result = tools.call(memory, "vault_write_document", {"vault": "research", "path": "reading-notes.md",
+                                                          "content": "overwritten by agent", "overwrite": True}, enable_write=True)
+    assert result["chunks"] == 1 and notes.read_text() == "overwritten by agent"
+    last = [d for d in memory.decisions.taken(SYSTEM_SESSION, changes_only=False) if d.op == "write_document"][-1]
+    assert base64.b64decode(last.meta["replaced"]["content_b64"]) == b"# Reading notes\nedited by hand\n"
+
+
 def test_one_registry_for_every_vault_type(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
     memory.facts.write("Ada lives in Lyon")  # creates the default fact vault `facts`
     vaults.init("journal", "episodic")

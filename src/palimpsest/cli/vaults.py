@@ -64,6 +64,8 @@ def register(sub: Any) -> None:
     src.add_argument("--text")
     src.add_argument("--file", help="read the content from this file (.pdf / .docx as bytes)")
     q.add_argument("--meta", action="append", default=[], help="metadata KEY=VALUE (repeatable; VALUE may be JSON)")
+    q.add_argument("--overwrite", action="store_true", help="replace a file there that was not written this way (its old "
+                   "content is kept in the vault journal)")
     _agent_arg(q)
 
     q = add_command(sub, "skills", skills, "The skills of a skill vault: name and description.")
@@ -226,7 +228,8 @@ def write_document(args: argparse.Namespace) -> None:
         for warning in warnings:
             sys.stderr.write(f"palimpsest: {args.file}: {warning}\n")
     with open_memory(args) as memory:
-        result = _vaults(memory).write_document(args.vault, args.path, content, metadata=_meta(args.meta), reader=_reader(args))
+        result = _vaults(memory).write_document(args.vault, args.path, content, metadata=_meta(args.meta),
+                                                  overwrite=args.overwrite, reader=_reader(args))
     emit(args, result, lambda r: print(f"{r['vault']}/{r['path']}: {r['chunks']} chunks" + "".join(f"\n  failed: {e['error']}" for e in r["errors"])))
 
 

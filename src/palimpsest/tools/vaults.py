@@ -13,7 +13,7 @@ from typing import Any
 
 from ..memory import Memory
 from ..vaults import Reader
-from .registry import OBJECT, QUERY, STRING, described, schema, tool
+from .registry import BOOLEAN, OBJECT, QUERY, STRING, described, schema, tool
 
 VAULT: dict[str, Any] = {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$", "description": "vault name"}
 AGENT: dict[str, Any] = {"type": "string", "minLength": 1, "maxLength": 200,
@@ -54,13 +54,15 @@ def vault_skill(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.vaults.skill(args["vault"], args["name"], _reader(args))
 
 
-@tool("vault_write_document", "Write a text document (.md or .txt) into a document vault; it is indexed at once.",
+@tool("vault_write_document", "Write a text document (.md or .txt) into a document vault; it is indexed at once. A file holding what the "
+      "tool never wrote is replaced only with overwrite (its old content is kept in the vault journal).",
       schema({"vault": VAULT, "path": described(STRING, "path inside the vault, ending .md or .txt"),
-              "content": described(STRING, "the document's text"), "metadata": METADATA, "agent": AGENT},
+              "content": described(STRING, "the document's text"), "metadata": METADATA,
+              "overwrite": described(BOOLEAN, "replace a file there holding what this tool never wrote"), "agent": AGENT},
              required=["vault", "path", "content"]), write=True)  # fmt: skip
 def vault_write_document(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.vaults.write_document(args["vault"], args["path"], args["content"], metadata=args.get("metadata"),
-                                        reader=_reader(args))
+                                        overwrite=bool(args.get("overwrite", False)), reader=_reader(args))
 
 
 @tool("vault_write_skill", "Write (or replace) a skill in a skill vault; a trigger word in a turn loads it into recall.",

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..decisions import Decision
-from ..errors import InvalidInput, PalimpsestError
+from ..errors import Conflict, InvalidInput, PalimpsestError
 from ..records import iso, utcnow
 from ..search import Weights, check_limit, check_query, floor_for, rank
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
@@ -286,9 +286,14 @@ class Documents:
         return out
 
     # -- writing -------------------------------------------------------------
-    def write(self, row: VaultRow, path: str, content: str | bytes, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+    def write(self, row: VaultRow, path: str, content: str | bytes, metadata: dict[str, Any] | None = None,
+              overwrite: bool = False) -> dict[str, Any]:
         """Write a document into the vault folder and index it at once. Text goes to .md /
-        .txt; bytes may also be .pdf / .docx. Journaled first (principle 2)."""
+        .txt; bytes may also be .pdf / .docx. Journaled first (principle 2).
+
+        A file there holding what the API never wrote (the user's own, or one edited since) is
+        replaced only with `overwrite`, and its old content is journaled with the write: an
+        agent's write had replaced a researcher's notes for good."""
         is_text = isinstance(content, str)
         rel = safe_relative(path, (".md", ".markdown", ".txt") if is_text else EXTENSIONS)
         if not isinstance(content, (str, bytes)):
@@ -300,7 +305,13 @@ class Documents:
         payload = {"path": rel, "metadata": writer, "sha256": sha256(data)}
         if not is_text:
             payload["content_b64"] = base64.b64encode(data).decode("ascii")
-        resolve_inside(self.vaults.folder(row), rel)  # refused before anything is journaled
+        existing = resolve_inside(self.vaults.folder(row), rel)  # refused before anything is journaled
+        before = existing.read_bytes() if existing.is_file() else None
+        if before is not None and sha256(before) != payload["sha256"] and sha256(before) not in self.vaults.written(row.name, rel):
+            if not overwrite:
+                raise Conflict(f"{rel} is in vault {row.name} already and was not written through the API (or was changed "
+                               "since): pass overwrite to replace it (its content is then kept in the vault journal)")
+            payload["replaced"] = {"sha256": sha256(before), "content_b64": base64.b64encode(before).decode("ascii")}
         self.vaults.record("write_document", f"{row.name}/{rel}", {"vault": row.name, **payload}, content=content if isinstance(content, str) else "")
         target = write_inside(self.vaults.folder(row), rel, data)
         st = target.stat()

@@ -222,6 +222,11 @@ class Vaults:
         """Journal one decision of the vaults domain (fsynced before anything else changes)."""
         return self.decisions.record(SYSTEM_SESSION, op, subject=subject, key=key or new_key(), content=content or None, **meta)
 
+    def written(self, vault: str, rel: str) -> set[str]:
+        """The sha256 of each content the API wrote at `rel` in `vault` (each is in the journal)."""
+        return {d.meta["sha256"] for d in self.decisions.taken(SYSTEM_SESSION, changes_only=False)
+                if d.op == "write_document" and d.meta.get("vault") == vault and d.meta.get("path") == rel and d.meta.get("sha256")}
+
     def replay(self) -> int:
         """Apply journaled registry changes the store has not applied yet (idempotent)."""
         return self.decisions.replay(SYSTEM_SESSION, self.store.vault_ops_applied(),
@@ -259,8 +264,8 @@ class Vaults:
         return self.documents.query(self.of_type(name, ("semantic",), reader), question, limit=limit, reader=reader)
 
     def write_document(self, name: str, path: str, content: str | bytes, *, metadata: dict[str, Any] | None = None,
-                       reader: Reader = OWNER) -> dict[str, Any]:
-        return self.documents.write(self.of_type(name, ("semantic",), reader), path, content, metadata)
+                       overwrite: bool = False, reader: Reader = OWNER) -> dict[str, Any]:
+        return self.documents.write(self.of_type(name, ("semantic",), reader), path, content, metadata, overwrite)
 
     def search(self, query: str, **options: Any) -> Any:
         """Chunks of the vaults attached to a session or agent (see `Documents.search`)."""
