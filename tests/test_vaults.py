@@ -260,6 +260,17 @@ def test_a_write_replaces_the_users_own_file_only_when_told_and_keeps_its_conten
     assert base64.b64decode(last.meta["replaced"]["content_b64"]) == b"# Reading notes\nedited by hand\n"
 
 
+def test_chinese_japanese_emoji_and_full_width_words_of_a_document_are_found(vaults: Vaults) -> None:
+    """Found by a researcher: a DOCX chunk's 酵母 was found by no query (the query asks for
+    character bigrams, the chunk's text was one unbroken run to the tokenizer), while a chat
+    message's was."""
+    vaults.init("r", "semantic")
+    vaults.write_document("r", "jp.md", "# 発酵\n\n酵母の発酵速度は温度に依存する。\n\n## 中文\n\n长期记忆系统很重要。ＡＰＩ key 🎉\n")
+    vaults.write_document("r", "en.md", "# Notes\n\nThe yeast grows faster when it is warm.\n")
+    for query, start in [("酵母", "酵母の発"), ("长期记忆系统", "长期记忆"), ("API", "长期记忆"), ("🎉", "长期记忆")]:
+        assert vaults.query("r", query).hits[0].text.startswith(start), query
+
+
 def test_one_registry_for_every_vault_type(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
     memory.facts.write("Ada lives in Lyon")  # creates the default fact vault `facts`
     vaults.init("journal", "episodic")

@@ -95,3 +95,12 @@ def folded_words(text: str) -> str:
         return ""
     own = set(TOKEN.findall(text))
     return " ".join(dict.fromkeys(w for w in TOKEN.findall(norm) if w not in own))
+
+
+def keyword_words(text: str) -> str:
+    """What the keyword index should hold of `text` beside its own words: its words in
+    compatibility forms as a query reads them, the bigrams of its spaceless-script runs, its
+    emoji by name ("" for most text)."""
+    if not text or text.isascii():
+        return ""
+    return " ".join(part for part in (folded_words(text), cjk_words(folded(text)), emoji_words(text)) if part)

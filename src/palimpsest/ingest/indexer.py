@@ -29,7 +29,7 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
-from ..segment import cjk_words, emoji_words, folded, folded_words
+from ..segment import keyword_words
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -97,19 +97,17 @@ def search_context(event: Event, previous: str, content: str | None = None, tail
     """What a message is found by besides its own words: who said it, when, the turn
     before it (a reply's subject is often named only in the question it answers), and last,
     for keywords only, the dates its own time expressions speak of ("yesterday" said on 2
-    May 2022 → "1 May 2022 Sunday"; `when.time_words`) and the words of its Chinese or
-    Japanese text (`segment.cjk_words`: the tokenizers cut no words there), its emoji
-    named as words (`segment.emoji_words`) and its words in compatibility forms as a query reads them ("ＡＰＩ" as
-    "API", `segment.folded_words`) — the turn before's are left out, or a reply
+    May 2022 → "1 May 2022 Sunday"; `when.time_words`) and `segment.keyword_words`: the words of its Chinese or
+    Japanese text (the tokenizers cut no words there), its emoji named as words and its words in compatibility forms
+    as a query reads them ("ＡＰＩ" as "API") — the turn before's are left out, or a reply
     would match its question's words as well as the question — and `tail`, the end of a field past the index's cap (its last quarter of a cap). `content`: the
     text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
     before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
     text = event.content if content is None else content
-    norm = folded(text or "")
-    keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata), folded_words(text or ""),
-                                          cjk_words(norm), emoji_words(text or ""), tail) if part)
+    keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata), keyword_words(text or ""), tail)
+                        if part)
     return f"{context}{DATES_MARK}{keywords}" if keywords else context
 
 

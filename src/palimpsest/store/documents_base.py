@@ -100,6 +100,7 @@ class ChunkRow:
     title: str = ""  # read back: the document's
     doc_metadata: dict[str, Any] = field(default_factory=dict)  # read back: the writer's metadata
     indexed_at: str = ""  # read back
+    keywords: str = ""  # written: what the keyword index holds beside the text (`segment.keyword_words`)
 
 
 @dataclass

@@ -31,6 +31,7 @@ from ..decisions import Decision
 from ..errors import Conflict, InvalidInput, PalimpsestError
 from ..records import iso, utcnow
 from ..search import Weights, check_limit, check_query, floor_for, rank
+from ..segment import keyword_words
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
 from .chunking import Chunker, Tokenizer, embed_text
 from .extract import EXTENSIONS, ExtractError, extract
@@ -259,7 +260,8 @@ class Documents:
         chunks = self.chunker().chunk(extracted.sections)
         model, vectors = self._vectors([c.embed_text for c in chunks], report)
         rows = [ChunkRow(chunk_id(row.name, info.path, doc.sha256, c.ordinal), row.name, info.path, c.ordinal, c.heading_path,
-                         c.text, c.token_count, c.metadata, v) for c, v in zip(chunks, vectors)]
+                         c.text, c.token_count, c.metadata, v, keywords=keyword_words(f"{c.heading_path} {c.text}"))
+                for c, v in zip(chunks, vectors)]
         doc.title, doc.pages = extracted.title, extracted.pages
         doc.metadata = {**stored, "file": _plain(extracted.metadata)}
         self.store.replace_document(doc, rows, model)

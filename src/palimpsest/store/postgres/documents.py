@@ -74,9 +74,11 @@ class PostgresDocumentsMixin(SQLDocumentsMixin, PostgresConnection):
                  _text(doc.error), len(chunks), doc.pages)).fetchone()[0]  # type: ignore[index]
             with conn.cursor() as cur:
                 cur.executemany(
-                    """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, token_count, metadata, model, dim, embedding)
-                       VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                    [(c.id, rowid, doc.vault, c.ordinal, _text(c.heading_path), _text(c.text), c.token_count, _json(c.metadata),
+                    """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, keywords, token_count, metadata,
+                                                    model, dim, embedding)
+                       VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                    [(c.id, rowid, doc.vault, c.ordinal, _text(c.heading_path), _text(c.text), _text(c.keywords),
+                      c.token_count, _json(c.metadata),
                       *_vector(model, c.vector)) for c in chunks])
             if model is not None:
                 self._ensure_chunk_index(conn, {int(np.asarray(c.vector).shape[0]) for c in chunks if c.vector is not None})

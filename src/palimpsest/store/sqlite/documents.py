@@ -58,9 +58,10 @@ class SQLiteDocumentsMixin(SQLDocumentsMixin, SQLiteConnection):
                 (doc.vault, doc.path, doc.sha256, doc.mtime, doc.size, doc.indexed_at, doc.title,
                  json.dumps(doc.metadata, ensure_ascii=False, sort_keys=True), doc.error, len(chunks), doc.pages))
             conn.executemany(
-                """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, token_count, metadata, model, dim, vector)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                [(c.id, cur.lastrowid, doc.vault, c.ordinal, c.heading_path, c.text, c.token_count,
+                """INSERT INTO document_chunks (id, document_rowid, vault, ordinal, heading_path, text, keywords, token_count, metadata,
+                                                model, dim, vector)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                [(c.id, cur.lastrowid, doc.vault, c.ordinal, c.heading_path, c.text, c.keywords, c.token_count,
                   json.dumps(c.metadata, ensure_ascii=False), *self._vector_params(model, c.vector)) for c in chunks])
             self._bump(conn)
 
@@ -111,7 +112,7 @@ class SQLiteDocumentsMixin(SQLDocumentsMixin, SQLiteConnection):
         n = max(limit * 4, 200)
         while True:
             rows = self._reader.execute(
-                f"""SELECT c.id, r.rank, c.vault FROM (SELECT rowid, bm25(document_chunks_fts, 0.5, 1.0) AS rank FROM document_chunks_fts
+                f"""SELECT c.id, r.rank, c.vault FROM (SELECT rowid, bm25(document_chunks_fts, 0.5, 1.0, 1.0) AS rank FROM document_chunks_fts
                     WHERE document_chunks_fts MATCH ?{window} ORDER BY rank LIMIT ?) r
                     JOIN document_chunks c ON c.rowid = r.rowid ORDER BY r.rank, c.rowid""", (match, n)).fetchall()
             found = [(r[0], -float(r[1])) for r in rows if r[2] in allowed][:limit]
