@@ -374,6 +374,24 @@ def test_a_fact_whose_model_date_is_no_time_is_still_written(home: Path, fake: F
         assert fact.text == "The user lives in Porto." and fact.valid_from.startswith("2026-03-0")  # the text's March, else when said
 
 
+@pytest.mark.parametrize(("text", "model_said", "start"), [
+    ("I'm flying to Tokyo next Friday for the keynote.", "2026-03-06T00:00:00Z", "2026-03-04T10:00"),  # when said
+    ("I'm flying to Tokyo next Friday for the keynote.", "2099-01-01T00:00:00Z", "2026-03-04T10:00"),
+    ("From next Monday we deploy on Fridays.", "2026-03-09T00:00:00Z", "2026-03-09"),  # said as a start: then
+])
+def test_a_later_time_a_model_gives_is_no_start_unless_the_words_say_so(home: Path, fake: FakeOpenAI, text: str,
+                                                                        model_said: str, start: str) -> None:
+    """Found by a user with an LLM: the model dated "I'm flying to Tokyo next Friday" from that
+    Friday, so the fact was [future], in neither recall nor search, where the local rules date it
+    from when it was said."""
+    fake.push(Reply.json({**GOOD, "tasks": [], "facts": [{"text": text, "kind": "fact", "entities": [], "valid_from": model_said}]}))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", text), ("assistant", "Noted"), ("user", "next")])
+        memory.worker(tasks=["distill"]).drain()
+        (fact,) = memory.facts.query()
+        assert fact.valid_from.startswith(start)
+
+
 def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:
     fake.push(Reply.text("Sure! The user lives in Porto."), Reply.json({"summary": "x"}), Reply.cut('{"summary": "x", "fa'))
     with llm_memory(home, fake) as memory:

@@ -3,6 +3,7 @@ validation, parking, cancellation, token accounting."""
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -271,3 +272,20 @@ def test_a_key_no_header_can_carry_is_a_clear_error_not_a_crash(fake: FakeOpenAI
         llm.chat(MSGS)
     status, said = llm.probe()
     assert status == "problem" and "sk-SECRET" not in said and fake.requests == []
+
+
+@pytest.mark.parametrize(("command", "said"), [
+    ("/nonexistent/get-key", "cannot run"),
+    (f"{__file__}", "cannot run"),  # not executable
+    ("pass show 'unclosed", "cannot be read as a command line"),
+    ("sh -c 'echo token expired for sk-CMDKEY-abcdef123 >&2; exit 3'", "failed \\(3\\)"),
+])
+def test_a_key_command_that_cannot_give_a_key_is_an_llm_error(fake: FakeOpenAI, command: str, said: str) -> None:
+    """Found by a user with a broken `llm_key_command`: `doctor`, `distill` and a synthesized
+    search crashed with FileNotFoundError / PermissionError / ValueError tracebacks."""
+    llm = client(fake, key_command=command)
+    with pytest.raises(LLMError, match=said) as caught:
+        llm.chat(MSGS)
+    assert "sk-CMDKEY" not in str(caught.value) and not fake.requests
+    status, seen = llm.probe()
+    assert status == "problem" and re.search(said, seen)

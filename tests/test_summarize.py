@@ -3,6 +3,7 @@ tool-call synthesis (template, LLM, backfill, rebuild)."""
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,6 +185,19 @@ def test_llm_tool_sentence_and_no_second_call_after_rebuild(home: Path) -> None:
         memory.worker(tasks=["tool-synth"]).drain()
         assert memory.store.get_messages([mid])[0].content == "Listed the files of the repository root."
         assert len(fake.requests) == 1
+
+
+def test_the_model_is_shown_how_a_long_run_ended(home: Path) -> None:
+    """Found by a user with an LLM: the tool-synth prompt held the first 2,000 characters of a
+    31 KB test run, so the model never saw "3 failed" at its end."""
+    fake = FakeOpenAI(responder=lambda body: Reply.json({"sentence": "Ran the tests; 3 failed."}))
+    log = "".join(f"tests/test_billing.py::test_case_{i} PASSED\n" for i in range(800)) + "FAILED tests/test_billing.py::test_refund\n3 failed, 797 passed"
+    with fake, small(home, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema") as memory:
+        memory.append("s", "assistant", "", tool_name="bash", tool_args={"cmd": "pytest"}, tool_result=log)
+        memory.worker(tasks=["tool-synth"]).drain()
+        shown = json.loads(fake.requests[0]["messages"][1]["content"])["result"]
+        assert shown.startswith("tests/test_billing.py::test_case_0 PASSED") and shown.endswith("3 failed, 797 passed")
+        assert len(shown) < 2200 and "characters left out" in shown
 
 
 def test_template_shapes() -> None:

@@ -268,3 +268,17 @@ def test_the_nth_follows_the_tense_of_its_words(text: str, expected: str) -> Non
 ])
 def test_a_month_follows_the_tense_of_its_words(text: str, expected: str) -> None:
     assert [s.first.isoformat() for s in resolve(text, date(2026, 12, 6))] == [expected]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("What happened on March 3?", "2026-03-03"),  # asked in December of the past (it was 2027: "none stored")
+    ("What did I say on 5 May?", "2026-05-05"),
+    ("We are meeting on March 3.", "2027-03-03"),
+    ("We met on December 20.", "2025-12-20"),
+    ("I'm flying out on December 20.", "2026-12-20"),
+    ("the party on March 3", "2027-03-03"),  # no tense: the nearest
+    ("What happened in the second week of March?", "2026-03-08"),
+])
+def test_a_month_and_day_without_a_year_follow_the_tense_of_their_words(text: str, expected: str) -> None:
+    """Found by a user in Madrid: "What happened on March 3?" asked in December searched March 2027."""
+    assert [s.first.isoformat() for s in resolve(text, date(2026, 12, 6))] == [expected]

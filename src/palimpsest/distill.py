@@ -119,10 +119,12 @@ def message_line(n: int, m: Message, agent: str | None = None, limit: int | None
     if m.tool_name:
         text = f"(tool {m.tool_name}) {text}".strip()
     text = " ".join(text.split())
+    whole = max(len(text), m.full_content_length or 0) if m.truncated else len(text)  # a row the index capped counts its whole
     if limit is not None and len(text) > limit:
-        text = f"{text[:limit]} [cut: {len(text) - limit} more characters over the prompt's budget; whole text: memory_get_full {m.id}]"
+        text = f"{text[:limit]} [cut: {whole - limit} more characters over the prompt's budget; whole text: memory_get_full {m.id}]"
     elif m.truncated and m.full_content_length:
-        text += f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters]"
+        text += (f" [the index holds the first {len(m.content or '')} of {m.full_content_length} characters; whole text: "
+                 f"memory_get_full {m.id}]")
     return f"[#{n:02d} {minute(m.created_at)} {who}] {text}"
 
 
@@ -297,6 +299,10 @@ class Distiller:
         def candidate(text: str, kind: str, valid_from: str | None = None, **more: Any) -> Candidate:
             m = said_by(text, messages)
             valid_from = _a_time(valid_from)  # a model's "next Monday" or "2025-13-45": the time the text names, else when said
+            if valid_from and kind != "task" and parse_time(valid_from, "valid_from") > parse_time(m.created_at):
+                # a later time is what the statement is about, unless its words say it starts then (`named_start`): "I'm
+                # flying to Tokyo next Friday" holds from when it was said (a model's Friday had hidden it from recall)
+                valid_from = None
             # a task's date is its deadline, not when it starts to hold
             start = valid_from or (named_start(text, m.created_at, m.metadata) if kind != "task" else None) or m.created_at
             # who said it, when the turn names them ("Melanie"): "I painted a sunrise" is theirs, not the user's
@@ -348,7 +354,8 @@ class Distiller:
         except Exception as exc:
             log.warning("no known facts for the distill prompt: %s", exc)
             return []
-        return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {h.fact.text}" for h in hits]
+        # each on one line, as a message is: a fact's line break had opened a second "Turn:" with a forged message line
+        return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {' '.join(h.fact.text.split())}" for h in hits]
 
 
 def _a_time(value: Any) -> str | None:

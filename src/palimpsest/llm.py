@@ -290,10 +290,7 @@ class LLM:
     def _headers(self) -> dict[str, str]:
         key = self.api_key
         if self.key_command:
-            done = subprocess.run(shlex.split(self.key_command), check=False, capture_output=True, text=True, timeout=30)
-            if done.returncode != 0:
-                raise LLMError(f"llm_key_command failed ({done.returncode}): {done.stderr.strip()[:200]}")
-            key = done.stdout.strip()
+            key = self._run_key_command()
         if key:
             self._keys.add(key)
             if not (key.isascii() and key.isprintable()):  # a line break, a pasted non-breaking space or "…": no header carries
@@ -306,6 +303,22 @@ class LLM:
             self._keys.update(k for k in (basic, f"{user}:{password}", password) if len(k) > 2)
             return {"Authorization": f"Basic {basic}"}
         return {}
+
+    def _run_key_command(self) -> str:
+        """The key `llm_key_command` prints; a command that cannot run, fails or hangs is an `LLMError` (a
+        missing one had crashed `doctor`, and cost a search its hits), its message without what looks like a key."""
+        try:
+            done = subprocess.run(shlex.split(self.key_command), check=False, capture_output=True, text=True, timeout=30)
+        except ValueError as exc:  # shlex: "No closing quotation"
+            raise LLMError(f"llm_key_command cannot be read as a command line: {exc}") from None
+        except subprocess.TimeoutExpired:
+            raise LLMError("llm_key_command did not finish in 30 s") from None
+        except OSError as exc:  # not found, not executable
+            raise LLMError(f"llm_key_command cannot run: {exc.strerror or exc} ({self.key_command.split()[0]!r})") from None
+        if done.returncode != 0:
+            said = _KEY_LIKE.sub("***", self._scrub(done.stderr.strip()))[:200]
+            raise LLMError(f"llm_key_command failed ({done.returncode}): {said}")
+        return done.stdout.strip()
 
     def _endpoint(self, path: str) -> str:
         return f"{self.url}/{path}" + (f"?{self._query}" if self._query else "")
@@ -327,6 +340,7 @@ class LLM:
 
 
 _CREDENTIALS = re.compile(r"\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{4,}")
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|tok)[-_][A-Za-z0-9_-]{6,}|\b[A-Za-z0-9_-]{32,}\b")  # what a key command's error may quote
 _SECRET_NAME = re.compile(r"key|token|secret|pass|auth|sig|code|credential", re.IGNORECASE)
 
 

@@ -142,7 +142,7 @@ class ToolSynth:
         llm = self.kernel.llm if use_llm else None
         if llm is None:
             return template(m), "template"
-        call = {"tool": m.tool_name, "at": minute(m.created_at), "arguments": m.tool_args, "result": (m.tool_result or "")[:2000]}
+        call = {"tool": m.tool_name, "at": minute(m.created_at), "arguments": m.tool_args, "result": ends(m.tool_result or "")}
         reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": json.dumps(call, ensure_ascii=False)}],
                                     SYNTH_SCHEMA, task="tool-synth", name="tool_call", max_tokens=120, context={"message": m.id})
         return " ".join(reply.data["sentence"].split()), "llm"
@@ -185,3 +185,15 @@ class ToolSynth:
             return {"available": False, "reason": f"the answer could not be made ({exc.code}): {str(exc)[:300]}"}
         cited = [c for c in reply.data["cited"] if c in ids]
         return {"available": True, "answer": reply.data["answer"], "cited": cited, "model": reply.model}
+
+
+RESULT_HEAD, RESULT_TAIL = 1200, 800  # of a long output the model is shown its start and its end
+
+
+def ends(result: str) -> str:
+    """A tool's output as the model is shown it: whole when short, else its start and its end
+    (how a run ended is at its end: a model shown the first 2,000 characters of a failing test
+    run described a passing one)."""
+    if len(result) <= RESULT_HEAD + RESULT_TAIL + 100:
+        return result
+    return f"{result[:RESULT_HEAD]}\n[… {len(result) - RESULT_HEAD - RESULT_TAIL} characters left out …]\n{result[-RESULT_TAIL:]}"

@@ -165,6 +165,17 @@ def _nearest_year(anchor: date, month: int, day: int = 1) -> list[int]:
     return [y for _, y in sorted(out)][:1]
 
 
+def _year_of(anchor: date, month: int, day: int, tense: str | None) -> int:
+    """The year of a month and day said without one: the one gone by when the words around
+    are in the past tense ("What happened on March 3?" asked in December), the coming one in
+    the future tense, else the nearest."""
+    if tense == "past":
+        return anchor.year if (month, day) <= (anchor.month, anchor.day) else anchor.year - 1
+    if tense == "future":
+        return anchor.year if (month, day) >= (anchor.month, anchor.day) else anchor.year + 1
+    return (_nearest_year(anchor, month, day) or [0])[0]
+
+
 def _shift_month(d: date, months: int) -> tuple[int, int]:
     total = d.year * 12 + d.month - 1 + months
     return total // 12, total % 12 + 1
@@ -177,7 +188,7 @@ def _number(text: str) -> int | None:
     return NUMBERS.get(text)
 
 
-def _absolute(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
+def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
     g = m.groupdict()
     month = int(g["m"]) if kind == "iso" else MONTHS[g["mon"].lower()]
     if kind != "iso" and not _is_month(g["mon"]):
@@ -191,8 +202,7 @@ def _absolute(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
     if year is None:
         if anchor is None:
             return []
-        years = _nearest_year(anchor, month, min(day, 28))
-        year = years[0] if years else 0
+        year = _year_of(anchor, month, min(day, 28), tense)
     if not MIN_YEAR <= year <= MAX_YEAR:
         return []
     try:
@@ -226,7 +236,7 @@ NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourt
 EDGES = {"beginning": (1, 10), "start": (1, 10), "middle": (11, 20), "end": (21, 31)}  # the thirds of a month
 
 
-def _part_of_month(m: re.Match[str], anchor: date | None) -> list[Span]:
+def _part_of_month(m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
     """"the second week of November" (days 8–14), "the last weekend of May" (its last
     Saturday and Sunday), "the beginning / middle / end of March" (a third of it); the
     year named, or else the nearest to the anchor (then not certain)."""
@@ -236,7 +246,7 @@ def _part_of_month(m: re.Match[str], anchor: date | None) -> list[Span]:
     if m.group("y"):
         year, certain = int(m.group("y")), True
     elif anchor is not None:
-        year, certain = _nearest_year(anchor, month, 15)[0], False
+        year, certain = _year_of(anchor, month, 15, tense), False
     else:
         return []
     if not MIN_YEAR <= year <= MAX_YEAR:
@@ -379,11 +389,11 @@ DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "t
            "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2}
 
 
-def _one(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
+def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
     if kind in ("iso", "day_month", "month_day", "month_year"):
-        return _absolute(kind, m, anchor)
+        return _absolute(kind, m, anchor, tense)
     if kind == "part_month":
-        return _part_of_month(m, anchor)
+        return _part_of_month(m, anchor, tense)
     if kind == "year":
         year = int(m.group("y"))
         return [Span(m.group(0), date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
@@ -435,6 +445,7 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
     for w_start, w_end, held in windows:
         window = text[w_start:w_end]
         taken: list[tuple[int, int]] = []
+        here: list[tuple[int, Span]] = []
         for kind, pattern in PATTERNS:
             if NEEDS[kind] not in held:
                 continue
@@ -442,11 +453,32 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
                 if any(m.start() < end and start < m.end() for start, end in taken):
                     continue  # a longer reading of the same words came first
                 spans = (_nth(m, day, _tense(window)) if kind == "the_nth" and day is not None
-                         else _relative_month(m, day, _tense(window)) if kind == "rel_month" and day is not None else _one(kind, m, day))
+                         else _relative_month(m, day, _tense(window)) if kind == "rel_month" and day is not None
+                         else _one(kind, m, day, _tense(window) if kind in ("day_month", "month_day", "part_month") else None))
                 if spans:
                     taken.append((m.start(), m.end()))
-                    found.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
+                    here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
+        found.extend(_one_year(here))
     return [s for _, s in sorted(found, key=lambda p: p[0])]
+
+
+def _one_year(spans: list[tuple[int, Span]]) -> list[tuple[int, Span]]:
+    """A year said once covers the dates said without one beside it: "between August 11 and
+    August 15 2023" is August 11 of 2023, whatever the tense."""
+    years = {s.first.year for _, s in spans if s.certain and s.kind in ("iso", "day_month", "month_day", "month_year")}
+    if len(years) != 1:
+        return spans
+    year = years.pop()
+    out = []
+    for at, s in spans:
+        if not s.certain and s.kind in ("day_month", "month_day", "part_month") and s.first.year != year:
+            try:
+                s = replace(s, first=s.first.replace(year=year),
+                            last=s.last.replace(year=year + s.last.year - s.first.year))
+            except ValueError:  # February 29 of another year: the reading stays
+                pass
+        out.append((at, s))
+    return out
 
 
 def words(span: Span) -> str:

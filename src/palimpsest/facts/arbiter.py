@@ -47,8 +47,8 @@ def in_band(action: str, slot: str | None) -> bool:
 def ask(llm: Any, text: str, said_at: str, fact: Fact) -> dict[str, Any]:
     """The model's verdict on (fact, text): `{"action", "slot"}`, validated against the schema.
     Raises what `LLM.structured_call` raises (`LLMError`, `InvalidReply`)."""
-    user = (f"EXISTING (holds since {fact.valid_from}): {fact.text}\n"
-            f"NEW (said {said_at}): {text}")
+    user = (f"EXISTING (holds since {fact.valid_from}): {' '.join(fact.text.split())}\n"  # one line each: a line break
+            f"NEW (said {said_at}): {' '.join(text.split())}")  # in a statement could forge a line of the prompt's own
     reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": user}], ARBITER_SCHEMA,
                                 task="curate", name="curate", max_tokens=200, context={"fact": fact.id, "candidate": text[:500]},
                                 patience=getattr(llm, "wait", None))  # inside a write: tried once, briefly (then parked)
