@@ -737,3 +737,27 @@ def test_a_sessions_settings_said_in_two_events_survive_rebuild_and_the_round_tr
     with open_memory(tmp_path / "home2", second_store_url) as copy:
         assert import_file(copy, dump).ok
         assert copy.get_session("codex-1").settings == live
+
+
+def test_a_torn_line_a_resumed_session_wrote_on_keeps_the_record_glued_to_it(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: a rollout killed mid-write and then resumed holds one line of a
+    fragment and a whole record (`…"role":"user","conte{"timestamp":…}`); the record was lost,
+    and every import of the file after it exited 2, capture calling it unreadable."""
+    lines = [x for x in (FIXTURES / "codex.jsonl").read_text().splitlines() if x.startswith("{")]
+    resumed = {"timestamp": "2026-01-20T15:00:00.000Z", "type": "response_item",
+               "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Resumed: pin numpy below 2."}]}}
+    torn = lines[3][: len(lines[3]) // 2] + json.dumps(resumed)
+    path = tmp_path / "rollout-torn.jsonl"
+    path.write_text("\n".join([*lines[:3], torn, *lines[4:]]) + "\n")
+    report = import_file(memory, path)
+    assert report.ok and not report.problems
+    assert sum(report.skipped[k] for k in report.skipped if k.startswith("torn lines")) == 1
+    assert "Resumed: pin numpy below 2." in [m.content for m in everything(memory)]
+    from palimpsest.capture import Transcript
+
+    with Transcript(path, tmp_path / "client") as transcript:
+        events, unreadable = transcript.events()
+    assert unreadable == 0 and "Resumed: pin numpy below 2." in [e.get("content") for e in events]
+    garbage = tmp_path / "rollout-garbage.jsonl"
+    garbage.write_text("\n".join([*lines[:3], '{"type": "response_item", "payload": {"role": "us', *lines[4:]]) + "\n")
+    assert [p.line for p in import_file(memory, garbage).problems] == [4]  # a fragment with nothing whole after it stays one

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..harness import Context, Reader
-from ..harness.common import repaired
+from ..harness.common import glued, repaired
 
 
 class Transcript:
@@ -106,7 +106,7 @@ class Transcript:
             try:
                 record = json.loads(raw)
             except ValueError:
-                record = None
+                record = glued(raw.decode("utf-8", "replace"))  # a torn line a resumed session wrote on: its record
             if isinstance(record, dict) and b"\\ud" in raw.lower():
                 record, n = repaired(record)
                 self.repaired += n

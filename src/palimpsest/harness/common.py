@@ -112,6 +112,29 @@ def time_or(value: Any, fallback: str | None) -> str | None:
 
 
 
+_DECODER = json.JSONDecoder()
+
+
+def glued(text: str) -> dict[str, Any] | None:
+    """The record a writer that resumed after a torn line glued onto it, or None: a harness
+    killed mid-write leaves `{"type":"response_item","payload":{"role":"user","conte`, and the
+    resumed session appends its next line right after it, so the line is a fragment and one
+    whole object. The object is the longest tail of the line, from a `{"`, that parses whole
+    (it had been lost, and the file refused by every import after)."""
+    end, tries = len(text.rstrip()), 0
+    at = text.find('{"', 1)
+    while at != -1 and tries < 200:  # (a long garbled line costs a bounded number of parses)
+        tries += 1
+        try:
+            record, stop = _DECODER.raw_decode(text, at)
+        except ValueError:
+            record, stop = None, -1
+        if stop == end and isinstance(record, dict):
+            return record
+        at = text.find('{"', at + 1)
+    return None
+
+
 def repaired(value: Any) -> tuple[Any, int]:
     """`value` with every lone surrogate in its strings (and keys) replaced by U+FFFD, and how
     many were. A harness written in JavaScript can cut a long output inside an emoji and write

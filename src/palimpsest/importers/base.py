@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS
-from ..harness.common import Context, repaired
+from ..harness.common import Context, glued, repaired
 from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
@@ -177,8 +177,11 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
             if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex", "qwen-code"):
                 plan.skipped["torn last line"] += 1
                 continue
-            plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)
-            continue
+            record = glued(text) if plan.format in READERS else None
+            if record is None:
+                plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)
+                continue
+            plan.skipped["torn lines a resumed session wrote on (their record read, the fragment left)"] += 1
         if plan.format in READERS and "\\ud" in text.lower():  # as capture reads the same lines (`harness.common.repaired`)
             record, cut = repaired(record)
             if cut:  # (an escaped emoji, a whole pair, is no repair: "0 characters cut in half" was said of 206 files)
