@@ -761,3 +761,29 @@ def test_a_torn_line_a_resumed_session_wrote_on_keeps_the_record_glued_to_it(mem
     garbage = tmp_path / "rollout-garbage.jsonl"
     garbage.write_text("\n".join([*lines[:3], '{"type": "response_item", "payload": {"role": "us', *lines[4:]]) + "\n")
     assert [p.line for p in import_file(memory, garbage).problems] == [4]  # a fragment with nothing whole after it stays one
+
+
+def test_an_imported_transcript_belongs_to_its_project_as_a_captured_one_does(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: captured sessions had `project` and the `project:<repo>` tag,
+    imported ones neither (`browse --tag project:billing` found only the captured half)."""
+    import subprocess
+
+    repo = tmp_path / "work" / "billing-svc"
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/billing.git"], check=True)
+    text = (FIXTURES / "codex.jsonl").read_text().replace("/home/dev/svc", str(repo))
+    here = tmp_path / "rollout-here.jsonl"
+    here.write_text(text)
+    import_file(memory, here, session="here")
+    moved = tmp_path / "rollout-elsewhere.jsonl"  # from another machine: its folder is not here, its git record names the repository
+    moved.write_text((FIXTURES / "codex.jsonl").read_text().replace('"branch":"main"', '"branch":"main","repository_url":"https://github.com/acme/ledger.git"'))
+    import_file(memory, moved, session="elsewhere")
+    plain = tmp_path / "rollout-plain.jsonl"  # neither: the folder's own name
+    plain.write_text((FIXTURES / "codex.jsonl").read_text())
+    import_file(memory, plain, session="plain")
+    for session, project in [("here", "billing"), ("elsewhere", "ledger"), ("plain", "svc")]:
+        settings = memory.get_session(session).settings
+        assert (settings["project"], settings["tags"]) == (project, [f"project:{project}"]), session
+    memory.worker().drain()
+    assert {m.session for m in memory.browse(tag="project:billing", limit=100)} == {"here"}

@@ -27,7 +27,7 @@ from ..errors import InvalidInput
 from ..harness import claude_code
 from ..records import session_id_of
 from .client import BATCH_BYTES, CaptureClient, Report, split
-from .project import project_of
+from ..harness.project import project_of
 from .transcript import Transcript
 
 

@@ -32,6 +32,7 @@ from typing import Any
 from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS
 from ..harness.common import Context, glued, repaired
+from ..harness.project import project_of_session
 from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
@@ -236,7 +237,11 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
                 plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
             messages.append({**part, "_where": f"line {line}", "_line": line})
     sp = plan.session(session or safe_session_id(ctx.session_id or file_stem(path)))
-    sp.attrs = {"agent": agent or fmt, "key": ctx.session_id, "title": ctx.title, "settings": {**ctx.settings, "source_path": path}}
+    settings = {**ctx.settings, "source_path": path}
+    project = project_of_session(settings)  # as capture attributes a session (an imported one had no project)
+    if project:
+        settings.update(project=project, tags=[f"project:{project}"])
+    sp.attrs = {"agent": agent or fmt, "key": ctx.session_id, "title": ctx.title, "settings": settings}
     sp.messages = messages
     if not known:  # nothing here is the format's: refuse rather than keep foreign lines as records
         plan.all_or_nothing = True

@@ -1,9 +1,11 @@
-"""The project a working folder belongs to, for the session's `project` setting and tag."""
+"""The project a working folder belongs to, for the session's `project` setting and tag: one
+answer for live capture (`capture.hooks`) and for an imported transcript (`importers`)."""
 
 from __future__ import annotations
 
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import Any
 
 
 def project_of(cwd: str | None) -> str | None:
@@ -23,6 +25,20 @@ def project_of(cwd: str | None) -> str | None:
         root = Path(common)
         return (root.parent if root.name == ".git" else root).name or None
     return Path(cwd).resolve().name or None
+
+
+def project_of_session(settings: dict[str, Any]) -> str | None:
+    """The project of a transcript's session from what it says of itself: its folder's, when
+    the folder is here; else the name of the repository its `git` record names; else the
+    folder's own name (a transcript copied from another machine)."""
+    cwd = settings.get("cwd") if isinstance(settings.get("cwd"), str) else None
+    found = project_of(cwd)
+    if found:
+        return found
+    git = settings.get("git") if isinstance(settings.get("git"), dict) else {}
+    url = git.get("repository_url") if isinstance(git.get("repository_url"), str) else ""
+    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") if url else ""
+    return name or (PurePath(cwd).name if cwd else None) or None
 
 
 def _git(cwd: str, *args: str) -> str:
