@@ -134,6 +134,26 @@ def test_search_shows_the_facts_that_match(capsys: pytest.CaptureFixture[str], h
     assert code == 0 and "facts:" in out and "The production database is PostgreSQL 16 on db2.internal" in out
 
 
+def test_search_shows_the_documents_that_match(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
+    """Found by a researcher: `palimpsest search` printed the messages only; the attached
+    documents' chunks were in `--json` alone."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "grant.md").write_text("# Grant\n\n## Costs\n\nThe Krios microscope costs 2,400 per day at Hinxton.\n")
+    for argv in (("vault", "init", "research", "--path", str(docs)), ("vault", "attach", "research", "--agent", "researcher"),
+                 ("index", "research"), ("append", "s1", "user", "Krios booking next week", "--agent", "researcher")):
+        assert run(capsys, "--home", home, *argv)[0] == 0
+    code, out, _ = run(capsys, "--home", home, "search", "Krios microscope cost per day", "--agent", "researcher")
+    assert code == 0 and "documents:" in out and "research/grant.md" in out and "2,400 per day at Hinxton" in out
+    assert "messages:" in out and "Krios booking next week" in out
+
+
+def test_pages_are_said_as_a_span() -> None:
+    from palimpsest.vaults import pages_said
+
+    assert (pages_said([1, 3]), pages_said([4, 4]), pages_said([2]), pages_said([])) == ("pages 1–3", "page 4", "page 2", "")
+
+
 def test_ingest_file_with_a_missing_role(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
     f = tmp_path / "t.jsonl"
     f.write_text('{"role": "user", "content": "a"}\n{"content": "b"}\n')

@@ -13,9 +13,9 @@ The server side of `POST /api/capture` is `palimpsest.server.capture`.
 
 from __future__ import annotations
 
+from ..harness.project import project_of
 from .client import CaptureClient, Report, Spool, split
 from .hooks import capture_hook, codex_rollout, hook_events, session_id_of
-from ..harness.project import project_of
 from .transcript import Transcript
 
 __all__ = ["CaptureClient", "Report", "Spool", "Transcript", "capture_hook", "codex_rollout", "hook_events", "project_of",

@@ -25,9 +25,9 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..harness import claude_code
+from ..harness.project import project_of
 from ..records import session_id_of
 from .client import BATCH_BYTES, CaptureClient, Report, split
-from ..harness.project import project_of
 from .transcript import Transcript
 
 

@@ -11,8 +11,9 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..ids import short_id
 from ..ingest.messages import normalise_message
+from ..vaults import pages_said
 from . import derive
-from .common import add_command, console, count, emit, journal_only, minute, open_memory, print_table, progress, words
+from .common import add_command, console, count, emit, journal_only, minute, open_memory, print_table, progress, shown, words
 from .facts import print_facts
 
 
@@ -188,9 +189,21 @@ def search(args: argparse.Namespace) -> None:
         if r["facts"]:  # curated facts come first, as in recall
             print("facts:")
             print_facts(r["facts"])
-            if r["hits"]:
-                print("messages:")
-        if r["hits"] or not r["facts"]:
+        others = r.get("summaries") or r.get("documents")
+        if r.get("summaries"):  # a session's summaries and the attached documents' chunks, as `--json` has them
+            print("summaries:")
+            for s in r["summaries"]:
+                print(f"  {s['id']} · {s['session_id']} · {s.get('level', '')}: {shown(s['content'], 300)}")
+        if r.get("documents"):
+            print("documents:")
+            for d in r["documents"]:
+                pages = d.get("pages") or []
+                where = f" · {pages_said(pages)}" if pages else ""
+                heading = f" › {d['heading_path']}" if d.get("heading_path") else ""
+                print(f"  {d['id']} · {shown(d['vault'])}/{shown(d['document'])}{shown(heading)}{where}: {shown(d['text'], 300)}")
+        if r["hits"] and (r["facts"] or others):
+            print("messages:")
+        if r["hits"] or not (r["facts"] or others):
             _print_messages(r["hits"])
 
     emit(args, result, human)

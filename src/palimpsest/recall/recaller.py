@@ -18,6 +18,7 @@ from ..kernel import Kernel
 from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..tokens import count_tokens
+from ..vaults import pages_said
 from . import context
 from .block import (
     DEFAULT_BUDGET,
@@ -185,8 +186,9 @@ class Recaller:
         if not turn.session or not turn.query.strip():
             return []
         hits = self._vaults().search(turn.query, session=turn.session, limit=5, min_similarity=DOCUMENT_MIN_SIMILARITY).hits
-        return [RecallItem(h.id, "document", h.indexed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}: {h.text}",
-                           h.score, turn.session, [h.document]) for h in hits]
+        return [RecallItem(h.id, "document", h.indexed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}"
+                           f"{' (' + pages_said(h.pages) + ')' if h.pages else ''}: {h.text}", h.score, turn.session, [h.document])
+                for h in hits]
 
     def _messages(self, turn: Turn) -> list[RecallItem]:
         if turn.result is None:

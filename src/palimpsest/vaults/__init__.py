@@ -16,4 +16,14 @@ from __future__ import annotations
 from ..store.documents_base import OWNER, Reader
 from .registry import Vaults
 
-__all__ = ["OWNER", "Reader", "Vaults"]
+
+def pages_said(pages: list[int]) -> str:
+    """Where a chunk is in its PDF, in words: "page 4", "pages 1–3" (a chunk's `pages` are
+    its first and last page; "page 1, 3" read as two pages)."""
+    if not pages:
+        return ""
+    first, last = min(pages), max(pages)
+    return f"page {first}" if first == last else f"pages {first}–{last}"
+
+
+__all__ = ["OWNER", "Reader", "Vaults", "pages_said"]

@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
 
 from ...records import local_minute
+from ...vaults import pages_said
 
 SNIPPET = 600
 
@@ -23,7 +24,7 @@ SNIPPET = 600
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("palimpsest.server.panel", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(highlight=highlight, pretty=pretty, short=short, minute=minute)
+    env.filters.update(highlight=highlight, pretty=pretty, short=short, minute=minute, pages=pages_said)
     return env
 
 
