@@ -93,6 +93,7 @@ def test_search_shows_summaries_and_documents_too(served: tuple[Memory, str, dic
     with httpx.Client() as c:
         page = c.get(url + "/panel/search?q=Brno+datacenter&agent=coder").text
         assert "Documents" in page and "deploy.md" in page and "Brno" in page and "<b>staging</b>" not in page
+        assert "1 document chunks" in page and "0 hits" not in page  # the count had said "0 hits" above the chunk it showed
         page = c.get(url + "/panel/search?q=kubernetes+rollout").text
         assert "Summaries" in page and "/panel/sessions/long" in page
         typo = c.get(url + "/panel/vaults")  # found too: raw JSON

@@ -271,6 +271,27 @@ def test_chinese_japanese_emoji_and_full_width_words_of_a_document_are_found(vau
         assert vaults.query("r", query).hits[0].text.startswith(start), query
 
 
+def test_a_chunk_id_a_recall_block_shows_can_be_opened_by_whom_may_read_it(vaults: Vaults, memory: Memory) -> None:
+    """Found by a researcher: the `chk_…` ids of every recall block's document lines were
+    opened by nothing (`get-full` and `memory_get_full` said not found)."""
+    from palimpsest.errors import NotFound
+
+    vaults.init("open", "semantic")
+    vaults.init("secret", "semantic", access="restricted", readers=["coder"])
+    vaults.write_document("open", "grant.md", "# Grant\n\n## Costs\n\nThe Krios microscope costs 2,400 per day.\n")
+    vaults.write_document("secret", "keys.md", "# Keys\n\nThe launch code is 0000.\n")
+    mine = vaults.query("open", "Krios").hits[0].id
+    theirs = vaults.query("secret", "launch code").hits[0].id
+    full = memory.get_full(mine)
+    assert (full["document"], full["heading_path"], full["content"]) == ("grant.md", "Grant > Costs", "The Krios microscope costs 2,400 per day.")
+    assert tools.call(memory, "memory_get_full", {"id": mine}, enable_write=False)["content"].startswith("The Krios")
+    assert tools.call(memory, "memory_get_full", {"id": theirs, "agent": "coder"}, enable_write=False)["vault"] == "secret"
+    with pytest.raises(NotFound, match="no document chunk"):
+        tools.call(memory, "memory_get_full", {"id": theirs, "agent": "intern"}, enable_write=False)
+    with pytest.raises(NotFound, match="no document chunk"):
+        memory.get_full("chk_00000000000000000000")
+
+
 def test_one_registry_for_every_vault_type(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
     memory.facts.write("Ada lives in Lyon")  # creates the default fact vault `facts`
     vaults.init("journal", "episodic")

@@ -312,10 +312,16 @@ class Memory:
         root = self.journal.root.resolve()
         return sorted({s for p, s in self.store.journal_sessions() if not Path(p).resolve().is_relative_to(root)})
 
-    def get_full(self, message_id: str) -> dict[str, Any]:
-        """The whole message, its capped fields restored from the journal line."""
+    def get_full(self, message_id: str, *, agent: str | None = None, owner: bool = True) -> dict[str, Any]:
+        """The whole message, its capped fields restored from the journal line; or a document
+        chunk (`chk_…`, the id a recall block's document line shows) of a vault the reader may
+        read (the owner, or `agent` when not `owner`)."""
         if not isinstance(message_id, str):
             raise InvalidInput("id must be a string")
+        if message_id.startswith("chk_"):
+            from .vaults import OWNER, Reader
+
+            return self.vaults.chunk(message_id, OWNER if owner else Reader(agent=agent))
         m = self.get_message(message_id)
         self.accesses.apply([m])
         return self.writer.full(m)

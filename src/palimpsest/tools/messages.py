@@ -75,11 +75,14 @@ def memory_stats(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.stats()
 
 
-@tool("memory_get_full", "One message with its capped content and tool result restored in full from the journal.",
-      schema({"id": {"type": "string", "description": "a message id (evt_…), or the short id a recall block "
-                                                   "line shows for it (its last 10 characters)"}}, required=["id"]))
+@tool("memory_get_full", "One message with its capped content and tool result restored in full from the journal; or a "
+      "document chunk (chk_…) of a vault the agent may read.",
+      schema({"id": {"type": "string", "description": "a message id (evt_…), the short id a recall block line shows for "
+                                                   "it (its last 10 characters), or a document chunk's id (chk_…)"},
+              "agent": {"type": "string", "description": "the agent reading (a document chunk: its vault's readers)"}},
+             required=["id"]))
 def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
-    full = memory.get_full(args["id"])
+    full = memory.get_full(args["id"], agent=args.get("agent"), owner=False)
     return {k: v for k, v in full.items() if k not in ("journal_path", "journal_offset", "event_key")}  # (no server path to a model)
 
 

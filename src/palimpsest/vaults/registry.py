@@ -227,6 +227,21 @@ class Vaults:
         return {d.meta["sha256"] for d in self.decisions.taken(SYSTEM_SESSION, changes_only=False)
                 if d.op == "write_document" and d.meta.get("vault") == vault and d.meta.get("path") == rel and d.meta.get("sha256")}
 
+    def chunk(self, chunk_id: str, reader: Reader = OWNER) -> dict[str, Any]:
+        """One document chunk by the id a recall block or a search shows (`chk_…`), if `reader`
+        may read its vault: where it is (vault, document, heading, pages) and its text."""
+        rows = self.store.get_chunks([chunk_id]) if isinstance(chunk_id, str) else []
+        if not rows:
+            raise NotFound(f"no document chunk with id {str(chunk_id)[:80]!r}")
+        r = rows[0]
+        try:
+            self.get(r.vault, reader)
+        except NotFound:
+            raise NotFound(f"no document chunk with id {chunk_id[:80]!r}") from None  # (a vault it may not read is none)
+        return {"id": r.id, "kind": "document", "vault": r.vault, "document": r.path, "title": r.title,
+                "heading_path": r.heading_path, "pages": list(r.metadata.get("pages", [])), "content": r.text,
+                "indexed_at": r.indexed_at}
+
     def replay(self) -> int:
         """Apply journaled registry changes the store has not applied yet (idempotent)."""
         return self.decisions.replay(SYSTEM_SESSION, self.store.vault_ops_applied(),
