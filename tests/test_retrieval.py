@@ -363,6 +363,10 @@ def test_search_can_synthesize_an_answer_citing_its_hits(home: Path) -> None:
             assert result["answer"] == {"available": True, "answer": "Friday at 16:00", "cited": [said["id"]], "model": result["answer"]["model"]}
             assert said["id"] in fake.requests[-1]["messages"][-1]["content"]
             assert "answer" not in memory.search("deploy window").to_dict()
+            # an id the answer's text names that no line had is taken out of the text too (a new user's)
+            fake.push(Reply.json({"answer": f"Friday at 16:00 ({said['id']}, msg_INVENTED123, evt_invented)", "cited": [said["id"]]}))
+            text = memory.search("deploy window", synthesize=True).to_dict()["answer"]["answer"]
+            assert text == f"Friday at 16:00 ({said['id']}, [no such line], [no such line])"
 
 
 def test_approximate_index_answers_unfiltered_queries_and_grows_in_place(tmp_path: Path) -> None:

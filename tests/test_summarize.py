@@ -200,6 +200,25 @@ def test_the_model_is_shown_how_a_long_run_ended(home: Path) -> None:
         assert len(shown) < 2200 and "characters left out" in shown
 
 
+def test_a_models_identifiers_are_kept_whole_and_its_summary_within_the_budget(home: Path) -> None:
+    """Found by a user with an LLM: "v2.1", "#452", "PR #45" and "app.py" were kept as
+    identifiers of a turn naming v2.12.0, PR #4521 and src/billing/app.py.x, the prompt's own
+    line tags (#01) too (the wiki made pages of them), and a 31,000-character summary was
+    stored against a 150-token `summary_max_tokens`."""
+    said = ["v2.1", "#452", "PR #45", "app.py", "#01", "#02", "v2.12.0", "PR #4521", "src/billing/app.py.x"]
+    long = "They shipped the release and checked the logs. " * 600
+    fake = FakeOpenAI(responder=lambda body: Reply.json({"summary": long, "identifiers": said}))
+    with fake, small(home, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema", tool_synth=False) as memory:
+        for i in range(20):
+            memory.append("s", "user", f"Release v2.12.0 with PR #4521 touching src/billing/app.py.x, step {i}",
+                          created_at=f"2026-03-04T10:{i:02d}:00Z")
+        memory.summaries.compact("s", final=True)
+        leaf = memory.store.session_summaries("s", 0)[0]
+        summary, idents = leaf.content.split("\nIdentifiers: ")
+        assert idents.split(", ") == ["v2.12.0", "PR #4521", "src/billing/app.py.x"]
+        assert len(summary) <= 150 * 4 and summary.endswith(".")
+
+
 def test_template_shapes() -> None:
     from palimpsest.records import Message
 

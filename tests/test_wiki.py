@@ -341,6 +341,23 @@ def test_llm_patch_cites_lines_and_an_unbacked_retirement_is_a_dispute(memory: M
             m.origin for m in memory.store.wiki_leaf_marks([x.id for x in leaves(memory)]).values()} == {"llm"}
 
 
+def test_a_models_titles_are_one_line_and_an_unbacked_new_topic_is_no_page(memory: Memory) -> None:
+    """Found by a user with an LLM: the title "Payments\\n# Injected heading" was stored whole,
+    "#01" became a page, and a topic whose only statement cited no real line was an empty page."""
+    from fakeopenai import FakeOpenAI, Reply
+
+    topics = [{"title": "Payments\n# Injected heading\n- Evil (subject)", "kind": "project", "entities": [], "retire": [],
+               "add": [{"text": "Payments moved to the new ledger.", "sources": ["#01"]}]},
+              {"title": "#01", "kind": "project", "entities": [], "retire": [], "add": [{"text": "A line.", "sources": ["#01"]}]},
+              {"title": "Evil Topic", "kind": "project", "entities": [], "retire": [], "add": [{"text": "Nothing.", "sources": ["#77"]}]}]
+    with FakeOpenAI(responder=lambda body: Reply.json({"topics": topics})) as fake:
+        quiet(memory, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema")
+        memory.wiki.mine(say(memory, "p1", [("Ana", "Payments moved to the new ledger."), ("Bo", "Great.")]))
+        titles = [t["title"] for t in memory.wiki.list()]
+        assert "Payments" in titles
+        assert not [t for t in titles if "\n" in t or t in ("#01", "01", "Evil Topic")]
+
+
 # -- surfaces ---------------------------------------------------------------------------
 def test_cli_tools_and_http(sqlite_memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
     import httpx

@@ -184,9 +184,12 @@ class ToolSynth:
             log.warning("no answer synthesized: %s", exc)
             return {"available": False, "reason": f"the answer could not be made ({exc.code}): {str(exc)[:300]}"}
         cited = [c for c in reply.data["cited"] if c in ids]
-        return {"available": True, "answer": reply.data["answer"], "cited": cited, "model": reply.model}
+        # an id the answer names that no line had is the model's invention: out of the text as out of `cited`
+        answer = _ID_LIKE.sub(lambda m: m.group(0) if m.group(0) in ids else "[no such line]", reply.data["answer"])
+        return {"available": True, "answer": answer, "cited": cited, "model": reply.model}
 
 
+_ID_LIKE = re.compile(r"\b(?:evt|msg|fct|sum|chk|wtp|wst)_[A-Za-z0-9]+\b")  # what an id in a memory line looks like
 RESULT_HEAD, RESULT_TAIL = 1200, 800  # of a long output the model is shown its start and its end
 
 

@@ -216,8 +216,10 @@ class Compactor:
             reply = self.llm.structured_call(prompt, SUMMARY_SCHEMA, task=f"summarize-{DEPTHS[depth]}", name="summary",
                                              max_tokens=self.s.summary_max_tokens + 400, cancel=self.cancel,
                                              context={"session": self.session, "depth": depth})
-            kept = [x for x in reply.data["identifiers"] if x and x in source]
-            text = reply.data["summary"].strip() + (f"\nIdentifiers: {', '.join(kept)}" if kept else "")
+            said = _LINE_TAG.sub("", source)  # the messages' own words: a line's tag (#01) is no identifier of theirs
+            kept = [x for x in reply.data["identifiers"] if x and _whole(x, said)]
+            summary = _within(reply.data["summary"].strip(), self.s.summary_max_tokens * 4)
+            text = summary + (f"\nIdentifiers: {', '.join(kept)}" if kept else "")
             return text, reply.model or self.llm.model
         return extractive(lines, self.s.summary_max_tokens, depth), "extractive"
 
@@ -234,6 +236,25 @@ class Compactor:
         self.written[DEPTHS[s.depth]] += 1
         self.part.embed([s])
         return s
+
+
+_LINE_TAG = re.compile(r"^\[#\d+ [^\]\n]*\]\s?", re.MULTILINE)
+
+
+def _whole(identifier: str, text: str) -> bool:
+    """Whether `text` holds `identifier` whole: not "v2.1" of "v2.12.0", "#452" of "#4521" or
+    "app.py" of "app.py.x" (a model's invention that a substring test let through)."""
+    return re.search(rf"(?<!\w){re.escape(identifier)}(?!\w|[.\-/#:]\w)", text) is not None
+
+
+def _within(text: str, chars: int) -> str:
+    """`text` cut to `chars` at a sentence's or a word's end (`summary_max_tokens` holds for a
+    model's summary too: an endpoint that ignores `max_tokens` had stored 31,000 characters)."""
+    if len(text) <= chars:
+        return text
+    cut = text[:chars]
+    end = max(cut.rfind(". "), cut.rfind(".\n"))
+    return (cut[: end + 1] if end > chars // 2 else cut.rsplit(" ", 1)[0] + " …").rstrip()
 
 
 def extractive(lines: list[str], max_tokens: int, depth: int = 0) -> str:

@@ -12,6 +12,8 @@ as a dispute, visible, until a person settles it.
 
 from __future__ import annotations
 
+import re
+
 from typing import TYPE_CHECKING, Any
 
 from ..distill import message_line
@@ -65,10 +67,32 @@ def mine_llm(miner: Miner, units: list[Unit], hints: Hints) -> None:
                                       context={"summary": miner.leaf.id, "session": miner.leaf.session_id})
     by_title = {(tx.key(c.topic.title), c.topic.kind): c for c in candidates}
     for item in reply.data["topics"]:
-        key = tx.key(item["title"])
+        title = _title(item["title"])
+        if not title:
+            continue
+        key = tx.key(title)
         c = by_title.get((key, item["kind"])) or next((c for (k, _), c in by_title.items() if k == key), None)
-        topic = c.topic if c is not None else miner._topic_for(key, item["title"].strip(), item["kind"], hints)
+        if c is None and not any(_cited(miner, add, messages) for add in item["add"]):
+            continue  # a new topic none of whose statements cites a real line is no page
+        topic = c.topic if c is not None else miner._topic_for(key, title, item["kind"], hints)
         _apply(miner, topic, item, messages, hints)
+
+
+_TAG_LIKE = re.compile(r"#?\d+|[SL]\d+")  # a prompt's own line tag ("#01", "S1") or a bare number: no topic
+
+
+def _title(said: str) -> str:
+    """A model's topic title: its first line, without Markdown's marks ("Payments\\n# Injected
+    heading" had been stored whole and shown as a heading of its own; "#01" made a page)."""
+    first = next((line for line in said.splitlines() if line.strip()), "")
+    title = " ".join(first.split()).strip("#*>-_` ")
+    return "" if not title or _TAG_LIKE.fullmatch(title) or not any(ch.isalpha() for ch in title) else title
+
+
+def _cited(miner: Miner, add: dict[str, Any], messages: dict[str, Message]) -> list[str]:
+    """The ids of the leaf's messages a statement cites by line (`#03`), those it has."""
+    lines = [int(x[1:]) for x in add["sources"] if x[1:].isdigit()]
+    return [m for m in (miner.leaf.sources[n - 1] for n in lines if 0 < n <= len(miner.leaf.sources)) if m in messages]
 
 
 def _prompt(miner: Miner, candidates: list[Candidate], messages: dict[str, Message]) -> str:
@@ -91,8 +115,7 @@ def _prompt(miner: Miner, candidates: list[Candidate], messages: dict[str, Messa
 def _apply(miner: Miner, t: Topic, item: dict[str, Any], messages: dict[str, Message], hints: Hints) -> None:
     page = {s.id: s for s in miner.statements_of(t)}
     for add in item["add"]:
-        cited = [miner.leaf.sources[int(x[1:]) - 1] for x in add["sources"] if 0 < int(x[1:]) <= len(miner.leaf.sources)]
-        cited = [m for m in cited if m in messages]
+        cited = _cited(miner, add, messages)
         if not cited:
             continue  # a statement with no real source is not written
         first = messages[cited[0]]
