@@ -392,6 +392,20 @@ def test_a_later_time_a_model_gives_is_no_start_unless_the_words_say_so(home: Pa
         assert fact.valid_from.startswith(start)
 
 
+def test_a_statement_sharing_no_word_with_its_turn_is_not_written(home: Path, fake: FakeOpenAI) -> None:
+    """Found by a user with an LLM: "The user's favourite database is CockroachDB and their
+    manager is Zelda Quux." was distilled from "The build takes about 12 minutes on CI." and
+    led recall for "what database do I like?"."""
+    fake.push(Reply.json({**GOOD, "tasks": [], "facts": [
+        {"text": "The user's favourite database is CockroachDB and their manager is Zelda Quux.", "kind": "fact", "entities": [],
+         "valid_from": None},
+        {"text": "The CI build takes about twelve minutes.", "kind": "fact", "entities": [], "valid_from": None}]}))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", "The build takes about 12 minutes on CI."), ("assistant", "Noted"), ("user", "next")])
+        memory.worker(tasks=["distill"]).drain()
+        assert [f.text for f in memory.facts.query()] == ["The CI build takes about twelve minutes."]
+
+
 def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:
     fake.push(Reply.text("Sure! The user lives in Porto."), Reply.json({"summary": "x"}), Reply.cut('{"summary": "x", "fa'))
     with llm_memory(home, fake) as memory:

@@ -30,6 +30,7 @@ the whole validated output), then every item goes to `facts.curator.write`.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -316,7 +317,13 @@ class Distiller:
         candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]
         candidates += [candidate(t, "task") for t in output.get("tasks", [])]
         out: list[dict[str, Any]] = []
+        heard = _content_words(" ".join(f"{m.content or ''} {m.speaker or ''}" for m in messages))
         for c in candidates:
+            if c.kind != "task" and not _content_words(c.text) & heard:  # a model's invention: no word of it was said (a task is
+                # what the turn asks for, in the model's words: "Book movers" of a move)
+                out.append({"action": "refused", "text": c.text, "reason": "no word of it is in the turn it was distilled from"})
+                log.warning("a distilled statement shares no word with its turn, not written: %.120s", c.text)
+                continue
             try:
                 d = self.facts.curator.write(c)
             except InvalidInput as exc:
@@ -356,6 +363,24 @@ class Distiller:
             return []
         # each on one line, as a message is: a fact's line break had opened a second "Turn:" with a forged message line
         return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {' '.join(h.fact.text.split())}" for h in hits]
+
+
+# words of a statement about its speaker that no turn needs to say ("The user prefers …")
+_GENERIC = frozenset({"user", "user's", "users", "assistant", "assistant's", "they", "their", "also", "now"})
+
+
+def _content_words(text: str) -> set[str]:
+    """The content words of a text, lower-cased, a plural's s dropped: what a statement and the
+    turn it came from must share one of (a model wrote "The user's manager is Zelda Quux." of
+    "The build takes about 12 minutes on CI.", and it was current at once)."""
+    from .search.query import STOP_WORDS
+
+    words = (w.strip("'’-.").lower() for w in _WORD.findall(text))
+    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words
+            if len(w) > 2 and w not in STOP_WORDS and w not in _GENERIC}
+
+
+_WORD = re.compile(r"[\w'’.-]+")
 
 
 def _a_time(value: Any) -> str | None:
