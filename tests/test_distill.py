@@ -88,6 +88,10 @@ def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] 
     ("#TODO: should really just use IOError instead of ROSException", []),
     ("raise ROSException", []),
     ("I'll raise money for the shelter every May.", ["I'll raise money for the shelter every May."]),
+    # what a coding agent is asked to do now (a Codex user's: it had become a fact)
+    ("Add a --dry-run flag to `hydra run` that prints the plan.", []),
+    ("Implement the retry in the billing client.", []),
+    ("Add tests for every bug fix, always.", ["Add tests for every bug fix, always."]),  # a standing rule stays
 ])
 def test_code_and_templates_are_no_statements(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])

@@ -368,7 +368,10 @@ VERBLESS_RULE = re.compile(r"^\s*(?:[\w'-]+\s+){0,4}[\w'-]+,?\s+(?:please|pls|pl
 # not a fact, though it may mention one
 REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|write|give me|list|summari[sz]e|translate|compare|describe|"
                      r"generate|draft|fix|rewrite|check|find|recommend|suggest|review|refactor|debug|convert|create|make|draw|design|"
-                     r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me)\b", re.IGNORECASE)
+                     r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me|"
+                     # what a coding agent is asked to do now ("Add a --dry-run flag to `hydra run`" had become a fact)
+                     r"add|implement|update|remove|delete|rename|run|rerun|install|render|upgrade|revert|investigate|look into)\b",
+                     re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
 _SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))",
                    re.IGNORECASE)
