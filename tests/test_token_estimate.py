@@ -42,3 +42,32 @@ def test_counting_lines_in_one_pass_equals_counting_each(texts: list[str]) -> No
 
     lines = [t.replace("\n", " ").replace("\r", " ") for t in texts]  # (recall lines are flattened: one line each)
     assert count_tokens_batch(lines) == [count_tokens(t) for t in lines]
+
+
+def test_what_wordpiece_reads_as_one_unknown_counts_as_an_llm_would_read_it() -> None:
+    """Found by a multilingual user: "x"*101, an emoji family repeated and a run of kana were one
+    token each ([UNK]), so a 5,400-character Japanese message took a block's room far past its
+    budget and crowded out the session's own latest turn."""
+    from palimpsest.tokens import count_tokens_batch, truncate_to_tokens
+
+    kana = "デプロイのスケジュールについてミーティングしましょう。"
+    assert count_tokens(kana) >= 15 and estimate_tokens(kana) >= 15
+    assert count_tokens("x" * 101) >= 25 and count_tokens("👨‍👩‍👧‍👦" * 800) > 3000
+    assert count_tokens_batch(["x" * 101, "hello world", kana]) == [count_tokens("x" * 101), 2, count_tokens(kana)]
+    for text, budget in [(kana * 20, 40), ("x" * 400, 7), ("ab " + "x" * 400, 7), ("hello " + "デ" * 50 + " end", 10)]:
+        cut, n = truncate_to_tokens(text, budget)
+        assert text.startswith(cut) and n == count_tokens(cut) <= budget and n >= budget - 3
+    assert count_tokens("Hello world, this is fine.") == 7  # prose as before
+
+
+def test_a_long_unbroken_message_keeps_its_line_cap_in_the_block(tmp_path) -> None:
+    from palimpsest import Memory, Settings
+    from palimpsest.recall.block import LINE_TOKENS
+
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("jp", "user", "会議の議事録です。" + "デプロイのスケジュールについてミーティングしましょう" * 200)
+        memory.append("jp", "user", "会議は明日の十時からです。")
+        r = memory.recall("jp", "会議", 2000)
+        assert r.tokens <= 2000 and count_tokens(r.block) <= 2000
+        assert all(count_tokens(i.text) <= LINE_TOKENS + 5 for i in r.items)
+        assert any("明日の十時" in i.text for i in r.items)
