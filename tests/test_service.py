@@ -105,3 +105,33 @@ def test_embeddings_run_in_a_lane_of_their_own(tmp_path: Path, monkeypatch: pyte
         finally:
             stop.set()
             runner.join(timeout=60)
+
+
+def test_a_stopping_server_closes_the_model_call_in_flight(tmp_path: Path) -> None:
+    """Found by a user with an LLM: SIGTERM during a hung distill call waited the join's 30 s,
+    and the job stayed `running` until its five-minute lease ran out after a restart."""
+    import threading
+
+    from fakeopenai import FakeOpenAI, Reply
+
+    from palimpsest.service import run_background
+
+    with FakeOpenAI(responder=lambda body: Reply.hang_forever()) as fake:
+        settings = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_timeout=120.0,
+                                 llm_structured="json_schema", llm_backoff="0")
+        with Memory(tmp_path / "h", settings=settings) as m:
+            m.append("s", "user", "I live in Porto.")
+            m.append("s", "assistant", "Noted.")
+            m.append("s", "user", "And I prefer window seats.")  # the first turn closes: its distill job is due
+            stop = threading.Event()
+            runner = threading.Thread(target=run_background, args=(m, stop), kwargs={"interval": 0.2})
+            runner.start()
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not fake.requests:
+                time.sleep(0.05)
+            assert fake.requests, "the distill call never started"
+            started = time.monotonic()
+            stop.set()
+            runner.join(timeout=60)
+            assert time.monotonic() - started < 10
+            assert "running" not in m.store.job_status()["tasks"]["distill"]

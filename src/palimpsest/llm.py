@@ -109,6 +109,9 @@ class LLM:
         self.key_command = key_command
         self.timeout = timeout
         self.wait = wait  # the `patience` of a call someone waits on (setting `llm_wait`)
+        # the event a stopping server sets (`service.run_background`): a call in flight without a `cancel` of its own is
+        # closed then, not waited on for the join's 30 s and left `running` until its job's lease ran out
+        self.stopping: threading.Event | None = None
         self.retries = retries
         self.backoff = parse_backoff(backoff)
         self.structured = structured
@@ -222,6 +225,7 @@ class LLM:
 
     # -- transport -----------------------------------------------------------
     def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None, patience: float | None = None) -> Reply:
+        cancel = cancel if cancel is not None else self.stopping
         retries = self.retries if patience is None else 0
         timeout = self.timeout if patience is None else min(self.timeout, patience)
         delays = self.backoff[:retries] + [0.0] * max(0, retries - len(self.backoff))

@@ -130,6 +130,9 @@ def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0,
             memory.worker().drain()
         return
     threads = []
+    llm = memory.kernel.llm
+    if llm is not None:
+        llm.stopping = stop  # a model's call in flight is closed when the server stops
     if worker:
         # embeddings in a lane of their own: behind a slow model's jobs in one batch, a new
         # message waited 136 s for its vector (a new user's 20-s endpoint)
