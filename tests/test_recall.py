@@ -293,6 +293,9 @@ def test_a_bare_acknowledgement_takes_no_line_of_the_block_but_the_live_tail_kee
     memory.append("a1", "user", "I live in Berlin with my two cats.")
     memory.append("a1", "assistant", "Noted.")
     memory.append("a1", "assistant", "Noted. Berlin it is, with the cats.")
+    memory.append("a1", "assistant", "Thanks! Noted that.")  # a team moving off Mem0: these had been the whole block
+    memory.append("a1", "assistant", "OK updated.")
     block = memory.recall("a2", "where do I live?").block
     assert "] assistant: Noted.\n" not in block and "Berlin it is" in block
+    assert "Noted that." not in block and "OK updated." not in block
     assert any(i.kind == "live" and i.text.endswith(": Noted.") for i in memory.recall("a1", "where do I live?").items)

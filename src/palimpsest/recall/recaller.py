@@ -269,7 +269,8 @@ def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
 
 # a bare acknowledgement: by itself it tells the model nothing, and a block showed "assistant: Noted." for "where do
 # I live?" (found by the words of the turn before it, which a correction had retired); the live tail still shows it
-_ACK = re.compile(r"\W*(?:(?:ok(?:ay)?|k|noted|sure|got it|gotcha|thanks?(?: you)?(?: so much)?|thx|ty|great|cool|nice|perfect|"
+_ACK = re.compile(r"\W*(?:(?:ok(?:ay)?|k|(?:i'?ve |i have )?noted(?: that| it)?|updated|saved|changed|got that|"
+                  r"i'?ll remember(?: that)?|i will remember(?: that)?|sure|got it|gotcha|thanks?(?: you)?(?: so much)?|thx|ty|great|cool|nice|perfect|"
                   r"yes|yep|yup|yeah|alright|all right|understood|will do|done|sounds good|of course|right|roger(?: that)?|"
                   r"no problem|np|you'?re welcome)\W*){1,3}", re.IGNORECASE)
 
