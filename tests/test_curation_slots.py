@@ -829,3 +829,16 @@ def test_a_fact_that_replaces_another_keeps_its_own_confidence(memory: Memory) -
     memory.facts.curator.write({"text": "My manager is Karen.", "valid_from": "2026-01-06"})
     d = memory.facts.curator.write({"text": "My manager is Aisha now.", "valid_from": "2026-03-01", "confidence": 0.6})
     assert d.action == "supersede" and d.fact is not None and d.fact.confidence == 0.6
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("My favourite colour is blue.", "Actually my favourite colour is red now."),
+    ("Our team lead is Priya.", "Our team lead is Fred now."),
+    ("The build status is green.", "The build status is red now."),
+])
+def test_a_value_ending_in_ed_is_no_participle(old: str, new: str) -> None:
+    """Found by a team moving off Mem0: "red", "Fred" were read as past participles, another
+    attribute than "blue" or "Priya", and both values stayed current."""
+    from palimpsest.facts.curator import compare, judge
+
+    assert judge(compare(new, old, 0.8), True) == "supersede"

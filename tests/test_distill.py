@@ -92,6 +92,11 @@ def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] 
     ("Add a --dry-run flag to `hydra run` that prints the plan.", []),
     ("Implement the retry in the billing client.", []),
     ("Add tests for every bug fix, always.", ["Add tests for every bug fix, always."]),  # a standing rule stays
+    # pasted logs and traces (a chat bot's user: a Postgres log line had become the best-attested fact)
+    ("2026-11-09 09:58:12.431 GMT [21877] LOG: checkpoint starting", []),
+    ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\nValueError: bad input", []),
+    ("- run: npm run build", []),
+    ("<s> [webpack.Progress] 10% building 0/1 entries", []),
 ])
 def test_code_and_templates_are_no_statements(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])

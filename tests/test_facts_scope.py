@@ -222,3 +222,34 @@ def test_a_correction_written_by_hand_stays_in_the_scope_of_what_it_corrects(mem
     memory.facts.supersede(old.id, "The release train leaves on Wednesdays.")
     assert texts(memory.search("release train", channel="ops")) == ["The release train leaves on Wednesdays."]
     assert texts(memory.search("release train", channel="elsewhere")) == []
+
+
+def test_a_users_correction_finds_their_own_fact_among_many_alike(memory: Memory) -> None:
+    """Found by a team moving off Mem0: with 30 users' "I live in Berlin.", a user's "I moved to
+    Lisbon now." compared only the ten nearest facts of the vault, all others', and became a
+    second current fact for 18 of the 30 (corrections taken in reverse order)."""
+    for i in range(30):
+        assert _heard(memory, f"u{i}", "I live in Berlin.", channel=f"u{i}") == "new"
+    for i in reversed(range(30)):
+        assert _heard(memory, f"u{i}", "I moved to Lisbon now.", channel=f"u{i}") == "supersede", i
+    assert _current(memory) == ["I moved to Lisbon now."] * 30
+
+
+def test_a_correction_by_hand_naming_several_users_facts_alike_says_which(memory: Memory) -> None:
+    """Found by a team moving off Mem0: `memory_remember` of "I live in Paris now." correcting "I
+    live in Berlin." with no source ended the first Berlin fact found — another user's."""
+    import pytest
+
+    from palimpsest.errors import InvalidInput
+
+    ids = []
+    for user in ("bob", "carol"):
+        _heard(memory, f"{user}-1", "I live in Berlin.", channel=user)
+        ids.append(next(f.id for f in memory.facts.query() if f.id not in ids))
+    with pytest.raises(InvalidInput, match="name one by its id"):
+        memory.facts.curator.write({"text": "I live in Paris now.", "corrects": "I live in Berlin."})
+    assert _current(memory) == ["I live in Berlin.", "I live in Berlin."]
+    said = memory.append("carol-1", "user", "I live in Paris now.", channel="carol")["id"]
+    d = memory.facts.curator.write({"text": "I live in Paris now.", "corrects": "I live in Berlin.", "source": f"event:{said}"})
+    assert d.action == "supersede" and d.target.id == ids[1]  # with its message, whose it is is known
+    assert memory.facts.curator.write({"text": "I live in Rome now.", "corrects": ids[0]}).action == "supersede"  # by id

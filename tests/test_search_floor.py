@@ -12,6 +12,7 @@ from palimpsest.errors import InvalidInput
 from palimpsest.recall.recaller import hits_for
 from palimpsest.records import Hit, Message
 from palimpsest.search.floor import Floor, apply_floor, beyond_model, floor_for, query_names
+from palimpsest.store import Filters
 
 CORPUS = [
     ("user", "Melanie painted a sunrise over the lake last weekend"),
@@ -272,3 +273,24 @@ def test_a_spanish_question_and_a_name_typed_without_accents_keep_their_hits(hom
         for query in ("Jose Nunez", "Who is Jose Nunez?", "José Núñez"):
             assert {intro, nfd} <= {h.message.id for h in memory.search(query).hits}, query
         assert nfd in [h.message.id for h in memory.search("Was hat Herr Muller gesagt?").hits]
+
+
+def test_a_question_naming_the_user_by_their_own_name_is_theirs(home: Path, store_url: str) -> None:
+    """Found by a chat bot's builder: "Where does Dana live now?" asked of Dana's memory read
+    Dana as a stranger no hit spoke of (her turns never say her name): no hits, and a recall
+    block of "I'm Dana." alone, for 16 of 40 questions."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.ingest_session("s0", [{"role": "user", "content": "Hi! I'm Dana, I work on the Orchard project."},
+                                     {"role": "assistant", "content": "Nice to meet you, Dana!"}])
+        moved = memory.ingest_session("s1", [{"role": "user", "content": "I just moved into a flat in Kentish Town."},
+                                             {"role": "assistant", "content": "Congrats on the new place!"}])["ids"][0]
+        dog = memory.ingest_session("s2", [{"role": "user", "content": "We adopted a beagle puppy called Biscuit."},
+                                           {"role": "assistant", "content": "Adorable!"}])["ids"][0]
+        memory.worker().drain()
+        assert memory.search("Where does Dana live now?").hits[0].message.id == moved
+        assert memory.search("What breed is Dana's dog?").hits[0].message.id == dog
+        assert not memory.search("Where does Priya live?").hits  # a stranger stays one
+        # a named speaker's turn is no introduction of the user (LoCoMo's "I'm Caroline" between two named people)
+        memory.ingest_session("s3", [{"role": "user", "content": "I'm Caroline, by the way.", "metadata": {"speaker": "Caroline"}}])
+        assert memory.messages.as_user("Where does Caroline live?", Filters()) == "Where does Caroline live?"
+        assert memory.messages.as_user("What breed is Dana's dog?", Filters()) == "What breed is my dog?"

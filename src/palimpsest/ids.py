@@ -38,10 +38,10 @@ def is_session_id(text: str) -> bool:
 
 def check_session_id(session: object) -> str:
     if session is None or session == "":
-        raise InvalidInput("session is required: the id of the conversation (1–200 letters, digits and ._:@+=-)")
+        raise InvalidInput("session is required: the id of the conversation (1–200 ASCII letters, digits and ._:@+=-)")
     if not isinstance(session, str) or not is_session_id(session):
         raise InvalidInput(
-            f"session id {str(session)[:80]!r} is not allowed: use 1–200 letters, digits and ._:@+=- "
+            f"session id {str(session)[:80]!r} is not allowed: use 1–200 ASCII letters, digits and ._:@+=- "
             "(no path separators, no '..', not starting with punctuation)"
         )
     return session

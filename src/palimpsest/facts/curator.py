@@ -83,6 +83,7 @@ SCOPED_RELATED = 0.45  # a statement for one time or one version of a thing, thi
 DATE_MOVED = 0.6  # a date said to have moved supersedes from this cosine (the development pairs: see docs/facts.md)
 CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
+OWNERS_WIDEN = 64  # how much further the neighbours are looked for when other owners' facts crowd the nearest
 # what tells whose a statement is: the channel of the session it was heard in, and its accepted `user:` and `project:` tags
 # (a chat bot's users, a coding agent's repositories); statements heard only where these differ are never one slot
 WHOSE = ("channel", "user", "project")
@@ -713,23 +714,29 @@ class Curator:
         # the open facts only, before the limit: after twenty versions of one fact, its retired versions filled the ten
         # places and the current one was not among them (a new user's: the 21st port became a second current fact)
         q = FactQuery(vaults=[vault], believed=True, open_after=facts.now())
-        ids = [r.id for r in store.query_facts(replace(q, norm=normalise(c.text), limit=NEIGHBOURS))]
-        ids += [i for i, _ in store.fact_keyword_search(query_terms(c.text), q, NEIGHBOURS, False)]
-        ids += [i for i, _ in store.fact_keyword_search(slot_terms(c.text), q, NEIGHBOURS, False)]
-        cosines: dict[str, float] = {}
         embedder = facts.embedder
         vector = None
         if embedder is not None:
             try:
                 vector = embedder.checked([c.text])[0]
-                cosines = dict(store.fact_vector_search(embedder.model_id, vector, q, NEIGHBOURS))
-                ids += list(cosines)
             except PalimpsestError as exc:
                 log.warning("curating without the embedder: %s", exc)
                 embedder = None
-        views = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
-                 if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata, c.text, f.text)]
-        views = self._same_owner(c, views)
+        limit = NEIGHBOURS
+        while True:
+            ids = [r.id for r in store.query_facts(replace(q, norm=normalise(c.text), limit=limit))]
+            ids += [i for i, _ in store.fact_keyword_search(query_terms(c.text), q, limit, False)]
+            ids += [i for i, _ in store.fact_keyword_search(slot_terms(c.text), q, limit, False)]
+            cosines: dict[str, float] = dict(store.fact_vector_search(embedder.model_id, vector, q, limit)) if vector is not None else {}
+            ids += list(cosines)
+            found = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
+                     if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata, c.text, f.text)]
+            views = self._same_owner(c, found)
+            # others' facts took places among the nearest: look further, or the candidate's own may not be among them (30
+            # users' "I live in Berlin.", and a user's "I moved to Lisbon now." found only the others': a second current fact)
+            if len(views) == len(found) or len(dict.fromkeys(ids)) < limit or limit >= NEIGHBOURS * OWNERS_WIDEN:
+                break
+            limit *= 8
         if embedder is not None and vector is not None:
             cosines.update(self._cosines(embedder, vector, [f for f in views if f.id not in cosines]))
         return [(f, compare(c.text, f.text, cosines.get(f.id, 0.0) if embedder is not None else None)) for f in views]
@@ -965,7 +972,18 @@ class Curator:
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)
                   if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]
         scored = [x for x in scored if x[0] >= 0.5 and normalise(x[1].text) != normalise(c.text)]
-        return max(scored, key=lambda x: x[0])[1] if scored else None
+        if not scored:
+            return None
+        best = max(x[0] for x in scored)
+        tied = [f for score, f in scored if score >= best - 1e-9]
+        from .model import parse_source
+
+        if len(tied) > 1 and parse_source(c.source)[0] != "event":
+            # whose it is cannot be told (no message said it): thirty users' "I live in Berlin." are thirty facts, and a
+            # correction written by hand had ended the first of them, another user's
+            raise InvalidInput(f"corrects names {len(tied)} open facts alike ({', '.join(f.id for f in tied[:5])}"
+                               f"{', …' if len(tied) > 5 else ''}): name one by its id, or give the message that said it as source")
+        return max(scored, key=lambda x: x[0])[1]
 
     def _head(self, fact: Fact) -> Fact:
         """The current end of a fact's chain of corrections (a correction of a corrected fact

@@ -575,7 +575,12 @@ _INLINE_CODE = re.compile(r"`[^`]*`")
 # a line that opens as code does (case matters: "Return the book by Friday" is English); a comment or a Markdown
 # heading ("# we copy self.callbacks", "# Plan") is no statement either, nor a name with Markdown's escaped "\_"
 _CODE_LINE = re.compile(r"\s*(?:def [\w\\]+\(|raise [A-Z]\w*(?:\(|\s*$)|#(?!\d)|class \w+[:(]|import [\w.]+|from [\w.]+ import |(?:const|let|var) \w+ =|function \w*\(|"
-                        r"(?:pub )?fn \w+\(|func \w+\(|#include\b|SELECT .+ FROM |\$ \w|>>> )")
+                        r"(?:pub )?fn \w+\(|func \w+\(|#include\b|SELECT .+ FROM |\$ \w|>>> |"
+                        # a pasted log or trace: a line that opens with a time stamp, a traceback's head, a YAML step,
+                        # a bracketed source tag (a user's pasted Postgres log had become the best-attested fact)
+                        r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}[.,]\d|Traceback \(most recent call last\)|"
+                        r"- (?:run|name|uses|with|image|script|cmd|command|env): |<\w+> \[|\[(?:\d+|[\w.-]+(?::\d+)?)\] "
+                        r"|(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|TRACE|LOG)[: ]|\w+(?:Error|Exception): )")
 
 
 def _code(s: str) -> bool:

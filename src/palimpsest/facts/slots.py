@@ -992,9 +992,19 @@ def _kind(value: list[str]) -> str:
     first, after = ANTONYMS.get(words[0], words[0]), words[1:2]  # "closed on Sundays" is the state "open on Sundays" denied
     if first in _PREPS:
         return "where or when"
-    if first in _PREDICATES or first.endswith("ing") and len(first) > 5 or first.endswith("ed") and (not after or after[0] in _PREPS):
+    if first in _PREDICATES or first.endswith("ing") and len(first) > 5 or _ed_participle(first) and (not after or after[0] in _PREPS):
         return stem(first)
     return "what, described" if first in DETERMINERS else "what"
+
+
+_SHORT_PARTICIPLES = frozenset(["used", "owed", "aged", "tied", "died", "dyed", "iced", "eyed", "fed", "led", "wed"])
+
+
+def _ed_participle(word: str) -> bool:
+    """A word ending in -ed that is a past participle ("based", "married"): not "red",
+    "Fred", "bed" or "shed" — "My favourite colour is red now." had been another attribute
+    than "… is blue.", and both stayed current."""
+    return word.endswith("ed") and (len(word) > 4 or word in _SHORT_PARTICIPLES)
 
 
 def _kinds_apart(a: list[str], b: list[str]) -> bool:

@@ -182,6 +182,12 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     return held
 
 
+def introduces(text: str, name: str) -> bool:
+    """Whether `text` introduces its speaker as `name` ("Hi! I'm Dana", "my name is José")."""
+    return re.search(rf"\b(?:i'?m|i am|my name is|my name's|call me)\s+{re.escape(name)}\b",
+                     fold(text[:2000]).lower().replace("’", "'")) is not None
+
+
 def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor,
                 known: Callable[[str], bool]) -> tuple[list[Hit], list[str]]:
     """The hits with evidence enough, and a note when the floor emptied the result.

@@ -10,6 +10,7 @@ keyword, time and importance and says so in `notes`; it never fails for that rea
 
 from __future__ import annotations
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta
@@ -25,7 +26,7 @@ from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
 from ..store import Filters, Store
 from .conversation import answers, conversation_rerank, session_boost
 from .diversity import diversify
-from .floor import apply_floor, floor_for, query_names
+from .floor import apply_floor, floor_for, fold, introduces, query_names
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
@@ -169,6 +170,7 @@ class MessageSearch:
         if recipe not in RECIPES:
             raise InvalidInput(f"unknown recipe {recipe!r}: use hybrid or rrf")
         depth = max(limit * 5, 50)
+        query = self.as_user(query, f)
         embed_notes: list[str] = []
         pending = self._pool.submit(self.query_vector, query, embed_notes) if self.embedding.configured else None
         anchor = parse_time(now, "now") if now is not None else utcnow()
@@ -201,6 +203,30 @@ class MessageSearch:
         unknown = query_names(query) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
                             notes=notes + floor_notes + embed_notes, unknown=unknown), qvec
+
+    def _introduced(self, name: str, f: Filters) -> bool:
+        """Whether the user introduced themselves as `name` ("Hi! I'm Dana", "my name is Dana"):
+        a question naming them ("Where does Dana live now?") is the user's own, not one about a
+        stranger no message speaks of (a chat bot's recall had been empty for every such question)."""
+        said = self.store.keyword_search([name], replace(f, role="user"), 50, match_all=True)
+        # (a turn whose speaker is named — "Caroline" of a conversation between two — is no user's introduction)
+        return any(not m.speaker and introduces(m.content or "", name) for m, _ in said)
+
+    def as_user(self, query: str, f: Filters) -> str:
+        """`query` asked of the user in the first person when every name it uses is the one the
+        user introduced themselves by: "What breed is Dana's dog?" → "What breed is my dog?"
+        (the user's turns never say their own name; the question found only the introduction)."""
+        names = query_names(query)
+        if not names or len(names) > 2 or not all(self._introduced(n, f) for n in names):
+            return query
+        text = fold(query)
+        for n in names:
+            text = re.sub(rf"\b{re.escape(n)}['’]s\b", "my", text, flags=re.IGNORECASE)
+            text = re.sub(rf"\bdoes {re.escape(n)}\b", "do I", text, flags=re.IGNORECASE)
+            text = re.sub(rf"\b(?:is|was) {re.escape(n)}\b", lambda m: ("am" if m.group(0)[0] in "iI" else "was") + " I", text,
+                          flags=re.IGNORECASE)
+            text = re.sub(rf"\b{re.escape(n)}\b", "I", text, flags=re.IGNORECASE)
+        return text
 
     def period(self, window: Window, f: Filters, limit: int, depth: int, w: Weights) -> SearchResult:
         """The messages of `window` (said in it, or naming a day of it within `LATER` days),
