@@ -842,3 +842,13 @@ def test_a_value_ending_in_ed_is_no_participle(old: str, new: str) -> None:
     from palimpsest.facts.curator import compare, judge
 
     assert judge(compare(new, old, 0.8), True) == "supersede"
+
+
+def test_a_time_said_as_a_start_opens_no_slot() -> None:
+    """Found by a chat bot's builder: "Starting today I'm going fully vegan." read "starting i am"
+    as its slot and superseded "Cold start went from 4 minutes to 9 seconds." (one stem)."""
+    from palimpsest.facts import slots
+    from palimpsest.facts.curator import compare, judge
+
+    assert slots.parse("Starting today I'm going fully vegan.").holder == "i"
+    assert judge(compare("Starting today I'm going fully vegan.", "Cold start went from 4 minutes to 9 seconds.", 0.3), True) == "new"

@@ -414,14 +414,15 @@ def parse(text: str) -> Slot | None:
 
 
 def _after_opening_time(text: str, times: list[when.Span]) -> str:
-    """`text` without the time expression it opens with ("Last month, I moved to Munich"):
-    the subject comes after it."""
+    """`text` without the time expression it opens with ("Last month, I moved to Munich",
+    "Starting today I'm going fully vegan"): the subject comes after it."""
     opener = _DISCOURSE.match(text)  # "Speaking of which, the week before last, on June 8th, I went …"
     start = pos = opener.end() if opener else len(text) - len(text.lstrip())
     for t in times:  # in the order they are said
         if t.at < pos:
             continue
-        if t.at != pos and not re.fullmatch(r"(?:on|in|at|during|by)\s+", text[pos:t.at], re.IGNORECASE):
+        if t.at != pos and not re.fullmatch(r"(?:on|in|at|during|by|starting|beginning|from|as of|effective)\s+", text[pos:t.at],
+                                            re.IGNORECASE):
             break  # "…, on June 8th, I went": the preposition opens the time expression
         pos = t.at + len(t.text)
         while pos < len(text) and text[pos] in " ,":
