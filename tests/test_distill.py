@@ -408,11 +408,13 @@ def test_a_statement_sharing_no_word_with_its_turn_is_not_written(home: Path, fa
     fake.push(Reply.json({**GOOD, "tasks": [], "facts": [
         {"text": "The user's favourite database is CockroachDB and their manager is Zelda Quux.", "kind": "fact", "entities": [],
          "valid_from": None},
-        {"text": "The CI build takes about twelve minutes.", "kind": "fact", "entities": [], "valid_from": None}]}))
+        {"text": "The CI build takes about twelve minutes.", "kind": "fact", "entities": [], "valid_from": None},
+        {"text": "I'm 38.", "kind": "fact", "entities": [], "valid_from": None}]}))  # a number is a word it shares
     with llm_memory(home, fake) as memory:
-        _turns(memory, "s", [("user", "The build takes about 12 minutes on CI."), ("assistant", "Noted"), ("user", "next")])
+        _turns(memory, "s", [("user", "The build takes about 12 minutes on CI. I'm 38, by the way."), ("assistant", "Noted"),
+                             ("user", "next")])
         memory.worker(tasks=["distill"]).drain()
-        assert [f.text for f in memory.facts.query()] == ["The CI build takes about twelve minutes."]
+        assert sorted(f.text for f in memory.facts.query()) == ["I'm 38.", "The CI build takes about twelve minutes."]
 
 
 def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:

@@ -319,7 +319,8 @@ class Distiller:
         out: list[dict[str, Any]] = []
         heard = _content_words(" ".join(f"{m.content or ''} {m.speaker or ''}" for m in messages))
         for c in candidates:
-            if c.kind != "task" and not _content_words(c.text) & heard:  # a model's invention: no word of it was said (a task is
+            said = _content_words(c.text)
+            if c.kind != "task" and said and not said & heard:  # a model's invention: no word of it was said (a task is
                 # what the turn asks for, in the model's words: "Book movers" of a move)
                 out.append({"action": "refused", "text": c.text, "reason": "no word of it is in the turn it was distilled from"})
                 log.warning("a distilled statement shares no word with its turn, not written: %.120s", c.text)
@@ -377,7 +378,7 @@ def _content_words(text: str) -> set[str]:
 
     words = (w.strip("'’-.").lower() for w in _WORD.findall(text))
     return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words
-            if len(w) > 2 and w not in STOP_WORDS and w not in _GENERIC}
+            if (len(w) > 2 or any(c.isdigit() for c in w)) and w not in STOP_WORDS and w not in _GENERIC}
 
 
 _WORD = re.compile(r"[\w'’.-]+")
