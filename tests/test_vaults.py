@@ -292,6 +292,21 @@ def test_a_chunk_id_a_recall_block_shows_can_be_opened_by_whom_may_read_it(vault
         memory.get_full("chk_00000000000000000000")
 
 
+def test_two_vaults_never_read_one_folder(vaults: Vaults, tmp_path: Path) -> None:
+    """Found by a researcher: `vault init research2 --path` of research's folder indexed every
+    file twice (each hit came back twice to a reader of both)."""
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    vaults.init("research", "semantic", str(docs))
+    assert vaults.init("research", "semantic", str(docs)).name == "research"  # the same again: idempotent
+    for path in (docs, docs / "sub", tmp_path):
+        with pytest.raises(Conflict, match="reads .* already"):
+            vaults.init("research2", "semantic", str(path))
+    (tmp_path / "other").mkdir()
+    assert vaults.init("research2", "semantic", str(tmp_path / "other")).name == "research2"
+    assert vaults.init("notes", "semantic").name == "notes"  # a global vault: a folder of its own under the home
+
+
 def test_one_registry_for_every_vault_type(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
     memory.facts.write("Ada lives in Lyon")  # creates the default fact vault `facts`
     vaults.init("journal", "episodic")

@@ -109,6 +109,8 @@ class Vaults:
             return row
         if type != "episodic" and name in {v.name for v in self.facts.vaults()}:
             raise Conflict(f"a fact vault named {name!r} exists")
+        if type != "episodic":
+            self._one_folder_each(name, Path(folder) if folder else self.folder(VaultRow(name, type, None, access, [], "", "")).resolve())
         if type == "episodic":
             self.facts.init_vault(name, "episodic", description)
         row = VaultRow(name, type, folder, access, check_agents(readers), check_text(description, "description"), iso(utcnow()))
@@ -116,6 +118,16 @@ class Vaults:
             self.folder(row).mkdir(parents=True, exist_ok=True)
         self._commit("init", VaultChange(vault=row), name)
         return self.get(name)
+
+    def _one_folder_each(self, name: str, folder: Path) -> None:
+        """Refuse a folder another vault reads, or one inside or around it: two vaults of one
+        folder indexed every file twice, and each hit came back twice to a reader of both."""
+        for other in self.store.vault_rows(OWNER):
+            if other.type == "episodic" or other.name == name:
+                continue
+            theirs = self.folder(other).resolve()
+            if folder == theirs or theirs in folder.parents or folder in theirs.parents:
+                raise Conflict(f"vault {other.name!r} reads {theirs} already; give vault {name!r} a folder of its own")
 
     def get(self, name: str, reader: Reader = OWNER) -> VaultRow:
         """The vault, if `reader` may see it (a restricted vault is NotFound to other agents)."""
