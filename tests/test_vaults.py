@@ -504,6 +504,10 @@ def test_a_scan_without_text_is_said_and_a_latin1_file_is_written(vaults: Vaults
     vaults.init("scans", "semantic", folder)
     report = vaults.index("scans")
     assert any(w["path"] == "contract.pdf" and "no text" in w["warning"] for w in report.warnings)
+    # and said again later (a researcher's: once said, the warning was nowhere, the scan listed as 0 chunks)
+    vaults.index("scans")
+    assert [w["path"] for w in vaults.status("scans")["warned"]] == ["contract.pdf"]
+    assert "no text" in vaults.docs("scans")[0]["warnings"][0]
     latin = tmp_path / "latin.txt"
     latin.write_bytes("Café crème brûlée at the Brno office".encode("cp1252"))
     vaults.init("notes", "semantic")

@@ -195,11 +195,14 @@ def docs(args: argparse.Namespace) -> None:
                 print(f"failed   {f['path']}: {f['error']}")
             for f in r["problems"]:
                 print(f"problem  {f['path']}: {f['error']}")
+            for f in r.get("warned", []):
+                print(f"warning  {f['path']}: {'; '.join(f['warnings'])}")
             print(f"{r['unchanged']} unchanged")
     else:
         def human(r: list[dict[str, Any]]) -> None:  # type: ignore[misc]
             for d in r:
-                print(f"{d['path']}\t{d['chunks']} chunks\t{minute(d['indexed_at'])}\t{d['error'] or d['title']}")
+                said = d["error"] or "; ".join(d.get("warnings") or []) or d["title"]
+                print(f"{d['path']}\t{d['chunks']} chunks\t{minute(d['indexed_at'])}\t{said}")
     emit(args, result, human)
 
 

@@ -167,7 +167,9 @@ class Documents:
         plan = self._plan(row, files)
         return {"vault": row.name, "changed": sorted(plan["changed"]), "deleted": sorted(plan["deleted"]),
                 "new": sorted(plan["new"]), "unchanged": len(plan["unchanged"]) + len(plan["touched"]),
-                "failed": [{"path": d.path, "error": d.error} for d in plan["failed"]], "problems": problems}
+                "failed": [{"path": d.path, "error": d.error} for d in plan["failed"]], "problems": problems,
+                "warned": [{"path": d.path, "warnings": list(d.metadata.get("warnings") or [])}
+                           for d in plan["docs"].values() if d.path in files and (d.metadata or {}).get("warnings")]}
 
     def _plan(self, row: VaultRow, files: dict[str, FileInfo]) -> dict[str, Any]:
         docs = {d.path: d for d in self.store.document_rows(row.name)}
@@ -264,6 +266,8 @@ class Documents:
                 for c, v in zip(chunks, vectors)]
         doc.title, doc.pages = extracted.title, extracted.pages
         doc.metadata = {**stored, "file": _plain(extracted.metadata)}
+        if extracted.warnings:  # kept with the document: a scan's "no text … run OCR" had been said once, then lost
+            doc.metadata["warnings"] = list(extracted.warnings)
         self.store.replace_document(doc, rows, model)
         report.indexed.append(info.path)
         report.chunks += len(rows)
@@ -284,6 +288,7 @@ class Documents:
         for d in self.store.document_rows(row.name):
             item = d.to_dict()
             item["metadata"] = merged_metadata(d.metadata)
+            item["warnings"] = list(d.metadata.get("warnings") or [])
             out.append(item)
         return out
 
