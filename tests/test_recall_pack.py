@@ -168,6 +168,10 @@ def test_versions_issue_numbers_and_flags_are_no_values_of_a_quantity(mem: Memor
     mem.worker().drain()
     notes = {i.id: i.note for i in mem.recall(None, "Is it safe to upgrade numpy to 2.2 now?", 2000).items}
     assert notes[pin.id] == ""
+    score = mem.facts.write("Wow! 124 points on the quiz league table.", valid_from="2025-03-01T10:00:00Z")
+    mem.facts.write("Now 132 points on the quiz league table.", valid_from="2025-04-01T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "How many points on the quiz league table?", 2000).items}
+    assert notes[score.id].startswith("earlier; newer:")  # a "!" before a number bounds nothing (it had hidden 124 → 132)
     old = mem.facts.write("We run Python 3.11 in production.", valid_from="2025-03-01T10:00:00Z")
     mem.facts.write("We run Python 3.12 in production now.", valid_from="2025-06-01T10:00:00Z")
     notes = {i.id: i.note for i in mem.recall(None, "Which Python version do we run in production?", 2000).items}

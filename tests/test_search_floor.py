@@ -294,3 +294,20 @@ def test_a_question_naming_the_user_by_their_own_name_is_theirs(home: Path, stor
         memory.ingest_session("s3", [{"role": "user", "content": "I'm Caroline, by the way.", "metadata": {"speaker": "Caroline"}}])
         assert memory.messages.as_user("Where does Caroline live?", Filters()) == "Where does Caroline live?"
         assert memory.messages.as_user("What breed is Dana's dog?", Filters()) == "What breed is my dog?"
+
+
+def test_now_is_no_keyword(home: Path, store_url: str) -> None:
+    """Found by a chat bot's builder: "What diet do I follow now?" ranked "I'm reading The Ministry
+    of Time now." first, and "Where do I live now?" found "Thanks, that's all for now!"."""
+    from palimpsest.search.query import query_terms
+
+    assert query_terms("Where do I live now?") == ["live"]
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for text in ["I'm reading The Ministry of Time now.", "I have a sore throat and now a fever.",
+                     "Starting today I'm going fully vegan."]:
+            memory.facts.write(text)
+        memory.append("s", "user", "Thanks, that's all for now!")
+        moved = memory.append("s", "user", "We moved to Walthamstow last weekend.")["id"]
+        memory.worker().drain()
+        assert [h.fact.text for h in memory.facts.search("What diet do I follow now?")][0] == "Starting today I'm going fully vegan."
+        assert memory.search("Where do I live now?").hits[0].message.id == moved

@@ -50,7 +50,8 @@ _CODE_SPANS = re.compile(r"(?<!\S)(?=\S*[^\W\d_]\S*[/\\]|\S*[/\\]\S*[^\W\d_])\S*
 # (a path holds letters: "8/10" and "12/15" are numbers, and keep their marks)
 # a version's bound, a version of three parts, an issue's number, a command's flag: no value of a quantity ("We decided to
 # pin numpy<2" was marked an earlier value of "Why does CI still test numpy 2.1?", of "issue #482" and of "tail -50")
-_NOT_VALUES = re.compile(r"[<>=~^!]=?\s*v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b")
+# (a bound's operator is written against its number: "Wow! 124 points" or "~ 5 minutes" bound nothing)
+_NOT_VALUES = re.compile(r"(?:<=?|>=?|==|!=|~=|\^)v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b")
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not
