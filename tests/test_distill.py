@@ -4,8 +4,8 @@ path (valid, invalid → parked and retried, last attempt → fallback), instant
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 

@@ -253,3 +253,14 @@ def test_a_correction_by_hand_naming_several_users_facts_alike_says_which(memory
     d = memory.facts.curator.write({"text": "I live in Paris now.", "corrects": "I live in Berlin.", "source": f"event:{said}"})
     assert d.action == "supersede" and d.target.id == ids[1]  # with its message, whose it is is known
     assert memory.facts.curator.write({"text": "I live in Rome now.", "corrects": ids[0]}).action == "supersede"  # by id
+
+
+
+def test_a_correction_by_hand_chooses_among_facts_alike_by_its_own_words(memory: Memory) -> None:
+    """Found in review: "My sister lives in Paris now." correcting "lives in Berlin" of one user's
+    "My sister …" and "My brother lives in Berlin." was refused as naming two facts alike."""
+    memory.facts.curator.write({"text": "My sister lives in Berlin."})
+    memory.facts.curator.write({"text": "My brother lives in Berlin."})
+    d = memory.facts.curator.write({"text": "My sister lives in Paris now.", "corrects": "lives in Berlin"})
+    assert d.action == "supersede" and d.target.text == "My sister lives in Berlin."
+    assert _current(memory) == ["My brother lives in Berlin.", "My sister lives in Paris now."]

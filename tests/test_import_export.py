@@ -787,3 +787,14 @@ def test_an_imported_transcript_belongs_to_its_project_as_a_captured_one_does(me
         assert (settings["project"], settings["tags"]) == (project, [f"project:{project}"]), session
     memory.worker().drain()
     assert {m.session for m in memory.browse(tag="project:billing", limit=100)} == {"here"}
+
+
+def test_glued_reads_the_record_after_a_fragment_and_no_object_inside_it() -> None:
+    """Found in review: a fragment holding more than 200 objects lost the glued record again, and a
+    line missing only its last brace gave its inner object as a record."""
+    from palimpsest.harness.common import glued
+
+    record = {"timestamp": "2026-01-20T15:00:00.000Z", "type": "response_item", "payload": {"role": "user", "content": "hi"}}
+    fragment = json.dumps({"type": "response_item", "payload": {"output": [{"k": i} for i in range(300)]}})[:-100]
+    assert glued(fragment + json.dumps(record)) == record
+    assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}') is None

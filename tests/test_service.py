@@ -113,7 +113,6 @@ def test_a_stopping_server_closes_the_model_call_in_flight(tmp_path: Path) -> No
     import threading
 
     from fakeopenai import FakeOpenAI, Reply
-
     from palimpsest.service import run_background
 
     with FakeOpenAI(responder=lambda body: Reply.hang_forever()) as fake:

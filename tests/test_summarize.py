@@ -13,6 +13,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.summaries import LEAF_MAX_MESSAGES, extractive, identifiers
+from palimpsest.tokens import count_tokens
 from palimpsest.toolsynth import template
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"]
@@ -216,7 +217,11 @@ def test_a_models_identifiers_are_kept_whole_and_its_summary_within_the_budget(h
         leaf = memory.store.session_summaries("s", 0)[0]
         summary, idents = leaf.content.split("\nIdentifiers: ")
         assert idents.split(", ") == ["v2.12.0", "PR #4521", "src/billing/app.py.x"]
-        assert len(summary) <= 150 * 4 and summary.endswith(".")
+        assert count_tokens(summary) <= 150 and summary.endswith(".")
+    from palimpsest.summaries.compactor import _within
+
+    japanese = _within("ユーザーは東京に住んでいて、毎朝コーヒーを飲みます。" * 200, 400)  # one token a character, no spaces
+    assert count_tokens(japanese) <= 400 and japanese.endswith("。")
 
 
 def test_template_shapes() -> None:

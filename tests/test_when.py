@@ -282,3 +282,10 @@ def test_a_month_follows_the_tense_of_its_words(text: str, expected: str) -> Non
 def test_a_month_and_day_without_a_year_follow_the_tense_of_their_words(text: str, expected: str) -> None:
     """Found by a user in Madrid: "What happened on March 3?" asked in December searched March 2027."""
     assert [s.first.isoformat() for s in resolve(text, date(2026, 12, 6))] == [expected]
+
+
+def test_a_year_said_once_covers_only_the_dates_joined_to_it() -> None:
+    """Found in review: "born on May 3, 1990 and my next appointment is on June 5" gave June 5 of 1990."""
+    found = {s.text: s.first.isoformat() for s in resolve("My passport expired on March 3 2019; the renewal is on July 10.", date(2025, 6, 1))}
+    assert found["March 3 2019"] == "2019-03-03" and not found["July 10"].startswith("2019")
+    assert [s.first.isoformat() for s in resolve("from March 3 to March 9, 2021", date(2025, 6, 1))] == ["2021-03-03", "2021-03-09"]

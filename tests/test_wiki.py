@@ -11,8 +11,8 @@ import pytest
 
 import palimpsest.wiki as wiki_mod
 from palimpsest import Memory
-from palimpsest.facts.local import sentences
 from palimpsest.errors import InvalidInput, NotFound
+from palimpsest.facts.local import sentences
 from palimpsest.importers import import_data
 from palimpsest.wiki import Wiki
 from palimpsest.wiki import text as tx

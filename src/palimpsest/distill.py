@@ -317,10 +317,15 @@ class Distiller:
         candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]
         candidates += [candidate(t, "task") for t in output.get("tasks", [])]
         out: list[dict[str, Any]] = []
-        heard = _content_words(" ".join(f"{m.content or ''} {m.speaker or ''}" for m in messages))
+        turn_text = " ".join(f"{m.content or ''} {m.speaker or ''}" for m in messages)
+        heard = _content_words(turn_text)
+        from .search.floor import beyond_model
+
+        # (a turn in another language, or Chinese or Japanese, shares no words a model's statement must keep: not judged)
+        judged = not beyond_model(turn_text)
         for c in candidates:
             said = _content_words(c.text)
-            if c.kind != "task" and said and not said & heard:  # a model's invention: no word of it was said (a task is
+            if judged and c.kind != "task" and said and not said & heard:  # a model's invention: no word of it was said (a task is
                 # what the turn asks for, in the model's words: "Book movers" of a move)
                 out.append({"action": "refused", "text": c.text, "reason": "no word of it is in the turn it was distilled from"})
                 log.warning("a distilled statement shares no word with its turn, not written: %.120s", c.text)

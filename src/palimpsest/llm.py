@@ -30,7 +30,7 @@ import shlex
 import subprocess
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
@@ -225,12 +225,11 @@ class LLM:
 
     # -- transport -----------------------------------------------------------
     def _call(self, body: dict[str, Any], task: str, cancel: threading.Event | None, patience: float | None = None) -> Reply:
-        cancel = cancel if cancel is not None else self.stopping
         retries = self.retries if patience is None else 0
         timeout = self.timeout if patience is None else min(self.timeout, patience)
         delays = self.backoff[:retries] + [0.0] * max(0, retries - len(self.backoff))
         for attempt in range(retries + 1):
-            if cancel is not None and cancel.is_set():
+            if cancel is not None and cancel.is_set() or self.stopping is not None and self.stopping.is_set():
                 raise Cancelled(f"{task}: cancelled")
             try:
                 return self._once(body, task, cancel, timeout)
@@ -241,19 +240,21 @@ class LLM:
                     raise LLMError(f"{task}: {self.shown} failed {attempt + 1} times; last: {said}") from None
                 delay = max(delays[attempt], min(exc.retry_after, MAX_RETRY_AFTER))  # the endpoint's Retry-After, within reason
                 log.warning("LLM %s: %s; retrying in %.1f s", task, said, delay)
-                if cancel is not None and cancel.wait(delay):
+                if (cancel or self.stopping) is not None and (cancel or self.stopping).wait(delay):  # type: ignore[union-attr]
                     raise Cancelled(f"{task}: cancelled") from None
-                if cancel is None:
+                if cancel is None and self.stopping is None:
                     time.sleep(delay)
         raise AssertionError("unreachable")
 
     def _once(self, body: dict[str, Any], task: str, cancel: threading.Event | None, timeout: float | None = None) -> Reply:
         client = httpx.Client(timeout=self.timeout if timeout is None else timeout)
         try:
-            if cancel is None:
-                response = self._post(client, body)
-            else:
+            if cancel is not None:
                 response = _cancellable(lambda: self._post(client, body), cancel, client, task)
+            elif self.stopping is not None:  # a stopping server ends it (a thread of its own: never queued behind others)
+                response = _cancellable(lambda: self._post(client, body), self.stopping, client, task, own_thread=True)
+            else:
+                response = self._post(client, body)
         finally:
             client.close()
         return self._reply(response, task)
@@ -371,15 +372,28 @@ class _Refused(Exception):
 _POOL = ThreadPoolExecutor(max_workers=8, thread_name_prefix="palimpsest-llm")
 
 
-def _cancellable(fn: Any, cancel: threading.Event, client: httpx.Client, task: str) -> httpx.Response:
-    """Run the request on a pool thread; if `cancel` is set first, close the client (which
-    aborts the request in flight) and raise `Cancelled`."""
-    future = _POOL.submit(fn)
+def _cancellable(fn: Any, cancel: threading.Event, client: httpx.Client, task: str, own_thread: bool = False) -> httpx.Response:
+    """Run the request on a pool thread (or a thread of its own); if `cancel` is set first,
+    close the client (which aborts the request in flight) and raise `Cancelled`."""
+    future = _on_own_thread(fn) if own_thread else _POOL.submit(fn)
     while not future.done():
         if cancel.wait(0.05):
             client.close()
             raise Cancelled(f"{task}: cancelled")
     return future.result()
+
+
+def _on_own_thread(fn: Any) -> Future[Any]:
+    future: Future[Any] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn())
+        except BaseException as exc:  # noqa: BLE001 — handed to the caller as the call's own
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="palimpsest-llm-call", daemon=True).start()
+    return future
 
 
 def _constraint(mode: str, schema: dict[str, Any], name: str) -> dict[str, Any]:

@@ -458,20 +458,25 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
                 if spans:
                     taken.append((m.start(), m.end()))
                     here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
-        found.extend(_one_year(here))
+        found.extend(_one_year(here, text))
     return [s for _, s in sorted(found, key=lambda p: p[0])]
 
 
-def _one_year(spans: list[tuple[int, Span]]) -> list[tuple[int, Span]]:
-    """A year said once covers the dates said without one beside it: "between August 11 and
-    August 15 2023" is August 11 of 2023, whatever the tense."""
-    years = {s.first.year for _, s in spans if s.certain and s.kind in ("iso", "day_month", "month_day", "month_year")}
-    if len(years) != 1:
+_JOINED = re.compile(r"\s*(?:,|-|–|—|to|and|or|until|till|through|thru)?\s*", re.IGNORECASE)
+
+
+def _one_year(spans: list[tuple[int, Span]], text: str) -> list[tuple[int, Span]]:
+    """A year said once covers the dates said without one joined to it: "between August 11 and
+    August 15 2023" is August 11 of 2023, whatever the tense; "born on May 3, 1990 and my
+    next appointment is on June 5" says two years."""
+    dated = [(at, s) for at, s in spans if s.certain and s.kind in ("iso", "day_month", "month_day", "month_year")]
+    if len({s.first.year for _, s in dated}) != 1:
         return spans
-    year = years.pop()
+    year = dated[0][1].first.year
     out = []
     for at, s in spans:
-        if not s.certain and s.kind in ("day_month", "month_day", "part_month") and s.first.year != year:
+        joined = any(_JOINED.fullmatch(text[min(at + len(s.text), d_at + len(d.text)):max(at, d_at)]) for d_at, d in dated)
+        if joined and not s.certain and s.kind in ("day_month", "month_day", "part_month") and s.first.year != year:
             try:
                 s = replace(s, first=s.first.replace(year=year),
                             last=s.last.replace(year=year + s.last.year - s.first.year))

@@ -83,7 +83,8 @@ SCOPED_RELATED = 0.45  # a statement for one time or one version of a thing, thi
 DATE_MOVED = 0.6  # a date said to have moved supersedes from this cosine (the development pairs: see docs/facts.md)
 CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
-OWNERS_WIDEN = 64  # how much further the neighbours are looked for when other owners' facts crowd the nearest
+OWNERS_WIDEN = 64
+NAMED_TIE = 0.02  # facts this close to the text a correction names are alike: its own words choose, or it asks which  # how much further the neighbours are looked for when other owners' facts crowd the nearest
 # what tells whose a statement is: the channel of the session it was heard in, and its accepted `user:` and `project:` tags
 # (a chat bot's users, a coding agent's repositories); statements heard only where these differ are never one slot
 WHOSE = ("channel", "user", "project")
@@ -975,15 +976,26 @@ class Curator:
         if not scored:
             return None
         best = max(x[0] for x in scored)
-        tied = [f for score, f in scored if score >= best - 1e-9]
+        tied = [f for score, f in scored if score >= best - NAMED_TIE]
+        if len(tied) > 1:  # the correction's own words tell them apart ("My sister lives in Paris now." of two "… in Berlin.")
+            near = {f.id: compare(c.text, f.text, None).similarity for f in tied}
+            top = max(near.values())
+            tied = [f for f in tied if near[f.id] >= top - 1e-9]
         from .model import parse_source
 
-        if len(tied) > 1 and parse_source(c.source)[0] != "event":
+        if len(tied) > 1 and parse_source(c.source)[0] != "event" and self._owners_apart(tied):
             # whose it is cannot be told (no message said it): thirty users' "I live in Berlin." are thirty facts, and a
             # correction written by hand had ended the first of them, another user's
             raise InvalidInput(f"corrects names {len(tied)} open facts alike ({', '.join(f.id for f in tied[:5])}"
                                f"{', …' if len(tied) > 5 else ''}): name one by its id, or give the message that said it as source")
-        return max(scored, key=lambda x: x[0])[1]
+        return tied[0]
+
+    def _owners_apart(self, facts: list[Fact]) -> bool:
+        """Whether the facts were heard in sessions of more than one owner (`WHOSE` marks)."""
+        heard = [[a.source for a in f.attestations if a.source_type == "event"][:20] for f in facts]
+        marks = self._marks([e for events in heard for e in events])
+        owners = {tuple(sorted((k, tuple(sorted(v))) for e in events for k, v in marks.get(e, {}).items())) for events in heard}
+        return len(owners) > 1
 
     def _head(self, fact: Fact) -> Fact:
         """The current end of a fact's chain of corrections (a correction of a corrected fact

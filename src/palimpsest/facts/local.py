@@ -370,7 +370,8 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"generate|draft|fix|rewrite|check|find|recommend|suggest|review|refactor|debug|convert|create|make|draw|design|"
                      r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me|"
                      # what a coding agent is asked to do now ("Add a --dry-run flag to `hydra run`" had become a fact)
-                     r"add|implement|update|remove|delete|rename|run|rerun|install|render|upgrade|revert|investigate|look into)\b",
+                     r"(?:add|implement|update|remove|delete|rename|run|rerun|install|render|upgrade|revert)\s+(?:a|an|the|this|that|"
+                     r"these|those|it|them|my|our|some|all|every|`|--?\w)|investigate|look into)\b",
                      re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
 _SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))",
@@ -578,9 +579,9 @@ _CODE_LINE = re.compile(r"\s*(?:def [\w\\]+\(|raise [A-Z]\w*(?:\(|\s*$)|#(?!\d)|
                         r"(?:pub )?fn \w+\(|func \w+\(|#include\b|SELECT .+ FROM |\$ \w|>>> |"
                         # a pasted log or trace: a line that opens with a time stamp, a traceback's head, a YAML step,
                         # a bracketed source tag (a user's pasted Postgres log had become the best-attested fact)
-                        r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}[.,]\d|Traceback \(most recent call last\)|"
-                        r"- (?:run|name|uses|with|image|script|cmd|command|env): |<\w+> \[|\[(?:\d+|[\w.-]+(?::\d+)?)\] "
-                        r"|(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|TRACE|LOG)[: ]|\w+(?:Error|Exception): )")
+                        r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}|\d{2}:\d{2}:\d{2}[.,]\d|Traceback \(most recent call last\)|"
+                        r"- (?:run|uses|with|image|script|cmd|command|env): |<\w+> \[|"
+                        r"(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|TRACE|LOG)[: ]|\w+(?:Error|Exception): )")
 
 
 def _code(s: str) -> bool:

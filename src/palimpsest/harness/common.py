@@ -123,7 +123,10 @@ def glued(text: str) -> dict[str, Any] | None:
     (it had been lost, and the file refused by every import after)."""
     end, tries = len(text.rstrip()), 0
     at = text.find('{"', 1)
-    while at != -1 and tries < 200:  # (a long garbled line costs a bounded number of parses)
+    while at != -1 and tries < 1000:  # (a long garbled line costs a bounded number of parses)
+        if text[:at].rstrip()[-1:] in (":", "[", ","):  # an object inside the fragment, not one glued after it
+            at = text.find('{"', at + 1)
+            continue
         tries += 1
         try:
             record, stop = _DECODER.raw_decode(text, at)

@@ -184,7 +184,7 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
 
 def introduces(text: str, name: str) -> bool:
     """Whether `text` introduces its speaker as `name` ("Hi! I'm Dana", "my name is José")."""
-    return re.search(rf"\b(?:i'?m|i am|my name is|my name's|call me)\s+{re.escape(name)}\b",
+    return re.search(rf"\b(?:i'?m|i am|my name is|my name's|call me)\s+{re.escape(name)}(?=\s*(?:[,.!;:?)]|$))",
                      fold(text[:2000]).lower().replace("’", "'")) is not None
 
 

@@ -213,19 +213,29 @@ class MessageSearch:
         return any(not m.speaker and introduces(m.content or "", name) for m, _ in said)
 
     def as_user(self, query: str, f: Filters) -> str:
-        """`query` asked of the user in the first person when every name it uses is the one the
-        user introduced themselves by: "What breed is Dana's dog?" → "What breed is my dog?"
-        (the user's turns never say their own name; the question found only the introduction)."""
+        """`query` asked of the user in the first person when it asks of a name the user
+        introduced themselves by, as the one it is about: "What breed is Dana's dog?" → "What
+        breed is my dog?", "Where does Dana live now?" → "Where do I live now?" (the user's turns
+        never say their own name; the question found only the introduction). Only a name said
+        capitalised, as a possessive or after "does"/"did", is read so: "traditional Italian
+        desserts" of a user who said "I'm Italian." stays as it is."""
         names = query_names(query)
-        if not names or len(names) > 2 or not all(self._introduced(n, f) for n in names):
+        if not names or len(names) > 2:
             return query
-        text = fold(query)
-        for n in names:
-            text = re.sub(rf"\b{re.escape(n)}['’]s\b", "my", text, flags=re.IGNORECASE)
-            text = re.sub(rf"\bdoes {re.escape(n)}\b", "do I", text, flags=re.IGNORECASE)
-            text = re.sub(rf"\b(?:is|was) {re.escape(n)}\b", lambda m: ("am" if m.group(0)[0] in "iI" else "was") + " I", text,
-                          flags=re.IGNORECASE)
-            text = re.sub(rf"\b{re.escape(n)}\b", "I", text, flags=re.IGNORECASE)
+        forms = {n: [w for w in re.findall(r"[^\W\d_][\w'’-]*", query) if fold(w).lower().rstrip("'’s") == n
+                     or fold(w).lower() == n] for n in names}
+        text = query
+        for n, said in forms.items():
+            for word in {w.rstrip("'’") for w in said if w[:1].isupper()}:
+                base = word[:-2] if word.endswith(("'s", "’s")) else word
+                pattern = re.escape(base)
+                if not re.search(rf"\b{pattern}['’]s\b|\b[Dd](?:oes|id) {pattern}\b", text):
+                    continue
+                if not self._introduced(n, f):
+                    return query
+                text = re.sub(rf"\b{pattern}['’]s\b", "my", text)
+                text = re.sub(rf"\b([Dd])oes {pattern}\b", lambda m: f"{m.group(1)}o I", text)
+                text = re.sub(rf"\b([Dd])id {pattern}\b", lambda m: f"{m.group(1)}id I", text)
         return text
 
     def period(self, window: Window, f: Filters, limit: int, depth: int, w: Weights) -> SearchResult:

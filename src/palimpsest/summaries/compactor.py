@@ -47,6 +47,7 @@ from ..distill import batches, message_line, minute
 from ..facts.local import sentences
 from ..records import Message, iso, utcnow
 from ..store.summaries_base import DEPTHS, Summary
+from ..tokens import truncate_to_tokens
 
 log = logging.getLogger(__name__)
 SYSTEM_SESSION = "summaries"
@@ -218,7 +219,7 @@ class Compactor:
                                              context={"session": self.session, "depth": depth})
             said = _LINE_TAG.sub("", source)  # the messages' own words: a line's tag (#01) is no identifier of theirs
             kept = [x for x in reply.data["identifiers"] if x and _whole(x, said)]
-            summary = _within(reply.data["summary"].strip(), self.s.summary_max_tokens * 4)
+            summary = _within(reply.data["summary"].strip(), self.s.summary_max_tokens)
             text = summary + (f"\nIdentifiers: {', '.join(kept)}" if kept else "")
             return text, reply.model or self.llm.model
         return extractive(lines, self.s.summary_max_tokens, depth), "extractive"
@@ -247,14 +248,15 @@ def _whole(identifier: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(identifier)}(?!\w|[.\-/#:]\w)", text) is not None
 
 
-def _within(text: str, chars: int) -> str:
-    """`text` cut to `chars` at a sentence's or a word's end (`summary_max_tokens` holds for a
-    model's summary too: an endpoint that ignores `max_tokens` had stored 31,000 characters)."""
-    if len(text) <= chars:
+def _within(text: str, tokens: int) -> str:
+    """`text` within `tokens`, cut at a sentence's end when one is in its second half, else where
+    the room ends (`summary_max_tokens` holds for a model's summary too: an endpoint that ignores
+    `max_tokens` had stored 31,000 characters)."""
+    cut, _ = truncate_to_tokens(text, tokens)
+    if len(cut) == len(text):
         return text
-    cut = text[:chars]
-    end = max(cut.rfind(". "), cut.rfind(".\n"))
-    return (cut[: end + 1] if end > chars // 2 else cut.rsplit(" ", 1)[0] + " …").rstrip()
+    end = max(cut.rfind(". "), cut.rfind(".\n"), cut.rfind("。"), cut.rfind("! "), cut.rfind("? "))
+    return cut[: end + 1] if end > len(cut) // 2 else cut.rstrip()
 
 
 def extractive(lines: list[str], max_tokens: int, depth: int = 0) -> str:

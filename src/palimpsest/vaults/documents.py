@@ -313,6 +313,9 @@ class Documents:
         if not is_text:
             payload["content_b64"] = base64.b64encode(data).decode("ascii")
         existing = resolve_inside(self.vaults.folder(row), rel)  # refused before anything is journaled
+        if existing.is_file() and existing.stat().st_size > MAX_WRITE_BYTES:
+            raise Conflict(f"{rel} is in vault {row.name} already, larger than a write keeps a copy of "
+                           f"({MAX_WRITE_BYTES // 2**20} MB): move it out of the vault first")
         before = existing.read_bytes() if existing.is_file() else None
         if before is not None and sha256(before) != payload["sha256"] and sha256(before) not in self.vaults.written(row.name, rel):
             if not overwrite:

@@ -13,7 +13,6 @@ as a dispute, visible, until a person settles it.
 from __future__ import annotations
 
 import re
-
 from typing import TYPE_CHECKING, Any
 
 from ..distill import message_line
