@@ -9,8 +9,7 @@ import random
 
 import pytest
 
-from palimpsest.tokens import count_tokens
-from palimpsest.vaults.chunking import Chunker, Section, markdown_sections
+from palimpsest.vaults.chunking import Chunker, Section, Tokenizer, markdown_sections
 from palimpsest.vaults.extract import ExtractError, decode_text, extract, split_front_matter
 
 LIMIT = 254  # the local model's 256 minus [CLS] and [SEP]
@@ -26,6 +25,12 @@ def prose(n_paragraphs: int, seed: int = 1) -> str:
         sentences = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 25))) + "." for _ in range(rng.randint(1, 8))]
         paragraphs.append(" ".join(sentences))
     return "\n\n".join(paragraphs)
+
+
+def count_tokens(text: str) -> int:
+    """The embedding model's own count, the one chunks are cut to (a word WordPiece cannot read is one
+    `[UNK]` to the model, whatever `tokens.count_tokens` says of it for an LLM's budget)."""
+    return Tokenizer().count(text)
 
 
 def check_chunks(chunks: list, limit: int = LIMIT, sections: list[Section] | None = None) -> None:

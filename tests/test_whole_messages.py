@@ -58,12 +58,13 @@ def test_a_row_the_index_capped_says_so() -> None:
     m = Message(id="evt_9", session="s", role="user", content="y" * 16000, created_at="2026-01-01T00:00:00Z",
                 truncated=True, full_content_length=40000)
     line = message_line(1, m, None, BUDGET * 16)
-    assert "y" * 16000 in line and line.endswith("[the index holds the first 16000 of 40000 characters]")
+    assert "y" * 16000 in line and line.endswith("[the index holds the first 16000 of 40000 characters; whole text: memory_get_full evt_9]")
 
 
 def test_a_long_turn_is_distilled_in_parts_of_whole_messages(home: Path, store_url: str) -> None:
     seen: list[str] = []
-    said = [("user", text("u", 2000)), ("assistant", text("a", 1500)), ("assistant", text("b", 3000)), ("assistant", text("c", 6000))]
+    said = [("user", "Alpha deploys to Fly.io, Maria owns billing, the office plant wants water on Tuesdays. " + text("u", 2000)),
+            ("assistant", text("a", 1500)), ("assistant", text("b", 3000)), ("assistant", text("c", 6000))]  # (what the facts say)
     with FakeOpenAI(responder=lambda body: responder(body, seen)) as fake, Memory(home, store_url, settings=settings(fake.url)) as memory:
         for i, (role, content) in enumerate(said):
             memory.append("s", role, content, created_at=f"2026-03-04T10:0{i}:00Z")
