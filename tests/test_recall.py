@@ -299,3 +299,16 @@ def test_a_bare_acknowledgement_takes_no_line_of_the_block_but_the_live_tail_kee
     assert "] assistant: Noted.\n" not in block and "Berlin it is" in block
     assert "Noted that." not in block and "OK updated." not in block
     assert any(i.kind == "live" and i.text.endswith(": Noted.") for i in memory.recall("a1", "where do I live?").items)
+
+
+def test_a_fact_line_says_the_day_it_holds_from_when_its_words_named_another(memory: Memory) -> None:
+    """Found by a chat bot's builder: "On Saturday we adopted a dog!", said on Monday, was shown under
+    Monday alone; asked when, the model answered Monday."""
+    memory.append("s", "user", "On Saturday we adopted a dog!", created_at="2026-08-10T09:00:00Z")
+    memory.append("s", "assistant", "Congrats!", created_at="2026-08-10T09:00:05Z")
+    memory.append("s", "user", "thanks", created_at="2026-08-10T09:01:00Z")
+    memory.worker().drain()
+    (fact,) = memory.facts.query()
+    assert f"[{fact.id} · 2026-08-10 · holds from 2026-08-08] On Saturday we adopted a dog!" in memory.recall(None, "When did we adopt the dog?").block
+    plain = memory.facts.write("The office is in Brno.", valid_from="2026-08-03T10:00:00Z")
+    assert f"[{plain.id} · 2026-08-03] The office is in Brno." in memory.recall(None, "Where is the office?").block  # one day: no note

@@ -134,8 +134,11 @@ class Recaller:
             # the day it was first said: its words are as said ("Yesterday was my last day at Brightline.", valid from the
             # 9th, was shown under the 9th and read as the 8th)
             said = min((a.at for a in f.attestations if a.at), default=f.valid_from)
-            items.append(RecallItem(f.id, "fact", said_day(said, f.metadata), text, 1.0 + hit.score, None, sources, at=f.valid_from,
-                                    keep=len(who) + 1 if who else 0))
+            day, held = said_day(said, f.metadata), said_day(f.valid_from, f.metadata)
+            # and the day it holds from when its words named another ("On Saturday we adopted a dog!", said on Monday:
+            # the block had shown Monday alone, and the model answered Monday)
+            items.append(RecallItem(f.id, "fact", day, text, 1.0 + hit.score, None, sources, at=f.valid_from,
+                                    keep=len(who) + 1 if who else 0, note=f"holds from {held}" if held != day else ""))
         return items
 
     def _skills(self, turn: Turn) -> list[RecallItem]:

@@ -153,7 +153,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
         later = [new.item for new in statements if new is not old and changed(old, new, query)]
         if later:
             newer = later[0]  # the best placed, so the likeliest to be shown too
-            old.item.note = f"earlier; newer: {newer.ref}"
+            old.item.note = f"earlier; newer: {newer.ref}" + (f"; {old.item.note}" if old.item.note else "")
             newer_of[old.item.id] = newer
     order = list(lead)
     for item in lead:
