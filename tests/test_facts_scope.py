@@ -264,3 +264,16 @@ def test_a_correction_by_hand_chooses_among_facts_alike_by_its_own_words(memory:
     d = memory.facts.curator.write({"text": "My sister lives in Paris now.", "corrects": "lives in Berlin"})
     assert d.action == "supersede" and d.target.text == "My sister lives in Berlin."
     assert _current(memory) == ["My brother lives in Berlin.", "My sister lives in Paris now."]
+
+
+def test_a_users_facts_are_listed_apart_from_anothers(memory: Memory) -> None:
+    """Found by a team moving off Mem0: `memory_facts` took no scope, so one user's facts could not
+    be listed (Mem0's get_all(user_id))."""
+    from palimpsest import tools
+
+    _setup(memory)
+    listed = lambda **scope: sorted(f["text"] for f in tools.call(memory, "memory_facts", scope, enable_write=False)["facts"])
+    assert listed(tag="user:bob") == ["Bob's gate code is 1234."]
+    assert listed(channel="alice") == ["Alice's door code is 4711."]
+    assert listed(agent="bot") == ["Alice's door code is 4711.", "Bob's gate code is 1234."]
+    assert len(listed()) == 3 and listed(tag="user:nobody") == []

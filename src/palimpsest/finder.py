@@ -130,6 +130,14 @@ class Finder:
                 break
         return kept[:limit]
 
+    def heard_in(self, facts: list[Any], agent: str | None = None, channel: str | None = None, tag: str | None = None) -> list[Any]:
+        """The facts heard in a session of this agent, channel or tag (as a scoped search keeps
+        them): one user's facts listed apart from another's."""
+        f = self.filters(agent=agent, channel=channel, tag=tag)
+        heard = {x.id: self._heard_events(x) for x in facts}
+        admitted = self.kernel.store.admitted(sorted({e for events in heard.values() for e in events}), f)
+        return [x for x in facts if admitted.intersection(heard[x.id])]
+
     def _heard_events(self, fact: Any) -> list[str]:
         """The messages a fact was heard in; for a correction written by hand (no message of its own), those of the
         fact it replaced: a bot's `memory_fact_supersede` without a source had left every scoped recall."""

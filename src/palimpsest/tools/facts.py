@@ -8,7 +8,9 @@ from typing import Any
 
 from ..facts.model import STATUSES
 from ..memory import Memory
-from .registry import INTEGER, LIMIT, STRING, described, schema, tool
+from .registry import FILTERS, INTEGER, LIMIT, STRING, described, schema, tool
+
+SCOPED_LIST = 20_000  # the facts a scoped listing looks through for its own
 
 FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
 TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}
@@ -26,17 +28,23 @@ def _facts(rows: list[Any]) -> dict[str, Any]:
 
 
 @tool("memory_facts", "Curated facts that hold now — or held in the world at `valid_at`, or as the system knew them at "
-      "`known_at` — by vault, entity, kind or source; or, with `status`, the superseded, retracted, merged … facts, latest first.",
+      "`known_at` — by vault, entity, kind or source, or those heard in sessions of an agent, channel or tag; or, with `status`, "
+      "the superseded, retracted, merged … facts, latest first.",
       schema({"vault": VAULT, "entity": described(STRING, "only facts about this entity"), "kind": KIND, "source": SOURCE,
               "valid_at": described(TIME, "facts as they held in the world at this time"),
               "known_at": described(TIME, "facts as the system knew them at this time"),
               "status": {"type": "string", "enum": [*STATUSES, "all"],
                          "description": "instead of what holds: the facts of this status (superseded, retracted, …) or all"},
-              "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most facts to return (default 100)"}}))
+              "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most facts to return (default 100)"},
+              **{k: FILTERS[k] for k in ("agent", "channel", "tag")}}))
 def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
-    return _facts(memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
-                                     valid_at=args.get("valid_at"), known_at=args.get("known_at"), limit=args.get("limit", 100),
-                                     status=args.get("status")))
+    scope = {k: args[k] for k in ("agent", "channel", "tag") if args.get(k)}
+    limit = args.get("limit", 100)
+    found = memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
+                               valid_at=args.get("valid_at"), known_at=args.get("known_at"), status=args.get("status"),
+                               limit=min(SCOPED_LIST, limit * 20) if scope else limit)
+    # one user's facts apart from another's (a bot serving many users: Mem0's get_all(user_id)), as a scoped search keeps them
+    return _facts(memory.finder.heard_in(found, **scope)[:limit] if scope else found)
 
 
 @tool("memory_fact_history", "A fact's whole supersession chain, oldest first, with who attested what.",
