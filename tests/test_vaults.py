@@ -292,6 +292,17 @@ def test_a_chunk_id_a_recall_block_shows_can_be_opened_by_whom_may_read_it(vault
         memory.get_full("chk_00000000000000000000")
 
 
+def test_a_file_another_process_wrote_through_the_api_is_no_users_own(vaults: Vaults, memory: Memory, store_url: str) -> None:
+    """What the API wrote is known without re-reading the journal on every write (a bulk load had slowed with
+    each document), and a write of another process on the same home is still known."""
+    vaults.init("shared", "semantic")
+    vaults.write_document("shared", "a.md", "# A\nfirst")  # this process knows its writes
+    with Memory(memory.home, store_url, settings=Settings.load(env={}, embedder="none")) as other:
+        other.vaults.write_document("shared", "b.md", "# B\nwritten by the other process")
+    vaults.write_document("shared", "b.md", "# B\nrewritten here")  # not the user's own: no overwrite needed
+    vaults.write_document("shared", "a.md", "# A\nsecond")
+
+
 def test_two_vaults_never_read_one_folder(vaults: Vaults, tmp_path: Path) -> None:
     """Found by a researcher: `vault init research2 --path` of research's folder indexed every
     file twice (each hit came back twice to a reader of both)."""

@@ -317,12 +317,13 @@ class Documents:
             raise Conflict(f"{rel} is in vault {row.name} already, larger than a write keeps a copy of "
                            f"({MAX_WRITE_BYTES // 2**20} MB): move it out of the vault first")
         before = existing.read_bytes() if existing.is_file() else None
-        if before is not None and sha256(before) != payload["sha256"] and sha256(before) not in self.vaults.written(row.name, rel):
+        if before is not None and sha256(before) != payload["sha256"] and not self.vaults.wrote(row.name, rel, sha256(before)):
             if not overwrite:
                 raise Conflict(f"{rel} is in vault {row.name} already and was not written through the API (or was changed "
                                "since): pass overwrite to replace it (its content is then kept in the vault journal)")
             payload["replaced"] = {"sha256": sha256(before), "content_b64": base64.b64encode(before).decode("ascii")}
         self.vaults.record("write_document", f"{row.name}/{rel}", {"vault": row.name, **payload}, content=content if isinstance(content, str) else "")
+        self.vaults.note_written(row.name, rel, payload["sha256"])
         target = write_inside(self.vaults.folder(row), rel, data)
         st = target.stat()
         report = IndexReport(row.name)

@@ -78,6 +78,7 @@ class Vaults:
         self.store, self.settings = kernel.store, kernel.settings
         self.home = Path(kernel.home)
         self.decisions = kernel.decisions
+        self._written: dict[tuple[Any, Any], set[str]] = {}  # (vault, path) → contents the API wrote there (`wrote`)
         self.documents = Documents(self)
         self.skills = Skills(self)
         self.decisions.restore_if_lost(SYSTEM_SESSION, lambda: not (self.store.vault_rows(OWNER) or self.store.vault_ops_applied()),
@@ -234,10 +235,22 @@ class Vaults:
         """Journal one decision of the vaults domain (fsynced before anything else changes)."""
         return self.decisions.record(SYSTEM_SESSION, op, subject=subject, key=key or new_key(), content=content or None, **meta)
 
-    def written(self, vault: str, rel: str) -> set[str]:
-        """The sha256 of each content the API wrote at `rel` in `vault` (each is in the journal)."""
-        return {d.meta["sha256"] for d in self.decisions.taken(SYSTEM_SESSION, changes_only=False)
-                if d.op == "write_document" and d.meta.get("vault") == vault and d.meta.get("path") == rel and d.meta.get("sha256")}
+    def wrote(self, vault: str, rel: str, sha: str) -> bool:
+        """Whether the API wrote content `sha` at `rel` in `vault` (it is in the journal). Read
+        from the journal once, then kept; an unknown one reads it again (another process's write):
+        a bulk load had re-read the whole journal, every document's content, on each write."""
+        if sha in self._written.get((vault, rel), ()):
+            return True
+        self._written = {}
+        for d in self.decisions.taken(SYSTEM_SESSION, changes_only=False):
+            if d.op == "write_document" and d.meta.get("sha256"):
+                self._written.setdefault((d.meta.get("vault"), d.meta.get("path")), set()).add(d.meta["sha256"])
+        return sha in self._written.get((vault, rel), ())
+
+    def note_written(self, vault: str, rel: str, sha: str) -> None:
+        """A write this process journaled (`wrote` knows it without reading the journal again)."""
+        if self._written:
+            self._written.setdefault((vault, rel), set()).add(sha)
 
     def chunk(self, chunk_id: str, reader: Reader = OWNER) -> dict[str, Any]:
         """One document chunk by the id a recall block or a search shows (`chk_…`), if `reader`
