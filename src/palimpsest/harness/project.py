@@ -16,8 +16,7 @@ def project_of(cwd: str | None) -> str | None:
         return None
     url = _git(cwd, "config", "--get", "remote.origin.url")
     if url:
-        name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-        name = name.removesuffix(".git")
+        name = _repository_name(url)
         if name:
             return name
     common = _git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir")
@@ -37,8 +36,12 @@ def project_of_session(settings: dict[str, Any]) -> str | None:
         return found
     git = settings.get("git") if isinstance(settings.get("git"), dict) else {}
     url = git.get("repository_url") if isinstance(git.get("repository_url"), str) else ""
-    name = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") if url else ""
-    return name or (PurePath(cwd).name if cwd else None) or None
+    return _repository_name(url) or (PurePath(cwd).name if cwd else None) or None
+
+
+def _repository_name(url: str) -> str:
+    """The repository a remote URL names: `git@github.com:acme/billing.git` → `billing`."""
+    return url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") if url else ""
 
 
 def _git(cwd: str, *args: str) -> str:
