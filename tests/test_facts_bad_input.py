@@ -140,6 +140,18 @@ def test_an_llm_verdict_that_is_not_the_schema_is_parked_and_writes_nothing(home
         assert memory.facts.curator.counts["llm_parked"] == 1 and ops(memory) == ["write", "parked"]
 
 
+def test_a_verdict_cut_off_by_a_stopping_server_parks_nothing_and_is_asked_again(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    from palimpsest.llm import Cancelled
+
+    with llm_memory(home, store_url, fake) as memory:
+        memory.facts.curator.write({"text": "We use Terraform for infrastructure.", "valid_from": "2024-01-01"})
+        memory.llm.stopping = threading.Event()  # type: ignore[union-attr]
+        memory.llm.stopping.set()  # type: ignore[union-attr]
+        with pytest.raises(Cancelled):
+            memory.facts.curator.write({"text": "We use Pulumi for infrastructure.", "valid_from": "2024-06-01"})
+        assert memory.facts.curator.counts["llm_parked"] == 0 and ops(memory) == ["write"]  # no review item for a shutdown
+
+
 @pytest.mark.parametrize("candidate", [{}, {"kind": "preference"}])
 def test_a_candidate_without_text_is_refused_clearly(memory: Memory, candidate: dict) -> None:
     from palimpsest.errors import InvalidInput

@@ -517,6 +517,26 @@ def test_fail_retries_then_exhausts(store: Store) -> None:
     assert store.job_status()["next_runs"] == {"compact": later, "distill": sooner}  # … and the first of each task
 
 
+def test_a_job_stopped_by_a_shutdown_runs_again_with_its_attempt_back(store: Store) -> None:
+    from palimpsest.jobs import Worker
+    from palimpsest.llm import Cancelled
+
+    store.enqueue([NewJob("distill", {"n": 1}, job_key="d1", max_attempts=2)])
+    ran: list[int] = []
+
+    def stopped(job: Any) -> None:  # what a model's call closed by `LLM.stopping` raises
+        ran.append(job.attempts)
+        raise Cancelled("distill: cancelled")
+
+    assert Worker(store, {"distill": stopped}).run_once() == 1
+    assert Worker(store, {"distill": stopped}).run_once() == 1  # due again at once, not after a backoff
+    assert ran == [1, 1]  # never counted: the last attempt (which takes the local fallback) is still ahead
+    assert store.job_status()["tasks"] == {"distill": {"queued": 1}}
+    assert store.job_status()["sample_errors"] == {}
+    assert Worker(store, {"distill": lambda job: ran.append(job.attempts)}).run_once() == 1
+    assert ran == [1, 1, 1] and store.job_status()["tasks"] == {"distill": {"done": 1}}
+
+
 def test_retry_failed_dry_run_and_filters(store: Store) -> None:
     store.enqueue([NewJob("embed", {"n": i}) for i in range(3)] + [NewJob("tag", {"n": 9})])
     now = utcnow()

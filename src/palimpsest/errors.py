@@ -18,6 +18,8 @@
     ├── EmbedderError         the embedding model failed (HTTP 502, exit 8)
     ├── LLMError              the language model could not be reached or kept failing
     │                         (HTTP 502, exit 10); its reply broke the schema: InvalidReply (llm.py)
+    ├── Interrupted           the server stopped the work (exit 13): a job gives its attempt
+    │                         back; a model's call closed at shutdown is one (Cancelled, llm.py)
     ├── DeadlineExceeded      a request ran past the server's deadline (HTTP 503, exit 11);
     │                         its work was left to finish: retry writes with their event_key
     └── Closed                a `Memory` (or its store) used after `close()`; nothing was written
@@ -127,6 +129,14 @@ class LLMError(PalimpsestError):
     code = "llm_error"
     http_status = 502
     exit_code = 10
+
+
+class Interrupted(PalimpsestError):
+    """The work was stopped, not failed: the server is shutting down. A job stopped this way
+    gives its attempt back and runs again, whole, after the restart."""
+
+    code = "interrupted"
+    exit_code = 13
 
 
 class DeadlineExceeded(PalimpsestError, TimeoutError):

@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from datetime import timedelta
 
-from .errors import StoreUnavailable
+from .errors import Interrupted, StoreUnavailable
 from .records import iso, utcnow
 from .store import Job, NewJob, Store
 
@@ -88,6 +88,9 @@ class Worker:
             if fn is None:
                 raise LookupError(f"no handler for task {job.task!r}")
             fn(job)
+        except Interrupted as exc:  # a shutdown closed its model call: no failure, its attempt comes back
+            log.info("job %s (%s) stopped: %s", job.id, job.task, exc)
+            self.store.release_job(job.id)
         except Exception as exc:
             retry = None if job.attempts >= job.max_attempts else iso(utcnow() + backoff(job.attempts))
             log.warning("job %s (%s) failed, attempt %d: %s", job.id, job.task, job.attempts, exc)

@@ -39,7 +39,7 @@ import httpx
 from jsonschema import Draft202012Validator
 
 from .decisions import DecisionLog
-from .errors import LLMError, redact_url
+from .errors import Interrupted, LLMError, redact_url
 from .settings import STRUCTURED_MODES, delays
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,9 @@ class InvalidReply(LLMError):
     code = "llm_invalid_reply"
 
 
-class Cancelled(LLMError):
+class Cancelled(LLMError, Interrupted):
+    """The call was closed because the server stops (`LLM.stopping`)."""
+
     code = "llm_cancelled"
 
 

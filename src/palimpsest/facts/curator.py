@@ -868,11 +868,13 @@ class Curator:
         return Decision("new", fact, target, s, why or "not the same subject")
 
     def _arbitrated(self, c: Candidate, target: Fact, s: Signals, llm: Any) -> Decision:
-        from ..errors import LLMError
+        from ..errors import Interrupted, LLMError
 
         said = c.valid_from or self.facts.now()
         try:
             verdict = arbiter.ask(llm, c.text, said, target)
+        except Interrupted:  # the server stops: the job runs again after it, nothing is parked
+            raise
         except LLMError as exc:  # InvalidReply is one: the reply itself is parked and counted by the client
             self.counts["llm_parked"] += 1
             return self._park(c, f"the LLM could not decide: {exc}", deterministic=True)

@@ -327,6 +327,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Record a failure; `retry_at` None (or attempts exhausted) marks it failed."""
 
     @abstractmethod
+    def release_job(self, job_id: int) -> None:
+        """Give a claimed job back, due now, with the attempt it was claimed with returned: it
+        was stopped by a shutdown, not failed."""
+
+    @abstractmethod
     def job_status(self) -> dict[str, Any]: ...
 
     @abstractmethod

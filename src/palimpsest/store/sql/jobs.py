@@ -48,6 +48,11 @@ class SQLJobsMixin(SQLBackend):
                     run_at = coalesce({t}, run_at) WHERE id = ?""",
                 (self.dialect.clean(error[:2000]), retry_at, retry_at, job_id))
 
+    def release_job(self, job_id: int) -> None:
+        with self._writing() as run:
+            run("""UPDATE jobs SET state = 'queued', locked_by = NULL, locked_at = NULL,
+                    attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END WHERE id = ?""", (job_id,))
+
     def job_status(self) -> dict[str, Any]:
         rows = self._fetch("SELECT task, state, count(*) FROM jobs GROUP BY task, state ORDER BY task, state")
         counts: dict[str, dict[str, int]] = {}
