@@ -120,3 +120,13 @@ def test_ids_in_tables_are_never_folded_at_80_columns(tmp_path: Path) -> None:
     done = subprocess.run([str(EXE), "browse"], capture_output=True, text=True, env=env, timeout=60, check=False)
     assert all(short_id(i) in done.stdout for i in ids) and max(len(line) for line in done.stdout.splitlines()) <= 80
     # two sessions: a column, folded at 80 columns rather than leave the content no room
+
+
+def test_facts_list_is_the_listing_a_new_user_types_first(tmp_path: Path) -> None:
+    with Memory(tmp_path, settings=Settings.load(env={}, embedder="none")) as m:
+        m.facts.curator.write({"text": "Our CI system is GitHub Actions."})
+    env = {**env_for(tmp_path), "PALIMPSEST_HOME": str(tmp_path), "PALIMPSEST_EMBEDDER": "none"}
+    listed = [subprocess.run([str(EXE), "facts", verb], capture_output=True, text=True, env=env, timeout=60, check=False)
+              for verb in ("list", "query")]
+    assert [d.returncode for d in listed] == [0, 0] and "GitHub Actions" in listed[0].stdout
+    assert listed[0].stdout == listed[1].stdout

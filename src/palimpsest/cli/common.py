@@ -61,10 +61,11 @@ def words(query: str | None) -> str:
     return query
 
 
-def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, json_flag: bool = True) -> argparse.ArgumentParser:
+def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, json_flag: bool = True,
+                aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
     """A sub-command whose `func(args)` returns something to print. `--home` and `--store`
     are accepted here too, after the command (they override the ones before it)."""
-    p = sub.add_parser(name, help=help, description=help, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = sub.add_parser(name, help=help, description=help, formatter_class=argparse.ArgumentDefaultsHelpFormatter, aliases=list(aliases))
     p.set_defaults(func=func)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print one JSON document")

@@ -64,7 +64,8 @@ def _register_facts(fsub: Any) -> None:
     q.add_argument("new")
     q.add_argument("existing")
     q.add_argument("decision", choices=["same", "keep"])
-    q = add_command(fsub, "query", query, "Facts that hold now (or --valid-at / --known-at), across vaults.")
+    q = add_command(fsub, "query", query, "Facts that hold now (or --valid-at / --known-at), across vaults.",
+                    aliases=("list",))  # what a new user typed first
     q.add_argument("--vault")
     _query_args(q)
     q.add_argument("--status", help="instead of what holds: the facts of this status (current, superseded, retracted, closed, revised, "
