@@ -16,17 +16,25 @@ from palimpsest.settings import SETTINGS
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def _commands() -> list[tuple[str, str]]:
+def _named(choices: dict[str, argparse.ArgumentParser]) -> list[tuple[str, list[str], argparse.ArgumentParser]]:
+    """Each sub-command once, with its aliases."""
+    names: dict[int, list[str]] = {}
+    for name, sub in choices.items():
+        names.setdefault(id(sub), []).append(name)
+    return [(first, rest, choices[first]) for first, *rest in names.values()]
+
+
+def _commands() -> list[tuple[str, list[str], str]]:
     parser = build_parser()
     rows = []
     for action in parser._subparsers._group_actions:  # argparse keeps sub-commands here
-        for name, sub in action.choices.items():
+        for name, aliases, sub in _named(action.choices):
             nested = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
             if nested:
-                for inner, inner_parser in nested[0].choices.items():
-                    rows.append((f"{name} {inner}", inner_parser.description or ""))
+                for inner, inner_aliases, inner_parser in _named(nested[0].choices):
+                    rows.append((f"{name} {inner}", inner_aliases, inner_parser.description or ""))
             else:
-                rows.append((name, sub.description or ""))
+                rows.append((name, aliases, sub.description or ""))
     return rows
 
 
@@ -36,7 +44,7 @@ def _cell(text: str) -> str:
 
 def cli_table() -> str:
     lines = ["| command | what it does |", "|---|---|"]
-    lines += [f"| `palimpsest {name}` | {_cell(help)} |" for name, help in _commands()]
+    lines += [f"| `palimpsest {name}`{''.join(f' (`{a}`)' for a in aliases)} | {_cell(help)} |" for name, aliases, help in _commands()]
     return "\n".join(lines)
 
 
