@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from palimpsest import Memory
+from pathlib import Path
+
+from palimpsest import Memory, Settings
 
 
 def _setup(memory: Memory) -> tuple[str, str]:
@@ -277,3 +279,28 @@ def test_a_users_facts_are_listed_apart_from_anothers(memory: Memory) -> None:
     assert listed(channel="alice") == ["Alice's door code is 4711."]
     assert listed(agent="bot") == ["Alice's door code is 4711.", "Bob's gate code is 1234."]
     assert len(listed()) == 3 and listed(tag="user:nobody") == []
+
+
+def test_agents_are_one_users_harnesses_unless_the_setting_parts_them(home: Path, store_url: str) -> None:
+    """Found by a privacy-minded user: agent beta's "My door code is 1234." ended agent alpha's 4711, and alpha's
+    scoped recall then held neither. By default an agent is one of a user's harnesses (a correction said in Codex
+    ends what was said in Claude Code); `fact_owners` with `agent` keeps each agent's people apart."""
+    with Memory(home / "one", store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        assert _heard(memory, "cc-1", "We deploy to Heroku 1.", agent="claude-code") == "new"
+        assert _heard(memory, "codex-1", "We deploy to Heroku 2.", agent="codex") == "supersede"
+    with Memory(home / "two", store_url, settings=Settings.load(env={"PALIMPSEST_FACT_OWNERS": "agent,channel,user,project"},
+                                                               embedder="none")) as memory:
+        assert _heard(memory, "a-door", "My door code is 4711.", agent="alpha") == "new"
+        assert _heard(memory, "b-door", "My door code is 1234.", agent="beta") == "new"
+        doors = lambda: [t for t in _current(memory) if "door" in t]  # noqa: E731 (one store for both homes on PostgreSQL)
+        assert doors() == ["My door code is 1234.", "My door code is 4711."]
+        assert "4711" in memory.recall("a-door", "what is my door code?", agent="alpha").block
+        assert _heard(memory, "a-door-2", "My door code is 5555.", agent="alpha") == "supersede"
+        assert doors() == ["My door code is 1234.", "My door code is 5555."]
+
+
+def test_an_unknown_owner_mark_is_refused_clearly() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="PALIMPSEST_FACT_OWNERS: must be some of agent, channel, user, project"):
+        Settings.load(env={"PALIMPSEST_FACT_OWNERS": "agent,tenant"})

@@ -184,7 +184,7 @@ class Memory:
         k = self.kernel
         return Facts(k.store, k.home, embedder=lambda: k.embedding.model, snapshot=k.settings.facts_snapshot,
                      weights=Weights.from_settings(k.settings), decisions=k.decisions, llm=lambda: k.llm,
-                     pair_model=k.settings.curator_model)
+                     pair_model=k.settings.curator_model, owners=tuple(k.settings.fact_owners.split(",")) if k.settings.fact_owners else ())
 
     @cached_property
     def tags(self) -> Tags:

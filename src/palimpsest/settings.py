@@ -87,6 +87,18 @@ def delays(text: str) -> list[float]:
     return parts
 
 
+OWNER_MARKS = ("agent", "channel", "user", "project")  # what may tell whose a fact is (`fact_owners`)
+
+
+def _owners(text: str) -> str:
+    """Comma-separated marks of `OWNER_MARKS` (`fact_owners`)."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in parts if p not in OWNER_MARKS]
+    if unknown:
+        raise ValueError(f"must be some of {', '.join(OWNER_MARKS)} separated by commas, got {unknown[0][:40]!r}")
+    return ",".join(parts)
+
+
 def _delays(text: str) -> str:
     delays(text)
     return text
@@ -154,6 +166,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("mcp_persona", "", "PALIMPSEST_PERSONA", "Persona recorded in the session settings (`persona`) of MCP writes that name none."),
     Setting("capture_timeout", 10.0, "PALIMPSEST_CAPTURE_TIMEOUT", "Seconds the capture client waits for the server before spooling.", float),
     Setting("curator_model", True, "PALIMPSEST_CURATOR_MODEL", "Let the curator's pair model (palimpsest.facts.pairs, shipped weights) read again what its rules leave at related or new, with an embedder and no LLM: it may confirm a paraphrase or unlink a pair, never link nor supersede (off: the rules alone).", _bool),
+    Setting("fact_owners", "channel,user,project", "PALIMPSEST_FACT_OWNERS", "What tells whose a fact is: statements heard in sessions of different values of one of these (the session's channel or agent, its user: or project: tag) are never one fact, nor does one correct the other. Add agent when each agent serves other people (agents are one user's harnesses by default).", _owners),
     Setting("facts_snapshot", True, "PALIMPSEST_FACTS_SNAPSHOT", "Rewrite <home>/facts.jsonl after every fact change (off: only on `palimpsest facts snapshot`).", _bool),
     Setting("code_db", "", "PALIMPSEST_CODE_DB", "SQLite file of the code graph (default <home>/code.db); derived data, rebuilt by `code index`."),
     Setting("code_max_file_bytes", 1_000_000, "PALIMPSEST_CODE_MAX_FILE_BYTES", "Source files larger than this are not parsed by `code index` (reported as skipped).", int),

@@ -31,7 +31,8 @@ opposite words ("begins" / "ends": `OPPOSITES`) — embeddings blur exactly thos
     new        otherwise
 
 Only facts of the candidate's owner are compared: not those heard only in sessions of another
-channel, `user:` or `project:` tag than the candidate's (`WHOSE`).
+channel, `user:` or `project:` tag than the candidate's — or agent, where the setting `fact_owners`
+names it (`Facts.owners`).
 
 With an embedder and no LLM, what these rules leave at related or new is read again by
 the pair model (`pairs`: a logistic regression over the same signals, trained on the
@@ -83,11 +84,11 @@ SCOPED_RELATED = 0.45  # a statement for one time or one version of a thing, thi
 DATE_MOVED = 0.6  # a date said to have moved supersedes from this cosine (the development pairs: see docs/facts.md)
 CHANGE_WORDS = 13  # … between statements of at most this many words (the longest development pair; chat's sentences are longer)
 NEIGHBOURS = 10
-OWNERS_WIDEN = 64
-NAMED_TIE = 0.02  # facts this close to the text a correction names are alike: its own words choose, or it asks which  # how much further the neighbours are looked for when other owners' facts crowd the nearest
-# what tells whose a statement is: the channel of the session it was heard in, and its accepted `user:` and `project:` tags
-# (a chat bot's users, a coding agent's repositories); statements heard only where these differ are never one slot
-WHOSE = ("channel", "user", "project")
+OWNERS_WIDEN = 64  # how much further the neighbours are looked for when other owners' facts crowd the nearest
+NAMED_TIE = 0.02  # facts this close to the text a correction names are alike: its own words choose, or it asks which
+# what tells whose a statement is (`Facts.owners`, setting `fact_owners`): by default the channel of the session it was
+# heard in and its accepted `user:` and `project:` tags (a chat bot's users, a coding agent's repositories), and the
+# session's agent where each agent serves other people; statements heard only where these differ are never one slot
 _FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine)\b", re.IGNORECASE)
 NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit",
                        # the same in the other languages a user writes in (German, Spanish, French, Italian, Portuguese,
@@ -744,7 +745,7 @@ class Curator:
 
     def _same_owner(self, c: Candidate, views: list[Fact]) -> list[Fact]:
         """The facts that may be the candidate's slot: not those heard only in sessions of
-        another channel, user or project (`WHOSE`) than the candidate's — Bob's "My door code is
+        another channel, user or project (`Facts.owners`) than the candidate's — Bob's "My door code is
         1234." is no news of Alice's "My door code is 4711." A fact or candidate heard in no
         session, or in sessions that do not say one of these, is compared as before."""
         from .model import parse_source
@@ -759,7 +760,7 @@ class Curator:
         marks = self._marks([e for events in heard.values() for e in events])
 
         # a person's own statement ("I live in Berlin") is theirs in every repository: `project:` parts only the others
-        keys = [k for k in WHOSE if not (k == "project" and _FIRST_PERSON_SINGULAR.search(c.text))]
+        keys = [k for k in self.facts.owners if not (k == "project" and _FIRST_PERSON_SINGULAR.search(c.text))]
 
         def apart(events: list[str]) -> bool:
             theirs: dict[str, set[str]] = {}
@@ -771,17 +772,17 @@ class Curator:
         return [f for f in views if not apart(heard[f.id])]
 
     def _marks(self, events: list[str]) -> dict[str, dict[str, set[str]]]:
-        """Per message id, the `WHOSE` marks of its session: {"channel": {...}, "user": {...}, …}."""
-        store = self.facts.store
+        """Per message id, the owner marks of its session (`Facts.owners`): {"channel": {...}, "user": {...}, …}."""
+        store, owners = self.facts.store, self.facts.owners
         sessions = {m.id: m.session for m in store.get_messages(list(dict.fromkeys(events)))}
         per_session: dict[str, dict[str, set[str]]] = {}
         for sid in set(sessions.values()):
             row = store.get_session(sid)
-            per_session[sid] = {"channel": {row.channel}} if row is not None and row.channel else {}
+            per_session[sid] = {key: {getattr(row, key)} for key in ("agent", "channel") if key in owners and row is not None and getattr(row, key)}
         for sid, tags in store.session_tag_map(sorted(per_session)).items():
             for tag in tags:
                 key, _, value = tag.partition(":")
-                if key in WHOSE:
+                if key in owners and key not in ("agent", "channel"):
                     per_session[sid].setdefault(key, set()).add(value)
         return {mid: per_session[sid] for mid, sid in sessions.items() if per_session[sid]}
 
@@ -993,7 +994,7 @@ class Curator:
         return tied[0]
 
     def _owners_apart(self, facts: list[Fact]) -> bool:
-        """Whether the facts were heard in sessions of more than one owner (`WHOSE` marks)."""
+        """Whether the facts were heard in sessions of more than one owner (`Facts.owners` marks)."""
         heard = [[a.source for a in f.attestations if a.source_type == "event"][:20] for f in facts]
         marks = self._marks([e for events in heard for e in events])
         owners = {tuple(sorted((k, tuple(sorted(v))) for e in events for k, v in marks.get(e, {}).items())) for events in heard}

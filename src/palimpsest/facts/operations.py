@@ -52,9 +52,11 @@ class Facts(FactReads, FactSnapshots):
 
     def __init__(self, store: Any, home: Path, *, embedder: Callable[[], Any] | None = None, clock: Clock = utcnow,
                  snapshot: bool = True, weights: Weights | None = None, decisions: DecisionLog | None = None,
-                 llm: Callable[[], Any] | None = None, pair_model: bool = True) -> None:
+                 llm: Callable[[], Any] | None = None, pair_model: bool = True,
+                 owners: tuple[str, ...] = ("channel", "user", "project")) -> None:
         self.store = store
         self.pair_model = pair_model  # the curator's pair model on (`pairs`), else its rules alone
+        self.owners = owners  # what tells whose a statement is (setting `fact_owners`; `curator._same_owner`)
         self.home = Path(home)
         self.decisions = decisions or DecisionLog(self.home)
         self.clock = clock
