@@ -18,12 +18,14 @@ from palimpsest.settings import SETTINGS
 
 
 def _commands(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], str, argparse.ArgumentParser]]:
-    """Every (sub-)command with the help text it is listed with."""
+    """Every (sub-)command with the help text it is listed with (an alias: once, under its name)."""
     found = []
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {a.dest: a.help for a in action._choices_actions}
             for name, sub in action.choices.items():
+                if name not in helps and any(other is sub for n, other in action.choices.items() if n in helps):
+                    continue  # "facts list", an alias of "facts query"
                 found.append(((*prefix, name), helps.get(name) or "", sub))
                 found += _commands(sub, (*prefix, name))
     return found

@@ -292,7 +292,9 @@ def test_agents_are_one_users_harnesses_unless_the_setting_parts_them(home: Path
                                                                embedder="none")) as memory:
         assert _heard(memory, "a-door", "My door code is 4711.", agent="alpha") == "new"
         assert _heard(memory, "b-door", "My door code is 1234.", agent="beta") == "new"
-        doors = lambda: [t for t in _current(memory) if "door" in t]  # noqa: E731 (one store for both homes on PostgreSQL)
+        def doors() -> list[str]:  # one store for both homes on PostgreSQL
+            return [t for t in _current(memory) if "door" in t]
+
         assert doors() == ["My door code is 1234.", "My door code is 4711."]
         assert "4711" in memory.recall("a-door", "what is my door code?", agent="alpha").block
         assert _heard(memory, "a-door-2", "My door code is 5555.", agent="alpha") == "supersede"

@@ -5,10 +5,14 @@ block, or nothing — so the hook process needs no JSON of its own; on both back
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import httpx
+import pytest
 
 from palimpsest import Memory
+from palimpsest.errors import InvalidInput
 from palimpsest.server.run import ServerThread
 
 HOOK = {"session_id": "0d2f7e3b-harness-uuid", "hook_event_name": "UserPromptSubmit", "prompt": "what was the retry cap?",
@@ -34,3 +38,36 @@ def test_the_hook_answer_comes_ready_to_print(memory: Memory) -> None:
         assert deep.status_code == 200 and deep.text == ""
         assert ask(HOOK, format="yaml").status_code == 400
         assert ask(HOOK, budget=0).text == ""  # no room for even the envelope: nothing
+
+
+def test_the_hook_keeps_another_repositorys_decisions_out_of_this_ones_block(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Claude Code user with two repositories: in billing-api the block led with shop-web's "package manager
+    is pnpm", and an "earlier; newer" mark paired the two repositories' retry counts."""
+    repo = tmp_path / "billing-api"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/billing-api.git"], check=True)
+    said = {}
+    for session, project, text in (("a1", "billing-api", "Decision: the package manager is uv, and the Stripe client retries 5 times."),
+                                   ("b1", "shop-web", "Decision: the package manager is pnpm, and the fetch client retries 2 times."),
+                                   ("b2", "shop-web", "I prefer short answers about the package manager."),
+                                   ("plain", None, "The package manager docs live in the team wiki.")):
+        said[session] = memory.append(session, "user", text)["id"]
+        if project:
+            memory.tags.add(f"project:{project}", session=session)
+        memory.facts.curator.write({"text": text, "source": f"event:{said[session]}"})
+    with ServerThread(memory) as url:
+        def block(cwd: str) -> str:
+            body = json.dumps({**HOOK, "prompt": "Which package manager do we use, and how many retries?", "cwd": cwd}).encode()
+            out = httpx.post(f"{url}/api/hook/recall", content=body, params={"format": "text"}, headers={"Content-Type": "application/json"})
+            return out.text
+
+        mine = block(str(repo))
+        assert "uv" in mine and "pnpm" not in mine and "retries 2" not in mine
+        assert "short answers" in mine and "team wiki" in mine  # a person's own word and what no repository said stay
+        elsewhere = block(str(tmp_path / "no-such-folder"))  # a folder not here: no project, every repository's
+        assert "uv" in elsewhere and "pnpm" in elsewhere
+    scoped = memory.recall(None, "Which package manager do we use?", project="shop-web").block
+    assert "pnpm" in scoped and "is uv" not in scoped
+    with pytest.raises(InvalidInput, match="project must be a non-empty string"):
+        memory.recall(None, "package manager", project=" ")

@@ -798,3 +798,20 @@ def test_glued_reads_the_record_after_a_fragment_and_no_object_inside_it() -> No
     fragment = json.dumps({"type": "response_item", "payload": {"output": [{"k": i} for i in range(300)]}})[:-100]
     assert glued(fragment + json.dumps(record)) == record
     assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}') is None
+
+
+def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
+    """Found by a privacy-minded user: an export imported into a new home listed the skill vault as
+    empty, folder missing (documents written through the API came back; skills had been left out)."""
+    memory.vaults.init("skills", "skill")
+    memory.vaults.write_skill("skills", "deploy", "How we deploy", "1. tag\n2. ship", triggers=["deploy"])
+    memory.vaults.init("notes", "semantic")
+    memory.vaults.write_document("notes", "runbook.md", "# Runbook\nrestart the worker")
+    dump = tmp_path / "export.jsonl"
+    with dump.open("w") as out:
+        export_memory(memory, out)
+    with open_memory(tmp_path / "home2", second_store_url) as copy:
+        assert import_file(copy, dump).ok
+        [skill] = copy.vaults.skill_list("skills")
+        assert skill.name == "deploy" and "2. ship" in copy.vaults.skill("skills", "deploy").body
+        assert [d["path"] for d in copy.vaults.docs("notes")] == ["runbook.md"]

@@ -43,6 +43,7 @@ def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
         ("Did Jan call in May?", ["jan"]),  # an abbreviation can be a name
         ("¿Dónde vive Núñez?", ["nunez"]),  # "¿" opens the sentence; a name is read without its accents
         ("Hola. ¡Qué bien! ¿Quién es José?", ["jose"]),
+        ("For CHF we should use the symbol 'CHF' not 'Fr.'", ["chf", "fr"]),  # one acronym said twice is no shouting
         ("", []),
     ],
 )
@@ -255,6 +256,23 @@ def test_words_in_capitals_of_code_or_shouting_are_no_names() -> None:
     """`DROP TABLE` had emptied a search: "TABLE" was read as a third party no hit spoke of."""
     assert query_names("DROP TABLE users") == []
     assert query_names("What did Priya say about AWS?") == ["priya", "aws"]
+
+
+def test_a_teams_question_naming_a_known_acronym_and_one_new_word_keeps_its_hits(home: Path, store_url: str) -> None:
+    """Found by a developer's agent loop: "For CHF we should use the symbol 'CHF' not 'Fr.'" had no hits — CHF,
+    said twice, was read as shouting and dropped, "Fr" was the only name and nothing held it; and "we" was asked
+    at the bar of a question about a third party."""
+    memory = open_memory(home, store_url, floor_similarity="0.9", floor_unknown="0.9", floor_stranger="0.95")
+    try:
+        memory.append("s1", "user", "KeyError: 'CHF' in format_money: add CHF and SEK to CURRENCY_SYMBOLS")
+        memory.worker().drain()
+        for query in ("For CHF we should use the symbol 'CHF' not 'Fr.'", "Which symbol for CHF, Fr or CHF?"):
+            assert any("CHF" in h.message.content for h in memory.search(query).hits), query
+        assert memory.search("What did Zorblax say about Fr?").hits == []  # a third party no message holds: still nothing
+    finally:
+        memory.close()
+    assert Floor(0.3, 0.45, 0.55).for_names("What should we use for CHF?") == 0.45  # the team's own memory
+    assert Floor(0.3, 0.45, 0.55).for_names("What did Nate use for CHF?") == 0.55
 
 
 def test_a_spanish_question_and_a_name_typed_without_accents_keep_their_hits(home: Path, store_url: str) -> None:

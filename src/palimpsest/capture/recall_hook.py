@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from ..errors import InvalidInput
+from ..harness.project import project_of
 from ..ids import session_id_of
 
 DEFAULT_BUDGET = 2000  # tokens: added to every turn, so smaller than an explicit recall's 4000
@@ -34,8 +36,16 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
     if not isinstance(prompt, str) or not prompt.strip():
         return ""
     raw_session = hook.get("session_id") or hook.get("sessionId")
-    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0).block
+    # the repository the harness works in: another repository's decisions stay out of this one's block
+    project = _project(hook.get("cwd")) if isinstance(hook.get("cwd"), str) else None
+    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0, project=project).block
     return render(hook, block, form) if block else ""
+
+
+@lru_cache(maxsize=64)
+def _project(cwd: str) -> str | None:
+    """`project_of(cwd)`, asked of git once per folder (the hook runs before every prompt)."""
+    return project_of(cwd)
 
 
 def render(hook: dict[str, Any], block: str, form: str) -> str:

@@ -17,6 +17,7 @@ from ..facts.echoes import Echoes
 from ..kernel import Kernel
 from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
+from ..search.conversation import FIRST_PERSON
 from ..tokens import count_tokens
 from ..vaults import pages_said
 from . import context
@@ -88,19 +89,21 @@ class Recaller:
 
     def recall(self, session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
                live_tail: int = LIVE_TAIL, limit: int | None = None, tag: str | None = None, agent: str | None = None,
-               channel: str | None = None) -> Recall:
+               channel: str | None = None, project: str | None = None) -> Recall:
         """The recall block for a turn of `session` about `query`, within `budget` tokens.
         `limit`: how many hits search may hand over (default: one per `TOKENS_PER_HIT` of
         the budget, from 20 to 100), so a larger budget holds more evidence until the
-        relevance floor or the budget stops it."""
+        relevance floor or the budget stops it. `project`: the repository the turn is in
+        (a harness's working folder): what was heard only in sessions of other repositories
+        stays out, what was heard in no repository's session stays in (`_of_project`)."""
         started = time.perf_counter()
         budget = check_budget(budget)
         limit = limit if limit is not None else hits_for(budget)
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         scope = {k: v for k, v in (("tag", tag), ("agent", agent), ("channel", channel)) if v is not None}
-        for k, v in scope.items():  # `tag=user_tag or ""` had meant no scope: every user's memory in one user's block
-            if not isinstance(v, str) or not v.strip():
+        for k, v in {**scope, **({"project": project} if project is not None else {})}.items():
+            if not isinstance(v, str) or not v.strip():  # `tag=user_tag or ""` had meant no scope: every user's memory in one user's block
                 raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
         live = self._live_tail(session, live_tail, now)
         result = self.finder.search(query, limit=limit, now=now, **scope) if query.strip() else None
@@ -112,6 +115,8 @@ class Recaller:
         for group, source in self.sources:
             items = source(turn)
             (turn.lead if group == LEAD else ranked).extend(items)
+        if project is not None:
+            turn.lead, ranked = self._of_project(turn.lead, project), self._of_project(ranked, project)
         ranked.sort(key=lambda i: -i.score)  # summaries and turns compete on one score
         ranked = _once(turn.lead, ranked)
         words = query_words(query)
@@ -122,6 +127,35 @@ class Recaller:
         elif not items and budget and (lead or ranked or live):  # (it said nothing: an empty block, as if nothing was found)
             notes.append(f"a budget of {budget} tokens holds none of the {len(lead) + len(ranked) + len(live)} lines found")
         return Recall(session, query, budget, items, used, block, (time.perf_counter() - started) * 1000, notes)
+
+    def _of_project(self, items: list[RecallItem], project: str) -> list[RecallItem]:
+        """The items of `project` and of no project: a line heard only in sessions tagged with
+        other repositories' `project:` leaves (a coding user's second repository had led the
+        block with its own package manager, and an "earlier; newer" mark had paired the two
+        repositories' retry counts). A person's own statement ("I prefer …") is theirs in every
+        repository, as the curator holds it; what no session said (documents, skills) stays."""
+        mine = self.tags.filter_value(f"project:{project.strip()}")
+        def said(item: RecallItem) -> list[str]:  # the messages a fact was heard in, a wiki statement came from
+            refs = [s.removeprefix("event:") for s in item.sources] if item.kind in ("fact", "wiki") else []
+            return [r for r in refs if r.startswith("evt_")]
+
+        ids = list(dict.fromkeys(r for i in items for r in said(i)))
+        heard = {m.id: m.session for m in self.kernel.store.get_messages(ids)} if ids else {}
+
+        def sessions(item: RecallItem) -> set[str]:
+            if item.kind in ("fact", "wiki"):
+                return {heard[r] for r in said(item) if r in heard}
+            return {item.session} if item.session else set()
+
+        of = {i.id: sessions(i) for i in items}
+        tags = self.tags.session_tags([s for found in of.values() for s in found])
+
+        def elsewhere(session: str) -> bool:
+            projects = [t for t in tags.get(session, []) if t.startswith("project:")]
+            return bool(projects) and mine not in projects
+
+        return [i for i in items if not of[i.id] or not all(elsewhere(s) for s in of[i.id])
+                or i.kind == "fact" and FIRST_PERSON.search(i.text)]
 
     # -- the sources -------------------------------------------------------------
     def _facts_items(self, turn: Turn) -> list[RecallItem]:
@@ -231,15 +265,16 @@ class Recaller:
 
     # -- built on recall -----------------------------------------------------------
     def working_context(self, session: str, query: str | None = None, *, last_n: int = 20,
-                        budget: int = DEFAULT_BUDGET, workspace: str | Path | None = None) -> dict[str, Any]:
-        """Workspace files, the session's recent messages, and the recall block (see `context.py`).
+                        budget: int = DEFAULT_BUDGET, workspace: str | Path | None = None, **scope: Any) -> dict[str, Any]:
+        """Workspace files, the session's recent messages, and the recall block (see `context.py`);
+        `scope` (tag, agent, channel, project) is the recall block's, as `recall` takes it.
         An unknown session is `NotFound`."""
         self.kernel.known_session(session)
         files = context.workspace_files(workspace if workspace is not None else self.kernel.settings.workspace)
         recent = context.recent_messages(self._recent(session, last_n))
         if query is None:
             query = next((m["content"] for m in reversed(recent) if m["role"] == "user" and m["content"]), "")
-        block = self.recall(session, query, budget)
+        block = self.recall(session, query, budget, **scope)
         parts = [f"# {f['name']}\n{f['text']}" for f in files]
         if block.block:
             parts.append(block.block)

@@ -44,6 +44,8 @@ from .query import STOP_WORDS
 # measured on the dev sets (split halves) for the local model; see docs/retrieval.md
 MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
 SECOND_PERSON = re.compile(r"\byou(?:r|rs|'re|’re|'ve|’ve)?\b", re.IGNORECASE)
+# a team speaking of itself ("For CHF we should use …") asks of its own memory, as "I" does
+FIRST_PERSON_PLURAL = re.compile(r"\b(?:we|us|our|ours|let's|let’s|we're|we’re|we've|we’ve)\b", re.IGNORECASE)
 # a capitalised word that does not open a sentence; a possessive 's is not part of the name
 NAME_RE = re.compile(r"(?<![.?!:]\s)(?<![.?!:])(?<!^)\b([A-Z][\w’'-]*)")
 POSSESSIVE_RE = re.compile(r"['’]s$")
@@ -69,7 +71,8 @@ class Floor:
 
     def for_names(self, query: str) -> float:
         """The closeness a query naming only unknown names needs (0: no such rule)."""
-        personal = FIRST_PERSON.search(query) or SECOND_PERSON.search(query) or ABOUT_ASSISTANT.search(query)
+        personal = (FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
+                    or ABOUT_ASSISTANT.search(query))
         return self.unknown if personal else max(self.unknown, self.stranger)
 
 
@@ -102,7 +105,7 @@ def query_names(query: str) -> list[str]:
     TABLE users": code or shouting, not an acronym)."""
     out: list[str] = []
     words = NAME_RE.findall(DATED_ABBR.sub(" ", OPENERS.sub("", fold(query))))
-    shouted = sum(1 for w in WORD_RE.findall(query) if len(w) > 1 and w.isupper()) > 1
+    shouted = len({w.strip("'’-") for w in WORD_RE.findall(query) if len(w) > 1 and w.isupper()}) > 1  # "CHF … 'CHF'": one acronym
     for word in words:
         if shouted and word.isupper():
             continue
@@ -147,6 +150,11 @@ def beyond_model(text: str) -> bool:
     words = WORD_RE.findall(text[:2000].lower())
     other = sum(1 for w in words if w in OTHER_LANGUAGES)
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
+
+
+def _acronyms(query: str) -> set[str]:
+    """The words of `query` written in capitals ("CHF", "AWS"), lower-cased."""
+    return {w.strip("'’-").lower() for w in WORD_RE.findall(fold(query)) if len(w.strip("'’-")) > 1 and w.strip("'’-").isupper()}
 
 
 def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
@@ -201,7 +209,9 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
     if names:
         if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
             held = _held(hits[:TOP], cosines, query, names, floor.unknown, floor.similarity)
-            missing = [n for n in names if n not in held]
+            # … a thing named by its acronym is no person met in passing: any message holding it knows it ("Which
+            # symbol for CHF?" had no hits beside four messages about CHF, none near the question in meaning)
+            missing = [n for n in names if n not in held and not (n in _acronyms(query) and known(n))]
         else:
             missing = [n for n in names if not known(n)]
         if len(missing) == len(names):

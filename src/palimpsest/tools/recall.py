@@ -8,6 +8,13 @@ from ..memory import Memory
 from .registry import INTEGER, QUERY, SESSION, described, schema, tool
 
 BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "description": "token budget of the whole block (default 4000)"}
+SCOPE: dict[str, Any] = {
+    "tag": {"type": "string", "minLength": 1, "description": "key:value: past messages and facts only from sessions carrying this accepted tag (a fact counts when it was heard in one)"},
+    "agent": {"type": "string", "minLength": 1, "description": "past messages and facts only from this agent's sessions"},
+    "channel": {"type": "string", "minLength": 1, "description": "past messages and facts only from sessions of this channel"},
+    "project": {"type": "string", "minLength": 1, "description": "the repository the turn is in: what was heard only in sessions of "
+                "other repositories (their project: tag) stays out; what no repository's session said stays in"},
+}
 
 
 @tool("memory_recall", "The memory a model should see before a turn about `query`: current facts, relevant past messages "
@@ -15,16 +22,13 @@ BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "descript
       "<system-reminder> envelope with an id and date on every line. Also returned as structured items.",
       schema({"query": described(QUERY, "the turn's topic: usually the user's message as it is"),
               "session": described(SESSION, "the running session (its live tail is included; its id: letters, digits and ._:@+=-)"),
-              "budget": BUDGET,
-              "tag": {"type": "string", "minLength": 1, "description": "key:value: past messages and facts only from sessions carrying this accepted tag (a fact counts when it was heard in one)"},
-              "agent": {"type": "string", "minLength": 1, "description": "past messages and facts only from this agent's sessions"},
-              "channel": {"type": "string", "minLength": 1, "description": "past messages and facts only from sessions of this channel"},
+              "budget": BUDGET, **SCOPE,
               "live_tail": {**INTEGER, "minimum": 0, "maximum": 100,
                             "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"}},
              required=["query"]))
 def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
     options = {"live_tail": args["live_tail"]} if "live_tail" in args else {}
-    scope = {k: args[k] for k in ("tag", "agent", "channel") if k in args}
+    scope = {k: args[k] for k in SCOPE if k in args}
     return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), **scope, **options)
 
 
@@ -32,10 +36,12 @@ def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
       "(old long tool outputs as pointers) and the recall block.",
       schema({"session": SESSION, "query": described(QUERY, "the turn's topic, for the recall block (optional)"),
               "last": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "latest messages to include (default 20)"},
-              "budget": BUDGET},
+              "budget": BUDGET, **SCOPE},
              required=["session"]))
 def memory_context(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.context(args["session"], args.get("query"), last_n=args.get("last", 20), budget=args.get("budget", 4000))
+    # scoped as recall is: a bot's context for one user's session had held another agent's secrets (found by a new user)
+    scope = {k: args[k] for k in SCOPE if k in args}
+    return memory.context(args["session"], args.get("query"), last_n=args.get("last", 20), budget=args.get("budget", 4000), **scope)
 
 
 @tool("memory_briefing", "What a model needs to resume a session after its context window was cleared.",

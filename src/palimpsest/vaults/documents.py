@@ -333,21 +333,23 @@ class Documents:
                 "warnings": report.warnings, "notes": report.notes}
 
     def restore_written(self, decisions: List[Decision]) -> int:
-        """Rewrite documents written through the API whose file is missing (the last
-        decision per path wins: a later removal is respected)."""
-        last: dict[tuple[str, str], tuple[dict[str, Any], str]] = {}
+        """Rewrite documents and skills written through the API whose file is missing (the
+        last decision per path wins: a later removal is respected). Skills had been left out:
+        an export imported into a new home listed its skill vault as empty, folder missing."""
+        last: dict[tuple[str, str], tuple[str, dict[str, Any], str]] = {}
         for d in decisions:
             meta, content = d.meta, d.content
-            if d.op == "write_document":
-                last[(meta["vault"], meta["path"])] = (meta, content)
+            if d.op in ("write_document", "write_skill"):
+                last[(meta["vault"], meta["path"])] = (d.op, meta, content)
             elif d.op == "remove_documents":
-                last.update({(meta["vault"], p): (meta, "") for p in meta.get("paths", [])})
+                last.update({(meta["vault"], p): (d.op, meta, "") for p in meta.get("paths", [])})
         restored = 0
-        for (vault, path), (meta, content) in last.items():
+        for (vault, path), (op, meta, content) in last.items():
             rows = self.store.vault_rows(OWNER, [vault])
-            if meta["op"] != "write_document" or not rows:
+            if op == "remove_documents" or not rows:
                 continue
-            self._restored[(vault, path)] = meta.get("metadata") or {}
+            if op == "write_document":
+                self._restored[(vault, path)] = meta.get("metadata") or {}
             folder = self.vaults.folder(rows[0])
             try:
                 if resolve_inside(folder, path).exists():
