@@ -31,3 +31,18 @@ def test_every_call_after_close_raises_closed_and_nothing_is_journaled(home: Pat
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as again:
         assert [m.content for m in again.browse(session="s")] == ["hello there"]
         assert again.quarantine_stats()["count"] == 0
+
+
+def test_a_search_after_close_is_closed_even_once_the_query_pool_ran(home: Path, store_url: str) -> None:
+    """Found by a library user: after one search, a search after `close()` raised a bare RuntimeError ("cannot
+    schedule new futures after shutdown"), not `Closed`; every documented error is importable from the package."""
+    import palimpsest
+
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off"))
+    with memory:
+        memory.append("s", "user", "the retry cap is thirty seconds")
+        memory.search("retry")
+    with pytest.raises(palimpsest.Closed):
+        memory.search("retry")
+    documented = ["Closed", "Conflict", "DeadlineExceeded", "EmbedderError", "LLMError", "StoreCorrupt", "Interrupted"]
+    assert all(isinstance(getattr(palimpsest, name), type) and name in palimpsest.__all__ for name in documented)

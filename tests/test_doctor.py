@@ -51,8 +51,10 @@ def test_all_well(tmp_path: Path, user: Path) -> None:
 
 
 def test_server_down(tmp_path: Path, user: Path) -> None:
-    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
-    assert found["server"]["state"] == "problem" and "palimpsest serve" in found["server"]["fix"]
+    port = free_port()
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{port}")
+    # the command that serves the address the hooks name (it said `palimpsest serve`, which listens on 8765)
+    assert found["server"]["state"] == "problem" and f"`palimpsest serve --port {port}`" in found["server"]["fix"]
     assert "capture" not in found
 
 

@@ -15,8 +15,12 @@ def test_fact_tools_read_write_and_history(memory: Memory) -> None:
     decision = call("memory_remember", {"text": "the deploy window is Friday 16:00", "kind": "decision"})
     assert decision["action"] == "new"
     fid = decision["fact"]["id"]
+    assert decision["target"] is None
+    other = call("memory_remember", {"text": "Beta's launch code for project Nightjar is 0451-ZULU."})
+    assert other["action"] == "new" and other["target"] is None  # the nearest fact compared is no business of the caller's
     again = call("memory_remember", {"text": "the deploy window is Friday 16:00"})
-    assert again["action"] == "confirm"
+    assert again["action"] == "confirm" and again["target"]["id"] == fid
+    call("memory_fact_retract", {"id": other["fact"]["id"]})
     new = call("memory_fact_supersede", {"id": fid, "text": "the deploy window is Thursday 10:00"})
     now = call("memory_facts", {}, write=False)["facts"]
     assert [f["text"] for f in now] == ["the deploy window is Thursday 10:00"]

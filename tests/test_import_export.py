@@ -800,6 +800,20 @@ def test_glued_reads_the_record_after_a_fragment_and_no_object_inside_it() -> No
     assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}') is None
 
 
+def test_an_export_saved_with_a_byte_order_mark_is_an_export(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
+    """Found by a new user: an export saved by a Windows editor (UTF-8 with a BOM) was read as a messages file: its
+    system journals became chat sessions, agents and channels were dropped and no fact came back."""
+    populate(memory)
+    out = io.StringIO()
+    export_memory(memory, out)
+    dump = tmp_path / "export.jsonl"
+    dump.write_bytes(b"\xef\xbb\xbf" + out.getvalue().encode("utf-8"))
+    assert detect_format(dump) == "export"
+    with open_memory(tmp_path / "home2", second_store_url) as copy:
+        assert import_file(copy, dump).ok
+        assert comparable(copy) == comparable(memory) and [f.text for f in copy.facts.query()] == ["the retry cap is 30 seconds"]
+
+
 def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
     """Found by a privacy-minded user: an export imported into a new home listed the skill vault as
     empty, folder missing (documents written through the API came back; skills had been left out)."""

@@ -226,3 +226,18 @@ def test_codex_setup_names_the_hook_flag_to_set(tmp_path: Path, features: str, s
     config.write_text(features)
     done = palimpsest(home, "setup", "codex")
     assert done.returncode == 0 and said in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_the_backup_of_a_private_file_stays_private_and_the_home_is_made_0700(tmp_path: Path) -> None:
+    """Found by a Claude Code user: `~/.claude.json` (its MCP servers' tokens) was 0600, its backup 0644; and setup made
+    `~/.palimpsest` 0755 (every other command makes it 0700)."""
+    home = tmp_path / "user"
+    (home / ".claude").mkdir(parents=True)
+    for private in (home / ".claude.json", home / ".claude" / "settings.json"):
+        private.write_bytes(b'{"mcpServers": {"other": {"env": {"TOKEN": "s3cret"}}}}' if private.name == ".claude.json" else CLAUDE_SETTINGS)
+        private.chmod(0o600)
+    assert palimpsest(home, "setup", "claude-code").returncode == 0
+    for private in (home / ".claude.json", home / ".claude" / "settings.json"):
+        backup = private.with_name(private.name + ".before-palimpsest")
+        assert backup.exists() and (private.stat().st_mode & 0o777, backup.stat().st_mode & 0o777) == (0o600, 0o600)
+    assert (home / ".palimpsest").stat().st_mode & 0o777 == 0o700

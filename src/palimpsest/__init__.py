@@ -7,12 +7,21 @@ recall hook a harness starts before every turn) does not pay for loading them.
 TYPE_CHECKING = False  # not `typing`'s: importing `typing` costs the recall hook ~10 ms
 
 from .errors import (
+    Closed,
+    Conflict,
+    DeadlineExceeded,
+    EmbedderError,
+    Interrupted,
     InvalidInput,
     JournalError,
+    LLMError,
     ModelMismatch,
     NotFound,
     PalimpsestError,
     PayloadTooLarge,
+    SchemaTooNew,
+    StoreCorrupt,
+    StoreRefused,
     StoreUnavailable,
     WriteDisabled,
 )
@@ -23,14 +32,23 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 __all__ = [
+    "Closed",
+    "Conflict",
+    "DeadlineExceeded",
+    "EmbedderError",
+    "Interrupted",
     "InvalidInput",
     "JournalError",
+    "LLMError",
     "Memory",
     "ModelMismatch",
     "NotFound",
     "PalimpsestError",
     "PayloadTooLarge",
+    "SchemaTooNew",
     "Settings",
+    "StoreCorrupt",
+    "StoreRefused",
     "StoreUnavailable",
     "WriteDisabled",
     "background",

@@ -87,7 +87,7 @@ class Doctor:
             version = r.json().get("result", {}).get("version", "?")
         except (httpx.HTTPError, ValueError) as exc:
             checks.append(Check("server", PROBLEM, f"{self.url} does not answer ({type(exc).__name__})",
-                                "start it: `palimpsest serve` (or `make run`); another address: set PALIMPSEST_URL"))
+                                f"start it: {_serve_command(self.url)}; another address: set PALIMPSEST_URL"))
             return False
         checks.append(Check("server", OK, f"{self.url} answers (palimpsest {version}); panel at {self.url}/panel"))
         return True
@@ -324,3 +324,18 @@ def report(checks: list[Check]) -> dict[str, Any]:
 def run(settings: Settings, env: dict[str, str], url: str | None = None) -> dict[str, Any]:
     return report(Doctor(settings, env, url).run())
 
+
+
+def _serve_command(url: str) -> str:
+    """How to serve `url` here: the hooks named port 18110 and the fix said `palimpsest serve`, which listens on 8765
+    (found by a new user)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return "`palimpsest serve`"
+    if host not in ("127.0.0.1", "localhost", "::1", None):
+        return f"`palimpsest serve` on {host}"
+    return f"`palimpsest serve --port {port}`" if port and port != 8765 else "`palimpsest serve` (or `make run`)"

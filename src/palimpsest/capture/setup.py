@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from ..settings import private_home
 from . import opencode_setup
 
 HARNESSES = ("claude-code", "codex", "qwen-code", "opencode", "mcp-client")
@@ -332,12 +333,17 @@ def _load_state(home: Path, harness: str) -> dict[str, Any]:
         return {}
 
 
-def _write(path: Path, data: bytes) -> None:
+def _write(path: Path, data: bytes, like: Path | None = None) -> None:
+    """Write `path` whole (through a temporary file), with the mode of the file it replaces, or of `like`: the
+    backup of a private `~/.claude.json` (its MCP servers' tokens) had been made readable by every account."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.palimpsest-tmp")
-    tmp.write_bytes(data)
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode & 0o777)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    model = like if like is not None and like.exists() else path
+    if model.exists():  # (a new file stays 0600: the harness reads it as its owner)
+        os.chmod(tmp, model.stat().st_mode & 0o777)
     os.replace(tmp, path)
 
 
@@ -353,7 +359,7 @@ def apply(p: Plan, home: Path) -> list[str]:
         if record is None:  # the first change: keep the original
             backup = c.path.with_name(c.path.name + BACKUP_SUFFIX)
             if c.before is not None:
-                _write(backup, c.before)
+                _write(backup, c.before, like=c.path)
             record = {"existed": c.before is not None, "backup": str(backup) if c.before is not None else None,
                       "made_dirs": [str(d) for d in _missing_dirs(c.path.parent)]}
         _write(c.path, c.after)
@@ -361,6 +367,7 @@ def apply(p: Plan, home: Path) -> list[str]:
         files[str(c.path)] = record
         written.append(str(c.path))
     if written:
+        private_home(home)  # created 0700, as every command creates it (it had been made 0755 here)
         _write(_state_path(home, p.harness), json.dumps(state, indent=2).encode("utf-8"))
     return written
 

@@ -233,8 +233,11 @@ class Decision:
     reason: str = ""
 
     def to_dict(self) -> dict[str, Any]:
+        # a new fact has no target: the nearest fact it was compared with is no business of the caller's (a bot's
+        # `memory_remember` had answered with another user's launch code, "no close fact")
+        shown = self.target if self.target is not None and self.action != "new" else None
         return {"action": self.action, "fact": self.fact.to_dict() if self.fact else None,
-                "target": self.target.to_dict() if self.target else None,
+                "target": shown.to_dict() if shown else None,
                 "signals": self.signals.to_dict() if self.signals else None, "reason": self.reason}
 
 

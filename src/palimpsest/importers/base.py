@@ -137,6 +137,9 @@ def read_source(path: str | Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
             raise InvalidInput(f"{path}: broken gzip file: {exc}") from None
     if len(data) > limit:
         raise InvalidInput(f"{path} holds more than {limit >> 20} MiB; split it to import it")
+    # a byte-order mark, as editors on Windows save UTF-8: an export saved so was read as a messages file, its
+    # system journals imported as chat sessions (found by a new user)
+    data = data.removeprefix(b"\xef\xbb\xbf")
     if not data.strip():
         raise InvalidInput(f"{path} is empty; nothing to import")
     return data

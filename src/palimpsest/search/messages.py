@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..embed import Embedding
-from ..errors import InvalidInput, PalimpsestError
+from ..errors import Closed, InvalidInput, PalimpsestError
 from ..ingest.indexer import split_context
 from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
 from ..store import Filters, Store
@@ -172,7 +172,10 @@ class MessageSearch:
         depth = max(limit * 5, 50)
         query = self.as_user(query, f)
         embed_notes: list[str] = []
-        pending = self._pool.submit(self.query_vector, query, embed_notes) if self.embedding.configured else None
+        try:
+            pending = self._pool.submit(self.query_vector, query, embed_notes) if self.embedding.configured else None
+        except RuntimeError:  # "cannot schedule new futures after shutdown": this memory was closed
+            raise Closed() from None
         anchor = parse_time(now, "now") if now is not None else utcnow()
         now_days = anchor.timestamp() / 86400.0
         w = Weights.from_settings(self.settings)
