@@ -814,6 +814,24 @@ def test_an_export_saved_with_a_byte_order_mark_is_an_export(memory: Memory, tmp
         assert comparable(copy) == comparable(memory) and [f.text for f in copy.facts.query()] == ["the retry cap is 30 seconds"]
 
 
+def test_a_decision_the_import_cannot_replay_is_a_problem_not_ok(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
+    """Found by a new user: an export whose supersede named an unknown fact imported with `ok: true`, the corrected
+    fact missing and the old one current again; only a log line said so."""
+    old = memory.facts.write("The wifi password is correcthorse.")
+    memory.facts.supersede(old.id, "The wifi password is Tr0ub4dor.")
+    out = io.StringIO()
+    export_memory(memory, out)
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    for rec in lines:
+        if rec.get("type") == "decision" and rec["metadata"].get("op") == "supersede":
+            rec["metadata"]["change"] = json.loads(json.dumps(rec["metadata"]["change"]).replace(old.id, "fct_" + "0" * 23))
+    dump = tmp_path / "export.jsonl"
+    dump.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    with open_memory(tmp_path / "home2", second_store_url) as copy:
+        report = import_file(copy, dump)
+        assert not report.ok and any("not replayed" in p.message for p in report.problems)
+
+
 def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
     """Found by a privacy-minded user: an export imported into a new home listed the skill vault as
     empty, folder missing (documents written through the API came back; skills had been left out)."""

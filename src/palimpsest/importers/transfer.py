@@ -37,7 +37,7 @@ from ..errors import InvalidInput
 from ..ingest.messages import check_event_key, check_json, check_name, check_role, check_session_attrs
 from ..journal import EVENT_ID_RE
 from ..records import check_session_id, check_text, iso, parse_time, utcnow
-from .base import ImportRejected, ImportReport, Plan, Progress
+from .base import ImportRejected, ImportReport, Plan, Problem, Progress
 
 log = logging.getLogger(__name__)
 FORMAT = "palimpsest-export"
@@ -188,6 +188,8 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
             progress(done, total)
     if any(name == "system" for name, _ in events):
         _replay(memory, report)
+        _rejected(memory, report, {session: {e["event_key"] for e in batch if e["type"] == "decision"}
+                                   for (name, session), batch in events.items() if name == "system"})
     return report
 
 
@@ -197,6 +199,18 @@ def _index(memory: Any, session: str, report: ImportReport) -> None:
     except Exception as exc:
         log.warning("indexing %s deferred: %s", session, exc)
         report.indexed = False
+
+
+def _rejected(memory: Any, report: ImportReport, imported: dict[str, set[str]]) -> None:
+    """A problem for each imported decision its replay refused (a supersede of a fact the export does not hold):
+    the import had said ok while the facts' history differed from the export's (found by a new user)."""
+    from ..decisions import REJECTED
+
+    for domain, keys in imported.items():
+        for _, d in memory.decisions.read(domain):
+            if d.op == REJECTED and d.meta.get("rejects") in keys:
+                report.problems.append(Problem(f"{domain} decision {d.meta['rejects']}",
+                                               f"not replayed: {d.meta.get('error', 'refused')}; the rest was imported"))
 
 
 def _replay(memory: Any, report: ImportReport) -> None:
