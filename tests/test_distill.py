@@ -97,10 +97,34 @@ def test_two_facts_said_in_one_breath_are_two_facts(text: str, parts: list[str] 
     ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\nValueError: bad input", []),
     ("- run: npm run build", []),
     ("<s> [webpack.Progress] 10% building 0/1 entries", []),
+    # what an agent or a bot is asked to do now (a library user's "Grep for …" had become a fact and led a block; a
+    # chat bot's "Log my run: …", said weekly, had made a chain of 276 versions)
+    ("Grep for all uses of format_money.", []),
+    ("Log my run: 5 miles easy.", []),
+    ("Error: I cannot connect to the database.", []),  # a log's label is no label of a statement
 ])
 def test_code_and_templates_are_no_statements(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])
     assert sorted(x["text"] for x in [*out["facts"], *out["corrections"], *out["tasks"]]) == kept
+
+
+@pytest.mark.parametrize("text,kept", [
+    # found by a new user with a year of chat: a statement under a label of its own was dropped whole
+    ("Important for any medical stuff: I'm allergic to penicillin.", "I'm allergic to penicillin."),
+    ("Quick background so you can help me better: I live in Portland.", "I live in Portland."),
+    ("Bad news: I cancelled the Japan trip.", "I cancelled the Japan trip."),
+    ("Sad news: my grandmother passed away.", "My grandmother passed away."),
+])
+def test_a_statement_under_a_label_of_its_own_is_kept_without_it(text: str, kept: str) -> None:
+    assert [f["text"] for f in local_distill([msg(text)])["facts"]] == [kept]
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("Actually no: finance wants ROUND_HALF_UP, not banker's rounding.", "Finance wants ROUND_HALF_UP, not banker's rounding."),
+    ("Update on food: I'm going back to vegetarian after all.", "I'm going back to vegetarian after all."),
+])
+def test_a_corrections_text_opens_with_its_statement(text: str, kept: str) -> None:
+    assert [c["text"] for c in local_distill([msg(text)])["corrections"]] == [kept]
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -253,7 +277,7 @@ def test_a_change_of_one_of_two_things_said_together_ends_only_that_one(memory: 
                          ("user", "We've switched from Jenkins to GitHub Actions."), ("assistant", "Noted."), ("user", "thanks")])
     memory.worker(tasks=["distill"]).drain()
     current = {f.text for f in memory.facts.query()}
-    assert current == {"Quick context: we deploy the API to Heroku.", "We've switched from Jenkins to GitHub Actions."}
+    assert current == {"We deploy the API to Heroku.", "We've switched from Jenkins to GitHub Actions."}  # its label left out
     assert [f.text for f in memory.facts.query(status="superseded")] == ["Our CI runs on Jenkins."]
 
 

@@ -72,7 +72,10 @@ TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", 
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+                        r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*"
+                        # "Actually no: finance wants …", "Update on food: I'm going back to …" (a stray "No:" or "On food:" had
+                        # opened the correction's text)
+                        r"(?:no\b[\s,.!:;—-]*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 # "Scratch that earlier plan: the release ships …" (a label of what is dropped, then the statement), "Scratch that batch
 # size, it's 64 now", "Scratch what I said about sertraline, it's back to 50 mg": the thing named, then its value
 _SCRATCH = re.compile(r"^\s*scratch (?:that|what i said)(?:\s+(?:(?:earlier|last|previous|old|first) )?(?:plan|idea|note|one|bit)\s*[:,—-]\s*"
@@ -255,7 +258,13 @@ _OPENING = re.compile(r"^\s*(?:"
                       r"\b[,.!:]?\s+|(?:great|cool|nice|perfect|awesome|good|excellent|noted|got it|sounds good|fair|agreed)[,!]\s+|"
                       r"(?:quick (?:q|question|update|intro|note)|(?:big |good |some )?news|update|context|background|fyi|(?:the )?plan|note|"
                       r"heads up|psa|intro|introduction|about me|summary|reminder|tl;?dr)\s*[:—–-]+\s+|"
-                      r"no[,.!:]\s+)+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
+                      r"no[,.!:]\s+|"
+                      # any short label before a colon, when what follows speaks of oneself: "Bad news: I cancelled the
+                      # Japan trip.", "Important for any medical stuff: I'm allergic to penicillin." (only a fixed list of
+                      # labels was known, and a sentence under any other was dropped whole: found by a new user)
+                      r"(?!(?:error|exception|warning|warn|traceback|fatal|failed|failure|critical|info|debug|stderr|stdout)\b)"
+                      r"(?:[^\W\d_][\w'’-]*\s+){0,9}[^\W\d_][\w'’-]*\s*:\s+(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
+                      r")+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
@@ -370,8 +379,9 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"generate|draft|fix|rewrite|check|find|recommend|suggest|review|refactor|debug|convert|create|make|draw|design|"
                      r"name|outline|plan|brainstorm|proofread|edit|shorten|expand|walk me|"
                      # what a coding agent is asked to do now ("Add a --dry-run flag to `hydra run`" had become a fact)
-                     r"(?:add|implement|update|remove|delete|rename|run|rerun|install|render|upgrade|revert)\s+(?:a|an|the|this|that|"
-                     r"these|those|it|them|my|our|some|all|every|`|--?\w)|investigate|look into)\b",
+                     r"(?:add|implement|update|remove|delete|rename|run|rerun|install|render|upgrade|revert|log|record|track|"
+                     r"grep|fetch|search|open|read|print)\s+(?:a|an|the|this|that|"
+                     r"these|those|it|them|my|our|some|all|every|for|`|--?\w)|investigate|look into)\b",
                      re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
 _SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))",
