@@ -26,3 +26,24 @@ def test_batches_hold_at_most_the_token_budget_and_vectors_do_not_depend_on_them
     assert max(width for _, width in shapes) == 256 and any(rows > 16 for rows, _ in shapes)  # short texts still batch wide
     alone = np.stack([e.embed_batch([t])[0] for t in texts])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_settle_waits_for_a_model_call_in_flight() -> None:
+    """An interrupted command waits for the model call its daemon thread runs: exiting inside the ONNX runtime aborted
+    the process (exit 134 on Ctrl-C during an import's embedding; reproduced by hand with SIGINT at 45 s and 60 s)."""
+    import threading
+    import time
+
+    from palimpsest import embed
+
+    started, ended = threading.Event(), threading.Event()
+
+    def slow(texts: list[str]) -> np.ndarray:
+        started.set()
+        time.sleep(0.4)
+        ended.set()
+        return np.zeros((len(texts), 2), dtype=np.float32)
+
+    threading.Thread(target=lambda: embed._bounded(slow, ["x"], 10.0), daemon=True).start()
+    assert started.wait(5)
+    assert embed.settle(5) and ended.is_set()

@@ -269,6 +269,7 @@ def test_a_teams_question_naming_a_known_acronym_and_one_new_word_keeps_its_hits
         for query in ("For CHF we should use the symbol 'CHF' not 'Fr.'", "Which symbol for CHF, Fr or CHF?"):
             assert any("CHF" in h.message.content for h in memory.search(query).hits), query
         assert memory.search("What did Zorblax say about Fr?").hits == []  # a third party no message holds: still nothing
+        assert memory.search("What did Zorblax say about CHF?").hits == []  # … even beside an acronym stored
     finally:
         memory.close()
     assert Floor(0.3, 0.45, 0.55).for_names("What should we use for CHF?") == 0.45  # the team's own memory

@@ -49,6 +49,8 @@ def contents(memory: Memory, query: str, **kw: object) -> list[str]:
         ("What movie did Joanna watch on 1 May, 2022?", None),  # a subject besides the time
         ("what did I say about my sister last week", None),
         ("when did I move?", None),  # asks for a time, names none
+        ("Where did I work in June?", None),  # an employer, not June's messages (a new user's: June's small talk came back)
+        ("What did I work on in June?", (date(2026, 6, 1), date(2026, 6, 30))),
         ("zzqqxx", None),
     ],
 )

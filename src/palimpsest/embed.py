@@ -82,6 +82,8 @@ class _Runner:
         self._jobs: queue.SimpleQueue[tuple[Any, list[str], Future[Any]]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.idle = threading.Event()  # no call running (`settle`)
+        self.idle.set()
 
     def submit(self, fn: Any, texts: list[str]) -> Future[Any]:
         with self._lock:
@@ -97,10 +99,21 @@ class _Runner:
             fn, texts, done = self._jobs.get()
             if not done.set_running_or_notify_cancel():
                 continue
+            self.idle.clear()
             try:
                 done.set_result(fn(texts))
             except BaseException as exc:  # handed to the caller
                 done.set_exception(exc)
+            finally:
+                self.idle.set()
+
+
+def settle(timeout: float = 30.0) -> bool:
+    """Wait until no model call runs (up to `timeout` seconds): a process that ends while its daemon thread is inside
+    the ONNX runtime is aborted by it ("terminate called without an active exception", exit 134, on Ctrl-C during an
+    import's embedding: found by a new user). True when every call ended."""
+    end = time.monotonic() + timeout
+    return all(r.idle.wait(max(0.0, end - time.monotonic())) for r in list(_RUNNERS.values()))
 
 
 _RUNNERS: dict[tuple[int, str], _Runner] = {}

@@ -71,6 +71,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             error["message"] += " (--no-llm runs the local fallback instead)"  # a model down or garbling: the command still has a way
         return _fail(args, error, exc.exit_code)
     except KeyboardInterrupt:
+        embed = sys.modules.get("palimpsest.embed")
+        if embed is not None:  # let a model call in flight end first: exiting inside it aborted the process (exit 134)
+            embed.settle()
         return _fail(args, {"code": "interrupted", "message": "interrupted"}, 130)
     except BrokenPipeError:
         return 0

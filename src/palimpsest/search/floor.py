@@ -210,8 +210,11 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
         if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
             held = _held(hits[:TOP], cosines, query, names, floor.unknown, floor.similarity)
             # … a thing named by its acronym is no person met in passing: any message holding it knows it ("Which
-            # symbol for CHF?" had no hits beside four messages about CHF, none near the question in meaning)
-            missing = [n for n in names if n not in held and not (n in _acronyms(query) and known(n))]
+            # symbol for CHF?" had no hits beside four messages about CHF, none near the question in meaning) — unless
+            # the query also names someone nothing stored mentions ("Would Melanie be a member of the LGBTQ community?")
+            acronyms = _acronyms(query)
+            stranger = any(n not in acronyms and len(n) > 2 and not known(n) for n in names)
+            missing = [n for n in names if n not in held and not (n in acronyms and not stranger and known(n))]
         else:
             missing = [n for n in names if not known(n)]
         if len(missing) == len(names):

@@ -43,9 +43,10 @@ GENERIC = frozenset([
     "say", "said", "saying", "says", "tell", "told", "telling", "talk", "talked", "talking", "discuss", "discussed",
     "discussing", "discussion", "discussions", "conversation", "conversations", "chat", "chatted", "chatting",
     "mention", "mentioned", "speak", "spoke", "spoken", "write", "wrote", "written", "ask", "asked", "do", "did",
-    "done", "doing", "happen", "happened", "happening", "go", "went", "going", "work", "worked", "working",
+    "done", "doing", "happen", "happened", "happening", "go", "went", "going",
     "anything", "something", "everything", "remember", "recall", "us", "new", "up",
 ])
+WORKED_ON = re.compile(r"\bwork(?:s|ed|ing)?\s+on\b", re.IGNORECASE)
 LATER = 7  # days after a window in which a message may still speak of it ("yesterday", said the day after)
 
 
@@ -77,6 +78,9 @@ def asked_time(query: str, now: datetime | date | None) -> tuple[Window | None, 
     for span in spans:
         rest = rest.replace(span.text, " ")
     rest = BEFORE.sub(" ", AFTER.sub(" ", BETWEEN.sub(" ", rest + " ")))
+    # "What did I work on in June?" asks what June's messages hold; "Where did I work in June?" asks for an employer
+    # (it had listed June's small talk: found by a new user)
+    rest = WORKED_ON.sub(" ", rest)
     return window, all(w in GENERIC or w in STOP_WORDS for w in query_terms(rest))
 
 
