@@ -59,3 +59,32 @@ def test_capture_survives_postgres_stopping(tmp_path: Path, paused_server: tuple
         assert memory.search("outage during").hits
     finally:
         memory.close()
+
+
+def test_a_role_that_may_not_create_is_refused_clearly(tmp_path: Path) -> None:
+    """Found running a shared server with a least-privilege role: `palimpsest stats` ended in a traceback
+    (InsufficientPrivilege at `CREATE TABLE IF NOT EXISTS schema_migrations`)."""
+    import os
+    from urllib.parse import urlsplit, urlunsplit
+
+    from palimpsest.errors import StoreRefused
+
+    url = pg.fresh_database_url()
+    with Memory(tmp_path / "owner", url, settings=Settings.load(env={}, embedder="none")) as owner:
+        owner.append("s", "user", "hello")
+    role = f"palimpsest_dml_{os.getpid()}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP ROLE IF EXISTS "{role}"')
+        conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD 'dml'")
+        conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO "{role}"')
+        conn.execute(f'GRANT CONNECT ON DATABASE "{urlsplit(url).path[1:]}" TO "{role}"')
+    parts = urlsplit(url)
+    limited = urlunsplit(parts._replace(netloc=f"{role}:dml@{parts.hostname}:{parts.port}"))
+    try:
+        with pytest.raises(StoreRefused, match="must own its tables"):
+            Memory(tmp_path / "dml", limited, settings=Settings.load(env={}, embedder="none")).stats()
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f'REVOKE ALL ON ALL TABLES IN SCHEMA public FROM "{role}"')
+            conn.execute(f'REVOKE ALL ON DATABASE "{urlsplit(url).path[1:]}" FROM "{role}"')
+            conn.execute(f'DROP ROLE "{role}"')

@@ -537,6 +537,39 @@ def test_a_job_stopped_by_a_shutdown_runs_again_with_its_attempt_back(store: Sto
     assert ran == [1, 1, 1] and store.job_status()["tasks"] == {"distill": {"done": 1}}
 
 
+def test_a_batch_that_outlasts_its_lease_does_not_run_what_another_worker_took_over(store: Store) -> None:
+    """Found on a shared PostgreSQL: a worker claimed 32 distill jobs at once; after five minutes of model calls another
+    server took over the rest of the batch, and both ran them (a fact written twice)."""
+    from palimpsest.jobs import LEASE, Worker
+
+    store.enqueue([NewJob("distill", {"n": n}, job_key=f"d{n}") for n in (1, 2, 3)])
+    ran: list[tuple[str, int]] = []
+
+    def first(job: Any) -> None:
+        ran.append(("w1", job.payload["n"]))
+        if job.payload["n"] == 1:  # its lease runs out meanwhile: w2 takes over what is still `running`
+            later = utcnow() + LEASE + timedelta(minutes=1)
+            ran.extend(("w2", j.payload["n"]) for j in store.claim_jobs("w2", None, 5, iso(later), iso(later - LEASE)) if j.payload["n"] != 1)
+
+    assert Worker(store, {"distill": first}, name="w1", batch=32).run_once() == 3
+    assert sorted(ran) == [("w1", 1), ("w2", 2), ("w2", 3)]  # 2 and 3 run once, by the worker that holds them
+
+
+def test_a_stopping_worker_gives_back_the_jobs_it_had_not_started(store: Store) -> None:
+    import threading
+
+    from palimpsest.jobs import Worker
+
+    store.enqueue([NewJob("distill", {"n": n}, job_key=f"d{n}") for n in (1, 2, 3)])
+    worker = Worker(store, {}, name="w1", batch=32)
+    worker.stopping = threading.Event()
+    worker.handlers = {"distill": lambda job: worker.stopping.set()}  # type: ignore[union-attr]
+    assert worker.run_once() == 1
+    assert store.job_status()["tasks"]["distill"] == {"done": 1, "queued": 2}  # not `running` for five minutes
+    again = store.claim_jobs("w2", None, 5, iso(utcnow()), iso(utcnow() - timedelta(hours=1)))
+    assert [j.attempts for j in again] == [1, 1]  # never started: no attempt spent
+
+
 def test_retry_failed_dry_run_and_filters(store: Store) -> None:
     store.enqueue([NewJob("embed", {"n": i}) for i in range(3)] + [NewJob("tag", {"n": 9})])
     now = utcnow()

@@ -71,11 +71,19 @@ class Worker:
         else:
             jobs, self.held, self.claimed_at = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE)), [], now
         for i, job in enumerate(jobs):
-            if self.stopping is not None and self.stopping.is_set():
-                # a server stopping with a backlog waited 30 s for a batch of model calls, then aborted in one (a new
-                # user's): the rest of the batch is left to the lease, and any worker runs it after
-                return i
             try:
+                if self.stopping is not None and self.stopping.is_set():
+                    # a server stopping with a backlog waited 30 s for a batch of model calls, then aborted in one (a new
+                    # user's): the rest of the batch goes back to the queue, unstarted, its attempts returned (it had
+                    # waited out the five-minute lease, `running`, while doctor said all was well)
+                    for unstarted in jobs[i:]:
+                        self.store.release_job(unstarted.id)
+                    return i
+                # the lease is renewed as each job starts: a batch that outlasted it had its later jobs taken over and
+                # run twice, by two servers (a distilled fact written twice: found on a shared PostgreSQL)
+                if not self.store.renew_job(job.id, self.name, iso(utcnow())):
+                    log.info("job %s (%s) was taken over by another worker: not run here", job.id, job.task)
+                    continue
                 self._run(job)
             except StoreUnavailable:
                 self.held = jobs[i:]

@@ -29,7 +29,7 @@ from .access import AccessLog
 from .decisions import DecisionLog
 from .distill import Distiller
 from .embed import Embedder, EmbeddingCache
-from .errors import InvalidInput, NotFound, StoreCorrupt, StoreUnavailable
+from .errors import Conflict, InvalidInput, NotFound, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
 from .ids import is_short_id
@@ -495,9 +495,16 @@ class Memory:
         replayed from the decision log: into a new store (a move to PostgreSQL, a file deleted
         or moved aside by `repair=True`) all of them; else none (summaries were lost when the
         database was deleted and rebuilt: a data steward's)."""
-        with self.store.atomically():
-            n = self.indexer.rebuild()
-            self.sweep_instant()
+        for attempt in range(3):
+            try:
+                with self.store.atomically():
+                    n = self.indexer.rebuild()
+                    self.sweep_instant()
+                break
+            except Conflict:  # a server indexing beside it took a session's lock first (PostgreSQL: a deadlock, rolled back)
+                if attempt == 2:
+                    raise
+                log.warning("rebuild rolled back by a concurrent writer: trying again")
         self.replay_decisions()
         return n
 

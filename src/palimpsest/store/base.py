@@ -327,6 +327,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Record a failure; `retry_at` None (or attempts exhausted) marks it failed."""
 
     @abstractmethod
+    def renew_job(self, job_id: int, worker: str, now: str) -> bool:
+        """Renew `worker`'s lease of a job it claimed, as it starts it: False when another
+        worker took it over meanwhile (a batch that outlasted the lease), which runs it."""
+
+    @abstractmethod
     def release_job(self, job_id: int) -> None:
         """Give a claimed job back, due now, with the attempt it was claimed with returned: it
         was stopped by a shutdown, not failed."""

@@ -48,6 +48,11 @@ class SQLJobsMixin(SQLBackend):
                     run_at = coalesce({t}, run_at) WHERE id = ?""",
                 (self.dialect.clean(error[:2000]), retry_at, retry_at, job_id))
 
+    def renew_job(self, job_id: int, worker: str, now: str) -> bool:
+        t = self.dialect.time_param
+        with self._writing() as run:
+            return run.count(f"UPDATE jobs SET locked_at = {t} WHERE id = ? AND locked_by = ? AND state = 'running'", (now, job_id, worker)) > 0
+
     def release_job(self, job_id: int) -> None:
         with self._writing() as run:
             run("""UPDATE jobs SET state = 'queued', locked_by = NULL, locked_at = NULL,
