@@ -312,3 +312,13 @@ def test_a_fact_line_says_the_day_it_holds_from_when_its_words_named_another(mem
     assert f"[{fact.id} · 2026-08-10 · holds from 2026-08-08] On Saturday we adopted a dog!" in memory.recall(None, "When did we adopt the dog?").block
     plain = memory.facts.write("The office is in Brno.", valid_from="2026-08-03T10:00:00Z")
     assert f"[{plain.id} · 2026-08-03] The office is in Brno." in memory.recall(None, "Where is the office?").block  # one day: no note
+
+
+def test_a_recall_as_of_a_past_moment_holds_nothing_said_after_it(memory: Memory) -> None:
+    """Found by a library user replaying a session: with `now` in the past, the live tail ended there but the past
+    turns listed messages of the days after."""
+    memory.append("old", "user", "The deploy window is Friday.", created_at="2026-11-10T10:00:00Z")
+    memory.append("old", "user", "The deploy window moved to Monday.", created_at="2026-12-01T10:00:00Z")
+    block = memory.recall("new", "when is the deploy window?", now="2026-11-21T00:00:00Z").block
+    assert "Friday" in block and "Monday" not in block
+    assert "Monday" in memory.recall("new", "when is the deploy window?").block

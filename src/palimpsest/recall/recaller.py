@@ -15,7 +15,7 @@ from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
 from ..kernel import Kernel
-from ..records import Message, parse_time, said_day, speaker_in
+from ..records import Message, iso, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON
 from ..tokens import count_tokens
@@ -106,7 +106,9 @@ class Recaller:
             if not isinstance(v, str) or not v.strip():  # `tag=user_tag or ""` had meant no scope: every user's memory in one user's block
                 raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
         live = self._live_tail(session, live_tail, now)
-        result = self.finder.search(query, limit=limit, now=now, **scope) if query.strip() else None
+        # a recall as of a past moment holds nothing said after it (a library user's replay had shown later turns)
+        before = {"until": iso(parse_time(now, "now") + timedelta(seconds=1))} if now is not None else {}
+        result = self.finder.search(query, limit=limit, now=now, **scope, **before) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
