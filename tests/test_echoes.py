@@ -71,3 +71,13 @@ def test_restates_looks_at_the_changed_value() -> None:
     assert not restates("See you at the standup.", old, new)  # not the retired value
     assert restates("billing runs on Postgres", _fact("The billing service runs on Postgres 14."), None)
     assert not restates("Postgres is great", _fact("The billing service runs on Postgres 14."), None)
+
+
+def test_what_a_correction_names_as_left_behind_is_retired() -> None:
+    """Found by a Claude Code user: after "We switched from poetry to uv." superseded "We use poetry for packaging.", the
+    reply "Done, poetry.lock is committed." was still recalled, unmarked: a correction said "from X to Y" always names X,
+    which had never counted as gone."""
+    old, new = _fact("We use poetry for dependency management."), _fact("We switched from poetry to uv for dependency management.")
+    assert restates("Done: poetry init ran and poetry.lock is committed.", old, new)
+    assert not restates("Moving from poetry to uv now: uv sync ran.", old, new)  # names the change
+    assert restates("Jenkins job 42 is green.", _fact("Our CI runs on Jenkins."), _fact("Our CI runs on GitHub Actions instead of Jenkins."))

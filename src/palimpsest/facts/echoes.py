@@ -19,6 +19,7 @@ up to the next user message, as in distillation.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -37,20 +38,27 @@ FUNCTION_WORDS = frozenset(["on", "at", "in", "to", "for", "with", "from", "into
 RETIRED = ("superseded", "retracted", "closed")  # revised and merged facts live on in their successor
 
 
-def _words(text: str) -> set[str]:
+def _words(text: str, shortest: int = 3) -> set[str]:
     from .curator import tokens
 
-    return {w for w in tokens(text) if w[0].isdigit() or (len(w) > 2 and w not in FUNCTION_WORDS)}
+    return {w for w in tokens(text) if w[0].isdigit() or (len(w) >= shortest and w not in FUNCTION_WORDS)}
+
+
+# what a correction names as left behind: "switched from poetry to uv", "instead of Jenkins", "no longer uses Heroku"
+LEFT_BEHIND = re.compile(r"\b(?:from|instead of|rather than|no longer(?: uses?| using)?|replac(?:ed|ing))\s+([\w.+#-]+(?:\s+[\w.+#-]+){0,2}?)"
+                         r"(?=\s+(?:to|with|by|for|and|now)\b|[,.;:!)]|$)", re.IGNORECASE)
 
 
 def restates(text: str, old: Fact, new: Fact | None) -> bool:
-    """Whether `text` says again what the retired fact `old` said (see the module doc)."""
+    """Whether `text` says again what the retired fact `old` said (see the module doc). What the
+    successor names as left behind ("switched from poetry to uv") is a retired word still: a
+    correction said that way always names the old value, which had never counted as gone."""
     said, was = _words(text), _words(old.text)
     if new is not None:
-        now = _words(new.text)
-        gone, added = was - now, now - was
+        now = _words(new.text) - {w for m in LEFT_BEHIND.finditer(new.text) for w in _words(m.group(1))}
+        gone, added = was - now, _words(new.text, 2) - _words(old.text, 2)  # a new value of two letters is one ("uv")
         if gone:
-            return bool(said & gone) and not said & added
+            return bool(said & gone) and not _words(text, 2) & added
     return bool(was) and 2 * len(said & was) >= len(was)
 
 
