@@ -54,12 +54,13 @@ def test_jobs_run_says_what_waits_until_later(tmp_path: Path) -> None:
     report = json.loads(done.stdout)
     assert report["waiting"] >= 2 and report["next_run"] > "2000"  # compact, distill (and tags)
     done = cli(tmp_path, url, "jobs", "run")
-    assert done.stdout.startswith("ran 0 jobs; ") and "wait, the first until" in done.stdout and "palimpsest serve" in done.stdout
+    assert done.stdout.startswith("ran 0 jobs; ") and "the first until" in done.stdout and "palimpsest serve" in done.stdout
+    assert "compact 1" in done.stdout and report["queued"]["compact"] == 1  # which jobs wait, by task (not always compaction)
     status = json.loads(cli(tmp_path, url, "jobs", "status", "--json").stdout)
     compact = json.loads(cli(tmp_path, url, "jobs", "run", "--task", "compact", "--json").stdout)
     assert compact["waiting"] == status["tasks"]["compact"]["queued"] and compact["next_run"] == status["next_runs"]["compact"]
     nothing = json.loads(cli(tmp_path, url, "jobs", "run", "--task", "wiki", "--json").stdout)
-    assert nothing == {"ran": 0, "curated": 0, "waiting": 0, "next_run": None}  # of the tasks asked for, not the whole queue
+    assert nothing == {"ran": 0, "curated": 0, "waiting": 0, "queued": {}, "next_run": None}  # of the tasks asked for, not the whole queue
 
 
 def test_with_a_server_of_this_store_answering_the_jobs_are_left_to_it(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from palimpsest import Memory, Settings, tools
 from palimpsest.errors import InvalidInput, NotFound, WriteDisabled
+from palimpsest.records import iso, utcnow
 from palimpsest.store.tags_base import TagChange, TagRow
 from palimpsest.tags import keyword_tags, parse_tag
 
@@ -129,6 +130,19 @@ def test_summary_tags_carry_to_the_session(memory: Memory) -> None:
     memory.tags.decide("topic:rollouts", "accept", summary=leaf.id)
     assert len(memory.browse(tag="topic:rollouts", limit=100)) == 30
     assert memory.tags.suggest(["topic:rollouts"], session="long") == []  # already on the session's summary
+
+
+def test_an_imported_session_quiet_for_long_is_due_now(home: Path, store_url: str) -> None:
+    """Found by a new user importing a year of chat: every session's tag suggestion waited 30 minutes after the import
+    (and `jobs run` said they were compactions), though the sessions had been quiet since 2024."""
+    m = _memory(home, store_url, tags_quiet_minutes=30.0)
+    try:
+        m.ingest_session("last-year", [{"role": "user", "content": "the kubernetes node pool is full", "created_at": "2024-05-01T10:00:00Z"}])
+        m.ingest_session("today", [{"role": "user", "content": "the billing run failed"}])
+        due = {j.payload["session"] for j in m.store.claim_jobs("w", ["suggest-tags"], 10, iso(utcnow()), iso(utcnow()))}
+        assert due == {"last-year"}  # the live session still waits for its quiet half hour
+    finally:
+        m.close()
 
 
 def test_suggest_tags_job_after_a_leaf_and_when_quiet(home: Path, store_url: str) -> None:

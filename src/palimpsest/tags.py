@@ -376,14 +376,18 @@ class Tags:
         """Called with newly indexed message ids (all of one session): sync the session's
         rule tags, and queue a suggestion for when it goes quiet. Never raises."""
         try:
-            found = self.store.get_messages(ids[:1])
+            found = self.store.get_messages(list(dict.fromkeys([ids[0], ids[-1]])))
             if not found:
                 return []
             session = found[0].session
             self.sync_rules(session)
             if not self.kernel.settings.tags_suggest:
                 return []
-            run_at = iso(utcnow() + timedelta(minutes=self.kernel.settings.tags_quiet_minutes))
+            # quiet since its newest message: an imported session of last year is due now, not half an hour after the
+            # import (300 imported sessions' suggestions had all waited 30 minutes: found by a new user)
+            quiet = timedelta(minutes=self.kernel.settings.tags_quiet_minutes)
+            newest = max(parse_time(m.created_at) for m in found)
+            run_at = iso(min(utcnow(), newest) + quiet)
             return [NewJob("suggest-tags", {"session": session}, job_key=f"suggest-tags:{session}", run_at=run_at, max_attempts=3)]
         except Exception as exc:
             log.warning("tags after indexing: %s", exc)

@@ -63,16 +63,19 @@ def run(args: argparse.Namespace) -> None:
         drained = memory.facts.curator.drain() if not args.task and memory.facts.curator.pending() else []
         curated = sum(1 for d in drained if d.action != "parked")  # (one parked again, the LLM still failing, waits)
         left = memory.jobs()
-    waiting = sum(s.get("queued", 0) for t, s in left["tasks"].items() if asked(t))
+    queued = {t: s.get("queued", 0) for t, s in left["tasks"].items() if asked(t) and s.get("queued")}
+    waiting = sum(queued.values())
     due = min((at for t, at in left["next_runs"].items() if asked(t)), default=None)
 
     def human(r: dict[str, Any]) -> None:
-        later = f"; {r['waiting']} wait, the first until {r['next_run'][:19]}Z (compaction, and a session's last turn, once it " \
-                "has been quiet a minute): `palimpsest serve` runs them when due" if r["waiting"] else ""
+        # which jobs wait, by task: it had said "compaction, and a session's last turn" of 300 tag suggestions
+        which = ", ".join(f"{t} {n}" for t, n in sorted(r["queued"].items()))
+        later = f"; {r['waiting']} wait ({which}), the first until {r['next_run'][:19]}Z (each waits for its session to be quiet): " \
+                "`palimpsest serve` runs them when due" if r["waiting"] else ""
         parked = f"; curated {r['curated']} parked fact candidate{'s' if r['curated'] != 1 else ''}" if r["curated"] else ""
         print(f"ran {r['ran']} jobs{parked}{later}")
 
-    emit(args, {"ran": n, "curated": curated, "waiting": waiting, "next_run": due if waiting else None}, human)
+    emit(args, {"ran": n, "curated": curated, "waiting": waiting, "queued": queued, "next_run": due if waiting else None}, human)
 
 
 def reindex(args: argparse.Namespace) -> None:
