@@ -832,6 +832,21 @@ def test_a_decision_the_import_cannot_replay_is_a_problem_not_ok(memory: Memory,
         assert not report.ok and any("not replayed" in p.message for p in report.problems)
 
 
+def test_an_export_has_one_record_per_line_for_every_reader(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
+    """Found by a privacy-minded user: U+2028, U+2029 and NEL were written raw, and a script reading the export with
+    `splitlines` tore records apart (every line after refused on import)."""
+    text = "line\u2028sep\u2029para\x85nel\x0bvt\x0cff end"
+    memory.append("odd", "user", text)
+    out = io.StringIO()
+    export_memory(memory, out)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == out.getvalue().count("\n") and all(json.loads(x) for x in lines)
+    dump = tmp_path / "export.jsonl"
+    dump.write_text("\n".join(lines) + "\n")
+    with open_memory(tmp_path / "home2", second_store_url) as copy:
+        assert import_file(copy, dump).ok and [m.content for m in copy.browse(session="odd")] == [text]
+
+
 def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
     """Found by a privacy-minded user: an export imported into a new home listed the skill vault as
     empty, folder missing (documents written through the API came back; skills had been left out)."""

@@ -84,6 +84,16 @@ def test_pages_escape_stored_html_and_set_a_strict_cookie(served: tuple[Memory, 
         assert c.get(url + "/panel/find?id=" + seeded["fact"], follow_redirects=False).status_code == 303
 
 
+def test_a_bidirectional_override_is_shown_not_obeyed(served: tuple[Memory, str, dict[str, Any]]) -> None:
+    """Found by a privacy-minded user: "\u202eevil\u202c" in a message was displayed as "live"."""
+    memory, url, _ = served
+    memory.append("bidi", "user", "file name: report\u202efdp.exe ends", title="t\u2067x\u2069")
+    with httpx.Client() as c:
+        for path in ("/panel/sessions/bidi", "/panel/search?q=report"):
+            page = c.get(url + path).text
+            assert "\u202e" not in page and "\u2067" not in page and "⟦U+202E⟧" in page, path
+
+
 def test_search_shows_summaries_and_documents_too(served: tuple[Memory, str, dict[str, Any]]) -> None:
     """Found by a panel user: `memory_search` returned a document chunk and summaries the panel's search never showed."""
     memory, url, _ = served

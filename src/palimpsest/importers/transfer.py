@@ -85,8 +85,13 @@ def _session_attrs(memory: Any, session: str) -> dict[str, Any]:
     return s.to_dict() if s else {"id": session}
 
 
+# characters other readers take for line breaks (Python's `splitlines`, editors, JavaScript before ES2019), escaped
+# inside the JSON strings they can only appear in: a hand edit read with `splitlines` had torn records apart
+_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"})  # (json escapes C0 itself)
+
+
 def _write(out: IO[str], record: dict[str, Any]) -> None:
-    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+    out.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")).translate(_BREAKS) + "\n")
 
 
 def looks_like(rec: Any) -> bool:

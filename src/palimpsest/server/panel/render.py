@@ -20,10 +20,22 @@ from ...vaults import pages_said
 SNIPPET = 600
 
 
+# the bidirectional overrides and isolates: shown as their code points, never obeyed ("\u202eevil\u202c" was shown
+# as "live", a stored text steering how the page reads: found by a privacy-minded user)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def reveal(value: Any) -> Any:
+    """A string with its bidirectional controls made visible (`⟦U+202E⟧`); anything else as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return _BIDI.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", value)
+    return value
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("palimpsest.server.panel", "templates"), autoescape=select_autoescape(default=True),
-                      trim_blocks=True, lstrip_blocks=True)
+                      trim_blocks=True, lstrip_blocks=True, finalize=reveal)
     env.filters.update(highlight=highlight, pretty=pretty, short=short, minute=minute, pages=pages_said)
     return env
 
@@ -39,7 +51,7 @@ def terms(query: str) -> list[str]:
 def highlight(text: Any, query: str, snippet: bool = True) -> Markup:
     """`text` escaped, with every word of `query` wrapped in `<mark>`; a long text is cut to
     a window around its first match."""
-    text = "" if text is None else str(text)
+    text = "" if text is None else reveal(str(text))
     words = [w for w in terms(query) if len(w) >= 2]
     pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE) if words else None
     if snippet and len(text) > SNIPPET:
