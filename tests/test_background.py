@@ -23,3 +23,20 @@ def test_background_runs_the_derived_work_while_the_block_lasts(home: Path, stor
         assert memory.stats()["embeddings"]["queued"] == 0
         assert not stop.is_set()
     assert stop.is_set()
+
+
+def test_closing_the_memory_inside_the_block_stops_its_background(home: Path, store_url: str) -> None:
+    """Found by a library user: `memory.close()` with a background still running left its threads on, warning "store
+    was closed" and starting an embed thread four seconds later."""
+    import threading
+
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash"))
+    with palimpsest.background(memory, 0.2) as stop:
+        memory.append("chat", "user", "hello")
+        memory.close()
+        assert stop.is_set()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(t.name == "palimpsest-background" for t in threading.enumerate()):
+            time.sleep(0.1)
+        assert not any(t.name == "palimpsest-background" for t in threading.enumerate())
+    assert memory.stopping == []

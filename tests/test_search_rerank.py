@@ -174,3 +174,19 @@ def test_the_turn_a_follow_up_question_was_about_inherits_part_of_its_answers_le
     # "Hiking sounds great too" follows "Fun. I went hiking instead.", which asks nothing
     hits = _hits(memory, {PICNIC[4]["content"]: 0.8, PICNIC[2]["content"]: 0.2})
     assert {h.message.content: h.score for h in answers(hits, topic)}[PICNIC[2]["content"]] == pytest.approx(0.2)
+
+
+def test_the_first_ten_of_a_search_for_ten_are_the_first_ten_of_one_for_twenty(home: Path, store_url: str) -> None:
+    """Found by a new user with a year of chat: the one message about their car was missing from a search for 10 and
+    fourth in a search for 20 (candidates, and the scores normalised over them, depended on the limit)."""
+    import random
+
+    rng = random.Random(7)
+    words = "car drive honda civic april road trip weekend coffee dinner friend movie work meeting garden".split()
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off")) as memory:
+        memory.ingest_session("chat", [{"role": "user", "content": " ".join(rng.choice(words) for _ in range(12))} for _ in range(400)])
+        memory.worker().drain()
+        for query in ("What car did I drive in April?", "honda civic road trip", "coffee with a friend"):
+            ten = [h.message.id for h in memory.search(query, limit=10, touch=False).hits]
+            twenty = [h.message.id for h in memory.search(query, limit=20, touch=False).hits]
+            assert ten == twenty[:10], query

@@ -19,6 +19,7 @@ imports `Memory`.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from datetime import timedelta
 from functools import cached_property
@@ -90,6 +91,7 @@ class Memory:
         self.writer = Writer(self.journal, self.store, self.indexer, settings.zone)
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
+        self.stopping: list[threading.Event] = []  # set by `close`: the background loops running on this memory
 
     @property
     def store_fingerprint(self) -> str:
@@ -140,6 +142,8 @@ class Memory:
         """Flush the access counts and close the store; every call after this raises `Closed`
         (a write is refused before its journal line)."""
         self.journal.closed = self.kernel.decisions.journal.closed = True
+        for stop in self.stopping:  # a `background` still running stops (its threads had gone on, warning "store was closed")
+            stop.set()
         try:
             self.accesses.flush()
         finally:

@@ -107,6 +107,7 @@ def background(memory: Memory, interval: float = 2.0) -> Iterator[threading.Even
             ...
     """
     stop = threading.Event()
+    memory.stopping.append(stop)  # `memory.close()` inside the block stops it too
     thread = threading.Thread(target=run_background, args=(memory, stop, interval), name="palimpsest-background", daemon=True)
     thread.start()
     try:
@@ -114,6 +115,7 @@ def background(memory: Memory, interval: float = 2.0) -> Iterator[threading.Even
     finally:
         stop.set()
         thread.join(timeout=60)
+        memory.stopping.remove(stop)
 
 
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False,

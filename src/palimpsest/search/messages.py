@@ -127,6 +127,9 @@ def keyword(store: Store, query: str, filters: Filters, limit: int) -> tuple[lis
     return [(source.found[i], s) for i, s in found], match
 
 
+MIN_DEPTH = 100
+
+
 class MessageSearch:
     """Search over the messages of one store (`Finder` adds the other kinds)."""
 
@@ -169,7 +172,10 @@ class MessageSearch:
         """Hybrid hits and the query's vector (None without one), for the other kinds to reuse."""
         if recipe not in RECIPES:
             raise InvalidInput(f"unknown recipe {recipe!r}: use hybrid or rrf")
-        depth = max(limit * 5, 50)
+        # candidates drawn: never fewer than a limit of 20 draws, so the first ten of a search for ten are the first ten of
+        # one for twenty (the scores are normalised over the candidates: a user's only "car" message was missing at limit
+        # 10 and fourth at 20)
+        depth = max(limit * 5, MIN_DEPTH)
         query = self.as_user(query, f)
         embed_notes: list[str] = []
         try:
