@@ -182,7 +182,7 @@ def test_the_first_ten_of_a_search_for_ten_are_the_first_ten_of_one_for_twenty(h
     import random
 
     rng = random.Random(7)
-    words = "car drive honda civic april road trip weekend coffee dinner friend movie work meeting garden".split()
+    words = ["car", "drive", "honda", "civic", "april", "road", "trip", "weekend", "coffee", "dinner", "friend", "movie", "work", "meeting", "garden"]
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off")) as memory:
         memory.ingest_session("chat", [{"role": "user", "content": " ".join(rng.choice(words) for _ in range(12))} for _ in range(400)])
         memory.worker().drain()
