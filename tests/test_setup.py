@@ -112,6 +112,9 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     written = settings.read_bytes()
     assert palimpsest(home, "setup", "claude-code", "--url", url).returncode == 0
     assert settings.read_bytes() == written  # idempotent
+    # run again without --url (as doctor's fix for a moved binary says): the hooks keep their server (they had gone back to 8765)
+    assert palimpsest(home, "setup", "claude-code").returncode == 0
+    assert settings.read_bytes() == written
     roundtrip(home, server_memory, hooks, tmp_path / "t.jsonl", port)
     done = palimpsest(home, "setup", "claude-code", "--undo")
     assert done.returncode == 0, done.stderr
@@ -226,6 +229,17 @@ def test_codex_setup_names_the_hook_flag_to_set(tmp_path: Path, features: str, s
     config.write_text(features)
     done = palimpsest(home, "setup", "codex")
     assert done.returncode == 0 and said in done.stdout + done.stderr, done.stdout + done.stderr
+
+
+def test_an_exported_home_and_url_are_written_into_the_hooks(tmp_path: Path) -> None:
+    """Found by a Claude Code user: with PALIMPSEST_HOME and PALIMPSEST_URL exported, setup wrote neither; the MCP process
+    then served ~/.palimpsest, an empty memory."""
+    home = tmp_path / "user"
+    env = {**env_for(home), "PALIMPSEST_HOME": str(tmp_path / "mem"), "PALIMPSEST_URL": "http://127.0.0.1:18110"}
+    done = subprocess.run([str(EXE), "setup", "claude-code"], capture_output=True, text=True, env=env, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    hooks = hook_commands(home / ".claude" / "settings.json")
+    assert all("--url http://127.0.0.1:18110" in c and str(tmp_path / "mem") in c for c in hooks.values())
 
 
 def test_the_backup_of_a_private_file_stays_private_and_the_home_is_made_0700(tmp_path: Path) -> None:

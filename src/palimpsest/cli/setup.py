@@ -34,6 +34,25 @@ def binary() -> str:
     return str(Path(found).absolute()) if found else f"{sys.executable} -m palimpsest"
 
 
+def _installed(harness: str, env: dict[str, str], flag: str) -> str | None:
+    """The value of `flag` the installed hooks of `harness` name, when they all name one."""
+    import shlex
+
+    from ..capture import setup as harness_setup
+
+    values = set()
+    if not harness_setup.files_of(harness, env):  # (an MCP client names its own file: it has no hooks to read)
+        return None
+    for commands in harness_setup.installed(harness, env).values():
+        for command in commands:
+            try:
+                words = shlex.split(command)
+            except ValueError:
+                continue
+            values.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == flag)
+    return values.pop() if len(values) == 1 else None
+
+
 def setup(args: argparse.Namespace) -> None:
     from ..capture import setup as harness_setup
     from ..settings import Settings
@@ -45,9 +64,13 @@ def setup(args: argparse.Namespace) -> None:
         emit(args, {"harness": args.harness, "undone": done},
              lambda r: print("\n".join(f"{d['path']}: {d['action']}" for d in r["undone"]) or "nothing of palimpsest's to take back"))
         return
-    if args.url is not None and not args.url.startswith(("http://", "https://")):  # ("127.0.0.1:8765" read as another machine)
-        raise InvalidInput(f"--url must start with http:// or https://, got {args.url[:80]!r}")
-    command = harness_setup.Command(args.binary or binary(), str(home) if args.home else None, args.url)
+    # the server and home of this setup: given, exported, or — run again — the ones the installed hooks name (a plain
+    # rerun, as doctor's fix for a moved binary says, had pointed the hooks back at 8765 and the MCP entry at ~/.palimpsest)
+    url = args.url or env.get("PALIMPSEST_URL") or _installed(args.harness, env, "--url")
+    home_given = args.home or env.get("PALIMPSEST_HOME") or _installed(args.harness, env, "--home")
+    if url is not None and not url.startswith(("http://", "https://")):  # ("127.0.0.1:8765" read as another machine)
+        raise InvalidInput(f"--url must start with http:// or https://, got {url[:80]!r}")
+    command = harness_setup.Command(args.binary or binary(), str(Path(home_given).expanduser()) if home_given else None, url)
     plan = harness_setup.plan(args.harness, command, env, args.file)
     written = [] if args.dry_run else harness_setup.apply(plan, home)
     result = {**plan.to_dict(), "written": written, "dry_run": args.dry_run}
