@@ -71,3 +71,22 @@ def test_the_hook_keeps_another_repositorys_decisions_out_of_this_ones_block(mem
     assert "pnpm" in scoped and "is uv" not in scoped
     with pytest.raises(InvalidInput, match="project must be a non-empty string"):
         memory.recall(None, "package manager", project=" ")
+
+
+def test_the_hook_leaves_out_the_running_sessions_turns_the_harness_shows(memory: Memory) -> None:
+    """Found by a Claude Code user: on the second prompt of a session, all seven lines of the block were that session's
+    own first turn, which the model had in its window; after a compaction, what came before it is recalled again."""
+    memory.append("old", "user", "The retry cap for the Stripe client is 5.", created_at="2026-11-01T10:00:00Z")
+    memory.append("run", "user", "Set the retry cap for the fetch client to 3.", created_at="2026-12-01T10:00:00Z")
+    memory.append("run", "assistant", "Done: the fetch client's retry cap is 3.", created_at="2026-12-01T10:01:00Z")
+    with ServerThread(memory) as url:
+        def block() -> str:
+            body = json.dumps({**HOOK, "session_id": "run", "prompt": "what retry cap did we set?"}).encode()
+            return httpx.post(f"{url}/api/hook/recall", content=body, params={"format": "text"}, headers={"Content-Type": "application/json"}).text
+
+        shown = block()
+        assert "Stripe client is 5" in shown and "fetch client" not in shown
+        memory.append("run", "user", "This session is being continued from a previous conversation. Summary: retry caps.",
+                      metadata={"compact_summary": True}, created_at="2026-12-01T11:00:00Z")
+        assert "fetch client" in block()  # before the compaction: out of the window, recalled again
+    assert "fetch client" in memory.recall("run", "what retry cap did we set?").block  # a recall with its live tail, as before

@@ -70,9 +70,13 @@ class Turn:
     live_ids: set[str]
     lead: list[RecallItem] = field(default_factory=list)
     scope: dict[str, str] = field(default_factory=dict)  # tag, agent, channel: a bot's user (`user:alice`); what was heard elsewhere stays out
+    shown_since: str | None = None  # the running session's turns from this time are in the model's window already
 
 
 Source = Callable[[Turn], list[RecallItem]]
+
+
+SHOWN_SCAN = 500  # the running session's newest messages looked through for its latest compaction
 
 
 class Recaller:
@@ -112,7 +116,8 @@ class Recaller:
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
-        turn = Turn(session, query, result, {i.id for i in live}, scope=scope)
+        turn = Turn(session, query, result, {i.id for i in live}, scope=scope,
+                    shown_since=self._shown_since(session) if session and not live_tail else None)
         ranked: list[RecallItem] = []
         for group, source in self.sources:
             items = source(turn)
@@ -242,6 +247,8 @@ class Recaller:
             key = _flatten(m.content).casefold()
             if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
                 continue
+            if turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
+                continue  # the harness shows it (a hook's block of a running session had been half its own first turn)
             if (m.metadata or {}).get("boilerplate"):
                 continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
             if not _says_something(m) or _ACK.fullmatch(m.content or "") and not (m.tool_name or m.tool_result):
@@ -253,6 +260,14 @@ class Recaller:
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
         return items
+
+    def _shown_since(self, session: str) -> str:
+        """With no live tail (a harness's hook: it shows the running conversation), from when the running session's
+        turns are in the model's window: after its latest compaction summary, else all of them ("")."""
+        for m in self.finder.browse(session=session, limit=SHOWN_SCAN, newest_first=True):
+            if (m.metadata or {}).get("compact_summary"):
+                return m.created_at
+        return ""
 
     def _live_tail(self, session: str | None, n: int, now: Any = None) -> list[RecallItem]:
         """The session's last `n` messages said by `now` (given), or by a day from now: a
