@@ -215,3 +215,16 @@ def test_every_refusal_is_a_palimpsest_error(local: Memory) -> None:
         with pytest.raises(PalimpsestError):
             call()
     assert os.environ.get("PALIMPSEST_HOME") is None
+
+
+def test_a_misspelt_filter_and_a_live_tail_of_the_wrong_type_are_refused_clearly(local: Memory) -> None:
+    """Found by a library user: `search("x", sesion="s1")` raised a TypeError naming `Finder.filters`, and
+    `recall(…, live_tail="3")` a TypeError from a comparison (-1 was taken)."""
+    local.append("s1", "user", "the retry cap is 30 seconds")
+    with pytest.raises(InvalidInput, match="unknown filter 'sesion'"):
+        local.search("retry", sesion="s1")
+    with pytest.raises(InvalidInput, match="unknown filter"):
+        local.browse(sesion="s1")
+    for bad in ("3", -1, 2.5, True):
+        with pytest.raises(InvalidInput, match="live_tail must be a whole number"):
+            local.recall("s1", "retry", live_tail=bad)

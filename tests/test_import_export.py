@@ -862,3 +862,29 @@ def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memor
         [skill] = copy.vaults.skill_list("skills")
         assert skill.name == "deploy" and "2. ship" in copy.vaults.skill("skills", "deploy").body
         assert [d["path"] for d in copy.vaults.docs("notes")] == ["runbook.md"]
+
+
+def test_importing_a_session_with_a_sub_agent_again_writes_nothing(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Claude Code user: each import of ~/.claude/projects journaled two session events per session (the
+    sub-agent's transcript and the main one named different files) and moved its last activity to the import's time."""
+    sid = "7f3c2a10-1b2c-4d5e-8f90-123456789abc"
+    record = {"sessionId": sid, "cwd": "/home/dev/app"}
+    main = tmp_path / "proj" / f"{sid}.jsonl"
+    sub = tmp_path / "proj" / sid / "subagents" / "agent-ag1.jsonl"
+    sub.parent.mkdir(parents=True)
+    main.write_text("".join(json.dumps({**record, **r}) + "\n" for r in [
+        {"type": "user", "uuid": "u1", "timestamp": "2026-02-10T09:00:00Z", "message": {"role": "user", "content": "Fix the flaky retry test"}},
+        {"type": "assistant", "uuid": "a1", "timestamp": "2026-02-10T09:00:05Z", "message": {"role": "assistant", "content": [{"type": "text", "text": "On it."}]}}]))
+    sub.write_text("".join(json.dumps({**record, **r, "isSidechain": True, "agentId": "ag1"}) + "\n" for r in [
+        {"type": "user", "uuid": "s1", "timestamp": "2026-02-10T09:00:02Z", "message": {"role": "user", "content": "Search for retry tests"}}]))
+    from palimpsest.importers import expand_paths
+
+    for path in expand_paths([tmp_path / "proj"]):
+        import_file(memory, path)
+    journal = memory.journal.path(sid)
+    size = journal.stat().st_size
+    for path in expand_paths([tmp_path / "proj"]):
+        assert import_file(memory, path).stored == 0
+    assert journal.stat().st_size == size
+    assert memory.store.get_session(sid).updated_at.startswith("2026-02-10T09:00:05")
+    assert memory.store.get_session(sid).settings["source_path"] == str(main)

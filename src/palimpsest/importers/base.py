@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
@@ -245,6 +245,11 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
     if project:
         settings.update(project=project, tags=[f"project:{project}"])
     sp.attrs = {"agent": agent or fmt, "key": ctx.session_id, "title": ctx.title, "settings": settings}
+    if fmt == "claude-code" and (PurePath(path).parent.name == "subagents" or PurePath(path).name.startswith("agent-")):
+        # a sub-agent's transcript joins its session: the main transcript's settings are the session's (its own
+        # `source_path` and title, written before the main file's at every import, had journaled two session events
+        # per re-import and moved the session's last activity to the import's time: found by a new user)
+        sp.attrs = {"agent": agent or fmt, "key": ctx.session_id}
     sp.messages = messages
     if not known:  # nothing here is the format's: refuse rather than keep foreign lines as records
         plan.all_or_nothing = True

@@ -102,6 +102,8 @@ class Recaller:
         stays out, what was heard in no repository's session stays in (`_of_project`)."""
         started = time.perf_counter()
         budget = check_budget(budget)
+        if not isinstance(live_tail, int) or isinstance(live_tail, bool) or live_tail < 0:  # ("3" had raised a TypeError; -1 passed)
+            raise InvalidInput(f"live_tail must be a whole number of messages, 0 or more, got {live_tail!r}")
         limit = limit if limit is not None else hits_for(budget)
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
