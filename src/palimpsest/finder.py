@@ -46,7 +46,7 @@ class Finder:
     def filters(self, session: str | None = None, agent: str | None = None, channel: str | None = None,
                 role: str | None = None, since: Any = None, until: Any = None, tag: str | None = None, **unknown: Any) -> Filters:
         if unknown:  # a misspelt filter ("sesion=") had raised a TypeError naming this method
-            raise InvalidInput(f"unknown filter {sorted(unknown)[0]!r}: use session, agent, channel, role, since, until or tag")
+            raise InvalidInput(f"unknown filter {min(unknown)!r}: use session, agent, channel, role, since, until or tag")
         return Filters(
             session=session, agent=agent, channel=channel, role=role,
             since=iso(parse_time(since, "since")) if since not in (None, "") else None,
