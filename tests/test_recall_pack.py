@@ -316,3 +316,19 @@ def test_a_blank_turn_takes_no_line_of_the_live_tail(mem: Memory) -> None:
     block = mem.recall("s", "retry cap", 2000).block
     assert "user: the retry cap" in block and "user: \n" not in block + "\n" and "user:  " not in block
     assert not any(line.rstrip().endswith("user:") for line in block.splitlines())
+
+
+def test_the_live_tail_keeps_its_room_and_a_long_turn_does_not_end_it(memory: Memory) -> None:
+    """Found by a library user: at 300 tokens the block held near-identical past turns and no live tail; at 600 the
+    user's request was missing, a 40 KB tool output between it and the newest turns having ended the tail."""
+    for i in range(12):
+        memory.append("s", "user", f"Export the customers of Lyon to CSV, batch {i}.", created_at=f"2026-11-{i + 1:02d}T10:00:00Z")
+    memory.append("s", "user", "Fetch the customers in Lyon.", created_at="2026-12-01T10:00:00Z")
+    memory.append("s", "assistant", "", tool_name="query", tool_args={"city": "Lyon"}, tool_result="id,name\n" + "42,Jeanne\n" * 4000,
+                  created_at="2026-12-01T10:00:05Z")
+    memory.append("s", "assistant", "Here are the 4000 customers in Lyon.", created_at="2026-12-01T10:00:09Z")
+    memory.append("s", "user", "Now export them as CSV.", created_at="2026-12-01T10:01:00Z")
+    small = memory.recall("s", "export customers Lyon CSV", 300)
+    assert small.tokens <= 300 and any(i.kind == "live" for i in small.items) and "Now export them as CSV." in small.block
+    wider = memory.recall("s", "export customers Lyon CSV", 600)
+    assert wider.tokens <= 600 and "Fetch the customers in Lyon." in wider.block and "Now export them as CSV." in wider.block

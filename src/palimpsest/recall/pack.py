@@ -64,11 +64,11 @@ def _exact(chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]], 
     snippet's room is left. The parts
     add up to the assembled block's count: the tokenizer counts no token for a newline."""
     lead_in, ranked_in, live_in = chosen
-    lines = [i.line() for i in lead_in] + [i.line(dated=False) for i in ranked_in] + [i.line() for i in live_in]
+    lines = [i.line() for i in lead_in] + [i.line() for i in live_in] + [i.line(dated=False) for i in ranked_in]
     costs = iter(count_tokens_batch(lines))
     kept: tuple[list[RecallItem], list[RecallItem], list[RecallItem]] = ([], [], [])
     days: set[str] = set()
-    for group, items in enumerate(chosen):
+    for group, items in ((0, lead_in), (2, live_in), (1, ranked_in)):  # the order `fill` weighed them in
         for item in items:
             heading = count_tokens(_heading(item.date)) if group == 1 and item.date not in days else \
                 count_tokens(LIVE_HEADING) if group == 2 and not kept[2] else 0
@@ -98,8 +98,10 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
     chosen: tuple[list[RecallItem], list[RecallItem], list[RecallItem]] = ([], [], [])
     days: set[str] = set()
     # the live tail is weighed newest first, so the room there is holds the latest turns (a short
-    # budget kept the oldest of them and left out the last two, an open task among them); shown oldest first
-    for group, items in enumerate((lead, ranked, live[::-1])):
+    # budget kept the oldest of them and left out the last two, an open task among them); shown oldest first. It is
+    # weighed before the ranked hits: its share is room kept for it (at 300 tokens the hits had taken it all), and a
+    # turn too long for a whole line is shown as a snippet (a 40 KB tool output had ended it before the user's request)
+    for group, items in ((0, lead), (2, live[::-1]), (1, ranked)):
         for rank, item in enumerate(items):
             if budget - used < 12:
                 break  # not even a short line fits any more
@@ -107,8 +109,11 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
                 cost = item.prepare(top if rank < whole else SNIPPET_TOKENS, words, dated=False)
                 cost += 0 if item.date in days else count_tokens(_heading(item.date)) + 1
             else:
-                cost = item.prepare(LINE_TOKENS, words)
-                cost += count_tokens(LIVE_HEADING) + 1 if group == 2 and not chosen[2] else 0
+                heading = count_tokens(LIVE_HEADING) + 1 if group == 2 and not chosen[2] else 0
+                cost = item.prepare(LINE_TOKENS, words) + heading
+                if group == 2 and cost > min(live_room, budget - used):  # (prepared once: cut again, from the whole text)
+                    item.text, item.whole, item.tokens = item.whole or item.text, "", 0
+                    cost = item.prepare(SNIPPET_TOKENS, words) + heading
             if used + cost > budget:
                 if group == 2:
                     break
@@ -133,7 +138,7 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
         if tokens <= budget:
             block, tokens = _widen(ranked_in, budget, tokens, words, (lead_in, ranked_in, shown), block)
             return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *shown], tokens, block
-        (live_in or ranked_in or lead_in).pop()  # the oldest of the live tail first
+        (ranked_in or live_in or lead_in).pop()  # the last ranked hit first, then the oldest of the live tail
     return [], 0, ""
 
 
