@@ -7,7 +7,8 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from datetime import time as dt_time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +113,9 @@ class Recaller:
             if not isinstance(v, str) or not v.strip():  # `tag=user_tag or ""` had meant no scope: every user's memory in one user's block
                 raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
         live = self._live_tail(session, live_tail, now)
-        # a recall as of a past moment holds nothing said after it (a library user's replay had shown later turns)
-        before = {"until": iso(parse_time(now, "now") + timedelta(seconds=1))} if now is not None else {}
+        # a recall as of a past day holds nothing said on the days after it (a library user's replay had shown later
+        # turns); the day of `now` whole, as a question's date is a day (LongMemEval dates four answers hours after it)
+        before = {"until": iso(datetime.combine(parse_time(now, "now").date() + timedelta(days=1), dt_time(), UTC))} if now is not None else {}
         result = self.finder.search(query, limit=limit, now=now, **scope, **before) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
