@@ -119,9 +119,19 @@ def test_a_statement_under_a_label_of_its_own_is_kept_without_it(text: str, kept
     assert [f["text"] for f in local_distill([msg(text)])["facts"]] == [kept]
 
 
+@pytest.mark.parametrize("text", ["My sister said: I live in Berlin now.", "Sarah: I am moving to Paris next month.",
+                                  "My boss told me: my contract ends in June."])
+def test_a_speakers_label_is_no_label_to_drop(text: str) -> None:
+    """Found in review: someone else's words under "X said:" or a name had become the user's own statement."""
+    out = local_distill([msg(text)])
+    assert all(x["text"] != text.split(": ", 1)[1][0].upper() + text.split(": ", 1)[1][1:] for x in [*out["facts"], *out["corrections"]])
+
+
 @pytest.mark.parametrize("text,kept", [
     ("Actually no: finance wants ROUND_HALF_UP, not banker's rounding.", "Finance wants ROUND_HALF_UP, not banker's rounding."),
     ("Update on food: I'm going back to vegetarian after all.", "I'm going back to vegetarian after all."),
+    ("Correction: no meetings on Fridays for me.", "No meetings on Fridays for me."),  # its own "no" stays (found in review)
+    ("Actually, no dairy for me anymore.", "No dairy for me anymore."),
 ])
 def test_a_corrections_text_opens_with_its_statement(text: str, kept: str) -> None:
     assert [c["text"] for c in local_distill([msg(text)])["corrections"]] == [kept]

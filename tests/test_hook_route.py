@@ -90,3 +90,4 @@ def test_the_hook_leaves_out_the_running_sessions_turns_the_harness_shows(memory
                       metadata={"compact_summary": True}, created_at="2026-12-01T11:00:00Z")
         assert "fetch client" in block()  # before the compaction: out of the window, recalled again
     assert "fetch client" in memory.recall("run", "what retry cap did we set?").block  # a recall with its live tail, as before
+    assert "fetch client" in memory.recall("run", "what retry cap did we set?", live_tail=0).block  # only a hook's harness shows it

@@ -274,6 +274,7 @@ def test_a_teams_question_naming_a_known_acronym_and_one_new_word_keeps_its_hits
         memory.close()
     assert Floor(0.3, 0.45, 0.55).for_names("What should we use for CHF?") == 0.45  # the team's own memory
     assert Floor(0.3, 0.45, 0.55).for_names("What did Nate use for CHF?") == 0.55
+    assert Floor(0.3, 0.45, 0.55).for_names("Did Nate move to the US?") == 0.55  # a country, not "us" (found in review)
 
 
 def test_a_spanish_question_and_a_name_typed_without_accents_keep_their_hits(home: Path, store_url: str) -> None:

@@ -240,6 +240,11 @@ def test_an_exported_home_and_url_are_written_into_the_hooks(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     hooks = hook_commands(home / ".claude" / "settings.json")
     assert all("--url http://127.0.0.1:18110" in c and str(tmp_path / "mem") in c for c in hooks.values())
+    (tmp_path / "repo").mkdir()
+    done = subprocess.run([str(EXE), "setup", "claude-code", "--home", "./rel"], capture_output=True, text=True, env=env_for(home),
+                          cwd=tmp_path / "repo", timeout=120, check=False)
+    assert done.returncode == 0, done.stderr  # a relative home is written absolute (hooks run in every repository's folder)
+    assert all(f"--home {tmp_path / 'repo' / 'rel'}" in c for c in hook_commands(home / ".claude" / "settings.json").values())
 
 
 def test_the_backup_of_a_private_file_stays_private_and_the_home_is_made_0700(tmp_path: Path) -> None:

@@ -568,6 +568,8 @@ def test_a_stopping_worker_gives_back_the_jobs_it_had_not_started(store: Store) 
     assert store.job_status()["tasks"]["distill"] == {"done": 1, "queued": 2}  # not `running` for five minutes
     again = store.claim_jobs("w2", None, 5, iso(utcnow()), iso(utcnow() - timedelta(hours=1)))
     assert [j.attempts for j in again] == [1, 1]  # never started: no attempt spent
+    store.release_job(again[0].id, "w1")  # w1 holds it no more (found in review: a stopping worker had freed w2's job)
+    assert store.job_status()["tasks"]["distill"] == {"done": 1, "running": 2}
 
 
 def test_retry_failed_dry_run_and_filters(store: Store) -> None:

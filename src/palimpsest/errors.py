@@ -9,6 +9,7 @@
     │                         read-only home (HTTP 507, exit 5); nothing was acknowledged
     ├── StoreUnavailable      the index database cannot be reached (HTTP 503, exit 6);
     │   │                     journaled writes are still safe and index later
+    │   ├── StoreBusy         a transaction rolled back for another writer's (a deadlock): done again later
     │   ├── StoreCorrupt      the index file is damaged (HTTP 503, exit 6): `palimpsest
     │   │                     rebuild` moves it aside and rebuilds it from the journals
     │   └── StoreRefused      the database answered and refused (password, database, extension)
@@ -86,6 +87,11 @@ class StoreUnavailable(PalimpsestError):
 
 class StoreCorrupt(StoreUnavailable):
     code = "store_corrupt"
+
+
+class StoreBusy(StoreUnavailable):
+    """The database rolled one transaction back for another writer's (a deadlock, a serialization failure): it is up,
+    and the work is done again later, as for any outage; nothing of it was written."""
 
 
 class StoreRefused(StoreUnavailable):

@@ -77,7 +77,7 @@ class Worker:
                     # user's): the rest of the batch goes back to the queue, unstarted, its attempts returned (it had
                     # waited out the five-minute lease, `running`, while doctor said all was well)
                     for unstarted in jobs[i:]:
-                        self.store.release_job(unstarted.id)
+                        self.store.release_job(unstarted.id, self.name)
                     return i
                 # the lease is renewed as each job starts: a batch that outlasted it had its later jobs taken over and
                 # run twice, by two servers (a distilled fact written twice: found on a shared PostgreSQL)
@@ -98,7 +98,7 @@ class Worker:
             fn(job)
         except Interrupted as exc:  # a shutdown closed its model call: no failure, its attempt comes back
             log.info("job %s (%s) stopped: %s", job.id, job.task, exc)
-            self.store.release_job(job.id)
+            self.store.release_job(job.id, self.name)
         except Exception as exc:
             retry = None if job.attempts >= job.max_attempts else iso(utcnow() + backoff(job.attempts))
             log.warning("job %s (%s) failed, attempt %d: %s", job.id, job.task, job.attempts, exc)

@@ -30,7 +30,7 @@ from .access import AccessLog
 from .decisions import DecisionLog
 from .distill import Distiller
 from .embed import Embedder, EmbeddingCache
-from .errors import Conflict, InvalidInput, NotFound, StoreCorrupt, StoreUnavailable
+from .errors import InvalidInput, NotFound, StoreBusy, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
 from .ids import is_short_id
@@ -505,7 +505,7 @@ class Memory:
                     n = self.indexer.rebuild()
                     self.sweep_instant()
                 break
-            except Conflict:  # a server indexing beside it took a session's lock first (PostgreSQL: a deadlock, rolled back)
+            except StoreBusy:  # a server indexing beside it took a session's lock first (PostgreSQL: a deadlock, rolled back)
                 if attempt == 2:
                     raise
                 log.warning("rebuild rolled back by a concurrent writer: trying again")

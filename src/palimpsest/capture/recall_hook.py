@@ -11,8 +11,8 @@ every turn, only forwards its stdin and prints the answer: parsing JSON there co
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from ..errors import InvalidInput
@@ -38,14 +38,24 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
     raw_session = hook.get("session_id") or hook.get("sessionId")
     # the repository the harness works in: another repository's decisions stay out of this one's block
     project = _project(hook.get("cwd")) if isinstance(hook.get("cwd"), str) else None
-    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0, project=project).block
+    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0, project=project,
+                   harness_shows=True).block
     return render(hook, block, form) if block else ""
 
 
-@lru_cache(maxsize=64)
+_PROJECTS: dict[str, tuple[float, str | None]] = {}
+PROJECT_TTL = 60.0  # seconds a folder's project is kept: a `git init` or a new remote is seen within a minute
+
+
 def _project(cwd: str) -> str | None:
-    """`project_of(cwd)`, asked of git once per folder (the hook runs before every prompt)."""
-    return project_of(cwd)
+    """`project_of(cwd)`, asked of git at most once a minute per folder (the hook runs before every prompt)."""
+    now = time.monotonic()
+    known = _PROJECTS.get(cwd)
+    if known is None or now - known[0] > PROJECT_TTL:
+        if len(_PROJECTS) > 256:
+            _PROJECTS.clear()
+        known = _PROJECTS[cwd] = (now, project_of(cwd))
+    return known[1]
 
 
 def render(hook: dict[str, Any], block: str, form: str) -> str:

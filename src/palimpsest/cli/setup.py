@@ -70,7 +70,7 @@ def setup(args: argparse.Namespace) -> None:
     home_given = args.home or env.get("PALIMPSEST_HOME") or _installed(args.harness, env, "--home")
     if url is not None and not url.startswith(("http://", "https://")):  # ("127.0.0.1:8765" read as another machine)
         raise InvalidInput(f"--url must start with http:// or https://, got {url[:80]!r}")
-    command = harness_setup.Command(args.binary or binary(), str(Path(home_given).expanduser()) if home_given else None, url)
+    command = harness_setup.Command(args.binary or binary(), str(Path(home_given).expanduser().resolve()) if home_given else None, url)
     plan = harness_setup.plan(args.harness, command, env, args.file)
     written = [] if args.dry_run else harness_setup.apply(plan, home)
     result = {**plan.to_dict(), "written": written, "dry_run": args.dry_run}

@@ -75,7 +75,7 @@ CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually
                         r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*"
                         # "Actually no: finance wants …", "Update on food: I'm going back to …" (a stray "No:" or "On food:" had
                         # opened the correction's text)
-                        r"(?:no\b[\s,.!:;—-]*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+                        r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:it'?s\s+|that\s+)?", re.IGNORECASE)
 # "Scratch that earlier plan: the release ships …" (a label of what is dropped, then the statement), "Scratch that batch
 # size, it's 64 now", "Scratch what I said about sertraline, it's back to 50 mg": the thing named, then its value
 _SCRATCH = re.compile(r"^\s*scratch (?:that|what i said)(?:\s+(?:(?:earlier|last|previous|old|first) )?(?:plan|idea|note|one|bit)\s*[:,—-]\s*"
@@ -262,8 +262,12 @@ _OPENING = re.compile(r"^\s*(?:"
                       # any short label before a colon, when what follows speaks of oneself: "Bad news: I cancelled the
                       # Japan trip.", "Important for any medical stuff: I'm allergic to penicillin." (only a fixed list of
                       # labels was known, and a sentence under any other was dropped whole: found by a new user)
+                      # — not a speaker ("Sarah:", "My sister said:", "My boss told me:": someone else's words) nor a log's
                       r"(?!(?:error|exception|warning|warn|traceback|fatal|failed|failure|critical|info|debug|stderr|stdout)\b)"
-                      r"(?:[^\W\d_][\w'’-]*\s+){0,9}[^\W\d_][\w'’-]*\s*:\s+(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
+                      r"(?![^:]*\b(?:said|says|say|told|tells|tell|asked|asks|wrote|writes|texted|texts|messaged|replied|answered|"
+                      r"quoted|goes|went)\b[^:]*:)"
+                      r"[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,8}?\s+(?-i:[a-z])[\w'’-]*\s*:\s+"
+                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
                       r")+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"

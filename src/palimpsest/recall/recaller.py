@@ -77,7 +77,7 @@ class Turn:
 Source = Callable[[Turn], list[RecallItem]]
 
 
-SHOWN_SCAN = 500  # the running session's newest messages looked through for its latest compaction
+SHOWN_SCAN = 200  # the running session's newest messages taken for its window, and looked through for its latest compaction
 
 
 class Recaller:
@@ -94,13 +94,14 @@ class Recaller:
 
     def recall(self, session: str | None, query: str, budget: int = DEFAULT_BUDGET, *, now: Any = None,
                live_tail: int = LIVE_TAIL, limit: int | None = None, tag: str | None = None, agent: str | None = None,
-               channel: str | None = None, project: str | None = None) -> Recall:
+               channel: str | None = None, project: str | None = None, harness_shows: bool = False) -> Recall:
         """The recall block for a turn of `session` about `query`, within `budget` tokens.
         `limit`: how many hits search may hand over (default: one per `TOKENS_PER_HIT` of
         the budget, from 20 to 100), so a larger budget holds more evidence until the
         relevance floor or the budget stops it. `project`: the repository the turn is in
         (a harness's working folder): what was heard only in sessions of other repositories
-        stays out, what was heard in no repository's session stays in (`_of_project`)."""
+        stays out, what was heard in no repository's session stays in (`_of_project`). `harness_shows`: the
+        harness shows the running session (a hook): its turns in the model's window stay out (`_shown_since`)."""
         started = time.perf_counter()
         budget = check_budget(budget)
         if not isinstance(live_tail, int) or isinstance(live_tail, bool) or live_tail < 0:  # ("3" had raised a TypeError; -1 passed)
@@ -121,7 +122,7 @@ class Recaller:
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
         turn = Turn(session, query, result, {i.id for i in live}, scope=scope,
-                    shown_since=self._shown_since(session) if session and not live_tail else None)
+                    shown_since=self._shown_since(session) if session and harness_shows else None)
         ranked: list[RecallItem] = []
         for group, source in self.sources:
             items = source(turn)
@@ -165,8 +166,8 @@ class Recaller:
             projects = [t for t in tags.get(session, []) if t.startswith("project:")]
             return bool(projects) and mine not in projects
 
-        return [i for i in items if not of[i.id] or not all(elsewhere(s) for s in of[i.id])
-                or i.kind == "fact" and FIRST_PERSON.search(i.text)]
+        return [i for i in items if i.kind in ("skill", "document", "symbol") or not of[i.id] or not all(elsewhere(s) for s in of[i.id])
+                or i.kind == "fact" and FIRST_PERSON.search(i.text)]  # (skills and documents carry the running session: no one's)
 
     # -- the sources -------------------------------------------------------------
     def _facts_items(self, turn: Turn) -> list[RecallItem]:
@@ -266,12 +267,14 @@ class Recaller:
         return items
 
     def _shown_since(self, session: str) -> str:
-        """With no live tail (a harness's hook: it shows the running conversation), from when the running session's
-        turns are in the model's window: after its latest compaction summary, else all of them ("")."""
-        for m in self.finder.browse(session=session, limit=SHOWN_SCAN, newest_first=True):
+        """For a harness that shows the running conversation (its hook), from when the running session's turns are in
+        the model's window: after its latest compaction summary; with none among its newest `SHOWN_SCAN` messages, those
+        (a harness that marks no compaction, or a long run since one: what is older is recalled); else all ("")."""
+        newest = self.finder.browse(session=session, limit=SHOWN_SCAN, newest_first=True)
+        for m in newest:
             if (m.metadata or {}).get("compact_summary"):
                 return m.created_at
-        return ""
+        return newest[-1].created_at if len(newest) == SHOWN_SCAN else ""
 
     def _live_tail(self, session: str | None, n: int, now: Any = None) -> list[RecallItem]:
         """The session's last `n` messages said by `now` (given), or by a day from now: a

@@ -45,7 +45,7 @@ from .query import STOP_WORDS
 MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
 SECOND_PERSON = re.compile(r"\byou(?:r|rs|'re|’re|'ve|’ve)?\b", re.IGNORECASE)
 # a team speaking of itself ("For CHF we should use …") asks of its own memory, as "I" does
-FIRST_PERSON_PLURAL = re.compile(r"\b(?:we|us|our|ours|let's|let’s|we're|we’re|we've|we’ve)\b", re.IGNORECASE)
+FIRST_PERSON_PLURAL = re.compile(r"\b(?:[Ww]e|us|[Oo]urs?|[Ll]et's|[Ll]et’s|[Ww]e're|[Ww]e’re|[Ww]e've|[Ww]e’ve)\b")  # ("the US": a country)
 # a capitalised word that does not open a sentence; a possessive 's is not part of the name
 NAME_RE = re.compile(r"(?<![.?!:]\s)(?<![.?!:])(?<!^)\b([A-Z][\w’'-]*)")
 POSSESSIVE_RE = re.compile(r"['’]s$")

@@ -332,9 +332,9 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         worker took it over meanwhile (a batch that outlasted the lease), which runs it."""
 
     @abstractmethod
-    def release_job(self, job_id: int) -> None:
-        """Give a claimed job back, due now, with the attempt it was claimed with returned: it
-        was stopped by a shutdown, not failed."""
+    def release_job(self, job_id: int, worker: str) -> None:
+        """Give a job `worker` holds back, due now, with the attempt it was claimed with returned:
+        it was stopped by a shutdown, not failed. A job another worker took over is left to it."""
 
     @abstractmethod
     def job_status(self) -> dict[str, Any]: ...

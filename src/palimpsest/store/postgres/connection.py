@@ -21,7 +21,7 @@ import psycopg
 from psycopg import errors as pgerrors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ...errors import Closed, Conflict, InvalidInput, StoreRefused, StoreUnavailable
+from ...errors import Closed, InvalidInput, StoreBusy, StoreRefused, StoreUnavailable
 from ...errors import redact_url as _redact
 from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
@@ -153,9 +153,9 @@ class PostgresConnection(SQLBackend):
             yield
         except pgerrors.QueryCanceled as exc:
             raise StoreUnavailable(f"PostgreSQL cancelled a statement: {str(exc).strip()}") from exc
-        except pgerrors.TransactionRollback as exc:  # a deadlock or a serialization failure: the database is up
-            raise Conflict(f"PostgreSQL rolled back a transaction another writer held rows of ({(exc.diag.message_primary or str(exc)).strip()}): "
-                           "nothing of it was written; try again") from exc
+        except pgerrors.TransactionRollback as exc:  # a deadlock or a serialization failure: the database is up (no fail-fast)
+            raise StoreBusy(f"PostgreSQL rolled back a transaction another writer held rows of ({(exc.diag.message_primary or str(exc)).strip()}): "
+                            "nothing of it was written; it is done again") from exc
         except pgerrors.InsufficientPrivilege as exc:  # (a traceback had ended `stats` for a role without CREATE)
             raise StoreRefused(f"PostgreSQL refused this role: {(exc.diag.message_primary or str(exc)).strip()}; Palimpsest's role must own "
                                "its tables and may create in its schema (it migrates and builds indexes as it runs): see docs/server.md, "

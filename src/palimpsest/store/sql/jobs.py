@@ -53,10 +53,11 @@ class SQLJobsMixin(SQLBackend):
         with self._writing() as run:
             return run.count(f"UPDATE jobs SET locked_at = {t} WHERE id = ? AND locked_by = ? AND state = 'running'", (now, job_id, worker)) > 0
 
-    def release_job(self, job_id: int) -> None:
+    def release_job(self, job_id: int, worker: str) -> None:
         with self._writing() as run:
             run("""UPDATE jobs SET state = 'queued', locked_by = NULL, locked_at = NULL,
-                    attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END WHERE id = ?""", (job_id,))
+                    attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END
+                    WHERE id = ? AND locked_by = ? AND state = 'running'""", (job_id, worker))
 
     def job_status(self) -> dict[str, Any]:
         rows = self._fetch("SELECT task, state, count(*) FROM jobs GROUP BY task, state ORDER BY task, state")
