@@ -282,17 +282,8 @@ def _hooks_url(env: dict[str, str]) -> str | None:
 
 def hooks_urls(env: dict[str, str]) -> set[str]:
     """Every server URL the installed hooks name (`--url`)."""
-    urls = set()
-    for harness, folder in setup.harness_dirs(env).items():
-        if folder.is_dir():
-            for commands in setup.installed(harness, env).values():
-                for command in commands:
-                    try:
-                        words = shlex.split(command)
-                    except ValueError:
-                        continue
-                    urls.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == "--url")
-    return urls
+    return {url for harness, folder in setup.harness_dirs(env).items() if folder.is_dir()
+            for url in setup.installed_flag(harness, env, "--url")}
 
 
 def _runnable(command: str) -> bool:

@@ -443,8 +443,12 @@ def _without_ours(path: Path, current: bytes) -> bytes:
 
 
 def installed(harness: str, env: dict[str, str]) -> dict[str, list[str]]:
-    """The commands of our hooks found in a harness's configuration, by event (for `doctor`)."""
-    path = files_of(harness, env)[0]
+    """The commands of our hooks found in a harness's configuration, by event (for `doctor`); none
+    for a harness without a file of its own (an MCP client)."""
+    files = files_of(harness, env)
+    if not files:
+        return {}
+    path = files[0]
     if harness == "opencode":
         return opencode_setup.installed(path)
     try:
@@ -458,6 +462,19 @@ def installed(harness: str, env: dict[str, str]) -> dict[str, list[str]]:
                 if isinstance(h, dict) and OURS.search(str(h.get("command", ""))):
                     found.setdefault(event, []).append(str(h["command"]))
     return found
+
+
+def installed_flag(harness: str, env: dict[str, str], flag: str) -> set[str]:
+    """The values of `flag` (`--url`, `--home`) the installed hooks of `harness` name."""
+    values: set[str] = set()
+    for commands in installed(harness, env).values():
+        for command in commands:
+            try:
+                words = shlex.split(command)
+            except ValueError:
+                continue
+            values.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == flag)
+    return values
 
 
 def _loopback(url: str) -> bool:

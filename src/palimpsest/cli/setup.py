@@ -36,20 +36,9 @@ def binary() -> str:
 
 def _installed(harness: str, env: dict[str, str], flag: str) -> str | None:
     """The value of `flag` the installed hooks of `harness` name, when they all name one."""
-    import shlex
-
     from ..capture import setup as harness_setup
 
-    values = set()
-    if not harness_setup.files_of(harness, env):  # (an MCP client names its own file: it has no hooks to read)
-        return None
-    for commands in harness_setup.installed(harness, env).values():
-        for command in commands:
-            try:
-                words = shlex.split(command)
-            except ValueError:
-                continue
-            values.update(words[i + 1] for i, w in enumerate(words[:-1]) if w == flag)
+    values = harness_setup.installed_flag(harness, env, flag)
     return values.pop() if len(values) == 1 else None
 
 

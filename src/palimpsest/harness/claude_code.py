@@ -123,6 +123,13 @@ def _block(block: Any, role: str, meta: dict[str, Any], ctx: Context) -> dict[st
     return None
 
 
+def is_subagent_file(path: str | Path) -> bool:
+    """Whether a transcript is a sub-agent's (`<session>/subagents/*.jsonl`, or an older `agent-<id>.jsonl`): it joins
+    its session, whose settings are the main transcript's."""
+    p = Path(path)
+    return p.parent.name == "subagents" or p.name.startswith("agent-")
+
+
 def subagent_files(main: Path) -> list[Path]:
     """The sub-agent transcripts of the session whose transcript is `main`: in
     `<session>/subagents/*.jsonl`, and (older versions) `agent-<id>.jsonl` beside it whose

@@ -26,11 +26,11 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
-from ..harness import READERS
+from ..harness import READERS, claude_code
 from ..harness.common import Context, glued, repaired
 from ..harness.project import project_of_session
 from ..ingest.messages import normalise_message
@@ -245,7 +245,7 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
     if project:
         settings.update(project=project, tags=[f"project:{project}"])
     sp.attrs = {"agent": agent or fmt, "key": ctx.session_id, "title": ctx.title, "settings": settings}
-    if fmt == "claude-code" and (PurePath(path).parent.name == "subagents" or PurePath(path).name.startswith("agent-")):
+    if fmt == "claude-code" and claude_code.is_subagent_file(path):
         # a sub-agent's transcript joins its session: the main transcript's settings are the session's (its own
         # `source_path` and title, written before the main file's at every import, had journaled two session events
         # per re-import and moved the session's last activity to the import's time: found by a new user)

@@ -7,8 +7,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from datetime import time as dt_time
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +15,7 @@ from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
 from ..kernel import Kernel
-from ..records import Message, iso, parse_time, said_day, speaker_in
+from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON
 from ..tokens import count_tokens
@@ -116,7 +115,7 @@ class Recaller:
         live = self._live_tail(session, live_tail, now)
         # a recall as of a past day holds nothing said on the days after it (a library user's replay had shown later
         # turns); the day of `now` whole, as a question's date is a day (LongMemEval dates four answers hours after it)
-        before = {"until": iso(datetime.combine(parse_time(now, "now").date() + timedelta(days=1), dt_time(), UTC))} if now is not None else {}
+        before = {"until": (parse_time(now, "now").date() + timedelta(days=1)).isoformat()} if now is not None else {}
         result = self.finder.search(query, limit=limit, now=now, **scope, **before) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
@@ -147,6 +146,7 @@ class Recaller:
         repositories' retry counts). A person's own statement ("I prefer …") is theirs in every
         repository, as the curator holds it; what no session said (documents, skills) stays."""
         mine = self.tags.filter_value(f"project:{project.strip()}")
+
         def said(item: RecallItem) -> list[str]:  # the messages a fact was heard in, a wiki statement came from
             refs = [s.removeprefix("event:") for s in item.sources] if item.kind in ("fact", "wiki") else []
             return [r for r in refs if r.startswith("evt_")]

@@ -105,7 +105,7 @@ def query_names(query: str) -> list[str]:
     TABLE users": code or shouting, not an acronym)."""
     out: list[str] = []
     words = NAME_RE.findall(DATED_ABBR.sub(" ", OPENERS.sub("", fold(query))))
-    shouted = len({w.strip("'’-") for w in WORD_RE.findall(query) if len(w) > 1 and w.isupper()}) > 1  # "CHF … 'CHF'": one acronym
+    shouted = len(_acronyms(query)) > 1  # ("CHF … 'CHF'": one acronym)
     for word in words:
         if shouted and word.isupper():
             continue
