@@ -57,6 +57,16 @@ TABLE = [
     ("last Friday", [("2023-05-05", "2023-05-05", "day", True)]),
     # said of the last or the next one: both, neither certain
     ("I leave on Friday", [("2023-05-05", "2023-05-05", "day", False), ("2023-05-12", "2023-05-12", "day", False)]),
+    # told in the past, or of what is to come: that one (found by a new user: "We moved on Saturday!", said on a Monday,
+    # was also the coming Saturday, and answered "the second week of June")
+    ("We moved on Saturday!", [("2023-05-06", "2023-05-06", "day", False)]),
+    ("I'm flying out on Friday", [("2023-05-12", "2023-05-12", "day", False)]),
+    # punctuation, quotes and dashes around the time word (found by a new user: read as no time at all)
+    ("We adopted him on Saturday!!! His name is Pretzel.", [("2023-05-06", "2023-05-06", "day", False)]),
+    ('she said "yesterday" twice', [("2023-05-07", "2023-05-07", "day", True)]),
+    ("the vet (yesterday) was fine", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("yesterday—finally", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("last weekend!!!", [("2023-05-06", "2023-05-07", "weekend", True)]),
     ("I leave on the 11th", [("2023-05-11", "2023-05-11", "day", False)]),
     ("it was on the 28th", [("2023-04-28", "2023-04-28", "day", False)]),  # nearer than 28 May
     ("back in 2019", [("2019-01-01", "2019-12-31", "year", True)]),

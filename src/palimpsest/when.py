@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import string
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 
@@ -85,9 +86,10 @@ NEEDS = {"part_month": "month", "iso": "year", "day_month": "month", "month_day"
          "the_nth": "ordinal", "deictic": "deictic"}
 DIGITS = re.compile(r"\d+[a-z]*", re.IGNORECASE)
 WORD = re.compile(r"[a-z]+")
-# the trigger words as `str.split` leaves them: bare, or with the punctuation that follows
-GATE = frozenset(w + p for w in CATEGORY for p in ("", ",", ".", "!", "?", ";", ":", ")", "'s", "’s", "...", "!!", "?!"))
-GATE |= frozenset("(" + w for w in CATEGORY)
+GATE = frozenset(CATEGORY)
+# punctuation, quotes and dashes read as spaces before the gate splits a text into words: "on Saturday!!!", "(yesterday)",
+# "yesterday—finally" and a quoted "yesterday" were read as no time when only a few endings were listed
+_SPACED = str.maketrans(dict.fromkeys(string.punctuation + "‘’“”„«»‹›—–…¡¿", " "))
 PREFIXES = sorted({w[:3] for w in CATEGORY})  # one `find` per three-letter opening, not per word
 MAX_CHARS = 4000  # a message's time expressions are looked for in its first 4,000 characters
 
@@ -97,7 +99,7 @@ def _triggers(text: str) -> list[tuple[int, int, str]]:
     speed), then the whole word looked up, beats one regular expression with an
     alternation of sixty words by an order of magnitude."""
     low = text.lower()
-    if GATE.isdisjoint(low.split()) and not any(map(low.__contains__, "0123456789")):
+    if GATE.isdisjoint(low.translate(_SPACED).split()) and not any(map(low.__contains__, "0123456789")):
         return []  # most messages: a few passes in C (a generator here cost as much as the split), no trigger word
     out = []
     for m in DIGITS.finditer(low):
@@ -341,7 +343,10 @@ def _relative_unit(m: re.Match[str], anchor: date) -> list[Span]:
     return [span] if span else []
 
 
-def _weekday(m: re.Match[str], anchor: date) -> list[Span]:
+def _weekday(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]:
+    """last / next / this / on a day of the week; "on Friday" is either the last or the coming
+    one, unless the words around it are told only in the past ("We moved on Saturday!", said on
+    a Monday, is the Saturday gone by) or only of what is to come ("I'm flying on Friday")."""
     rel, wd, text = m.group("rel").lower(), WEEKDAYS[m.group("wd").lower()], m.group(0)
     back = (anchor.weekday() - wd) % 7 or 7  # days back to the last such day before the anchor
     ahead = (wd - anchor.weekday()) % 7 or 7
@@ -353,6 +358,10 @@ def _weekday(m: re.Match[str], anchor: date) -> list[Span]:
     if rel == "this":
         d = anchor - timedelta(days=anchor.weekday()) + timedelta(days=wd)
         return [Span(text, d, d, "day")]
+    if tense == "past":
+        return [Span(text, before, before, "day", False)]
+    if tense == "future":
+        return [Span(text, after, after, "day", False)]
     return [Span(text, before, before, "day", False), Span(text, after, after, "day", False)]  # on Friday: said of either
 
 
@@ -409,7 +418,9 @@ def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = N
         sign = 1 if kind == "in_n" or m.groupdict().get("dir", "").lower() == "from now" else -1
         certain = kind != "for_n" and m.group("n").lower() not in UNCERTAIN_NUMBERS
         return _offset(n, m.group("unit").lower(), anchor, sign, m.group(0), certain)
-    handlers = {"rel_month": _relative_month, "rel_unit": _relative_unit, "beyond": _relative_unit, "rel_day": _weekday, "the_nth": _nth}
+    if kind == "rel_day":
+        return _weekday(m, anchor, tense)
+    handlers = {"rel_month": _relative_month, "rel_unit": _relative_unit, "beyond": _relative_unit, "the_nth": _nth}
     return handlers[kind](m, anchor)
 
 
@@ -454,7 +465,7 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
                     continue  # a longer reading of the same words came first
                 spans = (_nth(m, day, _tense(window)) if kind == "the_nth" and day is not None
                          else _relative_month(m, day, _tense(window)) if kind == "rel_month" and day is not None
-                         else _one(kind, m, day, _tense(window) if kind in ("day_month", "month_day", "part_month") else None))
+                         else _one(kind, m, day, _tense(window) if kind in ("day_month", "month_day", "part_month", "rel_day") else None))
                 if spans:
                     taken.append((m.start(), m.end()))
                     here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
