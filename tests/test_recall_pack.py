@@ -332,3 +332,17 @@ def test_the_live_tail_keeps_its_room_and_a_long_turn_does_not_end_it(memory: Me
     assert small.tokens <= 300 and any(i.kind == "live" for i in small.items) and "Now export them as CSV." in small.block
     wider = memory.recall("s", "export customers Lyon CSV", 600)
     assert wider.tokens <= 600 and "Fetch the customers in Lyon." in wider.block and "Now export them as CSV." in wider.block
+
+
+def test_a_unit_of_money_shared_is_one_quantity_only_near_one_thing_asked(mem: Memory) -> None:
+    """Found by an evaluator: "we raised 340 euros for the shelter" was marked the newer value of "the rent goes
+    up to 1,050 euros" for "What rent does Maya pay in euros now?" (and led the facts), while "How much is Maya's
+    rent now?" marked nothing of the rent's 950 → 1,050."""
+    old = mem.facts.write("My rent is 950 euros a month.", valid_from="2024-02-01T10:00:00Z")
+    up = mem.facts.write("The rent goes up to 1,050 euros from August.", valid_from="2024-06-01T10:00:00Z")
+    shelter = mem.facts.write("We raised 340 euros for the shelter.", valid_from="2024-08-13T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "What rent do I pay in euros now?", 2000).items}
+    assert notes[up.id] == "" and notes.get(shelter.id, "") == ""
+    assert notes[old.id] == f"earlier; newer: {up.id}"
+    notes = {i.id: i.note for i in mem.recall(None, "How much is my rent now?", 2000).items}
+    assert notes[old.id] == f"earlier; newer: {up.id}" and notes[up.id] == ""

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from ..facts.echoes import FUNCTION_WORDS
 from .block import LINE_TOKENS, RecallItem
@@ -60,6 +61,12 @@ _ONE_UNIT = re.compile(r"(?<!half )(?<!quarter of )\b(?:an?|one)\s+"
                        r"(?=(?:minute|hour|day|week|fortnight|month|year|decade)\b(?!\s+and\s+a\s+half))", re.IGNORECASE)
 DURATION = {"how", "long"}  # a question of how long: its answer is a length of time, which a later one revises
 TIME_UNITS = {"minut", "hour", "day", "week", "fortnight", "month", "year", "decad"}  # as `said` reads them ("minutes" → minut)
+# units of money and measure: many quantities are counted in them, so a shared one is no quantity changed unless the
+# words near both numbers share another word of the query ("How much is my rent?": "rent is 950 euros" / "rent goes up to
+# 1,050 euros"); "raised 340 euros for the shelter" is no newer rent, though a question asks its rent "in euros"
+MEASURES = frozenset("""euro eur dollar buck usd pound gbp quid yen yuan rupee franc chf krona kronor cent pence percent
+    km kilometer kilometre mile meter metre cm mm foot feet inch yard kg kilo kilogram gram lb lbs ounce oz ton tonne
+    liter litre ml gallon calory calorie kcal mph kph""".split())
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
@@ -85,6 +92,14 @@ class _Said:
     near: dict[str, set[str]]  # number → the words around it
     under_way: bool = False  # says a thing is under way
     done: bool = False  # says a thing is done
+
+
+@cache
+def _measured() -> frozenset[str]:
+    """`MEASURES` as `said` reads them ("euros" → "euro", "kilometres" → its stem)."""
+    from ..facts.curator import tokens
+
+    return frozenset(_unit(w) for m in MEASURES for w in tokens(m, spans=False))
 
 
 def _value(word: str) -> str:
@@ -134,8 +149,11 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
                 continue
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
-            if (u1 & u2 & query) - TIME_UNITS or len(old.near[n1] & new.near[n2] & query) >= 2 and (u1 & u2) - TIME_UNITS:
+            shared, measured = u1 & u2, _measured()
+            if (shared & query) - TIME_UNITS - measured or len(old.near[n1] & new.near[n2] & query) >= 2 and shared - TIME_UNITS:
                 return True
+            if shared & measured and (old.near[n1] & new.near[n2] & query) - measured:
+                return True  # one measure, near one thing asked ("rent … 950 euros" / "rent … 1,050 euros")
             if DURATION <= query and u1 & u2 & TIME_UNITS and old.near[n1] & new.near[n2] & query:
                 return True  # "how long …": two lengths of time, near one thing asked ("a month now" / "for 3 months")
     return False
