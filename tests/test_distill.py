@@ -622,3 +622,19 @@ def test_a_turn_distilled_through_another_home_is_not_distilled_again(tmp_path: 
         assert again.skipped.startswith("already distilled"), again
         (fact,) = b.facts.query()
         assert len(fact.attestations) == 1
+
+
+@pytest.mark.parametrize("said", [
+    # found by an evaluator on a friends' chat: each became a fact, and some led the recall block
+    "I'm dead.", "Never.", "Photos now.", "We'll see.", "Dogs are so rude.", "You're a professional now.",
+    "That drive was such a pain!", "You look great in that photo.",
+])
+def test_a_word_an_idiom_an_exclamation_or_the_listener_described_is_nothing_to_keep(said: str) -> None:
+    assert classify(said) is None
+
+
+@pytest.mark.parametrize(("said", "kind"), [("I'm vegan.", "fact"), ("My rent is 950 euros.", "fact"),
+                                            ("You should always use tabs in this repo.", "preference")])
+def test_short_statements_of_the_speaker_and_rules_for_the_listener_stay(said: str, kind: str) -> None:
+    found = classify(said)
+    assert found is not None and found[1] == kind

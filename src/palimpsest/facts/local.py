@@ -303,8 +303,9 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"get confused|mix up)\b|"
                         r"no thanks?\b|no thank you|not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
                         r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
-                        r"happy (?:friday|monday|new year|holidays|birthday))", re.IGNORECASE)
-MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
+                        r"happy (?:friday|monday|new year|holidays|birthday)|(?:we'll|we will|we shall|time will) (?:see|tell)\b)",
+                        re.IGNORECASE)
+MOODS = frozenset(["done", "fed", "tired", "dead", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
                    "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
@@ -609,6 +610,19 @@ def _code(s: str) -> bool:
     return marks >= 4 and marks >= len(s) / 10
 
 
+# said of the listener ("You're a professional now.", "You look great"): not a statement of the speaker's
+_TO_YOU = re.compile(r"^\s*you(?:'re|’re| are|'ve been|’ve been| have been| were| was| look| seem| sound)\b", re.IGNORECASE)
+# an exclamation ("Dogs are so rude.", "That drive was such a pain!"): a feeling of the moment, no standing fact
+_EXCLAIMED = re.compile(r"\b(?:is|are|was|were|'s|'re|’s|’re)\s+(?:(?:so|such)\s+(?:an?\s+)?)[\w-]+[\s.!]*$", re.IGNORECASE)
+_FIRST_OPENING = re.compile(r"^\s*(?:i|i'm|i’m|i've|i’ve|i'd|i’d|we|we're|we’re|we've|we’ve|my|our)\b", re.IGNORECASE)
+
+
+def _too_short(s: str) -> bool:
+    """One word, or two that do not open with the speaker ("Never.", "Photos now."; "I'm vegan." is a fact)."""
+    words = s.split()
+    return len(words) < 2 or len(words) == 2 and not _FIRST_OPENING.match(s)
+
+
 def _chatter(s: str) -> bool:
     """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a
     pleasantry, a maxim, a line of code."""
@@ -633,7 +647,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
         found = classify(s[:tag.start()] + ".", user, after_fact)
         return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
-    if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
+    if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE or _too_short(s):
         return None
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
@@ -663,8 +677,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if not user:
         return None
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
-    if REQUEST.match(s) and not rule:
-        return None  # a request of the moment, whatever it mentions
+    if REQUEST.match(s) and not rule or _TO_YOU.match(s) and not rule or _EXCLAIMED.search(s):
+        return None  # a request of the moment, whatever it mentions; the listener described; an exclamation
     times = _times(s)
     dated = _dated(times)
     if CHANGE.search(s) and not rule:
