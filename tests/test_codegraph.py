@@ -579,3 +579,40 @@ def test_tools(graph: CodeGraph, settings: Settings) -> None:
             tools.call(memory, "code_impact", {"symbol": "Point", "depth": 0}, enable_write=False)
     finally:
         memory.close()
+
+
+def test_a_method_is_not_a_module_function_of_its_lower_cased_name(graph: CodeGraph, tmp_path: Path) -> None:
+    """Found by a new user: `code def User.save` also gave the module pkg.user's function save (a LIKE that
+    ignores case), and `callers User.save` that function's callers."""
+    root = _tree(tmp_path / "cased", {
+        "pkg/__init__.py": "",
+        "pkg/user.py": "class User:\n    def save(self):\n        pass\n\n\ndef save(user):\n    pass\n",
+        "pkg/signup.py": "from . import user\n\n\ndef signup():\n    user.save(None)\n",
+    })  # fmt: skip
+    graph.index(root)
+    assert [s.qualname for s in graph.definition("User.save", repo="cased")] == ["pkg.user.User.save"]
+    assert graph.callers("User.save", repo="cased", unresolved=False) == []
+    assert [e.source.qualname for e in graph.callers("user.save", repo="cased", unresolved=False)] == ["pkg.signup.signup"]
+
+
+def test_a_call_through_an_aliased_import_is_linked_again_incrementally(graph: CodeGraph, tmp_path: Path, settings: Settings) -> None:
+    """Found by a new user: `from .later import thing as t; t()` stayed unresolved after later.py appeared (and a
+    rename there and back unlinked `persist` for good) until `--full`."""
+    files = {"pkg/__init__.py": "", "pkg/d.py": "from .later import thing as t\n\n\ndef use():\n    t()\n",
+             "pkg/a.py": "def save():\n    pass\n", "pkg/b.py": "from .a import save as persist\n\n\ndef run():\n    persist()\n"}
+    files.update({f"pkg/m{i}.py": f"def f{i}():\n    pass\n" for i in range(10)})  # few files change: the incremental path
+    root = _tree(tmp_path / "aliased", files)
+    graph.index(root)
+    assert calls(graph, "use", "aliased") == {"t": None}
+    (root / "pkg" / "later.py").write_text("def thing():\n    pass\n")
+    assert graph.index(root).parsed == 1
+    assert calls(graph, "use", "aliased") == {"t": "pkg.later.thing"}
+    (root / "pkg" / "a.py").write_text("def save2():\n    pass\n")
+    graph.index(root)
+    assert calls(graph, "run", "aliased") == {"persist": None}
+    (root / "pkg" / "a.py").write_text("def save():\n    pass\n")
+    graph.index(root)
+    assert calls(graph, "run", "aliased") == {"persist": "pkg.a.save"}
+    with CodeGraph(tmp_path / "fresh.db", settings=settings) as fresh:
+        fresh.index(root)
+        assert _all_edges(graph) == _all_edges(fresh)

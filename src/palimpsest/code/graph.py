@@ -309,7 +309,8 @@ class CodeGraph:
             return [s for s, _ in self._symbols("s.repo_id = ? AND s.name = ?", (r.id, tail), limit=500)]
         suffix = "%." + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         where = "s.repo_id = ? AND s.name = ? AND s.qnorm LIKE ? ESCAPE '\\'"
-        return [s for s, _ in self._symbols(where, (r.id, tail, suffix), limit=500)]
+        # (LIKE ignores ASCII case: "User.save" also matched the module pkg.user's function save)
+        return [s for s, _ in self._symbols(where, (r.id, tail, suffix), limit=500) if qnorm(s.qualname).endswith("." + q)]
 
     def _symbols(self, where: str, params: Iterable[Any], *, extra: str = "", order: str = "f.path, s.start_line",
                  limit: int = 1000) -> list[tuple[Symbol, str]]:  # fmt: skip

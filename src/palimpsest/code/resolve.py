@@ -338,6 +338,8 @@ def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], f
     `self.x` can walk the bases. Returns how many edges were resolved.
     """
     whole = files is None
+    if not whole:
+        names = names | _aliases(db, repo_id, names)
     db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line) VALUES (?,?,?,?,?,?,?)",
                    [(repo_id, *p) for p in pending if p[2] == "inherit"])  # fmt: skip
     r = Resolver(db, repo_id, eager=whole)
@@ -354,6 +356,15 @@ def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], f
     db.executemany("INSERT INTO edges (repo_id, file_id, src_id, kind, name, tail, line, dst_id) VALUES (?,?,?,?,?,?,?,?)",
                    [(repo_id, *p, r.resolve(p[0], p[1], p[2], p[3])) for p in fresh])  # fmt: skip
     return len(inherit) + len(rows) + len(fresh)
+
+
+def _aliases(db: sqlite3.Connection, repo_id: int, names: set[str]) -> set[str]:
+    """The names an import binds to one of `names` under another ("from .later import thing as t": `t`): a call
+    through the alias has the alias for its tail, and was never looked at again when `thing` appeared or vanished."""
+    if not names:
+        return set()
+    rows = db.execute("SELECT b.alias, b.target FROM bindings b JOIN files f ON f.id = b.file_id WHERE f.repo_id = ?", (repo_id,))
+    return {alias for alias, target in rows if alias != "*" and target.rsplit(".", 1)[-1] in names and alias not in names}
 
 
 def _updates(r: Resolver, rows: list[tuple[int, int, int, str, str, int | None]], *, record_bases: bool) -> list[tuple[int | None, int]]:
