@@ -528,3 +528,26 @@ def test_a_scan_without_text_is_said_and_a_latin1_file_is_written(vaults: Vaults
     assert main(["--home", str(home), "write-document", "notes", "imports/latin.txt", "--file", str(latin), "--json"]) == 0
     assert "Windows-1252" in capsys.readouterr().err
     assert "Café crème" in vaults.query("notes", "Brno office").hits[0].text
+
+
+def test_a_write_into_a_vault_whose_folder_is_gone_is_refused(vaults: Vaults, tmp_path: Path) -> None:
+    """Found by a new user: with the vault's folder moved away (an unmounted drive), `write-document` made the
+    folder anew with its one file, and the next `index` removed the eleven other documents."""
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\nalpha text\n")
+    (folder / "b.md").write_text("# B\nbeta text\n")
+    vaults.init("handbook", "semantic", path=str(folder))
+    vaults.reindex("handbook")
+    folder.rename(tmp_path / "handbook-away")
+    with pytest.raises(Conflict, match="does not exist"):
+        vaults.write_document("handbook", "notes/agent.md", "# Agent\nnote")
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    vaults.init("howto", "skill", path=str(skills))
+    skills.rmdir()
+    with pytest.raises(Conflict, match="does not exist"):
+        vaults.write_skill("howto", "deploy", "How we deploy", "Run make deploy.")
+    assert not folder.exists() and not skills.exists()
+    assert "does not exist" in vaults.reindex("handbook").errors[0]["error"]
+    assert sorted(d["path"] for d in vaults.docs("handbook")) == ["a.md", "b.md"]

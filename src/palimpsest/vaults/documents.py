@@ -312,7 +312,7 @@ class Documents:
         payload = {"path": rel, "metadata": writer, "sha256": sha256(data)}
         if not is_text:
             payload["content_b64"] = base64.b64encode(data).decode("ascii")
-        existing = resolve_inside(self.vaults.folder(row), rel)  # refused before anything is journaled
+        existing = resolve_inside(self.vaults.writable_folder(row), rel)  # refused before anything is journaled
         if existing.is_file() and existing.stat().st_size > MAX_WRITE_BYTES:
             raise Conflict(f"{rel} is in vault {row.name} already, larger than a write keeps a copy of "
                            f"({MAX_WRITE_BYTES // 2**20} MB): move it out of the vault first")
@@ -350,14 +350,14 @@ class Documents:
                 continue
             if op == "write_document":
                 self._restored[(vault, path)] = meta.get("metadata") or {}
-            folder = self.vaults.folder(rows[0])
             try:
+                folder = self.vaults.writable_folder(rows[0])
                 if resolve_inside(folder, path).exists():
                     continue
                 data = base64.b64decode(meta["content_b64"]) if "content_b64" in meta else content.encode("utf-8")
                 write_inside(folder, path, data)
                 restored += 1
-            except InvalidInput as exc:  # a link out of the folder appeared since: never follow it
+            except (InvalidInput, Conflict) as exc:  # a link out of the folder appeared since, or the folder is gone
                 log.warning("not restoring %s/%s: %s", vault, path, exc)
         return restored
 

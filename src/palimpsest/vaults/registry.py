@@ -156,6 +156,17 @@ class Vaults:
     def folder(self, row: VaultRow) -> Path:
         return Path(row.path) if row.path else self.home / "vaults" / row.name
 
+    def writable_folder(self, row: VaultRow) -> Path:
+        """The folder a write goes into. A folder the vault was made on must be there: moved or
+        unmounted, a write had made it anew with its one file, and the next `index` then dropped
+        every other document (as `index` refuses, so does a write). A vault under the home is
+        made by its first write."""
+        folder = self.folder(row)
+        if row.path and not folder.is_dir():
+            raise Conflict(f"the vault folder {folder} does not exist (moved or unmounted?): nothing was written; "
+                           f"put the folder back, or make the vault again on its new folder")
+        return folder
+
     def rows(self, reader: Reader = OWNER) -> List[VaultRow]:
         """Every vault the reader may see, fact vaults included (by name)."""
         rows = {r.name: r for r in self.store.vault_rows(reader)}

@@ -180,7 +180,7 @@ class Skills:
         path = existing[0].path if existing else self._free_path(row, _slug(name))
         text = "---\n" + yaml.safe_dump(front, allow_unicode=True, sort_keys=False) + "---\n" + body.rstrip("\n") + "\n"
         parse_skill(row.name, path, text.encode("utf-8"))  # refuse what `index` would refuse, before journaling
-        resolve_inside(self.vaults.folder(row), path)  # refused before anything is journaled
+        resolve_inside(self.vaults.writable_folder(row), path)  # refused before anything is journaled
         self.vaults.record("write_skill", f"{row.name}/{name}", {"vault": row.name, "path": path}, content=text)
         write_inside(self.vaults.folder(row), path, text.encode("utf-8"))
         report = self.index(row, only=[path])
