@@ -346,3 +346,15 @@ def test_a_unit_of_money_shared_is_one_quantity_only_near_one_thing_asked(mem: M
     assert notes[old.id] == f"earlier; newer: {up.id}"
     notes = {i.id: i.note for i in mem.recall(None, "How much is my rent now?", 2000).items}
     assert notes[old.id] == f"earlier; newer: {up.id}" and notes[up.id] == ""
+
+
+def test_turns_said_at_one_moment_are_shown_in_the_order_they_were_written(mem: Memory) -> None:
+    """Found by an MCP client's builder: 30 turns ingested with one `created_at` (a bulk import) were shown in the
+    order of their scores under their day — answers before their questions."""
+    mem.ingest_session("ties", [{"role": "user" if i % 2 == 0 else "assistant", "content": f"tie msg {i:02d} about the tie",
+                                 "created_at": "2025-06-07T12:00:00Z"} for i in range(30)])
+    r = mem.recall("other", "tie msg", 4000)
+    shown = [int(i.text.split("tie msg ")[1][:2]) for i in r.items if i.kind == "message"]
+    assert len(shown) >= 10 and shown == sorted(shown)
+    said = [int(line.split("tie msg ")[1][:2]) for line in r.block.splitlines() if "tie msg " in line]
+    assert said == sorted(said)

@@ -43,10 +43,16 @@ def _heading(date: str) -> str:
 LIVE_HEADING = "### live tail"
 
 
+def _in_time(item: RecallItem) -> tuple[str, str]:
+    """Time order; turns said at one moment (a bulk import's one `created_at`) in the order they were
+    written — ids are — not in the order of their scores, which put answers before their questions."""
+    return item.at or item.date, item.id
+
+
 def _assemble(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem]) -> str:
     lines = [HEADER, *(i.line() for i in lead)]
     day = None
-    for item in sorted(ranked, key=lambda i: (i.at or i.date)):
+    for item in sorted(ranked, key=_in_time):
         if item.date != day:
             day = item.date
             lines.append(_heading(day))
@@ -137,7 +143,7 @@ def fill(lead: list[RecallItem], ranked: list[RecallItem], live: list[RecallItem
         tokens = count_tokens(block)
         if tokens <= budget:
             block, tokens = _widen(ranked_in, budget, tokens, words, (lead_in, ranked_in, shown), block)
-            return [*lead_in, *sorted(ranked_in, key=lambda i: (i.at or i.date)), *shown], tokens, block
+            return [*lead_in, *sorted(ranked_in, key=_in_time), *shown], tokens, block
         (ranked_in or live_in or lead_in).pop()  # the last ranked hit first, then the oldest of the live tail
     return [], 0, ""
 
