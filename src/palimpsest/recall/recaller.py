@@ -226,8 +226,9 @@ class Recaller:
         if turn.scope and found:  # a statement stays when one of the messages it came from was heard in the scope
             admitted = self.kernel.store.admitted(sorted({s for w in found for s in w["sources"]}), self.finder.filters(**turn.scope))
             found = [w for w in found if admitted.intersection(w["sources"])]
-        return [RecallItem(w["id"], "wiki", w["date"], w["text"], w["score"], turn.session, list(w["sources"]))
-                for w in found]
+        # the page's title said as a page's, not as a speaker's ("Tobiah: …" read as Tobiah's words, though Quill said them)
+        return [RecallItem(w["id"], "wiki", w["date"], f"(wiki: {w['topic']}) {w['statement']}", w["score"], turn.session,
+                           list(w["sources"]), keep=len(f"(wiki: {w['topic']}) ")) for w in found]
 
     def _documents(self, turn: Turn) -> list[RecallItem]:
         """Chunks of the document vaults attached to the session (or its agent) that the
@@ -314,19 +315,29 @@ class Recaller:
         return list(reversed(self.finder.browse(session=session, limit=max(1, n), newest_first=True)))
 
 
+ONCE_CHARS = 24  # a text this long or longer, said inside a line above, is said again
+
+
 def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
-    """The ranked items without one whose text an item before it (or a leading one) already
-    says word for word: a branch summary of one leaf is its leaf's text, a wiki statement
-    may be the turn it quotes — one line of the budget each time, saying nothing new."""
-    said = {_flatten(i.text).casefold() for i in lead}
+    """The ranked items without one whose words (its speaker or page left aside) an item
+    before it (or a leading one) already says, word for word or within its text: a branch
+    summary of one leaf is its leaf's text, a wiki statement the turn it quotes and the same
+    statement on another page, a short session's turn its leaf — one line of the budget each
+    time, saying nothing new (a block showed one sentence under three pages, and its turn)."""
+    said = [_said(i) for i in lead]
     kept = []
     for item in ranked:
-        key = _flatten(item.text).casefold()
-        if key and key in said:
+        key = _said(item)
+        if key and (key in said or len(key) >= ONCE_CHARS and any(key in s for s in said)):
             continue
-        said.add(key)
+        said.append(key)
         kept.append(item)
     return kept
+
+
+def _said(item: RecallItem) -> str:
+    """An item's words as `_once` compares them: without the speaker or page it opens with."""
+    return _flatten(item.text[item.keep:]).casefold()
 
 
 # a bare acknowledgement: by itself it tells the model nothing, and a block showed "assistant: Noted." for "where do

@@ -274,7 +274,7 @@ class Wiki:
     def recall_items(self, session: str | None, query: str, limit: int = 3) -> list[dict[str, Any]]:
         """For recall and search: the pages matching `query`, each expanded to its best
         statements, each with its source ids — `{"id", "kind": "wiki", "topic", "topic_id",
-        "text", "date", "state", "sources", "score"}`, best first; `text` is "Topic: statement",
+        "text", "date", "state", "sources", "score"}`, best first; `text` is "Topic: statement" (`statement` the statement alone),
         `sources` the leaf and message ids (recall can skip messages a statement already
         carries). `session` is not used to filter: pages span sessions. Never raises."""
         try:
@@ -284,6 +284,7 @@ class Wiki:
             return []
         return [{"id": s["id"], "kind": "wiki", "topic": h["topic"]["title"], "topic_id": h["topic"]["id"],
                  "text": f"{h['topic']['title']}: {s['text']}" + (" (disputed)" if s["state"] == "disputed" else ""),
+                 "statement": s["text"] + (" (disputed)" if s["state"] == "disputed" else ""),
                  "date": (s["said_at"] or "")[:10] or "wiki", "state": s["state"], "sources": s["sources"], "score": h["score"]}
                 for h in hits for s in h["statements"]]
 
