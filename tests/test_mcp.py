@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from palimpsest import Memory, Settings
 from palimpsest.server.run import ServerThread
@@ -141,6 +142,18 @@ def test_stdio_remote_serves_the_shared_servers_memory(home: Path, tmp_path: Pat
 
         denied = anyio.run(refused)  # the server's refusal, as a tool error the model can read
         assert denied.is_error and json.loads(denied.content[0].text)["code"] == "unauthorized", denied
+
+        async def listed() -> str:
+            async with Client(StdioServerParameters(command=command, args=[*prefix, "mcp", "--remote"], env=env),
+                              read_timeout_seconds=60) as client:
+                try:
+                    await client.list_tools()
+                except MCPError as exc:
+                    return str(exc)
+                return "listed"
+
+        # found by an MCP client's builder: a client lists tools first, and read only "Internal server error"
+        assert anyio.run(listed).startswith("unauthorized: ")
     assert [m.content for m in memory.browse(session="m1")] == ["the fence is painted green"]
     memory.close()
     assert not (elsewhere / "sessions").exists()  # nothing of it went to this machine's home

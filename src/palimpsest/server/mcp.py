@@ -21,6 +21,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server import Server
+from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR
 
 from .. import __version__, tools
 from ..errors import PalimpsestError
@@ -172,7 +174,10 @@ def build_remote_server(remote: Remote, settings: Any) -> Server[Any]:
     """An MCP server whose tools are the remote server's: listed and called over its HTTP API."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=await anyio.to_thread.run_sync(remote.tools))
+        try:
+            return types.ListToolsResult(tools=await anyio.to_thread.run_sync(remote.tools))
+        except PalimpsestError as exc:  # the server's refusal or absence, said: a client lists tools first, and saw
+            raise MCPError(INTERNAL_ERROR, f"{exc.code}: {exc}") from exc  # only "Internal server error"
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = with_defaults(params.name, params.arguments or {}, settings)
