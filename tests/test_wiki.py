@@ -462,3 +462,25 @@ def test_a_name_that_opens_its_sentences_joins_its_page(memory: Memory) -> None:
     texts = " ".join(s["text"] for s in w.show("Marcus")["current"])
     assert "approved the retry cap change" in texts
     assert all(t["title"] not in ("Good", "Great") for t in w.list(limit=100))  # an opening word nobody named stays a word
+
+
+def test_a_firms_ampersand_list_items_and_weekdays_make_no_pages_of_their_own(memory: Memory) -> None:
+    """Found by a writer moving house: "Hartley & Sons" made pages Hartley and Sons, a checklist's items
+    (written on one line by the leaf) pages Council and Meter, and "can't do Fridays" a page Fridays."""
+    from palimpsest.wiki.text import names
+
+    assert names("Quotes are in: Hartley & Sons at 1,450 but they can't do Fridays.") == ["Hartley & Sons"]
+    assert names("Noted it. Also Tom came.")[-1] == "Tom"
+    quiet(memory)
+    leaf = say(memory, "move", [("Nadia", "Quotes are in: Hartley & Sons at 1,450, Pickfords at 1,900, they can't do Fridays."),
+                                ("Quill", "Checklist:\n- [ ] Council tax\n- [ ] Meter readings\n- [x] Call Hartley & Sons\n"
+                                          "- Pickfords want a deposit"),
+                                ("Nadia", "Hartley & Sons it is, they come on the 18th.")])
+    memory.wiki.mine(leaf)
+    titles = {t["title"] for t in memory.wiki.list()}
+    assert not titles & {"Hartley", "Sons", "Council", "Meter", "Fridays", "Call Hartley"}
+    from palimpsest.wiki.text import units
+
+    summary = memory.store.get_summaries([leaf])[0]
+    found = {n for u in units(summary, {m.id: m for m in memory.store.get_messages(summary.sources)})[0] for n in u.names}
+    assert "Hartley & Sons" in found and not found & {"Hartley", "Sons", "Council", "Meter", "Fridays", "Call Hartley"}

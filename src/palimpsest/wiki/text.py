@@ -9,6 +9,7 @@ sentences are traced to the source message that contains them, else to the leaf 
 
 from __future__ import annotations
 
+import calendar
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -25,7 +26,8 @@ NOT_NAMES = {"i", "i'm", "i've", "i'll", "i'd", "ok", "okay", "hey", "hi", "hell
              "wow", "oh", "omg", "lol", "haha", "aw", "aww", "awesome", "congrats", "congratulations", "sure", "great", "cool",
              "nice", "good", "bye", "then", "let", "just", "sorry", "yep", "please", "mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "jan", "feb", "mar",
              "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "the", "a", "an", "and", "but", "so", "it", "it's", "that", "this", "what", "how", "why",
-             "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", *CALENDAR_WORDS}
+             "when", "where", "who", "my", "your", "we", "you", "he", "she", "they", "me", "mom", "dad", "also", *CALENDAR_WORDS,
+             *(f"{day.lower()}s" for day in calendar.day_name)}  # ("can't do Fridays": a page titled Fridays)
 # Capitalised words that name a kind of thing, not a thing: "the PR", "an API", "the CI" are
 # no topic of their own (a page titled "PR" gathered every pull request ever mentioned).
 NOT_TOPICS = {"pr", "prs", "mr", "mrs", "ms", "dr", "api", "apis", "url", "urls", "ui", "ux", "ci", "cd", "id", "ids", "todo",
@@ -35,7 +37,7 @@ NOT_TOPICS = {"pr", "prs", "mr", "mrs", "ms", "dr", "api", "apis", "url", "urls"
 NOT_NAMES |= NOT_TOPICS
 _BRACKETS = re.compile(r"\[[^\]]*\]")
 _GREETING = re.compile(r"^\s*(?:hey|hi|hello|wow|yeah|yep|yes|thanks|thank you|sorry|congrats|aw+|oh|omg)\b", re.IGNORECASE)
-CONNECTORS = {"of", "the", "de", "la", "van", "von", "du", "del", "da"}
+CONNECTORS = {"of", "the", "de", "la", "van", "von", "du", "del", "da", "&"}  # ("Hartley & Sons": one name, not two pages)
 _WORD = re.compile(r"[\w'’]+")
 _STOP = {"the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "is", "are", "was", "were", "it", "that", "this", "for",
          "with", "i", "you", "we", "my", "me", "be", "so", "but", "just", "really", "actually", "not", "no", "have", "has", "had"}
@@ -102,6 +104,8 @@ def names(sentence: str) -> list[str]:
             i += 1
             continue
         run, i = [tokens[i]], i + 1
+        if i >= 3 and tokens[i - 2] == "&" and _CAP.fullmatch(tokens[i - 3]) and not ends[i - 3]:
+            run = tokens[i - 3:i]  # "Hartley & Sons it is": the sentence's first word is the firm's, not "Sons" alone
         while i < len(tokens) and not ends[i - 1]:
             j = i
             while j < len(tokens) and tokens[j].lower() in CONNECTORS and not ends[j]:
@@ -129,6 +133,11 @@ def speaker(m: Message | None) -> str | None:
     return (m.speaker or None) if m is not None else None
 
 
+# a list item's marker, in a message a leaf wrote on one line ("Checklist: - [ ] Council tax - [ ] Meter readings"): each
+# item opens a sentence, so its first word is no name (pages titled Council, Meter, Car, Keys)
+_ITEM = re.compile(r"(?:^|\s)[-*•]\s+(?:\[[ xX]\]\s+(?=\S)|(?=[A-ZÀ-ÖØ-Þ]))")
+
+
 def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list[str]]:
     """The leaf's sentences, traced to their messages, and its identifiers."""
     from ..summaries import identifiers
@@ -149,7 +158,7 @@ def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list
             mid, body = None, line
         if body.startswith("(tool ") or mid and messages.get(mid) is not None and messages[mid].tool_name:
             continue  # a tool call and its output say what was run, no statement of a topic (pages titled "Called": an MCP user's)
-        for s in sentences(body) or ([body] if body else []):
+        for s in [s for item in _ITEM.split(body) for s in sentences(item) or ([item] if item.strip() else [])]:
             msg = messages.get(mid) if mid else _containing(s, leaf, messages)
             out.append(Unit(s, msg.id if msg else None, speaker(msg), msg.created_at if msg else None, names(s), identifiers(s)))
     return out, list(dict.fromkeys(found))
