@@ -26,7 +26,7 @@ import logging
 from datetime import timedelta
 from typing import Any
 
-from .records import Message, iso, utcnow
+from .records import Message, iso, parse_time, utcnow
 from .store import Filters, NewJob, Store
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,18 @@ def _jobs(store: Store, s: Any, messages: list[Message]) -> list[NewJob]:
     if s.compact_after > 0:
         run_at = iso(utcnow() + COMPACT_DELAY)
         jobs += [NewJob("compact", {"session": sid}, job_key=f"compact:{sid}", run_at=run_at) for sid in {m.session for m in messages}]
+        if s.compact_quiet_minutes > 0:
+            jobs += [quiet_compaction(sid, max(m.created_at for m in messages if m.session == sid), s.compact_quiet_minutes)
+                     for sid in dict.fromkeys(m.session for m in messages)]
     return jobs
+
+
+def quiet_compaction(session: str, newest: str, minutes: float, after: str = "") -> NewJob:
+    """The `compact` job that summarises all of a session once nothing was said in it for `minutes`, counted from its
+    newest message (an imported session of last year is due now). Routine compaction waits for `compact_after`
+    messages: a chat of a few turns a day had no summary and no wiki page, ever (found by a new user)."""
+    due = min(utcnow(), parse_time(newest)) + timedelta(minutes=minutes)
+    return NewJob("compact", {"session": session, "quiet": True}, job_key=f"compact-quiet:{session}:{after}", run_at=iso(due))
 
 
 def _turns_closed(store: Store, session: str, new: list[Message]) -> list[NewJob]:

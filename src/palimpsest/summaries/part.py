@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ..errors import NotFound
@@ -69,6 +69,9 @@ class SummarySource:
         return (s.id,)
 
 
+QUIET_LEAST = 4  # messages no summary covers, for a quiet session to be summarised (two exchanges: a chat's day)
+
+
 class Summaries:
     """The DAG of every session of one store."""
 
@@ -81,8 +84,28 @@ class Summaries:
         return {"compact": self.run_job}
 
     def run_job(self, job: Job) -> None:
-        self.compact(job.payload["session"], final=bool(job.payload.get("final")), use_llm=not last_attempt(job))
+        if job.payload.get("quiet") and not self._quiet_enough(job.payload["session"]):
+            return
+        final = bool(job.payload.get("final") or job.payload.get("quiet"))
+        self.compact(job.payload["session"], final=final, use_llm=not last_attempt(job))
         self.embed_missing()  # summaries written before a model change, or while the embedder was down
+
+    def _quiet_enough(self, session: str) -> bool:
+        """Whether a quiet compaction of `session` is due: nothing said in it for `compact_quiet_minutes` (else it is
+        looked at again then), not instant, and at least `QUIET_LEAST` messages no summary covers."""
+        from ..pipeline import quiet_compaction
+
+        info = self.store.get_session(session)
+        if info is None or info.kind == "instant":
+            return False
+        newest = self.store.browse(Filters(session=session), 1, 0, newest_first=True)
+        if not newest:
+            return False
+        minutes = float(self.settings.compact_quiet_minutes)
+        if parse_time(newest[0].created_at) + timedelta(minutes=minutes) > utcnow():
+            self.store.enqueue([quiet_compaction(session, newest[0].created_at, minutes, after=newest[0].id)])
+            return False
+        return self.store.count_unsummarised(session) >= QUIET_LEAST
 
     def compact(self, session: str, *, final: bool = False, use_llm: bool = True, cancel: threading.Event | None = None) -> dict[str, int]:
         """Compact one session (routine, or `final`: everything, tree complete)."""
