@@ -852,3 +852,21 @@ def test_a_time_said_as_a_start_opens_no_slot() -> None:
 
     assert slots.parse("Starting today I'm going fully vegan.").holder == "i"
     assert judge(compare("Starting today I'm going fully vegan.", "Cold start went from 4 minutes to 9 seconds.", 0.3), True) == "new"
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a personal-assistant builder: one word of a synonym group beside another word names another thing; each
+    # of these had retired the older, true fact ("the same slot (password manager) with another value")
+    ("The quarterly report is due on March 31.", "My password manager is 1Password.", "new"),
+    ("My manager is Dana.", "The status report goes out on Mondays.", "new"),
+    ("I work at Nike.", "My job title is product analyst.", "new"),
+    ("The quarterly report deadline slipped to April 15.", "My manager is Priya.", "new"),
+    # a synonym alone still names the one slot
+    ("My manager is Dana.", "My boss is Priya now.", "supersede"),
+    ("My home is in Lisbon.", "I live in Porto now.", "supersede"),
+    ("I live in Lisbon.", "My home is in Lisbon.", "confirm"),
+    # a change said, naming what the fact does not: no restatement (confirmed, it hid the new book)
+    ("I'm reading Piranesi.", "I finished Piranesi, and now I'm reading The Overstory.", "related"),
+])
+def test_a_synonym_beside_another_word_is_another_slot(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action

@@ -605,6 +605,10 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
     """The gate's rules, then (with an embedder) the pair model for what they left at
     related or new: (action, why), `why` empty when the rules decided."""
     action = judge(s, candidate_later)
+    if action == "confirm" and not s.exact and s.says_change and _names(candidate) - _names(existing):
+        # "I'm reading Piranesi." / "I finished Piranesi, and now I'm reading The Overstory.": a change said, naming what the
+        # fact does not, is no restatement of it (its confirmation had hidden the new book for good)
+        return "related", "says a change and names what the fact does not: listed for review"
     if model is None or s.semantic is None or action not in ("related", "new"):
         return action, ""
     learned = model.decide(s, action, candidate, existing)

@@ -209,6 +209,8 @@ def stem(word: str) -> str:
 
 
 _SYNONYM_STEMS = [frozenset(stem(w) for w in g) for g in SYNONYMS]
+_SYNONYM_OF = {w: i for i, g in enumerate(_SYNONYM_STEMS) for w in g}  # a stem → its group's number
+_LIGHT_VERBS = frozenset(stem(w) for w in ("be", "have", "is", "are", "has"))  # (the verb a parse adds to an attribute)
 _VALUE_CANONICAL = {stem(w): min(stem(x) for x in g) for g in VALUE_SYNONYMS for w in g}
 
 
@@ -645,9 +647,14 @@ def dice(a: Iterable[Hashable], b: Iterable[Hashable]) -> float:
 
 def synonyms(a: list[str], b: list[str]) -> bool:
     """Words of one synonym group on both sides, not the same word alone ("home" / "live";
-    not "start" / "start", which a parse may leave in an attribute and a verb)."""
-    x, y = {stem(w) for w in a}, {stem(w) for w in b}
-    return any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS)
+    not "start" / "start", which a parse may leave in an attribute and a verb), and nothing
+    else said of one side only: a group's word beside another word names another thing ("the
+    quarterly report" / "my password manager", "I work at" / "my job title", "my manager" /
+    "the status report": each had retired the other's fact)."""
+    x, y = {stem(w) for w in a} - _LIGHT_VERBS, {stem(w) for w in b} - _LIGHT_VERBS
+    if not any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS):
+        return False
+    return {_SYNONYM_OF.get(w, w) for w in x - _PREPS} == {_SYNONYM_OF.get(w, w) for w in y - _PREPS}  # ("live in" / "home")
 
 
 _HABITUAL = frozenset([*(d + "s" for d in when.WEEKDAYS), "mornings", "afternoons", "evenings", "nights", "weekends", "weekdays",
