@@ -322,3 +322,16 @@ def test_a_recall_as_of_a_past_moment_holds_nothing_said_after_it(memory: Memory
     block = memory.recall("new", "when is the deploy window?", now="2026-11-21T00:00:00Z").block
     assert "Friday" in block and "Monday" not in block
     assert "Monday" in memory.recall("new", "when is the deploy window?").block
+
+
+def test_a_recall_as_of_a_past_day_shows_the_facts_that_held_then(memory: Memory) -> None:
+    """Found by a personal-assistant builder: `recall(now=<1 February>)` showed "I moved to Seattle last week.", said on
+    17 February, and no Portland (its facts were today's)."""
+    old = memory.facts.write("I live in Portland, Oregon.", valid_from="2025-01-06T10:00:00Z")
+    new = memory.facts.curator.write({"text": "I moved to Seattle last week.", "valid_from": "2025-02-17T10:00:00Z",
+                                      "corrects": old.id}).fact
+    later = memory.facts.write("My password manager is 1Password.", valid_from="2025-04-01T12:00:00Z")
+    then = {i.id for i in memory.recall("chat-x", "Where do I live?", now="2025-02-01T12:00:00Z").items if i.kind == "fact"}
+    assert old.id in then and new.id not in then and later.id not in then
+    today = {i.id for i in memory.recall("chat-x", "Where do I live?").items if i.kind == "fact"}
+    assert new.id in today and old.id not in today

@@ -116,6 +116,10 @@ class Recaller:
         # a recall as of a past day holds nothing said on the days after it (a library user's replay had shown later
         # turns); the day of `now` whole, as a question's date is a day (LongMemEval dates four answers hours after it)
         before = {"until": (parse_time(now, "now").date() + timedelta(days=1)).isoformat()} if now is not None else {}
+        if now is not None and parse_time(now, "now") < parse_time(self.kernel.clock()) - timedelta(days=1):
+            # and its facts are those that held then: "I moved to Seattle", said two weeks later, had stood in for
+            # Portland in a replay of that day (the facts searched were today's)
+            before["valid_at"] = parse_time(now, "now").isoformat()
         result = self.finder.search(query, limit=limit, now=now, **scope, **before) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
