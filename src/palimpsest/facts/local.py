@@ -75,7 +75,8 @@ CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually
                         r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*"
                         # "Actually no: finance wants …", "Update on food: I'm going back to …" (a stray "No:" or "On food:" had
                         # opened the correction's text)
-                        r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:it'?s\s+|that\s+)?", re.IGNORECASE)
+                        r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:that\s+)?", re.IGNORECASE)
+# ("it's" stays: "Actually it's Seattle where I live now." had been kept as "Seattle where I live now.")
 # "Scratch that earlier plan: the release ships …" (a label of what is dropped, then the statement), "Scratch that batch
 # size, it's 64 now", "Scratch what I said about sertraline, it's back to 50 mg": the thing named, then its value
 _SCRATCH = re.compile(r"^\s*scratch (?:that|what i said)(?:\s+(?:(?:earlier|last|previous|old|first) )?(?:plan|idea|note|one|bit)\s*[:,—-]\s*"
@@ -481,8 +482,10 @@ _EVALUATIVE = re.compile(r"^\s*the (?:weather|food|movie|book|show|game|view)\b|
 _PAST_OPENING = re.compile(rf"^\s*(?:just |finally )?(?:[a-z]+ed|{_IRREGULAR_PAST})\b", re.IGNORECASE)
 # a happening of one's own, told in the past ("My son got into Michigan!", "We just closed on
 # our first house", "I passed my nursing board exam"); "used to" is a habit, not a happening
-_HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|have|had|been|be)\b)[\w'-]+ ){1,3}?(?:and i )?)(?:just |finally |recently |actually |officially )?"
-                       r"(?!used\b)(?:[a-z]{3,}ed|got|went|won|passed|took|met|bought|sold|became|found|began|flew|drove|ran)\b"
+# ("Sam and I broke up", "Ana and I got married": a happening of one's own, said with another's name first)
+_HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|have|had|been|be)\b)[\w'-]+ ){1,3}?(?:and i )?|"
+                       r"[A-Z][\w'-]+ and i )(?:just |finally |recently |actually |officially )?"
+                       r"(?!used\b)(?:[a-z]{3,}ed|got|went|won|passed|took|met|bought|sold|became|found|began|flew|drove|ran|broke|split)\b"
                        r"(?! (?:to|that|so|it|this|you)\b)", re.IGNORECASE)
 # a run's outcome of the moment ("My build failed again", "My tests passed"), not a happening to keep
 _PASSING_RESULT = re.compile(r"^\s*(?:my|our) (?:[\w'-]+ ){0,2}?(?:build|builds|tests?|deploy|deployment|request|job|run|pipeline|ci|"
