@@ -628,6 +628,8 @@ def test_a_turn_distilled_through_another_home_is_not_distilled_again(tmp_path: 
     # found by an evaluator on a friends' chat: each became a fact, and some led the recall block
     "I'm dead.", "Never.", "Photos now.", "We'll see.", "Dogs are so rude.", "You're a professional now.",
     "That drive was such a pain!", "You look great in that photo.",
+    # a compiler's drawing, pasted (found by a writer's Rust side project: each line became a fact)
+    "|               --------------- immutable borrow occurs here", "|             ^^^^^^^^^ mutable borrow occurs here",
 ])
 def test_a_word_an_idiom_an_exclamation_or_the_listener_described_is_nothing_to_keep(said: str) -> None:
     assert classify(said) is None

@@ -591,6 +591,8 @@ _PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|us|o
 _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)  # a code block is no statement
 _CODE_MARKS = re.compile(r"[{}\[\]()<>;=|$\\]")
 _INLINE_CODE = re.compile(r"`[^`]*`")
+# a compiler's drawing or a table's row: "|   ^^^^^^^^^ mutable borrow occurs here", "| --- |" (a Rust error's lines had become facts)
+_DRAWN = re.compile(r"^\s*\||\^{3,}|~{3,}|-{5,}")
 # a line that opens as code does (case matters: "Return the book by Friday" is English); a comment or a Markdown
 # heading ("# we copy self.callbacks", "# Plan") is no statement either, nor a name with Markdown's escaped "\_"
 _CODE_LINE = re.compile(r"\s*(?:def [\w\\]+\(|raise [A-Z]\w*(?:\(|\s*$)|#(?!\d)|class \w+[:(]|import [\w.]+|from [\w.]+ import |(?:const|let|var) \w+ =|function \w*\(|"
@@ -607,7 +609,7 @@ def _code(s: str) -> bool:
     `{{role}} <system>…</system> [INST]` (a tenth of its characters or more are brackets,
     operators and the like, four at least). Code quoted in prose is the prose's ("we load it
     with `yaml.safe_load(f)`")."""
-    if _CODE_LINE.match(s):
+    if _CODE_LINE.match(s) or _DRAWN.search(s):
         return True
     marks = len(_CODE_MARKS.findall(_INLINE_CODE.sub("", s)))
     return marks >= 4 and marks >= len(s) / 10
