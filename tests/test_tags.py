@@ -320,3 +320,15 @@ def test_the_tags_tool_offers_its_writes_only_when_writes_are_on() -> None:
     assert off.input_schema["properties"]["action"]["enum"] == ["list", "pending", "counts", "lookup", "taxonomy"]
     assert "merge" in on.input_schema["properties"]["action"]["enum"] and "Writing" in on.description
     assert "Writing" not in off.description
+
+
+def test_a_value_typed_in_other_capitals_is_the_value_known(memory: Memory) -> None:
+    """Found by a writer: `tags add "Topic: Novel"` made topic:Novel beside topic:novel, and a suggestion then proposed
+    topic:Novel for a session that had topic:novel accepted."""
+    memory.append("d1", "user", "Chapter three of the novel is done.")
+    memory.append("d2", "user", "The novel's ending is settled.")
+    memory.tags.add("topic:novel", session="d1")
+    assert memory.tags.add("Topic: Novel", session="d2")["tag"] == "topic:novel"
+    assert memory.tags.suggest(["topic:Novel"], session="d1") == []  # it has it already
+    assert [x["tag"] for x in memory.tags.taxonomy()] == ["topic:novel"]
+    assert memory.tags.add("topic:Rust", session="d1")["tag"] == "topic:Rust"  # a value new to the memory keeps its capitals
