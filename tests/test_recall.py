@@ -259,9 +259,12 @@ def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> No
         ])
         mem.summaries.compact(f"chat{n}", final=True, use_llm=False)
     mem.worker(tasks=["extract-wiki"]).drain()
-    items = [i for i in mem.recall(None, "What did Melanie paint?").items if i.kind == "wiki"]
+    recalled = mem.recall(None, "What did Melanie paint?", limit=1).items  # one turn handed over: the other's statement joins
+    items = [i for i in recalled if i.kind == "wiki"]
     assert items and all(i.sources for i in items)
     assert any("Melanie" in i.text for i in items)
+    turns = {i.id for i in recalled if i.kind == "message"}
+    assert not any(s.removeprefix("event:") in turns for i in items for s in i.sources)  # a turn found says it itself
 
 
 def test_document_chunks_of_an_attached_vault_join_search_and_recall(mem: Memory) -> None:

@@ -329,8 +329,11 @@ def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
     statement on another page, a short session's turn its leaf — one line of the budget each
     time, saying nothing new (a block showed one sentence under three pages, and its turn)."""
     said = [_said(i) for i in lead]
+    turns = {i.id for i in ranked if i.kind == "message"}
     kept = []
     for item in ranked:
+        if item.kind == "wiki" and any(s.removeprefix("event:") in turns for s in item.sources):
+            continue  # a statement quoting a turn that is itself a candidate: the turn says it, whole, with its own day
         key = _said(item)
         if key and (key in said or len(key) >= ONCE_CHARS and any(key in s for s in said)):
             continue
