@@ -70,13 +70,13 @@ def test_the_compact_job_is_queued_per_session_once(home: Path) -> None:
     with small(home) as memory:
         fill(memory, "s", 60)
         fill(memory, "s", 60)
-        assert memory.store.job_status()["tasks"]["compact"] == {"queued": 2}  # routine, and once it is quiet
+        assert memory.store.job_status()["tasks"]["compact"] == {"queued": 1}
 
 
 def test_a_short_session_is_summarised_once_it_is_quiet(home: Path) -> None:
     """Found by a writer chatting a few turns a day: routine compaction waits for `compact_after` messages, so a
-    session of six turns had no summary and no wiki page, ever. Once quiet for `compact_quiet_minutes` it has."""
-    with small(home, compact_after=200, tags_suggest=False) as memory:
+    session of six turns had no summary and no wiki page, ever. Once quiet for `compact_quiet_minutes` (when set) it has."""
+    with small(home, compact_after=200, tags_suggest=False, compact_quiet_minutes=30) as memory:
         fill(memory, "old", 6)  # said in March: quiet long since, due now
         memory.ingest_session("new", [{"role": "user", "content": f"Fresh turn {i} about the garden plot."} for i in range(6)])
         memory.ingest_session("tiny", [{"role": "user", "content": "hi", "created_at": "2026-03-04T10:00:00Z"}])
@@ -93,10 +93,10 @@ def test_a_short_session_is_summarised_once_it_is_quiet(home: Path) -> None:
         time.sleep(0.8)
         memory.worker(tasks=["compact"]).drain()
         assert memory.summaries.check_tree("soon")["complete"]
-    with small(home, compact_after=200, tags_suggest=False, compact_quiet_minutes=0) as memory:
+    with small(home, compact_after=200, tags_suggest=False) as memory:
         fill(memory, "off", 6)
         memory.worker(tasks=["compact"]).drain()
-        assert memory.store.session_summaries("off", 0) == []  # 0: off
+        assert memory.store.session_summaries("off", 0) == []  # 0 (the default): off
 
 
 def test_extractive_fallback_keeps_identifiers_and_fits_the_budget() -> None:
