@@ -626,7 +626,7 @@ def test_a_turn_distilled_through_another_home_is_not_distilled_again(tmp_path: 
 
 @pytest.mark.parametrize("said", [
     # found by an evaluator on a friends' chat: each became a fact, and some led the recall block
-    "I'm dead.", "Never.", "Photos now.", "We'll see.", "Dogs are so rude.", "You're a professional now.",
+    "I'm dead.", "Never.", "Good times.", "We'll see.", "Dogs are so rude.", "You're a professional now.",
     "That drive was such a pain!", "You look great in that photo.",
     # a compiler's drawing, pasted (found by a writer's Rust side project: each line became a fact)
     "|               --------------- immutable borrow occurs here", "|             ^^^^^^^^^ mutable borrow occurs here",
@@ -635,8 +635,13 @@ def test_a_word_an_idiom_an_exclamation_or_the_listener_described_is_nothing_to_
     assert classify(said) is None
 
 
-@pytest.mark.parametrize(("said", "kind"), [("I'm vegan.", "fact"), ("My rent is 950 euros.", "fact"),
-                                            ("You should always use tabs in this repo.", "preference")])
+@pytest.mark.parametrize(("said", "kind"), [
+    ("I'm vegan.", "fact"), ("My rent is 950 euros.", "fact"), ("You should always use tabs in this repo.", "preference"),
+    # found in review: each rule above had matched inside a sentence and dropped the fact with it
+    ("You're right, I live in Porto now.", "correction"), ("I'm dead serious, I'm allergic to penicillin.", "fact"),
+    ("We moved to Lisbon, the city is so beautiful.", "correction"), ("I finally adopted a dog and he is so cute!", "event"),
+    ("Vegan now.", "correction"), ("Not anymore.", "correction"),  # two words saying a change answer what was asked
+])
 def test_short_statements_of_the_speaker_and_rules_for_the_listener_stay(said: str, kind: str) -> None:
     found = classify(said)
     assert found is not None and found[1] == kind

@@ -333,8 +333,13 @@ def test_a_recall_as_of_a_past_day_shows_the_facts_that_held_then(memory: Memory
     old = memory.facts.write("I live in Portland, Oregon.", valid_from="2025-01-06T10:00:00Z")
     new = memory.facts.curator.write({"text": "I moved to Seattle last week.", "valid_from": "2025-02-17T10:00:00Z",
                                       "corrects": old.id}).fact
-    later = memory.facts.write("My password manager is 1Password.", valid_from="2025-04-01T12:00:00Z")
+    same_day = memory.facts.write("I live near the river in Portland.", valid_from="2025-02-01T18:00:00Z")
+    told_later = memory.facts.curator.write({"text": "My home address is 12 River Road.", "valid_from": "2025-01-20T00:00:00Z",
+                                             "at": "2025-03-01T10:00:00Z"}).fact
     then = {i.id for i in memory.recall("chat-x", "Where do I live?", now="2025-02-01T12:00:00Z").items if i.kind == "fact"}
-    assert old.id in then and new.id not in then and later.id not in then
+    assert old.id in then and same_day.id in then and new.id not in then  # the whole day of `now`, as its turns
+    address = {i.id for i in memory.recall("chat-x", "What is my home address?", now="2025-02-01T12:00:00Z").items}
+    assert told_later.id not in address  # said after that day (it holds from January 20, said on 1 March)
+    assert told_later.id in {i.id for i in memory.recall("chat-x", "What is my home address?", now="2025-03-02T12:00:00Z").items}
     today = {i.id for i in memory.recall("chat-x", "Where do I live?").items if i.kind == "fact"}
     assert new.id in today and old.id not in today

@@ -362,15 +362,16 @@ def test_turns_said_at_one_moment_are_shown_in_the_order_they_were_written(mem: 
 
 def test_a_statement_on_three_pages_and_inside_its_turn_takes_one_line() -> None:
     """Found by a writer browsing by topic: one sentence of Quill's showed under "Tobiah:", "Quill:" and
-    "Edinburgh:" (read as three speakers), and again in its turn; a short session's turn again inside its leaf."""
+    "Edinburgh:" (read as three speakers), and again in its turn. The turn takes the statement's place; a text inside a
+    longer one (a turn inside its leaf) is kept, as the longer may be shown as a snippet without it (found in review)."""
     from palimpsest.recall.block import RecallItem
     from palimpsest.recall.recaller import _once
 
     said = "Tobiah needs a reason to go that isn't defeat, maybe a job in Edinburgh?"
-    pages = [RecallItem(f"wst_{i}", "wiki", "2025-04-01", f"(wiki: {t}) {said}", 0.9 - i / 10, "s", keep=len(f"(wiki: {t}) "))
-             for i, t in enumerate(["Tobiah", "Quill", "Edinburgh"])]
-    turn = RecallItem("evt_1", "message", "2025-04-01", f"Quill: {said} Or somewhere colder.", 0.5, "s", keep=len("Quill: "))
+    pages = [RecallItem(f"wst_{i}", "wiki", "2025-04-01", f"(wiki: {t}) {said}", 0.9 - i / 10, "s", ["event:evt_1"],
+                        keep=len(f"(wiki: {t}) ")) for i, t in enumerate(["Tobiah", "Quill", "Edinburgh"])]
+    alone = RecallItem("wst_9", "wiki", "2025-04-01", f"(wiki: Maren) {said}", 0.85, "s", ["event:evt_9"], keep=len("(wiki: Maren) "))
     leaf = RecallItem("sum_1", "summary", "2025-04-01", f"[#01 2025-04-01T10:00Z assistant] {said} Or somewhere colder.", 0.8, "s")
-    short = RecallItem("evt_2", "message", "2025-04-01", "Nadia: Or somewhere colder.", 0.4, "s", keep=len("Nadia: "))
-    assert [i.id for i in _once([], [*pages, leaf, turn, short])] == ["wst_0", "sum_1", "evt_2"]  # a few words: no repeat
-    assert [i.id for i in _once([], [turn, *pages])] == ["evt_1"]
+    turn = RecallItem("evt_1", "message", "2025-04-01", f"Quill: {said} Or somewhere colder.", 0.5, "s", keep=len("Quill: "))
+    assert [i.id for i in _once([], [*pages, leaf, turn])] == ["evt_1", "sum_1"]  # the turn, in the first statement's place
+    assert [i.id for i in _once([], [pages[1], alone])] == ["wst_1"]  # its turn no candidate: the statement, once

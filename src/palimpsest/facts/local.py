@@ -304,9 +304,10 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"get confused|mix up)\b|"
                         r"no thanks?\b|no thank you|not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
                         r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
-                        r"happy (?:friday|monday|new year|holidays|birthday)|(?:we'll|we will|we shall|time will) (?:see|tell)\b)",
+                        r"happy (?:friday|monday|new year|holidays|birthday)|(?:we'll|we will|we shall|time will) (?:see|tell)\b|"
+                        r"i(?:'m| am) (?:so |literally )?dead[.!]*\s*$)",
                         re.IGNORECASE)
-MOODS = frozenset(["done", "fed", "tired", "dead", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
+MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
                    "stuck", "sure",
                    "hungry", "busy", "excited", "happy", "sad", "annoyed", "frustrated", "stressed", "sick", "ready", "glad", "thrilled",
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
@@ -484,7 +485,7 @@ _PAST_OPENING = re.compile(rf"^\s*(?:just |finally )?(?:[a-z]+ed|{_IRREGULAR_PAS
 # our first house", "I passed my nursing board exam"); "used to" is a habit, not a happening
 # ("Sam and I broke up", "Ana and I got married": a happening of one's own, said with another's name first)
 _HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|have|had|been|be)\b)[\w'-]+ ){1,3}?(?:and i )?|"
-                       r"[A-Z][\w'-]+ and i )(?:just |finally |recently |actually |officially )?"
+                       r"(?-i:[A-Z])[\w'-]+ and i )(?:just |finally |recently |actually |officially )?"
                        r"(?!used\b)(?:[a-z]{3,}ed|got|went|won|passed|took|met|bought|sold|became|found|began|flew|drove|ran|broke|split)\b"
                        r"(?! (?:to|that|so|it|this|you)\b)", re.IGNORECASE)
 # a run's outcome of the moment ("My build failed again", "My tests passed"), not a happening to keep
@@ -592,7 +593,7 @@ _FENCED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.DOTALL)  # a code 
 _CODE_MARKS = re.compile(r"[{}\[\]()<>;=|$\\]")
 _INLINE_CODE = re.compile(r"`[^`]*`")
 # a compiler's drawing or a table's row: "|   ^^^^^^^^^ mutable borrow occurs here", "| --- |" (a Rust error's lines had become facts)
-_DRAWN = re.compile(r"^\s*\||\^{3,}|~{3,}|-{5,}")
+_DRAWN = re.compile(r"^\s*\||\^{3,}")
 # a line that opens as code does (case matters: "Return the book by Friday" is English); a comment or a Markdown
 # heading ("# we copy self.callbacks", "# Plan") is no statement either, nor a name with Markdown's escaped "\_"
 _CODE_LINE = re.compile(r"\s*(?:def [\w\\]+\(|raise [A-Z]\w*(?:\(|\s*$)|#(?!\d)|class \w+[:(]|import [\w.]+|from [\w.]+ import |(?:const|let|var) \w+ =|function \w*\(|"
@@ -616,16 +617,23 @@ def _code(s: str) -> bool:
 
 
 # said of the listener ("You're a professional now.", "You look great"): not a statement of the speaker's
-_TO_YOU = re.compile(r"^\s*you(?:'re|’re| are|'ve been|’ve been| have been| were| was| look| seem| sound)\b", re.IGNORECASE)
-# an exclamation ("Dogs are so rude.", "That drive was such a pain!"): a feeling of the moment, no standing fact
-_EXCLAIMED = re.compile(r"\b(?:is|are|was|were|'s|'re|’s|’re)\s+(?:(?:so|such)\s+(?:an?\s+)?)[\w-]+[\s.!]*$", re.IGNORECASE)
+# (the whole sentence: "You're right, I live in Porto now." is the user's correction)
+_TO_YOU = re.compile(r"^\s*you(?:'re|’re| are|'ve been|’ve been| have been| were| was| look| seem| sound)\b[^,;:]*[.!]*\s*$", re.IGNORECASE)
+# an exclamation ("Dogs are so rude.", "That drive was such a pain!"): a feeling of the moment, no standing fact — the whole
+# sentence, a subject of a few words ("I finally adopted a dog and he is so cute!" is the adoption)
+_EXCLAIMED = re.compile(r"^\s*(?:[\w'’-]+\s+){1,3}?(?:is|are|was|were)\s+(?:so|such)\s+(?:an?\s+)?[\w-]+[\s.!]*$|"
+                        r"^\s*(?:it|that|this|he|she|they)(?:'s|’s|'re|’re)\s+(?:so|such)\s+(?:an?\s+)?[\w-]+[\s.!]*$", re.IGNORECASE)
 _FIRST_OPENING = re.compile(r"^\s*(?:i|i'm|i’m|i've|i’ve|i'd|i’d|we|we're|we’re|we've|we’ve|my|our)\b", re.IGNORECASE)
 
 
+_GONE = re.compile(r"\b(?:any ?more|no longer)\b", re.IGNORECASE)
+
+
 def _too_short(s: str) -> bool:
-    """One word, or two that do not open with the speaker ("Never.", "Photos now."; "I'm vegan." is a fact)."""
+    """One word, or two that neither open with the speaker nor say a change ("Never.", "Good times."; "I'm vegan." is a fact)."""
     words = s.split()
-    return len(words) < 2 or len(words) == 2 and not _FIRST_OPENING.match(s)
+    # (two words saying a change stay: "Vegan now.", "Not anymore." answer what was asked)
+    return len(words) < 2 or len(words) == 2 and not _FIRST_OPENING.match(s) and not CHANGE.search(s) and not _GONE.search(s)
 
 
 def _chatter(s: str) -> bool:
@@ -652,7 +660,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
         found = classify(s[:tag.start()] + ".", user, after_fact)
         return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
-    if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE or _too_short(s):
+    if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
         return None
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
@@ -665,6 +673,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
         return "correction", "correction", text[0].upper() + text[1:]
+    if _too_short(s):
+        return None
     opening = _OPENING.match(s)
     if opening:
         s = s[opening.end():]

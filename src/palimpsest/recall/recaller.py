@@ -71,6 +71,7 @@ class Turn:
     lead: list[RecallItem] = field(default_factory=list)
     scope: dict[str, str] = field(default_factory=dict)  # tag, agent, channel: a bot's user (`user:alice`); what was heard elsewhere stays out
     shown_since: str | None = None  # the running session's turns from this time are in the model's window already
+    said_by: str | None = None  # a recall as of a past day: only facts first said before this time
 
 
 Source = Callable[[Turn], list[RecallItem]]
@@ -116,16 +117,18 @@ class Recaller:
         # a recall as of a past day holds nothing said on the days after it (a library user's replay had shown later
         # turns); the day of `now` whole, as a question's date is a day (LongMemEval dates four answers hours after it)
         before = {"until": (parse_time(now, "now").date() + timedelta(days=1)).isoformat()} if now is not None else {}
-        if now is not None and parse_time(now, "now") < parse_time(self.kernel.clock()) - timedelta(days=1):
-            # and its facts are those that held then: "I moved to Seattle", said two weeks later, had stood in for
-            # Portland in a replay of that day (the facts searched were today's)
-            before["valid_at"] = parse_time(now, "now").isoformat()
+        past = now is not None and parse_time(now, "now") < parse_time(self.kernel.clock()) - timedelta(days=1)
+        if past:
+            # and its facts are those that held by the end of that day and were said by then: "I moved to Seattle", said
+            # two weeks later, had stood in for Portland in a replay of that day (the facts searched were today's)
+            before["valid_at"] = before["until"]
         result = self.finder.search(query, limit=limit, now=now, **scope, **before) if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
         turn = Turn(session, query, result, {i.id for i in live}, scope=scope,
-                    shown_since=self._shown_since(session) if session and harness_shows else None)
+                    shown_since=self._shown_since(session) if session and harness_shows else None,
+                    said_by=before["until"] if past else None)
         ranked: list[RecallItem] = []
         for group, source in self.sources:
             items = source(turn)
@@ -184,6 +187,8 @@ class Recaller:
             # the day it was first said: its words are as said ("Yesterday was my last day at Brightline.", valid from the
             # 9th, was shown under the 9th and read as the 8th)
             said = min((a.at for a in f.attestations if a.at), default=f.valid_from)
+            if turn.said_by is not None and parse_time(said) >= parse_time(turn.said_by):
+                continue  # said after the day a past recall is of
             day, held = said_day(said, f.metadata), said_day(f.valid_from, f.metadata)
             # and the day it holds from when its words named another ("On Saturday we adopted a dog!", said on Monday:
             # the block had shown Monday alone, and the model answered Monday)
@@ -319,25 +324,30 @@ class Recaller:
         return list(reversed(self.finder.browse(session=session, limit=max(1, n), newest_first=True)))
 
 
-ONCE_CHARS = 24  # a text this long or longer, said inside a line above, is said again
-
-
 def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
     """The ranked items without one whose words (its speaker or page left aside) an item
-    before it (or a leading one) already says, word for word or within its text: a branch
-    summary of one leaf is its leaf's text, a wiki statement the turn it quotes and the same
-    statement on another page, a short session's turn its leaf — one line of the budget each
-    time, saying nothing new (a block showed one sentence under three pages, and its turn)."""
-    said = [_said(i) for i in lead]
-    turns = {i.id for i in ranked if i.kind == "message"}
+    before it (or a leading one) already says word for word — a branch summary of one leaf is
+    its leaf's text, one statement may stand on three pages (a block showed it under "Tobiah:",
+    "Quill:" and "Edinburgh:") — and with a wiki statement whose turn is a candidate too
+    replaced by that turn, in the statement's place: the turn says it whole, with its own day
+    (a short chat's block had each sentence twice, and lost evidence at 1,000 tokens). (A text
+    inside a longer one is kept: the longer may be shown as a snippet without it.)"""
+    said = {_said(i) for i in lead}
+    turns = {i.id: i for i in ranked if i.kind == "message"}
+    shown: set[str] = set()
     kept = []
     for item in ranked:
-        if item.kind == "wiki" and any(s.removeprefix("event:") in turns for s in item.sources):
-            continue  # a statement quoting a turn that is itself a candidate: the turn says it, whole, with its own day
-        key = _said(item)
-        if key and (key in said or len(key) >= ONCE_CHARS and any(key in s for s in said)):
+        if item.kind == "wiki":
+            quoted = [turns[r] for r in (s.removeprefix("event:") for s in item.sources) if r in turns]
+            if quoted:
+                item = quoted[0]  # (already in its place above, it is not shown twice: below)
+        if item.id in shown:
             continue
-        said.append(key)
+        key = _said(item)
+        if key and key in said:
+            continue
+        said.add(key)
+        shown.add(item.id)
         kept.append(item)
     return kept
 
