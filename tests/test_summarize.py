@@ -326,3 +326,12 @@ def test_a_tool_output_says_how_it_ended(memory: Memory) -> None:
     assert "ModuleNotFoundError: No module named 'app.db'" in f.content
     assert p.content.endswith("… '==== 1200 passed in 3.20s ===='.")
     assert memory.search("No module named app.db").hits[0].message.id == failed
+
+
+def test_a_quiet_time_past_a_year_is_refused() -> None:
+    """Found in review: 1e10 minutes failed inside every write's derived jobs (distillation too), as an overflow."""
+    from palimpsest.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="up to 525600"):
+        Settings.load(env={"PALIMPSEST_COMPACT_QUIET_MINUTES": "1e10"})
+    assert Settings.load(env={"PALIMPSEST_COMPACT_QUIET_MINUTES": "30"}).compact_quiet_minutes == 30.0

@@ -299,3 +299,14 @@ def test_a_year_said_once_covers_only_the_dates_joined_to_it() -> None:
     found = {s.text: s.first.isoformat() for s in resolve("My passport expired on March 3 2019; the renewal is on July 10.", date(2025, 6, 1))}
     assert found["March 3 2019"] == "2019-03-03" and not found["July 10"].startswith("2019")
     assert [s.first.isoformat() for s in resolve("from March 3 to March 9, 2021", date(2025, 6, 1))] == ["2021-03-03", "2021-03-09"]
+
+
+@pytest.mark.parametrize(("text", "days"), [
+    # found in review: the tense of another sentence, or of a verb not the day's, chose one day
+    ("The party was great. See you on Friday", ["2023-05-05", "2023-05-12"]),
+    ("I was thinking we go on Saturday", ["2023-05-06", "2023-05-13"]),
+    ("I had planned to fly on Friday", ["2023-05-05", "2023-05-12"]),
+    ("I went to Paris on Friday.", ["2023-05-05"]),
+])
+def test_a_weekday_takes_the_tense_of_its_own_verb(text: str, days: list[str]) -> None:
+    assert [s.first.isoformat() for s in resolve(text, MONDAY)] == days

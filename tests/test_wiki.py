@@ -472,11 +472,13 @@ def test_a_firms_ampersand_list_items_and_weekdays_make_no_pages_of_their_own(me
 
     assert names("Quotes are in: Hartley & Sons at 1,450 but they can't do Fridays.") == ["Hartley & Sons"]
     assert names("Noted it. Also Tom came.")[-1] == "Tom"
+    assert names("Yesterday Me & Sam went to Paris.") == ["Sam", "Paris"]  # (found in review: a page "Me & Sam")
     quiet(memory)
     leaf = say(memory, "move", [("Nadia", "Quotes are in: Hartley & Sons at 1,450, Pickfords at 1,900, they can't do Fridays."),
                                 ("Quill", "Checklist:\n- [ ] Council tax\n- [ ] Meter readings\n- [x] Call Hartley & Sons\n"
                                           "- Pickfords want a deposit"),
-                                ("Nadia", "Hartley & Sons it is, they come on the 18th.")])
+                                ("Nadia", "Hartley & Sons it is, they come on the 18th."),
+                                ("Quill", "The viewing was great - Lisbon Road is lovely in spring.")])  # one dash: prose
     memory.wiki.mine(leaf)
     titles = {t["title"] for t in memory.wiki.list()}
     assert not titles & {"Hartley", "Sons", "Council", "Meter", "Fridays", "Call Hartley"}
@@ -485,3 +487,4 @@ def test_a_firms_ampersand_list_items_and_weekdays_make_no_pages_of_their_own(me
     summary = memory.store.get_summaries([leaf])[0]
     found = {n for u in units(summary, {m.id: m for m in memory.store.get_messages(summary.sources)})[0] for n in u.names}
     assert "Hartley & Sons" in found and not found & {"Hartley", "Sons", "Council", "Meter", "Fridays", "Call Hartley"}
+    assert "Lisbon Road" in found

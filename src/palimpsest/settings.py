@@ -54,6 +54,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _quiet_minutes(text: str) -> float:
+    """0 (off), or minutes up to a year (a bound a date can be counted with: 1e10 had failed every write's derived jobs)."""
+    value = float(text)
+    if not 0 <= value <= 525_600:
+        raise ValueError(f"must be 0 (off) or a number of minutes up to 525600 (a year), got {text.strip()[:40]!r}")
+    return value
+
+
 def _count(text: str) -> int:
     value = int(text)
     if value < 0:
@@ -190,7 +198,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("tool_synth", True, "PALIMPSEST_TOOL_SYNTH", "Describe tool calls that have no text (LLM, or a template sentence without one).", _bool),
     Setting("synthesize_answers", False, "PALIMPSEST_SYNTHESIZE_ANSWERS", "Allow memory_search synthesize=true to ask the LLM for an answer drawn from the hits.", _bool),
     Setting("compact_after", 200, "PALIMPSEST_COMPACT_AFTER", "A session with more unsummarised messages than this is compacted, oldest first.", int),
-    Setting("compact_quiet_minutes", 0.0, "PALIMPSEST_COMPACT_QUIET_MINUTES", "A session quiet this long has all its messages summarised (when it has at least four unsummarised), so a short chat gets its summary and wiki pages too (0: off, the default: see docs/llm.md).", float),
+    Setting("compact_quiet_minutes", 0.0, "PALIMPSEST_COMPACT_QUIET_MINUTES", "A session quiet this long has all its messages summarised (when it has at least four unsummarised), so a short chat gets its summary and wiki pages too (0: off, the default: see docs/llm.md).", _quiet_minutes),
     Setting("compact_keep", 50, "PALIMPSEST_COMPACT_KEEP", "Newest messages of a session left unsummarised by routine compaction.", int),
     Setting("summary_leaf_tokens", 7000, "PALIMPSEST_SUMMARY_LEAF_TOKENS", "Token budget of the messages one leaf summary covers.", int),
     Setting("summary_branch_tokens", 14000, "PALIMPSEST_SUMMARY_BRANCH_TOKENS", "Token budget of the leaf summaries one branch summary covers.", int),

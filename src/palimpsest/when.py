@@ -394,6 +394,14 @@ def _tense(text: str) -> str | None:
     return "future" if ahead and not behind else "past" if behind and not ahead else None
 
 
+def _verb_tense(before: str) -> str | None:
+    """The tense of the verb a day of the week is said with: the last three words before it, in its sentence ("We moved on
+    Saturday", "I'm flying out on Friday"); "The party was great. See you on Friday" and "I was thinking we go on Saturday"
+    say neither of the day, which stays either the last or the coming one."""
+    sentence = re.split(r"[.!?;]\s", before)[-1]
+    return _tense(" ".join(sentence.split()[-3:]))
+
+
 DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "today": 0, "tonight": 0, "this morning": 0,
            "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2}
 
@@ -465,7 +473,8 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
                     continue  # a longer reading of the same words came first
                 spans = (_nth(m, day, _tense(window)) if kind == "the_nth" and day is not None
                          else _relative_month(m, day, _tense(window)) if kind == "rel_month" and day is not None
-                         else _one(kind, m, day, _tense(window) if kind in ("day_month", "month_day", "part_month", "rel_day") else None))
+                         else _one(kind, m, day, _tense(window) if kind in ("day_month", "month_day", "part_month")
+                                   else _verb_tense(window[:m.start()]) if kind == "rel_day" else None))
                 if spans:
                     taken.append((m.start(), m.end()))
                     here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)

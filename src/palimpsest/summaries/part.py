@@ -102,7 +102,8 @@ class Summaries:
         if not newest:
             return False
         minutes = float(self.settings.compact_quiet_minutes)
-        if parse_time(newest[0].created_at) + timedelta(minutes=minutes) > utcnow():
+        if min(parse_time(newest[0].created_at), utcnow()) + timedelta(minutes=minutes) > utcnow():
+            # (a time said in the future, a broken clock's, counts from now: its own key again would end the chain)
             self.store.enqueue([quiet_compaction(session, newest[0].created_at, minutes, after=newest[0].id)])
             return False
         return self.store.count_unsummarised(session) >= QUIET_LEAST

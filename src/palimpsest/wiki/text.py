@@ -104,7 +104,7 @@ def names(sentence: str) -> list[str]:
             i += 1
             continue
         run, i = [tokens[i]], i + 1
-        if i >= 3 and tokens[i - 2] == "&" and _CAP.fullmatch(tokens[i - 3]) and not ends[i - 3]:
+        if i >= 3 and tokens[i - 2] == "&" and _CAP.fullmatch(tokens[i - 3]) and not ends[i - 3] and tokens[i - 3].casefold() not in NOT_NAMES:
             run = tokens[i - 3:i]  # "Hartley & Sons it is": the sentence's first word is the firm's, not "Sons" alone
         while i < len(tokens) and not ends[i - 1]:
             j = i
@@ -158,7 +158,8 @@ def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list
             mid, body = None, line
         if body.startswith("(tool ") or mid and messages.get(mid) is not None and messages[mid].tool_name:
             continue  # a tool call and its output say what was run, no statement of a topic (pages titled "Called": an MCP user's)
-        for s in [s for item in _ITEM.split(body) for s in sentences(item) or ([item] if item.strip() else [])]:
+        items = _ITEM.split(body) if len(_ITEM.findall(body)) >= 2 else [body]  # a list has two items (one dash is prose's)
+        for s in [s for item in items for s in sentences(item) or ([item] if item.strip() else [])]:
             msg = messages.get(mid) if mid else _containing(s, leaf, messages)
             out.append(Unit(s, msg.id if msg else None, speaker(msg), msg.created_at if msg else None, names(s), identifiers(s)))
     return out, list(dict.fromkeys(found))
