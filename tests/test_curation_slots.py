@@ -870,3 +870,14 @@ def test_a_time_said_as_a_start_opens_no_slot() -> None:
 ])
 def test_a_synonym_beside_another_word_is_another_slot(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    # found in review: a qualifier of which or how ("current", "direct", "remotely") or a rank is no other thing
+    ("My current employer is Meta.", "I work at Google."), ("My primary residence is in Lisbon.", "I live in Porto."),
+    ("My direct manager is Dana.", "My boss is Priya."), ("I work remotely for Acme.", "My employer is Globex."),
+    ("My current car is a Civic.", "I drive a Tesla."), ("Our main customer is Acme Logistics.", "Our biggest customer is Northwind."),
+])
+def test_a_qualifier_beside_a_synonym_is_still_one_slot(a: str, b: str) -> None:
+    pa, pb = slots.parse(a), slots.parse(b)
+    assert pa is not None and pb is not None and slots.same_attribute(pa, pb)

@@ -211,6 +211,10 @@ def stem(word: str) -> str:
 _SYNONYM_STEMS = [frozenset(stem(w) for w in g) for g in SYNONYMS]
 _SYNONYM_OF = {w: i for i, g in enumerate(_SYNONYM_STEMS) for w in g}  # a stem → its group's number
 _LIGHT_VERBS = frozenset(stem(w) for w in ("be", "have", "is", "are", "has"))  # (the verb a parse adds to an attribute)
+# words that say which of one's own, or how, not what: "my current employer" is "where I work", "my direct manager" "my boss"
+_QUALIFIERS = frozenset(stem(w) for w in ("current", "present", "permanent", "direct", "immediate", "here", "remotely", "full-time",
+                                          "part-time", "daily", "usual", "actual", "own", "real")) | next(
+    g for g in _SYNONYM_STEMS if stem("main") in g)  # and a rank: "our main customer" / "our biggest customer"
 _VALUE_CANONICAL = {stem(w): min(stem(x) for x in g) for g in VALUE_SYNONYMS for w in g}
 
 
@@ -654,7 +658,8 @@ def synonyms(a: list[str], b: list[str]) -> bool:
     x, y = {stem(w) for w in a} - _LIGHT_VERBS, {stem(w) for w in b} - _LIGHT_VERBS
     if not any(x & g and y & g and (x & g) ^ (y & g) for g in _SYNONYM_STEMS):
         return False
-    return {_SYNONYM_OF.get(w, w) for w in x - _PREPS} == {_SYNONYM_OF.get(w, w) for w in y - _PREPS}  # ("live in" / "home")
+    x, y = x - _PREPS - _QUALIFIERS, y - _PREPS - _QUALIFIERS  # ("live in" / "home"; "my current employer" / "work at")
+    return {_SYNONYM_OF.get(w, w) for w in x} == {_SYNONYM_OF.get(w, w) for w in y}
 
 
 _HABITUAL = frozenset([*(d + "s" for d in when.WEEKDAYS), "mornings", "afternoons", "evenings", "nights", "weekends", "weekdays",
