@@ -599,7 +599,8 @@ def test_a_call_through_an_aliased_import_is_linked_again_incrementally(graph: C
     """Found by a new user: `from .later import thing as t; t()` stayed unresolved after later.py appeared (and a
     rename there and back unlinked `persist` for good) until `--full`."""
     files = {"pkg/__init__.py": "", "pkg/d.py": "from .later import thing as t\n\n\ndef use():\n    t()\n",
-             "pkg/a.py": "def save():\n    pass\n", "pkg/b.py": "from .a import save as persist\n\n\ndef run():\n    persist()\n"}
+             "pkg/a.py": "def save():\n    pass\n", "pkg/b.py": "from .a import save as persist\n\n\ndef run():\n    persist()\n",
+             "pkg/e.py": "from .d import t as u\n\n\ndef again():\n    u()\n"}  # an alias of an alias (found in review)
     files.update({f"pkg/m{i}.py": f"def f{i}():\n    pass\n" for i in range(10)})  # few files change: the incremental path
     root = _tree(tmp_path / "aliased", files)
     graph.index(root)
@@ -607,6 +608,7 @@ def test_a_call_through_an_aliased_import_is_linked_again_incrementally(graph: C
     (root / "pkg" / "later.py").write_text("def thing():\n    pass\n")
     assert graph.index(root).parsed == 1
     assert calls(graph, "use", "aliased") == {"t": "pkg.later.thing"}
+    assert calls(graph, "again", "aliased") == {"u": "pkg.later.thing"}
     (root / "pkg" / "a.py").write_text("def save2():\n    pass\n")
     graph.index(root)
     assert calls(graph, "run", "aliased") == {"persist": None}

@@ -358,13 +358,26 @@ def resolve_repo(db: sqlite3.Connection, repo_id: int, pending: list[Pending], f
     return len(inherit) + len(rows) + len(fresh)
 
 
+_TAIL = "substr(b.target, length(rtrim(b.target, replace(b.target, '.', ''))) + 1)"  # a dotted target's last part, in SQL
+
+
 def _aliases(db: sqlite3.Connection, repo_id: int, names: set[str]) -> set[str]:
-    """The names an import binds to one of `names` under another ("from .later import thing as t": `t`): a call
-    through the alias has the alias for its tail, and was never looked at again when `thing` appeared or vanished."""
-    if not names:
-        return set()
-    rows = db.execute("SELECT b.alias, b.target FROM bindings b JOIN files f ON f.id = b.file_id WHERE f.repo_id = ?", (repo_id,))
-    return {alias for alias, target in rows if alias != "*" and target.rsplit(".", 1)[-1] in names and alias not in names}
+    """The names an import binds to one of `names` under another ("from .later import thing as t": `t`), and those bound
+    to them again (`from .d import t as u`): a call through an alias has the alias for its tail, and was never looked at
+    again when `thing` appeared or vanished. Found in SQL, by the targets' last part."""
+    found: set[str] = set()
+    frontier = set(names)
+    for _ in range(8):  # aliases of aliases, a few hops at most
+        new: set[str] = set()
+        for part in chunks(sorted(frontier)):
+            sql = (f"SELECT b.alias FROM bindings b JOIN files f ON f.id = b.file_id WHERE f.repo_id = ? "
+                   f"AND {_TAIL} IN ({placeholders(part)}) AND b.alias != '*'")
+            new.update(alias for (alias,) in db.execute(sql, (repo_id, *part)))
+        frontier = new - names - found
+        if not frontier:
+            break
+        found |= frontier
+    return found
 
 
 def _updates(r: Resolver, rows: list[tuple[int, int, int, str, str, int | None]], *, record_bases: bool) -> list[tuple[int | None, int]]:
