@@ -66,7 +66,7 @@ TIME_UNITS = {"minut", "hour", "day", "week", "fortnight", "month", "year", "dec
 # 1,050 euros"); "raised 340 euros for the shelter" is no newer rent, though a question asks its rent "in euros"
 MEASURES = frozenset("""euro eur dollar buck usd pound gbp quid yen yuan rupee franc chf krona kronor cent pence percent
     km kilometer kilometre mile meter metre cm mm foot feet inch yard kg kilo kilogram gram lb lbs ounce oz ton tonne
-    liter litre ml gallon calory calorie kcal mph kph""".split())
+    liter litre ml gallon calory calorie kcal mph kph""".split())  # noqa: SIM905 (a list of words)
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
