@@ -74,3 +74,17 @@ def test_the_cli_lists_facts_by_status(home, store_url: str, capsys: pytest.Capt
     assert [f["text"] for f in json.loads(capsys.readouterr().out)] == ["The standup is on Tuesday."]
     assert main([*base, "facts", "query", "--status", "stale"]) == 2
     assert "unknown fact status 'stale'" in capsys.readouterr().err
+
+
+def test_a_fact_tools_source_naming_no_stored_message_is_refused(memory: Memory) -> None:
+    """Found by an MCP client's builder: `memory_remember {"source": "event:evt_nope"}` attested a fact with a message
+    nobody could open."""
+    with pytest.raises(NotFound):
+        tools.call(memory, "memory_remember", {"text": "The office is in Brno.", "source": "event:evt_nope"}, enable_write=True)
+    assert memory.facts.query() == []
+    said = memory.append("s1", "user", "The office is in Brno.")["id"]
+    fact = tools.call(memory, "memory_remember", {"text": "The office is in Brno.", "source": f"event:{said}"}, enable_write=True)
+    with pytest.raises(NotFound):
+        tools.call(memory, "memory_fact_confirm", {"id": fact.fact.id if hasattr(fact, "fact") else fact["fact"]["id"],
+                                                   "source": "evt_00000000000000000000000"}, enable_write=True)
+    tools.call(memory, "memory_remember", {"text": "Lunch is at noon.", "source": "person:ana"}, enable_write=True)  # not a message
