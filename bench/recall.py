@@ -103,7 +103,9 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
                 if embedder:
                     memory.reindex()
                 if args.derive:  # the work a server does once the imported sessions are quiet: summaries, then wiki pages
-                    memory.worker(tasks=["compact", "extract-wiki", "wiki-backfill"]).drain()
+                    for session, _, _ in locomo_sessions(conv):
+                        memory.summaries.compact(session, final=True, use_llm=False)
+                    memory.worker(tasks=["extract-wiki", "wiki-backfill"]).drain()
                 for qa in conv["qa"][: args.max_questions]:
                     if qa.get("category") != 5 and qa.get("evidence"):
                         _score(memory, qa["question"], set(qa["evidence"]), "dia_id", None, tally)
@@ -250,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("path")
     q.add_argument("--embedder", default="local", choices=["local", "hash", "none"])
     q.add_argument("--max-questions", type=int)
-    q.add_argument("--derive", action="store_true", help="LoCoMo: run the quiet sessions' compaction and wiki mining first")
+    q.add_argument("--derive", action="store_true", help="LoCoMo: summarise every session (as quiet compaction does) and mine the wiki first")
     q.add_argument("--split", choices=["a", "b"], help="one half of the dev set (LoCoMo by conversation, LongMemEval by question)")
     q.add_argument("--whole-ids", action="store_true", help="lines show whole message ids (the block before short ids)")
     q.add_argument("--tokens-per-hit", type=int, help="hits asked of search: budget / this (default recaller.TOKENS_PER_HIT)")

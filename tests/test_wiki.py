@@ -488,3 +488,18 @@ def test_a_firms_ampersand_list_items_and_weekdays_make_no_pages_of_their_own(me
     found = {n for u in units(summary, {m.id: m for m in memory.store.get_messages(summary.sources)})[0] for n in u.names}
     assert "Hartley & Sons" in found and not found & {"Hartley", "Sons", "Council", "Meter", "Fridays", "Call Hartley"}
     assert "Lisbon Road" in found
+
+
+def test_a_statement_competes_in_recall_on_its_own_share_of_the_query(memory: Memory) -> None:
+    """Measured on LoCoMo dev with pages formed: a statement ranked by its page's score (2 and more when the page's title
+    is a word of the query) outranked every turn, and the blocks held fewer evidence turns."""
+    quiet(memory)
+    memory.wiki.mine(say(memory, "q", [("Ana", "The Lisbon offsite is planned for the second week of May this year."),
+                                       ("Bo", "I booked the venue near the river for the whole team.")]))
+    pages = memory.wiki.search("Ana Lisbon offsite")
+    assert pages and pages[0]["score"] >= 2
+    items = memory.wiki.recall_items("q", "Ana Lisbon offsite")
+    assert items and all(0.0 <= i["held"] <= 1.0 for i in items)
+    recalled = memory.recall("other", "Ana booked the venue near the river for the offsite", limit=1).items
+    shown = [i for i in recalled if i.kind == "wiki"]  # (the one turn handed over is Bo's: Ana's statement joins)
+    assert shown and all(i.score <= 1.0 for i in shown)

@@ -245,7 +245,8 @@ class Wiki:
             found.sort(key=lambda x: (-x[0], x[1].id))
             score = (2 if tid in titled else 0) + sum(n for n, _ in found[:3]) / max(1, len(terms))
             out.append({"topic": t.to_dict(), "score": round(score, 4),
-                        "statements": [_brief(s) for _, s in found[:3]] or [_brief(s) for s in self._best(t)]})
+                        "statements": [{**_brief(s), "held": round(n / max(1, len(terms)), 4)} for n, s in found[:3]]
+                        or [{**_brief(s), "held": 0.0} for s in self._best(t)]})
         out.sort(key=lambda h: (-h["score"], h["topic"]["title"]))
         return out[:limit]
 
@@ -284,7 +285,7 @@ class Wiki:
             return []
         return [{"id": s["id"], "kind": "wiki", "topic": h["topic"]["title"], "topic_id": h["topic"]["id"],
                  "text": f"{h['topic']['title']}: {s['text']}" + (" (disputed)" if s["state"] == "disputed" else ""),
-                 "statement": s["text"] + (" (disputed)" if s["state"] == "disputed" else ""),
+                 "statement": s["text"] + (" (disputed)" if s["state"] == "disputed" else ""), "held": s.get("held", 0.0),
                  "date": (s["said_at"] or "")[:10] or "wiki", "state": s["state"], "sources": s["sources"], "score": h["score"]}
                 for h in hits for s in h["statements"]]
 
