@@ -158,7 +158,7 @@ class Tags:
         if not any(r.value == value for r in taxonomy):  # a value known in other capitals is that value ("Topic: Novel" had
             value = next((r.value for r in taxonomy if r.value.casefold() == value.casefold()), value)  # made topic:Novel)
         for _ in range(16):
-            rows = [r for r in self.store.taxonomy_rows(key) if r.value == value]
+            rows = [r for r in taxonomy if r.value == value]
             if not rows or not rows[0].merged_into:
                 break
             value = rows[0].merged_into

@@ -406,6 +406,9 @@ DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "t
            "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2}
 
 
+TENSED = frozenset(["day_month", "month_day", "part_month", "rel_month", "the_nth"])  # read with the tense of the words around them
+
+
 def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
     if kind in ("iso", "day_month", "month_day", "month_year"):
         return _absolute(kind, m, anchor, tense)
@@ -426,10 +429,9 @@ def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = N
         sign = 1 if kind == "in_n" or m.groupdict().get("dir", "").lower() == "from now" else -1
         certain = kind != "for_n" and m.group("n").lower() not in UNCERTAIN_NUMBERS
         return _offset(n, m.group("unit").lower(), anchor, sign, m.group(0), certain)
-    if kind == "rel_day":
-        return _weekday(m, anchor, tense)
-    handlers = {"rel_month": _relative_month, "rel_unit": _relative_unit, "beyond": _relative_unit, "the_nth": _nth}
-    return handlers[kind](m, anchor)
+    if kind in ("rel_unit", "beyond"):
+        return _relative_unit(m, anchor)
+    return {"rel_month": _relative_month, "rel_day": _weekday, "the_nth": _nth}[kind](m, anchor, tense)
 
 
 def _windows(text: str) -> list[tuple[int, int, set[str]]]:
@@ -471,10 +473,8 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
             for m in pattern.finditer(window):
                 if any(m.start() < end and start < m.end() for start, end in taken):
                     continue  # a longer reading of the same words came first
-                spans = (_nth(m, day, _tense(window)) if kind == "the_nth" and day is not None
-                         else _relative_month(m, day, _tense(window)) if kind == "rel_month" and day is not None
-                         else _one(kind, m, day, _tense(window) if kind in ("day_month", "month_day", "part_month")
-                                   else _verb_tense(window[:m.start()]) if kind == "rel_day" else None))
+                tense = _tense(window) if kind in TENSED else _verb_tense(window[:m.start()]) if kind == "rel_day" else None
+                spans = _one(kind, m, day, tense)
                 if spans:
                     taken.append((m.start(), m.end()))
                     here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)

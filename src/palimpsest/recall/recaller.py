@@ -116,8 +116,9 @@ class Recaller:
         live = self._live_tail(session, live_tail, now)
         # a recall as of a past day holds nothing said on the days after it (a library user's replay had shown later
         # turns); the day of `now` whole, as a question's date is a day (LongMemEval dates four answers hours after it)
-        before = {"until": (parse_time(now, "now").date() + timedelta(days=1)).isoformat()} if now is not None else {}
-        past = now is not None and parse_time(now, "now") < parse_time(self.kernel.clock()) - timedelta(days=1)
+        moment = parse_time(now, "now") if now is not None else None
+        before = {"until": (moment.date() + timedelta(days=1)).isoformat()} if moment is not None else {}
+        past = moment is not None and moment < parse_time(self.kernel.clock()) - timedelta(days=1)
         if past:
             # and its facts are those that held by the end of that day and were said by then: "I moved to Seattle", said
             # two weeks later, had stood in for Portland in a replay of that day (the facts searched were today's)

@@ -13,6 +13,7 @@ from typing import Any
 from ..errors import NotFound
 from ..jobs import last_attempt
 from ..kernel import Kernel
+from ..pipeline import quiet_compaction
 from ..records import parse_time, utcnow
 from ..search import MIN_SEMANTIC, Weights, decay, rank
 from ..store import Filters, Job, NewJob
@@ -93,8 +94,6 @@ class Summaries:
     def _quiet_enough(self, session: str) -> bool:
         """Whether a quiet compaction of `session` is due: nothing said in it for `compact_quiet_minutes` (else it is
         looked at again then), not instant, and at least `QUIET_LEAST` messages no summary covers."""
-        from ..pipeline import quiet_compaction
-
         info = self.store.get_session(session)
         if info is None or info.kind == "instant":
             return False

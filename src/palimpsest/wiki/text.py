@@ -158,7 +158,8 @@ def units(leaf: Summary, messages: dict[str, Message]) -> tuple[list[Unit], list
             mid, body = None, line
         if body.startswith("(tool ") or mid and messages.get(mid) is not None and messages[mid].tool_name:
             continue  # a tool call and its output say what was run, no statement of a topic (pages titled "Called": an MCP user's)
-        items = _ITEM.split(body) if len(_ITEM.findall(body)) >= 2 else [body]  # a list has two items (one dash is prose's)
+        items = _ITEM.split(body)
+        items = items if len(items) > 2 else [body]  # a list has two items at least (one dash is prose's)
         for s in [s for item in items for s in sentences(item) or ([item] if item.strip() else [])]:
             msg = messages.get(mid) if mid else _containing(s, leaf, messages)
             out.append(Unit(s, msg.id if msg else None, speaker(msg), msg.created_at if msg else None, names(s), identifiers(s)))
