@@ -168,4 +168,13 @@ def test_front_matter_errors_are_explained() -> None:
         split_front_matter("---\n- a list\n---\nbody", strict=True)
     with pytest.raises(ExtractError, match="no front matter"):
         split_front_matter("just text", strict=True)
-    assert split_front_matter("---\nname: [unclosed\n---\nbody", strict=False)[0] == {}
+    assert split_front_matter("---\nno fence closes this\n", strict=False) == ({}, "---\nno fence closes this\n")
+
+
+def test_a_documents_broken_front_matter_is_a_warning_and_its_text_is_kept() -> None:
+    broken = extract("notes.md", "---\ntitle: Launch: the plan\n---\n# Plan\nship on Friday\n".encode())
+    assert broken.metadata == {} and "ship on Friday" in broken.sections[-1].text
+    assert broken.warnings == [f"{broken.warnings[0].split(';')[0]}; read as text, without metadata"]
+    assert "front matter is not YAML" in broken.warnings[0]
+    fine = extract("notes.md", '---\ntitle: "Launch: the plan"\n---\n# Plan\nship on Friday\n'.encode())
+    assert fine.metadata == {"title": "Launch: the plan"} and fine.title == "Launch: the plan" and fine.warnings == []

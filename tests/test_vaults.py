@@ -122,6 +122,28 @@ def test_status_and_stale_reindex_touch_only_what_changed(vaults: Vaults, corpus
     assert sorted(vaults.reindex("handbook").indexed) == ["guides/install.md", "new.md", "notes.txt", "policy.docx"]
 
 
+def test_an_index_with_a_failed_document_exits_2_after_indexing_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "hash")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "good.md").write_text("# Good\nthe good document about kestrels\n")
+    (folder / "corrupt.pdf").write_bytes(make_pdf(["fine"])[:300])
+    base = ["--home", str(tmp_path / "cli-home")]
+    assert main([*base, "vault", "init", "d", "--path", str(folder)]) == 0
+    capsys.readouterr()
+    assert main([*base, "index", "d", "--json"]) == 2  # a script can tell: `index d && publish` stops here
+    report = json.loads(capsys.readouterr().out)
+    assert report["indexed"] == ["good.md"] and [e["path"] for e in report["errors"]] == ["corrupt.pdf"]
+    assert main([*base, "index", "d"]) == 2  # and says so again while the file still fails
+    assert "failed corrupt.pdf" in capsys.readouterr().err
+    (folder / "corrupt.pdf").unlink()
+    assert main([*base, "index", "d"]) == 0
+    assert main([*base, "reindex", "d"]) == 0
+
+
 def test_bad_input_is_reported_by_file_and_the_rest_indexes(vaults: Vaults, tmp_path: Path) -> None:
     folder = tmp_path / "bad"
     folder.mkdir()

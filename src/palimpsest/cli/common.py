@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, NoReturn
 
+EXIT_PARTIAL = 2  # part of the work failed and was reported; the rest was done (`import`, `index`)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SPACE = re.compile(r"[\t\n]+")
 

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> None:
     emit(args, {"ran": n, "curated": curated, "waiting": waiting, "queued": queued, "next_run": due if waiting else None}, human)
 
 
-def reindex(args: argparse.Namespace) -> None:
+def reindex(args: argparse.Namespace) -> int | None:
     if args.vault:
         from .vaults import reindex_vault
 

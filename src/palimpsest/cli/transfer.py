@@ -14,9 +14,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from . import derive
-from .common import add_command, emit, open_memory, progress
-
-EXIT_PARTIAL = 2  # some input was bad and reported; the rest was imported
+from .common import EXIT_PARTIAL, add_command, emit, open_memory, progress
 
 
 def register(sub: Any) -> None:

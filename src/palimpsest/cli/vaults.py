@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
 from ..errors import InvalidInput
-from .common import add_command, count, emit, minute, open_memory, progress, words
+from .common import EXIT_PARTIAL, add_command, count, emit, minute, open_memory, progress, words
 
 
 def register(sub: Any) -> None:
@@ -154,17 +154,23 @@ def _print_report(r: dict[str, Any]) -> None:
         print(f"  note: {n}", file=sys.stderr)
 
 
-def index(args: argparse.Namespace) -> None:
+def index(args: argparse.Namespace) -> int:
     with open_memory(args) as memory, progress(args, f"indexing {args.vault}") as update:
         report = _vaults(memory).index(args.vault, full=args.full, reader=_reader(args), progress=update)
-    emit(args, report.to_dict(), _print_report)
+    return _reported(args, report.to_dict())
 
 
-def reindex_vault(args: argparse.Namespace) -> None:
+def reindex_vault(args: argparse.Namespace) -> int:
     """`palimpsest reindex VAULT [--stale]` (registered in jobs.py beside `reindex`)."""
     with open_memory(args) as memory:
         report = _vaults(memory).reindex(args.vault, stale=args.stale)
-    emit(args, report.to_dict(), _print_report)
+    return _reported(args, report.to_dict())
+
+
+def _reported(args: argparse.Namespace, report: dict[str, Any]) -> int:
+    """A document that failed is in the report and makes the exit 2, so a script can tell (the rest was indexed)."""
+    emit(args, report, _print_report)
+    return EXIT_PARTIAL if report["errors"] else 0
 
 
 def query(args: argparse.Namespace) -> None:

@@ -36,6 +36,10 @@ class ExtractError(Exception):
     """A file whose text cannot be had; the message says why."""
 
 
+class FrontMatterError(ExtractError):
+    """A `---` fence around what is not a YAML mapping: a skill is refused, a document read whole with a warning."""
+
+
 @dataclass
 class Extracted:
     sections: list[Section]
@@ -53,7 +57,11 @@ def extract(path: str, data: bytes) -> Extracted:
         return _docx(data)
     text, warnings = decode_text(data)
     if suffix in (".md", ".markdown"):
-        meta, body = split_front_matter(text, strict=False)
+        try:
+            meta, body = split_front_matter(text, strict=False)
+        except FrontMatterError as exc:  # ("title: Notes: draft" unquoted): the metadata is lost, so say so
+            meta, body = {}, text
+            warnings = [*warnings, f"{exc}; read as text, without metadata"]
         sections = markdown_sections(body)
         first = next((s.heading_path[0] for s in sections if s.heading_path), "")
         title = str(meta.get("title") or first or PurePosixPath(path).stem)
@@ -81,8 +89,8 @@ def decode_text(data: bytes) -> tuple[str, list[str]]:
 
 def split_front_matter(text: str, *, strict: bool) -> tuple[dict[str, Any], str]:
     """(front matter, body) of a text opening with `---` YAML `---`. Without front matter:
-    ({}, text). Invalid YAML or a non-mapping raises `ExtractError` when `strict`, else
-    the text is kept whole."""
+    ({}, text), or `ExtractError` when `strict`. Invalid YAML or a non-mapping between
+    closed fences raises `FrontMatterError` either way."""
     import yaml
 
     if not text.startswith("---"):
@@ -98,13 +106,9 @@ def split_front_matter(text: str, *, strict: bool) -> tuple[dict[str, Any], str]
     try:
         meta = yaml.safe_load("".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
-        if strict:
-            raise ExtractError(f"front matter is not YAML: {' '.join(str(exc).split())[:300]}") from None
-        return {}, text
+        raise FrontMatterError(f"front matter is not YAML: {' '.join(str(exc).split())[:300]}") from None
     if not isinstance(meta, dict):
-        if strict:
-            raise ExtractError("front matter must be a YAML mapping (name: …, description: …)")
-        return {}, text
+        raise FrontMatterError("front matter must be a YAML mapping (name: …, description: …)")
     return {str(k): v for k, v in meta.items()}, "".join(lines[end + 1:])
 
 
