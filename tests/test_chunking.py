@@ -172,9 +172,9 @@ def test_front_matter_errors_are_explained() -> None:
 
 
 def test_a_documents_broken_front_matter_is_a_warning_and_its_text_is_kept() -> None:
-    broken = extract("notes.md", "---\ntitle: Launch: the plan\n---\n# Plan\nship on Friday\n".encode())
+    broken = extract("notes.md", b"---\ntitle: Launch: the plan\n---\n# Plan\nship on Friday\n")
     assert broken.metadata == {} and "ship on Friday" in broken.sections[-1].text
     assert broken.warnings == [f"{broken.warnings[0].split(';')[0]}; read as text, without metadata"]
     assert "front matter is not YAML" in broken.warnings[0]
-    fine = extract("notes.md", '---\ntitle: "Launch: the plan"\n---\n# Plan\nship on Friday\n'.encode())
+    fine = extract("notes.md", b'---\ntitle: "Launch: the plan"\n---\n# Plan\nship on Friday\n')
     assert fine.metadata == {"title": "Launch: the plan"} and fine.title == "Launch: the plan" and fine.warnings == []
