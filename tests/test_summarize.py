@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fakeopenai import FakeOpenAI, Reply
-from palimpsest import Memory, Settings
+from palimpsest import Memory, Settings, tools
 from palimpsest.summaries import LEAF_MAX_MESSAGES, extractive, identifiers
 from palimpsest.tokens import count_tokens
 from palimpsest.toolsynth import template
@@ -123,6 +123,11 @@ def test_search_and_expand(memory: Memory) -> None:
     assert [c.depth for c in top["children"]] == [1] * len(root.sources)
     assert len(top["messages"]) == 61
     assert memory.summaries.search("zeppelin", memory.filters(session="other")) == []
+    memory.tags.add("user:alice", session="s")
+    assert memory.summaries.search("zeppelin", memory.filters(tag="user:alice"))
+    assert memory.summaries.search("zeppelin", memory.filters(tag="user:bob")) == []  # (the tag had been dropped: all users')
+    assert memory.summaries.search("zeppelin", memory.filters(tag="user:Alice")) == []
+    assert tools.call(memory, "memory_summaries", {"query": "zeppelin", "tag": "user:bob"}, enable_write=False) == {"hits": []}
     assert memory.summaries.latest("s") == root.content and memory.summaries.latest("other") is None
 
 

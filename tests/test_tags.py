@@ -332,3 +332,22 @@ def test_a_value_typed_in_other_capitals_is_the_value_known(memory: Memory) -> N
     assert memory.tags.suggest(["topic:Novel"], session="d1") == []  # it has it already
     assert [x["tag"] for x in memory.tags.taxonomy()] == ["topic:novel"]
     assert memory.tags.add("topic:Rust", session="d1")["tag"] == "topic:Rust"  # a value new to the memory keeps its capitals
+
+
+def test_an_identitys_value_in_other_capitals_is_another_identity(memory: Memory) -> None:
+    """Found by a support-bot builder: customer ids cus_Q8dK2x and cus_q8dk2X became one customer, and one's PIN showed
+    in the other's recall."""
+    memory.append("cs-1", "user", "My account PIN is 2468.")
+    memory.append("cs-2", "user", "My account PIN is 1357.")
+    assert memory.tags.add("user:cus_Q8dK2x", session="cs-1")["tag"] == "user:cus_Q8dK2x"
+    assert memory.tags.add("user:cus_q8dk2X", session="cs-2")["tag"] == "user:cus_q8dk2X"
+    assert memory.tags.add("user:Alice", session="cs-1")["tag"] == "user:Alice"
+    assert memory.tags.add("user:alice", session="cs-2")["tag"] == "user:alice"  # who is who is the application's to say
+    assert memory.tags.add("project:Apollo", session="cs-1")["tag"] == "project:Apollo"
+    assert memory.tags.add("project:apollo", session="cs-2")["tag"] == "project:apollo"
+    assert memory.tags.add("ticket:AB12", session="cs-1")["tag"] == "ticket:AB12"
+    assert memory.tags.add("ticket:ab12", session="cs-2")["tag"] == "ticket:ab12"  # a value with a digit is an id
+    hits = memory.search("account PIN", tag="user:cus_Q8dK2x").hits
+    assert [h.message.session for h in hits] == ["cs-1"]
+    block = memory.recall("cs-9", "what is my PIN?", tag="user:cus_q8dk2X").block
+    assert "1357" in block and "2468" not in block

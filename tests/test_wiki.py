@@ -216,6 +216,46 @@ def test_a_superseded_fact_retires_its_statement(memory: Memory) -> None:
     assert "## No longer true" in page["markdown"]
 
 
+def test_one_users_correction_retires_none_of_another_users_statements(memory: Memory) -> None:
+    """Found by a support-bot builder: Dave's "My account PIN is 4711 now." retired Alice's "My account PIN is 9999."
+    on the PIN page (its words overlapped Dave's old fact), and a statement mined after its fact was superseded stood
+    as current."""
+    from datetime import datetime, timedelta
+
+    steps = [("alice", "alice-a", "2025-03-01T09:00:00", "My account PIN is 9999."),
+             ("dave", "dave-a", "2025-03-02T09:00:00", "My account PIN is 1234."),
+             ("dave", "dave-b", "2025-03-09T09:00:00", "My account PIN is 4711 now.")]
+    for user, sid, at, text in steps:
+        start = datetime.fromisoformat(at)
+        for i, (role, said) in enumerate([("user", text), ("assistant", "Thanks, I have updated the PIN on your account."),
+                                          ("user", "Great, thanks for the help with the account."),
+                                          ("assistant", "You're welcome, have a nice day.")]):
+            memory.append(sid, role, said, created_at=(start + timedelta(minutes=i)).isoformat() + "Z")
+        memory.tags.add(f"user:{user}", session=sid)
+        memory.distiller.close_turn(sid)
+        memory.worker().drain()
+        memory.summaries.compact(sid, final=True)
+        memory.worker().drain()
+    page = memory.wiki.show("PIN")
+    current = [s["text"] for s in page["current"]]
+    assert "My account PIN is 9999." in current and "My account PIN is 4711 now." in current
+    assert [s["text"] for s in page["retired"]] == ["My account PIN is 1234."]
+    block = memory.recall(None, "what is my account PIN?", tag="user:dave", budget=600).block
+    assert "4711" in block and "1234" not in block and "9999" not in block
+
+
+def test_a_statement_whose_fact_is_superseded_already_is_history(memory: Memory) -> None:
+    quiet(memory)
+    say(memory, "s1", [("Ana", "My office is in the Berlin building on the third floor.")])
+    first = memory.browse(session="s1")[0]
+    old = memory.facts.write("My office is in the Berlin building on the third floor.", source=f"event:{first.id}")
+    memory.facts.supersede(old.id, "My office is in the Lisbon building now.")
+    memory.wiki.mine(memory.store.session_summaries("s1", 0)[0].id)  # mined late: the fact it says no longer holds
+    page = memory.wiki.show("Ana")
+    assert [s["text"] for s in page["retired"]] == ["My office is in the Berlin building on the third floor."]
+    assert page["current"] == [] and old.id in page["retired"][0]["facts"]
+
+
 def test_a_topic_renamed_by_a_tag_merge(memory: Memory) -> None:
     quiet(memory)
     w = memory.wiki

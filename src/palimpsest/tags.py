@@ -49,6 +49,7 @@ MAX_VALUE = 200
 MAX_NOTE = 2000
 MAX_TEXT = 20_000  # characters of a leaf or session given to the suggester
 DECISIONS = {"accept": "accepted", "reject": "rejected"}
+IDENTITY_KEYS = ("user", "project")  # whose a session is (`fact_owners`): cus_Q8dK2x and cus_q8dk2X are two customers
 SUGGEST_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["tags"],
     "properties": {"tags": {"type": "array", "maxItems": 12, "items": {
@@ -152,11 +153,13 @@ class Tags:
         return [r.to_dict() for r in rows]
 
     def resolve(self, tag: str) -> tuple[str, str]:
-        """The tag's (key, value) with aliases followed to the value they were merged into."""
+        """The tag's (key, value) with aliases followed to the value they were merged into. A word typed in other
+        capitals is the value known ("Topic: Novel" had made topic:Novel beside topic:novel); an identity's value, or
+        any with a digit (an id), only ever itself."""
         key, value = parse_tag(tag)
         taxonomy = self.store.taxonomy_rows(key)
-        if not any(r.value == value for r in taxonomy):  # a value known in other capitals is that value ("Topic: Novel" had
-            value = next((r.value for r in taxonomy if r.value.casefold() == value.casefold()), value)  # made topic:Novel)
+        if key not in IDENTITY_KEYS and not any(c.isdigit() for c in value) and not any(r.value == value for r in taxonomy):
+            value = next((r.value for r in taxonomy if r.value.casefold() == value.casefold()), value)
         for _ in range(16):
             rows = [r for r in taxonomy if r.value == value]
             if not rows or not rows[0].merged_into:

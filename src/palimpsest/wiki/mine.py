@@ -278,14 +278,20 @@ class Miner:
             return []
 
     def change_of(self, t: Topic, new: Statement, u: Unit, facts: list[Any]) -> None:
-        """Retire what a fact superseded in this leaf replaced; a bare correction disputes."""
+        """Retire what a fact superseded in this leaf replaced (a statement of that fact, or said in one of the
+        messages it was heard in: another user's "My account PIN is 9999." is no statement of Dave's old PIN);
+        a statement whose own fact is superseded already is history at once; a bare correction disputes."""
+        stale = [f.id for f in facts if f.superseded_by and tx.overlap(u.text, f.text) >= 0.5]
+        if stale:
+            self.retire(t, new, stale, None)
+            return
         replaced = [f.supersedes for f in facts if f.supersedes]
         if replaced:
-            old_rows = {r.id: r for r in self.store.get_facts(replaced)}
+            heard = {r.id: {a.source for a in r.attestations if a.source_type == "event"} for r in self.store.get_facts(replaced)}
             for s in self.statements_of(t):
                 if s.id == new.id or s.state == "retired":
                     continue
-                hit = [fid for fid in replaced if fid in s.facts or (fid in old_rows and tx.overlap(s.text, old_rows[fid].text) >= 0.5)]
+                hit = [fid for fid in replaced if fid in s.facts or set(s.messages) & heard.get(fid, set())]
                 if hit:
                     self.retire(t, s, hit, new)
             return

@@ -77,10 +77,11 @@ class SQLSummariesMixin(SQLBackend, SummaryStoreContract):
         return int(total - done)
 
     def _summary_where(self, f: Any) -> tuple[str, list[Any]]:
-        """Filters on summaries `s`: session, agent, channel, and the time span overlapping."""
+        """Filters on summaries `s`: session, agent, channel, tag, and the time span overlapping."""
         if f is None:
             return self.dialect.true, []
-        where, params = self._filter_sql(Filters(session=f.session, sessions=f.sessions, agent=f.agent, channel=f.channel), "s")
+        where, params = self._filter_sql(Filters(session=f.session, sessions=f.sessions, agent=f.agent, channel=f.channel,
+                                                    tag=f.tag), "s")
         if f.since is not None:
             where += f" AND s.latest_at >= {self.dialect.time_param}"
             params.append(f.since)
