@@ -195,6 +195,24 @@ def test_a_character_cut_in_half_is_kept_as_a_replacement_not_a_crash(home: Path
     assert result.tool_result == "ERROR: the retry cap is below the upstream timeout, truncated here: \ufffd"
 
 
+def test_a_byte_not_utf8_costs_itself_not_its_line(home: Path, memory: Memory, tmp_path: Path) -> None:
+    """Found by a Claude Code user: one raw byte 0xE9 in a turn (a Windows tool's output pasted) dropped the whole line
+    ("2 unreadable transcript lines skipped", exit 0, the cursor past them: never read again)."""
+    transcript = tmp_path / "win.jsonl"
+    lines = claude_lines("win-1")
+    lines[0]["message"]["content"] = "Pr\u00e9nom field: the WALRUS_ENCODING decision is cp1252 -> utf-8"
+    write_lines(transcript, lines)
+    transcript.write_bytes(transcript.read_bytes().replace(b"Pr\\u00e9nom", b"Pr\xe9nom"))
+    hook = {"session_id": "win-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(hook, client, home / "client")
+        client.close()
+    assert (report.stored, report.dead) == (6, 0)
+    assert any("1 lines with bytes not UTF-8" in e for e in report.errors)
+    assert memory.search("WALRUS_ENCODING").hits[0].message.content == "Pr\ufffdnom field: the WALRUS_ENCODING decision is cp1252 -> utf-8"
+
+
 def test_import_keeps_a_character_cut_in_half_as_capture_does(memory: Memory, tmp_path: Path) -> None:
     """Found by a new user: capture kept such a message (with U+FFFD), `palimpsest import` of the
     same transcript dropped it and exited 2 — importing a ~/.claude history lost those turns."""

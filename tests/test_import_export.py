@@ -85,11 +85,13 @@ def test_messages_jsonl(memory: Memory) -> None:
 
 def test_bad_lines_are_reported_and_the_rest_imported(memory: Memory, tmp_path: Path) -> None:
     report = import_file(memory, FIXTURES / "messages_bad.jsonl")
-    assert not report.ok and report.stored == 2
-    assert [p.line for p in report.problems] == [2, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert not report.ok and report.stored == 3
+    assert [p.line for p in report.problems] == [2, 3, 4, 6, 7, 8, 9, 10]
     why = {p.line: p.message for p in report.problems}
     assert "not JSON" in why[2] and "role is required" in why[3] and "content must be a string" in why[4]
-    assert "UTF-8" in why[5] and "surrogate" in why[6] and "not allowed" in why[7] and "session is required" in why[9]
+    assert "surrogate" in why[6] and "not allowed" in why[7] and "session is required" in why[9]
+    assert "latin-1 \ufffdt\ufffd" in [m.content for m in everything(memory, session="bad")]  # a byte not UTF-8 costs itself, not its line
+    assert report.skipped == {"lines with bytes not UTF-8 kept with U+FFFD in their place": 1}
     assert "agent must be a string" in why[10]
     # fixing a line and importing again adds exactly that line
     fixed = tmp_path / "fixed.jsonl"
@@ -97,7 +99,7 @@ def test_bad_lines_are_reported_and_the_rest_imported(memory: Memory, tmp_path: 
     lines[2] = b'{"session": "bad", "role": "user", "content": "now with a role"}'
     fixed.write_bytes(b"\n".join(lines))
     again = import_file(memory, fixed)
-    assert (again.stored, again.duplicates) == (1, 2)
+    assert (again.stored, again.duplicates) == (1, 3)
     assert [m.content for m in everything(memory, session="bad")][-1] == "now with a role"
 
 
@@ -227,8 +229,9 @@ def test_claude_code_invalid_utf8_line(memory: Memory, tmp_path: Path) -> None:
     bad = tmp_path / "cc.jsonl"
     bad.write_bytes(b"\n".join(lines) + b"\n")
     report = import_file(memory, bad, format="claude-code")
-    assert [p.line for p in report.problems] == [5] and "UTF-8" in report.problems[0].message
-    assert report.stored > 0
+    assert report.ok and report.problems == [] and report.stored > 0  # found by a new user: the whole turn had been dropped
+    assert report.skipped["lines with bytes not UTF-8 kept with U+FFFD in their place"] == 1
+    assert memory.search("prob\ufffdably", mode="substring").hits
 
 
 def test_oversized_harness_payload_is_recovered_from_the_source(home: Path, tmp_path: Path) -> None:

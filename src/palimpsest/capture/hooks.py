@@ -125,6 +125,8 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
             report.errors.append(f"{file.name}: {skipped} unreadable transcript lines skipped")
         if transcript.repaired:
             report.errors.append(f"{file.name}: {transcript.repaired} characters cut in half (lone surrogates) kept as U+FFFD")
+        if transcript.recoded:
+            report.errors.append(f"{file.name}: {transcript.recoded} lines with bytes not UTF-8 kept with U+FFFD in their place")
     return report
 
 

@@ -13,7 +13,8 @@ cursor was rewritten: it is read again from the start (the server drops the copi
 A harness written in JavaScript can cut a long output inside an emoji and write half of it
 as an escaped lone surrogate (`"\\ud83d"`): valid JSON, but no text the server may store.
 Each is replaced by U+FFFD and counted (`repaired`), so the rest of the output is kept; the
-transcript itself still holds what was written.
+transcript itself still holds what was written. So is a byte that is not UTF-8 (a Windows
+tool's output, `recoded`): one byte had cost its whole line, never to be read again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any, Self
 from ..harness import Context, Reader
 from ..harness.common import glued, repaired
 
+REPLACEMENT = "\ufffd".encode()
+
 
 class Transcript:
     """New complete lines of a transcript since the last capture, and the events they hold."""
@@ -42,6 +45,7 @@ class Transcript:
         self.reader = Reader(Context(self.name))
         self._lock_fd: int | None = None
         self.repaired = 0  # lone surrogates replaced in the lines read
+        self.recoded = 0  # lines read with U+FFFD for bytes that are not UTF-8
 
     def __enter__(self) -> Self:
         self.state_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -103,10 +107,13 @@ class Transcript:
         for line, raw in self.new_lines(stop):
             if not raw.strip():
                 continue
+            text = raw.decode("utf-8", "replace")
+            if "\ufffd" in text and REPLACEMENT not in raw:  # a byte not UTF-8 (a Windows tool's output): the line is kept
+                self.recoded += 1
             try:
-                record = json.loads(raw)
+                record = json.loads(text)
             except ValueError:
-                record = glued(raw.decode("utf-8", "replace"))  # a torn line a resumed session wrote on: its record
+                record = glued(text)  # a torn line a resumed session wrote on: its record
             if isinstance(record, dict) and b"\\ud" in raw.lower():
                 record, n = repaired(record)
                 self.repaired += n

@@ -147,12 +147,7 @@ def read_source(path: str | Path, limit: int = MAX_SOURCE_BYTES) -> bytes:
 
 def decode_document(data: bytes, plan: Plan) -> Any:
     """Parse a whole-document JSON source; problems (with line numbers) go to the plan."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        plan.problem(f"line {line}", f"not valid UTF-8 (byte {exc.start})", line)
-        return None
+    text = _decoded(data, plan)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -170,11 +165,7 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
         raw = raw.rstrip(b"\r")
         if not raw.strip():
             continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            plan.problem(f"line {n}", f"not valid UTF-8 (byte {exc.start} of the line)", n)
-            continue
+        text = _decoded(raw, plan)
         try:
             record = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -191,6 +182,15 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
             if cut:  # (an escaped emoji, a whole pair, is no repair: "0 characters cut in half" was said of 206 files)
                 plan.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] += cut
         yield n, record
+
+
+def _decoded(data: bytes, plan: Plan) -> str:
+    """`data` as text, a byte that is not UTF-8 (a Windows tool's output) read as U+FFFD and counted: one such byte
+    had cost its whole line (a user's turn, a tool's output), or a whole chat file."""
+    text = data.decode("utf-8", "replace")
+    if "\ufffd" in text and "\ufffd".encode() not in data:
+        plan.skipped["lines with bytes not UTF-8 kept with U+FFFD in their place"] += 1
+    return text
 
 
 def line_bytes(data: bytes, line: int) -> bytes | None:
