@@ -337,6 +337,37 @@ def test_a_correction_of_a_fact_that_does_not_exist_is_new(memory: Memory) -> No
     assert d.action == "new" and "Ticket fct_fakeff123 tracks the printer." in current(memory)
 
 
+@pytest.mark.parametrize(("stored", "new", "quoted"), [
+    ("La hermana de José se llama Zoë.", "José vive ahora en Madrid.", "José vive en Valencia."),
+    ("João trabalha no Itaú.", "O João mora agora em Lisboa.", "O João mora no Porto."),
+    ("李明在腾讯工作。", "李明现在住在深圳。", "李明住在上海。"),
+    ("Hélène's daughter is called Zoë.", "It's Noël who is allergic to peanuts.", "Hélène is allergic to peanuts."),
+])
+def test_a_correction_quoting_what_is_stored_nowhere_ends_nothing(memory: Memory, stored: str, new: str, quoted: str) -> None:
+    """Found by a multilingual bot's builder: the bundled model reads any two Spanish (French, Chinese) sentences
+    about one person as alike (cosine 0.55-0.88), so a correction quoting a fact never stored ended another one."""
+    from palimpsest.embed import get_embedder
+    from palimpsest.facts import Facts
+
+    embedder = get_embedder("local")
+    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    facts.curator.write({"text": stored, "valid_from": "2024-01-01"})
+    d = facts.curator.write({"text": new, "corrects": quoted, "valid_from": "2024-06-01"})
+    assert d.action != "supersede" and "is not an open fact" in d.reason
+    assert stored in current(memory)
+    said = facts.curator.write({"text": "José vive en Valencia.", "valid_from": "2024-07-01"})  # the quote, stored: named
+    named = facts.curator.write({"text": "José vive ahora en Sevilla.", "corrects": "José vive en Valencia.",
+                                 "valid_from": "2024-08-01"})
+    assert named.action == "supersede" and named.target.id == said.fact.id
+
+
+@pytest.mark.parametrize(("old", "new"), [("I live in Köln.", "I live in Koln."), ("My surname is Magalhães.", "My surname is Magalhaes."),
+                                          ("We meet at Café Müller.", "We meet at Cafe Muller.")])
+def test_a_name_written_without_its_accents_is_the_same_value(memory: Memory, old: str, new: str) -> None:
+    """Found by a multilingual bot's builder: "I live in Koln." after "I live in Köln." superseded it (a move)."""
+    assert _decided_with_the_local_model(memory, old, new) == "confirm"
+
+
 def test_a_correction_before_the_fact_it_corrects(memory: Memory) -> None:
     """Imports out of order: the newer value arrives first; the older one is written as held
     until then, never a second current fact."""

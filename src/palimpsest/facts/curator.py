@@ -61,6 +61,7 @@ from typing import Any
 from .. import when
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
+from ..search.floor import fold
 from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
@@ -247,7 +248,7 @@ def tokens(text: str, spans: bool = True) -> list[str]:
     (negations kept), light suffix stemming; with `spans`, a number and a unit of time as one
     word ("two weeks" is "14d": recall's revisions read the number beside its unit instead)."""
     out = []
-    folded = _PHRASES.sub(lambda m: _PHRASE[m.group(0)], slots.unhedged(unicodedata.normalize("NFKC", text).casefold()))
+    folded = _PHRASES.sub(lambda m: _PHRASE[m.group(0)], slots.unhedged(fold(unicodedata.normalize("NFKC", text).casefold())))
     words = _compound_numbers([w.replace("’", "'") for w in _WORD.findall(folded)])
     words = _durations(words) if spans else words
     for i, w in enumerate(words):
@@ -355,10 +356,17 @@ def lexical(a: list[str], b: list[str]) -> float:
     return sum(overlaps(a, b)) / 2
 
 
+def _quotes(quoted: str, fact: str) -> bool:
+    """Whether a correction's quoted text names this fact: half its words at least are the fact's. A cosine is no
+    proof outside English ("José vive en Valencia.", stored nowhere, had ended "La hermana de José se llama Zoë.")."""
+    words = {w for w in tokens(quoted) if len(w) > 2 and w != "not"}  # (the stop words known are English: "en", "de", "no")
+    return not words or len(words & set(tokens(fact))) * 2 >= len(words)
+
+
 def _names(text: str) -> set[str]:
     """Acronyms, capitalised words not opening a sentence, and identifiers: words with
     digits and letters, or with @ / . inside (addresses, versions, host names)."""
-    words = re.findall(r"[\w'’.@/-]+", text)
+    words = re.findall(r"[\w'’.@/-]+", fold(text))  # "Köln" said "Koln" is one name
     out = set()
     for i, w in enumerate(words):
         w = re.sub(r"['’]s$", "", w.strip(".'’-:"))
@@ -982,7 +990,8 @@ class Curator:
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)
                   if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]
-        scored = [x for x in scored if x[0] >= 0.5 and normalise(x[1].text) != normalise(c.text)]
+        scored = [x for x in scored if x[0] >= 0.5 and normalise(x[1].text) != normalise(c.text)
+                  and (quoted_self or _quotes(corrects, x[1].text))]
         if not scored:
             return None
         best = max(x[0] for x in scored)
