@@ -188,6 +188,30 @@ def test_a_unit_of_time_shared_is_no_quantity_changed_unless_asked_how_long(mem:
     assert notes.get(old.id, "") == ""
 
 
+def test_a_day_of_a_month_and_a_logs_stamp_are_no_values_of_a_quantity(mem: Memory) -> None:
+    """Found by a project-agent evaluator: 18 of 25 "earlier" marks were wrong: "App Store submission planned for April 16."
+    marked earlier than "Feature freeze from April 11" (they shared "april"), a pasted sync log earlier than another paste
+    (their stamps), and "Launch is now April 25 (final …)" earlier than "the coffee machine on 4 is finally fixed"."""
+    plan = mem.facts.write("App Store submission planned for April 16.", valid_from="2025-03-31T10:00:00Z")
+    mem.facts.write("Feature freeze from April 11; bug fixes only.", valid_from="2025-04-02T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "What happened in April before the launch?", 2000).items}
+    assert notes[plan.id] == ""
+    launch = mem.facts.write("Launch is now April 25 (final; was April 11).", valid_from="2025-03-26T10:00:00Z")
+    mem.facts.write("Random: the coffee machine on 4 is finally fixed.", valid_from="2025-04-03T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "What does the final app icon look like?", 2000).items}
+    assert notes.get(launch.id, "") == ""
+    notes_ = mem.facts.write("Sync notes: [2025-01-21 10:02:11] weekly sync, order database on PostgreSQL.",
+                             valid_from="2025-01-21T10:00:00Z")
+    mem.facts.write("Soak test log: [2025-04-01 03:12:55] sync-worker wrote the order database journal.",
+                    valid_from="2025-04-01T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "What did we decide about the order database at the sync?", 2000).items}
+    assert notes[notes_.id] == ""
+    target = mem.facts.write("Target launch date is Friday March 14.", valid_from="2025-01-08T10:00:00Z")
+    mem.facts.write("The launch date is now April 11.", valid_from="2025-03-04T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "What is the launch date?", 2000).items}
+    assert notes[target.id].startswith("earlier; newer:")  # a day said of one thing still changes it
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

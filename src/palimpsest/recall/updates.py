@@ -52,7 +52,9 @@ _CODE_SPANS = re.compile(r"(?<!\S)(?=\S*[^\W\d_]\S*[/\\]|\S*[/\\]\S*[^\W\d_])\S*
 # a version's bound, a version of three parts, an issue's number, a command's flag: no value of a quantity ("We decided to
 # pin numpy<2" was marked an earlier value of "Why does CI still test numpy 2.1?", of "issue #482" and of "tail -50")
 # (a bound's operator is written against its number: "Wow! 124 points" or "~ 5 minutes" bound nothing)
-_NOT_VALUES = re.compile(r"(?:<=?|>=?|==|!=|~=|\^)v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b")
+# a log's stamp ("[2025-04-01 03:12:55]", "2025-01-21"): no value either (a pasted sync log was an earlier value of a paste)
+_NOT_VALUES = re.compile(r"(?:<=?|>=?|==|!=|~=|\^)v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b"
+                         r"|\b\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?[\w.:+-]*)?|\b\d\d?:\d\d:\d\d\b")
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not
@@ -72,7 +74,12 @@ TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is re
 NEAR = 8  # the content words either side of a number that say what it is about
 # words next to a number that say nothing of what it counts ("9 months since", "since 2 weeks")
 _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already", "around", "more", "less", "or", "and", "but",
-                               "so", "very", "realli", "only", "almost", "nearly", "least", "most", "other", "another", "it'", "i'v"}
+                               "so", "very", "realli", "only", "almost", "nearly", "least", "most", "other", "another", "it'", "i'v",
+                               "final"}
+# a month or a weekday next to a number makes it a day, not a count of months: "planned for April 16" is no earlier value
+# of "feature freeze from April 11" (the words beside the day still say what happens on it: "launch March 14" / "April 11")
+_NOT_UNITS |= set("""january february march april may june july august september october november december jan feb mar apr
+    jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split())
 
 
 _UNDER_WAY = re.compile(r"\b(?:meaning to|get back to|getting back to|halfway through|in the middle of|still (?:working on|reading|"
