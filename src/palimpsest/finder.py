@@ -10,7 +10,6 @@ tags. `Memory.search` and recall both come here; nothing here knows the facade.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from .errors import InvalidInput
 from .kernel import Kernel
 from .records import Hit, Message, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
+from .search.floor import names_any
 from .search.query import check_page, check_query
 from .store import Filters
 
@@ -110,8 +110,8 @@ class Finder:
                                                     query_vector=qvec, semantic=qvec is not None)
             result.facts = self._heard_in_scope(search, f, limit) if f.agent or f.channel or f.tag else search(limit)
             result.facts = _as_messages_found(result, result.facts)
-        if not (f.role or f.tag):  # summaries cannot apply those filters
-            result.summaries = self._summary_hits(query, f, limit, now, qvec)
+        if not f.role:  # (summaries are said by no one role)
+            result.summaries = [s for s in self._summary_hits(query, f, limit, now, qvec) if names_any(result.unknown, s["content"])]
         if f.session or f.agent:  # document vaults attached to them
             result.documents = self._vaults().search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
         return result
@@ -189,6 +189,5 @@ def _as_messages_found(result: SearchResult, facts: list[FactHit]) -> list[FactH
     Paris?") keeps only facts that name it (none: the Hamburg and Lisbon trips had filled the block)."""
     if result.mode == "period":
         return []
-    if result.unknown:
-        return [h for h in facts if any(re.search(rf"\b{re.escape(n)}\b", h.fact.text, re.IGNORECASE) for n in result.unknown)]
-    return facts
+    return [h for h in facts if names_any(result.unknown, h.fact.text)]
+

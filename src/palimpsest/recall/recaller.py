@@ -18,6 +18,7 @@ from ..kernel import Kernel
 from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON
+from ..search.floor import names_any
 from ..tokens import count_tokens
 from ..vaults import pages_said
 from . import context
@@ -233,6 +234,8 @@ class Recaller:
         if not turn.query.strip():
             return []
         found = self._wiki().recall_items(turn.session, turn.query)
+        if turn.result is not None:  # held to what the messages' search found, as facts and summaries are
+            found = [w for w in found if names_any(turn.result.unknown, w["statement"])]
         if turn.scope and found:  # a statement stays when one of the messages it came from was heard in the scope
             admitted = self.kernel.store.admitted(sorted({s for w in found for s in w["sources"]}), self.finder.filters(**turn.scope))
             found = [w for w in found if admitted.intersection(w["sources"])]

@@ -106,8 +106,9 @@ def query_names(query: str) -> list[str]:
     out: list[str] = []
     words = NAME_RE.findall(DATED_ABBR.sub(" ", OPENERS.sub("", fold(query))))
     shouted = len(_acronyms(query)) > 1  # ("CHF … 'CHF'": one acronym)
+    german = _german(query)
     for word in words:
-        if shouted and word.isupper():
+        if shouted and word.isupper() or german and not word.isupper():
             continue
         name = POSSESSIVE_RE.sub("", word).strip("'’-").lower()
         if name and name not in STOP_WORDS and name not in CALENDAR and name not in out:
@@ -150,6 +151,26 @@ def beyond_model(text: str) -> bool:
     words = WORD_RE.findall(text[:2000].lower())
     other = sum(1 for w in words if w in OTHER_LANGUAGES)
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
+
+
+def names_any(unknown: list[str], text: str) -> bool:
+    """Whether `text` may stand beside what a message search found when the query asked about names no message speaks
+    of (`unknown`, from `query_names`): only a text naming one may (facts, summaries and wiki statements of other things
+    had filled a block the floor had emptied: "What did we decide about the TV advertising campaign?")."""
+    return not unknown or any(re.search(rf"\b{re.escape(n)}\b", fold(text), re.IGNORECASE) for n in unknown)
+
+
+# German's short words that English does not also use ("die", "was", "am", "war" are both): German capitalises every noun
+GERMAN = frozenset("""der das und ist nicht ich du wir ihr mit auf für bei jetzt ein eine einen zu von im den dem des auch
+    noch aber oder wie wo wer wann warum welche welcher welches meine mein meinen meiner sind habe hat gibt heißt""".split())  # noqa: SIM905
+
+
+def _german(query: str) -> bool:
+    """Whether a query reads as German, where a capital says a noun, not a name: "In welcher Stadt wohne ich?" had
+    asked for a "Stadt" no message names, and its recall came back empty."""
+    words = WORD_RE.findall(query.lower())
+    german = sum(1 for w in words if w in GERMAN)
+    return german > 0 and german >= sum(1 for w in words if w in STOP_WORDS and w not in GERMAN)
 
 
 def _acronyms(query: str) -> set[str]:
