@@ -331,6 +331,12 @@ def test_a_tool_output_says_how_it_ended(memory: Memory) -> None:
     assert "ModuleNotFoundError: No module named 'app.db'" in f.content
     assert p.content.endswith("… '==== 1200 passed in 3.20s ===='.")
     assert memory.search("No module named app.db").hits[0].message.id == failed
+    # found by a Claude Code user: a run that logged before it failed was told by its "Traceback" line, not its error
+    log = "INFO reconcile shard=0 start\nTraceback (most recent call last):\n  File \"ledger.py\", line 9, in fetch\n" \
+          "LedgerFetchError: gave up after 3 tries: ConnectionResetError(104)\n"
+    late = memory.append("s", "tool", "", tool_name="Bash", tool_args={"command": "python ledger.py"}, tool_result=log)["id"]
+    memory.worker(tasks=["tool-synth"]).drain()
+    assert "'LedgerFetchError: gave up after 3 tries" in memory.store.get_messages([late])[0].content
 
 
 def test_a_quiet_time_past_a_year_is_refused() -> None:

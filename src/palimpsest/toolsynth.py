@@ -73,7 +73,8 @@ def template(m: Message) -> str:
 
 
 _FAILURE = re.compile(r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|denied|not found|no such|cannot|can't|panic|abort(?:ed)?|"
-                      r"traceback|segmentation fault|exit (?:code|status) [1-9])\b", re.IGNORECASE)
+                      r"traceback|segmentation fault|exit (?:code|status) [1-9])\b"
+                      r"|\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::|$)", re.IGNORECASE)  # "ModuleNotFoundError: …"
 
 
 def _telling(lines: list[str]) -> list[str]:
