@@ -47,6 +47,25 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     assert check_output(out)
 
 
+@pytest.mark.parametrize("text", [
+    "Remind me what we decided about the retry logic.",  # found by a Claude Code user: it led every retry block as a decision
+    "Tell me what we decided about the cache.",
+    "Do you remember what we decided about caching?",
+    "Migrate reconcile now.",  # an order of the moment, not a value changed ("now" at the end had made it a correction)
+    "Deploy the hotfix now.",
+    "Raj pasted this from the offline sync soak test:",  # a line that leads to what follows: it had stood for the whole log
+    "Keep our summarizer prompt template intact:",
+])
+def test_requests_orders_and_lead_in_lines_are_no_facts(text: str) -> None:
+    out = local_distill([msg(text)])
+    assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
+
+
+def test_a_change_with_a_subject_and_a_task_asked_still_are() -> None:
+    out = local_distill([msg("We use Postgres now."), msg("Remind me to call Bob tomorrow.", i=2)])
+    assert [c["text"] for c in out["corrections"]] == ["We use Postgres now."] and out["tasks"] == ["Remind me to call Bob tomorrow."]
+
+
 @pytest.mark.parametrize("text,parts", [
     ("I live in Berlin and work as a backend engineer.", ["I live in Berlin.", "I work as a backend engineer."]),
     ("I'm vegetarian and I live in Lisbon.", ["I'm vegetarian.", "I live in Lisbon."]),

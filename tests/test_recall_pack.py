@@ -212,6 +212,22 @@ def test_a_day_of_a_month_and_a_logs_stamp_are_no_values_of_a_quantity(mem: Memo
     assert notes[target.id].startswith("earlier; newer:")  # a day said of one thing still changes it
 
 
+def test_a_paste_is_shown_beside_the_fact_made_of_its_first_line(mem: Memory) -> None:
+    """Found by a project-agent evaluator: the fact "Raj pasted this from the offline sync soak test." stood for the whole
+    log it came with (a message is left out when its fact is shown), and the log's errors were in no block."""
+    log = "Raj pasted this from the offline sync soak test:\n" + "\n".join(
+        f"[2025-04-01 03:1{i}:55] sync-worker WARN conflict on order {1000 + i}: LAST_WRITE_WINS applied" for i in range(6)) \
+        + "\n[2025-04-01 03:17:02] sync-worker ERROR journal corrupted at offset 88213"
+    paste = mem.append("s1", "user", log, created_at="2025-04-01T09:00:00Z")["id"]
+    mem.facts.write("Raj pasted this from the offline sync soak test.", source=f"event:{paste}")
+    short = mem.append("s1", "user", "The sync worker runs every five minutes.", created_at="2025-04-01T09:05:00Z")["id"]
+    mem.facts.write("The sync worker runs every five minutes.", source=f"event:{short}")
+    mem.worker().drain()
+    r = mem.recall(None, "What errors did the sync worker log in the soak test?", 2000)
+    assert paste in [i.id for i in r.items] and "journal corrupted" in r.block
+    assert short not in [i.id for i in r.items]  # a message its fact says whole is still shown once, as the fact
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

@@ -271,6 +271,9 @@ _OPENING = re.compile(r"^\s*(?:"
                       r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
                       r")+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
+                  # a question put as a request: "Remind me what we decided about the retry logic." had become a decision
+                  r"(?:please |pls )?(?:remind|tell|show) me (?:again )?(?:what|how|when|where|who|whom|which|why|if|whether|of|about)\b|"
+                  r"(?:do|did) you (?:remember|recall)\b|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
                   # hearsay of one's own: "I read that …", "I heard …"
@@ -660,8 +663,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
         found = classify(s[:tag.start()] + ".", user, after_fact)
         return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
-    if s.rstrip().endswith("?") or len(s) > MAX_SENTENCE:
-        return None
+    if s.rstrip().endswith(("?", ":")) or len(s) > MAX_SENTENCE:
+        return None  # a question; a line that leads to what follows ("Raj pasted this from the soak test:")
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
     scratch = _SCRATCH.match(s) if user else None
@@ -697,6 +700,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     times = _times(s)
     dated = _dated(times)
     if CHANGE.search(s) and not rule:
+        if _ordered_now(s):
+            return None  # "Migrate reconcile now.", "Deploy the hotfix now.": a request of the moment, no value changed
         if _COMING_SWITCH.search(s) and _SOON.search(s):
             return "fact", "decision", s  # decided, not yet done
         if dated and _PROGRESSIVE.search(s) and _future(s):
@@ -721,6 +726,17 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or _I_AM.match(s)):
         return "fact", "fact", s
     return None
+
+
+_LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
+
+
+def _ordered_now(s: str) -> bool:
+    """A change said only by a closing "now", of no subject: an order, not a value that changed."""
+    if CHANGE.search(_LAST_NOW.sub("", s)):
+        return False
+    slot = slots.parse(s)
+    return slot is None or not slot.holder and not slot.attribute
 
 
 _PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|20)\d\d)\b", re.IGNORECASE)

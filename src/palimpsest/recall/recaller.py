@@ -58,6 +58,7 @@ def hits_for(budget: int) -> int:
 
 
 TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
+PASTE_CHARS, PASTE_RATIO = 300, 4  # a message longer than both (and than its facts this many times) is shown beside them
 
 
 @dataclass
@@ -260,7 +261,10 @@ class Recaller:
     def _messages(self, turn: Turn) -> list[RecallItem]:
         if turn.result is None:
             return []
-        attested = {s for item in turn.lead for s in item.sources}
+        attested: dict[str, int] = {}  # message -> characters of the facts shown from it
+        for item in turn.lead:
+            for source in item.sources:
+                attested[source] = attested.get(source, 0) + len(item.text)
         retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
         items = []
         seen_text: set[str] = set()
@@ -268,7 +272,7 @@ class Recaller:
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
-            if m.id in turn.live_ids or m.id in attested or m.id in retired or (key and key in seen_text):
+            if m.id in turn.live_ids or _told_by_facts(key, attested.get(m.id)) or m.id in retired or (key and key in seen_text):
                 continue
             if turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
                 continue  # the harness shows it (a hook's block of a running session had been half its own first turn)
@@ -376,3 +380,9 @@ _ACK = re.compile(r"\W*(?:(?:ok(?:ay)?|k|(?:i'?ve |i have )?noted(?: that| it)?|
 def _says_something(m: Any) -> bool:
     """A message with words or a tool call: a turn of spaces was shown as an empty "user:" line."""
     return bool((m.content or "").strip() or m.tool_name or m.tool_result)
+
+
+def _told_by_facts(text: str, fact_chars: int | None) -> bool:
+    """Whether the facts shown from a message tell what it says: not a paste or notes many times their length ("Raj pasted
+    this from the soak test:" had stood for the whole log, and the log's errors were in no block)."""
+    return fact_chars is not None and len(text) <= max(PASTE_CHARS, PASTE_RATIO * fact_chars)
