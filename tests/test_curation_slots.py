@@ -361,6 +361,18 @@ def test_a_correction_quoting_what_is_stored_nowhere_ends_nothing(memory: Memory
     assert named.action == "supersede" and named.target.id == said.fact.id
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a project-agent evaluator: every decision was one slot, "decided to", and the newest retired the others
+    ("Yes — Priya and I decided: we're switching payments from Braintree to Stripe.", "We decided to ship dark mode at launch.", "new"),
+    ("We decided to ship dark mode at launch.", "We decided to freeze features as of today; only bug fixes until launch.", "new"),
+    ("We decided to drop offline mode.", "We decided to keep offline mode.", "related"),  # turned: for review, never confirmed
+    ("We decided to host on Heroku.", "We decided to host on Fly.io instead.", "supersede"),  # one decision's value changed
+])
+def test_a_decision_is_the_slot_of_what_was_decided(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+    assert judge(compare(new, old), True) != "supersede" or action == "supersede"
+
+
 @pytest.mark.parametrize(("old", "new"), [("I live in Köln.", "I live in Koln."), ("My surname is Magalhães.", "My surname is Magalhaes."),
                                           ("We meet at Café Müller.", "We meet at Cafe Muller.")])
 def test_a_name_written_without_its_accents_is_the_same_value(memory: Memory, old: str, new: str) -> None:

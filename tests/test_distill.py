@@ -180,6 +180,10 @@ def test_dates_resolve_against_the_message_time(text: str, expected: str | None)
     ("Today the cache holds a week of data.", "2026-03-04"), ("nothing named", None),
     ("From the 1st of June we deploy on Fridays.", "2026-06-01"), ("We meet on the 21st of March.", None),
     ("I've been vegetarian since 2019.", "2019-01-01"), ("I've played bass for three years.", None),  # how long is not since when
+    # a day moved: its old and new days are its values, it holds from when it is said (it had held from the old day)
+    ("We agreed to push the launch from March 14 to March 28.", None), ("The deadline moved from the 9th to the 16th.", None),
+    ("We're moving the launch one more time, April 11 → April 25.", None),
+    ("I'm in Lisbon from March 10 to March 15.", "2026-03-10"),  # a stay: it starts then
 ])
 def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(text: str, expected: str | None) -> None:
     got = named_start(text, T0)  # a Wednesday

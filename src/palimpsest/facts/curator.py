@@ -127,7 +127,10 @@ ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo
 # words whose swap says another thing of the same subject, not a change of its value (stems, as `tokens` gives them)
 OPPOSITES = [(slots.stem(x), slots.stem(y)) for x, y in (("begins", "ends"), ("starts", "ends"), ("starts", "finishes"), ("begins", "finishes"),
              ("arrives", "leaves"), ("arrives", "departs"), ("opens", "closes"), ("buys", "sells"), ("bought", "sold"),
-             ("before", "after"), ("above", "below"), ("earliest", "latest"), ("minimum", "maximum"), ("min", "max"))]
+             ("before", "after"), ("above", "below"), ("earliest", "latest"), ("minimum", "maximum"), ("min", "max"),
+             # a decision turned: "We decided to drop offline mode." / "… to keep offline mode." had been confirmed
+             ("keep", "drop"), ("kept", "dropped"), ("add", "remove"), ("added", "removed"), ("enable", "disable"),
+             ("enabled", "disabled"), ("include", "exclude"), ("included", "excluded"))]
 # loving and hating one thing: "I hate oatmeal." / "Actually I like oatmeal now." was confirmed (a cosine of 0.85); said as a
 # change, the later feeling is the news
 FEELINGS = [(slots.stem(x), slots.stem(y)) for x in ("love", "loves", "loved", "like", "likes", "liked", "enjoy", "enjoys", "enjoyed",

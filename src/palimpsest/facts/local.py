@@ -229,9 +229,17 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
     if span is None:
         return None
     day = _day(span)
+    if _A_VALUE_MOVED.search(text[:span.at]) or _TO_ANOTHER.match(text, span.at + len(span.text)):
+        return None  # "push the launch from March 14 to March 28", "April 11 → April 25": the days are the values, said now
     if day <= said.date() or _STARTS.search(text[:span.at]) or _COMING_CHANGE.search(text[:span.at]):  # (the speaker's calendar)
         return _midnight(day, said)
     return None
+
+
+# a day moved: the days named are its old and new values, not when the statement starts to hold (it held from March 14)
+_A_VALUE_MOVED = re.compile(r"\b(?:push|pushed|pushing|move[sd]?|moving|postpone[sd]?|postponing|shift(?:s|ed|ing)?|slip(?:s|ped|ping)?|"
+                            r"reschedule[sd]?|rescheduling|bump(?:s|ed|ing)?|change[sd]?|changing)\b.*\bfrom\s+(?:the\s+)?$", re.IGNORECASE)
+_TO_ANOTHER = re.compile(r"\s*(?:→|->|=>|⇒)")
 
 
 # a change said to come, before the time it comes ("We're moving to Berlin on June 1", "I'm starting at Adyen next month"):
@@ -729,14 +737,17 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
 
 
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
+# an order's opening verb ("Vegan now." and "Porto now." are values; "Use pnpm now." a rule, kept)
+_ORDER = re.compile(r"^\s*(?:please |pls )?(?:migrate|deploy|redeploy|switch|run|rerun|merge|push|pull|ship|release|restart|rebuild|"
+                    r"start|stop|move|update|upgrade|downgrade|revert|roll ?back|delete|remove|add|install|apply|commit|rebase|retry|"
+                    r"test|build|fix|go|do|make|set|turn|enable|disable|close|open|send|call|email|ping|book|cancel|schedule|"
+                    r"reschedule|kill|clean|reset|reload|refresh|bump|pin|unpin|publish|approve|archive|sync|backfill|create|"
+                    r"drop|check|try)\b", re.IGNORECASE)
 
 
 def _ordered_now(s: str) -> bool:
-    """A change said only by a closing "now", of no subject: an order, not a value that changed."""
-    if CHANGE.search(_LAST_NOW.sub("", s)):
-        return False
-    slot = slots.parse(s)
-    return slot is None or not slot.holder and not slot.attribute
+    """A change said only by a closing "now" of a sentence that opens with an order: no value changed."""
+    return bool(_ORDER.match(s)) and not CHANGE.search(_LAST_NOW.sub("", s))
 
 
 _PAST_TIME = re.compile(r"\b(?:yesterday|last|ago|this morning|earlier|in (?:19|20)\d\d)\b", re.IGNORECASE)

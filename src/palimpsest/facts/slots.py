@@ -145,7 +145,11 @@ _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", 
 # what may follow an age said with "turned": "years old", then the end or when ("yesterday", "last week", "on Sunday")
 _AGE_TAIL = r"(?: years? old)?(?:$| (?:yesterday|today|tonight|recently|last|this|on|in|earlier|over|a|an|two|three|few)\b.*$)"
 # a statement said with another common wording, rewritten to the wording the parse knows
-_REWRITES = [# "Deadline is June 30." said as a note: the deadline (its capital read it as a person's name)
+_REWRITES = [# a decision is its content: "we decided to ship dark mode" is "we ship dark mode", a slot of its own (every
+             # decision had been one slot, "decided to": dark mode at launch retired the switch to Stripe)
+             (re.compile(r"^.*?\b(?:decided|agreed|settled on the plan|resolved)\s*(?::|[-—–]+|that\b)\s*"), ""),
+             (re.compile(r"^(.+?)\s+(?:have |has |had )?(?:decided|agreed|chose|opted|voted|resolved|planned)\s+to\s+"), r"\1 "),
+             # "Deadline is June 30." said as a note: the deadline (its capital read it as a person's name)
              (re.compile(r"^(deadline|launch|release|demo|standup|stand-up|meeting|budget|rent|salary|flight|kickoff|kick-off|"
                          r"cutover|go-live|retro|offsite|interview|appointment|exam|due date|start date|end date|target date) "),
               r"the \1 "),
