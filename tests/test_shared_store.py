@@ -49,6 +49,12 @@ def test_the_same_event_through_two_homes_is_one_row_and_said_so(tmp_path: Path,
         assert (ingested["stored"], repeated["stored"], repeated["duplicates"]) == (5, 0, 5)
         assert repeated["ids"] == ingested["ids"]
         assert b.stats()["messages"] == 6
+        # found by a platform engineer: the same retry through b a second time (b's own journal took it before) had
+        # answered b's journal's id, which no search returns, and b's time
+        once_more = b.append("s", "user", "retry me please", event_key="k-retry")
+        assert (once_more["id"], once_more["duplicate"]) == (first["id"], True)
+        assert once_more["created_at"] == first["created_at"]
+        assert b.ingest_session("t", turns)["ids"] == ingested["ids"]
 
 
 def test_a_cli_write_while_the_store_is_away_is_journaled_and_indexed_later(tmp_path: Path) -> None:

@@ -177,19 +177,22 @@ class Writer:
 
     def _as_stored(self, session: str, pairs: list[tuple[Event, bool]]) -> list[tuple[Event, bool]]:
         """On a store several homes share, an event another home already wrote (its
-        `event_key`) is that home's row: reported as a duplicate under the id the index holds,
-        not as stored under an id no search will return. (This home's journal keeps its copy.)"""
-        keys = [e.event_key for e, stored in pairs if stored and e.type == "message" and e.event_key]
+        `event_key`) is that home's row: reported as a duplicate under the id and time the index
+        holds, not under an id no search will return — whether this home's journal took the event
+        now or had taken it before (a retry through another server). (The journal keeps its copy.)"""
+        keys = [e.event_key for e, _ in pairs if e.type == "message" and e.event_key]
         try:
             held = self.store.ids_by_key(session, keys) if keys else {}
+            other = {i: held[e.event_key] for e, _ in pairs if e.event_key in held and held[e.event_key] != e.id for i in [e.id]}
+            rows = {m.id: m for m in self.store.get_messages(sorted(set(other.values())))} if other else {}
         except PalimpsestError as exc:  # journaled and indexed: a store gone since is no failed write (it answered 503)
             self.outage.failed("ids of %s not checked: %s", session, exc)
             return pairs
         out = []
         for event, stored in pairs:
-            first = held.get(event.event_key or "")
-            if stored and first is not None and first != event.id:
-                event, stored = replace(event, id=first), False
+            first = rows.get(other.get(event.id, ""))
+            if first is not None:
+                event, stored = replace(event, id=first.id, created_at=first.created_at), False
             out.append((event, stored))
         return out
 
