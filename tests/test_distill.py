@@ -255,6 +255,15 @@ def test_sentences_split_abbreviations_and_titles_in_linear_time() -> None:
     # a day's ordinal before its month ends no sentence (found by a user: "Der Umzug ist am 3. Oktober." became "… am 3.")
     assert sentences("Der Umzug ist am 3. Oktober. Danach feiern wir.") == ["Der Umzug ist am 3. Oktober.", "Danach feiern wir."]
     assert sentences("We counted 3. Then we left.") == ["We counted 3.", "Then we left."]
+    # found by new users: a full stop inside `inline code` ended a fact mid-template; a Chinese full stop, "¿" and a
+    # Japanese sentence after an English one ended none
+    assert sentences("Our system prompt template is `You are {role}. Answer [[QUESTION]] in {{lang}}.` — keep it exactly. Done here.") == [
+        "Our system prompt template is `You are {role}. Answer [[QUESTION]] in {{lang}}.` — keep it exactly.", "Done here."]
+    assert sentences("I live in Madrid. ¿Y tú?") == ["I live in Madrid.", "¿Y tú?"]
+    assert sentences("我的新号码是139。My wife is Wang Fang.") == ["我的新号码是139。", "My wife is Wang Fang."]
+    assert sentences("My favorite ramen shop is 一蘭 in 渋谷. 電話番号は03-1234です。") == [
+        "My favorite ramen shop is 一蘭 in 渋谷.", "電話番号は03-1234です。"]
+    assert [f["text"] for f in local_distill([msg("I live in Madrid. ¿Y tú?")])["facts"]] == ["I live in Madrid."]
 
     def cost(text: str) -> float:
         best = float("inf")

@@ -64,7 +64,9 @@ from . import slots
 # -- the local fallback ----------------------------------------------------------
 # capital letters beyond ASCII ("Ólafur", "Zoë", "Ádám", "Ωmega"): `re` has no class for them
 _UPPER = "A-Z" + "".join(re.escape(c) for c in map(chr, range(0xC0, 0x2000)) if c.isupper())
-_SENTENCE = re.compile(rf"(?<=[.!?])\s+(?=[{_UPPER}0-9\"'(])|\n+")
+# a Chinese or Japanese full stop ends a sentence with no space after it, and "¿" / "¡" open one ("I live in Madrid. ¿Y tú?"
+# and "我的新号码是139。My wife is Wang Fang." had been one sentence: a question, or a fact with a clause glued to it)
+_SENTENCE = re.compile(rf"(?<=[.!?])\s+(?=[{_UPPER}0-9\"'(¿¡\u3040-\u30ff\u4e00-\u9fff])|(?<=[。！？])\s*|\n+")
 # all-lower-case writers ("our api is written in go. we host it on render") start sentences
 # in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
 _LOWER_BREAK = re.compile(r"(?:(?<=[a-z0-9)`'\"][.!?])|(?<=[!?][!?]))\s+(?=[a-z])")  # "a puppy!! his name is …" too
@@ -111,11 +113,15 @@ _MONTH_FIRST = re.compile(r"(?:januar|jänner|februar|märz|maerz|april|mai|juni
 
 def sentences(text: str) -> list[str]:
     glued: list[list[str]] = []  # each sentence as its parts: a title's full stop ends no sentence ("Dr. Okafor")
+    open_code = False  # the sentence so far opened `inline code` and has not closed it: its full stops end nothing
     for part in _SENTENCE.split(text or ""):
-        if glued and part and (_last_word(glued[-1][-1]) in TITLES or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
+        if glued and part and (open_code or _last_word(glued[-1][-1]) in TITLES
+                               or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
             glued[-1].append(part)
+            open_code ^= part.count("`") % 2 == 1
         elif part:
             glued.append([part])
+            open_code = part.count("`") % 2 == 1
     out = (piece.strip() for parts in glued for piece in _split_lower(" ".join(parts)))
     return [s for s in out if len(s) > 3]
 
