@@ -483,6 +483,19 @@ def test_a_statement_sharing_no_word_with_its_turn_is_not_written(home: Path, fa
         assert sorted(f.text for f in memory.facts.query()) == ["I'm 38.", "The CI build takes about twelve minutes."]
 
 
+def test_a_japanese_statement_of_a_mostly_english_turn_shares_its_words(home: Path, fake: FakeOpenAI) -> None:
+    """Found by a multilingual bot's builder: "佐藤由紀の好きなラーメン店は渋谷の一蘭。" was refused as sharing no word with
+    a turn that named 一蘭 and 渋谷 (a Chinese or Japanese clause was read as one word); an invention still is refused."""
+    fake.push(Reply.json({**GOOD, "tasks": [], "facts": [
+        {"text": "佐藤由紀の好きなラーメン店は渋谷の一蘭。", "kind": "preference", "entities": [], "valid_from": None},
+        {"text": "佐藤由紀の上司は田中です。", "kind": "fact", "entities": [], "valid_from": None}]}))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", "My favorite ramen shop is 一蘭 in 渋谷, I go there every Friday after work."),
+                             ("assistant", "Noted"), ("user", "next")])
+        memory.worker(tasks=["distill"]).drain()
+        assert [f.text for f in memory.facts.query()] == ["佐藤由紀の好きなラーメン店は渋谷の一蘭。"]
+
+
 def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:
     fake.push(Reply.text("Sure! The user lives in Porto."), Reply.json({"summary": "x"}), Reply.cut('{"summary": "x", "fa'))
     with llm_memory(home, fake) as memory:

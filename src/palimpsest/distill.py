@@ -380,10 +380,14 @@ def _content_words(text: str) -> set[str]:
     turn it came from must share one of (a model wrote "The user's manager is Zelda Quux." of
     "The build takes about 12 minutes on CI.", and it was current at once)."""
     from .search.query import STOP_WORDS
+    from .segment import cjk_words, has_runs
 
-    words = (w.strip("'’-.").lower() for w in _WORD.findall(text))
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words
+    words = (w.strip("'’-.").lower() for w in _WORD.findall(text) if not has_runs(w))
+    kept = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words
             if (len(w) > 2 or any(c.isdigit() for c in w)) and w not in STOP_WORDS and w not in _GENERIC}
+    # Chinese and Japanese as their character pairs: a clause is no one word ("佐藤由紀の好きなラーメン店は渋谷の一蘭。"
+    # shared none with the turn that named 一蘭 and 渋谷, and was refused)
+    return kept | {w for w in cjk_words(text).split() if has_runs(w) and len(w) > 1}
 
 
 _WORD = re.compile(r"[\w'’.-]+")
