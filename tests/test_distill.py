@@ -77,6 +77,9 @@ def test_a_change_with_a_subject_and_a_task_asked_still_are() -> None:
     # another holder after "and" or ";": two statements, each a fact on its own
     ("We deploy the API to Heroku and our CI runs on Jenkins.", ["We deploy the API to Heroku.", "Our CI runs on Jenkins."]),
     ("I live in Berlin and my wife works in Potsdam.", ["I live in Berlin.", "My wife works in Potsdam."]),
+    # found by a support-bot builder: one fact of two, so "I moved to Munich" retired the plan with the city
+    ("My plan is Pro and I live in Berlin.", ["My plan is Pro.", "I live in Berlin."]),
+    ("Sam and I broke up.", None), ("My sister visited and I cooked dinner.", None),
     ("The repo uses Bazel; the CI budget is 20 minutes.", ["The repo uses Bazel.", "The CI budget is 20 minutes."]),
     ("We use Postgres and the team likes it.", None),  # "it": the part would lose what it speaks of
     ("I love hiking and the outdoors.", None),  # one preference of two things

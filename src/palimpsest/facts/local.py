@@ -849,7 +849,7 @@ def conjuncts(s: str, user: bool = True) -> list[str]:
 
 
 # "…, and our CI runs on Jenkins", "…; my wife works in Potsdam": a second statement with a holder of its own
-_AND_HOLDER = re.compile(r"(?:,?\s+and|\s*;)\s+(?=(?:my|our|the)\s+\w|we\s+(?!(?:\w+ed|went|had|got|made|took|saw|came|met|ate|drank|"
+_AND_HOLDER = re.compile(r"(?:,?\s+and|\s*;)\s+(?=(?:my|our|the)\s+\w|(?:we|i)\s+(?!(?:\w+ed|went|had|got|made|took|saw|came|met|ate|drank|"
                          r"spent|bought|left|found|did|were|was|tried|camped)\b)\w)", re.IGNORECASE)
 # ("… and we deploy to Heroku" states; "… last Thursday and we tried a new cold brew" tells one happening: kept whole)
 _BACK = re.compile(r"\b(?:it|its|them|there|this|that|these|those|he|she|his|her|him|they|their|one)\b", re.IGNORECASE)  # what the part before names
