@@ -258,6 +258,27 @@ def test_a_correction_by_hand_naming_several_users_facts_alike_says_which(memory
 
 
 
+def test_a_statement_of_no_ones_changes_none_of_several_users_facts(memory: Memory) -> None:
+    """Found by a support-bot builder: a visitor's "My account PIN is 8080 now." (a session with no user tag yet) retired
+    Alice's PIN, and `memory_remember` of "My account PIN is 7777." with no source retired Bob's."""
+    for user, pin in (("alice", "9999"), ("bob", "4711")):
+        memory.append(f"{user}-1", "user", "hello")
+        memory.tags.add(f"user:{user}", session=f"{user}-1")
+        assert _heard(memory, f"{user}-1", f"My account PIN is {pin}.") == "new"
+    assert _heard(memory, "anon-77", "My account PIN is 8080 now.") == "new"
+    memory.facts.curator.write({"text": "My account PIN is 7777."})  # (news of the visitor's, whose owner none can tell)
+    current = _current(memory)
+    assert "My account PIN is 9999." in current and "My account PIN is 4711." in current
+    assert _heard(memory, "alice-1", "My account PIN is 1111 now.") == "supersede"  # said by the user: theirs, as before
+
+
+def test_a_statement_of_no_ones_beside_one_users_facts_is_compared_as_before(memory: Memory) -> None:
+    memory.append("me-1", "user", "hello")
+    memory.tags.add("project:atlas", session="me-1")
+    assert _heard(memory, "me-1", "We deploy to Heroku.") == "new"
+    assert memory.facts.curator.write({"text": "We deploy to Fly.io now."}).action == "supersede"  # written by hand
+
+
 def test_a_correction_by_hand_chooses_among_facts_alike_by_its_own_words(memory: Memory) -> None:
     """Found in review: "My sister lives in Paris now." correcting "lives in Berlin" of one user's
     "My sister …" and "My brother lives in Berlin." was refused as naming two facts alike."""

@@ -723,8 +723,9 @@ class Curator:
         c.source = self.facts.cited(c.source)
         return c
 
-    def neighbours(self, c: Candidate) -> list[tuple[Fact, Signals]]:
-        """Open facts of the candidate's vault near it, each with the pair's signals."""
+    def neighbours(self, c: Candidate, named: bool = False) -> list[tuple[Fact, Signals]]:
+        """Open facts of the candidate's vault near it, each with the pair's signals (`named`: for a correction's quoted
+        text, which says whose fact it is its own way, `_named`)."""
         from ..search import query_terms
 
         facts, store = self.facts, self.facts.store
@@ -751,7 +752,7 @@ class Curator:
             ids += list(cosines)
             found = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
                      if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata, c.text, f.text)]
-            views = self._same_owner(c, found)
+            views = self._same_owner(c, found, named)
             # others' facts took places among the nearest: look further, or the candidate's own may not be among them (30
             # users' "I live in Berlin.", and a user's "I moved to Lisbon now." found only the others': a second current fact)
             if len(views) == len(found) or len(dict.fromkeys(ids)) < limit or limit >= NEIGHBOURS * OWNERS_WIDEN:
@@ -761,24 +762,31 @@ class Curator:
             cosines.update(self._cosines(embedder, vector, [f for f in views if f.id not in cosines]))
         return [(f, compare(c.text, f.text, cosines.get(f.id, 0.0) if embedder is not None else None)) for f in views]
 
-    def _same_owner(self, c: Candidate, views: list[Fact]) -> list[Fact]:
+    def _same_owner(self, c: Candidate, views: list[Fact], named: bool = False) -> list[Fact]:
         """The facts that may be the candidate's slot: not those heard only in sessions of
         another channel, user or project (`Facts.owners`) than the candidate's — Bob's "My door code is
         1234." is no news of Alice's "My door code is 4711." A fact or candidate heard in no
         session, or in sessions that do not say one of these, is compared as before."""
         from .model import parse_source
 
+        if not views:
+            return views
         kind, ref = parse_source(c.source)
-        if kind != "event" or not views:
-            return views
-        mine = self._marks([ref]).get(ref)
-        if not mine:
-            return views
+        mine = self._marks([ref]).get(ref) if kind == "event" else None
         heard = {f.id: [a.source for a in f.attestations if a.source_type == "event"][:20] for f in views}
         marks = self._marks([e for events in heard.values() for e in events])
 
         # a person's own statement ("I live in Berlin") is theirs in every repository: `project:` parts only the others
         keys = [k for k in self.facts.owners if not (k == "project" and _FIRST_PERSON_SINGULAR.search(c.text))]
+        if not mine and named:
+            return views
+        if not mine:
+            # said by no one the store can name (written without a source, a visitor's session): beside the facts of
+            # several owners it is none of theirs to change (a visitor's "My account PIN is 8080 now." had retired
+            # Alice's PIN); beside one owner's, or none's, it is compared as before
+            owner = {f.id: frozenset((k, v) for e in heard[f.id] for k, values in marks.get(e, {}).items() if k in keys for v in values)
+                     for f in views}
+            return [f for f in views if not owner[f.id]] if len({o for o in owner.values() if o}) > 1 else views
 
         def apart(events: list[str]) -> bool:
             theirs: dict[str, set[str]] = {}
@@ -991,7 +999,7 @@ class Curator:
                 return None  # an id no fact has (a typo, a model's invention) names no text to look for
         probe = Candidate(text=corrects, vault=c.vault, source=c.source, metadata=c.metadata)
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
-        scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe)
+        scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe, named=True)
                   if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]
         scored = [x for x in scored if x[0] >= 0.5 and normalise(x[1].text) != normalise(c.text)
                   and (quoted_self or _quotes(corrects, x[1].text))]
