@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from palimpsest import Memory, Settings
 
 
@@ -270,6 +272,26 @@ def test_a_statement_of_no_ones_changes_none_of_several_users_facts(memory: Memo
     current = _current(memory)
     assert "My account PIN is 9999." in current and "My account PIN is 4711." in current
     assert _heard(memory, "alice-1", "My account PIN is 1111 now.") == "supersede"  # said by the user: theirs, as before
+
+
+def test_facts_query_on_the_cli_keeps_to_a_users_scope(memory: Memory, capsys: pytest.CaptureFixture[str], home: Path,
+                                                       store_url: str) -> None:
+    """Found by a support-bot builder: `palimpsest facts query` had no --tag, --agent or --channel (the tool had)."""
+    import json
+
+    from palimpsest.cli import main
+
+    for user, pin in (("alice", "9999"), ("bob", "4711")):
+        memory.append(f"{user}-1", "user", "hello")
+        memory.tags.add(f"user:{user}", session=f"{user}-1")
+        _heard(memory, f"{user}-1", f"My account PIN is {pin}.")
+    memory.close()
+    capsys.readouterr()
+    base = ["--home", str(home), "--store", store_url]
+    assert main([*base, "facts", "query", "--tag", "user:bob", "--json"]) == 0
+    assert [f["text"] for f in json.loads(capsys.readouterr().out)] == ["My account PIN is 4711."]
+    assert main([*base, "facts", "query", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2
 
 
 def test_a_statement_of_no_ones_beside_one_users_facts_is_compared_as_before(memory: Memory) -> None:

@@ -244,6 +244,34 @@ def test_one_users_correction_retires_none_of_another_users_statements(memory: M
     assert "4711" in block and "9999" not in block and "(wiki: PIN) My account PIN is 1234." not in block
 
 
+def test_the_wiki_tools_keep_to_a_users_scope(memory: Memory) -> None:
+    """Found by a support-bot builder: `memory_wiki_search/list/show` took no tag ("'tag' was unexpected"): any user's
+    statements of a shared page were one call away."""
+    from palimpsest import tools
+
+    for user, pin in (("alice", "9999"), ("dave", "1234")):
+        for n in (1, 2):
+            sid = f"{user}-{n}"
+            memory.append(sid, "user", f"My account PIN is {pin}, and the PIN works on the app too.")
+            memory.append(sid, "assistant", "Thanks, noted the PIN on your account.")
+            memory.tags.add(f"user:{user}", session=sid)
+            memory.summaries.compact(sid, final=True, use_llm=False)
+    memory.worker().drain()
+    call = lambda name, args: tools.call(memory, name, args, enable_write=False)
+    everyone = call("memory_wiki_show", {"topic": "PIN"})
+    assert "9999" in everyone["markdown"] and "1234" in everyone["markdown"]
+    alice = call("memory_wiki_show", {"topic": "PIN", "tag": "user:alice"})
+    said = [s["text"] for state in ("current", "disputed", "retired") for s in alice[state]]
+    assert said and all("1234" not in t for t in said) and "1234" not in alice["markdown"] and "9999" in alice["markdown"]
+    hits = call("memory_wiki_search", {"query": "account PIN", "tag": "user:alice"})["hits"]
+    assert hits and all("1234" not in s["text"] for h in hits for s in h["statements"])
+    assert call("memory_wiki_search", {"query": "account PIN", "tag": "user:nobody"})["hits"] == []
+    assert call("memory_wiki_list", {"tag": "user:nobody"})["topics"] == []
+    listed = {t["title"]: t["statements"] for t in call("memory_wiki_list", {"tag": "user:alice"})["topics"]}
+    assert sum(listed["PIN"].values()) == len(said) < sum(next(t for t in call("memory_wiki_list", {})["topics"]
+                                                              if t["title"] == "PIN")["statements"].values())
+
+
 def test_a_statement_whose_fact_is_superseded_already_is_history(memory: Memory) -> None:
     quiet(memory)
     say(memory, "s1", [("Ana", "My office is in the Berlin building on the third floor.")])

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .toolsynth import ToolSynth
     from .vaults import Vaults
 
+SCOPED_LIST = 20_000  # the facts a scoped listing looks through for its own
 SUMMARY_EXPAND = 3  # the best summaries expanded to their children and source messages
 EXPAND_ROWS = 10
 SCOPED_POOLS = (40, 400, 1000)  # with an agent, channel or tag filter: the pools of best facts drawn, then kept by where they were heard
@@ -131,6 +132,14 @@ class Finder:
             if len(kept) >= limit or len(found) < max(n, limit):
                 break
         return kept[:limit]
+
+    def facts_heard_in(self, query: Callable[[int | None], list[Any]], limit: int | None, **scope: str | None) -> list[Any]:
+        """The first `limit` (None: all) facts of `query(n)` heard in a session of the scope's agent, channel or tag
+        (Mem0's `get_all(user_id)`), drawn from up to `SCOPED_LIST` of them; without a scope, `query(limit)`."""
+        scope = {k: v for k, v in scope.items() if v}
+        if not scope:
+            return query(limit)
+        return self.heard_in(query(min(SCOPED_LIST, limit * 20) if limit else SCOPED_LIST), **scope)[:limit]
 
     def heard_in(self, facts: list[Any], agent: str | None = None, channel: str | None = None, tag: str | None = None) -> list[Any]:
         """The facts heard in a session of this agent, channel or tag (as a scoped search keeps

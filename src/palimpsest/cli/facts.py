@@ -70,6 +70,8 @@ def _register_facts(fsub: Any) -> None:
     _query_args(q)
     q.add_argument("--status", help="instead of what holds: the facts of this status (current, superseded, retracted, closed, revised, "
                                     "merged, future) or all")
+    for name, what in (("agent", "agent"), ("channel", "channel"), ("tag", "accepted tag (key:value)")):
+        q.add_argument(f"--{name}", help=f"only facts heard in sessions of this {what} (a bot's one user)")
     q = add_command(fsub, "search", search, "Ranked search over facts (keyword + vector + time + importance).")
     q.add_argument("query")
     q.add_argument("--vault")
@@ -174,8 +176,10 @@ def episodes(args: argparse.Namespace) -> None:
 
 def query(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        found = memory.facts.query(args.vault, entity=args.entity, kind=args.kind, source=args.source,
-                                   valid_at=args.valid_at, known_at=args.known_at, limit=args.limit, status=getattr(args, "status", None))
+        found = memory.finder.facts_heard_in(lambda n: memory.facts.query(
+            args.vault, entity=args.entity, kind=args.kind, source=args.source, valid_at=args.valid_at, known_at=args.known_at,
+            limit=n, status=getattr(args, "status", None)), args.limit,
+            agent=getattr(args, "agent", None), channel=getattr(args, "channel", None), tag=getattr(args, "tag", None))
     _emit_facts(args, found)
 
 

@@ -83,7 +83,7 @@ _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already"
 # a month or a weekday next to a number makes it a day, not a count of months: "planned for April 16" is no earlier value
 # of "feature freeze from April 11" (the words beside the day still say what happens on it: "launch March 14" / "April 11")
 _NOT_UNITS |= set("""january february march april may june july august september october november december jan feb mar apr
-    jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split())
+    jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split())  # noqa: SIM905 (a list of words)
 
 
 _UNDER_WAY = re.compile(r"\b(?:meaning to|get back to|getting back to|halfway through|in the middle of|still (?:working on|reading|"

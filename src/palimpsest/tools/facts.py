@@ -10,8 +10,6 @@ from ..facts.model import STATUSES, parse_source
 from ..memory import Memory
 from .registry import FILTERS, INTEGER, LIMIT, STRING, described, schema, tool
 
-SCOPED_LIST = 20_000  # the facts a scoped listing looks through for its own
-
 FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
 TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}
 SOURCE: dict[str, Any] = {"type": "string", "description": "where it was heard: event:evt_… (or the short id a recall "
@@ -38,13 +36,11 @@ def _facts(rows: list[Any]) -> dict[str, Any]:
               "limit": {**INTEGER, "minimum": 1, "maximum": 1000, "description": "most facts to return (default 100)"},
               **{k: FILTERS[k] for k in ("agent", "channel", "tag")}}))
 def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
-    scope = {k: args[k] for k in ("agent", "channel", "tag") if args.get(k)}
-    limit = args.get("limit", 100)
-    found = memory.facts.query(args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"),
-                               valid_at=args.get("valid_at"), known_at=args.get("known_at"), status=args.get("status"),
-                               limit=min(SCOPED_LIST, limit * 20) if scope else limit)
     # one user's facts apart from another's (a bot serving many users: Mem0's get_all(user_id)), as a scoped search keeps them
-    return _facts(memory.finder.heard_in(found, **scope)[:limit] if scope else found)
+    return _facts(memory.finder.facts_heard_in(lambda n: memory.facts.query(
+        args.get("vault"), entity=args.get("entity"), kind=args.get("kind"), source=args.get("source"), valid_at=args.get("valid_at"),
+        known_at=args.get("known_at"), status=args.get("status"), limit=n), args.get("limit", 100),
+        **{k: args.get(k) for k in ("agent", "channel", "tag")}))
 
 
 @tool("memory_fact_history", "A fact's whole supersession chain, oldest first, with who attested what.",

@@ -25,6 +25,7 @@ without wiki operations beside a journal that has some is restored when the wiki
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -203,10 +204,11 @@ class Wiki:
             t = self.store.wiki_topics([t.merged_into])[0]
         return t
 
-    def show(self, name: str) -> dict[str, Any]:
-        """A page: the topic, its statements by state, and its Markdown body."""
+    def show(self, name: str, admit: Admit | None = None) -> dict[str, Any]:
+        """A page: the topic, its statements by state, and its Markdown body; with `admit`, only the statements heard in
+        a message it admits (a bot's one user's: a page gathers what everyone said of its topic)."""
         t = self.find(name)
-        rows = self.store.wiki_statements([t.id])
+        rows = _admitted(self.store.wiki_statements([t.id]), admit)
         by_state = {state: [s.to_dict() for s in rows if s.state == state] for state in ("current", "disputed", "retired")}
         return {"topic": t.to_dict(), **by_state, "markdown": render(t, rows)}
 
@@ -220,7 +222,7 @@ class Wiki:
             raise NotFound(f"no wiki statement {statement_id[:80]!r}")
         return found[0]
 
-    def search(self, query: str, *, limit: int = 10) -> list[dict[str, Any]]:
+    def search(self, query: str, *, limit: int = 10, admit: Admit | None = None) -> list[dict[str, Any]]:
         """Pages whose statements or titles match the query, best first; each hit carries its
         best statements (current or disputed), each with its source ids. Statements are the
         candidates of the one hybrid ranking (`StatementSource`: terms held, no vectors); a
@@ -231,8 +233,10 @@ class Wiki:
         source = StatementSource(self.store)
         ranking = rank(source, query, Weights(1.0, 0.0, 0.0, 0.0), pool=limit * 10)
         hits = {h.id: source.held[h.id] for h in ranking.hits}
-        rows = [h.row for h in ranking.hits]
+        rows = _admitted([h.row for h in ranking.hits], admit)
         titled = {tid for _, tid in self.store.wiki_topics_by_keys([tx.key(query), *[tx.key(t) for t in terms]])}
+        if admit is not None:  # a page is in scope by what was said there in scope, not by its title
+            titled = {tid for tid in titled if _admitted(self._best(tid, None), admit)}
         pages: dict[str, list[tuple[int, Statement]]] = {tid: [] for tid in titled}
         for s in rows:
             pages.setdefault(s.topic_id, []).append((hits[s.id], s))
@@ -246,12 +250,14 @@ class Wiki:
             score = (2 if tid in titled else 0) + sum(n for n, _ in found[:3]) / max(1, len(terms))
             out.append({"topic": t.to_dict(), "score": round(score, 4),
                         "statements": [{**_brief(s), "held": round(n / max(1, len(terms)), 4)} for n, s in found[:3]]
-                        or [{**_brief(s), "held": 0.0} for s in self._best(t)]})
+                        or [{**_brief(s), "held": 0.0} for s in _admitted(self._best(t.id, None), admit)[-3:]]})
         out.sort(key=lambda h: (-h["score"], h["topic"]["title"]))
         return out[:limit]
 
-    def _best(self, t: Topic, n: int = 3) -> list[Statement]:
-        return self.store.wiki_statements([t.id], ["current", "disputed"])[-n:]
+    def _best(self, topic_id: str, n: int | None = 3) -> list[Statement]:
+        """A page's last `n` statements that hold or are disputed (all: None)."""
+        rows = self.store.wiki_statements([topic_id], ["current", "disputed"])
+        return rows[-n:] if n else rows
 
     def stats(self) -> dict[str, Any]:
         return {**self.store.wiki_stats(), "pipeline_version": version(), "stale_leaves": len(self.stale(MAX_PAGE))}
@@ -312,17 +318,30 @@ class Wiki:
                                        run_at=run_at, max_attempts=5)])
 
     # last in the class: a method named `list` shadows the builtin in annotations after it
-    def list(self, *, kind: str | None = None, query: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-        """Live topics by title, with how many statements each page holds."""
+    def list(self, *, kind: str | None = None, query: str | None = None, limit: int = 100, offset: int = 0,
+             admit: Admit | None = None) -> list[dict[str, Any]]:
+        """Live topics by title, with how many statements each page holds (with `admit`: pages with a statement heard
+        in a message it admits, counted by those)."""
         if kind is not None and kind not in KINDS:
             raise InvalidInput(f"kind is one of {', '.join(KINDS)}")
         _page(limit, offset)
         topics = self.store.wiki_topics(kind=kind, query=query, limit=limit, offset=offset)
         counts: dict[str, dict[str, int]] = {}
-        for s in self.store.wiki_statements([t.id for t in topics]):
+        for s in _admitted(self.store.wiki_statements([t.id for t in topics]), admit):
             counts.setdefault(s.topic_id, {}).setdefault(s.state, 0)
             counts[s.topic_id][s.state] += 1
-        return [{**t.to_dict(), "statements": counts.get(t.id, {})} for t in topics]
+        return [{**t.to_dict(), "statements": counts.get(t.id, {})} for t in topics if admit is None or t.id in counts]
+
+Admit = Callable[[list[str]], set[str]]  # of message ids, those in a scope (`Store.admitted` under a bot's filters)
+
+
+def _admitted(rows: list[Statement], admit: Admit | None) -> list[Statement]:
+    """The statements heard in a message `admit` admits (all, without one)."""
+    if admit is None:
+        return rows
+    kept = admit(sorted({m for s in rows for m in s.messages}))
+    return [s for s in rows if kept.intersection(s.messages)]
+
 
 class StatementSource:
     """Wiki statements (not retired) as a `hybrid.Source`: the keyword score is how many of
