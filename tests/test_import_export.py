@@ -867,6 +867,25 @@ def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memor
         assert [d["path"] for d in copy.vaults.docs("notes")] == ["runbook.md"]
 
 
+def test_an_export_imported_into_a_home_with_vaults_brings_its_own(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
+    """Found by a platform engineer: a laptop's export imported into the team server's home (which had vaults) said ok,
+    and its vault and documents were nowhere but in the journal ("no vault named 'bob-notes'"; `rebuild` did not help)."""
+    memory.vaults.init("bob-notes", "semantic")
+    memory.vaults.write_document("bob-notes", "staging.md", "# Staging\nThe staging database listens on port 5433.")
+    dump = tmp_path / "export.jsonl"
+    with dump.open("w") as out:
+        export_memory(memory, out)
+    with open_memory(tmp_path / "server", second_store_url) as server:
+        server.vaults.init("handbook", "semantic")
+        server.vaults.write_document("handbook", "oncall.md", "# On call\nPage the SRE rota.")
+        report = import_file(server, dump)
+        assert report.ok and report.decisions_replayed >= 1
+        assert sorted(v["name"] for v in server.vaults.list()) == ["bob-notes", "facts", "handbook"]
+        assert [d["path"] for d in server.vaults.docs("bob-notes")] == ["staging.md"]
+        assert "5433" in server.vaults.query("bob-notes", "staging database port").hits[0].text
+        assert import_file(server, dump).decisions_replayed == 0  # again: nothing more
+
+
 def test_importing_a_session_with_a_sub_agent_again_writes_nothing(memory: Memory, tmp_path: Path) -> None:
     """Found by a Claude Code user: each import of ~/.claude/projects journaled two session events per session (the
     sub-agent's transcript and the main one named different files) and moved its last activity to the import's time."""

@@ -513,8 +513,8 @@ class Memory:
         return n
 
     def replay_decisions(self) -> dict[str, int]:
-        """Apply every journaled decision the store has not (facts, tags, summaries, wiki)."""
-        return {"facts": self.facts.replay(), "tags": self.tags.replay(),
+        """Apply every journaled decision the store has not (vaults, facts, tags, summaries, wiki)."""
+        return {"vaults": self.vaults.catch_up(), "facts": self.facts.replay(), "tags": self.tags.replay(),
                 "summaries": self.summaries.replay(), "wiki": self.wiki.replay()}
 
     def sweep_instant(self, now: Any = None) -> list[str]:

@@ -283,14 +283,28 @@ class Vaults:
         return self.decisions.replay(SYSTEM_SESSION, self.store.vault_ops_applied(),
                                      lambda d: self.store.apply_vault_change(VaultChange.from_dict(d.change, d.key)))
 
+    def catch_up(self) -> int:
+        """What `replay` applies, made whole: an export imported into a home that has vaults of its own replayed none of
+        the export's (its vaults and their documents were in the journal, and nowhere else). The documents written
+        through the API are written again where missing, and the vaults the replay made are indexed."""
+        before = {row.name for row in self.store.vault_rows(OWNER)}
+        n = self.replay()
+        if n:
+            self._rewrite_and_index(lambda name: name not in before)
+        return n
+
     def _restore(self) -> int:
         """A registry lost with its store: replay it, rewrite documents written through the
         API, and index every document and skill vault again."""
         n = self.replay()
+        self._rewrite_and_index(lambda name: True)
+        return n
+
+    def _rewrite_and_index(self, which: Any) -> None:
         self.documents.restore_written(self.decisions.taken(SYSTEM_SESSION, changes_only=False))
         for row in self.store.vault_rows(OWNER, types=["semantic", "skill"]):
-            self.index(row.name)
-        return n
+            if which(row.name):
+                self.index(row.name)
 
     # -- documents and skills (CLI names) -----------------------------------
     def index(self, name: str, *, full: bool = False, reader: Reader = OWNER, progress: Any = None) -> Any:
