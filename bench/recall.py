@@ -14,8 +14,8 @@ from the hash embedder so the numbers measure recall, not the model).
 knowledge: the LongMemEval knowledge-update questions, each haystack ingested and every
 turn distilled into facts (the local fallback; no LLM), then the 4,000-token block: does
 it hold the updated value (`KNOWLEDGE_KEYS`, labelled by hand), does the superseded value
-show — anywhere, and in a line that is not marked `earlier; newer: …` (`recall/updates.py`)
-— and does any retired fact, or a message it was heard in, reach it?
+show — anywhere, and in a line that is not marked `earlier; newer: …` (`recall/updates.py`) or `no longer holds` (a
+question about what held before) — and does any retired fact, or a message it was heard in, reach it unmarked?
 facts: every LongMemEval question with its haystack distilled locally (as `knowledge`): all
 evidence in the block at each budget, where a fact attested by an evidence turn counts for
 it — the measure the facts' share of the budget (`pack.FACT_SHARE`) is chosen on; each
@@ -166,7 +166,8 @@ def knowledge(args: argparse.Namespace) -> dict[str, Any]:
             facts = [i for i in block.items if i.kind == "fact"]
             retired = [i for i in facts if memory.facts.get(i.id).status != "current"] if facts else []
             text = " ".join(block.block.lower().split())
-            unmarked = " ".join(" ".join(line.lower().split()) for line in block.block.splitlines() if "· earlier; newer:" not in line)
+            unmarked = " ".join(" ".join(line.lower().split()) for line in block.block.splitlines()
+                                if "· earlier; newer:" not in line and "no longer holds]" not in line)
             updated, stale = KNOWLEDGE_KEYS.get(q["question_id"], (str(q["answer"]), None))
             rows.append({"id": q["question_id"], "answer_in_block": str(q["answer"]).lower() in text,
                          "updated_in_block": updated in text, "superseded_in_block": bool(stale) and stale in text,
@@ -228,10 +229,11 @@ def facts(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _retired_sources(memory: Memory, items: list[Any]) -> int:
-    """Message lines of the block that a superseded, retracted or closed fact was heard in."""
+    """Message lines of the block that a superseded, retracted or closed fact was heard in, not marked so (a question
+    about what held before is shown the retired statement, marked `no longer holds`)."""
     count = 0
     for i in items:
-        if i.kind == "message":
+        if i.kind == "message" and "no longer holds" not in i.note:
             heard = [memory.facts.get(r.id) for r in memory.store.query_facts(FactQuery(source=i.id))]
             count += any(f.status in ("superseded", "retracted", "closed") for f in heard)
     return count

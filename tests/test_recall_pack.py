@@ -228,6 +228,20 @@ def test_a_paste_is_shown_beside_the_fact_made_of_its_first_line(mem: Memory) ->
     assert short not in [i.id for i in r.items]  # a message its fact says whole is still shown once, as the fact
 
 
+def test_a_question_about_what_held_before_is_shown_the_retired_statement_marked(mem: Memory) -> None:
+    """Found by a coaching-bot evaluator: after "raised to 20 mg" was replaced by "lowered to 15 mg", the 20 mg turn was
+    in no block, and "What was my dose before Dr. Lindqvist changed it?" could only be answered wrong."""
+    said = mem.append("s1", "user", "Dr. Lindqvist raised my lisinopril dose to 20 mg.", created_at="2024-03-01T10:00:00Z")["id"]
+    old = mem.facts.write("Dr. Lindqvist raised my lisinopril dose to 20 mg.", source=f"event:{said}", valid_from="2024-03-01T10:00:00Z")
+    now = mem.append("s2", "user", "My lisinopril dose is 15 mg now.", created_at="2024-05-01T10:00:00Z")["id"]
+    mem.facts.supersede(old.id, "My lisinopril dose is 15 mg now.", source=f"event:{now}", valid_from="2024-05-01T10:00:00Z")
+    mem.worker().drain()
+    before = mem.recall(None, "What was my lisinopril dose before the change?", 2000)
+    assert "no longer holds" in {i.id: i.note for i in before.items}.get(said, "") and "15 mg" in before.block
+    current = mem.recall(None, "What is my lisinopril dose?", 2000)
+    assert said not in [i.id for i in current.items] and "20 mg" not in current.block  # any other question: left out
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

@@ -58,6 +58,9 @@ def hits_for(budget: int) -> int:
 
 
 TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
+# a question about what held before a change
+ASKS_BEFORE = re.compile(r"\b(?:before|previous(?:ly)?|used to|originally|at first|at the start|former(?:ly)?|initial(?:ly)?|prior|"
+                         r"old|earlier|history|changed? from|what changed|how (?:has|have|did) .{1,40} change)\b", re.IGNORECASE)
 PASTE_CHARS, PASTE_RATIO = 300, 4  # a message longer than both (and than its facts this many times) is shown beside them
 
 
@@ -266,13 +269,17 @@ class Recaller:
             for source in item.sources:
                 attested[source] = attested.get(source, 0) + len(item.text)
         retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
+        # a question about what held before ("What was my dose before Dr. Lindqvist changed it?") needs the retired
+        # statement: shown, marked, where any other question leaves it out (the 20 mg the change replaced was in no block)
+        history = bool(ASKS_BEFORE.search(turn.query))
         items = []
         seen_text: set[str] = set()
         calls = 0
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
-            if m.id in turn.live_ids or _told_by_facts(key, attested.get(m.id)) or m.id in retired or (key and key in seen_text):
+            if m.id in turn.live_ids or _told_by_facts(key, attested.get(m.id)) or m.id in retired and not history \
+                    or (key and key in seen_text):
                 continue
             if turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
                 continue  # the harness shows it (a hook's block of a running session had been half its own first turn)
@@ -285,7 +292,8 @@ class Recaller:
                 if calls > TOOL_CALL_LINES:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
-            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session, at=m.created_at, keep=_lead_in(m)))
+            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session,
+                                    at=m.created_at, keep=_lead_in(m), note="no longer holds" if m.id in retired else ""))
         return items
 
     def _shown_since(self, session: str) -> str:

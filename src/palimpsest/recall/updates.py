@@ -32,9 +32,6 @@ Paths, URLs, file names and inline code are no words near a number ("5432 in pac
 is no count of packages); a version's bound ("numpy<2"), a version of three parts, an issue's number ("#482") and a
 command's flag ("tail -50") are no values ("Python 3.11" and "Python 3.12" still are).
 
-An item naming more than `MOST_VALUES` numbers (a table, a log, meeting notes pasted) is
-no statement of one quantity: it is neither marked nor marks another.
-
 Nothing is dropped and no fact changes: a wrong mark costs a few tokens and a hint, where a
 wrong supersede would retire a true belief.
 """
@@ -75,7 +72,6 @@ MEASURES = frozenset("""euro eur dollar buck usd pound gbp quid yen yuan rupee f
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
-MOST_VALUES = 6  # an item naming more numbers is a table, a log or notes pasted, no statement of a quantity (it had any word)
 # words next to a number that say nothing of what it counts ("9 months since", "since 2 weeks")
 _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already", "around", "more", "less", "or", "and", "but",
                                "so", "very", "realli", "only", "almost", "nearly", "least", "most", "other", "another", "it'", "i'v",
@@ -176,7 +172,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     fact it revised."""
     query = {_unit(w) for w in query_words if not w[0].isdigit()}
     statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document") and _may_change(i.text)]
-    statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query and len(s.units) <= MOST_VALUES]
+    statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:
         later = [new.item for new in statements if new is not old and changed(old, new, query)]
