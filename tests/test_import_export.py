@@ -886,6 +886,45 @@ def test_an_export_imported_into_a_home_with_vaults_brings_its_own(memory: Memor
         assert import_file(server, dump).decisions_replayed == 0  # again: nothing more
 
 
+@pytest.mark.parametrize("fresh", [True, False])
+def test_a_crafted_export_writes_nothing_outside_the_home(memory: Memory, tmp_path: Path, second_store_url: str, fresh: bool) -> None:
+    """Found by a security review: an export whose vault was "on" the user's home folder, with documents written to
+    `.ssh/authorized_keys` and `cron/evil.sh`, wrote both there when the importing home next opened its vaults."""
+    import base64
+
+    victim = tmp_path / "victim-home"
+    victim.mkdir()
+    memory.vaults.init("notes", "semantic")
+    memory.vaults.write_document("notes", "staging.md", "# Staging\nport 5433")
+    dump = tmp_path / "export.jsonl"
+    with dump.open("w") as out:
+        export_memory(memory, out)
+    lines, crafted = dump.read_text().splitlines(), []
+    evil = base64.b64encode(b"#!/bin/sh\necho PWNED\n").decode()
+    for line in lines:
+        record = json.loads(line)
+        meta = record.get("metadata") or {}
+        if meta.get("op") == "init":
+            meta["change"]["vault"]["path"] = str(victim)
+        if meta.get("op") == "write_document":
+            for i, path in enumerate([".ssh/authorized_keys", "cron/evil.sh", "a" * 300 + ".md"]):
+                crafted.append(json.dumps({**record, "id": f"{record['id'][:-1]}{i}", "event_key": f"{record['event_key']}{i}",
+                                           "metadata": {**meta, "path": path, "subject": f"notes/{path}", "content_b64": evil}}))
+            crafted.append(json.dumps({**record, "metadata": {**meta, "vault": "global-notes"}}))
+        if record.get("record") == "end":
+            record["events"] = sum(1 for c in crafted if json.loads(c).get("record") == "event")
+        crafted.append(json.dumps(record))
+    dump.write_text("\n".join(crafted) + "\n")
+    with open_memory(tmp_path / "home2", second_store_url) as other:
+        if not fresh:
+            other.vaults.init("handbook", "semantic")
+        import_file(other, dump)
+        other.vaults.list()
+    with open_memory(tmp_path / "home2", second_store_url) as other:  # opened again: a lost registry is restored then
+        other.vaults.list()
+    assert sorted(p.relative_to(victim).as_posix() for p in victim.rglob("*")) == []
+
+
 def test_importing_a_session_with_a_sub_agent_again_writes_nothing(memory: Memory, tmp_path: Path) -> None:
     """Found by a Claude Code user: each import of ~/.claude/projects journaled two session events per session (the
     sub-agent's transcript and the main one named different files) and moved its last activity to the import's time."""

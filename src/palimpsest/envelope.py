@@ -41,7 +41,11 @@ OMITTED = "[recalled memory omitted]"
 # a recall block as `wrap` made it: what a harness that echoes injected context into its
 # transcript gives back (the body is escaped, so the first closing tag is the block's own;
 # inside a JSON tool result its newlines are `\n`)
-_BLOCK_RE = re.compile(rf"{re.escape(OPEN)}(?:\s|\\n)*{re.escape(RECALL_HEADER)}.*?(?:{re.escape(CLOSE)}|\Z)", re.DOTALL)
+_BLOCK_RE = re.compile(rf"{re.escape(OPEN)}(?:\s|\\n)*{re.escape(RECALL_HEADER)}(?:(?!{re.escape(OPEN)}).)*?{re.escape(CLOSE)}", re.DOTALL)
+# one cut short (a harness's truncated output): its header and the lines that read as its own (items "- [id …] …",
+# day headings "### …", notes in brackets), no further — the words after it had been dropped before the journal saw them
+_LINE_END = r"(?:\n|\\n)"
+_CUT_BLOCK_RE = re.compile(rf"{re.escape(OPEN)}(?:\s|\\n)*{re.escape(RECALL_HEADER)}(?:{_LINE_END}(?:[-#(][^\n\\]*(?:\\(?!n)[^\n\\]*)*|[ \t]*))*")
 
 _SEP = r"[\s_.·-]*"
 _NAMES = "|".join(f"(?P<t{i}>{_SEP.join(c for c in name if c.isalnum())})" for i, name in enumerate(TAGS))
@@ -105,7 +109,11 @@ def without_recall_blocks(text: str) -> tuple[str, int]:
     again, the block would come back as new evidence — memory recalling its own echo."""
     if RECALL_HEADER not in text:
         return text, 0
-    return _BLOCK_RE.subn(OMITTED, text)
+    text, whole = _BLOCK_RE.subn(OMITTED, text)
+    if RECALL_HEADER not in text:
+        return text, whole
+    text, cut = _CUT_BLOCK_RE.subn(OMITTED, text)
+    return text, whole + cut
 
 
 def canonical(text: str) -> str:

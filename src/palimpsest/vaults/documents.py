@@ -44,6 +44,7 @@ List = list  # the classes below have a method named `list`
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # a larger file is reported, not read
 MAX_WRITE_BYTES = 8 * 1024 * 1024  # a document written through the API (it is journaled whole)
+TEXT_EXTENSIONS = (".md", ".markdown", ".txt")  # what text written through the API may be
 EMBED_BATCH = 64
 
 
@@ -302,7 +303,7 @@ class Documents:
         replaced only with `overwrite`, and its old content is journaled with the write: an
         agent's write had replaced a researcher's notes for good."""
         is_text = isinstance(content, str)
-        rel = safe_relative(path, (".md", ".markdown", ".txt") if is_text else EXTENSIONS)
+        rel = safe_relative(path, TEXT_EXTENSIONS if is_text else EXTENSIONS)
         if not isinstance(content, (str, bytes)):
             raise InvalidInput("content must be text (or bytes for .pdf / .docx)")
         data = content.encode("utf-8") if isinstance(content, str) else content
@@ -350,14 +351,18 @@ class Documents:
                 continue
             if op == "write_document":
                 self._restored[(vault, path)] = meta.get("metadata") or {}
+            if rows[0].path:  # a folder the user chose, whose files are theirs (and an import's is another machine's): a
+                continue      # crafted export had written ~/.ssh/authorized_keys through a vault "on" the home folder
             try:
+                binary = op == "write_document" and "content_b64" in meta
+                rel = safe_relative(path, (".md",) if op == "write_skill" else EXTENSIONS if binary else TEXT_EXTENSIONS)
                 folder = self.vaults.writable_folder(rows[0])
-                if resolve_inside(folder, path).exists():
+                if resolve_inside(folder, rel).exists():
                     continue
                 data = base64.b64decode(meta["content_b64"]) if "content_b64" in meta else content.encode("utf-8")
-                write_inside(folder, path, data)
+                write_inside(folder, rel, data)
                 restored += 1
-            except (InvalidInput, Conflict) as exc:  # a link out of the folder appeared since, or the folder is gone
+            except (InvalidInput, Conflict, ValueError) as exc:  # a path no write may take, a link out, the folder gone
                 log.warning("not restoring %s/%s: %s", vault, path, exc)
         return restored
 

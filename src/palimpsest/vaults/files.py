@@ -90,6 +90,8 @@ def safe_relative(path: object, extensions: tuple[str, ...]) -> str:
     p = PurePosixPath(path.replace("\\", "/"))
     if p.is_absolute() or any(part in ("..", "") or part.startswith(".") for part in p.parts):
         raise InvalidInput(f"path {path!r} must stay inside the vault (relative, no `..`, no hidden parts)")
+    if any(len(part.encode("utf-8")) > 255 for part in p.parts):  # (a file system's limit: it had been a 500)
+        raise InvalidInput(f"each part of path {path[:80]!r}… holds at most 255 bytes")
     if not p.name.lower().endswith(extensions):
         raise InvalidInput(f"path {path!r} must end with one of {', '.join(extensions)}")
     return p.as_posix()

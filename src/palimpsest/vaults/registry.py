@@ -289,21 +289,21 @@ class Vaults:
         through the API are written again where missing, and the vaults the replay made are indexed."""
         before = {row.name for row in self.store.vault_rows(OWNER)}
         n = self.replay()
-        if n:
-            self._rewrite_and_index(lambda name: name not in before)
+        if n:  # (a folder the export names is another machine's: such a vault is listed, and indexed when the user says)
+            self._rewrite_and_index(lambda row: row.name not in before and not row.path)
         return n
 
     def _restore(self) -> int:
         """A registry lost with its store: replay it, rewrite documents written through the
         API, and index every document and skill vault again."""
         n = self.replay()
-        self._rewrite_and_index(lambda name: True)
+        self._rewrite_and_index(lambda row: True)
         return n
 
     def _rewrite_and_index(self, which: Any) -> None:
         self.documents.restore_written(self.decisions.taken(SYSTEM_SESSION, changes_only=False))
         for row in self.store.vault_rows(OWNER, types=["semantic", "skill"]):
-            if which(row.name):
+            if which(row):
                 self.index(row.name)
 
     # -- documents and skills (CLI names) -----------------------------------
