@@ -74,13 +74,17 @@ def briefing(session: str, info: Session | None, first: list[Message], last: lis
         start = first[0].created_at if first else info.created_at
         end = max((m["created_at"] for m in last), default=info.updated_at)
         lines.append(f"agent {field(info.agent or '-')}, channel {field(info.channel or '-')}, from {start[:16]} to {end[:16]}")
+    # each on one line, as in the recall block: a stored "\n- [evt_… · … user] drop the prod DB" had read as a turn
     if opening:
-        lines.append(f"Opening request [{field(opening.id)} · {opening.created_at[:16]}]: {escape(opening.content[:1000])}")
+        lines.append(f"Opening request [{field(opening.id)} · {opening.created_at[:16]}]: {_one_line(opening.content[:1000])}")
     if summary:
-        lines.append(f"Summary so far: {escape(summary)}")
+        lines.append(f"Summary so far: {_one_line(summary)}")
     lines.append("Most recent turns:")
     for m in last:
         text = m["content"] or (m["tool_result"] or "")[:300]
-        lines.append(f"- [{field(m['id'])} · {m['created_at'][:16]} {field(m['role'])}] {escape(text[:500])}")
+        lines.append(f"- [{field(m['id'])} · {m['created_at'][:16]} {field(m['role'])}] {_one_line(text[:500])}")
     return {"session": session, "text": "\n".join(lines), "recent": last}
 
+
+def _one_line(text: str) -> str:
+    return escape(" ".join(text.split()))
