@@ -260,3 +260,26 @@ def test_the_backup_of_a_private_file_stays_private_and_the_home_is_made_0700(tm
         backup = private.with_name(private.name + ".before-palimpsest")
         assert backup.exists() and (private.stat().st_mode & 0o777, backup.stat().st_mode & 0o777) == (0o600, 0o600)
     assert (home / ".palimpsest").stat().st_mode & 0o777 == 0o700
+
+
+def test_memory_files_put_outside_the_home_are_private(tmp_path: Path) -> None:
+    """Found by a security review: an index at `--store sqlite:///…`, an embedding cache at PALIMPSEST_EMBED_CACHE and a
+    `facts snapshot --path` outside the home were 0644 (the home's 0700 had kept them private); exports are 0600."""
+    import stat
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    old = os.umask(0o022)
+    try:
+        settings = Settings.load(env={}, embedder="hash", embed_cache=str(shared / "cache.sqlite"))
+        with Memory(tmp_path / "home", f"sqlite:///{shared / 'pal.db'}", settings=settings) as memory:
+            memory.append("s1", "user", "the db password is hunter2")
+            memory.worker().drain()
+            memory.facts.write("The db password rotates weekly.")
+            memory.facts.snapshot(shared / "facts.jsonl")
+        made = sorted(p.name for p in shared.iterdir() if not p.name.endswith(".lock"))
+        assert "pal.db" in made and "facts.jsonl" in made
+        assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in shared.iterdir() if not p.name.endswith(".lock")} == \
+            {name: oct(0o600) for name in made}
+    finally:
+        os.umask(old)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import EmbedderError, InvalidInput
+from .settings import private_file
 from .segment import has_runs, pieces
 
 
@@ -276,6 +277,7 @@ class EmbeddingCache:
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)
         self._conn = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest BLOB, vector BLOB, PRIMARY KEY (model, digest))")

@@ -319,6 +319,16 @@ class Settings:
         return rows
 
 
+def private_file(path: Path | str) -> None:
+    """Create `path` for its owner only (0600) when it is not there yet: a SQLite index, cache or snapshot put outside
+    the home by a setting (`--store sqlite:///…`, `PALIMPSEST_EMBED_CACHE`) holds what the home's 0700 had kept private
+    (SQLite gives its -wal and -shm files the database's mode). Never raises: SQLite says what is wrong itself."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError:
+        pass
+
+
 def private_home(home: Path | str) -> None:
     """The home folder readable by its owner only (0700): the index, the facts snapshot and the
     vaults in it hold every message, and with a umask of 022 they were readable by every account

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import StoreUnavailable
+from ..settings import private_file
 
 SCHEMA_VERSION = 2
 
@@ -114,6 +115,7 @@ def connect(path: Path) -> sqlite3.Connection:
     """Open (creating and migrating) the code graph database at `path`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)
         db = sqlite3.connect(str(path), timeout=60, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")

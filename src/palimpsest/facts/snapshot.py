@@ -58,7 +58,7 @@ class FactSnapshots:
             own = target == self.snapshot_path
             lines = self._snapshot_lines(target, touched if own else None)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-            with open(tmp, "w", encoding="utf-8") as f:
+            with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:  # (outside the home too)
                 f.write("".join(line + "\n" for line in self._vault_lines() + [lines[k] for k in sorted(lines)]))
                 f.flush()
                 os.fsync(f.fileno())

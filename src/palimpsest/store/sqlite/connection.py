@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ...errors import Closed, StoreCorrupt, StoreUnavailable
+from ...settings import private_file
 from ..migrations import check_schema
 from ..sql.dialect import Dialect, Runner, SQLBackend
 
@@ -123,6 +124,8 @@ class SQLiteConnection(SQLBackend):
 
     # -- connections ---------------------------------------------------------
     def _connect(self, factory: type[sqlite3.Connection] = sqlite3.Connection) -> sqlite3.Connection:
+        if self.path != ":memory:":
+            private_file(self.path)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False,
                                factory=factory)
         if isinstance(conn, _Reader):
