@@ -94,3 +94,21 @@ def test_old_news_imported_late_still_holds_only_until_the_later_fact(home: Path
         assert [f.text for f in memory.facts.query()] == ["I live in Berlin."]
         hamburg = next(f for f in memory.facts.query(valid_at="2026-05-15T00:00:00Z") if "Hamburg" in f.text)
         assert hamburg.valid_to == "2026-11-20T09:00:00.000000Z"  # held until the later fact
+
+
+def test_a_search_of_a_past_moment_finds_what_replaced_the_fact_it_matches(home: Path, store_url: str) -> None:
+    """Found by a coaching-bot evaluator: recall as of a past day (`now` more than a day back) showed "I take lisinopril
+    10 mg" and not the 15 mg that had replaced it by then; a search of now found the 15 mg (through its predecessor)."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as m:
+        said = m.append("s1", "user", "I take lisinopril 10 mg every morning.", created_at="2024-01-10T09:00:00Z")["id"]
+        old = m.facts.write("I take lisinopril 10 mg every morning.", source=f"event:{said}", valid_from="2024-01-10T09:00:00Z")
+        later = m.append("s2", "user", "Dr. Lindqvist lowered it to 15 mg.", created_at="2024-06-10T09:00:00Z")["id"]
+        m.facts.supersede(old.id, "Dr. Lindqvist lowered my lisinopril to 15 mg.", source=f"event:{later}",
+                          valid_from="2024-06-10T09:00:00Z")
+        found = {va: [h.fact.text for h in m.facts.search("What medications am I taking?", valid_at=va)]
+                 for va in (None, "2024-07-09", "2024-03-01")}
+        assert found == {None: ["Dr. Lindqvist lowered my lisinopril to 15 mg."],
+                         "2024-07-09": ["Dr. Lindqvist lowered my lisinopril to 15 mg."],
+                         "2024-03-01": ["I take lisinopril 10 mg every morning."]}  # before the change: what held then
+        block = m.recall(None, "What medications am I taking?", now="2024-07-08T12:00:00Z").block
+        assert "15 mg" in block and "10 mg every morning" not in block

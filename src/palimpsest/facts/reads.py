@@ -3,6 +3,7 @@ the one hybrid ranking (`search.hybrid`)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
@@ -150,32 +151,42 @@ class FactReads:
         source = FactSource(self, q, known, moment, vector)
         ranking = rank(source, query, self.weights, pool=max(limit * 5, 50), vector=vector)
         hits = [FactHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
-        if valid_at is None and known is None:
-            hits = self._with_successors(hits, query, FactQuery(vaults=q.vaults, kind=q.kind, believed=True), vector, limit)
+        if known is None:  # (of a past moment too: recall of a past day had shown the 10 mg the 15 mg replaced, not the 15 mg)
+            hits = self._with_successors(hits, query, FactQuery(vaults=q.vaults, kind=q.kind, believed=True), vector, limit,
+                                         None if valid_at is None else parse_time(moment))
         return hits
 
-    def _with_successors(self, hits: list[FactHit], query: str, q: FactQuery, vector: Any, limit: int) -> list[FactHit]:
-        """`hits` with the current successor of each superseded fact the query matches, at that fact's score: "where do
-        I live?" matches "I live in Berlin." (superseded) far better than "I moved to Lisbon." (cosine 0.31, under the
-        floor), and recall had shown the user's old message, or nothing, instead of the correction that replaced it."""
+    def _with_successors(self, hits: list[FactHit], query: str, q: FactQuery, vector: Any, limit: int,
+                         at: datetime | None = None) -> list[FactHit]:
+        """`hits` with the successor that holds (now, or `at`) of each superseded fact the query matches, at that fact's
+        score: "where do I live?" matches "I live in Berlin." (superseded) far better than "I moved to Lisbon." (cosine
+        0.31, under the floor), and recall had shown the user's old message, or nothing, instead of the correction."""
         retired = rank(RetiredSource(self, q, None, self.now(), vector), query, self.weights, pool=max(limit * 5, 50), vector=vector)
         best = {h.fact.id: h for h in hits}
         for h in retired.hits[:limit]:
-            head = self._current_head(h.row)
+            head = self._current_head(h.row, at)
             if head is not None and (head.id not in best or best[head.id].score < h.score):
                 best[head.id] = FactHit(head, h.score, {**h.parts, "successor_of": 1.0})
         return sorted(best.values(), key=lambda h: (-h.score, h.fact.id))[:limit]
 
-    def _current_head(self, fact: Fact) -> Fact | None:
-        """The fact that now holds at the end of `fact`'s chain of supersessions, if one does."""
-        seen = {fact.id}
+    def _current_head(self, fact: Fact, at: datetime | None = None) -> Fact | None:
+        """The fact that holds (now, or `at`) at the end of `fact`'s chain of supersessions, if one does."""
+        seen, start = {fact.id}, fact
         while fact.superseded_by and fact.superseded_by not in seen and len(seen) < 100:
             seen.add(fact.superseded_by)
             rows = self.store.get_facts([fact.superseded_by])
             if not rows:
                 return None
-            fact = self._views(rows)[0]  # type: ignore[attr-defined]
-        return fact if fact.status == "current" and fact.id not in (None, "") and len(seen) > 1 else None
+            after = self._views(rows)[0]  # type: ignore[attr-defined]
+            if at is not None and parse_time(after.valid_from) > at:
+                break  # replaced after the moment asked of: what held then is where the chain stood
+            fact = after
+        if fact is start or not fact.id:
+            return None
+        if at is None:
+            return fact if fact.status == "current" else None
+        return fact if not (fact.invalidated_at or fact.expired_at) and (not fact.valid_to or parse_time(fact.valid_to) > at) \
+            and fact.status not in ("retracted",) else None
 
     def _query_vector(self, query: str, given: Any) -> Any:
         embedder = self.embedder
