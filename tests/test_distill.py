@@ -61,6 +61,22 @@ def test_requests_orders_and_lead_in_lines_are_no_facts(text: str) -> None:
     assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
 
 
+@pytest.mark.parametrize("text,kept", [
+    # found by a coaching-bot evaluator: a tracking chat notes its values under their names, and none became a fact
+    ("Weigh-in: 83.5 kg.", True), ("Budget: $150,000.", True), ("New goal: half marathon, 21.1 km.", True),
+    ("Deadline: March 14.", True), ("Owner: Priya Shah.", True),
+    ("Log my run: 5 miles easy.", False), ("Q: what time is the standup?", False), ("Status: green.", False),
+    ("Random: the printer on 4 is fixed.", None),  # a sentence after its label: read as any sentence
+    # "I'm back" is small talk, "I'm back to …" a value again
+    ("I'm back to a 10:45pm bedtime since Monday.", True), ("I'm back on 50 mg of sertraline.", True),
+    ("I'm back!", False), ("I'm back from Lisbon.", False),
+])
+def test_a_value_noted_under_its_name_is_a_fact(text: str, kept: bool | None) -> None:
+    found = classify(text)
+    if kept is not None:
+        assert (found is not None and found[0] == "fact") is kept, found
+
+
 def test_a_change_with_a_subject_and_a_task_asked_still_are() -> None:
     out = local_distill([msg("We use Postgres now."), msg("Remind me to call Bob tomorrow.", i=2)])
     assert [c["text"] for c in out["corrections"]] == ["We use Postgres now."] and out["tasks"] == ["Remind me to call Bob tomorrow."]

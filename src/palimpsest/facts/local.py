@@ -315,7 +315,8 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"see)\b|i had no idea|good to know|til\b|"
                         r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|"
-                        r"rough day|same here|me too|i(?:'m| am) (?:back|here|done|in|out|off)\b|(?:i'm |i am )?(?:heading|logging|"
+                        r"rough day|same here|me too|i(?:'m| am) (?:back(?! (?:to|on|at|in|under|below|over|above|down|up)\b)|here|done|in|out|"
+                        r"off)\b|(?:i'm |i am )?(?:heading|logging|"
                         r"signing) (?:out|off|home)|"
                         r"(?:always|ever) (?:happy|glad) to\b|(?:i|we) (?:always|never|often|keep) (?:forget|forgot|figured? out|"
                         r"get confused|mix up)\b|"
@@ -690,6 +691,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
         return "correction", "correction", text[0].upper() + text[1:]
+    if user and _noted(s):
+        return "fact", "fact", s  # "Weigh-in: 83.5 kg.", "Budget: $150,000.": a value noted under its name
     if _too_short(s):
         return None
     opening = _OPENING.match(s)
@@ -740,6 +743,24 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or _I_AM.match(s)):
         return "fact", "fact", s
     return None
+
+
+# a value noted under its name, as a tracking or work chat writes one: "Weigh-in: 83.5 kg.", "Budget: $150,000.",
+# "New goal: half marathon, 21.1 km." (no verb, a short value with a number or a name in it)
+_NOTE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z' -]{1,30}?)\s*:\s+(?P<value>[^:;!?]{1,60}?)[.!]?\s*$")
+_NOTE_VERB = re.compile(r"\b(?:is|are|was|were|be|been|am|have|has|had|will|would|can|could|should|do|does|did|i|we|you|he|she|they|"
+                        r"it|this|that|let'?s|please)\b|'(?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
+_NOT_NOTES = {"random", "question", "q", "quick question", "fyi", "note", "update", "ps", "btw", "edit", "todo", "lol", "error",
+              "warning", "hint", "tip", "example", "re", "subject", "aside", "context", "background", "summary", "tl;dr"}
+
+
+def _noted(s: str) -> bool:
+    m = _NOTE.match(s)
+    if m is None or m.group("label").strip().lower() in _NOT_NOTES or REQUEST.match(s) or _ORDER.match(s):
+        return False  # (a request with its matter: "Log my run: 5 miles easy.")
+    value = m.group("value")
+    return len(value.split()) <= 6 and not _NOTE_VERB.search(value) and (any(c.isdigit() for c in value)
+                                                                         or bool(re.search(r"\b[A-Z][a-z]", value)))
 
 
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
