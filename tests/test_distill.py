@@ -203,6 +203,8 @@ def test_dates_resolve_against_the_message_time(text: str, expected: str | None)
     ("We agreed to push the launch from March 14 to March 28.", None), ("The deadline moved from the 9th to the 16th.", None),
     ("We're moving the launch one more time, April 11 → April 25.", None),
     ("I'm in Lisbon from March 10 to March 15.", "2026-03-10"),  # a stay: it starts then
+    # "won't" is no past "won" (found by a coaching-bot evaluator: the race the Sunday after was read as the one before)
+    ("I won't be ready for the full 10K on Sunday.", None), ("I won the 10K on Sunday.", "2026-03-01"),
 ])
 def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(text: str, expected: str | None) -> None:
     got = named_start(text, T0)  # a Wednesday

@@ -382,7 +382,7 @@ def _nth(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]
     return [Span(m.group(0), d, d, "day", False) for _, d in sorted(spans)[:1]]
 
 
-_AHEAD = re.compile(r"\b(?:will|'ll|shall|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
+_AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
                     r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
 _BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened|met|flew|saw|bought|quit)\b|"
                      r"\b(?:i|we|he|she|they|you)\s+(?:just\s+|finally\s+|already\s+)?\w*[^\We]ed\b", re.IGNORECASE)  # not "need"
