@@ -242,6 +242,18 @@ def test_a_question_about_what_held_before_is_shown_the_retired_statement_marked
     assert said not in [i.id for i in current.items] and "20 mg" not in current.block  # any other question: left out
 
 
+def test_a_time_of_day_said_without_its_half_of_the_day_is_the_same_time() -> None:
+    """Found by a coaching-bot evaluator: "the 10:45 bedtime" marked "I moved my bedtime to 10:45pm." an earlier value."""
+    from palimpsest.recall.block import RecallItem
+    from palimpsest.recall.updates import changed, said
+
+    fact = said(RecallItem("f1", "fact", "2024-05-01", "I moved my bedtime to 10:45pm.", 1.0, at="2024-05-01T10:00:00Z"))
+    again = said(RecallItem("m2", "message", "2024-05-20", "Set a console cutoff at 10:15pm to protect the 10:45 bedtime.", 1.0,
+                            at="2024-05-20T10:00:00Z"))
+    later = said(RecallItem("m3", "message", "2024-06-20", "My bedtime is 11:30pm these days.", 1.0, at="2024-06-20T10:00:00Z"))
+    assert not changed(fact, again, {"bedtim"}) and changed(fact, later, {"bedtim"})
+
+
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:
     old = mem.facts.write("I've been learning the cello for a month now.", valid_from="2023-03-01T10:00:00Z")
     new = mem.facts.write("I've been learning the cello for 3 months now.", valid_from="2023-05-01T10:00:00Z")

@@ -109,6 +109,16 @@ def _measured() -> frozenset[str]:
     return frozenset(_unit(w) for m in MEASURES for w in tokens(m, spans=False))
 
 
+def _clock(value: str) -> str:
+    """A time of day the same whether said with its half of the day or not ("10:45pm" is read 22:45, "the 10:45 bedtime"
+    10:45: the current bedtime had been marked an earlier value of itself)."""
+    m = _CLOCK.fullmatch(value)
+    return f"{int(m.group(1)) % 12}:{m.group(2)}" if m else value
+
+
+_CLOCK = re.compile(r"(\d{1,2}):(\d\d)")
+
+
 def _value(word: str) -> str:
     m = _ORDINAL.match(word)
     return m.group(1) if m else word
@@ -150,9 +160,10 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
         return False
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
         return True
+    olds, news = {_clock(n) for n in old.units}, {_clock(n) for n in new.units}
     for n1, u1 in old.units.items():
         for n2, u2 in new.units.items():
-            if n1 == n2 or n2 in old.units or n1 in new.units or not u1 & u2:
+            if _clock(n1) == _clock(n2) or _clock(n2) in olds or _clock(n1) in news or not u1 & u2:
                 continue
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
