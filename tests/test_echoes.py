@@ -41,6 +41,22 @@ def test_a_superseded_fact_is_not_recalled_through_its_echo(memory: Memory) -> N
     assert "Thursday" in block.block and "Got it, Vim and Tuesday 9." not in block.block
 
 
+def test_a_reply_said_at_the_same_moment_as_its_turn_is_its_echo(memory: Memory) -> None:
+    """Found by a project-agent evaluator: imported with minute timestamps, "Payments provider: Braintree, contact Kenji."
+    (said the same minute as the user's turn) was read as a reply to the turn before, and stayed after Braintree was
+    replaced."""
+    say = lambda session, role, text: memory.append(session, role, text, created_at=at(2, 0))["id"]  # noqa: E731
+    say("s", "user", "We build the app in React Native.")
+    say("s", "assistant", "Noted, React Native.")
+    stating = say("s", "user", "Our payments provider is Braintree.")
+    echo = say("s", "assistant", "Payments provider: Braintree, contact Kenji.")
+    moved = memory.append("s", "user", "We switched payments to Stripe.", created_at=at(3, 0))["id"]
+    memory.append("elsewhere", "user", "hello", created_at=at(5, 0))
+    old = memory.facts.write("Our payments provider is Braintree.", source=stating, valid_from=at(2, 0))
+    memory.facts.supersede(old.id, "Our payments provider is Stripe.", source=moved, valid_from=at(3, 0))
+    assert echo not in recalled(memory, "which payments provider do we use, Braintree?")
+
+
 def test_a_retracted_fact_takes_its_echo_along(memory: Memory) -> None:
     stating = memory.append("s", "user", "The billing service runs on Postgres 14.", created_at=at(2, 0))["id"]
     echo = memory.append("s", "assistant", "OK, billing on Postgres 14.", created_at=at(2, 1))["id"]

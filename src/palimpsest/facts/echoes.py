@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from ..errors import NotFound
 from ..kernel import Kernel
-from ..records import Message
+from ..records import Message, iso, parse_time
 from ..store import Filters
 from ..store.facts_base import FactQuery
 
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 # words a value change leaves behind that say nothing by themselves ("on Tuesday" → "to Thursday")
 FUNCTION_WORDS = frozenset(["on", "at", "in", "to", "for", "with", "from", "into", "onto", "of", "off", "out", "up", "over",
                             "under", "about", "than", "then", "will", "would", "can", "could", "should", "mov", "chang", "switch"])
+SAME_MOMENT = 20  # user messages said at one moment that a reply's turn is looked for among
 RETIRED = ("superseded", "retracted", "closed")  # revised and merged facts live on in their successor
 
 
@@ -92,8 +94,11 @@ class Echoes:
     def _turn_start(self, m: Message) -> Message | None:
         if m.role == "user":
             return m
-        found = self.store.browse(Filters(session=m.session, role="user", until=m.created_at), 1, 0, newest_first=True)
-        return found[0] if found else None
+        # the newest user message said before it, one said at the same moment included (a bulk import's minutes: the
+        # reply to the stating turn had found the turn before it, and its echo of a retired value stayed)
+        until = iso(parse_time(m.created_at) + timedelta(microseconds=1))
+        found = self.store.browse(Filters(session=m.session, role="user", until=until), SAME_MOMENT, 0, newest_first=True)
+        return next((u for u in found if (u.created_at, u.id) < (m.created_at, m.id)), None)
 
     def _successor(self, f: Fact) -> Fact | None:
         if not f.superseded_by:
