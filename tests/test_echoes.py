@@ -45,7 +45,7 @@ def test_a_reply_said_at_the_same_moment_as_its_turn_is_its_echo(memory: Memory)
     """Found by a project-agent evaluator: imported with minute timestamps, "Payments provider: Braintree, contact Kenji."
     (said the same minute as the user's turn) was read as a reply to the turn before, and stayed after Braintree was
     replaced."""
-    say = lambda session, role, text: memory.append(session, role, text, created_at=at(2, 0))["id"]  # noqa: E731
+    say = lambda session, role, text: memory.append(session, role, text, created_at=at(2, 0))["id"]
     say("s", "user", "We build the app in React Native.")
     say("s", "assistant", "Noted, React Native.")
     stating = say("s", "user", "Our payments provider is Braintree.")
