@@ -96,6 +96,17 @@ def test_a_skill_name_with_a_control_character_is_refused_before_anything_is_wri
     assert not list(vaults.folder(row).glob("*.md"))
 
 
+def test_a_skill_written_beside_a_broken_file_is_written_and_said_so(vaults: Vaults) -> None:
+    """Found by a security review: a write into a skill vault holding an unrelated dangling link answered 400 ("written
+    to release.md but not indexed: broken symbolic link", of the other file), though the skill was written and read."""
+    row = vaults.init("ops", "skill")
+    folder = vaults.folder(row)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "old-notes.md").symlink_to(folder / "nowhere" / "gone.md")
+    written = vaults.write_skill("ops", "release", "How we release", "1. tag\n2. ship")
+    assert written.name == "release" and vaults.skill("ops", "release").body.startswith("1. tag")
+
+
 def test_written_skills_join_recall_when_triggered(vaults: Vaults, memory: Memory) -> None:
     vaults.init("ops", "skill")
     vaults.init("private", "skill", access="restricted", readers=["root"])

@@ -184,8 +184,9 @@ class Skills:
         self.vaults.record("write_skill", f"{row.name}/{name}", {"vault": row.name, "path": path}, content=text)
         write_inside(self.vaults.folder(row), path, text.encode("utf-8"))
         report = self.index(row, only=[path])
-        if report.errors:
-            raise InvalidInput(f"skill {name!r} written to {path} but not indexed: {report.errors[0]['error']}")
+        own = [e for e in report.errors if e.get("path") == path]  # (another file's trouble is no failure of this write)
+        if own:
+            raise InvalidInput(f"skill {name!r} written to {path} but not indexed: {own[0]['error']}")
         return self.store.skill_rows(OWNER, [row.name], [name])[0]
 
     def _free_path(self, row: VaultRow, slug: str) -> str:
