@@ -31,3 +31,26 @@ def test_the_tool_list_does_not_depend_on_import_order() -> None:
     owners = [t.handler.__module__ for t in tools.available(True)]
     assert sorted(owners, key=modules.index) == owners, "tools are listed module by module, in MODULES order"
     assert plain[:2] == ["memory_search", "memory_browse"]
+
+
+def test_a_long_output_is_read_a_page_at_a_time(tmp_path: object) -> None:
+    """Found by a Claude Code user: `memory_get_full` of a 149 KB log answered it whole, past what the harness shows of a
+    tool's answer (25,000 tokens), with no way to read a part."""
+    from pathlib import Path
+
+    from palimpsest import Memory, Settings
+
+    log = "".join(f"line {i:05d} of the soak test log\n" for i in range(5000))  # 160,000 characters
+    with Memory(Path(str(tmp_path)) / "home", settings=Settings.load(env={}, embedder="none")) as memory:
+        wrote = memory.append("s", "tool", "", tool_name="Bash", tool_args={"command": "cat soak.log"}, tool_result=log)
+        call = lambda args: tools.call(memory, "memory_get_full", {"id": wrote["id"], **args}, enable_write=False)
+        assert call({})["tool_result"] == log and "next_offset" not in call({})  # as before: whole
+        first = call({"length": 60_000})
+        assert first["tool_result"] == log[:60_000] and first["tool_result_chars"] == len(log) and first["next_offset"] == 60_000
+        pages, at = [first["tool_result"]], first["next_offset"]
+        while at is not None:
+            page = call({"offset": at, "length": 60_000})
+            pages.append(page["tool_result"])
+            at = page["next_offset"]
+        assert "".join(pages) == log and len(pages) == 3
+        assert call({"offset": 159_990})["tool_result"] == log[159_990:]

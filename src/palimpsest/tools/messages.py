@@ -79,11 +79,28 @@ def memory_stats(memory: Memory, args: dict[str, Any]) -> Any:
       "document chunk (chk_…) of a vault the agent may read.",
       schema({"id": {"type": "string", "description": "a message id (evt_…), the short id a recall block line shows for "
                                                    "it (its last 10 characters), or a document chunk's id (chk_…)"},
-              "agent": {"type": "string", "description": "the agent reading (a document chunk: its vault's readers)"}},
+              "agent": {"type": "string", "description": "the agent reading (a document chunk: its vault's readers)"},
+              "offset": {"type": "integer", "minimum": 0, "maximum": 1 << 40,
+                         "description": "read the content and tool result from this character on (paging a long output)"},
+              "length": {"type": "integer", "minimum": 1, "maximum": 1 << 40,
+                         "description": "at most this many characters of each (a harness caps a tool's answer: 25,000 tokens "
+                                        "in Claude Code); the answer says the next offset while more is left"}},
              required=["id"]))
 def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
     full = memory.get_full(args["id"], agent=args.get("agent"), owner=False)
-    return {k: v for k, v in full.items() if k not in ("journal_path", "journal_offset", "event_key")}  # (no server path to a model)
+    out = {k: v for k, v in full.items() if k not in ("journal_path", "journal_offset", "event_key")}  # (no server path to a model)
+    if "offset" not in args and "length" not in args:
+        return out
+    start = args.get("offset", 0)
+    end = start + args["length"] if "length" in args else None
+    longest = 0
+    for name in ("content", "tool_result"):
+        if isinstance(out.get(name), str):
+            longest = max(longest, len(out[name]))
+            out[f"{name}_chars"] = len(out[name])
+            out[name] = out[name][start:end]
+    out["next_offset"] = end if end is not None and end < longest else None
+    return out
 
 
 @tool("memory_append", "Journal one message durably and index it. A retried append collapses: the same message "
