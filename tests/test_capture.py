@@ -213,6 +213,23 @@ def test_a_byte_not_utf8_costs_itself_not_its_line(home: Path, memory: Memory, t
     assert memory.search("WALRUS_ENCODING").hits[0].message.content == "Pr\ufffdnom field: the WALRUS_ENCODING decision is cp1252 -> utf-8"
 
 
+def test_a_captured_session_has_the_title_and_details_an_import_gives_it(home: Path, memory: Memory, tmp_path: Path) -> None:
+    """Found by a Claude Code user: a session captured by the hooks had no title, branch or version (an import of the
+    same file had them all)."""
+    transcript = tmp_path / "t.jsonl"
+    lines = claude_lines("titled-1")
+    lines[0].update(gitBranch="fix/retry-backoff", version="2.0.14", cwd=str(tmp_path))
+    write_lines(transcript, [{"type": "summary", "summary": "Webhook retry backoff fix", "leafUuid": "a1"}, *lines])
+    hook = {"session_id": "titled-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        capture_hook(hook, client, home / "client")
+        client.close()
+    session = memory.store.get_session("titled-1")
+    assert session is not None and session.title == "Webhook retry backoff fix"
+    assert session.settings["git_branch"] == "fix/retry-backoff" and session.settings["cwd"] == str(tmp_path)
+
+
 def test_import_keeps_a_character_cut_in_half_as_capture_does(memory: Memory, tmp_path: Path) -> None:
     """Found by a new user: capture kept such a message (with U+FFFD), `palimpsest import` of the
     same transcript dropped it and exited 2 — importing a ~/.claude history lost those turns."""

@@ -119,6 +119,10 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
             if shortened:
                 report.errors.append(f"{file.name}: {shortened} events larger than a batch shortened to fit "
                                      "(the whole payload stays in the transcript; get_full reads it back)")
+            if file == main:  # what the reader learned of the session, as an import keeps it (title, branch, version, model)
+                ctx = transcript.reader.context
+                head = {**head, "title": head.get("title") or ctx.title,
+                        "settings": {**ctx.settings, **(head.get("settings") or {})} or None}
             report.merge(_send(client, head, events, agent))
             transcript.commit()  # posted or spooled: either way it is safe on disk
         if skipped:
