@@ -93,3 +93,16 @@ def test_a_query_of_bytes_that_are_not_utf8_is_refused_clearly(mixed: Memory) ->
 
 def test_a_query_typed_with_a_ligature_finds_the_plain_word(mixed: Memory) -> None:
     assert mixed.search("Ｒｅｄｉｓ", limit=1).hits[0].message.content == TEXTS[3]
+
+
+def test_letters_that_do_not_decompose_are_found_spelled_out(home: Path, store_url: str) -> None:
+    """Found by a platform engineer comparing backends: "strasse", "oresund", "lodz" found "Straße", "Øresund", "Łódź" on
+    PostgreSQL (unaccent) and nothing on SQLite; "Odegaard" found a street before Ødegaard."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        said = {w: memory.append(f"s-{w}", "user", text)["id"] for w, text in [
+            ("strasse", "Die Praxis ist in der Große Bleichen Straße 12."), ("oresund", "We crossed the Øresund bridge by train."),
+            ("lodz", "My sister studies in Łódź now."), ("odegaard", "Martin Ødegaard scored twice."),
+            ("aebleskiver", "We made æbleskiver for Christmas."), ("oeuvre", "Her œuvre spans four decades.")]}
+        for word, mid in said.items():
+            assert [h.message.id for h in memory.search(word).hits] == [mid], word
+        assert [h.message.id for h in memory.search("Straße").hits] == [said["strasse"]]  # as written still

@@ -97,10 +97,26 @@ def folded_words(text: str) -> str:
     return " ".join(dict.fromkeys(w for w in TOKEN.findall(norm) if w not in own))
 
 
+# letters that decompose to no base letter, spelled as their languages write them without them: SQLite's tokenizer kept
+# "Straße", "Øresund", "Łódź" whole, so "strasse", "oresund", "lodz" found them on PostgreSQL (unaccent) and not on SQLite
+SPELLED = str.maketrans({"ß": "ss", "ẞ": "SS", "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "æ": "ae", "Æ": "AE", "œ": "oe",
+                         "Œ": "OE", "đ": "d", "Đ": "D", "þ": "th", "Þ": "Th", "ð": "d", "Ð": "D", "ı": "i"})
+
+
+def spelled_words(text: str) -> str:
+    """The words of `text` with those letters spelled out, where that changes them ("" when none)."""
+    spelled = text.translate(SPELLED)
+    if spelled == text:
+        return ""
+    own = set(TOKEN.findall(text))
+    return " ".join(dict.fromkeys(w for w in TOKEN.findall(spelled) if w not in own))
+
+
 def keyword_words(text: str) -> str:
     """What the keyword index should hold of `text` beside its own words: its words in
-    compatibility forms as a query reads them, the bigrams of its spaceless-script runs, its
-    emoji by name ("" for most text)."""
+    compatibility forms as a query reads them, spelled without ß, ø, ł, æ …, the bigrams of its
+    spaceless-script runs, its emoji by name ("" for most text)."""
     if not text or text.isascii():
         return ""
-    return " ".join(part for part in (folded_words(text), cjk_words(folded(text)), emoji_words(text)) if part)
+    return " ".join(part for part in (folded_words(text), spelled_words(folded(text)), cjk_words(folded(text)), emoji_words(text))
+                    if part)
