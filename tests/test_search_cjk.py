@@ -62,9 +62,10 @@ def test_the_previous_turns_words_do_not_match_its_reply(mixed: Memory) -> None:
 @pytest.mark.parametrize(
     ("text", "words"),
     [
-        ("数据库迁移", "数据 据库 库迁 迁移"),
-        ("迁移到PostgreSQL。", "迁移 移到 PostgreSQL"),
-        ("3点开会", "3 点开 开会"),
+        ("数据库迁移", "数据 据库 库迁 迁移 数 据 库 迁 移"),  # the pairs, then each character (a word of one is found)
+        ("迁移到PostgreSQL。", "迁移 移到 PostgreSQL 迁 移 到"),
+        ("3点开会", "3 点开 开会 点 开 会"),
+        ("豆豆", "豆豆 豆"),
         ("好", "好"),
         ("plain English, café", ""),
         ("", ""),
@@ -106,3 +107,15 @@ def test_letters_that_do_not_decompose_are_found_spelled_out(home: Path, store_u
         for word, mid in said.items():
             assert [h.message.id for h in memory.search(word).hits] == [mid], word
         assert [h.message.id for h in memory.search("Straße").hits] == [said["strasse"]]  # as written still
+
+
+def test_a_word_of_one_character_is_found(home: Path, store_url: str) -> None:
+    """Found by a multilingual bot's builder: 狗 found no "我的狗叫豆豆，它今年３岁。" in the first twenty (a run was
+    indexed as pairs only); 猫 found "猫の名前はモモです。" fifth, by meaning alone."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        dog = memory.append("zh", "user", "我的狗叫豆豆，它今年３岁。")["id"]
+        cat = memory.append("ja", "user", "猫の名前はモモです。")["id"]
+        memory.append("ja2", "user", "了解です。")
+        assert [h.message.id for h in memory.search("狗").hits] == [dog]
+        assert [h.message.id for h in memory.search("猫").hits] == [cat]
+        assert [h.message.id for h in memory.search("豆豆").hits] == [dog]

@@ -5,8 +5,9 @@ punctuation. Chinese and Japanese put no space between words, so a whole clause 
 Latin word glued to it — is one token: "我们决定把数据库迁移到PostgreSQL。" was found neither
 by 数据库 nor by PostgreSQL. The usual remedy without a dictionary (Lucene's CJK analyzer,
 Elasticsearch's `cjk_bigram`) is overlapping character bigrams: 数据库迁移 → 数据 据库 库迁
-迁移; a lone character stays a unigram. A query is cut the same way, so 数据库 asks for 数据
-and 据库, which the message holds.
+迁移; a lone character stays a unigram, and the index holds each character of a longer run
+too (a word of one character, 狗, is found). A query is cut into pairs the same way, so 数据库
+asks for 数据 and 据库, which the message holds.
 
 `cjk_words(text)` gives those bigrams and the other words glued to such a run, as one
 string the indexer adds to a message's keyword-only search context (both backends index
@@ -69,6 +70,10 @@ def cjk_words(text: str) -> str:
     for token in TOKEN.findall(text):
         if RUN.search(token):
             out += pieces(token)
+            # and each character of a longer run, so a word of one character is found: 狗 had found no "我的狗叫豆豆"
+            # (its bigrams 的狗 狗叫 only; Lucene's CJK analyzer has the same `outputUnigrams` for it); a query is cut into
+            # bigrams still, so a word of two characters asks for its pair, not for every message sharing a character
+            out += [c for run in RUN.findall(token) if len(run) > 1 for c in dict.fromkeys(run)]
     return " ".join(out)
 
 
