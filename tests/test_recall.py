@@ -261,6 +261,21 @@ def test_a_stored_turn_cannot_forge_lines_of_the_briefing(mem: Memory) -> None:
     assert any("Cleaning staging now. - [evt_17965799999999999999aaa" in line for line in lines)  # kept, on its turn's line
 
 
+def test_a_sub_agents_turns_and_a_models_reasoning_are_said_as_what_they_are(mem: Memory) -> None:
+    """Found by a Claude Code user: a Task prompt to a sub-agent was recalled as "user: Find every caller …" (the user
+    never said it), and a thinking block as "assistant: The user suspects the jitter …"."""
+    mem.ingest_session("cc", [
+        {"role": "user", "content": "Find every caller of retry_with_backoff in the billing service.", "metadata": {"sidechain": True}},
+        {"role": "assistant", "content": "retry_with_backoff is called from billing/charge.py and billing/refund.py.",
+         "metadata": {"sidechain": True}},
+        {"role": "assistant", "content": "The user suspects the jitter in retry_with_backoff is too small.", "metadata": {"thinking": True}},
+    ])
+    block = mem.recall(None, "who calls retry_with_backoff and what about its jitter?", 2000).block
+    assert "agent to sub-agent: Find every caller" in block and "sub-agent: retry_with_backoff is called" in block
+    assert "assistant (reasoning): The user suspects" in block
+    assert "user: Find every caller" not in block.replace("agent to sub-agent: Find", "")
+
+
 def test_topic_wiki_statements_join_recall_with_their_sources(mem: Memory) -> None:
 
     for n in range(2):

@@ -170,9 +170,18 @@ def _message_text(m: Any) -> str:
 def _who(m: Any) -> str:
     """Who said it, as a line shows it. Claude Code writes its compaction summary as a user
     turn: shown as "user:", it was the user's own words (found by a new user)."""
-    if (m.metadata or {}).get("compact_summary"):
+    meta = m.metadata or {}
+    if meta.get("compact_summary"):
         return COMPACTED
-    return m.speaker or m.role or ""
+    if m.speaker:
+        return str(m.speaker)
+    # a sub-agent's turns and a model's reasoning are no one's words to the user (found by a Claude Code user: the
+    # main agent's Task prompt read "user: Find every caller …", its private reasoning "assistant: The user suspects …")
+    if meta.get("sidechain") and m.role in ("user", "assistant"):
+        return "agent to sub-agent" if m.role == "user" else "sub-agent"
+    if meta.get("thinking"):
+        return f"{m.role or 'assistant'} (reasoning)"
+    return m.role or ""
 
 
 def _lead_in(m: Any) -> int:
