@@ -517,6 +517,23 @@ def test_a_japanese_statement_of_a_mostly_english_turn_shares_its_words(home: Pa
         assert [f.text for f in memory.facts.query()] == ["佐藤由紀の好きなラーメン店は渋谷の一蘭。"]
 
 
+def test_a_credential_is_never_made_a_fact(home: Path, fake: FakeOpenAI) -> None:
+    """Found by a security review: "my OpenAI key is sk-proj-… and the db password is hunter2Secret!" became two facts,
+    recalled first into other sessions' blocks. The message keeps every word; no fact, by either path, holds them."""
+    said = "My OpenAI key is sk-proj-abcdefghijklmnopqrstuv and the db password is hunter2Secret!"
+    assert local_distill([msg(said)])["facts"] == [] and classify("Our staging password is letmein2024.") is None
+    assert classify("The password is changed every month.") is not None  # no credential in it
+    fake.push(Reply.json({**GOOD, "tasks": [], "facts": [
+        {"text": "The user's OpenAI key is sk-proj-abcdefghijklmnopqrstuv.", "kind": "fact", "entities": [], "valid_from": None},
+        {"text": "The user's db password is hunter2Secret!", "kind": "fact", "entities": [], "valid_from": None},
+        {"text": "The user keeps keys in a password manager.", "kind": "fact", "entities": [], "valid_from": None}]}))
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "s", [("user", f"{said} I keep keys in a password manager."), ("assistant", "Noted"), ("user", "next")])
+        memory.worker(tasks=["distill"]).drain()
+        assert [f.text for f in memory.facts.query()] == ["The user keeps keys in a password manager."]
+        assert "hunter2Secret!" in memory.browse(session="s")[0].content  # every word kept
+
+
 def test_invalid_replies_are_parked_retried_and_finally_distilled_locally(home: Path, fake: FakeOpenAI) -> None:
     fake.push(Reply.text("Sure! The user lives in Porto."), Reply.json({"summary": "x"}), Reply.cut('{"summary": "x", "fa'))
     with llm_memory(home, fake) as memory:

@@ -323,7 +323,12 @@ class Distiller:
 
         # (a turn in another language, or Chinese or Japanese, shares no words a model's statement must keep: not judged)
         judged = not beyond_model(turn_text)
+        from .facts.local import SECRET
+
         for c in candidates:
+            if SECRET.search(c.text):  # a model's fact of a credential: kept in its message, never recalled as a fact
+                out.append({"action": "refused", "text": "(a credential)", "reason": "a credential is not made a fact"})
+                continue
             said = _content_words(c.text)
             if judged and c.kind != "task" and said and not said & heard:  # a model's invention: no word of it was said (a task is
                 # what the turn asks for, in the model's words: "Book movers" of a move)

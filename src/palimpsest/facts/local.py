@@ -691,6 +691,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
         return "correction", "correction", text[0].upper() + text[1:]
+    if SECRET.search(s):
+        return None  # a credential is kept in its message, never made a fact recalled into every session's block
     if user and _noted(s):
         return "fact", "fact", s  # "Weigh-in: 83.5 kg.", "Budget: $150,000.": a value noted under its name
     if _too_short(s):
@@ -745,6 +747,12 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     return None
 
 
+# a credential: a key of a known shape, or a password, token, secret or PIN said with its value (found by a security
+# review: "my OpenAI key is sk-proj-… and the db password is hunter2Secret!" became two facts, first in other sessions' blocks)
+SECRET = re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|"
+                    r"AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}|-----BEGIN [A-Z ]*PRIVATE KEY)|"
+                    r"\b(?:password|passwd|passphrase|secret|api[ _-]?key|access[ _-]?key|token|credentials?)"
+                    r"\s*(?:is|was|=|:|-)\s*['\"`]?(?=\S*?[\d!@#$%^&*+=~_-])\S{6,}", re.IGNORECASE)  # (a value with a digit or a sign)
 # a value noted under its name, as a tracking or work chat writes one: "Weigh-in: 83.5 kg.", "Budget: $150,000.",
 # "New goal: half marathon, 21.1 km." (no verb, a short value with a number or a name in it)
 _NOTE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z' -]{1,30}?)\s*:\s+(?P<value>[^:;!?]{1,60}?)[.!]?\s*$")
