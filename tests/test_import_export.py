@@ -905,12 +905,18 @@ def test_a_crafted_export_writes_nothing_outside_the_home(memory: Memory, tmp_pa
         record = json.loads(line)
         meta = record.get("metadata") or {}
         if meta.get("op") == "init":
+            for i, name in enumerate(["../../victim-home", str(victim / "abs")]):  # (found in review: a name, not a path)
+                vault = {**meta["change"]["vault"], "name": name, "path": None}
+                crafted.append(json.dumps({**record, "id": f"{record['id'][:-2]}a{i}", "event_key": f"{record['event_key']}n{i}",
+                                           "metadata": {**meta, "subject": name, "change": {**meta["change"], "vault": vault}}}))
             meta["change"]["vault"]["path"] = str(victim)
         if meta.get("op") == "write_document":
             for i, path in enumerate([".ssh/authorized_keys", "cron/evil.sh", "a" * 300 + ".md"]):
                 crafted.append(json.dumps({**record, "id": f"{record['id'][:-1]}{i}", "event_key": f"{record['event_key']}{i}",
                                            "metadata": {**meta, "path": path, "subject": f"notes/{path}", "content_b64": evil}}))
-            crafted.append(json.dumps({**record, "metadata": {**meta, "vault": "global-notes"}}))
+            for i, name in enumerate(["../../victim-home", str(victim / "abs")]):
+                crafted.append(json.dumps({**record, "id": f"{record['id'][:-2]}b{i}", "event_key": f"{record['event_key']}w{i}",
+                                           "metadata": {**meta, "vault": name, "path": "pwned.md", "subject": f"{name}/pwned.md"}}))
         if record.get("record") == "end":
             record["events"] = sum(1 for c in crafted if json.loads(c).get("record") == "event")
         crafted.append(json.dumps(record))

@@ -154,7 +154,7 @@ class Vaults:
         return row
 
     def folder(self, row: VaultRow) -> Path:
-        return Path(row.path) if row.path else self.home / "vaults" / row.name
+        return Path(row.path) if row.path else self.home / "vaults" / check_name(row.name)
 
     def writable_folder(self, row: VaultRow) -> Path:
         """The folder a write goes into. A folder the vault was made on must be there: moved or
@@ -280,8 +280,16 @@ class Vaults:
 
     def replay(self) -> int:
         """Apply journaled registry changes the store has not applied yet (idempotent)."""
-        return self.decisions.replay(SYSTEM_SESSION, self.store.vault_ops_applied(),
-                                     lambda d: self.store.apply_vault_change(VaultChange.from_dict(d.change, d.key)))
+        return self.decisions.replay(SYSTEM_SESSION, self.store.vault_ops_applied(), self._apply_replayed)
+
+    def _apply_replayed(self, d: Any) -> int:
+        change = VaultChange.from_dict(d.change, d.key)
+        if change.vault is not None:
+            try:  # a journal line is an export's too: a name "../../x" or "/abs" had made a folder outside the home
+                check_name(change.vault.name)
+            except InvalidInput as exc:
+                raise Conflict(f"vault {str(change.vault.name)[:80]!r} not restored: {exc}") from None
+        return self.store.apply_vault_change(change)
 
     def catch_up(self) -> int:
         """What `replay` applies, made whole: an export imported into a home that has vaults of its own replayed none of
