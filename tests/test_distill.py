@@ -53,7 +53,7 @@ def test_fallback_ignores_questions_chitchat_and_tool_calls() -> None:
     "Do you remember what we decided about caching?",
     "Migrate reconcile now.",  # an order of the moment, not a value changed ("now" at the end had made it a correction)
     "Deploy the hotfix now.",
-    "Raj pasted this from the offline sync soak test:",  # a line that leads to what follows: it had stood for the whole log
+    "Raj pasted this from the offline sync soak test:\nWARN: Disk 91% full\nExit code: 137\nDuration: 3.2s",  # nor what it pastes
     "Keep our summarizer prompt template intact:",
 ])
 def test_requests_orders_and_lead_in_lines_are_no_facts(text: str) -> None:
@@ -70,6 +70,9 @@ def test_requests_orders_and_lead_in_lines_are_no_facts(text: str) -> None:
     # "I'm back" is small talk, "I'm back to …" a value again
     ("I'm back to a 10:45pm bedtime since Monday.", True), ("I'm back on 50 mg of sertraline.", True),
     ("I'm back!", False), ("I'm back from Lisbon.", False),
+    # found in review: reminders, speakers' lines and a log's labels are no values noted
+    ("Note to self: Buy milk", False), ("Reminder: Call Mom at 5", False), ("Output: 42", False), ("Bob: Sure, 5pm works", False),
+    ("Me: Hi Bob", False), ("I'm back on it.", False), ("I'm back in 5.", False),
 ])
 def test_a_value_noted_under_its_name_is_a_fact(text: str, kept: bool | None) -> None:
     found = classify(text)
@@ -78,8 +81,11 @@ def test_a_value_noted_under_its_name_is_a_fact(text: str, kept: bool | None) ->
 
 
 def test_a_change_with_a_subject_and_a_task_asked_still_are() -> None:
-    out = local_distill([msg("We use Postgres now."), msg("Remind me to call Bob tomorrow.", i=2)])
-    assert [c["text"] for c in out["corrections"]] == ["We use Postgres now."] and out["tasks"] == ["Remind me to call Bob tomorrow."]
+    out = local_distill([msg("We use Postgres now."), msg("Remind me to call Bob tomorrow.", i=2),
+                         msg("Remind me about the dentist appointment tomorrow at 3pm.", i=3), msg("Go with Stripe now.", i=4)])
+    assert [c["text"] for c in out["corrections"]] == ["We use Postgres now.", "Go with Stripe now."]
+    assert out["tasks"] == ["Remind me to call Bob tomorrow.", "Remind me about the dentist appointment tomorrow at 3pm."]
+    assert classify("The password is: Hunter2!") is None and classify("I set the password to Hunter2!") is None
 
 
 @pytest.mark.parametrize("text,parts", [
@@ -281,6 +287,8 @@ def test_sentences_split_abbreviations_and_titles_in_linear_time() -> None:
     assert sentences("Our system prompt template is `You are {role}. Answer [[QUESTION]] in {{lang}}.` — keep it exactly. Done here.") == [
         "Our system prompt template is `You are {role}. Answer [[QUESTION]] in {{lang}}.` — keep it exactly.", "Done here."]
     assert sentences("I live in Madrid. ¿Y tú?") == ["I live in Madrid.", "¿Y tú?"]
+    assert sentences("I don`t use Vim anymore. I live in Berlin.\nMy wife is Ana.") == [  # a lone backtick is no code
+        "I don`t use Vim anymore.", "I live in Berlin.", "My wife is Ana."]
     assert sentences("我的新号码是139。My wife is Wang Fang.") == ["我的新号码是139。", "My wife is Wang Fang."]
     assert sentences("My favorite ramen shop is 一蘭 in 渋谷. 電話番号は03-1234です。") == [
         "My favorite ramen shop is 一蘭 in 渋谷.", "電話番号は03-1234です。"]

@@ -53,6 +53,7 @@ which the assistant may report ("We agreed last week to use NATS"). A correction
 from __future__ import annotations
 
 import calendar
+import bisect
 import re
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -113,17 +114,32 @@ _MONTH_FIRST = re.compile(r"(?:januar|jänner|februar|märz|maerz|april|mai|juni
 
 def sentences(text: str) -> list[str]:
     glued: list[list[str]] = []  # each sentence as its parts: a title's full stop ends no sentence ("Dr. Okafor")
-    open_code = False  # the sentence so far opened `inline code` and has not closed it: its full stops end nothing
-    for part in _SENTENCE.split(text or ""):
-        if glued and part and (open_code or _last_word(glued[-1][-1]) in TITLES
-                               or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
+    for part in _split_outside_code(text or ""):
+        if glued and part and (_last_word(glued[-1][-1]) in TITLES or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
             glued[-1].append(part)
-            open_code ^= part.count("`") % 2 == 1
         elif part:
             glued.append([part])
-            open_code = part.count("`") % 2 == 1
     out = (piece.strip() for parts in glued for piece in _split_lower(" ".join(parts)))
     return [s for s in out if len(s) > 3]
+
+
+_CODE_SPAN = re.compile(r"`[^`\n]+`")  # inline code, closed on its line (a lone backtick is no code: "I don`t use Vim")
+
+
+def _split_outside_code(text: str) -> list[str]:
+    """`text` cut at sentence ends, none inside inline code: "`You are {role}. Answer …`" had ended a fact mid-template."""
+    if "`" not in text:
+        return _SENTENCE.split(text)
+    code = [m.span() for m in _CODE_SPAN.finditer(text)]
+    starts = [a for a, _ in code]
+    parts, at = [], 0
+    for m in _SENTENCE.finditer(text):
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if i >= 0 and code[i][0] < m.start() < code[i][1]:
+            continue
+        parts.append(text[at:m.start()])
+        at = m.end()
+    return [*parts, text[at:]]
 
 
 def _last_word(text: str) -> str:
@@ -286,8 +302,7 @@ _OPENING = re.compile(r"^\s*(?:"
                       r")+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   # a question put as a request: "Remind me what we decided about the retry logic." had become a decision
-                  r"(?:please |pls )?(?:remind|tell|show) me (?:again )?(?:what|how|when|where|who|whom|which|why|if|whether|of|about)\b|"
-                  r"(?:do|did) you (?:remember|recall)\b|"
+                  r"(?:please |pls )?(?:remind|tell|show) me (?:again )?(?:what|how|where|who|whom|which|why|whether)\b|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
                   r"if\b|imagine|suppose|assume(?! (?:i|i'm|that i)\b)|assuming|let'?s pretend|pretend\b|"
                   # hearsay of one's own: "I read that …", "I heard …"
@@ -315,7 +330,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"see)\b|i had no idea|good to know|til\b|"
                         r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|"
-                        r"rough day|same here|me too|i(?:'m| am) (?:back(?! (?:to|on|at|in|under|below|over|above|down|up)\b)|here|done|in|out|"
+                        r"rough day|same here|me too|i(?:'m| am) (?:back(?! (?:(?:down |up )?to|on|at|under|below|over|above) (?:a |an |the )?\d)|here|done|in|out|"
                         r"off)\b|(?:i'm |i am )?(?:heading|logging|"
                         r"signing) (?:out|off|home)|"
                         r"(?:always|ever) (?:happy|glad) to\b|(?:i|we) (?:always|never|often|keep) (?:forget|forgot|figured? out|"
@@ -533,7 +548,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
     for m in messages:
         if not m.content or m.tool_name:
             continue
-        after_fact = False
+        after_fact = pasted = False
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
             fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
@@ -543,7 +558,8 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
                 continue
             for s in conjuncts(sentence, m.role == "user"):
                 # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
-                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
+                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact, notes=not pasted) == "fact"
+            pasted = pasted or sentence.rstrip().endswith(":")  # what follows a lead-in is pasted: a log's "Exit code: 137"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -668,9 +684,10 @@ def _chatter(s: str) -> bool:
     return bool(mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", s[mood.end():]))
 
 
-def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
+def classify(s: str, user: bool = True, after_fact: bool = False, notes: bool = True) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
-    the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
+    the sentence before it in the message was kept as a fact (so "she" is someone spoken of); `notes`: a value noted
+    under its name may be a fact (not in what a lead-in line pasted)."""
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
@@ -693,7 +710,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "correction", "correction", text[0].upper() + text[1:]
     if SECRET.search(s):
         return None  # a credential is kept in its message, never made a fact recalled into every session's block
-    if user and _noted(s):
+    if user and notes and _noted(s):
         return "fact", "fact", s  # "Weigh-in: 83.5 kg.", "Budget: $150,000.": a value noted under its name
     if _too_short(s):
         return None
@@ -747,37 +764,47 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     return None
 
 
-# a credential: a key of a known shape, or a password, token, secret or PIN said with its value (found by a security
+# a credential: a key of a known shape, or a password, passcode, token or secret said with its value (a heuristic; a PIN or
+# a door code stays a fact a user asks back) (found by a security
 # review: "my OpenAI key is sk-proj-… and the db password is hunter2Secret!" became two facts, first in other sessions' blocks)
 SECRET = re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|"
                     r"AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}|-----BEGIN [A-Z ]*PRIVATE KEY)|"
-                    r"\b(?:password|passwd|passphrase|secret|api[ _-]?key|access[ _-]?key|token|credentials?)"
-                    r"\s*(?:is|was|=|:|-)\s*['\"`]?(?=\S*?[\d!@#$%^&*+=~_-])\S{6,}", re.IGNORECASE)  # (a value with a digit or a sign)
+                    r"\b(?:password|passwd|passphrase|pass ?code|pw|pwd|secret|api[ _-]?key|access[ _-]?key|token|credentials?)"
+                    r"\s*(?:(?:is|was)(?:\s+now)?|=|:|-|to)\s*:?\s*['\"`]?(?=\S*?[\d!@#$%^&*+=~_-])\S{6,}",
+                    re.IGNORECASE)  # (a value with a digit or a sign: "The token is valid for one hour." holds none)
 # a value noted under its name, as a tracking or work chat writes one: "Weigh-in: 83.5 kg.", "Budget: $150,000.",
 # "New goal: half marathon, 21.1 km." (no verb, a short value with a number or a name in it)
 _NOTE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z' -]{1,30}?)\s*:\s+(?P<value>[^:;!?]{1,60}?)[.!]?\s*$")
 _NOTE_VERB = re.compile(r"\b(?:is|are|was|were|be|been|am|have|has|had|will|would|can|could|should|do|does|did|i|we|you|he|she|they|"
                         r"it|this|that|let'?s|please)\b|'(?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
-_NOT_NOTES = {"random", "question", "q", "quick question", "fyi", "note", "update", "ps", "btw", "edit", "todo", "lol", "error",
-              "warning", "hint", "tip", "example", "re", "subject", "aside", "context", "background", "summary", "tl;dr"}
+# labels of no value: a reminder, a log's level or stream, a speaker, a question and its answer (found in review: "Note to
+# self: Buy milk", "WARN: Disk 91% full", "Exit code: 137", "Bob: Sure, 5pm works" had become facts)
+_NOT_NOTES = {"random", "question", "q", "a", "quick question", "fyi", "note", "update", "ps", "btw", "edit", "todo", "to do",
+              "todo list", "to-do", "note to self", "reminder", "lol", "error", "warning", "warn", "info", "debug", "trace",
+              "traceback", "caused by", "output", "input", "stdout", "stderr", "exit code", "exit status", "duration", "took",
+              "hint", "tip", "example", "re", "subject", "aside", "context", "background", "summary", "tl;dr", "me", "you", "user",
+              "assistant", "hypothetically", "step", "answer", "result", "response", "reply"}
+_NOT_A_VALUE = re.compile(r"^\s*(?:sure|hi|hello|hey|yes|yeah|no|nope|ok|okay|thanks|thank you|buy|get|pick|pay|book|bring|send|call|"
+                          r"email|fix|check|ask|tell|remember|don'?t|do)\b", re.IGNORECASE)
 
 
 def _noted(s: str) -> bool:
+    """A value noted under its name (`_NOTE`): a short value with a number or a name, no verb, under a label that says what
+    it is of — not a reminder, a request, a speaker's line or a log's."""
     m = _NOTE.match(s)
-    if m is None or m.group("label").strip().lower() in _NOT_NOTES or REQUEST.match(s) or _ORDER.match(s):
+    if m is None or m.group("label").strip().lower() in _NOT_NOTES or REQUEST.match(s) or _ORDER.match(s) or TASK.match(s):
         return False  # (a request with its matter: "Log my run: 5 miles easy.")
     value = m.group("value")
-    return len(value.split()) <= 6 and not _NOTE_VERB.search(value) and (any(c.isdigit() for c in value)
-                                                                         or bool(re.search(r"\b[A-Z][a-z]", value)))
+    return len(value.split()) <= 6 and not _NOTE_VERB.search(value) and not _NOT_A_VALUE.match(value) \
+        and (any(c.isdigit() for c in value) or bool(re.search(r"\b[A-Z][a-z]", value)))
 
 
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
 # an order's opening verb ("Vegan now." and "Porto now." are values; "Use pnpm now." a rule, kept)
-_ORDER = re.compile(r"^\s*(?:please |pls )?(?:migrate|deploy|redeploy|switch|run|rerun|merge|push|pull|ship|release|restart|rebuild|"
-                    r"start|stop|move|update|upgrade|downgrade|revert|roll ?back|delete|remove|add|install|apply|commit|rebase|retry|"
-                    r"test|build|fix|go|do|make|set|turn|enable|disable|close|open|send|call|email|ping|book|cancel|schedule|"
-                    r"reschedule|kill|clean|reset|reload|refresh|bump|pin|unpin|publish|approve|archive|sync|backfill|create|"
-                    r"drop|check|try)\b", re.IGNORECASE)
+# (not "go with", "move … to", "set … to", "pin … to": a choice or a value said as an order is a change — found in review)
+_ORDER = re.compile(r"^\s*(?:please |pls )?(?:migrate|deploy|redeploy|run|rerun|merge|push|pull|restart|rebuild|revert|roll ?back|"
+                    r"delete|install|apply|commit|rebase|retry|test|build|fix|do|kill|clean|reset|reload|refresh|publish|approve|"
+                    r"archive|sync|backfill|check|try)\b(?!.*\bto\b)", re.IGNORECASE)
 
 
 def _ordered_now(s: str) -> bool:
@@ -828,12 +855,12 @@ def _meant(before: str, new: str) -> str | None:
     return before[:span.start()] + new.strip() + before[span.end():]
 
 
-def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
+def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False, notes: bool = True) -> str | None:
     """Adds what `s` says to `out`; its category, or None."""
     key = s.lower()
     if key in seen:
         return None
-    found = classify(s, m.role == "user", after_fact)
+    found = classify(s, m.role == "user", after_fact, notes)
     if found is None:
         return None
     category, kind, text = found
