@@ -300,6 +300,11 @@ def test_a_recall_block_cut_short_takes_only_its_own_lines() -> None:
     assert n == 1 and pasted == f"{OMITTED}DECISION: the billing owner is Priya"
     escaped, n = without_recall_blocks("a <system-reminder>\\n## Recalled memory (auto, system-owned)\\n- [x] y\\nAfter words")
     assert n == 1 and escaped.endswith("After words")  # inside a JSON tool result, its lines end in `\n`
+    import json
+
+    cut = f"{header}- [fct_1 · 2025] a fact"
+    kept, n = without_recall_blocks(json.dumps([{"text": cut}, {"text": "KEEP ME: real output"}]))  # (found in review)
+    assert n == 1 and json.loads(kept) == [{"text": OMITTED}, {"text": "KEEP ME: real output"}]
     whole, n = without_recall_blocks(f"{header}- [a] b\n</system-reminder>\nafter")
     assert (whole, n) == (f"{OMITTED}\nafter", 1)
     two, n = without_recall_blocks(f"{header}- [a] cut here\nmy words {header}- [b] c\n</system-reminder> end")

@@ -43,9 +43,10 @@ OMITTED = "[recalled memory omitted]"
 # inside a JSON tool result its newlines are `\n`)
 _BLOCK_RE = re.compile(rf"{re.escape(OPEN)}(?:\s|\\n)*{re.escape(RECALL_HEADER)}(?:(?!{re.escape(OPEN)}).)*?{re.escape(CLOSE)}", re.DOTALL)
 # one cut short (a harness's truncated output): its header and the lines that read as its own (items "- [id …] …",
-# day headings "### …", notes in brackets), no further — the words after it had been dropped before the journal saw them
-_LINE_END = r"(?:\n|\\n)"
-_CUT_BLOCK_RE = re.compile(rf"{re.escape(OPEN)}(?:\s|\\n)*{re.escape(RECALL_HEADER)}(?:{_LINE_END}(?:[-#(][^\n\\]*(?:\\(?!n)[^\n\\]*)*|[ \t]*))*")
+# day headings "### …", lines opening with "("), no further — the words after it had been dropped before the journal saw
+# them. Inside a JSON string (lines end in `\n`) a line also ends at the string's own unescaped quote.
+_CUT_BLOCK_RE = re.compile(rf"{re.escape(OPEN)}\s*{re.escape(RECALL_HEADER)}(?:\n(?:[-#(][^\n]*|[ \t]*))*"
+                           rf'|{re.escape(OPEN)}(?:\\n)*{re.escape(RECALL_HEADER)}(?:\\n(?:[-#(](?:[^\n\\"]|\\(?!n).)*|[ \t]*))*')
 
 _SEP = r"[\s_.·-]*"
 _NAMES = "|".join(f"(?P<t{i}>{_SEP.join(c for c in name if c.isalnum())})" for i, name in enumerate(TAGS))

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # words a value change leaves behind that say nothing by themselves ("on Tuesday" → "to Thursday")
 FUNCTION_WORDS = frozenset(["on", "at", "in", "to", "for", "with", "from", "into", "onto", "of", "off", "out", "up", "over",
                             "under", "about", "than", "then", "will", "would", "can", "could", "should", "mov", "chang", "switch"])
-SAME_MOMENT = 20  # user messages said at one moment that a reply's turn is looked for among
+SAME_MOMENT = 4  # user messages said at one moment that a reply's turn is looked for among
 RETIRED = ("superseded", "retracted", "closed")  # revised and merged facts live on in their successor
 
 

@@ -59,8 +59,12 @@ def hits_for(budget: int) -> int:
 
 TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
 # a question about what held before a change
-ASKS_BEFORE = re.compile(r"\b(?:before|previous(?:ly)?|used to|originally|at first|at the start|former(?:ly)?|initial(?:ly)?|prior|"
-                         r"old|earlier|history|changed? from|what changed|how (?:has|have|did) .{1,40} change)\b", re.IGNORECASE)
+# (not "How old is Emma?", "before the meeting", "the history exam": a past value asked for, found in review)
+ASKS_BEFORE = re.compile(r"\b(?:previous(?:ly)?\b|used? to\b|originally\b|before (?:i|we|you|he|she|they) (?:\w+ed|bought|got|sold|"
+                         r"left|went|had|made|took)\b|at first\b|former(?:ly)?\b|my old\b|changed? from\b|what changed\b|"
+                         r"how (?:has|have|did) .{1,40}\bchange|(?:what|which|where|who|how much|how many|how long)\s+(?:was|were|did|had)\b"
+                         r".{0,60}\bbefore\b|\bbefore\b.{0,40}\b(?:chang|mov|switch|replac|rais|lower|increas|decreas|updat|cut|bump)\w*)",
+                         re.IGNORECASE)
 PASTE_CHARS, PASTE_RATIO = 300, 4  # a message longer than both (and than its facts this many times) is shown beside them
 
 

@@ -284,7 +284,6 @@ class Miner:
         stale = [f.id for f in facts if f.superseded_by and tx.overlap(u.text, f.text) >= 0.5]
         if stale:
             self.retire(t, new, stale, None)
-            return
         replaced = [f.supersedes for f in facts if f.supersedes]
         if replaced:
             heard = {r.id: {a.source for a in r.attestations if a.source_type == "event"} for r in self.store.get_facts(replaced)}
@@ -295,7 +294,7 @@ class Miner:
                 if hit:
                     self.retire(t, s, hit, new)
             return
-        if not CORRECTION.match(u.text):
+        if stale or not CORRECTION.match(u.text):
             return
         rivals = [(tx.overlap(s.text, u.text), s) for s in self.statements_of(t) if s.id != new.id and s.state != "retired"]
         rivals = [(o, s) for o, s in rivals if o >= 0.3]
