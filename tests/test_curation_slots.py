@@ -373,6 +373,13 @@ def test_a_decision_is_the_slot_of_what_was_decided(memory: Memory, old: str, ne
     assert judge(compare(new, old), True) != "supersede" or action == "supersede"
 
 
+def test_a_models_quote_in_the_third_person_names_the_fact(memory: Memory) -> None:
+    """Found in review: a model writes `replaces` as "The user lives in Berlin"; the quote rule had refused it."""
+    said = memory.facts.curator.write({"text": "I live in Berlin.", "valid_from": "2024-01-01"})
+    d = memory.facts.curator.write({"text": "I moved to Munich.", "corrects": "The user lives in Berlin", "valid_from": "2024-06-01"})
+    assert d.action == "supersede" and d.target.id == said.fact.id
+
+
 @pytest.mark.parametrize(("old", "new"), [("I live in Köln.", "I live in Koln."), ("My surname is Magalhães.", "My surname is Magalhaes."),
                                           ("We meet at Café Müller.", "We meet at Cafe Muller.")])
 def test_a_name_written_without_its_accents_is_the_same_value(memory: Memory, old: str, new: str) -> None:

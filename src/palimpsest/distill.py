@@ -38,7 +38,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .errors import InvalidInput
-from .facts.local import local_distill, named_start, sentences
+from .facts.local import SECRET, local_distill, named_start, sentences
 from .jobs import last_attempt
 from .kernel import Kernel
 from .pipeline import TAIL_DELAY
@@ -323,8 +323,6 @@ class Distiller:
 
         # (a turn in another language, or Chinese or Japanese, shares no words a model's statement must keep: not judged)
         judged = not beyond_model(turn_text)
-        from .facts.local import SECRET
-
         for c in candidates:
             if SECRET.search(c.text):  # a model's fact of a credential: kept in its message, never recalled as a fact
                 out.append({"action": "refused", "text": "(a credential)", "reason": "a credential is not made a fact"})

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from .errors import EmbedderError, InvalidInput
-from .settings import private_file
 from .segment import has_runs, pieces
+from .settings import private_file
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

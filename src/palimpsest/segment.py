@@ -93,6 +93,15 @@ def folded(text: str) -> str:
     return unicodedata.normalize("NFKC", INVISIBLE.sub("", text))
 
 
+def fold(text: str) -> str:
+    """`text` with its accents dropped and compatibility forms folded, as the keyword index
+    reads it: "José Núñez", typed decomposed or not, is "Jose Nunez"."""
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+
+
 def folded_words(text: str) -> str:
     """The words `folded(text)` holds that `text` does not, space separated ("" when none)."""
     norm = folded(text)

@@ -95,7 +95,8 @@ def delays(text: str) -> list[float]:
     return parts
 
 
-OWNER_MARKS = ("agent", "channel", "user", "project")  # what may tell whose a fact is (`fact_owners`)
+OWNER_TAGS = ("user", "project")  # the tag keys that say whose a session is (their values are identities, matched exactly)
+OWNER_MARKS = ("agent", "channel", *OWNER_TAGS)  # what may tell whose a fact is (`fact_owners`)
 
 
 def _owners(text: str) -> str:

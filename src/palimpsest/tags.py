@@ -39,6 +39,7 @@ from typing import Any
 from .errors import InvalidInput, NotFound
 from .kernel import Kernel
 from .records import iso, parse_time, utcnow
+from .settings import OWNER_TAGS  # whose a session is: cus_Q8dK2x and cus_q8dk2X are two customers
 from .store import Job, NewJob
 from .store.tags_base import TagChange, TagQuery, TagRow, TaxonomyRow
 
@@ -49,7 +50,6 @@ MAX_VALUE = 200
 MAX_NOTE = 2000
 MAX_TEXT = 20_000  # characters of a leaf or session given to the suggester
 DECISIONS = {"accept": "accepted", "reject": "rejected"}
-IDENTITY_KEYS = ("user", "project")  # whose a session is (`fact_owners`): cus_Q8dK2x and cus_q8dk2X are two customers
 SUGGEST_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["tags"],
     "properties": {"tags": {"type": "array", "maxItems": 12, "items": {
@@ -158,7 +158,7 @@ class Tags:
         any with a digit (an id), only ever itself."""
         key, value = parse_tag(tag)
         taxonomy = self.store.taxonomy_rows(key)
-        if key not in IDENTITY_KEYS and not any(c.isdigit() for c in value) and not any(r.value == value for r in taxonomy):
+        if key not in OWNER_TAGS and not any(c.isdigit() for c in value) and not any(r.value == value for r in taxonomy):
             value = next((r.value for r in taxonomy if r.value.casefold() == value.casefold()), value)
         for _ in range(16):
             rows = [r for r in taxonomy if r.value == value]

@@ -28,9 +28,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..harness import Context, Reader
-from ..harness.common import glued, repaired
-
-REPLACEMENT = "\ufffd".encode()
+from ..harness.common import decoded, glued, repaired
 
 
 class Transcript:
@@ -107,9 +105,8 @@ class Transcript:
         for line, raw in self.new_lines(stop):
             if not raw.strip():
                 continue
-            text = raw.decode("utf-8", "replace")
-            if "\ufffd" in text and REPLACEMENT not in raw:  # a byte not UTF-8 (a Windows tool's output): the line is kept
-                self.recoded += 1
+            text, recoded = decoded(raw)
+            self.recoded += recoded
             try:
                 record = json.loads(text)
             except ValueError:

@@ -61,7 +61,7 @@ from typing import Any
 from .. import when
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
-from ..search.floor import fold
+from ..segment import SPELLED, fold
 from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
@@ -251,7 +251,8 @@ def tokens(text: str, spans: bool = True) -> list[str]:
     (negations kept), light suffix stemming; with `spans`, a number and a unit of time as one
     word ("two weeks" is "14d": recall's revisions read the number beside its unit instead)."""
     out = []
-    folded = _PHRASES.sub(lambda m: _PHRASE[m.group(0)], slots.unhedged(fold(unicodedata.normalize("NFKC", text).casefold())))
+    folded = _PHRASES.sub(lambda m: _PHRASE[m.group(0)],  # "Köln" and "Koln", "Ødegaard" and "Odegaard" are one word
+                          slots.unhedged(fold(unicodedata.normalize("NFKC", text).casefold()).translate(SPELLED)))
     words = _compound_numbers([w.replace("’", "'") for w in _WORD.findall(folded)])
     words = _durations(words) if spans else words
     for i, w in enumerate(words):
@@ -362,8 +363,9 @@ def lexical(a: list[str], b: list[str]) -> float:
 def _quotes(quoted: str, fact: str) -> bool:
     """Whether a correction's quoted text names this fact: half its words at least are the fact's. A cosine is no
     proof outside English ("José vive en Valencia.", stored nowhere, had ended "La hermana de José se llama Zoë.")."""
-    words = {w for w in tokens(quoted) if len(w) > 2 and w != "not"}  # (the stop words known are English: "en", "de", "no")
-    return not words or len(words & set(tokens(fact))) * 2 >= len(words)
+    # (the stop words known are English: "en", "de", "no"; a model quotes in the third person: "The user lives in Berlin")
+    words = {w[:5] for w in tokens(quoted) if len(w) > 2 and w not in ("not", "user", "user'")}
+    return not words or len(words & {w[:5] for w in tokens(fact)}) * 2 >= len(words)
 
 
 def _names(text: str) -> set[str]:

@@ -52,8 +52,8 @@ which the assistant may report ("We agreed last week to use NATS"). A correction
 
 from __future__ import annotations
 
-import calendar
 import bisect
+import calendar
 import re
 from datetime import date, datetime, timedelta
 from typing import Any

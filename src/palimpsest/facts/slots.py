@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from .. import when
-from ..search.floor import fold
+from ..segment import SPELLED, fold
 
 _DISCOURSE_WORDS = r"oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that)"  # words that open chat, saying nothing
 _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WORDS})[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
@@ -830,7 +830,8 @@ def _preferred(value: list[str]) -> list[str]:
 def same_value(a: Slot, b: Slot) -> bool:
     if (_OVER & set(a.value)) != (_OVER & set(b.value)) and _preferred(a.value) != _preferred(b.value):
         return False  # "I prefer tabs over spaces" / "I prefer spaces now": the choice turned, whatever words they share
-    x, y = (_canonical([fold(w) for w in content(v.value) if w not in ("year", "old")]) for v in (a, b))  # Köln, Koln
+    x, y = (_canonical([fold(w).translate(SPELLED) for w in content(v.value) if w not in ("year", "old")])  # Köln, Koln
+            for v in (a, b))
     if not x or not y:
         return x == y
     if _initials(a.value, b.value) or _initials(b.value, a.value):

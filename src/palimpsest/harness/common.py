@@ -115,6 +115,13 @@ def time_or(value: Any, fallback: str | None) -> str | None:
 _DECODER = json.JSONDecoder()
 
 
+def decoded(raw: bytes) -> tuple[str, bool]:
+    """A line (or file) as text, a byte that is not UTF-8 read as U+FFFD; and whether one was (one such byte, a Windows
+    tool's output, had cost its whole line in import and capture alike)."""
+    text = raw.decode("utf-8", "replace")
+    return text, "\ufffd" in text and "\ufffd".encode() not in raw
+
+
 def glued(text: str) -> dict[str, Any] | None:
     """The record a writer that resumed after a torn line glued onto it, or None: a harness
     killed mid-write leaves `{"type":"response_item","payload":{"role":"user","conte`, and the

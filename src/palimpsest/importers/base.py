@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS, claude_code
-from ..harness.common import Context, glued, repaired
+from ..harness.common import Context, decoded, glued, repaired
 from ..harness.project import project_of_session
 from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
@@ -185,10 +185,9 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
 
 
 def _decoded(data: bytes, plan: Plan) -> str:
-    """`data` as text, a byte that is not UTF-8 (a Windows tool's output) read as U+FFFD and counted: one such byte
-    had cost its whole line (a user's turn, a tool's output), or a whole chat file."""
-    text = data.decode("utf-8", "replace")
-    if "\ufffd" in text and "\ufffd".encode() not in data:
+    """`data` as text (`harness.common.decoded`), a line read with U+FFFD counted."""
+    text, recoded = decoded(data)
+    if recoded:
         plan.skipped["lines with bytes not UTF-8 kept with U+FFFD in their place"] += 1
     return text
 

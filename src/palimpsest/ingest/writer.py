@@ -183,7 +183,7 @@ class Writer:
         keys = [e.event_key for e, _ in pairs if e.type == "message" and e.event_key]
         try:
             held = self.store.ids_by_key(session, keys) if keys else {}
-            other = {i: held[e.event_key] for e, _ in pairs if e.event_key in held and held[e.event_key] != e.id for i in [e.id]}
+            other = {e.id: held[e.event_key] for e, _ in pairs if e.event_key in held and held[e.event_key] != e.id}
             rows = {m.id: m for m in self.store.get_messages(sorted(set(other.values())))} if other else {}
         except PalimpsestError as exc:  # journaled and indexed: a store gone since is no failed write (it answered 503)
             self.outage.failed("ids of %s not checked: %s", session, exc)

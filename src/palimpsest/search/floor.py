@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import calendar
 import re
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
 from ..records import Hit
+from ..segment import fold
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
 from .query import STOP_WORDS
 
@@ -125,15 +125,6 @@ OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr m
     avec pour dans chez pas que qui où mais ou ma mon mes ce cette el los las y es una del en con por para pero yo él ella mi mis
     ahora está son lo gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
     op voor nu van och att är jag hon han vi med på för inte""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
-
-
-def fold(text: str) -> str:
-    """`text` with its accents dropped and compatibility forms folded, as the keyword index
-    reads it: "José Núñez", typed decomposed or not, is "Jose Nunez"."""
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
 def _words(text: str) -> set[str]:
