@@ -267,6 +267,10 @@ def test_the_wiki_tools_keep_to_a_users_scope(memory: Memory) -> None:
     assert hits and all("1234" not in s["text"] for h in hits for s in h["statements"])
     assert call("memory_wiki_search", {"query": "account PIN", "tag": "user:nobody"})["hits"] == []
     assert call("memory_wiki_list", {"tag": "user:nobody"})["topics"] == []
+    everyone_pages = [t["title"] for t in call("memory_wiki_list", {})["topics"]]
+    alices = [t["title"] for t in call("memory_wiki_list", {"tag": "user:alice"})["topics"]]
+    paged = [t["title"] for n in range(len(alices)) for t in call("memory_wiki_list", {"tag": "user:alice", "limit": 1, "offset": n})["topics"]]
+    assert paged == alices and set(alices) <= set(everyone_pages)  # paged among the pages in scope (found in review)
     listed = {t["title"]: t["statements"] for t in call("memory_wiki_list", {"tag": "user:alice"})["topics"]}
     assert sum(listed["PIN"].values()) == len(said) < sum(next(t for t in call("memory_wiki_list", {})["topics"]
                                                               if t["title"] == "PIN")["statements"].values())
