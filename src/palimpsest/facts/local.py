@@ -548,7 +548,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
     for m in messages:
         if not m.content or m.tool_name:
             continue
-        after_fact = pasted = False
+        after_fact = False
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
             fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
@@ -558,8 +558,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
                 continue
             for s in conjuncts(sentence, m.role == "user"):
                 # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
-                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact, notes=not pasted) == "fact"
-            pasted = pasted or sentence.rstrip().endswith(":")  # what follows a lead-in is pasted: a log's "Exit code: 137"
+                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -684,10 +683,9 @@ def _chatter(s: str) -> bool:
     return bool(mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", s[mood.end():]))
 
 
-def classify(s: str, user: bool = True, after_fact: bool = False, notes: bool = True) -> tuple[str, str, str] | None:
+def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
-    the sentence before it in the message was kept as a fact (so "she" is someone spoken of); `notes`: a value noted
-    under its name may be a fact (not in what a lead-in line pasted)."""
+    the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
@@ -710,8 +708,6 @@ def classify(s: str, user: bool = True, after_fact: bool = False, notes: bool = 
         return "correction", "correction", text[0].upper() + text[1:]
     if SECRET.search(s):
         return None  # a credential is kept in its message, never made a fact recalled into every session's block
-    if user and notes and _noted(s):
-        return "fact", "fact", s  # "Weigh-in: 83.5 kg.", "Budget: $150,000.": a value noted under its name
     if _too_short(s):
         return None
     opening = _OPENING.match(s)
@@ -772,33 +768,6 @@ SECRET = re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-
                     r"\b(?:password|passwd|passphrase|pass ?code|pw|pwd|secret|api[ _-]?key|access[ _-]?key|token|credentials?)"
                     r"\s*(?:(?:is|was)(?:\s+now)?|=|:|-|to)\s*:?\s*['\"`]?(?=\S*?[\d!@#$%^&*+=~_-])\S{6,}",
                     re.IGNORECASE)  # (a value with a digit or a sign: "The token is valid for one hour." holds none)
-# a value noted under its name, as a tracking or work chat writes one: "Weigh-in: 83.5 kg.", "Budget: $150,000.",
-# "New goal: half marathon, 21.1 km." (no verb, a short value with a number or a name in it)
-_NOTE = re.compile(r"^\s*(?P<label>[A-Za-z][A-Za-z' -]{1,30}?)\s*:\s+(?P<value>[^:;!?]{1,60}?)[.!]?\s*$")
-_NOTE_VERB = re.compile(r"\b(?:is|are|was|were|be|been|am|have|has|had|will|would|can|could|should|do|does|did|i|we|you|he|she|they|"
-                        r"it|this|that|let'?s|please)\b|'(?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
-# labels of no value: a reminder, a log's level or stream, a speaker, a question and its answer (found in review: "Note to
-# self: Buy milk", "WARN: Disk 91% full", "Exit code: 137", "Bob: Sure, 5pm works" had become facts)
-_NOT_NOTES = {"random", "question", "q", "a", "quick question", "fyi", "note", "update", "ps", "btw", "edit", "todo", "to do",
-              "todo list", "to-do", "note to self", "reminder", "lol", "error", "warning", "warn", "info", "debug", "trace",
-              "traceback", "caused by", "output", "input", "stdout", "stderr", "exit code", "exit status", "duration", "took",
-              "hint", "tip", "example", "re", "subject", "aside", "context", "background", "summary", "tl;dr", "me", "you", "user",
-              "assistant", "hypothetically", "step", "answer", "result", "response", "reply"}
-_NOT_A_VALUE = re.compile(r"^\s*(?:sure|hi|hello|hey|yes|yeah|no|nope|ok|okay|thanks|thank you|buy|get|pick|pay|book|bring|send|call|"
-                          r"email|fix|check|ask|tell|remember|don'?t|do)\b", re.IGNORECASE)
-
-
-def _noted(s: str) -> bool:
-    """A value noted under its name (`_NOTE`): a short value with a number or a name, no verb, under a label that says what
-    it is of — not a reminder, a request, a speaker's line or a log's."""
-    m = _NOTE.match(s)
-    if m is None or m.group("label").strip().lower() in _NOT_NOTES or REQUEST.match(s) or _ORDER.match(s) or TASK.match(s):
-        return False  # (a request with its matter: "Log my run: 5 miles easy.")
-    value = m.group("value")
-    return len(value.split()) <= 6 and not _NOTE_VERB.search(value) and not _NOT_A_VALUE.match(value) \
-        and (any(c.isdigit() for c in value) or bool(re.search(r"\b[A-Z][a-z]", value)))
-
-
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
 # an order's opening verb ("Vegan now." and "Porto now." are values; "Use pnpm now." a rule, kept)
 # (not "go with", "move … to", "set … to", "pin … to": a choice or a value said as an order is a change — found in review)
@@ -855,12 +824,12 @@ def _meant(before: str, new: str) -> str | None:
     return before[:span.start()] + new.strip() + before[span.end():]
 
 
-def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False, notes: bool = True) -> str | None:
+def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
     """Adds what `s` says to `out`; its category, or None."""
     key = s.lower()
     if key in seen:
         return None
-    found = classify(s, m.role == "user", after_fact, notes)
+    found = classify(s, m.role == "user", after_fact)
     if found is None:
         return None
     category, kind, text = found
