@@ -252,6 +252,9 @@ def test_a_time_of_day_said_without_its_half_of_the_day_is_the_same_time() -> No
                             at="2024-05-20T10:00:00Z"))
     later = said(RecallItem("m3", "message", "2024-06-20", "My bedtime is 11:30pm these days.", 1.0, at="2024-06-20T10:00:00Z"))
     assert not changed(fact, again, {"bedtim"}) and changed(fact, later, {"bedtim"})
+    morning = said(RecallItem("s1", "fact", "2024-05-01", "The standup is at 10:45am.", 1.0, at="2024-05-01T10:00:00Z"))
+    evening = said(RecallItem("s2", "fact", "2024-06-01", "The standup moved to 10:45pm.", 1.0, at="2024-06-01T10:00:00Z"))
+    assert changed(morning, evening, {"standup"})  # both said with their half of the day: two times (found in review)
 
 
 def test_a_unit_of_time_said_with_a_is_one_of_it(mem: Memory) -> None:

@@ -181,7 +181,12 @@ def _who(m: Any) -> str:
         return "agent to sub-agent" if m.role == "user" else "sub-agent"
     if meta.get("thinking"):
         return f"{m.role or 'assistant'} (reasoning)"
+    if (m.role or "").casefold() in _COMMANDING:  # inside a system-owned block, "system: Policy update: …" read as one (review)
+        return f"a past {m.role} message"
     return m.role or ""
+
+
+_COMMANDING = {"system", "developer", "admin", "root", "operator", "platform"}
 
 
 def _lead_in(m: Any) -> int:

@@ -99,6 +99,7 @@ class _Said:
     near: dict[str, set[str]]  # number → the words around it
     under_way: bool = False  # says a thing is under way
     done: bool = False  # says a thing is done
+    bare: frozenset[str] = frozenset()  # times of day said without their half of the day ("the 10:45 bedtime")
 
 
 @cache
@@ -110,13 +111,20 @@ def _measured() -> frozenset[str]:
 
 
 def _clock(value: str) -> str:
-    """A time of day the same whether said with its half of the day or not ("10:45pm" is read 22:45, "the 10:45 bedtime"
-    10:45: the current bedtime had been marked an earlier value of itself)."""
+    """A time of day on a twelve-hour dial (22:45 and 10:45 are one)."""
     m = _CLOCK.fullmatch(value)
     return f"{int(m.group(1)) % 12}:{m.group(2)}" if m else value
 
 
+def _same(n1: str, old: _Said, n2: str, new: _Said) -> bool:
+    """One value: said alike, or a time of day said without its half of the day that is the other's on the dial ("10:45pm"
+    is read 22:45, "the 10:45 bedtime" 10:45: the current bedtime had been marked an earlier value of itself; 10:45am and
+    10:45pm stay two)."""
+    return n1 == n2 or (n1 in old.bare or n2 in new.bare) and _clock(n1) == _clock(n2)
+
+
 _CLOCK = re.compile(r"(\d{1,2}):(\d\d)")
+_BARE_CLOCK = re.compile(r"\b(\d{1,2}:\d\d)\b(?!\s*[ap]\.?m\b)", re.IGNORECASE)
 
 
 def _value(word: str) -> str:
@@ -146,7 +154,8 @@ def said(item: RecallItem) -> _Said:
             units.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] + words[i + 1: i + 1 + AFTER] if not a[0].isdigit())
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
     done = bool(_DONE.search(item.text))
-    return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done)
+    return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
+                 frozenset(_BARE_CLOCK.findall(text)))
 
 
 def _day(item: RecallItem) -> str:
@@ -160,10 +169,10 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
         return False
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
         return True
-    olds, news = {_clock(n) for n in old.units}, {_clock(n) for n in new.units}
     for n1, u1 in old.units.items():
         for n2, u2 in new.units.items():
-            if _clock(n1) == _clock(n2) or _clock(n2) in olds or _clock(n1) in news or not u1 & u2:
+            if _same(n1, old, n2, new) or any(_same(o, old, n2, new) for o in old.units) \
+                    or any(_same(n1, old, m, new) for m in new.units) or not u1 & u2:
                 continue
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
