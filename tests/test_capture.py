@@ -136,6 +136,15 @@ def claude_lines(session: str) -> list[dict[str, Any]]:
     ]
 
 
+def _captured(memory: Memory, home: Path, hook: dict[str, Any]) -> Any:
+    """One Stop hook's capture of `hook` into `memory`, through a server on loopback: its report."""
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(hook, client, home / "client")
+        client.close()
+    return report
+
+
 def write_lines(path: Path, records: list[dict[str, Any]], mode: str = "w") -> None:
     with open(path, mode, encoding="utf-8") as f:
         f.writelines(json.dumps(r) + "\n" for r in records)
@@ -185,10 +194,7 @@ def test_a_character_cut_in_half_is_kept_as_a_replacement_not_a_crash(home: Path
     write_lines(transcript, lines)
     assert "\\ud83d" in transcript.read_text()
     hook = {"session_id": "cut-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
-    with ServerThread(memory) as url:
-        client = CaptureClient(url, home / "client")
-        report = capture_hook(hook, client, home / "client")
-        client.close()
+    report = _captured(memory, home, hook)
     assert (report.stored, report.dead) == (6, 0)
     assert any("lone surrogates" in e for e in report.errors)
     result = [m for m in memory.browse(session="cut-1") if m.role == "tool"][0]
@@ -204,10 +210,7 @@ def test_a_byte_not_utf8_costs_itself_not_its_line(home: Path, memory: Memory, t
     write_lines(transcript, lines)
     transcript.write_bytes(transcript.read_bytes().replace(b"Pr\\u00e9nom", b"Pr\xe9nom"))
     hook = {"session_id": "win-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
-    with ServerThread(memory) as url:
-        client = CaptureClient(url, home / "client")
-        report = capture_hook(hook, client, home / "client")
-        client.close()
+    report = _captured(memory, home, hook)
     assert (report.stored, report.dead) == (6, 0)
     assert any("1 lines with bytes not UTF-8" in e for e in report.errors)
     assert memory.search("WALRUS_ENCODING").hits[0].message.content == "Pr\ufffdnom field: the WALRUS_ENCODING decision is cp1252 -> utf-8"
@@ -355,10 +358,7 @@ def test_an_output_too_large_for_a_batch_is_shortened_and_read_back_whole(home: 
     lines[2]["message"]["content"][0]["content"] = output
     write_lines(transcript, lines)
     hook = {"session_id": "big-1", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
-    with ServerThread(memory) as url:
-        client = CaptureClient(url, home / "client")
-        report = capture_hook(hook, client, home / "client")
-        client.close()
+    report = _captured(memory, home, hook)
     assert (report.stored, report.dead) == (6, 0) and any("shortened to fit" in e for e in report.errors)
     result = [m for m in memory.browse(session="big-1") if m.role == "tool"][0]
     assert result.metadata["source_truncated"] is True

@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,13 +119,18 @@ def test_slots_decide_without_an_embedder(memory: Memory, old: str, new: str, ac
     assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
 
 
-def _decided_with_the_local_model(memory: Memory, old: str, new: str) -> str:
-    """What the curator decides when `new` is said after `old`, with the bundled MiniLM."""
+def _with_the_local_model(memory: Memory) -> Any:
+    """The memory's facts, curated with the bundled MiniLM."""
     from palimpsest.embed import get_embedder
     from palimpsest.facts import Facts
 
     embedder = get_embedder("local")
-    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    return Facts(memory.store, memory.home, embedder=lambda: embedder)
+
+
+def _decided_with_the_local_model(memory: Memory, old: str, new: str) -> str:
+    """What the curator decides when `new` is said after `old`, with the bundled MiniLM."""
+    facts = _with_the_local_model(memory)
     facts.curator.write({"text": old, "valid_from": "2024-01-01"})
     return facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action
 
@@ -346,11 +352,7 @@ def test_a_correction_of_a_fact_that_does_not_exist_is_new(memory: Memory) -> No
 def test_a_correction_quoting_what_is_stored_nowhere_ends_nothing(memory: Memory, stored: str, new: str, quoted: str) -> None:
     """Found by a multilingual bot's builder: the bundled model reads any two Spanish (French, Chinese) sentences
     about one person as alike (cosine 0.55-0.88), so a correction quoting a fact never stored ended another one."""
-    from palimpsest.embed import get_embedder
-    from palimpsest.facts import Facts
-
-    embedder = get_embedder("local")
-    facts = Facts(memory.store, memory.home, embedder=lambda: embedder)
+    facts = _with_the_local_model(memory)
     facts.curator.write({"text": stored, "valid_from": "2024-01-01"})
     d = facts.curator.write({"text": new, "corrects": quoted, "valid_from": "2024-06-01"})
     assert d.action != "supersede" and "is not an open fact" in d.reason

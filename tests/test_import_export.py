@@ -734,9 +734,7 @@ def test_a_sessions_settings_said_in_two_events_survive_rebuild_and_the_round_tr
                     "harness": {"name": "codex", "version": "0.42"}}
     memory.rebuild()
     assert memory.get_session("codex-1").settings == live
-    dump = tmp_path / "export.jsonl"
-    with dump.open("w") as out:
-        export_memory(memory, out)
+    dump = _exported(memory, tmp_path)
     with open_memory(tmp_path / "home2", second_store_url) as copy:
         assert import_file(copy, dump).ok
         assert copy.get_session("codex-1").settings == live
@@ -850,6 +848,14 @@ def test_an_export_has_one_record_per_line_for_every_reader(memory: Memory, tmp_
         assert import_file(copy, dump).ok and [m.content for m in copy.browse(session="odd")] == [text]
 
 
+def _exported(memory: Memory, tmp_path: Path) -> Path:
+    """`memory` exported to `tmp_path/export.jsonl`."""
+    dump = tmp_path / "export.jsonl"
+    with dump.open("w") as out:
+        export_memory(memory, out)
+    return dump
+
+
 def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
     """Found by a privacy-minded user: an export imported into a new home listed the skill vault as
     empty, folder missing (documents written through the API came back; skills had been left out)."""
@@ -857,9 +863,7 @@ def test_a_skill_written_through_the_api_comes_back_with_an_import(memory: Memor
     memory.vaults.write_skill("skills", "deploy", "How we deploy", "1. tag\n2. ship", triggers=["deploy"])
     memory.vaults.init("notes", "semantic")
     memory.vaults.write_document("notes", "runbook.md", "# Runbook\nrestart the worker")
-    dump = tmp_path / "export.jsonl"
-    with dump.open("w") as out:
-        export_memory(memory, out)
+    dump = _exported(memory, tmp_path)
     with open_memory(tmp_path / "home2", second_store_url) as copy:
         assert import_file(copy, dump).ok
         [skill] = copy.vaults.skill_list("skills")
@@ -872,9 +876,7 @@ def test_an_export_imported_into_a_home_with_vaults_brings_its_own(memory: Memor
     and its vault and documents were nowhere but in the journal ("no vault named 'bob-notes'"; `rebuild` did not help)."""
     memory.vaults.init("bob-notes", "semantic")
     memory.vaults.write_document("bob-notes", "staging.md", "# Staging\nThe staging database listens on port 5433.")
-    dump = tmp_path / "export.jsonl"
-    with dump.open("w") as out:
-        export_memory(memory, out)
+    dump = _exported(memory, tmp_path)
     with open_memory(tmp_path / "server", second_store_url) as server:
         server.vaults.init("handbook", "semantic")
         server.vaults.write_document("handbook", "oncall.md", "# On call\nPage the SRE rota.")
@@ -896,9 +898,7 @@ def test_a_crafted_export_writes_nothing_outside_the_home(memory: Memory, tmp_pa
     victim.mkdir()
     memory.vaults.init("notes", "semantic")
     memory.vaults.write_document("notes", "staging.md", "# Staging\nport 5433")
-    dump = tmp_path / "export.jsonl"
-    with dump.open("w") as out:
-        export_memory(memory, out)
+    dump = _exported(memory, tmp_path)
     lines, crafted = dump.read_text().splitlines(), []
     evil = base64.b64encode(b"#!/bin/sh\necho PWNED\n").decode()
     for line in lines:

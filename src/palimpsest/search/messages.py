@@ -23,10 +23,11 @@ from ..embed import Embedding
 from ..errors import Closed, InvalidInput, PalimpsestError
 from ..ingest.indexer import split_context
 from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
+from ..segment import fold
 from ..store import Filters, Store
 from .conversation import answers, conversation_rerank, session_boost
 from .diversity import diversify
-from .floor import apply_floor, floor_for, fold, introduces, query_names
+from .floor import apply_floor, floor_for, introduces, query_names
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
