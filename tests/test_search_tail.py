@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from palimpsest import Memory, Settings
+from palimpsest.ingest.indexer import standing_out
 
 LOG = "\n".join(f"tests/test_module_{i}.py::test_case PASSED" for i in range(6000))
 LOG += "\nFAILED tests/test_zebra_unicorn.py::test_frobnicate - AssertionError: 3 != 4\n"
@@ -21,5 +22,29 @@ def test_a_long_tool_outputs_last_lines_are_found(home: Path, store_url: str) ->
         assert hits[0].message.truncated and len(hits[0].message.tool_result or "") < len(LOG)
         assert memory.get_full(hits[0].message.id)["tool_result"] == LOG  # the whole output is kept
         assert memory.search("test_module_17", limit=5).hits  # the head, on both backends (migration 0015)
-        assert not memory.search("test_module_2000", limit=5).hits  # the middle is past what is indexed
+        assert not memory.search("test_module_2000", limit=5).hits  # one of 6,000 look-alike lines: not indexed
         assert MIDDLE in LOG
+
+
+WORKER_LOG = "\n".join(f"2026-11-09 12:{i % 60:02d}:00 INFO worker-{i % 7} processed batch {i} in {i * 37 % 990}ms"
+                       for i in range(3000))
+WORKER_LOG += "\n2026-11-09 13:00:00 ERROR worker-3 lost its upstream pg-replica-7 errno=EQX4471\n"
+WORKER_LOG += "\n".join(f"2026-11-09 13:{i % 60:02d}:00 INFO worker-{i % 7} processed batch {i} in {i * 41 % 990}ms"
+                        for i in range(3000))
+WORKER_LOG += "\nsummary: 6000 batches, deployed by Zanzibar-Quokka"  # a rare word in the middle...
+WORKER_LOG += "\n" + "\n".join(f"2026-11-09 14:{i % 60:02d}:00 INFO worker-{i % 7} idle" for i in range(2000))
+
+
+def test_what_stands_out_in_a_long_outputs_middle_is_found(home: Path, store_url: str) -> None:
+    """A pasted 500 KB log whose one error line sits in its middle, past the index's cap
+    and before its kept tail: the error line and a rare word are found by keyword."""
+    assert 16000 < WORKER_LOG.index("EQX4471") < len(WORKER_LOG) - 4000
+    assert 16000 < WORKER_LOG.index("Zanzibar") < len(WORKER_LOG) - 4000
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("ops", "user", "Here is the full worker log:\n" + WORKER_LOG)
+        memory.append("ops", "user", "The replica errors stopped after the restart.")
+        for query in ("EQX4471", "errno EQX4471", "pg-replica-7", "Zanzibar-Quokka"):
+            hits = memory.search(query, limit=5).hits
+            assert hits and hits[0].message.content.startswith("Here is the full worker log"), query
+    kept = standing_out(WORKER_LOG, 4000)  # the look-alike lines are not repeated into the index
+    assert "EQX4471" in kept and "Zanzibar-Quokka" in kept and "processed" not in kept and len(kept) < 200

@@ -20,7 +20,9 @@ back the sessions after it in `index_all`.
 from __future__ import annotations
 
 import logging
+import re
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import date
 from functools import lru_cache
@@ -77,6 +79,58 @@ def importance_of(event: Event) -> float:
 
 CONTEXT_PREVIOUS_CHARS = 500
 TAIL = 4  # a field past the cap keeps its last cap / TAIL characters for keywords (4,000 of 16,000)
+# ... and as many characters of what stands out in its middle: lines that say something failed, then its words of
+# a rare shape (an error code, a host, a name said once among thousands of look-alike lines)
+_TROUBLE_RE = re.compile(r"\b(?:error|errno|fail(?:ed|ure|s)?|fatal|panic|exception|traceback|denied|refused|timed? ?out|"
+                         r"warn(?:ing)?|critical|abort(?:ed)?)\b", re.IGNORECASE)
+_WORD_EDGES = "\"'`()[]{}<>,;:.!?*"
+_RARE_SHAPE = 3  # a word whose shape (digits as one) the middle says at most this often stands out
+
+
+def standing_out(text: str, budget: int) -> str:
+    """What stands out in `text` (a long field's middle, past the index's cap and before its
+    kept tail), at most `budget` characters, for the keyword index: first the lines that say
+    something went wrong (each shape of line once: a log retrying 5,000 times gives one
+    line), then the words whose shape — digits read as one — it says at most `_RARE_SHAPE`
+    times, in the order said. A 300 KB log's one `errno=EQX4471` is found; its 3,000
+    `processed batch N` lines are not repeated into the index."""
+    out: list[str] = []
+    size = 0
+    seen: set[str] = set()
+
+    def add(piece: str, shape: str) -> bool:
+        nonlocal size
+        if shape in seen:
+            return True
+        if size + len(piece) + 1 > budget:
+            return False
+        seen.add(shape)
+        out.append(piece)
+        size += len(piece) + 1
+        return True
+
+    at = 0
+    while (match := _TROUBLE_RE.search(text, at)) is not None:
+        start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
+        line = text[start:end if end >= 0 else len(text)].strip()[:500]
+        if not add(line, _shape(line)) or end < 0:
+            break
+        seen.update(word.strip(_WORD_EDGES) for word in _shape(line).split())  # its words are in
+        at = end
+    pairs = [(word.strip(_WORD_EDGES), shape.strip(_WORD_EDGES)) for word, shape in zip(text.split(), _shape(text).split())]
+    pairs = [(word, shape) for word, shape in pairs if 3 <= len(word) <= 64 and not word.isdigit()]
+    shapes = Counter(shape for _, shape in pairs)
+    for word, shape in pairs:
+        if shapes[shape] <= _RARE_SHAPE and any(c.isalpha() for c in word) and not add(word, shape):
+            break
+    return " ".join(out)
+
+
+_DIGITS = str.maketrans("0123456789", "0000000000")
+
+
+def _shape(text: str) -> str:
+    return text.lower().translate(_DIGITS)
 
 
 def merge_patch(target: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -161,9 +215,9 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
     capped_content = cap_utf16(content, cap)
     capped_result = cap_utf16(result, cap) if result is not None else None
     truncated = capped_content is not content or capped_result is not result
-    # the end of a long field is where a log says what failed: its last words stay searchable
-    tail = " ".join(full[max(len(capped), len(full) - cap // TAIL):] for full, capped in
-                    ((content, capped_content), (result, capped_result)) if full is not None and capped is not None and capped is not full)
+    # past the cap, what stands out in the middle and the last lines stay searchable by keywords
+    tail = " ".join(_past_cap(full, capped, cap) for full, capped in ((content, capped_content), (result, capped_result))
+                    if full is not None and capped is not None and capped is not full)
     return Message(
         id=event.id, session=event.session, role=event.role, content=capped_content, created_at=event.created_at,
         type=event.type, tool_name=event.tool_name, tool_args=event.tool_args, tool_result=capped_result,
@@ -173,6 +227,13 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
         journal_path=journal_path, journal_line=event.line, journal_offset=event.offset,
         context=_index_text(search_context(event, previous, capped_content, tail)) or "",
     )
+
+
+def _past_cap(full: str, capped: str, cap: int) -> str:
+    """What stays searchable of a field past the index's cap: what stands out in its middle,
+    and its last cap / TAIL characters (the end of a log is where it says what failed)."""
+    tail_from = max(len(capped), len(full) - cap // TAIL)
+    return " ".join(part for part in (standing_out(full[len(capped):tail_from], cap // TAIL), full[tail_from:]) if part)
 
 
 class Outage:
