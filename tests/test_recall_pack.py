@@ -242,6 +242,24 @@ def test_a_question_about_what_held_before_is_shown_the_retired_statement_marked
     assert said not in [i.id for i in current.items] and "20 mg" not in current.block  # any other question: left out
 
 
+@pytest.mark.parametrize("question", ["List all my weigh-ins.", "How many times has my weight changed?",
+                                      "How much weight have I lost in total?", "What did I weigh when I first started?"])
+def test_a_question_about_the_whole_series_is_shown_the_retired_values_marked(mem: Memory, question: str) -> None:
+    """A question about every value a thing had (a list, a count of changes, the total since the start) needs the values
+    later ones replaced: shown, marked; "What do I weigh?" still sees the current one only."""
+    said = {}
+    for day, kg in (("01", 82), ("15", 80), ("29", 78)):
+        said[kg] = mem.append("s" + day, "user", f"Weigh-in today: I'm at {kg} kg.", created_at=f"2024-03-{day}T08:00:00Z")["id"]
+    first = mem.facts.write("I weigh 82 kg.", source=f"event:{said[82]}", valid_from="2024-03-01T08:00:00Z")
+    second = mem.facts.supersede(first.id, "I weigh 80 kg.", source=f"event:{said[80]}", valid_from="2024-03-15T08:00:00Z")
+    mem.facts.supersede(second.id, "I weigh 78 kg.", source=f"event:{said[78]}", valid_from="2024-03-29T08:00:00Z")
+    mem.worker().drain()
+    notes = {i.id: i.note for i in mem.recall(None, question, 2000).items}
+    assert "no longer holds" in notes.get(said[82], "") and "no longer holds" in notes.get(said[80], ""), notes
+    now = mem.recall(None, "What do I weigh?", 2000)
+    assert said[82] not in [i.id for i in now.items] and "78 kg" in now.block
+
+
 def test_a_time_of_day_said_without_its_half_of_the_day_is_the_same_time() -> None:
     """Found by a coaching-bot evaluator: "the 10:45 bedtime" marked "I moved my bedtime to 10:45pm." an earlier value."""
     from palimpsest.recall.block import RecallItem

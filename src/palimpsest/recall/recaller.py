@@ -60,10 +60,14 @@ def hits_for(budget: int) -> int:
 TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
 # a question about what held before a change
 # (not "How old is Emma?", "before the meeting", "the history exam": a past value asked for, found in review)
-ASKS_BEFORE = re.compile(r"\b(?:previous(?:ly)?\b|used? to\b|originally\b|before (?:i|we|you|he|she|they) (?:\w+ed|bought|got|sold|"
+ASKS_BEFORE = re.compile(r"\b(?:previous(?:ly)?\b|used? to\b|before (?:i|we|you|he|she|they) (?:\w+ed|bought|got|sold|"
                          r"left|went|had|made|took)\b|at first\b|former(?:ly)?\b|my old\b|changed? from\b|what changed\b|"
                          r"how (?:has|have|did) .{1,40}\bchange|(?:what|which|where|who|how much|how many|how long)\s+(?:was|were|did|had)\b"
-                         r".{0,60}\bbefore\b|\bbefore\b.{0,40}\b(?:chang|mov|switch|replac|rais|lower|increas|decreas|updat|cut|bump)\w*)",
+                         r".{0,60}\bbefore\b|\bbefore\b.{0,40}\b(?:chang|mov|switch|replac|rais|lower|increas|decreas|updat|cut|bump)\w*|"
+                         # ... or about the whole series: every value it had, how often it changed, how it went since the start
+                         r"how many (?:times|different)\b|\b(?:list|name) (?:all|every|each)\b|\ball (?:the|my|our) .{1,30}\b(?:i|we) (?:had|have had)\b|"
+                         r"\bevery .{1,30}\b(?:has|have) had\b|\bover time\b|\bso far\b.{0,30}\b(?:chang|progress)|\b(?:at|since) the (?:start|beginning)\b|"
+                         r"\bwhen (?:i|we) (?:first )?(?:started|began|joined)\b|\bin total\b|\b(?:original|initial)(?:ly)?\b)",
                          re.IGNORECASE)
 PASTE_CHARS, PASTE_RATIO = 300, 4  # a message longer than both (and than its facts this many times) is shown beside them
 
