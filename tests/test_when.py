@@ -5,10 +5,11 @@ unchanged)."""
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from pathlib import Path
 
 import pytest
 
-from palimpsest import Memory
+from palimpsest import Memory, Settings
 from palimpsest.ingest.indexer import spoken_dates
 from palimpsest.search import embedding_text
 from palimpsest.search.timeframe import ASKS_WHEN, Window, dated_boost, query_window, when_boost
@@ -310,3 +311,76 @@ def test_a_year_said_once_covers_only_the_dates_joined_to_it() -> None:
 ])
 def test_a_weekday_takes_the_tense_of_its_own_verb(text: str, days: list[str]) -> None:
     assert [s.first.isoformat() for s in resolve(text, MONDAY)] == days
+
+
+@pytest.mark.parametrize(("text", "said", "days"), [
+    # found by a travel-bot evaluator: a planned, booked or moved-to day was read as gone by
+    ("Back from Regensburg. We planned Dad's 70th: party on May 23 at the brewery.", "2026-04-07", ["2026-05-23"]),
+    ("I moved the Lisbon flight to Wednesday the 18th.", "2026-03-02", ["2026-03-18"]),
+    ("Booked the hotel: 5 nights from the 16th.", "2026-02-20", ["2026-03-16"]),
+    ("We moved to Porto on May 3.", "2026-06-10", ["2026-05-03"]),  # moved house: no plan, the day gone by
+    ("Birthday yesterday was great. On the 23rd we will fly to Rome.", "2026-04-24", ["2026-04-23", "2026-05-23"]),
+    # ... and a weekday told with a past verb after it, or a subject's past verb before it, had both days
+    ("I twisted my knee on Sunday.", "2026-01-20", ["2026-01-18"]),
+    ("Sintra on Friday was the highlight.", "2026-03-22", ["2026-03-20"]),
+    ("On Saturday I took the kids to the museum.", "2026-04-27", ["2026-04-25"]),
+    ("On Saturday we will take the kids to the museum.", "2026-04-27", ["2026-05-02"]),
+    ("I was thinking we go on Saturday", "2026-04-27", ["2026-04-25", "2026-05-02"]),
+])
+def test_a_day_planned_for_is_to_come_and_a_day_told_in_the_past_is_gone(text: str, said: str, days: list[str]) -> None:
+    assert [s.first.isoformat() for s in resolve(text, date.fromisoformat(said))] == days
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("What did I do on Valentine's Day?", ("2026-02-14", "2026-02-14")),
+    ("We spent Christmas at my parents'.", ("2025-12-25", "2025-12-25")),
+    ("New Year's Eve party at Ana's!", ("2025-12-31", "2025-12-31")),  # no tense: the nearest
+    ("What did we do at Easter?", ("2026-04-05", "2026-04-05")),  # Easter Sunday 2026
+    ("Thanksgiving 2025 was at Tom's", ("2025-11-27", "2025-11-27")),
+    ("the trips between January and April", ("2026-01-01", "2026-04-30")),
+    ("from November to February 2026", ("2025-11-01", "2026-02-28")),
+    ("What was I doing mid-March?", ("2026-03-01", "2026-03-31")),
+])
+def test_holidays_month_ranges_and_mid_month(text: str, span: tuple[str, str]) -> None:
+    got = resolve(text, date(2026, 5, 1))
+    assert got and (got[0].first.isoformat(), got[0].last.isoformat()) == span
+
+
+@pytest.mark.parametrize(("query", "window"), [
+    ("As of April, what was my gym schedule?", ("1000-01-01", "2026-04-30")),
+    ("What have I done since March?", ("2026-03-01", "2999-12-31")),
+    ("Which trips did I take between January and April?", ("2026-01-01", "2026-04-30")),
+    ("Where was I from March 18 to March 21?", ("2026-03-18", "2026-03-21")),
+    ("Until March, where did I work?", ("1000-01-01", "2026-03-31")),
+    ("the call from Tom on March 18", ("2026-03-18", "2026-03-18")),  # "from" a person: no range
+])
+def test_a_query_bounded_by_a_month_or_a_range(query: str, window: tuple[str, str]) -> None:
+    got = query_window(query, date(2026, 5, 1))
+    assert got is not None and (got.first.isoformat(), got.last.isoformat()) == window
+
+
+def test_a_stretch_far_wider_than_the_window_is_less_near() -> None:
+    """Found by a travel-bot evaluator: "Help me keep track of trips this year" met "this weekend" as fully as the
+    weekend's own plans, and ranked first for "What are my plans for this weekend?"."""
+    weekend = Window(date(2026, 5, 2), date(2026, 5, 3))
+    assert weekend.nearness(date(2026, 5, 2), date(2026, 5, 2)) == 1.0
+    assert weekend.nearness(date(2026, 1, 1), date(2026, 12, 31)) < 0.1
+    assert Window(date(2026, 1, 1), date(2026, 12, 31)).nearness(date(2026, 5, 2), date(2026, 5, 2)) == 1.0
+
+
+def test_a_message_of_the_asked_time_passes_the_floor(home: Path, store_url: str) -> None:
+    """Found by a travel-bot evaluator: the weekend's hike, the one message of "this weekend", shared no word with the
+    question and was under the floor's similarity; the floor emptied it away."""
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="local"))
+    memory.ingest_session("s1", [
+        {"role": "user", "content": "Happy new year! Help me keep track of errands and trips this year.",
+         "created_at": "2026-01-05T09:00:00Z"},
+        {"role": "user", "content": "Haircut yesterday, much better. On Saturday Jonas and I are hiking Herzogstand.",
+         "created_at": "2026-04-29T20:00:00Z"},
+        {"role": "user", "content": "The dentist said my gums look fine.", "created_at": "2026-02-03T09:00:00Z"},
+    ])
+    memory.worker().drain()
+    hits = memory.search("What are my plans for this weekend?", now="2026-05-01T09:00:00Z").hits
+    memory.close()
+    assert any("Herzogstand" in h.message.content for h in hits)
+    assert not any("dentist" in h.message.content for h in hits)

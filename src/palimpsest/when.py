@@ -58,11 +58,17 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
     # first: "the 2nd week of November" is a week, not the 2nd
     ("part_month", r"\b(?:the\s+)?(?:(?P<nth>first|second|third|fourth|last|1st|2nd|3rd|4th)\s+(?P<part>week|weekend)|"
                    r"(?P<edge>beginning|start|middle|end))\s+of\s+" + _MONTH.format(g="mon") + r"(?:,?\s+(?P<y>\d{4}))?\b"),
+    # "between January and April", "from March to May 2024": one span of the months between
+    ("month_range", r"\b(?:between|from)\s+" + _MONTH.format(g="mon") + r"(?:,?\s+(?P<y1>\d{4}))?\s*(?:and|to|until|till|through|thru|-|–)\s*"
+                    + _MONTH.format(g="mon2") + r"(?:,?\s+(?P<y>\d{4}))?\b(?!\s+\d)"),
     ("iso", r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
     ("day_month", r"\b(?P<d>\d{1,2})" + _ORD + r"\s+(?:of\s+)?" + _MONTH.format(g="mon") + r"(?:,?\s+(?P<y>\d{4}))?\b"),
     ("month_day", r"\b" + _MONTH.format(g="mon") + r"\s+(?P<d>\d{1,2})" + _ORD + r"(?:,?\s+(?P<y>\d{4}))?\b(?!:)"),
     ("month_year", r"\b" + _MONTH.format(g="mon") + r",?\s+(?:of\s+)?(?P<y>\d{4})\b"),
-    ("rel_month", r"\b(?P<rel>last|next|this|in|since|during|early|late|mid|mid-)\s+" + _MONTH.format(g="mon") + r"\b(?!\s+\d)"),
+    ("rel_month", r"\b(?P<rel>last|next|this|in|since|during|early|late|mid)(?:\s+|(?<=mid|rly|ate)-)" + _MONTH.format(g="mon") + r"\b(?!\s+\d)"),
+    # a month said alone after a word that bounds a time ("as of April", "by June", "until March"): the word stays out
+    ("bare_month", r"(?:(?<=\bof\s)|(?<=\bby\s)|(?<=\bbefore\s)|(?<=\bafter\s)|(?<=\buntil\s)|(?<=\btill\s)|(?<=\bthrough\s))"
+                   + _MONTH.format(g="mon") + r"\b(?!\s+\d)"),
     ("year", r"\b(?P<pre>in|since|of|during|from|by|year|back in)\s+(?P<y>\d{4})\b"),
     ("ago", r"\b" + _NUM + r"\s+" + _UNIT + r"\s+(?P<dir>ago|before now|from now)\b"),
     ("in_n", r"\bin\s+" + _NUM + r"\s+" + _UNIT + r"\b"),
@@ -71,6 +77,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
     ("rel_unit", r"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year|spring|summer|fall|autumn|winter)\b"),
     ("rel_day", r"\b(?P<rel>last|next|this|on|coming)\s+" + _DAY_NAME + r"\b"),
     ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary|week|weekend))"),
+    ("holiday", r"\b(?P<h>christmas eve|christmas day|christmas|xmas|boxing day|new year[’']?s eve|new year[’']?s day|new year[’']?s|"
+                r"valentine[’']?s day|valentines day|valentine[’']?s|halloween|easter sunday|easter monday|easter|thanksgiving|"
+                r"st\.? patrick[’']?s day|independence day)(?:,?\s+(?P<y>\d{4}))?\b"),
     ("deictic", (r"\b(?P<w>the day before yesterday|the day after tomorrow|yesterday|last night|today|tonight|this morning|"
                  r"this afternoon|this evening|tomorrow)\b")),
 ]]
@@ -79,9 +88,12 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
 # tens of microseconds, not the milliseconds of every pattern over all of it)
 CATEGORY = {**{w: "deictic" for w in ("yesterday", "today", "tonight", "tomorrow", "morning", "afternoon", "evening", "night")},
             **{w: "unit" for u in ("day", "week", "weekend", "month", "year", *SEASONS) for w in (u, u + "s")},
-            **{w: "weekday" for d in WEEKDAYS for w in (d, d + "s")}, **{m: "month" for m in MONTHS}}
+            **{w: "weekday" for d in WEEKDAYS for w in (d, d + "s")}, **{m: "month" for m in MONTHS},
+            **{w: "holiday" for w in ("christmas", "xmas", "boxing", "valentine", "valentines", "halloween", "easter",
+                                      "thanksgiving", "patrick", "independence")}}
 # the words a pattern cannot match without; a window runs only the patterns it has words for
 NEEDS = {"part_month": "month", "iso": "year", "day_month": "month", "month_day": "month", "month_year": "month", "rel_month": "month",
+         "month_range": "month", "bare_month": "month", "holiday": ("holiday", "unit"),
          "year": "year", "ago": "unit", "in_n": "unit", "for_n": "unit", "beyond": "unit", "rel_unit": "unit", "rel_day": "weekday",
          "the_nth": "ordinal", "deictic": "deictic"}
 DIGITS = re.compile(r"\d+[a-z]*", re.IGNORECASE)
@@ -215,7 +227,7 @@ def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | Non
 
 
 def _relative_month(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]:
-    rel, month = m.group("rel").lower().rstrip("-"), MONTHS[m.group("mon").lower()]
+    rel, month = (m.groupdict().get("rel") or "").lower(), MONTHS[m.group("mon").lower()]
     if not _is_month(m.group("mon")):
         return []
     if rel == "last":
@@ -232,6 +244,67 @@ def _relative_month(m: re.Match[str], anchor: date, tense: str | None = None) ->
         year = _nearest_year(anchor, month, 15)[0]
     span = _month_span(m.group(0), year, month, certain=rel in ("last", "next", "this"))
     return [span] if span else []
+
+
+def _month_range(m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
+    """"between January and April" (all of both and the months between), in the year said, or
+    else the one the tense gives the first month."""
+    if not (_is_month(m.group("mon")) and _is_month(m.group("mon2"))):
+        return []
+    first, last = MONTHS[m.group("mon").lower()], MONTHS[m.group("mon2").lower()]
+    wraps = last < first  # "from November to February"
+    if m.group("y1"):
+        year = int(m.group("y1"))
+    elif m.group("y"):
+        year = int(m.group("y")) - wraps
+    elif anchor is not None:
+        year = _year_of(anchor, first, 1, tense) if tense else _nearest_year(anchor, first, 15)[0]
+    else:
+        return []
+    end_year = year + wraps
+    if not (MIN_YEAR <= year and end_year <= MAX_YEAR):
+        return []
+    return [Span(m.group(0), date(year, first, 1), date(end_year, last, calendar.monthrange(end_year, last)[1]), "month",
+                 certain=bool(m.group("y1") or m.group("y")))]
+
+
+FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas": (12, 25),
+                  "boxing day": (12, 26), "new year's eve": (12, 31), "new year's day": (1, 1), "new year's": (1, 1),
+                  "valentine's day": (2, 14), "valentines day": (2, 14), "valentine's": (2, 14), "halloween": (10, 31),
+                  "st patrick's day": (3, 17), "st. patrick's day": (3, 17), "independence day": (7, 4)}
+
+
+def _easter(year: int) -> date:
+    """Easter Sunday of `year` (Gregorian; the anonymous algorithm of Meeus)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (8 * b + 13) // 25
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    l = (32 + 2 * e + 2 * i - h - k) % 7  # noqa: E741 — the algorithm's own name
+    n = (a + 11 * h + 22 * l) // 451
+    month, day = divmod(h + l - 7 * n + 114, 31)
+    return date(year, month, day + 1)
+
+
+def _holiday(m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
+    """A holiday's day: Christmas, New Year's Eve, Valentine's Day, Halloween, Easter (Sunday or Monday), US
+    Thanksgiving (the fourth Thursday of November); in the year said, or else the one the tense gives, or the nearest."""
+    name = " ".join(m.group("h").lower().replace("’", "'").split())
+    movable = {"easter": lambda y: _easter(y), "easter sunday": lambda y: _easter(y),
+               "easter monday": lambda y: _easter(y) + timedelta(days=1),
+               "thanksgiving": lambda y: date(y, 11, 22 + (3 - date(y, 11, 22).weekday()) % 7)}
+    around = FIXED_HOLIDAYS.get(name, (4, 10) if name.startswith("easter") else (11, 25))
+    if m.group("y"):
+        year, certain = int(m.group("y")), True
+    elif anchor is not None:
+        year, certain = _year_of(anchor, *around, tense), False
+    else:
+        return []
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        return []
+    d = movable[name](year) if name in movable else date(year, *FIXED_HOLIDAYS[name])
+    return [Span(m.group(0), d, d, "day", certain)]
 
 
 NTH = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1}
@@ -382,6 +455,18 @@ def _nth(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]
     return [Span(m.group(0), d, d, "day", False) for _, d in sorted(spans)[:1]]
 
 
+# a past verb a day of the week is told with, besides `_BEHIND`'s ("On Saturday I took the kids to the museum")
+_PAST_VERB = (r"(?:took|made|gave|told|said|ate|drank|ran|spent|paid|lost|won|found|felt|kept|held|brought|thought|caught|"
+              r"sold|sent|built|broke|fell|drove|rode|swam|began|chose|forgot|heard|slept|spoke|stood|threw|woke|wore|"
+              r"\w*[^\We]ed)")
+_SAID_PAST = re.compile(rf"\b(?:i|we|he|she|they|you|it)\s+(?:just\s+|finally\s+|already\s+)?{_PAST_VERB}\b|\b(?:took|made|gave|"
+                        r"told|ate|spent|paid|lost|won|found|brought|caught|sold|sent|broke|fell|drove)\b", re.IGNORECASE)
+# a day something was planned, booked or moved for is still to come ("We planned Dad's 70th: party on May 23", "I moved
+# the flight to Wednesday the 18th", "Booked the hotel: 5 nights from the 16th"), though the planning is past
+_PLANNED_FOR = re.compile(r"\b(?:plann?(?:ed)?|schedul(?:ed?)?|book(?:ed)?|reserv(?:ed?)?|arrang(?:ed?)?|reschedul(?:ed?)?|postpon(?:ed?)?|"
+                          r"set)\b[^.!?;]{0,40}?\b(?:for|on|from|to|until|till)\s+(?:\w+\s+)?$|"
+                          r"\b(?:moved?|push(?:ed)?|delay(?:ed)?|bump(?:ed)?|shift(?:ed)?)\b[^.!?;]{0,40}?\b(?:to|until|till)\s+(?:\w+\s+)?$",
+                          re.IGNORECASE)
 _AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
                     r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
 _BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened|met|flew|saw|bought|quit)\b|"
@@ -394,19 +479,42 @@ def _tense(text: str) -> str | None:
     return "future" if ahead and not behind else "past" if behind and not ahead else None
 
 
-def _verb_tense(before: str) -> str | None:
+def _verb_tense(before: str, after: str = "") -> str | None:
     """The tense of the verb a day of the week is said with: the last three words before it, in its sentence ("We moved on
-    Saturday", "I'm flying out on Friday"); "The party was great. See you on Friday" and "I was thinking we go on Saturday"
-    say neither of the day, which stays either the last or the coming one."""
+    Saturday", "I'm flying out on Friday"), else the first three after it, in its clause ("Sintra on Friday was the
+    highlight", "On Saturday I took the kids"), else a subject's past verb earlier in its sentence ("I twisted my knee on
+    Sunday"); "The party was great. See you on Friday" and "I was thinking we go on Saturday" say neither of the day,
+    which stays either the last or the coming one."""
     sentence = re.split(r"[.!?;]\s", before)[-1]
-    return _tense(" ".join(sentence.split()[-3:]))
+    near = " ".join(sentence.split()[-3:])
+    tense = _tense(near) or ("past" if _SAID_PAST.search(near) else None)
+    if tense:
+        return tense
+    clause = re.split(r"[.!?;,]\s|\s[-–—]\s", after.lstrip(" ,"))[0]
+    following = " ".join(clause.split()[:3])
+    tense = _tense(following) or ("past" if _SAID_PAST.search(following) else None)
+    if tense or _AHEAD.search(sentence + " " + clause):
+        return tense
+    return "past" if _SAID_PAST.search(sentence) else None
+
+
+def _date_tense(text: str, start: int, end: int) -> str | None:
+    """The tense a date (at `start`–`end` of `text`) is told in: "future" when it is what something was planned, booked
+    or moved for, else the tense of the words of its own sentence alone ("Birthday yesterday was great. On May 23 we fly"
+    is not told in the past)."""
+    cuts = [c.end() for c in re.finditer(r"[.!?;]\s", text[:start])]
+    begin = cuts[-1] if cuts else 0
+    if _PLANNED_FOR.search(text[begin:start]):
+        return "future"
+    after = re.search(r"[.!?;](?:\s|$)", text[end:])
+    return _tense(text[begin:end + after.start() if after else len(text)])
 
 
 DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "today": 0, "tonight": 0, "this morning": 0,
            "this afternoon": 0, "this evening": 0, "tomorrow": 1, "the day after tomorrow": 2}
 
 
-TENSED = frozenset(["day_month", "month_day", "part_month", "rel_month", "the_nth"])  # read with the tense of the words around them
+TENSED = frozenset(["day_month", "month_day", "part_month", "rel_month", "bare_month", "month_range", "holiday", "the_nth"])  # read with the tense of the words around them
 
 
 def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
@@ -414,6 +522,10 @@ def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = N
         return _absolute(kind, m, anchor, tense)
     if kind == "part_month":
         return _part_of_month(m, anchor, tense)
+    if kind == "month_range":
+        return _month_range(m, anchor, tense)
+    if kind == "holiday":
+        return _holiday(m, anchor, tense)
     if kind == "year":
         year = int(m.group("y"))
         return [Span(m.group(0), date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
@@ -431,7 +543,7 @@ def _one(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = N
         return _offset(n, m.group("unit").lower(), anchor, sign, m.group(0), certain)
     if kind in ("rel_unit", "beyond"):
         return _relative_unit(m, anchor)
-    return {"rel_month": _relative_month, "rel_day": _weekday, "the_nth": _nth}[kind](m, anchor, tense)
+    return {"rel_month": _relative_month, "bare_month": _relative_month, "rel_day": _weekday, "the_nth": _nth}[kind](m, anchor, tense)
 
 
 def _windows(text: str) -> list[tuple[int, int, set[str]]]:
@@ -468,12 +580,14 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
         taken: list[tuple[int, int]] = []
         here: list[tuple[int, Span]] = []
         for kind, pattern in PATTERNS:
-            if NEEDS[kind] not in held:
+            needs = NEEDS[kind]
+            if (needs not in held) if isinstance(needs, str) else held.isdisjoint(needs):
                 continue
             for m in pattern.finditer(window):
                 if any(m.start() < end and start < m.end() for start, end in taken):
                     continue  # a longer reading of the same words came first
-                tense = _tense(window) if kind in TENSED else _verb_tense(window[:m.start()]) if kind == "rel_day" else None
+                tense = (_date_tense(window, m.start(), m.end()) if kind in TENSED else
+                         _verb_tense(window[:m.start()], window[m.end():]) if kind == "rel_day" else None)
                 spans = _one(kind, m, day, tense)
                 if spans:
                     taken.append((m.start(), m.end()))

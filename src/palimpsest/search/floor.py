@@ -209,10 +209,12 @@ def introduces(text: str, name: str) -> bool:
 
 
 def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor,
-                known: Callable[[str], bool]) -> tuple[list[Hit], list[str]]:
+                known: Callable[[str], bool], dated: bool = False) -> tuple[list[Hit], list[str]]:
     """The hits with evidence enough, and a note when the floor emptied the result.
     `cosines`: raw cosine by message id over every candidate; `known(name)`: whether some
-    message in scope holds the word."""
+    message in scope holds the word; `dated`: the query names a time of a month or less, and a
+    message of that time (`parts["when"]` 1: said then, or naming it) is evidence of its own
+    ("What are my plans for this weekend?" and "On Saturday Jonas and I are hiking")."""
     if not floor.active or not cosines or not hits:
         return hits, []
     best = max(cosines.values())
@@ -233,7 +235,8 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
             said = ("no message close to this query speaks of" if needed > floor.unknown else "nothing stored mentions")
             return [], [(f"{said} {', '.join(missing)}, and no message is close in meaning "
                          f"(best similarity {best:.2f} < {needed:.2f}): no hits")]
-    kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or cosines.get(h.message.id, -1.0) >= floor.similarity]
+    kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or cosines.get(h.message.id, -1.0) >= floor.similarity
+            or dated and h.parts.get("when", 0.0) >= 1.0]
     if kept or not hits:
         return kept, []
     return [], [("nothing stored matches this query: no keyword match, and no message is close in meaning "

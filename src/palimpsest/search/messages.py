@@ -32,7 +32,7 @@ from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
 from .seeded import seeded_round
-from .timeframe import EARLIEST, LATER, LATEST, Window, asked_time, dated_boost, period_hits, when_boost
+from .timeframe import DATED_DAYS, EARLIEST, LATER, LATEST, Window, asked_time, dated_boost, period_hits, when_boost
 
 RECIPES = ("hybrid", "rrf")
 
@@ -208,7 +208,8 @@ class MessageSearch:
                 ranking.cosines.update(source.cosines(newcomers, qvec))
         hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
-        hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0)
+        hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0,
+                                        dated=window is not None and window.days <= DATED_DAYS)
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
         unknown = query_names(query) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,

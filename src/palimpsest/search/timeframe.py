@@ -33,6 +33,9 @@ from .query import STOP_WORDS, query_terms
 BEFORE = re.compile(r"\b(?:before|until|till|prior to|as of|by|up to)\s+$", re.IGNORECASE)
 AFTER = re.compile(r"\b(?:after|since|following)\s+$", re.IGNORECASE)
 BETWEEN = re.compile(r"\bbetween\s+$", re.IGNORECASE)
+FROM = re.compile(r"\bfrom\s+$", re.IGNORECASE)
+TO = re.compile(r"\s*(?:to|until|till|through|thru|and|-|–)\s*", re.IGNORECASE)  # "from March 18 to March 21"
+LEADS = re.compile(r"^(?:since|before|after|until|till|by|between|from)\s+", re.IGNORECASE)  # a bound read with its time
 # a question asking for a time: "When did …", "What year …", "In which month …", "How long ago …",
 # "How many weeks ago …", "Since when …"
 ASKS_WHEN = re.compile(r"^\W*(?:(?:since\s+|until\s+)?when\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|date|week|weekend|time)\b"
@@ -47,6 +50,7 @@ GENERIC = frozenset([
     "anything", "something", "everything", "remember", "recall", "us", "new", "up",
 ])
 WORKED_ON = re.compile(r"\bwork(?:s|ed|ing)?\s+on\b", re.IGNORECASE)
+DATED_DAYS = 31  # a window of a month or less: its messages are evidence enough for the floor (`floor.apply_floor`)
 LATER = 7  # days after a window in which a message may still speak of it ("yesterday", said the day after)
 
 
@@ -56,14 +60,21 @@ class Window:
     last: date
 
     @property
+    def days(self) -> int:
+        return (min(self.last, LATEST) - max(self.first, EARLIEST)).days + 1
+
+    @property
     def scale(self) -> float:
         span = (min(self.last, date(2999, 1, 1)) - max(self.first, date(1001, 1, 1))).days + 1
         return max(3.0, min(span, 120) / 4)
 
     def nearness(self, first: date, last: date) -> float:
-        """1 when [first, last] meets the window, decaying with the gap in days."""
+        """1 when [first, last] meets the window, decaying with the gap in days; a stretch far
+        wider than the window says less of it, by the square root of how much wider ("this
+        year" meets "this weekend", as 1 of its 180 weekend days)."""
         gap = max((self.first - last).days, (first - self.last).days, 0)
-        return math.exp(-gap / self.scale)
+        wide = ((last - first).days + 1) / self.days
+        return math.exp(-gap / self.scale) / math.sqrt(max(wide, 1.0))
 
 
 def asked_time(query: str, now: datetime | date | None) -> tuple[Window | None, bool]:
@@ -112,8 +123,10 @@ def _window(query: str, spans: list[Span]) -> Window | None:
         return None
     first = spans[0]
     at = query.find(first.text)
-    before = query[:at] if at >= 0 else ""
-    if BETWEEN.search(before) and len(spans) > 1:
+    lead = LEADS.match(first.text)  # "since March" read as one expression: bounded by its own first word
+    before = (query[:at] if at >= 0 else "") + (lead.group(0) if lead else "")
+    if (BETWEEN.search(before) or FROM.search(before) and TO.fullmatch(query[at + len(first.text):query.find(spans[1].text, at + len(first.text))])
+            if len(spans) > 1 else False):
         return Window(first.first, max(spans[1].last, first.last))
     if BEFORE.search(before):
         return Window(EARLIEST, first.last)
