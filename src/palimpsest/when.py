@@ -77,9 +77,9 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p, re.IGNORECAS
     ("rel_unit", r"\b(?P<rel>last|next|this|past|coming)\s+(?P<unit>week|weekend|month|year|spring|summer|fall|autumn|winter)\b"),
     ("rel_day", r"\b(?P<rel>last|next|this|on|coming)\s+" + _DAY_NAME + r"\b"),
     ("the_nth", r"\b(?:on\s+)?the\s+(?P<d>\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:century|floor|time|place|grade|birthday|anniversary|week|weekend))"),
-    ("holiday", r"\b(?P<h>christmas eve|christmas day|christmas|xmas|boxing day|new year[’']?s eve|new year[’']?s day|new year[’']?s|"
-                r"valentine[’']?s day|valentines day|valentine[’']?s|halloween|easter sunday|easter monday|easter|thanksgiving|"
-                r"st\.? patrick[’']?s day|independence day)(?:,?\s+(?P<y>\d{4}))?\b"),
+    ("holiday", (r"\b(?P<h>christmas eve|christmas day|christmas|xmas|boxing day|new year[’']?s eve|new year[’']?s day|new year[’']?s|"
+                 r"valentine[’']?s day|valentines day|valentine[’']?s|halloween|easter sunday|easter monday|easter|thanksgiving|"
+                 r"st\.? patrick[’']?s day|independence day)(?:,?\s+(?P<y>\d{4}))?\b")),
     ("deictic", (r"\b(?P<w>the day before yesterday|the day after tomorrow|yesterday|last night|today|tonight|this morning|"
                  r"this afternoon|this evening|tomorrow)\b")),
 ]]
@@ -281,9 +281,9 @@ def _easter(year: int) -> date:
     g = (8 * b + 13) // 25
     h = (19 * a + b - d - g + 15) % 30
     i, k = divmod(c, 4)
-    l = (32 + 2 * e + 2 * i - h - k) % 7  # noqa: E741 — the algorithm's own name
-    n = (a + 11 * h + 22 * l) // 451
-    month, day = divmod(h + l - 7 * n + 114, 31)
+    w = (32 + 2 * e + 2 * i - h - k) % 7
+    n = (a + 11 * h + 22 * w) // 451
+    month, day = divmod(h + w - 7 * n + 114, 31)
     return date(year, month, day + 1)
 
 
