@@ -88,3 +88,20 @@ def test_a_fact_tools_source_naming_no_stored_message_is_refused(memory: Memory)
         tools.call(memory, "memory_fact_confirm", {"id": fact.fact.id if hasattr(fact, "fact") else fact["fact"]["id"],
                                                    "source": "evt_00000000000000000000000"}, enable_write=True)
     tools.call(memory, "memory_remember", {"text": "Lunch is at noon.", "source": "person:ana"}, enable_write=True)  # not a message
+
+
+@pytest.mark.parametrize("text", ["The staging DB password is hunter2-Secret!",
+                                  "My GitHub token is ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+                                  "The OpenAI key is sk-proj-AbCdEfGhIjKlMnOpQrStUv"])
+def test_a_tool_makes_no_fact_of_a_credential(memory: Memory, text: str) -> None:
+    """Found by an MCP user: `memory_remember` of a password or key was a fact, first in another session's block (the
+    README says a credential is never made a fact recalled into other sessions)."""
+    call = lambda name, args: tools.call(memory, name, args, enable_write=True)
+    with pytest.raises(InvalidInput, match="credential"):
+        call("memory_remember", {"text": text})
+    kept = call("memory_remember", {"text": "The staging DB host is db-staging-2."})
+    for name in ("memory_fact_supersede", "memory_fact_revise"):
+        with pytest.raises(InvalidInput, match="credential"):
+            call(name, {"id": kept["fact"]["id"], "text": text})
+    assert not [f for f in memory.facts.query(status="all") if "hunter2" in f.text or "ghp_" in f.text or "sk-proj" in f.text]
+    assert "hunter2" not in memory.recall(None, "what is the staging DB password?").block

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidInput
+from ..facts.local import SECRET
 from ..facts.model import STATUSES, parse_source
 from ..memory import Memory
 from .registry import FILTERS, INTEGER, LIMIT, STRING, described, schema, tool
@@ -65,7 +67,18 @@ def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
       }, required=["text"]), write=True, idempotent=False)
 def memory_remember(memory: Memory, args: dict[str, Any]) -> Any:
     _source(memory, args.get("source"))
+    _no_credential(args.get("text"))
     return memory.facts.curator.write(args)
+
+
+def _no_credential(text: Any) -> None:
+    """A model's statement of a credential is no fact: facts are recalled into every session (found by an MCP user:
+    memory_remember made "The staging DB password is …" a fact in another session's block). The user's own `facts
+    write` stays free to keep one (a wifi password asked back)."""
+    if isinstance(text, str) and SECRET.search(text):
+        raise InvalidInput("this looks like a credential (a key of a known shape, or a password or token with its value): "
+                           "a fact is recalled into every session, so a tool does not make one; the message that said it "
+                           "keeps it in its session")
 
 
 def _source(memory: Memory, value: Any) -> Any:
@@ -87,6 +100,7 @@ def memory_fact_confirm(memory: Memory, args: dict[str, Any]) -> Any:
 @tool("memory_fact_revise", "The same statement said better: new text, attestations kept.",
       schema({"id": FACT_ID, "text": described(TEXT, "the better wording"), "source": SOURCE}, required=["id", "text"]), write=True)
 def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
+    _no_credential(args["text"])
     return memory.facts.revise(args["id"], args["text"], source=_source(memory, args.get("source")))
 
 
@@ -95,6 +109,7 @@ def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
               "valid_from": described(TIME, "when the new one starts to hold (default now)"), "source": SOURCE},
              required=["id", "text"]), write=True, idempotent=False)
 def memory_fact_supersede(memory: Memory, args: dict[str, Any]) -> Any:
+    _no_credential(args["text"])
     return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=_source(memory, args.get("source")))
 
 
