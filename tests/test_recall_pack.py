@@ -157,6 +157,23 @@ def test_a_number_next_to_a_path_is_no_earlier_value_of_a_count(mem: Memory) -> 
     assert notes[old.id].startswith("earlier; newer:")  # a count in prose still is
 
 
+def test_two_things_values_of_one_kind_are_no_earlier_and_newer(mem: Memory) -> None:
+    """Found by an agent-loop builder: "The Redis cache runs on port 6380." was put first as the newer value of "The Atlas
+    API listens on port 8443.", which was marked earlier, for "which port does the Atlas API listen on?"."""
+    api = mem.facts.write("The Atlas API listens on port 8443.", valid_from="2026-02-03T14:05:00Z")
+    mem.facts.write("The Redis cache runs on port 6380.", valid_from="2026-03-01T10:00:00Z")
+    redis = mem.facts.write("The Redis version is 7.2.", valid_from="2026-02-03T10:00:00Z")
+    mem.facts.write("The Postgres version is 16.", valid_from="2026-03-04T10:00:00Z")
+    r = mem.recall(None, "which port does the Atlas API listen on?")
+    facts = [i for i in r.items if i.kind == "fact"]
+    assert facts[0].id == api.id and not facts[0].note
+    notes = {i.id: i.note for i in mem.recall(None, "what Redis version do we run?").items}
+    assert notes[redis.id] == ""
+    old = mem.facts.write("The Atlas API listens on port 8080.", valid_from="2026-01-03T14:05:00Z")
+    notes = {i.id: i.note for i in mem.recall(None, "which port does the Atlas API listen on?").items}
+    assert notes[old.id].startswith("earlier; newer:") and notes[api.id] == ""  # the same thing's value still is
+
+
 def test_versions_issue_numbers_and_flags_are_no_values_of_a_quantity(mem: Memory) -> None:
     """Found by a Codex user: "We decided to pin numpy<2 …" was marked an earlier value of a later
     "Why does the CI matrix still include numpy 2.1?", of "issue #482" and of "tail -50": the

@@ -100,6 +100,7 @@ class _Said:
     under_way: bool = False  # says a thing is under way
     done: bool = False  # says a thing is done
     bare: frozenset[str] = frozenset()  # times of day said without their half of the day ("the 10:45 bedtime")
+    names: frozenset[str] = frozenset()  # what it names (`_names`): whose quantity it is
 
 
 @cache
@@ -155,7 +156,17 @@ def said(item: RecallItem) -> _Said:
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
     done = bool(_DONE.search(item.text))
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
-                 frozenset(_BARE_CLOCK.findall(text)))
+                 frozenset(_BARE_CLOCK.findall(text)), _names(text))
+
+
+# a name: a capitalised word inside a sentence ("The Atlas API", "on Redis"), or an acronym anywhere ("API", "DB")
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w+#-]*[a-z0-9]\b|\b[A-Z][A-Z0-9]+\b")
+_NOT_NAMES = _NOT_UNITS | {"i", "i'm", "i've", "i'll", "i'd", "today", "tonight", "tomorrow", "yesterday"}
+
+
+def _names(text: str) -> frozenset[str]:
+    """The names a text says (`_NAME`), folded to lower case, leaving out months, weekdays and words of time."""
+    return frozenset(n for n in (m.group().lower() for m in _NAME.finditer(text)) if n not in _NOT_NAMES)
 
 
 def _day(item: RecallItem) -> str:
@@ -169,6 +180,8 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
         return False
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
         return True
+    if old.names and new.names and not old.names & new.names:
+        return False  # two things' values ("The Atlas API listens on port 8443" / "The Redis cache runs on port 6380")
     for n1, u1 in old.units.items():
         for n2, u2 in new.units.items():
             if _same(n1, old, n2, new) or any(_same(o, old, n2, new) for o in old.units) \
