@@ -373,3 +373,15 @@ def test_now_is_no_keyword(home: Path, store_url: str) -> None:
         memory.worker().drain()
         assert memory.facts.search("What diet do I follow now?")[0].fact.text == "Starting today I'm going fully vegan."
         assert memory.search("Where do I live now?").hits[0].message.id == moved
+
+
+def test_a_possessive_in_the_question_matches_the_word(home: Path, store_url: str) -> None:
+    """Found by a companion-bot evaluator: "sister's" found nothing by keyword (the index read the phrase "sister s"),
+    and "What breed is my sister's dog?" lost "My sister Ana …" to the floor."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("s1", "user", "My sister Ana lives in Lisbon with her partner Sam.")
+        memory.append("s2", "user", "The parents’ anniversary is in June.")
+        assert [h.message.content for h in memory.search("sister's", limit=5).hits] == [
+            "My sister Ana lives in Lisbon with her partner Sam."]
+        assert memory.search("my sister’s partner", limit=5).hits
+        assert memory.search("parents’", limit=5).hits

@@ -29,6 +29,8 @@ def query_terms(query: str) -> list[str]:
     words: list[str] = []
     for w in WORD_RE.findall(folded(query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
         w = w.strip("'’.-")
+        if w.endswith(("'s", "’s")):  # "my sister's dog" asks of "my sister Ana" (the index read it as "sister s")
+            w = w[:-2]
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
                 words.append(piece)
