@@ -712,6 +712,22 @@ def test_one_value_of_two_people_is_never_one_fact(home: Path, store_url: str, e
         assert current(memory) == sorted([earlier, later])
 
 
+@pytest.mark.parametrize(("earlier", "later", "action"), [
+    ("Tomás lives in Sintra.", "Jake moved to Porto.", ("related", "new")),  # two people by name: neither retires the other
+    ("Inês works at Feedzai.", "Rafa joined Klarna.", ("related", "new")),
+    ("Tomás lives in Sintra.", "Tomás moved to Porto.", ("supersede",)),  # one person's move still is
+    ("Priya leads the project.", "Marco took over as project lead.", ("supersede",)),  # the name is the value
+])
+def test_a_statement_of_one_named_person_is_no_change_of_anothers(home: Path, store_url: str, earlier: str, later: str,
+                                                                action: tuple[str, ...]) -> None:
+    """Found by a companion-bot evaluator: "Jake moved to Porto." superseded "My little brother Tomás is out in Sintra."
+    (a change said by its verb, with another name), and the brother's home left every block."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.facts.curator.write({"text": earlier, "valid_from": "2026-10-01"})
+        d = memory.facts.curator.write({"text": later, "valid_from": "2026-11-15", "kind": "event"})
+        assert d.action in action, d.reason
+
+
 @pytest.mark.parametrize(("text", "whose"), [
     ("My sister lives in Braga.", "self:sister"), ("I live in Braga.", "self"), ("My younger sister is a nurse.", "self:sister"),
     ("My wife's birthday is on 3 May.", "self:partner"), ("My other half is a teacher.", "self:partner"),

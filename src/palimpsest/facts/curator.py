@@ -441,7 +441,32 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    moved=whole is not None and whole.verb == "change",
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
                    scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
-                   others=slots.others(candidate, existing), added=bool(numbers_b) and numbers_b < numbers_a)
+                   others=slots.others(candidate, existing) or _two_named(candidate, whole, existing, before),
+                   added=bool(numbers_b) and numbers_b < numbers_a)
+
+
+_NO_SUBJECT_NAMES = frozenset("""he she they you it one someone somebody everyone everybody nobody nothing everything
+    something finally then also again suddenly apparently basically honestly luckily sadly""".split())  # noqa: SIM905
+
+
+def _subject_named(text: str, slot: Any) -> str:
+    """The name a statement opens with as its subject ("Tomás lives in Sintra.", "Jake moved to Porto."), folded; "" for
+    none, or when the name is the value said ("Marco took over as project lead.", "Priya leads the project.")."""
+    m = re.match(r"\s*([A-Z][\w'’-]*)\s+(?:is|was|has|had|'s|[a-z]+(?:s|ed))\b", fold(text))
+    if not m:
+        return ""
+    name = m.group(1).lower().removesuffix("'s").removesuffix("’s")
+    if name in STOP_WORDS or name in _NO_SUBJECT_NAMES or when.resolve(name, when.ANY_DAY) \
+            or slot is not None and name in slot.value:
+        return ""
+    return name
+
+
+def _two_named(candidate: str, whole: Any, existing: str, before: Any) -> bool:
+    """Two statements of two people or things each opens with by name, neither naming the other's ("Tomás lives in
+    Sintra." / "Jake moved to Porto.": a friend's move had retired a brother's home)."""
+    a, b = _subject_named(candidate, whole), _subject_named(existing, before)
+    return bool(a and b and a != b) and a not in fold(existing).lower() and b not in fold(candidate).lower()
 
 
 _FACT_ID = re.compile(r"fct_\w+")
