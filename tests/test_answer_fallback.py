@@ -21,6 +21,7 @@ from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings, tools
 from palimpsest.cli import main
 from palimpsest.server.run import ServerThread
+from palimpsest.toolsynth import passage
 
 SAID = "the deploy window is Friday at 16:00"
 
@@ -112,3 +113,23 @@ def test_the_answer_is_not_drawn_from_the_messages_of_a_retired_fact(home: Path,
         memory.search("my timezone", synthesize=True)
         prompt = json.dumps(fake.requests[-1]["messages"])
         assert "EET" in prompt and "My timezone is CET." not in prompt.replace("\\\\", "")
+
+
+def test_the_answer_is_shown_the_part_of_a_long_hit_that_holds_the_question(home: Path, store_url: str) -> None:
+    """Found by an agent-loop builder: each hit went to the answer as its first 1,500 characters, cut without a word; a
+    12,000-character deploy log's last line, "The nginx version is 1.25.3.", never reached the model."""
+    log = "".join(f"step {i}: rolled worker pod {i % 9} ok\n" for i in range(400)) + "The nginx version is 1.25.3."
+    asked: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Reply:
+        asked.append(body["messages"][-1]["content"])
+        return Reply.json({"answer": "1.25.3", "cited": []})
+
+    with FakeOpenAI(responder=answer) as fake, \
+            Memory(home, store_url, settings=Settings.load(env={}, **llm_settings(fake.url))) as memory:
+        memory.append("s1", "user", log)
+        result = memory.search("which nginx version is deployed?", synthesize=True).to_dict()
+    assert result["answer"]["available"] and asked
+    assert "The nginx version is 1.25.3." in asked[-1]  # one hit: shown whole
+    cut = passage(" ".join(log.split()), "which nginx version is deployed?", 1500)  # one of many: the part that answers
+    assert "The nginx version is 1.25.3." in cut and cut.startswith("[… ") and len(cut) < 1600

@@ -289,3 +289,14 @@ def test_a_key_command_that_cannot_give_a_key_is_an_llm_error(fake: FakeOpenAI, 
     assert "sk-CMDKEY" not in str(caught.value) and not fake.requests
     status, seen = llm.probe()
     assert status == "problem" and re.search(said, seen)
+
+
+def test_a_reply_fenced_as_markdown_is_read(fake: FakeOpenAI) -> None:
+    """Found by an agent-loop builder: an endpoint that ignores `response_format` wraps its JSON in ```json … ```; each
+    such reply was parked as "not JSON" and asked again, four calls a job before the local rules took over."""
+    fake.push(Reply.text('```json\n{"answer": "x", "n": 2}\n```'))
+    reply = client(fake).structured_call(MSGS, SCHEMA, task="t")
+    assert reply.data == {"answer": "x", "n": 2} and len(fake.requests) == 1
+    fake.push(Reply.text('Sure! ```json\n{"answer": "x"}\n``` hope it helps'))  # prose around it: still no JSON
+    with pytest.raises(InvalidReply):
+        client(fake).structured_call(MSGS, SCHEMA, task="t")

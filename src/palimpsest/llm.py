@@ -198,7 +198,7 @@ class LLM:
             problem = "cut off at max tokens"
         else:
             try:
-                data = json.loads(reply.text)
+                data = json.loads(_unfenced(reply.text))
             except ValueError as exc:
                 problem = f"not JSON: {exc}"
             else:
@@ -348,6 +348,16 @@ class LLM:
 
 _CREDENTIALS = re.compile(r"\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{4,}")
 _KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|tok)[-_][A-Za-z0-9_-]{6,}|\b[A-Za-z0-9_-]{32,}\b")  # what a key command's error may quote
+_FENCED = re.compile(r"\A\s*```(?:json|JSON)?[ \t]*\n(.*?)\n?```\s*\Z", re.DOTALL)
+
+
+def _unfenced(text: str) -> str:
+    """A reply's JSON without the Markdown fence some endpoints wrap it in (```json … ```), which ignore
+    `response_format`: each such reply had been parked as "not JSON" and asked again, four calls a job."""
+    m = _FENCED.match(text)
+    return m.group(1) if m else text
+
+
 _SECRET_NAME = re.compile(r"key|token|secret|pass|auth|sig|code|credential", re.IGNORECASE)
 
 

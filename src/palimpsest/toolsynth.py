@@ -167,12 +167,14 @@ class ToolSynth:
         if llm is None:
             return {"available": False, "reason": "synthesis is unavailable: no LLM is configured (PALIMPSEST_LLM_URL)"}
         lines, ids = [], []
-        for h in hits[:max_hits]:
+        shown = hits[:max_hits]
+        each = max(LINE_CHARS, ANSWER_CHARS // max(1, len(shown)))  # a few hits are shown whole, many each in part
+        for h in shown:
             d = h.to_dict() if hasattr(h, "to_dict") else dict(h)
             hid = str(d.get("id"))
             text = d.get("content") or d.get("text") or ""
             when = d.get("created_at") or d.get("valid_from") or d.get("latest_at") or ""
-            lines.append(f"[{hid} {minute(when) if when else '-'}] {' '.join(str(text).split())[:1500]}")
+            lines.append(f"[{hid} {minute(when) if when else '-'}] {passage(' '.join(str(text).split()), query, each)}")
             ids.append(hid)
         system = ("Answer the question using only the numbered memory lines. Cite the ids of the lines you used in \"cited\". "
                   "If they do not answer it, say so. Invent nothing. Answer JSON: {\"answer\": \"...\", \"cited\": [\"id\"]}.")
@@ -190,6 +192,33 @@ class ToolSynth:
         return {"available": True, "answer": answer, "cited": cited, "model": reply.model}
 
 
+ANSWER_CHARS = 24_000  # of the hits' words an answer's prompt holds (about 6,000 tokens), shared among them
+LINE_CHARS = 1_500  # each hit's share at least
+
+
+def passage(text: str, query: str, chars: int) -> str:
+    """`text` whole when it fits in `chars`, else the stretch of `chars` that holds most of the
+    query's words, its cuts said ("[… 9,000 characters before …]"): a deploy log's last line
+    "The nginx version is 1.25.3." answers "which nginx version is deployed?" (found by an
+    agent-loop builder: each hit was its first 1,500 characters, cut without a word)."""
+    if len(text) <= chars:
+        return text
+    low = text.lower()
+    spots = sorted((m.start(), w) for w in set(re.findall(r"\w{3,}", query.lower())) - _QUESTION_WORDS
+                   for m in re.finditer(re.escape(w), low))[:2000]
+    start, best = 0, 0
+    for i, (at, _) in enumerate(spots):  # the window around the spots from one on that hold most of the query's words
+        inside = [(other, w) for other, w in spots[i:] if other < at + chars - 200]
+        if len({w for _, w in inside}) > best:
+            best, start = len({w for _, w in inside}), max(0, (at + inside[-1][0]) // 2 - chars // 2)
+    start = min(start, len(text) - chars)
+    before, after = start, len(text) - start - chars
+    return "".join([f"[… {before:,} characters before …] " if before else "", text[start:start + chars],
+                    f" [… {after:,} characters after …]" if after else ""])
+
+
+_QUESTION_WORDS = frozenset("what which who whom whose when where why how the and for are was were did does this that with "
+                            "from have has had you your our their there".split())  # noqa: SIM905 (a list of words)
 _ID_LIKE = re.compile(r"\b(?:evt|msg|fct|sum|chk|wtp|wst)_[A-Za-z0-9]+\b")  # what an id in a memory line looks like
 RESULT_HEAD, RESULT_TAIL = 1200, 800  # of a long output the model is shown its start and its end
 
