@@ -245,6 +245,21 @@ def test_a_paste_is_shown_beside_the_fact_made_of_its_first_line(mem: Memory) ->
     assert short not in [i.id for i in r.items]  # a message its fact says whole is still shown once, as the fact
 
 
+def test_a_short_message_is_shown_beside_a_fact_that_tells_only_part_of_it(mem: Memory) -> None:
+    """Found by a travel-bot evaluator: the fact "Birthday yesterday was great." stood for its whole message, and "Jonas
+    gave me a Leica Summicron lens" was in no block for "What did Jonas give me for my birthday?"."""
+    said = mem.append("s1", "user", "Birthday yesterday was great. Jonas gave me a Leica Summicron lens, I nearly cried.",
+                      created_at="2026-03-12T22:00:00Z")["id"]
+    mem.facts.write("Birthday yesterday was great.", source=f"event:{said}", valid_from="2026-03-12T22:00:00Z")
+    whole = mem.append("s2", "user", "I can't eat gluten.", created_at="2026-03-13T09:00:00Z")["id"]
+    mem.facts.write("I can't eat gluten.", source=f"event:{whole}", valid_from="2026-03-13T09:00:00Z")
+    mem.worker().drain()
+    r = mem.recall(None, "What did Jonas give me for my birthday?", 2000)
+    assert said in [i.id for i in r.items] and "Leica" in r.block
+    r = mem.recall(None, "Can I eat gluten?", 2000)
+    assert whole not in [i.id for i in r.items] and "gluten" in r.block  # told whole by its fact: shown once
+
+
 def test_a_question_about_what_held_before_is_shown_the_retired_statement_marked(mem: Memory) -> None:
     """Found by a coaching-bot evaluator: after "raised to 20 mg" was replaced by "lowered to 15 mg", the 20 mg turn was
     in no block, and "What was my dose before Dr. Lindqvist changed it?" could only be answered wrong."""

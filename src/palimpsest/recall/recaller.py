@@ -272,10 +272,10 @@ class Recaller:
     def _messages(self, turn: Turn) -> list[RecallItem]:
         if turn.result is None:
             return []
-        attested: dict[str, int] = {}  # message -> characters of the facts shown from it
+        attested: dict[str, str] = {}  # message -> the facts shown from it
         for item in turn.lead:
             for source in item.sources:
-                attested[source] = attested.get(source, 0) + len(item.text)
+                attested[source] = f"{attested.get(source, '')} {item.text}"
         retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
         # a question about what held before ("What was my dose before Dr. Lindqvist changed it?") needs the retired
         # statement: shown, marked, where any other question leaves it out (the 20 mg the change replaced was in no block)
@@ -398,7 +398,22 @@ def _says_something(m: Any) -> bool:
     return bool((m.content or "").strip() or m.tool_name or m.tool_result)
 
 
-def _told_by_facts(text: str, fact_chars: int | None) -> bool:
+def _told_by_facts(text: str, facts: str | None) -> bool:
     """Whether the facts shown from a message tell what it says: not a paste or notes many times their length ("Raj pasted
-    this from the soak test:" had stood for the whole log, and the log's errors were in no block)."""
-    return fact_chars is not None and len(text) <= max(PASTE_CHARS, PASTE_RATIO * fact_chars)
+    this from the soak test:" had stood for the whole log, and the log's errors were in no block), and each of its
+    sentences shares half its words with them ("Birthday yesterday was great." had stood for "… Jonas gave me a Leica
+    Summicron lens", and "What did Jonas give me?" was answered from no block)."""
+    if facts is None or len(text) > max(PASTE_CHARS, PASTE_RATIO * len(facts.strip())):
+        return False
+    told = set(_WORDS.findall(facts.casefold()))
+    for sentence in _SENTENCE_END.split(text):
+        words = set(_WORDS.findall(sentence)) - _SMALL_WORDS
+        if words and len(words & told) * 2 < len(words):
+            return False
+    return True
+
+
+_WORDS = re.compile(r"[^\W\d_]{3,}|\d+")  # (`text` comes folded to lower case)
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+_SMALL_WORDS = frozenset("the and but for with was were are has had have his her its our their you your she they this that "
+                         "then than from into onto very just also not now too".split())  # noqa: SIM905 (a list of words)
