@@ -260,6 +260,23 @@ def test_a_short_message_is_shown_beside_a_fact_that_tells_only_part_of_it(mem: 
     assert whole not in [i.id for i in r.items] and "gluten" in r.block  # told whole by its fact: shown once
 
 
+def test_a_message_saying_a_retired_fact_beside_others_that_hold_is_shown_marked(mem: Memory) -> None:
+    """Found by a companion-bot evaluator: the introduction that said five things (the city, the partner, the cat, the
+    sister, the brother's home) left every block once the brother's home was superseded."""
+    said = mem.append("s1", "user", "I live in Lisbon with my partner Sam and our cat Miso; my brother Tomás lives in Sintra.",
+                      created_at="2025-02-01T10:00:00Z")["id"]
+    mem.facts.write("I live in Lisbon.", source=f"event:{said}", valid_from="2025-02-01T10:00:00Z")
+    mem.facts.write("My partner is Sam.", source=f"event:{said}", valid_from="2025-02-01T10:00:00Z")
+    old = mem.facts.write("My brother Tomás lives in Sintra.", source=f"event:{said}", valid_from="2025-02-01T10:00:00Z")
+    moved = mem.append("s2", "user", "Tomás moved to Porto last week.", created_at="2025-04-01T10:00:00Z")["id"]
+    mem.facts.supersede(old.id, "My brother Tomás lives in Porto.", source=f"event:{moved}", valid_from="2025-03-25T10:00:00Z")
+    mem.worker().drain()
+    r = mem.recall(None, "What is my cat called, and who do I live with?", 2000)
+    notes = {i.id: i.note for i in r.items}
+    assert said in notes and notes[said].startswith("in part no longer holds: My brother Tomás lives in Sintra"), notes
+    assert moved in notes and notes[moved] == "" or moved not in notes
+
+
 def test_a_question_about_what_held_before_is_shown_the_retired_statement_marked(mem: Memory) -> None:
     """Found by a coaching-bot evaluator: after "raised to 20 mg" was replaced by "lowered to 15 mg", the 20 mg turn was
     in no block, and "What was my dose before Dr. Lindqvist changed it?" could only be answered wrong."""

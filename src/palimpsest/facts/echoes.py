@@ -70,6 +70,10 @@ class Echoes:
     def __init__(self, kernel: Kernel, facts: Callable[[], Facts]) -> None:
         self.store, self._facts = kernel.store, facts
         self._heard: dict[str, list[Fact]] = {}
+        # a message that says a retired fact beside others of its own that hold: kept, with the retired one it says (found
+        # by a companion-bot evaluator: "I live in Lisbon with Sam, our cat Miso, my sister Ana, my brother Tomás in
+        # Sintra" left every block when Tomás's home was retired)
+        self.partly: dict[str, Fact] = {}
 
     def suppressed(self, messages: list[Message]) -> set[str]:
         out = set()
@@ -80,7 +84,10 @@ class Echoes:
                 continue
             stating = self._turn_start(m)
             heard = own + (self._heard_in(stating.id) if stating is not None and stating.id != m.id else [])
-            if any(f.status in RETIRED and restates(m.content or "", f, self._successor(f)) for f in heard):
+            said = next((f for f in heard if f.status in RETIRED and restates(m.content or "", f, self._successor(f))), None)
+            if said is not None and any(f.status not in RETIRED for f in own):
+                self.partly[m.id] = said
+            elif said is not None:
                 out.add(m.id)
         return out
 

@@ -276,7 +276,8 @@ class Recaller:
         for item in turn.lead:
             for source in item.sources:
                 attested[source] = f"{attested.get(source, '')} {item.text}"
-        retired = Echoes(self.kernel, self._facts).suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
+        echoes = Echoes(self.kernel, self._facts)
+        retired = echoes.suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
         # a question about what held before ("What was my dose before Dr. Lindqvist changed it?") needs the retired
         # statement: shown, marked, where any other question leaves it out (the 20 mg the change replaced was in no block)
         history = bool(ASKS_BEFORE.search(turn.query))
@@ -301,7 +302,8 @@ class Recaller:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session,
-                                    at=m.created_at, keep=_lead_in(m), note="no longer holds" if m.id in retired else ""))
+                                    at=m.created_at, keep=_lead_in(m), note="no longer holds" if m.id in retired else
+                                    f"in part no longer holds: {envelope.field(echoes.partly[m.id].text, 80)}" if m.id in echoes.partly else ""))
         return items
 
     def _shown_since(self, session: str) -> str:
