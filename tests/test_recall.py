@@ -233,6 +233,23 @@ def test_summaries_join_recall_and_the_briefing(mem: Memory) -> None:
     assert hits and hits[0]["messages"] and hits[0]["messages"][0]["id"].startswith("evt_")
 
 
+def test_a_summary_saying_a_retired_fact_is_marked(mem: Memory) -> None:
+    """Found by an agent-loop builder: after "We moved from Postgres 14 to 16", the summaries of the session that said
+    "The database is Postgres 14" stood in the block unmarked (the message itself was left out as an echo)."""
+    said = mem.append("atlas-s1", "user", "The database is Postgres 14 and the API port is 8080.",
+                      created_at="2026-01-10T10:00:00Z")["id"]
+    mem.append("atlas-s1", "assistant", "Noted: Atlas uses Postgres 14, API on port 8080.", created_at="2026-01-10T10:00:05Z")
+    old = mem.facts.write("The database is Postgres 14.", source=f"event:{said}", valid_from="2026-01-10T10:00:00Z")
+    mem.summaries.compact("atlas-s1", final=True, use_llm=False)
+    moved = mem.append("atlas-s2", "user", "We moved the database from Postgres 14 to 16.", created_at="2026-02-03T10:00:00Z")["id"]
+    mem.facts.supersede(old.id, "The database is Postgres 16.", source=f"event:{moved}", valid_from="2026-02-03T10:00:00Z")
+    mem.worker().drain()
+    r = mem.recall("atlas-s11", "what database does Atlas use?")
+    summaries = [i for i in r.items if i.kind == "summary"]
+    assert summaries and all(i.note.startswith("in part no longer holds: The database is Postgres 14") for i in summaries)
+    assert "Postgres 16" in r.block
+
+
 def test_the_briefing_opens_with_what_the_user_asked_and_the_span_said(mem: Memory) -> None:
     """Found by a new user resuming a Codex session: the "Opening request" was the harness's
     <user_instructions>, and the span ended when capture ran, not at the last message."""

@@ -91,6 +91,13 @@ class Echoes:
                 out.add(m.id)
         return out
 
+    def restated(self, text: str) -> Fact | None:
+        """The first retired fact of those heard in the messages looked at so far (`suppressed`) that `text` says again: a
+        summary or a wiki line written before the correction (a summary of "The database is Postgres 14" had stood in
+        blocks unmarked after the move to 16)."""
+        retired = {f.id: f for facts in self._heard.values() for f in facts if f.status in RETIRED}
+        return next((f for f in retired.values() if restates(text, f, self._successor(f))), None)
+
     def _heard_in(self, message_id: str) -> list[Fact]:
         """Every fact attested by the message, whatever its status (one read per message)."""
         if message_id not in self._heard:

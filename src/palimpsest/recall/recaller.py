@@ -85,6 +85,7 @@ class Turn:
     scope: dict[str, str] = field(default_factory=dict)  # tag, agent, channel: a bot's user (`user:alice`); what was heard elsewhere stays out
     shown_since: str | None = None  # the running session's turns from this time are in the model's window already
     said_by: str | None = None  # a recall as of a past day: only facts first said before this time
+    echoes: Echoes | None = None  # the retired facts the messages found said, once the messages are read
 
 
 Source = Callable[[Turn], list[RecallItem]]
@@ -150,6 +151,10 @@ class Recaller:
         if project is not None:
             turn.lead, ranked = self._of_project(turn.lead, project), self._of_project(ranked, project)
         ranked.sort(key=lambda i: -i.score)  # summaries and turns compete on one score
+        for item in ranked:  # a summary or wiki line saying what a correction retired: kept (it says more), marked
+            if item.kind in ("summary", "wiki") and turn.echoes is not None and not item.note \
+                    and (fact := turn.echoes.restated(item.text)) is not None:
+                item.note = f"in part no longer holds: {envelope.field(fact.text, 80)}"
         ranked = _once(turn.lead, ranked)
         words = query_words(query)
         lead = mark_earlier(turn.lead, ranked, words)  # the current belief first, earlier values marked
@@ -276,7 +281,7 @@ class Recaller:
         for item in turn.lead:
             for source in item.sources:
                 attested[source] = f"{attested.get(source, '')} {item.text}"
-        echoes = Echoes(self.kernel, self._facts)
+        echoes = turn.echoes = Echoes(self.kernel, self._facts)
         retired = echoes.suppressed([h.message for h in turn.result.hits])  # sources and echoes of retired facts
         # a question about what held before ("What was my dose before Dr. Lindqvist changed it?") needs the retired
         # statement: shown, marked, where any other question leaves it out (the 20 mg the change replaced was in no block)
