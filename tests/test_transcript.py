@@ -3,6 +3,7 @@ get_full, stats, rebuild and the instant-session sweep (issue 2, "The transcript
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -11,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest import InvalidInput, Memory, NotFound
+from palimpsest.importers import import_file
 from palimpsest.ingest.messages import default_key
 from palimpsest.records import Message, iso, parse_time, utcnow
 
@@ -73,6 +75,29 @@ def test_retried_ingest_skips_stored_rows(memory: Memory) -> None:
     assert retry["ids"][:2] == first["ids"]
     assert len(memory.browse(session="s1")) == 3
     assert memory.ingest_session("s1", TRANSCRIPT)["stored"] == 0
+
+
+def test_another_days_transcript_with_the_same_first_lines_is_stored(memory: Memory, tmp_path: Any) -> None:
+    """Found by an SRE hunting data loss: two days' stand-up logs ingested into one session, each opening "Standup:
+    yesterday / today / blockers?" and closing "ok", lost the second day's question and "ok" as duplicates (their keys
+    were their positions); a retry of either day still stores nothing."""
+    def day(d: str, today: str) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": "Standup: yesterday / today / blockers?", "created_at": f"2026-12-0{d}T09:00:00Z"},
+                {"role": "assistant", "content": today, "created_at": f"2026-12-0{d}T09:01:00Z"},
+                {"role": "user", "content": "ok", "created_at": f"2026-12-0{d}T09:02:00Z"}]
+    assert memory.ingest_session("standup", day("1", "Today: review the Postgres upgrade"))["stored"] == 3
+    second = memory.ingest_session("standup", day("2", "Today: migrate Kafka"))
+    assert (second["stored"], second["duplicates"]) == (3, 0)
+    assert [m.content for m in memory.browse(session="standup")].count("ok") == 2
+    for d, today in (("1", "Today: review the Postgres upgrade"), ("2", "Today: migrate Kafka")):
+        again = memory.ingest_session("standup", day(d, today))
+        assert (again["stored"], again["duplicates"]) == (0, 3)
+    assert len(memory.browse(session="standup")) == 6
+    for d, today in (("1", "Today: review the Postgres upgrade"), ("2", "Today: migrate Kafka"), ("2", "Today: migrate Kafka")):
+        path = tmp_path / f"d{d}.jsonl"  # imported one day's file after the other, into one session: both days, once
+        path.write_text("".join(json.dumps(m) + "\n" for m in day(d, today)))
+        import_file(memory, path, session="standup-imported")
+    assert len(memory.browse(session="standup-imported")) == 6
 
 
 def test_ingest_preserves_created_at_and_session_attributes(memory: Memory) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import math
 import os
@@ -117,7 +118,8 @@ class Journal:
             return 0
 
     # -- writing -------------------------------------------------------------
-    def append(self, session: str, events: list[dict[str, Any]], repeatable: frozenset[str] = frozenset()) -> list[tuple[Event, bool]]:
+    def append(self, session: str, events: list[dict[str, Any]], repeatable: frozenset[str] = frozenset(),
+               dated: frozenset[str] = frozenset()) -> list[tuple[Event, bool]]:
         """Durably append events to one session, as one group commit. Ids are assigned here;
         an event may carry a pre-assigned `id` (an import restoring an export), kept only
         if it is above the session's last id, else replaced by a fresh one.
@@ -126,7 +128,10 @@ class Journal:
         the journal (the stored event is returned then). A key in `repeatable` (a message's
         content, with no time said) is a duplicate only of the session's latest message — a
         retried append —; said again after other turns ("ok" on Monday and on Friday) it is
-        stored, under the key with `@<line>` added. Raises `JournalError` when the bytes
+        stored, under the key with `@<line>` added. A key in `dated` (a transcript's line by its
+        position, with the time it was said) is a duplicate only of an event said at the same
+        time: another day's transcript whose first line is the same "Standup: blockers?" is
+        stored, under the key with `~<its time's hash>` added. Raises `JournalError` when the bytes
         could not be made durable; nothing of the batch is then acknowledged or kept.
         """
         if self.closed:
@@ -141,12 +146,12 @@ class Journal:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 state = self._catch_up(session, fd, repair=True)
-                return self._write_batch(session, fd, state, events, repeatable)
+                return self._write_batch(session, fd, state, events, repeatable, dated)
             finally:
                 os.close(fd)  # closing releases the flock
 
     def _write_batch(self, session: str, fd: int, state: _SessionState, events: list[dict[str, Any]],
-                     repeatable: frozenset[str]) -> list[tuple[Event, bool]]:
+                     repeatable: frozenset[str], dated: frozenset[str] = frozenset()) -> list[tuple[Event, bool]]:
         out: list[tuple[Event, bool]] = []
         chunks: list[bytes] = []
         pending: dict[str, Event] = {}
@@ -164,6 +169,11 @@ class Journal:
                     while f"{key}@{n}" in state.keys or f"{key}@{n}" in pending:
                         n += 1
                     key = f"{key}@{n}"
+                    raw = {**raw, "event_key": key}
+            if key in dated and (key in state.keys or key in pending):
+                held = pending.get(key) or self._find_key(session, state, key)
+                if held.created_at != raw.get("created_at"):  # the same line of another day's transcript: its own
+                    key = f"{key}~{hashlib.sha256(str(raw.get('created_at')).encode()).hexdigest()[:12]}"
                     raw = {**raw, "event_key": key}
             if key in state.keys or key in pending:
                 out.append((pending.get(key) or self._find_key(session, state, key), False))

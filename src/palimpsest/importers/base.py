@@ -33,7 +33,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS, claude_code
 from ..harness.common import Context, decoded, glued, repaired
 from ..harness.project import project_of_session
-from ..ingest.messages import normalise_message
+from ..ingest.messages import DATED_KEY, normalise_message
 from ..records import check_session_id, content_hash, iso
 
 Progress = Callable[[int, int], None]
@@ -290,6 +290,7 @@ def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, r
     seen: Counter[str] = Counter()
     for raw in raws:
         where, line = raw.pop("_where", "message"), raw.pop("_line", None)
+        said = bool(raw.get("created_at"))
         try:
             msg = normalise_message(raw, where, zone)  # (the writer's zone: a wall time without an offset keeps its day)
         except PalimpsestError as exc:
@@ -301,6 +302,7 @@ def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, r
             h = content_hash(msg["role"], msg["content"], msg["tool_name"], msg["tool_args"], msg["tool_result"])
             seen[h] += 1
             msg["event_key"] = f"imp:{seen[h]}:{h}"
+            msg[DATED_KEY] = said  # another day's file of the same session, opening with the same lines, is its own
         if too_big(msg, limit):
             if "source_path" not in msg["metadata"]:
                 plan.problem(where, f"message of about {_size(msg):,} bytes exceeds the event size limit (PALIMPSEST_MAX_EVENT_BYTES)", line)

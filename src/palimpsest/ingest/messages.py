@@ -151,6 +151,9 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
     }
 
 
+DATED_KEY = "dated_key"  # an importer's mark on a message keyed by its position whose file said its time (`Writer.ingest_session`)
+
+
 def default_key(m: dict[str, Any], ordinal: int | None = None, said: Any = None) -> str:
     """Content-hash key: identical appends collapse; with an ordinal (bulk ingest),
     identical lines at different positions of one transcript both stay; with the time the

@@ -19,7 +19,7 @@ from ..journal import Journal
 from ..records import Event, Message, check_session_id
 from ..store import Store
 from .indexer import Indexer, Outage
-from .messages import default_key, normalise_message, session_event
+from .messages import DATED_KEY, default_key, normalise_message, session_event
 
 log = logging.getLogger(__name__)
 SESSION_ATTRS = frozenset({"key", "agent", "channel", "title", "kind", "settings"})
@@ -70,12 +70,14 @@ class Writer:
             raise InvalidInput("messages must be a list")
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
             raise InvalidInput("start must be a non-negative integer")
-        prepared = []
+        prepared, dated = [], set()
         for i, raw in enumerate(messages):
             msg = normalise_message(raw, f"message {i}", self.zone)
+            if isinstance(raw, dict) and (raw.get("created_at") and not msg["event_key"] or raw.get(DATED_KEY)):
+                dated.add(msg["event_key"] or default_key(msg, start + i))  # its position's key holds for its time only
             msg["event_key"] = msg["event_key"] or default_key(msg, start + i)
             prepared.append(msg)
-        pairs = self._once_across_sessions(session, prepared, attrs)
+        pairs = self._once_across_sessions(session, prepared, attrs, frozenset(dated))
         return {"session": session, "stored": sum(1 for _, s in pairs["events"] if s),
                 "duplicates": sum(1 for _, s in pairs["events"] if not s), "ids": [e.id for e, _ in pairs["events"]],
                 "indexed": pairs["indexed"]}
@@ -92,7 +94,8 @@ class Writer:
             prepared.append(msg)
         return self._once_across_sessions(session, prepared, attrs)
 
-    def _once_across_sessions(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any]) -> dict[str, Any]:
+    def _once_across_sessions(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any],
+                              dated: frozenset[str] = frozenset()) -> dict[str, Any]:
         """Journal and index `msgs`, but not a message another session holds under a key unique
         across sessions (`UNIQUE_KEYS`: a harness's own record id). A Claude Code session
         resumed starts a file of its own that repeats the lines of the session it resumes, with
@@ -106,13 +109,13 @@ class Writer:
             self.outage.failed("resumed lines not checked for %s: %s", session, exc)
             held = {}
         if not held:
-            return self._journal_and_index(session, msgs, attrs)
+            return self._journal_and_index(session, msgs, attrs, dated=dated)
 
         def holder(key: str) -> str | None:  # the record's own message, or one of its parts ("cc:<uuid>:toolUseResult")
             return held.get(key) or held.get(":".join(key.split(":", 2)[:2]))
 
         elsewhere = [holder(m["event_key"]) for m in msgs]
-        result = self._journal_and_index(session, [m for m, h in zip(msgs, elsewhere) if h is None], attrs)
+        result = self._journal_and_index(session, [m for m, h in zip(msgs, elsewhere) if h is None], attrs, dated=dated)
         written = iter(result["events"])
         events = [(Event(id=h, session=session, role=m.get("role"), event_key=m["event_key"]), False) if h is not None
                   else next(written) for m, h in zip(msgs, elsewhere)]
@@ -148,14 +151,14 @@ class Writer:
         return full
 
     def _journal_and_index(self, session: str, msgs: list[dict[str, Any]], attrs: dict[str, Any],
-                           repeatable: frozenset[str] = frozenset()) -> dict[str, Any]:
+                           repeatable: frozenset[str] = frozenset(), dated: frozenset[str] = frozenset()) -> dict[str, Any]:
         unknown = set(attrs) - SESSION_ATTRS
         if unknown:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
         head = self._changed(session, session_event(attrs))
         if head is not None:  # a change back to earlier values is stored under its key and the line (`Journal.append`)
             repeatable = repeatable | {head["event_key"]}
-        pairs = self.journal.append(session, ([head] if head else []) + msgs, repeatable)
+        pairs = self.journal.append(session, ([head] if head else []) + msgs, repeatable, dated)
         indexed = self._index_after_write(session, [e for e, stored in pairs if stored])
         if indexed:
             pairs = self._as_stored(session, pairs)
