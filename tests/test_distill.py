@@ -758,3 +758,32 @@ def test_pasted_text_and_orders_to_a_model_are_no_facts(text: str) -> None:
     kept = local_distill([Message(id="evt_2", session="s1", role="user", content="I live in Porto. Always answer in English.",
                                   created_at="2026-01-01T10:00:00Z")])
     assert [f["text"] for f in kept["facts"]] == ["I live in Porto.", "Always answer in English."]
+
+
+def test_a_turn_whose_curation_was_cut_short_is_curated_again(home: Path, store_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by an SRE killing `jobs run`: the turn's distill decision was journaled before its statements were curated,
+    so a worker killed between the two (or a store away mid-curation) left the turn "already distilled" and its facts
+    never written."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("s1", "user", "I prefer Postgres for the billing service. We decided to use Kafka for the event bus.",
+                      created_at="2026-01-05T10:00:00Z")
+        memory.append("s1", "assistant", "Noted both.", created_at="2026-01-05T10:00:05Z")
+        turn = memory.distiller.turn_messages("s1", None, None)
+        write = memory.facts.curator.write
+        calls = []
+
+        def dies_after_one(candidate: Any) -> Any:
+            calls.append(candidate)
+            if len(calls) == 2:
+                raise KeyboardInterrupt("killed")  # the worker dies between two statements
+            return write(candidate)
+
+        monkeypatch.setattr(memory.facts.curator, "write", dies_after_one)
+        with pytest.raises(KeyboardInterrupt):
+            memory.distiller.turn("s1", turn, use_llm=False)
+        monkeypatch.setattr(memory.facts.curator, "write", write)
+        again = memory.distiller.turn("s1", turn, use_llm=False)
+        assert not again.skipped
+        texts = sorted(f.text for f in memory.facts.query())
+        assert texts == ["I prefer Postgres for the billing service.", "We decided to use Kafka for the event bus."]
+        assert memory.distiller.turn("s1", turn, use_llm=False).skipped  # and once done, done

@@ -277,9 +277,12 @@ class Distiller:
         else:
             output, origin = check_local(local_distill(messages)), "local"
         result = Distilled(session, output, origin)
+        result.decisions = self.curate(output, messages)
+        # journaled once every statement is curated: a worker killed between the two (or a store away mid-curation) had
+        # left the turn "already distilled" with its facts never written (found by an SRE killing `jobs run`); a turn
+        # curated again confirms what it had written (one message is one hearing) and writes the rest
         self.kernel.decisions.record(SYSTEM_SESSION, "distill", key=key, subject=session, content=output.get("summary", "")[:500],
                                      session=session, origin=origin, output=output, messages=[m.id for m in messages])
-        result.decisions = self.curate(output, messages)
         return result
 
     def _distilled_elsewhere(self, messages: list[Message]) -> bool:
@@ -289,7 +292,9 @@ class Distiller:
         from .store.facts_base import FactQuery
 
         found = self.store.query_facts(FactQuery(source=[m.id for m in messages[:MAX_TURN_PROBES]], limit=20))
-        return any((f.metadata or {}).get("origin") == "distill" for f in found)
+        # (not this home's own: a turn whose curation was cut short here is curated again)
+        return any((f.metadata or {}).get("origin") == "distill" and (f.metadata or {}).get("home") != self.kernel.journal.id
+                   for f in found)
 
     def curate(self, output: dict[str, Any], messages: list[Message]) -> list[dict[str, Any]]:
         """Every fact, correction and task of a distilled turn through the curator, each
@@ -311,7 +316,7 @@ class Distiller:
             if OFFSET_KEY in m.metadata:  # the calendar it was said on: the day its valid time falls on there
                 said[OFFSET_KEY] = m.metadata[OFFSET_KEY]
             return Candidate(text=text, kind=kind, valid_from=start, source=m.id, at=m.created_at,
-                             metadata={"origin": "distill", **said}, **more)
+                             metadata={"origin": "distill", "home": self.kernel.journal.id, **said}, **more)
 
         candidates = [candidate(f["text"], f["kind"], f.get("valid_from"), entities=f["entities"]) for f in output.get("facts", [])]
         candidates += [candidate(c["text"], "correction", corrects=c["replaces"]) for c in output.get("corrections", [])]
