@@ -336,3 +336,15 @@ def test_a_literal_scan_says_when_long_messages_were_read_in_part(memory: Memory
         assert found.hits == [] and any("1 message in scope is longer than the index holds" in n for n in found.notes), (mode, found.notes)
         assert not memory.search("UNIQUEMARKER_KAFKA", mode=mode, session="chat").notes  # none cut in that scope
     assert not memory.search("short", mode="substring", limit=1).notes  # a full page says nothing
+
+
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59Z", (utcnow() + timedelta(days=3)).isoformat()])
+def test_a_message_said_in_the_future_is_refused(memory: Memory, when: str) -> None:
+    """Found by an MCP user: a message "of" 9999-12-31 was stored and topped the sessions list and every temporal score
+    for good. A clock a little ahead is allowed."""
+    with pytest.raises(InvalidInput, match="in the future"):
+        memory.append("s1", "user", "hello from the future", created_at=when)
+    with pytest.raises(InvalidInput, match="in the future"):
+        memory.ingest_session("s2", [{"role": "user", "content": "later", "created_at": when}])
+    assert memory.append("s1", "user", "a clock an hour ahead", created_at=(utcnow() + timedelta(hours=1)).isoformat())["stored"]
+    assert memory.browse(session="s2") == [] and len(memory.browse(session="s1")) == 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, tzinfo
+from datetime import UTC, timedelta, tzinfo
 from typing import Any
 
 from .. import envelope
@@ -133,6 +133,9 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
         check_json([tool_args, metadata], f"{where}: tool_args/metadata")
     created = get("created_at")
     moment = parse_time(created, f"{where}: created_at") if created not in (None, "") else utcnow()
+    if moment > utcnow() + AHEAD:  # (found by an MCP user: a message "of" 9999-12-31 topped every list for good)
+        raise InvalidInput(f"{where}: created_at {created} is in the future; a message is stored when it was said "
+                           f"(a clock up to {AHEAD.days} day ahead is allowed)")
     if metadata and OFFSET_KEY in metadata:
         check_offset(metadata[OFFSET_KEY], f"{where}: metadata.{OFFSET_KEY}")
     elif offset := speaker_offset(created, moment, zone):
@@ -151,6 +154,7 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
     }
 
 
+AHEAD = timedelta(days=1)  # how far a message's time may be ahead of this machine's clock (clocks and zones drift)
 DATED_KEY = "dated_key"  # an importer's mark on a message keyed by its position whose file said its time (`Writer.ingest_session`)
 
 
