@@ -787,3 +787,20 @@ def test_a_turn_whose_curation_was_cut_short_is_curated_again(home: Path, store_
         texts = sorted(f.text for f in memory.facts.query())
         assert texts == ["I prefer Postgres for the billing service.", "We decided to use Kafka for the event bus."]
         assert memory.distiller.turn("s1", turn, use_llm=False).skipped  # and once done, done
+
+
+def test_a_turn_said_before_one_stored_already_is_distilled(memory: Memory) -> None:
+    """Found by an SRE stepping a clock back: "My colleague Ana works in the Rust team", dated before the session's last
+    turn but written after it, was never distilled (no message to come would close its turn)."""
+    for role, text, at in [("user", "I prefer Postgres for the billing service.", "2026-11-10T10:00:00Z"),
+                           ("assistant", "Noted.", "2026-11-10T10:00:05Z"),
+                           ("user", "We decided to use Kafka for the event bus.", "2026-11-10T09:00:00Z"),
+                           ("assistant", "Got it.", "2026-11-10T09:00:05Z"),
+                           ("user", "My colleague Ana works in the Rust team.", "2026-11-10T09:00:10Z"),
+                           ("assistant", "Nice.", "2026-11-10T09:00:15Z")]:
+        memory.append("s", role, text, created_at=at)
+    _all_due(memory)
+    memory.worker(tasks=["distill"]).drain()
+    assert sorted(f.text for f in memory.facts.query()) == ["I prefer Postgres for the billing service.",
+                                                           "My colleague Ana works in the Rust team.",
+                                                           "We decided to use Kafka for the event bus."]

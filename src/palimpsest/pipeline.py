@@ -84,6 +84,15 @@ def _turns_closed(store: Store, session: str, new: list[Message]) -> list[NewJob
             jobs.append(NewJob("distill", {"session": session, "start": previous.created_at, "end": m.created_at},
                                job_key=f"distill:{session}:{previous.id}", max_attempts=4))
         previous = m
+    # a user message said before one stored already (a clock stepped back, a late import) is a turn that one closes: no
+    # message to come would (found by an SRE: "My colleague Ana works in the Rust team", dated before the session's last
+    # turn but written after it, was never distilled)
+    batch = {m.id for m in new}
+    later = [u for u in store.browse(Filters(session=session, role="user", since=users[-1].created_at), 3, 0)
+             if u.id not in batch and (u.created_at, u.id) > (users[-1].created_at, users[-1].id)]
+    if later:
+        jobs.append(NewJob("distill", {"session": session, "start": users[-1].created_at, "end": later[0].created_at},
+                           job_key=f"distill:{session}:{users[-1].id}", max_attempts=4))
     # the session's last turn, distilled once the session is quiet: no user message comes after it to close it. The
     # handler reads which turn is last when it runs, and waits while the session is still being written (`Distiller.run_job`)
     jobs.append(NewJob("distill", {"session": session, "tail": True}, job_key=f"distill-tail:{session}", max_attempts=4,
