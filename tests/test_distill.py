@@ -378,9 +378,14 @@ def test_a_last_turn_still_being_written_waits(memory: Memory) -> None:
 
 
 @pytest.mark.parametrize("said", ["9999-12-31T23:59:59Z", "2999-01-01T00:00:00Z"])
-def test_a_last_turn_dated_ahead_of_the_clock_is_distilled_when_its_job_is_due(memory: Memory, said: str) -> None:
+def test_a_last_turn_dated_ahead_of_the_clock_is_distilled_when_its_job_is_due(memory: Memory, said: str,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a new user: a message dated 9999-12-31 failed its session's tail job for good
-    (the date plus a minute overflows), and one dated 2999 put the distillation off until then."""
+    (the date plus a minute overflows), and one dated 2999 put the distillation off until then.
+    (Such a message is refused since session 36; a home written before may hold one.)"""
+    import palimpsest.ingest.messages
+
+    monkeypatch.setattr(palimpsest.ingest.messages, "AHEAD", timedelta.max)
     memory.append("s", "user", "We deploy the API to Heroku.", created_at=said)
     _all_due(memory)
     memory.worker(tasks=["distill"]).drain()

@@ -317,7 +317,7 @@ def test_default_keys_never_change() -> None:
                         "tool_result": "ok"}, 7) == "i:7:aec1e892e1bcd237cd9bb8d407b9cbca"
 
 
-@given(st.datetimes(min_value=datetime(1000, 1, 1), max_value=datetime(9998, 12, 31),
+@given(st.datetimes(min_value=datetime(1000, 1, 2), max_value=datetime(9998, 12, 31),  # (a day from year 999 in UTC)
                     timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30)), timezone(-timedelta(hours=8))])))
 def test_iso_is_the_one_textual_form_of_a_time(dt: datetime) -> None:
     text = iso(dt)
@@ -338,10 +338,11 @@ def test_a_literal_scan_says_when_long_messages_were_read_in_part(memory: Memory
     assert not memory.search("short", mode="substring", limit=1).notes  # a full page says nothing
 
 
-@pytest.mark.parametrize("when", ["9999-12-31T23:59:59Z", (utcnow() + timedelta(days=3)).isoformat()])
-def test_a_message_said_in_the_future_is_refused(memory: Memory, when: str) -> None:
+@pytest.mark.parametrize("ahead", ["9999-12-31T23:59:59Z", "3 days"])
+def test_a_message_said_in_the_future_is_refused(memory: Memory, ahead: str) -> None:
     """Found by an MCP user: a message "of" 9999-12-31 was stored and topped the sessions list and every temporal score
     for good. A clock a little ahead is allowed."""
+    when = ahead if ahead.startswith("9") else (utcnow() + timedelta(days=3)).isoformat()
     with pytest.raises(InvalidInput, match="in the future"):
         memory.append("s1", "user", "hello from the future", created_at=when)
     with pytest.raises(InvalidInput, match="in the future"):

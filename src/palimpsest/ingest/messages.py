@@ -133,7 +133,7 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
         check_json([tool_args, metadata], f"{where}: tool_args/metadata")
     created = get("created_at")
     moment = parse_time(created, f"{where}: created_at") if created not in (None, "") else utcnow()
-    if moment > utcnow() + AHEAD:  # (found by an MCP user: a message "of" 9999-12-31 topped every list for good)
+    if moment - utcnow() > AHEAD:  # (found by an MCP user: a message "of" 9999-12-31 topped every list for good)
         raise InvalidInput(f"{where}: created_at {created} is in the future; a message is stored when it was said "
                            f"(a clock up to {AHEAD.days} day ahead is allowed)")
     if metadata and OFFSET_KEY in metadata:
