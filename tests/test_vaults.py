@@ -573,3 +573,25 @@ def test_a_write_into_a_vault_whose_folder_is_gone_is_refused(vaults: Vaults, tm
     assert not folder.exists() and not skills.exists()
     assert "does not exist" in vaults.reindex("handbook").errors[0]["error"]
     assert sorted(d["path"] for d in vaults.docs("handbook")) == ["a.md", "b.md"]
+
+
+def test_document_chunks_are_embedded_through_the_cache(memory: Memory, corpus: Path, tmp_path: Path) -> None:
+    """Found by a researcher: chunks went to the model directly, never through the embedding cache, so a `--full`
+    re-index, a rename or an export restored into another home embedded every chunk again (17 minutes for one log)."""
+    from palimpsest.embed import EmbeddingCache
+
+    class Counting(HashEmbedder):
+        texts = 0
+
+        def embed_batch(self, texts: list[str]) -> np.ndarray:
+            Counting.texts += len(texts)
+            return super().embed_batch(texts)
+
+    memory.use_embedder(Counting(), EmbeddingCache(tmp_path / "cache.sqlite"))
+    memory.vaults.init("handbook", "semantic", path=corpus)
+    first = memory.vaults.index("handbook")
+    embedded = Counting.texts
+    assert first.embedded > 0 and embedded > 0
+    again = memory.vaults.index("handbook", full=True)
+    assert again.chunks == first.chunks and Counting.texts == embedded  # every chunk's vector from the cache
+    assert memory.vaults.query("handbook", "glycol cooling loop")

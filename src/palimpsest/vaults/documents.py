@@ -152,7 +152,8 @@ class Documents:
         try:
             out: List[np.ndarray | None] = []
             for start in range(0, len(texts), EMBED_BATCH):
-                out += list(embedder.checked(texts[start:start + EMBED_BATCH], self.settings.embed_timeout))
+                # through the cache (a restore, `--full` or a rename had embedded every chunk again)
+                out += list(self.embedding.embed(texts[start:start + EMBED_BATCH], self.settings.embed_timeout))
             report.embedded += len(texts)
             return embedder.model_id, out
         except PalimpsestError as exc:
