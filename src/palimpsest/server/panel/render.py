@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
 
 from ...records import local_minute
+from ...segment import SPELLED, fold
 from ...vaults import pages_said
 
 SNIPPET = 600
@@ -49,24 +50,43 @@ def terms(query: str) -> list[str]:
 
 
 def highlight(text: Any, query: str, snippet: bool = True) -> Markup:
-    """`text` escaped, with every word of `query` wrapped in `<mark>`; a long text is cut to
-    a window around its first match."""
+    """`text` escaped, with every word of `query` wrapped in `<mark>`, matched as search
+    matches them (without accents, case or ß: "Zurich" marks "Zürich", "sao paulo" "São
+    Paulo"; one Chinese or Japanese character is a word); a long text is cut to a window
+    around its first match."""
     text = "" if text is None else reveal(str(text))
-    words = [w for w in terms(query) if len(w) >= 2]
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE) if words else None
+    words = [w for w in (_key(t) for t in terms(query)) if len(w) >= 2 or w and not w.isascii()]
+    spans = _matches(text, words)
+    tail = ""
     if snippet and len(text) > SNIPPET:
-        first = pattern.search(text) if pattern else None
-        start = max(0, (first.start() if first else 0) - SNIPPET // 3)
-        text = ("…" if start else "") + text[start:start + SNIPPET] + "…"
-    if pattern is None:
-        return Markup(escape(text))
+        start = max(0, (spans[0][0] if spans else 0) - SNIPPET // 3)
+        text, tail = ("…" if start else "") + text[start:start + SNIPPET], "…"
+        shift = start - (1 if start else 0)
+        spans = [(a - shift, b - shift) for a, b in spans if a >= start and b <= start + SNIPPET]
     out, at = [], 0
-    for m in pattern.finditer(text):
-        out.append(escape(text[at:m.start()]))
-        out.append(Markup("<mark>") + escape(m.group(0)) + Markup("</mark>"))
-        at = m.end()
-    out.append(escape(text[at:]))
+    for a, b in spans:
+        out += [escape(text[at:a]), Markup("<mark>") + escape(text[a:b]) + Markup("</mark>")]
+        at = b
+    out.append(escape(text[at:] + tail))
     return Markup("").join(out)
+
+
+def _key(text: str) -> str:
+    return (text if text.isascii() else fold(text).translate(SPELLED)).casefold()
+
+
+def _matches(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """Where `words` (keys, `_key`) stand in `text`, as (start, end) of `text`, in order, not overlapping."""
+    if not words or not text:
+        return []
+    chars: list[str] = []
+    where: list[int] = []
+    for i, c in enumerate(text):
+        k = c.lower() if c.isascii() else _key(c)
+        chars.append(k)
+        where += [i] * len(k)
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
+    return [(where[m.start()], where[m.end() - 1] + 1) for m in pattern.finditer("".join(chars)) if m.end() > m.start()]
 
 
 def pretty(value: Any) -> str:
