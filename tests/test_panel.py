@@ -173,6 +173,26 @@ def test_the_facts_page_shows_a_page_of_many_and_counts_them_all(home: Path) -> 
         m.close()
 
 
+def test_a_message_opened_from_a_hit_shows_the_turns_before_it_and_pages_both_ways(home: Path) -> None:
+    """Found by a panel user: opening message 1,500 of a 2,000-message session from a search hit started the page at it
+    (the question that led to it unseen, no "Earlier"), and "Later →" on the last page led to "No events."."""
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
+    try:
+        m.ingest_session("big", [{"role": "user", "content": f"migration log line {i}" + (" ZEBRAFISH-42" if i == 1500 else ""),
+                                  "created_at": f"2026-01-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}Z"} for i in range(2000)])
+        hit = m.search("ZEBRAFISH-42", limit=1).hits[0].message
+        with ServerThread(m) as url, httpx.Client() as c:
+            page = c.get(url + f"/panel/sessions/big?around={hit.id}").text
+            assert "migration log line 1495" in page and "migration log line 1494<" not in page
+            assert f'id="{hit.id}"' in page and "← Earlier" in page and "Later →" in page
+            assert 'start="1496"' in page  # numbered from the session's start
+            last = c.get(url + "/panel/sessions/big?offset=1800").text
+            assert "migration log line 1999" in last and "Later →" not in last
+            assert "Later →" in c.get(url + "/panel/sessions/big?offset=1799").text
+    finally:
+        m.close()
+
+
 def test_writes_off_panel_is_read_only(home: Path) -> None:
     m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
     _seed(m)

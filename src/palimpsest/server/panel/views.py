@@ -16,6 +16,8 @@ from ...records import Hit
 from ...search import SearchResult
 
 PAGE = 50
+AROUND_BEFORE = 5  # a message opened from a hit: the turns shown before it
+COUNT_PAGE, MAX_BEFORE = 1000, 1_000_000  # how the turns before it are counted, and how many at most
 EVENTS_PAGE = 200
 SEARCH_FILTERS = ("session", "agent", "channel", "role", "since", "until", "tag")
 SEARCH_OPTIONS = ("recipe", "valid_at", "known_at")  # ranked search only, as in memory_search
@@ -54,16 +56,24 @@ def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]
     if info is None:
         raise NotFound(f"no session {sid[:80]!r}")
     offset, around = _int(params, "offset", 0), _param(params, "around")
-    since = None
     if around:
         found = _message(memory, around, session=sid)
         if found is None or found.session != sid:
             raise NotFound(f"no message {around[:80]!r} in this session")
-        since, around = found.created_at, found.id  # a short id typed by hand highlights its turn too
-    messages = memory.browse(session=sid, since=since, limit=EVENTS_PAGE, offset=offset)
+        around = found.id  # a short id typed by hand highlights its turn too
+        if "offset" not in params:  # the page that holds it, opening a few turns before it (the question that led to it)
+            before = 0
+            while (n := len(memory.browse(session=sid, until=found.created_at, limit=COUNT_PAGE, offset=before))) and before < MAX_BEFORE:
+                before += n
+                if n < COUNT_PAGE:
+                    break
+            offset = max(0, before - AROUND_BEFORE)
+    rows = memory.browse(session=sid, limit=EVENTS_PAGE + 1, offset=offset)
+    messages, more = rows[:EVENTS_PAGE], len(rows) > EVENTS_PAGE  # ("Later →" had led to an empty page)
     summaries = sorted(memory.summaries.of_session(sid), key=lambda x: (-x.depth, x.earliest_at))
     return "session.html", {"view": "sessions", "info": info, "messages": messages, "offset": offset, "page": EVENTS_PAGE,
-                            "around": around, "tags": memory.tags.list(session=sid, limit=200), "summaries": summaries}
+                            "more": more, "around": around, "tags": memory.tags.list(session=sid, limit=200),
+                            "summaries": summaries}
 
 
 def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
