@@ -809,3 +809,24 @@ def test_a_turn_said_before_one_stored_already_is_distilled(memory: Memory) -> N
     assert sorted(f.text for f in memory.facts.query()) == ["I prefer Postgres for the billing service.",
                                                            "My colleague Ana works in the Rust team.",
                                                            "We decided to use Kafka for the event bus."]
+
+
+def test_a_message_past_the_index_cap_is_distilled_whole(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    """Found by an agent-loop builder: a 19,000-character message went to the model as the index's first 16,000
+    characters ("[the index holds the first 16000 …]"), and its last line, a fact, was never distilled."""
+    notes = "".join(f"Checked worker pool {i}: healthy, latency nominal, no action needed.\n" for i in range(280))
+    text = notes + "Final note: the gunicorn worker count is 12."
+    assert len(text) > 16000
+    fake.push(Reply.json({"summary": "deploy notes", "facts": [], "corrections": [], "tasks": []}))
+    settings = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema")
+    with Memory(home, store_url, settings=settings) as memory:
+        memory.append("s1", "user", text, created_at="2026-02-01T10:00:00Z")
+        turn = memory.distiller.turn_messages("s1", None, None)
+        assert turn[0].truncated
+        memory.distiller.turn("s1", turn, use_llm=True)
+        prompt = fake.requests[-1]["messages"][-1]["content"]
+        assert "the gunicorn worker count is 12" in prompt and "the index holds the first" not in prompt
+    with Memory(home.parent / "local-home", None, settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("s1", "user", text, created_at="2026-02-01T10:00:00Z")
+        memory.distiller.turn("s1", memory.distiller.turn_messages("s1", None, None), use_llm=False)
+        assert "Final note: the gunicorn worker count is 12." in [f.text for f in memory.facts.query(limit=1000)]

@@ -266,6 +266,9 @@ class Distiller:
         messages = said
         if key in self.kernel.decisions.latest(SYSTEM_SESSION) or self._distilled_elsewhere(messages):
             return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
+        # read whole: a message past the index's cap had gone to the model cut at 16,000 characters, its last lines
+        # ("Final note: the gunicorn worker count is 12.") never distilled (found by an agent-loop builder)
+        messages = [self.kernel.whole(m) for m in messages]
         llm = self.kernel.llm if use_llm else None
         if llm is not None:
             # a turn longer than the budget is distilled in parts, each of whole messages

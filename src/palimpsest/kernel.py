@@ -10,6 +10,7 @@ whether a session exists (`known_session`, one answer for every part).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -17,10 +18,10 @@ from pathlib import Path
 from .access import AccessLog
 from .decisions import DecisionLog
 from .embed import Embedding
-from .errors import unknown_session
+from .errors import PalimpsestError, unknown_session
 from .journal import Journal
 from .llm import LLM
-from .records import Session, utcnow
+from .records import Message, Session, utcnow
 from .settings import Settings
 from .store import Store
 
@@ -44,6 +45,20 @@ class Kernel:
     def llm(self) -> LLM | None:
         """The configured chat endpoint, or None: local fallbacks then."""
         return LLM.from_settings(self.settings, self.store, self.decisions)
+
+    def whole(self, m: Message) -> Message:
+        """The message with its fields as journaled where the index holds a capped copy (its first `field_cap`
+        characters): what a model is asked to read whole (a distilled turn, a summary's lines, a tool's output);
+        the index's copy when the journal cannot give it."""
+        if not m.truncated:
+            return m
+        try:
+            event = self.journal.get(m.session, m.journal_line, m.journal_offset)
+        except PalimpsestError:
+            return m
+        if event is None or event.id != m.id:
+            return m
+        return replace(m, content=event.content, tool_result=event.tool_result, truncated=False)
 
     def known_session(self, session: str) -> Session | None:
         """The session's index row; `NotFound` when neither the index nor a journal has it

@@ -121,23 +121,12 @@ class ToolSynth:
         known = self.kernel.decisions.latest(SYSTEM_SESSION).get(f"synth:{m.id}")
         sentence = known.meta["sentence"] if known is not None else None
         if sentence is None:
-            sentence, origin = self._compose(self._whole(m), use_llm and not last_attempt)
+            sentence, origin = self._compose(self.kernel.whole(m), use_llm and not last_attempt)
             self.kernel.decisions.record(SYSTEM_SESSION, "synthesize", key=f"synth:{m.id}", content=sentence, subject=m.id,
                                          message=m.id, sentence=sentence, origin=origin)
         if self.store.set_synthesized_content(m.id, sentence) and self.settings.embedder != "none":
             self.store.enqueue(embed_jobs([m.id]))
         return sentence
-
-    def _whole(self, m: Message) -> Message:
-        """The message with its output as journaled when the index holds a capped copy: how a
-        long run ended is at its end."""
-        if not m.truncated:
-            return m
-        try:
-            event = self.kernel.journal.get(m.session, m.journal_line, m.journal_offset)
-        except PalimpsestError:
-            return m
-        return replace(m, tool_result=event.tool_result) if event is not None and event.id == m.id else m
 
     def _compose(self, m: Message, use_llm: bool) -> tuple[str, str]:
         llm = self.kernel.llm if use_llm else None

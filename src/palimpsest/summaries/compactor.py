@@ -146,8 +146,8 @@ class Compactor:
         while pending > keep:
             cap = min(LEAF_MAX_MESSAGES, pending - keep)
             while True:
-                rows = store.unsummarised(self.session, min(cap, fetch), after)
-                batch = self._batch(rows)
+                rows = [self.part.kernel.whole(r) for r in store.unsummarised(self.session, min(cap, fetch), after)]
+                batch = self._batch(rows)  # of whole messages, as journaled (the index caps a long one)
                 if len(batch) < len(rows) or len(rows) < min(cap, fetch) or fetch >= cap:
                     break
                 fetch *= 4
