@@ -3,6 +3,7 @@ validation, parking, cancellation, token accounting."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -300,3 +301,17 @@ def test_a_reply_fenced_as_markdown_is_read(fake: FakeOpenAI) -> None:
     fake.push(Reply.text('Sure! ```json\n{"answer": "x"}\n``` hope it helps'))  # prose around it: still no JSON
     with pytest.raises(InvalidReply):
         client(fake).structured_call(MSGS, SCHEMA, task="t")
+
+
+def test_no_credential_is_sent_to_the_model(home: Path, fake: FakeOpenAI) -> None:
+    """Found by an agent-loop builder: a key said in a session (which the distiller already kept out of facts) went to
+    the endpoint in every prompt that carried its message, and came back in a summary recalled into another project."""
+    fake.push(Reply.json({"summary": "deploy notes", "facts": [], "corrections": [], "tasks": []}))
+    settings = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema")
+    with Memory(home, settings=settings) as memory:
+        memory.append("s1", "user", "Use key sk-live-4f9aB3cdefghijklmnopq for Stripe; the DB is postgres://atlas:Sup3rS3cret!@db:5432/atlas "
+                      "and the staging password is hunter2-Secret!", created_at="2026-02-01T10:00:00Z")
+        memory.distiller.turn("s1", memory.distiller.turn_messages("s1", None, None), use_llm=True)
+    sent = json.dumps(fake.requests[-1])
+    assert "sk-live-4f9aB3" not in sent and "Sup3rS3cret" not in sent and "hunter2" not in sent
+    assert "[credential withheld]" in sent and "postgres://atlas:" in sent and "Stripe" in sent

@@ -37,8 +37,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from .credentials import SECRET
 from .errors import InvalidInput
-from .facts.local import SECRET, local_distill, named_start, sentences
+from .facts.local import local_distill, named_start, sentences
 from .jobs import last_attempt
 from .kernel import Kernel
 from .pipeline import TAIL_DELAY

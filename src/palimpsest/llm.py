@@ -38,6 +38,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 import httpx
 from jsonschema import Draft202012Validator
 
+from .credentials import withheld
 from .decisions import DecisionLog
 from .errors import Interrupted, LLMError, redact_url
 from .settings import STRUCTURED_MODES, delays
@@ -162,8 +163,8 @@ class LLM:
     def chat(self, messages: list[dict[str, str]], *, task: str = "chat", max_tokens: int | None = None,
              cancel: threading.Event | None = None, temperature: float = 0.0) -> Reply:
         """A plain completion: the reply's text (retried on transient failures)."""
-        body = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": temperature,
-                "stream": False}
+        body = {"model": self.model, "messages": _withheld(messages), "max_tokens": max_tokens or self.max_tokens,
+                "temperature": temperature, "stream": False}
         return self._call(body, task, cancel)
 
     def structured_call(self, messages: list[dict[str, str]], schema: dict[str, Any], *, task: str, name: str = "reply",
@@ -174,7 +175,7 @@ class LLM:
         `patience`: a call someone waits on (a verdict inside a write, an answer to a search)
         is tried once, for at most that many seconds — a hung endpoint held `facts write` 510 s
         and `search --synthesize` 512 s with the defaults' retries and 120 s timeout."""
-        base = {"model": self.model, "messages": messages, "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0,
+        base = {"model": self.model, "messages": _withheld(messages), "max_tokens": max_tokens or self.max_tokens, "temperature": 0.0,
                 "stream": False}
         # last resort of `auto`: the schema without `strict` (OpenAI's strict mode refuses some
         # keywords, e.g. minLength on older models); the reply is validated all the same
@@ -348,6 +349,11 @@ class LLM:
 
 _CREDENTIALS = re.compile(r"\b(Basic|Bearer)\s+[A-Za-z0-9+/=._~-]{4,}")
 _KEY_LIKE = re.compile(r"\b(?:sk|pk|rk|key|tok)[-_][A-Za-z0-9_-]{6,}|\b[A-Za-z0-9_-]{32,}\b")  # what a key command's error may quote
+def _withheld(messages: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The messages as sent: a credential a stored text says is not (`credentials.withheld`)."""
+    return [{**m, "content": withheld(m["content"])} if isinstance(m.get("content"), str) else m for m in messages]
+
+
 _FENCED = re.compile(r"\A\s*```(?:json|JSON)?[ \t]*\n(.*?)\n?```\s*\Z", re.DOTALL)
 
 

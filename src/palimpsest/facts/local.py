@@ -59,6 +59,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from .. import when
+from ..credentials import SECRET
 from ..records import Message, iso, wall_clock
 from . import slots
 
@@ -773,14 +774,6 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     return None
 
 
-# a credential: a key of a known shape, or a password, passcode, token or secret said with its value (a heuristic; a PIN or
-# a door code stays a fact a user asks back) (found by a security
-# review: "my OpenAI key is sk-proj-… and the db password is hunter2Secret!" became two facts, first in other sessions' blocks)
-SECRET = re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|"
-                    r"AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}|-----BEGIN [A-Z ]*PRIVATE KEY)|"
-                    r"\b(?:password|passwd|passphrase|pass ?code|pw|pwd|secret|api[ _-]?key|access[ _-]?key|token|credentials?)"
-                    r"\s*(?:(?:is|was)(?:\s+now)?|=|:|-|to)\s*:?\s*['\"`]?(?=\S*?[\d!@#$%^&*+=~_-])\S{6,}",
-                    re.IGNORECASE)  # (a value with a digit or a sign: "The token is valid for one hour." holds none)
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
 # an order's opening verb ("Vegan now." and "Porto now." are values; "Use pnpm now." a rule, kept)
 # (not "go with", "move … to", "set … to", "pin … to": a choice or a value said as an order is a change — found in review)

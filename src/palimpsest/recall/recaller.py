@@ -422,5 +422,6 @@ def _told_by_facts(text: str, facts: str | None) -> bool:
 
 _WORDS = re.compile(r"[^\W\d_]{3,}|\d+")  # (`text` comes folded to lower case)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
-_SMALL_WORDS = frozenset("the and but for with was were are has had have his her its our their you your she they this that "
-                         "then than from into onto very just also not now too".split())  # noqa: SIM905 (a list of words)
+_SMALL_WORDS = frozenset(["the", "and", "but", "for", "with", "was", "were", "are", "has", "had", "have", "his",
+                          "her", "its", "our", "their", "you", "your", "she", "they", "this", "that", "then", "than",
+                          "from", "into", "onto", "very", "just", "also", "not", "now", "too"])

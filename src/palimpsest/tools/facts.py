@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..credentials import SECRET
 from ..errors import InvalidInput
-from ..facts.local import SECRET
 from ..facts.model import STATUSES, parse_source
 from ..memory import Memory
 from .registry import FILTERS, INTEGER, LIMIT, STRING, described, schema, tool
