@@ -76,7 +76,7 @@ def test_apply_floor_keeps_keyword_matches_and_close_neighbours() -> None:
     kept, notes = apply_floor(hits, cosines, "anything", Floor(0.35, 0.45), lambda w: True)
     assert [h.message.id for h in kept] == ["keyword", "close"] and notes == []
     kept, notes = apply_floor(hits[1:], {"close": 0.3, "far": 0.2}, "anything", Floor(0.35, 0.45), lambda w: True)
-    assert kept == [] and "nothing stored matches" in notes[0]
+    assert kept == [] and "no stored message matches" in notes[0]
     # no vectors: the floor cannot judge, so it keeps what keyword search found
     assert apply_floor(hits, {}, "anything", Floor(0.35, 0.45), lambda w: False)[0] == hits
 

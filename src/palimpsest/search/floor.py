@@ -239,5 +239,5 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
             or dated and h.parts.get("when", 0.0) >= 1.0]
     if kept or not hits:
         return kept, []
-    return [], [("nothing stored matches this query: no keyword match, and no message is close in meaning "
+    return [], [("no stored message matches this query: no keyword match, and no message is close in meaning "
                  f"(best similarity {best:.2f} < {floor.similarity:.2f}): no hits")]
