@@ -830,3 +830,19 @@ def test_a_message_past_the_index_cap_is_distilled_whole(home: Path, store_url: 
         memory.append("s1", "user", text, created_at="2026-02-01T10:00:00Z")
         memory.distiller.turn("s1", memory.distiller.turn_messages("s1", None, None), use_llm=False)
         assert "Final note: the gunicorn worker count is 12." in [f.text for f in memory.facts.query(limit=1000)]
+
+
+@pytest.mark.parametrize("first,second", [
+    ("Wir treffen uns am Montag mit Anna im Büro.", "Wir treffen uns am Freitag mit Jonas im Café."),
+    ("Necesito un plan de entrenamiento de seis semanas.", "Mañana tengo una cita con el dentista a las 10."),
+])
+def test_the_local_rules_make_no_fact_of_another_language(memory: Memory, first: str, second: str) -> None:
+    """Found by a Spanish and German chat's evaluator: German "am" was read as "I am" and Spanish "plan" as a verb; each
+    made a fact, and one appointment superseded the other (the local rules read English, as docs/llm.md says)."""
+    for day, text in (("03", first), ("10", second)):
+        memory.append(f"s{day}", "user", text, created_at=f"2025-03-{day}T10:00:00Z")
+        memory.distiller.close_turn(f"s{day}", use_llm=False)
+    assert memory.facts.query(status="all") == []
+    memory.append("s11", "user", "I live in Porto.", created_at="2025-03-11T10:00:00Z")
+    memory.distiller.close_turn("s11", use_llm=False)
+    assert [f.text for f in memory.facts.query()] == ["I live in Porto."]

@@ -174,6 +174,15 @@ def test_two_things_values_of_one_kind_are_no_earlier_and_newer(mem: Memory) -> 
     assert notes[old.id].startswith("earlier; newer:") and notes[api.id] == ""  # the same thing's value still is
 
 
+def test_no_earlier_mark_is_read_from_another_languages_little_words(mem: Memory) -> None:
+    """Found by a Spanish and German chat's evaluator: "de" beside both numbers was a shared word of the question, and
+    "el 14 de marzo es el cumpleaños de mi madre" was marked an earlier value of "Necesito un plan de 6 semanas"."""
+    mem.append("s1", "user", "Apunta: el 14 de marzo es el cumpleaños de mi madre.", created_at="2025-02-01T10:00:00Z")
+    mem.append("s2", "user", "Necesito un plan de 6 semanas para correr.", created_at="2025-03-01T10:00:00Z")
+    r = mem.recall(None, "¿Cuándo es el cumpleaños de mi madre?")
+    assert [i.note for i in r.items if "madre" in i.text] == [""]
+
+
 def test_versions_issue_numbers_and_flags_are_no_values_of_a_quantity(mem: Memory) -> None:
     """Found by a Codex user: "We decided to pin numpy<2 …" was marked an earlier value of a later
     "Why does the CI matrix still include numpy 2.1?", of "issue #482" and of "tail -50": the

@@ -48,3 +48,17 @@ def test_what_stands_out_in_a_long_outputs_middle_is_found(home: Path, store_url
             assert hits and hits[0].message.content.startswith("Here is the full worker log"), query
     kept = standing_out(WORKER_LOG, 4000)  # the look-alike lines are not repeated into the index
     assert "EQX4471" in kept and "Zanzibar-Quokka" in kept and "processed" not in kept and len(kept) < 200
+
+
+def test_a_tool_call_is_not_found_by_the_question_before_it(home: Path, store_url: str) -> None:
+    """Found by a Claude Code user's evaluation: every tool call and output after a prose turn carried that turn as its
+    search context, and 65% of a search's top ten were tool lines, some without a word of the query."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("code", "user", "Why did alembic upgrade head fail on staging with DuplicateColumn?")
+        memory.append("code", "assistant", "", tool_name="Bash", tool_args={"command": "make itest"})
+        memory.append("code", "tool", "", tool_name="Bash", tool_result="3 passed in 0.4s")
+        memory.append("code", "assistant", "Two migrations add the same column: DuplicateColumn.")
+        memory.worker().drain()  # the tool call's sentence ("Called Bash with command=make itest")
+        hits = [h.message for h in memory.search("DuplicateColumn", limit=5).hits]
+        assert hits and not any(m.tool_name for m in hits)
+        assert {h.message.tool_name for h in memory.search("make itest", limit=5).hits} == {"Bash"}

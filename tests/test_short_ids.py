@@ -136,7 +136,7 @@ def test_the_panel_highlights_a_turn_named_by_its_short_id(mem: Memory) -> None:
     target = mem.browse(session="s1")[1]
     page, ctx = views.session(mem, {"session": "s1", "around": short_id(target.id)})  # typed by hand
     assert page == "session.html" and ctx["around"] == target.id  # the template marks `m.id == around`
-    assert [m.id for m in ctx["messages"]][0] == target.id
+    assert target.id in [m.id for m in ctx["messages"]]  # on the page that holds it, the turns before it too
     with pytest.raises(NotFound):
         views.session(mem, {"session": "s1", "around": "999999ffff"})
 

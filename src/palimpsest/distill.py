@@ -279,7 +279,15 @@ class Distiller:
                             for i, part in enumerate(parts)])
             origin = "llm"
         else:
-            output, origin = check_local(local_distill(messages)), "local"
+            from .search.floor import beyond_model
+
+            # the local rules read English: a turn in another language gives no fact ("Wir treffen uns am Montag" had
+            # read "am" as "I am", and one appointment retired another: found by a Spanish and German chat's evaluator)
+            english = [m for m in messages if not beyond_model(m.content or "")]
+            output = local_distill(english or messages)
+            if not english:
+                output.update(facts=[], corrections=[], tasks=[])  # its summary line stays
+            output, origin = check_local(output), "local"
         result = Distilled(session, output, origin)
         result.decisions = self.curate(output, messages)
         # journaled once every statement is curated: a worker killed between the two (or a store away mid-curation) had

@@ -157,7 +157,10 @@ def search_context(event: Event, previous: str, content: str | None = None, tail
     would match its question's words as well as the question — and `tail`, the end of a field past the index's cap (its last quarter of a cap). `content`: the
     text as indexed (default the event's)."""
     speaker = speaker_in(event.metadata, event.role)
-    before = previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
+    # a tool's call or output is found by its own words: with the prose turn before it, every call after a question
+    # matched it ("Called Bash with command=make itest" ranked second for "DuplicateColumn": found by a Claude Code user)
+    tool = bool(event.tool_name or event.tool_result)
+    before = "" if tool else previous[:CONTEXT_PREVIOUS_CHARS].replace("\x1e", " ")  # the mark stays ours
     context = " ".join(part for part in (speaker, _spoken_date(event.created_at, event.metadata), before) if part)
     text = event.content if content is None else content
     keywords = " ".join(part for part in (spoken_dates(text, event.created_at, event.metadata), keyword_words(text or ""), tail)

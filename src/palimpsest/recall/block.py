@@ -64,6 +64,7 @@ class RecallItem:
     note: str = ""  # shown after the date: "earlier; newer: fct_…" (see `updates.py`)
     keep: int = 0  # characters at the start of `text` that a snippet keeps (the speaker)
     whole: str = field(default="", repr=False)  # the text before `prepare` cut it ("": not cut)
+    tool: bool = field(default=False, repr=False)  # a tool's call or output, not anyone's statement
 
     @property
     def ref(self) -> str:

@@ -307,7 +307,8 @@ class Recaller:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session,
-                                    at=m.created_at, keep=_lead_in(m), note="no longer holds" if m.id in retired else
+                                    at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
+                                    note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {envelope.field(echoes.partly[m.id].text, 80)}" if m.id in echoes.partly else ""))
         return items
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..facts.echoes import FUNCTION_WORDS
+from ..search.floor import beyond_model
 from .block import LINE_TOKENS, RecallItem
 
 # a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
@@ -181,7 +182,9 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
         return True
     if old.names and new.names and not old.names & new.names:
-        return False  # two things' values ("The Atlas API listens on port 8443" / "The Redis cache runs on port 6380")
+        # two things' values ("The Atlas API listens on port 8443" / "The Redis cache runs on port 6380"); a named thing's
+        # and an unnamed one's may be one (tried: refusing them lost two of LongMemEval's marks)
+        return False
     for n1, u1 in old.units.items():
         for n2, u2 in new.units.items():
             if _same(n1, old, n2, new) or any(_same(o, old, n2, new) for o in old.units) \
@@ -204,7 +207,12 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     placed of those); return `lead` with each revising fact moved up to the place of the first
     fact it revised."""
     query = {_unit(w) for w in query_words if not w[0].isdigit()}
-    statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document") and _may_change(i.text)]
+    # (the rules read English: in Spanish, "de" beside two numbers was a shared word of the query, and a mother's
+    # birthday was marked an earlier value of a training plan — found by a Spanish and German chat's evaluator)
+    # (nor from a tool's call or output: a test run's "1 failed, 9 passed" and a commit's "2 files changed" were chained
+    # as values of one thing — found by a Claude Code user's evaluation)
+    statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document")
+                  and not i.tool and _may_change(i.text) and not beyond_model(i.text)]
     statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:

@@ -123,7 +123,7 @@ WORD_RE = re.compile(r"[\w’'-]+")
 OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr mit auf für bei jetzt ein eine einen zu von im
     am den dem des auch noch aber oder wie wo wer meine mein sind habe hat le la les et est une un des du je tu il elle nous vous
     avec pour dans chez pas que qui où mais ou ma mon mes ce cette el los las y es una del en con por para pero yo él ella mi mis
-    ahora está son lo gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
+    ahora está son lo de se al gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
     op voor nu van och att är jag hon han vi med på för inte""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
 
 
