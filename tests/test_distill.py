@@ -846,3 +846,15 @@ def test_the_local_rules_make_no_fact_of_another_language(memory: Memory, first:
     memory.append("s11", "user", "I live in Porto.", created_at="2025-03-11T10:00:00Z")
     memory.distiller.close_turn("s11", use_llm=False)
     assert [f.text for f in memory.facts.query()] == ["I live in Porto."]
+
+
+@pytest.mark.parametrize("text", ["Deploy current main to staging please.", "Then run the linters.", "Next, add a --dry-run flag."])
+def test_a_request_opened_by_then_or_closed_by_please_is_no_fact(text: str) -> None:
+    """Found by a Claude Code user's evaluation: "Deploy current main to staging please." became a rule recalled in every
+    later session, and "Then run the linters." a fact."""
+    from palimpsest.facts.local import local_distill
+    from palimpsest.records import Message
+
+    said = lambda t: local_distill([Message(id="evt_1", session="s1", role="user", content=t, created_at="2026-01-01T10:00:00Z")])
+    assert said(text)["facts"] == []
+    assert [f["kind"] for f in said("Always run the linters before pushing, please.")["facts"]] == ["preference"]

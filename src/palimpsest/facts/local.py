@@ -424,6 +424,10 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"grep|fetch|search|open|read|print)\s+(?:a|an|the|this|that|"
                      r"these|those|it|them|my|our|some|all|every|for|`|--?\w)|investigate|look into)\b",
                      re.IGNORECASE)
+# a request opened by a word of sequence ("Then run the linters.") or closed by "please" ("Deploy current main to staging
+# please."): what to do now, not a rule (found by a Claude Code user's evaluation: both had become facts)
+_OPENER = re.compile(r"^\s*(?:then|now|next|and|ok(?:ay)?|so|also|first|finally|after that)\b[,:]?\s+", re.IGNORECASE)
+_PLEASE_END = re.compile(r"[,\s]please[.!]*\s*$", re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
 _SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))",
                    re.IGNORECASE)
@@ -741,7 +745,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if not user:
         return None
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
-    if REQUEST.match(s) and not rule or _TO_YOU.match(s) and not rule or _EXCLAIMED.search(s):
+    if (REQUEST.match(_OPENER.sub("", s)) or _PLEASE_END.search(s)) and not rule or _TO_YOU.match(s) and not rule \
+            or _EXCLAIMED.search(s):
         return None  # a request of the moment, whatever it mentions; the listener described; an exclamation
     times = _times(s)
     dated = _dated(times)
