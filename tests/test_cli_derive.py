@@ -60,7 +60,23 @@ def test_jobs_run_says_what_waits_until_later(tmp_path: Path) -> None:
     compact = json.loads(cli(tmp_path, url, "jobs", "run", "--task", "compact", "--json").stdout)
     assert compact["waiting"] == status["tasks"]["compact"]["queued"] and compact["next_run"] == status["next_runs"]["compact"]
     nothing = json.loads(cli(tmp_path, url, "jobs", "run", "--task", "wiki", "--json").stdout)
-    assert nothing == {"ran": 0, "curated": 0, "waiting": 0, "queued": {}, "next_run": None}  # of the tasks asked for, not the whole queue
+    assert nothing == {"ran": 0, "curated": 0, "waiting": 0, "queued": {}, "next_run": None, "running": {}}  # of the tasks asked for
+
+
+def test_jobs_run_says_what_another_worker_holds(tmp_path: Path) -> None:
+    """Found by an SRE: after a worker was killed, `jobs run` answered at once and said nothing of the jobs it still held
+    (marked running until its lease ends): a user took embeddings and facts for complete."""
+    from palimpsest.records import iso, utcnow
+
+    url = f"http://127.0.0.1:{free_port()}"
+    assert cli(tmp_path, url, "append", "s1", "user", "queued for later", "--no-derive").returncode == 0
+    with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="hash")) as m:
+        now = utcnow()
+        assert m.store.claim_jobs("killed-worker", ["embed"], 10, iso(now), iso(now))  # its lease runs on
+    report = json.loads(cli(tmp_path, url, "jobs", "run", "--task", "embed", "--json").stdout)
+    assert report["running"] == {"embed": 1} and report["ran"] == 0
+    done = cli(tmp_path, url, "jobs", "run", "--task", "embed")
+    assert "1 held by another worker (embed 1)" in done.stdout and "lease" in done.stdout
 
 
 def test_with_a_server_of_this_store_answering_the_jobs_are_left_to_it(tmp_path: Path) -> None:

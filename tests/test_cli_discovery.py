@@ -79,7 +79,7 @@ def test_jobs_run_shows_a_bar_on_a_terminal_and_nothing_otherwise(tmp_path: Path
     assert "jobs" in terminal and "40/40" in terminal and "━" in terminal
     queue(5)
     out, terminal = _run_on_a_terminal(tmp_path, "jobs", "run", "--json")
-    assert json.loads(out) == {"ran": 5, "curated": 0, "waiting": 0, "queued": {}, "next_run": None} and "━" not in terminal and "5/5" not in terminal
+    assert json.loads(out) == {"ran": 5, "curated": 0, "waiting": 0, "queued": {}, "next_run": None, "running": {}} and "━" not in terminal and "5/5" not in terminal
     queue(5)
     done = subprocess.run([str(EXE), "jobs", "run"], capture_output=True, text=True, timeout=120, check=False,
                           env={**env_for(tmp_path), "PALIMPSEST_HOME": str(tmp_path), "PALIMPSEST_EMBEDDER": "none"})
