@@ -858,3 +858,13 @@ def test_a_request_opened_by_then_or_closed_by_please_is_no_fact(text: str) -> N
     said = lambda t: local_distill([Message(id="evt_1", session="s1", role="user", content=t, created_at="2026-01-01T10:00:00Z")])
     assert said(text)["facts"] == []
     assert [f["kind"] for f in said("Always run the linters before pushing, please.")["facts"]] == ["preference"]
+
+
+def test_a_first_line_that_shows_something_keeps_the_users_own_statements() -> None:
+    """Found in review: "Check this out" on the first line dropped the user's own statements on the next."""
+    from palimpsest.facts.local import local_distill
+    from palimpsest.records import Message
+
+    text = "Check this out\nI'm moving to Lisbon in May and my sister Ana lives in Porto."
+    out = local_distill([Message(id="evt_1", session="s1", role="user", content=text, created_at="2026-01-01T10:00:00Z")])
+    assert [f["text"] for f in out["facts"]] == ["I'm moving to Lisbon in May.", "My sister Ana lives in Porto."]

@@ -491,3 +491,17 @@ def test_search_results_stay_inside_the_page(served: tuple[Memory, str, dict[str
         assert page.locator(".hit").count() >= 1
         assert page.evaluate("document.documentElement.scrollWidth") <= width + 1, width
         page.close()
+
+
+def test_a_message_opened_among_many_of_one_moment_is_on_its_page(home: Path) -> None:
+    """Found in review: 300 messages of one second, the 251st opened from a hit: the count of those before it was
+    exclusive of its moment, the page opened at the session's start, and the message was not on it."""
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
+    try:
+        ids = m.ingest_session("burst", [{"role": "user", "content": f"burst line {i}", "created_at": "2025-01-01T00:00:00Z"}
+                                         for i in range(300)])["ids"]
+        with ServerThread(m) as url, httpx.Client() as c:
+            page = c.get(url + f"/panel/sessions/burst?around={ids[250]}").text
+        assert f'id="{ids[250]}"' in page and 'start="246"' in page
+    finally:
+        m.close()

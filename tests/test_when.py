@@ -384,3 +384,12 @@ def test_a_message_of_the_asked_time_passes_the_floor(home: Path, store_url: str
     memory.close()
     assert any("Herzogstand" in h.message.content for h in hits)
     assert not any("dentist" in h.message.content for h in hits)
+
+
+@pytest.mark.parametrize("text", ["Happy new years everyone!", "what did I do on new years eve?", "valentines plans",
+                                  "st patricks day parade", "New Years Day brunch"])
+def test_a_holiday_written_without_its_apostrophe_is_read(text: str) -> None:
+    """Found in review: "new years" and "valentines" matched the holiday pattern and were no key of the table: a KeyError
+    in indexing (the message quarantined), search, the curator and the distiller."""
+    spans = resolve(text, date(2026, 5, 1))
+    assert len(spans) == 1 and spans[0].grain == "day" and spans[0].kind == "holiday"

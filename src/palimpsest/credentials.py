@@ -17,11 +17,11 @@ import re
 SECRET = re.compile(r"\b(?:sk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,}|xox[abprs]-[\w-]{10,}|"
                     r"AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{30,}|eyJ[\w-]{10,}\.[\w-]{10,}\.[\w-]{10,}|-----BEGIN [A-Z ]*PRIVATE KEY)|"
                     r"\b(?:password|passwd|passphrase|pass ?code|pw|pwd|secret|api[ _-]?key|access[ _-]?key|token|credentials?)"
-                    r"\s*(?:(?:is|was)(?:\s+now)?|=|:|-|to)\s*:?\s*['\"`]?(?=\S*?[\d!@#$%^&*+=~_-])\S{6,}",
+                    r"\s*(?:(?:is|was)(?:\s+now)?|=|:|-|to)\s*:?\s*['\"`]?(?=\S{0,256}?[\d!@#$%^&*+=~_-])\S{6,}",
                     re.IGNORECASE)  # (a value with a digit or a sign: "The token is valid for one hour." holds none)
 
 WITHHELD = "[credential withheld]"
-_URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)", re.IGNORECASE)  # postgres://user:pw@host
+_URL_PASSWORD = re.compile(r"((?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://[^/\s:@]+:)[^/\s@]+(@)", re.IGNORECASE)  # postgres://user:pw@host
 
 
 def withheld(text: str) -> str:

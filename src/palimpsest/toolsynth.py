@@ -29,6 +29,7 @@ from .errors import LLMError
 from .jobs import embed_jobs, last_attempt
 from .kernel import Kernel
 from .records import Message
+from .search.query import STOP_WORDS
 from .store import Job, NewJob
 
 log = logging.getLogger(__name__)
@@ -205,9 +206,7 @@ def passage(text: str, query: str, chars: int) -> str:
                     f" [… {after:,} characters after …]" if after else ""])
 
 
-_QUESTION_WORDS = frozenset(["what", "which", "who", "whom", "whose", "when", "where", "why", "how", "the", "and",
-                             "for", "are", "was", "were", "did", "does", "this", "that", "with", "from", "have",
-                             "has", "had", "you", "your", "our", "their", "there"])
+_QUESTION_WORDS = STOP_WORDS | {"whose"}  # (the search's stop words)
 _ID_LIKE = re.compile(r"\b(?:evt|msg|fct|sum|chk|wtp|wst)_[A-Za-z0-9]+\b")  # what an id in a memory line looks like
 RESULT_HEAD, RESULT_TAIL = 1200, 800  # of a long output the model is shown its start and its end
 

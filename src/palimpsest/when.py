@@ -291,6 +291,8 @@ def _holiday(m: re.Match[str], anchor: date | None, tense: str | None = None) ->
     """A holiday's day: Christmas, New Year's Eve, Valentine's Day, Halloween, Easter (Sunday or Monday), US
     Thanksgiving (the fourth Thursday of November); in the year said, or else the one the tense gives, or the nearest."""
     name = " ".join(m.group("h").lower().replace("’", "'").split())
+    name = {"new years eve": "new year's eve", "new years day": "new year's day", "new years": "new year's",
+            "valentines": "valentine's", "st patricks day": "st patrick's day", "st. patricks day": "st. patrick's day"}.get(name, name)
     movable = {"easter": lambda y: _easter(y), "easter sunday": lambda y: _easter(y),
                "easter monday": lambda y: _easter(y) + timedelta(days=1),
                "thanksgiving": lambda y: date(y, 11, 22 + (3 - date(y, 11, 22).weekday()) % 7)}
@@ -302,6 +304,8 @@ def _holiday(m: re.Match[str], anchor: date | None, tense: str | None = None) ->
     else:
         return []
     if not MIN_YEAR <= year <= MAX_YEAR:
+        return []
+    if name not in movable and name not in FIXED_HOLIDAYS:
         return []
     d = movable[name](year) if name in movable else date(year, *FIXED_HOLIDAYS[name])
     return [Span(m.group(0), d, d, "day", certain)]

@@ -70,6 +70,7 @@ class Echoes:
     def __init__(self, kernel: Kernel, facts: Callable[[], Facts]) -> None:
         self.store, self._facts = kernel.store, facts
         self._heard: dict[str, list[Fact]] = {}
+        self._successors: dict[str, Fact | None] = {}
         # a message that says a retired fact beside others of its own that hold: kept, with the retired one it says (found
         # by a companion-bot evaluator: "I live in Lisbon with Sam, our cat Miso, my sister Ana, my brother Tomás in
         # Sintra" left every block when Tomás's home was retired)
@@ -117,7 +118,9 @@ class Echoes:
     def _successor(self, f: Fact) -> Fact | None:
         if not f.superseded_by:
             return None
-        try:
-            return self._facts().get(f.superseded_by)
-        except NotFound:  # a successor the store no longer holds: judge on the fact alone
-            return None
+        if f.superseded_by not in self._successors:  # (one read per fact: `restated` asks for each summary and wiki line)
+            try:
+                self._successors[f.superseded_by] = self._facts().get(f.superseded_by)
+            except NotFound:  # a successor the store no longer holds: judge on the fact alone
+                self._successors[f.superseded_by] = None
+        return self._successors[f.superseded_by]

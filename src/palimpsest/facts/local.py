@@ -577,7 +577,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
 # make of this email?"): the pasted text is someone else's words
 _ABOUT_PASTE = re.compile(r"^\s*(?:(?:hi|hey|ok|okay)[,!.]?\s+)?(?:(?:can|could|would|will) you\s+|please\s+|pls\s+)?(?:summari[sz]e|"
                           r"translate|proofread|review|rewrite|rephrase|explain|analy[sz]e|check|edit|shorten|paraphrase|read|"
-                          r"look at|go through|tl;?dr|what does|what do you (?:think|make) of)\b[^.?!\n]{0,60}?\b(?:this|these|"
+                          r"look at|go through|tl;?dr|what does|what do you (?:think|make) of)\b[^.?!\n]{0,60}?\b(?:"
                           r"the following|below|page|text|e-?mail|article|doc(?:ument)?|post|thread|paragraph|passage|snippet|"
                           r"transcript|message)\b[^\n]{0,80}\n", re.IGNORECASE)
 _MARKUP = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?>")  # a tag: a sentence of markup is no statement of fact

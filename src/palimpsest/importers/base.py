@@ -33,7 +33,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS, claude_code
 from ..harness.common import Context, decoded, glued, repaired
 from ..harness.project import project_of_session
-from ..ingest.messages import DATED_KEY, normalise_message
+from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
 Progress = Callable[[int, int], None]
@@ -69,6 +69,7 @@ class Plan:
     sessions: dict[str, SessionPlan] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
+    dated: set[str] = field(default_factory=set)  # keys of lines by position whose file said their time (`Journal.append`)
 
     def session(self, session_id: str) -> SessionPlan:
         return self.sessions.setdefault(session_id, SessionPlan())
@@ -274,7 +275,7 @@ def write_plan(memory: Any, plan: Plan, path: str, progress: Progress | None = N
     for session, msgs in ready.items():
         for start in range(0, len(msgs), CHUNK):
             chunk = msgs[start:start + CHUNK]
-            result = memory.ingest_session(session, chunk, **plan.sessions[session].attrs)
+            result = memory.writer.ingest_session(session, chunk, 0, plan.sessions[session].attrs, dated=plan.dated)
             report.stored += result["stored"]
             report.duplicates += result["duplicates"]
             report.indexed = report.indexed and result["indexed"]
@@ -302,7 +303,8 @@ def _prepare(session: str, raws: list[dict[str, Any]], limit: int, plan: Plan, r
             h = content_hash(msg["role"], msg["content"], msg["tool_name"], msg["tool_args"], msg["tool_result"])
             seen[h] += 1
             msg["event_key"] = f"imp:{seen[h]}:{h}"
-            msg[DATED_KEY] = said  # another day's file of the same session, opening with the same lines, is its own
+            if said:  # another day's file of the same session, opening with the same lines, is its own
+                plan.dated.add(msg["event_key"])
         if too_big(msg, limit):
             if "source_path" not in msg["metadata"]:
                 plan.problem(where, f"message of about {_size(msg):,} bytes exceeds the event size limit (PALIMPSEST_MAX_EVENT_BYTES)", line)

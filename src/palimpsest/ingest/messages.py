@@ -155,7 +155,6 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
 
 
 AHEAD = timedelta(days=1)  # how far a message's time may be ahead of this machine's clock (clocks and zones drift)
-DATED_KEY = "dated_key"  # an importer's mark on a message keyed by its position whose file said its time (`Writer.ingest_session`)
 
 
 def default_key(m: dict[str, Any], ordinal: int | None = None, said: Any = None) -> str:

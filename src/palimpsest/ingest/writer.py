@@ -19,7 +19,7 @@ from ..journal import Journal
 from ..records import Event, Message, check_session_id
 from ..store import Store
 from .indexer import Indexer, Outage
-from .messages import DATED_KEY, default_key, normalise_message, session_event
+from .messages import default_key, normalise_message, session_event
 
 log = logging.getLogger(__name__)
 SESSION_ATTRS = frozenset({"key", "agent", "channel", "title", "kind", "settings"})
@@ -63,18 +63,20 @@ class Writer:
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
                 "indexed": result["indexed"], "created_at": event.created_at}
 
-    def ingest_session(self, session: str, messages: Any, start: Any, attrs: dict[str, Any]) -> dict[str, Any]:
-        """A transcript in one group commit, keys by ordinal from `start` (see `Memory.ingest_session`)."""
+    def ingest_session(self, session: str, messages: Any, start: Any, attrs: dict[str, Any],
+                       dated: set[str] | frozenset[str] = frozenset()) -> dict[str, Any]:
+        """A transcript in one group commit, keys by ordinal from `start` (see `Memory.ingest_session`). `dated`: an
+        importer's keys of lines by position whose file said their time (each holds for that time only)."""
         check_session_id(session)
         if not isinstance(messages, list):
             raise InvalidInput("messages must be a list")
         if not isinstance(start, int) or isinstance(start, bool) or start < 0:
             raise InvalidInput("start must be a non-negative integer")
-        prepared, dated = [], set()
+        prepared, dated = [], set(dated)
         for i, raw in enumerate(messages):
             msg = normalise_message(raw, f"message {i}", self.zone)
-            if isinstance(raw, dict) and (raw.get("created_at") and not msg["event_key"] or raw.get(DATED_KEY)):
-                dated.add(msg["event_key"] or default_key(msg, start + i))  # its position's key holds for its time only
+            if isinstance(raw, dict) and raw.get("created_at") and not msg["event_key"]:
+                dated.add(default_key(msg, start + i))  # its position's key holds for its time only
             msg["event_key"] = msg["event_key"] or default_key(msg, start + i)
             prepared.append(msg)
         pairs = self._once_across_sessions(session, prepared, attrs, frozenset(dated))

@@ -19,6 +19,7 @@ from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON
 from ..search.floor import names_any
+from ..search.query import STOP_WORDS
 from ..tokens import count_tokens
 from ..vaults import pages_said
 from . import context
@@ -423,6 +424,4 @@ def _told_by_facts(text: str, facts: str | None) -> bool:
 
 _WORDS = re.compile(r"[^\W\d_]{3,}|\d+")  # (`text` comes folded to lower case)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
-_SMALL_WORDS = frozenset(["the", "and", "but", "for", "with", "was", "were", "are", "has", "had", "have", "his",
-                          "her", "its", "our", "their", "you", "your", "she", "they", "this", "that", "then", "than",
-                          "from", "into", "onto", "very", "just", "also", "not", "now", "too"])
+_SMALL_WORDS = STOP_WORDS | {"also", "onto"}  # (the search's stop words)

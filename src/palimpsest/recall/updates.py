@@ -161,7 +161,7 @@ def said(item: RecallItem) -> _Said:
 
 
 # a name: a capitalised word inside a sentence ("The Atlas API", "on Redis"), or an acronym anywhere ("API", "DB")
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])\b[A-Z][\w+#-]*[a-z0-9]\b|\b[A-Z][A-Z0-9]+\b")
+_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])(?<![\w+#-])[A-Z][\w+#-]*[a-z0-9]\b|\b[A-Z][A-Z0-9]+\b")
 _NOT_NAMES = _NOT_UNITS | {"i", "i'm", "i've", "i'll", "i'd", "today", "tonight", "tomorrow", "yesterday"}
 
 

@@ -29,7 +29,7 @@ def query_terms(query: str) -> list[str]:
     words: list[str] = []
     for w in WORD_RE.findall(folded(query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
         w = w.strip("'’.-")
-        if w.endswith(("'s", "’s")):  # "my sister's dog" asks of "my sister Ana" (the index read it as "sister s")
+        if w.endswith(("'s", "’s")) and w.replace("’", "'") not in STOP_WORDS:  # "my sister's dog" asks of "my sister Ana"
             w = w[:-2]
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:

@@ -8,11 +8,12 @@ object and returns a JSON value. Bad parameters raise `InvalidInput` like everyw
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from ...errors import InvalidInput, NotFound
 from ...memory import Memory
-from ...records import Hit
+from ...records import Hit, iso, parse_time
 from ...search import SearchResult
 
 PAGE = 50
@@ -62,10 +63,13 @@ def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]
             raise NotFound(f"no message {around[:80]!r} in this session")
         around = found.id  # a short id typed by hand highlights its turn too
         if "offset" not in params:  # the page that holds it, opening a few turns before it (the question that led to it)
-            before = 0
-            while (n := len(memory.browse(session=sid, until=found.created_at, limit=COUNT_PAGE, offset=before))) and before < MAX_BEFORE:
-                before += n
-                if n < COUNT_PAGE:
+            # the messages before it in the session's order, those said at its very moment included (`(created_at, id)`)
+            until, before, read = iso(parse_time(found.created_at) + timedelta(microseconds=1)), 0, 0
+            while read < MAX_BEFORE:
+                rows = memory.browse(session=sid, until=until, limit=COUNT_PAGE, offset=read)
+                read += len(rows)
+                before += sum(1 for r in rows if (r.created_at, r.id) < (found.created_at, found.id))
+                if len(rows) < COUNT_PAGE:
                     break
             offset = max(0, before - AROUND_BEFORE)
     rows = memory.browse(session=sid, limit=EVENTS_PAGE + 1, offset=offset)
