@@ -595,3 +595,18 @@ def test_document_chunks_are_embedded_through_the_cache(memory: Memory, corpus: 
     again = memory.vaults.index("handbook", full=True)
     assert again.chunks == first.chunks and Counting.texts == embedded  # every chunk's vector from the cache
     assert memory.vaults.query("handbook", "glycol cooling loop")
+
+
+def test_a_link_to_a_file_of_the_vault_indexes_it_once(vaults: Vaults, tmp_path: Path) -> None:
+    """Found by a researcher: "odd names/link-to-sourdough.md" pointing at "../notes/sourdough.md" made every query of
+    the note answer twice, once per path."""
+    folder = tmp_path / "research"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "odd names").mkdir()
+    (folder / "notes" / "sourdough.md").write_text("# Sourdough\nthe bramblewhisk starter wants rye flour\n")
+    (folder / "odd names" / "link-to-sourdough.md").symlink_to(folder / "notes" / "sourdough.md")
+    vaults.init("research", "semantic", path=folder)
+    report = vaults.index("research")
+    assert not report.errors and report.indexed == ["notes/sourdough.md"]
+    hits = vaults.query("research", "bramblewhisk starter").hits
+    assert [h.document for h in hits] == ["notes/sourdough.md"]

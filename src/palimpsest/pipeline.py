@@ -88,8 +88,8 @@ def _turns_closed(store: Store, session: str, new: list[Message]) -> list[NewJob
     # message to come would (found by an SRE: "My colleague Ana works in the Rust team", dated before the session's last
     # turn but written after it, was never distilled)
     batch = {m.id for m in new}
-    later = [u for u in store.browse(Filters(session=session, role="user", since=users[-1].created_at), 3, 0)
-             if u.id not in batch and (u.created_at, u.id) > (users[-1].created_at, users[-1].id)]
+    later = [u for u in store.browse(Filters(session=session, role="user", since=users[-1].created_at), len(batch) + 3, 0)
+             if u.id not in batch and (u.created_at, u.id) > (users[-1].created_at, users[-1].id)]  # (past the batch's own)
     if later:
         jobs.append(NewJob("distill", {"session": session, "start": users[-1].created_at, "end": later[0].created_at},
                            job_key=f"distill:{session}:{users[-1].id}", max_attempts=4))

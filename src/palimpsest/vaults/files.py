@@ -57,6 +57,9 @@ def walk(root: Path, extensions: tuple[str, ...]) -> tuple[dict[str, FileInfo], 
                     seen.add(real)
                     stack.append(Path(entry.path))
                 elif entry.name.lower().endswith(extensions) and entry.is_file(follow_symlinks=True):
+                    if target is not None and target.name.lower().endswith(extensions) \
+                            and not any(p.startswith(".") for p in target.relative_to(real_root).parts):
+                        continue  # a link to a file of the vault: indexed once, at its own path (it had been twice)
                     st = entry.stat(follow_symlinks=True)
                     files[rel] = FileInfo(rel, Path(entry.path), st.st_mtime, st.st_size)
             except RuntimeError:
