@@ -505,3 +505,19 @@ def test_a_message_opened_among_many_of_one_moment_is_on_its_page(home: Path) ->
         assert f'id="{ids[250]}"' in page and 'start="246"' in page
     finally:
         m.close()
+
+
+def test_search_offers_more_hits_when_a_page_is_full(home: Path) -> None:
+    """Found by a panel user: 2,000 matches showed 20 hits, with no way to more but typing `limit` into the URL."""
+    m = Memory(home, settings=Settings.load(env={}, embedder="none", distill=False, tool_synth=False))
+    try:
+        m.ingest_session("big", [{"role": "user", "content": f"migration log line {i}"} for i in range(60)])
+        with ServerThread(m) as url, httpx.Client() as c:
+            first = c.get(url + "/panel/search?q=migration&session=big").text
+            assert first.count('<li class="hit">') == 20 and "Show 40 →" in first and "limit=40" in first
+            more = c.get(url + "/panel/search?q=migration&session=big&limit=40").text
+            assert more.count('<li class="hit">') == 40 and "Show 80 →" in more
+            last = c.get(url + "/panel/search?q=migration&session=big&limit=80").text
+            assert last.count('<li class="hit">') == 60 and 'class="pager"' not in last
+    finally:
+        m.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlencode
 
 from ...errors import InvalidInput, NotFound
 from ...memory import Memory
@@ -121,7 +122,7 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
     context: dict[str, Any] = {"view": "search", "q": query, "mode": mode, "filters": filters, "result": None, "options": {},
                                "scores": bool(_param(params, "scores"))}
     used: dict[str, Any] = {k: v for k, v in filters.items() if v}
-    limit = _int(params, "limit", 20, 200, least=1)
+    limit = _int(params, "limit", 20, MAX_SEARCH, least=1)
     options = {k: _param(params, k) for k in SEARCH_OPTIONS}
     context["options"] = options
     if query:
@@ -131,9 +132,15 @@ def search(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]
         rows = memory.browse(limit=limit, newest_first=True, **used)
         carried = memory.tags.session_tags([m.session for m in rows])
         context["result"] = SearchResult([Hit(m, 0.0, session_tags=carried.get(m.session, [])) for m in rows], mode="browse")
+    result = context["result"]
+    if result is not None and len(result.hits) >= limit and limit < MAX_SEARCH:  # there may be more: a longer page
+        more = min(MAX_SEARCH, limit * 2)
+        asked = {k: v for k, v in params.items() if isinstance(v, str) and v and k != "limit"}
+        context["more"] = {"n": more, "url": "/panel/search?" + urlencode({**asked, "limit": more})}
     return "search.html", context
 
 
+MAX_SEARCH = 200  # the most hits the search page shows ("Show 40 →" doubles a page up to it)
 FACTS_PAGE = 200  # the facts page lists this many of what holds now at a time, oldest first
 REVIEWS_SHOWN = 50  # the facts page lists this many pairs to review at a time (settling them brings the next)
 RETIRED_SHOWN = 50  # the facts page lists this many of the latest retired (superseded, merged, retracted, revised)
