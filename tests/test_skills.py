@@ -151,3 +151,19 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: py
     assert [s["name"] for s in run("skills", "ops")] == ["deploy", "release"]
     assert run("skill", "ops", "release")["triggers"] == ["release", "ship it"]
     assert main([*base, "skill", "ops", "nope"]) == 3
+
+
+def test_a_skill_file_that_fails_is_failed_not_new_for_good(vaults: Vaults) -> None:
+    """Found by a researcher: a skill vault with a file of no front matter and one with no name said "2 failed" on
+    `index`, then "stale (0 changed, 0 deleted, 2 new)" on `vault list` and the panel, for good."""
+    row = vaults.init("protocols", "skill")
+    folder = vaults.folder(row)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "plain.md").write_text("just some notes, no front matter\n")
+    (folder / "noname.md").write_text("---\ndescription: what it does\n---\nbody\n")
+    vaults.write_skill("protocols", "release", "How we release", "1. tag\n2. ship")
+    report = vaults.index("protocols")
+    assert sorted(e["path"] for e in report.errors) == ["noname.md", "plain.md"]
+    status = vaults.status("protocols")
+    assert status["new"] == [] and sorted(f["path"] for f in status["failed"]) == ["noname.md", "plain.md"]
+    assert [d["state"] for d in vaults.list() if d["name"] == "protocols"] == ["indexed (2 failed)"]

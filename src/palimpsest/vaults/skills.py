@@ -88,18 +88,25 @@ class Skills:
     def status(self, row: VaultRow) -> dict[str, Any]:
         files, problems = walk(self.vaults.folder(row), SKILL_EXTENSIONS)
         known = {s.path: s for s in self.store.skill_rows(OWNER, [row.name])}
-        changed, new, unchanged = [], [], 0
+        changed, new, failed, unchanged = [], [], [], 0
         for path, info in files.items():
             s = known.get(path)
-            if s is None:
-                new.append(path)
+            if s is None:  # never indexed, or failing (a skill that cannot be read is not stored): read to tell which
+                from .documents import IndexReport
+
+                trouble = IndexReport(row.name)
+                if self._parse(row, info, trouble) is None:
+                    failed.append({"path": path, "error": trouble.errors[0]["error"] if trouble.errors else "cannot be read"})
+                else:
+                    new.append(path)
             elif (s.mtime, s.size) != (info.mtime, info.size) and _digest(info) != s.sha256:
                 changed.append(path)
             else:
                 unchanged += 1
         deleted = sorted(p for p in known if p not in files)
+        # (a file that fails was "new" for good: the vault stayed "stale" after every index — found by a researcher)
         return {"vault": row.name, "changed": sorted(changed), "deleted": deleted, "new": sorted(new), "unchanged": unchanged,
-                "failed": [], "problems": problems}
+                "failed": sorted(failed, key=lambda f: f["path"]), "problems": problems}
 
     def index(self, row: VaultRow, *, full: bool = False, only: List[str] | None = None) -> Any:
         from .documents import IndexReport
