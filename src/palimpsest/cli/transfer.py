@@ -76,6 +76,9 @@ def _print_report(r: dict[str, Any]) -> None:
         print(f"  {r['truncated']} shortened to fit an event (whole payload kept in the source file)")
     if r["ids_reassigned"]:
         print(f"  {r['ids_reassigned']} event ids reassigned (the session already had later events)")
+    for v in r.get("vaults", []):
+        failed = f", {v['failed']} failed (`palimpsest docs {v['vault']} --status`)" if v["failed"] else ""
+        print(f"  vault {v['vault']} restored: {v['indexed']} files indexed, {v['chunks']} chunks{failed}")
     if not r["indexed"]:
         print("  indexing deferred: the store was unavailable; the journal holds everything")
     for p in r["problems"]:

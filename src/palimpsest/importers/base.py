@@ -94,6 +94,7 @@ class ImportReport:
     indexed: bool = True
     skipped: dict[str, int] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    vaults: list[dict[str, Any]] = field(default_factory=list)  # vaults the import restored and indexed: name, counts
 
     @property
     def ok(self) -> bool:

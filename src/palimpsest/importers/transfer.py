@@ -224,7 +224,10 @@ def _replay(memory: Any, report: ImportReport) -> None:
     back before the `compact` jobs the import queued run: those made new leaves of the same
     messages, and the saved summaries could never be replayed after (a data steward's)."""
     try:
+        done = len(memory.vaults.restored)
         report.decisions_replayed = sum(memory.replay_decisions().values())
+        report.vaults = [{"vault": r.vault, "indexed": len(r.indexed), "chunks": r.chunks, "failed": len(r.errors),
+                          "warnings": len(r.warnings)} for r in memory.vaults.restored[done:]]
     except Exception as exc:
         log.warning("replaying fact decisions deferred: %s", exc)
         report.indexed = False

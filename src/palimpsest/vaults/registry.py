@@ -79,6 +79,7 @@ class Vaults:
         self.home = Path(kernel.home)
         self.decisions = kernel.decisions
         self._written: dict[tuple[Any, Any], set[str]] = {}  # (vault, path) → contents the API wrote there (`wrote`)
+        self.restored: list[Any] = []  # the index reports of vaults a replay restored (`_rewrite_and_index`)
         self.documents = Documents(self)
         self.skills = Skills(self)
         self.decisions.restore_if_lost(SYSTEM_SESSION, lambda: not (self.store.vault_rows(OWNER) or self.store.vault_ops_applied()),
@@ -309,10 +310,12 @@ class Vaults:
         return n
 
     def _rewrite_and_index(self, which: Any) -> None:
+        """(Each vault's index report is kept in `restored`: an import that re-indexed three vaults for 17 minutes had said
+        only "38 stored", not a word of the vaults nor of their 7 failed files — found by a researcher.)"""
         self.documents.restore_written(self.decisions.taken(SYSTEM_SESSION, changes_only=False))
         for row in self.store.vault_rows(OWNER, types=["semantic", "skill"]):
             if which(row):
-                self.index(row.name)
+                self.restored.append(self.index(row.name))
 
     # -- documents and skills (CLI names) -----------------------------------
     def index(self, name: str, *, full: bool = False, reader: Reader = OWNER, progress: Any = None) -> Any:
