@@ -54,3 +54,18 @@ def test_a_long_output_is_read_a_page_at_a_time(tmp_path: object) -> None:
             at = page["next_offset"]
         assert "".join(pages) == log and len(pages) == 3
         assert call({"offset": 159_990})["tool_result"] == log[159_990:]
+
+
+def test_browsing_a_session_that_is_not_stored_says_so(tmp_path: object) -> None:
+    """Found by an MCP user: `memory_browse {"session": "nope"}` answered an empty list and nothing more, where
+    `memory_context` and `memory_briefing` say there is no such session."""
+    from pathlib import Path
+
+    from palimpsest import Memory, Settings
+
+    with Memory(Path(str(tmp_path)), settings=Settings.load(env={}, embedder="none")) as memory:
+        memory.append("s1", "user", "hello")
+        missing = tools.call(memory, "memory_browse", {"session": "nope"}, enable_write=False)
+        assert missing["messages"] == [] and missing["notes"] == ["no session 'nope' is stored"]
+        found = tools.call(memory, "memory_browse", {"session": "s1"}, enable_write=False)
+        assert len(found["messages"]) == 1 and "notes" not in found

@@ -59,7 +59,11 @@ def memory_browse(memory: Memory, args: dict[str, Any]) -> Any:
     rows = memory.browse(limit=args.get("limit", 50), offset=args.get("offset", 0), newest_first=args.get("newest_first", False),
                          **pick(args, FILTERS))
     carried = memory.tags.session_tags([m.session for m in rows])
-    return {"messages": [{**shown(m.to_dict()), "session_tags": carried.get(m.session, [])} for m in rows]}
+    out: dict[str, Any] = {"messages": [{**shown(m.to_dict()), "session_tags": carried.get(m.session, [])} for m in rows]}
+    if not rows and args.get("session") and memory.get_session(args["session"]) is None:
+        # (as memory_context and memory_briefing say it: a typo had answered an empty list and nothing more)
+        out["notes"] = [f"no session {str(args['session'])[:80]!r} is stored"]
+    return out
 
 
 @tool("memory_sessions", "List sessions, most recently active first.",
