@@ -44,6 +44,7 @@ from .jobs import last_attempt
 from .kernel import Kernel
 from .pipeline import TAIL_DELAY
 from .records import OFFSET_KEY, Message, iso, parse_time
+from .search.floor import beyond_model
 from .store import Filters, Job, NewJob
 
 log = logging.getLogger(__name__)
@@ -279,8 +280,6 @@ class Distiller:
                             for i, part in enumerate(parts)])
             origin = "llm"
         else:
-            from .search.floor import beyond_model
-
             # the local rules read English: a turn in another language gives no fact ("Wir treffen uns am Montag" had
             # read "am" as "I am", and one appointment retired another: found by a Spanish and German chat's evaluator)
             english = [m for m in messages if not beyond_model(m.content or "")]
@@ -336,8 +335,6 @@ class Distiller:
         out: list[dict[str, Any]] = []
         turn_text = " ".join(f"{m.content or ''} {m.speaker or ''}" for m in messages)
         heard = _content_words(turn_text)
-        from .search.floor import beyond_model
-
         # (a turn in another language, or Chinese or Japanese, shares no words a model's statement must keep: not judged)
         judged = not beyond_model(turn_text)
         for c in candidates:

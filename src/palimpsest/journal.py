@@ -170,13 +170,14 @@ class Journal:
                         n += 1
                     key = f"{key}@{n}"
                     raw = {**raw, "event_key": key}
+            held = None
             if key in dated and (key in state.keys or key in pending):
                 held = pending.get(key) or self._find_key(session, state, key)
                 if held.created_at != raw.get("created_at"):  # the same line of another day's transcript: its own
-                    key = f"{key}~{hashlib.sha256(str(raw.get('created_at')).encode()).hexdigest()[:12]}"
+                    key, held = f"{key}~{hashlib.sha256(str(raw.get('created_at')).encode()).hexdigest()[:12]}", None
                     raw = {**raw, "event_key": key}
             if key in state.keys or key in pending:
-                out.append((pending.get(key) or self._find_key(session, state, key), False))
+                out.append((held or pending.get(key) or self._find_key(session, state, key), False))
                 continue
             given = raw.get("id")
             if isinstance(given, str) and EVENT_ID_RE.fullmatch(given) and event_number(given) > own_n:

@@ -459,10 +459,12 @@ def _nth(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]
     return [Span(m.group(0), d, d, "day", False) for _, d in sorted(spans)[:1]]
 
 
-# a past verb a day of the week is told with, besides `_BEHIND`'s ("On Saturday I took the kids to the museum")
-_PAST_VERB = (r"(?:took|made|gave|told|said|ate|drank|ran|spent|paid|lost|won|found|felt|kept|held|brought|thought|caught|"
-              r"sold|sent|built|broke|fell|drove|rode|swam|began|chose|forgot|heard|slept|spoke|stood|threw|woke|wore|"
-              r"\w*[^\We]ed)")
+# the past of the irregular verbs a happening is told with (the regular ones end in -ed); the facts' classifier reads them too
+IRREGULAR_PAST = "got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit"
+# a past verb a day of the week is told with, besides `_BEHIND`'s ("On Saturday I took the kids to the museum"); not
+# "had" ("I had planned to fly on Friday" says neither day)
+_PAST_VERB = (rf"(?:{'|'.join(v for v in IRREGULAR_PAST.split('|') if v != 'had')}|told|said|ate|drank|felt|kept|held|"
+              r"brought|thought|caught|broke|fell|rode|swam|chose|forgot|heard|slept|spoke|stood|threw|woke|wore|\w*[^\We]ed)")
 _SAID_PAST = re.compile(rf"\b(?:i|we|he|she|they|you|it)\s+(?:just\s+|finally\s+|already\s+)?{_PAST_VERB}\b|\b(?:took|made|gave|"
                         r"told|ate|spent|paid|lost|won|found|brought|caught|sold|sent|broke|fell|drove)\b", re.IGNORECASE)
 # a day something was planned, booked or moved for is still to come ("We planned Dad's 70th: party on May 23", "I moved

@@ -214,7 +214,7 @@ def _first_time(text: str, anchor: date) -> when.Span | None:
 
 # a statement told in the past tense: a subject, then a verb in the past ("Emma turned 4", "we went", "I adopted")
 # the past of the irregular verbs a happening is told with (the regular ones end in -ed)
-_IRREGULAR_PAST = "got|went|had|made|took|met|saw|ran|bought|sold|won|lost|left|began|flew|drove|came|became|gave|found|wrote|built|sent|spent|paid|hit"
+_IRREGULAR_PAST = when.IRREGULAR_PAST
 _TOLD_PAST = re.compile(rf"\b(?:(?i:i|we|he|she|they|it)|[A-Z][a-z]+)\s+(?i:just\s+|finally\s+|already\s+)?(?i:{_IRREGULAR_PAST}|was|were|did|"
                         r"(?!(?:need|proceed|speed|feed|exceed|seed|bleed|breed|succeed|shed|wed)\b)\w{3,}ed)\b(?!['’]t)")  # not "won't"
 
