@@ -241,15 +241,15 @@ def test_one_users_correction_retires_none_of_another_users_statements(memory: M
     assert "My account PIN is 9999." in current and "My account PIN is 4711 now." in current
     assert [s["text"] for s in page["retired"]] == ["My account PIN is 1234."]
     block = memory.recall(None, "what is my account PIN?", tag="user:dave", budget=600).block
-    assert "4711" in block and "9999" not in block and "(wiki: PIN) My account PIN is 1234." not in block
+    assert "is 4711" in block and "is 9999" not in block and "(wiki: PIN) My account PIN is 1234." not in block
 
 
 def test_the_wiki_tools_keep_to_a_users_scope(memory: Memory) -> None:
     """Found by a support-bot builder: `memory_wiki_search/list/show` took no tag ("'tag' was unexpected"): any user's
-    statements of a shared page were one call away."""
+    statements of a shared page were one call away. The PINs are words: a digit PIN can turn up inside a page's ids."""
     from palimpsest import tools
 
-    for user, pin in (("alice", "9999"), ("dave", "1234")):
+    for user, pin in (("alice", "nine-nine-nine-nine"), ("dave", "one-two-three-four")):
         for n in (1, 2):
             sid = f"{user}-{n}"
             memory.append(sid, "user", f"My account PIN is {pin}, and the PIN works on the app too.")
@@ -259,12 +259,12 @@ def test_the_wiki_tools_keep_to_a_users_scope(memory: Memory) -> None:
     memory.worker().drain()
     call = lambda name, args: tools.call(memory, name, args, enable_write=False)
     everyone = call("memory_wiki_show", {"topic": "PIN"})
-    assert "9999" in everyone["markdown"] and "1234" in everyone["markdown"]
+    assert "nine-nine-nine-nine" in everyone["markdown"] and "one-two-three-four" in everyone["markdown"]
     alice = call("memory_wiki_show", {"topic": "PIN", "tag": "user:alice"})
     said = [s["text"] for state in ("current", "disputed", "retired") for s in alice[state]]
-    assert said and all("1234" not in t for t in said) and "1234" not in alice["markdown"] and "9999" in alice["markdown"]
+    assert said and all("one-two-three-four" not in t for t in said) and "one-two-three-four" not in alice["markdown"] and "nine-nine-nine-nine" in alice["markdown"]
     hits = call("memory_wiki_search", {"query": "account PIN", "tag": "user:alice"})["hits"]
-    assert hits and all("1234" not in s["text"] for h in hits for s in h["statements"])
+    assert hits and all("one-two-three-four" not in s["text"] for h in hits for s in h["statements"])
     assert call("memory_wiki_search", {"query": "account PIN", "tag": "user:nobody"})["hits"] == []
     assert call("memory_wiki_list", {"tag": "user:nobody"})["topics"] == []
     everyone_pages = [t["title"] for t in call("memory_wiki_list", {})["topics"]]
