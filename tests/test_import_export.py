@@ -172,6 +172,8 @@ def test_openai_jsonl_of_one_conversation_a_line_is_a_session_each(memory: Memor
     report = import_file(memory, path)
     assert report.format == "openai" and report.sessions == ["batch-1", "batch-2"] and report.stored == 4
     assert [m.content for m in memory.browse(session="batch-2")] == ["hi", "Rust lifetimes?"]
+    again = import_file(memory, path)  # (found by a Codex user: the second import stored every line again, renamed)
+    assert again.stored == 0 and again.sessions == ["batch-1", "batch-2"] and len(memory.sessions()) == 2
 
 
 def test_a_broken_json_document_imports_nothing(memory: Memory) -> None:

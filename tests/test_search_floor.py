@@ -48,6 +48,9 @@ def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
         ("Wo wohnt Anna? Welche Adresse hat sie?", []),
         ("Was macht AWS hier bei uns?", ["aws"]),  # (an acronym still is one)
         ("What did Anna say about der Spiegel?", ["anna", "spiegel"]),  # English, with a German title in it
+        ("LEDGER-E4471", []),  # a code's part after its hyphen opens no name of its own (found by a Codex user)
+        ("what is LEDGER-E4471 about", ["ledger-e4471"]),
+        ("Why does Mary-Jane's build fail?", ["mary-jane"]),
         ("", []),
     ],
 )
@@ -385,3 +388,15 @@ def test_a_possessive_in_the_question_matches_the_word(home: Path, store_url: st
             "My sister Ana lives in Lisbon with her partner Sam."]
         assert memory.search("my sister’s partner", limit=5).hits
         assert memory.search("parents’", limit=5).hits
+
+
+def test_an_error_code_in_capitals_with_a_hyphen_finds_its_message(home: Path, store_url: str) -> None:
+    """Found by a Codex CLI user: `search "LEDGER-E4471"` had no hits though a message says "[LEDGER-E4471]" — the
+    query's name was read as "e4471", which no message's words (hyphenated words are whole) held."""
+    memory = open_memory(home, store_url, embedder="local")
+    said = "30 tests fail. The root error in the middle of the log is [LEDGER-E4471]: a pending refund with no batch."
+    memory.ingest_session("s2", [{"role": "assistant", "content": said}, {"role": "user", "content": "ok, PAY-E207 too?"}])
+    memory.worker().drain()
+    for query in ("LEDGER-E4471", "PAY-E207", "what is LEDGER-E4471"):
+        assert memory.search(query).hits, query
+    assert memory.search("LEDGER-E4471").hits[0].message.content == said

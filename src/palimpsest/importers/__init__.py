@@ -102,7 +102,8 @@ def _apart_from_namesakes(memory: Any, plan: Plan, path: str) -> None:
     for sid in list(plan.sessions):
         known = memory.store.get_session(sid)
         other = (known.settings or {}).get("source_path") if known is not None else None
-        if other is not None and other != path:  # (a session from before files were named keeps its messages' name)
+        if other is not None and other != path and not other.startswith(f"{path}#"):  # (`name#line`: `_conversations`;
+            # a session from before files were named keeps its messages' name)
             tagged = safe_session_id(f"{sid[:180]}-{hashlib.sha256(path.encode()).hexdigest()[:8]}")
             plan.sessions = {(tagged if k == sid else k): v for k, v in plan.sessions.items()}
 

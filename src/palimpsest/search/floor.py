@@ -47,7 +47,7 @@ SECOND_PERSON = re.compile(r"\byou(?:r|rs|'re|’re|'ve|’ve)?\b", re.IGNORECAS
 # a team speaking of itself ("For CHF we should use …") asks of its own memory, as "I" does
 FIRST_PERSON_PLURAL = re.compile(r"\b(?:[Ww]e|us|[Oo]urs?|[Ll]et's|[Ll]et’s|[Ww]e're|[Ww]e’re|[Ww]e've|[Ww]e’ve)\b")  # ("the US": a country)
 # a capitalised word that does not open a sentence; a possessive 's is not part of the name
-NAME_RE = re.compile(r"(?<![.?!:]\s)(?<![.?!:])(?<!^)\b([A-Z][\w’'-]*)")
+NAME_RE = re.compile(r"(?<![.?!:]\s)(?<![.?!:])(?<!^)(?<![\w-])([A-Z][\w’'-]*)")  # a word's start: "LEDGER-E4471" holds no name "E4471"
 POSSESSIVE_RE = re.compile(r"['’]s$")
 # marks that open a sentence before its first word ("¿Dónde vivo?", "¡Hola!"): the word after them opens it still
 OPENERS = re.compile(r"[¿¡]+")
