@@ -326,6 +326,12 @@ def test_a_weekday_takes_the_tense_of_its_own_verb(text: str, days: list[str]) -
     ("On Saturday I took the kids to the museum.", "2026-04-27", ["2026-04-25"]),
     ("On Saturday we will take the kids to the museum.", "2026-04-27", ["2026-05-02"]),
     ("I was thinking we go on Saturday", "2026-04-27", ["2026-04-25", "2026-05-02"]),
+    # found by a life-assistant builder: a day changed to, or said as what a thing is "now", had last year's date
+    ("Mum's hip surgery got postponed: it's now September 22 instead of September 8.", "2025-07-15",
+     ["2025-09-22", "2025-09-08"]),
+    ("My flight got changed to August 30.", "2025-07-15", ["2025-08-30"]),
+    ("The deadline was rescheduled until October 2.", "2025-07-15", ["2025-10-02"]),
+    ("I went to the dentist on July 3, not June 30.", "2025-07-15", ["2025-07-03", "2025-06-30"]),
 ])
 def test_a_day_planned_for_is_to_come_and_a_day_told_in_the_past_is_gone(text: str, said: str, days: list[str]) -> None:
     assert [s.first.isoformat() for s in resolve(text, date.fromisoformat(said))] == days

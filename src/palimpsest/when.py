@@ -471,8 +471,10 @@ _SAID_PAST = re.compile(rf"\b(?:i|we|he|she|they|you|it)\s+(?:just\s+|finally\s+
 # the flight to Wednesday the 18th", "Booked the hotel: 5 nights from the 16th"), though the planning is past
 _PLANNED_FOR = re.compile(r"\b(?:plann?(?:ed)?|schedul(?:ed?)?|book(?:ed)?|reserv(?:ed?)?|arrang(?:ed?)?|reschedul(?:ed?)?|postpon(?:ed?)?|"
                           r"set)\b[^.!?;]{0,40}?\b(?:for|on|from|to|until|till)\s+(?:\w+\s+)?$|"
-                          r"\b(?:moved?|push(?:ed)?|delay(?:ed)?|bump(?:ed)?|shift(?:ed)?)\b[^.!?;]{0,40}?\b(?:to|until|till)\s+(?:\w+\s+)?$",
+                          r"\b(?:moved?|push(?:ed)?|delay(?:ed)?|bump(?:ed)?|shift(?:ed)?|chang(?:ed?)?)\b[^.!?;]{0,40}?\b(?:to|until|till)\s+(?:\w+\s+)?$|"
+                          r"\b(?:is|'s|are|'re)\s+now\s+(?:on\s+|for\s+|set\s+for\s+)?$",  # "it's now September 22"
                           re.IGNORECASE)
+_REPLACED = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?:on\s+)?$", re.IGNORECASE)  # the day a plan had: the nearest
 _AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
                     r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
 _BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened|met|flew|saw|bought|quit)\b|"
@@ -505,13 +507,15 @@ def _verb_tense(before: str, after: str = "") -> str | None:
 
 
 def _date_tense(text: str, start: int, end: int) -> str | None:
-    """The tense a date (at `start`–`end` of `text`) is told in: "future" when it is what something was planned, booked
-    or moved for, else the tense of the words of its own sentence alone ("Birthday yesterday was great. On May 23 we fly"
+    """The tense a date (at `start`–`end` of `text`) is told in: "future" when it is what something was planned, booked,
+    moved or changed for, or what it is "now"; none said for the day a plan had ("instead of September 8"); else the tense of the words of its own sentence alone ("Birthday yesterday was great. On May 23 we fly"
     is not told in the past)."""
     cuts = [c.end() for c in re.finditer(r"[.!?;]\s", text[:start])]
     begin = cuts[-1] if cuts else 0
     if _PLANNED_FOR.search(text[begin:start]):
         return "future"
+    if _REPLACED.search(text[begin:start]):
+        return None
     after = re.search(r"[.!?;](?:\s|$)", text[end:])
     return _tense(text[begin:end + after.start() if after else len(text)])
 
