@@ -217,6 +217,29 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     assert _decided_with_the_local_model(memory, old, new) == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a skeptical evaluator: a change said of another thing retired a fact naming its old value
+    ("I work remotely on Mondays and Fridays.", "We're moving the shop's stock count from Fridays to Mondays starting next month.",
+     "new"),
+    ("My sister Ana lives in Porto.", "The team moved its away game from Porto to Braga.", "new"),
+    ("I use Firefox as my main browser.", "The school lab switched from Firefox to Chrome.", "new"),
+    ("Maria is the goalkeeper of the team.", "Class 4B's reading buddy changed from Maria to Tom.", "new"),
+    ("Project Atlas uses Redis for caching.", "Project Borealis dropped Redis.", "related"),
+    ("Class 4B's field trip is on May 14.", "Class 5A's field trip was moved to May 21.", "related"),
+    ("The website redesign deadline is June 30.", "The mobile app launch deadline moved to July 15.", "related"),
+    ("Our Proxmox host has 64 GB of RAM.", "We upgraded the NAS to 32 GB of RAM.", "related"),
+    # ... and found by a life-assistant builder: a count of what one has done "now" is no change
+    ("I'll go to RunCity on Saturday.", "The Harriers are great, I've been to three Thursday runs now.", "new"),
+    # the change said of the thing itself, or of whatever held the old value, still supersedes
+    ("I use Firefox as my main browser.", "I switched from Firefox to Chrome.", "supersede"),
+    ("Our CI system is Jenkins.", "We switched the CI from Jenkins to GitHub Actions.", "supersede"),
+    ("Project Atlas uses Redis for caching.", "We dropped Redis.", "supersede"),
+    ("Class 4B's field trip is on May 14.", "Class 4B's field trip was moved to May 21.", "supersede"),
+])
+def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
 @pytest.mark.parametrize(("new", "action"), [
     ("We moved error tracking to Rollbar.", "supersede"),  # was new: "for error tracking" read as the value
     ("We use Rollbar for error tracking now.", "supersede"),
@@ -529,6 +552,7 @@ def test_a_slow_llm_verdict_parks_the_write_instead_of_holding_it(home: Path, st
     ({"PALIMPSEST_LLM_WAIT": "0"}, "positive number of seconds"),
     ({"PALIMPSEST_LLM_URL": "127.0.0.1:8080/v1"}, "must start with http:// or https://"),  # had failed each call, retried as a network error
     ({"PALIMPSEST_LLM_MAX_TOKENS": "-5"}, "must be 1 or more"),  # had been sent to the endpoint
+    ({"PALIMPSEST_EMBEDDER": "bogus"}, "must be local, openai, hash or none"),  # had made search keyword-only, a note a query
 ])
 def test_llm_settings_are_checked_when_read(env: dict[str, str], said: str) -> None:
     """Found by a new user: each was shown by `palimpsest settings`, then crashed a distillation

@@ -262,3 +262,16 @@ def test_doctor_says_when_the_hooks_talk_to_two_servers(tmp_path: Path, user: Pa
     setup.apply(setup.plan("codex", setup.Command(str(EXE), url="http://127.0.0.1:18899"), env), user / ".palimpsest")
     found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
     assert found["hooks"]["state"] == "warn" and "18888" in found["hooks"]["detail"] and "18899" in found["hooks"]["detail"]
+
+
+def test_palimpsest_url_set_is_the_server_doctor_asks(tmp_path: Path, user: Path) -> None:
+    """Found by a reader of the docs: with hooks set up for one server, `PALIMPSEST_URL=… palimpsest doctor` still
+    checked the hooks' server and said all was well, though `--url`'s help says PALIMPSEST_URL is its default."""
+    memory = served(tmp_path / "h", write=True)
+    elsewhere = f"http://127.0.0.1:{free_port()}"
+    with ServerThread(memory) as url:
+        setup.apply(setup.plan("claude-code", setup.Command(str(EXE), url=url), {"HOME": str(user)}), user / ".palimpsest")
+        settings = Settings.load(env={"PALIMPSEST_URL": elsewhere}, home=str(tmp_path / "h"), embedder="none")
+        found = {c.name: c.to_dict() for c in Doctor(settings, {"HOME": str(user), "PALIMPSEST_URL": elsewhere}).run()}
+    memory.close()
+    assert found["server"]["state"] == "problem" and elsewhere in found["server"]["detail"]

@@ -327,6 +327,43 @@ def test_restore_from_journal_rebuilds_every_fact(facts: Facts, clock: Clock, st
         fresh.close()
 
 
+def test_a_restored_snapshot_is_journaled(facts: Facts, clock: Clock, store_url: str, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a team moving a deployment: `facts restore` of a snapshot wrote the store alone, so the home's journal
+    did not hold the facts and a store moved or lost after it came back with none (in parts of a bounded size)."""
+    from palimpsest.facts import snapshot
+
+    _busy_history(facts, clock)
+    monkeypatch.setattr(snapshot, "_PART_BYTES", 400, raising=False)  # a part a fact or two
+    first, second = (open_store(other_url(store_url, tmp_path, name)) for name in ("first", "second"))
+    try:
+        copy = Facts(first, tmp_path / "copy-home", clock=clock)
+        assert copy.restore_snapshot(facts.snapshot_path) == 6
+        assert copy.decisions.size("facts") and len(copy.decisions.taken("facts")) > 2  # parts
+        again = Facts(second, tmp_path / "copy-home", clock=clock)  # the home's store lost: its journal brings them back
+        assert again.restored_on_open and again.export_lines() == facts.export_lines()
+    finally:
+        first.close()
+        second.close()
+
+
+def test_facts_decided_through_two_homes_of_one_store_restore_from_either(store_url: str, tmp_path: Path, clock: Clock) -> None:
+    """Found by a team on a shared server: the default vault came with the first fact, written through another home;
+    this home's journal had every later decision but not the vault's making, and each was rejected for good."""
+    shared = open_store(other_url(store_url, tmp_path, "shared"))
+    fresh = open_store(other_url(store_url, tmp_path, "fresh"))
+    try:
+        Facts(shared, tmp_path / "home-b", clock=clock).write("The staging database is db-staging-3.")
+        ours = Facts(shared, tmp_path / "home-a", clock=clock)
+        kept = ours.write("The deploy target is Fly.io.")
+        restored = Facts(fresh, tmp_path / "home-a", clock=clock)
+        assert restored.restored_on_open and [f.text for f in restored.query()] == [kept.text]
+        assert not [d for _, d in restored.decisions.read("facts", ("decision",)) if d.op == "rejected"]
+    finally:
+        shared.close()
+        fresh.close()
+
+
 def test_restore_from_journal_after_the_open_restored_it_is_done_not_refused(facts: Facts, clock: Clock, store_url: str,
                                                                            tmp_path: Path) -> None:
     """Found by an auditor: in a fresh home holding only the system journal, opening the store restored the

@@ -351,3 +351,19 @@ def test_an_identitys_value_in_other_capitals_is_another_identity(memory: Memory
     assert [h.message.session for h in hits] == ["cs-1"]
     block = memory.recall("cs-9", "what is my PIN?", tag="user:cus_q8dk2X").block
     assert "is 1357" in block and "is 2468" not in block  # (the words: an id may hold the digits)
+
+
+def test_merging_an_unknown_value_names_a_command_that_lists_the_values(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a reader of the docs: the error named `palimpsest tags taxonomy topic`, which argparse refuses."""
+    import re as _re
+    import shlex
+
+    from palimpsest.cli import main
+
+    memory.append("s1", "user", "Our cluster runs on Kubernetes.")
+    memory.tags.add("topic:kubernetes", session="s1")
+    with pytest.raises(NotFound) as caught:
+        memory.tags.merge("topic:k8s", "kubernetes")
+    command = _re.search(r"`palimpsest ([^`]+)`", str(caught.value)).group(1)  # type: ignore[union-attr]
+    assert main(["--home", str(memory.home), "--store", memory.settings.store, *shlex.split(command), "--json"]) == 0
+    assert "kubernetes" in capsys.readouterr().out

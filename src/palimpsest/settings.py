@@ -123,6 +123,18 @@ def _structured(text: str) -> str:
     return value
 
 
+EMBEDDERS = ("local", "openai", "hash", "none")
+
+
+def _embedder(text: str) -> str:
+    """One of `EMBEDDERS` (hash: a deterministic stand-in without meaning, for tests and benches): a typo had turned search
+    keyword-only with a note at every query (found by a reader of the docs)."""
+    value = text.strip()
+    if value not in EMBEDDERS:
+        raise ValueError(f"must be local, openai, hash or none, got {value[:40]!r}")
+    return value
+
+
 SETTINGS: tuple[Setting, ...] = (
     Setting("home", "~/.palimpsest", "PALIMPSEST_HOME", "Folder holding journals, spool and the default database."),
     Setting("store", "", "PALIMPSEST_STORE", "Index database: sqlite:///PATH or postgresql://… (default sqlite:///<home>/palimpsest.db)."),
@@ -132,7 +144,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("timezone", "", "PALIMPSEST_TIMEZONE", "Time zone messages are said in when their time names none (IANA name, e.g. Europe/Berlin; empty: this machine's): the day 'yesterday' or 'today' means, and the clock the panel and CLI listings show.", _zone_name),
     Setting("instant_idle_hours", 24.0, "PALIMPSEST_INSTANT_IDLE_HOURS", "Instant sessions idle this long are swept from the index (journal kept).", float),
     Setting("sweep_minutes", 30.0, "PALIMPSEST_SWEEP_MINUTES", "How often `serve` sweeps idle instant sessions.", float),
-    Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint) or none."),
+    Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint), none, or hash (tests: no meaning).", _embedder),
     Setting("embed_threads", 2, "PALIMPSEST_EMBED_THREADS", "onnxruntime intra-op threads for the local embedder.", int),
     Setting("embed_cache", "", "PALIMPSEST_EMBED_CACHE", "Embedding cache file shared across memories (default <home>/embed-cache.sqlite; 'off' disables)."),
     Setting("embed_timeout", 300.0, "PALIMPSEST_EMBED_TIMEOUT", "Seconds an embedding batch may take before the job fails and is retried.", float),

@@ -302,7 +302,7 @@ class Tags:
         now = iso(utcnow())
         rows = {r.value: r for r in self.store.taxonomy_rows(key)}
         if old not in rows:  # a typo had created both values, one merged into the other
-            raise NotFound(f"no tag {key}:{old} to merge (`palimpsest tags taxonomy {key}` lists the values)")
+            raise NotFound(f"no tag {key}:{old} to merge (`palimpsest tags taxonomy list --key {key}` lists the values)")
         alias = rows[old]
         alias.state, alias.merged_into, alias.decided_at = "merged", new, now
         target = rows.get(new) or TaxonomyRow(key, new, "accepted", "person", now, decided_at=now)

@@ -48,7 +48,7 @@ class Doctor:
 
     def __init__(self, settings: Settings, env: dict[str, str], url: str | None = None, timeout: float = 3.0) -> None:
         self.settings, self.env = settings, env
-        self.url = (url or _hooks_url(env) or settings.url).rstrip("/")
+        self.url = (url or env.get("PALIMPSEST_URL") or _hooks_url(env) or settings.url).rstrip("/")  # (the variable set wins)
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
         self.stats: dict[str, Any] | None = None

@@ -16,7 +16,7 @@ def register(sub: Any) -> None:
     derive.add_flag(p)
     add_command(sub, "retry-quarantined", retry_quarantined, "Index again the journal events the index refused "
                 "(quarantined; `stats` lists them): after an upgrade that can hold them.")
-    add_command(sub, "sweep", sweep, "Remove idle instant sessions from the index (journals are kept).")
+    add_command(sub, "sweep", sweep, "Remove the messages of idle instant sessions from the index (the session stays listed; journals are kept).")
 
 
 def settings(args: argparse.Namespace) -> None:

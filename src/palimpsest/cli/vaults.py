@@ -57,7 +57,7 @@ def register(sub: Any) -> None:
     q.add_argument("vault")
     q.add_argument("--status", action="store_true")
     _agent_arg(q)
-    q = add_command(sub, "write-document", write_document, "Write a document into a vault (text, or --file) and index it at once.")
+    q = add_command(sub, "write-document", write_document, "Write a document into a vault (`--text TEXT` or `--file PATH`; `--overwrite` to replace one) and index it at once.")
     q.add_argument("vault")
     q.add_argument("path", help="where in the vault, e.g. notes/deploy.md")
     src = q.add_mutually_exclusive_group(required=True)

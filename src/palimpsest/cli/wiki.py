@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     q.add_argument("--force", action="store_true")
     q.add_argument("--no-llm", action="store_true", help="the deterministic fallback even with an LLM configured")
     q = add_command(wsub, "backfill", backfill, "Mine leaves never mined, or mined at an older pipeline version, now.")
-    q.add_argument("--limit", type=count(1), default=1000)
+    q.add_argument("--limit", type=count(1), default=1000, help="how many leaves to mine at most (default: 1000)")
     q.add_argument("--no-llm", action="store_true")
     add_command(wsub, "replay", replay, "Apply journaled wiki changes the store has not applied yet.")
     add_command(wsub, "stats", stats, "Topics, statements by state, patches, leaves mined, stale leaves.")

@@ -279,13 +279,20 @@ def change_adverb(text: str) -> str:
     opening a sentence (chat's "so"), not "now that …", "for six weeks now" (how long it has
     held), "now I'm considering …" (a plan), "The Power of Now" (a name), "any more" without a
     negation ("any more questions?"), nor "instead of X" (`said_instead`: the slot reading
-    weighs that)."""
+    weighs that), nor "now" after a count of what one has done ("I've been to three runs now")."""
     if said_instead(text):
         return ""
     flat = text.strip().replace("’", "'")
     if (m := _NOT_ANY_MORE.search(flat)) is not None:
         return "any more" if m.group(0).lower().endswith("any more") else "anymore"
-    return next((m.group(0) for m in _NOW_SO.finditer(flat) if m.start() > 0 or m.group(0) != "now"), "")
+    return next((m.group(0) for m in _NOW_SO.finditer(flat) if m.start() > 0 or m.group(0) != "now"
+                 if m.group(0) != "now" or not _COUNTED_SO_FAR.search(re.split(r"[.,;!?]\s", flat[:m.start()])[-1])), "")
+
+
+# "now" after a count of what one has done: how far one has got ("I've been to three Thursday runs now"), no change of a
+# value (it had retired "I'll go to RunCity on Saturday", found by a life-assistant builder)
+_COUNTED_SO_FAR = re.compile(r"\b(?:'ve|have|has|'s)\s+(?:been|had|done|seen|gone|run|ridden|swum|made|read|won|\w+ed)\s+(?:\w+\s+){0,2}?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
+                             r"a few|several|many|a dozen|dozens of)\s+(?:\w+\s+){0,3}$", re.IGNORECASE)
 
 
 def said_instead(text: str) -> bool:
@@ -736,17 +743,36 @@ def two_things(a: Slot, b: Slot) -> bool:
     """Two slots said of two things named by their subjects, not one thing's two values: "the
     staging server" / "the production server", "the cache TTL" / "the session TTL", "the
     frontend" / "the admin panel", "the rate limit" / "… for paid users", "my work laptop" /
-    "my home laptop" (one holder: "we" / "production" may be one thing)."""
-    if a.holder != b.holder or a.verb != b.verb:  # one predicate of two subjects ("… runs Ubuntu"), not "we use" / "we upgraded"
-        return False
+    "my home laptop" (one holder: "we" / "production" may be one thing); a change said of one of them too ("Class 5A's field
+    trip was moved to May 21" of "Class 4B's field trip is on May 14", "We upgraded the NAS" of "Our Proxmox host has 64 GB")."""
+    if a.holder != b.holder or a.verb != b.verb and "change" not in (a.verb, b.verb):
+        return False  # one predicate of two subjects ("… runs Ubuntu"), not "we use" / "we upgraded"
     x, y = content(a.attribute, True), content(b.attribute, True)
     if not x or not y:
         return False
     only_x, only_y = set(x) - set(y), set(y) - set(x)
+    changed = "change" in (a.verb, b.verb)
     # one word each, a name of a kind ("staging" / "production"): not "favourite restaurant" / "go-to spot" (a paraphrase),
     # nor "watched 10 videos" / "watched 15" (the value itself, parsed into the attribute)
-    one_word_each = len(only_x) == len(only_y) == 1 and all(w.isalpha() and w not in _RANKS for w in only_x | only_y)
-    return not set(x) & set(y) or x[-1] == y[-1] and one_word_each or _qualifiers_apart(x, y)
+    one_word_each = len(only_x) == len(only_y) == 1 and all(w.isalpha() and w not in _RANKS and not (changed and w in _QUALIFIERS)
+                                                            for w in only_x | only_y)  # (a change of "the daily stand-up")
+    apart = not set(x) & set(y) and (not changed or not (set(y) & set(content(a.value)) or set(x) & set(content(b.value)))
+                                     and all(set(w) - VERBS for w in (x, y)))
+    # (a change said of what the other has as its value is of the same thing: "I take 20 mg of atorvastatin" / "My doctor
+    # lowered my atorvastatin to 10 mg")
+    return apart or x[-1] == y[-1] and (one_word_each or _modifiers_apart(only_x, only_y)) \
+        or _qualifiers_apart(x, y) or _codes_apart(only_x, only_y)
+
+
+def _modifiers_apart(only_x: set[str], only_y: set[str]) -> bool:
+    """Each names its thing by words the other lacks, before one head noun: "the website redesign deadline" / "the mobile
+    app launch deadline" (not a rank or a qualifier: "our main customer" / "our biggest customer")."""
+    return bool(only_x) and bool(only_y) and all(w.isalpha() and w not in _RANKS and w not in _QUALIFIERS for w in only_x | only_y)
+
+
+def _codes_apart(only_x: set[str], only_y: set[str]) -> bool:
+    """Each names its thing by a code of letters and digits the other lacks: "Class 4B" / "Class 5A", "room B12" / "room C3"."""
+    return all(any(re.fullmatch(r"(?=\w*\d)(?=\w*[a-z])\w+", w) for w in only) for only in (only_x, only_y))
 
 
 # a rank names one thing of its kind at a time: "our main customer" / "our biggest customer" is one slot said two ways
@@ -884,7 +910,8 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
     gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text), *called_off]
     if gone:
         named = names(old_text) | {a.lower() + b.lower() for a, b in _TWO_NAMES.findall(old_text)}  # "VS Code" is "vscode"
-        if any(_named_in(set(_words(m.group("old").lower())), named) for m in gone):
+        if any(_named_in(set(_words(m.group("old").lower())), named) and not _another_named(new_text[:m.start()], old_text)
+               for m in gone):
             return True
     quits = list(_QUIT.finditer(new_text))
     if not quits:
@@ -894,6 +921,45 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
         stem(was.verb) in _verbs_of(m.group("doing").lower())
         and (not content(_words(m.group("what").lower())) or set(content(_words(m.group("what").lower()))) & set(content(was.value)))
         for m in quits)
+
+
+def _another_named(subject: str, old_text: str) -> bool:
+    """The words before a thing is said gone name another holder than the earlier statement's: "Project Borealis dropped
+    Redis" says nothing of "Project Atlas uses Redis" (each names one the other does not)."""
+    theirs, ours = names(subject), names(old_text)
+    return bool(theirs - ours) and bool(ours - _named_values(old_text) - theirs)
+
+
+def _named_values(text: str) -> set[str]:
+    """The names a statement gives as what it uses or has ("Redis" of "Project Atlas uses Redis"), not as who does."""
+    slot = parse(text)
+    return set(slot.value) if slot is not None else set()
+
+
+def _of_another(a: Slot | None, b: Slot, old_text: str, new_text: str) -> bool:
+    """A change said of a thing it names that the earlier statement does not speak of: "The team moved its away game from
+    Porto to Braga" says nothing of "My sister Ana lives in Porto", nor "We're moving the shop's stock count from Fridays to
+    Mondays" of "I work remotely on Mondays and Fridays" (found by a skeptical evaluator: each had retired the fact). Only
+    words the change says count ("we moved from Jenkins" is read as where we "live"); a word's kin ("linter" of "linting")
+    and its synonyms are the same thing; what it turns from may be the earlier statement's thing itself ("… through
+    Tailscale instead of a VPN" of "Our VPN is Cisco AnyConnect")."""
+    if a is not None and set(content(b.old_value)) & set(content(a.attribute)):
+        return False
+    new = {stem(w) for w in _words(new_text.lower())}
+    said = [w for w in content(b.attribute) if w.isalpha() and len(w) > 2 and w not in _LIGHT_VERBS and w in new]
+    if b.holder not in ("", "i", "we"):
+        said += content(b.holder.split())
+    if not said:
+        return False  # "We switched from Slack to Discord": the change is of whatever held the old value
+    have = {stem(w) for w in _words(old_text.lower())}
+    kin = {h[:4] for h in have if len(h) >= 4}
+    return not any(w in have or len(w) >= 4 and w[:4] in kin or any(stem(x) in have for x in _synonyms(w)) for w in said)
+
+
+def _synonyms(word: str) -> frozenset[str]:
+    """The words of the group a stem is in (`SYNONYMS`: "chat" is "messaging"), none if in none."""
+    i = _SYNONYM_OF.get(word)
+    return SYNONYMS[i] if i is not None else frozenset()
 
 
 def _named_in(words: set[str], named: set[str]) -> bool:
@@ -930,7 +996,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     value denied or affirmed), `beside` (one slot, another value that can hold alongside),
     `topic` (another slot of the same person or thing), or None (different slots, or no slot)."""
     if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, " ".join(a.value) if a else old_text) \
-            and not _set_aside(b.old_value, old_text):
+            and not _set_aside(b.old_value, old_text) and not _of_another(a, b, old_text, new_text):
         return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
     if retired(new_text, old_text, a) and not retired(old_text, new_text, b):
         return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone

@@ -8,9 +8,12 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..decisions import Decision
 from ..errors import Conflict, InvalidInput
-from ..store.facts_base import FactChange, FactQuery, FactRow, FactVault
-from .model import DOMAIN
+from ..store.facts_base import Attestation, FactChange, FactQuery, FactRow, FactVault
+from .model import DEFAULT_VAULT, DOMAIN
+
+_PART_BYTES = 4 * 1024 * 1024  # a restored snapshot is journaled in decisions of about this size (events are capped at 16 MiB)
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:
@@ -105,8 +108,8 @@ class FactSnapshots:
                         change.facts.append(row)
                 except (ValueError, TypeError, KeyError) as exc:
                     raise InvalidInput(f"{source}:{n}: not a snapshot line ({exc})") from None
-        self.store.apply_fact_change(change)
-        self._embed([f.id for f in change.facts])
+        for part in _parts(change):  # journaled like every decision: the home's journal restores them (it had not: a store
+            self._commit("restore", part, str(source))  # moved or lost after a restore lost every fact, found by a team)
         return len(change.facts)
 
     def replay(self) -> int:
@@ -114,8 +117,20 @@ class FactSnapshots:
         (idempotent; after a crash between journal and store, this catches up). One that
         lost its race while the store was away is rejected for every later replay."""
         self.needs_replay = False
-        applied = self.decisions.replay(DOMAIN, self.store.fact_ops_applied(),
-                                        lambda d: self.store.apply_fact_change(FactChange.from_dict(d.change, d.key)))
+        vaults = {v.name for v in self.store.fact_vaults()}
+
+        def apply(d: Decision) -> int:
+            change = FactChange.from_dict(d.change, d.key)
+            for name in sorted({f.vault for f in change.facts} - vaults - {v.name for v in change.vaults}):
+                # a vault made by a decision of another home sharing the store (the default one, by its first fact): its
+                # facts' decisions are here, its making is not (every one was rejected for good)
+                change.vaults.append(FactVault(name, "episodic", d.created_at, "facts the system writes" if name == DEFAULT_VAULT
+                                               else "restored: made through another home"))
+            applied = self.store.apply_fact_change(change)
+            vaults.update(v.name for v in change.vaults)
+            return applied
+
+        applied = self.decisions.replay(DOMAIN, self.store.fact_ops_applied(), apply)
         if applied:
             self.embed_missing()
             if self.snapshot_on_change:
@@ -130,3 +145,27 @@ class FactSnapshots:
         self._require_empty()
         return self.replay()
 
+
+
+def _parts(change: FactChange) -> list[FactChange]:
+    """A whole snapshot's change in parts a decision each can carry: the vaults and facts (with their attestations) in
+    parts of about `_PART_BYTES`, then the links (which name facts of any part)."""
+    parts = [FactChange(vaults=change.vaults)]
+    size = 0
+    by_fact: dict[str, list[Attestation]] = {}
+    for a in change.attestations:
+        by_fact.setdefault(a.fact_id, []).append(a)
+    for fact in change.facts:
+        grows = len(json.dumps(fact.to_dict(), ensure_ascii=False)) + sum(len(json.dumps(a.to_dict())) for a in by_fact.get(fact.id, []))
+        if size + grows > _PART_BYTES and parts[-1].facts:
+            parts.append(FactChange())
+            size = 0
+        parts[-1].facts.append(fact)
+        parts[-1].attestations += by_fact.get(fact.id, [])
+        size += grows
+    links = [FactChange()]
+    for link in change.links:
+        if len(links[-1].links) >= 20_000:
+            links.append(FactChange())
+        links[-1].links.append(link)
+    return [p for p in parts if p.vaults or p.facts] + [p for p in links if p.links]

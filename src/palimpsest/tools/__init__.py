@@ -44,7 +44,7 @@ def get(name: str, enable_write: bool) -> Tool:
     if found is None:
         raise NotFound(f"no tool named {str(name)[:80]!r}")
     if found.write and not enable_write:
-        raise NotFound(f"{name} is a write tool and writes are off (set PALIMPSEST_ENABLE_WRITE=1 on the server)")
+        raise NotFound(f"{name} is a write tool and writes are off (set PALIMPSEST_ENABLE_WRITE=1 where memory is served: the server's environment, or the MCP client's `env` for `palimpsest mcp`)")
     return found
 
 

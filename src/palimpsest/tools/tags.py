@@ -37,7 +37,7 @@ TEXT: dict[str, Any] = {"type": "string", "maxLength": 2000}
 def memory_tags(memory: Memory, args: dict[str, Any]) -> Any:
     action, tags = args["action"], memory.tags
     if action in TAG_WRITES and not memory.settings.enable_write:
-        raise WriteDisabled(f"memory_tags {action} changes memory and writes are off (set PALIMPSEST_ENABLE_WRITE=1 on the server)")
+        raise WriteDisabled(f"memory_tags {action} changes memory and writes are off (set PALIMPSEST_ENABLE_WRITE=1 where memory is served: the server's environment, or the MCP client's `env` for `palimpsest mcp`)")
     target = pick(args, {"session": 1, "summary": 1, "session_key": 1})
     page = {"limit": args.get("limit", 100), "offset": args.get("offset", 0)}
     need = {"decide": ("tag", "decision"), "add": ("tag",), "taxonomy_upsert": ("tag",), "taxonomy_decide": ("tag", "decision"),

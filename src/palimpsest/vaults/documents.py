@@ -322,7 +322,7 @@ class Documents:
         if before is not None and sha256(before) != payload["sha256"] and not self.vaults.wrote(row.name, rel, sha256(before)):
             if not overwrite:
                 raise Conflict(f"{rel} is in vault {row.name} already and was not written through the API (or was changed "
-                               "since): pass overwrite to replace it (its content is then kept in the vault journal)")
+                               "since): pass overwrite (`--overwrite`) to replace it (its content is then kept in the vault journal)")
             payload["replaced"] = {"sha256": sha256(before), "content_b64": base64.b64encode(before).decode("ascii")}
         self.vaults.record("write_document", f"{row.name}/{rel}", {"vault": row.name, **payload}, content=content if isinstance(content, str) else "")
         self.vaults.note_written(row.name, rel, payload["sha256"])
