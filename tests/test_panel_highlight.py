@@ -29,3 +29,11 @@ def test_one_chinese_character_is_a_word_and_markup_stays_text() -> None:
     assert marked(highlight("我们去京都", "京")) == ["京"]
     html = str(highlight("<img src=x onerror=alert(1)> Zürich", "zurich onerror"))
     assert "<img" not in html and marked(html) == ["onerror", "Zürich"]
+
+
+def test_a_japanese_query_without_spaces_marks_its_words() -> None:
+    """Found by a studio's assistant: 公開日の延期 marked nothing in 「ECサイトの公開日を12月20日に延期します」 (the whole run
+    was one word); search cuts it into pairs of characters, and the panel marks those."""
+    got = marked(highlight("ECサイトの公開日を12月20日に延期します", "公開日の延期"))
+    assert got and "".join(got) == "公開日延期"
+    assert marked(highlight("我们去京都", "京")) == ["京"]

@@ -520,3 +520,18 @@ def test_a_statement_on_three_pages_and_inside_its_turn_takes_one_line() -> None
     turn = RecallItem("evt_1", "message", "2025-04-01", f"Quill: {said} Or somewhere colder.", 0.5, "s", keep=len("Quill: "))
     assert [i.id for i in _once([], [*pages, leaf, turn])] == ["evt_1", "sum_1"]  # the turn, in the first statement's place
     assert [i.id for i in _once([], [pages[1], alone])] == ["wst_1"]  # its turn no candidate: the statement, once
+
+
+def test_a_japanese_message_keeps_the_sentence_asked_about_and_marks_its_cuts() -> None:
+    """Found by a studio's assistant: a four-sentence Japanese message kept its start and dropped the sentence asked about
+    (。 ended no sentence, a character was counted a quarter of a token), and the cut at the cap had no "…": an email
+    address cut in two read as a wrong but whole one."""
+    from palimpsest.recall.snippet import fit, query_words, snippet
+    from palimpsest.tokens import count_tokens
+
+    text = ("user: ECサイトの公開日は2026年12月15日を目標にしています。連絡はメール（misaki.sato@hoshi-design.example）で"
+            "お願いします。ラベルの紙は来週届きます。色は藍色に決まりました。")
+    cut = snippet(text, 6, query_words("ラベルの紙はいつ届きますか？"), 20, over=True)
+    assert "ラベルの紙は来週届きます。" in cut and cut.startswith("user: …")
+    shown, tokens = fit(text, 20)
+    assert shown.endswith("…") and tokens == count_tokens(shown) <= 20 and fit("short", 20) == ("short", count_tokens("short"))

@@ -119,3 +119,36 @@ def test_a_word_of_one_character_is_found(home: Path, store_url: str) -> None:
         assert [h.message.id for h in memory.search("狗").hits] == [dog]
         assert [h.message.id for h in memory.search("猫").hits] == [cat]
         assert [h.message.id for h in memory.search("豆豆").hits] == [dog]
+
+
+STUDIO = [
+    "ロゴの色は藍色に決まりました。",
+    "はい、お願いします。",
+    "ECサイトの公開日は12月15日です。",
+    "Le rendez-vous avec l'imprimeur est mardi à 10h.",
+    "Nous avons choisi la police Zen pour le site.",
+]
+
+
+def test_a_question_in_japanese_or_french_about_nothing_stored_finds_nothing(home: Path, store_url: str) -> None:
+    """Found by a studio's assistant: リヨン事務所の家賃はいくらですか？ came back with every Japanese message ("です",
+    "すか", "はい" are grammar; the English model puts any two Japanese texts 0.5–0.8 apart), and "Quel est le loyer du
+    bureau de Lyon ?" with every French one ("le", "de", "est"); the same question in English had none."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for text in STUDIO:
+            memory.append("studio", "user", text)
+        memory.worker().drain()
+        for query in ("リヨン事務所の家賃はいくらですか？", "Quel est le loyer du bureau de Lyon ?", "What is the rent of the Lyon office?"):
+            found = memory.search(query)
+            assert found.hits == [] and found.notes, (query, [h.message.content for h in found.hits])
+        for query, said in (("公開日はいつですか？", STUDIO[2]), ("Quelle police avons-nous choisie pour le site ?", STUDIO[4]),
+                            ("ロゴの色は何ですか", STUDIO[0])):
+            assert memory.search(query).hits[0].message.content == said, query
+
+
+def test_kana_voicing_marks_are_letters_not_accents() -> None:
+    """Found by a studio's assistant: テータ marked データ in the panel and ハス marked バス (the voicing mark was dropped
+    as if an accent), while "José" still folds to "Jose"."""
+    from palimpsest.segment import fold
+
+    assert fold("データ バス がっこう") == "データ バス がっこう" and fold("José Núñez") == "Jose Nunez"

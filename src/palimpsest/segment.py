@@ -99,7 +99,10 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c)))
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if not unicodedata.combining(c) or c in _VOICING))
+
+
+_VOICING = frozenset("\u3099\u309a")  # kana's voicing marks make other letters, not accents: "データ" is no "テータ" (a studio's)
 
 
 def folded_words(text: str) -> str:

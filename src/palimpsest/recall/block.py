@@ -40,7 +40,7 @@ from .. import envelope
 from ..errors import InvalidInput
 from ..ids import short_id
 from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
-from .snippet import snippet
+from .snippet import fit, snippet
 
 HEADER = envelope.RECALL_HEADER
 DEFAULT_BUDGET = 4000
@@ -98,7 +98,7 @@ class RecallItem:
                 if estimate <= 3 * cap:
                     cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
                 if cut != text:
-                    cut, self.tokens = truncate_to_tokens(snippet(text, keep, words or set(), cap, over=True), cap)
+                    cut, self.tokens = fit(snippet(text, keep, words or set(), cap, over=True), cap)
                 self.whole, self.text = (self.text if cut != text else ""), cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 

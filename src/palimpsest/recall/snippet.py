@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
-from ..tokens import count_tokens, truncate_to_tokens
+from ..segment import cjk_words, has_runs
+from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
 
 GAP = "…"
 CHARS_PER_TOKEN = 4
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*(?=\S)")  # Chinese and Japanese end a sentence with no space after
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm)?|[^\W\d_]+")
 
 
@@ -17,7 +18,14 @@ def query_words(query: str) -> set[str]:
     """The query's content words as the snippet compares them (stems, numbers as digits)."""
     from ..facts.curator import tokens
 
-    return set(tokens(query))
+    return set(tokens(query)) | _pairs(query)
+
+
+def _pairs(text: str) -> set[str]:
+    """A Chinese or Japanese run's pairs of characters (none of hiragana alone: grammar), as search cuts it."""
+    from ..search.query import _KANA_ONLY
+
+    return {w for w in cjk_words(text).split() if len(w) == 2 and not _KANA_ONLY.fullmatch(w)} if has_runs(text) else set()
 
 
 def _words(sentence: str) -> set[str]:
@@ -25,7 +33,7 @@ def _words(sentence: str) -> set[str]:
     here: the query has none) — lighter than `curator.tokens`, which ran per sentence."""
     from ..facts.slots import stem
 
-    return {stem(w) for w in _WORD.findall(sentence.lower())}
+    return {stem(w) for w in _WORD.findall(sentence.lower())} | _pairs(sentence)
 
 
 def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False) -> str:
@@ -42,7 +50,8 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
     room = cap - count_tokens(head) - 2  # the gap marks
     # estimated (~4 characters a token), not counted: one tokenizer call per sentence was
     # most of a recall's time; the caller cuts the result to the exact cap
-    costs = [len(s) // CHARS_PER_TOKEN + 1 for s in sentences]
+    costs = [len(s) // CHARS_PER_TOKEN + 1 if s.isascii() or not has_runs(s) else estimate_tokens(s) + 1 for s in sentences]
+    # (a Japanese character is about a token, not a quarter of one: the best sentence had been cut off by the exact cap)
     shared = [len(words.intersection(_words(s))) for s in sentences]
     order = sorted(range(len(sentences)), key=lambda i: (-shared[i], i))
     kept: dict[int, str] = {}
@@ -62,6 +71,17 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
     if last != len(sentences) - 1 or kept[last] is not sentences[last]:
         parts.append(GAP)
     return head + " ".join(parts)
+
+
+def fit(text: str, cap: int) -> tuple[str, int]:
+    """`text` within `cap` tokens, `…` where it was cut short (a line cut at the cap without it read as whole: an email
+    address cut in two looked like a wrong one, found by a studio's assistant), and its token count."""
+    cut, tokens = truncate_to_tokens(text, cap)
+    if cut == text or cap < 4:
+        return cut, tokens
+    cut = truncate_to_tokens(text, cap - 2)[0].rstrip()
+    cut = f"{cut} {GAP}" if not cut.endswith(GAP) else cut
+    return cut, count_tokens(cut)
 
 
 def _cut(sentence: str, words: set[str], room: int) -> str:

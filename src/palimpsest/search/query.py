@@ -22,10 +22,19 @@ STOP_WORDS = frozenset(
 )
 
 
+# the short words of other languages the local model was not trained on (English ones left out): a message made of
+# them is one whose cosine with an English question says little ("Meine Kollegin Sabine arbeitet jetzt bei Bosch")
+OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr mit auf für bei jetzt ein eine einen zu von im
+    am den dem des auch noch aber oder wie wo wer meine mein sind habe hat le la les et est une un des du je tu il elle nous vous
+    avec pour dans chez pas que qui où mais ou ma mon mes ce cette el los las y es una del en con por para pero yo él ella mi mis
+    ahora está son lo de se al gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
+    op voor nu van och att är jag hon han vi med på för inte""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
+
+
 def query_terms(query: str) -> list[str]:
-    """Words of a query, lower-cased, stop words dropped (unless nothing else is left); a
-    run of Chinese or Japanese as its character bigrams, as the index holds it
-    (`segment`), an emoji by its index name, compatibility forms folded (NFKC)."""
+    """Words of a query, lower-cased, stop words dropped (unless nothing else is left): English ones, another language's
+    short words in a question asked in it, a pair of hiragana; a run of Chinese or Japanese as its character bigrams, as
+    the index holds it (`segment`), an emoji by its index name, compatibility forms folded (NFKC)."""
     words: list[str] = []
     for w in WORD_RE.findall(folded(query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
         w = w.strip("'’.-")
@@ -35,8 +44,14 @@ def query_terms(query: str) -> list[str]:
             if piece and piece not in words:
                 words.append(piece)
     words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
-    content = [w for w in words if w not in STOP_WORDS]
+    other = sum(1 for w in words if w in OTHER_LANGUAGES) >= 2  # a question in French, Spanish, German, …: their short words
+    content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not _KANA_ONLY.fullmatch(w)]
     return (content or words)[:MAX_TERMS]
+
+
+# a pair of hiragana alone is Japanese grammar (です, すか, まし, した), as "the" or "is" are English: it had matched
+# every Japanese message ("リヨン事務所の家賃はいくらですか？" found "はい、お願いします。", found by a studio's assistant)
+_KANA_ONLY = re.compile(r"[\u3041-\u309f]{1,2}")
 
 
 def check_query(query: Any) -> str:

@@ -15,7 +15,8 @@ from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
 
 from ...records import local_minute
-from ...segment import SPELLED, fold
+from ...search.query import _KANA_ONLY
+from ...segment import SPELLED, fold, has_runs, pieces
 from ...vaults import pages_said
 
 SNIPPET = 600
@@ -46,7 +47,16 @@ def render(template: str, context: dict[str, Any]) -> str:
 
 
 def terms(query: str) -> list[str]:
-    return [t for t in re.findall(r"\w[\w.-]*", query or "")][:20]
+    """The words of a query as search cuts them: a run of Chinese or Japanese as its pairs of characters, its pairs of
+    hiragana left out when others are there (公開日の延期 had marked nothing: a studio's)."""
+    out: list[str] = []
+    for t in re.findall(r"\w[\w.-]*", query or ""):
+        if has_runs(t):
+            parts = pieces(t)
+            out += [p for p in parts if not _KANA_ONLY.fullmatch(p)] or parts
+        else:
+            out.append(t)
+    return list(dict.fromkeys(out))[:20]
 
 
 def highlight(text: Any, query: str, snippet: bool = True) -> Markup:
@@ -85,8 +95,17 @@ def _matches(text: str, words: list[str]) -> list[tuple[int, int]]:
         k = c.lower() if c.isascii() else _key(c)
         chars.append(k)
         where += [i] * len(k)
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
-    return [(where[m.start()], where[m.end() - 1] + 1) for m in pattern.finditer("".join(chars)) if m.end() > m.start()]
+    pattern = re.compile("(?=(" + "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)) + "))")
+    spans: list[tuple[int, int]] = []
+    for m in pattern.finditer("".join(chars)):  # every match, overlapping ones too (公開 and 開日 of 公開日), merged
+        a, b = m.start(1), m.end(1)
+        if b <= a:
+            continue
+        if spans and a < spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], b))
+        else:
+            spans.append((a, b))
+    return [(where[a], where[b - 1] + 1) for a, b in spans]
 
 
 def pretty(value: Any) -> str:
