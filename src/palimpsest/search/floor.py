@@ -233,7 +233,7 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
     if kept or not hits:
         return kept, []
     if not read:
-        return [], ["no stored message matches this query: no keyword match (the embedding model does not read the "
-                    "query's language, so closeness in meaning is not weighed): no hits"]
+        return [], [("no stored message matches this query: no keyword match (the embedding model does not read the "
+                     "query's language, so closeness in meaning is not weighed): no hits")]
     return [], [("no stored message matches this query: no keyword match, and no message is close in meaning "
                  f"(best similarity {best:.2f} < {floor.similarity:.2f}): no hits")]
