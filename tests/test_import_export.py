@@ -237,7 +237,7 @@ def test_claude_code_invalid_utf8_line(memory: Memory, tmp_path: Path) -> None:
 
 
 def test_oversized_harness_payload_is_recovered_from_the_source(home: Path, tmp_path: Path) -> None:
-    big = "line of a very long tool output\n" * 20000  # about 640 kB
+    big = "line of a very long tool output\n" * 20000 + "FAILED test_settlement - AUDIT-Z9931 checksum mismatch\n"  # about 640 kB
     records = [
         {"type": "assistant", "sessionId": "s-big", "uuid": "u1", "timestamp": "2026-01-01T00:00:00Z",
          "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "cat log"}}]}},
@@ -253,6 +253,10 @@ def test_oversized_harness_payload_is_recovered_from_the_source(home: Path, tmp_
         assert result.metadata["source_truncated"] and result.metadata["source_line"] == 2
         full = memory.get_full(result.id)
         assert full["tool_result"] == big and full["source_recovered"]
+        # cut from its middle: its end (where a log says what failed) is searchable, and its whole length is told (found
+        # by a Codex user: the head alone was kept, and the length said was the cut one)
+        assert result.full_tool_result_length == len(big)
+        assert [h.message.id for h in memory.search("AUDIT-Z9931").hits] == [result.id]
         assert "source_error" in recover_from_source(str(source), 2, "cc:u1")  # the line holds another record
     assert "source_error" in recover_from_source("/etc/passwd", 1, "cc:u2")
     assert "source_error" in recover_from_source(str(source), 99, "cc:u2")

@@ -62,3 +62,16 @@ def test_a_tool_call_is_not_found_by_the_question_before_it(home: Path, store_ur
         hits = [h.message for h in memory.search("DuplicateColumn", limit=5).hits]
         assert hits and not any(m.tool_name for m in hits)
         assert {h.message.tool_name for h in memory.search("make itest", limit=5).hits} == {"Bash"}
+
+
+def test_a_rare_code_stands_out_of_a_middle_full_of_warnings_of_many_shapes() -> None:
+    """Sixty-four shapes of warning line (8 MB of them) had filled the whole budget before the rare code was reached (the
+    lines now take at most half of it; found measuring a 12 MB tool output: bench/long_field.py)."""
+    import random
+
+    rng = random.Random(1)
+    words = ["alpha", "beta", "gamma", "retry", "connection", "socket", "timeout", "request"]
+    lines = [f"WARN {rng.choice(words)} {rng.choice(words)} failed for id{rng.randint(0, 10**6)} at step {i}" for i in range(150_000)]
+    lines[100_000] = "2025-01-01 ERROR checksum mismatch AUDIT-Z9931 in ledger"
+    kept = standing_out("\n".join(lines), 4000)
+    assert "AUDIT-Z9931" in kept and "WARN" in kept and len(kept) <= 4000

@@ -33,6 +33,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS, claude_code
 from ..harness.common import Context, decoded, glued, repaired
 from ..harness.project import project_of_session
+from ..ingest.indexer import utf16_len
 from ..ingest.messages import normalise_message
 from ..records import check_session_id, content_hash, iso
 
@@ -326,17 +327,24 @@ def too_big(msg: dict[str, Any], limit: int) -> bool:
     return rough * 6 > limit and _size(msg) > limit
 
 
+_CUT = "\n[… cut here to fit one event: the whole is in the source file (get-full reads it) …]\n"
+
+
 def shorten(msg: dict[str, Any], limit: int) -> None:
-    """Cut the payload of a message so it fits in one event; the source keeps the whole
-    of it (`metadata.source_truncated`, recovered by `recover_from_source`)."""
+    """Cut the payload of a message so it fits in one event, from its middle; the source keeps the whole of it
+    (`metadata.source_truncated`, recovered by `recover_from_source`; `metadata.source_lengths`, the lengths it has)."""
     if msg["tool_args"] is not None and len(json.dumps(msg["tool_args"], ensure_ascii=False)) > limit // 4:
         preview = json.dumps(msg["tool_args"], ensure_ascii=False)[: limit // 8]
         msg["tool_args"] = {"_truncated": True, "preview": preview}
+    whole = {name: utf16_len(msg[name]) for name in ("content", "tool_result") if msg[name]}
     for _ in range(20):
         size = _size(msg)
         if size <= limit:
             break
         name = "content" if len(msg["content"]) >= len(msg["tool_result"] or "") else "tool_result"
         value = msg[name]
-        msg[name] = value[: max(0, int(len(value) * (limit / size) * 0.9) - 1)]
+        keep = max(0, int(len(value) * (limit / size) * 0.9) - 1 - len(_CUT))
+        # its start and its end (where a log says what failed), the middle cut out: the end had been lost to search
+        msg[name] = value[: keep - keep // 4] + _CUT + value[len(value) - keep // 4:] if keep >= 8 else value[:keep]
     msg["metadata"]["source_truncated"] = True
+    msg["metadata"]["source_lengths"] = {k: n for k, n in whole.items() if utf16_len(msg[k] or "") != n}  # (UTF-16, as the index counts)

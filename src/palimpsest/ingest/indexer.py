@@ -91,18 +91,20 @@ def standing_out(text: str, budget: int) -> str:
     """What stands out in `text` (a long field's middle, past the index's cap and before its
     kept tail), at most `budget` characters, for the keyword index: first the lines that say
     something went wrong (each shape of line once: a log retrying 5,000 times gives one
-    line), then the words whose shape — digits read as one — it says at most `_RARE_SHAPE`
+    line; at most half the budget), then the words whose shape — digits read as one — it says at most `_RARE_SHAPE`
     times, in the order said. A 300 KB log's one `errno=EQX4471` is found; its 3,000
     `processed batch N` lines are not repeated into the index."""
     out: list[str] = []
     size = 0
     seen: set[str] = set()
 
+    limit = budget // 2  # the lines' share: the rare words keep the rest (a log of 64 shapes of warning had left none)
+
     def add(piece: str, shape: str) -> bool:
         nonlocal size
         if shape in seen:
             return True
-        if size + len(piece) + 1 > budget:
+        if size + len(piece) + 1 > limit:
             return False
         seen.add(shape)
         out.append(piece)
@@ -113,15 +115,26 @@ def standing_out(text: str, budget: int) -> str:
     while (match := _TROUBLE_RE.search(text, at)) is not None:
         start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
         line = text[start:end if end >= 0 else len(text)].strip()[:500]
-        if not add(line, _shape(line)) or end < 0:
+        shape = _shape(line)
+        if shape not in seen:  # (a line of a shape said already costs one lookup: 400,000 retries had taken seconds)
+            if not add(line, shape):
+                break
+            seen.update(word.strip(_WORD_EDGES) for word in shape.split())  # its words are in
+        if end < 0:
             break
-        seen.update(word.strip(_WORD_EDGES) for word in _shape(line).split())  # its words are in
         at = end
-    pairs = [(word.strip(_WORD_EDGES), shape.strip(_WORD_EDGES)) for word, shape in zip(text.split(), _shape(text).split())]
-    pairs = [(word, shape) for word, shape in pairs if 3 <= len(word) <= 64 and not word.isdigit()]
-    shapes = Counter(shape for _, shape in pairs)
-    for word, shape in pairs:
-        if shapes[shape] <= _RARE_SHAPE and any(c.isalpha() for c in word) and not add(word, shape):
+    limit = budget
+    # counted over the distinct shapes, each word then looked up (a 12 MB tool output had spent 10 s here word by word)
+    words, raw = text.split(), _shape(text).split()
+    shapes: Counter[str] = Counter()
+    for shape, n in Counter(raw).items():
+        shapes[shape.strip(_WORD_EDGES)] += n
+    rare = {shape for shape in set(raw) if shapes[shape.strip(_WORD_EDGES)] <= _RARE_SHAPE}
+    for word, shape in zip(words, raw):
+        if shape not in rare:
+            continue
+        word, shape = word.strip(_WORD_EDGES), shape.strip(_WORD_EDGES)
+        if 3 <= len(word) <= 64 and not word.isdigit() and any(c.isalpha() for c in word) and not add(word, shape):
             break
     return " ".join(out)
 
@@ -218,6 +231,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
     capped_content = cap_utf16(content, cap)
     capped_result = cap_utf16(result, cap) if result is not None else None
     truncated = capped_content is not content or capped_result is not result
+    source = meta.get("source_lengths") if isinstance(meta.get("source_lengths"), dict) else {}  # (a field cut to fit an event)
     # past the cap, what stands out in the middle and the last lines stay searchable by keywords
     tail = " ".join(_past_cap(full, capped, cap) for full, capped in ((content, capped_content), (result, capped_result))
                     if full is not None and capped is not None and capped is not full)
@@ -225,8 +239,8 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
         id=event.id, session=event.session, role=event.role, content=capped_content, created_at=event.created_at,
         type=event.type, tool_name=event.tool_name, tool_args=event.tool_args, tool_result=capped_result,
         metadata=meta, event_key=event.event_key, importance=importance_of(event), truncated=truncated,
-        full_content_length=utf16_len(content) if capped_content is not content else None,
-        full_tool_result_length=utf16_len(result) if result is not None and capped_result is not result else None,
+        full_content_length=source.get("content") or utf16_len(content) if capped_content is not content else None,
+        full_tool_result_length=source.get("tool_result") or utf16_len(result) if result is not None and capped_result is not result else None,
         journal_path=journal_path, journal_line=event.line, journal_offset=event.offset,
         context=_index_text(search_context(event, previous, capped_content, tail)) or "",
     )
