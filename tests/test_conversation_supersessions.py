@@ -123,3 +123,20 @@ def test_a_feeling_is_no_value_and_a_cheer_no_slot() -> None:
     assert slots.parse("Keep up the great work, Maria!") is None
     assert slots.parse("I even found a place with great natural light!").verb == "found"  # type: ignore[union-attr]
     assert judge(compare("The deadline is June 15th.", "The deadline is June 8th."), True) == "supersede"  # a value still changes
+
+
+def test_another_sentence_of_one_message_is_never_its_earlier_value(memory: Memory) -> None:
+    """Found by a life-assistant builder and a team-chat evaluator: "We're moving the v3 release to May 6." retired its own
+    message's first sentence, and a correction could end a sibling sentence rather than the fact it corrects."""
+    for text, at in (("My cardiology appointment on Friday is with Dr. Ramos.", "2025-03-03T09:00:00Z"),
+                     ("Release plan update: the Mailforge migration and v3 both touch the invoice emails. "
+                      "We're moving the v3 release to May 6.", "2025-03-05T09:00:00Z")):
+        memory.append("s", "user", text, created_at=at)
+        memory.append("s", "assistant", "Noted.", created_at=at)
+        memory.distiller.close_turn("s", use_llm=False)
+    current = {f.text for f in memory.facts.query()}
+    assert "Release plan update: the Mailforge migration and v3 both touch the invoice emails." in current
+    assert "We're moving the v3 release to May 6." in current
+    # two sentences of one message are two facts, and a later message still supersedes either
+    d = memory.facts.curator.write({"text": "We're moving the v3 release to May 20 now.", "valid_from": "2025-03-09"})
+    assert d.action == "supersede" and d.target is not None and "May 6" in d.target.text

@@ -698,6 +698,23 @@ _PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we'
                        re.IGNORECASE)
 
 
+def _sibling(c: Candidate, f: Fact) -> bool:
+    """A fact only the candidate's own message says, in other words: another sentence of one message is beside it, never
+    its earlier value ("… the appointment is with Dr. Ruiz, not Ramos. Ramos was the receptionist." had retired its own
+    second sentence, and the earlier appointment stayed; two evaluators found it), unless it is the one a correction names
+    or the same slot with another value."""
+    from .model import parse_source
+
+    kind, ref = parse_source(c.source)
+    if kind != "event" or isinstance(c.corrects, str) and normalise(c.corrects) == normalise(f.text):
+        return False  # (a person's or a document's facts are many statements of one source; a correction names its own)
+    if {(a.source_type, str(a.source).removeprefix("event:")) for a in f.attestations} != {("event", ref)} \
+            or normalise(f.text) == normalise(c.text):
+        return False
+    # one slot said twice with two values: the message corrects itself ("I live in Lisbon. Sorry, I live in Porto.")
+    return slots.relation(slots.parse(f.text), slots.parse(c.text), f.text, c.text) not in ("changed", "negated")
+
+
 class Curator:
     """`memory.facts.curator.write(candidate)`: dedupe, link, correct, or add."""
 
@@ -775,7 +792,8 @@ class Curator:
             cosines: dict[str, float] = dict(store.fact_vector_search(embedder.model_id, vector, q, limit)) if vector is not None else {}
             ids += list(cosines)
             found = [f for f in facts._views(store.get_facts(list(dict.fromkeys(ids))))
-                     if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata, c.text, f.text)]
+                     if f.status in ("current", "future") and _same_speaker(c.metadata, f.metadata, c.text, f.text)
+                     and not _sibling(c, f)]
             views = self._same_owner(c, found, named)
             # others' facts took places among the nearest: look further, or the candidate's own may not be among them (30
             # users' "I live in Berlin.", and a user's "I moved to Lisbon now." found only the others': a second current fact)

@@ -261,7 +261,8 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
 
 # a day moved: the days named are its old and new values, not when the statement starts to hold (it held from March 14)
 _A_VALUE_MOVED = re.compile(r"\b(?:push|pushed|pushing|move[sd]?|moving|postpone[sd]?|postponing|shift(?:s|ed|ing)?|slip(?:s|ped|ping)?|"
-                            r"reschedule[sd]?|rescheduling|bump(?:s|ed|ing)?|change[sd]?|changing)\b.*\bfrom\s+(?:the\s+)?$", re.IGNORECASE)
+                            r"reschedule[sd]?|rescheduling|bump(?:s|ed|ing)?|change[sd]?|changing|delay(?:s|ed|ing)?)\b"
+                            r"(?:.*\bfrom|[^.!?;]*\bto)\s+(?:the\s+)?$", re.IGNORECASE)  # "… from March 14", "moving the v3 release to May 6"
 _TO_ANOTHER = re.compile(r"\s*(?:→|->|=>|⇒)")
 
 
