@@ -129,8 +129,8 @@ def test_another_sentence_of_one_message_is_never_its_earlier_value(memory: Memo
     """Found by a life-assistant builder and a team-chat evaluator: "We're moving the v3 release to May 6." retired its own
     message's first sentence, and a correction could end a sibling sentence rather than the fact it corrects."""
     for text, at in (("My cardiology appointment on Friday is with Dr. Ramos.", "2025-03-03T09:00:00Z"),
-                     ("Release plan update: the Mailforge migration and v3 both touch the invoice emails. "
-                      "We're moving the v3 release to May 6.", "2025-03-05T09:00:00Z")):
+                     (("Release plan update: the Mailforge migration and v3 both touch the invoice emails. "
+                       "We're moving the v3 release to May 6."), "2025-03-05T09:00:00Z")):
         memory.append("s", "user", text, created_at=at)
         memory.append("s", "assistant", "Noted.", created_at=at)
         memory.distiller.close_turn("s", use_llm=False)
