@@ -235,6 +235,10 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     ("Our CI system is Jenkins.", "We switched the CI from Jenkins to GitHub Actions.", "supersede"),
     ("Project Atlas uses Redis for caching.", "We dropped Redis.", "supersede"),
     ("Class 4B's field trip is on May 14.", "Class 4B's field trip was moved to May 21.", "supersede"),
+    # found by a team-chat evaluator: "Let's" is ours, and a thing being dropped is gone
+    ("Let's go with Postwise.", "We're dropping Postwise and moving to Mailforge.", "supersede"),
+    ("We use Postwise for email.", "We're dropping Postwise and moving to Mailforge.", "supersede"),
+    ("Project Atlas uses Redis.", "Project Borealis is dropping Redis.", "related"),
 ])
 def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action

@@ -868,3 +868,20 @@ def test_a_first_line_that_shows_something_keeps_the_users_own_statements() -> N
     text = "Check this out\nI'm moving to Lisbon in May and my sister Ana lives in Porto."
     out = local_distill([Message(id="evt_1", session="s1", role="user", content=text, created_at="2026-01-01T10:00:00Z")])
     assert [f["text"] for f in out["facts"]] == ["I'm moving to Lisbon in May.", "My sister Ana lives in Porto."]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by a team-chat evaluator: a progress remark, a pleasantry or a bare condition became a fact (some a correction)
+    ("Looking now.", []),
+    ("Updating the roadmap doc now.", []),
+    ("Good work Dan.", []),
+    ("Don't be scared.", []),
+    ("Once we have a date.", []),
+    ("Fine, from next week code freeze is Wednesdays.", ["From next week code freeze is Wednesdays."]),  # "Fine," opens
+    # ... and a state said without its subject is still one
+    ("Running is my favourite sport now.", ["Running is my favourite sport now."]),
+    ("Living in Porto now.", ["Living in Porto now."]),
+])
+def test_what_a_team_chat_says_in_passing(text: str, kept: list[str]) -> None:
+    out = local_distill([msg(text)])
+    assert [f["text"] for f in out["facts"] + out["corrections"]] == kept

@@ -881,6 +881,7 @@ def mentions(words: list[str], text: str) -> bool:
 
 # a clause saying a named thing is gone: "I sold the Civic", "ditched the pixel", "we dropped Redis", "he left Hillcrest"
 _RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|(?:after|since) leaving|quit|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye|"
+                      r"(?:(?:am|are|is|'m|'re|'s)\s+)(?:dropping|ditching|dumping|abandoning|phasing out|getting rid of)|phased out|"
                       r"broke up with|split up with|split from|divorced|separated from)\s+"
                       r"(?:(?:the|my|our|his|her|their|its|that|old)\s+){0,2}(?P<old>[\w+#-]+(?:\.\w+)*(?:\s+(?!(?:to|for|with|at|in|on|and)\b)[\w+#-]+){0,2})",
                       re.IGNORECASE)
@@ -1131,7 +1132,7 @@ _PERSON = {**{w: w for w in (*FAMILY, *_CLOSE, "grandson", "granddaughter", "ste
                              "sibling", "siblings", "twin", "in-laws", "landlord", "landlady", "tenant", "doctor", "dentist", "therapist",
                              "housemate", "mentor", "assistant", "teacher", "coach", "client", "cofounder", "co-founder")},
            **{w: group[0] for group in _SAME_PERSON for w in group}}
-_SELF = frozenset(["i", "i'm", "i've", "i'd", "i'll", "im", "we", "we're", "we've", "we'd", "we'll"])
+_SELF = frozenset(["i", "i'm", "i've", "i'd", "i'll", "im", "we", "we're", "we've", "we'd", "we'll", "let's", "lets"])  # ("Let's go with …": ours)
 _POSSESSIVE_SELF = frozenset(["my", "our"])
 _OPENING = re.compile(r"[\w'’-]+")
 _NAMES_THE_ROLE = re.compile(r"\s*(?:is|was|'s)\s+(?:now\s+|still\s+|also\s+)?(?:[A-Z]|Dr\b|Mr|Ms|Mrs)")
