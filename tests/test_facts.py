@@ -364,6 +364,25 @@ def test_facts_decided_through_two_homes_of_one_store_restore_from_either(store_
         fresh.close()
 
 
+def test_a_homes_snapshot_holds_what_other_homes_of_its_store_decided(store_url: str, tmp_path: Path, clock: Clock) -> None:
+    """Found by a team on a shared server: each home's `facts.jsonl` was rebuilt only for the facts it touched, so it missed
+    facts other homes wrote and showed open a fact another home had superseded (a restore brought back stale values)."""
+    shared = open_store(other_url(store_url, tmp_path, "shared-snap"))
+    try:
+        a, b = (Facts(shared, tmp_path / name, clock=clock) for name in ("snap-a", "snap-b"))
+        first = a.write("The staging database is db-staging-3.")
+        clock.tick()
+        a.write("The deploy target is Fly.io.")
+        clock.tick()
+        b.supersede(first.id, "The staging database is db-staging-4.")
+        b.write("The on-call rota changes on Mondays.")
+        clock.tick()
+        a.write("The CI runs on GitHub Actions.")
+        assert a.snapshot_path.read_text(encoding="utf-8").splitlines() == a.export_lines()
+    finally:
+        shared.close()
+
+
 def test_restore_from_journal_after_the_open_restored_it_is_done_not_refused(facts: Facts, clock: Clock, store_url: str,
                                                                            tmp_path: Path) -> None:
     """Found by an auditor: in a fresh home holding only the system journal, opening the store restored the

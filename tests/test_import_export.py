@@ -963,3 +963,20 @@ def test_importing_a_session_with_a_sub_agent_again_writes_nothing(memory: Memor
     assert journal.stat().st_size == size
     assert memory.store.get_session(sid).updated_at.startswith("2026-02-10T09:00:05")
     assert memory.store.get_session(sid).settings["source_path"] == str(main)
+
+
+def test_an_export_of_a_home_whose_store_another_home_shares_imports_its_facts(tmp_path: Path, store_url: str) -> None:
+    """Found by a team on a shared server: the default fact vault was made by the first fact, written through another
+    home; the export of this home held every later decision, and the import rejected each ("no fact vault named 'facts'")."""
+    with open_memory(tmp_path / "b", store_url) as b:
+        b.facts.write("The staging database is db-staging-3.")
+    with open_memory(tmp_path / "a", store_url) as a:
+        a.append("s1", "user", "Deploys go to Fly.io from now on.")
+        a.facts.write("The deploy target is Fly.io.")
+        out = io.StringIO()
+        export_memory(a, out)
+    with open_memory(tmp_path / "c") as c:
+        path = tmp_path / "export.jsonl"
+        path.write_text(out.getvalue(), encoding="utf-8")
+        report = import_file(c, path)
+        assert not report.problems and [f.text for f in c.facts.query()] == ["The deploy target is Fly.io."]

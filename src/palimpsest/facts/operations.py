@@ -66,7 +66,7 @@ class Facts(FactReads, FactSnapshots):
         self.weights = weights or FACT_WEIGHTS
         self._curator: Any = None
         self._local = threading.local()
-        self._snapshot_cache: tuple[tuple[int, int, int] | None, dict[tuple[str, str], str]] | None = None
+        self._snapshot_cache: tuple[tuple[int, int, int] | None, dict[tuple[str, str], str], int] | None = None
         self.needs_replay = False  # a decision was journaled but the store went away before it was applied
         # a store with no fact and no fact operation beside a journal that has some was
         # rebuilt or replaced: bring the facts back from the journal (principle 2)

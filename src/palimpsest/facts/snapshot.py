@@ -53,7 +53,8 @@ class FactSnapshots:
         """Write the snapshot atomically (a lock serialises writers of one home).
 
         After a change only the lines of the `touched` facts are rebuilt, as long as the
-        file is still the one this process wrote last (another writer makes it rebuild all)."""
+        file is still the one this process wrote last and the store took no other home's decision since (either makes it
+        rebuild all)."""
         target = Path(path) if path else self.snapshot_path
         target.parent.mkdir(parents=True, exist_ok=True)
         with open(target.with_name(target.name + ".lock"), "w") as lock:
@@ -67,12 +68,13 @@ class FactSnapshots:
                 os.fsync(f.fileno())
             os.replace(tmp, target)
             if own:
-                self._snapshot_cache = (_stat_key(target), lines)
+                self._snapshot_cache = (_stat_key(target), lines, self.store.fact_ops_count())
         return target
 
     def _snapshot_lines(self, target: Path, touched: Iterable[str] | None) -> dict[tuple[str, str], str]:
         cached = self._snapshot_cache
-        if touched is not None and cached is not None and cached[0] == _stat_key(target):
+        # only this process's one decision since (several homes on one store: another's changes had never reached the file)
+        if touched is not None and cached is not None and cached[0] == _stat_key(target) and self.store.fact_ops_count() - cached[2] <= 1:
             lines = dict(cached[1])
             lines.update({(r.vault, r.id): self._fact_line(r) for r in self.store.get_facts(sorted(set(touched)))})
             return lines

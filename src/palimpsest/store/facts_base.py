@@ -229,4 +229,9 @@ class FactStoreContract(ABC):
         """Journal keys of every decision event applied to this store."""
 
     @abstractmethod
+    def fact_ops_count(self) -> int:
+        """How many decision events this store has applied, any home's (a snapshot kept from an older count misses what
+        other homes changed)."""
+
+    @abstractmethod
     def fact_stats(self) -> dict[str, Any]: ...

@@ -187,6 +187,9 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
     def fact_ops_applied(self) -> set[str]:
         return {r[0] for r in self._fetch("SELECT op_key FROM fact_ops")}
 
+    def fact_ops_count(self) -> int:
+        return int(self._fetch("SELECT count(*) FROM fact_ops")[0][0])
+
     def fact_stats(self) -> dict[str, Any]:
         def count(sql: str) -> int:
             return int(self._fetch(sql)[0][0])
