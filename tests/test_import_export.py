@@ -980,3 +980,18 @@ def test_an_export_of_a_home_whose_store_another_home_shares_imports_its_facts(t
         path.write_text(out.getvalue(), encoding="utf-8")
         report = import_file(c, path)
         assert not report.problems and [f.text for f in c.facts.query()] == ["The deploy target is Fly.io."]
+
+
+def test_an_image_part_keeps_its_address(memory: Memory, tmp_path: Path) -> None:
+    """Found by an importer of OpenAI logs: an image part was stored as "[image_url]", its URL in neither the journal nor
+    the index ("every word, durably"); a data URL is named by its type and size."""
+    path = tmp_path / "img.json"
+    path.write_text(json.dumps([{"role": "user", "content": [
+        {"type": "text", "text": "See the damaged box"},
+        {"type": "image_url", "image_url": {"url": "https://cdn.acme.example/claims/CLM-5521/box.jpg"}},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 3000}}]},
+        {"role": "assistant", "content": "Claim opened."}]), encoding="utf-8")
+    import_file(memory, path)
+    said = memory.browse(session="img")[0].content
+    assert "https://cdn.acme.example/claims/CLM-5521/box.jpg" in said and "data:image/png;base64, 3,022 characters" in said
+    assert memory.search("CLM-5521").hits
