@@ -389,3 +389,13 @@ def test_a_recall_as_of_a_past_day_shows_the_facts_that_held_then(memory: Memory
     assert told_later.id in {i.id for i in memory.recall("chat-x", "What is my home address?", now="2025-03-02T12:00:00Z").items}
     today = {i.id for i in memory.recall("chat-x", "Where do I live?").items if i.kind == "fact"}
     assert new.id in today and old.id not in today
+
+
+def test_bidirectional_controls_are_shown_in_the_block(memory: Memory) -> None:
+    """Found by a team on a shared server: a message holding U+202E / U+2066 reached the block raw, so its line displayed
+    reversed from what it says (the panel showed them as ⟦U+202E⟧ already)."""
+    memory.append("s1", "user", "The vault passphrase rule: \u202eesrever ni\u202c never paste it \u2066here\u2069.")
+    memory.worker().drain()
+    block = memory.recall(None, "vault passphrase rule").block
+    assert "⟦U+202E⟧esrever ni⟦U+202C⟧" in block and "⟦U+2066⟧here⟦U+2069⟧" in block
+    assert not any(c in block for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")

@@ -100,8 +100,17 @@ def count_tags(text: str) -> int:
 
 
 def wrap(body: str) -> str:
-    """The recall block: `body` (escaped again, whole) inside the envelope."""
-    return f"{OPEN}\n{escape(body)}\n{CLOSE}"
+    """The recall block: `body` (escaped again, whole, its bidirectional controls shown) inside the envelope."""
+    return f"{OPEN}\n{bidi_shown(escape(body))}\n{CLOSE}"
+
+
+BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")  # the embeddings, overrides and isolates of bidirectional text
+
+
+def bidi_shown(text: str) -> str:
+    """`text` with its bidirectional controls made visible (`⟦U+202E⟧`): a stored "\\u202eevil\\u202c" shown in a block or a page reads
+    as what it is, not as its reversal (found by a team on a shared server; the panel had done it already)."""
+    return BIDI.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", text) if not text.isascii() else text
 
 
 def without_recall_blocks(text: str) -> tuple[str, int]:

@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, pass_context, select_autoescape
 from markupsafe import Markup, escape
 
+from ...envelope import bidi_shown
 from ...records import local_minute
 from ...search.query import _KANA_ONLY
 from ...segment import SPELLED, fold, has_runs, pieces
@@ -24,13 +25,12 @@ SNIPPET = 600
 
 # the bidirectional overrides and isolates: shown as their code points, never obeyed ("\u202eevil\u202c" was shown
 # as "live", a stored text steering how the page reads: found by a privacy-minded user)
-_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
 def reveal(value: Any) -> Any:
     """A string with its bidirectional controls made visible (`⟦U+202E⟧`); anything else as it is."""
     if isinstance(value, str) and not isinstance(value, Markup):
-        return _BIDI.sub(lambda m: f"⟦U+{ord(m.group()):04X}⟧", value)
+        return bidi_shown(value)
     return value
 
 
