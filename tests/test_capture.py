@@ -273,8 +273,14 @@ def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memo
         client = CaptureClient(url, home / "client")
         notify = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "t1", "cwd": str(tmp_path),
                   "input-messages": ["rename the flag"], "last-assistant-message": "done"}
+        stop = {"session_id": thread, "cwd": str(tmp_path), "hook_event_name": "Stop", "model": "gpt-5-codex"}
+        report = capture_hook(stop, client, home / "client", codex_home=tmp_path / "codex")
+        assert report.stored == 5 and not report.errors  # a Codex hook naming no transcript: its rollout, by session id
         report = capture_hook(notify, client, home / "client", codex_home=tmp_path / "codex")
-        assert report.stored == 5  # the whole rollout, found by thread id
+        assert report.stored == 0  # the whole rollout, found by thread id (stored already)
+        report = capture_hook({"session_id": "no-such-rollout", "hook_event_name": "Stop"}, client, home / "client",
+                              codex_home=tmp_path / "codex")
+        assert report.stored == 1 and "names no transcript_path" in report.errors[0]  # said, not silent
         report = capture_hook({"session_id": "bare", "hook_event_name": "UserPromptSubmit", "prompt": "remember the blue door"},
                               client, home / "client")
         assert report.stored == 1

@@ -81,13 +81,19 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
 
         return opencode.capture(hook, head, client, home, env or {})
     path = hook.get("transcript_path")
-    if not path and hook.get("thread-id") and codex_home is not None:
-        path = str(codex_rollout(str(hook["thread-id"]), codex_home) or "")
+    rollout = None
+    if not path and codex_home is not None:  # `notify`'s thread id, or a Codex hook's session id with no transcript named
+        rollout = codex_rollout(str(hook.get("thread-id") or hook.get("session_id") or ""), codex_home)
+        path = str(rollout or "")
     if isinstance(path, str) and path and Path(path).expanduser().is_file():
-        return _send_transcript(Path(path).expanduser(), client, home, head, agent)
+        return _send_transcript(Path(path).expanduser(), client, home, head, agent or ("codex" if rollout else None))
     report = _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
     if path:  # named but not there: the turn itself was not captured, and the user should know
         report.errors.append(f"transcript_path {str(path)[:300]!r} is not a readable file: only the hook's own event was stored")
+    elif hook.get("hook_event_name") in ("Stop", "SubagentStop", "SessionEnd", "PreCompact"):
+        # a turn's end with no transcript to read (found by a Codex user: `stored 1`, and the turn was not there)
+        report.errors.append("the hook names no transcript_path (and no Codex rollout of this session was found under "
+                             "codex_home): only the hook's own event was stored")
     return report
 
 
