@@ -239,6 +239,9 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     ("Let's go with Postwise.", "We're dropping Postwise and moving to Mailforge.", "supersede"),
     ("We use Postwise for email.", "We're dropping Postwise and moving to Mailforge.", "supersede"),
     ("Project Atlas uses Redis.", "Project Borealis is dropping Redis.", "related"),
+    # ... and a handover of a thing named with no article changes its owner
+    ("Priya owns notify-svc.", "Mat owns notify-svc now.", "supersede"),
+    ("Priya owns notify-svc.", "Mat owns billing-svc.", "new"),
 ])
 def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action

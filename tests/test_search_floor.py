@@ -400,3 +400,17 @@ def test_an_error_code_in_capitals_with_a_hyphen_finds_its_message(home: Path, s
     for query in ("LEDGER-E4471", "PAY-E207", "what is LEDGER-E4471"):
         assert memory.search(query).hits, query
     assert memory.search("LEDGER-E4471").hits[0].message.content == said
+
+
+def test_a_message_naming_whom_it_asks_of_and_two_things_asked_is_evidence(home: Path, store_url: str) -> None:
+    """Found by a team-chat evaluator: "Which repo holds the code of the job Mat babysat while Dan was sick?" had no hits
+    ("no message close to this query speaks of mat, dan") though a message asks Mat to babysit the job while Dan is sick:
+    far in meaning, it names them and says two things asked ("babysit" another form of "babysat")."""
+    memory = open_memory(home, store_url, embedder="local")
+    said = "Mat, can you babysit the recon cron while Dan is out sick? It lives in lumen/ledger."
+    memory.ingest_session("team", [{"role": "user", "content": said, "metadata": {"speaker": "Dana Reyes"}},
+                                   {"role": "user", "content": "Northwind wants the invoice export by Friday.",
+                                    "metadata": {"speaker": "Sofia Lindqvist"}}])
+    memory.worker().drain()
+    assert memory.search("Which repo holds the code of the job Mat babysat while Dan was sick?").hits[0].message.content == said
+    assert memory.search("What did Melanie babysit while she was sick?").hits == []  # (a name nothing speaks of: none)

@@ -171,8 +171,11 @@ _REWRITES = [# a decision is its content: "we decided to ship dark mode" is "we 
              (re.compile(r"^(?:our |the )?(deploy|release|backup)(?:s|ments) (?:go|goes|went|happen|run)( to| out| on)? (.+)$"),
               r"we \1\2 \3"),
              # "Björn owns the payments service", "the payments service belongs to Aisha's team": its owner is the slot
+             # ... and a thing named with no article: "Priya owns notify-svc" (a handover had left both owners current)
              (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)([\w' ]+?) (?:owns|maintains) (the|our|their) (.+)$"),
               r"the owner of \2 \3 is \1"),
+             (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)([\w']+) (?:owns|maintains) ([\w.-]*[-.][\w.-]+)$"),
+              r"the owner of \2 is \1"),
              (re.compile(r"^(the|our|their) (.+?) (?:belongs|belong) to (.+)$"), r"the owner of \1 \2 is \3"),
              # "we use Jenkins for CI" is what CI runs on ("CI runs on GitLab CI")
              (re.compile(r"^(?:we|i) use (.+?) for (?:our |the |my )?(ci|continuous integration|builds|hosting|monitoring|logging|deploys|"

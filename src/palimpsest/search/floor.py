@@ -186,11 +186,21 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
             if words & asked:
                 held |= words
             continue  # (as cosine −1, a fresh "the Quuxrelay58 gateway rotates its TLS certificate" was no hit of "… TLS certificate")
+        words = _words(f"{h.message.content} {h.message.context}")
         if cosine >= min(near, mention):
-            words = _words(f"{h.message.content} {h.message.context}")
             if cosine >= near or words & asked:  # near the query, or as close as any hit must be and on what is asked
                 held |= words
+        elif len(_kin(asked, words)) >= 2 and words & set(names):
+            # far in meaning but naming whom it asks of and saying two things it asks, a word's other form counted ("Mat,
+            # can you babysit the recon cron while Dan is out sick?" for "… the job Mat babysat while Dan was sick?")
+            held |= words
     return held
+
+
+def _kin(asked: set[str], words: set[str]) -> set[str]:
+    """The words asked that `words` says, or says in another form of five letters alike ("babysat" / "babysit")."""
+    stems = {w[:5] for w in words if len(w) >= 5}
+    return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems}
 
 
 def introduces(text: str, name: str) -> bool:
