@@ -414,3 +414,20 @@ def test_a_message_naming_whom_it_asks_of_and_two_things_asked_is_evidence(home:
     memory.worker().drain()
     assert memory.search("Which repo holds the code of the job Mat babysat while Dan was sick?").hits[0].message.content == said
     assert memory.search("What did Melanie babysit while she was sick?").hits == []  # (a name nothing speaks of: none)
+
+
+def test_a_date_in_the_question_does_not_bring_every_message_of_its_month(home: Path, store_url: str) -> None:
+    """Found by a studio's assistant: "What did we agree on in the call on November 18?" matched every message of November
+    by the date words each message's own keyword text holds (and "… in 2026?" every one of the year): the whole memory
+    came back. A message of that day, or one saying what is asked, is still found."""
+    memory = open_memory(home, store_url, embedder="local")
+    said = [("2026-11-03T10:00:00Z", "The printer on the second floor is out of toner."),
+            ("2026-11-09T10:00:00Z", "Léa sent the moodboard for the tea brand."),
+            ("2026-11-12T10:00:00Z", "Lunch order: two bento boxes and a salad."),
+            ("2026-11-18T15:00:00Z", "On the call we agreed to ship the logo in indigo."),
+            ("2026-11-25T10:00:00Z", "Kenji booked the meeting room for Friday.")]
+    memory.ingest_session("studio", [{"role": "user", "content": text, "created_at": at} for at, text in said])
+    memory.worker().drain()
+    for query in ("What did we agree on in the call on November 18?", "What did we agree on in 2026?"):
+        found = [h.message.content for h in memory.search(query).hits]
+        assert found and found[0] == said[3][1] and said[0][1] not in found and said[2][1] not in found, (query, found)

@@ -39,7 +39,7 @@ from ..errors import InvalidInput
 from ..records import Hit
 from ..segment import fold
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
-from .query import OTHER_LANGUAGES, STOP_WORDS
+from .query import OTHER_LANGUAGES, STOP_WORDS, query_terms
 
 # measured on the dev sets (split halves) for the local model; see docs/retrieval.md
 MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
@@ -203,6 +203,27 @@ def _kin(asked: set[str], words: set[str]) -> set[str]:
     return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems}
 
 
+def _not_calendar(query: str) -> set[str] | None:
+    """The query's words that are not a month, a weekday, a year or a day's number, when it has both kinds (else None):
+    a message's own date is in its keyword text, so "… in the call on November 18?" matched every message of November
+    and "… in 2026?" every message of the year (found by a studio's assistant: the whole memory came back)."""
+    terms = query_terms(query)
+    plain = {t for t in terms if t not in CALENDAR and t not in _MONTH_ABBR and not _DAY_NUMBER.fullmatch(t)}
+    return plain if plain and len(plain) < len(terms) else None
+
+
+_MONTH_ABBR = frozenset([*(a.lower() for a in calendar.month_abbr if a), "sept"])
+_DAY_NUMBER = re.compile(r"(?:[12]?\d|3[01])(?:st|nd|rd|th)?|(?:19|20)\d\d")  # a day of a month, a year
+
+
+def _says_more_than_its_date(h: Hit, plain: set[str] | None) -> bool:
+    """A keyword hit matched on more than its date's words: one word of `plain` (or another form of it) in its text."""
+    if plain is None:
+        return True
+    words = _words(f"{h.message.content} {h.message.context}")
+    return bool(_kin(plain, words))
+
+
 def introduces(text: str, name: str) -> bool:
     """Whether `text` introduces its speaker as `name` ("Hi! I'm Dana", "my name is José")."""
     return re.search(rf"\b(?:i'?m|i am|my name is|my name's|call me)\s+{re.escape(name)}(?=\s*(?:[,.!;:?)]|$))",
@@ -238,8 +259,9 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
                          f"(best similarity {best:.2f} < {needed:.2f}): no hits")]
     read = not beyond_model(query)  # a question in a language the model does not read: its cosines say nothing (any two
     # Japanese texts are 0.5–0.8 apart), a keyword is its evidence (found by a studio's assistant: every message came back)
-    kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 or read and cosines.get(h.message.id, -1.0) >= floor.similarity
-            or dated and h.parts.get("when", 0.0) >= 1.0]
+    said = _not_calendar(query)
+    kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 and _says_more_than_its_date(h, said)
+            or read and cosines.get(h.message.id, -1.0) >= floor.similarity or dated and h.parts.get("when", 0.0) >= 1.0]
     if kept or not hits:
         return kept, []
     if not read:
