@@ -202,6 +202,12 @@ def test_dates_resolve_against_the_message_time(text: str, expected: str | None)
     ("I'm in Lisbon from March 10 to March 15.", "2026-03-10"),  # a stay: it starts then
     # "won't" is no past "won" (found by a coaching-bot evaluator: the race the Sunday after was read as the one before)
     ("I won't be ready for the full 10K on Sunday.", None), ("I won the 10K on Sunday.", "2026-03-01"),
+    # a day it recurs on, a deadline, a day a thing is moved to (found by a life assistant's, a team chat's and a skeptical
+    # evaluator's data): none is when the statement began to hold
+    ("Rent is 1,150 euros a month, paid on the 1st to our landlord.", None),
+    ("Our savings goal is 20,000 euros for a house deposit by 2026.", None),
+    ("We're moving the v3 release to May 6.", None),
+    ("On the 1st I started at Adyen.", "2026-03-01"),
 ])
 def test_a_statement_holds_from_the_start_it_names_never_from_a_later_subject(text: str, expected: str | None) -> None:
     got = named_start(text, T0)  # a Wednesday

@@ -254,6 +254,9 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
     day = _day(span)
     if _A_VALUE_MOVED.search(text[:span.at]) or _TO_ANOTHER.match(text, span.at + len(span.text)):
         return None  # "push the launch from March 14 to March 28", "April 11 → April 25": the days are the values, said now
+    lead = re.match(r"(?:on|by|before|until|till|every|each)\s+", span.text, re.IGNORECASE)  # ("on the 1st" holds its "on")
+    if _NOT_A_START.search(text[:span.at] + (lead.group() if lead else "")):
+        return None  # "paid on the 1st", "every 15th", "by 2026": a day it recurs on, or a deadline, not when it began
     if day <= said.date() or _STARTS.search(text[:span.at]) or _COMING_CHANGE.search(text[:span.at]):  # (the speaker's calendar)
         return _midnight(day, said)
     return None
@@ -264,6 +267,10 @@ _A_VALUE_MOVED = re.compile(r"\b(?:push|pushed|pushing|move[sd]?|moving|postpone
                             r"reschedule[sd]?|rescheduling|bump(?:s|ed|ing)?|change[sd]?|changing|delay(?:s|ed|ing)?)\b"
                             r"(?:.*\bfrom|[^.!?;]*\bto)\s+(?:the\s+)?$", re.IGNORECASE)  # "… from March 14", "moving the v3 release to May 6"
 _TO_ANOTHER = re.compile(r"\s*(?:→|->|=>|⇒)")
+# a day a thing recurs on, or a deadline: "Rent is €1,150 a month, paid on the 1st" held from January 1 and "a savings goal
+# of €20,000 by 2026" from January 1, 2026 (found by a life-assistant builder and a skeptical evaluator)
+_NOT_A_START = re.compile(r"\b(?:(?:paid|due|charged|billed|debited|renew(?:s|ed)?|invoiced|collected)\s+(?:on|by)|every|each|by|"
+                          r"before|no later than|until|till)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 # a change said to come, before the time it comes ("We're moving to Berlin on June 1", "I'm starting at Adyen next month"):
