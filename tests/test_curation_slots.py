@@ -63,6 +63,22 @@ def test_a_turn_with_a_fact_and_a_correction_of_the_same_text(memory: Memory) ->
     assert current(memory) == ["The CI system is GitHub Actions."]
 
 
+def test_a_models_correction_naming_a_fact_it_does_not_speak_of_is_decided_as_a_statement(memory: Memory) -> None:
+    """Found with a sloppy small model: it gave the one fact id it was shown for both corrections of a turn, and "… the
+    deploy target is Fly.io now, we dropped Heroku." ended the Lisbon correction that had ended "I live in Berlin": the
+    memory no longer said where the user lives."""
+    berlin = memory.facts.curator.write({"text": "I live in Berlin.", "valid_from": "2025-01-01"}).fact
+    memory.facts.curator.write({"text": "We deploy to Heroku.", "valid_from": "2025-01-01"})
+    memory.append("s", "user", "Actually I moved to Lisbon now. Also the deploy target is Fly.io now, we dropped Heroku.",
+                  created_at="2025-03-01T10:10:00Z")
+    output = {"summary": "moved; deploy target", "tasks": [], "facts": [],
+              "corrections": [{"text": "I moved to Lisbon now.", "replaces": berlin.id},
+                              {"text": "The deploy target is Fly.io now.", "replaces": berlin.id}]}
+    memory.distiller.curate(output, memory.distiller.turn_messages("s", None, None))
+    now = current(memory)
+    assert "I moved to Lisbon now." in now and "I live in Berlin." not in now and "The deploy target is Fly.io now." in now
+
+
 # -- finding 3: corrections with few shared words --------------------------------------
 def test_a_correction_with_few_shared_words_supersedes(capsys: pytest.CaptureFixture[str], home: Path, store_url: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:

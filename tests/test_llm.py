@@ -119,12 +119,12 @@ def test_a_huge_invalid_reply_is_parked_as_its_head_and_size(fake: FakeOpenAI, t
     """Found by a new user: 1 MB of junk after the JSON was journaled whole on every try."""
     from palimpsest.llm import PARKED_CHARS
 
-    fake.push(Reply.text('{"answer": "x"}' + "junk " * 200_000))
+    fake.push(Reply.text('{"answer": "x", ' + "junk " * 200_000))  # (an object cut off by junk: no JSON to read)
     llm = client(fake, tmp_path, store=sqlite_memory.store)
     with pytest.raises(InvalidReply):
         llm.structured_call(MSGS, SCHEMA, task="distill")
     (p,) = llm.parked()
-    assert len(p["reply"]) == PARKED_CHARS and p["reply_chars"] == 15 + 1_000_000
+    assert len(p["reply"]) == PARKED_CHARS and p["reply_chars"] == 16 + 1_000_000
 
 
 @pytest.mark.parametrize("mode,field", [("json_schema", "response_format"), ("grammar", "grammar"), ("guided_json", "guided_json")])
@@ -298,8 +298,23 @@ def test_a_reply_fenced_as_markdown_is_read(fake: FakeOpenAI) -> None:
     fake.push(Reply.text('```json\n{"answer": "x", "n": 2}\n```'))
     reply = client(fake).structured_call(MSGS, SCHEMA, task="t")
     assert reply.data == {"answer": "x", "n": 2} and len(fake.requests) == 1
-    fake.push(Reply.text('Sure! ```json\n{"answer": "x"}\n``` hope it helps'))  # prose around it: still no JSON
-    with pytest.raises(InvalidReply):
+    fake.push(Reply.text('Sure! ```json\n{"answer": "x", "n": "two"}\n``` hope it helps'))  # prose around it: read, then checked
+    with pytest.raises(InvalidReply, match="schema"):
+        client(fake).structured_call(MSGS, SCHEMA, task="t")
+
+
+@pytest.mark.parametrize("said", [
+    '<think>The user wants JSON {maybe}.</think>\n{"answer": "x", "n": 2}',  # a reasoning model's thoughts first
+    'Here is the JSON you asked for:\n{"answer": "x", "n": 2}\nLet me know if you need more.',  # prose around one object
+    'Sure!\n```json\n{"answer": "x", "n": 2}\n```\nDone.',  # a fence among prose
+])
+def test_a_local_models_json_among_its_words_is_read(fake: FakeOpenAI, said: str) -> None:
+    """Found with a sloppy small local model: each of these was parked as "not JSON" and the job left to the local rules
+    (three times the calls, no facts or summaries from the model); two objects are still no answer."""
+    fake.push(Reply.text(said))
+    assert client(fake).structured_call(MSGS, SCHEMA, task="t").data == {"answer": "x", "n": 2} and len(fake.requests) == 1
+    fake.push(Reply.text('{"answer": "x", "n": 2} or {"answer": "y", "n": 3}'))
+    with pytest.raises(InvalidReply, match="not JSON"):
         client(fake).structured_call(MSGS, SCHEMA, task="t")
 
 

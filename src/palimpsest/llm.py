@@ -199,7 +199,7 @@ class LLM:
             problem = "cut off at max tokens"
         else:
             try:
-                data = json.loads(_unfenced(reply.text))
+                data = _json_of(reply.text)
             except ValueError as exc:
                 problem = f"not JSON: {exc}"
             else:
@@ -362,6 +362,33 @@ def _unfenced(text: str) -> str:
     `response_format`: each such reply had been parked as "not JSON" and asked again, four calls a job."""
     m = _FENCED.match(text)
     return m.group(1) if m else text
+
+
+_THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+_FENCE_INSIDE = re.compile(r"```(?:json|JSON)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+
+
+def _json_of(text: str) -> Any:
+    """The JSON a reply holds: the whole of it, else after a reasoning model's `<think>` block, inside a fence among prose,
+    or the one object the prose around it introduces ("Here is the JSON: {…}"). Small local models answer so; each such
+    reply had been parked and the job left to the local rules (found with a sloppy local model). Raises ValueError."""
+    try:
+        return json.loads(_unfenced(text))
+    except ValueError as exc:
+        first = exc
+    body = _THINKING.sub("", text[:PARKED_CHARS * 64])
+    fenced = _FENCE_INSIDE.search(body)
+    for candidate in ([fenced.group(1)] if fenced else []) + [body]:
+        start = candidate.find("{")
+        if start < 0:
+            continue
+        try:
+            data, end = json.JSONDecoder().raw_decode(candidate, start)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and "{" not in candidate[end:]:  # one object, prose around it: not two answers
+            return data
+    raise first
 
 
 _SECRET_NAME = re.compile(r"key|token|secret|pass|auth|sig|code|credential", re.IGNORECASE)

@@ -698,6 +698,12 @@ _PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we'
                        re.IGNORECASE)
 
 
+def _about(correction: str, fact: str) -> bool:
+    """Whether a correction speaks of the fact at all: one slot (or a topic of it), a name or a word of substance shared."""
+    s = compare(correction, fact, None)
+    return s.slot is not None or s.named or s.similarity >= 0.2
+
+
 def _sibling(c: Candidate, f: Fact) -> bool:
     """A fact only the candidate's own message says, in other words: another sentence of one message is beside it, never
     its earlier value ("… the appointment is with Dr. Ruiz, not Ramos. Ramos was the receptionist." had retired its own
@@ -1011,6 +1017,12 @@ class Curator:
             return Decision("refused", None, target, None, f"{target.id} was retracted: there is nothing to correct; nothing written")
         named = target
         target = self._head(target) if target is not None else None
+        if target is not None and (c.metadata or {}).get("origin") == "distill" and _FACT_ID.fullmatch(c.corrects.strip()) \
+                and not _about(c.text, target.text):
+            # a model's id of a fact the correction does not speak of (a small model gave the one id it was shown for every
+            # correction of a turn: "… the deploy target is Fly.io now" ended "I live in Berlin"): the gate decides instead
+            log.info("a distilled correction names %s, which it does not speak of: decided as a statement", target.id)
+            named = target = None
         # a correction of a fact corrected meanwhile (two writers at once) corrects what replaced it, and says so
         via = f" ({named.id} was already corrected, now {target.id}: this corrects that)" if named and target and named.id != target.id else ""
         same = self._open_with_text(c)
