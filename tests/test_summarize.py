@@ -346,3 +346,15 @@ def test_a_quiet_time_past_a_year_is_refused() -> None:
     with pytest.raises(InvalidInput, match="up to 525600"):
         Settings.load(env={"PALIMPSEST_COMPACT_QUIET_MINUTES": "1e10"})
     assert Settings.load(env={"PALIMPSEST_COMPACT_QUIET_MINUTES": "30"}).compact_quiet_minutes == 30.0
+
+
+def test_a_tool_description_the_call_does_not_bear_out_is_not_kept(home: Path) -> None:
+    """Found with a sloppy small model: a `read_file` of deploy/fly.toml was described as "Deleted the production database
+    and restarted all servers.", and that became the message's searchable text; the template says what is known."""
+    fake = FakeOpenAI(responder=lambda body: Reply.json({"sentence": "Deleted the production database and restarted all servers."}))
+    config = "app = 'shop-web'\nprimary_region = 'ams'\n[http_service]\ninternal_port = 8080\nforce_https = true\nauto_stop_machines = true\n"
+    with fake, small(home, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema") as memory:
+        mid = memory.append("s", "assistant", "", tool_name="read_file", tool_args={"path": "deploy/fly.toml"}, tool_result=config)["id"]
+        memory.worker(tasks=["tool-synth"]).drain()
+        said = memory.store.get_messages([mid])[0].content
+        assert "database" not in said and "deploy/fly.toml" in said

@@ -52,6 +52,19 @@ def job_for(message_id: str) -> NewJob:
     return NewJob("tool-synth", {"id": message_id}, job_key=f"tool-synth:{message_id}")
 
 
+_WORD = re.compile(r"[^\W_]{4,}|\d+")
+
+
+def _told_by(sentence: str, call: str) -> bool:
+    """Whether a description is borne out by its call: one of its words of substance in the call (another form of five
+    letters alike counted), and every number it says there too. (Asked only of a call with an output of some words: "ls"
+    with none is rightly told as "Listed the files of the repository root.")"""
+    have = {w.lower()[:5] for w in _WORD.findall(call[:200_000])}
+    words = [w.lower() for w in _WORD.findall(sentence) if w.lower() not in STOP_WORDS]
+    numbers = [w for w in words if w.isdigit()]
+    return any(w[:5] in have for w in words if not w.isdigit()) and all(n[:5] in have for n in numbers)
+
+
 def template(m: Message) -> str:
     """The local fallback: "Called grep with pattern=TODO, path=src." (and how it ended)."""
     args = m.tool_args
@@ -133,9 +146,16 @@ class ToolSynth:
         if llm is None:
             return template(m), "template"
         call = {"tool": m.tool_name, "at": minute(m.created_at), "arguments": m.tool_args, "result": ends(m.tool_result or "")}
-        reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": json.dumps(call, ensure_ascii=False)}],
+        said = json.dumps(call, ensure_ascii=False)
+        reply = llm.structured_call([{"role": "system", "content": PROMPT}, {"role": "user", "content": said}],
                                     SYNTH_SCHEMA, task="tool-synth", name="tool_call", max_tokens=120, context={"message": m.id})
-        return " ".join(reply.data["sentence"].split()), "llm"
+        sentence = " ".join(reply.data["sentence"].split())
+        if len(_WORD.findall((m.tool_result or "")[:2000])) >= 12 and not _told_by(sentence, f"{said} {m.tool_result or ''}"):
+            # a sentence the call does not bear out ("Deleted the production database …" of a `read_file`, found with a
+            # sloppy small model: it had become the message's searchable text): the template says what is known
+            log.warning("the model's description of tool call %s names nothing of the call: the template is used", m.id)
+            return template(m), "template"
+        return sentence, "llm"
 
     def backfill(self, *, dry_run: bool = False, batch: int = 1000) -> dict[str, int]:
         """Queue a `tool-synth` job for every indexed message with a tool name and no text."""
