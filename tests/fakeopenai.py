@@ -31,6 +31,7 @@ class Reply:
     hang: bool = False
     only_mode: str | None = None  # answer 400 unless the request uses this structured mode
     headers: dict[str, str] | None = None  # more response headers (Retry-After, a content type)
+    body: Any = None  # a whole body sent as it is, with the status (an error said in a 200)
 
     @classmethod
     def json(cls, obj: Any) -> Reply:
@@ -109,6 +110,8 @@ class FakeOpenAI:
                     return
                 if reply.delay:
                     time.sleep(reply.delay)
+                if reply.body is not None:
+                    return self._send(reply.status_code, reply.body, reply.headers)
                 if reply.status_code != 200:
                     said = reply.content if reply.content not in ("", "{}") else f"status {reply.status_code}"
                     return self._send(reply.status_code, {"error": {"message": said}}, reply.headers)

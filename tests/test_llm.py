@@ -330,3 +330,12 @@ def test_no_credential_is_sent_to_the_model(home: Path, fake: FakeOpenAI) -> Non
     sent = json.dumps(fake.requests[-1])
     assert "sk-live-4f9aB3" not in sent and "Sup3rS3cret" not in sent and "hunter2" not in sent
     assert "[credential withheld]" in sent and "postgres://atlas:" in sent and "Stripe" in sent
+
+
+def test_an_error_said_in_a_200_body_is_named(fake: FakeOpenAI) -> None:
+    """Found with a sloppy local server: a 200 whose body was {"error": {"message": "model failed to load"}} was reported
+    only as "not a chat completion: 'choices'"; what the endpoint said is in the message now."""
+    for _ in range(4):
+        fake.push(Reply(body={"error": {"message": "model failed to load"}}))
+    with pytest.raises(LLMError, match="model failed to load"):
+        client(fake).chat(MSGS)

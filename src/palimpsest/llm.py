@@ -288,7 +288,7 @@ class LLM:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise _Transient(f"not a chat completion: {exc}") from None
+            raise _Transient(f"not a chat completion: {exc}{_said_error(response)}") from None
         usage = data.get("usage") or {}
         reply = Reply(text, prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=int(usage.get("completion_tokens") or 0),
                       finish_reason=choice.get("finish_reason"), model=str(data.get("model") or self.model))
@@ -400,6 +400,17 @@ class _Transient(Exception):
     def __init__(self, message: str, retry_after: float = 0.0) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+def _said_error(response: httpx.Response) -> str:
+    """What an endpoint said was wrong in a body that is no completion (`{"error": {"message": "model failed to load"}}`,
+    with a 200), for the message: it had said only "not a chat completion: 'choices'" (found with a sloppy local server)."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return ""
+    said = error.get("message") if isinstance(error, dict) else error
+    return f" (the endpoint said: {' '.join(str(said).split())[:300]})" if said else ""
 
 
 def _retry_after(response: httpx.Response) -> float:
