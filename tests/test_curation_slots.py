@@ -258,6 +258,10 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     # ... and a handover of a thing named with no article changes its owner
     ("Priya owns notify-svc.", "Mat owns notify-svc now.", "supersede"),
     ("Priya owns notify-svc.", "Mat owns billing-svc.", "new"),
+    # found in review: a change of our own thing, named by a word the fact does not say, still supersedes
+    ("My gym is FitLab.", "I switched my membership from FitLab to CrossBox.", "supersede"),
+    ("Our database is MySQL.", "We migrated the backend from MySQL to Postgres.", "supersede"),
+    ("The team meeting is on Tuesdays.", "We moved the weekly sync from Tuesdays to Thursdays.", "supersede"),
 ])
 def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action

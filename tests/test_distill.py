@@ -887,6 +887,11 @@ def test_a_first_line_that_shows_something_keeps_the_users_own_statements() -> N
     # ... and a state said without its subject is still one
     ("Running is my favourite sport now.", ["Running is my favourite sport now."]),
     ("Living in Porto now.", ["Living in Porto now."]),
+    # found in review: states and habits said with an -ing or "once", and a pleasantry with a fact after it, are kept
+    ("Taking 10 mg of atorvastatin now.", ["Taking 10 mg of atorvastatin now."]),
+    ("Learning Japanese now.", ["Learning Japanese now."]),
+    ("Once a week I go swimming with Ana.", ["Once a week I go swimming with Ana."]),
+    ("Good call on Postgres, we are keeping it.", ["Good call on Postgres, we are keeping it."]),
 ])
 def test_what_a_team_chat_says_in_passing(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])

@@ -347,6 +347,67 @@ def test_a_restored_snapshot_is_journaled(facts: Facts, clock: Clock, store_url:
         second.close()
 
 
+def test_a_restore_cut_short_leaves_its_source_whole(facts: Facts, clock: Clock, store_url: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: a restore from the home's own snapshot rewrote that file after each part; cut short, the file held
+    the first parts only, and the store (holding some facts) refused a second try — the rest was gone."""
+    import shutil
+
+    from palimpsest.facts import snapshot
+
+    _busy_history(facts, clock)
+    monkeypatch.setattr(snapshot, "_PART_BYTES", 400, raising=False)
+    fresh = open_store(other_url(store_url, tmp_path, "cut"))
+    try:
+        copy = Facts(fresh, tmp_path / "cut-home", clock=clock)
+        copy.snapshot_path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(facts.snapshot_path, copy.snapshot_path)
+        whole = copy.snapshot_path.read_text(encoding="utf-8")
+        applied = fresh.apply_fact_change
+        calls = []
+
+        def broken(change: FactChange) -> int:
+            calls.append(1)
+            if len(calls) == 3:
+                raise KeyboardInterrupt("Ctrl-C during restore")
+            return applied(change)
+
+        monkeypatch.setattr(fresh, "apply_fact_change", broken)
+        with pytest.raises(KeyboardInterrupt):
+            copy.restore_snapshot()
+        assert copy.snapshot_path.read_text(encoding="utf-8") == whole
+    finally:
+        fresh.close()
+
+
+def test_a_decision_of_another_home_while_the_snapshot_is_built_is_not_lost(store_url: str, tmp_path: Path, clock: Clock,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: the count of decisions was read after the lines were built, so one decided by another home in
+    between was counted as in the file, and the next write took the short path without it."""
+    shared = open_store(other_url(store_url, tmp_path, "race"))
+    try:
+        a, b = (Facts(shared, tmp_path / name, clock=clock) for name in ("race-a", "race-b"))
+        a.write("The staging database is db-staging-3.")
+        built = a._snapshot_lines
+        once = []
+
+        def meanwhile(*args: Any) -> Any:
+            lines = built(*args)
+            if not once:
+                once.append(b.write("The on-call rota changes on Mondays."))
+            return lines
+
+        monkeypatch.setattr(a, "_snapshot_lines", meanwhile)
+        clock.tick()
+        a.write("The deploy target is Fly.io.")
+        monkeypatch.setattr(a, "_snapshot_lines", built)
+        clock.tick()
+        a.write("The CI runs on GitHub Actions.")
+        assert a.snapshot_path.read_text(encoding="utf-8").splitlines() == a.export_lines()
+    finally:
+        shared.close()
+
+
 def test_facts_decided_through_two_homes_of_one_store_restore_from_either(store_url: str, tmp_path: Path, clock: Clock) -> None:
     """Found by a team on a shared server: the default vault came with the first fact, written through another home;
     this home's journal had every later decision but not the vault's making, and each was rejected for good."""

@@ -603,7 +603,7 @@ _STAND_IN = "Kim"  # a name put for "he"/"she" to parse a sentence about a perso
 # ("Sending love to the baby", "I love that for you!", "Don't worry about it", "The lake must
 # have been gorgeous", "I would have lost it", "I wish I had your patience")
 PLEASANTRY = re.compile(r"^\s*(?:sending (?:\w+ ){0,2}?(?:love|hugs|vibes|thoughts|prayers|good vibes)\b|congrat|good luck\b|best of luck\b|"
-                        r"(?:good|great|nice|excellent) (?:work|job|catch|call|stuff)\b|don'?t be (?:scared|afraid|sorry|shy)\b|no worries\b|"
+                        r"(?:good|great|nice|excellent) (?:work|job)(?:,?\s+[A-Z]\w*)?[\s.!]*$|don'?t be (?:scared|afraid|sorry|shy)\b|no worries\b|"
                         r"take care[\s.!]*$|don'?t worry(?: about it)?[\s,.!]*$|no pressure\b|thank(?:s|\s+you)?\b(?!\s+to\b)|way to go\b|well done\b|good for you\b|you(?:'ve)? got this\b|"
                         r"i owe you\b|i (?:really )?appreciate (?:it|that|this|you)\b|i can'?t wait (?:to (?:see|hear|meet|try|read)|for you)\b|"
                         r"(?:you|you've|you have|you're|you are) (?:so |totally |really |truly )?(?:deserve|earned|killing it|crushing it)|"
@@ -698,9 +698,10 @@ def _too_short(s: str) -> bool:
 
 # what one is doing this minute, said without a subject ("Looking now.", "Updating the roadmap doc now."), and a condition
 # with no clause of its own ("Once we have a date."): no fact (a team chat's had become corrections, found by its evaluator)
-_DOING_NOW = re.compile(r"^\s*(?!(?:living|staying|dating|using|running on)\b)(?!(?:working|studying)\s+(?:at|for|as)\b)"
-                        r"[A-Za-z]+ing\b(?:\s+(?!(?:is|are|was|were|'s)\b)[\w'-]+){0,5}?\s+(?:now|right now|atm)\s*[.!…]*\s*$", re.IGNORECASE)
-_ONLY_IF = re.compile(r"^\s*(?:once|if|unless|as soon as)\b[^,;:]*$", re.IGNORECASE)
+_DOING_NOW = re.compile(r"^\s*(?:looking|checking|updating|fixing|investigating|reviewing|renewing|testing|merging|rebasing|pushing|"
+                        r"drafting|searching|debugging|restarting|retrying|on it|digging|poking)\b(?:\s+(?!(?:is|are|was|were|'s)\b)[\w'/.-]+){0,5}?"
+                        r"\s+(?:now|right now|atm)[.!…]*$", re.IGNORECASE)
+_ONLY_IF = re.compile(r"^\s*(?:once|if|unless|as soon as)\b(?!\s+(?:a|an|every|in a while)\b)(?:\s+[^\s,;:]+){1,5}[.!…]*$", re.IGNORECASE)
 
 
 def _chatter(s: str) -> bool:
@@ -710,7 +711,7 @@ def _chatter(s: str) -> bool:
         return True
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
         return True
-    if _DOING_NOW.match(s) or _ONLY_IF.match(s):
+    if _DOING_NOW.match(s.strip()) or _ONLY_IF.match(s.strip()):
         return True
     if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s):
         return True

@@ -174,7 +174,7 @@ _REWRITES = [# a decision is its content: "we decided to ship dark mode" is "we 
              # ... and a thing named with no article: "Priya owns notify-svc" (a handover had left both owners current)
              (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)([\w' ]+?) (?:owns|maintains) (the|our|their) (.+)$"),
               r"the owner of \2 \3 is \1"),
-             (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)([\w']+) (?:owns|maintains) ([\w.-]*[-.][\w.-]+)$"),
+             (re.compile(r"^(?!(?:i|we|you|he|she|they|it|who|this|that)\b)([\w']+) (?:owns|maintains) ((?=[\w.-]*[-.])[\w.-]++)$"),
               r"the owner of \2 is \1"),
              (re.compile(r"^(the|our|their) (.+?) (?:belongs|belong) to (.+)$"), r"the owner of \1 \2 is \3"),
              # "we use Jenkins for CI" is what CI runs on ("CI runs on GitLab CI")
@@ -289,12 +289,19 @@ def change_adverb(text: str) -> str:
     if (m := _NOT_ANY_MORE.search(flat)) is not None:
         return "any more" if m.group(0).lower().endswith("any more") else "anymore"
     return next((m.group(0) for m in _NOW_SO.finditer(flat) if m.start() > 0 or m.group(0) != "now"
-                 if m.group(0) != "now" or not _COUNTED_SO_FAR.search(re.split(r"[.,;!?]\s", flat[:m.start()])[-1])), "")
+                 if m.group(0) != "now" or not _COUNTED_SO_FAR.search(flat[_clause_start(flat, m.start()):m.start()])), "")
+
+
+def _clause_start(text: str, at: int) -> int:
+    """Where the clause holding `at` starts (after the last ". ", ", ", "; ", "! " or "? " before it), at most 300 back."""
+    start = max(0, at - 300)
+    cut = max(text.rfind(p, start, at) for p in (". ", ", ", "; ", "! ", "? "))
+    return cut + 2 if cut >= 0 else start
 
 
 # "now" after a count of what one has done: how far one has got ("I've been to three Thursday runs now"), no change of a
 # value (it had retired "I'll go to RunCity on Saturday", found by a life-assistant builder)
-_COUNTED_SO_FAR = re.compile(r"\b(?:'ve|have|has|'s)\s+(?:been|had|done|seen|gone|run|ridden|swum|made|read|won|\w+ed)\s+(?:\w+\s+){0,2}?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
+_COUNTED_SO_FAR = re.compile(r"\b(?:'ve|have|has|'s)\s+(?:been|had|done|seen|run|ridden|swum|made|read|won|attended|visited|watched|played|finished|completed)\s+(?:\w+\s+){0,2}?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
                              r"a few|several|many|a dozen|dozens of)\s+(?:\w+\s+){0,3}$", re.IGNORECASE)
 
 
@@ -914,8 +921,8 @@ def retired(new_text: str, old_text: str, was: Slot | None = None) -> bool:
     gone = [*_RETIRED.finditer(new_text), *_PARTED.finditer(new_text), *called_off]
     if gone:
         named = names(old_text) | {a.lower() + b.lower() for a, b in _TWO_NAMES.findall(old_text)}  # "VS Code" is "vscode"
-        if any(_named_in(set(_words(m.group("old").lower())), named) and not _another_named(new_text[:m.start()], old_text)
-               for m in gone):
+        if any(_named_in(set(_words(m.group("old").lower())), named)
+               and not _another_named(new_text[_clause_start(new_text, m.start()):m.start()], old_text) for m in gone):
             return True
     quits = list(_QUIT.finditer(new_text))
     if not quits:
@@ -949,6 +956,9 @@ def _of_another(a: Slot | None, b: Slot, old_text: str, new_text: str) -> bool:
     Tailscale instead of a VPN" of "Our VPN is Cisco AnyConnect")."""
     if a is not None and set(content(b.old_value)) & set(content(a.attribute)):
         return False
+    if b.holder in ("i", "we") and not re.search(r"\b(?!(?:it|that|there|here|what|who|he|she)\b)\w+'s\b", new_text.replace("’", "'"), re.IGNORECASE):
+        return False  # "I switched my membership from FitLab to …", "We moved the newsletter from …": our own thing's change
+        # (only a thing of another's — "the shop's stock count" — or one the change names as its subject is another)
     new = {stem(w) for w in _words(new_text.lower())}
     said = [w for w in content(b.attribute) if w.isalpha() and len(w) > 2 and w not in _LIGHT_VERBS and w in new]
     if b.holder not in ("", "i", "we"):

@@ -60,7 +60,8 @@ class FactSnapshots:
         with open(target.with_name(target.name + ".lock"), "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             own = target == self.snapshot_path
-            lines = self._snapshot_lines(target, touched if own else None)
+            ops = self.store.fact_ops_count()  # read before the lines: a decision of another home meanwhile is not lost
+            lines = self._snapshot_lines(target, touched if own else None, ops)
             tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
             with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:  # (outside the home too)
                 f.write("".join(line + "\n" for line in self._vault_lines() + [lines[k] for k in sorted(lines)]))
@@ -68,13 +69,13 @@ class FactSnapshots:
                 os.fsync(f.fileno())
             os.replace(tmp, target)
             if own:
-                self._snapshot_cache = (_stat_key(target), lines, self.store.fact_ops_count())
+                self._snapshot_cache = (_stat_key(target), lines, ops)
         return target
 
-    def _snapshot_lines(self, target: Path, touched: Iterable[str] | None) -> dict[tuple[str, str], str]:
+    def _snapshot_lines(self, target: Path, touched: Iterable[str] | None, ops: int) -> dict[tuple[str, str], str]:
         cached = self._snapshot_cache
         # only this process's one decision since (several homes on one store: another's changes had never reached the file)
-        if touched is not None and cached is not None and cached[0] == _stat_key(target) and self.store.fact_ops_count() - cached[2] <= 1:
+        if touched is not None and cached is not None and cached[0] == _stat_key(target) and ops - cached[2] <= 1:
             lines = dict(cached[1])
             lines.update({(r.vault, r.id): self._fact_line(r) for r in self.store.get_facts(sorted(set(touched)))})
             return lines
@@ -110,8 +111,17 @@ class FactSnapshots:
                         change.facts.append(row)
                 except (ValueError, TypeError, KeyError) as exc:
                     raise InvalidInput(f"{source}:{n}: not a snapshot line ({exc})") from None
-        for part in _parts(change):  # journaled like every decision: the home's journal restores them (it had not: a store
-            self._commit("restore", part, str(source))  # moved or lost after a restore lost every fact, found by a team)
+        # journaled like every decision, in parts an event can carry: the home's journal restores them (it had not: a store
+        # moved or lost after a restore lost every fact, found by a team); the snapshot written once, at the end (the
+        # source may be this home's own snapshot: rewritten after each part, a restore cut short had lost the rest)
+        on_change, self.snapshot_on_change = self.snapshot_on_change, False
+        try:
+            for part in _parts(change, min(_PART_BYTES, self.decisions.journal.max_event_bytes // 4)):
+                self._commit("restore", part, str(source))
+        finally:
+            self.snapshot_on_change = on_change
+        if on_change:
+            self.snapshot()
         return len(change.facts)
 
     def replay(self) -> int:
@@ -149,9 +159,9 @@ class FactSnapshots:
 
 
 
-def _parts(change: FactChange) -> list[FactChange]:
+def _parts(change: FactChange, size_of_part: int = _PART_BYTES) -> list[FactChange]:
     """A whole snapshot's change in parts a decision each can carry: the vaults and facts (with their attestations) in
-    parts of about `_PART_BYTES`, then the links (which name facts of any part)."""
+    parts of about `size_of_part` bytes, then the links (which name facts of any part)."""
     parts = [FactChange(vaults=change.vaults)]
     size = 0
     by_fact: dict[str, list[Attestation]] = {}
@@ -159,7 +169,7 @@ def _parts(change: FactChange) -> list[FactChange]:
         by_fact.setdefault(a.fact_id, []).append(a)
     for fact in change.facts:
         grows = len(json.dumps(fact.to_dict(), ensure_ascii=False)) + sum(len(json.dumps(a.to_dict())) for a in by_fact.get(fact.id, []))
-        if size + grows > _PART_BYTES and parts[-1].facts:
+        if size + grows > size_of_part and parts[-1].facts:
             parts.append(FactChange())
             size = 0
         parts[-1].facts.append(fact)
