@@ -892,6 +892,9 @@ def test_a_first_line_that_shows_something_keeps_the_users_own_statements() -> N
     ("Learning Japanese now.", ["Learning Japanese now."]),
     ("Once a week I go swimming with Ana.", ["Once a week I go swimming with Ana."]),
     ("Good call on Postgres, we are keeping it.", ["Good call on Postgres, we are keeping it."]),
+    # a topic's one word as a label (found by a life-assistant builder: the statement under it was dropped)
+    ("And money: our grocery budget is 450 euros a month.", ["Our grocery budget is 450 euros a month."]),
+    ("error: we failed to connect.", []),
 ])
 def test_what_a_team_chat_says_in_passing(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])

@@ -307,7 +307,10 @@ _OPENING = re.compile(r"^\s*(?:"
                       r"(?![^:]*\b(?:said|says|say|told|tells|tell|asked|asks|wrote|writes|texted|texts|messaged|replied|answered|"
                       r"quoted|goes|went)\b[^:]*:)"
                       r"[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,8}?\s+(?-i:[a-z])[\w'’-]*\s*:\s+"
-                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
+                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)|"
+                      # ... and one word in lower case, a topic and no one's name: "And money: our grocery budget is €450."
+                      r"(?!(?:error|exception|warning|warn|traceback|fatal|failed|failure|critical|info|debug|stderr|stdout|user|"
+                      r"assistant|system|human|ai|bot|me|q|a)\b)(?-i:[a-z])[\w'’-]{2,20}\s*:\s+(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
                       r")+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
                   # a question put as a request: "Remind me what we decided about the retry logic." had become a decision
