@@ -379,6 +379,11 @@ def test_contradictory_statements_in_one_turn_the_later_wins(memory: Memory) -> 
     assert [x["action"] for x in d.decisions] == ["new", "revise"]
     (fact,) = memory.facts.query()
     assert fact.text == "I live in Porto." and fact.valid_from == "2024-06-01T10:00:00.000000Z"  # held from when it was said
+    # a letter after its noun is a name (found with a sloppy model's chat: "Building A" and "Building C" were one value)
+    memory.append("s", "user", "My office is in Building A. Sorry, my office is in Building C.", created_at="2024-06-02T10:00:00Z")
+    d = memory.distiller.close_turn("s", use_llm=False)
+    assert [x["action"] for x in d.decisions] == ["new", "revise"] and "My office is in Building C." in current(memory)
+    assert "My office is in Building A." not in current(memory)
 
 
 def test_a_correction_of_a_fact_that_does_not_exist_is_new(memory: Memory) -> None:

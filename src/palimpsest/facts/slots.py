@@ -866,6 +866,9 @@ def _preferred(value: list[str]) -> list[str]:
 def same_value(a: Slot, b: Slot) -> bool:
     if (_OVER & set(a.value)) != (_OVER & set(b.value)) and _preferred(a.value) != _preferred(b.value):
         return False  # "I prefer tabs over spaces" / "I prefer spaces now": the choice turned, whatever words they share
+    x_labels, y_labels = _labels(a.value), _labels(b.value)
+    if x_labels and y_labels and x_labels != y_labels:
+        return False  # "in Building A" / "in Building C": a letter after its noun is a name, not an article
     x, y = (_canonical([fold(w).translate(SPELLED) for w in content(v.value) if w not in ("year", "old")])  # Köln, Koln
             for v in (a, b))
     if not x or not y:
@@ -875,6 +878,11 @@ def same_value(a: Slot, b: Slot) -> bool:
     if set(x) == set(y) and len(x) > 2:
         return x == y  # "tea more than coffee" is not "coffee more than tea" (but "third floor" is "floor 3")
     return dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and dice(x, y) >= 0.5
+
+
+def _labels(value: list[str]) -> set[str]:
+    """The one-letter names of a value: a letter after a word of substance ("building a", "plan c"), not an article."""
+    return {w for before, w in zip(value, value[1:]) if len(w) == 1 and w.isalpha() and before not in _FILLER and before.isalpha()}
 
 
 def _initials(short: list[str], long: list[str]) -> bool:
