@@ -37,6 +37,7 @@ import re
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 from .. import when
 from ..segment import SPELLED, fold
@@ -882,7 +883,7 @@ def same_value(a: Slot, b: Slot) -> bool:
 
 def _labels(value: list[str]) -> set[str]:
     """The one-letter names of a value: a letter after a word of substance ("building a", "plan c"), not an article."""
-    return {w for before, w in zip(value, value[1:]) if len(w) == 1 and w.isalpha() and before not in _FILLER and before.isalpha()}
+    return {w for before, w in pairwise(value) if len(w) == 1 and w.isalpha() and before not in _FILLER and before.isalpha()}
 
 
 def _initials(short: list[str], long: list[str]) -> bool:
