@@ -431,3 +431,16 @@ def test_a_date_in_the_question_does_not_bring_every_message_of_its_month(home: 
     for query in ("What did we agree on in the call on November 18?", "What did we agree on in 2026?"):
         found = [h.message.content for h in memory.search(query).hits]
         assert found and found[0] == said[3][1] and said[0][1] not in found and said[2][1] not in found, (query, found)
+
+
+def test_a_keyword_hit_on_a_date_word_of_its_own_text_is_evidence() -> None:
+    """A hit matched only by the date its keyword text carries is none when the question asks more; one that says the
+    asked month in its own words is (found on a team chat's questions: "Harriet accepted 15% on the March invoice." for
+    "How much SLA credit is Northwind getting for the March incident?" had been dropped with the month's other messages)."""
+    said = Hit(Message(id="said", session="s", role="user", content="Harriet accepted 15% on the March invoice.",
+                       created_at="2025-03-27T09:51:00Z", context="27 March 2025 Thursday"), 1.0, {"fts": 0.1})
+    dated = Hit(Message(id="dated", session="s", role="user", content="The printer is out of toner.",
+                        created_at="2025-03-03T09:00:00Z", context="3 March 2025 Monday"), 1.0, {"fts": 0.1})
+    kept, _ = apply_floor([said, dated], {"said": 0.2, "dated": 0.2}, "How much credit is the customer getting for the March incident?",
+                          Floor(0.35, 0.45), lambda w: True)
+    assert [h.message.id for h in kept] == ["said"]

@@ -203,25 +203,28 @@ def _kin(asked: set[str], words: set[str]) -> set[str]:
     return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems}
 
 
-def _not_calendar(query: str) -> set[str] | None:
-    """The query's words that are not a month, a weekday, a year or a day's number, when it has both kinds (else None):
-    a message's own date is in its keyword text, so "… in the call on November 18?" matched every message of November
-    and "… in 2026?" every message of the year (found by a studio's assistant: the whole memory came back)."""
+def _not_calendar(query: str) -> tuple[set[str], set[str]] | None:
+    """The query's words that are not a month, a weekday, a year or a day's number, and those that are, when it has both
+    kinds (else None): a message's own date is in its keyword text, so "… in the call on November 18?" matched every
+    message of November and "… in 2026?" every one of the year (found by a studio's assistant: the whole memory came
+    back)."""
     terms = query_terms(query)
     plain = {t for t in terms if t not in CALENDAR and t not in _MONTH_ABBR and not _DAY_NUMBER.fullmatch(t)}
-    return plain if plain and len(plain) < len(terms) else None
+    return (plain, set(terms) - plain) if plain and len(plain) < len(terms) else None
 
 
 _MONTH_ABBR = frozenset([*(a.lower() for a in calendar.month_abbr if a), "sept"])
 _DAY_NUMBER = re.compile(r"(?:[12]?\d|3[01])(?:st|nd|rd|th)?|(?:19|20)\d\d")  # a day of a month, a year
 
 
-def _says_more_than_its_date(h: Hit, plain: set[str] | None) -> bool:
-    """A keyword hit matched on more than its date's words: one word of `plain` (or another form of it) in its text."""
-    if plain is None:
+def _says_more_than_its_date(h: Hit, said: tuple[set[str], set[str]] | None) -> bool:
+    """A keyword hit matched on more than its date's words: one of the query's other words (or another form of it) in its
+    text, or a word of the asked time in its own words ("Harriet accepted 15% on the March invoice" for "… the March
+    incident?"), not only in the date its keyword text carries."""
+    if said is None:
         return True
-    words = _words(f"{h.message.content} {h.message.context}")
-    return bool(_kin(plain, words))
+    plain, calendar_words = said
+    return bool(_kin(plain, _words(f"{h.message.content} {h.message.context}")) or calendar_words & _words(h.message.content))
 
 
 def introduces(text: str, name: str) -> bool:
