@@ -57,6 +57,16 @@ def pieces(token: str) -> list[str]:
     return out
 
 
+# a piece of hiragana alone (one or two characters) is Japanese grammar (です, すか, まし, した): to a query, a snippet
+# and the panel's highlight what "the" and "is" are to English (the index keeps them)
+_KANA_ONLY = regex.compile(r"[\u3041-\u309f]{1,2}")
+
+
+def kana_grammar(piece: str) -> bool:
+    """Whether a piece of a spaceless run is grammar, not a word (`_KANA_ONLY`)."""
+    return _KANA_ONLY.fullmatch(piece) is not None
+
+
 def has_runs(text: str) -> bool:
     return not text.isascii() and RUN.search(text) is not None
 

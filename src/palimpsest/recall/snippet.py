@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..segment import cjk_words, has_runs
+from ..segment import cjk_words, has_runs, kana_grammar
 from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
 
 GAP = "…"
@@ -23,9 +23,7 @@ def query_words(query: str) -> set[str]:
 
 def _pairs(text: str) -> set[str]:
     """A Chinese or Japanese run's pairs of characters (none of hiragana alone: grammar), as search cuts it."""
-    from ..search.query import _KANA_ONLY
-
-    return {w for w in cjk_words(text).split() if len(w) == 2 and not _KANA_ONLY.fullmatch(w)} if has_runs(text) else set()
+    return {w for w in cjk_words(text).split() if len(w) == 2 and not kana_grammar(w)} if has_runs(text) else set()
 
 
 def _words(sentence: str) -> set[str]:

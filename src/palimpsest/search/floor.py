@@ -187,11 +187,11 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
             if words & asked:
                 held |= words
             continue  # (as cosine −1, a fresh "the Quuxrelay58 gateway rotates its TLS certificate" was no hit of "… TLS certificate")
-        words = _words(f"{h.message.content} {h.message.context}")
         if cosine >= min(near, mention):
+            words = _words(f"{h.message.content} {h.message.context}")
             if cosine >= near or words & asked:  # near the query, or as close as any hit must be and on what is asked
                 held |= words
-        elif len(_kin(asked, words)) >= 2 and words & set(names):
+        elif len(_kin(asked, words := _words(f"{h.message.content} {h.message.context}"))) >= 2 and words & set(names):
             # far in meaning but naming whom it asks of and saying two things it asks, a word's other form counted ("Mat,
             # can you babysit the recon cron while Dan is out sick?" for "… the job Mat babysat while Dan was sick?")
             held |= words
@@ -214,7 +214,7 @@ def _not_calendar(query: str) -> tuple[set[str], set[str]] | None:
     return (plain, set(terms) - plain) if plain and len(plain) < len(terms) else None
 
 
-_MONTH_ABBR = frozenset([*(a.lower() for a in calendar.month_abbr if a), "sept"])
+_MONTH_ABBR = frozenset(a.lower() for a in _ABBR.split("|"))
 _DAY_NUMBER = re.compile(r"(?:[12]?\d|3[01])(?:st|nd|rd|th)?|(?:19|20)\d\d")  # a day of a month, a year
 
 

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from ..errors import InvalidInput
-from ..segment import emoji_words, folded, has_runs, pieces
+from ..segment import emoji_words, folded, has_runs, kana_grammar, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
@@ -45,13 +45,8 @@ def query_terms(query: str) -> list[str]:
                 words.append(piece)
     words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
     other = sum(1 for w in words if w in OTHER_LANGUAGES) >= 2  # a question in French, Spanish, German, …: their short words
-    content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not _KANA_ONLY.fullmatch(w)]
-    return (content or words)[:MAX_TERMS]
-
-
-# a pair of hiragana alone is Japanese grammar (です, すか, まし, した), as "the" or "is" are English: it had matched
-# every Japanese message ("リヨン事務所の家賃はいくらですか？" found "はい、お願いします。", found by a studio's assistant)
-_KANA_ONLY = re.compile(r"[\u3041-\u309f]{1,2}")
+    content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)]
+    return (content or words)[:MAX_TERMS]  # (a pair of hiragana: "リヨン事務所の家賃はいくらですか？" had found "はい、お願いします。")
 
 
 def check_query(query: Any) -> str:

@@ -16,8 +16,7 @@ from markupsafe import Markup, escape
 
 from ...envelope import bidi_shown
 from ...records import local_minute
-from ...search.query import _KANA_ONLY
-from ...segment import SPELLED, fold, has_runs, pieces
+from ...segment import SPELLED, fold, has_runs, kana_grammar, pieces
 from ...vaults import pages_said
 
 SNIPPET = 600
@@ -53,7 +52,7 @@ def terms(query: str) -> list[str]:
     for t in re.findall(r"\w[\w.-]*", query or ""):
         if has_runs(t):
             parts = pieces(t)
-            out += [p for p in parts if not _KANA_ONLY.fullmatch(p)] or parts
+            out += [p for p in parts if not kana_grammar(p)] or parts
         else:
             out.append(t)
     return list(dict.fromkeys(out))[:20]
