@@ -210,3 +210,13 @@ def test_ingest_file_with_invalid_utf8_is_a_clear_error(capsys: pytest.CaptureFi
     f.write_bytes(b'{"role": "user", "content": "ok \xff\xfe bad"}\n')
     code, out, err = run(capsys, "--home", home, "ingest", "s", str(f), "--json")
     assert code == 2 and out == "" and json.loads(err)["error"]["code"] == "invalid_input"
+
+
+def test_facts_restore_of_no_snapshot_is_a_clear_error(capsys: pytest.CaptureFixture[str], home: str, tmp_path: Path) -> None:
+    """Found by an auditor: a missing snapshot, a mistyped path or a folder answered with a traceback, even with --json."""
+    code, out, err = run(capsys, "--home", home, "facts", "restore", "--json")
+    assert code == 3 and out == "" and json.loads(err)["error"]["code"] == "not_found" and "restore --journal" in err
+    code, out, err = run(capsys, "--home", home, "facts", "restore", "--path", str(tmp_path / "nope.jsonl"), "--json")
+    assert code == 3 and "nope.jsonl" in json.loads(err)["error"]["message"]
+    code, out, err = run(capsys, "--home", home, "facts", "restore", "--path", str(tmp_path))
+    assert code == 2 and "is not a file" in err and "Traceback" not in err

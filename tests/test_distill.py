@@ -899,3 +899,29 @@ def test_a_first_line_that_shows_something_keeps_the_users_own_statements() -> N
 def test_what_a_team_chat_says_in_passing(text: str, kept: list[str]) -> None:
     out = local_distill([msg(text)])
     assert [f["text"] for f in out["facts"] + out["corrections"]] == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Update the router prefix.", None),  # an order, not a correction of "The router prefix."
+    ("Update the bible.", None),
+    ("Update: the router prefix is /v2 now.", "The router prefix is /v2 now."),
+    ("Typo: the port is 5433.", "The port is 5433."),
+])
+def test_update_opens_a_correction_only_as_a_label(text: str, kept: str | None) -> None:
+    said = local_distill([msg(text)])
+    assert [c["text"] for c in said["corrections"]] == ([kept] if kept else []) and said["facts"] == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by a Claude Code user: the repo's first rule, under a label, was never a fact
+    ("Please remember: never edit files under migrations/.", ["Never edit files under migrations/."]),
+    ("Conventions for this repo, please remember: never edit files under migrations/.", ["Never edit files under migrations/."]),
+    ("Lab rule: always label tubes with the date.", ["Always label tubes with the date."]),
+    # an order of the moment on a file is no standing fact
+    ("Remove pnpm-lock.yaml and run bun install.", []),
+    # found by a novelist: a list's marker is not part of the statement, and a quoted line is not the user's
+    ("- The Order of Vey controls Port Ashen.", ["The Order of Vey controls Port Ashen."]),
+    ("> The lamps of Port Ashen were never lit.", []),
+])
+def test_labels_list_markers_quotes_and_orders_on_files(text: str, kept: list[str]) -> None:
+    assert [f["text"] for f in local_distill([msg(text)])["facts"]] == kept

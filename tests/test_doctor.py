@@ -275,3 +275,21 @@ def test_palimpsest_url_set_is_the_server_doctor_asks(tmp_path: Path, user: Path
         found = {c.name: c.to_dict() for c in Doctor(settings, {"HOME": str(user), "PALIMPSEST_URL": elsewhere}).run()}
     memory.close()
     assert found["server"]["state"] == "problem" and elsewhere in found["server"]["detail"]
+
+
+def test_a_claude_code_setup_of_an_older_version_is_told_to_add_the_session_hooks(tmp_path: Path, user: Path) -> None:
+    """Setup as it was (recall and Stop only): a turn ended by an interrupt and /exit was never captured."""
+    import sys
+
+    binary = str(Path(sys.executable).parent / "palimpsest")
+    install(user, binary)
+    path = user / ".claude" / "settings.json"
+    doc = json.loads(path.read_text())
+    for event in ("SessionEnd", "SessionStart"):
+        del doc["hooks"][event]
+    path.write_text(json.dumps(doc))
+    found = checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")
+    hooks = found["hooks claude-code"]
+    assert hooks["state"] == "warn" and "SessionEnd" in hooks["detail"] and hooks["fix"] == "palimpsest setup claude-code"
+    install(user, binary)
+    assert checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")["hooks claude-code"]["state"] == "ok"

@@ -995,3 +995,28 @@ def test_an_image_part_keeps_its_address(memory: Memory, tmp_path: Path) -> None
     said = memory.browse(session="img")[0].content
     assert "https://cdn.acme.example/claims/CLM-5521/box.jpg" in said and "data:image/png;base64, 3,022 characters" in said
     assert memory.search("CLM-5521").hits
+
+
+def test_a_bash_outputs_structured_copy_is_not_journaled_twice(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Claude Code user: each Bash output was journaled twice, as the tool's message and inside the record's
+    `toolUseResult` (`stdout`): a 5.5 MB output made 11 MB of a 13 MB journal. The payload keeps its other fields, and
+    what the tool_result does not hold word for word."""
+    log = "".join(f"PASSED tests/test_api.py::test_{i} [ {i % 100}%]\n" for i in range(3000))
+    call = {"type": "assistant", "sessionId": "s-bash", "uuid": "a1", "timestamp": "2026-03-04T10:00:01Z",
+            "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+                                                          "input": {"command": "pytest -q"}}]}}
+    result = {"type": "user", "sessionId": "s-bash", "uuid": "u1", "timestamp": "2026-03-04T10:00:02Z",
+              "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": log}]},
+              "toolUseResult": {"stdout": log, "stderr": "warning: slow test", "interrupted": False,
+                                "file": {"content": "x = 1\n" * 100}}}
+    path = tmp_path / "s-bash.jsonl"
+    path.write_text(json.dumps(call) + "\n" + json.dumps(result) + "\n")
+    import_file(memory, path)
+    kept = [e for e in memory.journal.read("s-bash") if e.type == "source_record"]
+    payload = json.loads(kept[0].content)
+    assert payload == {"stdout": "[in this record's tool_result]", "stderr": "warning: slow test", "interrupted": False,
+                       "file": {"content": "x = 1\n" * 100}}
+    journal = sum(p.stat().st_size for p in memory.journal.root.rglob("*.jsonl"))
+    assert len(log) < journal < 1.5 * len(log)
+    tool = next(m for m in everything(memory, session="s-bash") if m.role == "tool")
+    assert memory.get_full(tool.id)["tool_result"] == log  # the output itself, whole

@@ -535,3 +535,45 @@ def test_a_japanese_message_keeps_the_sentence_asked_about_and_marks_its_cuts() 
     assert "ラベルの紙は来週届きます。" in cut and cut.startswith("user: …")
     shown, tokens = fit(text, 20)
     assert shown.endswith("…") and tokens == count_tokens(shown) <= 20 and fit("short", 20) == ("short", count_tokens("short"))
+
+
+def test_a_time_of_day_a_day_and_one_of_a_series_are_no_count(mem: Memory) -> None:
+    """Found by a caregiver and a novelist: "booked cardio appt … mar 12 10:30am bc of the bp" was marked an earlier value
+    of "bp 138/84 today", "lisinopril stopped April 9" of "losartan stopped October 14" for "which medications has dad
+    stopped?", and "New title for book 1" of "Dessa's house is revealed in book 2"."""
+    appt = mem.facts.write("booked cardio appt w dr kowalczyk mar 12 10:30am bc of the bp", valid_from="2025-03-01T10:00:00Z")
+    mem.facts.write("bp 138/84 today, a bit better", valid_from="2025-03-20T10:00:00Z")
+    stop = mem.facts.write("lisinopril stopped April 9, the cough was too much", valid_from="2025-04-09T10:00:00Z")
+    mem.facts.write("losartan stopped October 14 after the dizzy spells", valid_from="2025-10-14T10:00:00Z")
+    title = mem.facts.write('New title for book 1: "The Drowned Lantern".', valid_from="2025-06-13T11:00:00Z")
+    mem.facts.write("Dessa's house is revealed in book 2.", valid_from="2025-06-20T11:00:00Z")
+    ch4 = mem.facts.write("Chapter 4 needs a rewrite: the tavern scene drags.", valid_from="2025-04-11T11:00:00Z")
+    mem.facts.write("Chapter 11 needs a rewrite: the duel is confusing.", valid_from="2025-06-13T12:00:00Z")
+    for question, fact in [("what was dad's bp at the cardio appt?", appt), ("which medications has dad stopped?", stop),
+                           ("What is the title of book 1?", title), ("Which chapters need a rewrite?", ch4)]:
+        notes = {i.id: i.note for i in mem.recall(None, question, 2000).items}
+        assert notes[fact.id] == "", question
+    # a day changed is a value changed for a question asking when; moved to another room, another value
+    launch = mem.facts.write("The launch is on March 14.", valid_from="2025-02-01T10:00:00Z")
+    mem.facts.write("The launch is on April 11 now.", valid_from="2025-03-01T10:00:00Z")
+    assert mem.recall(None, "When is the launch?", 2000).items and \
+        {i.id: i.note for i in mem.recall(None, "When is the launch?", 2000).items}[launch.id].startswith("earlier; newer:")
+    room = mem.facts.write("The Tuesday class moved to room 4.", valid_from="2025-02-01T10:00:00Z")
+    mem.facts.write("The Tuesday class moved to room 2 this week.", valid_from="2025-03-01T10:00:00Z")
+    assert {i.id: i.note for i in mem.recall(None, "Which room is the Tuesday class in?", 2000).items}[room.id].startswith("earlier")
+
+
+@pytest.mark.parametrize(("question", "before"), [
+    ("What command should I use to run the tests?", False),  # "use to" of a coding question: no question about the past
+    ("which package manager should I use to install deps?", False),
+    ("What do we use to lint?", False),
+    ("What phone did I use to have?", True),
+    ("Where did we use to deploy?", True),
+    ("Where did I live before I moved to Porto?", True),
+])
+def test_a_question_about_what_held_before(question: str, before: bool) -> None:
+    """Found by a Claude Code user: "What command should I use to run the tests?" was read as asking what held before,
+    and a line of still-valid conventions was shown "no longer holds"."""
+    from palimpsest.recall.recaller import ASKS_BEFORE
+
+    assert bool(ASKS_BEFORE.search(question)) is before

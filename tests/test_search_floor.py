@@ -445,3 +445,14 @@ def test_a_keyword_hit_on_a_date_word_of_its_own_text_is_evidence() -> None:
     kept, _ = apply_floor([said, dated], {"said": 0.2, "dated": 0.2}, "How much credit is the customer getting for the March incident?",
                           Floor(0.35, 0.45), lambda w: True)
     assert [h.message.id for h in kept] == ["said"]
+
+
+def test_a_hit_saying_what_is_asked_in_another_form_holds_the_name() -> None:
+    """Found by a novelist: "Who rules Telmarch?" had no hits beside "Telmarch is the capital of the kingdom of Orrin,
+    ruled by Queen Sabine III" ("ruled" is not "rules")."""
+    floor = Floor(0.35, 0.45, 0.55)
+    notes = _said("notes", "Telmarch is the capital of the kingdom of Orrin, ruled by Queen Sabine III.", 0.6)
+    filler = [_said(f"m{i}", f"the tavern scene drags {i}", 0.0) for i in range(3)]
+    cos = {"notes": 0.44, **{h.message.id: 0.2 for h in filler}}
+    assert apply_floor([notes, *filler], cos, "Who rules Telmarch?", floor, lambda w: True)[0][0] == notes
+    assert apply_floor([notes, *filler], cos, "Who painted Telmarch?", floor, lambda w: True)[0] == []

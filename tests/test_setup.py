@@ -104,7 +104,9 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     doc = json.loads(settings.read_bytes())
     assert doc["model"] == "opus" and doc["hooks"]["Stop"][0]["hooks"][0]["command"] == "say done"  # the user's own kept
     hooks = hook_commands(settings)
-    assert set(hooks) == {"Stop", "UserPromptSubmit"} and all(shlex.split(c)[0] == str(Path(EXE).absolute()) for c in hooks.values())
+    assert set(hooks) == {"Stop", "UserPromptSubmit", "SessionEnd", "SessionStart"}
+    assert all(shlex.split(c)[0] == str(Path(EXE).absolute()) for c in hooks.values())
+    assert hooks["SessionEnd"] == hooks["SessionStart"] == hooks["Stop"] and doc["hooks"]["SessionStart"][-1]["matcher"] == "compact"
     mcp = json.loads((home / ".claude.json").read_bytes())["mcpServers"]["palimpsest"]
     assert mcp["command"] == str(Path(EXE).absolute()) and mcp["args"] == ["mcp"]
     assert mcp["env"] == {"PALIMPSEST_AGENT": "claude-code", "PALIMPSEST_URL": url}  # the server setup was told of, for MCP too
@@ -116,6 +118,14 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     assert palimpsest(home, "setup", "claude-code").returncode == 0
     assert settings.read_bytes() == written
     roundtrip(home, server_memory, hooks, tmp_path / "t.jsonl", port)
+    # a turn interrupted, then /exit: no Stop fires, SessionEnd does (found by a Claude Code user: its words were never stored)
+    write_lines(tmp_path / "t.jsonl", [{"type": "user", "uuid": "u10", "message": {"role": "user", "content":
+                                        "from now on every component needs a Storybook story"}}], mode="a")
+    with ServerThread(server_memory, port=port):
+        done, _ = run_hook(home, hooks["SessionEnd"], {"session_id": "turn-1", "transcript_path": str(tmp_path / "t.jsonl"),
+                                                        "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
+    assert done.returncode == 0 and done.stdout == "", done.stderr  # (SessionStart's stdout would go to the model: none)
+    assert "from now on every component needs a Storybook story" in [m.content for m in server_memory.browse(session="turn-1")]
     done = palimpsest(home, "setup", "claude-code", "--undo")
     assert done.returncode == 0, done.stderr
     assert settings.read_bytes() == CLAUDE_SETTINGS and not (home / ".claude.json").exists()

@@ -261,6 +261,10 @@ def test_template_shapes() -> None:
 
     m = Message(id="e", session="s", role="tool", content="", created_at="2026-01-01T00:00:00Z", tool_name="web_search", tool_args="x" * 200)
     assert template(m).startswith("Called web_search with xxx") and template(m).endswith("….")
+    # a terminal's colour codes are how a line was painted, not what it says (found by a Claude Code user)
+    painted = Message(id="p", session="s", role="tool", content="", created_at="2026-01-01T00:00:00Z", tool_name="Bash",
+                      tool_args={"command": "pytest"}, tool_result="\x1b[33mWARN\x1b[0m slow query\n\x1b[1;32m3 passed\x1b[0m in 0.2s")
+    assert template(painted) == "Called Bash with command=pytest; it returned 'WARN slow query' … '3 passed in 0.2s'."
 
 
 def test_answer_synthesis_is_off_or_unavailable_without_an_llm(home: Path) -> None:
@@ -358,3 +362,38 @@ def test_a_tool_description_the_call_does_not_bear_out_is_not_kept(home: Path) -
         memory.worker(tasks=["tool-synth"]).drain()
         said = memory.store.get_messages([mid])[0].content
         assert "database" not in said and "deploy/fly.toml" in said
+
+
+def test_a_summary_journaled_but_never_stored_is_stored_before_the_next_compaction(home: Path, store_url: str,
+                                                                                     tmp_path: Path) -> None:
+    """Found by an auditor killing the server during compaction: a leaf journaled just before the kill never reached the
+    store; compaction summarised its messages again under a new id, and an import of the export kept the lost leaf and
+    rejected the stored one (its branch a child short, exit 2)."""
+    from palimpsest.importers import export_memory, import_file
+
+    with small(home, store_url) as memory:
+        ids = fill(memory, "s", 60)
+        put, calls = memory.store.put_summary, []
+
+        def killed(summary: object, supersedes: object = None) -> bool:  # the process dies after the journal, before the store
+            calls.append(summary)
+            if len(calls) == 1:
+                raise SystemExit("killed")
+            return put(summary, supersedes)  # type: ignore[arg-type]
+
+        memory.store.put_summary = killed  # type: ignore[method-assign]
+        with pytest.raises(SystemExit):
+            memory.summaries.compact("s", final=True)
+        memory.store.put_summary = put  # type: ignore[method-assign]
+        lost = calls[0].id  # type: ignore[attr-defined]
+        memory.summaries.compact("s", final=True)
+        counts = covered(memory, "s")
+        assert set(counts) == set(ids) and set(counts.values()) == {1}  # no message in two leaves
+        assert lost in {leaf.id for leaf in memory.store.session_summaries("s", 0)}
+        assert memory.summaries.check_tree("s")["complete"]
+        with open(tmp_path / "all.jsonl", "w", encoding="utf-8") as out:
+            export_memory(memory, out)
+        tree = {(x.id, x.depth, tuple(sorted(x.sources))) for d in (0, 1, 2) for x in memory.store.session_summaries("s", d)}
+    with small(tmp_path / "other") as again:
+        assert import_file(again, tmp_path / "all.jsonl").ok
+        assert {(x.id, x.depth, tuple(sorted(x.sources))) for d in (0, 1, 2) for x in again.store.session_summaries("s", d)} == tree

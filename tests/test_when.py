@@ -30,6 +30,12 @@ TABLE = [
     ("in the middle of May", [("2023-05-11", "2023-05-20", "month", False)]),
     ("the 2nd week of march", []),  # "march" in lower case is the verb; and "the 2nd" of a week is no day
     ("the end of the month", []),
+    # a fast typist's dates: an abbreviation in lower case beside a day's number (found by a caregiver); "may" and "march"
+    # in lower case stay verbs
+    ("appt moved to aug 21", [("2023-08-21", "2023-08-21", "day", False)]),
+    ("booked follow up w patel 3 dec 10am", [("2022-12-03", "2022-12-03", "day", False)]),
+    ("we march 3 miles a day", []),
+    ("jan said hi", []),
     ("I went there yesterday", [("2023-05-07", "2023-05-07", "day", True)]),
     ("we met last night", [("2023-05-07", "2023-05-07", "day", True)]),
     ("the day before yesterday", [("2023-05-06", "2023-05-06", "day", True)]),
@@ -88,7 +94,8 @@ TABLE = [
     ("February 30, 2023", []),
     ("I may go", []),
     ("we march on", []),
-    ("jan 5", []),  # lower-case abbreviations are words
+    ("jan 5", [("2023-01-05", "2023-01-05", "day", False)]),  # an abbreviation in lower case beside a day is a date,
+    ("jan", []),  # alone, a word (a name)
     ("ayer fui al cine", []),
     ("gestern war ich im Kino", []),
     ("昨日映画を見た", []),

@@ -141,7 +141,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("enable_write", False, "PALIMPSEST_ENABLE_WRITE", "Allow write tools over HTTP and MCP.", _bool),
     Setting("max_event_bytes", 16 * 1024 * 1024, "PALIMPSEST_MAX_EVENT_BYTES", "Largest single event accepted (bytes of UTF-8); larger ones are refused with a clear error.", int),
     Setting("field_cap", 16000, "PALIMPSEST_FIELD_CAP", "content / tool_result are capped at this many UTF-16 code units in the index; get_full restores them.", int),
-    Setting("timezone", "", "PALIMPSEST_TIMEZONE", "Time zone messages are said in when their time names none (IANA name, e.g. Europe/Berlin; empty: this machine's): the day 'yesterday' or 'today' means, and the clock the panel and CLI listings show.", _zone_name),
+    Setting("timezone", "", "PALIMPSEST_TIMEZONE", "Time zone messages are said in when they come with no time or a UTC one (IANA name, e.g. Europe/Berlin; empty: this machine's): the day 'yesterday' or 'today' means, and the clock the panel and CLI listings show. A `created_at` written without any zone (`2024-07-01T10:00:00`) is read as UTC, as are `--since`/`--until` without one: give the offset (`+02:00`) to say local time.", _zone_name),
     Setting("instant_idle_hours", 24.0, "PALIMPSEST_INSTANT_IDLE_HOURS", "Instant sessions idle this long are swept from the index (journal kept).", float),
     Setting("sweep_minutes", 30.0, "PALIMPSEST_SWEEP_MINUTES", "How often `serve` sweeps idle instant sessions.", float),
     Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint), none, or hash (tests: no meaning).", _embedder),

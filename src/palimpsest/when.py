@@ -149,11 +149,13 @@ class Span:
     at: int = field(default=0, compare=False)  # where the expression starts in the text
 
 
-def _is_month(token: str) -> bool:
+def _is_month(token: str, day: bool = False) -> bool:
     """A month name in any case, but "May", "March" and the abbreviations only capitalised
-    ("I may go", "we march on", "jan" the name are not months)."""
+    ("I may go", "we march on", "jan" the name are not months) — unless a day's number is
+    beside it (`day`): "appt moved to aug 21", "dec 3" (a fast typist's dates had read as no
+    time at all); "may" and "march" stay verbs in lower case ("we march 3 miles")."""
     full = token.lower() in {n.lower() for n in calendar.month_name if n} - {"may", "march"}
-    return full or token[:1].isupper()
+    return full or day and token.lower() not in ("may", "march") or token[:1].isupper()  # ("we march 3 miles")
 
 
 def _day(anchor: datetime | date | None) -> date | None:
@@ -205,7 +207,7 @@ def _number(text: str) -> int | None:
 def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
     g = m.groupdict()
     month = int(g["m"]) if kind == "iso" else MONTHS[g["mon"].lower()]
-    if kind != "iso" and not _is_month(g["mon"]):
+    if kind != "iso" and not _is_month(g["mon"], day=kind in ("day_month", "month_day")):
         return []
     year = int(g["y"]) if g.get("y") else None
     if kind == "month_year":

@@ -142,6 +142,10 @@ class Doctor:
             if missing:
                 checks.append(Check(f"hooks {harness}", PROBLEM, f"no palimpsest hook on {', '.join(missing)} in "
                                     f"{setup.files_of(harness, self.env)[0]}", f"palimpsest setup {harness}"))
+            elif harness == "claude-code" and (late := [e for e in setup.SESSION_HOOKS if e not in found]):
+                checks.append(Check(f"hooks {harness}", WARN, f"no palimpsest capture on {', '.join(late)}: a turn ended by an "
+                                    "interrupt and /exit is not captured, nor a compaction before the next prompt's recall",
+                                    f"palimpsest setup {harness}"))
             elif broken:
                 checks.append(Check(f"hooks {harness}", PROBLEM, f"the hook's binary is missing: {broken[0]}",
                                     f"palimpsest setup {harness} (writes this binary's path)"))

@@ -160,7 +160,7 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
     result = Plan(harness)
     if harness == "claude-code":
         settings, state = files_of(harness, env)
-        result.changes.append(_json_change(settings, lambda doc: _add_hooks(doc, command)))
+        result.changes.append(_json_change(settings, lambda doc: _add_hooks(doc, command, sessions=True)))
         result.changes.append(_json_change(state, lambda doc: _add_mcp(doc, command, stdio_type=True, agent="claude-code")))
     elif harness == "codex":
         hooks, config = files_of(harness, env)
@@ -226,24 +226,32 @@ def _hook(command: str, timeout: int) -> dict[str, Any]:
     return {"type": "command", "command": command, "timeout": timeout}
 
 
-def _add_hooks(doc: dict[str, Any], command: Command, unit: int = 1, agent: str | None = None) -> None:
-    """Our `UserPromptSubmit` recall hook and `Stop` capture hook, replacing older ones of
-    ours; timeouts in seconds × `unit` (qwen-code counts milliseconds); `agent` named on the
-    capture line when the hook's JSON alone would not tell it."""
-    capture = ("capture", "--agent", agent) if agent else ("capture",)
-    wanted = {"UserPromptSubmit": _hook(command.line("recall", "--hook", url=True), RECALL_TIMEOUT * unit),
-              "Stop": _hook(command.line(*capture, url=True), CAPTURE_TIMEOUT * unit)}
+# Claude Code's events past a turn's end that capture reads the transcript at: a session ended (`/exit`, or closed after
+# an interrupt, when no `Stop` fires: the turn's last words had never been captured) and a compaction done (its boundary
+# captured before the next prompt's recall, which had still counted the compacted turns as in the model's context)
+SESSION_HOOKS = {"SessionEnd": None, "SessionStart": "compact"}
+
+
+def _add_hooks(doc: dict[str, Any], command: Command, unit: int = 1, agent: str | None = None, sessions: bool = False) -> None:
+    """Our `UserPromptSubmit` recall hook and `Stop` capture hook (with `sessions`, capture on
+    `SESSION_HOOKS` too), replacing older ones of ours; timeouts in seconds × `unit` (qwen-code
+    counts milliseconds); `agent` named on the capture line when the hook's JSON alone would not tell it."""
+    capture = _hook(command.line(*(("capture", "--agent", agent) if agent else ("capture",)), url=True), CAPTURE_TIMEOUT * unit)
+    wanted: dict[str, tuple[dict[str, Any], str | None]] = {
+        "UserPromptSubmit": (_hook(command.line("recall", "--hook", url=True), RECALL_TIMEOUT * unit), None),
+        "Stop": (capture, None), **({event: (capture, matcher) for event, matcher in SESSION_HOOKS.items()} if sessions else {})}
     hooks = doc.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InvalidInput("its `hooks` is not an object; fix it, then run setup again")
-    for event, entry in wanted.items():
+    for event, (entry, matcher) in wanted.items():
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise InvalidInput(f"its `hooks.{event}` is not a list; fix it, then run setup again")
-        if any(isinstance(g, dict) and g.get("hooks") == [entry] for g in groups):
+        group = {**({"matcher": matcher} if matcher else {}), "hooks": [entry]}
+        if any(isinstance(g, dict) and g.get("hooks") == [entry] and g.get("matcher") == matcher for g in groups):
             continue  # already in place: idempotent
         _drop_ours(groups)
-        groups.append({"hooks": [entry]})
+        groups.append(group)
 
 
 def _drop_ours(groups: list[Any]) -> None:

@@ -422,7 +422,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         slot = next(changes, slot)
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
-    versions = _scoped(candidate, existing) or _for_once(candidate, existing) and not says_change and not (whole and whole.change)
+    versions = _scoped(candidate, existing) or slots.two_of_a_series(candidate, existing) \
+        or _for_once(candidate, existing) and not says_change and not (whole and whole.change)
     # (each for a version of its own, or one for a day: "I moved to Lisbon today" is a change said, not an exception)
     if versions and slot in ("changed", "negated"):
         slot = "beside"  # "For Llama 2 the window is 4096" / "For Llama 3 … 8192": one attribute of two things
@@ -477,6 +478,7 @@ _SCOPE = re.compile(r"(?:\b[Ff]or|^\s*(?:[Ii]n|[Oo]n|[Ww]ith|[Uu]nder))\s+(?:the
 # a statement of one day or one time ("The standup is off today", "I'm working from home today", "just this once"): an
 # exception to what holds, not a change of it (it retired the standup's time for good)
 _FOR_ONCE = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening)|just this (?:once|time|week)|for today|for tonight|"
+                       r"except (?:this|next|on|for|today|tomorrow)\b|"  # "PE is on Friday afternoons, except this week it's on Thursday"
                        r"just for once\b|(?:just )?for (?:this|the|one) (?:(?:first|last|next|debug|test|\w+ing) )?(?:run|night|day|trip|time|week|session|"
                        r"sprint|release|meeting|demo|test|weekend|visit|flight|build)\b)", re.IGNORECASE)
 _FROM_NOW = re.compile(r"\b(?:(?:from|starting|as of|since|beginning) (?:now|today|tonight|this (?:morning|afternoon|evening|week))|"
@@ -529,6 +531,8 @@ def _marked(candidate: str, existing: str, before: slots.Slot | None, whole: slo
     said = whole is not None and whole.verb == "change" and not _WENT.search(candidate) or bool(slots.change_adverb(candidate))
     if not said or also or slots.said_instead(candidate) or max(len(candidate.split()), len(existing.split())) > CHANGE_WORDS:
         return False
+    if _stops_another(candidate, existing):
+        return False
     if before is not None and whole is not None and not slots.same_holder(before, whole) and slots.same_attribute(before, whole):
         return False
     label = _LABEL.match(candidate)  # the name it brings labels what it speaks of, not a new value: "On Lisbon: the trip
@@ -539,6 +543,18 @@ def _marked(candidate: str, existing: str, before: slots.Slot | None, whole: slo
 
 
 _LABEL = re.compile(r"^\s*(?:(?:on|re|about|regarding|as for|for)\s+)?([^:\n]{1,40}?)\s*:\s", re.IGNORECASE)  # "On Lisbon: …"
+# what a change says it ends ("stopping lisinopril", "replacing the Gull's Lament", "switched from Jenkins")
+_STOPS = re.compile(r"\b(?:stop(?:ping|ped|s)?|drop(?:ping|ped|s)?|replac(?:ing|ed|es|e)|discontinu(?:ing|ed|es|e)|"
+                    r"switch(?:ing|ed)? from|com(?:ing|e) off|renam(?:ing|ed|es|e))\s+(?:(?:the|his|her|their|my|our)\s+)?"
+                    r"(?P<old>[^\W\d_][\w'-]{2,})", re.IGNORECASE)
+
+
+def _stops_another(candidate: str, existing: str) -> bool:
+    """The change says what it ends, and the earlier statement does not name it: "stopping lisinopril today, starting
+    losartan 25mg once a day instead" is no update of "he upped the metoprolol to 50mg" (its "instead" had retired it)."""
+    said = {w.removesuffix("'s") for w in tokens(existing)}
+    gone = [w.removesuffix("'s") for m in _STOPS.finditer(candidate) for w in tokens(m.group("old"))]
+    return bool(gone) and not any(w in said for w in gone) and not any(w in slots.PRONOUNS or w in ("it", "that", "this") for w in gone)
 _WENT = re.compile(r"\bwent\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
 _HAPPENED = re.compile(r"\b(?:went|visited|travelled|traveled|flew|attended|was|were)\b", re.IGNORECASE)  # past, with its time
 _ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")
@@ -640,6 +656,15 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
     """The gate's rules, then (with an embedder) the pair model for what they left at
     related or new: (action, why), `why` empty when the rules decided."""
     action = judge(s, candidate_later)
+    if action in ("supersede", "dispute") and _HEDGED.search(candidate) and not _HEDGED.search(existing):
+        # "Parents' evening might be moved to 21 November.": a change that may come retires nothing yet
+        return "related", "a change said with a hedge: listed for review"
+    if action == "confirm" and not s.exact and _for_once(candidate, existing):
+        return "related", "an exception for one time beside what holds: listed for review"  # ("…, except this week it's on Thursday")
+    if action == "confirm" and not s.exact and s.slot == "topic" and _two_slots_one_value(candidate, existing):
+        # "Our bassist lives in Glasgow." / "Our guitarist lives in Glasgow.": one value of two slots, however alike (a
+        # confirmation had hidden the guitarist for good)
+        return "related", "another slot of the same subject: listed for review"
     if action == "confirm" and not s.exact and s.says_change and _names(candidate) - _names(existing):
         # "I'm reading Piranesi." / "I finished Piranesi, and now I'm reading The Overstory.": a change said, naming what the
         # fact does not, is no restatement of it (its confirmation had hidden the new book for good)
@@ -652,6 +677,22 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
     what = {"confirm": "the same statement in other words", "related": "about the same subject: listed for review",
             "new": "not the same subject"}[learned]
     return learned, f"{what} (read by the pair model)"
+
+
+def _two_slots_one_value(candidate: str, existing: str) -> bool:
+    """One value said of two attributes that share no word, by one verb of one holder ("Our bassist lives in Glasgow." /
+    "Our guitarist lives in Glasgow."; not "My sister lives in Berlin." / "My sister's home is in Berlin.")."""
+    x, y = slots.parse(candidate), slots.parse(existing)
+    if x is None or y is None:
+        return False
+    a, b = set(slots.content(x.attribute)), set(slots.content(y.attribute))
+    return bool(a) and bool(b) and not a & b and x.verb == y.verb and x.holder == y.holder and slots.same_value(x, y)
+
+
+# a change that may come, not one that came ("might be moved", "we could switch", "thinking about switching"); "may" before
+# a day is the month ("moved to May 6")
+_HEDGED = re.compile(r"\b(?:might|could)\b|\bmay (?!\d)(?:be|have|move|switch|change|go|get|need|not)\b|\b(?:thinking (?:about|of)|"
+                     r"considering|not sure (?:if|whether)|maybe|perhaps|possibly|probably)\b", re.IGNORECASE)
 
 
 def _update_reason(text: str, s: Signals | None, old: str = "") -> str:

@@ -76,7 +76,8 @@ TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", 
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|update|typo)\b[\s,:;—-]*"
+                        r"i was wrong|that's wrong|that is wrong|not anymore|(?:update|typo)(?=\s*[:;,—-]|\s+(?:on|about|re|regarding)\s))\b[\s,:;—-]*"
+                        # ("Update the router prefix." is an order, not a correction of "the router prefix")
                         # "Actually no: finance wants …", "Update on food: I'm going back to …" (a stray "No:" or "On food:" had
                         # opened the correction's text)
                         r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:that\s+)?", re.IGNORECASE)
@@ -120,8 +121,12 @@ def sentences(text: str) -> list[str]:
             glued[-1].append(part)
         elif part:
             glued.append([part])
-    out = (piece.strip() for parts in glued for piece in _split_lower(" ".join(parts)))
+    out = (_BULLET.sub("", piece.strip()) for parts in glued for piece in _split_lower(" ".join(parts)))
     return [s for s in out if len(s) > 3]
+
+
+# a list's marker before a sentence: "- The Order of Vey controls Port Ashen." is the statement ("- run: npm run build" is YAML)
+_BULLET = re.compile(rf"^(?:[-*•]|\d{{1,2}}[.)])\s+(?=[{_UPPER}])")
 
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")  # inline code, closed on its line (a lone backtick is no code: "I don`t use Vim")
@@ -149,12 +154,15 @@ def _last_word(text: str) -> str:
     return words[-1].lower() if words else ""
 
 
+_DAY_MONTH = re.compile(r"\(?\d{1,2}\.\d{1,2}\.")  # a day and month as Germans write them: "on 1.4. at 7:10" is one sentence
+
+
 def _split_lower(part: str) -> list[str]:
     """`part` cut where a full stop is followed by a lower-case word, unless it ends an abbreviation."""
     pieces, start = [], 0
     for m in _LOWER_BREAK.finditer(part):
         last = _last_word(part[max(start, m.start() - 40):m.start()])  # an abbreviation is short: look back 40 characters
-        if last in ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+", last):
+        if last in ABBREVIATIONS or re.fullmatch(r"(?:[a-z]\.)+", last) or _DAY_MONTH.fullmatch(last):
             continue
         pieces.append(part[start:m.start()])
         start = m.end()
@@ -306,8 +314,10 @@ _OPENING = re.compile(r"^\s*(?:"
                       r"(?!(?:error|exception|warning|warn|traceback|fatal|failed|failure|critical|info|debug|stderr|stdout)\b)"
                       r"(?![^:]*\b(?:said|says|say|told|tells|tell|asked|asks|wrote|writes|texted|texts|messaged|replied|answered|"
                       r"quoted|goes|went)\b[^:]*:)"
-                      r"[^\W\d_][\w'’-]*(?:\s+[^\W\d_][\w'’-]*){0,8}?\s+(?-i:[a-z])[\w'’-]*\s*:\s+"
-                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)|"
+                      r"[^\W\d_][\w'’-]*(?:,?\s+[^\W\d_][\w'’-]*){0,8}?,?\s+(?-i:[a-z])[\w'’-]*\s*:\s+"
+                      # ... or lays down a rule: "Please remember: never edit files under migrations/.", "Lab rule: always
+                      # label tubes …" (found by a Claude Code user: the repo's first rule was never a fact)
+                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our|never|always|don't|don’t|do not)\b)|"
                       # ... and one word in lower case, a topic and no one's name: "And money: our grocery budget is €450."
                       r"(?!(?:error|exception|warning|warn|traceback|fatal|failed|failure|critical|info|debug|stderr|stdout|user|"
                       r"assistant|system|human|ai|bot|me|q|a)\b)(?-i:[a-z])[\w'’-]{2,20}\s*:\s+(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
@@ -433,7 +443,9 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      # what a coding agent is asked to do now ("Add a --dry-run flag to `hydra run`" had become a fact)
                      r"(?:add|implement|update|remove|delete|rename|run|rerun|install|render|upgrade|revert|log|record|track|"
                      r"grep|fetch|search|open|read|print)\s+(?:a|an|the|this|that|"
-                     r"these|those|it|them|my|our|some|all|every|for|`|--?\w)|investigate|look into)\b",
+                     r"these|those|it|them|my|our|some|all|every|for|`|--?\w|"
+                     # a file or a path it is done to ("Remove pnpm-lock.yaml and run bun install." had become a standing fact)
+                     r"[\w-]+(?:\.[\w-]+)*\.[a-z]{1,5}(?!\w)|[\w.-]*/)|investigate|look into)\b",
                      re.IGNORECASE)
 # a request opened by a word of sequence ("Then run the linters.") or closed by "please" ("Deploy current main to staging
 # please."): what to do now, not a rule (found by a Claude Code user's evaluation: both had become facts)
@@ -537,6 +549,15 @@ _HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|h
                        r"(?-i:[A-Z])[\w'-]+ and i )(?:just |finally |recently |actually |officially )?"
                        r"(?!used\b)(?:[a-z]{3,}ed|got|went|won|passed|took|met|bought|sold|became|found|began|flew|drove|ran|broke|split)\b"
                        r"(?! (?:to|that|so|it|this|you)\b)", re.IGNORECASE)
+# a named person's news of a life's kind ("Jonas got a new job at Siemens.", "Lucía accepted an offer from Indra."): the
+# verbs of a change that stays, not any doing of a name ("Jonas got confused", "Ana said so")
+_NAMED_HAPPENED = re.compile(rf"^\s*(?P<name>[{_UPPER}][^\W\d_]+)(?: [{_UPPER}][^\W\d_]+)? (?:just |finally |recently |officially )?"
+                             r"(?:got (?:a |an |the |her |his |their )?(?:new )?(?:job|position|role|offer|promotion|degree|place|"
+                             r"diagnosis|puppy|dog|cat|visa|license|licence)\b|got (?:engaged|married|divorced|promoted|hired|fired|"
+                             r"laid off|accepted|into)\b|accepted (?:a|an|the|her|his) (?:new )?(?:offer|job|position|role|place)\b|"
+                             r"(?:was|has been|got) (?:promoted|hired|diagnosed|admitted|discharged)\b|"
+                             r"(?:joined|left|quit|retired|graduated|married|moved to|moved back|moved in|moved out|became|"
+                             r"started (?:a|an|the|her|his|at|working|school|kindergarten|university|college))\b)")
 # a run's outcome of the moment ("My build failed again", "My tests passed"), not a happening to keep
 _PASSING_RESULT = re.compile(r"^\s*(?:my|our) (?:[\w'-]+ ){0,2}?(?:build|builds|tests?|deploy|deployment|request|job|run|pipeline|ci|"
                              r"query|script|migration|check|checks)s? (?:just |finally )?(?:failed|passed|crashed|timed out|broke|"
@@ -726,6 +747,8 @@ def _chatter(s: str) -> bool:
 def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
     the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
+    if s.lstrip().startswith(">"):
+        return None  # a quoted line (a draft's paragraph, someone's message): not the user's own statement
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
@@ -792,7 +815,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(times) else "event", s
     if TRANSIENT.search(s):
         return None
-    if _HAPPENED.match(s) and not _PASSING_RESULT.match(s):  # (a trouble report was dropped above)
+    named = _NAMED_HAPPENED.match(s)
+    if _HAPPENED.match(s) and not _PASSING_RESULT.match(s) or named and not _opener(named.group("name")):
         return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
     if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
         return "fact", "fact", s  # "The staging env gets wiped every Sunday": a verb the parse does not know

@@ -881,6 +881,32 @@ def same_value(a: Slot, b: Slot) -> bool:
     return dice(x, y) >= 0.8 or (set(x) <= set(y) or set(y) <= set(x)) and min(len(x), len(y)) >= 1 and dice(x, y) >= 0.5
 
 
+# a number naming one of a series ("Floor 4", "book 1", "Rack 2", "sprint 14"), unless where something is, reached or moved
+# to ("in room 12", "is room 14", "moved to room 4", "I'm on chapter 11": a value that changes); a version ("Node 18",
+# "Python 3.12") is a value, and no series
+SERIES = re.compile(r"(?<!\bon )(?<!\bat )(?<!\bto )(?<!\bin )(?<!\bis )(?<!\bwas )(?<!'s )(?<!’s )(?<!\binto )(?<!\bthrough )"
+                    r"(?<!\bpast )(?<!\breached )(?<!\bnow )"
+                    r"\b(book|chapter|act|part|volume|vol|section|scene|phase|stage|step|room|building|floor|gate|platform|track|"
+                    r"ward|bed|lane|unit|season|level|appendix|figure|table|rack|shelf|bay|dock|zone|worker|server|machine|host|"
+                    r"shard|replica|sprint|site|plot|row|tank|locker|desk|seat|suite|apartment|apt|flat|team|group|cohort|batch)"
+                    r"\s+(\d{1,3})\b(?![.,:]\d)", re.IGNORECASE)
+
+
+def series(text: str) -> dict[str, set[str]]:
+    """The series a text names one of, by their noun, lower-cased: "Floor 4 has 2 meeting rooms" → {"floor": {"4"}}."""
+    out: dict[str, set[str]] = {}
+    for m in SERIES.finditer(text):
+        out.setdefault(m.group(1).lower(), set()).add(m.group(2))
+    return out
+
+
+def two_of_a_series(a: str, b: str) -> bool:
+    """Two statements each of another one of a series ("Floor 4 has 2 meeting rooms." / "Floor 2 has 6 meeting rooms.",
+    "Rack 2 …" / "Rack 1 …"): two things, whatever else they share."""
+    x, y = series(a), series(b)
+    return any(x[k] - y[k] and y[k] - x[k] for k in x.keys() & y.keys())
+
+
 def _labels(value: list[str]) -> set[str]:
     """The one-letter names of a value: a letter after a word of substance ("building a", "plan c"), not an article."""
     return {w for before, w in pairwise(value) if len(w) == 1 and w.isalpha() and before not in _FILLER and before.isalpha()}
@@ -902,7 +928,8 @@ def mentions(words: list[str], text: str) -> bool:
 _RETIRED = re.compile(r"\b(?:sold|ditched|dumped|dropped|left|(?:after|since) leaving|quit|abandoned|got rid of|gave up(?: on)?|said goodbye to|bye|"
                       r"(?:(?:am|are|is|'m|'re|'s)\s+)(?:dropping|ditching|dumping|abandoning|phasing out|getting rid of)|phased out|"
                       r"broke up with|split up with|split from|divorced|separated from)\s+"
-                      r"(?:(?:the|my|our|his|her|their|its|that|old)\s+){0,2}(?P<old>[\w+#-]+(?:\.\w+)*(?:\s+(?!(?:to|for|with|at|in|on|and)\b)[\w+#-]+){0,2})",
+                      r"(?:(?:the|my|our|his|her|their|its|that|old)\s+){0,2}(?P<old>[\w+#-]+(?:\.\w+)*(?:\s+(?!(?:to|for|with|at|in|on|and|"
+                      r"before|after|when|because|since|until|while|as|so|but|once|if)\b)[\w+#-]+){0,2})",  # ("left Aldric before Kael …")
                       re.IGNORECASE)
 
 
@@ -1013,6 +1040,16 @@ def clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c.strip()]
 
 
+_POSSESSOR = re.compile(r"^\s*(?:(?P<pronoun>his|her|their|its)\s|(?P<name>[A-Z][\w-]*)['’]s\s)", re.IGNORECASE)
+
+
+def _possessors_apart(old_text: str, new_text: str) -> bool:
+    """One statement's subject is someone's by a pronoun, the other's by a name ("Her father is Aldric Varrow." /
+    "Hestia's father is a fisherman."): whose "her" is, the words do not say (it had retired a true fact of another)."""
+    x, y = _POSSESSOR.match(old_text), _POSSESSOR.match(new_text)
+    return bool(x and y) and bool(x.group("pronoun")) != bool(y.group("pronoun"))
+
+
 def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> str | None:
     """How the later statement `b` stands to the earlier `a` by slot: `same` (one slot, one
     value), `changed` (one slot, another value: it replaces it), `negated` (one slot, the
@@ -1025,7 +1062,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone
     if a is None or b is None:
         return None
-    if not same_holder(a, b) or not same_attribute(a, b):
+    if not same_holder(a, b) or not same_attribute(a, b) or _possessors_apart(old_text, new_text):
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..decisions import Decision
-from ..errors import Conflict, InvalidInput
+from ..errors import Conflict, InvalidInput, NotFound
 from ..store.facts_base import Attestation, FactChange, FactQuery, FactRow, FactVault
 from .model import DEFAULT_VAULT, DOMAIN
 
@@ -93,6 +93,11 @@ class FactSnapshots:
         """Load a snapshot into a store without facts, identical (one transaction)."""
         self._require_empty()
         source = Path(path) if path else self.snapshot_path
+        if not source.exists():  # (a traceback had answered a mistyped path, even with --json: found by an auditor)
+            raise NotFound(f"no snapshot at {source}" + ("" if path else " (this home has written none yet: `facts restore "
+                                                                            "--journal` rebuilds the facts from the journal)"))
+        if not source.is_file():
+            raise InvalidInput(f"{source} is not a file: give the path of a facts snapshot (facts.jsonl)")
         change = FactChange()
         with open(source, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):

@@ -13,7 +13,8 @@ A `user` / `assistant` record becomes, with its own timestamp (else the last one
 Everything else is journaled as it is (type `source_record`, never indexed): records of
 other types (`summary`, `system`, `file-history-snapshot`, `queue-operation`, unknown
 ones; key `cc:<uuid>`, or `cc:line-<n>` without a uuid), structured `toolUseResult`
-payloads (key `cc:<uuid>:toolUseResult`), image and other non-text blocks, empty or
+payloads (key `cc:<uuid>:toolUseResult`; a long field the record's tool_result holds word for
+word, as a Bash call's `stdout`, is `SAME_AS_RESULT` there: kept once), image and other non-text blocks, empty or
 redacted thinking. `isMeta` records (caveats, command echoes) and user turns that are a slash command's markup
 (`<command-name>/clear</command-name>…`, `<local-command-stdout>…`) are marked
 `metadata.boilerplate` with importance 0.1; the summary a compaction writes
@@ -76,8 +77,25 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
             m["metadata"] = {**m.get("metadata", {}), "boilerplate": True, "importance": BOILERPLATE_IMPORTANCE}
     tur = rec.get("toolUseResult")
     if tur is not None and not (isinstance(tur, str) and any(m.get("tool_result") == tur for m in out)):
-        out.append(source_record("toolUseResult", tur, source, ts, f"cc:{uid}:toolUseResult"))
+        results = [r for m in out if isinstance(r := m.get("tool_result"), str) and r]
+        out.append(source_record("toolUseResult", _beside(tur, results), source, ts, f"cc:{uid}:toolUseResult"))
     return out
+
+
+SAME_AS_RESULT = "[in this record's tool_result]"  # a structured field whose text the tool_result already holds
+_LONG_FIELD = 256  # shorter fields are kept whatever they repeat: the copy costs little
+
+
+def _beside(payload: Any, results: list[str]) -> Any:
+    """`toolUseResult` without the long texts its record's `tool_result` already holds (a Bash call's `stdout`): each is
+    `SAME_AS_RESULT` instead. A 5.5 MB output had been journaled twice, once as the tool's message and once in this
+    payload (found by a Claude Code user: 11 MB of a 13 MB journal); what the tool_result does not hold word for word (a
+    file read's raw content, which the result shows with line numbers) is kept as it is."""
+    if isinstance(payload, str):
+        return SAME_AS_RESULT if len(payload) >= _LONG_FIELD and any(payload in r for r in results) else payload
+    if isinstance(payload, dict):
+        return {k: _beside(v, results) for k, v in payload.items()}
+    return payload
 
 
 def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str, ctx: Context) -> list[dict[str, Any]]:

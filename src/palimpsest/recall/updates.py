@@ -39,10 +39,11 @@ wrong supersede would retire a true belief.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from ..facts.echoes import FUNCTION_WORDS
+from ..facts.slots import SERIES
 from ..search.floor import beyond_model
 from .block import LINE_TOKENS, RecallItem
 
@@ -102,6 +103,7 @@ class _Said:
     done: bool = False  # says a thing is done
     bare: frozenset[str] = frozenset()  # times of day said without their half of the day ("the 10:45 bedtime")
     names: frozenset[str] = frozenset()  # what it names (`_names`): whose quantity it is
+    kinds: dict[str, str] = field(default_factory=dict)  # number → "clock", "day" or "label" (`_kinds`); a count has none
 
 
 @cache
@@ -157,7 +159,32 @@ def said(item: RecallItem) -> _Said:
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
     done = bool(_DONE.search(item.text))
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
-                 frozenset(_BARE_CLOCK.findall(text)), _names(text))
+                 frozenset(_BARE_CLOCK.findall(text)), _names(text), _kinds(text))
+
+
+_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
+           r"nov(?:ember)?|dec(?:ember)?)\.?")
+_KINDS = (
+    ("clock", re.compile(r"\b\d{1,2}(?::\d\d)?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d\d\b", re.IGNORECASE)),
+    ("day", re.compile(rf"\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?!\w)",
+                       re.IGNORECASE)),
+    ("label", SERIES),  # one of a series ("book 1", "Chapter 4", "room 2"): `slots.SERIES`
+)
+
+
+def _kinds(text: str) -> dict[str, str]:
+    """The numbers of `text` that are no count, by their kind: a time of day ("10:30am"), a day of a month ("mar 12",
+    "April 9"), one of a series ("book 1"). Two values of one quantity are of one kind: "booked … mar 12 10:30am bc of the
+    bp" had been marked an earlier value of "bp 138/84 today", and "New title for book 1" of "revealed in book 2"."""
+    from ..facts.curator import tokens
+
+    kinds: dict[str, str] = {}
+    for kind, pattern in _KINDS:
+        for m in pattern.finditer(text):
+            for w in tokens(m.group(), spans=False):
+                if w[0].isdigit():
+                    kinds.setdefault(_value(w), kind)
+    return kinds
 
 
 # a name: a capitalised word inside a sentence ("The Atlas API", "on Redis"), or an acronym anywhere ("API", "DB")
@@ -175,8 +202,10 @@ def _day(item: RecallItem) -> str:
     return item.date if len(item.date) == 10 and item.date[4] == "-" else item.at[:10]
 
 
-def changed(old: _Said, new: _Said, query: set[str]) -> bool:
-    """Whether `new` gives a quantity of `old` another value (see the module doc)."""
+def changed(old: _Said, new: _Said, query: set[str], when: bool = False) -> bool:
+    """Whether `new` gives a quantity of `old` another value (see the module doc); `when`: the query asks when (a day
+    changed is a value changed only then: "which medications has dad stopped?" had marked "lisinopril stopped April 9"
+    an earlier value of "losartan stopped October 14")."""
     if not (old.item.at and new.item.at and _day(old.item) < _day(new.item)) or not old.words & new.words & query:
         return False
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
@@ -190,6 +219,9 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
             if _same(n1, old, n2, new) or any(_same(o, old, n2, new) for o in old.units) \
                     or any(_same(n1, old, m, new) for m in new.units) or not u1 & u2:
                 continue
+            kind = old.kinds.get(n1)
+            if kind != new.kinds.get(n2) or kind == "label" or kind == "day" and not when:
+                continue  # a time of day is no blood pressure, book 1 no earlier book 2
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
             shared, measured = u1 & u2, _measured()
@@ -202,21 +234,25 @@ def changed(old: _Said, new: _Said, query: set[str]) -> bool:
     return False
 
 
-def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: set[str]) -> list[RecallItem]:
+_ASKS_WHEN = re.compile(r"\b(?:when|what (?:day|date|time)|which (?:day|date)|date|deadline|due|due date|until)\b", re.IGNORECASE)
+
+
+def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: set[str], query: str = "") -> list[RecallItem]:
     """Note on every item that a later one revised (`earlier; newer: <id>`, naming the best
     placed of those); return `lead` with each revising fact moved up to the place of the first
-    fact it revised."""
-    query = {_unit(w) for w in query_words if not w[0].isdigit()}
+    fact it revised. `query`: the question as asked (whether it asks when)."""
+    when = bool(_ASKS_WHEN.search(query))
+    query_set = {_unit(w) for w in query_words if not w[0].isdigit()}
     # (the rules read English: in Spanish, "de" beside two numbers was a shared word of the query, and a mother's
     # birthday was marked an earlier value of a training plan — found by a Spanish and German chat's evaluator)
     # (nor from a tool's call or output: a test run's "1 failed, 9 passed" and a commit's "2 files changed" were chained
     # as values of one thing — found by a Claude Code user's evaluation)
     statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document")
                   and not i.tool and _may_change(i.text) and not beyond_model(i.text)]
-    statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query]
+    statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query_set]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:
-        later = [new.item for new in statements if new is not old and changed(old, new, query)]
+        later = [new.item for new in statements if new is not old and changed(old, new, query_set, when)]
         if later:
             newer = later[0]  # the best placed, so the likeliest to be shown too
             old.item.note = f"earlier; newer: {newer.ref}" + (f"; {old.item.note}" if old.item.note else "")

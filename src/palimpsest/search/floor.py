@@ -72,7 +72,8 @@ class Floor:
     def for_names(self, query: str) -> float:
         """The closeness a query naming only unknown names needs (0: no such rule)."""
         personal = (FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
-                    or ABOUT_ASSISTANT.search(query))
+                    or ABOUT_ASSISTANT.search(query) or beyond_model(query))  # ("¿En qué piso vamos a vivir en Valencia?":
+        # a pronoun of another language is not read, and "vamos" had made it a question about a third party)
         return self.unknown if personal else max(self.unknown, self.stranger)
 
 
@@ -145,7 +146,9 @@ def names_any(unknown: list[str], text: str) -> bool:
 
 # German's short words that English does not also use ("die", "was", "am", "war" are both): German capitalises every noun
 GERMAN = frozenset("""der das und ist nicht ich du wir ihr mit auf für bei jetzt ein eine einen zu von im den dem des auch
-    noch aber oder wie wo wer wann warum welche welcher welches meine mein meinen meiner sind habe hat gibt heißt""".split())  # noqa: SIM905
+    noch aber oder wie wo wer wann warum welche welcher welches welchen meine mein meinen meiner sind habe hat gibt heißt haben
+    hatte wurde werden wird kann können muss soll uns unser unsere unseren unserem euch seine ihre ihren schon erst nach seit
+    dass weil wenn dann nur sehr mehr zum zur vom beim doch nochmal kein keine wieder heute gestern bitte danke sich""".split())  # noqa: SIM905
 
 
 def _german(query: str) -> bool:
@@ -189,7 +192,8 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
             continue  # (as cosine −1, a fresh "the Quuxrelay58 gateway rotates its TLS certificate" was no hit of "… TLS certificate")
         if cosine >= min(near, mention):
             words = _words(f"{h.message.content} {h.message.context}")
-            if cosine >= near or words & asked:  # near the query, or as close as any hit must be and on what is asked
+            if cosine >= near or _kin(asked, words):  # near the query, or as close as any hit must be and on what is asked
+                # (a word's other form counted: "ruled by Queen Sabine III" answers "Who rules Telmarch?")
                 held |= words
         elif len(_kin(asked, words := _words(f"{h.message.content} {h.message.context}"))) >= 2 and words & set(names):
             # far in meaning but naming whom it asks of and saying two things it asks, a word's other form counted ("Mat,
@@ -199,9 +203,19 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
 
 
 def _kin(asked: set[str], words: set[str]) -> set[str]:
-    """The words asked that `words` says, or says in another form of five letters alike ("babysat" / "babysit")."""
+    """The words asked that `words` says, or says in another form: five letters alike ("babysat" / "babysit"), or one
+    stem under an ending ("rules" / "ruled")."""
     stems = {w[:5] for w in words if len(w) >= 5}
-    return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems}
+    bases = {_base(w) for w in words}
+    return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems or _base(w) in bases}
+
+
+def _base(word: str) -> str:
+    """`word` without an ending of inflection ("rules", "ruled", "ruling" → "rul")."""
+    for ending in ("ing", "ed", "es", "s", "d"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word
 
 
 def _not_calendar(query: str) -> tuple[set[str], set[str]] | None:

@@ -28,7 +28,20 @@ OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr m
     am den dem des auch noch aber oder wie wo wer meine mein sind habe hat le la les et est une un des du je tu il elle nous vous
     avec pour dans chez pas que qui où mais ou ma mon mes ce cette el los las y es una del en con por para pero yo él ella mi mis
     ahora está son lo de se al gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
-    op voor nu van och att är jag hon han vi med på för inte""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
+    op voor nu van och att är jag hon han vi med på för inte
+    welche welcher welches welchen wann warum haben hatte wurde werden wird kann können muss soll uns unser unsere unseren
+    unserem euch seine ihre ihren schon erst nach seit dass weil wenn dann nur sehr mehr zum zur vom beim doch nochmal kein
+    keine wieder heute gestern bitte danke sich
+    qué cuál cuáles cuándo dónde cómo quién cuánto cuánta cuántos cuántas nos nuestro nuestra nuestros nuestras vamos hemos
+    tenemos tiene tengo su muy más también porque cuando donde como entre hasta desde este esta estos estas eso esto fue ser
+    estar estamos les unos unas aquí hoy ayer mañana
+    quel quelle quels quelles quand comment pourquoi avons avez sont notre votre vos leur leurs sur aussi très être avoir été
+    était sommes ces aux ça déjà encore hier demain
+    quale quando perché abbiamo nostro nostra sono siamo anche della delle degli nel nella sul sulla oggi ieri domani
+    você nós nosso nossa temos também onde qual muito já hoje ontem amanhã
+    hoe waar wanneer hebben heeft onze ons ook maar zijn wordt naar""".split()) - STOP_WORDS  # noqa: SIM905
+# (English words stay out: "sin", "ya", "hay", "sus", "come", "dove", "also", "per", "plus", "ab": a German message
+# had read as English, its "am 28.6." a value, and a Spanish question's "nos" and "hemos" had matched every message)
 
 
 def query_terms(query: str) -> list[str]:

@@ -10,7 +10,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..errors import NotFound
+from ..decisions import REJECTED
+from ..errors import Conflict, NotFound
 from ..jobs import last_attempt
 from ..kernel import Kernel
 from ..pipeline import quiet_compaction
@@ -108,8 +109,34 @@ class Summaries:
         return self.store.count_unsummarised(session) >= QUIET_LEAST
 
     def compact(self, session: str, *, final: bool = False, use_llm: bool = True, cancel: threading.Event | None = None) -> dict[str, int]:
-        """Compact one session (routine, or `final`: everything, tree complete)."""
+        """Compact one session (routine, or `final`: everything, tree complete), once what was
+        journaled of it and never stored is (`catch_up`)."""
+        self.catch_up(session)
         return Compactor(self, session, use_llm=use_llm, cancel=cancel).run(final)
+
+    def catch_up(self, session: str) -> int:
+        """Store the summaries of `session` journaled but not in the store (a worker killed between the two), before
+        its messages are summarised again: a second leaf over the same messages had been journaled, and an import of
+        the journal then kept the lost one and rejected the stored one, leaving its branch a child short (found by an
+        auditor killing the server during compaction). Returns how many were stored."""
+        latest = self.decisions.latest(SYSTEM_SESSION)
+        rejected = {d.meta.get("rejects") for d in latest.values() if d.op == REJECTED}
+        mine = [d for d in latest.values() if d.op == "put" and d.key not in rejected
+                and isinstance(summary := d.change.get("summary"), dict) and summary.get("session_id") == session]
+        if not mine:
+            return 0
+        stored = {s.id for s in self.store.get_summaries([d.key for d in mine])}
+        done = 0
+        for d in mine:
+            if d.key in stored:
+                continue
+            try:
+                done += bool(self.store.put_summary(Summary.from_dict(d.change["summary"]), d.change.get("supersedes")))
+            except (Conflict, NotFound) as exc:
+                self.decisions.reject(SYSTEM_SESSION, d.key, exc)
+        if done:
+            log.info("%d summaries of %s journaled but not stored: stored now", done, session)
+        return done
 
     def embed(self, found: list[Summary]) -> int:
         """Vectors for summaries, best effort (a summary without one is still found by keyword)."""

@@ -1,0 +1,58 @@
+"""Pairs the curator had merged or retired wrongly, found by users who wrote their own (a caregiver, a novelist, an
+auditor, a skeptical evaluator): each pair written one after the other, as `palimpsest facts write` does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from palimpsest import Memory, Settings
+
+
+@pytest.fixture
+def memory(home: Path, store_url: str) -> Iterator[Memory]:
+    """With the shipped embedding model, as a user has it: the rules read the cosine too."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as m:
+        yield m
+
+
+@pytest.mark.parametrize(("earlier", "later"), [
+    # one of a series is another thing, whatever the words share
+    ("Floor 4 has 2 meeting rooms.", "Floor 2 has 6 meeting rooms."),
+    ("Rack 2 has 1 spare disk.", "Rack 1 has 3 spare disks."),
+    # a change that says what it ends, of a thing the earlier fact does not name
+    ("he upped the metoprolol to 50mg 2x/day starting tmrw.", "stopping lisinopril today, starting losartan 25mg once a day instead."),
+    # whose "her" is, the words do not say
+    ("Her father is Aldric Varrow.", "Hestia's father is a fisherman."),
+    ("Her mother is Ilse Solenne.", "Kael's mother is Dessa."),
+    # what is left is named after "left"; the rest of the sentence is when
+    ("She meets Kael, the reveal that they share a father.", "She left Aldric before Kael turned five."),
+    # a change that may come
+    ("Parents' evening is planned for 14 November.", "Parents' evening might be moved to 21 November."),
+    # two slots of one subject are never one statement heard again
+    ("Our bassist lives in Glasgow.", "Our guitarist lives in Glasgow."),
+    # an exception for one time
+    ("PE is on Friday afternoons.", "PE is on Friday afternoons, except this week it's on Thursday."),
+])
+def test_two_things_or_a_change_not_made_leave_the_earlier_fact_current(memory: Memory, earlier: str, later: str) -> None:
+    first = memory.facts.curator.write({"text": earlier})
+    second = memory.facts.curator.write({"text": later})
+    assert second.action in ("new", "related"), second.reason
+    assert {f.text for f in memory.facts.query()} == {earlier, later}
+    assert first.fact is not None and memory.facts.get(first.fact.id).status == "current"
+
+
+@pytest.mark.parametrize(("earlier", "later"), [
+    ("Floor 4 has 2 meeting rooms.", "Floor 4 has 3 meeting rooms now."),
+    ("The Tuesday class is in room 4.", "The Tuesday class moved to room 2."),
+    ("His cardiologist is Dr. Kowalczyk.", "His cardiologist is Dr. Patel now."),
+    ("The release is planned for May 2.", "The release is moved to May 6."),
+    ("he upped the metoprolol to 50mg 2x/day.", "stopping the metoprolol, starting losartan 25mg once a day instead."),
+])
+def test_the_same_things_change_still_supersedes(memory: Memory, earlier: str, later: str) -> None:
+    memory.facts.curator.write({"text": earlier})
+    second = memory.facts.curator.write({"text": later})
+    assert second.action == "supersede", second.reason
+    assert [f.text for f in memory.facts.query()] == [later]

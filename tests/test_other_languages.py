@@ -1,0 +1,85 @@
+"""Messages and questions in German, Spanish and other languages the local rules and the
+English model do not read, found by a German–Spanish couple moving to Valencia."""
+
+from __future__ import annotations
+
+import pytest
+
+from palimpsest import Memory
+from palimpsest.facts.local import local_distill, sentences
+from palimpsest.records import Hit, Message
+from palimpsest.search.floor import Floor, apply_floor, beyond_model
+from palimpsest.search.query import query_terms
+
+
+def _msg(text: str) -> Message:
+    return Message(id="m1", session="s", role="user", content=text, created_at="2025-03-01T10:00:00Z")
+
+
+@pytest.mark.parametrize("text", [
+    "Ugh, nochmal verschoben: Mudanzas Levante kann erst am 28.6. laden. Neuer Umzugstermin also am 28.6.",
+    "Notiert: Flug VY1885 am 29.6. um 7:10 ab BER, wir haben schon die Bordkarten.",
+    "Al final hemos elegido el piso de Ruzafa, tiene tres habitaciones y nos encanta.",
+])
+def test_ordinary_german_and_spanish_messages_are_beyond_the_model(text: str) -> None:
+    """A German message with few of the old list's words had read as English: the English rules made a fact of it
+    ("am 28.6." a value) and its "ab" marked an unrelated message as outdated."""
+    assert beyond_model(text)
+
+
+def test_a_german_turn_gives_no_fact_without_an_llm(memory: Memory) -> None:
+    memory.append("umzug", "user", "Ugh, nochmal verschoben: Mudanzas Levante kann erst am 28.6. laden. Neuer Umzugstermin also am 28.6.")
+    memory.distiller.close_turn("umzug")
+    memory.worker().drain()
+    assert memory.facts.query() == []
+
+
+def test_english_with_a_foreign_word_or_two_stays_english() -> None:
+    assert not beyond_model("We finally got the NIE appointment, the cita is on Tuesday at the police station.")
+    assert not beyond_model("My son plays with the dove in the garden, also the cat.")
+
+
+@pytest.mark.parametrize(("query", "kept"), [
+    ("¿Qué coche nos hemos comprado en Valencia?", ["coche", "comprado", "valencia"]),
+    ("Wann haben wir den Mietvertrag unterschrieben?", ["mietvertrag", "unterschrieben"]),
+])
+def test_the_short_words_of_a_question_in_another_language_are_no_keywords(query: str, kept: list[str]) -> None:
+    """"nos" and "hemos" had matched every Spanish message: an absent question's block held 43 items, against 21 for
+    the same question in English."""
+    assert query_terms(query) == kept
+
+
+def test_a_question_in_another_language_is_the_users_not_a_third_partys() -> None:
+    """"vamos" is "we": "¿En qué piso vamos a vivir en Valencia?" had been held to the stranger's bar and returned nothing."""
+    floor = Floor(0.35, 0.45, 0.55)
+    hits = [Hit(Message(id="flat", session="s", role="user", content="El piso de Ruzafa tiene tres habitaciones.",
+                        created_at="2025-01-01T00:00:00Z"), 1.0, {"fts": 0.4})]
+    assert apply_floor(hits, {"flat": 0.5}, "¿En qué piso vamos a vivir en Valencia?", floor, lambda w: True)[0] == hits
+    assert apply_floor(hits, {"flat": 0.5}, "Which flat did Nate rent in Valencia?", floor, lambda w: True)[0] == []
+
+
+@pytest.mark.parametrize("text", [
+    "Our flight to Valencia is on 1.4. at 7:10.",
+    "We moved the flight from 1.4. to 15.5. because of the school.",
+    "Our rent is 1.180 € from 1.5. on and it includes water.",
+])
+def test_a_day_and_month_written_with_full_stops_ends_no_sentence(text: str) -> None:
+    """"We moved the flight from 1.4." had been the correction, its new day lost, and "on and it includes water." a fact."""
+    assert sentences(text) == [text]
+    said = local_distill([_msg(text)])
+    assert [f["text"] for f in said["facts"]] + [c["text"] for c in said["corrections"]] == [text]
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Jonas got a new job at Siemens.", True),
+    ("Lucía accepted an offer from Indra.", True),
+    ("Emma started kindergarten last week.", True),
+    ("Jonas got confused by the form.", False),
+    ("He got a new job.", False),
+    ("Everyone got a new badge.", False),
+])
+def test_a_named_persons_news_of_a_lifes_kind_is_an_event(text: str, kept: bool) -> None:
+    """The family's own news said by name ("Jonas got a new job at Siemens. Lucía accepted an offer from Indra.") had
+    distilled to nothing, while "My husband got a new job at Siemens." was kept."""
+    facts = local_distill([_msg(text)])["facts"]
+    assert [f["text"] for f in facts] == ([text] if kept else [])
