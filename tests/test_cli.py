@@ -220,3 +220,6 @@ def test_facts_restore_of_no_snapshot_is_a_clear_error(capsys: pytest.CaptureFix
     assert code == 3 and "nope.jsonl" in json.loads(err)["error"]["message"]
     code, out, err = run(capsys, "--home", home, "facts", "restore", "--path", str(tmp_path))
     assert code == 2 and "is not a file" in err and "Traceback" not in err
+    (tmp_path / "palimpsest.db").write_bytes(b"SQLite format 3\x00\xff\xfe" * 100)  # the database given by mistake
+    code, out, err = run(capsys, "--home", home, "facts", "restore", "--path", str(tmp_path / "palimpsest.db"), "--json")
+    assert code == 2 and "not a facts snapshot" in json.loads(err)["error"]["message"]

@@ -50,6 +50,14 @@ def test_two_things_or_a_change_not_made_leave_the_earlier_fact_current(memory: 
     ("His cardiologist is Dr. Kowalczyk.", "His cardiologist is Dr. Patel now."),
     ("The release is planned for May 2.", "The release is moved to May 6."),
     ("he upped the metoprolol to 50mg 2x/day.", "stopping the metoprolol, starting losartan 25mg once a day instead."),
+    # one of a series said as a value changes (found in review: the series rule had held them apart)
+    ("My flight leaves from gate 12.", "My flight leaves from gate 14 now."),
+    ("Standup uses room 4.", "Standup uses room 2 now."),
+    ("We booked table 5 for Friday.", "We booked table 6 for Friday instead."),
+    # changes said in ways the rules had not read (a caregiver, a band, a kitchen)
+    ("His cardiologist is Dr. Kowalczyk.", "Dr. Patel is his cardiologist now."),
+    ("Our drummer is Kasia.", "Tomek replaced Kasia on drums."),
+    ("Marco is the head chef.", "Marco is the sous chef now and Lena is the head chef."),
 ])
 def test_the_same_things_change_still_supersedes(memory: Memory, earlier: str, later: str) -> None:
     memory.facts.curator.write({"text": earlier})

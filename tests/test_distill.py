@@ -925,3 +925,14 @@ def test_update_opens_a_correction_only_as_a_label(text: str, kept: str | None) 
 ])
 def test_labels_list_markers_quotes_and_orders_on_files(text: str, kept: list[str]) -> None:
     assert [f["text"] for f in local_distill([msg(text)])["facts"]] == kept
+
+
+def test_a_correction_under_a_label_of_its_own_supersedes(memory: Memory) -> None:
+    """Found by a Claude Code user: "Actually, switch to bun: we use bun now instead of pnpm." kept its label in the fact
+    ("Switch to bun: we use bun now …"), which the curator never paired with "In this repo we use pnpm, not npm.": the
+    stale pnpm rules led the block."""
+    _turns(memory, "shop", [("user", "In this repo we use pnpm, not npm."), ("assistant", "Noted."),
+                            ("user", "Actually, switch to bun: we use bun now instead of pnpm."), ("assistant", "Switching."),
+                            ("user", "thanks")])
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query()] == ["We use bun now instead of pnpm."]

@@ -1009,14 +1009,20 @@ def test_a_bash_outputs_structured_copy_is_not_journaled_twice(memory: Memory, t
               "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": log}]},
               "toolUseResult": {"stdout": log, "stderr": "warning: slow test", "interrupted": False,
                                 "file": {"content": "x = 1\n" * 100}}}
+    source = "".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(200))
+    numbered = "\n".join(f"{n:>6}→{line}" for n, line in enumerate(source.splitlines(), 1))
+    read = {"type": "user", "sessionId": "s-bash", "uuid": "u2", "timestamp": "2026-03-04T10:00:03Z",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": numbered}]},
+            "toolUseResult": {"type": "text", "file": {"filePath": "/repo/f.py", "content": source.rstrip("\n")}}}
     path = tmp_path / "s-bash.jsonl"
-    path.write_text(json.dumps(call) + "\n" + json.dumps(result) + "\n")
+    path.write_text(json.dumps(call) + "\n" + json.dumps(result) + "\n" + json.dumps(read) + "\n")
     import_file(memory, path)
     kept = [e for e in memory.journal.read("s-bash") if e.type == "source_record"]
+    assert json.loads(kept[1].content)["file"] == {"filePath": "/repo/f.py", "content": "[in this record's tool_result]"}
     payload = json.loads(kept[0].content)
     assert payload == {"stdout": "[in this record's tool_result]", "stderr": "warning: slow test", "interrupted": False,
                        "file": {"content": "x = 1\n" * 100}}
     journal = sum(p.stat().st_size for p in memory.journal.root.rglob("*.jsonl"))
-    assert len(log) < journal < 1.5 * len(log)
+    assert len(log) + len(numbered) < journal < 1.5 * (len(log) + len(numbered))
     tool = next(m for m in everything(memory, session="s-bash") if m.role == "tool")
     assert memory.get_full(tool.id)["tool_result"] == log  # the output itself, whole

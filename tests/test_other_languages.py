@@ -83,3 +83,21 @@ def test_a_named_persons_news_of_a_lifes_kind_is_an_event(text: str, kept: bool)
     distilled to nothing, while "My husband got a new job at Siemens." was kept."""
     facts = local_distill([_msg(text)])["facts"]
     assert [f["text"] for f in facts] == ([text] if kept else [])
+
+
+def test_a_question_in_another_language_about_someone_else_is_still_a_third_partys() -> None:
+    """Found in review: every question in another language had been read as the user's own."""
+    floor = Floor(0.35, 0.45, 0.55)
+    hits = [Hit(Message(id="flat", session="s", role="user", content="El piso de Ruzafa tiene tres habitaciones.",
+                        created_at="2025-01-01T00:00:00Z"), 1.0, {"fts": 0.4})]
+    assert apply_floor(hits, {"flat": 0.5}, "¿Qué piso alquiló Nate en Valencia?", floor, lambda w: True)[0] == []
+    assert apply_floor(hits, {"flat": 0.5}, "Welche Wohnung haben wir in Valencia gemietet?", floor, lambda w: True)[0] == hits
+
+
+@pytest.mark.parametrize("text", ["What did my son say in his comment on the PR?", "Why did Della leave a comment on the ticket?",
+                                  "Fix comment typo in aux module.", "Encore: add a comment.", "The Seine runs through Paris."])
+def test_english_words_of_other_languages_spelling_read_as_english(text: str) -> None:
+    """Found in review: "comment", "encore", "aux", "della" had made English questions lose their words and messages read
+    as another language."""
+    assert not beyond_model(text)
+    assert "comment" in query_terms(text) or "comment" not in text.lower()

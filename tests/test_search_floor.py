@@ -456,3 +456,6 @@ def test_a_hit_saying_what_is_asked_in_another_form_holds_the_name() -> None:
     cos = {"notes": 0.44, **{h.message.id: 0.2 for h in filler}}
     assert apply_floor([notes, *filler], cos, "Who rules Telmarch?", floor, lambda w: True)[0][0] == notes
     assert apply_floor([notes, *filler], cos, "Who painted Telmarch?", floor, lambda w: True)[0] == []
+    # … but a shorter word is no other form of it ("not" of "notes", found in review)
+    dana = _said("dana", "Dana is not coming to the standup today.", 0.6)
+    assert apply_floor([dana, *filler], {**cos, "dana": 0.40}, "Where are Dana's notes?", floor, lambda w: True)[0] == []

@@ -124,7 +124,7 @@ def test_claude_code_setup_recall_capture_and_undo(tmp_path: Path, server_memory
     with ServerThread(server_memory, port=port):
         done, _ = run_hook(home, hooks["SessionEnd"], {"session_id": "turn-1", "transcript_path": str(tmp_path / "t.jsonl"),
                                                         "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"})
-    assert done.returncode == 0 and done.stdout == "", done.stderr  # (SessionStart's stdout would go to the model: none)
+    assert done.returncode == 0 and done.stdout == "", done.stderr  # (the same command as SessionStart's, whose stdout would reach the model)
     assert "from now on every component needs a Storybook story" in [m.content for m in server_memory.browse(session="turn-1")]
     done = palimpsest(home, "setup", "claude-code", "--undo")
     assert done.returncode == 0, done.stderr

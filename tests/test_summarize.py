@@ -384,8 +384,8 @@ def test_a_summary_journaled_but_never_stored_is_stored_before_the_next_compacti
         memory.store.put_summary = killed  # type: ignore[method-assign]
         with pytest.raises(SystemExit):
             memory.summaries.compact("s", final=True)
-        memory.store.put_summary = put  # type: ignore[method-assign]
         lost = calls[0].id  # type: ignore[attr-defined]
+    with small(home, store_url) as memory:  # the worker started again: a new process
         memory.summaries.compact("s", final=True)
         counts = covered(memory, "s")
         assert set(counts) == set(ids) and set(counts.values()) == {1}  # no message in two leaves

@@ -36,6 +36,10 @@ TABLE = [
     ("booked follow up w patel 3 dec 10am", [("2022-12-03", "2022-12-03", "day", False)]),
     ("we march 3 miles a day", []),
     ("jan said hi", []),
+    ("round to 2 dec places", []),  # (found in review: a lower-case date ends where the date does)
+    ("dec 3 then jump if zero", []),
+    ("set sep 2 spaces wide", []),
+    ("appt on sep 3 at 10", [("2023-09-03", "2023-09-03", "day", False)]),
     ("I went there yesterday", [("2023-05-07", "2023-05-07", "day", True)]),
     ("we met last night", [("2023-05-07", "2023-05-07", "day", True)]),
     ("the day before yesterday", [("2023-05-06", "2023-05-06", "day", True)]),

@@ -113,6 +113,13 @@ class DecisionLog:
             if e.type in kinds and (e.metadata or {}).get("domain", domain) == domain:
                 yield e.type, Decision.of(e)
 
+    def tail(self, domain: str, nbytes: int) -> list[Decision]:
+        """The decisions of `domain` in its journal's last `nbytes` (the line cut at the start skipped), rejections
+        included, in journal order: what was being decided when a process was killed is there."""
+        start = max(0, self.journal.size(domain) - nbytes)
+        return [Decision.of(e) for e in self.journal.read(domain, start) if e.type == "decision"
+                and (e.metadata or {}).get("domain", domain) == domain]
+
     def taken(self, domain: str, *, changes_only: bool = True) -> list[Decision]:
         """The decisions of `domain` that took effect (rejected ones left out), in order;
         `changes_only`: those that carry a change for the store."""

@@ -207,7 +207,7 @@ class Signals:
     # named by their subjects ("the staging server" / "the production server", `slots.two_things`)
     resumed: bool = False  # the candidate says something holds again ("again", "back to", "back on")
     others: bool = False  # said of two people ("My sister lives in Braga." / "I live in Braga.", `slots.others`)
-    added: bool = False  # the candidate keeps every number of the fact and adds one ("… on port 5432 and Redis on 6379")
+    added: bool = False  # the candidate keeps every number of the fact (none, or all) and adds one ("… on port 5432 and Redis on 6379")
 
     @property
     def change_said(self) -> bool:
@@ -422,7 +422,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         slot = next(changes, slot)
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
-    versions = _scoped(candidate, existing) or slots.two_of_a_series(candidate, existing) \
+    versions = _scoped(candidate, existing) or slots.two_of_a_series(candidate, existing) and not says_change \
         or _for_once(candidate, existing) and not says_change and not (whole and whole.change)
     # (each for a version of its own, or one for a day: "I moved to Lisbon today" is a change said, not an exception)
     if versions and slot in ("changed", "negated"):
@@ -443,7 +443,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
                    scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
                    others=slots.others(candidate, existing) or _two_named(candidate, whole, existing, before),
-                   added=bool(numbers_b) and numbers_b < numbers_a)
+                   added=numbers_b < numbers_a)  # (where the fact said none: "… does great croissants." / "… closes at 3 pm.")
 
 
 _NO_SUBJECT_NAMES = frozenset(["finally", "again", "suddenly", "apparently", "basically", "honestly", "luckily", "sadly"])
@@ -680,19 +680,27 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
 
 
 def _two_slots_one_value(candidate: str, existing: str) -> bool:
-    """One value said of two attributes that share no word, by one verb of one holder ("Our bassist lives in Glasgow." /
-    "Our guitarist lives in Glasgow."; not "My sister lives in Berlin." / "My sister's home is in Berlin.")."""
+    """One value said of two people by their roles, each one word naming a doer ("Our bassist lives in Glasgow." / "Our
+    guitarist lives in Glasgow."), by one verb of one holder; not "My GP is Dr. Patel." / "My doctor is Dr. Patel." nor
+    "My wife …" / "My partner …" (one of the two no doer's word: likely one person named two ways)."""
     x, y = slots.parse(candidate), slots.parse(existing)
     if x is None or y is None:
         return False
-    a, b = set(slots.content(x.attribute)), set(slots.content(y.attribute))
-    return bool(a) and bool(b) and not a & b and x.verb == y.verb and x.holder == y.holder and slots.same_value(x, y)
+    a, b = slots.content(x.attribute), slots.content(y.attribute)
+    return (len(a) == len(b) == 1 and a != b and all(_DOER.search(w) for w in (*a, *b)) and x.verb == y.verb
+            and x.holder == y.holder and slots.same_value(x, y))
+
+
+_DOER = re.compile(r"(?:ist|er|or|ian|ant|ent)$")  # a word naming who does a thing: bassist, drummer, editor, librarian
 
 
 # a change that may come, not one that came ("might be moved", "we could switch", "thinking about switching"); "may" before
 # a day is the month ("moved to May 6")
-_HEDGED = re.compile(r"\b(?:might|could)\b|\bmay (?!\d)(?:be|have|move|switch|change|go|get|need|not)\b|\b(?:thinking (?:about|of)|"
-                     r"considering|not sure (?:if|whether)|maybe|perhaps|possibly|probably)\b", re.IGNORECASE)
+_HEDGED = re.compile(r"\b(?:might|could|may(?! \d))\s+(?:well\s+|also\s+)?(?:be\s+|have\s+|get\s+)?(?:moved|changed|switched|postponed|"
+                     r"pushed|cancell?ed|rescheduled|replaced|dropped|delayed|raised|lowered|move|change|switch|postpone|push|"
+                     r"cancel|reschedule|replace|drop|delay|raise|lower|go|end up|become)\b|"
+                     r"^\s*(?:(?:i|we)(?:'re| are|'m| am) )?(?:thinking (?:about|of)|considering|not sure (?:if|whether)|maybe|perhaps|"
+                     r"possibly)\b", re.IGNORECASE)  # (not "… at 10:30 now so the US team could join": a modal of something else)
 
 
 def _update_reason(text: str, s: Signals | None, old: str = "") -> str:

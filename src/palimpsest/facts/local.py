@@ -76,11 +76,11 @@ TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", 
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|(?:update|typo)(?=\s*[:;,—-]|\s+(?:on|about|re|regarding)\s))\b[\s,:;—-]*"
+                        r"i was wrong|that's wrong|that is wrong|not anymore|(?:update|typo)(?=\s*[:;,—-]|\s+(?:on|about|re|regarding|in)\s))\b[\s,:;—-]*"
                         # ("Update the router prefix." is an order, not a correction of "the router prefix")
                         # "Actually no: finance wants …", "Update on food: I'm going back to …" (a stray "No:" or "On food:" had
                         # opened the correction's text)
-                        r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:that\s+)?", re.IGNORECASE)
+                        r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding|in)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:that\s+)?", re.IGNORECASE)
 # ("it's" stays: "Actually it's Seattle where I live now." had been kept as "Seattle where I live now.")
 # "Scratch that earlier plan: the release ships …" (a label of what is dropped, then the statement), "Scratch that batch
 # size, it's 64 now", "Scratch what I said about sertraline, it's back to 50 mg": the thing named, then its value
@@ -116,7 +116,8 @@ _MONTH_FIRST = re.compile(r"(?:januar|jänner|februar|märz|maerz|april|mai|juni
 
 def sentences(text: str) -> list[str]:
     glued: list[list[str]] = []  # each sentence as its parts: a title's full stop ends no sentence ("Dr. Okafor")
-    for part in _split_outside_code(text or ""):
+    text = _QUOTED_LINE.sub("", text or "")  # a quoted line (a draft's paragraph, someone's message): not the user's own
+    for part in _split_outside_code(text):
         if glued and part and (_last_word(glued[-1][-1]) in TITLES or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
             glued[-1].append(part)
         elif part:
@@ -126,7 +127,8 @@ def sentences(text: str) -> list[str]:
 
 
 # a list's marker before a sentence: "- The Order of Vey controls Port Ashen." is the statement ("- run: npm run build" is YAML)
-_BULLET = re.compile(rf"^(?:[-*•]|\d{{1,2}}[.)])\s+(?=[{_UPPER}])")
+_BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(?=[^\W\d_])(?![\w-]+:)")
+_QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
 
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")  # inline code, closed on its line (a lone backtick is no code: "I don`t use Vim")
@@ -315,9 +317,12 @@ _OPENING = re.compile(r"^\s*(?:"
                       r"(?![^:]*\b(?:said|says|say|told|tells|tell|asked|asks|wrote|writes|texted|texts|messaged|replied|answered|"
                       r"quoted|goes|went)\b[^:]*:)"
                       r"[^\W\d_][\w'’-]*(?:,?\s+[^\W\d_][\w'’-]*){0,8}?,?\s+(?-i:[a-z])[\w'’-]*\s*:\s+"
-                      # ... or lays down a rule: "Please remember: never edit files under migrations/.", "Lab rule: always
-                      # label tubes …" (found by a Claude Code user: the repo's first rule was never a fact)
-                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our|never|always|don't|don’t|do not)\b)|"
+                      r"(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)|"
+                      # ... or a label that says a rule follows: "Please remember: never edit files under migrations/.", "Lab
+                      # rule: always label tubes …" (found by a Claude Code user: the repo's first rule was never a fact; not
+                      # "Fun fact: never trust a cat.")
+                      r"(?:[^\W\d_][\w'’-]*,?\s+){0,6}?(?:remember|rule|rules|convention|conventions|policy|guideline|guidelines|"
+                      r"reminder|important|note)\s*:\s+(?=(?:never|always|don't|don’t|do not)\b)|"
                       # ... and one word in lower case, a topic and no one's name: "And money: our grocery budget is €450."
                       r"(?!(?:error|exception|warning|warn|traceback|fatal|failed|failure|critical|info|debug|stderr|stdout|user|"
                       r"assistant|system|human|ai|bot|me|q|a)\b)(?-i:[a-z])[\w'’-]{2,20}\s*:\s+(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
@@ -445,7 +450,8 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"grep|fetch|search|open|read|print)\s+(?:a|an|the|this|that|"
                      r"these|those|it|them|my|our|some|all|every|for|`|--?\w|"
                      # a file or a path it is done to ("Remove pnpm-lock.yaml and run bun install." had become a standing fact)
-                     r"[\w-]+(?:\.[\w-]+)*\.[a-z]{1,5}(?!\w)|[\w.-]*/)|investigate|look into)\b",
+                     r"(?:[\w-]+(?:\.[\w-]+)*\.[a-z]{1,5}(?!\w)|[\w.-]*/)(?![^.!?]*\b(?:every|each|whenever|always)\b))|"
+                     r"investigate|look into)\b",  # (not "Update CHANGELOG.md with every user-facing change.": a rule)
                      re.IGNORECASE)
 # a request opened by a word of sequence ("Then run the linters.") or closed by "please" ("Deploy current main to staging
 # please."): what to do now, not a rule (found by a Claude Code user's evaluation: both had become facts)
@@ -554,7 +560,9 @@ _HAPPENED = re.compile(r"^\s*(?:i |we |(?:my|our) (?:(?!(?:is|are|was|were|has|h
 _NAMED_HAPPENED = re.compile(rf"^\s*(?P<name>[{_UPPER}][^\W\d_]+)(?: [{_UPPER}][^\W\d_]+)? (?:just |finally |recently |officially )?"
                              r"(?:got (?:a |an |the |her |his |their )?(?:new )?(?:job|position|role|offer|promotion|degree|place|"
                              r"diagnosis|puppy|dog|cat|visa|license|licence)\b|got (?:engaged|married|divorced|promoted|hired|fired|"
-                             r"laid off|accepted|into)\b|accepted (?:a|an|the|her|his) (?:new )?(?:offer|job|position|role|place)\b|"
+                             r"laid off|accepted)\b|got into (?:(?:a|the|her|his|their)\s+)?(?:university|college|uni|school|grad school|law school|"
+                             r"medical school|med school|program|programme|(?-i:[A-Z]))|"
+                             r"accepted (?:a|an|the|her|his) (?:new )?(?:offer|job|position|role|place)\b|"
                              r"(?:was|has been|got) (?:promoted|hired|diagnosed|admitted|discharged)\b|"
                              r"(?:joined|left|quit|retired|graduated|married|moved to|moved back|moved in|moved out|became|"
                              r"started (?:a|an|the|her|his|at|working|school|kindergarten|university|college))\b)")
@@ -747,8 +755,6 @@ def _chatter(s: str) -> bool:
 def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
     the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
-    if s.lstrip().startswith(">"):
-        return None  # a quoted line (a draft's paragraph, someone's message): not the user's own statement
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
@@ -768,6 +774,9 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     corr = CORRECTION.match(s) or _SLIP.match(s)
     if user and corr and len(s) - corr.end() > 8:
         text = s[corr.end():].strip()
+        label = _OPENING.match(text)  # "Actually, switch to bun: we use bun now instead of pnpm.": the statement after its label
+        if label and len(text) - label.end() > 8:
+            text = text[label.end():]
         return "correction", "correction", text[0].upper() + text[1:]
     if SECRET.search(s):
         return None  # a credential is kept in its message, never made a fact recalled into every session's block

@@ -89,7 +89,7 @@ _CONTRACTIONS = [(r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"n't\b"
                  (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
 COPULA = ("is", "are", "am", "was", "were", "has been", "have been", "will be", "remains", "stays", "became", "becomes")
 _ROLE_TAKEN = re.compile(r"^(?P<val>.+?)\s+(?:has\s+|have\s+)?(?:took over as|takes over as|taken over as|is the new|are the new|became|becomes|"
-                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) as)\s+"
+                         r"has become|was named|was appointed|is now|replaced (?P<old>.+?) (?:as|on|at))\s+"
                          # a likeness or a degree is no role taken ("Writing has become like an escape", "… so much more fun")
                          r"(?!(?:like|so|more|less|much|really|very|quite|too|such|kind of|sort of|a bit|a lot|a way)\b)"
                          r"(?:the\s+|our\s+|my\s+)?(?P<attr>.+?)"
@@ -141,7 +141,10 @@ SYNONYMS = [frozenset(g.split()) for g in (
     "leave depart", "buy bought purchase purchased", "main primary biggest largest top chief principal")]
 # words of one meaning in a value ("learning Japanese" / "studying Japanese"); the attribute groups above are
 # not for values: "the main floor" is not "the top floor"
-VALUE_SYNONYMS = [frozenset(g.split()) for g in ("learn learning study studying",)]
+VALUE_SYNONYMS = [frozenset(g.split()) for g in ("learn learning study studying",
+                                                 # a unit said two ways ("I weigh 82 kg." / "I weigh 82 kilos." had been a change)
+                                                 "kg kgs kilo kilos kilogram kilograms", "lb lbs pound pounds",
+                                                 "km kms kilometre kilometres kilometer kilometers")]
 _STEM_SUFFIXES = ("ations", "ation", "ings", "ing", "edly", "ies", "ied", "es", "ed", "ly", "s")
 # what may follow an age said with "turned": "years old", then the end or when ("yesterday", "last week", "on Sunday")
 _AGE_TAIL = r"(?: years? old)?(?:$| (?:yesterday|today|tonight|recently|last|this|on|in|earlier|over|a|an|two|three|few)\b.*$)"
@@ -358,8 +361,23 @@ def _expanded(s: str) -> str:
 
 
 def unhedged(text: str) -> str:
-    """`not-so-great` as one word (`notsogreat`): no negation of the sentence."""
-    return HEDGED.sub(lambda m: m.group(0).replace("-", ""), text)
+    """`not-so-great` as one word (`notsogreat`): no negation of the sentence; a time of day written apart from its half
+    of the day as one word ("4 pm", "4 p.m." → "4pm": "Soundcheck is at 4 pm." and "… at 4pm." had been two values)."""
+    text = _SPACED_CLOCK.sub(r"\1\2m", HEDGED.sub(lambda m: m.group(0).replace("-", ""), text))
+    return _HALF_OF_DAY.sub(_half_of_day, text) if " the " in text else text
+
+
+_SPACED_CLOCK = re.compile(r"\b(\d{1,2}(?::\d\d)?)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+_HOURS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
+# "ten in the evening", "2 in the afternoon": the hour with its half of the day, as "10pm" ("… closes at 10 pm" and "… shuts at
+# ten in the evening" are one time)
+_HALF_OF_DAY = re.compile(rf"\b({'|'.join(_HOURS)}|\d{{1,2}})(?:\s+o'clock)?\s+in\s+the\s+(morning|afternoon|evening)\b", re.IGNORECASE)
+
+
+def _half_of_day(m: re.Match[str]) -> str:
+    hour = m.group(1).lower()
+    number = _HOURS.index(hour) + 1 if hour in _HOURS else int(hour)
+    return f"{number}{'am' if m.group(2).lower() == 'morning' else 'pm'}"
 
 
 def _holder_attr(phrase: str) -> tuple[str, list[str]]:
@@ -382,7 +400,7 @@ def _is_name(phrase: str, original: str) -> bool:
     words = phrase.split()
     if not 1 <= len(words) <= 3 or any(w in PRONOUNS or w in DETERMINERS for w in words):
         return False
-    return all(re.search(rf"\b{re.escape(w)}\b", original, re.IGNORECASE) and
+    return all(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", original, re.IGNORECASE) and  # ("Dr. Patel": a title's stop)
                re.search(rf"\b{re.escape(w[0].upper() + w[1:])}", original) for w in words)
 
 
@@ -561,7 +579,7 @@ def _copular(s: str, original: str) -> Slot | None:
     subj, val = m.group("subj"), m.group("val")
     if len(subj.split()) > 8 or not _noun_phrase(subj, original):
         return None
-    if _is_name(subj, original) and re.match(r"^(?:the|our|my|their)\s+", val):
+    if _is_name(subj, original) and re.match(r"^(?:the|our|my|their|his|her)\s+", val):
         holder, attr = _holder_attr(val)  # "Kai is our designer": the role is the slot, Kai its value
         return Slot(holder, attr, _words(subj), verb="be")
     holder, attr = _holder_attr(subj)
@@ -884,27 +902,22 @@ def same_value(a: Slot, b: Slot) -> bool:
 # a number naming one of a series ("Floor 4", "book 1", "Rack 2", "sprint 14"), unless where something is, reached or moved
 # to ("in room 12", "is room 14", "moved to room 4", "I'm on chapter 11": a value that changes); a version ("Node 18",
 # "Python 3.12") is a value, and no series
+_SERIES_NOUNS = (r"(book|chapter|act|part|volume|vol|section|scene|phase|stage|step|room|building|floor|gate|platform|track|ward|bed|"
+                 r"lane|unit|season|level|appendix|figure|table|rack|shelf|bay|dock|zone|worker|server|machine|host|shard|replica|"
+                 r"sprint|site|plot|row|tank|locker|desk|seat|suite|apartment|apt|flat|team|group|cohort|batch)")
 SERIES = re.compile(r"(?<!\bon )(?<!\bat )(?<!\bto )(?<!\bin )(?<!\bis )(?<!\bwas )(?<!'s )(?<!’s )(?<!\binto )(?<!\bthrough )"
                     r"(?<!\bpast )(?<!\breached )(?<!\bnow )"
-                    r"\b(book|chapter|act|part|volume|vol|section|scene|phase|stage|step|room|building|floor|gate|platform|track|"
-                    r"ward|bed|lane|unit|season|level|appendix|figure|table|rack|shelf|bay|dock|zone|worker|server|machine|host|"
-                    r"shard|replica|sprint|site|plot|row|tank|locker|desk|seat|suite|apartment|apt|flat|team|group|cohort|batch)"
-                    r"\s+(\d{1,3})\b(?![.,:]\d)", re.IGNORECASE)
-
-
-def series(text: str) -> dict[str, set[str]]:
-    """The series a text names one of, by their noun, lower-cased: "Floor 4 has 2 meeting rooms" → {"floor": {"4"}}."""
-    out: dict[str, set[str]] = {}
-    for m in SERIES.finditer(text):
-        out.setdefault(m.group(1).lower(), set()).add(m.group(2))
-    return out
+                    rf"\b{_SERIES_NOUNS}\s+(\d{{1,3}})\b(?![.,:]\d)", re.IGNORECASE)
+# ... as the subject a statement opens with ("Floor 4 has 2 meeting rooms."): whose the rest is ("My flight leaves from gate
+# 12" / "… from gate 14 now" is one flight's gate changed, found in review)
+_SUBJECT_SERIES = re.compile(rf"^\s*(?:the\s+|our\s+|my\s+)?{_SERIES_NOUNS}\s+(\d{{1,3}})\b(?![.,:]\d)", re.IGNORECASE)
 
 
 def two_of_a_series(a: str, b: str) -> bool:
-    """Two statements each of another one of a series ("Floor 4 has 2 meeting rooms." / "Floor 2 has 6 meeting rooms.",
-    "Rack 2 …" / "Rack 1 …"): two things, whatever else they share."""
-    x, y = series(a), series(b)
-    return any(x[k] - y[k] and y[k] - x[k] for k in x.keys() & y.keys())
+    """Two statements each of another one of a series, said as their subjects ("Floor 4 has 2 meeting rooms." / "Floor 2
+    has 6 meeting rooms.", "Rack 2 …" / "Rack 1 …"): two things, whatever else they share."""
+    x, y = _SUBJECT_SERIES.match(a), _SUBJECT_SERIES.match(b)
+    return bool(x and y) and x.group(1).lower() == y.group(1).lower() and x.group(2) != y.group(2)
 
 
 def _labels(value: list[str]) -> set[str]:
@@ -1031,7 +1044,9 @@ def _set_aside(words: list[str], text: str) -> bool:
     return bool(c) and re.search(rf"\b(?:over|than|instead of|not)\s+(?:\w+\s+){{0,2}}{re.escape(c[0])}", text.lower()) is not None
 
 
-_CLAUSE = re.compile(r"\s*(?:;|\s[—–-]\s|,\s+(?=(?:i|we|he|she|they|my|our)\b))\s*", re.IGNORECASE)
+_CLAUSE = re.compile(r"\s*(?:;|\s[—–-]\s|,\s+(?=(?:i|we|he|she|they|my|our)\b)|"
+                     # "… and Lena is the head chef": another named subject's clause
+                     r",?\s+and\s+(?=(?-i:[A-Z])[\w'’-]+\s+(?:is|was|are|has|had|will|takes|took)\b))\s*", re.IGNORECASE)
 
 
 def clauses(text: str) -> list[str]:
@@ -1040,14 +1055,15 @@ def clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE.split(text) if c.strip()]
 
 
-_POSSESSOR = re.compile(r"^\s*(?:(?P<pronoun>his|her|their|its)\s|(?P<name>[A-Z][\w-]*)['’]s\s)", re.IGNORECASE)
+_POSSESSOR = re.compile(r"^\s*(?:(?P<pronoun>(?i:his|her|their|its))\s|(?P<name>[A-Z][\w-]*)['’]s\s)")
 
 
-def _possessors_apart(old_text: str, new_text: str) -> bool:
-    """One statement's subject is someone's by a pronoun, the other's by a name ("Her father is Aldric Varrow." /
-    "Hestia's father is a fisherman."): whose "her" is, the words do not say (it had retired a true fact of another)."""
+def _possessors_apart(old_text: str, new_text: str, b: Slot) -> bool:
+    """One statement's subject is someone's by a pronoun, the other's by a name, and no change is said ("Her father is
+    Aldric Varrow." / "Hestia's father is a fisherman."): whose "her" is, the words do not say (it had retired a true fact
+    of another); "His cardiologist is Dr. Kowalczyk." / "Dad's cardiologist is Dr. Patel now." says the change."""
     x, y = _POSSESSOR.match(old_text), _POSSESSOR.match(new_text)
-    return bool(x and y) and bool(x.group("pronoun")) != bool(y.group("pronoun"))
+    return bool(x and y) and bool(x.group("pronoun")) != bool(y.group("pronoun")) and not b.change
 
 
 def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> str | None:
@@ -1062,7 +1078,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone
     if a is None or b is None:
         return None
-    if not same_holder(a, b) or not same_attribute(a, b) or _possessors_apart(old_text, new_text):
+    if not same_holder(a, b) or not same_attribute(a, b) or _possessors_apart(old_text, new_text, b):
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"

@@ -99,6 +99,28 @@ class FactSnapshots:
         if not source.is_file():
             raise InvalidInput(f"{source} is not a file: give the path of a facts snapshot (facts.jsonl)")
         change = FactChange()
+        try:
+            self._read_snapshot(source, change)
+        except UnicodeDecodeError as exc:  # (the .db given by mistake had answered with a traceback: found in review)
+            raise InvalidInput(f"{source}: not a facts snapshot (not UTF-8 text at byte {exc.start})") from None
+        except OSError as exc:
+            raise InvalidInput(f"{source}: cannot be read ({exc.strerror or exc})") from None
+        # journaled like every decision, in parts an event can carry: the home's journal restores them (it had not: a store
+        # moved or lost after a restore lost every fact, found by a team); the snapshot written once, at the end (the
+        # source may be this home's own snapshot: rewritten after each part, a restore cut short had lost the rest)
+        on_change, self.snapshot_on_change = self.snapshot_on_change, False
+        try:
+            for part in _parts(change, min(_PART_BYTES, self.decisions.journal.max_event_bytes // 4)):
+                self._commit("restore", part, str(source))
+        finally:
+            self.snapshot_on_change = on_change
+        if on_change:
+            self.snapshot()
+        return len(change.facts)
+
+    @staticmethod
+    def _read_snapshot(source: Path, change: FactChange) -> None:
+        """The snapshot's vaults and facts into `change`."""
         with open(source, encoding="utf-8") as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
@@ -114,20 +136,10 @@ class FactSnapshots:
                         change.links += row.links
                         row.attestations, row.links = [], []
                         change.facts.append(row)
+                except UnicodeDecodeError:
+                    raise
                 except (ValueError, TypeError, KeyError) as exc:
                     raise InvalidInput(f"{source}:{n}: not a snapshot line ({exc})") from None
-        # journaled like every decision, in parts an event can carry: the home's journal restores them (it had not: a store
-        # moved or lost after a restore lost every fact, found by a team); the snapshot written once, at the end (the
-        # source may be this home's own snapshot: rewritten after each part, a restore cut short had lost the rest)
-        on_change, self.snapshot_on_change = self.snapshot_on_change, False
-        try:
-            for part in _parts(change, min(_PART_BYTES, self.decisions.journal.max_event_bytes // 4)):
-                self._commit("restore", part, str(source))
-        finally:
-            self.snapshot_on_change = on_change
-        if on_change:
-            self.snapshot()
-        return len(change.facts)
 
     def replay(self) -> int:
         """Apply every journaled decision the store has not applied yet, in journal order

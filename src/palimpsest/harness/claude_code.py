@@ -29,6 +29,7 @@ captured by the hooks and imported later yields the same events under the same k
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,7 @@ def convert(rec: dict[str, Any], line: int, ctx: Context, raw: bytes = b"") -> l
             m["metadata"] = {**m.get("metadata", {}), "boilerplate": True, "importance": BOILERPLATE_IMPORTANCE}
     tur = rec.get("toolUseResult")
     if tur is not None and not (isinstance(tur, str) and any(m.get("tool_result") == tur for m in out)):
-        results = [r for m in out if isinstance(r := m.get("tool_result"), str) and r]
-        out.append(source_record("toolUseResult", _beside(tur, results), source, ts, f"cc:{uid}:toolUseResult"))
+        out.append(source_record("toolUseResult", _beside(tur, _results(out)), source, ts, f"cc:{uid}:toolUseResult"))
     return out
 
 
@@ -95,7 +95,19 @@ def _beside(payload: Any, results: list[str]) -> Any:
         return SAME_AS_RESULT if len(payload) >= _LONG_FIELD and any(payload in r for r in results) else payload
     if isinstance(payload, dict):
         return {k: _beside(v, results) for k, v in payload.items()}
+    if isinstance(payload, list):  # (a Task's or an MCP tool's content parts, found in review)
+        return [_beside(v, results) for v in payload]
     return payload
+
+
+_LINE_NUMBER = re.compile(r"^ *\d+(?:\t|→)", re.MULTILINE)  # a Read result's "     1→" (or "\t") before each line
+
+
+def _results(out: list[dict[str, Any]]) -> list[str]:
+    """The tool_result texts of a record's events, and each without a file read's line numbers (a Read's
+    `file.content` is its result's text without them)."""
+    texts = [r for m in out if isinstance(r := m.get("tool_result"), str) and r]
+    return texts + [bare for t in texts if (bare := _LINE_NUMBER.sub("", t)) != t]
 
 
 def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str, ctx: Context) -> list[dict[str, Any]]:

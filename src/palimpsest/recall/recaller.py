@@ -61,7 +61,7 @@ def hits_for(budget: int) -> int:
 TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
 # a question about what held before a change
 # (not "How old is Emma?", "before the meeting", "the history exam": a past value asked for, found in review)
-ASKS_BEFORE = re.compile(r"\b(?:previous(?:ly)?\b|used to\b|\bdid(?:n't)? (?:i|we|you|he|she|they) use to\b|before (?:i|we|you|he|she|they) (?:\w+ed|bought|got|sold|"
+ASKS_BEFORE = re.compile(r"\b(?:previous(?:ly)?\b|used to\b|\bdid(?:n't)? (?:i|we|you|he|she|they) use to \w+\b(?!\s+(?:the|a|an|my|our|this|that|these|those|it|them)\b)|before (?:i|we|you|he|she|they) (?:\w+ed|bought|got|sold|"
                          r"left|went|had|made|took)\b|at first\b|former(?:ly)?\b|my old\b|changed? from\b|what changed\b|"
                          r"how (?:has|have|did) .{1,40}\bchange|(?:what|which|where|who|how much|how many|how long)\s+(?:was|were|did|had)\b"
                          r".{0,60}\bbefore\b|\bbefore\b.{0,40}\b(?:chang|mov|switch|replac|rais|lower|increas|decreas|updat|cut|bump)\w*|"

@@ -158,8 +158,13 @@ def said(item: RecallItem) -> _Said:
             units.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] + words[i + 1: i + 1 + AFTER] if not a[0].isdigit())
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
     done = bool(_DONE.search(item.text))
+    kinds = _kinds(text)
+    for value, kind in kinds.items():
+        if kind == "clock" and value in units:
+            units[value].add("clock")  # two times of day share what they are ("7:00 pm" / "6:00 pm": "pm" had said it, and
+            # reads as part of its number since "4 pm" is "4pm")
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
-                 frozenset(_BARE_CLOCK.findall(text)), _names(text), _kinds(text))
+                 frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds)
 
 
 _MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
@@ -183,7 +188,7 @@ def _kinds(text: str) -> dict[str, str]:
         for m in pattern.finditer(text):
             for w in tokens(m.group(), spans=False):
                 if w[0].isdigit():
-                    kinds.setdefault(_value(w), kind)
+                    kinds.setdefault(_value(w), f"label:{m.group(1).lower()}" if kind == "label" else kind)
     return kinds
 
 
@@ -202,10 +207,11 @@ def _day(item: RecallItem) -> str:
     return item.date if len(item.date) == 10 and item.date[4] == "-" else item.at[:10]
 
 
-def changed(old: _Said, new: _Said, query: set[str], when: bool = False) -> bool:
+def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: frozenset[str] = frozenset()) -> bool:
     """Whether `new` gives a quantity of `old` another value (see the module doc); `when`: the query asks when (a day
     changed is a value changed only then: "which medications has dad stopped?" had marked "lisinopril stopped April 9"
-    an earlier value of "losartan stopped October 14")."""
+    an earlier value of "losartan stopped October 14"); `which`: the nouns it asks which one of (one of a series is a
+    value then: "Which room is the class in?" of "uses room 4" / "room 2 now")."""
     if not (old.item.at and new.item.at and _day(old.item) < _day(new.item)) or not old.words & new.words & query:
         return False
     if old.under_way and new.done and len(old.words & new.words & query - _STATE_WORDS) >= 2:
@@ -220,7 +226,7 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False) -> bool
                     or any(_same(n1, old, m, new) for m in new.units) or not u1 & u2:
                 continue
             kind = old.kinds.get(n1)
-            if kind != new.kinds.get(n2) or kind == "label" or kind == "day" and not when:
+            if kind != new.kinds.get(n2) or kind == "day" and not when or kind and kind.startswith("label:") and kind[6:] not in which:
                 continue  # a time of day is no blood pressure, book 1 no earlier book 2
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
@@ -234,7 +240,12 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False) -> bool
     return False
 
 
-_ASKS_WHEN = re.compile(r"\b(?:when|what (?:day|date|time)|which (?:day|date)|date|deadline|due|due date|until)\b", re.IGNORECASE)
+# a question asking when something is (not `search.timeframe.ASKS_WHEN`, which asks when a thing was said and reads only a
+# question's start): "When is the launch?", "What's the launch day?", "Is the launch still on March 14?" ("… stopped until
+# now?" and "any refill due?" ask no day: found in review)
+_ASKS_WHEN = re.compile(r"\bwhen\b|\b(?:what|which)(?:'s|’s| is| was)?\s+(?:the\s+)?(?:[\w-]+\s+)?(?:day|date|time|deadline)\b|"
+                        r"\bstill on\b|\bdeadline\b", re.IGNORECASE)
+_WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b", re.IGNORECASE)  # "which room", "what level": the noun asked of
 
 
 def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: set[str], query: str = "") -> list[RecallItem]:
@@ -242,6 +253,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     placed of those); return `lead` with each revising fact moved up to the place of the first
     fact it revised. `query`: the question as asked (whether it asks when)."""
     when = bool(_ASKS_WHEN.search(query))
+    which = frozenset(m.group(1).lower() for m in _WHICH.finditer(query))
     query_set = {_unit(w) for w in query_words if not w[0].isdigit()}
     # (the rules read English: in Spanish, "de" beside two numbers was a shared word of the query, and a mother's
     # birthday was marked an earlier value of a training plan — found by a Spanish and German chat's evaluator)
@@ -252,7 +264,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query_set]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:
-        later = [new.item for new in statements if new is not old and changed(old, new, query_set, when)]
+        later = [new.item for new in statements if new is not old and changed(old, new, query_set, when, which)]
         if later:
             newer = later[0]  # the best placed, so the likeliest to be shown too
             old.item.note = f"earlier; newer: {newer.ref}" + (f"; {old.item.note}" if old.item.note else "")

@@ -72,8 +72,8 @@ class Floor:
     def for_names(self, query: str) -> float:
         """The closeness a query naming only unknown names needs (0: no such rule)."""
         personal = (FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
-                    or ABOUT_ASSISTANT.search(query) or beyond_model(query))  # ("¿En qué piso vamos a vivir en Valencia?":
-        # a pronoun of another language is not read, and "vamos" had made it a question about a third party)
+                    or ABOUT_ASSISTANT.search(query) or _words(query) & OTHER_FIRST_PERSON)  # ("¿En qué piso vamos a vivir en
+        # Valencia?": "vamos" had made it a question about a third party; "¿Qué piso alquiló Nate?" still is one)
         return self.unknown if personal else max(self.unknown, self.stranger)
 
 
@@ -144,6 +144,12 @@ def names_any(unknown: list[str], text: str) -> bool:
     return not unknown or any(re.search(rf"\b{re.escape(n)}\b", fold(text), re.IGNORECASE) for n in unknown)
 
 
+# the first person of the other languages users write in (their words, accents folded as `_words` reads them): "we go",
+# "we have", "our", "my", "I" (found by a German–Spanish couple: a question about their own flat was held to a stranger's bar)
+OTHER_FIRST_PERSON = frozenset("""vamos hemos tenemos estamos somos nos nuestro nuestra nuestros nuestras yo mis wir uns unser unsere
+    unseren unserem unserer ich mich mir mein meine meinen meinem meiner nous notre je moi mes noi nostro nostra nostri
+    nostre abbiamo siamo mio mia miei mie nosso nossa nossos nossas temos meu minha meus minhas wij ons onze ik mijn jag
+    """.split())  # noqa: SIM905 (a list of words; not "io", "eu", "vi", "mon", "var": words of English text and code too)
 # German's short words that English does not also use ("die", "was", "am", "war" are both): German capitalises every noun
 GERMAN = frozenset("""der das und ist nicht ich du wir ihr mit auf für bei jetzt ein eine einen zu von im den dem des auch
     noch aber oder wie wo wer wann warum welche welcher welches welchen meine mein meinen meiner sind habe hat gibt heißt haben
@@ -204,18 +210,31 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
 
 def _kin(asked: set[str], words: set[str]) -> set[str]:
     """The words asked that `words` says, or says in another form: five letters alike ("babysat" / "babysit"), or one
-    stem under an ending ("rules" / "ruled")."""
+    stem of four letters or more under an ending ("rules" / "ruled", "needs" / "need", "stopped" / "stop"; not "notes" /
+    "not", "planes" / "plan")."""
     stems = {w[:5] for w in words if len(w) >= 5}
-    bases = {_base(w) for w in words}
-    return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems or _base(w) in bases}
+    bases = {b for w in words if w not in STOP_WORDS for b in _bases(w)}
+    return {w for w in asked if w in words or len(w) >= 5 and w[:5] in stems or _bases(w) & bases}
 
 
-def _base(word: str) -> str:
-    """`word` without an ending of inflection ("rules", "ruled", "ruling" → "rul")."""
-    for ending in ("ing", "ed", "es", "s", "d"):
-        if word.endswith(ending) and len(word) - len(ending) >= 3:
-            return word[: -len(ending)]
-    return word
+_ENDINGS = ("ing", "ed", "es", "s", "d")
+
+
+def _bases(word: str) -> set[str]:
+    """`word` and its stems under an ending of inflection, four letters or more ("ruled" → rule, "stopped" → stop, "boxes"
+    → box only after s, x, z, ch or sh: "planes" is "plane")."""
+    out = {word}
+    for ending in _ENDINGS:
+        if not word.endswith(ending):
+            continue
+        base = word[: -len(ending)]
+        if ending == "es" and not base.endswith(("s", "x", "z", "ch", "sh")) or ending == "ing" and len(base) < 5:
+            continue  # ("evening" is no "even")
+        if len(base) >= 4:
+            out.add(base)
+        if len(base) >= 5 and base[-1] == base[-2] and ending in ("ed", "ing"):
+            out.add(base[:-1])  # "stopped" → stop
+    return out
 
 
 def _not_calendar(query: str) -> tuple[set[str], set[str]] | None:

@@ -30,17 +30,18 @@ OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr m
     ahora está son lo de se al gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
     op voor nu van och att är jag hon han vi med på för inte
     welche welcher welches welchen wann warum haben hatte wurde werden wird kann können muss soll uns unser unsere unseren
-    unserem euch seine ihre ihren schon erst nach seit dass weil wenn dann nur sehr mehr zum zur vom beim doch nochmal kein
+    unserem euch ihre ihren schon erst nach seit dass weil wenn dann nur sehr mehr zum zur vom beim doch nochmal kein
     keine wieder heute gestern bitte danke sich
     qué cuál cuáles cuándo dónde cómo quién cuánto cuánta cuántos cuántas nos nuestro nuestra nuestros nuestras vamos hemos
-    tenemos tiene tengo su muy más también porque cuando donde como entre hasta desde este esta estos estas eso esto fue ser
-    estar estamos les unos unas aquí hoy ayer mañana
-    quel quelle quels quelles quand comment pourquoi avons avez sont notre votre vos leur leurs sur aussi très être avoir été
-    était sommes ces aux ça déjà encore hier demain
-    quale quando perché abbiamo nostro nostra sono siamo anche della delle degli nel nella sul sulla oggi ieri domani
+    tenemos tiene tengo muy más también porque cuando donde como entre hasta desde este esta estos estas eso esto fue ser
+    estar estamos unos unas aquí hoy ayer mañana
+    quel quelle quels quelles quand pourquoi avons avez sont notre votre vos leur leurs aussi très être avoir été
+    était sommes ces ça déjà hier demain
+    quale quando perché abbiamo nostro nostra sono siamo anche delle degli sul sulla oggi ieri domani
     você nós nosso nossa temos também onde qual muito já hoje ontem amanhã
-    hoe waar wanneer hebben heeft onze ons ook maar zijn wordt naar""".split()) - STOP_WORDS  # noqa: SIM905
-# (English words stay out: "sin", "ya", "hay", "sus", "come", "dove", "also", "per", "plus", "ab": a German message
+    waar wanneer hebben heeft onze ons ook maar zijn wordt naar""".split()) - STOP_WORDS  # noqa: SIM905
+# (English words and names stay out: "sin", "ya", "hay", "sus", "come", "dove", "also", "per", "plus", "ab", "comment",
+# "encore", "aux", "sur", "su", "les", "seine", "della", "nella", "hoe" — found in review: a German message
 # had read as English, its "am 28.6." a value, and a Spanish question's "nos" and "hemos" had matched every message)
 
 
@@ -57,7 +58,8 @@ def query_terms(query: str) -> list[str]:
             if piece and piece not in words:
                 words.append(piece)
     words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
-    other = sum(1 for w in words if w in OTHER_LANGUAGES) >= 2  # a question in French, Spanish, German, …: their short words
+    foreign = sum(1 for w in words if w in OTHER_LANGUAGES)  # a question in French, Spanish, German, …: their short words
+    other = foreign >= 2 and foreign > sum(1 for w in words if w in STOP_WORDS)  # (more of them than of English's)
     content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)]
     return (content or words)[:MAX_TERMS]  # (a pair of hiragana: "リヨン事務所の家賃はいくらですか？" had found "はい、お願いします。")
 

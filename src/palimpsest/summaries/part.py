@@ -71,6 +71,7 @@ class SummarySource:
         return (s.id,)
 
 
+CATCH_UP_BYTES = 4 << 20  # of the summaries journal's end, read once per process for what a killed worker left (`catch_up`)
 QUIET_LEAST = 4  # messages no summary covers, for a quiet session to be summarised (two exchanges: a chat's day)
 
 
@@ -81,6 +82,7 @@ class Summaries:
         self.kernel, self.store, self.settings = kernel, kernel.store, kernel.settings
         self.decisions = kernel.decisions
         self.on_summary: Callable[[Summary], list[NewJob]] = lambda s: []  # jobs for a new summary (Memory sets it)
+        self._catch_up_lock, self._caught_up = threading.Lock(), False
 
     def handlers(self) -> dict[str, Any]:
         return {"compact": self.run_job}
@@ -109,33 +111,41 @@ class Summaries:
         return self.store.count_unsummarised(session) >= QUIET_LEAST
 
     def compact(self, session: str, *, final: bool = False, use_llm: bool = True, cancel: threading.Event | None = None) -> dict[str, int]:
-        """Compact one session (routine, or `final`: everything, tree complete), once what was
-        journaled of it and never stored is (`catch_up`)."""
-        self.catch_up(session)
+        """Compact one session (routine, or `final`: everything, tree complete), once this process
+        has stored what a killed one journaled and never stored (`catch_up`)."""
+        self.catch_up()
         return Compactor(self, session, use_llm=use_llm, cancel=cancel).run(final)
 
-    def catch_up(self, session: str) -> int:
-        """Store the summaries of `session` journaled but not in the store (a worker killed between the two), before
-        its messages are summarised again: a second leaf over the same messages had been journaled, and an import of
+    def catch_up(self) -> int:
+        """Once per process: store the summaries journaled but not in the store (a worker killed between the two) before
+        their messages are summarised again. A second leaf over the same messages had been journaled, and an import of
         the journal then kept the lost one and rejected the stored one, leaving its branch a child short (found by an
-        auditor killing the server during compaction). Returns how many were stored."""
-        latest = self.decisions.latest(SYSTEM_SESSION)
-        rejected = {d.meta.get("rejects") for d in latest.values() if d.op == REJECTED}
-        mine = [d for d in latest.values() if d.op == "put" and d.key not in rejected
-                and isinstance(summary := d.change.get("summary"), dict) and summary.get("session_id") == session]
-        if not mine:
+        auditor killing the server during compaction). What a killed worker was writing is at the journal's end, so
+        only its last `CATCH_UP_BYTES` are read (not every summary ever written: found in review). Returns how many."""
+        with self._catch_up_lock:
+            if self._caught_up:
+                return 0
+            self._caught_up = True
+        tail = self.decisions.tail(SYSTEM_SESSION, CATCH_UP_BYTES)
+        rejected = {d.meta.get("rejects") for d in tail if d.op == REJECTED}
+        puts = [d for d in tail if d.op == "put" and d.key not in rejected and isinstance(d.change.get("summary"), dict)]
+        if not puts:
             return 0
-        stored = {s.id for s in self.store.get_summaries([d.key for d in mine])}
+        stored = {s.id for s in self.store.get_summaries([d.key for d in puts])}
         done = 0
-        for d in mine:
+        for d in puts:
             if d.key in stored:
                 continue
+            summary = Summary.from_dict(d.change["summary"])
             try:
-                done += bool(self.store.put_summary(Summary.from_dict(d.change["summary"]), d.change.get("supersedes")))
+                if self.store.put_summary(summary, d.change.get("supersedes")):
+                    self.store.enqueue(self.on_summary(summary))  # what the compactor does after a put: tags, the wiki
+                    self.embed([summary])
+                    done += 1
             except (Conflict, NotFound) as exc:
                 self.decisions.reject(SYSTEM_SESSION, d.key, exc)
         if done:
-            log.info("%d summaries of %s journaled but not stored: stored now", done, session)
+            log.info("%d summaries journaled but not stored (a worker killed between the two): stored now", done)
         return done
 
     def embed(self, found: list[Summary]) -> int:
