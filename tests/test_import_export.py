@@ -541,6 +541,13 @@ def test_cli_export_and_import_round_trip(home: Path, tmp_path: Path, capsys: py
     original = json.loads(capsys.readouterr().out)["messages"]
     strip = lambda rows: [{k: v for k, v in m.items() if k != "journal_path"} for m in rows]
     assert strip(copied) == strip(original)
+    # a .gz name is a gzip file (it had been plain text under one, found by a user), and it imports as it is
+    zipped = tmp_path / "backup.jsonl.gz"
+    assert cli(home, "export", str(zipped)) == 0
+    assert gzip.decompress(zipped.read_bytes()).decode().splitlines()[1:] == target.read_text().splitlines()[1:]
+    capsys.readouterr()
+    assert cli(tmp_path / "home3", "import", str(zipped), "--json") == 0
+    assert json.loads(capsys.readouterr().out)["stored"] == summary["events"]
 
 
 def test_cli_export_to_stdout_is_an_export(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -1026,3 +1033,41 @@ def test_a_bash_outputs_structured_copy_is_not_journaled_twice(memory: Memory, t
     assert len(log) + len(numbered) < journal < 1.5 * (len(log) + len(numbered))
     tool = next(m for m in everything(memory, session="s-bash") if m.role == "tool")
     assert memory.get_full(tool.id)["tool_result"] == log  # the output itself, whole
+
+
+def test_an_image_part_of_a_message_keeps_its_address(memory: Memory, tmp_path: Path) -> None:
+    """Found by an importer of a year of chats: a messages line whose content was a list of parts kept only its text (the
+    image's URL dropped, nothing said), where the OpenAI importer names it."""
+    parts = [{"type": "text", "text": "see chart"}, {"type": "image_url", "image_url": {"url": "https://files.example.com/roc.png"}}]
+    memory.ingest_session("s-parts", [{"role": "user", "content": parts}])
+    path = tmp_path / "parts.jsonl"
+    path.write_text(json.dumps({"session": "s-file", "role": "user", "content": parts}) + "\n")
+    import_file(memory, path, format="messages")
+    for session in ("s-parts", "s-file"):
+        assert [m.content for m in everything(memory, session=session)] == ["see chart\n[image_url: https://files.example.com/roc.png]"]
+
+
+def test_a_chatgpt_export_imports_every_branch_once(memory: Memory, tmp_path: Path) -> None:
+    """Found by a user with a year of ChatGPT chats: OpenAI's `conversations.json` was "a JSON document of no known
+    format". Each conversation is a session titled as it was, every node with words a message (the regenerated answer
+    too, as an alternate branch), images and files named by their pointers, code and its output kept."""
+    source = FIXTURES / "chatgpt_conversations.json"
+    assert detect_format(source) == "chatgpt"
+    report = import_file(memory, source)
+    assert report.ok and report.stored == 9 and report.skipped == {"empty system nodes (the app's own)": 1}
+    sid = "chatgpt-c0ffee00-0000-4000-8000-000000000001"
+    assert {s.id: s.title for s in memory.sessions()}[sid] == "Sourdough starter names"
+    rows = everything(memory, session=sid)
+    said = [(m.role, m.content, m.metadata.get("branch")) for m in rows]
+    assert said == [("user", "What's a good name for my sourdough starter? I keep it at 24 °C.", "current"),
+                    ("assistant", "How about Clint Yeastwood?", "current"), ("assistant", "Maybe Bread Pitt.", "alternate"),
+                    ("user", "[image: file-service://file-Abc123]\nHere is a photo of it, too runny?", "current"),
+                    ("assistant", "A bit runny: feed it 1:1:1 and keep it cooler.", "current"),
+                    ("assistant", "print(100 * 1.05 ** 2)", "current"), ("tool", "110.25", "current")]
+    assert rows[0].created_at.startswith("2024-01-01T10:00:00.25")
+    assert memory.search("Bread Pitt").hits and memory.search("Roggenbrot").hits
+    again = import_file(memory, source)
+    assert again.stored == 0 and again.duplicates == 9
+    one = tmp_path / "one.json"  # a single conversation, as a dict
+    one.write_text(json.dumps(json.loads(source.read_text())[1]))
+    assert import_file(memory, one).duplicates == 2

@@ -397,3 +397,19 @@ def test_a_summary_journaled_but_never_stored_is_stored_before_the_next_compacti
     with small(tmp_path / "other") as again:
         assert import_file(again, tmp_path / "all.jsonl").ok
         assert {(x.id, x.depth, tuple(sorted(x.sources))) for d in (0, 1, 2) for x in again.store.session_summaries("s", d)} == tree
+
+
+def test_a_question_naming_only_a_time_gets_no_summary_of_another_time(home: Path) -> None:
+    """Found by a user with a year of chats: "What did I ask about in July 2024?" led its block with a February
+    conversation's summaries (their lines' stamps matched "2024"); its message hits were July's."""
+    with small(home) as memory:
+        memory.ingest_session("feb", [{"role": "user" if i % 2 == 0 else "assistant", "created_at": f"2024-02-20T14:{i:02d}:00Z",
+                                       "content": f"In 2024 the pandas groupby question {i}: how do I pivot the 2024 sales table?"}
+                                      for i in range(12)])
+        memory.ingest_session("jul", [{"role": "user", "created_at": "2024-07-09T10:00:00Z", "content": "How do I brine olives?"},
+                                      {"role": "assistant", "created_at": "2024-07-09T10:01:00Z", "content": "Salt water, 10%."}])
+        memory.summaries.compact("feb", final=True)
+        assert memory.store.session_summaries("feb", 0)
+        result = memory.search("What did I ask about in July 2024?", now="2024-12-01T00:00:00Z")
+        assert {h.message.session for h in result.hits} == {"jul"} and result.summaries == []
+        assert memory.search("What did I ask about in February 2024?", now="2024-12-01T00:00:00Z").summaries

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
 from .kernel import Kernel
-from .records import Hit, Message, iso, parse_time, utcnow
+from .records import Hit, Message, clock_of, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
 from .search.floor import names_any
 from .search.query import check_page, check_query
+from .search.timeframe import period_only
 from .store import Filters
 
 if TYPE_CHECKING:
@@ -113,6 +114,12 @@ class Finder:
             result.facts = _as_messages_found(result, result.facts)
         if not f.role:  # (summaries are said by no one role)
             result.summaries = [s for s in self._summary_hits(query, f, limit, now, qvec) if names_any(result.unknown, s["content"])]
+            moment = parse_time(now, "now") if now is not None else utcnow()
+            period = period_only(query, clock_of(now, moment, self.kernel.settings.zone))
+            if period is not None:  # "What did I ask about in July 2024?": a summary of February is no answer, whatever its
+                # words say (its lines' stamps had matched "2024", and it led the block above July's turns: found by a user)
+                first, last = period.first.isoformat(), period.last.isoformat()
+                result.summaries = [s for s in result.summaries if s["earliest_at"][:10] <= last and s["latest_at"][:10] >= first]
         if f.session or f.agent:  # document vaults attached to them
             result.documents = self._vaults().search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
         return result

@@ -342,3 +342,38 @@ class Hit:
         d["score_parts"] = {k: round(v, 6) for k, v in self.parts.items()}
         d["session_tags"] = list(self.session_tags)
         return d
+
+
+# -- content parts ------------------------------------------------------------------
+def text_of(value: Any) -> str:
+    """Text of a content value: a string, or a list of text parts (other parts named in brackets)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for p in value:
+            if isinstance(p, str):
+                parts.append(p)
+            elif isinstance(p, dict):
+                t = p.get("text")
+                parts.append(t if isinstance(t, str) else _part(p))
+        return "\n".join(x for x in parts if x)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _part(part: dict[str, Any]) -> str:
+    """A part that is not text, named in brackets with where it is: an image's URL ("[image_url:
+    https://cdn…/box.jpg]"), a data URL by its type and size, a file by its name (a claim photo's address had been lost,
+    found by an importer of OpenAI logs)."""
+    kind = str(part.get("type", "part"))
+    inner = part.get(kind) if isinstance(part.get(kind), dict) else part
+    where = inner.get("url") or inner.get("image_url") or inner.get("file_url") or inner.get("filename") or inner.get("file_id")
+    if isinstance(where, dict):
+        where = where.get("url")
+    if not isinstance(where, str) or not where:
+        return f"[{kind}]"
+    if where.startswith("data:"):
+        return f"[{kind}: {where[:where.find(',')] if ',' in where[:200] else 'data:'}, {len(where):,} characters]"
+    return f"[{kind}: {where[:2000]}]"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
 import json
 import os
 import sys
@@ -84,7 +86,8 @@ def _print_report(r: dict[str, Any]) -> None:
     for p in r["problems"]:
         print(f"palimpsest: {p['where']}: {p['message']}", file=sys.stderr)
     if r["problems"]:
-        print(f"palimpsest: {len(r['problems'])} problem(s); the rest was imported", file=sys.stderr)
+        rest = "the rest was imported" if r.get("stored") or r.get("duplicates") else "nothing was imported"
+        print(f"palimpsest: {len(r['problems'])} problem(s); {rest}", file=sys.stderr)
 
 
 def export(args: argparse.Namespace) -> None:
@@ -131,10 +134,19 @@ def _export_to_file(memory: Any, path: Path, update: Callable[[int, int], None])
     except OSError as exc:
         raise InvalidInput(f"cannot write in {directory}: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            counts = export_memory(memory, out, update)
-            out.flush()
-            os.fsync(out.fileno())
+        with os.fdopen(fd, "wb") as raw:
+            # what its name says: gzip for a .gz name (it had been plain text under one, found by a user)
+            sink = gzip.GzipFile(filename=path.stem, mode="wb", fileobj=raw, mtime=0) if path.suffix == ".gz" else None
+            out = io.TextIOWrapper(sink or raw, encoding="utf-8", newline="")
+            try:
+                counts = export_memory(memory, out, update)
+                out.flush()
+            finally:
+                out.detach()
+            if sink is not None:
+                sink.close()
+            raw.flush()
+            os.fsync(raw.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -9,6 +9,7 @@ Formats (`FORMATS`; `"auto"` tells them apart from the content):
 - `openai` — OpenAI chat messages, a JSON list or JSONL (`chat.py`);
 - `claude-code` — Claude Code session files (`claude_code.py`);
 - `codex` — Codex CLI rollout files (`codex.py`);
+- `chatgpt` — ChatGPT's data export, `conversations.json`: every branch of every conversation (`chatgpt.py`);
 - `qwen-code` — qwen-code chat files (`~/.qwen/projects/<project>/chats/<session>.jsonl`), read by
   `harness/qwen_code.py` through `base.plan_harness_file`;
 - `locomo`, `longmemeval` — the evaluation sets (`evalsets.py`);
@@ -37,7 +38,7 @@ from ..harness import codex as codex_reader
 from ..harness import qwen_code as qwen_code_reader
 from ..harness.common import Context
 from ..records import check_session_id
-from . import chat, claude_code, codex, evalsets, transfer
+from . import chat, chatgpt, claude_code, codex, evalsets, transfer
 from .base import (
     MAX_SOURCE_BYTES,
     ImportRejected,
@@ -56,7 +57,7 @@ from .base import (
 )
 from .transfer import export_memory
 
-FORMATS = ("messages", "openai", "claude-code", "codex", "qwen-code", "locomo", "longmemeval", "export")
+FORMATS = ("messages", "openai", "claude-code", "codex", "qwen-code", "chatgpt", "locomo", "longmemeval", "export")
 DOCUMENT_FORMATS = ("locomo", "longmemeval", "export")
 TRANSCRIPT_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz")
 _NOT_PARSED = object()
@@ -166,6 +167,8 @@ def import_data(memory: Any, data: Any, format: str, *, session: str | None = No
         plan = codex.plan_codex(records, name, session, agent, None)
     elif format == "qwen-code":
         plan = plan_harness_file(qwen_code_reader.FORMAT, "qwen-code", records, name, session, agent, None, _no_raw)
+    elif format == "chatgpt":
+        plan = chatgpt.plan_chatgpt(data, session, agent)
     else:
         raise InvalidInput(f"import_data cannot take format {format!r}")
     return write_plan(memory, plan, name, progress)
@@ -186,11 +189,15 @@ def _merge(plan: Plan, reader: Plan) -> None:
 
 
 def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str | None, agent: str | None) -> Plan:
-    if fmt in ("locomo", "openai", "longmemeval", "messages") and doc is _NOT_PARSED:
+    if fmt in ("locomo", "openai", "longmemeval", "messages", "chatgpt") and doc is _NOT_PARSED:
         doc = _document(data)
-        if doc is _NOT_PARSED and (fmt == "locomo" or data.lstrip()[:1] == b"["):
+        if doc is _NOT_PARSED and (fmt in ("locomo", "chatgpt") or data.lstrip()[:1] == b"["):
             decode_document(data, reader)  # a broken single document: its error, and nothing imported
             return Plan(fmt, all_or_nothing=True)
+    if fmt == "chatgpt":
+        if not chatgpt.looks_like(doc):
+            raise InvalidInput(f"{name}: no ChatGPT conversation (a list of objects with a `mapping` of nodes)")
+        return chatgpt.plan_chatgpt(doc, session, agent)
     if fmt == "locomo":
         return evalsets.plan_locomo(doc, agent)
     if fmt == "openai" and doc is not _NOT_PARSED:
@@ -238,7 +245,8 @@ def detect(data: bytes, name: str = "input") -> tuple[str, Any]:
             reader = Plan("auto", True)
             decode_document(data, reader)
             where = f" ({reader.problems[0]})" if reader.problems else ""
-            raise InvalidInput(f"{name}: a JSON document of no known format{where}; nothing was imported")
+            raise InvalidInput(f"{name}: a JSON document of no known format{where}; nothing was imported (formats: "
+                               f"{', '.join(FORMATS)})")
     reader, fmt = Plan("auto", False), None
     for n, (_line, rec) in enumerate(iter_lines(data, reader)):
         fmt = _record_format(rec)
@@ -254,6 +262,8 @@ def detect_format(path: str | Path) -> str:
 
 
 def _document_format(doc: Any) -> str | None:
+    if chatgpt.looks_like(doc):
+        return "chatgpt"
     if isinstance(doc, list):
         first = next((x for x in doc if isinstance(x, dict)), {})
         if "conversation" in first:

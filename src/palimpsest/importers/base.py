@@ -11,10 +11,11 @@ Two policies for bad input, chosen per format (`Plan.all_or_nothing`):
   valid line and report the others by line number: their lines are independent, a
   harness file being written has a torn last line as a matter of course, and since
   event keys are stable, fixing the file and importing again adds exactly what was
-  missing;
-- whole documents (a JSON file, the evaluation sets, a Palimpsest export) import
-  nothing when anything is wrong: a benchmark or a backup imported in part would be
-  silently different from its source.
+  missing; a JSON file holding a list of chat messages is read the same way, each
+  message reported by its place in the list;
+- whole documents (the evaluation sets, a Palimpsest export) import nothing when
+  anything is wrong: a benchmark or a backup imported in part would be silently
+  different from its source.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from ..records import OFFSET_KEY, ROLE_RE, check_offset, check_text, content_hash, iso, parse_time, speaker_offset, utcnow
+from ..records import OFFSET_KEY, ROLE_RE, check_offset, check_text, content_hash, iso, parse_time, speaker_offset, text_of, utcnow
 
 ALLOWED_FIELDS = {
     "role", "content", "tool_name", "tool_args", "tool_result", "metadata", "created_at", "event_key", "type",
@@ -103,8 +103,8 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
     if content is None:
         content = ""
     if not isinstance(content, str):
-        if isinstance(content, list):  # OpenAI-style content parts
-            content = "\n".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
+        if isinstance(content, list):  # OpenAI-style content parts; one not text named with where it is ("[image_url: https://…]":
+            content = text_of(content)  # its address had been dropped, found by an importer of a year of chats)
         else:
             raise InvalidInput(f"{where}: content must be a string, got {type(content).__name__}")
     _text(content, where, "content")

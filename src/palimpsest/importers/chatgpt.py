@@ -1,0 +1,137 @@
+"""ChatGPT's data export (`conversations.json` from "Export data"): one session per conversation.
+
+The export is a JSON list of conversations, each a tree of nodes (`mapping`: id → `{message,
+parent, children}`); a prompt edited or an answer regenerated is a sibling branch, and
+`current_node` is the leaf of the branch the user last saw. Every node with a message becomes
+one message — every branch, so nothing said is lost — in the order of the tree (a node before
+its children, earlier siblings first), with `metadata.branch` `current` (on the path to
+`current_node`) or `alternate`, and the node's id as its event key (`chatgpt:<node id>`):
+importing a later export stores only what is new. The session is `chatgpt-<conversation id>`
+(or `--session`), titled with the conversation's title.
+
+A message's content by its `content_type`: `text` and `multimodal_text` parts joined (an image
+or a file part named in brackets with its pointer: `[image: file-service://…]`), `code` and
+`execution_output` their text, `tether_quote` its title, URL and text, anything else as its
+JSON. Its time is the node's `create_time` (epoch seconds), else the conversation's. The role
+is the author's (`user`, `assistant`, `system`, `tool`, with a tool's name in
+`metadata.tool`); the empty system and tool nodes the app writes for itself (no text) are
+counted, not stored.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..records import ROLE_RE
+from .base import Plan, safe_session_id
+
+FORMAT = "chatgpt"
+AGENT = "chatgpt"
+
+
+def looks_like(doc: Any) -> bool:
+    """A ChatGPT export: a list of conversations (or one) holding a `mapping` of nodes."""
+    first = next((x for x in doc if isinstance(x, dict)), None) if isinstance(doc, list) else doc
+    return isinstance(first, dict) and isinstance(first.get("mapping"), dict)
+
+
+def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
+    plan = Plan(FORMAT, all_or_nothing=False)  # a conversation that cannot be read is reported; the others are imported
+    for i, conv in enumerate(doc if isinstance(doc, list) else [doc], 1):
+        where = f"conversation {i}"
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            plan.problem(where, "not a conversation (an object with a `mapping` of nodes)")
+            continue
+        cid = str(conv.get("conversation_id") or conv.get("id") or i)
+        sp = plan.session(session or safe_session_id(f"chatgpt-{cid}"))
+        sp.attrs.setdefault("agent", agent or AGENT)
+        if isinstance(conv.get("title"), str) and conv["title"].strip():
+            sp.attrs.setdefault("title", conv["title"].strip()[:200])
+        current = _current_path(conv["mapping"], conv.get("current_node"))
+        for node in _in_order(conv["mapping"]):
+            message = node.get("message")
+            if not isinstance(message, dict):
+                continue  # the tree's root (no message)
+            text, kind = _text(message.get("content"))
+            author = message.get("author") if isinstance(message.get("author"), dict) else {}
+            role = str(author.get("role") or "assistant")
+            if not text.strip():
+                plan.skipped[f"empty {role} nodes (the app's own)"] += 1
+                continue
+            if not ROLE_RE.fullmatch(role):
+                role = "assistant"
+            meta: dict[str, Any] = {"chatgpt_conversation": cid, "branch": "current" if node.get("id") in current else "alternate"}
+            if kind != "text":
+                meta["content_type"] = kind
+            if author.get("name"):
+                meta["tool" if role == "tool" else "author"] = author["name"]
+            model = (message.get("metadata") or {}).get("model_slug") if isinstance(message.get("metadata"), dict) else None
+            if model:
+                meta["model"] = model
+            sp.messages.append({"role": role, "content": text, "created_at": _time(message.get("create_time"), conv.get("create_time")),
+                                "event_key": f"chatgpt:{node.get('id') or message.get('id')}", "metadata": meta,
+                                "_where": f"{where}, node {node.get('id')}", "_line": None})
+    return plan
+
+
+def _in_order(mapping: dict[str, Any]) -> list[dict[str, Any]]:
+    """The nodes from each root down, a node before its children, earlier siblings first (iteratively: a conversation of
+    thousands of turns is a chain thousands deep); nodes no root reaches come last."""
+    roots = [n for k, n in mapping.items() if isinstance(n, dict) and (n.get("parent") is None or n.get("parent") not in mapping)]
+    out, seen, stack = [], set(), list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        key = node.get("id")
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(node)
+        children = [mapping[c] for c in node.get("children") or [] if c in mapping and isinstance(mapping[c], dict)]
+        stack += reversed(children)
+    return out + [n for k, n in mapping.items() if isinstance(n, dict) and n.get("id") not in seen]
+
+
+def _current_path(mapping: dict[str, Any], leaf: Any) -> set[str]:
+    """The ids from `current_node` up to the root: the branch the user last saw."""
+    path: set[str] = set()
+    while isinstance(leaf, str) and leaf in mapping and leaf not in path:
+        path.add(leaf)
+        leaf = (mapping[leaf] or {}).get("parent")
+    return path
+
+
+def _text(content: Any) -> tuple[str, str]:
+    """(text, content type) of a message's content."""
+    if not isinstance(content, dict):
+        return ("" if content is None else str(content)), "text"
+    kind = str(content.get("content_type") or "text")
+    if isinstance(content.get("parts"), list):
+        return "\n".join(p for p in (_part(x) for x in content["parts"]) if p), kind
+    if kind == "tether_quote":
+        return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k)), kind
+    if isinstance(content.get("text"), str):
+        return content["text"], kind  # code, execution_output
+    if isinstance(content.get("result"), str):
+        return content["result"], kind  # a browsing tool's result
+    rest = {k: v for k, v in content.items() if k != "content_type"}
+    return (json.dumps(rest, ensure_ascii=False) if rest else ""), kind
+
+
+def _part(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict):
+        kind = str(part.get("content_type") or part.get("type") or "part").removesuffix("_asset_pointer")
+        if isinstance(part.get("text"), str):
+            return part["text"]
+        pointer = part.get("asset_pointer") or part.get("url") or part.get("name")
+        return f"[{kind}: {pointer}]" if pointer else f"[{kind}]"
+    return "" if part is None else str(part)
+
+
+def _time(value: Any, fallback: Any) -> Any:
+    for t in (value, fallback):
+        if isinstance(t, int | float) and not isinstance(t, bool) and t > 0:
+            return t
+    return None
