@@ -1054,7 +1054,7 @@ def test_a_chatgpt_export_imports_every_branch_once(memory: Memory, tmp_path: Pa
     source = FIXTURES / "chatgpt_conversations.json"
     assert detect_format(source) == "chatgpt"
     report = import_file(memory, source)
-    assert report.ok and report.stored == 9 and report.skipped == {"empty system nodes (the app's own)": 1}
+    assert report.ok and report.stored == 11 and report.records_kept == 1 and report.skipped == {"empty system nodes (the app's own)": 1}
     sid = "chatgpt-c0ffee00-0000-4000-8000-000000000001"
     assert {s.id: s.title for s in memory.sessions()}[sid] == "Sourdough starter names"
     rows = everything(memory, session=sid)
@@ -1066,8 +1066,14 @@ def test_a_chatgpt_export_imports_every_branch_once(memory: Memory, tmp_path: Pa
                     ("assistant", "print(100 * 1.05 ** 2)", "current"), ("tool", "110.25", "current")]
     assert rows[0].created_at.startswith("2024-01-01T10:00:00.25")
     assert memory.search("Bread Pitt").hits and memory.search("Roggenbrot").hits
+    rye = everything(memory, session="chatgpt-c0ffee00-0000-4000-8000-000000000002")
+    assert [(m.role, m.metadata.get("thinking")) for m in rye] == [("user", None), ("assistant", True), ("assistant", None)]
+    # the custom instructions ChatGPT repeats in every conversation: journaled as they are, never searched
+    assert not memory.search("every weekend", mode="substring").hits
+    assert any("every weekend" in e.content for e in memory.journal.read("chatgpt-c0ffee00-0000-4000-8000-000000000002")
+               if e.type == "source_record")
     again = import_file(memory, source)
-    assert again.stored == 0 and again.duplicates == 9
+    assert again.stored == 0 and again.duplicates == 11
     one = tmp_path / "one.json"  # a single conversation, as a dict
     one.write_text(json.dumps(json.loads(source.read_text())[1]))
-    assert import_file(memory, one).duplicates == 2
+    assert import_file(memory, one).duplicates == 4

@@ -565,6 +565,9 @@ def test_a_time_of_day_a_day_and_one_of_a_series_are_no_count(mem: Memory) -> No
     uses = mem.facts.write("Standup uses room 4.", valid_from="2025-02-01T10:00:00Z")
     mem.facts.write("Standup uses room 2 now.", valid_from="2025-03-01T10:00:00Z")
     assert {i.id: i.note for i in mem.recall(None, "Which room does standup use?", 2000).items}[uses.id].startswith("earlier")
+    projector = mem.facts.write("Room 4 has the projector.", valid_from="2025-02-01T10:00:00Z")  # rooms as subjects: two rooms
+    mem.facts.write("Room 2 has the whiteboard.", valid_from="2025-03-01T10:00:00Z")
+    assert {i.id: i.note for i in mem.recall(None, "Which room has the projector?", 2000).items}[projector.id] == ""
     room = mem.facts.write("The Tuesday class moved to room 4.", valid_from="2025-02-01T10:00:00Z")
     mem.facts.write("The Tuesday class moved to room 2 this week.", valid_from="2025-03-01T10:00:00Z")
     assert {i.id: i.note for i in mem.recall(None, "Which room is the Tuesday class in?", 2000).items}[room.id].startswith("earlier")

@@ -413,3 +413,9 @@ def test_a_question_naming_only_a_time_gets_no_summary_of_another_time(home: Pat
         result = memory.search("What did I ask about in July 2024?", now="2024-12-01T00:00:00Z")
         assert {h.message.session for h in result.hits} == {"jul"} and result.summaries == []
         assert memory.search("What did I ask about in February 2024?", now="2024-12-01T00:00:00Z").summaries
+        # the days asked are the reader's: a summary of an evening in Los Angeles is of July 31 there (Aug 1 in UTC)
+    with small(home / "la", timezone="America/Los_Angeles") as memory:
+        memory.ingest_session("late", [{"role": "user" if i % 2 == 0 else "assistant", "created_at": f"2024-08-01T03:{i:02d}:00Z",
+                                        "content": f"Question {i} about the olive brine and its salt."} for i in range(12)])
+        memory.summaries.compact("late", final=True)
+        assert memory.search("What did I ask about on July 31, 2024?", now="2024-12-01T00:00:00Z").summaries

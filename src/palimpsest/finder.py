@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from datetime import time as dtime
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
@@ -20,7 +23,7 @@ from .records import Hit, Message, clock_of, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
 from .search.floor import names_any
 from .search.query import check_page, check_query
-from .search.timeframe import period_only
+from .search.timeframe import EARLIEST, LATEST, period_only
 from .store import Filters
 
 if TYPE_CHECKING:
@@ -113,16 +116,25 @@ class Finder:
             result.facts = self._heard_in_scope(search, f, limit) if f.agent or f.channel or f.tag else search(limit)
             result.facts = _as_messages_found(result, result.facts)
         if not f.role:  # (summaries are said by no one role)
-            result.summaries = [s for s in self._summary_hits(query, f, limit, now, qvec) if names_any(result.unknown, s["content"])]
-            moment = parse_time(now, "now") if now is not None else utcnow()
-            period = period_only(query, clock_of(now, moment, self.kernel.settings.zone))
-            if period is not None:  # "What did I ask about in July 2024?": a summary of February is no answer, whatever its
-                # words say (its lines' stamps had matched "2024", and it led the block above July's turns: found by a user)
-                first, last = period.first.isoformat(), period.last.isoformat()
-                result.summaries = [s for s in result.summaries if s["earliest_at"][:10] <= last and s["latest_at"][:10] >= first]
+            result.summaries = [s for s in self._summary_hits(query, self._in_period(query, f, now), limit, now, qvec)
+                                if names_any(result.unknown, s["content"])]
         if f.session or f.agent:  # document vaults attached to them
             result.documents = self._vaults().search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
         return result
+
+    def _in_period(self, query: str, f: Filters, now: Any) -> Filters:
+        """`f`, narrowed to the days a query asks about when it asks about nothing but a time, on the reader's calendar
+        ("What did I ask about in July 2024?": a summary of February is no answer, whatever its words say — its lines'
+        stamps had matched "2024", and it led the block above July's turns: found by a user with a year of chats)."""
+        zone = self.kernel.settings.zone
+        moment = parse_time(now, "now") if now is not None else utcnow()
+        period = period_only(query, clock_of(now, moment, zone))
+        if period is None:
+            return f
+        since = iso(datetime.combine(period.first, dtime.min).replace(tzinfo=zone).astimezone(UTC)) if period.first > EARLIEST else None
+        until = (iso(datetime.combine(period.last + timedelta(days=1), dtime.min).replace(tzinfo=zone).astimezone(UTC))
+                 if period.last < LATEST else None)
+        return replace(f, since=max(filter(None, (f.since, since)), default=None), until=min(filter(None, (f.until, until)), default=None))
 
     def _heard_in_scope(self, search: Callable[[int], list[FactHit]], f: Filters, limit: int) -> list[FactHit]:
         """The best `limit` facts heard in a session the filter admits (its agent, channel, tag): with a

@@ -152,15 +152,17 @@ class Span:
 def _is_month(token: str, day: bool = False) -> bool:
     """A month name in any case, but "May", "March" and the abbreviations only capitalised
     ("I may go", "we march on", "jan" the name are not months) — unless a day's number is
-    beside it and the date ends there (`day`, `_DATE_ENDS`): "appt moved to aug 21", "dec 3 at
-    10" (a fast typist's dates had read as no time at all; "2 dec places", "set sep 2 spaces
+    beside it and no count's unit after it (`day`, `_NOT_A_DATE`): "appt moved to aug 21", "dec 3
+    at 10" (a fast typist's dates had read as no time at all; "2 dec places", "set sep 2 spaces
     wide" are no dates); "may" and "march" stay verbs in lower case ("we march 3 miles")."""
     full = token.lower() in {n.lower() for n in calendar.month_name if n} - {"may", "march"}
     return full or day and token.lower() not in ("may", "march") or token[:1].isupper()
 
 
-# what may follow a date written in lower case: the end, a stop, "at" or "@", a time of day, a year
-_DATE_ENDS = re.compile(r"\s*(?:$|[.,;:!?)\]–—-]|(?:at|@)\b|@|\d{1,2}(?::\d\d)?\s*[ap]\.?m\b|\d{1,2}:\d\d\b|\d{4}\b)", re.IGNORECASE)
+# what never follows a date written in lower case: a count's unit ("2 dec places", "set sep 2 spaces wide", "mar 3 of the
+# panels"); any other word may ("appt moved to aug 21 w dr patel", "flight dec 20 to lisbon": found in review)
+_NOT_A_DATE = re.compile(r"\s*(?:places|spaces|points|digits|decimals|bits|bytes|chars|characters|px|pt|lines|columns|rows|"
+                         r"times|of the|of a|of an)\b", re.IGNORECASE)
 
 
 def _day(anchor: datetime | date | None) -> date | None:
@@ -212,7 +214,7 @@ def _number(text: str) -> int | None:
 def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | None = None) -> list[Span]:
     g = m.groupdict()
     month = int(g["m"]) if kind == "iso" else MONTHS[g["mon"].lower()]
-    if kind != "iso" and not _is_month(g["mon"], day=kind in ("day_month", "month_day") and bool(_DATE_ENDS.match(m.string, m.end()))):
+    if kind != "iso" and not _is_month(g["mon"], day=kind in ("day_month", "month_day") and not _NOT_A_DATE.match(m.string, m.end())):
         return []
     year = int(g["y"]) if g.get("y") else None
     if kind == "month_year":

@@ -220,8 +220,10 @@ def sessions(args: argparse.Namespace) -> None:
         rows = [s.to_dict() for s in memory.sessions(agent=args.agent, channel=args.channel, limit=args.limit, offset=args.offset)]
 
     def human(r: dict[str, Any]) -> None:
-        print_table(("id", "kind", "agent", "channel", "updated"),
-                    ((s["id"], s["kind"], s["agent"] or "", s["channel"] or "", minute(s["updated_at"])) for s in r["sessions"]))
+        # the title too: 34 sessions named chatgpt-<uuid> had told a user nothing (found by an importer of a year of chats)
+        print_table(("id", "title", "kind", "agent", "channel", "updated"),
+                    ((s["id"], shown(s.get("title") or "", 60), s["kind"], s["agent"] or "", s["channel"] or "",
+                      minute(s["updated_at"])) for s in r["sessions"]))
 
     emit(args, {"sessions": rows}, human)
 

@@ -136,7 +136,7 @@ def _export_to_file(memory: Any, path: Path, update: Callable[[int, int], None])
     try:
         with os.fdopen(fd, "wb") as raw:
             # what its name says: gzip for a .gz name (it had been plain text under one, found by a user)
-            sink = gzip.GzipFile(filename=path.stem, mode="wb", fileobj=raw, mtime=0) if path.suffix == ".gz" else None
+            sink = gzip.GzipFile(filename=path.stem, mode="wb", fileobj=raw, mtime=0) if path.suffix.lower() == ".gz" else None
             out = io.TextIOWrapper(sink or raw, encoding="utf-8", newline="")
             try:
                 counts = export_memory(memory, out, update)

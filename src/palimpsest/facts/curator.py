@@ -422,7 +422,7 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         slot = next(changes, slot)
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
-    versions = _scoped(candidate, existing) or slots.two_of_a_series(candidate, existing) and not says_change \
+    versions = _scoped(candidate, existing) or slots.two_of_a_series(candidate, existing) \
         or _for_once(candidate, existing) and not says_change and not (whole and whole.change)
     # (each for a version of its own, or one for a day: "I moved to Lisbon today" is a change said, not an exception)
     if versions and slot in ("changed", "negated"):
@@ -656,7 +656,7 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
     """The gate's rules, then (with an embedder) the pair model for what they left at
     related or new: (action, why), `why` empty when the rules decided."""
     action = judge(s, candidate_later)
-    if action in ("supersede", "dispute") and _HEDGED.search(candidate) and not _HEDGED.search(existing):
+    if action in ("supersede", "dispute") and _hedged(candidate) and not _hedged(existing):
         # "Parents' evening might be moved to 21 November.": a change that may come retires nothing yet
         return "related", "a change said with a hedge: listed for review"
     if action == "confirm" and not s.exact and _for_once(candidate, existing):
@@ -696,11 +696,16 @@ _DOER = re.compile(r"(?:ist|er|or|ian|ant|ent)$")  # a word naming who does a th
 
 # a change that may come, not one that came ("might be moved", "we could switch", "thinking about switching"); "may" before
 # a day is the month ("moved to May 6")
-_HEDGED = re.compile(r"\b(?:might|could|may(?! \d))\s+(?:well\s+|also\s+)?(?:be\s+|have\s+|get\s+)?(?:moved|changed|switched|postponed|"
-                     r"pushed|cancell?ed|rescheduled|replaced|dropped|delayed|raised|lowered|move|change|switch|postpone|push|"
-                     r"cancel|reschedule|replace|drop|delay|raise|lower|go|end up|become)\b|"
-                     r"^\s*(?:(?:i|we)(?:'re| are|'m| am) )?(?:thinking (?:about|of)|considering|not sure (?:if|whether)|maybe|perhaps|"
-                     r"possibly)\b", re.IGNORECASE)  # (not "… at 10:30 now so the US team could join": a modal of something else)
+_HEDGED = re.compile(r"\b(?:might|could|(?-i:may)(?=\s+[a-z])|probably|possibly|maybe|perhaps|thinking (?:about|of)|considering|"
+                     r"not sure (?:if|whether))\b", re.IGNORECASE)  # ("may" the verb, not the month: "I quit smoking in May.")
+# a clause of purpose or result, whose modal says nothing of the change ("… at 10:30 now so the US team could join")
+_PURPOSE = re.compile(r"[,;]?\s+(?:so(?: that)?|so as to|in order to|because|since|as)\s+[^.;]*[.!]?\s*$", re.IGNORECASE)
+
+
+def _hedged(text: str) -> bool:
+    """Whether a statement says a change that may come, not one that came: a modal or a hedge outside a clause of
+    purpose ("might be moved", "will probably move", "is thinking about moving"; not "… now so the team could join")."""
+    return bool(_HEDGED.search(_PURPOSE.sub("", text)))
 
 
 def _update_reason(text: str, s: Signals | None, old: str = "") -> str:

@@ -76,11 +76,13 @@ TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", 
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
 CORRECTION = re.compile(r"^\s*(?:(?:no|oh|sorry|wait|oops)[,.!]?\s+)*(?:actually|correction|to correct myself|i meant|i mean|scratch that|"
-                        r"i was wrong|that's wrong|that is wrong|not anymore|(?:update|typo)(?=\s*[:;,—-]|\s+(?:on|about|re|regarding|in)\s))\b[\s,:;—-]*"
+                        r"i was wrong|that's wrong|that is wrong|not anymore|update(?=\s*[:;,—-]|\s+(?:on|about|re|regarding)\s)|"
+                        r"typo(?=\s*[:;,—-]|\s+(?:in|on)\s))\b[\s,:;—-]*"
                         # ("Update the router prefix." is an order, not a correction of "the router prefix")
                         # "Actually no: finance wants …", "Update on food: I'm going back to …" (a stray "No:" or "On food:" had
                         # opened the correction's text)
                         r"(?:no\s*[:;,.!—-]+\s*)?(?:(?:on|about|re|regarding|in)\s+[^\W\d_][\w' -]{0,30}:\s*)?(?:that\s+)?", re.IGNORECASE)
+# ("in …:" only after "typo": "Update in progress: I'm rolling out …" is no correction, found in review)
 # ("it's" stays: "Actually it's Seattle where I live now." had been kept as "Seattle where I live now.")
 # "Scratch that earlier plan: the release ships …" (a label of what is dropped, then the statement), "Scratch that batch
 # size, it's 64 now", "Scratch what I said about sertraline, it's back to 50 mg": the thing named, then its value
@@ -116,8 +118,7 @@ _MONTH_FIRST = re.compile(r"(?:januar|jänner|februar|märz|maerz|april|mai|juni
 
 def sentences(text: str) -> list[str]:
     glued: list[list[str]] = []  # each sentence as its parts: a title's full stop ends no sentence ("Dr. Okafor")
-    text = _QUOTED_LINE.sub("", text or "")  # a quoted line (a draft's paragraph, someone's message): not the user's own
-    for part in _split_outside_code(text):
+    for part in _split_outside_code(text or ""):
         if glued and part and (_last_word(glued[-1][-1]) in TITLES or _DAY_ORDINAL.search(glued[-1][-1]) and _MONTH_FIRST.match(part)):
             glued[-1].append(part)
         elif part:
@@ -595,7 +596,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             continue  # (a request about pasted text: the text is not what the user says — found by an MCP user, a pasted
             # page's "Always answer in pirate speak." had become a rule recalled in every session)
         after_fact = False
-        for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", m.content))):
+        for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
             fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
             if fixed is not None:  # "I live in Lisbon. Sorry, I meant Porto.": the statement before, with its value put right

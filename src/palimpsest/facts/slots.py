@@ -363,21 +363,35 @@ def _expanded(s: str) -> str:
 def unhedged(text: str) -> str:
     """`not-so-great` as one word (`notsogreat`): no negation of the sentence; a time of day written apart from its half
     of the day as one word ("4 pm", "4 p.m." → "4pm": "Soundcheck is at 4 pm." and "… at 4pm." had been two values)."""
-    text = _SPACED_CLOCK.sub(r"\1\2m", HEDGED.sub(lambda m: m.group(0).replace("-", ""), text))
-    return _HALF_OF_DAY.sub(_half_of_day, text) if " the " in text else text
+    text = clocks(HEDGED.sub(lambda m: m.group(0).replace("-", ""), text))
+    return text
 
 
-_SPACED_CLOCK = re.compile(r"\b(\d{1,2}(?::\d\d)?)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+def clocks(text: str) -> str:
+    """Times of day written apart from their half of the day, as one word: "at 4 pm", "4 p.m." after a word of time, "9:30
+    am", "at ten in the evening" → "4pm", "9:30am", "10pm" ("… at 4 pm." and "… at 4pm." had been two values); a number
+    that is no time is left alone ("2 PM hires", "I take two in the morning", "Room 2 in the afternoon": found in review)."""
+    if not _CLOCKISH.search(text):
+        return text
+    text = _MINUTES_CLOCK.sub(r"\1\2m", text)
+    text = _SPACED_CLOCK.sub(r"\1 \2\3m", text)
+    return _HALF_OF_DAY.sub(_half_of_day, text)
+
+
+_CLOCKISH = re.compile(r"\d\s*[ap]\.?m\b|\bin\s+the\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
+_TIME_WORD = r"(?:at|by|until|till|from|around|before|after|past|to|between|and|or)"
+_MINUTES_CLOCK = re.compile(r"\b(\d{1,2}:\d\d)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # "9:30 am": a time whatever comes before
+_SPACED_CLOCK = re.compile(rf"\b({_TIME_WORD})\s+(\d{{1,2}})\s+([ap])\.?m\b\.?", re.IGNORECASE)  # "at 4 pm", "until 4 p.m."
 _HOURS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
-# "ten in the evening", "2 in the afternoon": the hour with its half of the day, as "10pm" ("… closes at 10 pm" and "… shuts at
-# ten in the evening" are one time)
-_HALF_OF_DAY = re.compile(rf"\b({'|'.join(_HOURS)}|\d{{1,2}})(?:\s+o'clock)?\s+in\s+the\s+(morning|afternoon|evening)\b", re.IGNORECASE)
+# "at ten in the evening", "past two in the afternoon": the hour with its half of the day, as "10pm"
+_HALF_OF_DAY = re.compile(rf"\b({_TIME_WORD}\s+)({'|'.join(_HOURS)}|\d{{1,2}})(?:\s+o'clock)?\s+in\s+the\s+(morning|afternoon|evening)\b",
+                          re.IGNORECASE)
 
 
 def _half_of_day(m: re.Match[str]) -> str:
-    hour = m.group(1).lower()
+    hour = m.group(2).lower()
     number = _HOURS.index(hour) + 1 if hour in _HOURS else int(hour)
-    return f"{number}{'am' if m.group(2).lower() == 'morning' else 'pm'}"
+    return f"{m.group(1)}{number}{'am' if m.group(3).lower() == 'morning' else 'pm'}"
 
 
 def _holder_attr(phrase: str) -> tuple[str, list[str]]:

@@ -11,15 +11,20 @@ importing a later export stores only what is new. The session is `chatgpt-<conve
 
 A message's content by its `content_type`: `text` and `multimodal_text` parts joined (an image
 or a file part named in brackets with its pointer: `[image: file-service://…]`), `code` and
-`execution_output` their text, `tether_quote` its title, URL and text, anything else as its
-JSON. Its time is the node's `create_time` (epoch seconds), else the conversation's. The role
-is the author's (`user`, `assistant`, `system`, `tool`, with a tool's name in
+`execution_output` their text, a page read (`tether_quote`, `sonic_webpage`) its title, URL and
+text, `thoughts` their summaries and content (an assistant message marked `thinking`, importance
+0.3), an image made by DALL·E its prompt, anything else as its JSON. The user's custom
+instructions (hidden nodes repeated in every conversation) and the app's own notes
+(`reasoning_recap`, `system_error`) are journaled as `source_record`s, never searched. Its time
+is the node's `create_time` (epoch seconds), else the conversation's start, else its last
+update. The role is the author's (`user`, `assistant`, `system`, `tool`, with a tool's name in
 `metadata.tool`); the empty system and tool nodes the app writes for itself (no text) are
-counted, not stored.
+counted, not stored. A conversation with no id is named from its title and start.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -43,7 +48,7 @@ def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
         if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
             plan.problem(where, "not a conversation (an object with a `mapping` of nodes)")
             continue
-        cid = str(conv.get("conversation_id") or conv.get("id") or i)
+        cid = str(conv.get("conversation_id") or conv.get("id") or _fallback_id(conv))
         sp = plan.session(session or safe_session_id(f"chatgpt-{cid}"))
         sp.attrs.setdefault("agent", agent or AGENT)
         if isinstance(conv.get("title"), str) and conv["title"].strip():
@@ -56,23 +61,41 @@ def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
             text, kind = _text(message.get("content"))
             author = message.get("author") if isinstance(message.get("author"), dict) else {}
             role = str(author.get("role") or "assistant")
+            if not ROLE_RE.fullmatch(role):
+                role = "assistant"
             if not text.strip():
                 plan.skipped[f"empty {role} nodes (the app's own)"] += 1
                 continue
-            if not ROLE_RE.fullmatch(role):
-                role = "assistant"
             meta: dict[str, Any] = {"chatgpt_conversation": cid, "branch": "current" if node.get("id") in current else "alternate"}
             if kind != "text":
                 meta["content_type"] = kind
+            info = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
+            kept = {"created_at": _time(message.get("create_time"), conv.get("create_time"), conv.get("update_time")),
+                    "event_key": f"chatgpt:{node.get('id') or message.get('id')}", "_where": f"{where}, node {node.get('id')}",
+                    "_line": None}
+            if info.get("is_visually_hidden_from_conversation") or kind in _KEPT_AS_RECORDS:
+                # the user's custom instructions, repeated in every conversation, and the app's own notes ("Thought for 5
+                # seconds"): journaled as they are, never searched (2,000 copies had filled every search: found in review)
+                sp.messages.append({"type": "source_record", "role": "source", "content": text,
+                                    "metadata": {**meta, "record_type": f"chatgpt:{kind}"}, **kept})
+                continue
+            if kind == "thoughts":  # the model's reasoning: found by "why did …", ranked below what was said
+                meta.update(thinking=True, importance=0.3)
             if author.get("name"):
                 meta["tool" if role == "tool" else "author"] = author["name"]
-            model = (message.get("metadata") or {}).get("model_slug") if isinstance(message.get("metadata"), dict) else None
-            if model:
-                meta["model"] = model
-            sp.messages.append({"role": role, "content": text, "created_at": _time(message.get("create_time"), conv.get("create_time")),
-                                "event_key": f"chatgpt:{node.get('id') or message.get('id')}", "metadata": meta,
-                                "_where": f"{where}, node {node.get('id')}", "_line": None})
+            if info.get("model_slug"):
+                meta["model"] = info["model_slug"]
+            sp.messages.append({"role": role, "content": text, "metadata": meta, **kept})
     return plan
+
+
+_KEPT_AS_RECORDS = frozenset(["user_editable_context", "reasoning_recap", "system_error", "model_editable_context"])
+
+
+def _fallback_id(conv: dict[str, Any]) -> str:
+    """A conversation's id when the export names none: from its title and start, so a later export gives the same."""
+    said = json.dumps([conv.get("title"), conv.get("create_time")], ensure_ascii=False)
+    return "t" + hashlib.sha256(said.encode("utf-8")).hexdigest()[:16]
 
 
 def _in_order(mapping: dict[str, Any]) -> list[dict[str, Any]]:
@@ -108,8 +131,11 @@ def _text(content: Any) -> tuple[str, str]:
     kind = str(content.get("content_type") or "text")
     if isinstance(content.get("parts"), list):
         return "\n".join(p for p in (_part(x) for x in content["parts"]) if p), kind
-    if kind == "tether_quote":
-        return "\n".join(str(content[k]) for k in ("title", "url", "text") if content.get(k)), kind
+    if kind in ("tether_quote", "sonic_webpage", "tether_browsing_display"):  # a page read: its title and address too
+        return "\n".join(str(content[k]) for k in ("title", "url", "domain", "text", "result", "summary") if content.get(k)), kind
+    if kind == "thoughts" and isinstance(content.get("thoughts"), list):
+        return "\n\n".join(f"{t.get('summary') or ''}\n{t.get('content') or ''}".strip() for t in content["thoughts"]
+                           if isinstance(t, dict)), kind
     if isinstance(content.get("text"), str):
         return content["text"], kind  # code, execution_output
     if isinstance(content.get("result"), str):
@@ -126,12 +152,15 @@ def _part(part: Any) -> str:
         if isinstance(part.get("text"), str):
             return part["text"]
         pointer = part.get("asset_pointer") or part.get("url") or part.get("name")
-        return f"[{kind}: {pointer}]" if pointer else f"[{kind}]"
+        dalle = (part.get("metadata") or {}).get("dalle") if isinstance(part.get("metadata"), dict) else None
+        prompt = f" (made from: {dalle['prompt']})" if isinstance(dalle, dict) and isinstance(dalle.get("prompt"), str) else ""
+        return (f"[{kind}: {pointer}]" if pointer else f"[{kind}]") + prompt
     return "" if part is None else str(part)
 
 
-def _time(value: Any, fallback: Any) -> Any:
-    for t in (value, fallback):
+def _time(*values: Any) -> Any:
+    """The first time given (epoch seconds): the node's, else the conversation's start, else its last update."""
+    for t in values:
         if isinstance(t, int | float) and not isinstance(t, bool) and t > 0:
             return t
     return None

@@ -29,9 +29,10 @@ def _pairs(text: str) -> set[str]:
 def _words(sentence: str) -> set[str]:
     """A sentence's words, stemmed as `query_words` stems them (stop words are harmless
     here: the query has none) — lighter than `curator.tokens`, which ran per sentence."""
-    from ..facts.slots import stem
+    from ..facts.slots import clock, clocks, stem
 
-    return {stem(w) for w in _WORD.findall(sentence.lower())} | _pairs(sentence)
+    # (a time as `tokens` reads it: "at 4 pm" is "16" there, and the sentence saying it had lost to one saying "Room 16")
+    return {clock(w) or stem(w) for w in _WORD.findall(clocks(sentence).lower())} | _pairs(sentence)
 
 
 def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False) -> str:

@@ -188,8 +188,13 @@ def _kinds(text: str) -> dict[str, str]:
         for m in pattern.finditer(text):
             for w in tokens(m.group(), spans=False):
                 if w[0].isdigit():
-                    kinds.setdefault(_value(w), f"label:{m.group(1).lower()}" if kind == "label" else kind)
+                    if kind == "label":  # one of a series as the subject ("Room 4 has the projector."): never a value
+                        kind_of = "subject" if _OPENS.search(text[max(0, m.start() - 16):m.start()]) else f"label:{m.group(1).lower()}"
+                    kinds.setdefault(_value(w), kind_of if kind == "label" else kind)
     return kinds
+
+
+_OPENS = re.compile(r"(?:^|[.!?:]\s+|\n)(?:(?:the|our|my)\s+)?$", re.IGNORECASE)  # what opens a sentence, up to a subject
 
 
 # a name: a capitalised word inside a sentence ("The Atlas API", "on Redis"), or an acronym anywhere ("API", "DB")
@@ -226,7 +231,8 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
                     or any(_same(n1, old, m, new) for m in new.units) or not u1 & u2:
                 continue
             kind = old.kinds.get(n1)
-            if kind != new.kinds.get(n2) or kind == "day" and not when or kind and kind.startswith("label:") and kind[6:] not in which:
+            if kind != new.kinds.get(n2) or kind == "day" and not when or kind == "subject" \
+                    or kind and kind.startswith("label:") and kind[6:] not in which:
                 continue  # a time of day is no blood pressure, book 1 no earlier book 2
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"

@@ -72,7 +72,7 @@ class Floor:
     def for_names(self, query: str) -> float:
         """The closeness a query naming only unknown names needs (0: no such rule)."""
         personal = (FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
-                    or ABOUT_ASSISTANT.search(query) or _words(query) & OTHER_FIRST_PERSON)  # ("¿En qué piso vamos a vivir en
+                    or ABOUT_ASSISTANT.search(query) or beyond_model(query) and _words(query) & OTHER_FIRST_PERSON)  # ("¿En qué piso vamos a vivir en
         # Valencia?": "vamos" had made it a question about a third party; "¿Qué piso alquiló Nate?" still is one)
         return self.unknown if personal else max(self.unknown, self.stranger)
 
@@ -218,6 +218,8 @@ def _kin(asked: set[str], words: set[str]) -> set[str]:
 
 
 _ENDINGS = ("ing", "ed", "es", "s", "d")
+_NOT_INFLECTED = frozenset(["evening", "morning", "nothing", "something", "anything", "everything", "during", "ceiling", "wedding",
+                            "pudding", "sibling", "darling", "thing", "spring", "string", "bring", "king", "ring", "wing"])
 
 
 def _bases(word: str) -> set[str]:
@@ -228,8 +230,8 @@ def _bases(word: str) -> set[str]:
         if not word.endswith(ending):
             continue
         base = word[: -len(ending)]
-        if ending == "es" and not base.endswith(("s", "x", "z", "ch", "sh")) or ending == "ing" and len(base) < 5:
-            continue  # ("evening" is no "even")
+        if ending == "es" and not base.endswith(("s", "x", "z", "ch", "sh")) or ending == "ing" and word in _NOT_INFLECTED:
+            continue  # ("evening" is no "even"; "meeting" is "meet")
         if len(base) >= 4:
             out.add(base)
         if len(base) >= 5 and base[-1] == base[-2] and ending in ("ed", "ing"):

@@ -59,7 +59,7 @@ def query_terms(query: str) -> list[str]:
                 words.append(piece)
     words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
     foreign = sum(1 for w in words if w in OTHER_LANGUAGES)  # a question in French, Spanish, German, …: their short words
-    other = foreign >= 2 and foreign > sum(1 for w in words if w in STOP_WORDS)  # (more of them than of English's)
+    other = foreign >= 2 and foreign >= sum(1 for w in words if w in STOP_WORDS)  # (as many as English's: German's "was", "am")
     content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)]
     return (content or words)[:MAX_TERMS]  # (a pair of hiragana: "リヨン事務所の家賃はいくらですか？" had found "はい、お願いします。")
 
