@@ -22,15 +22,17 @@ from .common import EXIT_PARTIAL, add_command, emit, open_memory, progress
 def register(sub: Any) -> None:
     from ..importers import FORMATS
 
-    p = add_command(sub, "import", import_, "Import transcript files (messages JSONL, OpenAI, Claude Code, Codex, LoCoMo, "
-                    "LongMemEval) or a Palimpsest export; plain or gzipped. A folder is walked for .jsonl/.json files.")
+    p = add_command(sub, "import", import_, "Import transcript files (messages JSONL, OpenAI, Claude Code, Codex, qwen-code, "
+                    "ChatGPT's conversations.json, LoCoMo, LongMemEval) or a Palimpsest export; plain or gzipped. A folder is "
+                    "walked for .jsonl/.json files.")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--format", choices=("auto", *FORMATS), default="auto", help="default: tell from the content")
-    p.add_argument("--session", help="put every message in this session (messages, openai, claude-code, codex)")
+    p.add_argument("--session", help="put every message in this session (messages, openai, claude-code, codex, chatgpt)")
     p.add_argument("--agent", help="set the agent of the imported sessions")
     derive.add_flag(p)
 
-    p = add_command(sub, "export", export, "Write every session and journal event as JSONL (re-importable with `palimpsest import`).")
+    p = add_command(sub, "export", export, "Write every session and journal event as JSONL (re-importable with `palimpsest import`); a name "
+                    "ending .gz writes gzip.")
     p.add_argument("file", nargs="?", default="-", help="output path (an existing folder: a new "
                    "palimpsest-export-<time>.jsonl in it), or '-' for stdout")
 
