@@ -225,9 +225,10 @@ def test_facts_restore_of_no_snapshot_is_a_clear_error(capsys: pytest.CaptureFix
     assert code == 2 and "not a facts snapshot" in json.loads(err)["error"]["message"]
 
 
-def test_sessions_lists_their_titles(capsys: pytest.CaptureFixture[str], home: str) -> None:
+def test_sessions_lists_their_titles(capsys: pytest.CaptureFixture[str], home: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by an importer of a year of chats: 34 sessions named chatgpt-<uuid>, and no title in the list."""
     fixture = Path(__file__).parent / "fixtures" / "chatgpt_conversations.json"
     assert run(capsys, "--home", home, "import", str(fixture), "--no-derive")[0] == 0
+    monkeypatch.setenv("COLUMNS", "200")  # (at 80 columns a title folds over two lines)
     code, out, _ = run(capsys, "--home", home, "sessions")
     assert code == 0 and "title" in out and "Sourdough starter names" in out and "Roggenbrot" in out
