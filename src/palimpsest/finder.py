@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput
 from .kernel import Kernel
-from .records import Hit, Message, clock_of, iso, parse_time, utcnow
+from .records import Hit, Message, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
 from .search.floor import names_any
 from .search.query import check_page, check_query
-from .search.timeframe import EARLIEST, LATEST, period_only
+from .search.timeframe import EARLIEST, LATEST
 from .store import Filters
 
 if TYPE_CHECKING:
@@ -116,19 +116,18 @@ class Finder:
             result.facts = self._heard_in_scope(search, f, limit) if f.agent or f.channel or f.tag else search(limit)
             result.facts = _as_messages_found(result, result.facts)
         if not f.role:  # (summaries are said by no one role)
-            result.summaries = [s for s in self._summary_hits(query, self._in_period(query, f, now), limit, now, qvec)
+            result.summaries = [s for s in self._summary_hits(query, self._in_period(result, f), limit, now, qvec)
                                 if names_any(result.unknown, s["content"])]
         if f.session or f.agent:  # document vaults attached to them
             result.documents = self._vaults().search(query, session=f.session, agent=f.agent, limit=limit, query_vector=qvec).hits
         return result
 
-    def _in_period(self, query: str, f: Filters, now: Any) -> Filters:
-        """`f`, narrowed to the days a query asks about when it asks about nothing but a time, on the reader's calendar
-        ("What did I ask about in July 2024?": a summary of February is no answer, whatever its words say — its lines'
-        stamps had matched "2024", and it led the block above July's turns: found by a user with a year of chats)."""
-        zone = self.kernel.settings.zone
-        moment = parse_time(now, "now") if now is not None else utcnow()
-        period = period_only(query, clock_of(now, moment, zone))
+    def _in_period(self, result: SearchResult, f: Filters) -> Filters:
+        """`f`, narrowed to the days the messages' search read a query asking about nothing but a time to ask about
+        (`SearchResult.period`), on the reader's calendar ("What did I ask about in July 2024?": a summary of February is
+        no answer, whatever its words say — its lines' stamps had matched "2024", and it led the block above July's
+        turns: found by a user with a year of chats)."""
+        zone, period = self.kernel.settings.zone, result.period
         if period is None:
             return f
         since = iso(datetime.combine(period.first, dtime.min).replace(tzinfo=zone).astimezone(UTC)) if period.first > EARLIEST else None

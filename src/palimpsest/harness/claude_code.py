@@ -33,7 +33,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, learn_session, source_record, text_of, time_or
+from ..records import text_of
+from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, learn_session, source_record, time_or
 
 FORMAT = "claude-code"
 RECORD_TYPES = {"user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation"}

@@ -39,7 +39,8 @@ import json
 import re
 from typing import Any
 
-from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, parse_args, source_record, text_of, time_or
+from ..records import text_of
+from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, parse_args, source_record, time_or
 
 FORMAT = "codex"
 ENVELOPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import parse_time, text_of  # noqa: F401 (the harnesses' readers import it from here)
+from ..records import parse_time
 
 BOILERPLATE_IMPORTANCE = 0.1
 LONE_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInput
-from .common import parse_args, text_of
+from ..records import text_of
+from .common import parse_args
 
 
 def openai_message(rec: dict[str, Any], tools: dict[str, str]) -> list[dict[str, Any]]:

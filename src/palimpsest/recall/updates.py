@@ -42,6 +42,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 
+from .. import when
 from ..facts.echoes import FUNCTION_WORDS
 from ..facts.slots import SERIES
 from ..search.floor import beyond_model
@@ -167,23 +168,24 @@ def said(item: RecallItem) -> _Said:
                  frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds)
 
 
-_MONTHS = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
-           r"nov(?:ember)?|dec(?:ember)?)\.?")
 _KINDS = (
     ("clock", re.compile(r"\b\d{1,2}(?::\d\d)?\s*[ap]\.?m\b\.?|\b\d{1,2}:\d\d\b", re.IGNORECASE)),
-    ("day", re.compile(rf"\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTHS}(?!\w)",
-                       re.IGNORECASE)),
     ("label", SERIES),  # one of a series ("book 1", "Chapter 4", "room 2"): `slots.SERIES`
 )
+_DAYS = frozenset(["day_month", "month_day"])  # `when`'s readings of a day of a month ("mar 12", "April 9")
 
 
 def _kinds(text: str) -> dict[str, str]:
     """The numbers of `text` that are no count, by their kind: a time of day ("10:30am"), a day of a month ("mar 12",
-    "April 9"), one of a series ("book 1"). Two values of one quantity are of one kind: "booked … mar 12 10:30am bc of the
-    bp" had been marked an earlier value of "bp 138/84 today", and "New title for book 1" of "revealed in book 2"."""
+    "April 9", as `when` reads one), one of a series ("book 1"). Two values of one quantity are of one kind: "booked …
+    mar 12 10:30am bc of the bp" had been marked an earlier value of "bp 138/84 today", and "New title for book 1" of
+    "revealed in book 2"."""
     from ..facts.curator import tokens
 
     kinds: dict[str, str] = {}
+    days = [span.text for span in when.resolve(text, when.ANY_DAY) if span.kind in _DAYS]
+    for w in (w for day in days for w in tokens(day, spans=False) if w[0].isdigit()):
+        kinds.setdefault(_value(w), "day")
     for kind, pattern in _KINDS:
         for m in pattern.finditer(text):
             for w in tokens(m.group(), spans=False):

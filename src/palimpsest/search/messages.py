@@ -49,6 +49,7 @@ class SearchResult:
     answer: dict[str, Any] | None = None  # with synthesize=True
     documents: list[Any] = field(default_factory=list)  # ChunkHit of vaults attached to the session or agent
     unknown: list[str] = field(default_factory=list)  # names the query asks about that no message speaks of (the floor's)
+    period: Window | None = None  # the days a query asking about nothing but a time asks about (`mode` "period")
 
     def to_dict(self) -> dict[str, Any]:
         extra = {"answer": self.answer} if self.answer is not None else {}
@@ -267,7 +268,7 @@ class MessageSearch:
         if more:  # (the first ten of the month had been shown as if they were all: the interview on the 28th cut)
             note += f" ({len(hits)}{'+' if len(read) >= depth else ''} found; {min(limit, len(hits))} shown, spread over the time asked: " \
                     "ask with a larger limit or a narrower time for the others)"
-        return SearchResult(_spread(hits, limit), mode="period", notes=[note if hits else f"{note}: none stored"])
+        return SearchResult(_spread(hits, limit), mode="period", notes=[note if hits else f"{note}: none stored"], period=window)
 
     def _naming(self, window: Window, f: Filters, depth: int) -> list[Message]:
         """Messages said before a window of at most a month that name one of its days (the words the indexer

@@ -22,16 +22,18 @@ STOP_WORDS = frozenset(
 )
 
 
+# German's question words, auxiliaries and particles that are no English words (one list: `floor.GERMAN` reads them too)
+GERMAN_MORE = frozenset("""welche welcher welches welchen wann warum haben hatte wurde werden wird kann können muss soll uns unser
+    unsere unseren unserem euch ihre ihren schon erst nach seit dass weil wenn dann nur sehr mehr zum zur vom beim doch nochmal
+    kein keine wieder heute gestern bitte danke sich""".split())  # noqa: SIM905 (a list of words)
+
 # the short words of other languages the local model was not trained on (English ones left out): a message made of
 # them is one whose cosine with an English question says little ("Meine Kollegin Sabine arbeitet jetzt bei Bosch")
-OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr mit auf für bei jetzt ein eine einen zu von im
+OTHER_LANGUAGES = (frozenset("""der die das und ist nicht ich du er sie wir ihr mit auf für bei jetzt ein eine einen zu von im
     am den dem des auch noch aber oder wie wo wer meine mein sind habe hat le la les et est une un des du je tu il elle nous vous
     avec pour dans chez pas que qui où mais ou ma mon mes ce cette el los las y es una del en con por para pero yo él ella mi mis
     ahora está son lo de se al gli è di che non ma io lui lei mio mia os é um em não eu ele meu minha het een niet ik jij hij zij wij
     op voor nu van och att är jag hon han vi med på för inte
-    welche welcher welches welchen wann warum haben hatte wurde werden wird kann können muss soll uns unser unsere unseren
-    unserem euch ihre ihren schon erst nach seit dass weil wenn dann nur sehr mehr zum zur vom beim doch nochmal kein
-    keine wieder heute gestern bitte danke sich
     qué cuál cuáles cuándo dónde cómo quién cuánto cuánta cuántos cuántas nos nuestro nuestra nuestros nuestras vamos hemos
     tenemos tiene tengo muy más también porque cuando donde como entre hasta desde este esta estos estas eso esto fue ser
     estar estamos unos unas aquí hoy ayer mañana
@@ -39,7 +41,7 @@ OTHER_LANGUAGES = frozenset("""der die das und ist nicht ich du er sie wir ihr m
     était sommes ces ça déjà hier demain
     quale quando perché abbiamo nostro nostra sono siamo anche delle degli sul sulla oggi ieri domani
     você nós nosso nossa temos também onde qual muito já hoje ontem amanhã
-    waar wanneer hebben heeft onze ons ook maar zijn wordt naar""".split()) - STOP_WORDS  # noqa: SIM905
+    waar wanneer hebben heeft onze ons ook maar zijn wordt naar""".split()) | GERMAN_MORE) - STOP_WORDS  # noqa: SIM905
 # (English words and names stay out: "sin", "ya", "hay", "sus", "come", "dove", "also", "per", "plus", "ab", "comment",
 # "encore", "aux", "sur", "su", "les", "seine", "della", "nella", "hoe" — found in review: a German message
 # had read as English, its "am 28.6." a value, and a Spanish question's "nos" and "hemos" had matched every message)

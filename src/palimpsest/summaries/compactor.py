@@ -233,9 +233,8 @@ class Compactor:
         self.part.decisions.record(SYSTEM_SESSION, "put", {"summary": s.to_dict(), "supersedes": supersedes}, subject=s.id,
                                    key=s.id, content=f"{DEPTHS[s.depth]} {s.id}", created_at=s.created_at)
         self.store.put_summary(s, supersedes)
-        self.store.enqueue(self.part.on_summary(s))  # tags proposed and the wiki mined per leaf (set by Memory)
         self.written[DEPTHS[s.depth]] += 1
-        self.part.embed([s])
+        self.part.stored(s)  # tags proposed and the wiki mined per leaf (set by Memory), its vector
         return s
 
 

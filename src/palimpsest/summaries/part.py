@@ -139,14 +139,18 @@ class Summaries:
             summary = Summary.from_dict(d.change["summary"])
             try:
                 if self.store.put_summary(summary, d.change.get("supersedes")):
-                    self.store.enqueue(self.on_summary(summary))  # what the compactor does after a put: tags, the wiki
-                    self.embed([summary])
+                    self.stored(summary)
                     done += 1
             except (Conflict, NotFound) as exc:
                 self.decisions.reject(SYSTEM_SESSION, d.key, exc)
         if done:
             log.info("%d summaries journaled but not stored (a worker killed between the two): stored now", done)
         return done
+
+    def stored(self, summary: Summary) -> None:
+        """What follows a summary's row: its jobs (tags proposed, the wiki mined) and its vector."""
+        self.store.enqueue(self.on_summary(summary))
+        self.embed([summary])
 
     def embed(self, found: list[Summary]) -> int:
         """Vectors for summaries, best effort (a summary without one is still found by keyword)."""
