@@ -35,8 +35,7 @@ def test_closing_the_memory_inside_the_block_stops_its_background(home: Path, st
         memory.append("chat", "user", "hello")
         memory.close()
         assert stop.is_set()
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(t.name == "palimpsest-background" for t in threading.enumerate()):
-            time.sleep(0.1)
-        assert not any(t.name == "palimpsest-background" for t in threading.enumerate())
+        # and its threads have ended when `close` returns: one still inside a statement when the store closed took a
+        # test worker down (no traceback)
+        assert not [t.name for t in threading.enumerate() if t.name in ("palimpsest-background", "palimpsest-embed", "palimpsest-jobs")]
     assert memory.stopping == []

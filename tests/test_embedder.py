@@ -47,3 +47,30 @@ def test_settle_waits_for_a_model_call_in_flight() -> None:
     threading.Thread(target=lambda: embed._bounded(slow, ["x"], 10.0), daemon=True).start()
     assert started.wait(5)
     assert embed.settle(5) and ended.is_set()
+
+
+def test_a_model_thread_ends_when_idle_and_the_next_call_starts_another(monkeypatch: object) -> None:
+    """One thread per embedder and lane had stayed, idle, for every `Memory` a program opened and closed (found reading
+    which threads outlive a closed memory)."""
+    import threading
+    import time
+
+    from palimpsest import embed
+
+    monkeypatch.setattr(embed, "IDLE_SECONDS", 0.1)  # type: ignore[attr-defined]
+
+    def model(texts: list[str]) -> np.ndarray:
+        return np.ones((len(texts), 2), dtype=np.float32)
+
+    def threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "palimpsest-model-idle-test"]
+
+    assert embed._bounded(model, ["x"], 5.0, lane="idle-test").shape == (1, 2)
+    assert threads()
+    deadline = time.monotonic() + 10
+    while threads() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not threads()
+    for _ in range(50):  # calls racing the idle thread's end are each answered
+        assert embed._bounded(model, ["y"], 5.0, lane="idle-test").shape == (1, 2)
+        time.sleep(0.002 * (_ % 5))

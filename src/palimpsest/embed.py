@@ -75,11 +75,15 @@ class Embedder(ABC):
         return out
 
 
+IDLE_SECONDS = 30.0  # a model's thread idle this long ends
+
+
 class _Runner:
     """One daemon thread that runs bounded calls: starting a thread per call cost ~8 ms on a
     busy machine, and a daemon thread never holds up interpreter exit if a model hangs."""
 
-    def __init__(self) -> None:
+    def __init__(self, lane: str) -> None:
+        self.lane = lane
         self._jobs: queue.SimpleQueue[tuple[Any, list[str], Future[Any]]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -87,17 +91,24 @@ class _Runner:
         self.idle.set()
 
     def submit(self, fn: Any, texts: list[str]) -> Future[Any]:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._loop, daemon=True, name="palimpsest-embed")
-                self._thread.start()
         done: Future[Any] = Future()
-        self._jobs.put((fn, texts, done))
+        with self._lock:  # the call is queued under the lock its thread ends under: never left with no thread
+            self._jobs.put((fn, texts, done))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, daemon=True, name=f"palimpsest-model-{self.lane}")
+                self._thread.start()
         return done
 
     def _loop(self) -> None:
         while True:
-            fn, texts, done = self._jobs.get()
+            try:
+                fn, texts, done = self._jobs.get(timeout=IDLE_SECONDS)
+            except queue.Empty:  # idle: the thread ends (one per embedder and lane had stayed for every `Memory` a
+                with self._lock:  # program had opened and closed); the next call starts another
+                    if self._jobs.empty():
+                        self._thread = None
+                        return
+                continue
             if not done.set_running_or_notify_cancel():
                 continue
             self.idle.clear()
@@ -122,7 +133,7 @@ _RUNNERS: dict[tuple[int, str], _Runner] = {}
 
 def _bounded(fn: Any, texts: list[str], timeout: float, lane: str = "bulk") -> np.ndarray:
     owner = id(getattr(fn, "__self__", fn))
-    runner = _RUNNERS.setdefault((owner, lane), _Runner())
+    runner = _RUNNERS.setdefault((owner, lane), _Runner(lane))
     future = runner.submit(fn, texts)
     try:
         return future.result(timeout)

@@ -91,7 +91,8 @@ class Memory:
         self.writer = Writer(self.journal, self.store, self.indexer, settings.zone)
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
-        self.stopping: list[threading.Event] = []  # set by `close`: the background loops running on this memory
+        # the background loops running on this memory (`service.background`): `close` stops them and waits for them
+        self.stopping: list[tuple[threading.Event, threading.Thread]] = []
 
     @property
     def store_fingerprint(self) -> str:
@@ -142,8 +143,11 @@ class Memory:
         """Flush the access counts and close the store; every call after this raises `Closed`
         (a write is refused before its journal line)."""
         self.journal.closed = self.kernel.decisions.journal.closed = True
-        for stop in self.stopping:  # a `background` still running stops (its threads had gone on, warning "store was closed")
+        for stop, _ in self.stopping:  # a `background` still running stops (its threads had gone on, warning "store was closed")
             stop.set()
+        for _, thread in self.stopping:  # and ends before the store closes: its statement in flight on a closed SQLite
+            if thread is not threading.current_thread():  # connection took the process down (a test worker, no traceback)
+                thread.join(timeout=60)
         try:
             self.accesses.flush()
         finally:

@@ -107,15 +107,15 @@ def background(memory: Memory, interval: float = 2.0) -> Iterator[threading.Even
             ...
     """
     stop = threading.Event()
-    memory.stopping.append(stop)  # `memory.close()` inside the block stops it too
     thread = threading.Thread(target=run_background, args=(memory, stop, interval), name="palimpsest-background", daemon=True)
+    memory.stopping.append((stop, thread))  # `memory.close()` inside the block stops it too, and waits for it
     thread.start()
     try:
         yield stop
     finally:
         stop.set()
         thread.join(timeout=60)
-        memory.stopping.remove(stop)
+        memory.stopping.remove((stop, thread))
 
 
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False,

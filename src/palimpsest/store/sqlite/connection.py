@@ -212,8 +212,9 @@ class SQLiteConnection(SQLBackend):
             yield Runner(conn, DIALECT)
 
     def close(self) -> None:
-        self.closed = True
-        self._writer.close()
+        with self._write_lock:  # a write in flight on another thread ends first (closing under it can crash the process)
+            self.closed = True
+            self._writer.close()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()
