@@ -24,6 +24,12 @@ Compatibility forms are other words to both tokenizers: "ＡＰＩ" typed with a
 method, "ﬁnancial" with its ligature, "Mül\u200bler" split by a zero-width space were found by
 no query. `folded(text)` is the form a query is read in (NFKC, invisible format marks dropped);
 `folded_words(text)` the words that form adds to the keyword-only context.
+
+A terminal's colour and cursor codes glue to the words they paint: "\x1b[31mERROR\x1b[0m" is
+the token "31merror" to both tokenizers, and a red ERROR in a pasted build log was found by
+no query. `painted_words(text)` gives the words as the terminal showed them, for the same
+keyword-only context; `unpainted(text)` is the text without the codes (the vector text, a
+tool call's summary).
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ RUN = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}ー]+")
 TOKEN = regex.compile(r"\w+")
 EMOJI = regex.compile(r"[\p{Extended_Pictographic}\p{Regional_Indicator}]")
 INVISIBLE = regex.compile(r"[\u00ad\u200b-\u200d\u2060\ufeff]")  # soft hyphen, zero-width space and joiners, word joiner
+# a terminal's colour and cursor codes (CSI "\x1b[33m", OSC "\x1b]0;title\x07", the rest: "\x1b(B", "\x1b7")
+TERMINAL_CODES = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
 
 
 def bigrams(run: str) -> list[str]:
@@ -143,7 +151,23 @@ def keyword_words(text: str) -> str:
     """What the keyword index should hold of `text` beside its own words: its words in
     compatibility forms as a query reads them, spelled without ß, ø, ł, æ …, the bigrams of its
     spaceless-script runs, its emoji by name ("" for most text)."""
-    if not text or text.isascii():
+    if not text:
         return ""
-    return " ".join(part for part in (folded_words(text), spelled_words(folded(text)), cjk_words(folded(text)), emoji_words(text))
-                    if part)
+    if text.isascii():
+        return painted_words(text)
+    return " ".join(part for part in (folded_words(text), spelled_words(folded(text)), cjk_words(folded(text)), emoji_words(text),
+                                      painted_words(text)) if part)
+
+
+def unpainted(text: str) -> str:
+    """`text` without a terminal's colour and cursor codes."""
+    return TERMINAL_CODES.sub("", text) if "\x1b" in text else text
+
+
+def painted_words(text: str) -> str:
+    """The words a terminal's codes glued to others, as the terminal showed them ("31mERROR" → "ERROR"); "" when the
+    text has no codes."""
+    if "\x1b" not in text:
+        return ""
+    own = set(TOKEN.findall(text))
+    return " ".join(dict.fromkeys(w for w in TOKEN.findall(TERMINAL_CODES.sub(" ", text)) if w not in own))

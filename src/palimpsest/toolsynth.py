@@ -30,6 +30,7 @@ from .jobs import embed_jobs, last_attempt
 from .kernel import Kernel
 from .records import Message
 from .search.query import STOP_WORDS
+from .segment import unpainted
 from .store import Job, NewJob
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,9 @@ def template(m: Message) -> str:
         shown = ""
     text = f"Called {m.tool_name}" + (f" with {shown}" if shown else "")
     failed = bool((m.metadata or {}).get("is_error"))
-    lines = [line.strip() for line in _ANSI.sub("", m.tool_result or "").splitlines() if any(c.isalnum() for c in line)]
+    # a terminal's codes ("\x1b[33mWARN\x1b[0m") say how a line was painted, not what it says (they were shown as
+    # "\x1b[33m" in the recall block: found by a Claude Code user)
+    lines = [line.strip() for line in unpainted(m.tool_result or "").splitlines() if any(c.isalnum() for c in line)]
     if lines:
         said = _telling(lines)
         text += ("; it failed with " if failed else "; it returned ") + " … ".join(repr(_short(line)) for line in said)
@@ -85,9 +88,6 @@ def template(m: Message) -> str:
     return text + "."
 
 
-# a terminal's colour and cursor codes ("\x1b[33mWARN\x1b[0m"): how a line was painted, not what it says (they were shown
-# as "\x1b[33m" in the recall block: found by a Claude Code user)
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FAILURE = re.compile(r"\b(?:error|exception|fail(?:ed|ure|s)?|fatal|denied|not found|no such|cannot|can't|panic|abort(?:ed)?|"
                       r"traceback|segmentation fault|exit (?:code|status) [1-9])\b"
                       r"|\b[A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b(?::|$)", re.IGNORECASE)  # "ModuleNotFoundError: …"

@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
-from ..segment import keyword_words
+from ..segment import keyword_words, painted_words
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -235,6 +235,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
     # past the cap, what stands out in the middle and the last lines stay searchable by keywords
     tail = " ".join(_past_cap(full, capped, cap) for full, capped in ((content, capped_content), (result, capped_result))
                     if full is not None and capped is not None and capped is not full)
+    tail = f"{tail} {painted_words(capped_result)}".strip() if capped_result else tail  # (the content's: `keyword_words`)
     return Message(
         id=event.id, session=event.session, role=event.role, content=capped_content, created_at=event.created_at,
         type=event.type, tool_name=event.tool_name, tool_args=event.tool_args, tool_result=capped_result,

@@ -23,7 +23,7 @@ from ..embed import Embedding
 from ..errors import Closed, InvalidInput, PalimpsestError
 from ..ingest.indexer import split_context
 from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
-from ..segment import fold
+from ..segment import fold, unpainted
 from ..store import Filters, Store
 from .conversation import answers, conversation_rerank, session_boost
 from .diversity import diversify
@@ -75,9 +75,10 @@ def temporal_score(m: Message, now_days: float, w: Weights) -> float:
 
 def embedding_text(m: Message) -> str:
     """What a message's vector stands for: its text, and for tool calls the call and output head."""
-    text = f"{m.speaker}: {m.content}" if m.speaker and m.content else m.content
+    content = m.content and unpainted(m.content)  # (a terminal's colour codes are no words)
+    text = f"{m.speaker}: {content}" if m.speaker and content else content
     if m.tool_name or m.tool_result:
-        text = f"{text}\n[{m.tool_name or 'tool'}] {(m.tool_result or '')[:2000]}".strip()
+        text = f"{text}\n[{m.tool_name or 'tool'}] {unpainted(m.tool_result or '')[:2000]}".strip()
     context = split_context(m.context)[0] if m.context else ""  # the resolved dates are for keywords only
     if context:
         text = f"{text}\n({context[:400]})"
