@@ -686,7 +686,8 @@ def test_the_distill_prompt_knows_the_fact_a_change_replaces(home: Path) -> None
     with Memory(home, settings=Settings.load(env={}, embedder="none")) as memory:
         fact = memory.facts.write("I live in Berlin and work on the Orion project.")
         memory.facts.write("The Orion project uses PostgreSQL.")
-        known = memory.distiller._known_facts("Actually I moved to Lisbon now.")
+        said = memory.append("s", "user", "Actually I moved to Lisbon now.")["id"]
+        known = memory.distiller._known_facts("Actually I moved to Lisbon now.", said)
         assert any(fact.id in line for line in known)
 
 
@@ -936,3 +937,43 @@ def test_a_correction_under_a_label_of_its_own_supersedes(memory: Memory) -> Non
                             ("user", "thanks")])
     memory.worker(tasks=["distill"]).drain()
     assert [f.text for f in memory.facts.query()] == ["We use bun now instead of pnpm."]
+
+
+def test_a_model_sees_and_ends_only_the_facts_of_the_turns_owner(home: Path, fake: FakeOpenAI) -> None:
+    """Found by a bot builder serving several end users, one channel each: Carol's distill prompt listed Dave's phone
+    number (and every other user's address and order number) as known facts, and the model's correction naming it
+    retired Dave's number: his recall was empty."""
+    with llm_memory(home, fake) as memory:
+        fake.push(Reply.json({"summary": "The user gave a phone number.", "corrections": [], "tasks": [], "facts": [
+            {"text": "My phone number is +44 7700 900123.", "kind": "fact", "entities": [], "valid_from": None}]}))
+        _turns(memory, "dave-1", [("user", "My phone number is +44 7700 900123."), ("assistant", "Saved."), ("user", "Thanks.")],
+               channel="dave")
+        memory.worker(tasks=["distill"]).drain()
+        (dave,) = memory.facts.query()
+        fake.push(Reply.json({"summary": "The user changed a phone number.", "tasks": [], "facts": [], "corrections": [
+            {"text": "My phone number is +33 6 12 34 56 78.", "replaces": dave.id}]}))
+        _turns(memory, "carol-1", [("user", "Actually my phone number is +33 6 12 34 56 78."), ("assistant", "Updated."),
+                                   ("user", "Thanks.")], channel="carol")
+        memory.worker(tasks=["distill"]).drain()
+        carols = fake.requests[-1]["messages"][1]["content"]
+        assert "Actually my phone number is +33" in carols and "7700 900123" not in carols and dave.id not in carols
+        assert memory.facts.get(dave.id).status == "current"
+        assert {f.text for f in memory.facts.query()} == {"My phone number is +44 7700 900123.", "My phone number is +33 6 12 34 56 78."}
+
+
+def test_a_model_still_sees_and_corrects_the_owners_own_fact(home: Path, fake: FakeOpenAI) -> None:
+    with llm_memory(home, fake) as memory:
+        fake.push(Reply.json({"summary": "The user gave a phone number.", "corrections": [], "tasks": [], "facts": [
+            {"text": "My phone number is +44 7700 900123.", "kind": "fact", "entities": [], "valid_from": None}]}))
+        _turns(memory, "dave-1", [("user", "My phone number is +44 7700 900123."), ("assistant", "Saved."), ("user", "Thanks.")],
+               channel="dave")
+        memory.worker(tasks=["distill"]).drain()
+        (old,) = memory.facts.query()
+        fake.push(Reply.json({"summary": "The user changed a phone number.", "tasks": [], "facts": [], "corrections": [
+            {"text": "My phone number is +44 7700 900999.", "replaces": old.id}]}))
+        _turns(memory, "dave-2", [("user", "Actually my phone number is +44 7700 900999 now."), ("assistant", "Updated."),
+                                  ("user", "Thanks.")], channel="dave")
+        memory.worker(tasks=["distill"]).drain()
+        assert old.id in fake.requests[-1]["messages"][1]["content"]
+        assert memory.facts.get(old.id).status == "superseded"
+        assert [f.text for f in memory.facts.query()] == ["My phone number is +44 7700 900999."]

@@ -360,7 +360,8 @@ class Distiller:
         agent = info.agent if info else None
         limit = self.kernel.settings.summary_leaf_tokens * 4  # reached only by a message over the whole budget
         lines = [message_line(i + 1, m, agent, limit) for i, m in enumerate(messages)]
-        known = self._known_facts(" ".join(m.content for m in messages if m.role == "user")[:2000])
+        said = " ".join(m.content for m in messages if m.role == "user")[:2000]
+        known = self._known_facts(said, next((m.id for m in messages if m.role == "user"), messages[0].id))
         head = f"Session {session}" + (f", agent {agent}" if agent else "") + f", {len(messages)} messages, now {minute(messages[-1].created_at)}."
         parts = [head]
         if known:
@@ -368,7 +369,9 @@ class Distiller:
         parts.append("Turn:\n" + "\n".join(lines))
         return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
 
-    def _known_facts(self, text: str) -> list[str]:
+    def _known_facts(self, text: str, source: str) -> list[str]:
+        """The facts a turn may speak of (by its words and its slots' words), its owner's only (`Curator.owned`), one
+        per line with their ids: what a model's correction can name."""
         if not text.strip():
             return []
         from .facts.curator import slot_terms
@@ -384,8 +387,9 @@ class Distiller:
         except Exception as exc:
             log.warning("no known facts for the distill prompt: %s", exc)
             return []
+        facts = self.facts.curator.owned(text, source, [h.fact for h in hits])
         # each on one line, as a message is: a fact's line break had opened a second "Turn:" with a forged message line
-        return [f"[{h.fact.id} {minute(h.fact.valid_from)}] {' '.join(h.fact.text.split())}" for h in hits]
+        return [f"[{f.id} {minute(f.valid_from)}] {' '.join(f.text.split())}" for f in facts]
 
 
 # words of a statement about its speaker that no turn needs to say ("The user prefers …")

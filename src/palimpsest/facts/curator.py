@@ -899,6 +899,12 @@ class Curator:
 
         return [f for f in views if not apart(heard[f.id])]
 
+    def owned(self, text: str, source: str, facts: list[Fact]) -> list[Fact]:
+        """Of `facts`, those `text`, heard in message `source`, may speak of: not another channel's, user's or project's
+        (`_same_owner`). The distiller shows a model only these: it had shown one end user's phone number, address and
+        order number in another's prompt, and the model's correction naming one retired it (found by a bot builder)."""
+        return self._same_owner(Candidate(text=text, source=source), facts)
+
     def _marks(self, events: list[str]) -> dict[str, dict[str, set[str]]]:
         """Per message id, the owner marks of its session (`Facts.owners`): {"channel": {...}, "user": {...}, …}."""
         store, owners = self.facts.store, self.facts.owners
@@ -1101,10 +1107,14 @@ class Curator:
         the fact must be one the gate reads as this slot or a change of it — a cosine of 0.5, or
         even 0.7, is any chat on one topic."""
         try:
-            return self.facts.get(corrects)  # type: ignore[no-any-return]
+            fact = self.facts.get(corrects)
         except (NotFound, InvalidInput):
             if _FACT_ID.fullmatch(corrects.strip()):
                 return None  # an id no fact has (a typo, a model's invention) names no text to look for
+        else:
+            # another owner's fact is none of this statement's to end, named or not (a model's correction of Carol's
+            # turn named Dave's phone number, shown to it by another user's turn, and retired it: found by a bot builder)
+            return fact if self._same_owner(c, [fact], named=True) else None  # type: ignore[no-any-return]
         probe = Candidate(text=corrects, vault=c.vault, source=c.source, metadata=c.metadata)
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe, named=True)

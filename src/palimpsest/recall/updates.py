@@ -45,7 +45,7 @@ from functools import cache
 from .. import when
 from ..facts.echoes import FUNCTION_WORDS
 from ..facts.slots import SERIES
-from ..search.floor import beyond_model
+from ..search.query import OTHER_LANGUAGES, elided
 from .block import LINE_TOKENS, RecallItem
 
 # a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
@@ -83,6 +83,16 @@ _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already"
 # of "feature freeze from April 11" (the words beside the day still say what happens on it: "launch March 14" / "April 11")
 _NOT_UNITS |= set("""january february march april may june july august september october november december jan feb mar apr
     jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday""".split())  # noqa: SIM905 (a list of words)
+
+
+@cache
+def _not_units() -> frozenset[str]:
+    """`_NOT_UNITS` with other languages' little words, as `said` reads them: in Spanish, "de" beside two numbers had been
+    a shared word of the query, and a mother's birthday an earlier value of a training plan (found by a Spanish and
+    German chat's evaluator)."""
+    from ..facts.curator import tokens
+
+    return frozenset(_NOT_UNITS | {w for little in OTHER_LANGUAGES for w in tokens(little.replace("-", " "), spans=False)})
 
 
 _UNDER_WAY = re.compile(r"\b(?:meaning to|get back to|getting back to|halfway through|in the middle of|still (?:working on|reading|"
@@ -150,7 +160,8 @@ def said(item: RecallItem) -> _Said:
     from ..facts.curator import tokens
 
     text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", _NOT_VALUES.sub(" ", _CODE_SPANS.sub(" ", item.text[:TEXT_CHARS]))))
-    words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
+    not_units = _not_units()
+    words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in not_units and not elided(w)[0]]
     units: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}
     for i, w in enumerate(words):
@@ -263,12 +274,10 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     when = bool(_ASKS_WHEN.search(query))
     which = frozenset(m.group(1).lower() for m in _WHICH.finditer(query))
     query_set = {_unit(w) for w in query_words if not w[0].isdigit()}
-    # (the rules read English: in Spanish, "de" beside two numbers was a shared word of the query, and a mother's
-    # birthday was marked an earlier value of a training plan — found by a Spanish and German chat's evaluator)
-    # (nor from a tool's call or output: a test run's "1 failed, 9 passed" and a commit's "2 files changed" were chained
+    # (not from a tool's call or output: a test run's "1 failed, 9 passed" and a commit's "2 files changed" were chained
     # as values of one thing — found by a Claude Code user's evaluation)
     statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document")
-                  and not i.tool and _may_change(i.text) and not beyond_model(i.text)]
+                  and not i.tool and _may_change(i.text)]
     statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query_set]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:

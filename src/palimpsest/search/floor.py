@@ -39,7 +39,7 @@ from ..errors import InvalidInput
 from ..records import Hit
 from ..segment import fold
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
-from .query import GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, query_terms
+from .query import GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, query_terms
 
 # measured on the dev sets (split halves) for the local model; see docs/retrieval.md
 MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
@@ -111,7 +111,7 @@ def query_names(query: str) -> list[str]:
     for word in words:
         if shouted and word.isupper() or german and not word.isupper():
             continue
-        name = POSSESSIVE_RE.sub("", word).strip("'’-").lower()
+        name = POSSESSIVE_RE.sub("", word).strip("'’-").lower().replace("’", "'")
         if name and name not in STOP_WORDS and name not in CALENDAR and name.removesuffix("s") not in CALENDAR and name not in out:
             # ("Mondays" too: as a seed it found every message said on a Monday, by the date in its keyword text)
             out.append(name)
@@ -132,8 +132,8 @@ def beyond_model(text: str) -> bool:
     letters = [ch for ch in text[:2000] if ch.isalpha()]
     if letters and sum(1 for ch in letters if ch > "\u024f") * 2 > len(letters):
         return True
-    words = WORD_RE.findall(text[:2000].lower())
-    other = sum(1 for w in words if w in OTHER_LANGUAGES)
+    words = WORD_RE.findall(text[:2000].lower().replace("’", "'"))
+    other = sum(1 for w in words if w in OTHER_LANGUAGES or elided(w)[0] and (elided(w)[1] in OTHER_LANGUAGES or len(w) > 3))
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
 
 

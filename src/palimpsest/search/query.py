@@ -11,14 +11,20 @@ import re
 from typing import Any
 
 from ..errors import InvalidInput
-from ..segment import emoji_words, folded, has_runs, kana_grammar, pieces
+from ..segment import emoji_words, fold, folded, has_runs, kana_grammar, pieces
 
 WORD_RE = re.compile(r"[\w][\w'’.-]*[\w]|[\w]", re.UNICODE)
 MAX_QUERY_CHARS = 10_000
 MAX_TERMS = 64
 
 STOP_WORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "what's", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "what's", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves",
+     # the other contractions of those words: "I've" mid-question was a name no message spoke of, and the relevance
+     # floor emptied "List every contractor I've hired this year." (found by a new user)
+     "i've", "i'll", "i'd", "you're", "you've", "you'll", "you'd", "he's", "he'd", "he'll", "she's", "she'd", "she'll",
+     "we're", "we've", "we'll", "we'd", "they're", "they've", "they'll", "they'd", "there's", "here's", "who's", "where's",
+     "how's", "when's", "why's", "wasn't", "weren't", "haven't", "hasn't", "hadn't", "won't", "wouldn't", "can't",
+     "couldn't", "shouldn't"]
 )
 
 
@@ -38,7 +44,7 @@ OTHER_LANGUAGES = (frozenset("""der die das und ist nicht ich du er sie wir ihr 
     tenemos tiene tengo muy más también porque cuando donde como entre hasta desde este esta estos estas eso esto fue ser
     estar estamos unos unas aquí hoy ayer mañana
     quel quelle quels quelles quand pourquoi avons avez sont notre votre vos leur leurs aussi très être avoir été
-    était sommes ces ça déjà hier demain
+    était sommes ces ça déjà hier demain à au quoi combien est-ce
     quale quando perché abbiamo nostro nostra sono siamo anche delle degli sul sulla oggi ieri domani
     você nós nosso nossa temos também onde qual muito já hoje ontem amanhã
     waar wanneer hebben heeft onze ons ook maar zijn wordt naar""".split()) | GERMAN_MORE) - STOP_WORDS  # noqa: SIM905
@@ -47,22 +53,39 @@ OTHER_LANGUAGES = (frozenset("""der die das und ist nicht ich du er sie wir ihr 
 # had read as English, its "am 28.6." a value, and a Spanish question's "nos" and "hemos" had matched every message)
 
 
+# French (and Italian) elision: "c'est", "l'amiante", "qu'est-ce", "dell'anno" are two words to a reader, one to the query's
+# word pattern; the elided article or pronoun is no keyword, and it says the question is in that language
+ELISION = re.compile(r"^(?:[cdjlmnst]|qu|dell|nell|all|dall|sull)'(?=[^\W\d_])")
+
+
+def elided(word: str) -> tuple[str, str]:
+    """A lower-cased word as (its elided article or pronoun, the rest): "c'est" → ("c'", "est"), "l'amiante" → ("l'",
+    "amiante"); ("", word) for a word without one."""
+    m = ELISION.match(word)
+    return (word[:m.end()], word[m.end():]) if m else ("", word)
+
+
 def query_terms(query: str) -> list[str]:
     """Words of a query, lower-cased, stop words dropped (unless nothing else is left): English ones, another language's
     short words in a question asked in it, a pair of hiragana; a run of Chinese or Japanese as its character bigrams, as
     the index holds it (`segment`), an emoji by its index name, compatibility forms folded (NFKC)."""
     words: list[str] = []
+    elisions = 0
     for w in WORD_RE.findall(folded(query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
-        w = w.strip("'’.-")
-        if w.endswith(("'s", "’s")) and w.replace("’", "'") not in STOP_WORDS:  # "my sister's dog" asks of "my sister Ana"
+        w = w.strip("'’.-").replace("’", "'")  # (a typographic apostrophe: "I’ll" is "i'll")
+        if w.endswith("'s") and w not in STOP_WORDS:  # "my sister's dog" asks of "my sister Ana"
             w = w[:-2]
+        article, w = elided(w)
+        elisions += bool(article)
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
                 words.append(piece)
     words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
-    foreign = sum(1 for w in words if w in OTHER_LANGUAGES)  # a question in French, Spanish, German, …: their short words
+    foreign = elisions + sum(1 for w in words if w in OTHER_LANGUAGES)  # a question in French, Spanish, German, …: their short words
     other = foreign >= 2 and foreign >= sum(1 for w in words if w in STOP_WORDS)  # (as many as English's: German's "was", "am")
-    content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)]
+    # (an English little word with an accent is one to the keyword index, which drops accents: "à" matched every "a")
+    content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)
+               and not (w.isalpha() and not w.isascii() and fold(w) in STOP_WORDS)]
     return (content or words)[:MAX_TERMS]  # (a pair of hiragana: "リヨン事務所の家賃はいくらですか？" had found "はい、お願いします。")
 
 
