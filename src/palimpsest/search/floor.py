@@ -39,7 +39,7 @@ from ..errors import InvalidInput
 from ..records import Hit
 from ..segment import fold
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
-from .query import GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, query_terms
+from .query import CONTRACTIONS, GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, query_terms
 
 # measured on the dev sets (split halves) for the local model; see docs/retrieval.md
 MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
@@ -112,7 +112,7 @@ def query_names(query: str) -> list[str]:
         if shouted and word.isupper() or german and not word.isupper():
             continue
         name = POSSESSIVE_RE.sub("", word).strip("'’-").lower().replace("’", "'")
-        if name and name not in STOP_WORDS and name not in CALENDAR and name.removesuffix("s") not in CALENDAR and name not in out:
+        if name and name not in STOP_WORDS and name not in CONTRACTIONS and name not in CALENDAR and name.removesuffix("s") not in CALENDAR and name not in out:
             # ("Mondays" too: as a seed it found every message said on a Monday, by the date in its keyword text)
             out.append(name)
     return out

@@ -18,15 +18,16 @@ MAX_QUERY_CHARS = 10_000
 MAX_TERMS = 64
 
 STOP_WORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "what's", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves",
-     # the other contractions of those words: "I've" mid-question was a name no message spoke of, and the relevance
-     # floor emptied "List every contractor I've hired this year." (found by a new user)
-     "i've", "i'll", "i'd", "you're", "you've", "you'll", "you'd", "he's", "he'd", "he'll", "she's", "she'd", "she'll",
-     "we're", "we've", "we'll", "we'd", "they're", "they've", "they'll", "they'd", "there's", "here's", "who's", "where's",
-     "how's", "when's", "why's", "wasn't", "weren't", "haven't", "hasn't", "hadn't", "won't", "wouldn't", "can't",
-     "couldn't", "shouldn't"]
+    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "aren't", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "didn't", "do", "does", "doesn't", "doing", "don't", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "i'm", "if", "in", "into", "is", "isn't", "it", "it's", "its", "itself", "just", "let's", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "that's", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "what's", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"]
 )
 
+
+# the other contractions of the stop words: no keyword of a question, and no name ("I've" mid-question was a name no
+# message spoke of, and the relevance floor emptied "List every contractor I've hired this year.": found by a new user)
+# (not stop words where those read messages: as those, they moved the conversation stages' rankings, none for the better)
+CONTRACTIONS = frozenset("""i've i'll i'd you're you've you'll you'd he's he'd he'll she's she'd she'll we're we've we'll we'd
+    they're they've they'll they'd there's here's who's where's how's when's why's wasn't weren't haven't hasn't hadn't
+    won't wouldn't can't couldn't shouldn't""".split())  # noqa: SIM905 (a list of words)
 
 # German's question words, auxiliaries and particles that are no English words (one list: `floor.GERMAN` reads them too)
 GERMAN_MORE = frozenset("""welche welcher welches welchen wann warum haben hatte wurde werden wird kann können muss soll uns unser
@@ -84,7 +85,7 @@ def query_terms(query: str) -> list[str]:
     foreign = elisions + sum(1 for w in words if w in OTHER_LANGUAGES)  # a question in French, Spanish, German, …: their short words
     other = foreign >= 2 and foreign >= sum(1 for w in words if w in STOP_WORDS)  # (as many as English's: German's "was", "am")
     # (an English little word with an accent is one to the keyword index, which drops accents: "à" matched every "a")
-    content = [w for w in words if w not in STOP_WORDS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)
+    content = [w for w in words if w not in STOP_WORDS and w not in CONTRACTIONS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)
                and not (w.isalpha() and not w.isascii() and fold(w) in STOP_WORDS)]
     return (content or words)[:MAX_TERMS]  # (a pair of hiragana: "リヨン事務所の家賃はいくらですか？" had found "はい、お願いします。")
 
