@@ -1005,3 +1005,24 @@ def test_a_synonym_beside_another_word_is_another_slot(memory: Memory, old: str,
 def test_a_qualifier_beside_a_synonym_is_still_one_slot(a: str, b: str) -> None:
     pa, pb = slots.parse(a), slots.parse(b)
     assert pa is not None and pb is not None and slots.same_attribute(pa, pb)
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a café owner: a day off is no plan called off ("… is off" had retired the barista's role)
+    ("Anna Kowalski is our head barista.", "Anna is off tomorrow.", "new"),
+    ("Anna Kowalski is our head barista.", "Anna is off sick this week, Ben covers.", "new"),
+    ("The Lisbon trip is planned for May.", "The Lisbon trip is off.", "supersede"),
+    # found by a skeptical evaluator: a person's role in a thing is not the thing
+    ("Our office is in the town hall.", "Maria took over as office manager.", "new"),
+    ("The shop opens at 9am.", "Tom took over as shop manager.", "new"),
+    ("Wei is the club secretary.", "Maria took over as club secretary.", "supersede"),
+    # … nor one of a series another of it
+    ("Our first team plays in division 1.", "Our second team plays in division 3.", "related"),
+    ("Our first team plays in division 1.", "Our reserve team plays in division 3.", "related"),
+    ("Our first team plays in division 1.", "Our first team plays in division 2 now.", "supersede"),
+    # found by a bot builder: one place, each said with another detail (the partner's name had been retired)
+    ("I live in Berlin with my partner Sam.", "I live in Berlin near the Tiergarten park.", "related"),
+    ("I live in Berlin with my partner Sam.", "I live in Lisbon now.", "supersede"),
+])
+def test_a_day_off_a_role_one_of_a_series_and_a_detail_are_no_change(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
