@@ -61,9 +61,17 @@ class Embedder(ABC):
         and, with `timeout`, bounded: a hung model raises `EmbedderError` instead of
         blocking its caller (the stuck call is abandoned on a daemon thread). Each `lane`
         has its thread: a query ("query") never waits behind the background's batches
-        ("bulk"), which had made every search of a draining server wait 5 s and give up."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        ("bulk"), which had made every search of a draining server wait 5 s and give up.
+
+        The texts go to the model in calls of at most `CALL_CHARS` characters (`calls`), and `timeout` bounds each
+        call: a job's 64 long messages had been one call, past the 300 s on a loaded machine, and failed on every
+        retry (a new user's). Texts of like length go together, so a call pads little."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for part in calls(texts):
+            out[part] = self._call([texts[i] for i in part], timeout, lane)
+        return out
+
+    def _call(self, texts: list[str], timeout: float | None, lane: str) -> np.ndarray:
         try:
             out = np.asarray(self.embed_batch(texts) if timeout is None else _bounded(self.embed_batch, texts, timeout, lane), dtype=np.float32)
         except EmbedderError:
@@ -75,7 +83,38 @@ class Embedder(ABC):
         return out
 
 
+# One call of the model holds at most this many characters (one longer text is a call of its own): ~20 of the local
+# model's windows, a second or two, and well under `embed_timeout` on a loaded machine (10 windows/s on the shared
+# 2-core one). Every call is bounded by the timeout on its own.
+CALL_CHARS = 16_000
+CALL_TEXTS = 128
+
+
+def calls(texts: list[str]) -> list[list[int]]:
+    """The indexes of `texts` in the calls `Embedder.checked` makes: shortest first, each within `CALL_CHARS`
+    characters and `CALL_TEXTS` texts (at least one text)."""
+    groups: list[list[int]] = []
+    size = 0
+    for i in sorted(range(len(texts)), key=lambda i: len(texts[i])):
+        if not groups or size + len(texts[i]) > CALL_CHARS or len(groups[-1]) >= CALL_TEXTS:
+            groups.append([])
+            size = 0
+        groups[-1].append(i)
+        size += len(texts[i])
+    return groups
+
+
 IDLE_SECONDS = 30.0  # a model's thread idle this long ends
+
+
+class _Call:
+    """One call queued on a lane's thread, and when it started running there (`_bounded` times it from then)."""
+
+    def __init__(self, fn: Any, texts: list[str]) -> None:
+        self.fn, self.texts = fn, texts
+        self.future: Future[Any] = Future()
+        self.started = threading.Event()
+        self.at = 0.0
 
 
 class _Runner:
@@ -84,38 +123,40 @@ class _Runner:
 
     def __init__(self, lane: str) -> None:
         self.lane = lane
-        self._jobs: queue.SimpleQueue[tuple[Any, list[str], Future[Any]]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Call] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.idle = threading.Event()  # no call running (`settle`)
         self.idle.set()
 
-    def submit(self, fn: Any, texts: list[str]) -> Future[Any]:
-        done: Future[Any] = Future()
+    def submit(self, fn: Any, texts: list[str]) -> _Call:
+        call = _Call(fn, texts)
         with self._lock:  # the call is queued under the lock its thread ends under: never left with no thread
-            self._jobs.put((fn, texts, done))
+            self._jobs.put(call)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, daemon=True, name=f"palimpsest-model-{self.lane}")
                 self._thread.start()
-        return done
+        return call
 
     def _loop(self) -> None:
         while True:
             try:
-                fn, texts, done = self._jobs.get(timeout=IDLE_SECONDS)
+                call = self._jobs.get(timeout=IDLE_SECONDS)
             except queue.Empty:  # idle: the thread ends (one per embedder and lane had stayed for every `Memory` a
                 with self._lock:  # program had opened and closed); the next call starts another
                     if self._jobs.empty():
                         self._thread = None
                         return
                 continue
-            if not done.set_running_or_notify_cancel():
+            if not call.future.set_running_or_notify_cancel():
                 continue
             self.idle.clear()
+            call.at = time.monotonic()
+            call.started.set()
             try:
-                done.set_result(fn(texts))
+                call.future.set_result(call.fn(call.texts))
             except BaseException as exc:  # handed to the caller
-                done.set_exception(exc)
+                call.future.set_exception(exc)
             finally:
                 self.idle.set()
 
@@ -132,13 +173,20 @@ _RUNNERS: dict[tuple[int, str], _Runner] = {}
 
 
 def _bounded(fn: Any, texts: list[str], timeout: float, lane: str = "bulk") -> np.ndarray:
+    """`fn(texts)` on the lane's thread, given `timeout` seconds from when it starts running there. The time it waits
+    for the thread is not its own: queued behind an abandoned call (timed out, still running), a job's retry had
+    spent its timeout waiting and timed out in turn, again and again (a new user's, on a loaded machine). That wait
+    has a bound of its own, `timeout` too: a hung model still fails the calls behind it instead of holding them."""
     owner = id(getattr(fn, "__self__", fn))
     runner = _RUNNERS.setdefault((owner, lane), _Runner(lane))
-    future = runner.submit(fn, texts)
+    call = runner.submit(fn, texts)
+    if not call.started.wait(timeout) and call.future.cancel():
+        raise EmbedderError(f"the embedder is still busy with a call that did not answer (waited {timeout:g} s for it)")
+    call.started.wait()  # (not cancelled: it started just now)
     try:
-        return future.result(timeout)
+        return call.future.result(max(0.0, call.at + timeout - time.monotonic()))
     except FutureTimeout:
-        future.cancel()
+        call.future.cancel()
         raise EmbedderError(f"the embedder did not answer within {timeout:g} s") from None
     except EmbedderError:
         raise

@@ -147,7 +147,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("embedder", "local", "PALIMPSEST_EMBEDDER", "Embedding model: local (MiniLM ONNX, shipped), openai (any /v1/embeddings endpoint), none, or hash (tests: no meaning).", _embedder),
     Setting("embed_threads", 2, "PALIMPSEST_EMBED_THREADS", "onnxruntime intra-op threads for the local embedder.", int),
     Setting("embed_cache", "", "PALIMPSEST_EMBED_CACHE", "Embedding cache file shared across memories (default <home>/embed-cache.sqlite; 'off' disables)."),
-    Setting("embed_timeout", 300.0, "PALIMPSEST_EMBED_TIMEOUT", "Seconds an embedding batch may take before the job fails and is retried.", float),
+    Setting("embed_timeout", 300.0, "PALIMPSEST_EMBED_TIMEOUT", "Seconds one call of the embedding model (a batch is cut into calls of at most 16,000 characters) may run before the job fails and is retried.", float),
     Setting("query_embed_timeout", 5.0, "PALIMPSEST_QUERY_EMBED_TIMEOUT", "Seconds a query embedding may take before search goes on keyword-only.", float),
     Setting("embed_url", "", "PALIMPSEST_EMBED_URL", "Base URL of an OpenAI-compatible embeddings endpoint (…/v1)."),
     Setting("embed_model", "", "PALIMPSEST_EMBED_MODEL", "Model name sent to the embeddings endpoint."),
