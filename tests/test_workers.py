@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from palimpsest import Memory, Settings
 from palimpsest.service import run_background
 
@@ -56,6 +58,53 @@ def test_worker_command_runs_the_queue_then_stops_on_sigterm(home: Path, store_u
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def _long_messages(n: int = 64) -> list[dict[str, str]]:
+    """`n` distinct messages of ~8,000 tokens each: one embed job, minutes of the local model on this 2-core machine."""
+    words = ("the", "boiler", "technician", "replaced", "a", "valve", "and", "said", "pressure", "was", "fine", "after",
+             "repair", "cost", "euros")
+    return [{"role": "user" if i % 2 else "assistant",
+             "content": f"message {i}: " + " ".join(words[(i * j * 7 + j) % len(words)] for j in range(8000))} for i in range(n)]
+
+
+@pytest.mark.parametrize("command", ["serve", "worker"])
+def test_sigterm_while_the_local_model_embeds_exits_0_and_leaves_no_job_running(home: Path, store_url: str, tmp_path: Path,
+                                                                               command: str) -> None:
+    """Found by a new user: `serve` told to stop while it embedded long messages logged "stopped", then died inside
+    the ONNX runtime ("terminate called without an active exception", exit 134): its worker's join gave up after 30 s
+    and the interpreter exited while the model ran on its daemon thread; the claimed jobs stayed `running` for their
+    five-minute lease. `worker` waited for the whole job (minutes). Both now stop between the model's calls, hand the
+    job back, and exit 0 once no call runs."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local", embed_cache="off")) as memory:
+        memory.ingest_session("s1", _long_messages())
+        assert _embed_state(memory) == {"queued": 1}
+    env = {**os.environ, "PALIMPSEST_EMBEDDER": "local", "PALIMPSEST_EMBED_CACHE": "off"}
+    args = ["serve", "--port", "0", "--interval", "0.2"] if command == "serve" else ["worker"]
+    with open(tmp_path / "stderr.log", "w+") as err:
+        proc = subprocess.Popen([*_palimpsest(), "--home", str(home), "--store", store_url, *args], stdout=subprocess.PIPE,
+                                stderr=err, env=env, text=True)
+        try:
+            line = proc.stdout.readline() if proc.stdout else ""
+            assert line.startswith(f"Palimpsest {'serving' if command == 'serve' else 'worker'}"), line
+            with Memory(home, store_url, settings=HASH) as memory:
+                deadline = time.monotonic() + 60
+                while "running" not in _embed_state(memory) and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                assert _embed_state(memory) == {"running": 1}
+            time.sleep(3)  # inside the model
+            proc.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            code = proc.wait(timeout=90)
+            err.seek(0)
+            assert code == 0, err.read()[-3000:]
+            assert time.monotonic() - started < 30
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    with Memory(home, store_url, settings=HASH) as memory:
+        assert _embed_state(memory) == {"queued": 1}  # handed back, its attempt returned: the next worker runs it
 
 
 def test_serve_without_worker_indexes_but_leaves_the_jobs(home: Path, store_url: str) -> None:

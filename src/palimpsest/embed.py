@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import EmbedderError, InvalidInput
+from .errors import EmbedderError, Interrupted, InvalidInput
 from .segment import has_runs, pieces
 from .settings import private_file
 
@@ -56,7 +56,8 @@ class Embedder(ABC):
     def embed(self, text: str) -> np.ndarray:
         return self.embed_batch([text])[0]
 
-    def checked(self, texts: list[str], timeout: float | None = None, lane: str = "bulk") -> np.ndarray:
+    def checked(self, texts: list[str], timeout: float | None = None, lane: str = "bulk",
+                stop: threading.Event | None = None) -> np.ndarray:
         """`embed_batch` with its answer verified (a wrong shape is an error, not a vector)
         and, with `timeout`, bounded: a hung model raises `EmbedderError` instead of
         blocking its caller (the stuck call is abandoned on a daemon thread). Each `lane`
@@ -65,9 +66,13 @@ class Embedder(ABC):
 
         The texts go to the model in calls of at most `CALL_CHARS` characters (`calls`), and `timeout` bounds each
         call: a job's 64 long messages had been one call, past the 300 s on a loaded machine, and failed on every
-        retry (a new user's). Texts of like length go together, so a call pads little."""
+        retry (a new user's). Texts of like length go together, so a call pads little. Once `stop` is set no further
+        call starts (`Interrupted`): a stopping server's job ends within one call and goes back to the queue."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for part in calls(texts):
+        parts = calls(texts)
+        for n, part in enumerate(parts):
+            if n and stop is not None and stop.is_set():
+                raise Interrupted(f"stopped between the model's calls ({n} of {len(parts)} made)")
             out[part] = self._call([texts[i] for i in part], timeout, lane)
         return out
 
@@ -342,7 +347,8 @@ class EmbeddingCache:
         self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT, digest BLOB, vector BLOB, PRIMARY KEY (model, digest))")
         self._lock = threading.Lock()
 
-    def embed(self, embedder: Embedder, texts: list[str], timeout: float | None = None, lane: str = "bulk") -> np.ndarray:
+    def embed(self, embedder: Embedder, texts: list[str], timeout: float | None = None, lane: str = "bulk",
+              stop: threading.Event | None = None) -> np.ndarray:
         digests = [hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts]
         out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
         found: dict[bytes, np.ndarray] = {}
@@ -359,7 +365,7 @@ class EmbeddingCache:
         for i in missing:
             unique.setdefault(digests[i], i)
         if unique:
-            vectors = embedder.checked([texts[i] for i in unique.values()], timeout, lane)
+            vectors = embedder.checked([texts[i] for i in unique.values()], timeout, lane, stop)
             with self._lock:
                 self._conn.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
@@ -403,6 +409,9 @@ class Embedding:
         self._model: Embedder | None = None
         self._cache: EmbeddingCache | None = None
         self._lock = threading.Lock()
+        # the stop event of a server's or worker's background (`service`): once it is set, the background's embeddings
+        # ("bulk") start no further call of the model
+        self.stopping: threading.Event | None = None
 
     @property
     def configured(self) -> bool:
@@ -428,7 +437,10 @@ class Embedding:
         model = self.model
         if model is None:
             raise InvalidInput("no embedder configured (PALIMPSEST_EMBEDDER=none)")
-        return self._cache.embed(model, texts, timeout, lane) if self._cache is not None else model.checked(texts, timeout, lane)
+        stop = self.stopping if lane == "bulk" else None
+        if self._cache is not None:
+            return self._cache.embed(model, texts, timeout, lane, stop)
+        return model.checked(texts, timeout, lane, stop)
 
     def query(self, text: str) -> np.ndarray:
         """One query's vector, within the query timeout, on a thread of its own (never behind the background's batches),

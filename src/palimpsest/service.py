@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
+from . import embed
 from .memory import Memory
 
 EMBED_TASK = "embed"  # the task that runs in a lane of its own (`run_background`)
@@ -101,7 +102,8 @@ def background(memory: Memory, interval: float = 2.0) -> Iterator[threading.Even
     """What `palimpsest serve` runs besides HTTP, in this process while the block lasts: the indexer's catch-up,
     the sweep and the job workers (embeddings, a turn's facts a minute after it went quiet, summaries, tags). For a
     program that embeds `Memory` and has no server (`worker().drain()` runs only the jobs due at that moment: a
-    session's last turn waits a minute, so its facts never came). On exit the job in hand finishes first.
+    session's last turn waits a minute, so its facts never came). On exit the job in hand finishes first (an
+    embedding's goes back to the queue between two calls of the model).
 
         with Memory(home) as memory, background(memory):
             ...
@@ -121,9 +123,9 @@ def background(memory: Memory, interval: float = 2.0) -> Iterator[threading.Even
 def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0, once: bool = False,
                    worker: bool = True) -> None:
     """Index, sweep and run jobs until `stop` is set. The job worker runs in its own
-    thread so a slow model never delays indexing; on stop it finishes the job in hand
-    (an unfinished claim is taken over by any worker after the lease). `worker=False`
-    leaves the jobs to `palimpsest worker` processes (`serve --no-worker`)."""
+    thread so a slow model never delays indexing; on stop it finishes the job in hand, or
+    hands it back between two calls of a model (`stopping`). `worker=False` leaves the
+    jobs to `palimpsest worker` processes (`serve --no-worker`)."""
     _queue_wiki_backfill(memory)
     if once:
         background_pass(memory, float("-inf"))
@@ -146,20 +148,46 @@ def run_background(memory: Memory, stop: threading.Event, interval: float = 2.0,
             thread.start()
             threads.append(thread)
     last_sweep = last_reap = float("-inf")
-    while not stop.is_set():
-        last_sweep = background_pass(memory, last_sweep)
-        last_reap = reap_tags(memory, last_reap)
-        stop.wait(interval)
-    for thread in threads:
-        thread.join(timeout=30)
+    with stopping(memory, stop):
+        while not stop.is_set():
+            last_sweep = background_pass(memory, last_sweep)
+            last_reap = reap_tags(memory, last_reap)
+            stop.wait(interval)
+        for thread in threads:
+            thread.join(timeout=30)
 
 
 def run_worker(memory: Memory, stop: threading.Event, tasks: list[str] | None = None, out: TextIO = sys.stdout) -> None:
     """`palimpsest worker`: claim and run jobs until `stop` is set, nothing else (no HTTP,
     no indexer). Any number of these share one queue (PostgreSQL: `FOR UPDATE SKIP
     LOCKED`); they need the servers' home, because jobs journal their decisions (facts,
-    summaries) into `<home>/system`. On stop the batch in hand is finished."""
+    summaries) into `<home>/system`. On stop the job in hand is finished, an embedding's handed back between
+    two calls of the model (`stopping`), and the rest of the batch goes back unstarted."""
     worker = memory.worker(tasks=tasks)
     print(f"Palimpsest worker {worker.name} running {', '.join(tasks) if tasks else 'every task'}", file=out, flush=True)
-    worker.run(stop)
+    with stopping(memory, stop):
+        worker.run(stop)
+    settle()
     log.info("worker %s stopped", worker.name)
+
+
+@contextmanager
+def stopping(memory: Memory, stop: threading.Event) -> Iterator[None]:
+    """While the block runs, `stop` ends the memory's background embeddings between two calls of the model: a job
+    of long messages is minutes of them, and a server stopped in one had waited out its worker's join (30 s), then
+    exited inside the model (a new user's). The job goes back to the queue (`Interrupted`)."""
+    embedding = memory.kernel.embedding
+    embedding.stopping = stop
+    try:
+        yield
+    finally:
+        if embedding.stopping is stop:  # (the memory embeds as before after a `background` block)
+            embedding.stopping = None
+
+
+def settle() -> None:
+    """Before the process exits, wait for a model's call still running on its daemon thread (one abandoned at its
+    timeout): exiting inside the ONNX runtime aborts the process ("terminate called without an active
+    exception", exit 134: `serve` on SIGTERM while it embedded, found by a new user)."""
+    if not embed.settle():
+        log.warning("a call of the embedding model still runs after 30 s: exiting anyway")

@@ -4,7 +4,7 @@ The listening socket is bound before uvicorn starts, so the URL printed is the r
 (also with port 0) and a port in use fails at once. Uvicorn owns SIGINT/SIGTERM: it stops
 accepting, lets in-flight requests finish (up to `GRACE` seconds), then returns (the process exits 0); the
 background loop (`service.run_background`: indexer, instant sweep, workers) is told to stop
-and joined before the store is closed.
+and joined, and the model's calls still running are waited for, before the store is closed.
 
 At start a thread warms search (`warm_up`): it loads the embedder and the vector index
 (SQLite's in-memory matrix, and past `ann_threshold` vectors its HNSW graph — minutes at
@@ -29,7 +29,7 @@ import uvicorn
 
 from ..errors import InvalidInput
 from ..memory import Memory
-from ..service import run_background
+from ..service import run_background, settle
 from .guard import is_loopback
 from .http import create_app
 from .protocol import header_deadline_protocol
@@ -135,7 +135,8 @@ def serve(memory: Memory, host: str, port: int, *, interval: float = 2.0, worker
         server.run(sockets=[sock])
     finally:
         stop.set()
-        background.join(timeout=60)  # the worker finishes the job in hand (service.run_background)
+        background.join(timeout=60)  # the worker finishes the job in hand or hands it back (service.run_background)
+        settle()  # no call of the model runs as the process exits
         sock.close()
         log.info("stopped")
 
