@@ -110,6 +110,28 @@ def test_extractive_fallback_keeps_identifiers_and_fits_the_budget() -> None:
     assert identifiers("see abc1234f and https://x.org/a, v1.2.3, issue 12") == ["abc1234f", "https://x.org/a", "v1.2.3", "issue 12"]
 
 
+OVEN = ("[#01 2025-02-14T10:20Z user] tom weber fixed the oven today — heating element in deck 2 replaced, 480 eur incl. "
+        "call-out. he says the miwe is 14 years old and we should think about replacing it within the year\n"
+        "[#02 2025-02-14T10:21Z assistant] Good news. Logged: Miwe deck oven repaired by Tom Weber (Brauer Backtechnik), "
+        "deck 2 heating element replaced, €480 including call-out. Worth starting a replacement fund — at 14 years a "
+        "controller or refractory failure is likely next.")
+
+
+def test_an_extractive_branch_and_root_read_their_childrens_words_without_line_tags() -> None:
+    """Found by a new user without an LLM: the branch and the root over a two-message leaf read "he says the miwe is 14
+    years old and we should think about replacing it within the year [#02 2025-02-14T10:21Z assistant] Good news.":
+    the leaf's line tags were scored as words (their digits outscored the sentence naming the repair, the technician
+    and the €480) and one was printed in the middle of the pick. A root rewritten over a branch stored so, or over a
+    child cut at its share in the middle of a tag, shows no tag either."""
+    branch = extractive(["[S1 2025-02-14T10:20Z to 2025-02-14T10:21Z, leaf, 2 messages]\n" + OVEN], 1200, depth=1)
+    assert "[#" not in branch and "Tom Weber" in branch and "€480" in branch, branch
+    stored = "he says the miwe is 14 years old and we should think about replacing it within the year [#02 2025-02-14T10:21Z assistant] Good news."
+    root = extractive(["[S1 2025-02-14T10:20Z to 2025-02-14T10:21Z, branch, 2 messages]\n" + stored,
+                       "[S2 2025-02-15T08:00Z to 2025-02-15T08:05Z, branch, 3 messages]\n" + OVEN[:OVEN.index("T10:21Z")]], 1200, depth=2)
+    assert root.splitlines() == ["he says the miwe is 14 years old and we should think about replacing it within the year",
+                                 "tom weber fixed the oven today — heating element in deck 2 replaced, 480 eur incl. call-out."]
+
+
 def test_search_and_expand(memory: Memory) -> None:
     fill(memory, "s", 60)
     memory.append("s", "user", "the zeppelin migration finished", created_at="2026-03-05T09:00:00Z")

@@ -239,6 +239,9 @@ class Compactor:
 
 
 _LINE_TAG = re.compile(r"^\[#\d+ [^\]\n]*\]\s?", re.MULTILINE)
+# a message line's tag anywhere in a child summary's line (a branch written before tags were read as words holds one
+# mid-line), or its start where a child too long for its share was cut
+_ANY_TAG = re.compile(r"\[#\d+ \d{4}-\d\d-\d\dT\d\d:\d\dZ[^\]\n]*(?:\]|$)|\[#[\d :TZ-]*$")
 
 
 def _whole(identifier: str, text: str) -> bool:
@@ -284,10 +287,14 @@ def extractive(lines: list[str], max_tokens: int, depth: int = 0) -> str:
 def _best(block: str, depth: int) -> tuple[float, str]:
     """(score, text) of the most informative sentence of one message line or child summary."""
     tag, _, body = block.partition("] ") if block.startswith("[") else ("", "", block)
-    if depth > 0:  # a child summary: its lines minus its identifier list
+    pieces = [body]
+    if depth > 0:  # a child summary: the words of its lines, each message's apart, minus its identifier list and its
+        # line tags. A leaf's "[#02 2025-02-14T10:21Z assistant]" had been read as words (its digits outscored a
+        # sentence's names and amounts) and printed mid-pick: "… within the year [#02 2025-02-14T10:21Z assistant]
+        # Good news.", where the repair, the technician and the €480 were lost (a new user's, without an LLM)
         tag, _, body = block.partition("\n")
-        body = " ".join(x for x in body.splitlines() if not x.startswith("Identifiers:"))
-    scored = [(_score(s), s) for s in sentences(body) or [body.strip()] if s]
+        pieces = [p for x in body.splitlines() if not x.startswith("Identifiers:") for p in _ANY_TAG.split(x) if p.strip()]
+    scored = [(_score(s), s) for p in pieces for s in sentences(p) or [p.strip()] if s]
     if not scored:
         return 0.0, ""
     score, best = max(scored, key=lambda x: x[0])
