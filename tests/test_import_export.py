@@ -806,12 +806,49 @@ def test_an_imported_transcript_belongs_to_its_project_as_a_captured_one_does(me
 def test_glued_reads_the_record_after_a_fragment_and_no_object_inside_it() -> None:
     """Found in review: a fragment holding more than 200 objects lost the glued record again, and a
     line missing only its last brace gave its inner object as a record."""
+    from palimpsest.harness import detect
     from palimpsest.harness.common import glued
 
     record = {"timestamp": "2026-01-20T15:00:00.000Z", "type": "response_item", "payload": {"role": "user", "content": "hi"}}
     fragment = json.dumps({"type": "response_item", "payload": {"output": [{"k": i} for i in range(300)]}})[:-100]
-    assert glued(fragment + json.dumps(record)) == record
-    assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}') is None
+    assert glued(fragment + json.dumps(record), detect) == record
+    assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}', detect) is None
+
+
+def _codex_lines_with(line: int, torn: str) -> str:
+    """The Codex fixture with its line `line` (from 0) replaced by `torn`."""
+    lines = [x for x in (FIXTURES / "codex.jsonl").read_text().splitlines() if x.startswith("{")]
+    return "\n".join([*lines[:line], torn, *lines[line + 1:]]) + "\n"
+
+
+def _captured(path: Path, home: Path) -> list[dict[str, Any]]:
+    from palimpsest.capture import Transcript
+
+    with Transcript(path, home) as transcript:
+        events, unreadable = transcript.events()
+    assert unreadable == 0
+    return events
+
+
+@pytest.mark.parametrize("cut", ['"payload":', '"role":"user",', '"content":['])
+def test_a_record_glued_after_a_line_cut_at_a_colon_comma_or_bracket_is_read(memory: Memory, tmp_path: Path, cut: str) -> None:
+    """Found by a Codex user: a line cut right after `"payload":` with the resumed writer's record written on it
+    lost the record, the user's words with it ("line 5: not JSON"; capture: "1 unreadable transcript lines
+    skipped"): every `{"` after a `:`, `,` or `[` was taken for an object inside the fragment and never tried.
+    Such a tail is read when it is a harness's record."""
+    lines = [x for x in (FIXTURES / "codex.jsonl").read_text().splitlines() if x.startswith("{")]
+    resumed = {"timestamp": "2026-01-20T15:00:00.000Z", "type": "response_item",
+               "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Resumed: pin numpy below 2."}]}}
+    torn = lines[4][: lines[4].index(cut) + len(cut)] + json.dumps(resumed, separators=(",", ":"))
+    path = tmp_path / "rollout-torn.jsonl"
+    path.write_text(_codex_lines_with(4, torn))
+    report = import_file(memory, path, session="torn")
+    assert report.ok and not report.problems
+    assert sum(report.skipped[k] for k in report.skipped if k.startswith("torn lines")) == 1
+    assert "Resumed: pin numpy below 2." in [m.content for m in everything(memory, session="torn")]
+    events = _captured(path, tmp_path / "client")
+    assert "Resumed: pin numpy below 2." in [e.get("content") for e in events]
+    assert not any(stored for _, stored in memory.capture("torn", events)["events"])  # the same keys as the import's
 
 
 def test_an_export_saved_with_a_byte_order_mark_is_an_export(memory: Memory, tmp_path: Path, second_store_url: str) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
-from ..harness import Context, Reader
+from ..harness import Context, Reader, detect
 from ..harness.common import decoded, glued, repaired
 
 
@@ -110,7 +110,7 @@ class Transcript:
             try:
                 record = json.loads(text)
             except ValueError:
-                record = glued(text)  # a torn line a resumed session wrote on: its record
+                record = glued(text, detect)  # a torn line a resumed session wrote on: its record
             if isinstance(record, dict) and b"\\ud" in raw.lower():
                 record, n = repaired(record)
                 self.repaired += n

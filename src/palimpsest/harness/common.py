@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -104,26 +105,30 @@ def decoded(raw: bytes) -> tuple[str, bool]:
     return text, "\ufffd" in text and "\ufffd".encode() not in raw
 
 
-def glued(text: str) -> dict[str, Any] | None:
+def glued(text: str, known: Callable[[Any], Any]) -> dict[str, Any] | None:
     """The record a writer that resumed after a torn line glued onto it, or None: a harness
     killed mid-write leaves `{"type":"response_item","payload":{"role":"user","conte`, and the
     resumed session appends its next line right after it, so the line is a fragment and one
     whole object. The object is the longest tail of the line, from a `{"`, that parses whole
-    (it had been lost, and the file refused by every import after)."""
-    end, tries = len(text.rstrip()), 0
+    (it had been lost, and the file refused by every import after). A tail starting after `:`,
+    `,` or `[` may be an object inside the fragment (a line missing only its last brace ends with
+    its payload): it counts only when `known` says it is a harness's record — a line cut right
+    after `"payload":` with the resumed record written on it had lost the record, the user's
+    words with it (found by a Codex user)."""
+    end, failures = len(text.rstrip()), 0
     at = text.find('{"', 1)
-    while at != -1 and tries < 1000:  # (a long garbled line costs a bounded number of parses)
-        if text[:at].rstrip()[-1:] in (":", "[", ","):  # an object inside the fragment, not one glued after it
-            at = text.find('{"', at + 1)
-            continue
-        tries += 1
+    while at != -1 and failures < 1000:  # (a long garbled line costs a bounded number of failed parses)
         try:
             record, stop = _DECODER.raw_decode(text, at)
         except ValueError:
-            record, stop = None, -1
-        if stop == end and isinstance(record, dict):
+            failures += 1
+            at = text.find('{"', at + 1)
+            continue
+        inside = text[:at].rstrip()[-1:] in (":", "[", ",")
+        if stop == end and isinstance(record, dict) and (not inside or known(record)):
             return record
-        at = text.find('{"', at + 1)
+        # an object that parsed whole and ends before the line does: no object inside it ends the line
+        at = text.find('{"', stop)
     return None
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
-from ..harness import READERS, claude_code
+from ..harness import READERS, claude_code, detect
 from ..harness.common import Context, decoded, glued, repaired
 from ..harness.project import project_of_session
 from ..ingest.indexer import utf16_len
@@ -176,7 +176,7 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
             if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex", "qwen-code"):
                 plan.skipped["torn last line"] += 1
                 continue
-            record = glued(text) if plan.format in READERS else None
+            record = glued(text, detect) if plan.format in READERS else None
             if record is None:
                 plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)
                 continue
