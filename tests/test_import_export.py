@@ -811,8 +811,8 @@ def test_glued_reads_the_record_after_a_fragment_and_no_object_inside_it() -> No
 
     record = {"timestamp": "2026-01-20T15:00:00.000Z", "type": "response_item", "payload": {"role": "user", "content": "hi"}}
     fragment = json.dumps({"type": "response_item", "payload": {"output": [{"k": i} for i in range(300)]}})[:-100]
-    assert glued(fragment + json.dumps(record), detect) == record
-    assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}', detect) is None
+    assert [r for r, _ in glued(fragment + json.dumps(record), detect)[0]] == [record]
+    assert glued('{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello there"}', detect)[0] == []
 
 
 def _codex_lines_with(line: int, torn: str) -> str:
@@ -849,6 +849,26 @@ def test_a_record_glued_after_a_line_cut_at_a_colon_comma_or_bracket_is_read(mem
     events = _captured(path, tmp_path / "client")
     assert "Resumed: pin numpy below 2." in [e.get("content") for e in events]
     assert not any(stored for _, stored in memory.capture("torn", events)["events"])  # the same keys as the import's
+
+
+def test_two_records_on_one_line_are_both_read(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: a whole record that lost only its newline, the next written on its line
+    (`{complete}{next}`), gave only the second: the first — here the user's question — was lost to
+    import and capture alike. Both are read, each under its own key, the same in import and capture (the
+    second keeps the line's key, which it had before)."""
+    lines = [x for x in (FIXTURES / "codex.jsonl").read_text().splitlines() if x.startswith("{")]
+    reply = {"timestamp": "2026-01-20T14:00:02.500Z", "type": "response_item",
+             "payload": {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Checking the probe."}]}}
+    path = tmp_path / "rollout-glued.jsonl"
+    path.write_text(_codex_lines_with(4, lines[4] + json.dumps(reply)))
+    report = import_file(memory, path, session="glued")
+    assert report.ok and not report.problems
+    said = [m.content for m in everything(memory, session="glued")]
+    assert "why does the healthcheck return 503 after deploys?" in said and "Checking the probe." in said
+    events = _captured(path, tmp_path / "client")
+    keys = [e["event_key"] for e in events if e.get("metadata", {}).get("source_line") == 5]
+    assert len(keys) == 2 and len(set(keys)) == 2
+    assert not any(stored for _, stored in memory.capture("glued", events)["events"])  # the same keys as the import's
 
 
 def test_an_export_saved_with_a_byte_order_mark_is_an_export(memory: Memory, tmp_path: Path, second_store_url: str) -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..harness import Context, Reader, detect
-from ..harness.common import decoded, glued, repaired
+from ..harness.common import decoded, glued, keyed, repaired
 
 
 class Transcript:
@@ -109,12 +109,19 @@ class Transcript:
             self.recoded += recoded
             try:
                 record = json.loads(text)
-            except ValueError:
-                record = glued(text, detect)  # a torn line a resumed session wrote on: its record
-            if isinstance(record, dict) and b"\\ud" in raw.lower():
-                record, n = repaired(record)
-                self.repaired += n
-            yield self.reader.read(record, line, raw) if isinstance(record, dict) else None
+                records = [(record, raw)] if isinstance(record, dict) else []
+            except ValueError:  # a torn line a resumed session wrote on, or records that lost their newline: each read
+                records = keyed(glued(text, detect)[0], raw)
+            if not records:
+                yield None
+                continue
+            events = []
+            for record, key_raw in records:
+                if b"\\ud" in raw.lower():
+                    record, n = repaired(record)
+                    self.repaired += n
+                events += self.reader.read(record, line, key_raw)
+            yield events
 
     def commit(self) -> None:
         state = {"path": str(self.path), "offset": self.offset, "line": self.line, "format": self.reader.format,

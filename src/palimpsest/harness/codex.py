@@ -29,7 +29,8 @@ instructions}` then bare items) is read too.
 Event keys are `codex:<line>:<hash of the line's bytes>` (and `…:<i>` for a second event
 of one line, such as encrypted reasoning): rollout files only grow, so a line keeps its
 number, and the importer and live capture, which both read records through `convert`,
-give a line the same key.
+give a line the same key. A line holding several records (one lost its newline:
+`harness.common.glued`) keys its last by the line's bytes, each before it by its own.
 """
 
 from __future__ import annotations

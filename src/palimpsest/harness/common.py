@@ -105,31 +105,56 @@ def decoded(raw: bytes) -> tuple[str, bool]:
     return text, "\ufffd" in text and "\ufffd".encode() not in raw
 
 
-def glued(text: str, known: Callable[[Any], Any]) -> dict[str, Any] | None:
-    """The record a writer that resumed after a torn line glued onto it, or None: a harness
-    killed mid-write leaves `{"type":"response_item","payload":{"role":"user","conte`, and the
-    resumed session appends its next line right after it, so the line is a fragment and one
-    whole object. The object is the longest tail of the line, from a `{"`, that parses whole
-    (it had been lost, and the file refused by every import after). A tail starting after `:`,
-    `,` or `[` may be an object inside the fragment (a line missing only its last brace ends with
-    its payload): it counts only when `known` says it is a harness's record — a line cut right
-    after `"payload":` with the resumed record written on it had lost the record, the user's
-    words with it (found by a Codex user)."""
-    end, failures = len(text.rstrip()), 0
-    at = text.find('{"', 1)
-    while at != -1 and failures < 1000:  # (a long garbled line costs a bounded number of failed parses)
-        try:
-            record, stop = _DECODER.raw_decode(text, at)
-        except ValueError:
-            failures += 1
-            at = text.find('{"', at + 1)
+def glued(text: str, known: Callable[[Any], Any]) -> tuple[list[tuple[dict[str, Any], str]], bool]:
+    """The whole records of a line that is not one JSON object, each with its text, in order; and
+    whether a fragment was left. Two writers leave such a line:
+    - one that lost a line's newline: `{complete}{next}` (the first had been dropped: found by a Codex user);
+    - a harness killed mid-write, then resumed: `{"type":"response_item","payload":{"role":"user","conte`
+      and the resumed session's next line right after it, so the line is a fragment and whole records.
+    The glued records are the longest tail of the line, from a `{"`, that parses as whole objects. A tail
+    starting after `:`, `,` or `[` may be an object inside the fragment (a line missing only its last
+    brace ends with its payload): it counts only when `known` says it is a harness's record — a torn
+    `…,"payload":` followed by the resumed record had lost the record, the user's words with it."""
+    heads, at = _objects(text, 0)
+    if at == len(text.rstrip()):
+        return heads, False
+    failures, start = 0, text.find('{"', at + 1)
+    while start != -1 and failures < 1000:  # (a long garbled line costs a bounded number of failed parses)
+        tail, stop = _objects(text, start)
+        inside = text[:start].rstrip()[-1:] in (":", "[", ",")
+        if stop == len(text.rstrip()) and tail and (not inside or known(tail[0][0])):
+            return heads + tail, True
+        if tail:  # an object parsed whole and was followed by something else: nothing inside it ends the line
+            start = text.find('{"', start + len(tail[0][1]))
             continue
-        inside = text[:at].rstrip()[-1:] in (":", "[", ",")
-        if stop == end and isinstance(record, dict) and (not inside or known(record)):
-            return record
-        # an object that parsed whole and ends before the line does: no object inside it ends the line
-        at = text.find('{"', stop)
-    return None
+        failures += 1
+        start = text.find('{"', start + 1)
+    return heads, True
+
+
+def _objects(text: str, at: int) -> tuple[list[tuple[dict[str, Any], str]], int]:
+    """The JSON objects written one after another from `at`, each with its text, and where they stop."""
+    out: list[tuple[dict[str, Any], str]] = []
+    while True:
+        begin = at
+        while begin < len(text) and text[begin] in " \t\r\n":
+            begin += 1
+        try:
+            record, stop = _DECODER.raw_decode(text, begin)
+        except ValueError:
+            return out, at
+        if not isinstance(record, dict):
+            return out, at
+        out.append((record, text[begin:stop]))
+        at = stop
+
+
+def keyed(records: list[tuple[dict[str, Any], str]], raw: bytes) -> list[tuple[dict[str, Any], bytes]]:
+    """The bytes each record of one line is keyed by (a reader's `raw`): the last, the line's own, as the one
+    record of a line always was (so a record read before keeps its key); each before it, its own text as
+    the line it would have been."""
+    last = len(records) - 1
+    return [(rec, raw if i == last else text.encode("utf-8", "surrogatepass") + b"\n") for i, (rec, text) in enumerate(records)]
 
 
 def repaired(value: Any) -> tuple[Any, int]:

@@ -222,7 +222,7 @@ def _plan(fmt: str, data: bytes, doc: Any, name: str, reader: Plan, session: str
         return claude_code.plan_claude_code(lines, name, session, agent, file_time(name))
     if fmt == "qwen-code":  # (records carry their own uuids: the reader needs no raw line)
         return plan_harness_file(qwen_code_reader.FORMAT, "qwen-code", lines, name, session, agent, file_time(name), _no_raw)
-    return codex.plan_codex(lines, name, session, agent, file_time(name), data)
+    return codex.plan_codex(lines, name, session, agent, file_time(name), data, reader.parts)
 
 
 def _document(data: bytes) -> Any:

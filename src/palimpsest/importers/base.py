@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
 from ..harness import READERS, claude_code, detect
-from ..harness.common import Context, decoded, glued, repaired
+from ..harness.common import Context, decoded, glued, keyed, repaired
 from ..harness.project import project_of_session
 from ..ingest.indexer import utf16_len
 from ..ingest.messages import normalise_message
@@ -72,6 +72,7 @@ class Plan:
     problems: list[Problem] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     dated: set[str] = field(default_factory=set)  # keys of lines by position whose file said their time (`Journal.append`)
+    parts: dict[int, list[tuple[Any, bytes]]] = field(default_factory=dict)  # a line's records, each with the bytes it is keyed by
 
     def session(self, session_id: str) -> SessionPlan:
         return self.sessions.setdefault(session_id, SessionPlan())
@@ -162,7 +163,9 @@ def decode_document(data: bytes, plan: Plan) -> Any:
 def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
     """(line number, parsed object) of each non-blank JSONL line; bad lines become problems.
     A last line without its newline that does not parse is a torn tail (a file still being
-    written): skipped and counted, not an error."""
+    written): skipped and counted, not an error. A harness line holding several records
+    (`harness.common.glued`) gives each, under its line's number; the bytes each is keyed by
+    are in `plan.parts`."""
     lines = data.split(b"\n")
     last = len(lines)
     for n, raw in enumerate(lines, 1):
@@ -171,21 +174,33 @@ def iter_lines(data: bytes, plan: Plan) -> Iterator[tuple[int, Any]]:
             continue
         text = _decoded(raw, plan)
         try:
-            record = json.loads(text)
+            records = [json.loads(text)]
         except json.JSONDecodeError as exc:
             if n == last and not data.endswith(b"\n") and plan.format in ("claude-code", "codex", "qwen-code"):
                 plan.skipped["torn last line"] += 1
                 continue
-            record = glued(text, detect) if plan.format in READERS else None
-            if record is None:
+            found, torn = glued(text, detect) if plan.format in READERS else ([], True)
+            if not found:
                 plan.problem(f"line {n}", f"not JSON: {exc.msg} (column {exc.colno})", n)
                 continue
-            plan.skipped["torn lines a resumed session wrote on (their record read, the fragment left)"] += 1
-        if plan.format in READERS and "\\ud" in text.lower():  # as capture reads the same lines (`harness.common.repaired`)
-            record, cut = repaired(record)
-            if cut:  # (an escaped emoji, a whole pair, is no repair: "0 characters cut in half" was said of 206 files)
-                plan.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] += cut
-        yield n, record
+            if torn:
+                plan.skipped["torn lines a resumed session wrote on (their record read, the fragment left)"] += 1
+            else:
+                plan.skipped["lines of records that lost their newline (each read)"] += 1
+            records = [_repaired(record, text, plan) for record, _ in found]
+            if len(records) > 1:  # (read again as the line it is, each would have had the line's key)
+                plan.parts[n] = [(r, b) for r, (_, b) in zip(records, keyed(found, lines[n - 1] + b"\n"))]
+            yield from ((n, record) for record in records)
+            continue
+        yield n, _repaired(records[0], text, plan)
+
+
+def _repaired(record: Any, text: str, plan: Plan) -> Any:
+    if plan.format in READERS and "\\ud" in text.lower():  # as capture reads the same lines (`harness.common.repaired`)
+        record, cut = repaired(record)
+        if cut:  # (an escaped emoji, a whole pair, is no repair: "0 characters cut in half" was said of 206 files)
+            plan.skipped["characters cut in half (lone surrogates) kept as U+FFFD"] += cut
+    return record
 
 
 def _decoded(data: bytes, plan: Plan) -> str:

@@ -19,8 +19,15 @@ from .base import Plan, plan_harness_file
 
 
 def plan_codex(records: Iterable[tuple[int, Any]], path: str, session: str | None, agent: str | None, fallback_time: str | None,
-               data: bytes | None = None) -> Plan:
-    """`data`: the file's bytes, to key each line as live capture does (line + hash of its bytes)."""
+               data: bytes | None = None, parts: dict[int, list[tuple[Any, bytes]]] | None = None) -> Plan:
+    """`data`: the file's bytes, to key each line as live capture does (line + hash of its bytes); `parts`: the
+    bytes each record of a line holding several is keyed by (`base.iter_lines`), as capture keys them."""
     lines = data.split(b"\n") if data is not None else None
-    raw_of = (lambda line, rec: lines[line - 1] + b"\n") if lines is not None else (lambda line, rec: json.dumps(rec).encode())
+    held = parts if parts is not None else {}
+
+    def raw_of(line: int, rec: Any) -> bytes:
+        if line in held:
+            return next(raw for r, raw in held[line] if r is rec)
+        return lines[line - 1] + b"\n" if lines is not None else json.dumps(rec).encode()
+
     return plan_harness_file(FORMAT, "Codex", records, path, session, agent, fallback_time, raw_of)
