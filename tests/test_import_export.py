@@ -871,6 +871,34 @@ def test_two_records_on_one_line_are_both_read(memory: Memory, tmp_path: Path) -
     assert not any(stored for _, stored in memory.capture("glued", events)["events"])  # the same keys as the import's
 
 
+def test_importing_a_captured_session_again_changes_nothing(memory: Memory, tmp_path: Path) -> None:
+    """Found by a new user: importing a Codex rollout capture had stored already stored nothing, yet journaled
+    the session's attributes (`key` and `source_path`, which capture never sets): its last activity moved to the
+    import's time. A batch of messages all held journals no session event."""
+    from palimpsest.capture import Transcript
+
+    path = tmp_path / "rollout-2026-01-20T14-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl"
+    path.write_text((FIXTURES / "codex.jsonl").read_text())
+    with Transcript(path, tmp_path / "client") as transcript:  # as `palimpsest capture` sends it
+        events, _ = transcript.events()
+        settings = {**transcript.reader.context.settings, "project": "svc", "tags": ["project:svc"]}
+    session = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    memory.capture(session, events, agent="codex", settings=settings)
+    before = memory.get_session(session)
+    journal = memory.journal.path(session).read_bytes()
+    jobs = memory.store.job_status()
+    report = import_file(memory, path)
+    assert (report.stored, report.sessions) == (0, [session])
+    assert memory.journal.path(session).read_bytes() == journal
+    assert memory.get_session(session) == before and memory.store.job_status() == jobs
+    moved = tmp_path / "moved" / path.name  # a message the session lacks brings the attributes along
+    moved.parent.mkdir()
+    moved.write_text(path.read_text() + json.dumps({"timestamp": "2026-01-20T14:10:00.000Z", "type": "response_item", "payload": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text": "and the readiness probe?"}]}}) + "\n")
+    assert import_file(memory, moved).stored == 1
+    assert memory.get_session(session).settings["source_path"] == str(moved)
+
+
 def test_an_export_saved_with_a_byte_order_mark_is_an_export(memory: Memory, tmp_path: Path, second_store_url: str) -> None:
     """Found by a new user: an export saved by a Windows editor (UTF-8 with a BOM) was read as a messages file: its
     system journals became chat sessions, agents and channels were dropped and no fact came back."""

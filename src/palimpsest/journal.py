@@ -315,6 +315,20 @@ class Journal:
             finally:
                 os.close(fd)
 
+    def holds(self, session: str, keys: list[str]) -> set[str]:
+        """Which of `keys` the session's journal holds, read under its lock as `append` reads them."""
+        path = self.path(session)
+        if not keys or not path.exists():
+            return set()
+        with self._session_lock(session):
+            fd = self._open(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                state = self._catch_up(session, fd, repair=True)
+                return {k for k in keys if k in state.keys}
+            finally:
+                os.close(fd)
+
     def _find_key(self, session: str, state: _SessionState, key: str) -> Event:
         # a seek to the line the key was learnt at (a scan per duplicate made a retried
         # ingest of n messages quadratic)

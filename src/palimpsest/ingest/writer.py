@@ -158,6 +158,10 @@ class Writer:
         if unknown:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
         head = self._changed(session, session_event(attrs))
+        if head is not None and msgs and self._nothing_new(session, msgs, repeatable | dated):
+            # attributes come with news: a re-import of a captured session (its `key` and `source_path`, which capture
+            # never sets) stored nothing and still moved the session's last activity to the import's time (a new user)
+            head = None
         if head is not None:  # a change back to earlier values is stored under its key and the line (`Journal.append`)
             repeatable = repeatable | {head["event_key"]}
         pairs = self.journal.append(session, ([head] if head else []) + msgs, repeatable, dated)
@@ -165,6 +169,12 @@ class Writer:
         if indexed:
             pairs = self._as_stored(session, pairs)
         return {"events": pairs[1:] if head else pairs, "indexed": indexed}
+
+    def _nothing_new(self, session: str, msgs: list[dict[str, Any]], maybe_new: frozenset[str]) -> bool:
+        """Every message is one the session's journal holds (a key that may be stored under another, a repeat or
+        another day's line, counts as new)."""
+        keys = [m["event_key"] for m in msgs]
+        return not maybe_new.intersection(keys) and len(self.journal.holds(session, keys)) == len(set(keys))
 
     def _changed(self, session: str, head: dict[str, Any] | None) -> dict[str, Any] | None:
         """The session event when it changes what the session holds; None when every attribute it names is already
