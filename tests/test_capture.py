@@ -162,7 +162,7 @@ def test_claude_code_hook_sends_new_transcript_lines_once(home: Path, memory: Me
         assert hits and hits[0].message.role == "tool" and hits[0].message.session == "abc-123"
         session = memory.store.get_session("abc-123")
         assert session is not None and session.agent == "claude-code"
-        assert session.settings["tags"] == [f"project:{tmp_path.name}"]
+        assert session.settings["tags"] == [f"project:{tmp_path.resolve()}"]  # (a folder outside git: its path)
         assert capture_hook(hook, client, home / "client").posted == 0  # nothing new
         with open(transcript, "a", encoding="utf-8") as f:
             f.write(json.dumps({"type": "user", "uuid": "u3", "message": {"role": "user", "content": "thanks"}}) + "\n")
@@ -302,18 +302,33 @@ def git(cwd: Path, *args: str) -> None:
 def test_project_tag_from_remote_root_worktree_or_folder(tmp_path: Path) -> None:
     plain = tmp_path / "notes"
     plain.mkdir()
-    assert project_of(str(plain)) == "notes"
+    assert project_of(str(plain)) == str(plain.resolve())
     repo = tmp_path / "checkout"
     (repo / "src").mkdir(parents=True)
     git(repo, "init", "-q")
-    assert project_of(str(repo / "src")) == "checkout"
+    assert project_of(str(repo / "src")) == str(repo.resolve())
     git(repo, "commit", "-q", "--allow-empty", "-m", "init")
     git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
-    assert project_of(str(tmp_path / "wt")) == "checkout"  # a worktree resolves to its main repository
+    assert project_of(str(tmp_path / "wt")) == str(repo.resolve())  # a worktree resolves to its main repository
     git(repo, "remote", "add", "origin", "git@github.com:acme/palimpsest.git")
-    assert project_of(str(repo)) == "palimpsest"
-    assert project_of(str(tmp_path / "wt")) == "palimpsest"
+    assert project_of(str(repo)) == "acme/palimpsest"
+    assert project_of(str(tmp_path / "wt")) == "acme/palimpsest"
     assert project_of(None) is None
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_two_repositories_with_one_folder_name_are_two_projects(tmp_path: Path) -> None:
+    """Found by a new user: acme's `api`, jdoe's `api` and a third `api` with no remote were all project `api`,
+    and recall in one showed the others' conventions. A project is its remote's owner/name, else its root's path."""
+    found = []
+    for owner, url in (("acme", "git@github.com:acme/api.git"), ("jdoe", "https://github.com/jdoe/api"), ("mine", None)):
+        repo = tmp_path / owner / "api"
+        repo.mkdir(parents=True)
+        git(repo, "init", "-q")
+        if url:
+            git(repo, "remote", "add", "origin", url)
+        found.append(project_of(str(repo)))
+    assert found == ["acme/api", "jdoe/api", str((tmp_path / "mine" / "api").resolve())]
 
 
 def test_capture_command_reads_the_hook_from_stdin(home: Path, memory: Memory, tmp_path: Path) -> None:

@@ -560,6 +560,22 @@ def test_symbols_mentioned(graph: CodeGraph, settings: Settings) -> None:
     assert symbols_mentioned("plain words only: order, total, record", "pyapp", settings=settings) == []
 
 
+def test_a_project_named_by_its_remote_finds_its_repository_indexed_by_its_folder_name(graph: CodeGraph, settings: Settings,
+                                                                                        tmp_path: Path) -> None:
+    """Found by a new user: projects are named by their remote's owner/name (`acme/pyapp`) so that two repositories
+    of one folder name are two; a repository indexed by its folder's name (`code index`'s default) is still its
+    project's, and not another owner's repository of that name."""
+    import subprocess
+
+    repo = copy_fixture("pyapp", tmp_path)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/pyapp.git"], check=True)
+    graph.index(repo)
+    assert [s.qualname for s in symbols_mentioned("why does make_order fail?", "acme/pyapp", settings=settings)] == [
+        "shop.orders.make_order"]
+    assert symbols_mentioned("why does make_order fail?", "jdoe/pyapp", settings=settings) == []
+
+
 def test_tools(graph: CodeGraph, settings: Settings) -> None:
     from palimpsest import Memory, tools
 

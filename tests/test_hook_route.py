@@ -73,6 +73,33 @@ def test_the_hook_keeps_another_repositorys_decisions_out_of_this_ones_block(mem
         memory.recall(None, "package manager", project=" ")
 
 
+def test_two_repositories_of_one_name_keep_their_conventions_apart(memory: Memory, tmp_path: Path) -> None:
+    """Found by a new user: acme/api and jdoe/api were both project `api`, and recall in jdoe's repository said
+    acme's deploy target. A session tagged `project:api` by an earlier version (all that a user's stored sessions
+    hold) still reads as its own in acme/api, as it did before projects were told apart."""
+    repos = {}
+    for owner in ("acme", "jdoe"):
+        repos[owner] = tmp_path / owner / "api"
+        repos[owner].mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(repos[owner])], check=True)
+        subprocess.run(["git", "-C", str(repos[owner]), "remote", "add", "origin", f"git@github.com:{owner}/api.git"], check=True)
+    for session, tag, text in (("old", "project:api", "Decision: the database is Postgres 16 on Neon."),
+                               ("acme", "project:acme/api", "Decision: we deploy with make deploy-prod to Fly.io."),
+                               ("jdoe", "project:jdoe/api", "Decision: we deploy with kubectl apply to GKE, and the database is SQLite.")):
+        said = memory.append(session, "user", text)["id"]
+        memory.tags.add(tag, session=session)
+        memory.facts.curator.write({"text": text, "source": f"event:{said}"})
+    with ServerThread(memory) as url:
+        def block(cwd: Path) -> str:
+            body = json.dumps({**HOOK, "prompt": "How do we deploy, and which database do we use?", "cwd": str(cwd)}).encode()
+            return httpx.post(f"{url}/api/hook/recall", content=body, params={"format": "text"},
+                              headers={"Content-Type": "application/json"}).text
+
+        acme, jdoe = block(repos["acme"]), block(repos["jdoe"])
+    assert "Fly.io" in acme and "Neon" in acme and "GKE" not in acme
+    assert "GKE" in jdoe and "Fly.io" not in jdoe
+
+
 def test_the_hook_leaves_out_the_running_sessions_turns_the_harness_shows(memory: Memory) -> None:
     """Found by a Claude Code user: on the second prompt of a session, all seven lines of the block were that session's
     own first turn, which the model had in its window; after a compaction, what came before it is recalled again."""

@@ -796,11 +796,11 @@ def test_an_imported_transcript_belongs_to_its_project_as_a_captured_one_does(me
     plain = tmp_path / "rollout-plain.jsonl"  # neither: the folder's own name
     plain.write_text((FIXTURES / "codex.jsonl").read_text())
     import_file(memory, plain, session="plain")
-    for session, project in [("here", "billing"), ("elsewhere", "ledger"), ("plain", "svc")]:
+    for session, project in [("here", "acme/billing"), ("elsewhere", "acme/ledger"), ("plain", "/home/dev/svc")]:
         settings = memory.get_session(session).settings
         assert (settings["project"], settings["tags"]) == (project, [f"project:{project}"]), session
     memory.worker().drain()
-    assert {m.session for m in memory.browse(tag="project:billing", limit=100)} == {"here"}
+    assert {m.session for m in memory.browse(tag="project:acme/billing", limit=100)} == {"here"}
 
 
 def test_glued_reads_the_record_after_a_fragment_and_no_object_inside_it() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from ..errors import InvalidInput, NotFound
+from ..harness.project import project_of
 from ..settings import Settings
 from . import indexer, store
 from .model import CALLABLE_KINDS, Edge, Impact, IndexReport, Symbol, qnorm
@@ -143,6 +144,10 @@ class CodeGraph:
         if candidate is not None:
             resolved = str(candidate.resolve())
             return next((r for r in known if r.root == resolved), None)
+        if "/" in lowered and not lowered.startswith("/"):  # a project named by its remote (`acme/api`), indexed as `api`
+            short = lowered.rstrip("/").rsplit("/", 1)[-1]
+            named = [r for r in known if short in (r.name.lower(), Path(r.root).name.lower())]
+            return next((r for r in named if (project_of(r.root) or repo).lower() == lowered), None)  # (not jdoe/api's)
         return None
 
     def _register(self, root: Path, name: str | None, exclude: list[str] | None) -> Repo:

@@ -1,15 +1,23 @@
 """The project a working folder belongs to, for the session's `project` setting and tag: one
-answer for live capture (`capture.hooks`) and for an imported transcript (`importers`)."""
+answer for live capture (`capture.hooks`) and for an imported transcript (`importers`).
+
+A project is named so that two repositories with one folder name are two projects: by its origin
+remote's `owner/name` (`acme/api`, `jdoe/api`), and without a remote by its root's path (found by a
+user whose `api` repositories at work and at home shared one project, and recall in one showed the
+other's conventions). Earlier versions named a project by its last part alone (`api`); sessions
+stored so keep that tag, and recall in `acme/api` still reads them as its own (`legacy_name`).
+"""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path, PurePath
 from typing import Any
+from urllib.parse import urlparse
 
 
 def project_of(cwd: str | None) -> str | None:
-    """The project a folder belongs to: origin remote name → git root → folder name.
+    """The project a folder belongs to: its origin remote's `owner/name` → its git root's path → its own path.
 
     A worktree resolves to its main repository (`--git-common-dir` points there)."""
     if not cwd or not Path(cwd).is_dir():
@@ -22,26 +30,40 @@ def project_of(cwd: str | None) -> str | None:
     common = _git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir")
     if common:
         root = Path(common)
-        return (root.parent if root.name == ".git" else root).name or None
-    return Path(cwd).resolve().name or None
+        return str(root.parent if root.name == ".git" else root)
+    return str(Path(cwd).resolve())
 
 
 def project_of_session(settings: dict[str, Any]) -> str | None:
     """The project of a transcript's session from what it says of itself: its folder's, when
-    the folder is here; else the name of the repository its `git` record names; else the
-    folder's own name (a transcript copied from another machine)."""
+    the folder is here; else the repository its `git` record names; else the folder's own path
+    (a transcript copied from another machine)."""
     cwd = settings.get("cwd") if isinstance(settings.get("cwd"), str) else None
     found = project_of(cwd)
     if found:
         return found
     git = settings.get("git") if isinstance(settings.get("git"), dict) else {}
     url = git.get("repository_url") if isinstance(git.get("repository_url"), str) else ""
-    return _repository_name(url) or (PurePath(cwd).name if cwd else None) or None
+    return _repository_name(url) or (str(PurePath(cwd)) if cwd else None) or None
+
+
+def legacy_name(project: str) -> str | None:
+    """The name earlier versions gave `project` (its last part: `acme/api` → `api`), or None when it is that name."""
+    last = project.rstrip("/").rsplit("/", 1)[-1]
+    return last if last and last != project else None
 
 
 def _repository_name(url: str) -> str:
-    """The repository a remote URL names: `git@github.com:acme/billing.git` → `billing`."""
-    return url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git") if url else ""
+    """The repository a remote URL names, as `owner/name`: `git@github.com:acme/billing.git` → `acme/billing`,
+    `https://gitlab.com/acme/tools/billing` → `tools/billing` (its last two parts)."""
+    url = url.strip().rstrip("/").removesuffix(".git")
+    if "://" in url:
+        path = urlparse(url).path
+    elif ":" in url.split("/", 1)[0]:  # scp-like: [user@]host:owner/name
+        path = url.split(":", 1)[1]
+    else:  # a folder on this machine
+        path = url
+    return "/".join([p for p in path.split("/") if p][-2:])
 
 
 def _git(cwd: str, *args: str) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .. import envelope
 from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
+from ..harness.project import legacy_name
 from ..kernel import Kernel
 from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
@@ -173,6 +174,9 @@ class Recaller:
         repositories' retry counts). A person's own statement ("I prefer …") is theirs in every
         repository, as the curator holds it; what no session said (documents, skills) stays."""
         mine = self.tags.filter_value(f"project:{project.strip()}")
+        # a session tagged only with the name earlier versions gave this project (`api` for `acme/api`) is its own, as it
+        # was before projects were told apart by owner (`harness.project`); one that names a whole project is not
+        legacy = f"project:{old}" if (old := legacy_name(mine.split(":", 1)[1])) else None
 
         def said(item: RecallItem) -> list[str]:  # the messages a fact was heard in, a wiki statement came from
             refs = [s.removeprefix("event:") for s in item.sources] if item.kind in ("fact", "wiki") else []
@@ -191,7 +195,9 @@ class Recaller:
 
         def elsewhere(session: str) -> bool:
             projects = [t for t in tags.get(session, []) if t.startswith("project:")]
-            return bool(projects) and mine not in projects
+            if not projects or mine in projects:
+                return False
+            return legacy not in projects or any(legacy_name(t.split(":", 1)[1]) for t in projects)
 
         return [i for i in items if i.kind in ("skill", "document", "symbol") or not of[i.id] or not all(elsewhere(s) for s in of[i.id])
                 or i.kind == "fact" and FIRST_PERSON.search(i.text)]  # (skills and documents carry the running session: no one's)
