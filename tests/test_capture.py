@@ -294,6 +294,57 @@ def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memo
     assert memory.search("blue door").hits[0].message.session == "bare"
 
 
+def codex_turn(codex_home: Path, thread: str, cwd: Path) -> Path:
+    """A Codex rollout of one turn under `codex_home`: the user's "rename the flag" and the reply "Renamed it."."""
+    rollout = codex_home / "sessions" / "2026" / "03" / "04" / f"rollout-2026-03-04T10-00-00-{thread}.jsonl"
+    rollout.parent.mkdir(parents=True)
+    write_lines(rollout, [
+        {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": {"id": thread, "cwd": str(cwd)}},
+        {"timestamp": "2026-03-04T10:00:02Z", "type": "response_item", "payload": {"type": "message", "role": "user",
+                                                                                 "content": [{"type": "input_text", "text": "rename the flag"}]}},
+        {"timestamp": "2026-03-04T10:00:09Z", "type": "response_item", "payload": {"type": "message", "role": "assistant",
+                                                                                 "content": [{"type": "output_text", "text": "Renamed it."}]}},
+    ])
+    return rollout
+
+
+def said(memory: Memory, session: str) -> list[tuple[str, str]]:
+    return [(m.content, m.created_at[:19]) for m in memory.browse(session=session, limit=100)]
+
+
+def test_a_notify_whose_rollout_is_elsewhere_doubles_nothing_and_loses_nothing(home: Path, memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: with CODEX_HOME naming another home, `notify` found no rollout and posted its
+    payload's words, which the Stop hook then stored again from the rollout — every word twice, the notify copy
+    with the capture's time, and nothing said. The payload is held: a capture reading the rollout drops it; with
+    no such capture (notify alone) it is stored after a while, with the time notify came."""
+    thread = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+    rollout = codex_turn(tmp_path / "codex", thread, tmp_path)
+    notify = {"type": "agent-turn-complete", "thread-id": thread, "turn-id": "t1", "cwd": str(tmp_path),
+              "input-messages": ["rename the flag"], "last-assistant-message": "Renamed it."}
+    stop = {"session_id": thread, "transcript_path": str(rollout), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    elsewhere = tmp_path / "elsewhere"
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(notify, client, home / "client", codex_home=elsewhere)
+        assert report.stored == 0 and "is not under" in report.errors[0] and "held" in report.errors[0]  # said
+        assert capture_hook(stop, client, home / "client", codex_home=elsewhere).stored == 3  # (session_meta kept too)
+        assert said(memory, thread) == [("rename the flag", "2026-03-04T10:00:02"), ("Renamed it.", "2026-03-04T10:00:09")]
+        assert capture_hook(notify, client, home / "client", codex_home=elsewhere).stored == 0  # the Stop hook came first
+        for held in (home / "client" / "capture-state" / "codex-notify").glob("*.jsonl"):
+            os.utime(held, (0, 0))
+        assert capture_hook({"session_id": "other", "prompt": "hi"}, client, home / "client").stored == 1
+        assert len(said(memory, thread)) == 2  # nothing doubled
+
+        alone = dict(notify, **{"thread-id": "0d2f7e3b-notify-only", "input-messages": ["pin numpy below 2"]})
+        report = capture_hook(alone, client, home / "client", codex_home=elsewhere)  # notify alone: no hook reads it
+        assert report.stored == 0 and memory.get_session("0d2f7e3b-notify-only") is None
+        for held in (home / "client" / "capture-state" / "codex-notify").glob("*.jsonl"):
+            os.utime(held, (0, 0))
+        assert capture_hook({"session_id": "other", "prompt": "hello"}, client, home / "client").stored == 3  # lost nothing
+        assert [c for c, _ in said(memory, "0d2f7e3b-notify-only")] == ["pin numpy below 2", "Renamed it."]
+        client.close()
+
+
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, check=True, capture_output=True)
 

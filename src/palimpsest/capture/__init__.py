@@ -2,6 +2,7 @@
 
 - `hooks.py` — a harness hook's JSON (Claude Code, Codex) → batches of events: the
   transcript's new lines read by the harness reader, or what the hook itself carries;
+- `notify.py` — a Codex `notify` payload whose rollout is not found: held, not doubled;
 - `transcript.py` — a transcript read incrementally: byte cursor and reader context per
   file under `<home>/capture-state/`;
 - `client.py` — `CaptureClient` posts batches to `POST /api/capture`, spools what it

@@ -10,7 +10,7 @@ lands — tool outputs included — whichever hook fires, importing the file lat
 nothing, and a lost cursor only causes duplicates the server drops. Claude Code sub-agent
 transcripts (`<session>/subagents/*.jsonl`) join the same session; Codex's `notify`
 payload names no transcript, so its rollout file is found by thread id under
-`CODEX_HOME`. Without a transcript the client posts what the hook itself carries (a
+`CODEX_HOME` (not found, the payload is held: `notify.py`). Without a transcript the client posts what the hook itself carries (a
 prompt, a tool call and its response). The session's settings get `cwd`, `project` and the
 rule tag `project:<repo>` (`project.py`).
 """
@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..harness import claude_code
+from ..harness import claude_code, codex
 from ..harness.project import project_of
 from ..records import session_id_of
+from . import notify
 from .client import BATCH_BYTES, CaptureClient, Report, split
 from .transcript import Transcript
 
@@ -80,6 +81,13 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
         from . import opencode
 
         return opencode.capture(hook, head, client, home, env or {})
+    report = _capture(hook, head, client, home, agent, codex_home)
+    report.merge(notify.settle(client, home))  # (after: a rollout read now drops what notify held of it)
+    return report
+
+
+def _capture(hook: dict[str, Any], head: dict[str, Any], client: CaptureClient, home: Path, agent: str | None,
+             codex_home: Path | None) -> Report:
     path = hook.get("transcript_path")
     rollout = None
     if not path and codex_home is not None:  # `notify`'s thread id, or a Codex hook's session id with no transcript named
@@ -87,6 +95,8 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
         path = str(rollout or "")
     if isinstance(path, str) and path and Path(path).expanduser().is_file():
         return _send_transcript(Path(path).expanduser(), client, home, head, agent or ("codex" if rollout else None))
+    if isinstance(hook.get("input-messages"), list) and codex_home is not None:  # notify, its rollout not found
+        return notify.hold(home, head, hook_events(hook), f"{codex_home}/sessions")
     report = _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
     if path:  # named but not there: the turn itself was not captured, and the user should know
         report.errors.append(f"transcript_path {str(path)[:300]!r} is not a readable file: only the hook's own event was stored")
@@ -131,6 +141,8 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
                         "settings": {**ctx.settings, **(head.get("settings") or {})} or None}
             report.merge(_send(client, head, events, agent))
             transcript.commit()  # posted or spooled: either way it is safe on disk
+            if file == main and transcript.format == codex.FORMAT:
+                notify.rollout_read(home, head["session"])  # what notify held of this session is in it
         if skipped:
             report.errors.append(f"{file.name}: {skipped} unreadable transcript lines skipped")
         if transcript.repaired:

@@ -1,0 +1,86 @@
+"""Codex's `notify` payload, when its session's rollout file is not found.
+
+Codex runs `notify` after each turn with `{"type": "agent-turn-complete", "thread-id", "turn-id",
+"cwd", "input-messages", "last-assistant-message"}`. The turn is in the session's rollout file,
+which holds every word with the time it was said, and capture reads that (`hooks`). When the
+rollout is not under `codex_home` (CODEX_HOME names another home), the payload's own words were
+posted, and the hooks reading the rollout stored every word a second time, the notify copy with
+the capture's time (found by a Codex user). So the payload is held instead, in
+`<home>/capture-state/codex-notify/<session>.jsonl`, and nothing is posted:
+- a capture that reads the session's rollout drops what is held (the rollout holds the same
+  words, with their times) and marks the session (`<session>.read`): a notify of a marked
+  session, its rollout not found, holds nothing — the hooks read that rollout;
+- what is still held after `HOLD_S` (no hook reads this session's rollout: a setup with notify
+  alone) is stored at the next capture, with the time notify came: nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from ..records import iso, utcnow
+from .client import CaptureClient, Report, split
+
+HOLD_S = 120  # seconds a notify's words wait for a hook to read their rollout (Codex runs both as a turn ends)
+
+
+def _folder(home: Path) -> Path:
+    return Path(home) / "capture-state" / "codex-notify"
+
+
+def hold(home: Path, head: dict[str, Any], events: list[dict[str, Any]], where: str) -> Report:
+    """Keep a notify's events for `head`'s session, unless a hook reads its rollout; say which."""
+    report, folder = Report(), _folder(home)
+    session = head["session"]
+    if (folder / f"{session}.read").exists():
+        report.errors.append(f"the rollout of Codex session {session} is not under {where}: nothing of notify's payload "
+                             "was stored; the hooks that read this session's rollout store the turn")
+        return report
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    said = iso(utcnow())
+    line = json.dumps({"head": head, "events": [{**e, "created_at": said} for e in events]}, ensure_ascii=False)
+    fd = os.open(folder / f"{session}.jsonl", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with open(fd, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+    report.errors.append(f"the rollout of Codex session {session} is not under {where} (is CODEX_HOME Codex's home?): "
+                         f"notify's {len(events)} messages are held; a capture reading the rollout drops them (it holds "
+                         f"them), else they are stored at a capture after {HOLD_S} s")
+    return report
+
+
+def rollout_read(home: Path, session: str) -> None:
+    """A capture read `session`'s rollout: what notify held of it is there, and later notifies hold nothing."""
+    folder = _folder(home)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    (folder / f"{session}.read").touch()
+    (folder / f"{session}.jsonl").unlink(missing_ok=True)
+
+
+def settle(client: CaptureClient, home: Path) -> Report:
+    """Store what notify held longer than `HOLD_S` of sessions no capture read the rollout of."""
+    report, folder = Report(), _folder(home)
+    if not folder.is_dir():
+        return report
+    for held in sorted(folder.glob("*.jsonl")):
+        if (folder / f"{held.stem}.read").exists():
+            held.unlink(missing_ok=True)
+            continue
+        try:
+            if time.time() - held.stat().st_mtime < HOLD_S:
+                continue
+            lines = held.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            head = {k: v for k, v in entry["head"].items() if v is not None}
+            report.merge(client.send(split({**head, "agent": "codex", "events": entry["events"]})))
+        held.unlink(missing_ok=True)  # (posted or spooled: safe on disk either way)
+    return report
