@@ -345,6 +345,34 @@ def test_a_notify_whose_rollout_is_elsewhere_doubles_nothing_and_loses_nothing(h
         client.close()
 
 
+def test_an_older_notify_without_a_thread_id_is_read_from_the_rollout_holding_its_turn(home: Path, memory: Memory,
+                                                                                      tmp_path: Path) -> None:
+    """Found by a Codex user: the notify of an older Codex, with no `thread-id` (the README says it is understood),
+    was refused: "the hook input has no session_id". Its session is the rollout whose end holds its turn; with
+    none, a session of its folder, held as a notify whose rollout is not found."""
+    thread = "5973b6c0-94b8-487b-a530-2aeb6098ae0e"
+    codex_turn(tmp_path / "codex", thread, tmp_path)
+    other = tmp_path / "codex" / "sessions" / "2026" / "03" / "05" / "rollout-2026-03-05T09-00-00-0d2f7e3b-1111-2222-3333-444455556666.jsonl"
+    other.parent.mkdir(parents=True)
+    write_lines(other, [{"timestamp": "2026-03-05T09:00:00Z", "type": "session_meta", "payload": {"id": "0d2f7e3b-1111-2222-3333-444455556666"}}])
+    older = {"type": "agent-turn-complete", "turn-id": "t1", "input-messages": ["rename the flag"], "last-assistant-message": "Renamed it."}
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(older, client, home / "client", codex_home=tmp_path / "codex")
+        assert report.stored == 3 and not report.errors
+        assert said(memory, thread) == [("rename the flag", "2026-03-04T10:00:02"), ("Renamed it.", "2026-03-04T10:00:09")]
+        assert memory.get_session(thread).agent == "codex"  # type: ignore[union-attr]
+        unknown = dict(older, cwd=str(tmp_path), **{"input-messages": ["pin numpy below 2"], "last-assistant-message": "Pinned."})
+        report = capture_hook(unknown, client, home / "client", codex_home=tmp_path / "codex")
+        assert report.stored == 0 and "held" in report.errors[0]
+        for held in (home / "client" / "capture-state" / "codex-notify").glob("*.jsonl"):
+            os.utime(held, (0, 0))
+        capture_hook({"session_id": "other", "prompt": "hi"}, client, home / "client")
+        client.close()
+    folder = [s.id for s in memory.store.list_sessions(memory.filters(), 100) if s.id.startswith("codex-")]
+    assert len(folder) == 1 and [c for c, _ in said(memory, folder[0])] == ["pin numpy below 2", "Pinned."]
+
+
 def git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=cwd, check=True, capture_output=True)
 

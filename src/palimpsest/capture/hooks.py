@@ -76,6 +76,8 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
     OpenCode's session is read from its database (`capture/opencode.py`)."""
     if not isinstance(hook, dict):
         raise InvalidInput("the hook input must be a JSON object")
+    if isinstance(hook.get("input-messages"), list) and not any(hook.get(k) for k in ("thread-id", "session_id", "sessionId")):
+        hook = notify.named(hook, codex_home)  # an older Codex's notify: the session of the rollout holding its turn
     head = _head(hook)
     if agent == "opencode" or "opencode_db" in hook:
         from . import opencode

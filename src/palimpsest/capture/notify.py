@@ -1,4 +1,8 @@
-"""Codex's `notify` payload, when its session's rollout file is not found.
+"""Codex's `notify` payload: an older one's session, and one whose session's rollout file is not found.
+
+An older Codex's notify names no thread (`named`): its session is the rollout whose end holds the
+turn (`rollout_of_turn`), read as any rollout is; with none, a session of its folder, and the
+payload is held as below.
 
 Codex runs `notify` after each turn with `{"type": "agent-turn-complete", "thread-id", "turn-id",
 "cwd", "input-messages", "last-assistant-message"}`. The turn is in the session's rollout file,
@@ -16,8 +20,10 @@ the capture's time (found by a Codex user). So the payload is held instead, in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -25,11 +31,67 @@ from typing import Any
 from ..records import iso, utcnow
 from .client import CaptureClient, Report, split
 
+RECENT = 20  # rollouts, most recently written first, an older notify's turn is looked for in
+TAIL = 1 << 20  # bytes at the end of a rollout where a turn that just ended is
 HOLD_S = 120  # seconds a notify's words wait for a hook to read their rollout (Codex runs both as a turn ends)
 
 
 def _folder(home: Path) -> Path:
     return Path(home) / "capture-state" / "codex-notify"
+
+
+def named(hook: dict[str, Any], codex_home: Path | None) -> dict[str, Any]:
+    """An older notify, which names no thread (`{"type": "agent-turn-complete", "turn-id", "input-messages",
+    "last-assistant-message"}`; it had been refused: "the hook input has no session_id"), with its session: the
+    rollout that holds its turn (`rollout_of_turn`), else a session of its folder (`codex-<hash of the cwd>`)."""
+    found = rollout_of_turn(hook, codex_home) if codex_home is not None else None
+    if found is not None:
+        return {**hook, "thread-id": _session_of(found), "transcript_path": str(found)}
+    said = hook.get("cwd")
+    cwd = said if isinstance(said, str) else os.getcwd()
+    return {**hook, "thread-id": f"codex-{hashlib.sha256(cwd.encode('utf-8', 'replace')).hexdigest()[:16]}"}
+
+
+def rollout_of_turn(hook: dict[str, Any], codex_home: Path) -> Path | None:
+    """The rollout, of the `RECENT` last written, whose end holds the turn's last assistant message (else its last
+    input message) as Codex writes it in JSON; None when none does."""
+    given = hook.get("input-messages")
+    messages: list[Any] = given if isinstance(given, list) else []
+    text = hook.get("last-assistant-message") or next((m for m in reversed(messages) if isinstance(m, str) and m), None)
+    if not isinstance(text, str) or not text.strip():
+        return None
+    needle = json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8", "surrogatepass")
+    try:
+        files = sorted((codex_home / "sessions").rglob("rollout-*.jsonl"), key=lambda f: f.stat().st_mtime, reverse=True)
+    except OSError:
+        return None
+    for file in files[:RECENT]:
+        try:
+            with open(file, "rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL))
+                if needle in f.read():
+                    return file
+        except OSError:
+            continue
+    return None
+
+
+_UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
+
+
+def _session_of(rollout: Path) -> str:
+    """A rollout's session id as the importer reads it: its `session_meta` id (the older first line's `id`), else
+    the id its file name ends with."""
+    try:
+        with open(rollout, "rb") as f:
+            first = json.loads(f.readline())
+        said = first.get("payload", first).get("id") if isinstance(first, dict) else None
+        if isinstance(said, str) and said:
+            return said
+    except (OSError, ValueError, AttributeError):
+        pass
+    found = _UUID.search(rollout.name)
+    return found.group(1) if found else rollout.stem
 
 
 def hold(home: Path, head: dict[str, Any], events: list[dict[str, Any]], where: str) -> Report:
