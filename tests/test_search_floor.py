@@ -459,3 +459,14 @@ def test_a_hit_saying_what_is_asked_in_another_form_holds_the_name() -> None:
     # … but a shorter word is no other form of it ("not" of "notes", found in review)
     dana = _said("dana", "Dana is not coming to the standup today.", 0.6)
     assert apply_floor([dana, *filler], {**cos, "dana": 0.40}, "Where are Dana's notes?", floor, lambda w: True)[0] == []
+
+
+def test_a_holiday_is_a_day_not_a_name_no_message_speaks_of(memory: Memory) -> None:
+    """Found keeping a lab notebook: "what did I run on Valentine's day?" found nothing ("nothing stored mentions
+    valentine"), where "what did I do on Valentine's day?" found the day's runs: the floor read the holiday as a name."""
+    ran = memory.append("lab", "user", "Started the r07 run with the cosine schedule, bs 512.", created_at="2025-02-14T10:00:00Z")["id"]
+    memory.append("lab", "user", "Paper draft section 3 is done.", created_at="2025-03-02T10:00:00Z")
+    assert query_names("what did I run on Valentine's day?") == []
+    assert query_names("What did Patrick say at Christmas?") == ["patrick"]
+    hits = memory.search("what did I run on Valentine's day?", now="2025-06-10T09:00:00Z").hits
+    assert ran in [h.message.id for h in hits]

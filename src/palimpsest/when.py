@@ -232,7 +232,15 @@ def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | Non
         d = date(year, month, day)
     except ValueError:  # February 30: no such day, so no reading
         return []
+    if kind != "iso" and _WEEK_OF.search(m.string[max(0, m.start() - 20):m.start()]):
+        # "the week of March 17": the week that day is in, Monday to Sunday (it had been the one day, and a question
+        # about that week missed what was said on the 19th: found by a French-speaking architect)
+        monday = d - timedelta(days=d.weekday())
+        return [Span(m.group(0), monday, monday + timedelta(days=6), "week", certain)]
     return [Span(m.group(0), d, d, "day", certain)]
+
+
+_WEEK_OF = re.compile(r"\bweek\s+of\s+(?:the\s+)?$", re.IGNORECASE)
 
 
 def _relative_month(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]:
