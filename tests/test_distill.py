@@ -977,3 +977,33 @@ def test_a_model_still_sees_and_corrects_the_owners_own_fact(home: Path, fake: F
         assert old.id in fake.requests[-1]["messages"][1]["content"]
         assert memory.facts.get(old.id).status == "superseded"
         assert [f.text for f in memory.facts.query()] == ["My phone number is +44 7700 900999."]
+
+
+EMAIL = """offer from a new mill:
+
+From: Jonas Lindner <jonas@hofmuehle-lindner.de>
+Subject: Re: Angebot Mehl für Brotzeit & Bohne
+
+Hallo,
+
+wie besprochen unser Angebot für Ihre Bäckerei:
+
+* Weizenmehl Type 550 — 0,59 €/kg
+* Roggenmehl Type 1150 — 0,66 €/kg
+
+Lieferung montags und donnerstags, Mindestbestellmenge 200 kg. Alle Mehle aus Getreide vom Kaiserstuhl, Bioland auf Anfrage.
+
+Beste Grüße
+Jonas Lindner
+Hofmühle Lindner · Riegel am Kaiserstuhl
+
+We decided to switch our flour to Hofmühle Lindner."""
+
+
+def test_the_users_own_words_below_a_pasted_email_in_another_language_are_distilled(memory: Memory) -> None:
+    """Found by a café owner: a supplier's German email pasted above the user's decision made the whole message another
+    language's, and the local rules gave no fact of "We decided to switch our flour to Hofmühle Lindner." (the
+    email's price list, greeting and signature stay no facts)."""
+    _turns(memory, "s", [("user", EMAIL), ("assistant", "Noted."), ("user", "thanks")])
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query()] == ["We decided to switch our flour to Hofmühle Lindner."]

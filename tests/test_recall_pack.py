@@ -588,3 +588,34 @@ def test_a_question_about_what_held_before(question: str, before: bool) -> None:
     from palimpsest.recall.recaller import ASKS_BEFORE
 
     assert bool(ASKS_BEFORE.search(question)) is before
+
+
+@pytest.mark.parametrize(("texts", "query"), [
+    # found keeping a lab notebook: two runs' codes read as counts of "r" ("r02" / "r05")
+    (["r02 blew up, loss went NaN at step 31600.", "bs is 512 now. r05 will be bs 512."], "at what step did r02 go NaN?"),
+    # found by a café owner: two orders' tiers for a question counting cakes; every order's deposit for one gathering them
+    (["second wedding cake today: Meier/Schulz wedding June 28, 2 tiers chocolate, 60 guests, €390, €100 deposit cash.",
+      "jana roth confirmed the aug 16 wedding cake: 4 tiers, vanilla, 150 guests, €890, deposit €300 in"],
+     "How many wedding cakes did we take for weddings in June?"),
+    (["second wedding cake today: Meier/Schulz wedding June 28, 2 tiers chocolate, 60 guests, €390, €100 deposit cash.",
+      "jana roth confirmed the aug 16 wedding cake: 4 tiers, vanilla, 150 guests, €890, deposit €300 in"],
+     "How much in deposits have we received for wedding cakes altogether?"),
+    # … and a recipe's salt, asked of, beside a later sum that speaks of butter only
+    (["our croissant recipe, one batch: flour 2.0 kg, milk 1.1 l, sugar 240 g, salt 40 g, yeast 60 g, butter 1.2 kg.",
+      "Butter to €8.40/kg adds 1.3 kg × €0.60 = €0.78 per croissant batch."], "how much salt goes in a batch of croissants?"),
+])
+def test_values_of_two_things_or_gathered_are_not_marked_earlier(mem: Memory, texts: list[str], query: str) -> None:
+    for i, text in enumerate(texts):
+        mem.ingest_session(f"s{i}", [_turn(text, f"2025-0{i + 5}-10T10:00:00Z")])
+    mem.worker().drain()
+    r = mem.recall(None, query)
+    said = [i for i in r.items if i.kind == "message"]
+    assert len(said) == 2 and not any(i.note for i in said)
+
+
+def test_a_count_of_what_is_asked_is_still_marked(mem: Memory) -> None:
+    mem.ingest_session("s1", [_turn("We have two wedding cakes booked for June so far.", "2025-05-10T10:00:00Z")])
+    mem.ingest_session("s2", [_turn("Another order came in: we have three wedding cakes booked for June now.", "2025-05-20T10:00:00Z")])
+    mem.worker().drain()
+    notes = [i.note for i in mem.recall(None, "How many wedding cakes are booked for June?").items if i.kind == "message"]
+    assert sorted(notes) == ["", notes[1] or notes[0]] and any(n.startswith("earlier; newer:") for n in notes)

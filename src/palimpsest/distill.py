@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -45,6 +45,7 @@ from .kernel import Kernel
 from .pipeline import TAIL_DELAY
 from .records import OFFSET_KEY, Message, iso, parse_time
 from .search.floor import beyond_model
+from .search.query import STOP_WORDS
 from .store import Filters, Job, NewJob
 
 log = logging.getLogger(__name__)
@@ -205,6 +206,21 @@ def nobodys_word(m: Message) -> bool:
     return bool(meta.get("boilerplate") or meta.get("compact_summary") or (meta.get("sidechain") and m.role == "user"))
 
 
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def english_part(text: str) -> str:
+    """The paragraphs of `text` the local rules can read: of a text mostly in another language (`beyond_model`), those
+    in English, with two of English's little words (not the pasted email's greeting, price list or signature, "Riegel am
+    Kaiserstuhl")."""
+    if not beyond_model(text):
+        return text
+    return "\n\n".join(p for p in _PARAGRAPH.split(text) if not beyond_model(p) and len(STOP_WORDS & set(_WORD.findall(p.lower()))) >= 2)
+
+
+_WORD = re.compile(r"[a-z']+")
+
+
 class Distiller:
     """`memory.distiller`: distill a turn (the LLM, or the local fallback) and curate what
     it gave into the facts. Each turn is journaled once (its key), so a retried job or a
@@ -282,7 +298,9 @@ class Distiller:
         else:
             # the local rules read English: a turn in another language gives no fact ("Wir treffen uns am Montag" had
             # read "am" as "I am", and one appointment retired another: found by a Spanish and German chat's evaluator)
-            english = [m for m in messages if not beyond_model(m.content or "")]
+            # (read paragraph by paragraph: a supplier's German email pasted above "I think we switch. Müller wants 0.68
+            # now." had made the whole message another language's, and the user's own words gave no fact: a café owner's)
+            english = [replace(m, content=text) for m in messages if (text := english_part(m.content or ""))]
             output = local_distill(english or messages)
             if not english:
                 output.update(facts=[], corrections=[], tasks=[])  # its summary line stays
