@@ -285,7 +285,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
     ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
-                                      "blind11", "blind12", "devcode", "devtrial", "devuser", "train1", "train2", "train3", "train4", "all"), default="all",
+                                      "blind11", "blind12", "devcode", "devtrial", "devuser", "devuser2", "train1", "train2", "train3", "train4", "all"), default="all",
                     help="which pairs to report (all: dev, dev2, dev3, test, every one of those, fresh, blind, blind2 and blind3; "
                          "blind4, blind7, devcode, train1-train4; the held-out blind5, blind6, blind8, blind9, blind10 and blind11 only by name)")
     ap.add_argument("--rules", action="store_true", help="the gate's rules alone, without the pair model (facts.pairs)")
@@ -301,14 +301,14 @@ def main() -> None:
         file_cases(n) for n in ("dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
                                 "blind10", "blind11", "blind12"))
     train = {n: file_cases(n) for n in ("train1", "train2", "train3", "train4")}
-    devcode, devtrial, devuser = file_cases("devcode"), file_cases("devtrial"), file_cases("devuser")
+    devcode, devtrial, devuser, devuser2 = (file_cases(n) for n in ("devcode", "devtrial", "devuser", "devuser2"))
     sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
             "blind": [("blind", blind)], "blind2": [("blind2", blind2)], "blind3": [("blind3", blind3)], "blind4": [("blind4", blind4)], "blind5": [("blind5", blind5)],
             "blind6": [("blind6", blind6)], "blind7": [("blind7", blind7)], "blind8": [("blind8", blind8)],
-            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "blind12": [("blind12", blind12)], "devcode": [("devcode", devcode)], "devtrial": [("devtrial", devtrial)], "devuser": [("devuser", devuser)], **{n: [(n, cases)] for n, cases in train.items()},
+            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "blind12": [("blind12", blind12)], "devcode": [("devcode", devcode)], "devtrial": [("devtrial", devtrial)], "devuser": [("devuser", devuser)], "devuser2": [("devuser2", devuser2)], **{n: [(n, cases)] for n, cases in train.items()},
             "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh),
                     ("blind", blind), ("blind2", blind2), ("blind3", blind3), ("blind4", blind4), ("blind7", blind7),
-                    ("devcode", devcode), ("devtrial", devtrial), ("devuser", devuser), *train.items()]}[args.set]
+                    ("devcode", devcode), ("devtrial", devtrial), ("devuser", devuser), ("devuser2", devuser2), *train.items()]}[args.set]
     runs: list[tuple[str, Any]] = [("without embedder", None)]
     if not args.no_embedder:
         try:
@@ -370,7 +370,9 @@ def main() -> None:
               f"and as development data (bench/data/curation-train*.json); devtrial: {len(devtrial)} pairs written in the thirtieth session by a "
               f"helper trying the facts layer as a new user, development data (bench/data/curation-devtrial.json); devuser: {len(devuser)} pairs "
               f"written in the thirty-eighth session by a skeptical new user in eight domains nobody had written pairs in, run once "
-              f"on the curator as it was, then development data (bench/data/curation-devuser.json).\n\n"
+              f"on the curator as it was, then development data (bench/data/curation-devuser.json); devuser2: {len(devuser2)} pairs "
+              f"written the same way in the thirty-ninth session, in twelve more domains and in lower case as people type "
+              f"(bench/data/curation-devuser2.json).\n\n"
               + "\n".join(lines) + "\n\n" + "\n".join(notes))
     print(report)
     if args.write_results:

