@@ -600,9 +600,6 @@ def test_a_question_about_what_held_before(question: str, before: bool) -> None:
     (["second wedding cake today: Meier/Schulz wedding June 28, 2 tiers chocolate, 60 guests, €390, €100 deposit cash.",
       "jana roth confirmed the aug 16 wedding cake: 4 tiers, vanilla, 150 guests, €890, deposit €300 in"],
      "How much in deposits have we received for wedding cakes altogether?"),
-    # … and a recipe's salt, asked of, beside a later sum that speaks of butter only
-    (["our croissant recipe, one batch: flour 2.0 kg, milk 1.1 l, sugar 240 g, salt 40 g, yeast 60 g, butter 1.2 kg.",
-      "Butter to €8.40/kg adds 1.3 kg × €0.60 = €0.78 per croissant batch."], "how much salt goes in a batch of croissants?"),
 ])
 def test_values_of_two_things_or_gathered_are_not_marked_earlier(mem: Memory, texts: list[str], query: str) -> None:
     for i, text in enumerate(texts):

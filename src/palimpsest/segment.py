@@ -164,6 +164,15 @@ def unpainted(text: str) -> str:
     return TERMINAL_CODES.sub("", text) if "\x1b" in text else text
 
 
+_CONTROL = regex.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def plain(text: str) -> str:
+    """`text` as a block for a model shows it: without a terminal's codes and other control characters (no words to a
+    model; printed by `recall` or `briefing`, a pasted build log's "\x1b[2J" had cleared the screen)."""
+    return _CONTROL.sub("", unpainted(text))
+
+
 def painted_words(text: str) -> str:
     """The words a terminal's codes glued to others, as the terminal showed them ("31mERROR" → "ERROR"); "" when the
     text has no codes."""

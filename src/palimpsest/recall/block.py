@@ -33,14 +33,13 @@ with `tokens.count_tokens`; a budget too small for the envelope yields an empty 
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
 from ..ids import short_id
-from ..segment import unpainted
+from ..segment import plain
 from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
 from .snippet import fit, snippet
 
@@ -159,16 +158,13 @@ def _flatten(text: str) -> str:
     return " ".join(text.split())
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 COMPACTED = "summary of the conversation so far"  # who says a harness's compaction summary
 
 
 def _message_text(m: Any) -> str:
-    # a terminal's codes and other control characters are no words to a model, and drove the terminal `palimpsest
-    # recall` printed to (a pasted build log's "\x1b[2J" cleared the screen)
-    text = _CONTROL.sub("", unpainted(m.content or ""))
+    text = plain(m.content or "")
     if not text and (m.tool_name or m.tool_result):
-        text = f"[{m.tool_name or 'tool'}] {_CONTROL.sub('', unpainted(m.tool_result or ''))[:300]}"
+        text = f"[{m.tool_name or 'tool'}] {plain(m.tool_result or '')[:300]}"
     who = _who(m)
     return f"{who}: {text}" if who else text
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..envelope import escape, field
 from ..records import Message, Session
+from ..segment import plain
 
 log = logging.getLogger(__name__)
 WORKSPACE_FILES = ("SOUL.md", "IDENTITY.md", "USER.md", "AGENTS.md", "TOOLS.md", "MEMORY.md")
@@ -87,4 +88,4 @@ def briefing(session: str, info: Session | None, first: list[Message], last: lis
 
 
 def _one_line(text: str) -> str:
-    return escape(" ".join(text.split()))
+    return escape(" ".join(plain(text).split()))

@@ -249,10 +249,8 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             shared, measured = u1 & u2, _measured()
             if (shared & query) - TIME_UNITS - measured:
                 return True
-            if counted or (old.near[n1] & query) - new.words - _NOT_ASKED:
-                # "how many cakes …": a count of what is asked, not of what stands near it ("2 tiers" / "4 tiers"); nor a
-                # later value that does not speak of what is asked beside the earlier ("salt 40 g" / "Butter … 1.3 kg")
-                continue
+            if counted:
+                continue  # "how many cakes …": a count of what is asked, not of what stands near it ("2 tiers" / "4 tiers")
             if len(old.near[n1] & new.near[n2] & query) >= 2 and shared - TIME_UNITS:
                 return True
             if shared & measured and (old.near[n1] & new.near[n2] & query) - measured:
@@ -275,7 +273,6 @@ _WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b", re.IGNORECASE)  # "which r
 _GATHERS = re.compile(r"\b(?:altogether|combined|in total|all together|sum of|add(?:ed)? up|each of|all (?:the|of)|list (?:all|every|the)|"
                       r"every)\b", re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
-_NOT_ASKED = frozenset({"much", "mani", "many", "current", "now", "latest", "new", "still"})  # (words of asking, not of what)
 
 
 def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: set[str], query: str = "") -> list[RecallItem]:
