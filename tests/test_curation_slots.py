@@ -1038,3 +1038,15 @@ def test_a_day_off_a_role_one_of_a_series_and_a_detail_are_no_change(memory: Mem
 ])
 def test_a_time_with_a_dot_or_a_range_is_one_value(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found keeping a lab notebook: a move said as to come, and a change with the day it starts
+    ("Our weekly meetings are on Thursdays at 3pm.", "Our weekly meetings move to Tuesdays at 10am from next week.", "supersede"),
+    ("Our weekly meetings are on Thursdays at 3pm.", "Our weekly meetings will move to Tuesdays at 10am.", "supersede"),
+    ("Our quota is cut from 2,000 to 1,200 GPU-hours/month.", "Our quota is raised to 3,000 GPU-hours/month from May 15.", "supersede"),
+    # a habit said in the present is no change
+    ("We spend summers in Porto.", "We move to Lisbon every summer for the festival.", "related"),
+])
+def test_a_change_to_come_or_from_a_day_is_a_change_and_a_habit_is_not(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
