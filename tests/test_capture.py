@@ -19,6 +19,7 @@ import pytest
 
 from palimpsest import Memory, Settings
 from palimpsest.capture import CaptureClient, Spool, capture_hook, project_of, split
+from palimpsest.capture import notify as notify_module
 from palimpsest.server.run import ServerThread
 
 
@@ -312,7 +313,8 @@ def said(memory: Memory, session: str) -> list[tuple[str, str]]:
     return [(m.content, m.created_at[:19]) for m in memory.browse(session=session, limit=100)]
 
 
-def test_a_notify_whose_rollout_is_elsewhere_doubles_nothing_and_loses_nothing(home: Path, memory: Memory, tmp_path: Path) -> None:
+def test_a_notify_whose_rollout_is_elsewhere_doubles_nothing_and_loses_nothing(home: Path, memory: Memory, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a Codex user: with CODEX_HOME naming another home, `notify` found no rollout and posted its
     payload's words, which the Stop hook then stored again from the rollout — every word twice, the notify copy
     with the capture's time, and nothing said. The payload is held: a capture reading the rollout drops it; with
@@ -330,23 +332,44 @@ def test_a_notify_whose_rollout_is_elsewhere_doubles_nothing_and_loses_nothing(h
         assert capture_hook(stop, client, home / "client", codex_home=elsewhere).stored == 3  # (session_meta kept too)
         assert said(memory, thread) == [("rename the flag", "2026-03-04T10:00:02"), ("Renamed it.", "2026-03-04T10:00:09")]
         assert capture_hook(notify, client, home / "client", codex_home=elsewhere).stored == 0  # the Stop hook came first
-        for held in (home / "client" / "capture-state" / "codex-notify").glob("*.jsonl"):
-            os.utime(held, (0, 0))
+        monkeypatch.setattr(notify_module, "HOLD_S", 0)  # (what is held is old enough to store)
         assert capture_hook({"session_id": "other", "prompt": "hi"}, client, home / "client").stored == 1
         assert len(said(memory, thread)) == 2  # nothing doubled
 
+        monkeypatch.setattr(notify_module, "HOLD_S", 120)
         alone = dict(notify, **{"thread-id": "0d2f7e3b-notify-only", "input-messages": ["pin numpy below 2"]})
         report = capture_hook(alone, client, home / "client", codex_home=elsewhere)  # notify alone: no hook reads it
         assert report.stored == 0 and memory.get_session("0d2f7e3b-notify-only") is None
-        for held in (home / "client" / "capture-state" / "codex-notify").glob("*.jsonl"):
-            os.utime(held, (0, 0))
+        monkeypatch.setattr(notify_module, "HOLD_S", 0)
         assert capture_hook({"session_id": "other", "prompt": "hello"}, client, home / "client").stored == 3  # lost nothing
         assert [c for c, _ in said(memory, "0d2f7e3b-notify-only")] == ["pin numpy below 2", "Renamed it."]
         client.close()
 
 
-def test_an_older_notify_without_a_thread_id_is_read_from_the_rollout_holding_its_turn(home: Path, memory: Memory,
-                                                                                      tmp_path: Path) -> None:
+def test_a_session_notifying_again_and_again_is_stored_once_what_it_held_first_is_old(home: Path, memory: Memory, tmp_path: Path,
+                                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: the held file was aged by its modification time, which each notify of the session renews: a
+    session that kept notifying (notify alone) was never stored."""
+    notify = {"type": "agent-turn-complete", "thread-id": "0d2f7e3b-notify-only", "turn-id": "t1", "cwd": str(tmp_path),
+              "input-messages": ["rename the flag"], "last-assistant-message": "Renamed it."}
+    from datetime import timedelta
+
+    now = notify_module.utcnow()
+    with ServerThread(memory) as url:
+        client = CaptureClient(url, home / "client")
+        for i in range(4):  # notified 150, 100, 50 and 0 s ago (each renewing the held file's time)
+            monkeypatch.setattr(notify_module, "utcnow", lambda i=i: now - timedelta(seconds=150 - 50 * i))
+            monkeypatch.setattr(notify_module.time, "time", lambda i=i: now.timestamp() - (150 - 50 * i))
+            turn = dict(notify, **{"turn-id": f"t{i}", "input-messages": [f"turn {i}"], "last-assistant-message": f"done {i}"})
+            capture_hook(turn, client, home / "client", codex_home=tmp_path / "elsewhere")
+        # the first turn was held 150 s ago: the fourth notify stores all of it
+        assert [c for c, _ in said(memory, "0d2f7e3b-notify-only")] == ["turn 0", "done 0", "turn 1", "done 1", "turn 2", "done 2",
+                                                                         "turn 3", "done 3"]
+        client.close()
+
+
+def test_an_older_notify_without_a_thread_id_is_read_from_the_rollout_holding_its_turn(home: Path, memory: Memory, tmp_path: Path,
+                                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a Codex user: the notify of an older Codex, with no `thread-id` (the README says it is understood),
     was refused: "the hook input has no session_id". Its session is the rollout whose end holds its turn; with
     none, a session of its folder, held as a notify whose rollout is not found."""
@@ -365,8 +388,7 @@ def test_an_older_notify_without_a_thread_id_is_read_from_the_rollout_holding_it
         unknown = dict(older, cwd=str(tmp_path), **{"input-messages": ["pin numpy below 2"], "last-assistant-message": "Pinned."})
         report = capture_hook(unknown, client, home / "client", codex_home=tmp_path / "codex")
         assert report.stored == 0 and "held" in report.errors[0]
-        for held in (home / "client" / "capture-state" / "codex-notify").glob("*.jsonl"):
-            os.utime(held, (0, 0))
+        monkeypatch.setattr(notify_module, "HOLD_S", 0)  # (what is held is old enough to store)
         capture_hook({"session_id": "other", "prompt": "hi"}, client, home / "client")
         client.close()
     folder = [s.id for s in memory.store.list_sessions(memory.filters(), 100) if s.id.startswith("codex-")]

@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..records import iso, utcnow
+from ..errors import InvalidInput
+from ..records import iso, parse_time, utcnow
 from .client import CaptureClient, Report, split
 
 RECENT = 20  # rollouts, most recently written first, an older notify's turn is looked for in
@@ -127,14 +128,24 @@ def settle(client: CaptureClient, home: Path) -> Report:
     report, folder = Report(), _folder(home)
     if not folder.is_dir():
         return report
+    for orphan in folder.glob("*.posting-*"):  # taken by a capture that died before it had posted all of it
+        if not _alive(orphan.name.rsplit("-", 1)[-1]):
+            with open(folder / f"{orphan.name.split('.posting-')[0]}.jsonl", "a", encoding="utf-8") as f:
+                f.write(orphan.read_text(encoding="utf-8"))  # held again, to be posted (a repeat is a duplicate the store drops)
+            orphan.unlink()
     for held in sorted(folder.glob("*.jsonl")):
         if (folder / f"{held.stem}.read").exists():
             held.unlink(missing_ok=True)
             continue
         try:
-            if time.time() - held.stat().st_mtime < HOLD_S:
+            # aged by what it held first: each notify of the session appends, and by the file's time a session that kept
+            # notifying was never stored (found in review)
+            if time.time() - _first_held(held) < HOLD_S:
                 continue
-            lines = held.read_text(encoding="utf-8").splitlines()
+            # taken before it is read: a notify appending meanwhile starts a file of its own, not one deleted unposted
+            claimed = held.with_name(f"{held.stem}.posting-{os.getpid()}")
+            os.replace(held, claimed)
+            lines = claimed.read_text(encoding="utf-8").splitlines()
         except OSError:
             continue
         for line in lines:
@@ -144,5 +155,25 @@ def settle(client: CaptureClient, home: Path) -> Report:
                 continue
             head = {k: v for k, v in entry["head"].items() if v is not None}
             report.merge(client.send(split({**head, "agent": "codex", "events": entry["events"]})))
-        held.unlink(missing_ok=True)  # (posted or spooled: safe on disk either way)
+        claimed.unlink(missing_ok=True)  # (posted or spooled: safe on disk either way)
     return report
+
+
+def _alive(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _first_held(held: Path) -> float:
+    """When `held` was first written: the time its first line says, else its file's."""
+    with held.open(encoding="utf-8") as f:
+        first = f.readline()
+    try:
+        return parse_time(json.loads(first)["events"][0]["created_at"]).timestamp()
+    except (ValueError, KeyError, IndexError, TypeError, InvalidInput):
+        return held.stat().st_mtime
