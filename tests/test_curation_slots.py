@@ -1050,3 +1050,19 @@ def test_a_time_with_a_dot_or_a_range_is_one_value(memory: Memory, old: str, new
 ])
 def test_a_change_to_come_or_from_a_day_is_a_change_and_a_habit_is_not(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found in review: a plan called off "for good", "for now", "again", "this year" is still called off
+    ("We're planning the Lisbon offsite for June.", "The Lisbon offsite is off for good.", "supersede"),
+    ("We're planning the Lisbon offsite for June.", "The Lisbon offsite is off this year.", "supersede"),
+    # … and a place's move with the same time is a change, not a detail
+    ("The standup is at 9:30 in room 4.", "The standup is at 9:30 on Zoom now.", "supersede"),
+])
+def test_a_plan_called_off_and_a_place_moved_still_change(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
+def test_a_range_ending_at_noon_is_the_morning() -> None:
+    assert slots.clocks("office hours 10-12pm") == "office hours 10-12pm"
+    assert slots.clocks("office hours 2-4pm") == "office hours 2pm-4pm"

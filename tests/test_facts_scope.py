@@ -349,3 +349,27 @@ def test_an_unknown_owner_mark_is_refused_clearly() -> None:
 
     with pytest.raises(ValueError, match="PALIMPSEST_FACT_OWNERS: must be some of agent, channel, user, project"):
         Settings.load(env={"PALIMPSEST_FACT_OWNERS": "agent,tenant"})
+
+
+def test_a_repositorys_facts_stored_under_its_old_project_name_are_its_own(memory: Memory) -> None:
+    """Found in review: projects are named `owner/name` now; a fact heard in a session tagged `project:api` (as earlier
+    versions named every project) was another owner's to a statement from `project:acme/api`, the same repository, and
+    both stayed current."""
+    for session, tag in (("old", "project:api"), ("new", "project:acme/api")):
+        memory.append(session, "user", "hello")
+        memory.tags.add(tag, session=session)
+    assert _heard(memory, "old", "The CI system is Jenkins 2.") == "new"
+    assert _heard(memory, "new", "The CI system is Jenkins 4.") == "supersede"
+    assert _current(memory) == ["The CI system is Jenkins 4."]
+
+
+def test_a_deep_folders_project_fits_a_tag(memory: Memory, tmp_path: Path) -> None:
+    """Found in review: without a remote a project is its folder's path, and past 200 characters (a tag's most) the
+    recall hook failed ("tag values are 1–200 characters")."""
+    from palimpsest.harness.project import project_of
+
+    deep = tmp_path / ("d" * 90) / ("e" * 90) / ("f" * 90) / "api"
+    deep.mkdir(parents=True)
+    project = project_of(str(deep))
+    assert project is not None and len(project) <= 200 and project.endswith("/api")
+    assert memory.recall(None, "how do we deploy?", project=project).block == ""  # (no error: nothing stored)

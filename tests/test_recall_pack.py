@@ -616,3 +616,13 @@ def test_a_count_of_what_is_asked_is_still_marked(mem: Memory) -> None:
     mem.worker().drain()
     notes = [i.note for i in mem.recall(None, "How many wedding cakes are booked for June?").items if i.kind == "message"]
     assert sorted(notes) == ["", notes[1] or notes[0]] and any(n.startswith("earlier; newer:") for n in notes)
+
+
+@pytest.mark.parametrize("query", ["What time do I go to the gym every Tuesday?", "What time do I go to the gym in total?"])
+def test_every_or_in_total_still_asks_of_one_value(mem: Memory, query: str) -> None:
+    """Found in review: a question with "every" or "in total" had lost every mark."""
+    mem.ingest_session("s1", [_turn("I go to the gym at 7 pm on Tuesdays.", "2025-05-10T10:00:00Z")])
+    mem.ingest_session("s2", [_turn("I go to the gym at 6 pm on Tuesdays now.", "2025-06-10T10:00:00Z")])
+    mem.worker().drain()
+    notes = [i.note for i in mem.recall(None, query).items if i.kind == "message"]
+    assert any(n.startswith("earlier; newer:") for n in notes)

@@ -470,3 +470,9 @@ def test_a_holiday_is_a_day_not_a_name_no_message_speaks_of(memory: Memory) -> N
     assert query_names("What did Patrick say at Christmas?") == ["patrick"]
     hits = memory.search("what did I run on Valentine's day?", now="2025-06-10T09:00:00Z").hits
     assert ran in [h.message.id for h in hits]
+
+
+def test_a_name_with_an_apostrophe_is_no_french_elision() -> None:
+    """Found in review: "D'Souza" and "D'Costa" counted as French elisions, and an English note was another language's."""
+    assert not beyond_model("Met D'Souza, D'Costa, Kim today.")
+    assert beyond_model("C'est elle ma comptable maintenant, Julie Lemieux.")

@@ -35,3 +35,11 @@ def test_the_recall_block_shows_the_words_not_the_codes(memory: Memory) -> None:
     block = memory.recall("other", "why did the login test fail").block
     assert "FAILED tests/test_api.py::test_login" in block
     assert "\x1b" not in block and "\x07" not in block
+
+
+def test_a_colour_code_with_colons_is_a_code_too() -> None:
+    """Found in review: true colour and curly underlines write their parameters with colons ("\\x1b[38:2::255:0:0m")."""
+    from palimpsest.segment import painted_words, plain
+
+    assert plain("\x1b[38:2::255:0:0mERROR\x1b[0m build \x1b[4:3mwarning\x1b[0m") == "ERROR build warning"
+    assert painted_words("\x1b[38:2::255:0:0mERROR\x1b[0m") == "ERROR"

@@ -360,6 +360,7 @@ def test_a_day_planned_for_is_to_come_and_a_day_told_in_the_past_is_gone(text: s
     # found by a French-speaking architect: "the week of March 17" had been the one day (the 19th's message missed)
     ("What did I say about Fabre during the week of March 17?", ("2026-03-16", "2026-03-22")),
     ("the week of the 17th of March 2025", ("2025-03-17", "2025-03-23")),
+    ("the week of 2025-03-19", ("2025-03-17", "2025-03-23")),
 ])
 def test_holidays_month_ranges_and_mid_month(text: str, span: tuple[str, str]) -> None:
     got = resolve(text, date(2026, 5, 1))

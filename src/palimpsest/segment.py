@@ -44,7 +44,7 @@ TOKEN = regex.compile(r"\w+")
 EMOJI = regex.compile(r"[\p{Extended_Pictographic}\p{Regional_Indicator}]")
 INVISIBLE = regex.compile(r"[\u00ad\u200b-\u200d\u2060\ufeff]")  # soft hyphen, zero-width space and joiners, word joiner
 # a terminal's colour and cursor codes (CSI "\x1b[33m", OSC "\x1b]0;title\x07", the rest: "\x1b(B", "\x1b7")
-TERMINAL_CODES = regex.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
+TERMINAL_CODES = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
 
 
 def bigrams(run: str) -> list[str]:

@@ -232,7 +232,7 @@ def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | Non
         d = date(year, month, day)
     except ValueError:  # February 30: no such day, so no reading
         return []
-    if kind != "iso" and _WEEK_OF.search(m.string[max(0, m.start() - 20):m.start()]):
+    if _WEEK_OF.search(m.string[max(0, m.start() - 20):m.start()]):
         # "the week of March 17": the week that day is in, Monday to Sunday (it had been the one day, and a question
         # about that week missed what was said on the 19th: found by a French-speaking architect)
         monday = d - timedelta(days=d.weekday())

@@ -916,6 +916,8 @@ class Curator:
         for sid, tags in store.session_tag_map(sorted(per_session)).items():
             for tag in tags:
                 key, _, value = tag.partition(":")
+                if key == "project":  # one repository's sessions stored before projects were named `owner/name` (`api`)
+                    value = value.rstrip("/").rsplit("/", 1)[-1]  # are its own (found in review)
                 if key in owners and key not in ("agent", "channel"):
                     per_session[sid].setdefault(key, set()).add(value)
         return {mid: per_session[sid] for mid, sid in sessions.items() if per_session[sid]}

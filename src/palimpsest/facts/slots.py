@@ -382,7 +382,7 @@ def clocks(text: str) -> str:
     # ("6.30pm" is "6:30pm", "2-4pm" "2pm-4pm": "induction is at 18:30" / "… 6.30pm" and "office hours wednesdays 2-4pm" /
     # "… wed 14:00-16:00" had been changes of value, found by a skeptical evaluator)
     text = _DOTTED_CLOCK.sub(r"\1:\2\3m", text)
-    text = _CLOCK_RANGE.sub(lambda m: f"{m[1]}{m[3].lower()}m-{m[2]}{m[3].lower()}m" if int(m[1]) < int(m[2]) <= 12 else m[0], text)
+    text = _CLOCK_RANGE.sub(lambda m: f"{m[1]}{m[3].lower()}m-{m[2]}{m[3].lower()}m" if int(m[1]) < int(m[2]) < 12 else m[0], text)
     text = _MINUTES_CLOCK.sub(r"\1\2m", text)
     text = _SPACED_CLOCK.sub(r"\1 \2\3m", text)
     return _HALF_OF_DAY.sub(_half_of_day, text)
@@ -1009,8 +1009,8 @@ _TWO_NAMES = re.compile(r"\b([A-Z][\w-]*) ([A-Z][\w-]*)\b")
 # ("Anna is off tomorrow", "Ben is off sick", "… off on Sundays": a day off, not a plan called off — it had retired "Anna
 # Kowalski is our head barista": found by a café owner)
 _CALLED_OFF = re.compile(r"\b(?P<old>[A-Z][\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|was|got|has been|have been|'s)\s+(?:now\s+)?"
-                         r"(?:cancell?ed|called off|scrapped|off(?!\s+(?:tomorrow|tmrw|today|tonight|this|next|on|for|until|till|from|"
-                         r"sick|work|duty|shift|again|every|\w+days?)\b))\b")
+                         r"(?:cancell?ed|called off|scrapped|off(?!\s+(?:tomorrow|tmrw|today|tonight|sick|work|duty|shift|"
+                         r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?|this (?:week|weekend)|next (?:week|weekend))\b))\b")
 # "Sam and I broke up", "Ana and I split up": the name before the ending
 _PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split\s+up|separated|divorced|parted ways)\b")
 # "I quit smoking", "I've stopped eating meat", "gave up running": an activity of the fact ended
@@ -1254,7 +1254,8 @@ def _details_apart(a: list[str], b: list[str]) -> bool:
     return bool(content(x[:n])) and n < min(len(x), len(y)) and x[n] in _DETAILS and y[n] in _DETAILS
 
 
-_DETAILS = _PREPS | {"near", "beside", "behind", "opposite", "outside", "inside", "around", "within", "without", "next", "close"}
+# (not "in" / "on" / "at": "at 9:30 in room 4" / "at 9:30 on Zoom" is where it moved, found in review)
+_DETAILS = frozenset({"with", "near", "beside", "behind", "opposite", "outside", "around", "next", "close", "for", "via", "by"})
 
 
 def _one_word_apart(a: Slot, b: Slot) -> bool:

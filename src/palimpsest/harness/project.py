@@ -10,6 +10,7 @@ stored so keep that tag, and recall in `acme/api` still reads them as its own (`
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path, PurePath
 from typing import Any
@@ -30,21 +31,35 @@ def project_of(cwd: str | None) -> str | None:
     common = _git(cwd, "rev-parse", "--path-format=absolute", "--git-common-dir")
     if common:
         root = Path(common)
-        return str(root.parent if root.name == ".git" else root)
-    return str(Path(cwd).resolve())
+        return _short(str(root.parent if root.name == ".git" else root))
+    return _short(str(Path(cwd).resolve()))
+
+
+MAX_CHARS = 200  # a tag's value (`tags`): a deeper folder's path is named by its end and a hash of the whole
+
+
+def _short(path: str) -> str:
+    """`path`, or when longer than a tag holds, its last parts after a hash of it (the recall hook of a deep folder had
+    failed: "tag values are 1–200 characters", found in review)."""
+    if len(path) <= MAX_CHARS:
+        return path
+    digest = hashlib.sha256(path.encode()).hexdigest()[:12]
+    return f"{digest}-{path[-(MAX_CHARS - len(digest) - 1):]}"  # (ASCII: a tag is read NFKC, "…" as "...")
 
 
 def project_of_session(settings: dict[str, Any]) -> str | None:
     """The project of a transcript's session from what it says of itself: its folder's, when
-    the folder is here; else the repository its `git` record names; else the folder's own path
-    (a transcript copied from another machine)."""
+    the folder is here; else the repository its `git` record names; else the folder's last part,
+    as earlier versions named every project (a transcript copied from another machine, or of a
+    folder since moved: by its path it had been a project of its own, outside its repository's
+    recall; by its last part, recall in `acme/api` reads it as its own, `legacy_name`)."""
     cwd = settings.get("cwd") if isinstance(settings.get("cwd"), str) else None
     found = project_of(cwd)
     if found:
         return found
     git = settings.get("git") if isinstance(settings.get("git"), dict) else {}
     url = git.get("repository_url") if isinstance(git.get("repository_url"), str) else ""
-    return _repository_name(url) or (str(PurePath(cwd)) if cwd else None) or None
+    return _repository_name(url) or (PurePath(cwd).name if cwd else None) or None
 
 
 def legacy_name(project: str) -> str | None:
@@ -63,7 +78,8 @@ def _repository_name(url: str) -> str:
         path = url.split(":", 1)[1]
     else:  # a folder on this machine
         path = url
-    return "/".join([p for p in path.split("/") if p][-2:])
+    parts = [p for p in path.split("/") if p and p != "_git"]  # (Azure DevOps: …/org/project/_git/name)
+    return _short("/".join(parts[-2:]))
 
 
 def _git(cwd: str, *args: str) -> str:

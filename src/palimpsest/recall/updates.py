@@ -249,12 +249,12 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             shared, measured = u1 & u2, _measured()
             if (shared & query) - TIME_UNITS - measured:
                 return True
+            if shared & measured and (old.near[n1] & new.near[n2] & query) - measured:
+                return True  # one measure, near one thing asked ("rent … 950 euros" / "rent … 1,050 euros")
             if counted:
                 continue  # "how many cakes …": a count of what is asked, not of what stands near it ("2 tiers" / "4 tiers")
             if len(old.near[n1] & new.near[n2] & query) >= 2 and shared - TIME_UNITS:
                 return True
-            if shared & measured and (old.near[n1] & new.near[n2] & query) - measured:
-                return True  # one measure, near one thing asked ("rent … 950 euros" / "rent … 1,050 euros")
             if DURATION <= query and u1 & u2 & TIME_UNITS and old.near[n1] & new.near[n2] & query:
                 return True  # "how long …": two lengths of time, near one thing asked ("a month now" / "for 3 months")
     return False
@@ -270,8 +270,9 @@ _WHICH = re.compile(r"\b(?:which|what)\s+([a-z]+)\b", re.IGNORECASE)  # "which r
 
 # a question gathering values, not asking the one that holds: each is one of those asked of ("How much in deposits have we
 # received altogether?" had marked every order's deposit an earlier value of the last order's: found by a café owner)
-_GATHERS = re.compile(r"\b(?:altogether|combined|in total|all together|sum of|add(?:ed)? up|each of|all (?:the|of)|list (?:all|every|the)|"
-                      r"every)\b", re.IGNORECASE)
+# ("every" and "in total" ask of one value as often: "… go to the gym every Tuesday?", "… completed in total?": found in review)
+_GATHERS = re.compile(r"\b(?:altogether|combined|all together|sum of|add(?:ed)? up|each of (?:the|my|our)|list (?:all|every|the))\b",
+                      re.IGNORECASE)
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
 
 

@@ -148,8 +148,9 @@ def beyond_model(text: str) -> bool:
     letters = [ch for ch in text[:2000] if ch.isalpha()]
     if letters and sum(1 for ch in letters if ch > "\u024f") * 2 > len(letters):
         return True
-    words = WORD_RE.findall(text[:2000].lower().replace("’", "'"))
-    other = sum(1 for w in words if w in OTHER_LANGUAGES or elided(w)[0] and (elided(w)[1] in OTHER_LANGUAGES or len(w) > 3))
+    said = WORD_RE.findall(text[:2000].replace("’", "'"))
+    words = [w.lower() for w in said]
+    other = sum(1 for s, w in zip(said, words) if w in OTHER_LANGUAGES or elided(s)[0] and (elided(s)[1] in OTHER_LANGUAGES or len(w) > 3))
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
 
 

@@ -56,14 +56,16 @@ OTHER_LANGUAGES = (frozenset("""der die das und ist nicht ich du er sie wir ihr 
 
 # French (and Italian) elision: "c'est", "l'amiante", "qu'est-ce", "dell'anno" are two words to a reader, one to the query's
 # word pattern; the elided article or pronoun is no keyword, and it says the question is in that language
-ELISION = re.compile(r"^(?:[cdjlmnst]|qu|dell|nell|all|dall|sull)'(?=[^\W\d_])")
+# (a capital after the apostrophe is a name's: "D'Souza", "O'Brien", "L'Oréal" — two had made an English note another
+# language's, found in review)
+ELISION = re.compile(r"^(?i:[cdjlmnst]|qu|dell|nell|all|dall|sull)'(?=[^\W\d_A-ZÀ-Þ])")
 
 
 def elided(word: str) -> tuple[str, str]:
-    """A lower-cased word as (its elided article or pronoun, the rest): "c'est" → ("c'", "est"), "l'amiante" → ("l'",
-    "amiante"); ("", word) for a word without one."""
+    """A word as said (its case kept) as (its elided article or pronoun, the rest), lower-cased: "c'est" → ("c'",
+    "est"), "l'amiante" → ("l'", "amiante"); ("", word) for a word without one ("D'Souza" too)."""
     m = ELISION.match(word)
-    return (word[:m.end()], word[m.end():]) if m else ("", word)
+    return (word[:m.end()].lower(), word[m.end():].lower()) if m else ("", word.lower())
 
 
 def query_terms(query: str) -> list[str]:
@@ -72,11 +74,11 @@ def query_terms(query: str) -> list[str]:
     the index holds it (`segment`), an emoji by its index name, compatibility forms folded (NFKC)."""
     words: list[str] = []
     elisions = 0
-    for w in WORD_RE.findall(folded(query).lower()):  # "ﬁle" is "file", "ＡＰＩ" "api"
-        w = w.strip("'’.-").replace("’", "'")  # (a typographic apostrophe: "I’ll" is "i'll")
-        if w.endswith("'s") and w not in STOP_WORDS:  # "my sister's dog" asks of "my sister Ana"
-            w = w[:-2]
-        article, w = elided(w)
+    for said in WORD_RE.findall(folded(query)):  # "ﬁle" is "file", "ＡＰＩ" "api"
+        said = said.strip("'’.-").replace("’", "'")  # (a typographic apostrophe: "I’ll" is "i'll")
+        if said.lower().endswith("'s") and said.lower() not in STOP_WORDS:  # "my sister's dog" asks of "my sister Ana"
+            said = said[:-2]
+        article, w = elided(said)
         elisions += bool(article)
         for piece in (pieces(w) if has_runs(w) else [w]):
             if piece and piece not in words:
