@@ -112,3 +112,11 @@ def test_a_search_of_a_past_moment_finds_what_replaced_the_fact_it_matches(home:
                          "2024-03-01": ["I take lisinopril 10 mg every morning."]}  # before the change: what held then
         block = m.recall(None, "What medications am I taking?", now="2024-07-08T12:00:00Z").block
         assert "15 mg" in block and "10 mg every morning" not in block
+
+
+def test_a_week_said_as_a_start_starts_on_its_first_day() -> None:
+    """Found by a café owner: "anna is off sundays from this week", said on Monday 2 June, held from Thursday 5 June (the
+    week's middle day, as "two weeks ago" stands for)."""
+    assert named_start("ben opens sundays now, anna is off sundays from this week", "2025-06-02T09:00:00Z") == "2025-06-02T00:00:00.000000Z"
+    assert named_start("from next week the standup is at 10", "2025-06-02T09:00:00Z") == "2025-06-09T00:00:00.000000Z"
+    assert named_start("I started running two weeks ago", "2025-06-02T09:00:00Z") == "2025-05-19T00:00:00.000000Z"  # (its middle)

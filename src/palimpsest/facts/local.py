@@ -262,7 +262,9 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
     span = _first_time(text, said.date())
     if span is None:
         return None
-    day = _day(span)
+    # said as a start, a week starts on its first day ("anna is off sundays from this week", said Monday 2 June, had held
+    # from Thursday 5 June, the week's middle: found by a café owner)
+    day = span.first if _STARTS.search(text[:span.at]) else _day(span)
     if _A_VALUE_MOVED.search(text[:span.at]) or _TO_ANOTHER.match(text, span.at + len(span.text)):
         return None  # "push the launch from March 14 to March 28", "April 11 → April 25": the days are the values, said now
     lead = re.match(r"(?:on|by|before|until|till|every|each)\s+", span.text, re.IGNORECASE)  # ("on the 1st" holds its "on")
