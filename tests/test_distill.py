@@ -1007,3 +1007,21 @@ def test_the_users_own_words_below_a_pasted_email_in_another_language_are_distil
     _turns(memory, "s", [("user", EMAIL), ("assistant", "Noted."), ("user", "thanks")])
     memory.worker(tasks=["distill"]).drain()
     assert [f.text for f in memory.facts.query()] == ["We decided to switch our flour to Hofmühle Lindner."]
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # found keeping a lab notebook: a change written as an arrow gave no fact
+    ("bs 256 -> 512.", "bs went from 256 to 512."),
+    ("Switched lr 3e-4 → 1e-4.", "Switched lr from 3e-4 to 1e-4."),
+    ("warmup 2000 -> 4000 steps for r05", "warmup went from 2000 to 4000 steps for r05."),
+])
+def test_a_change_written_as_an_arrow_is_read_as_words(said: str, kept: str) -> None:
+    out = local_distill([msg(said)])
+    assert kept in [f["text"] for f in out["facts"]] + [c["text"] for c in out["corrections"]]
+
+
+def test_an_arrow_that_is_no_change_stays_as_said() -> None:
+    from palimpsest.facts.local import arrowed
+
+    assert arrowed("Input -> output mapping is done.") == "Input -> output mapping is done."
+    assert arrowed("see foo->bar in the docs") == "see foo->bar in the docs"

@@ -755,9 +755,28 @@ def _chatter(s: str) -> bool:
     return bool(mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", s[mood.end():]))
 
 
+# a change written as an arrow, as notes are ("bs 256 -> 512", "switched lr 3e-4 → 1e-4 (and …)"): read as words
+_ARROW = re.compile(r"^(?P<what>(?:(?P<verb>switched|changed|moved|bumped|raised|lowered|cut|upped|dropped)\s+)?[^\W\d_][\w .'-]{0,40}?)"
+                    r"\s+(?P<a>[^\s>→]+)\s*(?:->|→|=>)\s*(?P<b>[^\s,;(]+?(?:\s+(?:[a-z%]+|per \w+))?)"
+                    r"(?P<rest>(?:\s+(?:for|in|on|at|since|after|with)\s[^→>.!]*?)?[.!]?\s*(?:[,;(].*)?)$", re.IGNORECASE)
+
+
+def arrowed(s: str) -> str:
+    """A sentence that writes a change as an arrow, in words ("bs 256 -> 512." → "bs went from 256 to 512."; found
+    keeping a lab notebook: no fact came of them); any other sentence as it is."""
+    m = _ARROW.match(s)
+    if m is None or not any(c.isdigit() for c in m["a"] + m["b"]) and not m["verb"]:
+        return s
+    what = m["what"] if m["verb"] else f"{m['what']} went"
+    said = f"{what} from {m['a']} to {m['b']} {m['rest'].strip().lstrip('.!').strip()}".strip()
+    return said if said.endswith((".", "!")) else f"{said}."
+
+
 def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
     the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
+    if (words := arrowed(s)) != s:
+        return classify(words, user, after_fact)
     asked = _ASK_TASK.match(s)
     if user and asked and len(s) <= MAX_SENTENCE:
         return "task", "task", s
