@@ -1025,3 +1025,9 @@ def test_an_arrow_that_is_no_change_stays_as_said() -> None:
 
     assert arrowed("Input -> output mapping is done.") == "Input -> output mapping is done."
     assert arrowed("see foo->bar in the docs") == "see foo->bar in the docs"
+
+
+def test_a_mood_after_a_short_lead_is_no_fact() -> None:
+    """Found by a French-speaking user: "English today, I'm tired." was an event, recalled into 11 of 40 blocks."""
+    assert local_distill([msg("English today, I'm tired.")])["facts"] == []
+    assert [f["text"] for f in local_distill([msg("Since March, I am the team lead.")])["facts"]] == ["Since March, I am the team lead."]

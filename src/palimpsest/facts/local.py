@@ -750,9 +750,16 @@ def _chatter(s: str) -> bool:
         return True
     if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s):
         return True
-    mood = _MOOD.match(s)
-    # "I'm good at SQL" is a skill, not a mood
-    return bool(mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", s[mood.end():]))
+    # (after a short lead too: "English today, I'm tired." had been an event, recalled into 11 of a user's 40 blocks)
+    for said in (s, s[lead.end():] if (lead := _LEAD.match(s)) else ""):
+        mood = _MOOD.match(said)
+        # "I'm good at SQL" is a skill, not a mood
+        if mood and mood.group("w").lower() in MOODS and not re.match(r"\s+at\b", said[mood.end():]):
+            return True
+    return False
+
+
+_LEAD = re.compile(r"^[^,.!?;:]{1,30},\s+")
 
 
 # a change written as an arrow, as notes are ("bs 256 -> 512", "switched lr 3e-4 → 1e-4 (and …)"): read as words
