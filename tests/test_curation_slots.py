@@ -1066,3 +1066,13 @@ def test_a_plan_called_off_and_a_place_moved_still_change(memory: Memory, old: s
 def test_a_range_ending_at_noon_is_the_morning() -> None:
     assert slots.clocks("office hours 10-12pm") == "office hours 10-12pm"
     assert slots.clocks("office hours 2-4pm") == "office hours 2pm-4pm"
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found keeping a lab notebook: what a newcomer takes over is what ends, not the fact that names neither
+    ("Mei Lin is joining as co-author.", "Jonas Weber joins as co-author and takes over the eval harness from Mei.", "related"),
+    ("Priya owns the eval harness.", "Jonas takes over the eval harness from Priya.", "supersede"),
+    ("Priya is our project lead.", "Marco took over as project lead.", "supersede"),
+])
+def test_what_is_taken_over_is_what_ends(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action

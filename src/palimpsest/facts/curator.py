@@ -545,7 +545,9 @@ def _marked(candidate: str, existing: str, before: slots.Slot | None, whole: slo
 _LABEL = re.compile(r"^\s*(?:(?:on|re|about|regarding|as for|for)\s+)?([^:\n]{1,40}?)\s*:\s", re.IGNORECASE)  # "On Lisbon: …"
 # what a change says it ends ("stopping lisinopril", "replacing the Gull's Lament", "switched from Jenkins")
 _STOPS = re.compile(r"\b(?:stop(?:ping|ped|s)?|drop(?:ping|ped|s)?|replac(?:ing|ed|es|e)|discontinu(?:ing|ed|es|e)|"
-                    r"switch(?:ing|ed)? from|com(?:ing|e) off|renam(?:ing|ed|es|e))\s+(?:(?:the|his|her|their|my|our)\s+)?"
+                    r"switch(?:ing|ed)? from|com(?:ing|e) off|renam(?:ing|ed|es|e)|"
+                    # ("… joins as co-author and takes over the eval harness from Mei" ends Mei's harness, not her authorship)
+                    r"(?:takes|took|taking|take|taken) over)\s+(?:(?:the|his|her|their|my|our)\s+)?"
                     r"(?P<old>[^\W\d_][\w'-]{2,})", re.IGNORECASE)
 
 
