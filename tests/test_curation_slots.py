@@ -1076,3 +1076,13 @@ def test_a_range_ending_at_noon_is_the_morning() -> None:
 ])
 def test_what_is_taken_over_is_what_ends(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a skeptical evaluator: a time of day changed, said with "now", had been read as one beside the other
+    ("Induction is at 6:30pm.", "Induction is at 7:30pm now.", "supersede"),
+    ("Induction is at 6.30pm.", "Induction is at 7.30pm now.", "supersede"),
+    ("Induction is at 6:30pm.", "Induction is at 7:30pm.", "related"),  # (no change said: maybe another induction)
+])
+def test_a_time_of_day_said_changed_is_a_change(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action

@@ -390,6 +390,7 @@ def clocks(text: str) -> str:
 
 _CLOCKISH = re.compile(r"\d\s*[ap]\.?m\b|\bin\s+the\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _TIME_WORD = r"(?:at|by|until|till|from|around|before|after|past|to|between|and|or)"
+_CLOCK_VALUE = re.compile(r"\d{1,2}(?::\d\d)?[ap]m|\d{1,2}:\d\d", re.IGNORECASE)
 _DOTTED_CLOCK = re.compile(r"\b(\d{1,2})\.(\d\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
 _CLOCK_RANGE = re.compile(r"\b(\d{1,2})\s*[-–]\s*(\d{1,2})\s*([ap])\.?m\b\.?", re.IGNORECASE)
 _MINUTES_CLOCK = re.compile(r"\b(\d{1,2}:\d\d)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # "9:30 am": a time whatever comes before
@@ -1164,6 +1165,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
             return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed
         if all(len(v) == 1 and v[0].isdigit() and len(v[0]) <= 3 for v in (a.value, b.value)):
             return "changed"  # "Maria is 40" / "Maria is 41 now", "Rex is 3 years old" / "Rex turned 4": one age at a time
+        if b.change and all(len(c := content(v)) == 1 and _CLOCK_VALUE.fullmatch(c[0]) for v in (a.value, b.value)):
+            return "changed"  # "Induction is at 6:30pm." / "… at 7:30pm now.": one time of day, a change said (a skeptic's)
         return "beside"  # "I'm in Chicago" / "I'm going to look into it now": one is many things at once
     if a.single or b.change or _count_changed(a, b):
         return "changed"
