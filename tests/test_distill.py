@@ -14,6 +14,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
+from palimpsest.facts import Fact
 from palimpsest.facts.local import classify, conjuncts, local_distill, named_start, resolve_date, sentences
 from palimpsest.records import Message, iso, utcnow
 
@@ -939,17 +940,23 @@ def test_a_correction_under_a_label_of_its_own_supersedes(memory: Memory) -> Non
     assert [f.text for f in memory.facts.query()] == ["We use bun now instead of pnpm."]
 
 
+def _daves_number(memory: Memory, fake: FakeOpenAI) -> Fact:
+    """Dave's phone number, said in his channel and distilled by the model."""
+    fake.push(Reply.json({"summary": "The user gave a phone number.", "corrections": [], "tasks": [], "facts": [
+        {"text": "My phone number is +44 7700 900123.", "kind": "fact", "entities": [], "valid_from": None}]}))
+    _turns(memory, "dave-1", [("user", "My phone number is +44 7700 900123."), ("assistant", "Saved."), ("user", "Thanks.")],
+           channel="dave")
+    memory.worker(tasks=["distill"]).drain()
+    (fact,) = memory.facts.query()
+    return fact
+
+
 def test_a_model_sees_and_ends_only_the_facts_of_the_turns_owner(home: Path, fake: FakeOpenAI) -> None:
     """Found by a bot builder serving several end users, one channel each: Carol's distill prompt listed Dave's phone
     number (and every other user's address and order number) as known facts, and the model's correction naming it
     retired Dave's number: his recall was empty."""
     with llm_memory(home, fake) as memory:
-        fake.push(Reply.json({"summary": "The user gave a phone number.", "corrections": [], "tasks": [], "facts": [
-            {"text": "My phone number is +44 7700 900123.", "kind": "fact", "entities": [], "valid_from": None}]}))
-        _turns(memory, "dave-1", [("user", "My phone number is +44 7700 900123."), ("assistant", "Saved."), ("user", "Thanks.")],
-               channel="dave")
-        memory.worker(tasks=["distill"]).drain()
-        (dave,) = memory.facts.query()
+        dave = _daves_number(memory, fake)
         fake.push(Reply.json({"summary": "The user changed a phone number.", "tasks": [], "facts": [], "corrections": [
             {"text": "My phone number is +33 6 12 34 56 78.", "replaces": dave.id}]}))
         _turns(memory, "carol-1", [("user", "Actually my phone number is +33 6 12 34 56 78."), ("assistant", "Updated."),
@@ -963,12 +970,7 @@ def test_a_model_sees_and_ends_only_the_facts_of_the_turns_owner(home: Path, fak
 
 def test_a_model_still_sees_and_corrects_the_owners_own_fact(home: Path, fake: FakeOpenAI) -> None:
     with llm_memory(home, fake) as memory:
-        fake.push(Reply.json({"summary": "The user gave a phone number.", "corrections": [], "tasks": [], "facts": [
-            {"text": "My phone number is +44 7700 900123.", "kind": "fact", "entities": [], "valid_from": None}]}))
-        _turns(memory, "dave-1", [("user", "My phone number is +44 7700 900123."), ("assistant", "Saved."), ("user", "Thanks.")],
-               channel="dave")
-        memory.worker(tasks=["distill"]).drain()
-        (old,) = memory.facts.query()
+        old = _daves_number(memory, fake)
         fake.push(Reply.json({"summary": "The user changed a phone number.", "tasks": [], "facts": [], "corrections": [
             {"text": "My phone number is +44 7700 900999.", "replaces": old.id}]}))
         _turns(memory, "dave-2", [("user", "Actually my phone number is +44 7700 900999 now."), ("assistant", "Updated."),

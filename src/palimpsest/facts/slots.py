@@ -266,8 +266,8 @@ class Slot:
 
 
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
-NUMBER_WORDS.update({w: str(i) for i, w in enumerate(["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-                                                      "tenth"], 1)})  # "the third floor" is "floor 3"
+ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+NUMBER_WORDS.update({w: str(i) for i, w in enumerate(ORDINAL_WORDS, 1)})  # "the third floor" is "floor 3"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 
 
@@ -390,7 +390,6 @@ def clocks(text: str) -> str:
 
 _CLOCKISH = re.compile(r"\d\s*[ap]\.?m\b|\bin\s+the\s+(?:morning|afternoon|evening)\b", re.IGNORECASE)
 _TIME_WORD = r"(?:at|by|until|till|from|around|before|after|past|to|between|and|or)"
-_CLOCK_VALUE = re.compile(r"\d{1,2}(?::\d\d)?[ap]m|\d{1,2}:\d\d", re.IGNORECASE)
 _DOTTED_CLOCK = re.compile(r"\b(\d{1,2})\.(\d\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
 _CLOCK_RANGE = re.compile(r"\b(\d{1,2})\s*[-–]\s*(\d{1,2})\s*([ap])\.?m\b\.?", re.IGNORECASE)
 _MINUTES_CLOCK = re.compile(r"\b(\d{1,2}:\d\d)\s+([ap])\.?m\b\.?", re.IGNORECASE)  # "9:30 am": a time whatever comes before
@@ -849,7 +848,7 @@ def two_things(a: Slot, b: Slot) -> bool:
 
 
 
-_ORDINALS = frozenset("first second third fourth fifth sixth seventh eighth ninth tenth last".split())  # noqa: SIM905
+_ORDINALS = frozenset([*ORDINAL_WORDS, "last"])
 
 
 def _modifiers_apart(only_x: set[str], only_y: set[str]) -> bool:
@@ -1165,7 +1164,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
             return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed
         if all(len(v) == 1 and v[0].isdigit() and len(v[0]) <= 3 for v in (a.value, b.value)):
             return "changed"  # "Maria is 40" / "Maria is 41 now", "Rex is 3 years old" / "Rex turned 4": one age at a time
-        if b.change and all(len(c := content(v)) == 1 and _CLOCK_VALUE.fullmatch(c[0]) for v in (a.value, b.value)):
+        if b.change and all(len(c := content(v)) == 1 and clock(c[0]) is not None for v in (a.value, b.value)):
             return "changed"  # "Induction is at 6:30pm." / "… at 7:30pm now.": one time of day, a change said (a skeptic's)
         return "beside"  # "I'm in Chicago" / "I'm going to look into it now": one is many things at once
     if a.single or b.change or _count_changed(a, b):

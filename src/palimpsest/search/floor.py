@@ -120,7 +120,8 @@ def query_names(query: str) -> list[str]:
 
 
 # the words a holiday's name may hold: only a text with one is read for holidays (`query_names` reads every hit's text)
-_HOLIDAY_WORDS = re.compile(r"\b(?:christmas|xmas|boxing|valentines?|halloween|easter|thanksgiving|patrick|independence|year)", re.IGNORECASE)
+_HOLIDAY_WORDS = re.compile(r"\b(?:christmas|xmas|boxing|valentines?|halloween|easter|thanksgiving|patrick|independence|new year)",
+                            re.IGNORECASE)  # (not "year" alone: many hits' texts say it, and each was read for dates)
 
 
 def _no_holidays(text: str) -> str:
@@ -150,8 +151,14 @@ def beyond_model(text: str) -> bool:
         return True
     said = WORD_RE.findall(text[:2000].replace("’", "'"))
     words = [w.lower() for w in said]
-    other = sum(1 for s, w in zip(said, words) if w in OTHER_LANGUAGES or elided(s)[0] and (elided(s)[1] in OTHER_LANGUAGES or len(w) > 3))
+    other = sum(1 for s, w in zip(said, words) if w in OTHER_LANGUAGES or "'" in w and _elision_counts(s))
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
+
+
+def _elision_counts(word: str) -> bool:
+    """An elided article or pronoun before a little word or a word of its own ("c'est", "l'amiante"; not "D'Souza")."""
+    article, rest = elided(word)
+    return bool(article) and (rest in OTHER_LANGUAGES or len(word) > 3)
 
 
 def names_any(unknown: list[str], text: str) -> bool:
