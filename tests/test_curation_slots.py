@@ -16,6 +16,7 @@ from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.cli import main
 from palimpsest.facts import slots
+from palimpsest.facts.casing import cased
 from palimpsest.facts.curator import compare, judge, tokens
 
 
@@ -1085,4 +1086,40 @@ def test_what_is_taken_over_is_what_ends(memory: Memory, old: str, new: str, act
     ("Induction is at 6:30pm.", "Induction is at 7:30pm.", "related"),  # (no change said: maybe another induction)
 ])
 def test_a_time_of_day_said_changed_is_a_change(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("text", "other", "read"), [
+    ("wei stepped down and maria took over", "", "Wei stepped down and maria took over"),
+    ("since the new licence the bar opens at 5pm on fridays", "", "Since the new licence the bar opens at 5pm on Fridays"),
+    ("the regatta is on sat 17 may. i sat down", "", "The regatta is on Sat 17 May. I sat down"),
+    ("we may move in march", "", "We may move in march"),  # "may", "march" beside no number: words, not months
+    ("everything's been bumped to node 20", "Our Node services run on Node 16.", "Everything's been bumped to Node 20"),
+    ("Wei is the secretary", "", "Wei is the secretary"),  # a statement with a capital is read as written
+])
+def test_a_statement_in_lower_case_is_read_with_its_capitals(text: str, other: str, read: str) -> None:
+    assert cased(text, other) == read
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a skeptical evaluator typing in lower case: each decided as its capitalised twin is
+    ("wei is the club secretary", "wei stepped down and maria took over as club secretary", "supersede"),
+    ("we record the podcast on tuesdays at 7pm", "recording moved to thursdays 7pm because of nadia's new job", "supersede"),
+    ("the regatta is on sat 17 may", "the regatta is on sat 17 may", "confirm"),
+    ("Our Node services run on Node 16.", "everything's been bumped to node 20", "supersede"),  # not a person's ("Everything's")
+    # a correction opened by "turns out"
+    ("we don't need planning permission for the rear extension",
+     "turns out we do need planning permission for the rear extension since it's over 4 m deep", "supersede"),
+    ("We don't need planning permission for the extension.", "It turned out that we do need planning permission for the extension.",
+     "supersede"),
+    # a parent's phone-typed facts: what names one child twice is no update of what the child is (the allergy had been
+    # retired), another day's plan is no update of a clock change, a rota said changed is no restatement of the old one
+    ("theo is allergic to peanuts and tree nuts.", "allergist visit for theo today, dr okafor bumped theo's zyrtec to 10mg at night",
+     "new"),
+    ("daylight saving ends nov 1, kids will be up at 5am lol", "swim moved to thurs 5pm starting this week.", "new"),
+    ("school carpool: mon rose, tue will, wed me, thu grace, fri bill", "carpool is now mon grace, tue will, wed me, thu rose, fri mark",
+     "related"),
+    ("prof. okafor's office hours are wednesdays 2-4pm", "okafor holds office hours wed 14:00-16:00", "confirm"),  # "wed" is Wednesday
+])
+def test_statements_typed_in_lower_case(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action

@@ -65,6 +65,7 @@ from ..segment import SPELLED, fold
 from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
+from .casing import cased
 from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,10 @@ ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo
            "prod": "production", "repo": "repository", "repos": "repositories", "db": "database", "dbs": "databases",
            "infra": "infrastructure",
            **{f"{d}days": f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")},
+           # a day said short ("wed 14:00" / "Wednesdays 2-4pm")
+           **dict.fromkeys(("mon", "mons"), "monday"), **dict.fromkeys(("tue", "tues"), "tuesday"),
+           **dict.fromkeys(("wed", "weds"), "wednesday"), **dict.fromkeys(("thu", "thur", "thurs"), "thursday"),
+           **dict.fromkeys(("fri", "fris"), "friday"), **dict.fromkeys(("sat", "sats"), "saturday"), **dict.fromkeys(("sun", "suns"), "sunday"),
            # a unit said two ways ("82 kilos" / "77 kg")
            **dict.fromkeys(("kilo", "kilos", "kilogram", "kilograms", "kgs"), "kg"), **dict.fromkeys(("lbs", "pounds"), "lb"),
            **dict.fromkeys(("kilometre", "kilometres", "kilometer", "kilometers", "kms"), "km")}
@@ -386,6 +391,7 @@ def _names(text: str) -> set[str]:
 
 
 def compare(candidate: str, existing: str, semantic: float | None = None) -> Signals:
+    candidate, existing = cased(candidate, existing), cased(existing, candidate)  # "maria took over as …": read with its capitals
     candidate, existing = _ENUMERATOR.sub("", candidate), _ENUMERATOR.sub("", existing)  # "(2) I used to pass the park": a list's number
     a, b = tokens(candidate), tokens(existing)
     if normalise(candidate) == normalise(existing):
@@ -645,7 +651,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
         # "I stopped drinking coffee." / "I started drinking coffee again.", "I love sushi." / "I don't like sushi anymore.":
         # what held is denied, or what was denied holds again, said as a change, of the same thing (the vectors close)
         return "supersede" if candidate_later else "dispute"
-    if s.change_said and "negation" not in s.differs and sem is not None and sem >= CHANGE_SAID:
+    if s.change_said and not {"negation", "opposite"} & set(s.differs) and sem is not None and sem >= CHANGE_SAID:
         # "Our docs site is hosted on Netlify." / "The documentation now lives on Cloudflare Pages.": a change said, of a value
         # the words name, close in topic, in two short statements (chat's long sentences say "now" of anything)
         return "supersede" if candidate_later else "dispute"
@@ -657,6 +663,7 @@ def judge(s: Signals, candidate_later: bool) -> str:
 def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, model: pairs.PairModel | None) -> tuple[str, str]:
     """The gate's rules, then (with an embedder) the pair model for what they left at
     related or new: (action, why), `why` empty when the rules decided."""
+    typed, candidate, existing = candidate, cased(candidate, existing), cased(existing, candidate)
     action = judge(s, candidate_later)
     if action in ("supersede", "dispute") and _hedged(candidate) and not _hedged(existing):
         # "Parents' evening might be moved to 21 November.": a change that may come retires nothing yet
@@ -667,7 +674,7 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
         # "Our bassist lives in Glasgow." / "Our guitarist lives in Glasgow.": one value of two slots, however alike (a
         # confirmation had hidden the guitarist for good)
         return "related", "another slot of the same subject: listed for review"
-    if action == "confirm" and not s.exact and s.says_change and _names(candidate) - _names(existing):
+    if action == "confirm" and not s.exact and s.says_change and (_names(candidate) - _names(existing) or _unnamed(typed, existing)):
         # "I'm reading Piranesi." / "I finished Piranesi, and now I'm reading The Overstory.": a change said, naming what the
         # fact does not, is no restatement of it (its confirmation had hidden the new book for good)
         return "related", "says a change and names what the fact does not: listed for review"
@@ -679,6 +686,15 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
     what = {"confirm": "the same statement in other words", "related": "about the same subject: listed for review",
             "new": "not the same subject"}[learned]
     return learned, f"{what} (read by the pair model)"
+
+
+def _unnamed(candidate: str, existing: str) -> bool:
+    """Typed in lower case (no capital to tell a name by: "carpool is now mon grace, tue will, … fri mark" of "… fri bill"),
+    the candidate says a word the fact does not, beyond the little ones and its marks of change."""
+    return not any(ch.isupper() for ch in candidate) and bool(set(tokens(candidate)) - set(tokens(existing)) - STOP_WORDS - _CHANGE_TOKENS)
+
+
+_CHANGE_TOKENS = frozenset(tokens("now nowadays these days currently anymore instead from now on going forward since lately"))
 
 
 def _two_slots_one_value(candidate: str, existing: str) -> bool:

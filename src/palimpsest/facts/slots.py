@@ -40,11 +40,13 @@ from functools import lru_cache
 from itertools import pairwise
 
 from .. import when
+from ..search.query import CONTRACTIONS, STOP_WORDS
 from ..segment import SPELLED, fold
 
 _DISCOURSE_WORDS = r"oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that)"  # words that open chat, saying nothing
 _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WORDS})[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
-                      r"i meant|i mean|scratch that|just so you know|by the way|(?:just )?for the record|heads up|note)?[\s,:;—-]*", re.IGNORECASE)
+                      r"i meant|i mean|scratch that|just so you know|by the way|(?:just )?for the record|heads up|note|"
+                      r"(?:(?:as )?it )?(?:turns|turned) out(?: that)?)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately|"
                              # "… since the migration", "… after the reorg": the change named by what made it
@@ -326,7 +328,7 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     s = text.strip().rstrip(".!;")
     opener = _OPENERS.match(s)
     if opener and opener.group(0).strip(" ,:;—-"):
-        notes["change"] = bool(re.search(r"actually|correction|update|meant|scratch", opener.group(0), re.IGNORECASE))
+        notes["change"] = bool(re.search(r"actually|correction|update|meant|scratch|turn(?:s|ed) out", opener.group(0), re.IGNORECASE))
         s = s[opener.end():]
     s = unhedged(s.lower().replace("’", "'"))
     cut = _subordinate_at(s)
@@ -1175,7 +1177,11 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
 KIN = frozenset(stem(w) for w in FAMILY)
 _COMMON = frozenset(["yesterday", "today", "tonight", "tomorrow", "now", "hey", "hi", *re.findall(r"\w+", _DISCOURSE_WORDS),
                      "i", "the", "a", "an", "my", "our", "we", "please", "let", "lets", "don't", "never", "always", "correction",
-                     "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every"])
+                     "actually", "so", "also", "and", "but", "then", "this", "that", "it", "on", "in", "at", "from", "since", "every",
+                     # the words that open a sentence and name nobody ("Everything's been bumped to Node 20.")
+                     *(STOP_WORDS - {"will"}), *CONTRACTIONS, "everything", "everyone", "everybody", "something", "someone",
+                     "somebody", "anything", "anyone", "anybody", "nothing", "nobody", "none", "yes", "maybe", "perhaps", "still",
+                     "even", "already", "there's", "here's", "until", "unless", "although", "though", "whenever"])
 
 
 def names(text: str) -> set[str]:
@@ -1304,7 +1310,7 @@ def whose(text: str) -> str | None:
         words, low = words[1:], low[1:]
     if low[0] in _POSSESSIVE_SELF or low[0] in ("user", "user's"):
         owner, rest = "self", 1
-    elif low[0].endswith("'s") and words[0][0].isupper():
+    elif low[0].endswith("'s") and words[0][0].isupper() and low[0][:-2] not in _COMMON:  # not "Everything's …"
         base = low[0][:-2]
         if base in _PERSON:
             return f"self:{_PERSON[base]}"  # "Mum's birthday"
