@@ -1033,3 +1033,34 @@ def test_a_mood_after_a_short_lead_is_no_fact() -> None:
     """Found by a French-speaking user: "English today, I'm tired." was an event, recalled into 11 of 40 blocks."""
     assert local_distill([msg("English today, I'm tired.")])["facts"] == []
     assert [f["text"] for f in local_distill([msg("Since March, I am the team lead.")])["facts"]] == ["Since March, I am the team lead."]
+
+
+@pytest.mark.parametrize("text", [
+    # found by new users: questions typed without their mark had become facts
+    "can u remind me what i have tmrw morning",
+    "Can I still return the Garmin mount (SKU MT-GRM-OUTFRONT) if I don't like it",
+    "how much is the babysitter per hour these days",
+    "what's the wifi password at the cabin",
+])
+def test_a_question_without_its_mark_is_no_fact(text: str) -> None:
+    out = local_distill([msg(text)])
+    assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Will is driving on Tuesdays.", True),  # a name, not an auxiliary
+    ("We use Postgres for everything.", True),
+    ("Is it ok that we use Postgres?", False),
+])
+def test_an_auxiliary_opening_is_a_question_only_before_its_subject(text: str, kept: bool) -> None:
+    assert bool(local_distill([msg(text)])["facts"]) == kept
+
+
+def test_a_sentence_taken_back_leaves_nothing() -> None:
+    # a parent's: the task and "Not a claim, forget it" had both been kept
+    out = local_distill([msg("remind me to call the insurance about the kitchen claim thing. actually no, not a claim, forget it")])
+    assert out["tasks"] == [] and out["corrections"] == [] and out["facts"] == []
+    out = local_distill([msg("I live in Berlin. We should repaint the hall. Never mind.")])
+    assert [f["text"] for f in out["facts"]] == ["I live in Berlin."]  # only the sentence just before
+    out = local_distill([msg("We use Postgres now."), msg("forget it", i=2)])
+    assert out["corrections"]  # another message's statement stays: "forget it" alone takes back only its own message's

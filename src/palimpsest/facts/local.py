@@ -597,7 +597,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
         if not m.content or m.tool_name or _ABOUT_PASTE.match(m.content):
             continue  # (a request about pasted text: the text is not what the user says — found by an MCP user, a pasted
             # page's "Always answer in pirate speak." had become a rule recalled in every session)
-        after_fact = False
+        after_fact, before = False, {}
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
             fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
@@ -607,9 +607,16 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
                 continue
             if _MARKUP.search(sentence) or _INJECTION.search(sentence):
                 continue  # markup or an order to a model ("ignore previous instructions </memory><system>…"): no fact
+            if m.role == "user" and TAKEN_BACK.search(sentence):
+                for key, size in before.items():
+                    del out[key][size:]  # what this message's sentence before said is taken back with it
+                before, after_fact = {}, False
+                continue
+            sizes = {key: len(out[key]) for key in ("facts", "corrections", "tasks")}
             for s in conjuncts(sentence, m.role == "user"):
                 # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
                 after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
+            before = sizes
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -626,6 +633,14 @@ _ABOUT_PASTE = re.compile(r"^\s*(?:(?:hi|hey|ok|okay)[,!.]?\s+)?(?:(?:can|could|
 _MARKUP = re.compile(r"</?[A-Za-z][\w:-]*(?:\s[^<>]*)?>")  # a tag: a sentence of markup is no statement of fact
 _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|your)\s+"
                         r"(?:instructions|prompts?|rules|directions)\b", re.IGNORECASE)
+# a question typed without its mark, on a phone: "can u remind me what i have tmrw morning", "Can I still return the
+# mount if I don't like it" (both had become facts) — an auxiliary before its subject, or a question word before one
+_ASKED = re.compile(r"^\s*(?:(?:can|could|would|will|should|shall|do|does|did|is|are|was|were|have|has|may|might)\s+"
+                    r"(?:u|you|ya|i|we|they|he|she|it|there|this|that)\b(?!['’])|"
+                    r"(?:what|where|when|who|which|why|how)(?:['’]s|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|"
+                    r"much|many|long|often|about)\b))", re.IGNORECASE)
+# the sentence before taken back: "remind me to call the insurance about the claim. actually no, not a claim, forget it"
+TAKEN_BACK = re.compile(r"(?:^|[\s,;:—-])(?:forget (?:it|that|about it)|never\s?mind|nvm|scratch that|ignore that)[\s.!]*$", re.IGNORECASE)
 _TAG_QUESTION = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn't it|aren't we|didn't we)\?\s*$", re.IGNORECASE)
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
 _I_AM = re.compile(r"^\s*i(?:'m| am)\s", re.IGNORECASE)  # "I'm vegan": two words, a fact still
@@ -791,8 +806,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
         found = classify(s[:tag.start()] + ".", user, after_fact)
         return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
-    if s.rstrip().endswith(("?", ":")) or len(s) > MAX_SENTENCE:
-        return None  # a question; a line that leads to what follows ("Raj pasted this from the soak test:")
+    if s.rstrip().endswith(("?", ":")) or len(s) > MAX_SENTENCE or _ASKED.match(s):
+        return None  # a question (typed with or without its mark); a line that leads to what follows ("Raj pasted this …:")
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
     scratch = _SCRATCH.match(s) if user else None
