@@ -26,9 +26,9 @@ def current(memory: Memory) -> list[str]:
 
 def cli(capsys: pytest.CaptureFixture[str], home: Path, store_url: str, *argv: str) -> dict:
     code = main(["--home", str(home), "--store", store_url, *argv, "--json"])
-    out = capsys.readouterr().out
-    assert code == 0, out
-    return json.loads(out)  # type: ignore[no-any-return]
+    captured = capsys.readouterr()
+    assert code == 0, captured.out + captured.err
+    return json.loads(captured.out)  # type: ignore[no-any-return]
 
 
 # -- finding 1: duplicate current facts ----------------------------------------------
@@ -1123,3 +1123,21 @@ def test_a_statement_in_lower_case_is_read_with_its_capitals(text: str, other: s
 ])
 def test_statements_typed_in_lower_case(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action
+
+
+def test_a_review_settled_as_replaced_retires_the_older_value(capsys: pytest.CaptureFixture[str], home: Path, store_url: str,
+                                                               memory: Memory) -> None:
+    """A parent's: the babysitter's new number went to review beside the old one, and the review could only merge the new
+    one into the old (the old number stayed the current fact) or keep both."""
+    memory.close()
+    old = cli(capsys, home, store_url, "facts", "write", "babysitter is marisol, her number is 555-0142.", "--valid-from", "2026-09-01")
+    new = cli(capsys, home, store_url, "facts", "write", "marisol has a new number: 555-0199.", "--valid-from", "2026-11-01")
+    assert new["action"] == "related"
+    [settled] = cli(capsys, home, store_url, "facts", "settle", new["fact"]["id"], old["fact"]["id"], "replaces")
+    assert settled["id"] == new["fact"]["id"] and settled["status"] == "current"
+    with Memory(home, store=store_url) as m:
+        assert current(m) == ["marisol has a new number: 555-0199."]
+        assert m.facts.get(old["fact"]["id"]).superseded_by == new["fact"]["id"]
+        assert m.facts.reviews() == ([], 0)
+    code = main(["--home", str(home), "--store", store_url, "facts", "settle", new["fact"]["id"], old["fact"]["id"], "replaces"])
+    assert code != 0  # settled once: the older fact no longer holds to be replaced again

@@ -521,3 +521,20 @@ def test_search_offers_more_hits_when_a_page_is_full(home: Path) -> None:
             assert last.count('<li class="hit">') == 60 and 'class="pager"' not in last
     finally:
         m.close()
+
+
+def test_a_review_settled_from_the_panel_as_replaced(home: Path) -> None:
+    """A parent's babysitter's new number, left for review: the panel's card offers "the new one replaces it"."""
+    with Memory(home, settings=Settings.load(env={}, embedder="none", enable_write=True, distill=False)) as m, ServerThread(m) as url, httpx.Client() as c:
+        old = m.facts.write("babysitter is marisol, her number is 555-0142.", valid_from="2026-09-01")
+        new = m.facts.write("marisol has a new number: 555-0199.", valid_from="2026-11-01")
+        m.facts.relate(new.id, old.id)
+        page = c.get(url + "/panel/facts").text
+        assert 'data-decision="replaces"' in page
+        token = _csrf(c, url)
+        body = {"new_id": new.id, "existing_id": old.id, "decision": "replaces"}
+        r = c.post(url + "/panel/action/fact-settle", json=body, headers={"X-Palimpsest-CSRF": token})
+        assert r.json()["result"]["id"] == new.id
+        assert [f.text for f in m.facts.query()] == ["marisol has a new number: 555-0199."]
+        bad = c.post(url + "/panel/action/fact-settle", json={**body, "decision": "maybe"}, headers={"X-Palimpsest-CSRF": token})
+        assert bad.status_code == 400 and "replaces" in bad.json()["error"]["message"]

@@ -8,6 +8,7 @@ import argparse
 from typing import Any
 
 from ..errors import NotFound
+from ..facts.model import SETTLEMENTS
 from .common import add_command, count, emit, minute, open_memory
 
 
@@ -60,10 +61,10 @@ def _register_facts(fsub: Any) -> None:
     q.add_argument("--corrects", help="the id, or the text, of the fact this corrects")
     q = add_command(fsub, "review", review, "Pairs the curator linked as related, waiting for a decision.")
     q.add_argument("--vault")
-    q = add_command(fsub, "settle", settle, "Settle a review: `same` merges NEW into EXISTING, `keep` keeps both.")
+    q = add_command(fsub, "settle", settle, "Settle a review: `same` merges NEW into EXISTING, `replaces`: NEW supersedes EXISTING, `keep` keeps both.")
     q.add_argument("new")
     q.add_argument("existing")
-    q.add_argument("decision", choices=["same", "keep"])
+    q.add_argument("decision", choices=list(SETTLEMENTS))
     q = add_command(fsub, "query", query, "Facts that hold now (or --valid-at / --known-at), across vaults.",
                     aliases=("list",))  # what a new user typed first
     q.add_argument("--vault")
@@ -260,7 +261,7 @@ def review(args: argparse.Namespace) -> None:
     def human(rows: list[dict[str, Any]]) -> None:
         for p in rows:
             print(f"{p['new']['id']}  {p['new']['text']}\n  ~ {p['existing']['id']}  {p['existing']['text']}")
-        print(f"{len(rows)} pending; settle with `palimpsest facts settle NEW EXISTING same|keep`")
+        print(f"{len(rows)} pending; settle with `palimpsest facts settle NEW EXISTING same|replaces|keep`")
 
     emit(args, pairs, human)
 

@@ -47,6 +47,7 @@ SYSTEM_SESSION = "facts"
 IMPORTANCE_BY_KIND = {"correction": 0.9, "preference": 0.8, "decision": 0.7, "fact": 0.6, "task": 0.5}
 MAX_TEXT = 8000
 MAX_ENTITIES = 64
+SETTLEMENTS = ("same", "replaces", "keep")  # how a review is settled (`Facts.settle`)
 VAULT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 KIND_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 SOURCE_TYPES = ("event", "document", "person", "system")

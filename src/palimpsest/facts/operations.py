@@ -23,6 +23,7 @@ from .model import (
     DEFAULT_VAULT,
     DOMAIN,
     OPEN,
+    SETTLEMENTS,
     VAULT_RE,
     VAULT_TYPES,
     Clock,
@@ -246,6 +247,11 @@ class Facts(FactReads, FactSnapshots):
 
     def _supersede_by(self, row: FactRow, by: str) -> Fact:
         new = self._row(by)
+        self._commit("supersede", self._superseding(row, new), new.id)
+        return self.get(new.id)
+
+    def _superseding(self, row: FactRow, new: FactRow) -> FactChange:
+        """The change by which `new`, a fact already written, supersedes `row`."""
         if new.id == row.id or row.id in self._ancestors(new) or new.id in self._ancestors(row):
             raise InvalidInput(f"{new.id} superseding {row.id} would make a cycle of supersessions")
         self._need(row, OPEN, "supersede")
@@ -258,8 +264,7 @@ class Facts(FactReads, FactSnapshots):
         now = self.now()
         self._end_by(change, row, new.id, new.valid_from, now)
         change.updates.append(FactUpdate(new.id, {"supersedes": row.id}, OPEN))
-        self._commit("supersede", change, new.id)
-        return self.get(new.id)
+        return change
 
     @staticmethod
     def _end_by(change: FactChange, row: FactRow, new_id: str, at: str, now: str) -> None:
@@ -342,12 +347,20 @@ class Facts(FactReads, FactSnapshots):
     @operation
     def settle(self, new_id: str, existing_id: str, decision: str) -> Fact:
         """`same`: the new fact is merged into the existing one (its attestations move over,
-        it expires, linked `merged_into`); `keep`: both stay, the link is kept."""
-        if decision not in ("same", "keep"):
-            raise InvalidInput("decision is `same` (merge) or `keep` (keep both)")
+        it expires, linked `merged_into`); `replaces`: the new fact supersedes the existing one
+        (a value that changed: "marisol has a new number: 555-0199." of "… 555-0142."); `keep`:
+        both stay, the link is kept."""
+        if decision not in SETTLEMENTS:
+            raise InvalidInput("decision is `same` (merge), `replaces` (the new fact supersedes the existing one) or `keep` (keep both)")
         new, old = self._row(new_id), self._row(existing_id)
         now = self.now()
-        change = FactChange(reviews=[ReviewUpdate(new.id, old.id, "related_to", "same" if decision == "same" else "kept", now)])
+        review = ReviewUpdate(new.id, old.id, "related_to", {"same": "same", "replaces": "replaced", "keep": "kept"}[decision], now)
+        if decision == "replaces":
+            change = self._superseding(old, new)
+            change.reviews.append(review)
+            self._commit("review", change, new.id)
+            return self.get(new.id)
+        change = FactChange(reviews=[review])
         if decision == "same":
             self._need(new, BELIEVED + ("superseded_by",), "merge")
             self._need(old, BELIEVED, "merge into")

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..credentials import SECRET
 from ..errors import InvalidInput
-from ..facts.model import STATUSES, parse_source
+from ..facts.model import SETTLEMENTS, STATUSES, parse_source
 from ..memory import Memory
 from .registry import FILTERS, INTEGER, LIMIT, STRING, described, schema, tool
 
@@ -131,10 +131,11 @@ def memory_fact_dispute(memory: Memory, args: dict[str, Any]) -> Any:
     return _facts(memory.facts.dispute(args["id"], args["other"]))
 
 
-@tool("memory_fact_settle", "Decide a review: `same` merges the new fact into the existing one, `keep` keeps both.",
+@tool("memory_fact_settle", "Decide a review: `same` merges the new fact into the existing one, `replaces`: the new fact "
+      "supersedes the existing one (a value that changed), `keep` keeps both.",
       schema({"new": described(FACT_ID, "the newer fact of the review (fct_…)"),
-              "existing": described(FACT_ID, "the fact it was found close to (fct_…)"), "decision": {"type": "string", "enum": ["same", "keep"],
-                                                                           "description": "same: merge new into existing; keep: keep both"}},
+              "existing": described(FACT_ID, "the fact it was found close to (fct_…)"), "decision": {"type": "string", "enum": list(SETTLEMENTS),
+                                                                           "description": "same: merge new into existing; replaces: new supersedes existing; keep: keep both"}},
              required=["new", "existing", "decision"]), write=True)
 def memory_fact_settle(memory: Memory, args: dict[str, Any]) -> Any:
     return memory.facts.settle(args["new"], args["existing"], args["decision"])
