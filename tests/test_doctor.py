@@ -293,3 +293,23 @@ def test_a_claude_code_setup_of_an_older_version_is_told_to_add_the_session_hook
     assert hooks["state"] == "warn" and "SessionEnd" in hooks["detail"] and hooks["fix"] == "palimpsest setup claude-code"
     install(user, binary)
     assert checks(tmp_path / "h", user, f"http://127.0.0.1:{free_port()}")["hooks claude-code"]["state"] == "ok"
+
+
+def test_on_a_client_machine_the_jobs_are_the_servers_and_no_home_is_made(tmp_path: Path, user: Path, memory: Memory) -> None:
+    """Found by a platform engineer with one shared server and three machines (PALIMPSEST_URL): `doctor` on a client
+    opened, and so created, its empty local home and said `jobs ok 0 waiting` while the server's queue held 18; on a
+    machine with no home it said `no memory at …/.palimpsest yet`, fix `palimpsest serve` — a second server."""
+    memory.store.enqueue([NewJob("embed", {"ids": [str(i)]}, job_key=f"k{i}") for i in range(3)])
+    client = user / ".palimpsest"
+    with ServerThread(memory) as url:
+        found = checks(client, user, url)  # no home here at all
+        assert found["jobs"]["detail"].startswith("3 waiting") and "palimpsest serve" not in found["jobs"]["fix"]
+        install(user, str(EXE))  # setup keeps its record in the home: the folder exists, its store not
+        found = checks(client, user, url)
+    assert found["jobs"]["detail"].startswith("3 waiting") and not (client / "palimpsest.db").exists()
+
+
+def test_a_client_whose_server_is_down_is_not_told_to_serve_here(tmp_path: Path, user: Path) -> None:
+    found = checks(tmp_path / "h", user, "http://palimpsest.invalid:8765")
+    assert found["jobs"]["state"] == "warn" and "palimpsest serve" not in found["jobs"]["fix"]
+    assert "palimpsest.invalid" in found["jobs"]["detail"] and not (tmp_path / "h").exists()

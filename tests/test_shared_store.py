@@ -117,3 +117,25 @@ def test_an_export_names_the_sessions_other_homes_wrote(tmp_path: Path, store_ur
     code = main(["--home", str(tmp_path / "a"), "--store", store_url, "export", str(tmp_path / "x.jsonl"), "--json"])
     out = capsys.readouterr()
     assert code == 0 and "2 sessions of the store have messages written through other homes (both, theirs)" in out.err
+
+
+def test_a_client_machines_cli_says_it_reads_its_own_home_not_the_server(tmp_path: Path, store_url: str,
+                                                                         capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a platform engineer with one shared server and PALIMPSEST_URL on three machines: on a client, `search`
+    answered nothing ("no vectors indexed yet") and `stats` said sqlite, 0 messages, while the server held 3,299."""
+    from palimpsest.cli import main
+    from palimpsest.server.run import ServerThread
+
+    client = tmp_path / "client"
+    with Memory(tmp_path / "server", store_url, settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
+        served.append("s1", "user", "the rate limit is 100 requests a minute")
+        for name, value in (("PALIMPSEST_URL", url), ("PALIMPSEST_HOME", str(client)), ("PALIMPSEST_EMBEDDER", "none")):
+            monkeypatch.setenv(name, value)
+        for argv in (["search", "rate limit"], ["stats"], ["facts", "list"], ["jobs", "status"], ["recall", "rate limit"]):
+            assert main(argv) == 0, argv
+            said = capsys.readouterr().err
+            assert f"not the server at {url}" in said and str(client) in said, (argv, said)
+        monkeypatch.setenv("PALIMPSEST_STORE", store_url)  # a client of the server's own database reads what it serves
+        assert main(["search", "rate limit"]) == 0
+        assert "not the server" not in capsys.readouterr().err

@@ -405,6 +405,7 @@ class Memory:
         s.update({"summaries": self.store.summary_stats(), "llm": usage(self.store)})
         s["embeddings"] = embedding_stats(self.store, self.settings.embedder, s.get("messages") or 0)
         s["quarantine"] = self.quarantine_stats()
+        s["jobs"] = self.jobs()  # (a server's queue, as `doctor` on a client machine reads it from `memory_stats`)
         s["tails_repaired"] = list(self.tails_repaired)
         return s
 

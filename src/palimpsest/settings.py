@@ -263,6 +263,10 @@ class Settings:
             raise TypeError(f"unknown settings: {sorted(unknown)}")
         return cls(values, sources)
 
+    def source(self, name: str) -> str:
+        """Where a setting's value came from: `default`, `environment` or `argument`."""
+        return self._sources[name]
+
     def __getattr__(self, name: str) -> Any:
         try:
             return self._values[name]

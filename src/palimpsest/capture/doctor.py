@@ -7,8 +7,10 @@ capture (an empty batch is posted: 400 means the route is there, 404 that writes
 are installed and their binary exists; the embedder is configured and embedding keeps
 up; the job backlog; events the indexer quarantined (a journal line the store refused:
 kept in the journal, missing from search until retried); the last capture; the spool and
-the dead letters. The backlog and the quarantine are read from the home itself (the
-server's stats when it answers), so they are reported with the server down too.
+the dead letters. The backlog, the quarantine and the LLM's replies are the server's stats
+when it answers (on a client machine of a shared server the home is empty, or not there:
+doctor had opened — and so created — it and called its empty queue the server's), else read
+from the home itself, when it exists, so they are reported with the server down too.
 """
 
 from __future__ import annotations
@@ -52,13 +54,14 @@ class Doctor:
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
         self.stats: dict[str, Any] | None = None
+        self.up = False  # the server answered: the counts are its stats, never this machine's home
         self._home: dict[str, Any] | None = None
 
     def run(self) -> list[Check]:
         checks: list[Check] = []
         try:
-            up = self.server(checks)
-            if up:
+            self.up = self.server(checks)
+            if self.up:
                 self.store(checks)
                 self.capture(checks)
                 self.stats = self._tool("memory_stats")
@@ -193,7 +196,7 @@ class Doctor:
     def _llm_replies(self, detail: str) -> tuple[str, str, str]:
         """What the endpoint's replies were worth: an endpoint that lists its models and answers prose (or a stream, or
         errors) to every call had been "ok" while each job fell back to the local rules."""
-        usage = self._read_home().get("llm") or {}
+        usage = self._counts().get("llm") or {}
         counts = [u for u in usage.values() if isinstance(u, dict)]
         calls, invalid, failures = (sum(int(u.get(k) or 0) for u in counts) for k in ("calls", "invalid", "failures"))
         if invalid + failures >= LLM_BAD_MIN and 2 * (invalid + failures) > calls + failures:
@@ -201,32 +204,46 @@ class Doctor:
                     "palimpsest llm parked (what it answered); palimpsest jobs status; until then the local rules stand in")
         return OK, detail, ""
 
+    def _counts(self) -> dict[str, Any]:
+        """The jobs, the quarantine and the LLM's usage: the server's stats when it answered
+        ({} when it would not give them), else this machine's home's."""
+        return (self.stats or {}) if self.up else self._read_home()
+
     def _read_home(self) -> dict[str, Any]:
         """The job counts and the quarantine of the home, read once: {"missing": True} for a
-        home not created yet, {"error": text} when it cannot be opened."""
+        home or store not created yet, {"error": text} when it cannot be opened."""
         if self._home is None:
-            if not self.settings.home_path.exists():  # opening would create it: nothing to count yet
+            from ..store import exists
+
+            if not self.settings.home_path.exists() or not exists(self.settings.store_url):  # opening would create them
                 self._home = {"missing": True}
                 return self._home
             try:
                 from ..memory import Memory
 
                 with Memory(settings=self.settings) as memory:
-                    self._home = {"tasks": memory.jobs()["tasks"], "quarantine": memory.quarantine_stats(),
-                                  "llm": memory.llm_usage()}
+                    self._home = {"jobs": memory.jobs(), "quarantine": memory.quarantine_stats(), "llm": memory.llm_usage()}
             except Exception as exc:  # noqa: BLE001 — a report, not a failure
                 self._home = {"error": str(exc)}
         return self._home
 
     def backlog(self, checks: list[Check]) -> None:
-        home = self._read_home()
-        if home.get("missing"):
-            checks.append(Check("jobs", WARN, f"no memory at {self.settings.home_path} yet", "palimpsest serve (it creates it)"))
+        counts = self._counts()
+        if counts.get("missing"):
+            if _here(self.url):
+                checks.append(Check("jobs", WARN, f"no memory at {self.settings.home_path} yet", "palimpsest serve (it creates it)"))
+            else:  # a client machine: its server is elsewhere, and a second one here would serve an empty memory
+                checks.append(Check("jobs", WARN, f"the job queue is the server's at {self.url}, which does not answer",
+                                    "see the server check"))
             return
-        if "error" in home:
-            checks.append(Check("jobs", WARN, f"the job queue could not be read: {home['error']}", "palimpsest jobs status"))
+        if "error" in counts:
+            checks.append(Check("jobs", WARN, f"the job queue could not be read: {counts['error']}", "palimpsest jobs status"))
             return
-        tasks = home["tasks"]
+        if "jobs" not in counts:  # the server answered and did not give its stats (a token missing), or an older server's
+            checks.append(Check("jobs", WARN, f"the job queue of the server at {self.url} could not be read",
+                                "`palimpsest jobs status` where the server runs"))
+            return
+        tasks = counts["jobs"]["tasks"]
         queued = sum(s.get("queued", 0) + s.get("running", 0) for s in tasks.values())
         failed = sum(s.get("failed", 0) for s in tasks.values())
         detail = f"{queued} waiting, {failed} failed"
@@ -238,7 +255,7 @@ class Doctor:
             checks.append(Check("jobs", OK, detail))
 
     def quarantine(self, checks: list[Check]) -> None:
-        found = (self.stats or {}).get("quarantine") or self._read_home().get("quarantine")
+        found = self._counts().get("quarantine")
         if not found:
             return  # no home yet, or it could not be read: the jobs check says which
         if not found["count"]:
@@ -331,6 +348,17 @@ def _serve_command(url: str) -> str:
         host, port = parts.hostname, parts.port
     except ValueError:
         return "`palimpsest serve`"
-    if host not in ("127.0.0.1", "localhost", "::1", None):
+    if not _here(url):
         return f"`palimpsest serve` on {host}"
     return f"`palimpsest serve --port {port}`" if port and port != 8765 else "`palimpsest serve` (or `make run`)"
+
+
+def _here(url: str) -> bool:
+    """Whether `url` names a server of this machine (loopback), not a shared one elsewhere."""
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return True
+    return host in ("127.0.0.1", "localhost", "::1", None)

@@ -75,10 +75,35 @@ def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, jso
     return p
 
 
-def open_memory(args: argparse.Namespace, repair: bool = False) -> Any:
+def open_memory(args: argparse.Namespace, repair: bool = False, serving: bool = False) -> Any:
+    """This machine's memory (`--home`, `--store`, else the settings), saying on stderr when
+    PALIMPSEST_URL names a server of another store (not for `serving`: `serve`, `worker`)."""
     from ..memory import Memory
 
-    return Memory(home=args.home, store=args.store, repair=repair)
+    memory = Memory(home=args.home, store=args.store, repair=repair)
+    if not serving and args.home is None and args.store is None:
+        say_whose(memory)
+    return memory
+
+
+def say_whose(memory: Any) -> None:
+    """One line on stderr when PALIMPSEST_URL names a server that answers and serves another
+    store than this command's: on a client machine of a shared server (docs/server.md) `search`
+    answered nothing and `stats` said sqlite, 0 messages, from an empty home while the server
+    held 3,299 messages (a platform engineer's). The command still reads this memory: a CLI
+    command opens the library, and the server's HTTP API is the tools' surface, not the CLI's."""
+    from ..errors import redact_url
+
+    settings = memory.settings
+    if settings.source("url") == "default":  # (the default port may be another user's server: no server of this home)
+        return
+    theirs = server_store(settings.url)
+    if theirs is None or theirs == memory.store_fingerprint:
+        return
+    print(f"palimpsest: this command uses the memory in {memory.home} ({redact_url(settings.store_url)}), not the server at "
+          f"{redact_url(settings.url)}, which serves another store: to use the server's memory, run the command where it "
+          "runs, or set PALIMPSEST_STORE to its database here (several homes on one PostgreSQL: docs/server.md); an MCP "
+          "client reaches its tools with `palimpsest mcp --remote`", file=sys.stderr)
 
 
 def journal_only(args: argparse.Namespace, why: Exception) -> Any:
@@ -94,6 +119,31 @@ def journal_only(args: argparse.Namespace, why: Exception) -> Any:
     print(f"palimpsest: the store cannot be reached ({why}): writing to the journal in {settings.home_path} only; indexed when "
           "it is back (`palimpsest serve`, `palimpsest jobs run`, or the next write to the session)", file=sys.stderr)
     return memory.journal_only(settings, str(why))
+
+
+def server_answers(url: str, store: str | None = None) -> bool:
+    """Whether a server answers at `url` — and, given `store` (`Memory.store_fingerprint`),
+    takes its jobs from that database: a server of another home (the default port may be
+    another user's) would leave them queued for good."""
+    theirs = server_store(url)
+    return theirs is not None and (store is None or theirs == store)
+
+
+def server_store(url: str) -> str | None:
+    """The store a server answering at `url` serves (its `/healthz` names it: `store.fingerprint`;
+    "" when it names none), or None when no server answers there (0.5 s at most)."""
+    import httpx
+
+    try:
+        r = httpx.get(url.rstrip("/") + "/healthz", timeout=0.5, trust_env=False)
+    except httpx.HTTPError:
+        return None
+    if r.status_code != 200:
+        return None
+    try:
+        return str(r.json()["result"].get("store") or "")
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return ""
 
 
 def minute(stamp: Any) -> str:

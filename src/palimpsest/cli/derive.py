@@ -25,7 +25,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import progress
+from .common import progress, server_answers
 
 EMBED = "embed"
 TOOL_SYNTH = "tool-synth"
@@ -34,27 +34,6 @@ TOOL_SYNTH = "tool-synth"
 def add_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-derive", action="store_true",
                    help="leave the embedding and the other derived work queued (for `palimpsest serve` or `palimpsest jobs run`)")
-
-
-def server_answers(url: str, store: str | None = None) -> bool:
-    """Whether a server answers at `url` — and, given `store` (`Memory.store_fingerprint`),
-    takes its jobs from that database: a server of another home (the default port may be
-    another user's) would leave them queued for good."""
-    import httpx
-
-    try:
-        r = httpx.get(url.rstrip("/") + "/healthz", timeout=0.5, trust_env=False)
-    except httpx.HTTPError:
-        return False
-    if r.status_code != 200:
-        return False
-    if store is None:
-        return True
-    try:
-        theirs = r.json()["result"].get("store")
-    except (ValueError, KeyError, TypeError, AttributeError):
-        return False
-    return bool(theirs == store)
 
 
 def after_writes(args: argparse.Namespace, memory: Any) -> dict[str, Any]:

@@ -99,7 +99,7 @@ def _waiting_for_the_store(args: argparse.Namespace, settings: Settings, stop: A
     deadline, said = time.monotonic() + float(settings.store_wait), False
     while True:
         try:
-            return open_memory(args)
+            return open_memory(args, serving=True)
         except (StoreCorrupt, SchemaTooNew, StoreRefused):  # (a wrong password had been retried for 300 s)
             raise
         except StoreUnavailable as exc:
@@ -121,7 +121,7 @@ def mcp(args: argparse.Namespace) -> None:
 
     _logging(logging.WARNING)  # (on stderr: stdout carries the protocol)
     from ..service import COMPACT_SECONDS, compact_index, run_background
-    from .derive import server_answers
+    from .common import server_answers
 
     if args.remote:
         from ..server.mcp import Remote, run_remote_stdio

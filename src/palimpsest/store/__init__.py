@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..errors import InvalidInput
 from .base import Filters, Job, NewJob, Quarantined, Store
 
-__all__ = ["Filters", "Job", "NewJob", "Quarantined", "Store", "fingerprint", "open_store", "set_aside"]
+__all__ = ["Filters", "Job", "NewJob", "Quarantined", "Store", "exists", "fingerprint", "open_store", "set_aside"]
 
 
 def fingerprint(url: str) -> str:
@@ -45,6 +45,16 @@ def open_store(url: str, ann_threshold: int | None = None) -> Store:
 
         return PostgresStore(url)
     raise InvalidInput(f"unknown store URL {url!r}: use sqlite:///PATH or postgresql://…")
+
+
+def exists(url: str) -> bool:
+    """Whether the store at `url` was made already: opening a SQLite URL creates its file (`doctor`
+    must not), opening a PostgreSQL one creates no database."""
+    if not url.startswith("sqlite:///"):
+        return True
+    from pathlib import Path
+
+    return Path(url[len("sqlite:///"):].split("?")[0]).exists()
 
 
 def set_aside(url: str) -> str | None:
