@@ -88,3 +88,19 @@ def test_a_role_that_may_not_create_is_refused_clearly(tmp_path: Path) -> None:
             conn.execute(f'REVOKE ALL ON ALL TABLES IN SCHEMA public FROM "{role}"')
             conn.execute(f'REVOKE ALL ON DATABASE "{urlsplit(url).path[1:]}" FROM "{role}"')
             conn.execute(f'DROP ROLE "{role}"')
+
+
+def test_an_http_client_is_not_told_the_database_address(tmp_path: Path, paused_server: tuple[str, str]) -> None:
+    """Found by a platform engineer: with PostgreSQL down, API clients were answered `postgresql://palimpsest:***@
+    127.0.0.1:18729/palimpsest is unavailable` — the database's user, host, port and name."""
+    import httpx
+
+    from palimpsest.server.run import ServerThread
+
+    url, pgdata = paused_server
+    with Memory(tmp_path / "home", url, settings=Settings.load(env={}, embedder="none")) as memory, ServerThread(memory) as server:
+        pg.pause_server(pgdata)
+        r = httpx.post(f"{server}/api/memory/tool/memory_search", json={"query": "rate limit"}, timeout=60)
+        assert r.status_code == 503 and r.json()["error"]["code"] == "store_unavailable"
+        said = r.json()["error"]["message"]
+        assert url.split("@")[-1] not in said and "postgresql://" not in said and str(psycopg.conninfo.conninfo_to_dict(url)["port"]) not in said

@@ -37,9 +37,17 @@ class PalimpsestError(Exception):
     code = "error"
     http_status = 500
     exit_code = 1
+    told_clients: str | None = None  # what a server's client is told instead of the message (see `for_clients`)
 
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": str(self)}
+
+    def for_clients(self) -> dict[str, str]:
+        """What a server answers its HTTP and MCP clients: `to_dict`, but an error whose message
+        names the server's own database says `told_clients` instead (with PostgreSQL down, API
+        clients were told `postgresql://palimpsest:***@127.0.0.1:18729/palimpsest is
+        unavailable`: its user, host, port and name); the server's log keeps the detail."""
+        return {"code": self.code, "message": self.told_clients or str(self)}
 
 
 class InvalidInput(PalimpsestError, ValueError):
@@ -83,15 +91,19 @@ class StoreUnavailable(PalimpsestError):
     code = "store_unavailable"
     http_status = 503
     exit_code = 6
+    told_clients = "the server's store does not answer (its log says why): writes are journaled and indexed when it is back"
 
 
 class StoreCorrupt(StoreUnavailable):
     code = "store_corrupt"
+    told_clients = "the server's store is damaged (its log says why): `palimpsest rebuild` where the server runs rebuilds it"
 
 
 class StoreBusy(StoreUnavailable):
     """The database rolled one transaction back for another writer's (a deadlock, a serialization failure): it is up,
     and the work is done again later, as for any outage; nothing of it was written."""
+
+    told_clients = None  # (its message names no database: the rollback's reason)
 
 
 class StoreRefused(StoreUnavailable):
@@ -99,6 +111,7 @@ class StoreRefused(StoreUnavailable):
     extension it lacks. Waiting does not help (`serve` waits for a store that does not answer)."""
 
     code = "store_refused"
+    told_clients = "the server's store refused its role (its log says why)"
 
 
 class SchemaTooNew(StoreUnavailable):
@@ -107,6 +120,7 @@ class SchemaTooNew(StoreUnavailable):
     words, and said nothing)."""
 
     code = "schema_too_new"
+    told_clients = None  # (its message names the versions, not the database)
 
 
 

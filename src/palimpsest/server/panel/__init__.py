@@ -143,7 +143,7 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
             try:
                 template, context = await in_thread(build, memory, params)
             except PalimpsestError as exc:
-                return panel.page(request, "error.html", {"error": str(exc), "code": exc.code}, exc.http_status)
+                return panel.page(request, "error.html", {"error": exc.for_clients()["message"], "code": exc.code}, exc.http_status)
             if template == "__redirect__":
                 return RedirectResponse(quote(context["url"], safe="/?=&#"), status_code=303)
             return panel.page(request, template, context)
