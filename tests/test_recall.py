@@ -328,6 +328,24 @@ def test_document_chunks_of_an_attached_vault_join_search_and_recall(mem: Memory
     assert mem.search("roll back release").to_dict()["documents"] == []  # no session or agent: nothing attached
 
 
+def test_recall_for_an_agent_reads_its_vaults_before_the_session_is_stored(mem: Memory) -> None:
+    """Found by a support bot's builder: a vault attached to agent "bici-bot" was found by `search` with the agent, but a
+    recall with the agent for a new customer's session (no message stored yet) had no chunk of it: only the stored
+    session's agent was read, so the bot's first answer had no policy text."""
+    from palimpsest import tools
+
+    mem.vaults.init("policy", "semantic")
+    mem.vaults.write_document("policy", "refunds.md", "# Refunds\n\nRefunds are paid back to the original card within 14 days.\n")
+    mem.vaults.attach("policy", agent="bici-bot")
+    query = "how long do refunds take?"
+    for session in ("new-customer", None):
+        assert [i.kind for i in mem.recall(session, query, agent="bici-bot").items] == ["document"], session
+    out = tools.call(mem, "memory_recall", {"query": query, "session": "new-customer", "agent": "bici-bot"}, enable_write=False)
+    assert "within 14 days" in out["block"]
+    assert not [i for i in mem.recall("new-customer", query, agent="other-bot").items if i.kind == "document"]
+    assert not [i for i in mem.recall("new-customer", query).items if i.kind == "document"]
+
+
 def test_recall_of_a_session_not_stored_says_so(memory: Memory) -> None:
     """Found by a chat bot's builder: a typo in the session id gave an empty live tail and no word of why."""
     memory.append("real", "user", "The retry cap matches the upstream timeout.")

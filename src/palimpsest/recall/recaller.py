@@ -223,12 +223,12 @@ class Recaller:
         return items
 
     def _skills(self, turn: Turn) -> list[RecallItem]:
-        return self.skill_items(turn.session, turn.query)
+        return self.skill_items(turn.session, turn.query, turn.scope.get("agent"))
 
-    def skill_items(self, session: str | None, query: str) -> list[RecallItem]:
+    def skill_items(self, session: str | None, query: str, agent: str | None = None) -> list[RecallItem]:
         """Skills whose trigger occurs in the turn (skill vaults attached to the session or agent)."""
         try:
-            found = self._vaults().skills.matching(session, query)
+            found = self._vaults().skills.matching(session, query, agent)
         except PalimpsestError as exc:  # the store is down: recall goes on without skills
             context.log.warning("skills left out of recall: %s", exc)
             return []
@@ -272,11 +272,15 @@ class Recaller:
                            list(w["sources"]), keep=len(f"(wiki: {w['topic']}) ")) for w in found]
 
     def _documents(self, turn: Turn) -> list[RecallItem]:
-        """Chunks of the document vaults attached to the session (or its agent) that the
-        agent may read, when they are close enough to the turn."""
-        if not turn.session or not turn.query.strip():
+        """Chunks of the document vaults attached to the session or to the agent recalling (else the session's stored
+        agent) that the agent may read, when they are close enough to the turn. The agent recalling is the turn's
+        `agent`: a bot recalling before a new customer's first message is stored had no policy text (the stored
+        session's agent was all that was read)."""
+        agent = turn.scope.get("agent")
+        if not (turn.session or agent) or not turn.query.strip():
             return []
-        hits = self._vaults().search(turn.query, session=turn.session, limit=5, min_similarity=DOCUMENT_MIN_SIMILARITY).hits
+        hits = self._vaults().search(turn.query, session=turn.session, agent=agent, limit=5,
+                                     min_similarity=DOCUMENT_MIN_SIMILARITY).hits
         return [RecallItem(h.id, "document", h.indexed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}"
                            f"{' (' + pages_said(h.pages) + ')' if h.pages else ''}: {h.text}", h.score, turn.session, [h.document])
                 for h in hits]
