@@ -122,6 +122,38 @@ def test_status_and_stale_reindex_touch_only_what_changed(vaults: Vaults, corpus
     assert sorted(vaults.reindex("handbook").indexed) == ["guides/install.md", "new.md", "notes.txt", "policy.docx"]
 
 
+def test_a_document_is_dated_by_when_its_content_last_changed(vaults: Vaults, memory: Memory, tmp_path: Path) -> None:
+    """Found by a support bot's builder: documents were dated by when they were indexed, and `index --full` re-dated an
+    unchanged file, so recall showed an old refund policy under today's date, after the newer chat lines that changed
+    the policy. A document's date is its file's modification time, kept while its content stays the same."""
+    folder = tmp_path / "policy"
+    folder.mkdir()
+    policy = folder / "refunds.md"
+    policy.write_text("# Refunds\n\nRefunds are paid back within 30 days.\n")
+    os.utime(policy, (1736935200, 1736935200))  # 2025-01-15 10:00 UTC
+    vaults.init("policy", "semantic", path=folder)
+
+    def dated() -> tuple[str, str]:
+        listed = vaults.docs("policy")[0]["changed_at"]
+        return listed, vaults.query("policy", "refunds").hits[0].changed_at
+
+    vaults.attach("policy", agent="bici-bot")
+    memory.append("c1", "user", "hi, how long do refunds take?", agent="bici-bot")
+    vaults.index("policy")
+    vaults.index("policy", full=True)
+    assert [i.date for i in memory.recall("c1", "how long do refunds take?").items if i.kind == "document"] == ["2025-01-15"]
+    assert dated() == ("2025-01-15T10:00:00.000000Z",) * 2
+    vaults.reindex("policy")
+    os.utime(policy, (1767225600, 1767225600))  # touched, same content
+    vaults.index("policy")
+    vaults.index("policy", full=True)
+    assert dated() == ("2025-01-15T10:00:00.000000Z",) * 2
+    policy.write_text("# Refunds\n\nRefunds are paid back within 14 days.\n")
+    os.utime(policy, (1767312000, 1767312000))  # 2026-01-02: changed
+    vaults.index("policy")
+    assert dated() == ("2026-01-02T00:00:00.000000Z",) * 2
+
+
 def test_an_index_with_a_failed_document_exits_2_after_indexing_the_rest(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from palimpsest.cli import main

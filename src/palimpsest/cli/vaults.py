@@ -208,7 +208,7 @@ def docs(args: argparse.Namespace) -> None:
         def human(r: list[dict[str, Any]]) -> None:  # type: ignore[misc]
             for d in r:
                 said = d["error"] or "; ".join(d.get("warnings") or []) or d["title"]
-                print(f"{d['path']}\t{d['chunks']} chunks\t{minute(d['indexed_at'])}\t{said}")
+                print(f"{d['path']}\t{d['chunks']} chunks\t{minute(d['changed_at'])}\t{said}")
     emit(args, result, human)
 
 

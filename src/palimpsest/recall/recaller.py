@@ -281,7 +281,7 @@ class Recaller:
             return []
         hits = self._vaults().search(turn.query, session=turn.session, agent=agent, limit=5,
                                      min_similarity=DOCUMENT_MIN_SIMILARITY).hits
-        return [RecallItem(h.id, "document", h.indexed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}"
+        return [RecallItem(h.id, "document", h.changed_at[:10], f"{h.document}{' › ' + h.heading_path if h.heading_path else ''}"
                            f"{' (' + pages_said(h.pages) + ')' if h.pages else ''}: {h.text}", h.score, turn.session, [h.document])
                 for h in hits]
 

@@ -23,6 +23,7 @@ import json
 import logging
 import time
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,7 @@ class ChunkHit:
     metadata: dict[str, Any]
     indexed_at: str
     pages: list[int] = field(default_factory=list)
+    changed_at: str = ""  # when its document's content last changed (`changed_at`): the date recall shows it under
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -114,6 +116,20 @@ def chunk_id(vault: str, path: str, digest: str, ordinal: int) -> str:
 def merged_metadata(stored: dict[str, Any]) -> dict[str, Any]:
     """What a reader sees: the file's own (front matter) overlaid by the writer's."""
     return {**(stored.get("file") or {}), **(stored.get("writer") or {})}
+
+
+def changed_at(old: DocumentRow | None, digest: str, mtime: float) -> str:
+    """When a document's content last changed: the date it had while its hash stays the same, else its file's
+    modification time. Dated by indexing, a `--full` re-index put an unchanged refund policy under today's date in
+    recall, after the newer chat lines that had changed the policy, where it read as the newest word."""
+    if old is not None and old.sha256 == digest and old.metadata.get("changed_at"):
+        return str(old.metadata["changed_at"])
+    return iso(datetime.fromtimestamp(mtime, UTC))
+
+
+def document_date(stored: dict[str, Any], indexed_at: str) -> str:
+    """A document's date (`changed_at`), or when it was indexed for one indexed before documents kept that."""
+    return str(stored.get("changed_at") or indexed_at)
 
 
 class Documents:
@@ -238,7 +254,7 @@ class Documents:
                     writer: dict[str, Any] | None = None) -> None:
         if writer is None:
             writer = old.metadata.get("writer") if old else self._restored.get((row.name, info.path))
-        stored = {"writer": writer or {}}
+        stored: dict[str, Any] = {"writer": writer or {}}
         try:
             if info.full.stat().st_size > MAX_DOCUMENT_BYTES:
                 raise ExtractError(f"larger than {MAX_DOCUMENT_BYTES // 2**20} MB")
@@ -253,6 +269,7 @@ class Documents:
             report.errors.append({"path": info.path, "error": f"cannot read: {getattr(exc, 'strerror', None) or exc}"})
             return
         doc = DocumentRow(row.name, info.path, sha256(data), info.mtime, len(data), iso(utcnow()))
+        stored["changed_at"] = changed_at(old, doc.sha256, info.mtime)
         try:
             extracted = extract(info.path, data)
         except ExtractError as exc:
@@ -291,6 +308,7 @@ class Documents:
             item = d.to_dict()
             item["metadata"] = merged_metadata(d.metadata)
             item["warnings"] = list(d.metadata.get("warnings") or [])
+            item["changed_at"] = document_date(d.metadata, d.indexed_at)
             out.append(item)
         return out
 
@@ -412,7 +430,8 @@ class Documents:
             cos = ranking.cosines.get(h.id)
             sim = min(1.0, max(0.0, cos)) if cos is not None else (0.0 if vector is not None else None)
             hits.append(ChunkHit(h.id, r.vault, r.path, r.title, r.heading_path, r.text, r.ordinal, sim, h.score, h.parts,
-                                 merged_metadata(r.doc_metadata), r.indexed_at, list(r.metadata.get("pages", []))))
+                                 merged_metadata(r.doc_metadata), r.indexed_at, list(r.metadata.get("pages", [])),
+                                 document_date(r.doc_metadata, r.indexed_at)))
         if not hits and min_similarity:
             notes.append(f"no chunk matches a word of the query or is close enough to it (cosine {min_similarity})")
         return QueryResult(hits, "hybrid" if vector is not None else "keyword", ranking.match, notes,
