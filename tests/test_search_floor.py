@@ -476,3 +476,20 @@ def test_a_name_with_an_apostrophe_is_no_french_elision() -> None:
     """Found in review: "D'Souza" and "D'Costa" counted as French elisions, and an English note was another language's."""
     assert not beyond_model("Met D'Souza, D'Costa, Kim today.")
     assert beyond_model("C'est elle ma comptable maintenant, Julie Lemieux.")
+
+
+def test_a_customer_named_only_in_her_own_session_is_no_stranger(home: Path, store_url: str) -> None:
+    """Found by a support bot's builder: eight customers each said "my order number is #ES-…" in their own session, and
+    Sophie's said "Hi Sophie, … Try PayPal" / "paypal worked! order #ES-21140". "What is Sophie's order?" had no hits
+    ("no message close to this query speaks of sophie"): the turn saying the order, far in meaning (a cosine of 0.26),
+    names her (in the turn before it) and says all the question asks, but a far turn needed two things asked."""
+    memory = open_memory(home, store_url, embedder="local")
+    for n in range(8):
+        memory.ingest_session(f"customer{n}", [{"role": "user", "content": f"Hello, my order number is #ES-2{n}0{n}7"}])
+    memory.ingest_session("sophie", [{"role": "assistant", "content": "Hi Sophie, your card payment was declined. Try PayPal"},
+                                     {"role": "user", "content": "paypal worked! order #ES-21140"}])
+    memory.worker().drain()
+    for query in ("What is Sophie's order?", "Sophie"):
+        found = [h.message.content for h in memory.search(query).hits]
+        assert "paypal worked! order #ES-21140" in found[:2], (query, found)
+    assert memory.search("What is Zorblax's order?").hits == []  # a name nothing speaks of: still none

@@ -223,9 +223,11 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
             if cosine >= near or _kin(asked, words):  # near the query, or as close as any hit must be and on what is asked
                 # (a word's other form counted: "ruled by Queen Sabine III" answers "Who rules Telmarch?")
                 held |= words
-        elif len(_kin(asked, words := _words(f"{h.message.content} {h.message.context}"))) >= 2 and words & set(names):
+        elif len(_kin(asked, words := _words(f"{h.message.content} {h.message.context}"))) >= min(2, len(asked)) and words & set(names):
             # far in meaning but naming whom it asks of and saying two things it asks, a word's other form counted ("Mat,
-            # can you babysit the recon cron while Dan is out sick?" for "… the job Mat babysat while Dan was sick?")
+            # can you babysit the recon cron while Dan is out sick?" for "… the job Mat babysat while Dan was sick?"), or
+            # all it asks when that is one thing: "paypal worked! order #ES-21140" after "Hi Sophie, … Try PayPal" for
+            # "What is Sophie's order?" (cosine 0.26; eight other customers' "my order number is …" were nearer)
             held |= words
     return held
 
