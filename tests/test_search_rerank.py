@@ -190,3 +190,17 @@ def test_the_first_ten_of_a_search_for_ten_are_the_first_ten_of_one_for_twenty(h
             ten = [h.message.id for h in memory.search(query, limit=10, touch=False).hits]
             twenty = [h.message.id for h in memory.search(query, limit=20, touch=False).hits]
             assert ten == twenty[:10], query
+
+
+def test_a_bare_acknowledgement_comes_after_what_it_acknowledges(memory: Memory) -> None:
+    """A parent's: "Okay!" was second for "marisol's number?", found by its search context (the number said before it),
+    and 66 of 413 top-ten places were such replies. They stay findable, after the others."""
+    memory.append("sitter", "user", "marisol's number is 555-0199 now", created_at="2026-11-02T09:00:00Z")
+    memory.append("sitter", "assistant", "Okay!", created_at="2026-11-02T09:00:05Z")
+    memory.append("sitter", "user", "marisol charges $22/hr on weekend nights", created_at="2026-11-03T09:00:00Z")
+    memory.append("sitter", "assistant", "Noted. Anything else?", created_at="2026-11-03T09:00:05Z")
+    memory.worker().drain()
+    said = [h.message.content for h in memory.search("marisol's number?", limit=10).hits]
+    assert said[0] == "marisol's number is 555-0199 now"
+    acks = [i for i, text in enumerate(said) if text in ("Okay!", "Noted. Anything else?")]
+    assert acks and min(acks) > max(i for i, text in enumerate(said) if i not in acks)

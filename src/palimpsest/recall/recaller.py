@@ -18,7 +18,7 @@ from ..harness.project import legacy_name
 from ..kernel import Kernel
 from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
-from ..search.conversation import FIRST_PERSON
+from ..search.conversation import FIRST_PERSON, acknowledges
 from ..search.floor import names_any
 from ..search.query import STOP_WORDS
 from ..tokens import count_tokens
@@ -310,7 +310,7 @@ class Recaller:
                 continue  # the harness shows it (a hook's block of a running session had been half its own first turn)
             if (m.metadata or {}).get("boilerplate"):
                 continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
-            if not _says_something(m) or _ACK.fullmatch(m.content or "") and not (m.tool_name or m.tool_result):
+            if not _says_something(m) or acknowledges(m):
                 continue  # a blank turn or a bare "Noted.", found by the turn before it in its search context
             if m.tool_name and m.role != "user":
                 calls += 1
@@ -402,14 +402,6 @@ def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
 def _said(item: RecallItem) -> str:
     """An item's words as `_once` compares them: without the speaker or page it opens with."""
     return _flatten(item.text[item.keep:]).casefold()
-
-
-# a bare acknowledgement: by itself it tells the model nothing, and a block showed "assistant: Noted." for "where do
-# I live?" (found by the words of the turn before it, which a correction had retired); the live tail still shows it
-_ACK = re.compile(r"\W*(?:(?:ok(?:ay)?|k|(?:i'?ve |i have )?noted(?: that| it)?|updated|saved|changed|got that|"
-                  r"i'?ll remember(?: that)?|i will remember(?: that)?|sure|got it|gotcha|thanks?(?: you)?(?: so much)?|thx|ty|great|cool|nice|perfect|"
-                  r"yes|yep|yup|yeah|alright|all right|understood|will do|done|sounds good|of course|right|roger(?: that)?|"
-                  r"no problem|np|you'?re welcome)\W*){1,3}", re.IGNORECASE)
 
 
 def _says_something(m: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 from ..ingest.indexer import CONTEXT_PREVIOUS_CHARS, split_context
 from ..records import Hit
@@ -41,6 +42,25 @@ def query_subject(query: str, speakers: set[str]) -> tuple[str, str] | None:
     if FIRST_PERSON.search(query):
         return "role", "user"
     return None
+
+# a bare acknowledgement: by itself it tells the model nothing, and a block showed "assistant: Noted." for "where do
+# I live?" (found by the words of the turn before it, which a correction had retired)
+_ACK = re.compile(r"\W*(?:(?:ok(?:ay)?|k|(?:i'?ve |i have )?noted(?: that| it)?|updated|saved|changed|got that|"
+                  r"i'?ll remember(?: that)?|i will remember(?: that)?|sure|got it|gotcha|thanks?(?: you)?(?: so much)?|thx|ty|great|cool|nice|perfect|"
+                  r"yes|yep|yup|yeah|alright|all right|understood|will do|done|sounds good|of course|right|roger(?: that)?|"
+                  r"no problem|np|you'?re welcome|anything else)\W*){1,3}", re.IGNORECASE)
+
+
+def acknowledges(m: Any) -> bool:
+    """A message that is a bare acknowledgement ("Okay!", "Noted.", "Sure. Anything else?") and no tool call."""
+    return bool(_ACK.fullmatch(m.content or "")) and not (m.tool_name or m.tool_result)
+
+
+def acknowledgements_last(hits: list[Hit]) -> list[Hit]:
+    """The hits with bare acknowledgements after the others, in order: their search context (the turn before them) is
+    what matched, and that turn is a hit of its own ("Okay!" was second for "marisol's number?", after the number)."""
+    return [h for h in hits if not acknowledges(h.message)] + [h for h in hits if acknowledges(h.message)]
+
 
 
 def _replies(hits: list[Hit]) -> dict[str, Hit]:

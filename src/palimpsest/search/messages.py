@@ -25,7 +25,7 @@ from ..ingest.indexer import split_context
 from ..records import Hit, Message, clock_of, iso, parse_time, utcnow
 from ..segment import fold, unpainted
 from ..store import Filters, Store
-from .conversation import answers, conversation_rerank, session_boost
+from .conversation import acknowledgements_last, answers, conversation_rerank, session_boost
 from .diversity import diversify
 from .floor import apply_floor, floor_for, introduces, query_names
 from .hybrid import Weights, keyword_pool, rank
@@ -208,7 +208,7 @@ class MessageSearch:
             newcomers = [h.message.id for h in hits if h.message.id not in ranking.cosines]
             if qvec is not None and newcomers:  # the floor judges the round's newcomers by their cosines too
                 ranking.cosines.update(source.cosines(newcomers, qvec))
-        hits = diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap)
+        hits = acknowledgements_last(diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap))
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0,
                                         dated=window is not None and window.days <= DATED_DAYS)
