@@ -626,3 +626,57 @@ def test_every_or_in_total_still_asks_of_one_value(mem: Memory, query: str) -> N
     mem.worker().drain()
     notes = [i.note for i in mem.recall(None, query).items if i.kind == "message"]
     assert any(n.startswith("earlier; newer:") for n in notes)
+
+
+def _marks(mem: Memory, said: list[tuple[str, str, str]], query: str) -> dict[str, str]:
+    """Each said line's note in the recall block for `query` (the lines appended as `(key, text, at)`)."""
+    ids = {key: mem.append(key, "assistant" if key.startswith("bot") else "user", text, created_at=at)["id"]
+           for key, text, at in said}
+    mem.worker().drain()
+    notes = {i.id: i.note for i in mem.recall(None, query, 2000).items}
+    return {key: notes.get(i, "") for key, i in ids.items()}
+
+
+def test_a_birthday_of_another_person_is_no_newer_value(mem: Memory) -> None:
+    """Found by a parent keeping the family's dates: "ella's bday party is at jump zone sept 13, …" was marked earlier than
+    "sam's bday is oct 30", and Sam's earlier than "nana joan's bday is nov 22": three people's birthdays, read as one
+    birthday moved twice (whose each is, "ella's" / "sam's", was no name in lower case)."""
+    marks = _marks(mem, [("ella", "ella's bday party is at jump zone sept 13, her actual bday is sept 14", "2026-09-08T12:00:00Z"),
+                         ("sam", "sam's bday is oct 30, dinner at lucia's", "2026-10-20T12:00:00Z"),
+                         ("joan", "nana joan's bday is nov 22", "2026-11-12T12:00:00Z")], "when is ella's bday party")
+    assert marks == {"ella": "", "sam": "", "joan": ""}
+
+
+def test_a_later_line_of_another_measure_is_no_newer_value(mem: Memory) -> None:
+    """Found by a backend team: "raise the api rate limit to 1200 req/min per key" was marked earlier than "pod api-3 at
+    111Mi, under the 1Gi limit" (they shared "limit" beside a number); the 600 → 1200 change is still marked."""
+    said = [("b1", "lets set the public api rate limit to 600 req/min per api key with a burst of 100", "2026-12-01T16:20:00Z"),
+            ("b4", "raise the api rate limit to 1200 req/min per key (burst 200), effective today", "2026-12-06T09:30:00Z"),
+            ("bot-k8s", "pod api-3 at 111Mi, under the 1Gi limit", "2026-12-07T07:00:00Z")]
+    marks = _marks(mem, said, "what is the current public api rate limit per key?")
+    assert marks["b4"] == "" and marks["bot-k8s"] == "" and marks["b1"].startswith("earlier; newer:")
+
+
+def test_a_code_a_place_or_a_person_beside_a_number_is_no_newer_value(mem: Memory) -> None:
+    """Found by a bike shop's support bot and a parent: "UK shipping is €19.95 with GLS" was marked earlier than "Now free
+    shipping from 75€ (península)", a refund on order #ES-21055 earlier than a reply about the duplicate #ES-21267, and "kids
+    are ella (7) and theo (10)" earlier than "ella has 4 books out" and "zyrtec still 10mg for theo"; theo's zyrtec 5mg →
+    10mg is still marked."""
+    marks = _marks(mem, [("bot-uk", "UK shipping is €19.95 with GLS (4-7 days), duties paid on delivery.", "2026-10-16T12:01:00Z"),
+                         ("free", "Now free shipping from 75€ (península), starting today.", "2026-11-15T23:00:00Z")],
+                   "How much is shipping to the UK?")
+    assert marks["bot-uk"] == ""
+    marks = _marks(mem, [("bot-refund", "Refund of €72.90 for the CS-R8000-11-30 approved on order #ES-21055.", "2026-10-30T11:17:00Z"),
+                         ("bot-dup", "Good catch Dave: #ES-21267 was a duplicate order that our system cancelled.", "2026-11-10T17:31:00Z")],
+                   "What happened with order #ES-21055?")
+    assert marks["bot-refund"] == ""
+    said = [("kids", "kids are ella (7) and theo (10), partner is sam", "2026-06-08T12:00:00Z"),
+            ("zyrtec", "theo takes 5mg zyrtec at night for the pollen thing", "2026-06-12T12:00:00Z"),
+            ("books", "the grace period on the library books ends friday, ella has 4 books out", "2026-10-02T12:00:00Z"),
+            ("bumped", "allergist visit for theo today, dr okafor bumped theo's zyrtec to 10mg at night", "2026-10-22T12:00:00Z"),
+            ("still", "zyrtec still 10mg for theo, allergist said keep thru winter", "2026-12-01T12:00:00Z")]
+    assert _marks(mem, said, "is ella still doing piano?")["kids"] == ""
+    notes = {i.id: i.note for i in mem.recall(None, "how much zyrtec does theo take", 2000).items}
+    by_text = {i.text: notes[i.id] for i in mem.recall(None, "how much zyrtec does theo take", 2000).items}
+    assert all(note == "" for text, note in by_text.items() if "kids are ella" in text)
+    assert any(note.startswith("earlier; newer:") for text, note in by_text.items() if "takes 5mg zyrtec" in text)
