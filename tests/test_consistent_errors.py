@@ -100,3 +100,13 @@ def test_version_and_home_after_the_command(capsys: pytest.CaptureFixture[str], 
     assert run(capsys, "append", "s", "user", "hello", "--home", home)[0] == 0
     code, out, _ = run(capsys, "browse", "--json", "--home", home)
     assert [m["content"] for m in json.loads(out)["messages"]] == ["hello"]
+
+
+def test_a_journaled_decision_tells_a_client_its_key_not_the_store() -> None:
+    """Found in review: redacting the store's address had hidden the journaled decision's key too, and a client could not
+    tell the fact was kept (and must not be sent again)."""
+    from palimpsest.facts.model import JournaledDecision
+
+    exc = JournaledDecision("PostgreSQL at postgresql://u:***@10.0.0.5:5432/mem is unavailable; decision op_1 is journaled", "op_1")
+    said = exc.for_clients()["message"]
+    assert "op_1" in said and "journaled" in said and "10.0.0.5" not in said

@@ -15,6 +15,7 @@ import pytest
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.cli import main
+from palimpsest.errors import InvalidInput
 from palimpsest.facts import slots
 from palimpsest.facts.casing import cased
 from palimpsest.facts.curator import compare, judge, tokens
@@ -1141,3 +1142,12 @@ def test_a_review_settled_as_replaced_retires_the_older_value(capsys: pytest.Cap
         assert m.facts.reviews() == ([], 0)
     code = main(["--home", str(home), "--store", store_url, "facts", "settle", new["fact"]["id"], old["fact"]["id"], "replaces"])
     assert code != 0  # settled once: the older fact no longer holds to be replaced again
+
+
+def test_a_review_of_two_facts_of_one_start_cannot_be_replaced_and_says_what_can(memory: Memory) -> None:
+    old = memory.facts.write("babysitter is marisol, her number is 555-0142.", valid_from="2026-11-01")
+    new = memory.facts.write("marisol has a new number: 555-0199.", valid_from="2026-11-01")
+    memory.facts.relate(new.id, old.id)
+    with pytest.raises(InvalidInput, match="facts supersede .* --valid-from"):
+        memory.facts.settle(new.id, old.id, "replaces")
+    assert len(current(memory)) == 2 and memory.facts.reviews()[1] == 1  # nothing changed: still to review

@@ -1064,3 +1064,13 @@ def test_a_sentence_taken_back_leaves_nothing() -> None:
     assert [f["text"] for f in out["facts"]] == ["I live in Berlin."]  # only the sentence just before
     out = local_distill([msg("We use Postgres now."), msg("forget it", i=2)])
     assert out["corrections"]  # another message's statement stays: "forget it" alone takes back only its own message's
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found in review: the phrase as an object, or a condition said as a question's words, takes nothing back
+    ("I'm allergic to penicillin. The nurse said to ignore that.", "I'm allergic to penicillin."),
+    ("My wife's birthday is March 3. I'll never forget it.", "My wife's birthday is March 3."),
+    ("Should you need me, I'm at the office until 6.", "Should you need me, I'm at the office until 6."),
+])
+def test_a_phrase_of_taking_back_inside_a_statement_keeps_it(text: str, kept: str) -> None:
+    assert kept in [f["text"] for f in local_distill([msg(text)])["facts"]]

@@ -90,7 +90,8 @@ def test_a_role_that_may_not_create_is_refused_clearly(tmp_path: Path) -> None:
             conn.execute(f'DROP ROLE "{role}"')
 
 
-def test_an_http_client_is_not_told_the_database_address(tmp_path: Path, paused_server: tuple[str, str]) -> None:
+def test_an_http_client_is_not_told_the_database_address(tmp_path: Path, paused_server: tuple[str, str],
+                                                        caplog: pytest.LogCaptureFixture) -> None:
     """Found by a platform engineer: with PostgreSQL down, API clients were answered `postgresql://palimpsest:***@
     127.0.0.1:18729/palimpsest is unavailable` — the database's user, host, port and name."""
     import httpx
@@ -104,3 +105,5 @@ def test_an_http_client_is_not_told_the_database_address(tmp_path: Path, paused_
         assert r.status_code == 503 and r.json()["error"]["code"] == "store_unavailable"
         said = r.json()["error"]["message"]
         assert url.split("@")[-1] not in said and "postgresql://" not in said and str(psycopg.conninfo.conninfo_to_dict(url)["port"]) not in said
+        assert "its log says why" in said
+    assert any("told a client" in r.getMessage() and url.split("@")[-1] in r.getMessage() for r in caplog.records)  # and it does

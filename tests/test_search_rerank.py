@@ -192,9 +192,17 @@ def test_the_first_ten_of_a_search_for_ten_are_the_first_ten_of_one_for_twenty(h
             assert ten == twenty[:10], query
 
 
-def test_a_bare_acknowledgement_comes_after_what_it_acknowledges(memory: Memory) -> None:
+def test_a_bare_acknowledgement_comes_after_what_it_acknowledges(home: Path, store_url: str) -> None:
     """A parent's: "Okay!" was second for "marisol's number?", found by its search context (the number said before it),
     and 66 of 413 top-ten places were such replies. They stay findable, after the others."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        _acknowledged(memory)
+
+
+def _acknowledged(memory: Memory) -> None:
+    for day, (sitter, pay) in enumerate([("ana", "$18/hr"), ("bea", "$20/hr"), ("cleo", "$19/hr")]):
+        memory.append(f"other-{day}", "user", f"{sitter} can babysit on fridays, she charges {pay}", created_at=f"2026-10-0{day + 1}T09:00:00Z")
+        memory.append(f"other-{day}", "assistant", f"Noted: {sitter} on Fridays at {pay}.", created_at=f"2026-10-0{day + 1}T09:00:05Z")
     memory.append("sitter", "user", "marisol's number is 555-0199 now", created_at="2026-11-02T09:00:00Z")
     memory.append("sitter", "assistant", "Okay!", created_at="2026-11-02T09:00:05Z")
     memory.append("sitter", "user", "marisol charges $22/hr on weekend nights", created_at="2026-11-03T09:00:00Z")

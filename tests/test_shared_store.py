@@ -139,3 +139,7 @@ def test_a_client_machines_cli_says_it_reads_its_own_home_not_the_server(tmp_pat
         monkeypatch.setenv("PALIMPSEST_STORE", store_url)  # a client of the server's own database reads what it serves
         assert main(["search", "rate limit"]) == 0
         assert "not the server" not in capsys.readouterr().err
+        monkeypatch.delenv("PALIMPSEST_STORE")  # a server that names no store (an older one): nothing to say of it (review)
+        monkeypatch.setattr("palimpsest.cli.common.server_store", lambda url: "")
+        assert main(["search", "rate limit"]) == 0
+        assert "not the server" not in capsys.readouterr().err

@@ -30,6 +30,11 @@ Adapters translate these in exactly one place each (`cli/__init__.py`, `server/h
 
 from __future__ import annotations
 
+import logging
+import time
+
+_LOGGED: dict[str, float] = {}  # when each kind of error told clients less was last logged (`for_clients`)
+
 
 class PalimpsestError(Exception):
     """Base of every error Palimpsest raises on purpose."""
@@ -42,11 +47,17 @@ class PalimpsestError(Exception):
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "message": str(self)}
 
-    def for_clients(self) -> dict[str, str]:
+    def for_clients(self, log: logging.Logger | None = None) -> dict[str, str]:
         """What a server answers its HTTP and MCP clients: `to_dict`, but an error whose message
         names the server's own database says `told_clients` instead (with PostgreSQL down, API
         clients were told `postgresql://palimpsest:***@127.0.0.1:18729/palimpsest is
-        unavailable`: its user, host, port and name); the server's log keeps the detail."""
+        unavailable`: its user, host, port and name); `log`, the server's, keeps the detail (a
+        warning once a minute per kind of error: an outage answers every request with one)."""
+        if self.told_clients and log is not None:
+            now = time.monotonic()
+            if now - _LOGGED.get(self.code, -60.0) >= 60.0:
+                _LOGGED[self.code] = now
+                log.warning("told a client %r for: %s", self.told_clients, self)
         return {"code": self.code, "message": self.told_clients or str(self)}
 
 

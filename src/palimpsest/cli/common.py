@@ -98,10 +98,10 @@ def say_whose(memory: Any) -> None:
     if settings.source("url") == "default":  # (the default port may be another user's server: no server of this home)
         return
     theirs = server_store(settings.url)
-    if theirs is None or theirs == memory.store_fingerprint:
+    if not theirs or theirs == memory.store_fingerprint:  # ("": a server that names no store: nothing to tell)
         return
     print(f"palimpsest: this command uses the memory in {memory.home} ({redact_url(settings.store_url)}), not the server at "
-          f"{redact_url(settings.url)}, which serves another store: to use the server's memory, run the command where it "
+          f"{redact_url(settings.url)}, which names another store (or this one by another address): to use the server's memory, run the command where it "
           "runs, or set PALIMPSEST_STORE to its database here (several homes on one PostgreSQL: docs/server.md); an MCP "
           "client reaches its tools with `palimpsest mcp --remote`", file=sys.stderr)
 

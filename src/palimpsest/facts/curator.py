@@ -122,9 +122,10 @@ ALIASES = {"postgresql": "postgres", "golang": "go", "k8s": "kubernetes", "mongo
            "infra": "infrastructure",
            **{f"{d}days": f"{d}day" for d in ("mon", "tues", "wednes", "thurs", "fri", "satur", "sun")},
            # a day said short ("wed 14:00" / "Wednesdays 2-4pm")
-           **dict.fromkeys(("mon", "mons"), "monday"), **dict.fromkeys(("tue", "tues"), "tuesday"),
+           **dict.fromkeys(("mons",), "monday"), **dict.fromkeys(("tue", "tues"), "tuesday"),
            **dict.fromkeys(("wed", "weds"), "wednesday"), **dict.fromkeys(("thu", "thur", "thurs"), "thursday"),
-           **dict.fromkeys(("fri", "fris"), "friday"), **dict.fromkeys(("sat", "sats"), "saturday"), **dict.fromkeys(("sun", "suns"), "sunday"),
+           **dict.fromkeys(("fri", "fris"), "friday"), **dict.fromkeys(("sats",), "saturday"), **dict.fromkeys(("suns",), "sunday"),
+           # (not "sat", "sun", "mon": "I sat the bar exam in the sun" names no days)
            # a unit said two ways ("82 kilos" / "77 kg")
            **dict.fromkeys(("kilo", "kilos", "kilogram", "kilograms", "kgs"), "kg"), **dict.fromkeys(("lbs", "pounds"), "lb"),
            **dict.fromkeys(("kilometre", "kilometres", "kilometer", "kilometers", "kms"), "km")}

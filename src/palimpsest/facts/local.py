@@ -636,11 +636,14 @@ _INJECTION = re.compile(r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s
 # a question typed without its mark, on a phone: "can u remind me what i have tmrw morning", "Can I still return the
 # mount if I don't like it" (both had become facts) — an auxiliary before its subject, or a question word before one
 _ASKED = re.compile(r"^\s*(?:(?:can|could|would|will|should|shall|do|does|did|is|are|was|were|have|has|may|might)\s+"
-                    r"(?:u|you|ya|i|we|they|he|she|it|there|this|that)\b(?!['’])|"
+                    r"(?:u|you|ya|i|we|they|he|she|it|there|this|that)\b(?!['’])(?![^,]*,)|"  # (not "Should you need me, I'm …")
                     r"(?:what|where|when|who|which|why|how)(?:['’]s|\s+(?:is|are|was|were|do|does|did|can|could|should|would|will|"
                     r"much|many|long|often|about)\b))", re.IGNORECASE)
 # the sentence before taken back: "remind me to call the insurance about the claim. actually no, not a claim, forget it"
-TAKEN_BACK = re.compile(r"(?:^|[\s,;:—-])(?:forget (?:it|that|about it)|never\s?mind|nvm|scratch that|ignore that)[\s.!]*$", re.IGNORECASE)
+# (said as the whole sentence, after "actually no," and the like: "… The nurse said to ignore that." and "… i'll never forget
+# it" take nothing back)
+TAKEN_BACK = re.compile(r"^\W*(?:(?:actually|no|oh|ok|okay|wait|sorry|hmm|um)[,.!]?\s+)*(?:not\s[^,]{1,40},\s*)?"
+                        r"(?:forget (?:it|that|about it)|never\s?mind|nvm|scratch that|ignore that)\W*$", re.IGNORECASE)
 _TAG_QUESTION = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn't it|aren't we|didn't we)\?\s*$", re.IGNORECASE)
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
 _I_AM = re.compile(r"^\s*i(?:'m| am)\s", re.IGNORECASE)  # "I'm vegan": two words, a fact still

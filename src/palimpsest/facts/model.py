@@ -83,6 +83,8 @@ class JournaledDecision(StoreUnavailable):
     def __init__(self, message: str, key: str) -> None:
         super().__init__(message)
         self.key = key
+        # (a client must learn the decision is kept, and not send it again: the store's address it is not told)
+        self.told_clients = f"the server's store went away: decision {key} is journaled and is applied when it is back"
 
 
 # -- the view of a fact ---------------------------------------------------------

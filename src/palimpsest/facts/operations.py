@@ -356,6 +356,10 @@ class Facts(FactReads, FactSnapshots):
         now = self.now()
         review = ReviewUpdate(new.id, old.id, "related_to", {"same": "same", "replaces": "replaced", "keep": "kept"}[decision], now)
         if decision == "replaces":
+            if new.valid_from <= old.valid_from:  # (a pair said in one message, or of one day named in both)
+                raise InvalidInput(f"{new.id} holds from {new.valid_from}, not after {old.id} ({old.valid_from}): it cannot replace "
+                                   f"it from its own start; `palimpsest facts supersede {old.id} TEXT --valid-from WHEN` writes the "
+                                   f"new value from a later time, `palimpsest facts retract {old.id}` says the old one never held")
             change = self._superseding(old, new)
             change.reviews.append(review)
             self._commit("review", change, new.id)

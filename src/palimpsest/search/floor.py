@@ -199,10 +199,12 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
     Anthony?": a mention is all the evidence there is). A "John" in a code sample of a
     large memory, far from the question, does not make a question about another John
-    answerable — sharing a topic word ("book", "game") with it does not either, unless
-    it is as close as any hit must be (`mention`, the `similarity` floor): "Priya said the
+    answerable — sharing one topic word ("book", "game") with it does not either, unless
+    it is as close as any hit must be (`mention`, the `similarity` floor: "Priya said the
     deploy is blocked", typed without speaker metadata, answers "What did Priya say about
-    the deploy?" at a cosine of 0.42."""
+    the deploy?" at a cosine of 0.42), or it says two things asked, or the one thing the
+    question asks beside the name ("What is Sophie's order?": a far hit naming Sophie and an
+    order answers it)."""
     asked = {w for w in _words(query) if w not in STOP_WORDS and w not in names and len(w) > 2}
     if not asked:
         return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))

@@ -84,9 +84,7 @@ def _error_response(status: int, code: str, message: str) -> JSONResponse:
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(PalimpsestError)
     async def palimpsest_error(request: Request, exc: PalimpsestError) -> JSONResponse:
-        if exc.told_clients:  # (the indexer's outage warning keeps it too, once while the store is away)
-            log.debug("%s %s: %s", request.method, request.url.path, exc)
-        return _error_response(exc.http_status, exc.code, exc.for_clients()["message"])
+        return _error_response(exc.http_status, exc.code, exc.for_clients(log)["message"])
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -63,7 +63,7 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
         try:
             result = await within(memory.settings.request_timeout, tools.call, memory, params.name, args, enable_write=enable_write)
         except PalimpsestError as exc:
-            return types.CallToolResult(content=_text(exc.for_clients()), is_error=True)
+            return types.CallToolResult(content=_text(exc.for_clients(log)), is_error=True)
         except Exception:  # never a stack trace to the client; the log keeps it
             log.exception("tool %s failed", params.name)
             return types.CallToolResult(content=_text({"code": "internal", "message": "internal error"}), is_error=True)

@@ -19,7 +19,8 @@ def fingerprint(url: str) -> str:
     """A short, stable name of the database `url` points at, without its password: the file
     for SQLite, host, port, database and user for PostgreSQL. Two processes whose fingerprints
     match share one job queue (a CLI asks a running server's, `/healthz`, before leaving it its
-    jobs); one database reached by two names fingerprints twice, which costs only work done here."""
+    jobs); one database reached by two names fingerprints twice, which costs work done here and
+    a CLI's line saying the server names another store (`cli.common.say_whose`)."""
     import hashlib
     import os
     from urllib.parse import urlsplit
