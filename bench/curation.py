@@ -58,7 +58,7 @@ from palimpsest.store import open_store
 
 LME = Path("/work/shared/eval/longmemeval-s-dev.jsonl.gz")
 DATA = ROOT / "bench" / "data"
-HELD_OUT = ("blind5", "blind6", "blind8", "blind9", "blind10", "blind11", "blind12")  # never read to design rules: their errors and wrong merges are not printed
+HELD_OUT = ("blind5", "blind6", "blind8", "blind9", "blind10", "blind11", "blind12", "blind13")  # never read to design rules: their errors and wrong merges are not printed
 ACTIONS = ("confirm", "supersede", "related", "new")
 ALL = "dev + dev2 + dev3 + test"
 
@@ -285,9 +285,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--no-embedder", action="store_true", help="skip the run with the local embedder")
     ap.add_argument("--set", choices=("dev", "dev2", "dev3", "test", "fresh", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9", "blind10",
-                                      "blind11", "blind12", "devcode", "devtrial", "devuser", "devuser2", "train1", "train2", "train3", "train4", "all"), default="all",
+                                      "blind11", "blind12", "blind13", "devcode", "devtrial", "devuser", "devuser2", "train1", "train2", "train3", "train4", "all"), default="all",
                     help="which pairs to report (all: dev, dev2, dev3, test, every one of those, fresh, blind, blind2 and blind3; "
-                         "blind4, blind7, devcode, train1-train4; the held-out blind5, blind6, blind8, blind9, blind10 and blind11 only by name)")
+                         "blind4, blind7, devcode, train1-train4; the held-out blind5, blind6, blind8, blind9, blind10, blind11, blind12 and blind13 only by name)")
     ap.add_argument("--rules", action="store_true", help="the gate's rules alone, without the pair model (facts.pairs)")
     ap.add_argument("--write-results", action="store_true", help="replace the Curation section of bench/RESULTS.md")
     ap.add_argument("--show-errors", action="store_true", help="print each pair decided wrongly (not with --set test or all: "
@@ -297,15 +297,15 @@ def main() -> None:
     for w in warnings:
         print("warning:", w, file=sys.stderr)
     dev, test, fresh = lme + HAND + file_cases("dev"), file_cases("test"), file_cases("fresh")
-    dev2, dev3, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11, blind12 = (
+    dev2, dev3, blind, blind2, blind3, blind4, blind5, blind6, blind7, blind8, blind9, blind10, blind11, blind12, blind13 = (
         file_cases(n) for n in ("dev2", "dev3", "blind", "blind2", "blind3", "blind4", "blind5", "blind6", "blind7", "blind8", "blind9",
-                                "blind10", "blind11", "blind12"))
+                                "blind10", "blind11", "blind12", "blind13"))
     train = {n: file_cases(n) for n in ("train1", "train2", "train3", "train4")}
     devcode, devtrial, devuser, devuser2 = (file_cases(n) for n in ("devcode", "devtrial", "devuser", "devuser2"))
     sets = {"dev": [("dev", dev)], "dev2": [("dev2", dev2)], "dev3": [("dev3", dev3)], "test": [("test", test)], "fresh": [("fresh", fresh)],
             "blind": [("blind", blind)], "blind2": [("blind2", blind2)], "blind3": [("blind3", blind3)], "blind4": [("blind4", blind4)], "blind5": [("blind5", blind5)],
             "blind6": [("blind6", blind6)], "blind7": [("blind7", blind7)], "blind8": [("blind8", blind8)],
-            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "blind12": [("blind12", blind12)], "devcode": [("devcode", devcode)], "devtrial": [("devtrial", devtrial)], "devuser": [("devuser", devuser)], "devuser2": [("devuser2", devuser2)], **{n: [(n, cases)] for n, cases in train.items()},
+            "blind9": [("blind9", blind9)], "blind10": [("blind10", blind10)], "blind11": [("blind11", blind11)], "blind12": [("blind12", blind12)], "blind13": [("blind13", blind13)], "devcode": [("devcode", devcode)], "devtrial": [("devtrial", devtrial)], "devuser": [("devuser", devuser)], "devuser2": [("devuser2", devuser2)], **{n: [(n, cases)] for n, cases in train.items()},
             "all": [("dev", dev), ("dev2", dev2), ("dev3", dev3), ("test", test), (ALL, dev + dev2 + dev3 + test), ("fresh", fresh),
                     ("blind", blind), ("blind2", blind2), ("blind3", blind3), ("blind4", blind4), ("blind7", blind7),
                     ("devcode", devcode), ("devtrial", devtrial), ("devuser", devuser), ("devuser2", devuser2), *train.items()]}[args.set]
@@ -363,7 +363,7 @@ def main() -> None:
               f"in the twenty-fourth session, held out (bench/data/curation-blind10.json); blind11: {len(blind11)} pairs written the same "
               f"way in the twenty-fifth session, about a software project and its team (as a coding assistant stores them), held out "
               f"(bench/data/curation-blind11.json); blind12: {len(blind12)} pairs written the same way in the thirtieth session by a helper "
-              f"that had read neither the code nor any pair file, four domains, held out (bench/data/curation-blind12.json); devcode: {len(devcode)} pairs of the same kind, written the same way in the "
+              f"that had read neither the code nor any pair file, four domains, held out (bench/data/curation-blind12.json); blind13: {len(blind13)} pairs written the same way in the fortieth session, all in lower case as typed on a phone, ten everyday domains, held out (bench/data/curation-blind13.json); devcode: {len(devcode)} pairs of the same kind, written the same way in the "
               f"twenty-fifth session as development data (bench/data/curation-devcode.json); train1-train4: "
               f"{sum(len(c) for c in train.values())} pairs written the same way in the twenty-third session by four helpers, each "
               f"leaning on a theme (personal life, software teams, what an agent distils from chat, hard cases), for the pair model "
