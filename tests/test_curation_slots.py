@@ -1097,6 +1097,8 @@ def test_a_time_of_day_said_changed_is_a_change(memory: Memory, old: str, new: s
     ("we may move in march", "", "We may move in march"),  # "may", "march" beside no number: words, not months
     ("everything's been bumped to node 20", "Our Node services run on Node 16.", "Everything's been bumped to Node 20"),
     ("Wei is the secretary", "", "Wei is the secretary"),  # a statement with a capital is read as written
+    ("theo is allergic to peanuts AND tree nuts.", "", "Theo is allergic to peanuts AND tree nuts."),  # a shouted word: still lower case
+    ("I put black pepper on everything.", "My cat is named Pepper.", "I put black pepper on everything."),  # "I": typed with capitals
 ])
 def test_a_statement_in_lower_case_is_read_with_its_capitals(text: str, other: str, read: str) -> None:
     assert cased(text, other) == read
@@ -1116,6 +1118,8 @@ def test_a_statement_in_lower_case_is_read_with_its_capitals(text: str, other: s
     # a parent's phone-typed facts: what names one child twice is no update of what the child is (the allergy had been
     # retired), another day's plan is no update of a clock change, a rota said changed is no restatement of the old one
     ("theo is allergic to peanuts and tree nuts.", "allergist visit for theo today, dr okafor bumped theo's zyrtec to 10mg at night",
+     "new"),
+    ("theo is allergic to peanuts AND tree nuts.", "allergist visit for theo today, dr okafor bumped theo's zyrtec to 10mg at night",
      "new"),
     ("daylight saving ends nov 1, kids will be up at 5am lol", "swim moved to thurs 5pm starting this week.", "new"),
     ("school carpool: mon rose, tue will, wed me, thu grace, fri bill", "carpool is now mon grace, tue will, wed me, thu rose, fri mark",
