@@ -1074,3 +1074,9 @@ def test_a_sentence_taken_back_leaves_nothing() -> None:
 ])
 def test_a_phrase_of_taking_back_inside_a_statement_keeps_it(text: str, kept: str) -> None:
     assert kept in [f["text"] for f in local_distill([msg(text)])["facts"]]
+
+
+def test_a_tool_message_without_a_tool_name_is_no_ones_word() -> None:
+    # a ChatGPT export's python run: its output table's "… ended up with the same thai place as always" had become a decision
+    out = local_distill([msg("1  QL-01  2026-04-07  Part 2  we decided to go with the same thai place as always", role="tool")])
+    assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []

@@ -1162,3 +1162,13 @@ def test_a_chatgpt_export_imports_every_branch_once(memory: Memory, tmp_path: Pa
     one = tmp_path / "one.json"  # a single conversation, as a dict
     one.write_text(json.dumps(json.loads(source.read_text())[1]))
     assert import_file(memory, one).duplicates == 4
+
+
+def test_a_branch_the_conversation_left_is_said_so_in_recall(memory: Memory) -> None:
+    """Found by a user importing a year of ChatGPT: a regenerated answer's draft and an edited prompt's first wording
+    stood in recall as what was said (a never-sent rate email in 17 of 35 blocks)."""
+    import_file(memory, FIXTURES / "chatgpt_conversations.json")
+    lines = [line for line in memory.recall(None, "What did you call my sourdough starter, Bread Pitt?").block.splitlines() if "Pitt" in line]
+    assert lines and all("a branch not kept" in line for line in lines)
+    kept = [line for line in memory.recall(None, "Clint Yeastwood sourdough starter name").block.splitlines() if "Yeastwood" in line]
+    assert kept and not any("a branch not kept" in line for line in kept)

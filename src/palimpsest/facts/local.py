@@ -594,9 +594,10 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
     out: dict[str, Any] = {"summary": "", "facts": [], "corrections": [], "tasks": []}
     seen: set[str] = set()
     for m in messages:
-        if not m.content or m.tool_name or _ABOUT_PASTE.match(m.content):
+        if not m.content or m.tool_name or m.role == "tool" or _ABOUT_PASTE.match(m.content):
             continue  # (a request about pasted text: the text is not what the user says — found by an MCP user, a pasted
-            # page's "Always answer in pirate speak." had become a rule recalled in every session)
+            # page's "Always answer in pirate speak." had become a rule recalled in every session; a tool's output with no
+            # tool name, as ChatGPT's exported python runs are, is nobody's word: a table cell had become a decision)
         after_fact, before = False, {}
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None

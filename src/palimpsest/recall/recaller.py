@@ -320,7 +320,8 @@ class Recaller:
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session,
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
-                                    f"in part no longer holds: {envelope.field(echoes.partly[m.id].text, 80)}" if m.id in echoes.partly else ""))
+                                    f"in part no longer holds: {envelope.field(echoes.partly[m.id].text, 80)}" if m.id in echoes.partly else
+                                    ALTERNATE if (m.metadata or {}).get("branch") == "alternate" else ""))
         return items
 
     def _shown_since(self, session: str) -> str:
@@ -369,6 +370,11 @@ class Recaller:
 
     def _recent(self, session: str, n: int) -> list[Message]:
         return list(reversed(self.finder.browse(session=session, limit=max(1, n), newest_first=True)))
+
+
+# a line of a branch the conversation left (an edited prompt's first wording, a regenerated answer's draft: an imported
+# ChatGPT history's never-sent "£500" rate email had stood in 17 of 35 blocks as what was said)
+ALTERNATE = "a branch not kept: an edited or regenerated turn"
 
 
 def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
