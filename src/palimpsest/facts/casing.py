@@ -6,7 +6,8 @@ maria took over as club secretary". `cased` gives such a statement the capitals 
 would have: each sentence's first word, "i", the days and months (the ambiguous ones —
 "may", "sat", "sun" — only beside a number), and the words the other statement of the pair
 writes with a capital ("node 20" beside "Node 16"). The stored text is never changed:
-this is the copy the rules read. A statement with a word written with its capital is left as it is.
+this is the copy the rules read. A statement with a word written with its capital (a shouted word or an
+acronym is none) is left as it is.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ _CAPITALISED = re.compile(r"(?<=[\w,;:)] )[A-Z][\w-]*")  # a capital after a wor
 
 
 def cased(text: str, other: str = "") -> str:
-    """`text` with the capitals its words would have, when it has none; `other`, the
+    """`text` with the capitals its words would have, when no word of it is written with one; `other`, the
     statement it is compared with, lends the spelling of the names it capitalises. A word shouted ("AND",
     "AGAIN") or an acronym says nothing of how the rest was typed: "theo is allergic to peanuts AND tree nuts." is read
     with its capitals too."""
