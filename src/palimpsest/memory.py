@@ -70,6 +70,14 @@ def journal_only(settings: Settings, why: str) -> Writer:
 class Memory:
     """Long-term memory rooted at a home folder, indexed in a store."""
 
+    @staticmethod
+    def made(settings: Settings) -> bool:
+        """Whether the memory `settings` name was made already — its home and its store — so a reader (`doctor`) need not
+        open it to know: opening creates a SQLite store's file."""
+        from .store import exists
+
+        return settings.home_path.exists() and exists(settings.store_url)
+
     def __init__(self, home: str | Path | None = None, store: str | None = None, *, settings: Settings | None = None,
                  repair: bool = False) -> None:
         """`repair`: a damaged index file is moved aside and a new one opened (what

@@ -213,14 +213,12 @@ class Doctor:
         """The job counts and the quarantine of the home, read once: {"missing": True} for a
         home or store not created yet, {"error": text} when it cannot be opened."""
         if self._home is None:
-            from ..store import exists
+            from ..memory import Memory
 
-            if not self.settings.home_path.exists() or not exists(self.settings.store_url):  # opening would create them
+            if not Memory.made(self.settings):  # opening would create them
                 self._home = {"missing": True}
                 return self._home
             try:
-                from ..memory import Memory
-
                 with Memory(settings=self.settings) as memory:
                     self._home = {"jobs": memory.jobs(), "quarantine": memory.quarantine_stats(), "llm": memory.llm_usage()}
             except Exception as exc:  # noqa: BLE001 — a report, not a failure
