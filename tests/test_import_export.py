@@ -1172,3 +1172,16 @@ def test_a_branch_the_conversation_left_is_said_so_in_recall(memory: Memory) -> 
     assert lines and all("a branch not kept" in line for line in lines)
     kept = [line for line in memory.recall(None, "Clint Yeastwood sourdough starter name").block.splitlines() if "Yeastwood" in line]
     assert kept and not any("a branch not kept" in line for line in kept)
+
+
+def test_a_chatgpt_node_time_written_as_text_is_its_time(memory: Memory, tmp_path: Path) -> None:
+    """Found by a user whose export had passed through a tool that wrote times as ISO strings: every node got the
+    conversation's start, silently."""
+    conv = json.loads((FIXTURES / "chatgpt_conversations.json").read_text())[1]
+    for i, node in enumerate(n for n in conv["mapping"].values() if isinstance(n.get("message"), dict)):
+        node["message"]["create_time"] = f"2026-09-18T14:{25 + i:02d}:00Z"
+    path = tmp_path / "iso.json"
+    path.write_text(json.dumps([conv]))
+    assert import_file(memory, path).ok
+    times = [m.created_at[:16] for m in everything(memory, session=f"chatgpt-{conv['id']}")]
+    assert times and len(set(times)) == len(times) and all(t.startswith("2026-09-18T14:") for t in times)

@@ -28,7 +28,8 @@ import hashlib
 import json
 from typing import Any
 
-from ..records import ROLE_RE
+from ..errors import InvalidInput
+from ..records import ROLE_RE, parse_time
 from .base import Plan, safe_session_id
 
 FORMAT = "chatgpt"
@@ -159,8 +160,16 @@ def _part(part: Any) -> str:
 
 
 def _time(*values: Any) -> Any:
-    """The first time given (epoch seconds): the node's, else the conversation's start, else its last update."""
+    """The first time given (epoch seconds, as the export writes it, or an ISO 8601 string, as tools that rewrite exports
+    do): the node's, else the conversation's start, else its last update. (A node's "2026-09-18T14:25:00Z" had been put
+    aside for the conversation's start, silently: three messages of one moment.)"""
     for t in values:
         if isinstance(t, int | float) and not isinstance(t, bool) and t > 0:
             return t
+        if isinstance(t, str) and t.strip():
+            try:
+                parse_time(t)
+            except InvalidInput:
+                continue
+            return t.strip()
     return None
