@@ -21,6 +21,13 @@ def _setup(memory: Memory) -> tuple[str, str]:
     return alice, bob
 
 
+def _tagged(memory: Memory, sessions: tuple[tuple[str, str], ...]) -> None:
+    """Each (session, tag): a session said "hello" in, tagged."""
+    for session, tag in sessions:
+        memory.append(session, "user", "hello")
+        memory.tags.add(tag, session=session)
+
+
 def texts(found: object) -> list[str]:
     return sorted(h.fact.text for h in found.facts)  # type: ignore[attr-defined]
 
@@ -74,9 +81,7 @@ def test_one_users_statement_never_supersedes_anothers(memory: Memory) -> None:
 
 
 def test_users_and_projects_told_apart_by_tags(memory: Memory) -> None:
-    for session, tag in (("a", "user:alice"), ("b", "user:bob"), ("x", "project:api"), ("y", "project:web")):
-        memory.append(session, "user", "hello")
-        memory.tags.add(tag, session=session)
+    _tagged(memory, (("a", "user:alice"), ("b", "user:bob"), ("x", "project:api"), ("y", "project:web")))
     assert _heard(memory, "a", "My door code is 4711.") == "new"
     assert _heard(memory, "b", "My door code is 1234.") == "new"
     assert _heard(memory, "x", "The CI system is Jenkins 2.") == "new"
@@ -89,9 +94,7 @@ def test_users_and_projects_told_apart_by_tags(memory: Memory) -> None:
 def test_a_persons_own_statement_is_theirs_in_every_repository(memory: Memory) -> None:
     """Found in review: with `project:` separating owners, "I live in Lisbon now." said in repository web
     left "I live in Berlin." said in repository api current; a project's facts stay apart, a person's do not."""
-    for session, tag in (("x", "project:api"), ("y", "project:web")):
-        memory.append(session, "user", "hello")
-        memory.tags.add(tag, session=session)
+    _tagged(memory, (("x", "project:api"), ("y", "project:web")))
     assert _heard(memory, "x", "My editor is Vim 8.") == "new"
     assert _heard(memory, "y", "My editor is Vim 9.") == "supersede"
     assert _current(memory) == ["My editor is Vim 9."]
@@ -355,9 +358,7 @@ def test_a_repositorys_facts_stored_under_its_old_project_name_are_its_own(memor
     """Found in review: projects are named `owner/name` now; a fact heard in a session tagged `project:api` (as earlier
     versions named every project) was another owner's to a statement from `project:acme/api`, the same repository, and
     both stayed current."""
-    for session, tag in (("old", "project:api"), ("new", "project:acme/api")):
-        memory.append(session, "user", "hello")
-        memory.tags.add(tag, session=session)
+    _tagged(memory, (("old", "project:api"), ("new", "project:acme/api")))
     assert _heard(memory, "old", "The CI system is Jenkins 2.") == "new"
     assert _heard(memory, "new", "The CI system is Jenkins 4.") == "supersede"
     assert _current(memory) == ["The CI system is Jenkins 4."]

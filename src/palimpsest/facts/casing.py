@@ -13,6 +13,7 @@ acronym is none) is left as it is.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .. import when
 
@@ -26,12 +27,19 @@ _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?")
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )[A-Z][\w-]*")  # a capital after a word: a name, not a sentence's opening
 
 
+def typed_lower(text: str) -> bool:
+    """Whether no word of `text` is written with its capital: typed in lower case (a shouted word or an acronym is no
+    capital; a capital "I" is one)."""
+    return not any(w[0].isupper() and (any(ch.islower() for ch in w) or w.lower() in _I) for w in _WORD.findall(text))
+
+
+@lru_cache(maxsize=4096)
 def cased(text: str, other: str = "") -> str:
     """`text` with the capitals its words would have, when no word of it is written with one; `other`, the
     statement it is compared with, lends the spelling of the names it capitalises. A word shouted ("AND",
     "AGAIN") or an acronym says nothing of how the rest was typed: "theo is allergic to peanuts AND tree nuts." is read
     with its capitals too."""
-    if any(w[0].isupper() and (any(ch.islower() for ch in w) or w.lower() in _I) for w in _WORD.findall(text)):
+    if not typed_lower(text):
         return text  # (a capital "I" is typing with capitals too: "I put black pepper on …" names no Pepper)
     names = {w.lower(): w for w in _CAPITALISED.findall(other) if not w.isupper()}
 

@@ -65,7 +65,7 @@ from ..segment import SPELLED, fold
 from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
-from .casing import cased
+from .casing import cased, typed_lower
 from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
 
 log = logging.getLogger(__name__)
@@ -692,10 +692,7 @@ def decide(s: Signals, candidate_later: bool, candidate: str, existing: str, mod
 def _unnamed(candidate: str, existing: str) -> bool:
     """Typed in lower case (no capital to tell a name by: "carpool is now mon grace, tue will, … fri mark" of "… fri bill"),
     the candidate says a word the fact does not, beyond the little ones and its marks of change."""
-    return not any(ch.isupper() for ch in candidate) and bool(set(tokens(candidate)) - set(tokens(existing)) - STOP_WORDS - _CHANGE_TOKENS)
-
-
-_CHANGE_TOKENS = frozenset(tokens("now nowadays these days currently anymore instead from now on going forward since lately"))
+    return typed_lower(candidate) and bool(set(tokens(slots.clean(candidate)[0])) - set(tokens(existing)) - STOP_WORDS)
 
 
 def _two_slots_one_value(candidate: str, existing: str) -> bool:

@@ -59,7 +59,7 @@ def acknowledges(m: Any) -> bool:
 def acknowledgements_last(hits: list[Hit]) -> list[Hit]:
     """The hits with bare acknowledgements after the others, in order: their search context (the turn before them) is
     what matched, and that turn is a hit of its own ("Okay!" was second for "marisol's number?", after the number)."""
-    return [h for h in hits if not acknowledges(h.message)] + [h for h in hits if acknowledges(h.message)]
+    return sorted(hits, key=lambda h: acknowledges(h.message))  # (a stable sort: each part keeps its order)
 
 
 
