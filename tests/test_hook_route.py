@@ -73,6 +73,36 @@ def test_the_hook_keeps_another_repositorys_decisions_out_of_this_ones_block(mem
         memory.recall(None, "package manager", project=" ")
 
 
+def test_another_repositorys_many_lines_leave_this_ones_answer_in_the_block(memory: Memory) -> None:
+    """Found by a home-automation user: 300 lines about a lamp in one repository took every place search handed recall,
+    the project filter then left none, and the block in the repository that held the answer was empty."""
+    for i in range(300):
+        memory.append("ha-1", "user", f"Wohnzimmerdeckenlampe Szene {i}", created_at="2026-10-01T10:00:00Z")
+    memory.append("z2m-1", "user", "Die Wohnzimmerdeckenlampe ist eine IKEA TRADFRI LED2109G6.", created_at="2026-10-15T17:30:00Z")
+    memory.tags.add("project:me/ha", session="ha-1")
+    memory.tags.add("project:me/z2m", session="z2m-1")
+    memory.worker().drain()
+    block = memory.recall(None, "Welches Modell ist die Wohnzimmerdeckenlampe?", budget=2000, project="me/z2m").block
+    assert "LED2109G6" in block and "Szene" not in block
+    assert "Szene" in memory.recall(None, "Wohnzimmerdeckenlampe Szene", budget=2000, project="me/ha").block
+
+
+def test_a_folder_that_is_no_repository_reads_the_folders_below_it(memory: Memory, tmp_path: Path) -> None:
+    """Found by a home-automation user: ~/homelab's folders, none a repository, were each a project apart, and recall
+    started in ~/homelab held nothing said in ~/homelab/esphome; a sibling folder stays apart."""
+    from palimpsest.harness.project import project_of
+
+    lab = tmp_path / "homelab"
+    for folder, text in (("esphome", "The bathroom ESP sits at 192.168.178.52."), ("zigbee", "The Zigbee channel is 25.")):
+        (lab / folder).mkdir(parents=True)
+        memory.append(folder, "user", text)
+        memory.tags.add(f"project:{project_of(str(lab / folder))}", session=folder)
+    memory.worker().drain()
+    assert "192.168.178.52" in memory.recall(None, "Which address has the bathroom ESP?", project=project_of(str(lab))).block
+    assert "192.168.178.52" not in memory.recall(None, "Which address has the bathroom ESP?",
+                                                 project=project_of(str(lab / "zigbee"))).block
+
+
 def test_two_repositories_of_one_name_keep_their_conventions_apart(memory: Memory, tmp_path: Path) -> None:
     """Found by a new user: acme/api and jdoe/api were both project `api`, and recall in jdoe's repository said
     acme's deploy target. A session tagged `project:api` by an earlier version (all that a user's stored sessions

@@ -139,7 +139,12 @@ class Recaller:
             # and its facts are those that held by the end of that day and were said by then: "I moved to Seattle", said
             # two weeks later, had stood in for Portland in a replay of that day (the facts searched were today's)
             before["valid_at"] = before["until"]
-        result = self.finder.search(query, limit=limit, now=now, **scope, **before) if query.strip() else None
+        elsewhere = self._elsewhere(project) if project is not None else None
+        # other repositories' sessions are left out inside the search, before it cuts its hits: filtered after, 300 lines
+        # of one repository about a lamp had taken all 57 places and left another's answer out (an empty block)
+        apart = [s for s, tags in self.tags.sessions_keyed("project").items() if elsewhere(tags)] if elsewhere else []
+        result = self.finder.search(query, limit=limit, now=now, **scope, **before, **({"apart": apart} if apart else {})) \
+            if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
@@ -150,8 +155,8 @@ class Recaller:
         for group, source in self.sources:
             items = source(turn)
             (turn.lead if group == LEAD else ranked).extend(items)
-        if project is not None:
-            turn.lead, ranked = self._of_project(turn.lead, project), self._of_project(ranked, project)
+        if elsewhere is not None:
+            turn.lead, ranked = self._of_project(turn.lead, elsewhere), self._of_project(ranked, elsewhere)
         ranked.sort(key=lambda i: -i.score)  # summaries and turns compete on one score
         for item in ranked:  # a summary or wiki line saying what a correction retired: kept (it says more), marked
             if item.kind in ("summary", "wiki") and turn.echoes is not None and not item.note \
@@ -167,16 +172,29 @@ class Recaller:
             notes.append(f"a budget of {budget} tokens holds none of the {len(lead) + len(ranked) + len(live)} lines found")
         return Recall(session, query, budget, items, used, block, (time.perf_counter() - started) * 1000, notes)
 
-    def _of_project(self, items: list[RecallItem], project: str) -> list[RecallItem]:
-        """The items of `project` and of no project: a line heard only in sessions tagged with
-        other repositories' `project:` leaves (a coding user's second repository had led the
-        block with its own package manager, and an "earlier; newer" mark had paired the two
-        repositories' retry counts). A person's own statement ("I prefer …") is theirs in every
-        repository, as the curator holds it; what no session said (documents, skills) stays."""
+    def _elsewhere(self, project: str) -> Callable[[list[str]], bool]:
+        """Whether a session with these tags is only other repositories' than `project`'s. A folder below a folder that
+        is no repository is its own ("~/homelab/esphome" in "~/homelab": a home lab's folders, none of them a
+        repository, had each been a project apart, and recall in "~/homelab" held none of them)."""
         mine = self.tags.filter_value(f"project:{project.strip()}")
         # a session tagged only with the name earlier versions gave this project (`api` for `acme/api`) is its own, as it
         # was before projects were told apart by owner (`harness.project`); one that names a whole project is not
         legacy = f"project:{old}" if (old := legacy_name(mine.split(":", 1)[1])) else None
+        below = mine + "/" if mine.startswith("project:/") else None
+
+        def elsewhere(tags: list[str]) -> bool:
+            projects = [t for t in tags if t.startswith("project:")]
+            if not projects or mine in projects or below and any(t.startswith(below) for t in projects):
+                return False
+            return legacy not in projects or any(legacy_name(t.split(":", 1)[1]) for t in projects)
+        return elsewhere
+
+    def _of_project(self, items: list[RecallItem], elsewhere: Callable[[list[str]], bool]) -> list[RecallItem]:
+        """The items of the turn's project and of no project: a line heard only in sessions tagged with
+        other repositories' `project:` leaves (a coding user's second repository had led the
+        block with its own package manager, and an "earlier; newer" mark had paired the two
+        repositories' retry counts). A person's own statement ("I prefer …") is theirs in every
+        repository, as the curator holds it; what no session said (documents, skills) stays."""
 
         def said(item: RecallItem) -> list[str]:  # the messages a fact was heard in, a wiki statement came from
             refs = [s.removeprefix("event:") for s in item.sources] if item.kind in ("fact", "wiki") else []
@@ -192,14 +210,8 @@ class Recaller:
 
         of = {i.id: sessions(i) for i in items}
         tags = self.tags.session_tags([s for found in of.values() for s in found])
-
-        def elsewhere(session: str) -> bool:
-            projects = [t for t in tags.get(session, []) if t.startswith("project:")]
-            if not projects or mine in projects:
-                return False
-            return legacy not in projects or any(legacy_name(t.split(":", 1)[1]) for t in projects)
-
-        return [i for i in items if i.kind in ("skill", "document", "symbol") or not of[i.id] or not all(elsewhere(s) for s in of[i.id])
+        return [i for i in items if i.kind in ("skill", "document", "symbol") or not of[i.id]
+                or not all(elsewhere(tags.get(s, [])) for s in of[i.id])
                 or i.kind == "fact" and FIRST_PERSON.search(i.text)]  # (skills and documents carry the running session: no one's)
 
     # -- the sources -------------------------------------------------------------

@@ -81,7 +81,7 @@ class SQLSummariesMixin(SQLBackend, SummaryStoreContract):
         if f is None:
             return self.dialect.true, []
         where, params = self._filter_sql(Filters(session=f.session, sessions=f.sessions, agent=f.agent, channel=f.channel,
-                                                    tag=f.tag), "s")
+                                                    tag=f.tag, apart=f.apart), "s")
         if f.since is not None:
             where += f" AND s.latest_at >= {self.dialect.time_param}"
             params.append(f.since)

@@ -129,6 +129,8 @@ class VectorCache:
         if sessions is not None:
             wanted = np.array([codes[s] for s in sessions if s in codes], dtype=np.int32)
             mask &= np.isin(entry["session"], wanted)
+        if f.apart:
+            mask &= ~np.isin(entry["session"], np.array([codes[s] for s in f.apart if s in codes], dtype=np.int32))
         if f.role is not None:
             mask &= entry["role"] == entry["role_codes"].get(f.role, -1)
         if f.since is not None:

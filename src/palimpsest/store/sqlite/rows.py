@@ -51,6 +51,9 @@ def filter_sql(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:
     if f.sessions is not None:
         clauses.append(f"{alias}.session_id IN (SELECT value FROM json_each(?))")
         params.append(json.dumps(f.sessions))
+    if f.apart:
+        clauses.append(f"{alias}.session_id NOT IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(f.apart))
     if f.role is not None:
         clauses.append(f"{alias}.role = ?")
         params.append(f.role)
