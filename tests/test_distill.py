@@ -1080,3 +1080,20 @@ def test_a_tool_message_without_a_tool_name_is_no_ones_word() -> None:
     # a ChatGPT export's python run: its output table's "… ended up with the same thai place as always" had become a decision
     out = local_distill([msg("1  QL-01  2026-04-07  Part 2  we decided to go with the same thai place as always", role="tool")])
     assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by an ML researcher's Codex sessions, without an LLM: a value set by an order or settled on was no fact (the old
+    # one stayed the only one), and a trouble with no subject, or waiting to see, were current facts
+    ("set the global batch to 96 now, grad_accum 1", ["set the global batch to 96 now, grad_accum 1"]),
+    ("bump the webhook retry cap from 8 to 12", ["bump the webhook retry cap from 8 to 12"]),
+    ("ok lets settle on 1e-4 for the 7b, stability matters more.", ["Lets settle on 1e-4 for the 7b, stability matters more."]),
+    ("something is off.", []),
+    ("nah leave it, lets see what happens first.", []),
+    # and what stays as it was
+    ("Change the title to something shorter.", []),
+    ("Leave it as it is, we use tabs.", ["Leave it as it is, we use tabs."]),
+    ("Nothing is deployed on Fridays.", ["Nothing is deployed on Fridays."]),
+])
+def test_a_value_set_by_an_order_is_kept_and_a_wait_is_not(text: str, kept: list[str]) -> None:
+    assert [f["text"] for f in local_distill([msg(text)])["facts"]] == kept
