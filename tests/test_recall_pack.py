@@ -680,3 +680,27 @@ def test_a_code_a_place_or_a_person_beside_a_number_is_no_newer_value(mem: Memor
     by_text = {i.text: notes[i.id] for i in mem.recall(None, "how much zyrtec does theo take", 2000).items}
     assert all(note == "" for text, note in by_text.items() if "kids are ella" in text)
     assert any(note.startswith("earlier; newer:") for text, note in by_text.items() if "takes 5mg zyrtec" in text)
+
+
+@pytest.mark.parametrize(("said", "query"), [
+    ([("settle", "ok lets settle on 1e-4 for the 7b, stability matters more.", "2026-09-08T14:00:00Z"),
+      ("200b", "the 200B run can actually finish now", "2026-10-16T18:00:00Z")], "what lr did we settle on for the 7b run?"),
+    ([("start", "starting the 7b pretraining run today", "2026-09-02T14:00:00Z"),
+      ("200b", "the 200B run can actually finish now", "2026-10-16T18:00:00Z")], "what lr did we settle on for the 7b run?"),
+    ([("h100", "moving the 7b to kestrel: 96 H100 (12 nodes), global batch 96", "2026-10-09T14:00:00Z"),
+      ("200b", "the 200B run can actually finish now", "2026-10-16T18:00:00Z")], "what batch size are we using for the 7b now?"),
+])
+def test_a_models_size_or_a_rate_written_short_is_no_value_of_another_thing(mem: Memory, said: list, query: str) -> None:
+    """Found by an ML researcher importing Codex sessions: "ok lets settle on 1e-4 for the 7b, …" was marked an earlier
+    value of "the 200B run can actually finish now" for "what lr did we settle on for the 7b run?", and "96 H100 (12 nodes)"
+    too: the "b" of a model's size and of a count of tokens was one word beside both numbers (and the question's), and
+    "1e-4" three words, "1", "e" and "4", so that every two rates shared "e". 116 marks in her 36 blocks, ~10 right."""
+    assert set(_marks(mem, said, query).values()) == {""}
+
+
+def test_a_rate_written_short_still_has_a_newer_value(mem: Memory) -> None:
+    """The lr 3e-4 → 1e-4 change is one value changed: "3e-4" and "1.0e-4" read as 0.0003 and 0.0001."""
+    marks = _marks(mem, [("old", "i want lr 3e-4 for the 7b pretraining run", "2026-09-02T14:00:00Z"),
+                         ("new", "fine, lr 1.0e-4 for the 7b then, stability matters more", "2026-09-08T14:00:00Z")],
+                   "what lr did we settle on for the 7b run?")
+    assert marks["old"].startswith("earlier; newer:") and marks["new"] == ""

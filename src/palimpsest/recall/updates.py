@@ -34,7 +34,8 @@ of the query besides the state's own.
 
 Paths, URLs, file names and inline code are no words near a number ("5432 in packages/db/config.ts"
 is no count of packages); a version's bound ("numpy<2"), a version of three parts, an issue's number ("#482") and a
-command's flag ("tail -50") are no values ("Python 3.11" and "Python 3.12" still are).
+command's flag ("tail -50") are no values ("Python 3.11" and "Python 3.12" still are). A number written short is one
+number: "1e-4" is 0.0001 and "7b" or "200B" billions (no "e" or "b" beside every learning rate and model size).
 
 Nothing is dropped and no fact changes: a wrong mark costs a few tokens and a hint, where a
 wrong supersede would retire a true belief.
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache
 
 from .. import when
@@ -67,6 +69,12 @@ _NAME_PAIR = re.compile(r"\b([A-Z][a-z]+)/([A-Z][a-z]+)\b(?![/\\.])")
 _NOT_VALUES = re.compile(r"(?:<=?|>=?|==|!=|~=|\^)v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b"
                          r"|\b\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?[\w.:+-]*)?|\b\d\d?:\d\d:\d\d\b"
                          r"|#?\b[^\W\d_]+(?:-[^\W_]+)*-[^\W_]*\d[\w-]*")
+# a number written short is one number: a power of ten ("1e-4" is 0.0001; it had been three words, "1", "e" and "4", so every
+# two rates shared "e") and billions glued to it ("7b", "200B", as "42k" is 42000: its "b" had been a word beside a model's
+# size and a count of tokens alike, so "settle on 1e-4 for the 7b" was an earlier value of "the 200B run can actually
+# finish" for "what lr did we settle on for the 7b run?": found by an ML researcher importing Codex sessions)
+# (a power of two digits at most: "1e999999999" written out would be a billion digits)
+_SHORT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([-+]?\d\d?)|[bB])\b")
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # a unit written against its number ("10mg", "1Gi", "2.5ml") is a word of its own, as "10 mg" is (not an ordinal, a time of
@@ -166,7 +174,8 @@ def said(item: RecallItem) -> _Said:
 
     # (two names joined by a slash are no path: "the Meier/Schulz wedding" names whose order it is)
     text = _NAME_PAIR.sub(r"\1 \2", item.text[:TEXT_CHARS])
-    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", _NOT_VALUES.sub(" ", _CODE_SPANS.sub(" ", text))))
+    text = _SHORT.sub(_written_out, _NOT_VALUES.sub(" ", _CODE_SPANS.sub(" ", text)))
+    text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", text))
     text = _GLUED_UNIT.sub(" ", text)
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
@@ -187,6 +196,11 @@ def said(item: RecallItem) -> _Said:
             # reads as part of its number since "4 pm" is "4pm")
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
                  frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds, {n: words[0] for n, words in phrases.items()})
+
+
+def _written_out(short: re.Match[str]) -> str:
+    """A number `_SHORT` read written out: "1e-4" → 0.0001, "1.0e-4" → 0.0001, "7b" → 7000000000."""
+    return format(Decimal(short.group(1)).scaleb(int(short.group(2) or 9)).normalize(), "f")
 
 
 def _phrases(text: str) -> dict[str, list[str]]:
