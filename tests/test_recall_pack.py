@@ -704,3 +704,17 @@ def test_a_rate_written_short_still_has_a_newer_value(mem: Memory) -> None:
                          ("new", "fine, lr 1.0e-4 for the 7b then, stability matters more", "2026-09-08T14:00:00Z")],
                    "what lr did we settle on for the 7b run?")
     assert marks["old"].startswith("earlier; newer:") and marks["new"] == ""
+
+
+def test_another_model_of_the_kind_asked_gives_no_newer_value(mem: Memory) -> None:
+    """Found in the same researcher's blocks: for "what lr … for the 7b run?", "i want lr 3e-4, batch 64, …" was marked an
+    earlier value of "the 13b pilot should reuse lr 1e-4 but batch 192": a thing of the kind the question names (a model's
+    size), not the one it names, gives no value of it; the 7b's own change still does."""
+    marks = _marks(mem, [("old", "i want lr 3e-4, batch 64, adamw, dataset v3", "2026-09-02T14:00:00Z"),
+                         ("other", "ok and the 13b pilot should reuse lr 1e-4 but batch 192", "2026-10-08T14:00:00Z")],
+                   "what lr did we settle on for the 7b run?")
+    assert set(marks.values()) == {""}
+    marks = _marks(mem, [("old", "i want lr 3e-4, batch 64, adamw, dataset v3", "2026-09-02T14:00:00Z"),
+                         ("new", "lr 1e-4 for the 7b from now on", "2026-10-08T14:00:00Z")],
+                   "what lr did we settle on for the 7b run?")
+    assert marks["old"].startswith("earlier; newer:")

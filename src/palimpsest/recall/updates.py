@@ -275,6 +275,24 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(n for n in said if n not in _NOT_NAMES)
 
 
+# a name with a number in it: a model's size, a version, a product ("7b", "13B", "v3", "gpt-4", "A100"), and its kind with
+# the number left out ("7b" and "200B" one kind, "v3" another): a question naming one names no other of its kind
+_NUMBERED = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[^\W\d_])(?![\d.]+(?:st|nd|rd|th|am|pm|s)\b)[\w.-]*\w", re.IGNORECASE)
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def numbered(text: str) -> dict[str, str]:
+    """The names with a number a text says, folded to lower case, each with its kind (`_NUMBERED`)."""
+    return {n: _DIGITS.sub("#", n) for n in (m.group().lower() for m in _NUMBERED.finditer(text))}
+
+
+def _another(text: str, asked: frozenset[str]) -> bool:
+    """`text` names a thing of the kind of a numbered name `asked` holds and names none of those asked."""
+    said = numbered(text)
+    kinds = {_DIGITS.sub("#", a) for a in asked}
+    return not said.keys() & asked and any(kind in kinds for kind in said.values())
+
+
 def _day(item: RecallItem) -> str:
     """The day an item was said on its speaker's calendar (its shown date), else its time's UTC day."""
     return item.date if len(item.date) == 10 and item.date[4] == "-" else item.at[:10]
@@ -294,6 +312,10 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
     if old.names & asked and not asked & (new.names | new.words):
         # the question names the thing whose value it asks, the older says it and the newer does not: "UK shipping is
         # €19.95" was marked an earlier value of "Now free shipping from 75€ (península)" for "How much is shipping to the UK?"
+        return False
+    if asked and (_another(old.item.text, asked) or _another(new.item.text, asked)):
+        # one says a thing of the asked one's kind, not the asked one: "what lr … for the 7b run?" had marked the 7b's "lr
+        # 3e-4" an earlier value of "the 13b pilot should reuse lr 1e-4" (found in an ML researcher's Codex sessions)
         return False
     if old.names and new.names and not old.names & new.names:
         # two things' values ("The Atlas API listens on port 8443" / "The Redis cache runs on port 6380"); a named thing's
@@ -360,7 +382,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     when, counted = bool(_ASKS_WHEN.search(query)), bool(_HOW_MANY.search(query))
     which = frozenset(m.group(1).lower() for m in _WHICH.finditer(query))
     query_set = {_unit(w) for w in query_words if not w[0].isdigit()}
-    asked = frozenset(m.group().lower() for m in _NAME.finditer(query)) - _NOT_NAMES
+    asked = frozenset(m.group().lower() for m in _NAME.finditer(query)) - _NOT_NAMES | frozenset(numbered(query))
     # (the rules read English: in other languages they mark too many values of two things — tried in the thirty-ninth
     # session with their little words no units: a French architect's 15 marks were mostly wrong, a German and Spanish
     # couple's 9 half wrong; and in Spanish "de" beside two numbers had been a shared word of the query, a mother's
