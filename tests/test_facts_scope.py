@@ -374,3 +374,31 @@ def test_a_deep_folders_project_fits_a_tag(memory: Memory, tmp_path: Path) -> No
     project = project_of(str(deep))
     assert project is not None and len(project) <= 200 and project.endswith("/api")
     assert memory.recall(None, "how do we deploy?", project=project).block == ""  # (no error: nothing stored)
+
+
+@pytest.mark.parametrize("tool", ["memory_search", "memory_browse", "memory_facts", "memory_answer", "memory_summaries"])
+@pytest.mark.parametrize("scope", ["tag", "agent", "channel"])
+def test_an_empty_scope_is_refused_never_read_as_every_users(memory: Memory, tool: str, scope: str) -> None:
+    """Found by a travel agency's chat-bot developer: `{"query": "passport number", "tag": ""}` (a bot's `user_tag or ""`)
+    answered memory_search, memory_browse, memory_facts and memory_answer with every customer's passports, where
+    memory_recall refuses it."""
+    from palimpsest import tools
+    from palimpsest.errors import InvalidInput
+
+    _setup(memory)
+    asked = {} if tool in ("memory_browse", "memory_facts") else {"query": "door code"}
+    for empty in ("", "  "):
+        with pytest.raises(InvalidInput, match=f"{tool}: {scope}: "):
+            tools.call(memory, tool, {**asked, scope: empty}, enable_write=False)
+    assert tools.call(memory, tool, asked, enable_write=False)  # and without the scope, as before
+
+
+def test_an_empty_scope_is_refused_by_the_library_too(memory: Memory) -> None:
+    from palimpsest.errors import InvalidInput
+
+    _setup(memory)
+    for scope in ("tag", "agent", "channel", "session"):
+        with pytest.raises(InvalidInput, match=f"{scope} must be a non-empty string"):
+            memory.search("door code", **{scope: ""})
+    with pytest.raises(InvalidInput, match="tag must be a non-empty string"):
+        memory.browse(tag=" ")

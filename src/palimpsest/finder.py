@@ -53,11 +53,15 @@ class Finder:
                 apart: list[str] | None = None, **unknown: Any) -> Filters:
         if unknown:  # a misspelt filter ("sesion=") had raised a TypeError naming this method
             raise InvalidInput(f"unknown filter {min(unknown)!r}: use session, agent, channel, role, since, until or tag")
+        for k, v in (("session", session), ("agent", agent), ("channel", channel), ("role", role), ("tag", tag)):
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                # a scope is never empty: a chat bot's `tag=user_tag or ""` had searched every customer's memory (as recall)
+                raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
         return Filters(
             session=session, agent=agent, channel=channel, role=role,
             since=iso(parse_time(since, "since")) if since not in (None, "") else None,
             until=iso(parse_time(until, "until")) if until not in (None, "") else None,
-            tag=self._tags().filter_value(tag) if tag not in (None, "") else None, apart=apart or None,
+            tag=self._tags().filter_value(tag) if tag is not None else None, apart=apart or None,
         )
 
     def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Message]:
@@ -155,9 +159,10 @@ class Finder:
     def facts_heard_in(self, query: Callable[[int | None], list[Any]], limit: int | None, **scope: str | None) -> list[Any]:
         """The first `limit` (None: all) facts of `query(n)` heard in a session of the scope's agent, channel or tag
         (Mem0's `get_all(user_id)`), drawn from up to `SCOPED_LIST` of them; without a scope, `query(limit)`."""
-        scope = {k: v for k, v in scope.items() if v}
+        scope = {k: v for k, v in scope.items() if v is not None}
         if not scope:
             return query(limit)
+        self.filters(**scope)  # an empty scope is refused, never read as none (`filters`)
         return self.heard_in(query(min(SCOPED_LIST, limit * 20) if limit else SCOPED_LIST), **scope)[:limit]
 
     def heard_in(self, facts: list[Any], agent: str | None = None, channel: str | None = None, tag: str | None = None) -> list[Any]:

@@ -48,15 +48,17 @@ LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "
 # bounded: SQLite integers are 64-bit, and a larger offset is an overflow, not an empty page
 OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "description": "results to skip (paging)"}
 QUERY: dict[str, Any] = {"type": "string", "minLength": 1, "pattern": "\\S", "description": "what to look for, in words (not empty)"}
-# the transcript filters of memory.search / memory.browse, shared by the message and summary tools
+# the transcript filters of memory.search / memory.browse, shared by the message and summary tools; a scope is never empty
+# (a chat bot's `tag=user_tag or ""` had returned every customer's passports from memory_search, as recall refuses it)
+_SCOPE: dict[str, Any] = {"type": "string", "minLength": 1, "pattern": "\\S"}
 FILTERS: dict[str, Any] = {
-    "session": {"type": "string", "description": "only this session (its id)"},
-    "agent": {"type": "string", "description": "only sessions of this agent (claude-code, codex, …)"},
-    "channel": {"type": "string", "description": "only sessions of this channel"},
-    "role": {"type": "string", "description": "only messages of this role (user, assistant, tool, …)"},
+    "session": {**_SCOPE, "description": "only this session (its id)"},
+    "agent": {**_SCOPE, "description": "only sessions of this agent (claude-code, codex, …)"},
+    "channel": {**_SCOPE, "description": "only sessions of this channel"},
+    "role": {**_SCOPE, "description": "only messages of this role (user, assistant, tool, …)"},
     "since": {"type": "string", "description": "ISO 8601 time, inclusive"},
     "until": {"type": "string", "description": "ISO 8601 time, exclusive"},
-    "tag": {"type": "string", "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
+    "tag": {**_SCOPE, "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
 }
 
 # How deep a JSON value may nest, on every surface (HTTP bodies, MCP arguments): a
