@@ -301,7 +301,7 @@ def test_codex_rollout(memory: Memory) -> None:
     boiler = [m for m in rows if m.metadata.get("boilerplate")]
     assert len(boiler) == 2 and all(m.importance == 0.1 for m in boiler)
     assert boiler[0].content.startswith("<user_instructions>")
-    reasoning = [m for m in rows if m.metadata.get("reasoning")]
+    reasoning = [m for m in rows if m.metadata.get("thinking")]
     assert len(reasoning) == 1 and "cache warms up" in reasoning[0].content and reasoning[0].importance == 0.3
     shell_call, shell_out = [m for m in rows if m.tool_name == "shell"]
     assert shell_call.tool_args["command"][-1] == "grep -rn readiness k8s/" and "initialDelaySeconds: 0" in shell_out.tool_result
@@ -312,6 +312,18 @@ def test_codex_rollout(memory: Memory) -> None:
     assert Counter(e.metadata["record_type"] for e in kept)["reasoning:encrypted"] == 2
     assert any("opaque-ciphertext" in e.content for e in kept)
     assert memory.search("readiness probe").hits[0].message.role in ("assistant", "user")
+
+
+def test_a_codex_reasoning_summary_is_the_models_thinking_as_chatgpts_thoughts_are(memory: Memory) -> None:
+    """Found by a Codex user: a `reasoning` item's summary ("**Reading configs** Comparing 7b.yaml and 1b3.yaml.") was
+    marked `metadata.reasoning`, which recall does not read: it sat in 18 of 36 recall blocks as "assistant: …", as if
+    the agent had told the user. It is the model's thinking, marked as ChatGPT's thoughts and Claude Code's thinking are."""
+    import_file(memory, FIXTURES / "codex.jsonl")
+    thought = next(m for m in everything(memory) if "cache warms up" in m.content)
+    assert (thought.role, thought.metadata.get("thinking"), thought.importance) == ("assistant", True, 0.3)
+    block = memory.recall(None, "why did the readiness probe fail before the cache warms up?").block
+    assert "assistant (reasoning): **Checking readiness probe**" in block
+    assert "assistant: **Checking readiness probe**" not in block
 
 
 def test_a_codex_compaction_summary_is_a_message_of_its_own(memory: Memory, tmp_path: Path) -> None:

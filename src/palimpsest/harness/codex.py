@@ -14,7 +14,8 @@
   `metadata.exit_code` (and `is_error` when not 0), and so is one written as text (`Exit
   code: 2`, `Wall time: …`, `Output:` then the output);
 - `reasoning` → its readable summary (if any) as an `assistant` message with
-  `metadata.reasoning = true`, importance 0.3; the encrypted content is journaled as a
+  `metadata.thinking = true`, importance 0.3, as every other harness's thinking (recall
+  shows it as "assistant (reasoning)"); the encrypted content is journaled as a
   `source_record` (kept, never indexed: ciphertext is not text).
 `compacted` (what Codex writes when it compacts a conversation) → its `message`, the summary,
 as an `assistant` message with `metadata.compact_summary = true` and importance 0.3 (a
@@ -177,7 +178,9 @@ def _reasoning(p: dict[str, Any], meta: dict[str, Any]) -> list[dict[str, Any]]:
     text = "\n\n".join(t for t in texts if isinstance(t, str) and t.strip())
     out = []
     if text:
-        out.append({"role": "assistant", "content": text, "metadata": {**meta, "reasoning": True, "importance": REASONING_IMPORTANCE}})
+        # `thinking`, the mark recall reads: marked `reasoning`, a summary ("**Reading configs** Comparing 7b.yaml and
+        # 1b3.yaml.") sat in 18 of a Codex user's 36 recall blocks as "assistant: …", as if told to the user
+        out.append({"role": "assistant", "content": text, "metadata": {**meta, "thinking": True, "importance": REASONING_IMPORTANCE}})
     if p.get("encrypted_content"):
         source = {k: meta[k] for k in ("source_format", "source_path", "source_line")}
         out.append(source_record("reasoning:encrypted", p, source, None, ""))
