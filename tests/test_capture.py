@@ -36,6 +36,14 @@ def memory(home: Path) -> Iterator[Memory]:
     m.close()
 
 
+@pytest.fixture
+def served(home: Path, store_url: str) -> Iterator[Memory]:
+    """The server's memory on each backend (SQLite, PostgreSQL)."""
+    m = Memory(home / "server", store_url, settings=Settings.load(env={}, embedder="none", enable_write=True))
+    yield m
+    m.close()
+
+
 def batch(session: str, keys: list[str]) -> dict[str, Any]:
     return {"session": session, "events": [{"role": "user", "content": f"text {k}", "event_key": k} for k in keys]}
 
@@ -307,6 +315,27 @@ def codex_turn(codex_home: Path, thread: str, cwd: Path) -> Path:
                                                                                  "content": [{"type": "output_text", "text": "Renamed it."}]}},
     ])
     return rollout
+
+
+def test_a_codex_session_whose_folder_is_gone_has_the_project_its_rollout_names(home: Path, served: Memory,
+                                                                               tmp_path: Path) -> None:
+    """Found by a Codex user: with the hook's folder gone, the captured session had no `project:` tag, though its
+    rollout's session_meta names `git.repository_url` and importing the same file gave `project:mira-lab/lmtrain`."""
+    thread = "0199aaaa-0000-7000-8000-00000000cafe"
+    gone = tmp_path / "gone" / "lmtrain"
+    rollout = codex_turn(tmp_path / "codex", thread, gone)
+    lines = rollout.read_text().splitlines()
+    meta = json.loads(lines[0])
+    meta["payload"]["git"] = {"repository_url": "git@github.com:mira-lab/lmtrain.git", "branch": "main"}
+    rollout.write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+    stop = {"session_id": thread, "cwd": str(gone), "hook_event_name": "Stop"}
+    with ServerThread(served) as url:
+        client = CaptureClient(url, home / "client")
+        assert capture_hook(stop, client, home / "client", codex_home=tmp_path / "codex").stored == 3
+        client.close()
+    captured = served.store.get_session(thread)
+    assert captured is not None and captured.settings.get("tags") == ["project:mira-lab/lmtrain"]
+    assert captured.settings["project"] == "mira-lab/lmtrain"
 
 
 def said(memory: Memory, session: str) -> list[tuple[str, str]]:

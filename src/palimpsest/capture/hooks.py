@@ -12,7 +12,7 @@ transcripts (`<session>/subagents/*.jsonl`) join the same session; Codex's `noti
 payload names no transcript, so its rollout file is found by thread id under
 `CODEX_HOME` (not found, the payload is held: `notify.py`). Without a transcript the client posts what the hook itself carries (a
 prompt, a tool call and its response). The session's settings get `cwd`, `project` and the
-rule tag `project:<repo>` (`project.py`).
+rule tag `project:<repo>` (`project.py`; a transcript's session, as an import reads it).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..harness import claude_code, codex
-from ..harness.project import project_of
+from ..harness.project import project_of, project_of_session
 from ..records import session_id_of
 from . import notify
 from .client import BATCH_BYTES, CaptureClient, Report, split
@@ -140,7 +140,7 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
             if file == main:  # what the reader learned of the session, as an import keeps it (title, branch, version, model)
                 ctx = transcript.reader.context
                 head = {**head, "title": head.get("title") or ctx.title,
-                        "settings": {**ctx.settings, **(head.get("settings") or {})} or None}
+                        "settings": _attributed({**ctx.settings, **(head.get("settings") or {})}) or None}
             report.merge(_send(client, head, events, agent))
             transcript.commit()  # posted or spooled: either way it is safe on disk
             if file == main and transcript.format == codex.FORMAT:
@@ -152,6 +152,16 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
         if transcript.recoded:
             report.errors.append(f"{file.name}: {transcript.recoded} lines with bytes not UTF-8 kept with U+FFFD in their place")
     return report
+
+
+def _attributed(settings: dict[str, Any]) -> dict[str, Any]:
+    """A transcript's session settings with the project an import gives them (`project_of_session`) when the hook's
+    folder named none: a Codex session whose folder was gone had no `project:` tag, though its rollout's session_meta
+    names `git.repository_url` and an import of the same file gave `project:mira-lab/lmtrain` (found by a Codex user)."""
+    if "project" in settings:
+        return settings
+    project = project_of_session(settings)
+    return {**settings, "project": project, "tags": [f"project:{project}"]} if project else settings
 
 
 def _fit(events: list[dict[str, Any]], limit: int = BATCH_BYTES) -> int:
