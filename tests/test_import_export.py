@@ -326,6 +326,20 @@ def test_a_codex_reasoning_summary_is_the_models_thinking_as_chatgpts_thoughts_a
     assert "assistant: **Checking readiness probe**" not in block
 
 
+def test_a_codex_text_part_holding_a_number_keeps_the_number(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: `{"type": "input_text", "text": 12345}` (a number, not a string) was stored as
+    "[input_text]", the number lost; it is the text the part says."""
+    sid = "0199a1b2-0000-7e5f-8a9b-00000000d003"
+    rollout = tmp_path / f"rollout-2026-03-04T10-00-00-{sid}.jsonl"
+    rollout.write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": {"id": sid, "cwd": "/home/dev/svc"}},
+        {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": 12345}]}},
+    ]) + "\n")
+    assert import_file(memory, rollout).ok
+    assert [m.content for m in everything(memory, session=sid)] == ["12345"]
+
+
 def test_a_codex_compaction_summary_is_a_message_of_its_own(memory: Memory, tmp_path: Path) -> None:
     """A `compacted` record carries the summary Codex keeps of the conversation so far: it
     was journaled as a source record only, and no search found it."""

@@ -346,7 +346,9 @@ class Hit:
 
 # -- content parts ------------------------------------------------------------------
 def text_of(value: Any) -> str:
-    """Text of a content value: a string, or a list of text parts (other parts named in brackets)."""
+    """Text of a content value: a string, or a list of text parts (other parts named in brackets; a part whose
+    `text` is a number is that number's text: `{"type": "input_text", "text": 12345}` had been "[input_text]", the
+    number lost, found by a Codex user)."""
     if value is None:
         return ""
     if isinstance(value, str):
@@ -358,7 +360,7 @@ def text_of(value: Any) -> str:
                 parts.append(p)
             elif isinstance(p, dict):
                 t = p.get("text")
-                parts.append(t if isinstance(t, str) else _part(p))
+                parts.append(t if isinstance(t, str) else json.dumps(t) if isinstance(t, (int, float)) else _part(p))
         return "\n".join(x for x in parts if x)
     return json.dumps(value, ensure_ascii=False)
 
