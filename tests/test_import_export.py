@@ -340,6 +340,27 @@ def test_a_codex_text_part_holding_a_number_keeps_the_number(memory: Memory, tmp
     assert [m.content for m in everything(memory, session=sid)] == ["12345"]
 
 
+def test_a_transcript_where_nothing_was_said_makes_no_session(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: a rollout holding only its session_meta became a session with no message and no title,
+    listed first by `palimpsest sessions` (its last activity the import's time); a Claude Code file holding only a
+    file-history-snapshot did the same. Nothing said, no session: the report says so, and the file can be imported
+    again once it holds a turn."""
+    said = tmp_path / "said.jsonl"
+    said.write_text(json.dumps({"timestamp": "2026-03-04T10:00:00Z", "type": "response_item", "payload": {
+        "type": "message", "role": "user", "content": [{"type": "input_text", "text": "rename the flag"}]}}) + "\n")
+    meta = tmp_path / "rollout-2026-03-05T10-00-00-0199a1b2-0000-7e5f-8a9b-00000000d004.jsonl"
+    meta.write_text(json.dumps({"timestamp": "2026-03-05T10:00:00Z", "type": "session_meta",
+                                "payload": {"id": "0199a1b2-0000-7e5f-8a9b-00000000d004", "cwd": "/home/dev/svc"}}) + "\n")
+    snapshot = tmp_path / "cc-empty.jsonl"
+    snapshot.write_text(json.dumps({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}, "sessionId": "cc-empty-1"}) + "\n")
+    assert import_file(memory, said).stored == 1
+    for path in (meta, snapshot):
+        report = import_file(memory, path)
+        assert report.ok and (report.sessions, report.stored) == ([], 0), report
+        assert report.skipped == {"transcripts where nothing was said: no session made": 1}
+    assert [s.id for s in memory.sessions()] == ["said"]
+
+
 def test_a_codex_compaction_summary_is_a_message_of_its_own(memory: Memory, tmp_path: Path) -> None:
     """A `compacted` record carries the summary Codex keeps of the conversation so far: it
     was journaled as a source record only, and no search found it."""

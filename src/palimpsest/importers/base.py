@@ -243,7 +243,8 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
                       agent: str | None, fallback_time: str | None, raw_of: Callable[[int, Any], bytes]) -> Plan:
     """One harness transcript file (Claude Code, Codex) as one session, every record read
     by the harness reader of `fmt` (`raw_of(line, record)`: the line's bytes, which the
-    reader may key events by). A file with no record of the format is refused."""
+    reader may key events by). A file with no record of the format is refused; one where
+    nothing was said (no message, records only) makes no session."""
     plan = Plan(fmt, all_or_nothing=False)
     ctx = Context(path, last_ts=fallback_time)
     messages: list[dict[str, Any]] = []
@@ -254,9 +255,14 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
             continue
         known += READERS[fmt].looks_like(rec)
         for part in READERS[fmt].convert(rec, line, ctx, raw_of(line, rec)):
-            if part["type"] == "source_record":
-                plan.skipped[f"kept, not indexed: {part['metadata']['record_type']}"] += 1
             messages.append({**part, "_where": f"line {line}", "_line": line})
+    if known and not any(m["type"] == "message" for m in messages):
+        # a rollout holding only its session_meta had become a session with no message and no title, listed first by
+        # `sessions` (its last activity the import's time: found by a Codex user); importing it again once it holds a
+        # turn stores these records then, under the same keys
+        plan.skipped["transcripts where nothing was said: no session made"] += 1
+        return plan
+    plan.skipped.update(f"kept, not indexed: {m['metadata']['record_type']}" for m in messages if m["type"] == "source_record")
     sp = plan.session(session or safe_session_id(ctx.session_id or file_stem(path)))
     settings = {**ctx.settings, "source_path": path}
     project = project_of_session(settings)  # as capture attributes a session (an imported one had no project)
