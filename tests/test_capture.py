@@ -289,7 +289,7 @@ def test_codex_transcript_and_a_hook_without_transcript(home: Path, memory: Memo
         assert report.stored == 0  # the whole rollout, found by thread id (stored already)
         report = capture_hook({"session_id": "no-such-rollout", "hook_event_name": "Stop"}, client, home / "client",
                               codex_home=tmp_path / "codex")
-        assert report.stored == 1 and "names no transcript_path" in report.errors[0]  # said, not silent
+        assert report.stored == 0 and "names no transcript_path" in report.errors[0]  # said, not silent
         report = capture_hook({"session_id": "bare", "hook_event_name": "UserPromptSubmit", "prompt": "remember the blue door"},
                               client, home / "client")
         assert report.stored == 1
@@ -498,6 +498,25 @@ def test_a_transcript_path_that_is_not_there_is_said(home: Path, memory: Memory,
             report = capture_hook(hook, client, home / "client")
             client.close()
         assert report.dead == 0 and any("is not a readable file" in e for e in report.errors)
+
+
+def test_a_hook_that_says_nothing_makes_no_session(home: Path, served: Memory, tmp_path: Path) -> None:
+    """Found by a Claude Code user: a Stop hook with no transcript_path, with one that is not there, or with a
+    5,000-character session_id answered `stored 1` and a note, and `palimpsest sessions` then listed those sessions
+    first, with no message and no title (what was stored was the hook's own JSON, never searched). Nothing said,
+    nothing stored: the note says so."""
+    served.append("worked-1", "user", "the deploy uses blue-green", created_at="2026-03-01T10:00:00Z")
+    hooks = [{"session_id": "no-path", "cwd": str(tmp_path), "hook_event_name": "Stop"},
+             {"session_id": "missing", "transcript_path": str(tmp_path / "gone.jsonl"), "hook_event_name": "Stop"},
+             {"session_id": "x" * 5000, "hook_event_name": "Stop"}]
+    with ServerThread(served) as url:
+        client = CaptureClient(url, home / "client")
+        reports = [capture_hook(hook, client, home / "client") for hook in hooks]
+        client.close()
+    assert [(r.stored, r.dead) for r in reports] == [(0, 0)] * 3
+    assert all(len(r.errors) == 1 and r.errors[0].endswith("nothing was stored") for r in reports)
+    assert "is not a readable file" in reports[1].errors[0]
+    assert [s.id for s in served.sessions()] == ["worked-1"]
 
 
 def test_an_output_too_large_for_a_batch_is_shortened_and_read_back_whole(home: Path, memory: Memory, tmp_path: Path) -> None:

@@ -36,13 +36,10 @@ def _event(role: str, content: str = "", key: str = "", **extra: Any) -> dict[st
     return {"role": role, "content": content, "event_key": key, **{k: v for k, v in extra.items() if v is not None}}
 
 
-def _type(prefix: str, name: Any) -> str:
-    """An event type for a hook kind, e.g. `hook.SessionStart`."""
-    return f"{prefix}.{re.sub(r'[^A-Za-z0-9_.-]', '_', str(name))[:48]}"
-
-
 def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:
-    """Events from what a hook itself carries (no transcript to read)."""
+    """Events from what a hook itself carries (no transcript to read): none from a hook that says nothing. (Its JSON,
+    journaled as a record, never searched, had made a session of its own: a Stop hook naming no transcript, or one not
+    there, was listed first by `palimpsest sessions`, with no message and no title — found by a Claude Code user.)"""
     key = "hook:" + hashlib.sha256(json.dumps(hook, sort_keys=True, default=str).encode()).hexdigest()[:24]
     if isinstance(hook.get("prompt"), str) and hook["prompt"]:
         return [_event("user", hook["prompt"], key)]
@@ -56,8 +53,7 @@ def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:
         if hook.get("last-assistant-message"):
             out.append(_event("assistant", str(hook["last-assistant-message"]), f"codex-notify:{turn}:assistant"))
         return out
-    name = str(hook.get("hook_event_name") or hook.get("type") or "hook")
-    return [_event("system", json.dumps(hook, ensure_ascii=False, default=str), key, type=_type("hook", name))]
+    return []
 
 
 def codex_rollout(thread_id: str, codex_home: Path) -> Path | None:
@@ -99,13 +95,15 @@ def _capture(hook: dict[str, Any], head: dict[str, Any], client: CaptureClient, 
         return _send_transcript(Path(path).expanduser(), client, home, head, agent or ("codex" if rollout else None))
     if isinstance(hook.get("input-messages"), list) and codex_home is not None:  # notify, its rollout not found
         return notify.hold(home, head, hook_events(hook), f"{codex_home}/sessions")
-    report = _send(client, head, hook_events(hook), agent or ("codex" if "thread-id" in hook else "claude-code"))
+    events = hook_events(hook)
+    report = _send(client, head, events, agent or ("codex" if "thread-id" in hook else "claude-code"))
+    stored = "only the hook's own event was stored" if events else "nothing was stored"
     if path:  # named but not there: the turn itself was not captured, and the user should know
-        report.errors.append(f"transcript_path {str(path)[:300]!r} is not a readable file: only the hook's own event was stored")
+        report.errors.append(f"transcript_path {str(path)[:300]!r} is not a readable file: {stored}")
     elif hook.get("hook_event_name") in ("Stop", "SubagentStop", "SessionEnd", "PreCompact"):
         # a turn's end with no transcript to read (found by a Codex user: `stored 1`, and the turn was not there)
         report.errors.append("the hook names no transcript_path (and no Codex rollout of this session was found under "
-                             "codex_home): only the hook's own event was stored")
+                             f"codex_home): {stored}")
     return report
 
 
