@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -38,6 +39,23 @@ def test_the_hook_answer_comes_ready_to_print(memory: Memory) -> None:
         assert deep.status_code == 200 and deep.text == ""
         assert ask(HOOK, format="yaml").status_code == 400
         assert ask(HOOK, budget=0).text == ""  # no room for even the envelope: nothing
+
+
+def test_a_prompt_holding_a_lone_surrogate_is_recalled_for_as_capture_keeps_it(memory: Memory) -> None:
+    """Found by a new user: `{"prompt": "Bad \\ud800 Heizung warm", …}` got no recall, silently (the route answered 400
+    "query holds a lone surrogate", the hook printed nothing, exit 0), while capture keeps such a character as U+FFFD
+    (`harness.common.repaired`): the prompt is read so too, and recalls."""
+    memory.append("old", "user", "die Heizung bleibt warm, wenn das Ventil 3 offen ist")
+    raw = b'{"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "Bad \\ud800 Heizung warm"}'
+    with ServerThread(memory) as url:
+        answer = httpx.post(f"{url}/api/hook/recall", content=raw, headers={"Content-Type": "application/json"})
+        printed = subprocess.run([sys.executable, "-m", "palimpsest", "recall", "--hook", "--url", url], input=raw,
+                                 capture_output=True, timeout=60, check=False)
+        deep = httpx.post(f"{url}/api/hook/recall", content=raw[:-1] + b', "a": ' + b"[" * 900 + b"]" * 900 + b"}",
+                          headers={"Content-Type": "application/json"})
+    assert answer.status_code == 200 and "Heizung bleibt warm" in answer.text
+    assert printed.returncode == 0 and "Heizung bleibt warm" in printed.stdout.decode()
+    assert deep.status_code == 200 and "Heizung bleibt warm" in deep.text
 
 
 def test_the_hook_keeps_another_repositorys_decisions_out_of_this_ones_block(memory: Memory, tmp_path: Path) -> None:
