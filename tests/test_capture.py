@@ -549,3 +549,17 @@ def test_the_stop_hook_parses_only_its_own_commands(tmp_path: Path) -> None:
     full = build_parser().parse_args(["--home", "h", "capture", "--agent", "codex", "{}"])
     fast = build_parser("server").parse_args(["--home", "h", "capture", "--agent", "codex", "{}"])
     assert {k: v for k, v in vars(full).items() if k != "func"} == {k: v for k, v in vars(fast).items() if k != "func"}
+
+
+def test_a_prompt_holding_a_lone_surrogate_is_captured_as_a_transcript_line_is(home: Path, served: Memory, tmp_path: Path) -> None:
+    """Found in review of the recall hook's fix: a UserPromptSubmit hook carrying {"prompt": "Bad \\ud800 Heizung warm"}
+    (no transcript) crashed `palimpsest capture` with a UnicodeEncodeError from the spool: exit 1, nothing stored. The
+    prompt is kept with U+FFFD in place of the half character, as a transcript line's is."""
+    hook = json.loads('{"session_id": "lone-1", "hook_event_name": "UserPromptSubmit", "prompt": "Bad \\ud800 Heizung warm",'
+                      ' "tool_input": {"note": "x \\udc00"}}')
+    with ServerThread(served) as url:
+        client = CaptureClient(url, home / "client")
+        report = capture_hook(hook, client, home / "client")
+        client.close()
+    assert (report.stored, report.dead) == (1, 0)
+    assert [m.content for m in served.browse(session="lone-1")] == ["Bad \ufffd Heizung warm"]
