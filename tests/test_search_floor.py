@@ -11,7 +11,7 @@ from palimpsest import Memory, Settings
 from palimpsest.errors import InvalidInput
 from palimpsest.recall.recaller import hits_for
 from palimpsest.records import Hit, Message
-from palimpsest.search.floor import Floor, apply_floor, beyond_model, floor_for, query_names
+from palimpsest.search.floor import Floor, addresses, apply_floor, beyond_model, floor_for, query_names
 from palimpsest.store import Filters
 
 CORPUS = [
@@ -493,3 +493,36 @@ def test_a_customer_named_only_in_her_own_session_is_no_stranger(home: Path, sto
         found = [h.message.content for h in memory.search(query).hits]
         assert "paypal worked! order #ES-21140" in found[:2], (query, found)
     assert memory.search("What is Zorblax's order?").hits == []  # a name nothing speaks of: still none
+
+
+def test_a_customer_the_assistant_greets_by_name_is_no_stranger(home: Path, store_url: str) -> None:
+    """Found by a travel agency's chat-bot builder: Tom said "hallo, tom becker." and was answered "Hi Tom!" in one chat,
+    asked about travel insurance in another, and "does Tom have travel insurance?" had no hits ("no message close to
+    this query speaks of tom", best cosine 0.51 < 0.55), also scoped to his tag, while "does tom …" in lower case (no
+    name read) had four. The name is the user's own, whom every memory knows, not a third party's."""
+    memory = open_memory(home, store_url, embedder="local")
+    for session, turns in {"tom-c1": [("user", "hallo, tom becker. need berlin -> lisbon 3-7 october"),
+                                      ("assistant", "Hi Tom! Found Eurowings EW 8128 BER 07:15 -> LIS 09:55 on 3 Oct.")],
+                           "tom-c2": [("user", "do you do travel insurance? want something for the lisbon trip incl. cancellation lol"),
+                                      ("assistant", "Yes: HanseMerkur trip cancellation + medical for 24-28 Oct, 39 €, policy HM-118845.")]}.items():
+        memory.ingest_session(session, [{"role": r, "content": c} for r, c in turns])
+        memory.tags.add("user:tom", session=session)
+    memory.worker().drain()
+    for scope in ({}, {"tag": "user:tom"}):
+        for query in ("does Tom have travel insurance?", "does tom have travel insurance?", "travel insurance for Tom?"):
+            found = [h.message.content for h in memory.search(query, **scope).hits]
+            assert any("travel insurance" in text for text in found), (query, scope, found)
+        assert memory.search("does Nate have travel insurance?", **scope).hits == []  # a stranger stays one
+
+
+@pytest.mark.parametrize(("text", "name", "spoken_to"), [
+    ("Hi Tom! Found Eurowings EW 8128 BER 07:15 -> LIS 09:55 on 3 Oct.", "tom", True),
+    ("Olá Ana! Sim, fazemos voo + hotel.", "ana", True),
+    ("Nice to meet you, Dana!", "dana", True),
+    ("Hi Sophie, your card payment was declined. Try PayPal", "sophie", True),
+    ("Noted: bulkhead, window. Passengers Sarah Thompson and Daniel Okafor.", "daniel", False),
+    ("In the story, John, the baker, opens his shop.", "john", False),
+    ("Sure. Tell Tom! he will love it", "tom", False),  # not the opening sentence
+])
+def test_addresses(text: str, name: str, spoken_to: bool) -> None:
+    assert addresses(text, name) is spoken_to

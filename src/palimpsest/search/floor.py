@@ -18,8 +18,10 @@ between the query and a message (not the per-query stretched `semantic` part):
   whose every name is unknown asks about someone this memory never met: it needs a
   message as close as `stranger`, a higher bar — and for it a name is known only when one
   of the first ten hits is said by them or speaks of them and is near the query in meaning
-  (`_held`), so a "John" mentioned in passing somewhere in a large memory does not make a
-  question about another John answerable.
+  (`_held`), or when the memory's user goes by it (introduced by it, or greeted by it: "Hi
+  Tom!"), so a "John" mentioned in passing somewhere in a large memory does not make a
+  question about another John answerable, and a question naming the user is not one about
+  a stranger.
 
 Both thresholds are cosines of one embedding model and mean nothing for another, so the
 settings default to `auto`: the values measured for the local model (docs/retrieval.md,
@@ -295,13 +297,23 @@ def introduces(text: str, name: str) -> bool:
                      fold(text[:2000]).lower().replace("’", "'")) is not None
 
 
+def addresses(text: str, name: str) -> bool:
+    """Whether an assistant's `text` opens by speaking to the user as `name`: the name before a "!" in its first
+    sentence ("Hi Tom!", "Olá Ana!", "Nice to meet you, Dana!"), or after at most one word and before a comma ("Hi
+    Sophie, your card …", "Tom, …")."""
+    opening = re.split(r"(?<=[.!?])\s|\n", fold(text[:2000]).lower().replace("’", "'"), maxsplit=1)[0]
+    return re.search(rf"\b{re.escape(name)}\s*!|^\W*(?:\w+\s+)?{re.escape(name)}\s*,", opening) is not None
+
+
 def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor,
-                known: Callable[[str], bool], dated: bool = False) -> tuple[list[Hit], list[str]]:
+                known: Callable[[str], bool], dated: bool = False,
+                own: Callable[[str], bool] = lambda name: False) -> tuple[list[Hit], list[str]]:
     """The hits with evidence enough, and a note when the floor emptied the result.
     `cosines`: raw cosine by message id over every candidate; `known(name)`: whether some
     message in scope holds the word; `dated`: the query names a time of a month or less, and a
     message of that time (`parts["when"]` 1: said then, or naming it) is evidence of its own
-    ("What are my plans for this weekend?" and "On Saturday Jonas and I are hiking")."""
+    ("What are my plans for this weekend?" and "On Saturday Jonas and I are hiking"); `own(name)`: whether the
+    memory's user goes by the name (introduced by it, or spoken to by it), whom no question asks of as a stranger."""
     if not floor.active or not cosines or not hits:
         return hits, []
     best = max(cosines.values())
@@ -315,7 +327,10 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
             # the query also names someone nothing stored mentions ("Would Melanie be a member of the LGBTQ community?")
             acronyms = _acronyms(query)
             stranger = any(n not in acronyms and len(n) > 2 and not known(n) for n in names)
-            missing = [n for n in names if n not in held and not (n in acronyms and not stranger and known(n))]
+            missing = [n for n in names if n not in held and not (n in acronyms and not stranger and known(n)) and not own(n)]
+            # (the user's own name: their turns never say it, the greeting that does is in another chat — "does Tom have
+            # travel insurance?" of Tom's memory, answered "Hi Tom!" in one chat and asking of insurance in another, had
+            # no hits while "does tom …", in which no name is read, had four)
         else:
             missing = [n for n in names if not known(n)]
         if len(missing) == len(names):

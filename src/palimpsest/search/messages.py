@@ -27,7 +27,7 @@ from ..segment import fold, unpainted
 from ..store import Filters, Store
 from .conversation import acknowledgements_last, answers, conversation_rerank, session_boost
 from .diversity import diversify
-from .floor import apply_floor, floor_for, introduces, query_names
+from .floor import addresses, apply_floor, floor_for, introduces, query_names
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
@@ -211,7 +211,7 @@ class MessageSearch:
         hits = acknowledgements_last(diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap))
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0,
-                                        dated=window is not None and window.days <= DATED_DAYS)
+                                        dated=window is not None and window.days <= DATED_DAYS, own=lambda name: self._goes_by(name, f))
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
         unknown = query_names(query) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
@@ -224,6 +224,15 @@ class MessageSearch:
         said = self.store.keyword_search([name], replace(f, role="user"), 50, match_all=True)
         # (a turn whose speaker is named — "Caroline" of a conversation between two — is no user's introduction)
         return any(not m.speaker and introduces(m.content or "", name) for m, _ in said)
+
+    def _goes_by(self, name: str, f: Filters) -> bool:
+        """Whether the user goes by `name`: introduced by it, or spoken to by it by the assistant ("Hi Tom!", "Olá
+        Ana!": a travel agency's customers say "hallo, tom becker." or "Meu nome é Ana Souza", no introduction
+        `introduces` reads). The floor's question: only the wording "I'm …" rewrites the query (`as_user`)."""
+        if self._introduced(name, f):
+            return True
+        told = self.store.keyword_search([name], replace(f, role="assistant"), 50, match_all=True)
+        return any(not m.speaker and addresses(m.content or "", name) for m, _ in told)
 
     def as_user(self, query: str, f: Filters) -> str:
         """`query` asked of the user in the first person when it asks of a name the user
