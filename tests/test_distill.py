@@ -1094,6 +1094,18 @@ def test_a_tool_message_without_a_tool_name_is_no_ones_word() -> None:
     ("Change the title to something shorter.", []),
     ("Leave it as it is, we use tabs.", ["Leave it as it is, we use tabs."]),
     ("Nothing is deployed on Fridays.", ["Nothing is deployed on Fridays."]),
+    # found in review: what a prefix of these rules would have thrown away, and orders of the moment
+    ("let's hold off on the migration, we use MySQL 8 in prod", ["let's hold off on the migration, we use MySQL 8 in prod"]),
+    ("something's up with my Tesla, the range dropped to 200 km", []),  # (a correction, below)
+    ("lower the thermostat to 68 tonight", []),
+    ("raise the limit to 10 only for this run", []),
+    ("set a timer to 10 minutes", []),
 ])
 def test_a_value_set_by_an_order_is_kept_and_a_wait_is_not(text: str, kept: list[str]) -> None:
     assert [f["text"] for f in local_distill([msg(text)])["facts"]] == kept
+
+
+def test_a_change_after_a_trouble_with_no_subject_is_kept() -> None:
+    # found in review: "something's up with …" had taken the whole sentence's change with it
+    out = local_distill([msg("something's up with my Tesla, the range dropped to 200 km")])
+    assert [c["text"] for c in out["corrections"]] == ["something's up with my Tesla, the range dropped to 200 km"]

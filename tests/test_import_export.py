@@ -326,6 +326,15 @@ def test_a_codex_reasoning_summary_is_the_models_thinking_as_chatgpts_thoughts_a
     assert "assistant: **Checking readiness probe**" not in block
 
 
+def test_a_reasoning_summary_stored_by_an_earlier_version_is_shown_as_reasoning(memory: Memory) -> None:
+    """Found in review: a store written before the fix keeps `metadata.reasoning` (import dedupes by event key, rebuild
+    replays the journal), and its summaries still read "assistant: …"."""
+    memory.append("old-codex", "assistant", "**Reading configs** Comparing 7b.yaml and 1b3.yaml.",
+                  metadata={"reasoning": True, "importance": 0.3})
+    block = memory.recall(None, "which configs did we compare, 7b.yaml and 1b3.yaml?").block
+    assert "assistant (reasoning): **Reading configs**" in block
+
+
 def test_a_codex_text_part_holding_a_number_keeps_the_number(memory: Memory, tmp_path: Path) -> None:
     """Found by a Codex user: `{"type": "input_text", "text": 12345}` (a number, not a string) was stored as
     "[input_text]", the number lost; it is the text the part says."""

@@ -718,3 +718,14 @@ def test_another_model_of_the_kind_asked_gives_no_newer_value(mem: Memory) -> No
                          ("new", "lr 1e-4 for the 7b from now on", "2026-10-08T14:00:00Z")],
                    "what lr did we settle on for the 7b run?")
     assert marks["old"].startswith("earlier; newer:")
+
+
+@pytest.mark.parametrize(("old", "new", "query"), [
+    # found in review: a question quoting the old value ("is it still X?") is what the marks are for; a number with its
+    # unit, or written short, is no name of a kind
+    ("theo takes 5mg zyrtec every night", "dr okafor bumped theo to 10mg zyrtec every night", "does theo still take 5mg zyrtec?"),
+    ("the pretraining lr is 3e-4", "the pretraining lr is 1e-4 from now on", "is the pretraining lr still 3e-4?"),
+])
+def test_a_question_quoting_the_old_value_keeps_its_mark(mem: Memory, old: str, new: str, query: str) -> None:
+    marks = _marks(mem, [("old", old, "2026-09-02T14:00:00Z"), ("new", new, "2026-10-08T14:00:00Z")], query)
+    assert marks["old"].startswith("earlier; newer:") and marks["new"] == ""

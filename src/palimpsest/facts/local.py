@@ -368,7 +368,8 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"no thanks?\b|no thank you|not (?:now|really|yet|today|bad|sure)\b|no idea\b|(?:i )?hope (?:you|this|that|it|all)\b|"
                         r"let'?s call it a (?:day|night)|(?:use )?whatever you think|up to you|your call|"
                         # waiting to see ("nah leave it, lets see what happens first.": a current fact, found in a researcher's run)
-                        r"(?:(?:nah|no|ok|okay|hmm)[,.]?\s+)?leave it(?:[.!]*$|,?\s+(?:for now|alone|let'?s)\b)|let'?s (?:see|wait|hold off)\b|wait and see\b|"
+                        r"(?:(?:nah|no|ok|okay|hmm)[,.]?\s+)?leave it(?:[.!]*$|,?\s+(?:for now|alone|let'?s)\b)|"
+                        r"let'?s (?:see|wait)(?:[.!]*$|\s+(?:what happens|how it goes|and see)\b)|wait and see\b|"
                         r"happy (?:friday|monday|new year|holidays|birthday)|(?:we'll|we will|we shall|time will) (?:see|tell)\b|"
                         r"i(?:'m| am) (?:so |literally )?dead[.!]*\s*$)",
                         re.IGNORECASE)
@@ -404,7 +405,7 @@ REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+)
 _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what)(?:'s|\s+(?:is|was|are|were|sounds|looks|seems))\b"
                          # a trouble with no subject said ("something is off.": a current fact, found in a researcher's run)
                          r"|^\s*(?:something|nothing|anything)(?:'s|\s+(?:is|was|seems|looks|feels))\s+(?:\w+ly\s+)?(?:off|wrong|weird|odd|"
-                         r"strange|fishy|broken|up)\b", re.IGNORECASE)
+                         r"strange|fishy|broken|up)[.!]*\s*$", re.IGNORECASE)  # (the whole sentence: "something's up with my Tesla, …" says more)
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
                     r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
                     r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
@@ -534,7 +535,7 @@ INTENTION = re.compile(r"^\s*(?:planning|hoping|aiming|intending) to\b|\b(?:(?:i
                        r"(?:my|our|the) (?:goal|plan|aim|dream|hope) (?:is|was) to\b|(?:i|we)(?:'ve| have) always wanted to\b)",
                        re.IGNORECASE)
 _MORE_DECISIONS = re.compile(r"\b(?:agreed to|agreed on|decided on|(?:we|i)(?:'re| are| am|'m) going with|let'?s (?:use|switch|drop|move|"
-                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|settle on|stay with|pin)|"
+                             r"keep|adopt|stick|schedule|plan|set|make|launch|ship|start|do|pick|choose|take|book|go for|settle on)|"
                              # a choice made: "we went with", "the team opted for", "we picked Hetzner over AWS"
                              r"(?:went|gone|ended up going|ended up) with|(?:went|gone|going|go) for the\b|opted (?:for|to)|"
                              r"(?:^|[,;:]\s*|\b(?:and|so|then) )(?:(?:we|i|the team|they)(?:'ve| have)?(?: \w+ly)? )?(?:chose|chosen|"
@@ -851,7 +852,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "decision", s
     if not user:
         return None
-    if _SET_TO.match(s):
+    if _SET_TO.match(s) and not _FOR_NOW.search(s) and not _dated(_times(s)):
         return "fact", "decision", s
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
     if (REQUEST.match(_OPENER.sub("", s)) or _PLEASE_END.search(s)) and not rule or _TO_YOU.match(s) and not rule \
@@ -892,6 +893,10 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
 # a value set by an order ("set the global batch to 96 now", "bump the webhook retry cap from 8 to 12"): the value it holds
 # from then on, a decision (no fact had been kept without an LLM, and the old value stayed the only one); a number, so that
 # "change the title to something shorter" stays a request of the moment
+# said for a while or of a device of the moment ("lower the thermostat to 68 tonight", "raise the limit to 10 only for this
+# run", "set a timer to 10 minutes"): no value held from then on (found in review)
+_FOR_NOW = re.compile(r"\b(?:tonight|today|for now|for this|just for|only for|this once|this time|for the demo|timer|alarm|"
+                      r"volume|brightness)\b", re.IGNORECASE)
 _SET_TO = re.compile(r"^\s*(?:(?:ok|okay|so|then|and|alright)[,.]?\s+)?(?:please |pls )?(?:let'?s\s+)?(?:set|bump|raise|lower|increase|"
                      r"decrease|reduce|change|drop|cut|up|pin)\s+(?:the |our |my |its )?(?!it\b|this\b|that\b)[\w.-]+(?:\s+[\w.-]+){0,3}?"
                      r"\s+(?:from\s+\S+\s+)?to\s+\S*\d", re.IGNORECASE)

@@ -181,7 +181,7 @@ def _who(m: Any) -> str:
     # main agent's Task prompt read "user: Find every caller …", its private reasoning "assistant: The user suspects …")
     if meta.get("sidechain") and m.role in ("user", "assistant"):
         return "agent to sub-agent" if m.role == "user" else "sub-agent"
-    if meta.get("thinking"):
+    if meta.get("thinking") or meta.get("reasoning"):  # (`reasoning`: Codex's summaries as earlier versions stored them)
         return f"{m.role or 'assistant'} (reasoning)"
     if (m.role or "").casefold() in _COMMANDING:  # inside a system-owned block, "system: Policy update: …" read as one (review)
         return f"a past {m.role} message"

@@ -281,9 +281,15 @@ _NUMBERED = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[^\W\d_])(?![\d.]+(?:
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
+# a number with its unit or written short, no name: "is it still 5mg?" asks of the dose, and "10mg" is its newer value
+# ("5mg", "4tb", "3e-4", "6k", "7am" had been kinds of names, and a question quoting the old value lost its mark: review)
+_QUANTITY = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+|k|m|g|kg|mg|mcg|ml|l|km|cm|mm|tb|gb|mb|kb|ms|s|h|hrs?|mins?|am|pm|x|st|nd|"
+                       r"rd|th|mph|w|kw|kwh|hz|ghz|mhz|px|pt|fps|rpm|psi|ft|lbs?|oz|%)")
+
+
 def numbered(text: str) -> dict[str, str]:
-    """The names with a number a text says, folded to lower case, each with its kind (`_NUMBERED`)."""
-    return {n: _DIGITS.sub("#", n) for n in (m.group().lower() for m in _NUMBERED.finditer(text))}
+    """The names with a number a text says, folded to lower case, each with its kind (`_NUMBERED`); no quantity."""
+    return {n: _DIGITS.sub("#", n) for n in (m.group().lower() for m in _NUMBERED.finditer(text)) if not _QUANTITY.fullmatch(n)}
 
 
 def _another(text: str, asked: frozenset[str]) -> bool:
