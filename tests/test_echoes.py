@@ -99,3 +99,11 @@ def test_what_a_correction_names_as_left_behind_is_retired() -> None:
     assert restates("Done: poetry init ran and poetry.lock is committed.", old, new)
     assert not restates("Moving from poetry to uv now: uv sync ran.", old, new)  # names the change
     assert restates("Jenkins job 42 is green.", _fact("Our CI runs on Jenkins."), _fact("Our CI runs on GitHub Actions instead of Jenkins."))
+
+
+def test_a_date_does_not_say_again_the_hour_of_a_retired_time() -> None:
+    """Found by an on-call team's lead: the retired "The pager handoff is every Monday at 10:00 UTC." was said again by
+    every line dated in October ("2026-10-26": its "10"): 71 of 141 summary lines were marked "in part no longer holds"."""
+    old, new = _fact("The pager handoff is every Monday at 10:00 UTC."), _fact("The pager handoff is every Wednesday at 09:00 UTC.")
+    assert not restates("Oct 26 (2026-10-26): where do we fail over to now? eu-west-2", old, new)
+    assert restates("Reminder: handoff Monday 10:00 UTC as usual", old, new)
