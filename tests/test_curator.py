@@ -4,6 +4,7 @@ embedder, explicit corrections, review, and parking while the store is unreachab
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -361,3 +362,31 @@ def test_a_name_that_labels_a_correction_is_its_subject_not_a_new_value() -> Non
     assert judge(s, True) != "supersede"
     s = compare("Update: we moved CI to GitHub Actions.", "Our CI runs on Jenkins.", semantic=0.43)
     assert judge(s, True) == "supersede"  # a label that names nothing new is no subject
+
+
+CI = [("Our CI runs on Jenkins.", "2026-09-08T11:30:00Z"), ("CI is GitHub Actions now.", "2026-10-22T13:40:00Z")]
+
+
+@pytest.mark.parametrize("order", [CI, CI[::-1]], ids=["older-first", "newer-first"])
+def test_the_newer_by_valid_time_wins_whichever_is_curated_first(memory: Memory, order: list[tuple[str, str]]) -> None:
+    # a chat's last turn closes after a quiet minute, its first at once: the newer passport was curated before the old
+    # one and both stayed current (a travel agency's bot; the newer says the change, the older alone read as related)
+    for text, at in order:
+        memory.facts.curator.write({"text": text, "valid_from": at})
+    assert [f.text for f in memory.facts.query()] == ["CI is GitHub Actions now."]
+    jenkins = next(f for f in memory.facts.query(status="all") if "Jenkins" in f.text)
+    assert jenkins.status == "superseded" and jenkins.valid_to == "2026-10-22T13:40:00.000000Z"
+
+
+@pytest.mark.parametrize("order", [CI, CI[::-1]], ids=["older-first", "newer-first"])
+def test_facts_write_with_valid_from_keeps_the_newer_in_either_order(home: Path, store_url: str, order: list[tuple[str, str]],
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    for text, at in order:
+        assert main(["--home", str(home), "--store", store_url, "facts", "write", text, "--valid-from", at]) == 0
+    capsys.readouterr()
+    assert main(["--home", str(home), "--store", store_url, "facts", "query", "--json"]) == 0
+    assert [f["text"] for f in json.loads(capsys.readouterr().out)] == ["CI is GitHub Actions now."]

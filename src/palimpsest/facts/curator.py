@@ -972,7 +972,7 @@ class Curator:
         model = self._pair_model() if self.learned and llm is None else None  # with an LLM it settles the band the rules leave
         best: tuple[int, float, Fact, Signals, str, str] | None = None
         for fact, s in self.neighbours(c):
-            action, why = decide(s, start > fact.valid_from, c.text, fact.text, model)
+            action, why, s = self._decide(c, start, fact, s, model)
             key = (RANK[action], s.similarity + (1.0 if prefer is not None and fact.id == prefer.id else 0.0))
             if best is None or key > best[:2]:
                 best = (key[0], key[1], fact, s, action, why)
@@ -983,6 +983,16 @@ class Curator:
         if llm is not None and in_band(action, s.slot):
             return self._arbitrated(c, target, s, llm)
         return self._act(c, target, s, action, why)
+
+    def _decide(self, c: Candidate, start: str, fact: Fact, s: Signals, model: pairs.PairModel | None) -> tuple[str, str, Signals]:
+        """The gate's decision for one pair, read from the side of the newer statement whichever was curated first:
+        (action, why, the signals it rests on). A change is said by the newer one ("CI is GitHub Actions now." of "Our CI
+        runs on Jenkins."); read from the older side it was related, and a chat's old passport, curated after the new one
+        (its turn closed first), stayed current beside it. Older news that the newer would supersede is `outdated` (`_act`)."""
+        if not self._said_before(c, start, fact):
+            return *decide(s, start > fact.valid_from, c.text, fact.text, model), s
+        newer = compare(fact.text, c.text, s.semantic)
+        return *decide(newer, True, fact.text, c.text, model), newer
 
     def _pair_model(self) -> pairs.PairModel | None:
         """The shipped pair model; a file that cannot be read leaves the rules alone (logged once)."""
@@ -1064,12 +1074,18 @@ class Curator:
         start = c.valid_from or self.facts.now()
         if start >= target.valid_from:
             return False
-        if c.at is None or c.at <= target.valid_from:
+        if self._said_before(c, start, target):
             return True
         end = local.named_end(c.text, c.at, c.metadata)
         if end is not None and change and end > iso(parse_time(target.valid_from) - STALE_SAID):
             return False
         return end is None or end <= target.valid_from
+
+    @staticmethod
+    def _said_before(c: Candidate, start: str, fact: Fact) -> bool:
+        """The candidate holds from before `fact` and was said before it started too (an import out of order, a turn
+        closed late): older news whatever the words say."""
+        return start < fact.valid_from and (c.at is None or c.at <= fact.valid_from)
 
     def _supersede(self, c: Candidate, target: Fact) -> Fact:
         if target.superseded_by:  # still current, its successor starting later ("we're moving on June 1"): what comes after that
