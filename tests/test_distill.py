@@ -1109,3 +1109,21 @@ def test_a_change_after_a_trouble_with_no_subject_is_kept() -> None:
     # found in review: "something's up with …" had taken the whole sentence's change with it
     out = local_distill([msg("something's up with my Tesla, the range dropped to 200 km")])
     assert [c["text"] for c in out["corrections"]] == ["something's up with my Tesla, the range dropped to 200 km"]
+
+
+def test_closing_a_turn_when_the_model_fails_leaves_it_to_the_background(home: Path, fake: FakeOpenAI) -> None:
+    """Found by an on-call team's lead: `memory.distiller.close_turn(session)`, which the README tells an agent loop to
+    call, raised the model's failure (InvalidReply on truncated JSON, LLMError after a 500) into her loop. It says why
+    nothing was distilled, and the background distillation still does the turn (by the local rules when the model fails)."""
+    with llm_memory(home, fake) as memory:
+        _turns(memory, "oncall-1", [("user", "We decided the failover target is eu-west-2."), ("assistant", "Noted.")])
+        for _ in range(8):
+            fake.push(Reply.cut('{"summary": "The failover'))
+        result = memory.distiller.close_turn("oncall-1")
+        assert result.skipped is not None and result.skipped.startswith("the model failed") and not result.decisions
+        for _ in range(8):
+            fake.push(Reply.status(500))
+        assert memory.distiller.close_turn("oncall-1").skipped.startswith("the model failed")
+        assert memory.facts.query() == []  # (nothing written, nothing journaled as distilled: the turn is still to do)
+        assert memory.distiller.close_turn("oncall-1", use_llm=False).origin == "local"
+        assert [f.text for f in memory.facts.query()] == ["We decided the failover target is eu-west-2."]

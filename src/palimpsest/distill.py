@@ -38,7 +38,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from .credentials import SECRET
-from .errors import InvalidInput
+from .errors import InvalidInput, LLMError
 from .facts.local import local_distill, named_start, sentences
 from .jobs import last_attempt
 from .kernel import Kernel
@@ -263,11 +263,16 @@ class Distiller:
 
     def close_turn(self, session: str, *, use_llm: bool = True) -> Distilled:
         """Distill the session's last turn now (the harness says the turn is over); an
-        unknown session is `NotFound`."""
+        unknown session is `NotFound`. When the model fails (unreachable, out of schema: parked), nothing is distilled
+        and `skipped` says why: the turn is left to the background distillation, which falls back to the local rules
+        (an agent loop calling this after each turn had crashed on the endpoint's first 500 — found by an on-call lead)."""
         self.kernel.known_session(session)
         last_user = self.store.browse(Filters(session=session, role="user"), 1, 0, newest_first=True)
         start = last_user[0].created_at if last_user else None
-        return self.turn(session, self.turn_messages(session, start, None), use_llm=use_llm)
+        try:
+            return self.turn(session, self.turn_messages(session, start, None), use_llm=use_llm)
+        except LLMError as exc:
+            return Distilled(session, {}, "none", skipped=f"the model failed ({exc}): the turn is left to the background distillation")
 
     def turn(self, session: str, messages: list[Message], *, key: str | None = None, use_llm: bool = True,
              cancel: threading.Event | None = None) -> Distilled:
