@@ -985,6 +985,16 @@ def test_a_decision_the_import_cannot_replay_is_a_problem_not_ok(memory: Memory,
     with open_memory(tmp_path / "home2", second_store_url) as copy:
         report = import_file(copy, dump)
         assert not report.ok and any("not replayed" in p.message for p in report.problems)
+        again = io.StringIO()
+        export_memory(copy, again)
+        held = sorted(f.text for f in copy.facts.query())
+    # and the export of that home, which carries the decision and its rejection, imports clean: found by an on-call lead,
+    # whose mistyped `facts settle`, refused where it was typed, made every import of her clean export exit 2
+    (tmp_path / "again.jsonl").write_text(again.getvalue())
+    with open_memory(tmp_path / "home3") as third:
+        report = import_file(third, tmp_path / "again.jsonl")
+        assert report.ok and not report.problems, report.problems
+        assert sorted(f.text for f in third.facts.query()) == held
 
 
 def test_an_export_has_one_record_per_line_for_every_reader(memory: Memory, tmp_path: Path, second_store_url: str) -> None:

@@ -192,9 +192,11 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
         if progress:
             progress(done, total)
     if any(name == "system" for name, _ in events):
+        imported = {session: {e["event_key"] for e in batch if e["type"] == "decision"}
+                    for (name, session), batch in events.items() if name == "system"}
+        before = _rejections(memory, imported)
         _replay(memory, report)
-        _rejected(memory, report, {session: {e["event_key"] for e in batch if e["type"] == "decision"}
-                                   for (name, session), batch in events.items() if name == "system"})
+        _rejected(memory, report, imported, before)
     return report
 
 
@@ -206,14 +208,23 @@ def _index(memory: Any, session: str, report: ImportReport) -> None:
         report.indexed = False
 
 
-def _rejected(memory: Any, report: ImportReport, imported: dict[str, set[str]]) -> None:
-    """A problem for each imported decision its replay refused (a supersede of a fact the export does not hold):
-    the import had said ok while the facts' history differed from the export's (found by a new user)."""
+def _rejections(memory: Any, imported: dict[str, set[str]]) -> set[str]:
+    """The keys of the rejections already journaled for `imported`'s domains."""
+    from ..decisions import REJECTED
+
+    return {d.key for domain in imported for _, d in memory.decisions.read(domain) if d.op == REJECTED}
+
+
+def _rejected(memory: Any, report: ImportReport, imported: dict[str, set[str]], before: set[str]) -> None:
+    """A problem for each imported decision this import's replay refused (a supersede of a fact the export does not
+    hold): the import had said ok while the facts' history differed from the export's (found by a new user). Not one the
+    exporting home had refused already, whose rejection the export carries: a clean export's mistyped `facts settle`,
+    refused where it was typed, had made every import of it exit 2 (found by an on-call team's lead)."""
     from ..decisions import REJECTED
 
     for domain, keys in imported.items():
         for _, d in memory.decisions.read(domain):
-            if d.op == REJECTED and d.meta.get("rejects") in keys:
+            if d.op == REJECTED and d.key not in before and d.meta.get("rejects") in keys:
                 report.problems.append(Problem(f"{domain} decision {d.meta['rejects']}",
                                                f"not replayed: {d.meta.get('error', 'refused')}; the rest was imported"))
 
