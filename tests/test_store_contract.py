@@ -374,6 +374,8 @@ def test_vectors_put_search_and_filters(store: Store) -> None:
     Filters(session="s1"), Filters(sessions=["s2", "s3"]), Filters(agent="agent-a"), Filters(channel="web"),
     Filters(role="assistant"), Filters(since=at(3)), Filters(until=at(3)), Filters(since=at(2), until=at(5), role="user"),
     Filters(agent="agent-a", channel="web"), Filters(session="s1", sessions=["s2"]), Filters(session="nope"), Filters(role="nobody"),
+    # sessions left out (a project's recall leaves out other repositories'), in the SQL and in the vector cache's mask
+    Filters(apart=["s1"]), Filters(apart=["s2", "nope"], role="user"), Filters(sessions=["s2", "s3"], apart=["s3"]),
 ])
 def test_vector_filters_select_what_browse_selects(store: Store, filters: Filters) -> None:
     seed(store)
@@ -384,6 +386,8 @@ def test_vector_filters_select_what_browse_selects(store: Store, filters: Filter
     store.put_vectors("mini", [("evt_s2_0007", _unit(8, 1)), ("evt_s2_0008", _unit(8, 2))])
     want = {m.id for m in store.browse(filters, 100, 0)}
     assert {i for i, _ in store.vector_search("mini", _unit(8, 0), filters, 100)} == want
+    if filters.apart:
+        assert want and not any(m.session in filters.apart for m in store.get_messages(sorted(want)))
 
 
 def test_vectors_replace_and_coverage(store: Store) -> None:

@@ -50,7 +50,7 @@ class Finder:
 
     def filters(self, session: str | None = None, agent: str | None = None, channel: str | None = None,
                 role: str | None = None, since: Any = None, until: Any = None, tag: str | None = None,
-                apart: list[str] | None = None, **unknown: Any) -> Filters:
+                apart: tuple[str, ...] | None = None, **unknown: Any) -> Filters:
         if unknown:  # a misspelt filter ("sesion=") had raised a TypeError naming this method
             raise InvalidInput(f"unknown filter {min(unknown)!r}: use session, agent, channel, role, since, until or tag")
         for k, v in (("session", session), ("agent", agent), ("channel", channel), ("role", role), ("tag", tag)):
@@ -61,7 +61,7 @@ class Finder:
             session=session, agent=agent, channel=channel, role=role,
             since=iso(parse_time(since, "since")) if since not in (None, "") else None,
             until=iso(parse_time(until, "until")) if until not in (None, "") else None,
-            tag=self._tags().filter_value(tag) if tag is not None else None, apart=apart or None,
+            tag=self._tags().filter_value(tag) if tag is not None else None, apart=tuple(apart) if apart else None,
         )
 
     def browse(self, *, limit: int = 50, offset: int = 0, newest_first: bool = False, **filters: Any) -> list[Message]:

@@ -150,10 +150,7 @@ class Tags:
 
     def sessions_keyed(self, key: str) -> dict[str, builtins.list[str]]:
         """Every session carrying an accepted tag of `key`, with those tags (`project` → which sessions are whose)."""
-        out: dict[str, builtins.list[str]] = {}
-        for t in self.store.query_tags(TagQuery(target_type="session", key=key, states=["accepted"], limit=2**62)):
-            out.setdefault(t.session_id, []).append(t.tag)
-        return out
+        return self.store.sessions_with_key(key)
 
     def taxonomy(self, key: str | None = None, state: str | None = None) -> builtins.list[dict[str, Any]]:
         rows = self.store.taxonomy_rows(key.lower() if key else None, [state] if state else None)

@@ -142,7 +142,7 @@ class Recaller:
         elsewhere = self._elsewhere(project) if project is not None else None
         # other repositories' sessions are left out inside the search, before it cuts its hits: filtered after, 300 lines
         # of one repository about a lamp had taken all 57 places and left another's answer out (an empty block)
-        apart = [s for s, tags in self.tags.sessions_keyed("project").items() if elsewhere(tags)] if elsewhere else []
+        apart = self._apart(elsewhere) if elsewhere else ()
         result = self.finder.search(query, limit=limit, now=now, **scope, **before, **({"apart": apart} if apart else {})) \
             if query.strip() else None
         notes: list[str] = list(result.notes) if result is not None else []
@@ -188,6 +188,12 @@ class Recaller:
                 return False
             return legacy not in projects or any(legacy_name(t.split(":", 1)[1]) for t in projects)
         return elsewhere
+
+    def _apart(self, elsewhere: Callable[[list[str]], bool]) -> tuple[str, ...]:
+        """The sessions only other repositories' (`elsewhere`), each set of tags judged once (most sessions carry one)."""
+        keyed = self.tags.sessions_keyed("project")
+        judged = {tags: elsewhere(list(tags)) for tags in {tuple(sorted(t)) for t in keyed.values()}}
+        return tuple(sorted(s for s, t in keyed.items() if judged[tuple(sorted(t))]))
 
     def _of_project(self, items: list[RecallItem], elsewhere: Callable[[list[str]], bool]) -> list[RecallItem]:
         """The items of the turn's project and of no project: a line heard only in sessions tagged with

@@ -62,7 +62,7 @@ class Filters:
     until: str | None = None  # ISO, exclusive
     sessions: list[str] | None = None
     tag: str | None = None  # "key:value": the session carries this accepted tag (palimpsest.tags)
-    apart: list[str] | None = None  # sessions left out (a project's recall: the sessions of other repositories)
+    apart: tuple[str, ...] | None = None  # sessions left out (a project's recall: the sessions of other repositories)
 
 
 @dataclass

@@ -122,6 +122,10 @@ class TagStoreContract(ABC):
         summaries) and how many messages those sessions hold — what `Filters.tag` matches."""
 
     @abstractmethod
+    def sessions_with_key(self, key: str) -> dict[str, list[str]]:
+        """Every session carrying an accepted tag of `key` on itself, with those tags ("key:value"), in no order."""
+
+    @abstractmethod
     def session_tag_map(self, session_ids: list[str]) -> dict[str, list[str]]:
         """{session: sorted accepted `key:value` tags of the session and its summaries}."""
 

@@ -88,7 +88,7 @@ def filter_sql(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:
     for test, value in (
         (f"{alias}.session_id = %s", f.session),
         (f"{alias}.session_id = ANY(%s)", f.sessions),
-        (f"NOT ({alias}.session_id = ANY(%s))", f.apart or None),
+        (f"NOT ({alias}.session_id = ANY(%s))", list(f.apart) if f.apart else None),
         (f"{alias}.role = %s", f.role),
         (f"{alias}.created_at >= %s::timestamptz", f.since),
         (f"{alias}.created_at < %s::timestamptz", f.until),

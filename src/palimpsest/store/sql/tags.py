@@ -84,6 +84,13 @@ class SQLTagsMixin(SQLBackend, TagStoreContract):
         return [{"tag": f"{r[0]}:{r[1]}", "key": r[0], "value": r[1], "sessions": int(r[2]), "messages": int(r[3])}
                 for r in self._fetch(sql, (*params, limit))]
 
+    def sessions_with_key(self, key: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for sid, value in self._fetch("SELECT session_id, value FROM tags WHERE key = ? AND state = 'accepted' "
+                                      "AND target_type = 'session'", (key,)):
+            out.setdefault(sid, []).append(f"{key}:{value}")
+        return out
+
     def session_tag_map(self, session_ids: list[str]) -> dict[str, list[str]]:
         if not session_ids:
             return {}

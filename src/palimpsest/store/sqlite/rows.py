@@ -4,6 +4,7 @@ what the other modules of the backend share."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from typing import Any
 
 from ...records import Message
@@ -41,6 +42,13 @@ def message_params(m: Message) -> tuple[Any, ...]:
     )
 
 
+@lru_cache(maxsize=4)
+def _listed(ids: tuple[str, ...]) -> str:
+    """`ids` as the JSON `json_each` reads, once per list: a recall's search asks for it about fifteen times, and with
+    20,000 sessions of other repositories left out each had cost 3 ms (found in review)."""
+    return json.dumps(ids)
+
+
 def filter_sql(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:
     """`f` as SQL over the messages (or any rows with a session_id) aliased `alias`, and its parameters."""
     clauses: list[str] = []
@@ -53,7 +61,7 @@ def filter_sql(f: Filters, alias: str = "m") -> tuple[str, list[Any]]:
         params.append(json.dumps(f.sessions))
     if f.apart:
         clauses.append(f"{alias}.session_id NOT IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(f.apart))
+        params.append(_listed(tuple(f.apart)))
     if f.role is not None:
         clauses.append(f"{alias}.role = ?")
         params.append(f.role)
