@@ -1155,3 +1155,15 @@ def test_a_review_of_two_facts_of_one_start_cannot_be_replaced_and_says_what_can
     with pytest.raises(InvalidInput, match="facts supersede .* --valid-from"):
         memory.facts.settle(new.id, old.id, "replaces")
     assert len(current(memory)) == 2 and memory.facts.reviews()[1] == 1  # nothing changed: still to review
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by an on-call team's lead: another thing of a subject, named after it, had retired the subject's own value
+    ("The primary DB is pg-atlas-01.", "The primary DB failover target is pg-atlas-02.", "related"),
+    ("The API gateway is Kong.", "The API gateway timeout is 30s.", "related"),
+    # and what stays one slot: its value said as a kind, one verb read as a noun
+    ("The standup is at 9:30.", "The standup time is 10:00 now.", "supersede"),
+    ("The Pro plan costs $49 a month.", "These days the Pro plan is $59 a month.", "supersede"),
+])
+def test_another_thing_of_a_subject_is_no_new_value_of_it(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action

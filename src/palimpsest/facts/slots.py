@@ -805,7 +805,25 @@ def same_attribute(a: Slot, b: Slot) -> bool:
         return False
     if any(_done_to(w) for w in a.attribute) != any(_done_to(w) for w in b.attribute) and a.verb == b.verb == "be":
         return False  # "the standup is at 9:30" / "… is capped at fifteen minutes": what it is, and a thing done to it
+    if a.verb == b.verb and (_another_of(a.attribute, b.attribute) or _another_of(b.attribute, a.attribute)):
+        return False  # (one verb: a parse that took a verb for a noun, "the Pro plan costs" / "the Pro plan is", is no other thing)
     return dice(x, y) >= 0.67 or _within(x, y) or _within(y, x) or synonyms(x, y)
+
+
+# what a thing's own value is said as, named after it: "the standup" / "the standup time" are one slot
+_VALUE_KINDS = frozenset("""time times date day days hour hours schedule slot location place venue spot room address""".split())  # noqa: SIM905
+_LINKS = frozenset("for at in on of to with by from about as".split())  # noqa: SIM905
+
+
+def _another_of(x: list[str], y: list[str]) -> bool:
+    """`y` names what `x` names and another thing of it after it, in nouns ("the primary DB" / "the primary DB failover
+    target", "the API gateway" / "… timeout": "The primary DB failover target is pg-atlas-02." had retired "The primary
+    DB is pg-atlas-01.", found by an on-call team's lead) — not its own value said as a kind ("the standup time"), nor a
+    parse that ran on into the predicate ("pool closed for")."""
+    x, y = [w.lower() for w in x], [w.lower() for w in y]
+    extra = y[len(x):]
+    return bool(x) and bool(extra) and y[:len(x)] == x and extra[-1] not in _VALUE_KINDS and x[-1] not in _ROLES \
+        and all(w.replace("-", "").isalpha() and w not in _LINKS and not w.endswith(("ed", "ing")) for w in extra)
 
 
 # a person's role in a thing, named after it: "the office" / "the office manager" are two things
