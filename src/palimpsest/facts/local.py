@@ -890,13 +890,14 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     return None
 
 
-# a value set by an order ("set the global batch to 96 now", "bump the webhook retry cap from 8 to 12"): the value it holds
-# from then on, a decision (no fact had been kept without an LLM, and the old value stayed the only one); a number, so that
-# "change the title to something shorter" stays a request of the moment
 # said for a while or of a device of the moment ("lower the thermostat to 68 tonight", "raise the limit to 10 only for this
 # run", "set a timer to 10 minutes"): no value held from then on (found in review)
 _FOR_NOW = re.compile(r"\b(?:tonight|today|for now|for this|just for|only for|this once|this time|for the demo|timer|alarm|"
                       r"volume|brightness)\b", re.IGNORECASE)
+
+# a value set by an order ("set the global batch to 96 now", "bump the webhook retry cap from 8 to 12"): the value it holds
+# from then on, a decision (no fact had been kept without an LLM, and the old value stayed the only one); a number, so that
+# "change the title to something shorter" stays a request of the moment
 _SET_TO = re.compile(r"^\s*(?:(?:ok|okay|so|then|and|alright)[,.]?\s+)?(?:please |pls )?(?:let'?s\s+)?(?:set|bump|raise|lower|increase|"
                      r"decrease|reduce|change|drop|cut|up|pin)\s+(?:the |our |my |its )?(?!it\b|this\b|that\b)[\w.-]+(?:\s+[\w.-]+){0,3}?"
                      r"\s+(?:from\s+\S+\s+)?to\s+\S*\d", re.IGNORECASE)
