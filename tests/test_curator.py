@@ -390,3 +390,19 @@ def test_facts_write_with_valid_from_keeps_the_newer_in_either_order(home: Path,
     capsys.readouterr()
     assert main(["--home", str(home), "--store", store_url, "facts", "query", "--json"]) == 0
     assert [f["text"] for f in json.loads(capsys.readouterr().out)] == ["CI is GitHub Actions now."]
+
+
+def test_the_decision_log_says_why_a_fact_was_retired(memory: Memory) -> None:
+    """Found by an on-call team's lead: `supersede` and `relate` entries of the decision log held the change and no
+    reason, so no inspection surface could say why "The primary DB is pg-atlas-01." had been retired; the curator's
+    reason is journaled with its decision."""
+    memory.facts.curator.write({"text": "We deploy to Heroku.", "valid_from": "2026-10-01T09:00:00Z"})
+    d = memory.facts.curator.write({"text": "We now deploy to Fly.io.", "valid_from": "2026-10-02T09:00:00Z"})
+    assert d.action == "supersede"
+    logged = [x for _, x in memory.decisions.read("facts") if x.op == "supersede"]
+    assert [x.meta.get("reason") for x in logged] == [d.reason]
+    old = memory.facts.write("Our staging cluster is prod-use1-stg.")
+    memory.facts.relate(memory.facts.write("The cluster is noisy.").id, old.id, reason="close but not the same")
+    assert [x.meta.get("reason") for _, x in memory.decisions.read("facts") if x.op == "relate"] == ["close but not the same"]
+    with pytest.raises(InvalidInput):
+        memory.facts.close(old.id, reason="bad \ud800 reason")

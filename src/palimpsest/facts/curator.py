@@ -1012,9 +1012,10 @@ class Curator:
         if action in ("supersede", "dispute") and self._older(c, target, s is not None and (s.says_change or s.moved)):
             # older news of a slot a later fact already holds (imports out of order): it held until then
             fact = self._write(c)
-            self.facts.supersede(fact.id, by=target.id) if target.supersedes is None else self.facts.close(fact.id, at=target.valid_from)
-            return Decision("outdated", self.facts.get(fact.id), target, s, why or "said of a time before the fact that replaced it: "
-                            "written as held until then")
+            why = why or "said of a time before the fact that replaced it: written as held until then"
+            self.facts.supersede(fact.id, by=target.id, reason=why) if target.supersedes is None \
+                else self.facts.close(fact.id, at=target.valid_from, reason=why)
+            return Decision("outdated", self.facts.get(fact.id), target, s, why)
         if action in ("supersede", "dispute") and start == target.valid_from:
             # two values for one slot said at one moment ("I live in Lisbon. Sorry, Porto."): the later
             # said revises the earlier — one current fact, and the valid time stays the moment it was said
@@ -1022,12 +1023,13 @@ class Curator:
             return Decision("revise", fact, target, s, why or "another value for the same slot said at the same moment: the later "
                             "said revises the earlier")
         if action in ("supersede", "dispute"):
-            fact = self._supersede(c, target)
-            return Decision("supersede", fact, target, s, why or _update_reason(c.text, s, target.text))
+            why = why or _update_reason(c.text, s, target.text)
+            return Decision("supersede", self._supersede(c, target, why), target, s, why)
         fact = self._write(c)
         if action == "related":
-            self.facts.relate(fact.id, target.id)
-            return Decision("related", self.facts.get(fact.id), target, s, why or "close but not the same: listed for review")
+            why = why or "close but not the same: listed for review"
+            self.facts.relate(fact.id, target.id, reason=why)
+            return Decision("related", self.facts.get(fact.id), target, s, why)
         return Decision("new", fact, target, s, why or "not the same subject")
 
     def _arbitrated(self, c: Candidate, target: Fact, s: Signals, llm: Any) -> Decision:
@@ -1087,7 +1089,7 @@ class Curator:
         closed late): older news whatever the words say."""
         return start < fact.valid_from and (c.at is None or c.at <= fact.valid_from)
 
-    def _supersede(self, c: Candidate, target: Fact) -> Fact:
+    def _supersede(self, c: Candidate, target: Fact, why: str | None = None) -> Fact:
         if target.superseded_by:  # still current, its successor starting later ("we're moving on June 1"): what comes after that
             target = self._head(target)
         valid_from = c.valid_from
@@ -1095,7 +1097,8 @@ class Curator:
             valid_from = c.at if c.at is not None and c.at > target.valid_from else None
         return self.facts.supersede(target.id, c.text, valid_from=valid_from, kind=c.kind,
                                     entities=c.entities or local.entities_of(c.text),  # its own: "I report to Aisha now" had Karen's
-                                    salience=c.salience, confidence=c.confidence, source=c.source, at=c.at, metadata=c.metadata or None)
+                                    salience=c.salience, confidence=c.confidence, source=c.source, at=c.at, metadata=c.metadata or None,
+                                    reason=why)
 
     def _correct(self, c: Candidate) -> Decision:
         """An explicit correction ends what it names — a fact id, or the open fact closest
@@ -1132,7 +1135,7 @@ class Curator:
             return d
         if self._older(c, target, change=True):
             return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects" + via)
-        return Decision("supersede", self._supersede(c, target), target, None, "an explicit correction" + via)
+        return Decision("supersede", self._supersede(c, target, "an explicit correction" + via), target, None, "an explicit correction" + via)
 
     def _named(self, corrects: str, c: Candidate) -> Fact | None:
         """The fact a correction names: by id, or the open fact nearest the quoted text (not

@@ -223,14 +223,16 @@ class Facts(FactReads, FactSnapshots):
     @operation
     def supersede(self, fact_id: str, text: str | None = None, *, by: str | None = None, valid_from: Any = None,
                   kind: str | None = None, entities: Any = None, salience: float | None = None,
-                  confidence: float = 0.7, source: Any = None, at: Any = None, metadata: dict[str, Any] | None = None) -> Fact:
+                  confidence: float = 0.7, source: Any = None, at: Any = None, metadata: dict[str, Any] | None = None,
+                  reason: str | None = None) -> Fact:
         """A correction: the old fact ends exactly where the new one starts (`valid_from`,
-        default now); both are kept and linked. Give the new `text`, or `by` an existing fact."""
+        default now); both are kept and linked. Give the new `text`, or `by` an existing fact. `reason`: why, journaled
+        with the decision (the curator's: "the same slot (primary db) with another value: an update")."""
         row = self._row(fact_id)
         if (text is None) == (by is None):
             raise InvalidInput("supersede needs the new text or `by` (the id of the fact that replaces it), not both")
         if by is not None:
-            return self._supersede_by(row, by)
+            return self._supersede_by(row, by, reason)
         self._need(row, OPEN, "supersede")
         change = FactChange()
         new = self._new_row(change, text, vault=row.vault, kind=kind or row.kind,
@@ -242,12 +244,12 @@ class Facts(FactReads, FactSnapshots):
                                "to say the old fact was never true, retract it")
         change.attestations.append(self._attestation(new.id, source, at or new.valid_from))
         self._end_by(change, row, new.id, new.valid_from, new.recorded_at)
-        self._commit("supersede", change, new.id)
+        self._commit("supersede", change, new.id, _why(reason))
         return self.get(new.id)
 
-    def _supersede_by(self, row: FactRow, by: str) -> Fact:
+    def _supersede_by(self, row: FactRow, by: str, reason: str | None = None) -> Fact:
         new = self._row(by)
-        self._commit("supersede", self._superseding(row, new), new.id)
+        self._commit("supersede", self._superseding(row, new), new.id, _why(reason))
         return self.get(new.id)
 
     def _superseding(self, row: FactRow, new: FactRow) -> FactChange:
@@ -281,8 +283,8 @@ class Facts(FactReads, FactSnapshots):
         return seen
 
     @operation
-    def close(self, fact_id: str, *, at: Any = None, source: Any = None) -> Fact:
-        """The fact stopped holding at `at` (default now). Not a retraction: it was true until then."""
+    def close(self, fact_id: str, *, at: Any = None, source: Any = None, reason: str | None = None) -> Fact:
+        """The fact stopped holding at `at` (default now). Not a retraction: it was true until then. `reason`: as supersede's."""
         row = self._row(fact_id)
         self._need(row, OPEN, "close")
         end = _time(at, "at") if at is not None else self.now()
@@ -291,7 +293,7 @@ class Facts(FactReads, FactSnapshots):
         change = FactChange(updates=[FactUpdate(row.id, {"valid_to": end, "ended_at": self.now()}, OPEN)])
         if source is not None:
             change.attestations.append(self._attestation(row.id, source, note="closed"))
-        self._commit("close", change, row.id)
+        self._commit("close", change, row.id, _why(reason))
         return self.get(row.id)
 
     @operation
@@ -320,14 +322,14 @@ class Facts(FactReads, FactSnapshots):
         return [self.get(a.id), self.get(b.id)]
 
     @operation
-    def relate(self, fact_id: str, other_id: str, *, review: bool = True) -> None:
-        """Link two facts `related_to` (listed for review unless `review=False`)."""
+    def relate(self, fact_id: str, other_id: str, *, review: bool = True, reason: str | None = None) -> None:
+        """Link two facts `related_to` (listed for review unless `review=False`); `reason`: as supersede's."""
         a, b = self._row(fact_id), self._row(other_id)
         if a.id == b.id:
             raise InvalidInput("a fact cannot relate to itself")
         now = self.now()
         link = FactLink(a.id, b.id, "related_to", now, "pending" if review else None)
-        self._commit("relate", FactChange(links=[link]), a.id)
+        self._commit("relate", FactChange(links=[link]), a.id, _why(reason))
 
     # -- review --------------------------------------------------------------
     def reviews(self, vault: str | None = None, limit: int | None = None) -> tuple[list[dict[str, Any]], int]:
@@ -423,3 +425,9 @@ class Facts(FactReads, FactSnapshots):
             total += len(todo)
         return total
 
+
+
+def _why(reason: str | None) -> dict[str, Any] | None:
+    """A decision's reason as the journal keeps it (an on-call lead could not tell from the decision log, the history or
+    the panel why "The primary DB is pg-atlas-01." was retired: the curator had said why, and nothing kept it)."""
+    return {"reason": check_text(reason, "reason")} if reason else None
