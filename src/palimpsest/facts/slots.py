@@ -87,6 +87,9 @@ def main_clause(text: str) -> str:
 _NO_LONGER = re.compile(r"\b(?:no longer|not any ?more|stopped|quit)\b\s*", re.IGNORECASE)
 _INSTEAD_OF = re.compile(r",?\s*\b(?:instead of|rather than|in place of)\s+(?P<old>[^,.;]+)", re.IGNORECASE)
 _NOT_X = re.compile(r",\s*not\s+(?P<old>[^,.;]+)$", re.IGNORECASE)
+# what held before, said after the new value: "I'm vegan now, I used to be vegetarian." (its "used to be" clause had run on
+# into the value, "vegan i used to be vegetarian", which then held "vegetarian": a confirm — found by a travel bot's builder)
+_USED_TO = re.compile(r"[,;]\s*(?:and\s+|but\s+)?(?:i|we|it|they|he|she)\s+used to\s+(?:be|\w+)\s+(?P<old>[^,.;]+)$", re.IGNORECASE)
 _CONTRACTIONS = [(r"\bcan't\b", "cannot"), (r"\bwon't\b", "will not"), (r"n't\b", " not"), (r"'m\b", " am"), (r"'re\b", " are"),
                  (r"'ve\b", " have"), (r"'ll\b", " will"), (r"'d\b", " would"), (r"\bit's\b", "it is"), (r"\bthat's\b", "that is")]
 COPULA = ("is", "are", "am", "was", "were", "has been", "have been", "will be", "remains", "stays", "became", "becomes")
@@ -337,7 +340,7 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
     if _NO_LONGER.search(s):
         notes["negated"] = notes["change"] = True
         s = _NO_LONGER.sub("", s)
-    for pattern in (_INSTEAD_OF, _NOT_X):
+    for pattern in (_INSTEAD_OF, _NOT_X, _USED_TO):
         m = pattern.search(s)
         if m:
             notes["old"] = _words(m.group("old"))
