@@ -199,7 +199,22 @@ def test_llm_prompts_carry_the_preamble_and_line_tags(home: Path, fake: FakeOpen
         assert leaf.content == "They refactored the parser.\nIdentifiers: PR #1000" and leaf.model == "m"  # the invented one dropped
         branch_prompts = [r["messages"][1]["content"] for r in fake.requests if "[S1 " in r["messages"][1]["content"]]
         assert branch_prompts and "[S1 2026-03-04T10:00Z to" in branch_prompts[0]
-        assert set(memory.stats()["llm"]) == {"summarize-leaf", "summarize-branch", "summarize-root"}
+        # a root over one branch says the branch's words, with no call (a model asked to merge one summary paraphrased it,
+        # and the copies filled an on-call lead's blocks: 77 of 176 summary lines)
+        assert set(memory.stats()["llm"]) == {"summarize-leaf", "summarize-branch"}
+        (branch,), (root,) = memory.store.session_summaries("s", 1), memory.store.session_summaries("s", 2)
+        assert root.content == branch.content and root.sources == [branch.id]
+
+
+def test_a_session_of_one_leaf_is_summarised_once(home: Path, fake: FakeOpenAI) -> None:
+    """Found by an on-call lead with a model configured: every branch and root call had one child, the model was asked to
+    "merge" one summary, and its paraphrases (a leaf, a branch, a root of one session) filled her blocks. One call."""
+    with small(home, llm_url=fake.url, llm_model="m", llm_backoff="0", llm_structured="json_schema", tool_synth=False) as memory:
+        fill(memory, "s", 4)
+        memory.summaries.compact("s", final=True)
+        assert set(memory.stats()["llm"]) == {"summarize-leaf"} and len(fake.requests) == 1
+        texts = {d: [x.content for x in memory.store.session_summaries("s", d)] for d in (0, 1, 2)}
+        assert texts[0] and texts[0] == texts[1] == texts[2]
 
 
 # -- tool-call synthesis ---------------------------------------------------------------
