@@ -379,6 +379,17 @@ _GATHERS = re.compile(r"\b(?:altogether|combined|all together|sum of|add(?:ed)? 
 _HOW_MANY = re.compile(r"\bhow many\b", re.IGNORECASE)
 
 
+# a markdown table's row: its cells' numbers stand under column heads, not beside words of one thing ("| 7b | 2.31 | 12 |"
+# under "| run | loss @2k | spikes |"), and one run's table had been an earlier value of another's (about 15 of an ML
+# researcher's marks)
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE)
+
+
+def _tabled(text: str) -> bool:
+    """`text` holds a markdown table (two rows or more)."""
+    return len(_TABLE_ROW.findall(text)) >= 2
+
+
 def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: set[str], query: str = "") -> list[RecallItem]:
     """Note on every item that a later one revised (`earlier; newer: <id>`, naming the best
     placed of those); return `lead` with each revising fact moved up to the place of the first
@@ -396,7 +407,7 @@ def mark_earlier(lead: list[RecallItem], ranked: list[RecallItem], query_words: 
     # (nor from a tool's call or output: a test run's "1 failed, 9 passed" and a commit's "2 files changed" were chained
     # as values of one thing — found by a Claude Code user's evaluation)
     statements = [said(i) for i in [*lead, *ranked] if i.kind in ("fact", "message", "summary", "wiki", "document")
-                  and not i.tool and _may_change(i.text) and not beyond_model(i.text)]
+                  and not i.tool and _may_change(i.text) and not beyond_model(i.text) and not _tabled(i.text)]
     statements = [s for s in statements if (s.units or s.under_way or s.done) and s.words & query_set]
     newer_of: dict[str, RecallItem] = {}
     for old in statements:
