@@ -735,9 +735,8 @@ def test_a_markdown_table_gives_no_value_of_another(mem: Memory) -> None:
     """Found in an ML researcher's blocks: an ablation's results table was a newer value of the config's "seq-len warmup
     1024 to 4096" for "how many warmup steps do we use now?" (cells' numbers under column heads), one of about 15 such
     marks; a table is read as no statement of one value."""
-    marks = _marks(mem, [("bot-cfg", "configs/7b.yaml now has global_batch_size 96, grad_accum 1, the seq-len warmup 1024 to 4096 "
-                                     "over 10B tokens, and 96 H100 (12 nodes).", "2026-10-09T14:00:00Z"),
-                         ("bot-table", "| warmup | loss @20B | spikes |\n|---|---|---|\n| 2000 | 2.5012 | 1 |\n| 4000 | **2.4968** | 0 |\n"
-                                       "4000 warmup steps is slightly better and has no spikes.", "2026-11-01T14:00:00Z")],
+    config = "configs/7b.yaml now has global_batch_size 96, grad_accum 1, the seq-len warmup 1024 to 4096 over 10B tokens, and 96 H100."
+    table = "| warmup | loss @20B | spikes |\n|---|---|---|\n| 2000 | 2.5012 | 1 |\n| 4000 | **2.4968** | 0 |\n4000 warmup steps is better."
+    marks = _marks(mem, [("bot-cfg", config, "2026-10-09T14:00:00Z"), ("bot-table", table, "2026-11-01T14:00:00Z")],
                    "how many warmup steps do we use now?")
     assert set(marks.values()) == {""}
