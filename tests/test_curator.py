@@ -406,3 +406,18 @@ def test_the_decision_log_says_why_a_fact_was_retired(memory: Memory) -> None:
     assert [x.meta.get("reason") for _, x in memory.decisions.read("facts") if x.op == "relate"] == ["close but not the same"]
     with pytest.raises(InvalidInput):
         memory.facts.close(old.id, reason="bad \ud800 reason")
+
+
+def test_the_history_says_why_each_version_replaced_the_one_before(memory: Memory, home: Path, store_url: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The on-call lead's question, asked of the history (the tool and the CLI): why was the old value retired?"""
+    from palimpsest import tools
+    from palimpsest.cli import main
+
+    old = memory.facts.curator.write({"text": "We deploy to Heroku.", "valid_from": "2026-10-01T09:00:00Z"}).fact
+    new = memory.facts.curator.write({"text": "We now deploy to Fly.io.", "valid_from": "2026-10-02T09:00:00Z"})
+    chain = tools.call(memory, "memory_fact_history", {"id": old.id}, enable_write=False)["facts"]
+    assert [f["why"] for f in chain] == [[], [f"supersede: {new.reason}"]]
+    memory.close()
+    assert main(["--home", str(home), "--store", store_url, "facts", "history", old.id]) == 0
+    assert f"    why: supersede: {new.reason}" in capsys.readouterr().out

@@ -157,6 +157,8 @@ def print_facts(facts: list[Any]) -> None:
         d = f if isinstance(f, dict) else f.to_dict()
         end = minute(d["valid_to"]) if d["valid_to"] else "…"
         print(f"{d['id']}  [{d['status']}] {minute(d['valid_from'])} → {end}  conf {d['confidence']:.2f}  {d['text']}")
+        for why in d.get("why") or []:
+            print(f"    why: {why}")
 
 
 def _emit_facts(args: argparse.Namespace, facts: list[Any]) -> None:
@@ -200,7 +202,8 @@ def get(args: argparse.Namespace) -> None:
 def history(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         found = memory.facts.history(args.id)
-    _emit_facts(args, found)
+        why = memory.facts.reasons([f.id for f in found])
+    emit(args, [{**f.to_dict(), "why": why.get(f.id, [])} for f in found], lambda r: print_facts(r))
 
 
 def supersede(args: argparse.Namespace) -> None:

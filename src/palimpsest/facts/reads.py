@@ -11,7 +11,7 @@ from ..ids import is_short_id
 from ..records import parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..store.facts_base import FactQuery, FactRow
-from .model import DEFAULT_VAULT, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
+from .model import DEFAULT_VAULT, DOMAIN, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
 
 
 class FactReads:
@@ -126,6 +126,16 @@ class FactReads:
             chain.append(found[0])
             seen.add(found[0].id)
         return self._views(chain)
+
+    def reasons(self, fact_ids: list[str]) -> dict[str, list[str]]:
+        """Why each of these facts replaced another or ended, as journaled with its decisions (the curator's reason, or a
+        person's `reason=`), "op: reason" in journal order: a supersession's under the fact that replaced, a closing's or a
+        retraction's under the fact (an on-call lead could not tell from the history why a fact had been retired)."""
+        wanted, out = set(fact_ids), {}  # type: set[str], dict[str, list[str]]
+        for _, d in self.decisions.read(DOMAIN):  # type: ignore[attr-defined]
+            if d.subject in wanted and d.op in ("supersede", "close", "retract") and d.meta.get("reason"):
+                out.setdefault(d.subject, []).append(f"{d.op}: {d.meta['reason']}")
+        return out
 
     def search(self, query: str, *, vault: str | list[str] | None = None, limit: int = 10, valid_at: Any = None,
                known_at: Any = None, kind: str | None = None, query_vector: Any = None, semantic: bool = True) -> list[FactHit]:

@@ -45,10 +45,13 @@ def memory_facts(memory: Memory, args: dict[str, Any]) -> Any:
         **{k: args.get(k) for k in ("agent", "channel", "tag")}))
 
 
-@tool("memory_fact_history", "A fact's whole supersession chain, oldest first, with who attested what.",
+@tool("memory_fact_history", "A fact's whole supersession chain, oldest first, with who attested what and why each version "
+      "replaced the one before or ended (`why`: the curator's or a person's reason, as journaled).",
       schema({"id": FACT_ID}, required=["id"]))
 def memory_fact_history(memory: Memory, args: dict[str, Any]) -> Any:
-    return _facts(memory.facts.history(args["id"]))
+    chain = memory.facts.history(args["id"])
+    why = memory.facts.reasons([f.id for f in chain])  # why each version replaced the one before, or ended
+    return {"facts": [{**f.to_dict(), "why": why.get(f.id, [])} for f in chain]}
 
 
 @tool("memory_fact_reviews", "Pairs the curator found related (0.7–0.9 similar) and disputes, waiting for a decision: "
