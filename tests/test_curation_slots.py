@@ -1165,16 +1165,10 @@ def test_a_review_of_two_facts_of_one_start_cannot_be_replaced_and_says_what_can
     # and what stays one slot: its value said as a kind, one verb read as a noun
     ("The standup is at 9:30.", "The standup time is 10:00 now.", "supersede"),
     ("The Pro plan costs $49 a month.", "These days the Pro plan is $59 a month.", "supersede"),
-])
-def test_another_thing_of_a_subject_is_no_new_value_of_it(memory: Memory, old: str, new: str, action: str) -> None:
-    assert _decided_with_the_local_model(memory, old, new) == action
-
-
-@pytest.mark.parametrize(("old", "new", "action"), [
     # found by a travel bot's builder: the "used to" clause ran into the value ("vegan i used to be vegetarian"), which
     # then held the old value: a confirm, and "I'm vegetarian." stayed current and first in the block
     ("I'm vegetarian.", "I'm vegan now, I used to be vegetarian.", "supersede"),
     ("We use poetry.", "We use uv now, we used to use poetry.", "supersede"),
 ])
-def test_what_used_to_hold_said_after_the_new_value_is_the_old_value(memory: Memory, old: str, new: str, action: str) -> None:
+def test_which_slot_a_statement_fills_as_new_users_said_it(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided_with_the_local_model(memory, old, new) == action

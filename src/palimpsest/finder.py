@@ -22,7 +22,7 @@ from .kernel import Kernel
 from .records import Hit, Message, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
 from .search.floor import names_any
-from .search.query import check_page, check_query
+from .search.query import check_page, check_query, check_scope
 from .search.timeframe import EARLIEST, LATEST
 from .store import Filters
 
@@ -54,9 +54,7 @@ class Finder:
         if unknown:  # a misspelt filter ("sesion=") had raised a TypeError naming this method
             raise InvalidInput(f"unknown filter {min(unknown)!r}: use session, agent, channel, role, since, until or tag")
         for k, v in (("session", session), ("agent", agent), ("channel", channel), ("role", role), ("tag", tag)):
-            if v is not None and (not isinstance(v, str) or not v.strip()):
-                # a scope is never empty: a chat bot's `tag=user_tag or ""` had searched every customer's memory (as recall)
-                raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
+            check_scope(k, v)
         return Filters(
             session=session, agent=agent, channel=channel, role=role,
             since=iso(parse_time(since, "since")) if since not in (None, "") else None,

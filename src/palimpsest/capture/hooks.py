@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..harness import claude_code, codex
-from ..harness.common import repaired
+from ..harness.common import repaired_fields
 from ..harness.project import project_of, project_of_session
 from ..records import session_id_of
 from . import notify
@@ -57,19 +57,6 @@ def hook_events(hook: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
-def _repaired(hook: dict[str, Any]) -> dict[str, Any]:
-    """The hook's fields with a lone surrogate as U+FFFD, as a transcript line's (`harness.common.repaired`): a prompt
-    holding "\ud800" had crashed capture in the spool, nothing stored. A field nested past what the repair walks (a
-    tool input 900 deep, which `json` reads) is left as it is."""
-    out = {}
-    for k, v in hook.items():
-        try:
-            out[k] = repaired(v)[0]
-        except RecursionError:
-            out[k] = v
-    return out
-
-
 def codex_rollout(thread_id: str, codex_home: Path) -> Path | None:
     """The rollout file of a Codex session (`sessions/YYYY/MM/DD/rollout-…-<id>.jsonl`), newest first."""
     if not thread_id or not re.fullmatch(r"[A-Za-z0-9-]{8,64}", thread_id):
@@ -86,7 +73,7 @@ def capture_hook(hook: Any, client: CaptureClient, home: Path, agent: str | None
     OpenCode's session is read from its database (`capture/opencode.py`)."""
     if not isinstance(hook, dict):
         raise InvalidInput("the hook input must be a JSON object")
-    hook = _repaired(hook)
+    hook = repaired_fields(hook)
     if isinstance(hook.get("input-messages"), list) and not any(hook.get(k) for k in ("thread-id", "session_id", "sessionId")):
         hook = notify.named(hook, codex_home)  # an older Codex's notify: the session of the rollout holding its turn
     head = _head(hook)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import InvalidInput
-from ..harness.common import repaired
+from ..harness.common import repaired_fields
 from ..harness.project import project_of
 from ..ids import session_id_of
 
@@ -33,10 +33,8 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
         hook = json.loads(raw or b"null")
     except (ValueError, RecursionError):  # the prompt goes through without a block, as for any JSON that is no hook's
         return ""
-    if isinstance(hook, dict):  # its fields read as capture reads text: a lone surrogate ("Bad \ud800 Heizung warm")
-        # as U+FFFD; the query had refused it, and the prompt got no recall, silently (found by a new user). (Its own
-        # fields only: a hook nested 900 deep is read by `json`, but not by a repair that walks it all.)
-        hook = {k: repaired(v)[0] if isinstance(v, str) else v for k, v in hook.items()}
+    if isinstance(hook, dict):  # its fields read as capture reads them: a lone surrogate ("Bad \ud800 Heizung warm") as U+FFFD
+        hook = repaired_fields(hook)
     prompt = hook.get("prompt") if isinstance(hook, dict) else None
     if not isinstance(prompt, str) or not prompt.strip():
         return ""

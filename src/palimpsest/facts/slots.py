@@ -815,7 +815,6 @@ def same_attribute(a: Slot, b: Slot) -> bool:
 
 # what a thing's own value is said as, named after it: "the standup" / "the standup time" are one slot
 _VALUE_KINDS = frozenset("""time times date day days hour hours schedule slot location place venue spot room address""".split())  # noqa: SIM905
-_LINKS = frozenset("for at in on of to with by from about as".split())  # noqa: SIM905
 
 
 def _another_of(x: list[str], y: list[str]) -> bool:
@@ -826,7 +825,7 @@ def _another_of(x: list[str], y: list[str]) -> bool:
     x, y = [w.lower() for w in x], [w.lower() for w in y]
     extra = y[len(x):]
     return bool(x) and bool(extra) and y[:len(x)] == x and extra[-1] not in _VALUE_KINDS and x[-1] not in _ROLES \
-        and all(w.replace("-", "").isalpha() and w not in _LINKS and not w.endswith(("ed", "ing")) for w in extra)
+        and all(w.replace("-", "").isalpha() and w not in _PREPS and not w.endswith(("ed", "ing")) for w in extra)
 
 
 # a person's role in a thing, named after it: "the office" / "the office manager" are two things

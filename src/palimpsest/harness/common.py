@@ -177,3 +177,16 @@ def repaired(value: Any) -> tuple[Any, int]:
         return v
 
     return fix(value), count
+
+
+def repaired_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """A hook's fields each `repaired`, as a transcript line's are: a prompt holding "\\ud800" had crashed capture in the
+    spool (nothing stored) and got no recall, silently. A field nested past what the repair walks (a tool input 900 deep,
+    which `json` reads) is left as it is."""
+    out = {}
+    for k, v in doc.items():
+        try:
+            out[k] = repaired(v)[0]
+        except RecursionError:
+            out[k] = v
+    return out

@@ -20,7 +20,7 @@ from ..records import Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON, acknowledges
 from ..search.floor import names_any
-from ..search.query import STOP_WORDS
+from ..search.query import STOP_WORDS, check_scope
 from ..tokens import count_tokens
 from ..vaults import pages_said
 from . import context
@@ -126,9 +126,8 @@ class Recaller:
         if not isinstance(query, str):
             raise InvalidInput("query must be a string")
         scope = {k: v for k, v in (("tag", tag), ("agent", agent), ("channel", channel)) if v is not None}
-        for k, v in {**scope, **({"project": project} if project is not None else {})}.items():
-            if not isinstance(v, str) or not v.strip():  # `tag=user_tag or ""` had meant no scope: every user's memory in one user's block
-                raise InvalidInput(f"{k} must be a non-empty string (leave it out for no {k} scope), got {v!r}")
+        for k, v in {**scope, "project": project}.items():
+            check_scope(k, v)
         live = self._live_tail(session, live_tail, now)
         # a recall as of a past day holds nothing said on the days after it (a library user's replay had shown later
         # turns); the day of `now` whole, as a question's date is a day (LongMemEval dates four answers hours after it)
@@ -191,9 +190,9 @@ class Recaller:
 
     def _apart(self, elsewhere: Callable[[list[str]], bool]) -> tuple[str, ...]:
         """The sessions only other repositories' (`elsewhere`), each set of tags judged once (most sessions carry one)."""
-        keyed = self.tags.sessions_keyed("project")
-        judged = {tags: elsewhere(list(tags)) for tags in {tuple(sorted(t)) for t in keyed.values()}}
-        return tuple(sorted(s for s, t in keyed.items() if judged[tuple(sorted(t))]))
+        keyed = {s: tuple(sorted(t)) for s, t in self.tags.sessions_keyed("project").items()}
+        judged = {tags: elsewhere(list(tags)) for tags in set(keyed.values())}
+        return tuple(sorted(s for s, tags in keyed.items() if judged[tags]))
 
     def _of_project(self, items: list[RecallItem], elsewhere: Callable[[list[str]], bool]) -> list[RecallItem]:
         """The items of the turn's project and of no project: a line heard only in sessions tagged with

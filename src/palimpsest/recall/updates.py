@@ -128,6 +128,7 @@ class _Said:
     names: frozenset[str] = frozenset()  # what it names (`_names`): whose quantity it is
     kinds: dict[str, str] = field(default_factory=dict)  # number → "clock", "day" or "label" (`_kinds`); a count has none
     counts: dict[str, str] = field(default_factory=dict)  # number → what it counts or is measured in (`_phrases`)
+    numbered: dict[str, str] = field(default_factory=dict)  # its names with a number, each with its kind (`numbered`)
 
 
 @cache
@@ -195,7 +196,8 @@ def said(item: RecallItem) -> _Said:
             units[value].add("clock")  # two times of day share what they are ("7:00 pm" / "6:00 pm": "pm" had said it, and
             # reads as part of its number since "4 pm" is "4pm")
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
-                 frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds, {n: words[0] for n, words in phrases.items()})
+                 frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds, {n: words[0] for n, words in phrases.items()},
+                 numbered(item.text[:TEXT_CHARS]))
 
 
 def _written_out(short: re.Match[str]) -> str:
@@ -292,11 +294,10 @@ def numbered(text: str) -> dict[str, str]:
     return {n: _DIGITS.sub("#", n) for n in (m.group().lower() for m in _NUMBERED.finditer(text)) if not _QUANTITY.fullmatch(n)}
 
 
-def _another(text: str, asked: frozenset[str]) -> bool:
-    """`text` names a thing of the kind of a numbered name `asked` holds and names none of those asked."""
-    said = numbered(text)
+def _another(said: _Said, asked: frozenset[str]) -> bool:
+    """`said` names a thing of the kind of a numbered name `asked` holds and names none of those asked."""
     kinds = {_DIGITS.sub("#", a) for a in asked}
-    return not said.keys() & asked and any(kind in kinds for kind in said.values())
+    return not said.numbered.keys() & asked and any(kind in kinds for kind in said.numbered.values())
 
 
 def _day(item: RecallItem) -> str:
@@ -319,7 +320,7 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
         # the question names the thing whose value it asks, the older says it and the newer does not: "UK shipping is
         # €19.95" was marked an earlier value of "Now free shipping from 75€ (península)" for "How much is shipping to the UK?"
         return False
-    if asked and (_another(old.item.text, asked) or _another(new.item.text, asked)):
+    if asked and (_another(old, asked) or _another(new, asked)):
         # one says a thing of the asked one's kind, not the asked one: "what lr … for the 7b run?" had marked the 7b's "lr
         # 3e-4" an earlier value of "the 13b pilot should reuse lr 1e-4" (found in an ML researcher's Codex sessions)
         return False

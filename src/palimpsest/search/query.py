@@ -105,6 +105,13 @@ def check_query(query: Any) -> str:
     return query
 
 
+def check_scope(name: str, value: Any) -> None:
+    """A scope (`tag`, `agent`, `channel`, `session`, `role`, `project`) given is a non-empty string, never read as none: a
+    chat bot's `tag=user_tag or ""` had answered one customer with every customer's memory."""
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise InvalidInput(f"{name} must be a non-empty string (leave it out for no {name} scope), got {value!r}")
+
+
 def check_limit(limit: Any, most: int = 1000) -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= most:
         raise InvalidInput(f"limit must be an integer from 1 to {most}")
