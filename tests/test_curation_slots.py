@@ -270,6 +270,19 @@ def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str,
     assert _decided_with_the_local_model(memory, old, new) == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # a rename changes what a thing is called, nothing else said of it ("The billing service is written in Go." was retired
+    # by "The billing service was renamed to ledger.", and the rename by the language)
+    ("The billing service is written in Go.", "The billing service was renamed to ledger.", "new"),
+    ("The billing service was renamed to ledger.", "The billing service is written in Go.", "new"),
+    ("The billing service was renamed to ledger.", "We renamed the billing service from ledger to ledger-svc.", "supersede"),
+    ("The billing service is called billing-api.", "The billing service was renamed to ledger.", "supersede"),
+])
+def test_a_rename_is_the_name_of_the_thing(memory: Memory, old: str, new: str, action: str) -> None:
+    memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
 @pytest.mark.parametrize(("new", "action"), [
     ("We moved error tracking to Rollbar.", "supersede"),  # was new: "for error tracking" read as the value
     ("We use Rollbar for error tracking now.", "supersede"),

@@ -577,8 +577,13 @@ def _structural(s: str, original: str) -> Slot | None:
                 attr = ["live"]  # "I moved to Munich": where I live
         value = _words(m.group("val"))
         old = m.groupdict().get("old") or ""
-        if m.groupdict().get("verb") == "renamed" and obj and not old:
-            old, attr = obj, []  # "we renamed master to main": master was the name
+        if m.groupdict().get("verb") == "renamed":
+            if obj and not old:
+                old, attr = obj, []  # "we renamed master to main": master was the name
+            elif attr:
+                # what the thing is called, nothing else said of it: "The billing service was renamed to ledger." had
+                # retired "The billing service is written in Go."
+                attr = attr + ["name"]
         # "… to Discord for team chat": the purpose after the value names the attribute too
         purpose = re.search(r"\b(?:for|as|in|on)\b\s+(.+)$", m.group("val"))
         if purpose and len(value) > 1:
