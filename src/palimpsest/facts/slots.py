@@ -107,8 +107,8 @@ _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|wa
                      r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
                      r"(?:move|moves|switch|switches|shift|shifts)(?=\s+to\b)|"
                      r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed|"
-                     r"relocated|transferred|promoted|slipped|ported|traded|converted|extended)"
-                     r"(?:\s+(?!from\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
+                     r"relocated|transferred|promoted|slipped|ported|traded|converted|extended|reverted|reverting|(?:rolled|rolling)(?=\s+back\b))"
+                     r"(?:\s+(?!from\b|back\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
 _PRESENT_MOVES = frozenset(["move", "moves", "switch", "switches", "shift", "shifts"])
 _HABIT = re.compile(r"\b(?:every|each|usually|always|often|sometimes|whenever|most days|on weekends|on weekdays)\b", re.IGNORECASE)
 _REBUILT = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+)?(?:rebuilt|rewrote|rewritten|reimplemented|re-implemented|redid)\s+"
@@ -1166,6 +1166,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone
     if a is None or b is None:
         return None
+    if _undone(a, b):
+        return "changed"  # "we're reverting to JWT." of "We're moving auth from JWT to PASETO.": the value it left is back
     if not same_holder(a, b) or not same_attribute(a, b) or _possessors_apart(old_text, new_text, b):
         return "topic" if _same_topic(a, b, old_text, new_text) else None
     if same_value(a, b):
@@ -1197,6 +1199,13 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     if a.single or b.change or _count_changed(a, b):
         return "changed"
     return "beside"
+
+
+def _undone(a: Slot, b: Slot) -> bool:
+    """`b` changes back to the value `a` said it changed from, said by the same holder of no other thing ("we're reverting
+    to JWT." had left "We're moving auth from JWT to PASETO." current, and first in recall: found by a platform team)."""
+    return bool(a.change and a.old_value and b.change and content(b.value)) and same_holder(a, b) \
+        and (not content(b.attribute) or same_attribute(a, b)) and same_value(Slot(b.holder, [], a.old_value), b)
 
 
 KIN = frozenset(stem(w) for w in FAMILY)
