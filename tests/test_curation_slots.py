@@ -283,6 +283,48 @@ def test_a_rename_is_the_name_of_the_thing(memory: Memory, old: str, new: str, a
     assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # a change undone: the value it left is back ("we're reverting to JWT." had left the move to PASETO current and first in
+    # recall, found by a platform team's engineer)
+    ("We're moving auth from JWT to PASETO (v4.local), pyseto as the lib.", "we're reverting to JWT.", "supersede"),
+    ("We switched the CI from Jenkins to GitHub Actions.", "We rolled back to Jenkins.", "supersede"),
+    ("We moved the standup from Tuesday to Thursday.", "We went back to Tuesday.", "supersede"),
+    # not a change back of this one: another value, or someone else's
+    ("We're moving auth from JWT to PASETO.", "we're reverting to Basic auth.", "new"),
+    ("We switched the CI from Jenkins to GitHub Actions.", "My sister went back to Jenkins.", "related"),
+])
+def test_a_change_undone_retires_the_change(memory: Memory, old: str, new: str, action: str) -> None:
+    memory.facts.curator.write({"text": old, "valid_from": "2024-01-01"})
+    assert memory.facts.curator.write({"text": new, "valid_from": "2024-06-01"}).action == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # a list that grew says more than the fact: confirming it had hidden shellfish for good (found by a life-assistant bot's
+    # builder); the shorter said after the longer is the fact heard again
+    ("I'm allergic to peanuts.", "I'm allergic to peanuts and shellfish.", "supersede"),
+    ("Miso is allergic to chicken.", "Miso is allergic to chicken and beef.", "supersede"),
+    ("Miso is allergic to chicken.", "Miso is allergic to chicken, beef and lamb.", "supersede"),
+    # ... not a value said more narrowly, nor a clause of its own
+    ("We deploy to Fly.io.", "We deploy to Fly.io on Tuesdays and Thursdays only.", "related"),
+    ("The user works remotely.", "The user works remotely and visits the London office once a quarter.", "related"),
+    ("I'm allergic to peanuts and shellfish.", "I'm allergic to peanuts.", "confirm"),
+    ("We deploy to Fly.io.", "We deploy to Fly.io now.", "confirm"),
+])
+def test_a_list_that_grew_is_no_confirmation(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # a dose is a quantity, not a name, and the doctor who changed it is not whose it is ("doctor lowered the sertraline to
+    # 75mg" was only related to "I take sertraline 100mg every morning.", found by a life-assistant bot's builder)
+    ("I take sertraline 100mg every morning.", "doctor lowered the sertraline to 75mg", "supersede"),
+    ("I take sertraline 100mg every morning.", "My doctor lowered my sertraline to 75mg.", "supersede"),
+    ("My sister takes sertraline 100mg.", "I take sertraline 75mg.", "related"),
+])
+def test_a_dose_changed_by_the_doctor(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided_with_the_local_model(memory, old, new) == action
+
+
 @pytest.mark.parametrize(("new", "action"), [
     ("We moved error tracking to Rollbar.", "supersede"),  # was new: "for error tracking" read as the value
     ("We use Rollbar for error tracking now.", "supersede"),

@@ -740,3 +740,17 @@ def test_a_markdown_table_gives_no_value_of_another(mem: Memory) -> None:
     marks = _marks(mem, [("bot-cfg", config, "2026-10-09T14:00:00Z"), ("bot-table", table, "2026-11-01T14:00:00Z")],
                    "how many warmup steps do we use now?")
     assert set(marks.values()) == {""}
+
+
+def test_two_settings_named_in_code_give_no_newer_value_of_each_other(mem: Memory) -> None:
+    """Found by a platform team's engineer: "bump STRIPE_WEBHOOK_TIMEOUT from 10s to 25s …" was marked an earlier value of
+    "bump the JWKS fetch timeout from 2s to 5s" (a model read the Stripe timeout as 5s now): a setting's name in code is a
+    name, as "JWKS" is; one setting said again with another value is still marked."""
+    said = [("stripe", "bump STRIPE_WEBHOOK_TIMEOUT from 10s to 25s in billing/settings.py, stripe p99 was 14s", "2025-06-05T09:00:00Z"),
+            ("jwks", "bump the JWKS fetch timeout from 2s to 5s, the IdP is slow from eu-west", "2025-06-06T09:00:00Z")]
+    assert _marks(mem, said, "what changed in the stripe webhook timeout")["stripe"] == ""
+    said = [("pool", "set pool_size to 10 in db.py for the billing workers", "2025-06-05T09:00:00Z"),
+            ("again", "billing workers: pool_size is 20 now", "2025-06-07T09:00:00Z"),
+            ("other", "search workers: max_conns is 40 now", "2025-06-09T09:00:00Z")]
+    marks = _marks(mem, said, "what is the billing workers pool_size?")
+    assert marks["pool"].startswith("earlier; newer:") and marks["again"] == ""

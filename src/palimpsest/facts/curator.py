@@ -385,7 +385,8 @@ def _names(text: str) -> set[str]:
         if not w or w.lower() in STOP_WORDS and not (w in ("A", "B") and not opening):
             continue  # but "Server A" / "Server B" name two things
         letters = re.search(r"[^\W\d_]", w)
-        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w)))
+        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w))
+                                          and not slots.QUANTITY.fullmatch(w.lower()))  # "100mg" is no name: a dose
         if (w.isupper() and (len(w) > 1 or w != "I")) or (w[0].isupper() and not opening) or ident:
             out.add(ALIASES.get(w.lower(), w.lower()))
     return out
@@ -449,8 +450,14 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    moved=whole is not None and whole.verb == "change",
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
                    scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
-                   others=slots.others(candidate, existing) or _two_named(candidate, whole, existing, before),
+                   others=slots.others(candidate, existing) and not _acted(before, whole) or _two_named(candidate, whole, existing, before),
                    added=numbers_b < numbers_a)  # (where the fact said none: "… does great croissants." / "… closes at 3 pm.")
+
+
+def _acted(before: slots.Slot | None, whole: slots.Slot | None) -> bool:
+    """One of the two is a change made by someone to another's thing: "doctor lowered the sertraline to 75mg" is said of
+    my dose, not of the doctor (it had been another person's, and "I take sertraline 100mg" stayed current beside it)."""
+    return any(s is not None and s.actor for s in (before, whole))
 
 
 _NO_SUBJECT_NAMES = frozenset(["finally", "again", "suddenly", "apparently", "basically", "honestly", "luckily", "sadly"])

@@ -109,6 +109,11 @@ _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|wa
                      r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed|"
                      r"relocated|transferred|promoted|slipped|ported|traded|converted|extended|reverted|reverting|(?:rolled|rolling)(?=\s+back\b))"
                      r"(?:\s+(?!from\b|back\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
+# a number with its unit or written short, no name: "is it still 5mg?" asks of the dose, and "10mg" is its newer value
+# ("5mg", "4tb", "3e-4", "6k", "7am" had been kinds of names, and a question quoting the old value lost its mark: review);
+# "100mg" / "75mg" had been two names of two things to the curator, and a dose lowered no dose (a life-assistant bot's)
+QUANTITY = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+|k|m|g|kg|mg|mcg|ml|l|km|cm|mm|tb|gb|mb|kb|ms|s|h|hrs?|mins?|am|pm|x|st|nd|"
+                      r"rd|th|mph|w|kw|kwh|hz|ghz|mhz|px|pt|fps|rpm|psi|ft|lbs?|oz|%)")
 _PRESENT_MOVES = frozenset(["move", "moves", "switch", "switches", "shift", "shifts"])
 _HABIT = re.compile(r"\b(?:every|each|usually|always|often|sometimes|whenever|most days|on weekends|on weekdays)\b", re.IGNORECASE)
 _REBUILT = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+)?(?:rebuilt|rewrote|rewritten|reimplemented|re-implemented|redid)\s+"
@@ -257,6 +262,7 @@ class Slot:
     change: bool = False
     old_value: list[str] = field(default_factory=list)
     verb: str = ""
+    actor: str = ""  # who made the change, when not its holder: "the doctor" of "the doctor lowered my dose to 10mg"
 
     @property
     def single(self) -> bool:
@@ -569,8 +575,10 @@ def _structural(s: str, original: str) -> Slot | None:
         subj = m.group("subj")
         obj = m.groupdict().get("obj") or ""
         holder, attr = _holder_attr(subj)
+        actor = ""
         if obj and subj not in PRONOUNS and obj.split()[0] in DETERMINERS - {"a", "an", "some"}:
             holder, attr = _holder_attr(obj)  # "The airline moved my flight to May 4": what moved is my flight, not the airline
+            actor = subj
         if subj in PRONOUNS:
             holder, attr = PRONOUNS[subj], _holder_attr(obj)[1] if obj else []
             if not attr and m.groupdict().get("verb") in ("moved", "moving"):
@@ -589,7 +597,7 @@ def _structural(s: str, original: str) -> Slot | None:
         if purpose and len(value) > 1:
             attr = attr + _words(purpose.group(1))
             value = _words(m.group("val")[: purpose.start()])
-        return Slot(holder, attr, value, change=True, old_value=_words(old), verb="change")
+        return Slot(holder, attr, value, change=True, old_value=_words(old), verb="change", actor=actor)
     return None
 
 
@@ -1170,6 +1178,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "changed"  # "we're reverting to JWT." of "We're moving auth from JWT to PASETO.": the value it left is back
     if not same_holder(a, b) or not same_attribute(a, b) or _possessors_apart(old_text, new_text, b):
         return "topic" if _same_topic(a, b, old_text, new_text) else None
+    if _grew(a, b) and a.negated == b.negated:
+        return "changed"  # "I'm allergic to peanuts and shellfish." of "… to peanuts.": the list holds more now
     if same_value(a, b):
         return "negated" if a.negated != b.negated else "same"
     if b.additive or a.additive or _preps_apart(a, b) or _a_feeling(a.value, old_text) or _a_feeling(b.value, new_text):
@@ -1199,6 +1209,21 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     if a.single or b.change or _count_changed(a, b):
         return "changed"
     return "beside"
+
+
+_JOINS = frozenset(["and", "&", "plus"])
+
+
+def _grew(a: Slot, b: Slot) -> bool:
+    """`b`'s value is `a`'s with a few more items joined on ("peanuts" / "peanuts and shellfish", "… chicken" / "… chicken,
+    beef and lamb": confirmed as the same value, it had hidden the shellfish for good, found by a life-assistant bot's
+    builder); not `a`'s value said more narrowly ("Fly.io on Tuesdays and Thursdays only") nor a clause of its own
+    joined on ("works remotely and visits the London office once a quarter")."""
+    old, new = [w.lower() for w in a.value], [w.lower() for w in b.value]
+    rest = new[len(old):]
+    joined = rest[:1] == ["and"] or rest[:1] == ["&"] or len(rest) >= 3 and rest[-2] in _JOINS
+    return bool(content(old)) and new[:len(old)] == old and joined and len(rest) <= 4 \
+        and not any(w in _PREPS or _base(w) is not None for w in rest)
 
 
 def _undone(a: Slot, b: Slot) -> bool:

@@ -50,7 +50,7 @@ from functools import cache
 
 from .. import when
 from ..facts.echoes import FUNCTION_WORDS
-from ..facts.slots import SERIES
+from ..facts.slots import QUANTITY, SERIES
 from ..search.floor import beyond_model
 from .block import LINE_TOKENS, RecallItem
 
@@ -258,8 +258,10 @@ def _kinds(text: str) -> dict[str, str]:
 _OPENS = re.compile(r"(?:^|[.!?:]\s+|\n)(?:(?:the|our|my)\s+)?$", re.IGNORECASE)  # what opens a sentence, up to a subject
 
 
-# a name: a capitalised word inside a sentence ("The Atlas API", "on Redis"), or an acronym anywhere ("API", "DB")
-_NAME = re.compile(r"(?<![.!?:]\s)(?<!^)(?<![.!?:])(?<![\w+#-])[A-Z][\w+#-]*[a-z0-9]\b|\b[A-Z][A-Z0-9]+\b")
+# a name: a capitalised word inside a sentence ("The Atlas API", "on Redis"), an acronym anywhere ("API", "DB"), or a name
+# in code joined by underscores ("STRIPE_WEBHOOK_TIMEOUT", "pool_size": "bump STRIPE_WEBHOOK_TIMEOUT from 10s to 25s" had been
+# an earlier value of "bump the JWKS fetch timeout from 2s to 5s", found by a platform team's engineer)
+_NAME = re.compile(r"\b[^\W\d_][^\W_]*(?:_[^\W_]+)+\b|(?<![.!?:]\s)(?<!^)(?<![.!?:])(?<![\w+#-])[A-Z][\w+#-]*[a-z0-9]\b|\b[A-Z][A-Z0-9]+\b")
 _NOT_NAMES = _NOT_UNITS | {"i", "i'm", "i've", "i'll", "i'd", "today", "tonight", "tomorrow", "yesterday"}
 
 
@@ -283,15 +285,9 @@ _NUMBERED = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[^\W\d_])(?![\d.]+(?:
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
 
-# a number with its unit or written short, no name: "is it still 5mg?" asks of the dose, and "10mg" is its newer value
-# ("5mg", "4tb", "3e-4", "6k", "7am" had been kinds of names, and a question quoting the old value lost its mark: review)
-_QUANTITY = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+|k|m|g|kg|mg|mcg|ml|l|km|cm|mm|tb|gb|mb|kb|ms|s|h|hrs?|mins?|am|pm|x|st|nd|"
-                       r"rd|th|mph|w|kw|kwh|hz|ghz|mhz|px|pt|fps|rpm|psi|ft|lbs?|oz|%)")
-
-
 def numbered(text: str) -> dict[str, str]:
     """The names with a number a text says, folded to lower case, each with its kind (`_NUMBERED`); no quantity."""
-    return {n: _DIGITS.sub("#", n) for n in (m.group().lower() for m in _NUMBERED.finditer(text)) if not _QUANTITY.fullmatch(n)}
+    return {n: _DIGITS.sub("#", n) for n in (m.group().lower() for m in _NUMBERED.finditer(text)) if not QUANTITY.fullmatch(n)}
 
 
 def _another(said: _Said, asked: frozenset[str]) -> bool:
