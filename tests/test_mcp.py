@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,48 @@ def test_remote_calls_only_tool_names() -> None:
         with pytest.raises(NotFound):
             remote.call(name, {})
     remote.close()
+
+
+def test_recall_over_stdio_is_kept_to_the_repository_it_was_started_in(memory: Memory, store_url: str, tmp_path: Path) -> None:
+    """Found by a shared server's user: from acme/platform's billing service, `memory_recall` through the entry
+    `setup claude-code --url` wrote (`palimpsest mcp --remote`) held acme/search-infra's "now uses PASETO v4.public",
+    which the recall hook kept out. A stdio server's calls that name no `project` take the repository of the folder
+    the harness started it in; a named project wins, and "*" asks across repositories."""
+    from palimpsest.harness.project import project_of
+
+    work = tmp_path / "work"
+    for name in ("platform", "search-infra"):
+        (work / name).mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(work / name)], check=True)
+        subprocess.run(["git", "-C", str(work / name), "remote", "add", "origin", f"git@github.com:acme/{name}.git"], check=True)
+    (work / "platform" / "services" / "billing").mkdir(parents=True)
+    (tmp_path / "desk").mkdir()
+    for session, repo, text in (("s1", "platform", "Decision: we are moving auth from JWT to PASETO v4.local."),
+                                ("s7", "search-infra", "search-infra now uses PASETO v4.public for internal tokens.")):
+        memory.append(session, "user", text)
+        memory.tags.add(f"project:{project_of(str(work / repo))}", session=session)
+    command, prefix = _command()
+    question = {"query": "are we still moving auth to PASETO?", "budget": 2000}
+    with ServerThread(memory) as url:
+        env = {"PALIMPSEST_HOME": str(tmp_path / "client-home"), "PALIMPSEST_EMBEDDER": "none", "PATH": os.environ.get("PATH", ""),
+               "PALIMPSEST_URL": url, "PYTHONPATH": os.environ.get("PYTHONPATH", "")}  # (the tree under test, run from a clone)
+
+        def blocks(args: list[str], cwd: Path, *scopes: dict[str, str]) -> list[str]:
+            params = StdioServerParameters(command=command, args=[*prefix, *args], env=env, cwd=str(cwd))
+
+            async def main() -> list[str]:
+                async with Client(params, read_timeout_seconds=60) as client:
+                    answers = [await client.call_tool("memory_recall", {**question, **scope}) for scope in scopes]
+                    return [a.structured_content["block"] if a.structured_content else str(a.content) for a in answers]
+            return anyio.run(main)
+
+        billing = work / "platform" / "services" / "billing"
+        remote = blocks(["mcp", "--remote"], billing, {}, {"project": "*"}, {"project": "acme/search-infra"})
+        env.update(PALIMPSEST_HOME=str(memory.settings.home_path), PALIMPSEST_STORE=store_url)
+        local = blocks(["mcp"], billing, {})
+        nowhere = blocks(["mcp"], tmp_path / "desk", {})  # (Claude Desktop starts servers in / or the home folder)
+    for here in (remote[0], local[0]):
+        assert "PASETO v4.local" in here and "v4.public" not in here, here
+    assert "v4.local" in remote[1] and "v4.public" in remote[1]
+    assert "v4.public" in remote[2] and "v4.local" not in remote[2]
+    assert "v4.local" in nowhere[0] and "v4.public" in nowhere[0]

@@ -23,6 +23,11 @@ def project_of(cwd: str | None) -> str | None:
     A worktree resolves to its main repository (`--git-common-dir` points there)."""
     if not cwd or not Path(cwd).is_dir():
         return None
+    return repository_of(cwd) or _short(str(Path(cwd).resolve()))
+
+
+def repository_of(cwd: str) -> str | None:
+    """The project of a folder inside a git repository (`project_of`'s first two answers), None outside one."""
     url = _git(cwd, "config", "--get", "remote.origin.url")
     if url:
         name = _repository_name(url)
@@ -32,7 +37,7 @@ def project_of(cwd: str | None) -> str | None:
     if common:
         root = Path(common)
         return _short(str(root.parent if root.name == ".git" else root))
-    return _short(str(Path(cwd).resolve()))
+    return None
 
 
 MAX_CHARS = 200  # a tag's value (`tags`): a deeper folder's path is named by its end and a hash of the whole

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from typing import Any
 
@@ -26,6 +27,7 @@ from mcp_types import INTERNAL_ERROR
 
 from .. import __version__, tools
 from ..errors import PalimpsestError
+from ..harness.project import repository_of
 from ..memory import Memory
 from .deadline import within
 
@@ -52,14 +54,15 @@ def _text(value: Any) -> list[types.ContentBlock]:
     return [types.TextContent(type="text", text=json.dumps(value, ensure_ascii=False, default=str))]
 
 
-def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
-    """A low-level MCP server whose tools are the registry's (write tools only with the flag)."""
+def build_server(memory: Memory, enable_write: bool, project: str | None = None) -> Server[Any]:
+    """A low-level MCP server whose tools are the registry's (write tools only with the flag);
+    `project`: the repository its recall is kept to when a call names none (`with_defaults`)."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[_tool(t) for t in await anyio.to_thread.run_sync(tools.available, enable_write, memory)])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        args = with_defaults(params.name, params.arguments or {}, memory.settings)
+        args = with_defaults(params.name, params.arguments or {}, memory.settings, project)
         try:
             result = await within(memory.settings.request_timeout, tools.call, memory, params.name, args, enable_write=enable_write)
         except PalimpsestError as exc:
@@ -78,15 +81,21 @@ def build_server(memory: Memory, enable_write: bool) -> Server[Any]:
 
 
 SESSION_WRITES = ("memory_append", "memory_ingest_session")
+PROJECT_SCOPED = ("memory_recall", "memory_context")  # the tools that take the recall hook's `project`
 
 
-def with_defaults(name: str, args: dict[str, Any], settings: Any) -> dict[str, Any]:
-    """A session write's arguments with the process's identity where they name none: an MCP
-    client launches `palimpsest mcp` with PALIMPSEST_AGENT / _CHANNEL / _PERSONA in its
-    environment rather than asking the model to say who it is on every call. What the
-    call names wins; other tools' arguments pass unchanged (so do ill-typed ones: the
+def with_defaults(name: str, args: dict[str, Any], settings: Any, project: str | None = None) -> dict[str, Any]:
+    """A call's arguments with what the process knows where they name none: a session write's
+    identity (an MCP client launches `palimpsest mcp` with PALIMPSEST_AGENT / _CHANNEL /
+    _PERSONA in its environment rather than asking the model to say who it is on every call),
+    and a recall's `project`, the repository the process was started in (`launching_project`).
+    What the call names wins; other tools' arguments pass unchanged (so do ill-typed ones: the
     schema check reports them)."""
-    if name not in SESSION_WRITES or not isinstance(args, dict):
+    if not isinstance(args, dict):
+        return args
+    if name in PROJECT_SCOPED and project and "project" not in args:
+        return {**args, "project": project}
+    if name not in SESSION_WRITES:
         return args
     out = dict(args)
     for field, value in (("agent", settings.mcp_agent), ("channel", settings.mcp_channel)):
@@ -104,11 +113,24 @@ def _schema_of(name: str, enable_write: bool) -> dict[str, Any] | None:
         return None
 
 
+def launching_project() -> str | None:
+    """The repository this process was started in, as the recall hook names it from its `cwd`:
+    Claude Code starts a stdio MCP server in the project's folder, and without it memory_recall
+    from acme/platform's billing service led with acme/search-infra's "now uses PASETO
+    v4.public" while the hook's block held none of it (a shared server's user). A folder in
+    no repository is no project here: Claude Desktop and Cline start servers in `/` or the
+    home folder, which would have kept every repository's sessions out."""
+    try:
+        return repository_of(os.getcwd())
+    except OSError:  # (a folder deleted under it)
+        return None
+
+
 async def run_stdio(memory: Memory, enable_write: bool) -> None:
     """Serve MCP on stdin/stdout until the client closes the stream."""
     from mcp.server.stdio import stdio_server
 
-    server = build_server(memory, enable_write)
+    server = build_server(memory, enable_write, launching_project())
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -170,8 +192,9 @@ class Remote:
         self._http.close()
 
 
-def build_remote_server(remote: Remote, settings: Any) -> Server[Any]:
-    """An MCP server whose tools are the remote server's: listed and called over its HTTP API."""
+def build_remote_server(remote: Remote, settings: Any, project: str | None = None) -> Server[Any]:
+    """An MCP server whose tools are the remote server's: listed and called over its HTTP API
+    (`project` as `build_server` takes it)."""
 
     async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
         try:
@@ -180,7 +203,7 @@ def build_remote_server(remote: Remote, settings: Any) -> Server[Any]:
             raise MCPError(INTERNAL_ERROR, f"{exc.code}: {exc}") from exc  # only "Internal server error"
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        args = with_defaults(params.name, params.arguments or {}, settings)
+        args = with_defaults(params.name, params.arguments or {}, settings, project)
         try:
             result = await anyio.to_thread.run_sync(remote.call, params.name, args)
         except PalimpsestError as exc:
@@ -195,6 +218,6 @@ async def run_remote_stdio(remote: Remote, settings: Any) -> None:
     """Serve the remote server's tools on stdin/stdout until the client closes the stream."""
     from mcp.server.stdio import stdio_server
 
-    server = build_remote_server(remote, settings)
+    server = build_remote_server(remote, settings, launching_project())
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

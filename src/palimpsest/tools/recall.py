@@ -13,8 +13,16 @@ SCOPE: dict[str, Any] = {
     "agent": {"type": "string", "minLength": 1, "description": "past messages and facts only from this agent's sessions"},
     "channel": {"type": "string", "minLength": 1, "description": "past messages and facts only from sessions of this channel"},
     "project": {"type": "string", "minLength": 1, "description": "the repository the turn is in: what was heard only in sessions of "
-                "other repositories (their project: tag) stays out; what no repository's session said stays in"},
+                "other repositories (their project: tag) stays out; what no repository's session said stays in. `palimpsest mcp` "
+                "started in a repository's folder gives its repository when a call names none; \"*\": every repository's"},
 }
+EVERY_PROJECT = "*"
+
+
+def _scope(args: dict[str, Any]) -> dict[str, Any]:
+    """The scope a call names; `project` "*" is none: the way to ask across repositories where `palimpsest mcp` gives
+    the repository it was started in (`server.mcp.with_defaults`)."""
+    return {k: args[k] for k in SCOPE if k in args and not (k == "project" and args[k] == EVERY_PROJECT)}
 
 
 @tool("memory_recall", "The memory a model should see before a turn about `query`: current facts, relevant past messages "
@@ -28,8 +36,7 @@ SCOPE: dict[str, Any] = {
              required=["query"]))
 def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
     options = {"live_tail": args["live_tail"]} if "live_tail" in args else {}
-    scope = {k: args[k] for k in SCOPE if k in args}
-    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), **scope, **options)
+    return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), **_scope(args), **options)
 
 
 @tool("memory_context", "The working context of a session for its system prompt: workspace files, the last messages "
@@ -40,8 +47,8 @@ def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
              required=["session"]))
 def memory_context(memory: Memory, args: dict[str, Any]) -> Any:
     # scoped as recall is: a bot's context for one user's session had held another agent's secrets (found by a new user)
-    scope = {k: args[k] for k in SCOPE if k in args}
-    return memory.context(args["session"], args.get("query"), last_n=args.get("last", 20), budget=args.get("budget", 4000), **scope)
+    return memory.context(args["session"], args.get("query"), last_n=args.get("last", 20), budget=args.get("budget", 4000),
+                          **_scope(args))
 
 
 @tool("memory_briefing", "What a model needs to resume a session after its context window was cleared.",
