@@ -193,6 +193,30 @@ def test_capture_while_writes_are_off_is_spooled_and_says_what_to_set(tmp_path: 
     memory.close()
 
 
+def test_capture_without_the_servers_token_is_spooled_says_what_to_set_and_replays(tmp_path: Path, user: Path) -> None:
+    """Found by a platform engineer with a shared server that wants a token: with PALIMPSEST_TOKEN empty or wrong the
+    hook said `dead 1 … note: server refused the batch with 401: {…"unauthorized"…}`, the next capture `dead 0`, exit 0,
+    and nothing named PALIMPSEST_TOKEN or `--requeue-dead`: the turns waited in dead/ for someone to find them. A token
+    is the client's configuration, not the batch's fault: spooled like writes off, replayed once the token is set."""
+    token = "the-team-token-123456"
+    settings = Settings.load(env={}, embedder="none", enable_write=True, token=token)
+    with Memory(tmp_path / "h", settings=settings) as memory, ServerThread(memory) as url:
+        for sent in ("", "a-wrong-token-000000"):
+            client = CaptureClient(url, tmp_path / "client", token=sent)
+            report = client.send([batch("s", [f"k{len(sent)}"])])
+            client.close()
+            assert (report.refused, report.spooled, report.dead) == (1, 1, 0), report.errors
+            assert "PALIMPSEST_TOKEN" in report.errors[0]
+        found = checks(tmp_path / "client", user, url)
+        assert found["spool"]["state"] == "problem" and "PALIMPSEST_TOKEN" in found["spool"]["detail"]
+        client = CaptureClient(url, tmp_path / "client", token=token)
+        report = client.send([])
+        client.close()
+        assert (report.replayed, report.refused) == (2, 0)
+        assert [e.event_key for e in memory.journal.read("s") if e.type == "message"] == ["k0", "k20"]
+    assert checks(tmp_path / "client", user, f"http://127.0.0.1:{free_port()}")["spool"]["detail"] == "empty"
+
+
 def test_the_server_refusal_names_the_setting(tmp_path: Path) -> None:
     import httpx
 

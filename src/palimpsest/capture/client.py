@@ -6,9 +6,11 @@ replayed in order; a batch the server rejects with 4xx is moved to `capture-spoo
 with the server's answer beside it (`palimpsest capture --requeue-dead` puts them back
 after the cause is fixed); a spool file that cannot be read is reported and moved to
 `capture-spool/corrupt/`. Replays are safe because the server dedupes by event key.
-A server whose writes are off (no capture route: 404, or 403 `write_disabled`) is not a
-bad batch: it is spooled like an unreachable server, counted as `refused`, and the
-message says what to set (`WRITES_OFF`); the batches replay once writes are on.
+A server that refuses this client — its writes off (no capture route: 404, or 403
+`write_disabled`), a token missing or wrong (401), another 403 — is not a bad batch: it is
+spooled like an unreachable server, counted as `refused`, the message says what to set
+(`WRITES_OFF`, `NO_TOKEN`) and the spool keeps it for `palimpsest doctor` (`Spool.refusal`);
+the batches replay once the setting is fixed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ BATCH_EVENTS = 500
 BATCH_BYTES = 8 * 1024 * 1024
 WRITES_OFF = ("the server at {url} refuses capture: its writes are off (capture is a write). Restart it with "
               "PALIMPSEST_ENABLE_WRITE=1 (e.g. `PALIMPSEST_ENABLE_WRITE=1 make run`); the batch is spooled and replays then")
+NO_TOKEN = ("the server at {url} wants its token and {sent}: set PALIMPSEST_TOKEN to the server's token where the harness "
+            "runs (setup writes no token into any file); the batch is spooled and replays at the next capture after that")
+REFUSED = "the server at {url} refuses this client ({answer}); the batch is spooled and replays at the next capture once that is fixed"
 
 
 class Spool:
@@ -42,6 +47,7 @@ class Spool:
         self.root = Path(home) / "capture-spool"
         self.dead = self.root / "dead"
         self.corrupt = self.root / "corrupt"
+        self.refusal_file = self.root / "refused.reason"
 
     def put(self, batch: dict[str, Any]) -> Path:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -76,10 +82,24 @@ class Spool:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         target = folder / path.name
         os.replace(path, target)
-        fd = os.open(folder / (path.name + ".reason"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(reason + "\n")
+        _write_private(folder / (path.name + ".reason"), reason)
         return target
+
+    def refused(self, reason: str | None) -> None:
+        """Keep why the server refuses this client's batches (None: it took one): the hook's note shows once, in the
+        harness, while `doctor` is where one looks later."""
+        if reason is None:
+            self.refusal_file.unlink(missing_ok=True)
+            return
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _write_private(self.refusal_file, reason)
+
+    def refusal(self) -> str | None:
+        """Why the server refused the last batch, while it has taken none since."""
+        try:
+            return self.refusal_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
 
     def requeue_dead(self) -> int:
         """Put dead batches back in the spool (after the cause of their rejection was fixed)."""
@@ -120,8 +140,8 @@ class _Retry(Exception):
     """The server could not take the batch now (unreachable, 5xx): spool and retry later."""
 
 
-class _WritesOff(_Retry):
-    """The server takes no capture until its writes are enabled: spool, and say what to set."""
+class _Refused(_Retry):
+    """The server refuses this client until a setting is fixed (its writes, the token): spool, and say what to set."""
 
 
 class _Rejected(Exception):
@@ -139,6 +159,7 @@ class CaptureClient:
         self.zone = zone
         private_home(home)  # (the hook may be the first to write in it: the spool, the transcript cursors)
         self.spool = Spool(home)
+        self.token_sent = bool(token)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.http = http or httpx.Client(timeout=timeout, headers=headers, trust_env=False)
 
@@ -158,10 +179,9 @@ class CaptureClient:
             try:
                 self._post(batch, report)
             except _Retry as exc:
-                report.errors.append(str(exc))
+                self._not_now(exc, report)
                 self.spool.put(batch)
                 report.spooled += 1
-                report.refused += isinstance(exc, _WritesOff)
                 reachable = False
             except _Rejected as exc:
                 report.errors.append(str(exc))
@@ -181,8 +201,7 @@ class CaptureClient:
             try:
                 self._post(batch, report)
             except _Retry as exc:
-                report.errors.append(str(exc))
-                report.refused += isinstance(exc, _WritesOff)
+                self._not_now(exc, report)
                 return False
             except _Rejected as exc:
                 report.errors.append(str(exc))
@@ -193,6 +212,12 @@ class CaptureClient:
             report.replayed += 1
         return True
 
+    def _not_now(self, exc: _Retry, report: Report) -> None:
+        report.errors.append(str(exc))
+        if isinstance(exc, _Refused):
+            report.refused += 1
+            self.spool.refused(str(exc))
+
     def _post(self, batch: dict[str, Any], report: Report) -> None:
         try:
             response = self.http.post(self.url, json=batch)
@@ -200,16 +225,35 @@ class CaptureClient:
             raise _Retry(f"server unreachable: {type(exc).__name__}: {exc}") from None
         except (UnicodeEncodeError, ValueError, TypeError) as exc:  # no request could carry it: kept in dead/, never a traceback
             raise _Rejected(f"the batch cannot be sent as JSON: {exc}") from None
-        if response.status_code == 404 or (response.status_code == 403 and "write_disabled" in response.text):
-            raise _WritesOff(WRITES_OFF.format(url=self.url.removesuffix("/api/capture")))
+        _refusal(response, self.url.removesuffix("/api/capture"), self.token_sent)
         if response.status_code >= 500 or response.status_code in (408, 429):  # a timeout or too many requests: later
             raise _Retry(f"server answered {response.status_code}: {response.text[:300]}")
         if response.status_code >= 400:
             raise _Rejected(f"server refused the batch with {response.status_code}: {response.text[:1000]}")
         result = response.json().get("result", {})
+        self.spool.refused(None)
         report.posted += 1
         report.stored += int(result.get("stored", 0))
         report.duplicates += int(result.get("duplicates", 0))
+
+
+def _refusal(response: httpx.Response, url: str, token_sent: bool) -> None:
+    """Raise `_Refused` when the server refuses this client rather than the batch: a missing or wrong token had sent
+    each turn to dead/ with a bare `401 … unauthorized`, naming neither PALIMPSEST_TOKEN nor `--requeue-dead` (a
+    platform engineer's shared server), while the batch was fine and only the client's setting was wrong."""
+    status = response.status_code
+    if status == 404 or (status == 403 and "write_disabled" in response.text):
+        raise _Refused(WRITES_OFF.format(url=url))
+    if status == 401:
+        raise _Refused(NO_TOKEN.format(url=url, sent="the one sent is not it" if token_sent else "none was sent"))
+    if status == 403:
+        raise _Refused(REFUSED.format(url=url, answer=f"403: {response.text[:300]}"))
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text + "\n")
 
 
 def with_offsets(events: Any, zone: tzinfo | None) -> None:

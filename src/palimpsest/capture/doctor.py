@@ -284,7 +284,11 @@ class Doctor:
                                 "fix the cause, then `palimpsest capture --requeue-dead`"))
         else:
             checks.append(Check("dead letters", OK, "none"))
-        if pending:
+        refusal = spool.refusal()
+        if pending and refusal:  # (the server answers and refuses this client: "start the server" was no fix)
+            checks.append(Check("spool", PROBLEM, f"{pending} batches waiting: the server refused the last: {refusal}",
+                                "set what it names; they replay at the next capture, or `palimpsest capture --replay`"))
+        elif pending:
             checks.append(Check("spool", WARN, f"{pending} batches waiting for the server",
                                 "start the server; they replay at the next capture, or `palimpsest capture --replay`"))
         else:

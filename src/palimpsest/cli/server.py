@@ -155,7 +155,7 @@ def mcp(args: argparse.Namespace) -> None:
 
 def capture(args: argparse.Namespace) -> int:
     """Exit 0 when the batch was stored or spooled while the server is away; 1 when the hook's
-    input was unusable or the server refused the batch (writes off: spooled; rejected: set
+    input was unusable or the server refused the batch (writes off, a token: spooled; rejected: set
     aside in dead/), with the reason and the fix on stderr, which the harness shows for 1.
 
     Never 2: Claude Code reads exit code 2 from a hook as "block this prompt / tool call",
