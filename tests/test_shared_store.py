@@ -143,3 +143,26 @@ def test_a_client_machines_cli_says_it_reads_its_own_home_not_the_server(tmp_pat
         monkeypatch.setattr("palimpsest.cli.common.server_store", lambda url: "")
         assert main(["search", "rate limit"]) == 0
         assert "not the server" not in capsys.readouterr().err
+
+
+def test_a_client_whose_hooks_name_the_server_is_told_so_without_palimpsest_url(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a platform engineer: on a client set up with `setup claude-code --url http://HOST:PORT`, `search "jwt"`
+    and `stats` without PALIMPSEST_URL exported answered an empty table and 0 sessions from a new, empty home, with no
+    note — the warning came only with the variable, though `doctor` and `capture --replay` read the hooks' server."""
+    from palimpsest.capture import setup
+    from palimpsest.cli import main
+    from palimpsest.server.run import ServerThread
+    from test_setup import EXE
+
+    user = tmp_path / "user"
+    with Memory(tmp_path / "server", settings=Settings.load(env={}, embedder="none")) as served, ServerThread(served) as url:
+        served.append("s1", "user", "auth uses jwt with RS256")
+        setup.apply(setup.plan("claude-code", setup.Command(str(EXE), url=url), {"HOME": str(user)}), user / ".palimpsest")
+        monkeypatch.setenv("HOME", str(user))
+        monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+        monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+        for argv in (["search", "jwt"], ["stats"]):
+            assert main(argv) == 0, argv
+            said = capsys.readouterr().err
+            assert f"not the server at {url}" in said and str(user / ".palimpsest") in said, (argv, said)

@@ -50,7 +50,9 @@ class Doctor:
 
     def __init__(self, settings: Settings, env: dict[str, str], url: str | None = None, timeout: float = 3.0) -> None:
         self.settings, self.env = settings, env
-        self.url = (url or env.get("PALIMPSEST_URL") or _hooks_url(env) or settings.url).rstrip("/")  # (the variable set wins)
+        # the hooks' server, not the default one: doctor called it down while the hooks worked against theirs (a new
+        # user's); the variable set still wins
+        self.url = (url or env.get("PALIMPSEST_URL") or setup.hooks_url(env) or settings.url).rstrip("/")
         headers = {"Authorization": f"Bearer {settings.token}"} if settings.token else {}
         self.http = httpx.Client(timeout=timeout, headers=headers, trust_env=False)
         self.stats: dict[str, Any] | None = None
@@ -154,7 +156,7 @@ class Doctor:
                                     f"palimpsest setup {harness} (writes this binary's path)"))
             else:
                 checks.append(Check(f"hooks {harness}", OK, "recall before each turn, capture after it"))
-        urls = hooks_urls(self.env)
+        urls = setup.hooks_urls(self.env)
         if len(urls) > 1:  # (doctor asked one server: the default)
             checks.append(Check("hooks", WARN, f"the hooks talk to {len(urls)} servers: {', '.join(sorted(urls))}",
                                 "run `palimpsest setup <harness> --url URL` with one URL for all, or `palimpsest doctor --url` each"))
@@ -293,20 +295,6 @@ class Doctor:
                                 "start the server; they replay at the next capture, or `palimpsest capture --replay`"))
         else:
             checks.append(Check("spool", OK, "empty"))
-
-
-def _hooks_url(env: dict[str, str]) -> str | None:
-    """The server the installed hooks talk to, when `setup … --url` named one (and they all
-    name the same): doctor checked PALIMPSEST_URL's server and called it down while the hooks
-    worked against theirs (a new user's)."""
-    urls = hooks_urls(env)
-    return urls.pop() if len(urls) == 1 else None
-
-
-def hooks_urls(env: dict[str, str]) -> set[str]:
-    """Every server URL the installed hooks name (`--url`)."""
-    return {url for harness, folder in setup.harness_dirs(env).items() if folder.is_dir()
-            for url in setup.installed_flag(harness, env, "--url")}
 
 
 def _runnable(command: str) -> bool:

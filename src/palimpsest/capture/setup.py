@@ -485,6 +485,18 @@ def installed_flag(harness: str, env: dict[str, str], flag: str) -> set[str]:
     return values
 
 
+def hooks_urls(env: dict[str, str]) -> set[str]:
+    """Every server URL the installed hooks of this machine's harnesses name (`--url`)."""
+    return {url for harness, folder in harness_dirs(env).items() if folder.is_dir() for url in installed_flag(harness, env, "--url")}
+
+
+def hooks_url(env: dict[str, str]) -> str | None:
+    """The server this machine's hooks capture to, when `setup … --url` named one (and they all name the same): a
+    harness does not run in the user's shell, so the hooks hold the URL and PALIMPSEST_URL is often not exported."""
+    urls = hooks_urls(env)
+    return urls.pop() if len(urls) == 1 else None
+
+
 def _loopback(url: str) -> bool:
     import ipaddress
     from urllib.parse import urlsplit

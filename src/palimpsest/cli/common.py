@@ -77,7 +77,7 @@ def add_command(sub: Any, name: str, func: Callable[..., Any], help: str, *, jso
 
 def open_memory(args: argparse.Namespace, repair: bool = False, serving: bool = False) -> Any:
     """This machine's memory (`--home`, `--store`, else the settings), saying on stderr when
-    PALIMPSEST_URL names a server of another store (not for `serving`: `serve`, `worker`)."""
+    PALIMPSEST_URL, or else the installed hooks, name a server of another store (not for `serving`: `serve`, `worker`)."""
     from ..memory import Memory
 
     memory = Memory(home=args.home, store=args.store, repair=repair)
@@ -87,7 +87,7 @@ def open_memory(args: argparse.Namespace, repair: bool = False, serving: bool = 
 
 
 def say_whose(memory: Any) -> None:
-    """One line on stderr when PALIMPSEST_URL names a server that answers and serves another
+    """One line on stderr when this machine's server (`told_server`) answers and serves another
     store than this command's: on a client machine of a shared server (docs/server.md) `search`
     answered nothing and `stats` said sqlite, 0 messages, from an empty home while the server
     held 3,299 messages (a platform engineer's). The command still reads this memory: a CLI
@@ -95,15 +95,28 @@ def say_whose(memory: Any) -> None:
     from ..errors import redact_url
 
     settings = memory.settings
-    if settings.source("url") == "default":  # (the default port may be another user's server: no server of this home)
+    url = told_server(settings)
+    if url is None:
         return
-    theirs = server_store(settings.url)
+    theirs = server_store(url)
     if not theirs or theirs == memory.store_fingerprint:  # ("": a server that names no store: nothing to tell)
         return
     print(f"palimpsest: this command uses the memory in {memory.home} ({redact_url(settings.store_url)}), not the server at "
-          f"{redact_url(settings.url)}, which names another store (or this one by another address): to use the server's memory, run the command where it "
+          f"{redact_url(url)}, which names another store (or this one by another address): to use the server's memory, run the command where it "
           "runs, or set PALIMPSEST_STORE to its database here (several homes on one PostgreSQL: docs/server.md); an MCP "
           "client reaches its tools with `palimpsest mcp --remote`", file=sys.stderr)
+
+
+def told_server(settings: Any) -> str | None:
+    """The server this machine was told of: PALIMPSEST_URL when set, else the one its installed hooks capture to (`setup
+    --url`, which a harness reads from its own configuration: the variable is often not exported in the user's shell,
+    and `search` answered an empty table from a new home, silently). None for neither: the default port may be another
+    user's server, no server of this home."""
+    if settings.source("url") != "default":
+        return str(settings.url)
+    from ..capture.setup import hooks_url
+
+    return hooks_url(dict(os.environ))
 
 
 def journal_only(args: argparse.Namespace, why: Exception) -> Any:

@@ -177,10 +177,11 @@ def _capture(args: argparse.Namespace) -> int:
         Spool(home).requeue_dead()
     url = args.url
     if url is None and (args.replay or args.requeue_dead) and "PALIMPSEST_URL" not in os.environ:
-        from ..capture.doctor import hooks_urls
+        from ..capture.setup import hooks_url
 
-        named = hooks_urls(dict(os.environ))  # the spool holds what the hooks captured: it goes where they send it
-        url = named.pop() if len(named) == 1 else None  # (to the default port, it had gone to whoever listened there)
+        # the spool holds what the hooks captured: it goes where they send it (to the default port, it had gone to whoever
+        # listened there)
+        url = hooks_url(dict(os.environ))
     client = CaptureClient(url or settings.url, home, token=settings.token, timeout=settings.capture_timeout, zone=settings.zone)
     try:
         if args.replay or args.requeue_dead:
