@@ -563,3 +563,18 @@ def test_a_prompt_holding_a_lone_surrogate_is_captured_as_a_transcript_line_is(h
         client.close()
     assert (report.stored, report.dead) == (1, 0)
     assert [m.content for m in served.browse(session="lone-1")] == ["Bad \ufffd Heizung warm"]
+
+
+def test_an_output_shortened_for_a_server_elsewhere_is_said_to_stay_on_this_machine(home: Path, tmp_path: Path) -> None:
+    """Found by a platform engineer with a shared server: the note said "the whole payload stays in the transcript;
+    get_full reads it back", true only for a server on the machine holding the transcript; another machine's reads
+    its own disk."""
+    transcript = tmp_path / "big.jsonl"
+    lines = claude_lines("big-2")
+    lines[2]["message"]["content"][0]["content"] = "x" * (9 * 1024 * 1024)
+    write_lines(transcript, lines)
+    hook = {"session_id": "big-2", "transcript_path": str(transcript), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    client = CaptureClient("http://memory.example:8765", home / "client", http=_fake(200, {"ok": True, "result": {"stored": 6}}))
+    report = capture_hook(hook, client, home / "client")
+    note = next(e for e in report.errors if "shortened to fit" in e)
+    assert f"stays in the transcript on this machine, at {transcript}" in note and "get_full" not in note

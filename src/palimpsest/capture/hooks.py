@@ -30,6 +30,7 @@ from ..harness.project import project_of, project_of_session
 from ..records import session_id_of
 from . import notify
 from .client import BATCH_BYTES, CaptureClient, Report, split
+from .setup import loopback
 from .transcript import Transcript
 
 
@@ -135,8 +136,7 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
                     event["metadata"] = {**event.get("metadata", {}), "subagent_file": file.name}
             shortened = _fit(events)
             if shortened:
-                report.errors.append(f"{file.name}: {shortened} events larger than a batch shortened to fit "
-                                     "(the whole payload stays in the transcript; get_full reads it back)")
+                report.errors.append(f"{file.name}: {shortened} events larger than a batch shortened to fit ({_whole_in(file, client)})")
             if file == main:  # what the reader learned of the session, as an import keeps it (title, branch, version, model)
                 ctx = transcript.reader.context
                 head = {**head, "title": head.get("title") or ctx.title,
@@ -152,6 +152,14 @@ def _send_transcript(main: Path, client: CaptureClient, home: Path, head: dict[s
         if transcript.recoded:
             report.errors.append(f"{file.name}: {transcript.recoded} lines with bytes not UTF-8 kept with U+FFFD in their place")
     return report
+
+
+def _whole_in(file: Path, client: CaptureClient) -> str:
+    """Where a shortened payload's whole is. `get_full` reads the transcript from the server's disk, so only a server of
+    this machine reads it back: a shared server's user was told it would."""
+    if loopback(client.url):
+        return "the whole payload stays in the transcript; get_full reads it back"
+    return f"the rest stays in the transcript on this machine, at {file}"
 
 
 def _attributed(settings: dict[str, Any]) -> dict[str, Any]:

@@ -81,7 +81,7 @@ class Command:
     def mcp_argv(self) -> list[str]:
         """`palimpsest mcp`, with `--remote` for a server on another machine (a host not loopback): its tools then
         read and write that server's memory (they had served this machine's empty home)."""
-        return self.argv("mcp", *(["--remote"] if self.url and not _loopback(self.url) else []))
+        return self.argv("mcp", *(["--remote"] if self.url and not loopback(self.url) else []))
 
 
 @dataclass
@@ -497,7 +497,8 @@ def hooks_url(env: dict[str, str]) -> str | None:
     return urls.pop() if len(urls) == 1 else None
 
 
-def _loopback(url: str) -> bool:
+def loopback(url: str) -> bool:
+    """Whether `url` names a server of this machine (a loopback host), not a shared one elsewhere."""
     import ipaddress
     from urllib.parse import urlsplit
 
