@@ -11,8 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatgpt_tree import conversation
 from palimpsest import Memory, Settings
 from palimpsest.envelope import CLOSE, OPEN, count_tags, escape
+from palimpsest.importers import import_data
 from palimpsest.recall import RecallItem, Turn
 from palimpsest.tokens import count_tokens
 
@@ -134,6 +136,23 @@ def test_skill_hook_loads_a_triggered_skill(mem: Memory) -> None:
     mem.recaller.sources.append(("lead", deploy_skill))
     assert "skl_deploy" in mem.recall(None, "how do I deploy?").block
     assert "skl_deploy" not in mem.recall(None, "what is for lunch?").block
+
+
+def test_a_branch_not_kept_is_not_the_last_thing_said(mem: Memory) -> None:
+    """Found by a game developer importing her ChatGPT export: she edited 「ロゴは白抜きにする。」 into 「やっぱりロゴは
+    金色のグラデーションにする。」, read the answer and went back to the first wording; the live tail, the briefing's
+    most recent turns and the working context's ended on the gold logo, unmarked, as the last thing said."""
+    import_data(mem, conversation("logo", [
+        ("u1", None, "user", "キービジュアルの色、夕焼けのオレンジでいく。", 0), ("a1", "u1", "assistant", "夕焼けオレンジ、いいですね。", 1),
+        ("u2", "a1", "user", "ロゴは白抜きにする。", 2), ("a2", "u2", "assistant", "白抜きロゴなら夕焼けの上でも読みやすいです。", 3),
+        ("u3", "a1", "user", "やっぱりロゴは金色のグラデーションにする。", 60), ("a3", "u3", "assistant", "金色グラデーションのロゴは高級感が出ます。", 61),
+    ], current="a2"), "chatgpt")
+    live = [i.text for i in mem.recall("chatgpt-logo", "ロゴは何色？", 600).items if i.kind == "live"]
+    assert live[-1].endswith("白抜きロゴなら夕焼けの上でも読みやすいです。") and not any("金色" in t for t in live), live
+    kept = ["キービジュアルの色、夕焼けのオレンジでいく。", "夕焼けオレンジ、いいですね。", "ロゴは白抜きにする。",
+            "白抜きロゴなら夕焼けの上でも読みやすいです。"]
+    assert [m["content"] for m in mem.briefing("chatgpt-logo")["recent"]] == kept
+    assert [m["content"] for m in mem.context("chatgpt-logo", last_n=2)["recent"]] == kept[2:]
 
 
 def test_working_context_demotes_old_long_tool_output_and_reads_workspace(mem: Memory, tmp_path: Path) -> None:

@@ -321,6 +321,12 @@ class Message:
         """Who said it, when its metadata names them ("Caroline"), else ""."""
         return speaker_in(self.metadata, self.role)
 
+    @property
+    def alternate(self) -> bool:
+        """A branch the conversation left (`metadata.branch`: an imported ChatGPT conversation's edited prompt's first
+        wording, a regenerated answer's draft): kept and found, never what was last said nor a statement to distill."""
+        return (self.metadata or {}).get("branch") == "alternate"
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         del d["context"]

@@ -338,7 +338,7 @@ class Recaller:
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {envelope.field(echoes.partly[m.id].text, 80)}" if m.id in echoes.partly else
-                                    ALTERNATE if (m.metadata or {}).get("branch") == "alternate" else ""))
+                                    ALTERNATE if m.alternate else ""))
         return items
 
     def _shown_since(self, session: str) -> str:
@@ -357,9 +357,8 @@ class Recaller:
         if not session or n <= 0:
             return []
         until = parse_time(now, "now") if now is not None else parse_time(self.kernel.clock()) + timedelta(days=1)
-        recent = self.finder.browse(session=session, limit=n, newest_first=True, until=until)
         return [RecallItem(m.id, "live", said_day(m.created_at, m.metadata), _message_text(m), 0.0, session, at=m.created_at,
-                           keep=_lead_in(m)) for m in reversed(recent)
+                           keep=_lead_in(m)) for m in self._recent(session, n, until)
                 if _says_something(m) and not (m.metadata or {}).get("boilerplate")]  # (a slash command's markup took two of six)
 
     # -- built on recall -----------------------------------------------------------
@@ -385,8 +384,17 @@ class Recaller:
         return context.briefing(session, self.kernel.known_session(session), self.finder.browse(session=session, limit=20),
                                 context.recent_messages(self._recent(session, recent)), self.summaries.latest(session))
 
-    def _recent(self, session: str, n: int) -> list[Message]:
-        return list(reversed(self.finder.browse(session=session, limit=max(1, n), newest_first=True)))
+    def _recent(self, session: str, n: int, until: Any = None) -> list[Message]:
+        """The session's last `n` messages (said before `until`), oldest first: the live tail, the briefing's and the working
+        context's recent turns. Not a branch the conversation left: an imported ChatGPT prompt edited into "やっぱりロゴは
+        金色のグラデーションにする。", answered, then left for the first wording, had been the last thing said."""
+        n, kept, offset = max(1, n), [], 0
+        while True:
+            page = self.finder.browse(session=session, limit=n, offset=offset, newest_first=True, until=until)
+            kept += [m for m in page if not m.alternate]
+            if len(kept) >= n or len(page) < n:
+                return list(reversed(kept[:n]))
+            offset += n
 
 
 # a line of a branch the conversation left (an edited prompt's first wording, a regenerated answer's draft: an imported
