@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from chatgpt_tree import conversation
 from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
@@ -605,6 +606,40 @@ def test_a_compaction_summary_and_a_sub_agent_prompt_are_nobodys_statements(memo
     result = memory.distiller.close_turn("cc1", use_llm=False)
     assert [f.text for f in memory.facts.query()] == ["We use pnpm for the monorepo."], result
     assert not any("Yarn" in d["text"] or "Summary" in d["text"] for d in result.decisions)
+
+
+def _release(said: list[str]) -> dict[str, Any]:
+    """A release date said, then a change of it edited into another (the first wording a branch not kept)."""
+    plan, left, kept = said
+    return conversation("release", [("u1", None, "user", plan, 0), ("a1", "u1", "assistant", "OK.", 1),
+                                     ("u2", "a1", "user", left, 2), ("a2", "u2", "assistant", "Noted.", 3),
+                                     ("u3", "a1", "user", kept, 9), ("a3", "u3", "assistant", "Noted.", 10)], current="a3")
+
+
+def test_a_branch_not_kept_is_never_distilled(home: Path, store_url: str, fake: FakeOpenAI) -> None:
+    """Found by a game developer importing her ChatGPT export: 「リリースを2027年4月に延期しようかな」, edited into
+    「リリースは2027年6月に延期する。」, went to the model as a turn, and the release's history held an April she never decided."""
+    from palimpsest.importers import import_data
+
+    fake.responder = lambda body: Reply.json({"summary": "a turn", "facts": [], "corrections": [], "tasks": []})
+    s = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0", llm_structured="json_schema")
+    with Memory(home, store_url, settings=s) as memory:
+        import_data(memory, _release(["リリース目標は2027年3月。", "リリースを2027年4月に延期しようかな", "リリースは2027年6月に延期する。"]), "chatgpt")
+        memory.worker(tasks=["distill"]).drain()
+        memory.distiller.close_turn("chatgpt-release")
+        prompts = [body["messages"][1]["content"] for body in fake.requests]
+        assert any("6月" in p for p in prompts) and not any("4月" in p for p in prompts), prompts
+
+
+def test_a_branch_not_kept_is_never_distilled_by_the_local_rules(memory: Memory) -> None:
+    from palimpsest.importers import import_data
+
+    import_data(memory, _release(["The release date is March 2027.", "The release date is April 2027.",
+                                  "The release date is June 2027."]), "chatgpt")
+    memory.worker(tasks=["distill"]).drain()
+    memory.distiller.close_turn("chatgpt-release", use_llm=False)
+    said = [f.text for f in memory.facts.query(status="all")]
+    assert "The release date is June 2027." in said and not any("April" in t for t in said), said
 
 
 def test_the_cli_says_how_to_go_on_when_the_model_fails(home: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str],

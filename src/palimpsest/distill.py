@@ -201,9 +201,12 @@ def nobodys_word(m: Message) -> bool:
     """A message no one said as a statement of theirs: a harness's instructions (`boilerplate`),
     the summary a compaction wrote (`compact_summary`: a restatement, "Summary: the user switched
     the repo from pnpm to bun." had superseded the turn it restated), and the prompt an agent
-    wrote to its sub-agent (a `sidechain` user turn: the model's words, not the person's)."""
+    wrote to its sub-agent (a `sidechain` user turn: the model's words, not the person's), and a branch the conversation
+    left (`Message.alternate`: an imported ChatGPT prompt "リリースを2027年4月に延期しようかな", edited into "…2027年6月に
+    延期する", had given the release's history an April never decided)."""
     meta = m.metadata or {}
-    return bool(meta.get("boilerplate") or meta.get("compact_summary") or (meta.get("sidechain") and m.role == "user"))
+    return bool(meta.get("boilerplate") or meta.get("compact_summary") or (meta.get("sidechain") and m.role == "user")
+                or m.alternate)
 
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -289,7 +292,7 @@ class Distiller:
         key = key or f"turn:{session}:{messages[0].id}"
         said = [m for m in messages if not nobodys_word(m)]
         if not said:
-            return Distilled(session, {}, "none", skipped="only harness boilerplate, compaction summaries or sub-agent prompts")
+            return Distilled(session, {}, "none", skipped="only harness boilerplate, compaction summaries, sub-agent prompts or branches not kept")
         messages = said
         if key in self.kernel.decisions.latest(SYSTEM_SESSION) or self._distilled_elsewhere(messages):
             return Distilled(session, {}, "none", skipped=f"already distilled ({key})")
