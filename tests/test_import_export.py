@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from chatgpt_tree import conversation
 from palimpsest import Memory, Settings
 from palimpsest.cli import main
 from palimpsest.errors import InvalidInput
@@ -1251,3 +1252,38 @@ def test_a_chatgpt_node_time_written_as_text_is_its_time(memory: Memory, tmp_pat
     assert import_file(memory, path).ok
     times = [m.created_at[:16] for m in everything(memory, session=f"chatgpt-{conv['id']}")]
     assert times and len(set(times)) == len(times) and all(t.startswith("2026-09-18T14:") for t in times)
+
+
+def _crash(current: str = "a2") -> dict[str, Any]:
+    """A conversation with a regenerated answer (`a2` the newer), the user's next prompt under it."""
+    return conversation("crash", [("u1", None, "user", "シーン切り替えで落ちる。", 0), ("a1", "u1", "assistant", "ログを見せてください。", 1),
+                                  ("a2", "u1", "assistant", "RID が解放済みです。", 2), ("u2", "a2", "user", "preloadで直った", 3)],
+                        current=current)
+
+
+def test_a_malformed_chatgpt_conversation_is_reported_and_the_others_imported(memory: Memory, tmp_path: Path) -> None:
+    """Found by a game developer importing her ChatGPT export: one conversation whose `mapping` was a list made the whole
+    file "a JSON document of no known format", nothing imported."""
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([{"title": "broken", "conversation_id": "bad", "mapping": [1, 2, 3]}, _crash()], ensure_ascii=False))
+    report = import_file(memory, path)
+    assert report.stored == 4 and [str(p) for p in report.problems] == [
+        "conversation 1: not a conversation (an object with a `mapping` of nodes)"]
+
+
+def test_a_chatgpt_current_node_naming_no_node_keeps_the_newest_branch(memory: Memory) -> None:
+    """Found by a game developer importing her ChatGPT export: a `current_node` naming no node made every message a
+    branch not kept."""
+    import_data(memory, _crash(current="nope"), "chatgpt")
+    said = [(m.content, m.metadata["branch"]) for m in everything(memory, session="chatgpt-crash")]
+    assert said == [("シーン切り替えで落ちる。", "current"), ("ログを見せてください。", "alternate"), ("RID が解放済みです。", "current"),
+                    ("preloadで直った", "current")]
+
+
+def test_chatgpt_parts_written_as_a_string_are_the_text(memory: Memory) -> None:
+    """Found by a game developer importing her ChatGPT export: `parts` written as a string was stored as
+    '{"parts": "parts as a string"}'."""
+    conv = _crash()
+    conv["mapping"]["u2"]["message"]["content"]["parts"] = "preloadで直った"
+    import_data(memory, conv, "chatgpt")
+    assert everything(memory, session="chatgpt-crash")[-1].content == "preloadで直った"

@@ -5,7 +5,7 @@ parent, children}`); a prompt edited or an answer regenerated is a sibling branc
 `current_node` is the leaf of the branch the user last saw. Every node with a message becomes
 one message — every branch, so nothing said is lost — in the order of the tree (a node before
 its children, earlier siblings first), with `metadata.branch` `current` (on the path to
-`current_node`) or `alternate`, and the node's id as its event key (`chatgpt:<node id>`):
+`current_node`, or to the newest leaf when it names no node) or `alternate`, and the node's id as its event key (`chatgpt:<node id>`):
 importing a later export stores only what is new. The session is `chatgpt-<conversation id>`
 (or `--session`), titled with the conversation's title.
 
@@ -19,13 +19,15 @@ instructions (hidden nodes repeated in every conversation) and the app's own not
 is the node's `create_time` (epoch seconds), else the conversation's start, else its last
 update. The role is the author's (`user`, `assistant`, `system`, `tool`, with a tool's name in
 `metadata.tool`); the empty system and tool nodes the app writes for itself (no text) are
-counted, not stored. A conversation with no id is named from its title and start.
+counted, not stored. A conversation with no id is named from its title and start; one that is no object
+with a `mapping` of nodes is reported by its place in the list, and the others imported.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidInput
@@ -37,9 +39,10 @@ AGENT = "chatgpt"
 
 
 def looks_like(doc: Any) -> bool:
-    """A ChatGPT export: a list of conversations (or one) holding a `mapping` of nodes."""
-    first = next((x for x in doc if isinstance(x, dict)), None) if isinstance(doc, list) else doc
-    return isinstance(first, dict) and isinstance(first.get("mapping"), dict)
+    """A ChatGPT export: a list of conversations (or one), one of them holding a `mapping` of nodes (the others are
+    `plan_chatgpt`'s to report: a first conversation whose `mapping` was a list had made the whole export "a JSON
+    document of no known format", nothing imported)."""
+    return any(isinstance(x, dict) and isinstance(x.get("mapping"), dict) for x in (doc if isinstance(doc, list) else [doc]))
 
 
 def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
@@ -117,7 +120,10 @@ def _in_order(mapping: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _current_path(mapping: dict[str, Any], leaf: Any) -> set[str]:
-    """The ids from `current_node` up to the root: the branch the user last saw."""
+    """The ids from `current_node` up to the root: the branch the user last saw. A `current_node` naming no node is the
+    newest leaf (one naming a node the export left out had made every message a branch not kept)."""
+    if not (isinstance(leaf, str) and leaf in mapping):
+        leaf = _newest_leaf(mapping)
     path: set[str] = set()
     while isinstance(leaf, str) and leaf in mapping and leaf not in path:
         path.add(leaf)
@@ -125,13 +131,31 @@ def _current_path(mapping: dict[str, Any], leaf: Any) -> set[str]:
     return path
 
 
+def _newest_leaf(mapping: dict[str, Any]) -> Any:
+    """The id of the node with no children said last (by its message's time; of two said at once, the later in the
+    tree's order), or None."""
+    leaves = [n for n in _in_order(mapping) if not any(c in mapping for c in n.get("children") or [])]
+    return max(reversed(leaves), key=_said_at, default={}).get("id")
+
+
+def _said_at(node: dict[str, Any]) -> datetime:
+    message = node.get("message") if isinstance(node.get("message"), dict) else {}
+    try:
+        return parse_time(_time(message.get("create_time")))
+    except InvalidInput:  # no time, or none between the years 1 and 9999: before any other
+        return datetime.min.replace(tzinfo=UTC)
+
+
 def _text(content: Any) -> tuple[str, str]:
     """(text, content type) of a message's content."""
     if not isinstance(content, dict):
         return ("" if content is None else str(content)), "text"
     kind = str(content.get("content_type") or "text")
-    if isinstance(content.get("parts"), list):
-        return "\n".join(p for p in (_part(x) for x in content["parts"]) if p), kind
+    parts = content.get("parts")
+    if isinstance(parts, str):  # one part written bare (a rewritten export's: it had been stored as '{"parts": "…"}')
+        parts = [parts]
+    if isinstance(parts, list):
+        return "\n".join(p for p in (_part(x) for x in parts) if p), kind
     if kind in ("tether_quote", "sonic_webpage", "tether_browsing_display"):  # a page read: its title and address too
         return "\n".join(str(content[k]) for k in ("title", "url", "domain", "text", "result", "summary") if content.get(k)), kind
     if kind == "thoughts" and isinstance(content.get("thoughts"), list):
