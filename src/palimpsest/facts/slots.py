@@ -1101,6 +1101,8 @@ def _of_another(a: Slot | None, b: Slot, old_text: str, new_text: str) -> bool:
     Tailscale instead of a VPN" of "Our VPN is Cisco AnyConnect")."""
     if a is not None and set(content(b.old_value)) & set(content(a.attribute)):
         return False
+    if a is not None and _called_by_role(a, b, new_text):
+        return False
     if b.holder in ("i", "we") and not re.search(r"\b(?!(?:it|that|there|here|what|who|he|she)\b)\w+'s\b", new_text.replace("’", "'"), re.IGNORECASE):
         return False  # "I switched my membership from FitLab to …", "We moved the newsletter from …": our own thing's change
         # (only a thing of another's — "the shop's stock count" — or one the change names as its subject is another)
@@ -1113,6 +1115,23 @@ def _of_another(a: Slot | None, b: Slot, old_text: str, new_text: str) -> bool:
     have = {stem(w) for w in _words(old_text.lower())}
     kin = {h[:4] for h in have if len(h) >= 4}
     return not any(w in have or len(w) >= 4 and w[:4] in kin or any(stem(x) in have for x in _synonyms(w)) for w in said)
+
+
+# a person's part in a piece of work or a deal, the way one speaks of a named person ("the client", "the landlord")
+_PARTS = frozenset("""client clients customer customers patient tenant landlord landlady buyer seller supplier vendor contractor
+    employer employee candidate applicant student pupil lawyer accountant agent broker""".split())  # noqa: SIM905 (a list of words)
+
+
+def _called_by_role(a: Slot, b: Slot, new_text: str) -> bool:
+    """The earlier statement is of a person named ("Ferreira wants all notices by registered post."), the change of one
+    called by their part ("The client now wants all notices by email, not registered post.") and it says again all the
+    earlier said of them but the value: one person, named two ways (the client's change had left Ferreira's registered
+    post current: found by a law firm's paralegal)."""
+    said = content(b.attribute)
+    if a.holder in ("", "i", "we") or not said or not all(w in _PARTS or w in _PERSON for w in said):
+        return False
+    new = {stem(w) for w in _words(new_text.lower())}
+    return all(stem(w) in new for w in content(a.attribute) if w.isalpha())
 
 
 def _synonyms(word: str) -> frozenset[str]:
