@@ -248,7 +248,7 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     ("I use Firefox as my main browser.", "The school lab switched from Firefox to Chrome.", "new"),
     ("Maria is the goalkeeper of the team.", "Class 4B's reading buddy changed from Maria to Tom.", "new"),
     # (related until the forty-first session's pair model, new since: either leaves the fact alone, the point here)
-    ("Project Atlas uses Redis for caching.", "Project Borealis dropped Redis.", "new"),
+    ("Project Atlas uses Redis for caching.", "Project Borealis dropped Redis.", ("new", "related")),
     ("Class 4B's field trip is on May 14.", "Class 5A's field trip was moved to May 21.", "related"),
     ("The website redesign deadline is June 30.", "The mobile app launch deadline moved to July 15.", "related"),
     ("Our Proxmox host has 64 GB of RAM.", "We upgraded the NAS to 32 GB of RAM.", "related"),
@@ -271,8 +271,8 @@ def test_two_subjects_apart_and_a_rank_that_is_one(memory: Memory, old: str, new
     ("Our database is MySQL.", "We migrated the backend from MySQL to Postgres.", "supersede"),
     ("The team meeting is on Tuesdays.", "We moved the weekly sync from Tuesdays to Thursdays.", "supersede"),
 ])
-def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str, new: str, action: str) -> None:
-    assert _decided_with_the_local_model(memory, old, new) == action
+def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str, new: str, action: str | tuple[str, ...]) -> None:
+    assert _decided_with_the_local_model(memory, old, new) in (action if isinstance(action, tuple) else (action,))
 
 
 @pytest.mark.parametrize(("old", "new", "action"), [
@@ -298,6 +298,34 @@ def test_a_rename_is_the_name_of_the_thing(memory: Memory, old: str, new: str, a
     ("We switched the CI from Jenkins to GitHub Actions.", "My sister went back to Jenkins.", "related"),
 ])
 def test_a_change_undone_retires_the_change(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # one person named, then called by their part in the work, the old value said to be replaced: "the client now wants
+    # all notices by email, not registered post." had left "Ferreira wants all notices by registered post." current
+    # (found by a law firm's paralegal)
+    ("Ferreira wants all notices by registered post.", "The client now wants all notices by email, not registered post.",
+     "supersede"),
+    # ... not another thing of the change, nor a role that says something else of them
+    ("My sister Ana lives in Porto.", "The team moved its away game from Porto to Braga.", "related"),
+    ("Ferreira wants all notices by registered post.", "The landlord now wants the rent by transfer, not by cheque.", "new"),
+])
+def test_a_person_called_by_their_role_is_the_one_named(memory: Memory, old: str, new: str, action: str) -> None:
+    assert _decided(memory, old, new) == action
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # chat's way of saying a change (found by a life-assistant bot's builder): "going vegetarian" is being one from then on,
+    # and a move said with no "I" is mine (both had stayed current beside the newer diet and city)
+    ("I'm going vegetarian starting today.", "I'm vegan now.", "supersede"),
+    ("i live in porto.", "moved to berlin this week!!", "supersede"),
+    ("I work at Farfetch.", "quit Farfetch last week", "supersede"),
+    # ... not where one goes, nor an order
+    ("i live in porto.", "I'm going home now.", "new"),
+    ("We deploy to Fly.io.", "Move the standup to Friday.", "new"),
+])
+def test_a_change_said_as_chat_says_it(memory: Memory, old: str, new: str, action: str) -> None:
     assert _decided(memory, old, new) == action
 
 

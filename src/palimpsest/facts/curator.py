@@ -753,6 +753,9 @@ def slot_terms(text: str) -> list[str]:
     words = [w for w in slot.attribute if w not in slots.DETERMINERS and w.isalpha() and len(w) > 2]
     words += [w for g in slots.SYNONYMS if set(map(slots.stem, words)) & g for w in sorted(g)]
     words += [w for w in slot.old_value if w.isalnum()]
+    # a value of a kind that holds one at a time finds the others of its kind ("I'm vegan now." shares no word with "I'm
+    # going vegetarian starting today.", and without an embedder the two had stayed current)
+    words += [w for kind in slots.EXCLUSIVE if set(slot.value) & kind for w in sorted(kind)]
     return list(dict.fromkeys(words))[:12]
 
 

@@ -174,6 +174,10 @@ _REWRITES = [# a decision is its content: "we decided to ship dark mode" is "we 
                          r"cutover|go-live|retro|offsite|interview|appointment|exam|due date|start date|end date|target date) "),
               r"the \1 "),
              (re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
+             # chat's way of saying a change (a life-assistant bot's user): "going vegetarian starting today" is being one
+             # from then on; "moved to berlin this week!!" said with no "I" is mine (both had stayed beside the newer value)
+             (re.compile(r"^(i|we) (?:am|are) (?:going|turning) (vegetarian|vegan|pescatarian|keto|paleo|freelance|remote|part-time|full-time)(?:\s+(?:starting|from|as of|beginning)\b.*)?$"), r"\1 am \2"),
+             (re.compile(r"^(?=(?:moved|relocated|switched|started|joined|quit|left|became)\b)"), "i "),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
              (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2"),
              # "my wife's name is Ingrid" / "I'm married to Ingrid": who my spouse is
@@ -904,7 +908,7 @@ _RANKS = frozenset(stem(w) for w in ("main", "biggest", "largest", "primary", "t
 
 
 # states one holds one of at a time: whatever else one is, one eats one way
-_EXCLUSIVE = (frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "omnivore", "carnivore", "flexitarian", "keto",
+EXCLUSIVE = (frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "omnivore", "carnivore", "flexitarian", "keto",
                          "paleo"]),
               frozenset(["single", "married", "divorced", "widowed", "separated", "engaged"]),
               frozenset(["employed", "unemployed", "retired", "self-employed", "freelance", "freelancing"]))
@@ -913,7 +917,7 @@ _EXCLUSIVE = (frozenset(["vegetarian", "vegan", "pescatarian", "pescetarian", "o
 def _one_of_a_kind(x: list[str], y: list[str]) -> bool:
     """Two values, each one word of one kind that holds one at a time, and not the same."""
     a, b = ([w for w in v if w not in _VALUE_ADVERBS and w not in DETERMINERS] for v in (x, y))
-    return len(a) == len(b) == 1 and a != b and any(a[0] in kind and b[0] in kind for kind in _EXCLUSIVE)
+    return len(a) == len(b) == 1 and a != b and any(a[0] in kind and b[0] in kind for kind in EXCLUSIVE)
 
 
 def _qualified_apart(x: list[str], y: list[str]) -> bool:
