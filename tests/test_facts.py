@@ -120,6 +120,39 @@ def test_close_retract_dispute(facts: Facts, clock: Clock) -> None:
     assert facts.query() == [] and [x.id for x in facts.query(valid_at=at(80))] == [a.id]
 
 
+def test_retracting_a_correction_reinstates_the_fact_it_superseded(facts: Facts, clock: Clock, store_url: str,
+                                                                   tmp_path: Path) -> None:
+    # a bot's user: 50 mg, then 100 mg; a wrong "75 mg" correction, retracted, had left no dose at all (now, or in October)
+    first = facts.write("I take sertraline 50mg every morning.", valid_from=at(1))
+    clock.tick()
+    dose = facts.supersede(first.id, "I take sertraline 100mg every morning now.", valid_from=at(10))
+    clock.tick()
+    wrong = facts.supersede(dose.id, "I take sertraline 75mg every morning.", valid_from=at(50))
+    believed_wrong = clock.tick()
+    clock.tick()
+    gone = facts.retract(wrong.id, reason="the dose never changed")
+    [back] = facts.query()
+    assert (back.text, back.valid_from, back.valid_to, back.status) == (dose.text, at(10), None, "current")
+    assert back.id != dose.id and len(back.attestations) == len(dose.attestations)
+    assert gone.status == "retracted" and gone.superseded_by == back.id
+    assert [f.id for f in facts.query(valid_at=at(60))] == [back.id] == [f.id for f in facts.query(valid_at=at(20))]
+    assert facts.get(dose.id).status == "revised"  # its end was never true: it lives on in `back`
+    assert [f.id for f in facts.history(first.id)] == [first.id, dose.id, wrong.id, back.id]
+    assert any(w.startswith("reinstated:") for w in facts.reasons([back.id])[back.id])
+    # as known before the retraction, the supersession stood
+    assert [f.id for f in facts.query(known_at=believed_wrong)] == [wrong.id]
+    then = facts.get(dose.id, known_at=believed_wrong)
+    assert (then.status, then.superseded_by, then.valid_to) == ("superseded", wrong.id, at(50))
+    fresh = open_store(other_url(store_url, tmp_path, "rebuilt"))
+    try:  # the journal restores it alike
+        copy = Facts(fresh, tmp_path / "elsewhere", clock=clock, snapshot=False)
+        copy.decisions = facts.decisions
+        copy.restore_from_journal()
+        assert copy.export_lines() == facts.export_lines()
+    finally:
+        fresh.close()
+
+
 def test_queries_by_entity_kind_source_and_vault(facts: Facts) -> None:
     facts.init_vault("work", "episodic")
     facts.write("Ada leads the search team", vault="work", entities=["Ada"], kind="fact", source="doc:org.md", valid_from=at(1))

@@ -238,7 +238,9 @@ def retract(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         _in_vault(memory, args, args.id)
         fact = memory.facts.retract(args.id, reason=args.reason, source=args.source)
-    _emit_facts(args, [fact])
+        # (the version it had superseded, holding again: a retracted correction's supersession never happened)
+        back = [memory.facts.get(fact.superseded_by)] if fact.superseded_by else []
+    _emit_facts(args, [fact, *back])
 
 
 def dispute(args: argparse.Namespace) -> None:

@@ -134,7 +134,7 @@ def view(row: FactRow, as_of: str, others: dict[str, FactRow] | None = None) -> 
 
     ended_at = known(row.ended_at, row.ended_at)
     expired_at = known(row.expired_at, row.expired_at)
-    succ_time = row.expired_at if row.expired_at else row.ended_at
+    succ_time = _succeeded_at(row)
     atts = [a for a in row.attestations if a.recorded_at <= as_of]
     links = [x for x in row.links if x.recorded_at <= as_of]
     # `supersedes` is set at insert, except when an existing fact is named successor later
@@ -156,6 +156,18 @@ def view(row: FactRow, as_of: str, others: dict[str, FactRow] | None = None) -> 
     )
     fact.status = _status(fact, links, as_of)
     return fact
+
+
+SUCCESSIONS = ("supersedes", "revises", "merged_into")  # the links written with `superseded_by`
+
+
+def _succeeded_at(row: FactRow) -> str | None:
+    """When `superseded_by` was set: when the link that set it was recorded. A version can be superseded and later expire
+    (a retracted correction reinstates what it superseded, `Facts.retract`), and its expiry is not when it was superseded."""
+    for x in row.links:
+        if x.type in SUCCESSIONS and {x.src, x.dst} == {row.id, row.superseded_by}:
+            return x.recorded_at
+    return row.expired_at if row.expired_at else row.ended_at
 
 
 def _open_disputes(row: FactRow, links: list[FactLink], as_of: str, others: dict[str, FactRow] | None) -> list[str]:

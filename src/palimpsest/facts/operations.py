@@ -302,9 +302,37 @@ class Facts(FactReads, FactSnapshots):
         except `known_at` before the retraction and `history`."""
         row = self._row(fact_id)
         self._need(row, ("expired_at", "invalidated_at", "superseded_by"), "retract")
-        change = FactChange(updates=[FactUpdate(row.id, {"invalidated_at": self.now()}, ("expired_at", "superseded_by"))])
-        self._commit("retract", change, row.id, {"reason": check_text(reason, "reason"), "source": source})
+        retracted = {"invalidated_at": self.now()}
+        change = FactChange(updates=[FactUpdate(row.id, retracted, ("expired_at", "superseded_by"))])
+        extra = {"reason": check_text(reason, "reason"), "source": source}
+        back = self._reinstating(change, row)
+        if back is not None:
+            retracted["superseded_by"] = back.id
+            extra["reinstated"] = back.id
+            extra["reinstated_reason"] = f"{row.id}, which had superseded {row.supersedes}, was retracted: its supersession never happened"
+        self._commit("retract", change, row.id, extra)
         return self.get(row.id)
+
+    def _reinstating(self, change: FactChange, row: FactRow) -> FactRow | None:
+        """The fact `row` superseded, written again as holding on from its own start, when `row` is retracted: a
+        retracted fact never held, so neither did the end it gave. A bot's user retracted a wrong "75 mg" correction of
+        "I take sertraline 100mg …" and was left with no dose at all. Ends are set once (`known_at` must still see the
+        supersession as believed before the retraction), so the superseded version is not reopened in place: a new
+        version with its text, start and attestations follows the retracted one in the chain, and the old version
+        expires ("revised": it lives on in the new one)."""
+        found = self.store.get_facts([row.supersedes]) if row.supersedes else []
+        old = found[0] if found else None
+        if old is None or old.superseded_by != row.id or old.expired_at or old.invalidated_at:
+            return None  # (a revision's predecessor is the same statement: retracted with it, never reinstated)
+        back = self._new_row(change, old.text, vault=old.vault, kind=old.kind, entities=old.entities, salience=old.salience,
+                             confidence=old.base_confidence, valid_from=old.valid_from, metadata=old.metadata,
+                             supersedes=row.id)
+        now = back.recorded_at
+        change.attestations += [Attestation(back.id, a.source_type, a.source, a.at, a.recorded_at, a.note) for a in old.attestations]
+        change.updates.append(FactUpdate(old.id, {"expired_at": now}, ("invalidated_at",)))
+        change.links += [FactLink(back.id, old.id, "reinstates", now), FactLink(back.id, row.id, "supersedes", now),
+                         *self._carried_links(old, back.id, now)]
+        return back
 
     @operation
     def dispute(self, fact_id: str, other_id: str) -> list[Fact]:

@@ -135,6 +135,8 @@ class FactReads:
         for _, d in self.decisions.read(DOMAIN):  # type: ignore[attr-defined]
             if d.subject in wanted and d.op in ("supersede", "close", "retract") and d.meta.get("reason"):
                 out.setdefault(d.subject, []).append(f"{d.op}: {d.meta['reason']}")
+            if d.meta.get("reinstated") in wanted:  # under the version a retraction brought back
+                out.setdefault(d.meta["reinstated"], []).append(f"reinstated: {d.meta['reinstated_reason']}")
         return out
 
     def search(self, query: str, *, vault: str | list[str] | None = None, limit: int = 10, valid_at: Any = None,
