@@ -238,6 +238,22 @@ def test_a_body_of_millions_of_objects_is_refused_and_a_large_one_is_parsed(serv
     assert memory.get_full(memory.browse(session="big")[0].id)["tool_result"] == big
 
 
+def test_times_may_be_epoch_seconds_on_every_tool(served: tuple[str, Memory]) -> None:
+    # docs: times are ISO 8601 strings or epoch seconds; a bot's `created_at: 12345` had answered "is not of type 'string'"
+    url, memory = served
+    said = 1785580200  # 2026-08-01T10:30:00Z
+    r = tool(url, "memory_append", {"session": "s", "role": "user", "content": "the dentist is on mondays", "created_at": said})
+    assert r.status_code == 200, r.text
+    assert memory.browse(session="s")[0].created_at == "2026-08-01T10:30:00.000000Z"
+    r = httpx.post(f"{url}/api/capture", json={"session": "c", "events": [{"role": "user", "content": "hi", "created_at": said}]})
+    assert r.status_code == 200, r.text
+    found = tool(url, "memory_browse", {"since": said - 60, "until": said + 60}).json()["result"]["messages"]
+    assert {m["session"] for m in found} == {"s", "c"}
+    r = tool(url, "memory_remember", {"text": "I live in Porto.", "valid_from": said})
+    assert r.status_code == 200, r.text
+    assert tool(url, "memory_facts", {"valid_at": said + 60, "known_at": 2000000000}).json()["result"]["facts"]
+
+
 def test_wrong_types_in_writes_store_nothing(served: tuple[str, Memory]) -> None:
     url, memory = served
     assert tool(url, "memory_append", {"session": "s", "role": 7, "content": "x"}).status_code == 400

@@ -25,7 +25,7 @@ EVENT_SCHEMA: dict[str, Any] = {
         "role": {"type": "string", "pattern": ROLE_RE.pattern}, "content": {"type": "string"},
         "type": {"type": "string", "pattern": ROLE_RE.pattern},
         "tool_name": {"type": "string"}, "tool_args": {}, "tool_result": {}, "metadata": {"type": "object"},
-        "created_at": {"type": "string"}, "event_key": {"type": "string"},
+        "created_at": {"type": ["string", "number"]}, "event_key": {"type": "string"},  # ISO 8601 or epoch seconds, as append
     },
 }
 BATCH_SCHEMA: dict[str, Any] = {

@@ -10,10 +10,9 @@ from ..credentials import SECRET
 from ..errors import InvalidInput
 from ..facts.model import SETTLEMENTS, STATUSES, parse_source
 from ..memory import Memory
-from .registry import FILTERS, INTEGER, LIMIT, STRING, described, schema, tool
+from .registry import FILTERS, INTEGER, LIMIT, STRING, TIME, described, schema, tool
 
 FACT_ID: dict[str, Any] = {"type": "string", "description": "a fact id (fct_…)"}
-TIME: dict[str, Any] = {"type": "string", "description": "ISO 8601 time (no zone = UTC)"}
 SOURCE: dict[str, Any] = {"type": "string", "description": "where it was heard: event:evt_… (or the short id a recall "
                                                          "block shows), document:PATH or person:NAME"}
 ENTITIES: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "description": "the people, projects or things it is about"}

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import EMPTY_QUERY, InvalidInput
 from ..memory import Memory
 from ..records import ROLE_RE
-from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, described, pick, schema, shown, tool
+from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, TIME, described, pick, schema, shown, tool
 
 SESSION_ATTRS: dict[str, Any] = {
     "agent": described(STRING, "the agent writing (claude-code, codex, …): the session's; a later write naming another changes it"),
@@ -26,7 +26,7 @@ MESSAGE: dict[str, Any] = {
     "tool_args": described(ANY, "the tool call's arguments (any JSON)"),
     "tool_result": described(ANY, "the tool's full output (any JSON); capped in the index, kept whole in the journal"),
     "metadata": described(OBJECT, "anything else to keep with the message"),
-    "created_at": {"type": "string", "description": "ISO 8601; now when absent"},
+    "created_at": described(TIME, "when it was said; now when absent"),
     "event_key": {"type": "string", "description": "idempotency key; a content hash when absent"},
 }
 
@@ -38,8 +38,8 @@ MESSAGE: dict[str, Any] = {
           "mode": {"type": "string", "enum": ["ranked", "substring", "regex"],
                    "description": "ranked (default): hybrid ranking; substring / regex: exact scans, newest first"},
           "recipe": {"type": "string", "enum": ["hybrid", "rrf"], "description": "ranking recipe (default: the setting)"},
-          "valid_at": {"type": "string", "description": "facts as they held in the world at this ISO time"},
-          "known_at": {"type": "string", "description": "facts as the system knew them at this ISO time"},
+          "valid_at": described(TIME, "facts as they held in the world at this time"),
+          "known_at": described(TIME, "facts as the system knew them at this time"),
           "synthesize": {"type": "boolean", "description": "also a short answer drawn only from the hits, citing their ids (needs an LLM)"},
           **FILTERS,
       }, required=["query"]))

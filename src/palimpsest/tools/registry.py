@@ -44,6 +44,8 @@ OBJECT: dict[str, Any] = {"type": "object"}
 ANY: dict[str, Any] = {}
 SESSION: dict[str, Any] = {"type": "string", "pattern": SESSION_ID_RE.pattern, "description": "session id: letters, digits and ._:@+=-"}
 ROLE: dict[str, Any] = {"type": "string", "pattern": ROLE_RE.pattern, "description": "user, assistant, system, tool, …"}
+# every time a tool takes, as the library takes it (`records.parse_time`): a bot's `created_at: 12345` had been refused
+TIME: dict[str, Any] = {"type": ["string", "number"], "description": "ISO 8601 time (no zone = UTC) or epoch seconds"}
 LIMIT: dict[str, Any] = {"type": "integer", "minimum": 1, "maximum": MAX_PAGE, "description": "most results to return"}
 # bounded: SQLite integers are 64-bit, and a larger offset is an overflow, not an empty page
 OFFSET: dict[str, Any] = {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "description": "results to skip (paging)"}
@@ -56,8 +58,8 @@ FILTERS: dict[str, Any] = {
     "agent": {**_SCOPE, "description": "only sessions of this agent (claude-code, codex, …)"},
     "channel": {**_SCOPE, "description": "only sessions of this channel"},
     "role": {**_SCOPE, "description": "only messages of this role (user, assistant, tool, …)"},
-    "since": {"type": "string", "description": "ISO 8601 time, inclusive"},
-    "until": {"type": "string", "description": "ISO 8601 time, exclusive"},
+    "since": {**TIME, "description": "from this time, inclusive: ISO 8601 (no zone = UTC) or epoch seconds"},
+    "until": {**TIME, "description": "until this time, exclusive: ISO 8601 (no zone = UTC) or epoch seconds"},
     "tag": {**_SCOPE, "description": "key:value: only sessions carrying this accepted tag (on the session or a summary)"},
 }
 
