@@ -70,10 +70,11 @@ def test_tokens_fold_numbers_negations_and_suffixes() -> None:
     assert tokens("The score is 2,000 points!") == ["score", "2000", "point"]
 
 
-def test_the_same_words_confirm(facts: Facts) -> None:
-    first = facts.curator.write({"text": "I live in Berlin.", "source": "evt_00000000000000000001abcd", "valid_from": "2024-01-01"})
+def test_the_same_words_confirm(facts: Facts, sqlite_memory: Memory) -> None:
+    heard = [sqlite_memory.append("s1", "user", text)["id"] for text in ("I live in Berlin.", "i live in berlin")]
+    first = facts.curator.write({"text": "I live in Berlin.", "source": heard[0], "valid_from": "2024-01-01"})
     assert first.action == "new"
-    again = facts.curator.write({"text": "i live in berlin", "source": "evt_00000000000000000002abcd"})
+    again = facts.curator.write({"text": "i live in berlin", "source": heard[1]})
     assert again.action == "confirm" and again.fact is not None and again.fact.id == first.fact.id  # type: ignore[union-attr]
     assert again.fact.confidence > first.fact.confidence and len(again.fact.attestations) == 2  # type: ignore[union-attr]
     assert len(facts.query()) == 1
@@ -195,11 +196,13 @@ def test_invalid_candidate_is_refused_not_parked(facts: Facts) -> None:
 def test_unreachable_store_parks_and_drains(tmp_path: Path) -> None:
     home = tmp_path / "home"
     url = f"sqlite:///{home / 'p.db'}"
+    with Memory(home, url, settings=Settings.load(env={}, embedder="none")) as memory:
+        heard = memory.append("s1", "user", "The wifi password rotates monthly")["id"]
     store = DownStore(url)
     facts = Facts(store, home)
     facts.curator.write({"text": "The printer is on floor 2", "valid_from": "2024-01-01"})
     store.down = True  # the database goes away
-    d = facts.curator.write({"text": "The wifi password rotates monthly", "source": "evt_00000000000000000003abcd"})
+    d = facts.curator.write({"text": "The wifi password rotates monthly", "source": heard})
     assert d.action == "parked" and "journaled" in d.reason
     assert [c["text"] for _, c in facts.curator.pending()] == ["The wifi password rotates monthly"]
     store.close()

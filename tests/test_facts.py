@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from palimpsest import Memory, Settings
 from palimpsest.errors import Conflict, InvalidInput, NotFound
 from palimpsest.facts import Fact, Facts
-from palimpsest.records import iso
+from palimpsest.records import Message, Session, iso
 from palimpsest.store import open_store
 from palimpsest.store.facts_base import FactChange, FactQuery, FactRow, FactUpdate
 
@@ -53,6 +53,14 @@ def facts(memory: Memory, clock: Clock) -> Facts:
     return Facts(memory.store, memory.home, clock=clock)
 
 
+def said(store: Any, n: int) -> str:
+    """The id of a stored message: a fact's source must be one (`Facts.cited`)."""
+    store.upsert_session(Session(id="heard", created_at=at(0), updated_at=at(0)))
+    message = Message(id=f"evt_{n:019d}abcd", session="heard", role="user", content=f"said {n}", created_at=at(0), event_key=f"said-{n}")
+    store.insert_messages("heard", [message], None)
+    return message.id
+
+
 def other_url(store_url: str, tmp_path: Path, name: str) -> str:
     if store_url.startswith("sqlite"):
         return f"sqlite:///{tmp_path / name / 'palimpsest.db'}"
@@ -66,7 +74,7 @@ def test_write_confirm_revise(facts: Facts, clock: Clock) -> None:
     f = facts.write("Ada prefers dark mode", kind="preference", entities=["Ada"], salience=0.9, valid_from=at(10))
     assert (f.status, f.vault, f.valid_to, f.confidence) == ("current", "facts", None, 0.7)
     clock.tick()
-    c = facts.confirm(f.id, source="evt_00000000000000000010abcd")
+    c = facts.confirm(f.id, source=said(facts.store, 10))
     assert c.id == f.id and c.confidence == 0.85 and c.last_seen == iso(clock.t)
     assert [a.source_type for a in c.attestations] == ["person", "event"]
     clock.tick()
@@ -307,7 +315,7 @@ def _busy_history(facts: Facts, clock: Clock) -> None:
     facts.init_vault("people", description="who is who")
     a = facts.write("Ada lives in Lyon", vault="people", entities=["Ada"], valid_from=at(1), metadata={"k": [1, 2]})
     clock.tick()
-    facts.confirm(a.id, source="evt_00000000000000000001abcd")
+    facts.confirm(a.id, source=said(facts.store, 1))
     clock.tick()
     b = facts.supersede(a.id, "Ada lives in Nantes", valid_from=at(40))
     clock.tick()

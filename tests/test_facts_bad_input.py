@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from fakeopenai import FakeOpenAI, Reply
-from palimpsest import Memory
+from palimpsest import Memory, NotFound
 from palimpsest.facts import slots
 from test_curation_slots import fake, llm_memory  # noqa: F401 (a fixture, and the memory on the fake server)
 
@@ -51,6 +51,21 @@ def test_a_correction_of_a_fact_that_does_not_exist_is_one_new_fact_journaled(me
                                     "kind": "correction", "valid_from": "2024-06-01"})
     assert d.action == "new" and "is not an open fact" in d.reason
     assert current(memory) == ["Correction: the release is on June 10."] and ops(memory) == ["write"]
+
+
+def test_a_source_naming_no_stored_message_is_refused_on_every_path(memory: Memory) -> None:
+    # a bot's developer: `facts write "…" --source evt_doesnotexist` was accepted, its attestation naming no message
+    for source in ("evt_doesnotexist", "event:evt_doesnotexist"):
+        with pytest.raises(NotFound, match="evt_doesnotexist"):
+            memory.facts.curator.write({"text": "I live in Porto.", "source": source})
+        with pytest.raises(NotFound, match="evt_doesnotexist"):
+            memory.facts.write("I live in Porto.", source=source)
+    assert memory.facts.query() == []
+    said = memory.append("s1", "user", "I live in Porto.")["id"]
+    fact = memory.facts.curator.write({"text": "I live in Porto.", "source": said}).fact
+    with pytest.raises(NotFound, match="evt_doesnotexist"):
+        memory.facts.confirm(fact.id, source="evt_doesnotexist")
+    assert [a.source for a in memory.facts.get(fact.id).attestations] == [said]
 
 
 def test_a_correction_arriving_before_the_fact_it_corrects(memory: Memory) -> None:

@@ -304,7 +304,7 @@ class Facts(FactReads, FactSnapshots):
         self._need(row, ("expired_at", "invalidated_at", "superseded_by"), "retract")
         retracted = {"invalidated_at": self.now()}
         change = FactChange(updates=[FactUpdate(row.id, retracted, ("expired_at", "superseded_by"))])
-        extra = {"reason": check_text(reason, "reason"), "source": source}
+        extra = {"reason": check_text(reason, "reason"), "source": self.cited(source)}
         back = self._reinstating(change, row)
         if back is not None:
             retracted["superseded_by"] = back.id

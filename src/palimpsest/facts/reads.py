@@ -54,18 +54,27 @@ class FactReads:
         bare or as `event:<short id>` — as `event:<its message's id>`; a short id no message
         has, or several share, is `InvalidInput` (a mistyped id must not become a person
         named "999999ffff"). Any other source as given (`person:…` for a name of that
-        shape). Every fact operation resolves its source here, so a journaled decision holds
-        the whole id and replays alike."""
+        shape). A message's whole id must be stored: `NotFound` otherwise (`facts write …
+        --source evt_doesnotexist` had attested a fact by a message nobody could open). Every fact
+        operation resolves its source here, so a journaled decision holds the whole id and replays
+        alike (replay applies the journaled rows, and asks nothing of the messages)."""
         if not isinstance(source, str):
             return source
         kind, sep, ref = source.partition(":")
         short = ref if sep and kind in ("event", "evt") else source
         if not is_short_id(short):
+            self._stored_message(source)
             return source
         target = self.store.short_id_target(short)
         if target is None:
             raise InvalidInput(f"no message has the short id {short!r}: give its full id (evt_…), or person:NAME for a person")
         return f"event:{target}"
+
+    def _stored_message(self, source: Any) -> None:
+        kind, ref = parse_source(source)
+        if kind == "event" and not self.store.get_messages([ref]):
+            raise NotFound(f"no message has the id {ref!r}: a fact's source is a stored message (evt_…, or the short id a "
+                           "recall block shows), document:PATH or person:NAME")
 
     def query(self, vault: str | list[str] | None = None, *, entity: str | None = None, kind: str | None = None,
               source: Any = None, valid_at: Any = None, known_at: Any = None, limit: int | None = None,

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..credentials import SECRET
 from ..errors import InvalidInput
-from ..facts.model import SETTLEMENTS, STATUSES, parse_source
+from ..facts.model import SETTLEMENTS, STATUSES
 from ..memory import Memory
 from .registry import FILTERS, INTEGER, LIMIT, STRING, TIME, described, schema, tool
 
@@ -68,7 +68,6 @@ def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
           "source": SOURCE, "corrects": {"type": "string", "description": "the fact (id or text) this corrects"},
       }, required=["text"]), write=True, idempotent=False)
 def memory_remember(memory: Memory, args: dict[str, Any]) -> Any:
-    _source(memory, args.get("source"))
     _no_credential(args.get("text"))
     return memory.facts.curator.write(args)
 
@@ -83,27 +82,17 @@ def _no_credential(text: Any) -> None:
                            "keeps it in its session")
 
 
-def _source(memory: Memory, value: Any) -> Any:
-    """A source as given, a message's checked: it must be stored (an agent's made-up `event:evt_nope` had attested a
-    fact, and its history named a message nobody could open). NotFound otherwise."""
-    if value is not None:
-        kind, ref = parse_source(value)
-        if kind == "event":
-            memory.get_message(ref)
-    return value
-
-
 @tool("memory_fact_confirm", "Hear a fact again: one more attestation, confidence and last_seen up.",
       schema({"id": FACT_ID, "source": SOURCE}, required=["id"]), write=True, idempotent=False)
 def memory_fact_confirm(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.confirm(args["id"], source=_source(memory, args.get("source")))
+    return memory.facts.confirm(args["id"], source=args.get("source"))
 
 
 @tool("memory_fact_revise", "The same statement said better: new text, attestations kept.",
       schema({"id": FACT_ID, "text": described(TEXT, "the better wording"), "source": SOURCE}, required=["id", "text"]), write=True)
 def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
     _no_credential(args["text"])
-    return memory.facts.revise(args["id"], args["text"], source=_source(memory, args.get("source")))
+    return memory.facts.revise(args["id"], args["text"], source=args.get("source"))
 
 
 @tool("memory_fact_supersede", "A correction: the old fact ends exactly where the new one starts; both are kept, linked.",
@@ -112,19 +101,19 @@ def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
              required=["id", "text"]), write=True, idempotent=False)
 def memory_fact_supersede(memory: Memory, args: dict[str, Any]) -> Any:
     _no_credential(args["text"])
-    return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=_source(memory, args.get("source")))
+    return memory.facts.supersede(args["id"], args["text"], valid_from=args.get("valid_from"), source=args.get("source"))
 
 
 @tool("memory_fact_close", "The fact stopped holding (it was true until now, or until `at`).",
       schema({"id": FACT_ID, "at": described(TIME, "when it stopped holding (default now)"), "source": SOURCE}, required=["id"]), write=True)
 def memory_fact_close(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.close(args["id"], at=args.get("at"), source=_source(memory, args.get("source")))
+    return memory.facts.close(args["id"], at=args.get("at"), source=args.get("source"))
 
 
 @tool("memory_fact_retract", "The fact was never true.", schema({"id": FACT_ID, "reason": described(STRING, "why it was wrong"), "source": SOURCE}, required=["id"]),
       write=True)
 def memory_fact_retract(memory: Memory, args: dict[str, Any]) -> Any:
-    return memory.facts.retract(args["id"], reason=args.get("reason"), source=_source(memory, args.get("source")))
+    return memory.facts.retract(args["id"], reason=args.get("reason"), source=args.get("source"))
 
 
 @tool("memory_fact_dispute", "Two facts that cannot both hold: both stay open, flagged with each other.",
