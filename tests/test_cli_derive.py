@@ -133,3 +133,14 @@ def test_a_rebuild_gives_tool_calls_their_sentence_and_summaries_back(tmp_path: 
     with Memory(tmp_path / "h", settings=Settings.load(env={}, embedder="hash")) as m:
         assert [h.message.tool_name for h in m.search("Called Bash", mode="substring").hits] == ["Bash"]
         assert sorted(s.id for s in m.summaries.tree("s1")["summaries"]) == leaves
+
+
+def test_jobs_status_says_a_job_due_in_the_past_is_due_now(tmp_path: Path) -> None:
+    """A bot's developer backdated his messages: `jobs status` said "the first queued job is due at 2026-08-01T10:30:00Z",
+    a date long gone, as though it waited for it."""
+    url = f"http://127.0.0.1:{free_port()}"
+    done = cli(tmp_path, url, "append", "c1", "user", "I moved to Porto last week.", "--created-at", "2024-08-01T10:00:00Z")
+    assert done.returncode == 0
+    status = cli(tmp_path, url, "jobs", "status")
+    assert "due at 2024" not in status.stdout and "due now" in status.stdout, status.stdout
+    assert "palimpsest jobs run" in status.stdout  # what runs it with no server

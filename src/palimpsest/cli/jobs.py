@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..records import parse_time, utcnow
 from .common import add_command, emit, open_memory, print_table, progress
 
 MAX_RUN = 1_000_000  # as `Worker.drain`: jobs that keep queueing more cannot hold the command forever
@@ -34,9 +35,17 @@ def status(args: argparse.Namespace) -> None:
         for task, err in r["sample_errors"].items():
             print(f"{task}: last error: {err}")
         if r.get("next_run"):
-            print(f"the first queued job is due at {r['next_run'][:19]}Z")
+            print(_first_due(r["next_run"]))
 
     emit(args, result, human)
+
+
+def _first_due(next_run: str) -> str:
+    """When the first queued job runs, as a person reads it. A time already past is now: a bot's developer backdated his
+    messages, and status said "the first queued job is due at 2026-08-01T10:30:00Z", long gone, as though it waited."""
+    if parse_time(next_run) <= utcnow():
+        return "the first queued job is due now: `palimpsest jobs run` runs what is due here, as a running `palimpsest serve` does"
+    return f"the first queued job is due at {next_run[:19]}Z"
 
 
 def retry_failed(args: argparse.Namespace) -> None:
