@@ -152,3 +152,33 @@ def test_kana_voicing_marks_are_letters_not_accents() -> None:
     from palimpsest.segment import fold
 
     assert fold("データ バス がっこう") == "データ バス がっこう" and fold("José Núñez") == "Jose Nunez"
+
+
+# a Japanese indie developer's memory: a Godot crash solved in a Japanese chat, and other Japanese turns
+GAME_DEV = [
+    ("シーン切り替えで落ちる。ログ貼る。\n```\nERROR: Attempted to use a freed RID (Texture2D) in uniform set.\n"
+     "   at: uniform_set_create (servers/rendering/rendering_device.cpp:6542)\n```"),
+    ("バックトレースから、**解放済みのテクスチャ RID を GPUParticles2D の ShaderMaterial が参照している**のが原因です。"
+     "stage2 の `noise_tex` をシーン内ノードで `load()` して、シーン切替時に `queue_free()` で解放されたのに、"
+     "Autoload 側に残った GPUParticles2D がまだ同じ `ShaderMaterial` を使っています。"),
+    "root causeそれだった！Autoloadのパーティクルがstage2のnoise_texを掴んでた。preloadで直った👍",
+    "リリースは2027年6月に延期する。パブリッシャーにもメールで伝えた。",
+    "Unityのランタイム料金の件、やっぱり不安。エンジン移行を考えてる。2Dだし Godot どう？",
+    "決めた。エンジンは Godot 4.3 に移行する。GDScriptで全部書き直す。Switchは移植会社に頼む。",
+    "よかったです！次は減衰 `exp(-d * _Damping)` を掛けると自然になります。",
+]
+
+
+def test_a_class_name_in_a_japanese_or_chinese_sentence_is_no_stranger(home: Path, store_url: str) -> None:
+    """Found by a Japanese indie developer: "パーティクルのメモリリーク、GPUParticles2D の process_material が解放されてない"
+    had no hits ("no message close to this query speaks of gpuparticles2d"), and neither had her Chinese colleague's
+    turn in her agent loop, though the crash conversation names GPUParticles2D twice: their letters counted, the
+    Latin class names outweighed the Japanese, so the sentence read as one the model reads, and its cosines (0.35–0.49
+    for any Japanese text) as evidence that no message near it spoke of a stranger."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for text in GAME_DEV:
+            memory.append("godot", "user", text)
+        memory.worker().drain()
+        for query in ("パーティクルのメモリリーク、GPUParticles2D の process_material が解放されてない",
+                      "我发现粒子系统有内存泄漏，每次切换场景多占用大约 12MB。原因是 GPUParticles2D 的 process_material 没有释放。"):
+            assert any("GPUParticles2D" in h.message.content for h in memory.search(query).hits), query

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from .. import when
 from ..errors import InvalidInput
 from ..records import Hit
-from ..segment import fold
+from ..segment import RUN, fold
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
 from .query import CONTRACTIONS, GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, query_terms
 
@@ -146,15 +146,27 @@ def _words(text: str) -> set[str]:
 
 def beyond_model(text: str) -> bool:
     """Whether a message is in a language the local (English) model does not read: most of
-    its letters outside the Latin script (Cyrillic, Chinese, Arabic, …), or more short words
-    of another language than of English."""
-    letters = [ch for ch in text[:2000] if ch.isalpha()]
-    if letters and sum(1 for ch in letters if ch > "\u024f") * 2 > len(letters):
+    its words outside the Latin script (Cyrillic, Chinese, Arabic, …; each character of Chinese
+    or Japanese a word, as the keyword index cuts them), or more short words of another language
+    than of English."""
+    words = script_words(text[:2000])
+    if words and sum(1 for w in words if w[0] > "\u024f") * 2 > len(words):
         return True
     said = WORD_RE.findall(text[:2000].replace("’", "'"))
     words = [w.lower() for w in said]
     other = sum(1 for s, w in zip(said, words) if w in OTHER_LANGUAGES or "'" in w and _elision_counts(s))
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
+
+
+LETTERED = re.compile(r"[^\W\d_][\w’'-]*")  # a word with a letter: "GPUParticles2D", not "2027"
+
+
+def script_words(text: str) -> list[str]:
+    """The words of `text` that have letters, each character of a run of Chinese or Japanese one of them. Counted by
+    letters, "パーティクルのメモリリーク、GPUParticles2D の process_material が解放されてない" (22 kana and kanji, 27
+    Latin letters) had read as English, and so had a Chinese colleague's turn naming the same class: their cosines were
+    weighed as evidence, and a game developer's search and recall had no hits."""
+    return [*(ch for run in RUN.findall(text) for ch in run), *LETTERED.findall(RUN.sub(" ", text))]
 
 
 def _elision_counts(word: str) -> bool:
@@ -211,10 +223,12 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     if not asked:
         return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))
     held: set[str] = set()
+    unread = beyond_model(query)
     for h in hits:
         held |= _words(h.message.speaker)
         cosine = cosines.get(h.message.id)
-        if cosine is not None and beyond_model(h.message.content):  # its cosine says little: the name it holds speaks for it
+        if cosine is not None and (unread or beyond_model(h.message.content)):  # its cosine says little: the name it holds
+            # speaks for it; and so with a query the model does not read ("… GPUParticles2D の process_material …")
             held |= _words(h.message.content)
             continue
         if cosine is None:  # no vector yet (a turn captured a moment ago): its words speak for it when they hold what is asked
