@@ -4,7 +4,9 @@ for those names."""
 
 from __future__ import annotations
 
-from palimpsest import Memory
+from pathlib import Path
+
+from palimpsest import Memory, Settings
 from palimpsest.search.query import query_terms
 
 
@@ -35,3 +37,18 @@ def test_compatibility_forms_flags_and_invisible_marks_are_found(memory: Memory)
     for query, wanted in [("API", api), ("ＡＰＩ", api), ("sql", api), ("キー", api), ("financial", report),
                           ("ﬁnancial", report), ("Müller", name), ("🇩🇪", flag)]:
         assert memory.search(query).hits[0].message.id == wanted, query
+
+
+def test_an_emoji_alone_finds_only_what_holds_it(home: Path, store_url: str) -> None:
+    """Found by a Japanese indie developer: "🐛" found her bug-fix message and nine unrelated ones (cosines 0.33–0.39).
+    The model reads every emoji as the one unknown piece, so "🐛" and "🎉" embed alike and their cosines say nothing."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        fixed = memory.append("g", "user", "🐛バグ修正完了！🎉 ソラのjump判定が壁際で2px ずれてたのを直した")["id"]
+        for text in ("Unityのランタイム料金の件、やっぱり不安。エンジン移行を考えてる。2Dだし Godot どう？",
+                     "リリースを2027年4月に延期しようかな", "The build is green again, shipping tonight",
+                     "よかったです！次は減衰 `exp(-d * _Damping)` を掛けると自然になります。"):
+            memory.append("g", "user", text)
+        memory.worker().drain()
+        for query in ("🐛", "🎉"):
+            assert [h.message.id for h in memory.search(query).hits] == [fixed], query
+        assert memory.search("🦄").hits == []

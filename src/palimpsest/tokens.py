@@ -63,6 +63,16 @@ def _unk_id() -> int:
     return int(_tokenizer().token_to_id("[UNK]"))
 
 
+def reads_nothing(text: str) -> bool:
+    """Whether the model's tokenizer reads `text` as unknown pieces only: "🐛" and "🎉" are both `[UNK]`, so the
+    model embeds any two texts of emoji alike (cosine 1.0) and a cosine with one says nothing."""
+    if not text.strip():
+        return False
+    with _lock:
+        ids = _tokenizer().encode(text, add_special_tokens=False).ids
+    return bool(ids) and all(i == _unk_id() for i in ids)
+
+
 def count_tokens(text: str) -> int:
     """Tokens of `text` (no special tokens)."""
     if not text:

@@ -41,6 +41,7 @@ from .. import when
 from ..errors import InvalidInput
 from ..records import Hit
 from ..segment import RUN, fold
+from ..tokens import reads_nothing
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
 from .query import CONTRACTIONS, GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, query_terms
 
@@ -148,10 +149,12 @@ def beyond_model(text: str) -> bool:
     """Whether a message is in a language the local (English) model does not read: most of
     its words outside the Latin script (Cyrillic, Chinese, Arabic, …; each character of Chinese
     or Japanese a word, as the keyword index cuts them), or more short words of another language
-    than of English."""
+    than of English; or nothing the model reads at all (emoji alone: `tokens.reads_nothing`)."""
     words = script_words(text[:2000])
     if words and sum(1 for w in words if w[0] > "\u024f") * 2 > len(words):
         return True
+    if not words:
+        return reads_nothing(text[:2000])
     said = WORD_RE.findall(text[:2000].replace("’", "'"))
     words = [w.lower() for w in said]
     other = sum(1 for s, w in zip(said, words) if w in OTHER_LANGUAGES or "'" in w and _elision_counts(s))
