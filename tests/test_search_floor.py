@@ -526,3 +526,28 @@ def test_a_customer_the_assistant_greets_by_name_is_no_stranger(home: Path, stor
 ])
 def test_addresses(text: str, name: str, spoken_to: bool) -> None:
     assert addresses(text, name) is spoken_to
+
+
+# a publisher's email pasted into a Japanese chat (a Japanese indie developer's memory)
+PASTED_EMAIL = ("パブリッシャーからメール来た！貼るね\n\nFrom: Misaki Tanaka <m.tanaka@hoshizora-pub.jp>\n"
+                "Subject: Re: 「星屑のソラ」ご相談の件 / Meeting in Tokyo\nDate: Tue, 1 Dec 2026 13:52:11 +0900\n\n"
+                "Hi Aoi-san,\nThank you for the updated pitch deck. Our team loved the light-bending mechanic.\n"
+                "We'd like to meet at our Tokyo office (渋谷区道玄坂1-12-1, 8F) on December 15 at 14:00.\n"
+                "Before the meeting, could you prepare:\n  1. A playable vertical slice (about 15 minutes)\n"
+                "  2. A draft of the Steam store page\n  3. A plan for Simplified Chinese (简体中文) localization\n"
+                "Best regards,\n田中 美咲 / Misaki Tanaka — Producer, Hoshizora Publishing")
+
+
+def test_a_question_naming_someone_by_their_full_name_finds_the_message_that_does(home: Path, store_url: str) -> None:
+    """Found by a Japanese indie developer: "Who is Misaki Tanaka?" found her pasted email, "What is Misaki Tanaka's
+    email?" nothing — the email, far from the question in meaning (cosine 0.21) and saying "メール", not "email", was
+    read as a passing mention of some other Tanaka. A full name said as the question says it is no passing mention."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for text in (PASTED_EMAIL, "BGMは作曲家の森さんに依頼することにした。予算は80万円、全12曲。",
+                     "Godot 4.3 ではまず TileMapLayer とシェーダーの移植から始めましょう。"):
+            memory.append("sora-dev", "user", text)
+        memory.worker().drain()
+        for query in ("What is Misaki Tanaka's email?", "Misaki Tanaka email"):
+            hits = memory.search(query).hits
+            assert hits and "m.tanaka@" in hits[0].message.content, query
+        assert memory.search("What is Kenji Tanaka's email?").hits == []  # another Tanaka: still no one this memory met

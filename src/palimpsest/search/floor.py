@@ -212,7 +212,8 @@ def _acronyms(query: str) -> set[str]:
 def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
           mention: float) -> set[str]:
     """The words of the hits that speak of someone, for a query about a third party: a
-    hit's speaker (`Message.speaker`) always; its words when it is near the query in
+    hit's speaker (`Message.speaker`) always, and a full name the query says when the hit
+    says it too (`full_names`: "Misaki Tanaka"); its words when it is near the query in
     meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
     Anthony?": a mention is all the evidence there is). A "John" in a code sample of a
     large memory, far from the question, does not make a question about another John
@@ -227,8 +228,10 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
         return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))
     held: set[str] = set()
     unread = beyond_model(query)
+    fulls = full_names(query, names)
     for h in hits:
         held |= _words(h.message.speaker)
+        held |= {w for full in fulls if re.search(rf"\b{re.escape(full)}\b", fold(h.message.content).lower()) for w in full.split()}
         cosine = cosines.get(h.message.id)
         if cosine is not None and (unread or beyond_model(h.message.content)):  # its cosine says little: the name it holds
             # speaks for it; and so with a query the model does not read ("… GPUParticles2D の process_material …")
@@ -251,6 +254,18 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
             # "What is Sophie's order?" (cosine 0.26; eight other customers' "my order number is …" were nearer)
             held |= words
     return held
+
+
+# a capitalised word and the name after it: one person's full name ("Misaki Tanaka"), though the first opens the sentence
+FULL_NAME = re.compile(r"\b([A-Z][\w’'-]*)\s+(?=([A-Z][\w’'-]*))")
+
+
+def full_names(query: str, names: list[str]) -> list[str]:
+    """The names of `query` said with the capitalised word before them, lower-cased ("misaki tanaka"): a hit saying
+    one speaks of that person, near the question in meaning or not. "What is Misaki Tanaka's email?" had found nothing:
+    her pasted email (cosine 0.21, saying "メール", not "email") was read as a passing mention of some other Tanaka."""
+    pairs = ((first.lower(), POSSESSIVE_RE.sub("", last).lower()) for first, last in FULL_NAME.findall(fold(query)))
+    return [f"{first} {last}" for first, last in pairs if last in names and first not in STOP_WORDS]
 
 
 def _kin(asked: set[str], words: set[str]) -> set[str]:
