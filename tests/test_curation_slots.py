@@ -81,6 +81,21 @@ def test_a_models_correction_naming_a_fact_it_does_not_speak_of_is_decided_as_a_
     assert "I moved to Lisbon now." in now and "I live in Berlin." not in now and "The deploy target is Fly.io now." in now
 
 
+@pytest.mark.parametrize(("old", "new", "corrects"), [
+    # found by a life-assistant bot's builder: the guard had let a correction end what it shares only "any" with, and refused
+    # one of the same appointment said in other words (the physio's)
+    ("the physio moved my appointment to thursdays from now on, same time 18:30",
+     "my physio says i can drop to every other wednesday now. back feels good", True),
+    ("any good bouldering gyms around?", "now i need to find a flat in berlin, any tips? budget around 1200 warm", False),
+])
+def test_a_models_correction_ends_what_it_speaks_of(memory: Memory, old: str, new: str, corrects: bool) -> None:
+    facts = _with_the_local_model(memory)
+    fact = facts.curator.write({"text": old, "valid_from": "2026-04-20T12:10:00Z"}).fact
+    facts.curator.write({"text": new, "corrects": fact.id, "kind": "correction", "valid_from": "2026-11-06T18:45:00Z",
+                         "metadata": {"origin": "distill"}})
+    assert (old not in current(memory)) is corrects
+
+
 # -- finding 3: corrections with few shared words --------------------------------------
 def test_a_correction_with_few_shared_words_supersedes(capsys: pytest.CaptureFixture[str], home: Path, store_url: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:

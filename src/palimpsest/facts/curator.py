@@ -778,10 +778,14 @@ _PERSONAL = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we'
                        re.IGNORECASE)
 
 
-def _about(correction: str, fact: str) -> bool:
-    """Whether a correction speaks of the fact at all: one slot (or a topic of it), a name or a word of substance shared."""
+def _about(correction: str, fact: str, cosine: float | None = None) -> bool:
+    """Whether a correction speaks of the fact at all: one slot (or a topic of it), a name shared, or — with the vectors
+    (`cosine`) — as close as a change said must be (`CHANGE_SAID`), else a fifth of their words shared. (By words alone,
+    "now i need to find a flat in berlin, any tips?" spoke of "any good bouldering gyms around?" and ended it, and "my
+    physio says i can drop to every other wednesday now" did not speak of "the physio moved my appointment to
+    thursdays …": a life-assistant bot's builder.)"""
     s = compare(correction, fact, None)
-    return s.slot is not None or s.named or s.similarity >= 0.2
+    return s.slot is not None or s.named or (cosine >= CHANGE_SAID if cosine is not None else s.similarity >= 0.2)
 
 
 def _sibling(c: Candidate, f: Fact) -> bool:
@@ -961,6 +965,18 @@ class Curator:
             return {}
         return {f.id: float(vector @ v) for f, v in zip(facts, vectors)}
 
+    def _cosine(self, a: str, b: str) -> float | None:
+        """The two texts' cosine by the facts' embedder; None without one (or when it fails)."""
+        embedder = self.facts.embedder
+        if embedder is None:
+            return None
+        try:
+            x, y = embedder.checked([a, b])
+        except PalimpsestError as exc:
+            log.warning("no vectors to compare a correction with the fact it names: %s", exc)
+            return None
+        return float(x @ y)
+
     def _curate(self, c: Candidate) -> Decision:
         # compare, then write: serialised per vault across every process on the store, or
         # two workers curating one statement at once would both find nothing and write it
@@ -1125,7 +1141,7 @@ class Curator:
         named = target
         target = self._head(target) if target is not None else None
         if target is not None and (c.metadata or {}).get("origin") == "distill" and _FACT_ID.fullmatch(c.corrects.strip()) \
-                and not _about(c.text, target.text):
+                and not _about(c.text, target.text, self._cosine(c.text, target.text)):
             # a model's id of a fact the correction does not speak of (a small model gave the one id it was shown for every
             # correction of a turn: "… the deploy target is Fly.io now" ended "I live in Berlin"): the gate decides instead
             log.info("a distilled correction names %s, which it does not speak of: decided as a statement", target.id)
