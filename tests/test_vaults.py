@@ -642,3 +642,23 @@ def test_a_link_to_a_file_of_the_vault_indexes_it_once(vaults: Vaults, tmp_path:
     assert not report.errors and report.indexed == ["notes/sourdough.md"]
     hits = vaults.query("research", "bramblewhisk starter").hits
     assert [h.document for h in hits] == ["notes/sourdough.md"]
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_under_its_escaped_name(vaults: Vaults, tmp_path: Path) -> None:
+    """Found by a paralegal: `Procura\\xe7\\xe3o.md` (a Windows zip's cp1252 name) crashed `index` in chunk_id
+    ("surrogates not allowed") and nothing after it was indexed."""
+    folder = tmp_path / "escritorio"
+    folder.mkdir()
+    name = os.fsdecode(b"Procura\xe7\xe3o.md")  # as the OS gives it: the two bytes as surrogates
+    (folder / name).write_text("# P\n\nPoderes forenses.\n")
+    (folder / "zz_contrato.md").write_text("# C\n\nRenda mensal 900 euros.\n")
+    vaults.init("escritorio", "semantic", path=folder)
+    report = vaults.index("escritorio")
+    assert report.errors == [] and report.indexed == ["Procura\\xe7\\xe3o.md", "zz_contrato.md"]
+    assert vaults.query("escritorio", "renda mensal").hits[0].document == "zz_contrato.md"
+    assert vaults.query("escritorio", "poderes forenses").hits[0].document == "Procura\\xe7\\xe3o.md"
+    status = vaults.status("escritorio")
+    assert (status["new"], status["changed"], status["problems"], status["unchanged"]) == ([], [], [], 2)
+    assert vaults.index("escritorio").indexed == []  # known by that name the next time too
+    (folder / name).unlink()
+    assert vaults.index("escritorio").removed == ["Procura\\xe7\\xe3o.md"]

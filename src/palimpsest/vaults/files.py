@@ -1,5 +1,9 @@
 """The files of a vault folder: a walk that reports what it cannot take, and safe paths.
 
+A file is known by its path relative to the vault, as text: a name holding bytes that are
+not UTF-8 (a Windows zip unpacked) is indexed under that name with those bytes escaped
+(`readable`), not refused.
+
 The walk follows symbolic links that stay inside the vault, and reports (by path) a link
 that points outside it, a link loop (a link to itself, or to a folder already walked),
 and anything it cannot stat. Hidden files and folders (`.git`, `.DS_Store`) are skipped,
@@ -47,7 +51,7 @@ def walk(root: Path, extensions: tuple[str, ...]) -> tuple[dict[str, FileInfo], 
             try:
                 target = Path(entry.path).resolve(strict=True) if entry.is_symlink() else None
                 if target is not None and not target.is_relative_to(real_root):
-                    problems.append({"path": rel, "error": f"symbolic link to {target}, outside the vault"})
+                    problems.append({"path": rel, "error": f"symbolic link to {readable(str(target))}, outside the vault"})
                     continue
                 if entry.is_dir(follow_symlinks=True):
                     real = target or Path(entry.path).resolve()
@@ -76,9 +80,16 @@ def walk(root: Path, extensions: tuple[str, ...]) -> tuple[dict[str, FileInfo], 
 
 def _rel(root: Path, path: Path) -> str:
     try:
-        return path.relative_to(root).as_posix() or "."
+        return readable(path.relative_to(root).as_posix() or ".")
     except ValueError:
-        return str(path)
+        return readable(str(path))
+
+
+def readable(name: str) -> str:
+    """A name from the file system as text: its bytes that are not UTF-8 shown as `\\xe7`. The OS gives them as
+    surrogates, which no store or hash takes: `Procura\\xe7\\xe3o.md` (a Windows zip's cp1252 name) had crashed
+    `index` and left every file after it unindexed. The file is read at its own path (`FileInfo.full`)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def sha256(data: bytes) -> str:
