@@ -538,3 +538,20 @@ def test_a_review_settled_from_the_panel_as_replaced(home: Path) -> None:
         assert [f.text for f in m.facts.query()] == ["marisol has a new number: 555-0199."]
         bad = c.post(url + "/panel/action/fact-settle", json={**body, "decision": "maybe"}, headers={"X-Palimpsest-CSRF": token})
         assert bad.status_code == 400 and "replaces" in bad.json()["error"]["message"]
+
+
+def test_the_jump_box_opens_a_document_chunk(memory: Memory) -> None:
+    """Found by a paralegal: /panel/find?id=chk_fa786872c0b5eabc1d30 (an id a recall block shows, which `get-full`
+    opens) answered 404 "no message, fact or session with id …"."""
+    memory.vaults.init("escritorio", "semantic")
+    memory.vaults.write_document("escritorio", "contratos/renda.md", "# Contrato\n\n## Renda\n\nRenda mensal de 900 <b>euros</b>.\n")
+    chunk = memory.vaults.query("escritorio", "renda mensal").hits[0]
+    with ServerThread(memory) as url, httpx.Client() as c:
+        jump = c.get(url + f"/panel/find?id={chunk.id}", follow_redirects=False)
+        assert jump.status_code == 303, jump.text
+        page = c.get(url + jump.headers["location"])
+        assert page.status_code == 200
+        for shown in (chunk.id, "escritorio", "contratos/renda.md", "Contrato &gt; Renda", "Renda mensal de 900 &lt;b&gt;euros&lt;/b&gt;."):
+            assert shown in page.text, shown
+        missing = c.get(url + "/panel/chunks/chk_00000000000000000000")
+        assert missing.status_code == 404 and "no document chunk" in missing.text

@@ -152,7 +152,8 @@ def mount(app: FastAPI, memory: Memory, write: bool, token: str = "") -> None:
 
     for path, build in (("/panel", views.sessions), ("/panel/sessions", views.sessions), ("/panel/sessions/{session}", views.session),
                         ("/panel/find", views.find), ("/panel/search", views.search), ("/panel/facts", views.facts),
-                        ("/panel/facts/{fact_id}", views.fact), ("/panel/tags", views.tags), ("/panel/health", views.health),
+                        ("/panel/facts/{fact_id}", views.fact), ("/panel/chunks/{chunk_id}", views.chunk),
+                        ("/panel/tags", views.tags), ("/panel/health", views.health),
                         ("/panel/wiki", wiki.wiki), ("/panel/wiki/{topic}", wiki.wiki_page)):
         page_route(path, build)
 

@@ -82,10 +82,13 @@ def session(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]
 
 
 def find(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """Jump to an id: a message (evt_…, or the short id a recall block shows), a fact (fct_…) or a session."""
+    """Jump to an id: a message (evt_…, or the short id a recall block shows), a fact (fct_…), a document chunk (chk_…,
+    which recall blocks show too: it had answered "no message, fact or session") or a session."""
     ident = _param(params, "id")
     if not ident:
-        raise InvalidInput("give an id: a message (evt_… or its short id), a fact or a session")
+        raise InvalidInput("give an id: a message (evt_… or its short id), a fact, a document chunk or a session")
+    if ident.startswith("chk_"):
+        return "__redirect__", {"url": f"/panel/chunks/{ident}"}
     try:
         found, shared = _message(memory, ident), None
     except InvalidInput as exc:  # a short id two messages share: it may still name a session
@@ -163,6 +166,11 @@ def facts(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 def fact(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     f = memory.facts.get(_param(params, "fact_id"))
     return "fact.html", {"view": "facts", "fact": f, "history": memory.facts.history(f.id)}
+
+
+def chunk(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A document chunk (`chk_…`) as `get-full` gives it: its vault, document, heading path, pages and text."""
+    return "chunk.html", {"view": "search", "chunk": memory.vaults.chunk(_param(params, "chunk_id"))}
 
 
 def tags(memory: Memory, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
