@@ -662,3 +662,30 @@ def test_a_file_name_that_is_not_utf8_is_indexed_under_its_escaped_name(vaults: 
     assert vaults.index("escritorio").indexed == []  # known by that name the next time too
     (folder / name).unlink()
     assert vaults.index("escritorio").removed == ["Procura\\xe7\\xe3o.md"]
+
+
+def test_the_cli_shows_a_spoofing_or_multi_line_file_name_as_the_panel_does(home: Path, store_url: str, tmp_path: Path,
+                                                                             capsys: pytest.CaptureFixture[str],
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a paralegal: `relatorio\\u202efdp.exe.md` printed raw in `docs`, `query` and `search` (it reads as
+    "relatorioexe.pdf.md"), and a name with a newline split the tab-separated `docs` listing; the panel shows ⟦U+202E⟧."""
+    from palimpsest.cli import main
+
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "hash")
+    folder = tmp_path / "entregas"
+    folder.mkdir()
+    (folder / "relatorio\u202efdp.exe.md").write_text("# Relatorio\n\nO relatorio trimestral da gaivota.\n")
+    (folder / "line\nbreak.md").write_text("# Quebra\n\nA gaivota quebrada.\n")
+    base = ["--home", str(home), "--store", store_url]
+    assert main([*base, "vault", "init", "entregas", "--path", str(folder)]) == 0
+    assert main([*base, "vault", "attach", "entregas", "--agent", "paralegal"]) == 0
+    assert main([*base, "index", "entregas"]) == 0
+    capsys.readouterr()
+    for argv in (["docs", "entregas"], ["docs", "entregas", "--status"], ["query", "entregas", "gaivota"],
+                 ["search", "gaivota", "--agent", "paralegal"]):
+        assert main([*base, *argv]) == 0
+        out = capsys.readouterr().out
+        assert "\u202e" not in out and "relatorio⟦U+202E⟧fdp.exe.md" in out or argv[-1] == "--status", argv
+        assert "line\nbreak" not in out, argv
+    main([*base, "docs", "entregas"])
+    assert [len(line.split("\t")) for line in capsys.readouterr().out.splitlines()] == [4, 4]

@@ -19,6 +19,8 @@ from contextlib import contextmanager
 from functools import cache
 from typing import Any, NoReturn
 
+from ..envelope import bidi_shown
+
 EXIT_PARTIAL = 2  # part of the work failed and was reported; the rest was done (`import`, `index`)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _SPACE = re.compile(r"[\t\n]+")
@@ -263,9 +265,12 @@ def console(stderr: bool = False) -> Any:
 
 def shown(value: Any, limit: int | None = None) -> str:
     """A stored value as one line a terminal shows as it is: tabs and newlines become
-    spaces, other control characters visible escapes; cut to `limit` characters."""
+    spaces, other control characters visible escapes, bidirectional controls their code
+    points (`⟦U+202E⟧`, as the panel shows them: a file `relatorio\\u202efdp.exe.md` had
+    printed as "relatorioexe.pdf.md"); cut to `limit` characters."""
     text = "" if value is None else str(value)
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", _SPACE.sub(" ", text.replace("\r\n", "\n")))
+    text = bidi_shown(text)
     return text if limit is None else text[:limit]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .. import vaults as _vaults_package  # noqa: F401 - registers the skills' recall hook for `palimpsest recall` too
 from ..errors import InvalidInput
-from .common import EXIT_PARTIAL, add_command, count, emit, minute, open_memory, progress, words
+from .common import EXIT_PARTIAL, add_command, count, emit, minute, open_memory, progress, shown, words
 
 
 def register(sub: Any) -> None:
@@ -147,9 +147,9 @@ def _print_report(r: dict[str, Any]) -> None:
     print(f"{r['vault']}: {len(r['indexed'])} indexed ({r['chunks']} chunks, {r['pages']} pages), {r['unchanged']} unchanged, "
           f"{len(r['removed'])} removed, {len(r['errors'])} failed in {r['seconds']:.1f}s")
     for e in r["errors"]:
-        print(f"  failed {e['path']}: {e['error']}", file=sys.stderr)
+        print(f"  failed {shown(e['path'])}: {shown(e['error'])}", file=sys.stderr)
     for w in r["warnings"]:
-        print(f"  warning {w['path']}: {w['warning']}", file=sys.stderr)
+        print(f"  warning {shown(w['path'])}: {shown(w['warning'])}", file=sys.stderr)
     for n in r["notes"]:
         print(f"  note: {n}", file=sys.stderr)
 
@@ -182,8 +182,8 @@ def query(args: argparse.Namespace) -> None:
             print(f"note: {n}", file=sys.stderr)
         for h in r["hits"]:
             sim = "—" if h["similarity"] is None else f"{h['similarity']:.2f}"
-            where = h["document"] + (f" › {h['heading_path']}" if h["heading_path"] else "")
-            print(f"{h['score']:.3f}  sim {sim}  {where}\n    {' '.join(h['text'].split())[:300]}")
+            where = shown(h["document"]) + (f" › {shown(h['heading_path'])}" if h["heading_path"] else "")
+            print(f"{h['score']:.3f}  sim {sim}  {where}\n    {shown(' '.join(h['text'].split()), 300)}")
 
     emit(args, result, human)
 
@@ -196,19 +196,19 @@ def docs(args: argparse.Namespace) -> None:
         def human(r: dict[str, Any]) -> None:
             for label in ("changed", "deleted", "new"):
                 for path in r[label]:
-                    print(f"{label:8} {path}")
+                    print(f"{label:8} {shown(path)}")
             for f in r["failed"]:
-                print(f"failed   {f['path']}: {f['error']}")
+                print(f"failed   {shown(f['path'])}: {shown(f['error'])}")
             for f in r["problems"]:
-                print(f"problem  {f['path']}: {f['error']}")
+                print(f"problem  {shown(f['path'])}: {shown(f['error'])}")
             for f in r.get("warned", []):
-                print(f"warning  {f['path']}: {'; '.join(f['warnings'])}")
+                print(f"warning  {shown(f['path'])}: {shown('; '.join(f['warnings']))}")
             print(f"{r['unchanged']} unchanged")
     else:
         def human(r: list[dict[str, Any]]) -> None:  # type: ignore[misc]
             for d in r:
                 said = d["error"] or "; ".join(d.get("warnings") or []) or d["title"]
-                print(f"{d['path']}\t{d['chunks']} chunks\t{minute(d['changed_at'])}\t{said}")
+                print(f"{shown(d['path'])}\t{d['chunks']} chunks\t{minute(d['changed_at'])}\t{shown(said)}")
     emit(args, result, human)
 
 
@@ -239,14 +239,14 @@ def write_document(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         result = _vaults(memory).write_document(args.vault, args.path, content, metadata=_meta(args.meta),
                                                   overwrite=args.overwrite, reader=_reader(args))
-    emit(args, result, lambda r: print(f"{r['vault']}/{r['path']}: {r['chunks']} chunks" + "".join(f"\n  failed: {e['error']}" for e in r["errors"])))
+    emit(args, result, lambda r: print(f"{r['vault']}/{shown(r['path'])}: {r['chunks']} chunks" + "".join(f"\n  failed: {shown(e['error'])}" for e in r["errors"])))
 
 
 # -- skills ---------------------------------------------------------------------------
 def skills(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
         rows = [s.to_dict() for s in _vaults(memory).skill_list(args.vault, _reader(args))]
-    emit(args, rows, lambda r: print("\n".join(f"{s['name']}\t{s['description']}" for s in r)))
+    emit(args, rows, lambda r: print("\n".join(f"{shown(s['name'])}\t{shown(s['description'])}" for s in r)))
 
 
 def skill(args: argparse.Namespace) -> None:
