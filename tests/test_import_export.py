@@ -148,6 +148,36 @@ def test_openai_jsonl_takes_the_file_name_as_session(memory: Memory) -> None:
     assert report.sessions == ["openai"] and report.stored == 2
 
 
+def test_an_openai_content_that_is_not_text_is_refused_as_in_messages_jsonl(memory: Memory, tmp_path: Path) -> None:
+    """Found by a paralegal: `{"role":"assistant","content":42}` was stored silently as '42', while the same line of a
+    messages JSONL (with a session) is refused: "content must be a string, got int"."""
+    chat = tmp_path / "work_chat.jsonl"
+    chat.write_text("\n".join(json.dumps(m) for m in [
+        {"role": "user", "content": "Qual é a renda mensal?"}, {"role": "assistant", "content": 42},
+        {"role": "assistant", "content": {"valor": 900}}, {"role": "tool", "tool_call_id": "c1", "content": True},
+        {"role": "assistant", "content": [{"type": "text", "text": "900 euros"}]}]) + "\n")
+    report = import_file(memory, chat)
+    assert {p.line: p.message for p in report.problems} == {2: "content must be a string, got int",
+                                                            3: "content must be a string, got dict",
+                                                            4: "content must be a string, got bool"}
+    assert [m.content for m in everything(memory, session="work_chat")] == ["Qual é a renda mensal?", "900 euros"]
+
+
+def test_an_import_that_imported_nothing_says_nothing_of_derived_jobs(home: Path, store_url: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Found by a paralegal: "12 derived jobs queued" followed an import that said "nothing was imported" (the jobs
+    were an earlier import's)."""
+    good, bad = tmp_path / "good.jsonl", tmp_path / "bad.jsonl"
+    good.write_text(json.dumps({"session": "s1", "role": "user", "content": "A renda sobe em janeiro."}) + "\n")
+    bad.write_text(json.dumps({"session": "s2", "role": "assistant", "content": 42}) + "\n")
+    base = ["--home", str(home), "--store", store_url]
+    assert main([*base, "import", str(good)]) == 0
+    assert "derived jobs" in capsys.readouterr().err  # this import's own, waiting
+    assert main([*base, "import", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing was imported" in err and "derived jobs" not in err
+
+
 def test_two_openai_files_of_one_name_are_two_conversations(memory: Memory, tmp_path: Path) -> None:
     """Found by a new user: c/conv.json and d/conv.json both became session `conv`, and d's
     opening turns ("hi", "Hello! How can I help?", "ok") were dropped as repeats of c's."""

@@ -351,6 +351,17 @@ class Hit:
 
 
 # -- content parts ------------------------------------------------------------------
+def content_text(value: Any, label: str = "content") -> str:
+    """A message's `content` as text: a string, a list of content parts (`text_of`), or nothing (""); anything else
+    is `InvalidInput`, on every surface that reads one: an OpenAI import had stored `"content": 42` as '42' while the
+    same line of a messages JSONL was refused (a paralegal's)."""
+    if value is None or isinstance(value, str):
+        return value or ""
+    if isinstance(value, list):  # OpenAI-style parts; one not text named with where it is ("[image_url: https://…]":
+        return text_of(value)    # its address had been dropped, found by an importer of a year of chats)
+    raise InvalidInput(f"{label} must be a string, got {type(value).__name__}")
+
+
 def text_of(value: Any) -> str:
     """Text of a content value: a string, or a list of text parts (other parts named in brackets; a part whose
     `text` is a number is that number's text: `{"type": "input_text", "text": 12345}` had been "[input_text]", the

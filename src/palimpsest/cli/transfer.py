@@ -52,11 +52,13 @@ def import_(args: argparse.Namespace) -> int:
             else:
                 reports = import_paths(memory, args.files, progress=update, **options)
             compact_index(memory, BULK_COMPACT_SECONDS)
-        derive.after_writes(args, memory)
+        stored = report["stored"] if single else sum(r.get("stored", 0) for r in reports)
+        if stored:  # (after "nothing was imported", "12 derived jobs queued" spoke of an earlier write's: a paralegal's)
+            derive.after_writes(args, memory)
     if single:
         emit(args, report, _print_report)
         return 0 if report["ok"] else EXIT_PARTIAL
-    result = {"ok": all(r["ok"] for r in reports), "stored": sum(r.get("stored", 0) for r in reports),
+    result = {"ok": all(r["ok"] for r in reports), "stored": stored,
               "duplicates": sum(r.get("duplicates", 0) for r in reports), "files": reports}
     emit(args, result, _print_reports)
     return 0 if result["ok"] else EXIT_PARTIAL

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import text_of
+from ..records import content_text
 from .common import parse_args
 
 
@@ -21,7 +21,7 @@ def openai_message(rec: dict[str, Any], tools: dict[str, str]) -> list[dict[str,
     meta = {k: rec[k] for k in ("name", "tool_call_id") if rec.get(k) is not None}
     base = {"created_at": rec.get("created_at"), "metadata": meta}
     calls = rec.get("tool_calls") or ([{"id": None, "function": rec["function_call"]}] if isinstance(rec.get("function_call"), dict) else [])
-    text = text_of(rec.get("content"))
+    text = content_text(rec.get("content"))
     if role in ("tool", "function"):
         name = tools.get(str(rec.get("tool_call_id"))) or rec.get("name")
         return [{**base, "role": "tool", "tool_name": name, "tool_result": text}]

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import envelope
 from ..errors import InvalidInput
-from ..records import OFFSET_KEY, ROLE_RE, check_offset, check_text, content_hash, iso, parse_time, speaker_offset, text_of, utcnow
+from ..records import OFFSET_KEY, ROLE_RE, check_offset, check_text, content_hash, content_text, iso, parse_time, speaker_offset, utcnow
 
 ALLOWED_FIELDS = {
     "role", "content", "tool_name", "tool_args", "tool_result", "metadata", "created_at", "event_key", "type",
@@ -99,14 +99,7 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
     if role is None or role == "":
         raise InvalidInput(f"{where}: role is required (user, assistant, system, tool, …)")
     role = check_role(role, f"{where}: role")
-    content = get("content")
-    if content is None:
-        content = ""
-    if not isinstance(content, str):
-        if isinstance(content, list):  # OpenAI-style content parts; one not text named with where it is ("[image_url: https://…]":
-            content = text_of(content)  # its address had been dropped, found by an importer of a year of chats)
-        else:
-            raise InvalidInput(f"{where}: content must be a string, got {type(content).__name__}")
+    content = content_text(get("content"), f"{where}: content")
     _text(content, where, "content")
     tool_name = get("tool_name")
     if tool_name is not None and not (type(tool_name) is str and tool_name.isascii() and tool_name.isprintable()):
