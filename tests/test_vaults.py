@@ -689,3 +689,24 @@ def test_the_cli_shows_a_spoofing_or_multi_line_file_name_as_the_panel_does(home
         assert "line\nbreak" not in out, argv
     main([*base, "docs", "entregas"])
     assert [len(line.split("\t")) for line in capsys.readouterr().out.splitlines()] == [4, 4]
+
+
+def test_a_document_without_a_title_of_its_own_is_titled_by_its_file_name(vaults: Vaults, tmp_path: Path) -> None:
+    """Found by a paralegal: Contrato_Arrendamento_Av_Liberdade.pdf, with no title in its metadata, listed an empty title
+    in `palimpsest docs`, while a .txt gets its file name."""
+    import docx
+
+    folder = tmp_path / "arrendamentos"
+    folder.mkdir()
+    (folder / "Contrato_Arrendamento_Av_Liberdade.pdf").write_bytes(make_pdf(["Renda mensal de 900 euros."]))
+    plain = io.BytesIO()
+    untitled = docx.Document()
+    untitled.add_paragraph("Carta sem titulo.")
+    untitled.save(plain)
+    (folder / "Carta_Compromisso.docx").write_bytes(plain.getvalue())
+    (folder / "notas.txt").write_text("Notas do processo.\n")
+    vaults.init("arrendamentos", "semantic", path=folder)
+    vaults.index("arrendamentos")
+    assert {d["path"]: d["title"] for d in vaults.docs("arrendamentos")} == {
+        "Contrato_Arrendamento_Av_Liberdade.pdf": "Contrato_Arrendamento_Av_Liberdade", "Carta_Compromisso.docx": "Carta_Compromisso",
+        "notas.txt": "notas"}

@@ -50,6 +50,14 @@ class Extracted:
 
 
 def extract(path: str, data: bytes) -> Extracted:
+    """The text of a file, titled by its own title (metadata, front matter, first heading) or else by its file name:
+    a PDF with no title in its metadata had listed an empty title in `docs` while a .txt got its name (a paralegal's)."""
+    extracted = _by_type(path, data)
+    extracted.title = extracted.title.strip() or PurePosixPath(path).stem
+    return extracted
+
+
+def _by_type(path: str, data: bytes) -> Extracted:
     suffix = PurePosixPath(path).suffix.lower()
     if suffix == ".pdf":
         return _pdf(data)
@@ -64,7 +72,7 @@ def extract(path: str, data: bytes) -> Extracted:
             warnings = [*warnings, f"{exc}; read as text, without metadata"]
         sections = markdown_sections(body)
         first = next((s.heading_path[0] for s in sections if s.heading_path), "")
-        title = str(meta.get("title") or first or PurePosixPath(path).stem)
+        title = str(meta.get("title") or first)
         return Extracted(sections, 0, title, meta, warnings)
     pages = text.split("\f")
     starts, at = [], 0
@@ -72,7 +80,7 @@ def extract(path: str, data: bytes) -> Extracted:
         starts.append((at, number))
         at += len(page) + 1
     return Extracted([Section([], text, starts if len(pages) > 1 else [])], len(pages) if len(pages) > 1 else 0,
-                     PurePosixPath(path).stem, {}, warnings)
+                     "", {}, warnings)
 
 
 def decode_text(data: bytes) -> tuple[str, list[str]]:
