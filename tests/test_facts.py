@@ -128,6 +128,18 @@ def test_close_retract_dispute(facts: Facts, clock: Clock) -> None:
     assert facts.query() == [] and [x.id for x in facts.query(valid_at=at(80))] == [a.id]
 
 
+def test_retracting_a_revised_correction_reinstates_what_it_superseded(facts: Facts, clock: Clock) -> None:
+    # a review's: the wrong "75 mg", said better (a revision), then retracted, had left no dose at all
+    dose = facts.write("I take sertraline 100mg.", valid_from=at(1))
+    clock.tick()
+    wrong = facts.supersede(dose.id, "I take sertraline 75mg.", valid_from=at(50))
+    clock.tick()
+    better = facts.revise(wrong.id, "I take sertraline 75 mg every morning.")
+    clock.tick()
+    facts.retract(better.id, reason="the dose never changed")
+    assert [(f.text, f.valid_from, f.valid_to) for f in facts.query()] == [(dose.text, at(1), None)]
+
+
 def test_retracting_a_correction_reinstates_the_fact_it_superseded(facts: Facts, clock: Clock, store_url: str,
                                                                    tmp_path: Path) -> None:
     # a bot's user: 50 mg, then 100 mg; a wrong "75 mg" correction, retracted, had left no dose at all (now, or in October)

@@ -62,6 +62,7 @@ from .. import when
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
 from ..segment import SPELLED, fold
+from ..search.floor import beyond_model
 from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
@@ -785,6 +786,8 @@ def _about(correction: str, fact: str, cosine: float | None = None) -> bool:
     physio says i can drop to every other wednesday now" did not speak of "the physio moved my appointment to
     thursdays …": a life-assistant bot's builder.)"""
     s = compare(correction, fact, None)
+    if cosine is not None and (beyond_model(correction) or beyond_model(fact)):
+        cosine = None  # the English model puts any two Japanese (or Russian, or emoji) texts 0.4 apart: their words decide
     return s.slot is not None or s.named or (cosine >= CHANGE_SAID if cosine is not None else s.similarity >= 0.2)
 
 
@@ -1264,6 +1267,15 @@ class Curator:
                 parked.pop(d.meta.get("drains", ""), None)
         return list(parked.items())
 
+    def _drained(self, raw: dict[str, Any]) -> Decision:
+        """A parked candidate curated; one whose source is no stored message (an id made up, parked before it was checked)
+        is kept without it: refused, it had stopped every later write, which drains first (a review's)."""
+        try:
+            return self._curate(self._cite(Candidate.of(raw)))
+        except NotFound as exc:
+            log.warning("a parked fact's source is gone (%s): curated without it", exc)
+            return self._curate(self._cite(Candidate.of({k: v for k, v in raw.items() if k != "source"})))
+
     def drain(self) -> list[Decision]:
         """Apply journaled decisions the store missed, then curate every parked candidate,
         oldest first; stops (keeping the rest parked) if the store is still unreachable.
@@ -1275,7 +1287,7 @@ class Curator:
             deterministic = bool(raw.pop("_deterministic", False))
             try:
                 self.use_llm = not deterministic
-                decision = self._curate(self._cite(Candidate.of(raw)))
+                decision = self._drained(raw)
             except InvalidInput as exc:
                 decision = Decision("rejected", reason=str(exc))
             finally:

@@ -313,6 +313,10 @@ class Facts(FactReads, FactSnapshots):
         self._commit("retract", change, row.id, extra)
         return self.get(row.id)
 
+    def _predecessor(self, row: FactRow) -> FactRow | None:
+        found = self.store.get_facts([row.supersedes]) if row.supersedes else []
+        return found[0] if found else None
+
     def _reinstating(self, change: FactChange, row: FactRow) -> FactRow | None:
         """The fact `row` superseded, written again as holding on from its own start, when `row` is retracted: a
         retracted fact never held, so neither did the end it gave. A bot's user retracted a wrong "75 mg" correction of
@@ -320,10 +324,13 @@ class Facts(FactReads, FactSnapshots):
         supersession as believed before the retraction), so the superseded version is not reopened in place: a new
         version with its text, start and attestations follows the retracted one in the chain, and the old version
         expires ("revised": it lives on in the new one)."""
-        found = self.store.get_facts([row.supersedes]) if row.supersedes else []
-        old = found[0] if found else None
-        if old is None or old.superseded_by != row.id or old.expired_at or old.invalidated_at:
-            return None  # (a revision's predecessor is the same statement: retracted with it, never reinstated)
+        cur, old = row, self._predecessor(row)
+        while old is not None and old.superseded_by == cur.id and old.expired_at and not old.invalidated_at:
+            # a revision's predecessor is the same statement, retracted with it: what it superseded holds again ("75mg",
+            # revised, then retracted, had left no dose at all: a review's)
+            cur, old = old, self._predecessor(old)
+        if old is None or old.superseded_by != cur.id or old.expired_at or old.invalidated_at:
+            return None
         back = self._new_row(change, old.text, vault=old.vault, kind=old.kind, entities=old.entities, salience=old.salience,
                              confidence=old.base_confidence, valid_from=old.valid_from, metadata=old.metadata,
                              supersedes=row.id)

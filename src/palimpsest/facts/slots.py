@@ -176,7 +176,9 @@ _REWRITES = [# a decision is its content: "we decided to ship dark mode" is "we 
              (re.compile(r"^(i|we) (?:have|has) an? ([\w -]+?) allergy$"), r"\1 am allergic to \2"),
              # chat's way of saying a change (a life-assistant bot's user): "going vegetarian starting today" is being one
              # from then on; "moved to berlin this week!!" said with no "I" is mine (both had stayed beside the newer value)
-             (re.compile(r"^(i|we) (?:am|are) (?:going|turning) (vegetarian|vegan|pescatarian|keto|paleo|freelance|remote|part-time|full-time)(?:\s+(?:starting|from|as of|beginning)\b.*)?$"), r"\1 am \2"),
+             # (from now only: "going vegan from next month" holds later, and was said to hold at once)
+             (re.compile(r"^(i|we) (?:am|are) (?:going|turning) (vegetarian|vegan|pescatarian|freelance|remote|part-time|full-time)"
+                         r"(?:\s+(?:starting|from|as of|beginning) (?:today|now|this morning|tonight))?$"), r"\1 am \2"),
              (re.compile(r"^(?=(?:moved|relocated|switched|started|joined|quit|left|became)\b)"), "i "),
              (re.compile(r"^i was born on (.+)$"), r"my birthday is on \1"),
              (re.compile(r"^(.+?)'s name is (.+)$"), r"\1 is called \2"),
@@ -1105,8 +1107,6 @@ def _of_another(a: Slot | None, b: Slot, old_text: str, new_text: str) -> bool:
     Tailscale instead of a VPN" of "Our VPN is Cisco AnyConnect")."""
     if a is not None and set(content(b.old_value)) & set(content(a.attribute)):
         return False
-    if a is not None and _called_by_role(a, b, new_text):
-        return False
     if b.holder in ("i", "we") and not re.search(r"\b(?!(?:it|that|there|here|what|who|he|she)\b)\w+'s\b", new_text.replace("’", "'"), re.IGNORECASE):
         return False  # "I switched my membership from FitLab to …", "We moved the newsletter from …": our own thing's change
         # (only a thing of another's — "the shop's stock count" — or one the change names as its subject is another)
@@ -1129,8 +1129,9 @@ _PARTS = frozenset("""client clients customer customers patient tenant landlord 
 def _called_by_role(a: Slot, b: Slot, new_text: str) -> bool:
     """The earlier statement is of a person named ("Ferreira wants all notices by registered post."), the change of one
     called by their part ("The client now wants all notices by email, not registered post.") and it says again all the
-    earlier said of them but the value: one person, named two ways (the client's change had left Ferreira's registered
-    post current: found by a law firm's paralegal)."""
+    earlier said of them but the value: one person named two ways — or two ("The tenant now wants …" when Ferreira is the
+    landlord). Which, only the user knows: the pair is listed for review (it had been no pair at all, and Ferreira's
+    registered post stayed current unseen: found by a law firm's paralegal)."""
     said = content(b.attribute)
     if a.holder in ("", "i", "we") or not said or not all(w in _PARTS or w in _PERSON for w in said):
         return False
@@ -1190,6 +1191,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     value), `changed` (one slot, another value: it replaces it), `negated` (one slot, the
     value denied or affirmed), `beside` (one slot, another value that can hold alongside),
     `topic` (another slot of the same person or thing), or None (different slots, or no slot)."""
+    if a is not None and b is not None and b.old_value and mentions(b.old_value, old_text) and _called_by_role(a, b, new_text):
+        return "beside"  # one person named two ways, or two people: listed for review, never decided here (`_called_by_role`)
     if b is not None and b.old_value and mentions(b.old_value, old_text) and not mentions(b.value, " ".join(a.value) if a else old_text) \
             and not _set_aside(b.old_value, old_text) and not _of_another(a, b, old_text, new_text):
         return "changed"  # "switched from Slack to …", "instead of Elena", "not Braga"
@@ -1197,7 +1200,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "changed"  # "I sold the Civic", "we dropped Redis": the old value is gone
     if a is None or b is None:
         return None
-    if _undone(a, b):
+    if _undone(a, b) and not _A_TRIP.search(new_text):
         return "changed"  # "we're reverting to JWT." of "We're moving auth from JWT to PASETO.": the value it left is back
     if not same_holder(a, b) or not same_attribute(a, b) or _possessors_apart(old_text, new_text, b):
         return "topic" if _same_topic(a, b, old_text, new_text) else None
@@ -1247,6 +1250,10 @@ def _grew(a: Slot, b: Slot) -> bool:
     joined = rest[:1] == ["and"] or rest[:1] == ["&"] or len(rest) >= 3 and rest[-2] in _JOINS
     return bool(content(old)) and new[:len(old)] == old and joined and len(rest) <= 4 \
         and not any(w in _PREPS or _base(w) is not None for w in rest)
+
+
+_A_TRIP = re.compile(r"\b(?:went|go|goes|going|flew|fly|flying|drove|travelled|traveled|headed)\s+back\b.*\bfor\b", re.IGNORECASE)  # "I went
+# back to Porto for Christmas": a visit, not a move back (it had retired "I moved from Porto to Berlin.": a review's)
 
 
 def _undone(a: Slot, b: Slot) -> bool:

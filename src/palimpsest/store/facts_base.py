@@ -44,7 +44,8 @@ class Attestation:
 
 @dataclass
 class FactLink:
-    """`src` → `dst` of `type` related_to | disputed_with | supersedes | revises | merged_into.
+    """`src` → `dst` of `type` related_to | disputed_with | supersedes | revises | merged_into | reinstates (a retraction
+    wrote `src` again as `dst` held, `Facts.retract`).
     `review` is pending | same | kept for related_to links the curator listed for review."""
 
     src: str
