@@ -1166,3 +1166,76 @@ def test_closing_a_turn_when_the_model_fails_leaves_it_to_the_background(home: P
             _all_due(memory)
             memory.worker(tasks=["distill"]).drain()
         assert [f.text for f in memory.facts.query()] == ["We decided the failover target is eu-west-2."]
+
+
+def _kept(text: str) -> list[str]:
+    out = local_distill([msg(text)])
+    return [f["text"] for f in out["facts"]] + [c["text"] for c in out["corrections"]] + out["tasks"]
+
+
+PUBLISHER = """here's what the publisher sent, can you help me draft a reply?
+
+Subject: Re: 「星屑のソラ」ご相談の件 / Meeting in Tokyo
+
+Dear Aoi-san,
+
+Thank you for the new build. Our team loved the light-bending mechanic.
+For the meeting, please prepare:
+- A draft of the Steam store page
+- A vertical slice build
+
+Best regards,
+Kenji Mori
+Starlight Publishing
+
+We decided to keep the Steam page in English and Japanese."""
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by a Japanese game developer's agent loop without an LLM: the publisher's subject line, praise and list had
+    # become facts said by her; her own words after the signature are hers
+    (PUBLISHER, ["We decided to keep the Steam page in English and Japanese."]),
+    # a letter opened by "Dear …" and closed by a sign-off, with no headers
+    (("Dear Ms. Ito,\n\nWe always ship builds on Fridays. We moved the milestone to June 3.\n\nKind regards,\nJ. Park\n\n"
+      "I live in Osaka now."), ["I live in Osaka now."]),
+    # headers and no sign-off: the letter runs to the end of the message
+    ("From: Kenji Mori <kenji@starlight.example>\nSubject: Fwd: budget\n\nOur budget for the port is 4 million yen.", []),
+    # a forwarded message's banner opens one too
+    ("---------- Forwarded message ---------\nWe decided to delay the launch to May.", []),
+    # not a letter: a greeting with no sign-off, a word "subject" inside a line
+    ("Dear Claude,\nI live in Berlin now.", ["I live in Berlin now."]),
+    ("The subject: line of our newsletter is always in English.", ["The subject: line of our newsletter is always in English."]),
+])
+def test_a_pasted_letter_is_someone_elses_words(text: str, kept: list[str]) -> None:
+    assert _kept(text) == kept
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found with a platform engineer's Claude Code sessions without an LLM: each became a current fact (conf 0.70) at the
+    # top of her recall blocks
+    ("Lets do it.", []),  # a go-ahead naming nothing chosen
+    ("ok let's do that then", []),
+    ("leave a note in the test file and we pick this up tomorrow", []),  # an instruction for now, and the session paused
+    ("let's pick this up tomorrow", []),
+    ("so is it the gateway that re-signs the retried invoices or does the\nbilling client needs to verify them", []),  # a question cut by its line
+    ("i ran it with -n 2 and log level debug, here's the interesting part", []),  # narration of one's doing, leading a paste
+    ("Bump pool_size=20 and run it 30 times under xdist", []),  # an experiment, not a decision
+    ("set the pool size to 20 and rerun it 30 times", []),
+    ("my guess is timezone, CI runners are TZ=America/Los_Angeles", []),  # a guess
+    ("I suspect the cache is cold.", []),
+    # a paralegal's: the request to the assistant is none, the statement beside it is
+    ("and the client now wants all notices by email, not registered post. update ur notes pls",
+     ["The client now wants all notices by email, not registered post."]),
+    # and what stays
+    ("Let's go with Postgres for the billing service.", ["Let's go with Postgres for the billing service."]),
+    ("set the global batch to 96 now", ["set the global batch to 96 now"]),
+    ("I ran the Berlin marathon in 2019.", ["I ran the Berlin marathon in 2019."]),
+    ("My theory class is on Mondays.", ["My theory class is on Mondays."]),
+    ("Leave a comment on every PR you review.", ["Leave a comment on every PR you review."]),
+    ("The billing client verifies the signatures.", ["The billing client verifies the signatures."]),
+    # a line cut after "and" goes on with the next: two statements, not "… eu-west-1 and" and a fragment
+    ("Our staging cluster runs in eu-west-1 and\nthe prod cluster runs in us-east-1.",
+     ["Our staging cluster runs in eu-west-1.", "The prod cluster runs in us-east-1."]),
+])
+def test_requests_guesses_narration_and_fragments_are_no_facts(text: str, kept: list[str]) -> None:
+    assert _kept(text) == kept

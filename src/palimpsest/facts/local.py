@@ -5,7 +5,10 @@ the sentences of a turn, each kept as said (an opening "Sorry," or "Actually," a
 it does not paraphrase or resolve pronouns, which is what the model is for. Sentences
 end at a full stop before any word, lower-case too ("… config.yaml. we always …"), but not
 after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
-statement of the user's. Each sentence is classified by the first rule that holds:
+statement of the user's, nor is a pasted letter (from an email's "Subject:" or "From:" header, a
+forwarded message's banner or a "Dear …," with a sign-off, to its signature); a line cut
+where no sentence ends ("… or does the" / "billing client …") goes on with the next. Each
+sentence is classified by the first rule that holds:
 
     correction   an explicit marker ("actually", "correction:", "I meant", "typo:"), a
                  slip put right ("oh wait, …, not …", "…, not …, sorry"), a statement
@@ -16,7 +19,11 @@ statement of the user's. Each sentence is classified by the first rule that hold
                  small talk and moods ("I see", "I'm so tired today"), evaluations of
                  the moment ("the wifi here is terrible"), hedges ("I might …"),
                  trouble reports ("it keeps crashing", "returns a 502"), a reply's
-                 promise ("I'll definitely check them out"), and sentences without a
+                 promise ("I'll definitely check them out"), guesses ("my guess is …",
+                 "I suspect …"), a go-ahead naming nothing ("Let's do it."), work
+                 paused ("we pick this up tomorrow"), one's doing of the moment and a
+                 lead to a paste ("I ran it with …, here's the interesting part"), an
+                 experiment ("bump X and run it 30 times"), and sentences without a
                  subject ("that's a cool idea")
     task         "I need to", "TODO", "remind me (on Thursday) to", "add X to my list",
                  "I should …", "we should" …
@@ -130,6 +137,47 @@ def sentences(text: str) -> list[str]:
 # a list's marker before a sentence: "- The Order of Vey controls Port Ashen." is the statement ("- run: npm run build" is YAML)
 _BULLET = re.compile(r"^(?:[-*•]|\d{1,2}[.)])\s+(?=[^\W\d_])(?![\w-]+:)")
 _QUOTED_LINE = re.compile(r"^[ \t]*>.*$", re.MULTILINE)
+
+# A pasted letter is someone else's words (found by a Japanese game developer's agent loop: her publisher's email gave
+# "Subject: Re: 「星屑のソラ」ご相談の件 / Meeting in Tokyo", "Our team loved the light-bending mechanic." and its list's
+# "A draft of the Steam store page" as facts she said). It opens at an email's header ("Subject: …", "From: …" with an
+# address or another header under it), a forwarded or replied message's banner, or a "Dear …," line when a letter's
+# sign-off follows; it ends with the paragraph of its sign-off ("Best regards,", the name and company under it), or with
+# the message. What follows is the user's again ("From: Berlin" in travel notes, "Dear Claude," with no sign-off are hers).
+_LETTER_HEAD = re.compile(r"^[ \t]*(?:(?:subject|betreff|件名)[ \t]*[:：][ \t]*\S|(?:from|von|差出人)[ \t]*[:：](?:[^\n]*@|[^\n]*\n[ \t]*"
+                          r"(?:to|sent|date|cc|subject|an|gesendet|betreff)[ \t]*:)|-{3,}[ \t]*(?:original message|forwarded message)|"
+                          r"on [^\n]{4,80}\bwrote:[ \t]*$|begin forwarded message:)", re.IGNORECASE | re.MULTILINE)
+_SALUTATION = re.compile(r"^[ \t]*(?:dear|to whom it may concern)\b[^\n]{0,60}$", re.IGNORECASE | re.MULTILINE)
+_CLOSING = (r"(?:(?:best|kind|warm|warmest|with best|with kind)[ \t]+)?regards|sincerely|yours (?:sincerely|truly|faithfully)|"
+            r"best wishes|respectfully|mit freundlichen grüßen|(?:beste|viele|liebe) grüße|敬具|よろしくお願い(?:いた|致)?します")
+_LETTER_CLOSE = re.compile(rf"^[ \t]*(?:{_CLOSING})[ \t]*[,.!]?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+# (after a header, the everyday ones too: "Best,", "Thanks,", "Cheers")
+_SIGN_OFF = re.compile(rf"^[ \t]*(?:{_CLOSING}|all the best|best|cheers|thanks|many thanks|thank you)[ \t]*[,.!]?[ \t]*$",
+                       re.IGNORECASE | re.MULTILINE)
+_PARAGRAPH_END = re.compile(r"\n[ \t]*\n")
+
+
+def _letters_out(text: str) -> str:
+    """`text` without the letters pasted in it (see above)."""
+    while True:
+        head = _LETTER_HEAD.search(text)
+        dear = _SALUTATION.search(text)
+        if dear is not None and _LETTER_CLOSE.search(text, dear.end()) is None:
+            dear = None
+        if head is None and dear is None:
+            return text
+        start = min(m.start() for m in (head, dear) if m is not None)
+        sign_off = (_SIGN_OFF if head is not None and head.start() == start else _LETTER_CLOSE).search(text, start)
+        after = _PARAGRAPH_END.search(text, sign_off.end()) if sign_off is not None else None
+        text = text[:start] + "\n" + (text[after.start():] if after else "")
+
+
+# a line cut where no sentence ends (after "the", "or", "does" …): the next line goes on with it ("… or does the\nbilling
+# client needs to verify them", a platform engineer's question typed over two lines, had left "billing client needs to
+# verify them" a fact), not a list's item
+_WRAPPED = re.compile(r"(?<![\w'’-])(the|a|an|and|or|but|nor|of|to|in|on|at|for|with|from|by|into|about|that|if|whether|than|because|"
+                      r"does|do|did|is|are|was|were|has|have|can|could|would|will|should|my|our|your|their|his|her|its)[ \t]*\n[ \t]*"
+                      r"(?=(?!\d{1,2}[.)]\s)[^\W_])", re.IGNORECASE)
 
 
 _CODE_SPAN = re.compile(r"`[^`\n]+`")  # inline code, closed on its line (a lone backtick is no code: "I don`t use Vim")
@@ -331,6 +379,10 @@ _OPENING = re.compile(r"^\s*(?:"
                       r"assistant|system|human|ai|bot|me|q|a)\b)(?-i:[a-z])[\w'’-]{2,20}\s*:\s+(?=(?:i|i'm|i’m|i've|i’ve|my|we|we're|we’re|we've|our)\b)"
                       r")+(?=\w)", re.IGNORECASE)  # "no, …" answers; "No emojis …" is a rule
 SKIP = re.compile(r"^\s*(?:what if|maybe|perhaps|i wonder|i guess|i think|i suppose|could you|can you|would you|will you|"
+                  # a guess ("my guess is timezone, CI runners are TZ=America/Los_Angeles": a platform engineer's, kept as a
+                  # current fact while she was still looking)
+                  r"(?:my|our) (?:best |first |current |working |only )?(?:guess|hunch|bet|theory|suspicion|hypothesis)(?:'s|\s+(?:is|was))\b|"
+                  r"i(?:'d| would)? (?:suspect|guess)\b|i(?:'m| am) (?:guessing|betting)\b|i bet\b|probably\b|presumably\b|"
                   # a question put as a request: "Remind me what we decided about the retry logic." had become a decision
                   r"(?:please |pls )?(?:remind|tell|show) me (?:again )?(?:what|how|where|who|whom|which|why|whether)\b|"
                   r"is it|is there|are there|do you|did you|does|how|why|when|where|who|which|what\b|should we|shall we|could we|"
@@ -460,12 +512,15 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      r"these|those|it|them|my|our|some|all|every|for|`|--?\w|"
                      # a file or a path it is done to ("Remove pnpm-lock.yaml and run bun install." had become a standing fact)
                      r"(?:[\w-]+(?:\.[\w-]+)*\.[a-z]{1,5}(?!\w)|[\w.-]*/)(?![^.!?]*\b(?:every|each|whenever|always)\b))|"
-                     r"investigate|look into)\b",  # (not "Update CHANGELOG.md with every user-facing change.": a rule)
+                     # leaving a mark in the work ("leave a note in the test file and we pick this up tomorrow": a platform
+                     # engineer's order for now had become an event; "Leave a comment on every PR you review." is a rule)
+                     r"leave (?:a|an)\s|investigate|look into)\b",  # (not "Update CHANGELOG.md with every user-facing change.": a rule)
                      re.IGNORECASE)
 # a request opened by a word of sequence ("Then run the linters.") or closed by "please" ("Deploy current main to staging
 # please."): what to do now, not a rule (found by a Claude Code user's evaluation: both had become facts)
 _OPENER = re.compile(r"^\s*(?:then|now|next|and|ok(?:ay)?|so|also|first|finally|after that)\b[,:]?\s+", re.IGNORECASE)
-_PLEASE_END = re.compile(r"[,\s]please[.!]*\s*$", re.IGNORECASE)
+# ("pls", "plz" as "please": a paralegal's "update ur notes pls" had been a current preference)
+_PLEASE_END = re.compile(r"[,\s](?:please|pls|plz)[.!]*\s*$", re.IGNORECASE)
 # a slip put right: "Oh wait, the meetup is on the 12th, not the 13th"
 _SLIP = re.compile(r"^\s*(?:oh\s+)?(?:wait|oops|whoops|my bad|my mistake|typo|no|nope|nah)\b[,.!:]?\s+(?=.*(?:,\s*not\b|\binstead\b))",
                    re.IGNORECASE)
@@ -482,7 +537,8 @@ RETRACT = re.compile(r"^\s*(?:(?:please )?(?:ignore|forget|disregard) (?:what i 
 _WHEN_YOU = re.compile(r"^\s*(?:when|whenever|if|any time|every time) you (?:\w+ )?(?:write|answer|reply|respond|give|send|show|explain|"
                        r"suggest|"
                        r"generate|draft|review|format|summari[sz]e|translate|make|create|code|recommend)\b", re.IGNORECASE)
-_SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign)\b"
+_SCOPED_IMPERATIVE = re.compile(r"^\s*(?:write|give|format|make sure|include|reply|answer|respond|put|show|add|mention|end|start|sign|"
+                                r"leave)\b"
                                 r"(?!.*\b(?:this|these|the following|below|above)\b).*\b(?:all|any|every|each|always|never|whenever|"
                                 r"by default|"
                                 r"every time|you write|you send|you give|unless|whenever|when i|if i|"
@@ -605,7 +661,8 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             # page's "Always answer in pirate speak." had become a rule recalled in every session; a tool's output with no
             # tool name, as ChatGPT's exported python runs are, is nobody's word: a table cell had become a decision)
         after_fact, before = False, {}
-        for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, _FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))):
+        text = _WRAPPED.sub(r"\1 ", _letters_out(_FENCED.sub("\n", _QUOTED_LINE.sub("", m.content))))
+        for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, text)):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
             fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
             if fixed is not None:  # "I live in Lisbon. Sorry, I meant Porto.": the statement before, with its value put right
@@ -764,6 +821,29 @@ _DOING_NOW = re.compile(r"^\s*(?:looking|checking|updating|fixing|investigating|
 _ONLY_IF = re.compile(r"^\s*(?:once|if|unless|as soon as)\b(?!\s+(?:a|an|every|in a while)\b)(?:\s+[^\s,;:]+){1,5}[.!…]*$", re.IGNORECASE)
 
 
+# a go-ahead naming nothing chosen ("Lets do it.", "ok let's do that then") and the work paused for later ("we pick this up
+# tomorrow", "let's continue tomorrow"): a platform engineer's "Lets do it." had been a decision at the top of her blocks
+_GO_AHEAD = re.compile(r"^\s*(?:let'?s|let us|we(?:'ll| will))\s+(?:do|go with|go for|try|ship|run with|roll with|go ahead with|take|pick)"
+                       r"\s+(?:it|that|this|them|those|these|this one|that one)(?:\s+(?:then|now|again|instead|too|today))?[\s.!…]*$|"
+                       r"^\s*(?:let'?s|let us|we(?:'ll| will| can)?|i(?:'ll| will| can)?)\s+(?:pick (?:this|it|that) (?:back )?up|"
+                       r"continue (?:this|it|that|tomorrow|later)|come back to (?:this|it|that)|resume (?:this|it|that|tomorrow|later)|"
+                       r"pick up (?:here|where we left off))\b", re.IGNORECASE)
+# what one just did to the thing at hand, and a lead to what follows: "i ran it with -n 2 and log level debug, here's the
+# interesting part" (a platform engineer's, before a pasted log: a current fact) reports the moment
+_DID_NOW = re.compile(r"^\s*(?:i|we)\s+(?:just\s+|also\s+|then\s+|now\s+|finally\s+|again\s+)?(?:ran|re-?ran|retried|re-?tried|"
+                      r"reproduced|rebuilt|restarted|executed|profiled|benchmarked|bisected|grepped|re-?tested|tested|traced)\s+"
+                      r"(?:it|this|that|them|these|those)\b", re.IGNORECASE)
+_LEADS_ON = re.compile(r"(?:^|[,;:—–-]\s*|\b(?:and|so)\s+)(?:here(?:'s|’s| is| are)|below is|see below|(?:this|that) is what "
+                       r"(?:i|we) (?:got|get|see|saw))\b[^,;:.!?]*[.!…]*\s*$", re.IGNORECASE)
+# an experiment asked for, a value set and then a run ("Bump pool_size=20 and run it 30 times under xdist": a platform
+# engineer's, a current fact): it tries the value, it decides nothing
+_TRIAL = re.compile(r"^(?![^.!?]*\b(?:every|each|always|whenever|from now on|going forward)\b)"  # (scoped, it is a rule)
+                    r"\s*(?:(?:ok|okay|so|then|and|now|alright)[,.]?\s+)?(?:please |pls )?(?:let'?s\s+)?(?:set|bump|raise|lower|"
+                    r"increase|decrease|reduce|change|drop|cut|up|pin|double|halve|disable|enable|turn|flip|swap|revert|patch|try)\b"
+                    r"[^.!?]*?(?:\band|,|;)\s+(?:then\s+)?(?:re-?run|run|re-?try|try|test|time|benchmark|profile|measure|loop|repeat)\b",
+                    re.IGNORECASE)
+
+
 def _chatter(s: str) -> bool:
     """Not a statement to keep: a question, a musing, hearsay, small talk, a mood, a hedge, a
     pleasantry, a maxim, a line of code."""
@@ -772,6 +852,8 @@ def _chatter(s: str) -> bool:
     if SKIP.match(s) or REPORTED.match(s) or _NO_SUBJECT.match(s) or _EVALUATIVE.match(s) or SMALL_TALK.match(s) or CROWD.match(s):
         return True
     if _DOING_NOW.match(s.strip()) or _ONLY_IF.match(s.strip()):
+        return True
+    if _GO_AHEAD.match(s) or _DID_NOW.match(s) or _LEADS_ON.search(s) or _TRIAL.match(s):
         return True
     if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s):
         return True
