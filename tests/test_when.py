@@ -102,7 +102,6 @@ TABLE = [
     ("jan", []),  # alone, a word (a name)
     ("ayer fui al cine", []),
     ("gestern war ich im Kino", []),
-    ("昨日映画を見た", []),
     ("in 30000", []),
     ("in 0999", []),
     ("the 45th", []),
@@ -112,6 +111,79 @@ TABLE = [
 
 @pytest.mark.parametrize(("text", "expected"), TABLE)
 def test_resolution_table(text: str, expected: list[tuple[str, str, str, bool]]) -> None:
+    got = [(s.first.isoformat(), s.last.isoformat(), s.grain, s.certain) for s in resolve(text, MONDAY)]
+    assert got == expected
+
+
+# Japanese and Chinese, as their English counterparts read them (found by a Japanese game developer with a Chinese
+# collaborator: "2026年10月に何を決めた？", "先週パブリッシャーから何が来た？", "三天前李伟报告了什么问题？" named no time), against
+# the same Monday 8 May 2023
+CJK_TABLE = [
+    # absolute: a day, a month, a year; full-width digits too
+    ("2026年10月16日に決めた", [("2026-10-16", "2026-10-16", "day", True)]),
+    ("２０２７年６月１２日", [("2027-06-12", "2027-06-12", "day", True)]),
+    ("2026年10月16号开会", [("2026-10-16", "2026-10-16", "day", True)]),
+    ("10月16日", [("2023-10-16", "2023-10-16", "day", False)]),  # the nearest 16 October, as "October 16" is
+    ("5月3号我们见面了", [("2023-05-03", "2023-05-03", "day", False)]),
+    ("2027年6月に延期", [("2027-06-01", "2027-06-30", "month", True)]),
+    ("２０２７年６月", [("2027-06-01", "2027-06-30", "month", True)]),
+    ("締切は2027年2月末", [("2027-02-01", "2027-02-28", "month", True)]),
+    ("4月に何を決めた？", [("2023-04-01", "2023-04-30", "month", False)]),
+    ("2019年に東京へ引っ越した", [("2019-01-01", "2019-12-31", "year", True)]),
+    ("2026/10/16に決めた", [("2026-10-16", "2026-10-16", "day", True)]),
+    ("2026/10/16", [("2026-10-16", "2026-10-16", "day", True)]),
+    # relative, Japanese
+    ("昨日何した？", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("きのう映画を見た", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("一昨日", [("2023-05-06", "2023-05-06", "day", True)]),
+    ("今日は休み", [("2023-05-08", "2023-05-08", "day", True)]),
+    ("明日また話そう", [("2023-05-09", "2023-05-09", "day", True)]),
+    ("先週パブリッシャーから何が来た？", [("2023-05-01", "2023-05-07", "week", True)]),
+    ("今週", [("2023-05-08", "2023-05-14", "week", True)]),
+    ("来週", [("2023-05-15", "2023-05-21", "week", True)]),
+    ("先月", [("2023-04-01", "2023-04-30", "month", True)]),
+    ("今月", [("2023-05-01", "2023-05-31", "month", True)]),
+    ("来月", [("2023-06-01", "2023-06-30", "month", True)]),
+    ("去年", [("2022-01-01", "2022-12-31", "year", True)]),
+    ("今年", [("2023-01-01", "2023-12-31", "year", True)]),
+    ("来年", [("2024-01-01", "2024-12-31", "year", True)]),
+    ("3日前に李伟さんが報告した", [("2023-05-05", "2023-05-05", "day", True)]),
+    ("２週間前", [("2023-04-21", "2023-04-27", "week", True)]),
+    ("6ヶ月前", [("2022-11-01", "2022-11-30", "month", True)]),
+    ("6か月前", [("2022-11-01", "2022-11-30", "month", True)]),
+    # relative, Chinese; Chinese numerals one to ten (and on)
+    ("昨天", [("2023-05-07", "2023-05-07", "day", True)]),
+    ("今天", [("2023-05-08", "2023-05-08", "day", True)]),
+    ("明天", [("2023-05-09", "2023-05-09", "day", True)]),
+    ("前天", [("2023-05-06", "2023-05-06", "day", True)]),
+    ("上周", [("2023-05-01", "2023-05-07", "week", True)]),
+    ("上星期", [("2023-05-01", "2023-05-07", "week", True)]),
+    ("本周", [("2023-05-08", "2023-05-14", "week", True)]),
+    ("下周", [("2023-05-15", "2023-05-21", "week", True)]),
+    ("上个月", [("2023-04-01", "2023-04-30", "month", True)]),
+    ("这个月", [("2023-05-01", "2023-05-31", "month", True)]),
+    ("下个月", [("2023-06-01", "2023-06-30", "month", True)]),
+    ("明年", [("2024-01-01", "2024-12-31", "year", True)]),
+    ("5天前", [("2023-05-03", "2023-05-03", "day", True)]),
+    ("三天前李伟报告了什么问题？", [("2023-05-05", "2023-05-05", "day", True)]),
+    ("十天前", [("2023-04-28", "2023-04-28", "day", True)]),
+    ("两个月前", [("2023-03-01", "2023-03-31", "month", True)]),
+    ("3日後に出す", [("2023-05-11", "2023-05-11", "day", True)]),
+    ("三天后", [("2023-05-11", "2023-05-11", "day", True)]),
+    # no time: a month's count, a day of the week's name, a month's quantity, a day that does not exist, words that
+    # hold the characters of one ("以上周知": hereby made known, "日本周辺": around Japan, "基本月額": a basic monthly fee)
+    ("2026年2月30日", []),
+    ("以上周知のとおり", []),
+    ("日本周辺の地図", []),
+    ("基本月額は千円", []),
+    ("3ヶ月かかった", []),
+    ("月曜に直した", []),
+    ("每个月12MB", []),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CJK_TABLE)
+def test_japanese_and_chinese_resolution_table(text: str, expected: list[tuple[str, str, str, bool]]) -> None:
     got = [(s.first.isoformat(), s.last.isoformat(), s.grain, s.certain) for s in resolve(text, MONDAY)]
     assert got == expected
 
@@ -151,6 +223,13 @@ def test_resolved_dates_reach_keywords_not_vectors(memory: Memory) -> None:
     assert "1 May 2022" not in embedding_text(hits[0].message)  # vectors (and their cache) unchanged
 
 
+def test_japanese_and_chinese_dates_reach_the_search_context() -> None:
+    """At index time as in the query: "3日前" said on 7 December is 4 December in the message's keyword context."""
+    assert spoken_dates("3日前に李伟さんがバグを報告した", "2026-12-07T10:00:00+09:00") == "4 December 2026 Friday"
+    assert spoken_dates("我发现粒子系统有内存泄漏，昨天修复了", "2026-12-05T10:00:00Z") == "4 December 2026 Friday"
+    assert spoken_dates("リリースは2027年6月に延期する", "2026-11-05T10:00:00Z") == "June 2027"
+
+
 def test_a_time_that_cannot_be_read_resolves_only_absolute_dates() -> None:
     assert spoken_dates("I went yesterday", "not a time") == ""
     assert spoken_dates("on 12 May 2022", "") == "12 May 2022 Thursday"
@@ -169,6 +248,13 @@ def test_a_time_that_cannot_be_read_resolves_only_absolute_dates() -> None:
         ("the film two weeks ago", ("2023-04-21", "2023-04-27")),
         ("Where did Caroline move from 4 years ago?", ("2019-01-01", "2019-12-31")),
         ("what is my dog's name", None),
+        # the developer's questions, asked on Monday 8 May 2023
+        ("10月16日", ("2023-10-16", "2023-10-16")),
+        ("2026年10月に何を決めた？", ("2026-10-01", "2026-10-31")),
+        ("先週パブリッシャーから何が来た？", ("2023-05-01", "2023-05-07")),
+        ("三天前李伟报告了什么问题？", ("2023-05-05", "2023-05-05")),
+        ("昨日何した？", ("2023-05-07", "2023-05-07")),
+        ("ゲームエンジンは何を使ってる？", None),
     ],
 )
 def test_query_window(query: str, window: tuple[str, str] | None) -> None:

@@ -2,28 +2,32 @@
 
 `resolve(text, anchor)` finds the English time expressions of a text — "yesterday", "two
 days ago", "last week", "next month", "on Friday", "the 11th", "in 2019", "this summer",
-"March 12", "12 May, 2022", "for three years" — and resolves each against `anchor` (when
-the text was written; for a query, its `now`) into a `Span`: a first and last day, a grain
-(day, week, weekend, month, season, year) and whether the reading is `certain`. `words`
-spells a span the way a question would name it ("1 May 2022 Sunday", "May 2022",
-"summer 2023 June July August", "2019"), which is what the indexer adds to a message's
-search context so "What did Joanna watch on 1 May, 2022?" finds "I watched it yesterday"
-said on 2 May.
+"March 12", "12 May, 2022", "for three years" — and the common Japanese and Chinese ones
+("昨日", "先週", "3日前", "2026年10月16日", "上个月", "三天前", "10月16号"), and resolves each
+against `anchor` (when the text was written; for a query, its `now`) into a `Span`: a first
+and last day, a grain (day, week, weekend, month, season, year) and whether the reading is
+`certain`. `words` spells a span the way a question would name it ("1 May 2022 Sunday",
+"May 2022", "summer 2023 June July August", "2019"), which is what the indexer adds to a
+message's search context so "What did Joanna watch on 1 May, 2022?" finds "I watched it
+yesterday" said on 2 May.
 
 Pure and deterministic: the standard library only, no clock (every relative reading needs
 an explicit anchor), no locale, nothing from the rest of Palimpsest — so facts can use it
 too. It never raises on text: a date that does not exist ("February 30"), a year out of
-range, a relative expression with no anchor, or text in another language resolve to
-nothing rather than to a guess. Readings that depend on what the speaker meant — "on
-Friday" (the last or the next?), "the 11th", "in March" without a year, "for three years"
-(since when, exactly?) — come back with `certain=False`, and the ambiguous day ones with
-both nearest candidates.
+range, a relative expression with no anchor, or text in another language than these three
+resolve to nothing rather than to a guess. Readings that depend on what the speaker meant —
+"on Friday" (the last or the next?), "the 11th", "in March" without a year, "for three
+years" (since when, exactly?) — come back with `certain=False`, and the ambiguous day ones
+with both nearest candidates.
 
 Why no library: dateparser (on the package list, well kept) parses one date string well
 but finding expressions inside free text (`search_dates`) is slow — tens of milliseconds a
 message, which the indexer cannot pay per turn — and it reads words like "may", "sun" or
-"march" as dates; parsedatetime and ctparse are unmaintained since 2020 and 2022. The
-expressions that matter for conversation memory are a short, testable table.
+"march" as dates; parsedatetime and ctparse are unmaintained since 2020 and 2022. For
+Japanese and Chinese, ja-timex reads Japanese only (last released 2023), jionlp Chinese
+only (a whole NLP toolkit), chinesetimenlp and its forks are unmaintained: two libraries
+beside this table for a few dozen words. The expressions that matter for conversation
+memory are a short, testable table.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from __future__ import annotations
 import calendar
 import re
 import string
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 
@@ -418,6 +424,14 @@ def _season_of(text: str, season: str, rel: str, anchor: date) -> Span | None:
 def _relative_unit(m: re.Match[str], anchor: date) -> list[Span]:
     rel, unit, text = " ".join(m.group("rel").lower().split()), m.group("unit").lower(), m.group(0)
     step = {"last": -1, "past": -1, "next": 1, "coming": 1, "this": 0, "before last": -2, "after next": 2}[rel]
+    if unit in SEASONS:
+        span = _season_of(text, "fall" if unit == "autumn" else unit, rel, anchor)
+        return [span] if span else []
+    return _step_unit(unit, step, anchor, text)
+
+
+def _step_unit(unit: str, step: int, anchor: date, text: str) -> list[Span]:
+    """The week, weekend, month or year `step` of them from the one `anchor` is in (-1: last week, 0: this, 1: next)."""
     if unit == "week":
         monday = anchor - timedelta(days=anchor.weekday()) + timedelta(weeks=step)
         return [Span(text, monday, monday + timedelta(days=6), "week")]
@@ -430,11 +444,8 @@ def _relative_unit(m: re.Match[str], anchor: date) -> list[Span]:
     if unit == "month":
         span = _month_span(text, *_shift_month(anchor, step))
         return [span] if span else []
-    if unit == "year":
-        year = anchor.year + step
-        return [Span(text, date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
-    span = _season_of(text, "fall" if unit == "autumn" else unit, rel, anchor)
-    return [span] if span else []
+    year = anchor.year + step
+    return [Span(text, date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
 
 
 def _weekday(m: re.Match[str], anchor: date, tense: str | None = None) -> list[Span]:
@@ -591,18 +602,160 @@ def _windows(text: str) -> list[tuple[int, int, set[str]]]:
     return out
 
 
+# Japanese and Chinese write their times without spaces ("先週パブリッシャーから何が来た？", "三天前李伟报告了什么问题？"),
+# so the English gate, which looks for whole words between spaces, never saw them and a Japanese game developer's
+# questions named no time (nor did her Chinese collaborator's messages at index time). They have a table of their own,
+# read in the same kinds as the English ones (a reader of `Span.kind` — the facts, the earlier-and-newer marks — takes
+# "2026年10月16日" as it takes "16 October 2026"). `\d` is Unicode's, and `int` reads it: full-width "２０２７年６月" too.
+CJK_DAYS = {"一昨日": -2, "おととい": -2, "前天": -2, "昨日": -1, "きのう": -1, "昨天": -1, "今日": 0, "今天": 0,
+            "明後日": 2, "あさって": 2, "后天": 2, "後天": 2, "明日": 1, "あした": 1, "明天": 1}
+CJK_UNITS = {word: unit_step for unit_step, said in {
+    ("week", -2): "先々週 上上周", ("week", -1): "先週 上週 上周 上星期 上个星期 上個星期",
+    ("week", 0): "今週 本周 这周 這週 这星期 这个星期 這個星期", ("week", 1): "来週 下週 下周 下星期 下个星期 下個星期",
+    ("week", 2): "再来週 下下周", ("weekend", -1): "先週末 上周末", ("weekend", 0): "今週末 这周末 本周末", ("weekend", 1): "来週末 下周末",
+    ("month", -2): "先々月", ("month", -1): "先月 上个月 上個月", ("month", 0): "今月 本月 这个月 這個月",
+    ("month", 1): "来月 下个月 下個月", ("month", 2): "再来月", ("year", -2): "一昨年 おととし", ("year", -1): "去年 昨年",
+    ("year", 0): "今年", ("year", 1): "来年 明年", ("year", 2): "再来年"}.items() for word in said.split()}
+CJK_COUNTED = {"日": "day", "天": "day", "週間": "week", "週": "week", "周": "week", "星期": "week", "个星期": "week",
+               "個星期": "week", "ヶ月": "month", "ケ月": "month", "か月": "month", "カ月": "month", "ヵ月": "month",
+               "箇月": "month", "个月": "month", "個月": "month", "年": "year"}
+
+
+def _longest_first(words: Iterable[str]) -> str:
+    """An alternation of `words`, the longest first: 一昨日 is read before 昨日 can be."""
+    return "|".join(sorted(words, key=len, reverse=True))
+
+
+_CJK_NUM = r"(?P<n>(?<!\d)\d{1,3}|[一二三四五六七八九十两兩]{1,3})"
+_NO_DAY = r"(?!\s*\d{1,2}\s*[日号號])"
+CJK_PATTERNS: list[tuple[str, re.Pattern[str]]] = [(kind, re.compile(p)) for kind, p in [
+    ("iso", r"(?<!\d)(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号號]"),
+    ("iso", r"(?<![\d/])(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})(?![\d/])"),  # 2026/10/16: a date in digits
+    # a day that does not exist (2026年2月30日) leaves no reading of its month or year either, as "February 30, 2026"
+    ("month_year", r"(?<!\d)(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月" + _NO_DAY),
+    ("month_day", r"(?<!\d)(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号號]"),
+    ("rel_month", r"(?<!\d)(?P<m>\d{1,2})\s*月" + _NO_DAY),  # 10月: "3ヶ月", "3个月" (three months) hold a counter between
+    ("year", r"(?<!\d)(?P<y>\d{4})\s*年(?!\s*\d{1,2}\s*月)"),
+    ("ago", _CJK_NUM + r"\s*(?P<unit>" + _longest_first(CJK_COUNTED) + r")\s*前(?!後|半)"),  # 3日前; 3日前後 is "about"
+    ("in_n", _CJK_NUM + r"\s*(?P<unit>" + _longest_first(CJK_COUNTED) + r")\s*[後后]"),
+    # 以上 / 以下 are "above" and "below", 日本周辺 Japan's surroundings, 基本月額 a basic monthly fee: no times
+    ("rel_unit", r"(?<![以日基])(?P<w>" + _longest_first(CJK_UNITS) + r")(?![期辺边长長围圍額额])"),
+    ("deictic", r"(?P<w>" + _longest_first(CJK_DAYS) + r")"),
+]]
+# every pattern holds one of these, and the patterns run only on a short stretch around each (over a whole message of
+# 234 characters they had cost ~100 µs, ten times its English reading); an English message holds none, a test in C
+_CJK_TIME = re.compile(r"[年月日号號周週期天]|きのう|おととい|あした|あさって|\d/\d{1,2}/\d")
+CJK_WINDOW = 12  # characters either side: "二十五个星期前" and "2026 年 10 月 16 日" reach no further from a time character
+
+
+def _cjk_windows(text: str) -> list[tuple[int, int]]:
+    """Stretches of `text` around its time characters, merged, not ending inside a number."""
+    if text.isascii() and "/" not in text:
+        return []  # most messages
+    out: list[tuple[int, int]] = []
+    for m in _CJK_TIME.finditer(text):
+        start, end = max(0, m.start() - CJK_WINDOW), min(len(text), m.end() + CJK_WINDOW)
+        while end < len(text) and text[end].isdigit():
+            end += 1
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], end)
+        else:
+            out.append((start, end))
+    return out
+
+
+def _cjk_number(said: str) -> int:
+    """12, １２ (full-width), 三, 十, 十二, 二十五: a count in digits or in Chinese numerals to ninety-nine (0: none)."""
+    if said.isdigit():
+        return int(said)
+    tens, ten, ones = said.partition("十")
+    if not ten:
+        return _cjk_digit(said) if len(said) == 1 else 0
+    if len(tens) > 1 or len(ones) > 1:
+        return 0
+    return (_cjk_digit(tens) if tens else 1) * 10 + (_cjk_digit(ones) if ones else 0)
+
+
+def _cjk_digit(said: str) -> int:
+    return 2 if said == "两" else int(unicodedata.numeric(said))  # 两 ("two of") has no numeric value in Unicode's tables
+
+
+def _cjk_one(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
+    """One Japanese or Chinese expression, read as the English of its kind reads."""
+    g, text = m.groupdict(), m.group(0)
+    if kind == "year":
+        year = int(g["y"])
+        return [Span(text, date(year, 1, 1), date(year, 12, 31), "year")] if MIN_YEAR <= year <= MAX_YEAR else []
+    if kind in ("iso", "month_year", "month_day", "rel_month"):
+        return _cjk_calendar(kind, m, anchor)
+    if anchor is None:
+        return []  # every other reading counts from when it was said
+    if kind == "deictic":
+        d = anchor + timedelta(days=CJK_DAYS[g["w"]])
+        return [Span(text, d, d, "day")]
+    if kind == "rel_unit":
+        return _step_unit(*CJK_UNITS[g["w"]], anchor, text)
+    n = _cjk_number(g["n"])
+    if not 0 < n <= 200:
+        return []
+    return _offset(n, CJK_COUNTED[g["unit"]], anchor, -1 if kind == "ago" else 1, text, True)
+
+
+def _cjk_calendar(kind: str, m: re.Match[str], anchor: date | None) -> list[Span]:
+    """A day or month of the calendar; said without its year, the nearest one (not certain: no tense is read in these
+    languages, so "10月に何を決めた？" asked in December is this October, and "6月に出す" said in November last June)."""
+    g, text = m.groupdict(), m.group(0)
+    month = int(g["m"])
+    if not 1 <= month <= 12:
+        return []
+    if g.get("y"):
+        year = int(g["y"])
+    elif anchor is not None:
+        year = _nearest_year(anchor, month, min(int(g.get("d") or 15), 28))[0]
+    else:
+        return []
+    if kind in ("month_year", "rel_month"):
+        span = _month_span(text, year, month, certain=kind == "month_year")
+        return [span] if span else []
+    try:
+        d = date(year, month, int(g["d"]))
+    except ValueError:  # 2月30日: no such day, so no reading
+        return []
+    return [Span(text, d, d, "day", certain=kind == "iso")] if MIN_YEAR <= year <= MAX_YEAR else []
+
+
+def _japanese_and_chinese(text: str, anchor: date | None, taken: list[tuple[int, Span]]) -> list[tuple[int, Span]]:
+    """The Japanese and Chinese time expressions of `text`, where no English reading (`taken`) already stands."""
+    windows = _cjk_windows(text)
+    held = [(at, at + len(s.text)) for at, s in taken]
+    found: list[tuple[int, Span]] = []
+    for (start, end), (kind, pattern) in ((w, p) for p in CJK_PATTERNS for w in windows):
+        for m in pattern.finditer(text, start, end):  # (a lookbehind still sees the characters before `start`)
+            if any(m.start() < end and start < m.end() for start, end in held):
+                continue  # a longer reading of the same characters came first
+            spans = _cjk_one(kind, m, anchor)
+            if spans:
+                held.append((m.start(), m.end()))
+                found.extend((m.start(), replace(s, kind=kind, at=m.start())) for s in spans)
+    return found
+
+
 def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
     """The time expressions of `text` resolved against `anchor`, in order of appearance.
     Never raises for any text; an expression it cannot resolve is left out."""
     if not isinstance(text, str) or not text:
         return []
     text = text[:MAX_CHARS]
-    windows = _windows(text)
-    if not windows:
-        return []  # most messages
     day = _day(anchor)
+    found = _english(text, day)
+    found += _japanese_and_chinese(text, day, found)
+    return [s for _, s in sorted(found, key=lambda p: p[0])]
+
+
+def _english(text: str, day: date | None) -> list[tuple[int, Span]]:
+    """The English time expressions of `text`, each with where it starts."""
     found: list[tuple[int, Span]] = []
-    for w_start, w_end, held in windows:
+    for w_start, w_end, held in _windows(text):  # none in most messages
         window = text[w_start:w_end]
         taken: list[tuple[int, int]] = []
         here: list[tuple[int, Span]] = []
@@ -620,7 +773,7 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
                     taken.append((m.start(), m.end()))
                     here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
         found.extend(_one_year(here, text))
-    return [s for _, s in sorted(found, key=lambda p: p[0])]
+    return found
 
 
 _JOINED = re.compile(r"\s*(?:,|-|–|—|to|and|or|until|till|through|thru)?\s*", re.IGNORECASE)
