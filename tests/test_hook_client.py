@@ -5,10 +5,15 @@ takes any status but 200 for "nothing"."""
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -70,3 +75,42 @@ def test_plain_and_chunked_answers_and_the_token(url: str) -> None:
 def test_an_error_status_or_another_scheme_is_nothing(url: str) -> None:
     assert post(url + "/broken", b"{}", None, 5) is None
     assert post(url.replace("http://", "ftp://") + "/x", b"{}", None, 5) is None
+
+
+
+@pytest.fixture
+def elsewhere() -> Iterator[str]:
+    """The recording server named by this machine's host name, as a client names a shared server (`--url
+    http://memory-box:8765`): a name, so no server of this machine to the hook."""
+    name = socket.gethostname()
+    if name == "localhost":
+        pytest.skip("this machine's host name is localhost")
+    server = ThreadingHTTPServer((socket.gethostbyname(name), 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://{name}:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_hook_names_the_repository_of_its_folder_to_a_server_elsewhere(url: str, elsewhere: str, tmp_path: Path) -> None:
+    """A shared server on another machine read the hook's `cwd` on its own disk, where a client's folder is not, and
+    the block of a client in acme/billing-api held other repositories' decisions. The hook sends the repository of its
+    folder as this machine reads it (`project`), as capture tags this machine's sessions; a server of this machine
+    reads the folder itself."""
+    repo = tmp_path / "billing-api"
+    (repo / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:acme/billing-api.git"], check=True)
+
+    def sent(server: str, hook: dict[str, Any]) -> dict[str, list[str]]:
+        done = subprocess.run([sys.executable, "-m", "palimpsest", "recall", "--hook", "--url", server], input=json.dumps(hook).encode(),
+                              capture_output=True, timeout=60, check=False)
+        assert done.returncode == 0
+        return parse_qs(urlsplit(Handler.seen[-1]["path"]).query, keep_blank_values=True)
+
+    hook = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "which package manager?"}
+    assert sent(elsewhere, {**hook, "cwd": str(repo / "src")})["project"] == ["acme/billing-api"]
+    assert sent(elsewhere, {**hook, "cwd": str(tmp_path / "gone")})["project"] == [""]  # a folder not here is in no project
+    assert "project" not in sent(elsewhere, hook)  # no folder named: the hook says nothing of one
+    assert "project" not in sent(url, {**hook, "cwd": str(repo)})  # a server of this machine reads the folder itself

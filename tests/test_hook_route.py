@@ -91,6 +91,27 @@ def test_the_hook_keeps_another_repositorys_decisions_out_of_this_ones_block(mem
         memory.recall(None, "package manager", project=" ")
 
 
+
+def test_the_hook_is_scoped_to_the_repository_the_client_names_in_a_folder_the_server_cannot_see(memory: Memory) -> None:
+    """A shared server on another machine read the hook's `cwd` on its own disk, where a client's folder is not: the
+    block of a client in acme/billing-api held shop-web's "package manager is pnpm". The client names the repository
+    of its folder (`palimpsest recall --hook` sends `project`); the server reads the folder only when it names none."""
+    for session, project, text in (("a1", "acme/billing-api", "Decision: the package manager is uv, and the Stripe client retries 5 times."),
+                                   ("b1", "acme/shop-web", "Decision: the package manager is pnpm, and the fetch client retries 2 times.")):
+        memory.append(session, "user", text)
+        memory.tags.add(f"project:{project}", session=session)
+    client_only = {**HOOK, "prompt": "Which package manager do we use, and how many retries?", "cwd": "/home/dev/work/billing-api"}
+    with ServerThread(memory) as url:
+        def block(**query: str) -> str:
+            return httpx.post(f"{url}/api/hook/recall", content=json.dumps(client_only).encode(), params={"format": "text", **query},
+                              headers={"Content-Type": "application/json"}).text
+
+        mine = block(project="acme/billing-api")
+        assert "is uv" in mine and "pnpm" not in mine
+        said_none = block(project="")  # the client's folder is in no project (it is no folder there): none, not the server's reading
+        older = block()  # an older client names nothing: the server reads the folder, not on its disk here, so no project
+    assert "is uv" in said_none and "pnpm" in said_none and "is uv" in older and "pnpm" in older
+
 def test_another_repositorys_many_lines_leave_this_ones_answer_in_the_block(memory: Memory) -> None:
     """Found by a home-automation user: 300 lines about a lamp in one repository took every place search handed recall,
     the project filter then left none, and the block in the repository that held the answer was empty."""

@@ -336,6 +336,20 @@ class Settings:
         return rows
 
 
+def loopback(url: str) -> bool:
+    """Whether `url` names a server of this machine (a loopback host), not a shared one elsewhere. (Here, not in
+    `capture.setup`: the recall hook asks it, and importing that package costs the hook httpx.)"""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
 def private_file(path: Path | str) -> None:
     """Create `path` for its owner only (0600) when it is not there yet: a SQLite index, cache or snapshot put outside
     the home by a setting (`--store sqlite:///…`, `PALIMPSEST_EMBED_CACHE`) holds what the home's 0700 had kept private

@@ -28,9 +28,9 @@ from ..harness import claude_code, codex
 from ..harness.common import repaired_fields
 from ..harness.project import project_of, project_of_session
 from ..records import session_id_of
+from ..settings import loopback
 from . import notify
 from .client import BATCH_BYTES, CaptureClient, Report, split
-from .setup import loopback
 from .transcript import Transcript
 
 

@@ -24,9 +24,12 @@ DEFAULT_BUDGET = 2000  # tokens: added to every turn, so smaller than an explici
 FORMS = ("json", "text")
 
 
-def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET, form: str = "json") -> str:
+def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET, form: str = "json",
+           project: str | None = None) -> str:
     """The hook's output for the harness's JSON `raw`; `recall` is `Memory.recall`. The
-    running session's live tail is left out: the harness shows that conversation already."""
+    running session's live tail is left out: the harness shows that conversation already.
+    `project`: the repository the client names for its `cwd` ("" for none); None when it names
+    nothing (an older client), and the folder is read here."""
     if form not in FORMS:
         raise InvalidInput(f"format must be one of {', '.join(FORMS)}")
     try:
@@ -40,8 +43,9 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
         return ""
     raw_session = hook.get("session_id") or hook.get("sessionId")
     # the repository the harness works in: another repository's decisions stay out of this one's block
-    project = _project(hook.get("cwd")) if isinstance(hook.get("cwd"), str) else None
-    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0, project=project,
+    if project is None:
+        project = _project(hook.get("cwd")) if isinstance(hook.get("cwd"), str) else None
+    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0, project=project or None,
                    harness_shows=True).block
     return render(hook, block, form) if block else ""
 

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
-from ..settings import private_home
+from ..settings import loopback, private_home
 from . import opencode_setup
 
 HARNESSES = ("claude-code", "codex", "qwen-code", "opencode", "mcp-client")
@@ -495,17 +495,3 @@ def hooks_url(env: dict[str, str]) -> str | None:
     harness does not run in the user's shell, so the hooks hold the URL and PALIMPSEST_URL is often not exported."""
     urls = hooks_urls(env)
     return urls.pop() if len(urls) == 1 else None
-
-
-def loopback(url: str) -> bool:
-    """Whether `url` names a server of this machine (a loopback host), not a shared one elsewhere."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    host = (urlsplit(url).hostname or "").strip("[]")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -3,7 +3,8 @@
 Claude Code, Codex and qwen-code run it before every user turn (their `UserPromptSubmit`
 hook) with the hook's JSON on stdin — `session_id`, `prompt`, `cwd`, `hook_event_name`, …;
 the OpenCode plugin runs it on `chat.message`. It forwards that JSON as it is to the
-running server (`POST /api/hook/recall`), which answers with what to print: the turn's
+running server (`POST /api/hook/recall`) — with the repository of the hook's `cwd` as this machine reads it
+(`project`) when the server is on another machine, where that folder is not — and the server answers with what to print: the turn's
 recall block (the prompt as the query, the session's live tail left out since the harness
 shows that conversation already) in the form the harnesses add to the model's context,
 `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": BLOCK}}` (`--format
@@ -16,7 +17,8 @@ rather than opening the store because the server has the embedder loaded and the
 warm. Process start is most of its cost, so it imports only what it needs: `socket`,
 `signal` and `settings` — not even `json` (and the `re` it imports): the server reads the
 hook's JSON (`cli/__init__.py` sends it here before building the parser of every other
-command). It speaks HTTP/1.1 over a bare socket to an `http://` server — `urllib.request`
+command). Only for a server on another machine does it read the hook's `cwd` itself
+(`folder_project`). It speaks HTTP/1.1 over a bare socket to an `http://` server — `urllib.request`
 took this process 65 ms of imports, more than the request itself — and through
 `http.client` to an `https://` one, where the TLS handshake dwarfs the imports.
 bench/hook.py measures the whole call against a bare `python -c pass`.
@@ -107,8 +109,31 @@ def hook_answer(raw: bytes, args: Options) -> bytes:
     from ..settings import Settings
 
     settings = Settings.load()
-    url = f"{(args.url or settings.url).rstrip('/')}/api/hook/recall?budget={max(0, args.budget)}&format={args.format}"
-    return post(url, raw, settings.token, args.timeout) or b""
+    server = (args.url or settings.url).rstrip("/")
+    url = f"{server}/api/hook/recall?budget={max(0, args.budget)}&format={args.format}"
+    return post(url + folder_project(raw, server), raw, settings.token, args.timeout) or b""
+
+
+def folder_project(raw: bytes, server: str) -> str:
+    """`&project=…`: the repository of the hook's `cwd` as this machine reads it (`harness.project.project_of`, as
+    capture tags the session; "" for a folder in none), for a server on another machine, which reads its own disk: a
+    client of a shared server was in no repository there, and its block held other repositories' decisions. A server
+    of this machine reads the folder as the client would (and keeps its reading a minute); asking it here would
+    cost every prompt the imports of `harness` and git (a whole call 91 → 184 ms, p50, on a loaded 2-core box)."""
+    from ..settings import loopback
+
+    if loopback(server):
+        return ""
+    import json
+    from urllib.parse import quote
+
+    from ..harness.project import project_of
+
+    try:
+        cwd = json.loads(raw).get("cwd")
+    except (ValueError, RecursionError, AttributeError):  # no hook's JSON: the server answers nothing for it anyway
+        return ""
+    return f"&project={quote(project_of(cwd) or '', safe='')}" if isinstance(cwd, str) else ""
 
 
 def post(url: str, body: bytes, token: str | None, timeout: float) -> bytes | None:

@@ -1,7 +1,7 @@
 """`POST /api/hook/recall`: the answer to a harness's prompt hook, ready to print.
 
-The body is the hook's JSON as the harness gave it; `budget` and `format` come in the
-query. The answer is the text `palimpsest recall --hook` writes to its stdout — the
+The body is the hook's JSON as the harness gave it; `budget`, `format` and `project` (the
+repository of the hook's `cwd` as the client's machine reads it) come in the query. The answer is the text `palimpsest recall --hook` writes to its stdout — the
 `hookSpecificOutput` JSON, the bare block, or nothing (see `capture/recall_hook.py`).
 """
 
@@ -28,6 +28,7 @@ def hook_routes(app: FastAPI, memory: Memory, responses: Any, body: Any) -> None
               openapi_extra=body({"type": "object"}),
               summary="The recall hook's output for a harness's hook JSON (the body): hookSpecificOutput JSON "
                       "(format=json), the bare block (format=text), or empty.")
-    async def hook_recall(request: Request, budget: int = recall_hook.DEFAULT_BUDGET, format: str = "json") -> PlainTextResponse:
+    async def hook_recall(request: Request, budget: int = recall_hook.DEFAULT_BUDGET, format: str = "json",
+                          project: str | None = None) -> PlainTextResponse:
         raw = await request.body()
-        return PlainTextResponse(await in_thread(recall_hook.answer, memory.recall, raw, budget, format))
+        return PlainTextResponse(await in_thread(recall_hook.answer, memory.recall, raw, budget, format, project))
