@@ -61,8 +61,8 @@ from typing import Any
 from .. import when
 from ..errors import InvalidInput, NotFound, PalimpsestError, StoreUnavailable
 from ..records import iso, parse_time, speaker_in
-from ..segment import SPELLED, fold
 from ..search.floor import beyond_model
+from ..segment import SPELLED, fold
 from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
