@@ -187,3 +187,25 @@ def test_the_hook_leaves_out_the_running_sessions_turns_the_harness_shows(memory
         assert "fetch client" in block()  # before the compaction: out of the window, recalled again
     assert "fetch client" in memory.recall("run", "what retry cap did we set?").block  # a recall with its live tail, as before
     assert "fetch client" in memory.recall("run", "what retry cap did we set?", live_tail=0).block  # only a hook's harness shows it
+
+
+def test_every_project_is_understood_by_the_library_and_so_by_every_surface(memory: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    """Found in review: `"project": "*"` (every repository) was understood by the MCP tools alone; `memory.recall(project=
+    "*")` and `palimpsest recall --project '*'` read it as a repository named `*` and left out every repository's
+    sessions."""
+    from palimpsest.cli import main
+
+    for session, project, text in (("a1", "acme/api", "Decision: the api's package manager is uv."),
+                                   ("w1", "acme/web", "Decision: the web's package manager is pnpm.")):
+        memory.append(session, "user", text)
+        memory.tags.add(f"project:{project}", session=session)
+    memory.append("s", "user", "hello")
+    assert "is uv" in memory.recall(None, "Which package manager do we use?").block  # (no scope: every repository)
+    every = memory.recall(None, "Which package manager do we use?", project="*").block
+    assert "is uv" in every and "is pnpm" in every, every
+    context = memory.context("s", "Which package manager do we use?", project="*")["system_prompt"]
+    assert "is uv" in context and "is pnpm" in context
+    base = ["--home", str(memory.settings.home_path), "--store", memory.settings.store_url]
+    assert main([*base, "recall", "Which package manager do we use?", "--project", "*"]) == 0
+    out = capsys.readouterr().out
+    assert "is uv" in out and "is pnpm" in out, out

@@ -261,3 +261,20 @@ def test_recall_over_stdio_is_kept_to_the_repository_it_was_started_in(memory: M
     assert "v4.local" in remote[1] and "v4.public" in remote[1]
     assert "v4.public" in remote[2] and "v4.local" not in remote[2]
     assert "v4.local" in nowhere[0] and "v4.public" in nowhere[0]
+
+
+def test_a_home_folder_kept_as_a_repository_is_no_project_to_start_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: a user who keeps dotfiles as a git repository in `~` had every Claude Desktop recall (it starts
+    servers in the home folder) kept to `you/dotfiles`; a repository below the home folder is still its own."""
+    from palimpsest.server.mcp import launching_project
+
+    home = tmp_path / "you"
+    (home / "code" / "api").mkdir(parents=True)
+    for folder, name in ((home, "you/dotfiles"), (home / "code" / "api", "acme/api")):
+        subprocess.run(["git", "init", "-q", str(folder)], check=True)
+        subprocess.run(["git", "-C", str(folder), "remote", "add", "origin", f"git@github.com:{name}.git"], check=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    assert launching_project() is None
+    monkeypatch.chdir(home / "code" / "api")
+    assert launching_project() == "acme/api"

@@ -35,7 +35,8 @@ def _scope_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", help="key:value: past messages and facts only from sessions carrying this tag")
     p.add_argument("--agent", help="past messages and facts only from this agent's sessions")
     p.add_argument("--channel", help="past messages and facts only from sessions of this channel")
-    p.add_argument("--project", help="the repository the turn is in: what only other repositories' sessions said stays out")
+    p.add_argument("--project", help="the repository the turn is in: what only other repositories' sessions said stays out; "
+                   "'*': every repository's (as none)")
 
 
 def _scope(args: argparse.Namespace) -> dict[str, str]:

@@ -51,6 +51,10 @@ LEAD, RANKED = "lead", "ranked"  # items that lead the block / that compete on o
 # a recalled turn takes ~25-50 tokens with its short id: a 4,000-token block asks search for
 # 114 hits, capped at MAX_HITS (35 and 25 tied on LoCoMo half a, 50 lost; docs/recall.md)
 TOKENS_PER_HIT = 35
+# `project` "*": every repository, read here so that every surface agrees — `palimpsest mcp` gives a call naming no
+# project the repository it was started in, and "*" is how a call asks across them; the CLI's `--project '*'` and
+# `memory.recall(project="*")` had read it as a repository named `*` and left out every repository's sessions
+EVERY_PROJECT = "*"
 MIN_HITS, MAX_HITS = 20, 100
 
 
@@ -116,7 +120,8 @@ class Recaller:
         the budget, from 20 to 100), so a larger budget holds more evidence until the
         relevance floor or the budget stops it. `project`: the repository the turn is in
         (a harness's working folder): what was heard only in sessions of other repositories
-        stays out, what was heard in no repository's session stays in (`_of_project`). `harness_shows`: the
+        stays out, what was heard in no repository's session stays in (`_of_project`); `EVERY_PROJECT` ("*"), as none,
+        asks across every repository. `harness_shows`: the
         harness shows the running session (a hook): its turns in the model's window stay out (`_shown_since`)."""
         started = time.perf_counter()
         budget = check_budget(budget)
@@ -138,7 +143,7 @@ class Recaller:
             # and its facts are those that held by the end of that day and were said by then: "I moved to Seattle", said
             # two weeks later, had stood in for Portland in a replay of that day (the facts searched were today's)
             before["valid_at"] = before["until"]
-        elsewhere = self._elsewhere(project) if project is not None else None
+        elsewhere = self._elsewhere(project) if project not in (None, EVERY_PROJECT) else None
         # other repositories' sessions are left out inside the search, before it cuts its hits: filtered after, 300 lines
         # of one repository about a lamp had taken all 57 places and left another's answer out (an empty block)
         apart = self._apart(elsewhere) if elsewhere else ()

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -119,10 +119,13 @@ def launching_project() -> str | None:
     from acme/platform's billing service led with acme/search-infra's "now uses PASETO
     v4.public" while the hook's block held none of it (a shared server's user). A folder in
     no repository is no project here: Claude Desktop and Cline start servers in `/` or the
-    home folder, which would have kept every repository's sessions out."""
+    home folder, which would have kept every repository's sessions out. Nor is the home folder
+    itself, even when it is a repository: a user who keeps dotfiles as a git repository in `~`
+    had every Claude Desktop recall kept to `you/dotfiles`."""
     try:
-        return repository_of(os.getcwd())
-    except OSError:  # (a folder deleted under it)
+        cwd = Path.cwd()
+        return None if cwd.resolve() == Path.home().resolve() else repository_of(str(cwd))
+    except (OSError, RuntimeError):  # (a folder deleted under it; no home folder to be found)
         return None
 
 

@@ -12,17 +12,17 @@ SCOPE: dict[str, Any] = {
     "tag": {"type": "string", "minLength": 1, "description": "key:value: past messages and facts only from sessions carrying this accepted tag (a fact counts when it was heard in one)"},
     "agent": {"type": "string", "minLength": 1, "description": "past messages and facts only from this agent's sessions"},
     "channel": {"type": "string", "minLength": 1, "description": "past messages and facts only from sessions of this channel"},
+    # said to HTTP callers too, who get no default: only a stdio `palimpsest mcp` fills in its folder's repository
     "project": {"type": "string", "minLength": 1, "description": "the repository the turn is in: what was heard only in sessions of "
-                "other repositories (their project: tag) stays out; what no repository's session said stays in. `palimpsest mcp` "
-                "started in a repository's folder gives its repository when a call names none; \"*\": every repository's"},
+                "other repositories (their project: tag) stays out; what no repository's session said stays in. \"*\": every "
+                "repository's. Left out: every repository's, except through a stdio `palimpsest mcp` started in a repository's "
+                "folder, which gives that repository"},
 }
-EVERY_PROJECT = "*"
 
 
 def _scope(args: dict[str, Any]) -> dict[str, Any]:
-    """The scope a call names; `project` "*" is none: the way to ask across repositories where `palimpsest mcp` gives
-    the repository it was started in (`server.mcp.with_defaults`)."""
-    return {k: args[k] for k in SCOPE if k in args and not (k == "project" and args[k] == EVERY_PROJECT)}
+    """The scope a call names, as the library takes it (`project` "*" included: `Recaller.recall` reads it)."""
+    return {k: args[k] for k in SCOPE if k in args}
 
 
 @tool("memory_recall", "The memory a model should see before a turn about `query`: current facts, relevant past messages "
