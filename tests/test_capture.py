@@ -109,6 +109,68 @@ def test_too_many_requests_spools_rather_than_goes_to_dead(home: Path) -> None:
     assert (report.spooled, report.dead) == (1, 0) and busy.spool.pending() == 1
 
 
+class _Waf:
+    """A web application firewall on loopback in front of the real server: a batch holding `objects_to` is answered 403
+    with its own HTML page, any other is passed on as it came."""
+
+    def __init__(self, upstream: str, objects_to: bytes) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if objects_to in body:
+                    self._answer(403, "text/html", b"<html><body><h1>403 Forbidden</h1>Request blocked by rule 942100</body></html>")
+                    return
+                r = httpx.post(upstream + self.path, content=body, headers={"Content-Type": self.headers["Content-Type"]})
+                self._answer(r.status_code, r.headers["content-type"], r.content)
+
+            def _answer(self, status: int, kind: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return self.url
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_a_403_from_something_in_front_of_the_server_sets_that_batch_aside_and_the_rest_replay(home: Path, memory: Memory) -> None:
+    """Found in review: every 403 was read as the server refusing this client (spooled, counted refused), and the replay
+    stops at a refused batch: one transcript a WAF objects to (`DROP TABLE` in a tool output) held every later batch in
+    the spool for good. Only our server's own refusals of the client (401, 403 `write_disabled`) are the client's
+    settings; another 403 is about that batch: it goes to dead/ with the answer, and the rest are stored."""
+    port = free_port()
+    client = CaptureClient(f"http://127.0.0.1:{port}", home / "client", timeout=2)
+    client.send([batch("s", ["a"]), {"session": "s", "events": [{"role": "tool", "content": "DROP TABLE users;", "event_key": "waf"}]},
+                 batch("s", ["b"])])  # the server down: all three spooled
+    assert client.spool.pending() == 3
+    client.close()
+    with ServerThread(memory) as upstream, _Waf(upstream, b"DROP TABLE") as url:
+        client = CaptureClient(url, home / "client", timeout=5)
+        report = client.send([batch("s", ["c"])])
+        client.close()
+    assert (report.replayed, report.dead, report.refused, report.spooled) == (2, 1, 0, 0), report.errors
+    assert keys_in(memory, "s") == ["a", "b", "c"]
+    dead = list(client.spool.dead.glob("*.json"))
+    assert len(dead) == 1 and "Request blocked" in dead[0].with_name(dead[0].name + ".reason").read_text()
+    assert client.spool.pending() == 0 and client.spool.refusal() is None
+
+
 def test_a_corrupt_spool_file_is_reported_and_set_aside(home: Path, memory: Memory) -> None:
     spool = Spool(home / "client")
     spool.put(batch("s", ["good"]))

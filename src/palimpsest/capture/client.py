@@ -7,10 +7,11 @@ with the server's answer beside it (`palimpsest capture --requeue-dead` puts the
 after the cause is fixed); a spool file that cannot be read is reported and moved to
 `capture-spool/corrupt/`. Replays are safe because the server dedupes by event key.
 A server that refuses this client — its writes off (no capture route: 404, or 403
-`write_disabled`), a token missing or wrong (401), another 403 — is not a bad batch: it is
-spooled like an unreachable server, counted as `refused`, the message says what to set
-(`WRITES_OFF`, `NO_TOKEN`) and the spool keeps it for `palimpsest doctor` (`Spool.refusal`);
-the batches replay once the setting is fixed.
+`write_disabled`), a token missing or wrong (401), a host name it does not answer to (403
+`forbidden_host`) — is not a bad batch: it is spooled like an unreachable server, counted as
+`refused`, the message says what to set (`WRITES_OFF`, `NO_TOKEN`) and the spool keeps it for
+`palimpsest doctor` (`Spool.refusal`); the batches replay once the setting is fixed. A 403 in
+other words (a WAF or proxy in front of the server objecting to one batch) goes to dead/.
 """
 
 from __future__ import annotations
@@ -237,17 +238,32 @@ class CaptureClient:
         report.duplicates += int(result.get("duplicates", 0))
 
 
+# the 403s our server answers about the client, never about a batch (server/guard.py, errors.WriteDisabled): a 403 in
+# any other words comes from something in front of it — a WAF objecting to one transcript's content — and is that
+# batch's (read as the client's, it had held every later batch in the spool for good: the replay stops at a refusal)
+WRITES_OFF_CODE, CLIENT_403_CODES = "write_disabled", ("forbidden_host",)
+
+
 def _refusal(response: httpx.Response, url: str, token_sent: bool) -> None:
     """Raise `_Refused` when the server refuses this client rather than the batch: a missing or wrong token had sent
     each turn to dead/ with a bare `401 … unauthorized`, naming neither PALIMPSEST_TOKEN nor `--requeue-dead` (a
     platform engineer's shared server), while the batch was fine and only the client's setting was wrong."""
-    status = response.status_code
-    if status == 404 or (status == 403 and "write_disabled" in response.text):
+    status, code = response.status_code, _error_code(response)
+    if status == 404 or (status == 403 and code == WRITES_OFF_CODE):
         raise _Refused(WRITES_OFF.format(url=url))
-    if status == 401:
+    if status == 401:  # (credentials: never one batch's)
         raise _Refused(NO_TOKEN.format(url=url, sent="the one sent is not it" if token_sent else "none was sent"))
-    if status == 403:
+    if status == 403 and code in CLIENT_403_CODES:
         raise _Refused(REFUSED.format(url=url, answer=f"403: {response.text[:300]}"))
+
+
+def _error_code(response: httpx.Response) -> str | None:
+    """The code of our server's error answer (`{"ok": false, "error": {"code": …}}`), None for any other body."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return None
+    return error.get("code") if isinstance(error, dict) else None
 
 
 def _write_private(path: Path, text: str) -> None:
