@@ -166,3 +166,41 @@ def test_a_client_whose_hooks_name_the_server_is_told_so_without_palimpsest_url(
             assert main(argv) == 0, argv
             said = capsys.readouterr().err
             assert f"not the server at {url}" in said and str(user / ".palimpsest") in said, (argv, said)
+
+
+def test_a_client_off_the_network_pays_no_wait_for_the_warning(tmp_path: Path, store_url: str, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in review: every CLI command on a machine whose hooks name a server asked its `/healthz` (0.5 s, name
+    resolution not counted), so a laptop off the VPN paid on every `search` — seconds where its resolver hangs. A
+    server on another machine cannot serve this machine's SQLite file: that is said without asking; a database store
+    it may share is asked within 0.5 s, name resolution included."""
+    import socket
+    import time
+
+    from palimpsest.capture import setup
+    from palimpsest.cli import main
+    from test_setup import EXE
+
+    url = "http://memory.corp.example:8765"  # (the VPN's name: its resolver is not reachable)
+    user = tmp_path / "user"
+    setup.apply(setup.plan("claude-code", setup.Command(str(EXE), url=url), {"HOME": str(user)}), user / ".palimpsest")
+    resolve = socket.getaddrinfo
+
+    def hanging(host: object, *args: object, **kwargs: object) -> object:
+        if host == "memory.corp.example":
+            time.sleep(3)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return resolve(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    for name, value in (("HOME", str(user)), ("PALIMPSEST_EMBEDDER", "none"), ("PALIMPSEST_STORE", store_url)):
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert main(["stats"]) == 0  # (the store made and migrated before the command timed)
+    capsys.readouterr()
+    started = time.monotonic()
+    assert main(["search", "jwt"]) == 0
+    took, said = time.monotonic() - started, capsys.readouterr().err
+    assert took < 1.5, took
+    if store_url.startswith("sqlite"):
+        assert f"not the server at {url}" in said, said

@@ -100,11 +100,12 @@ def say_whose(memory: Any) -> None:
     url = told_server(settings)
     if url is None:
         return
-    theirs = server_store(url)
-    if not theirs or theirs == memory.store_fingerprint:  # ("": a server that names no store: nothing to tell)
-        return
+    if not plainly_elsewhere(url, settings.store_url):
+        theirs = server_store(url)
+        if not theirs or theirs == memory.store_fingerprint:  # ("": a server that names no store: nothing to tell)
+            return
     print(f"palimpsest: this command uses the memory in {memory.home} ({redact_url(settings.store_url)}), not the server at "
-          f"{redact_url(url)}, which names another store (or this one by another address): to use the server's memory, run the command where it "
+          f"{redact_url(url)}, which serves another store (or this one by another address): to use the server's memory, run the command where it "
           "runs, or set PALIMPSEST_STORE to its database here (several homes on one PostgreSQL: docs/server.md); an MCP "
           "client reaches its tools with `palimpsest mcp --remote`", file=sys.stderr)
 
@@ -119,6 +120,15 @@ def told_server(settings: Any) -> str | None:
     from ..capture.setup import hooks_url
 
     return hooks_url(dict(os.environ))
+
+
+def plainly_elsewhere(url: str, store_url: str) -> bool:
+    """Whether the server at `url` cannot be serving `store_url`, unasked: a server on another machine does not serve
+    this machine's SQLite file. Asking it cost every command on a laptop off the VPN its wait (`/healthz` on each
+    `search`, seconds where the resolver hangs); a loopback server, or a database both may use, is still asked."""
+    from ..capture.setup import loopback
+
+    return store_url.startswith("sqlite:///") and not loopback(url)
 
 
 def journal_only(args: argparse.Namespace, why: Exception) -> Any:
@@ -144,13 +154,25 @@ def server_answers(url: str, store: str | None = None) -> bool:
     return theirs is not None and (store is None or theirs == store)
 
 
-def server_store(url: str) -> str | None:
+def server_store(url: str, seconds: float = 0.5) -> str | None:
     """The store a server answering at `url` serves (its `/healthz` names it: `store.fingerprint`;
-    "" when it names none), or None when no server answers there (0.5 s at most)."""
+    "" when it names none), or None when no server answers there within `seconds`, name resolution
+    included: httpx's timeout leaves it out, and a resolver off the VPN hangs for seconds (the ask
+    runs in a thread, left behind when it is late)."""
+    import threading
+
+    answer: list[str | None] = [None]
+    ask = threading.Thread(target=lambda: answer.__setitem__(0, _healthz_store(url, seconds)), daemon=True)
+    ask.start()
+    ask.join(seconds)
+    return answer[0]
+
+
+def _healthz_store(url: str, seconds: float) -> str | None:
     import httpx
 
     try:
-        r = httpx.get(url.rstrip("/") + "/healthz", timeout=0.5, trust_env=False)
+        r = httpx.get(url.rstrip("/") + "/healthz", timeout=seconds, trust_env=False)
     except httpx.HTTPError:
         return None
     if r.status_code != 200:
