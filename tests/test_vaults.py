@@ -681,14 +681,22 @@ def test_the_cli_shows_a_spoofing_or_multi_line_file_name_as_the_panel_does(home
     assert main([*base, "vault", "attach", "entregas", "--agent", "paralegal"]) == 0
     assert main([*base, "index", "entregas"]) == 0
     capsys.readouterr()
-    for argv in (["docs", "entregas"], ["docs", "entregas", "--status"], ["query", "entregas", "gaivota"],
-                 ["search", "gaivota", "--agent", "paralegal"]):
+    for argv in (["docs", "entregas"], ["query", "entregas", "gaivota"], ["search", "gaivota", "--agent", "paralegal"]):
         assert main([*base, *argv]) == 0
         out = capsys.readouterr().out
-        assert "\u202e" not in out and "relatorio⟦U+202E⟧fdp.exe.md" in out or argv[-1] == "--status", argv
+        assert "\u202e" not in out and "relatorio⟦U+202E⟧fdp.exe.md" in out, argv
         assert "line\nbreak" not in out, argv
     main([*base, "docs", "entregas"])
     assert [len(line.split("\t")) for line in capsys.readouterr().out.splitlines()] == [4, 4]
+    # the status listing names files changed or new since the index (after a full one it lists none): one of each
+    (folder / "relatorio\u202efdp.exe.md").write_text("# Relatorio\n\nO relatorio anual da gaivota.\n")
+    (folder / "novo\u202egpj.exe.md").write_text("# Novo\n\nA gaivota nova.\n")
+    (folder / "nova\nlinha.md").write_text("# Nova\n\nOutra gaivota.\n")
+    assert main([*base, "docs", "entregas", "--status"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "\u202e" not in "\n".join(lines), lines
+    assert {"changed  relatorio⟦U+202E⟧fdp.exe.md", "new      novo⟦U+202E⟧gpj.exe.md"} <= set(lines), lines
+    assert [line.split()[0] for line in lines] == ["changed", "new", "new", "1"], lines  # (a name's newline splits no line)
 
 
 def test_a_document_without_a_title_of_its_own_is_titled_by_its_file_name(vaults: Vaults, tmp_path: Path) -> None:
