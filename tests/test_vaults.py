@@ -664,6 +664,24 @@ def test_a_file_name_that_is_not_utf8_is_indexed_under_its_escaped_name(vaults: 
     assert vaults.index("escritorio").removed == ["Procura\\xe7\\xe3o.md"]
 
 
+def test_a_name_that_reads_as_an_escape_is_another_file_and_a_write_never_lands_elsewhere(vaults: Vaults, tmp_path: Path) -> None:
+    """Found in review: `Procura\\xe7\\xe3o.md` spelled with real backslashes was given the key of the file whose two
+    bytes are not UTF-8, so one shadowed the other; and a write to that key (as a listing shows it, with overwrite) went
+    to `Procura/xe7/xe3o.md`, a new nested file, since a write reads a backslash as a folder's."""
+    folder = tmp_path / "escritorio"
+    folder.mkdir()
+    (folder / os.fsdecode(b"Procura\xe7\xe3o.md")).write_text("# P\n\nPoderes forenses.\n")
+    (folder / "Procura\\xe7\\xe3o.md").write_text("# L\n\nUma copia com barras invertidas.\n")
+    vaults.init("escritorio", "semantic", path=folder)
+    indexed = vaults.index("escritorio").indexed
+    assert len(indexed) == len(set(indexed)) == 2, indexed
+    assert "Procura\\xe7\\xe3o.md" in indexed  # (the bytes' escape, as before)
+    for key in indexed:
+        with pytest.raises(InvalidInput, match="not a path a write"):
+            vaults.write_document("escritorio", key, "# Novo\n", overwrite=True)
+    assert len(list(folder.iterdir())) == 2 and all(p.is_file() for p in folder.iterdir())  # (no Procura/ folder)
+
+
 def test_the_cli_shows_a_spoofing_or_multi_line_file_name_as_the_panel_does(home: Path, store_url: str, tmp_path: Path,
                                                                              capsys: pytest.CaptureFixture[str],
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:

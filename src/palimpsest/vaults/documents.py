@@ -36,7 +36,7 @@ from ..segment import keyword_words
 from ..store.documents_base import OWNER, ChunkQuery, ChunkRow, DocumentRow, Reader, VaultRow
 from .chunking import Chunker, Tokenizer, embed_text
 from .extract import EXTENSIONS, ExtractError, extract
-from .files import FileInfo, resolve_inside, safe_relative, sha256, walk, write_inside
+from .files import FileInfo, check_writable_name, resolve_inside, safe_relative, sha256, walk, write_inside
 
 log = logging.getLogger(__name__)
 
@@ -323,6 +323,7 @@ class Documents:
         agent's write had replaced a researcher's notes for good."""
         is_text = isinstance(content, str)
         rel = safe_relative(path, TEXT_EXTENSIONS if is_text else EXTENSIONS)
+        check_writable_name(self.vaults.writable_folder(row), path)
         if not isinstance(content, (str, bytes)):
             raise InvalidInput("content must be text (or bytes for .pdf / .docx)")
         data = content.encode("utf-8") if isinstance(content, str) else content

@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import secrets
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -86,10 +87,26 @@ def _rel(root: Path, path: Path) -> str:
 
 
 def readable(name: str) -> str:
-    """A name from the file system as text: its bytes that are not UTF-8 shown as `\\xe7`. The OS gives them as
-    surrogates, which no store or hash takes: `Procura\\xe7\\xe3o.md` (a Windows zip's cp1252 name) had crashed
-    `index` and left every file after it unindexed. The file is read at its own path (`FileInfo.full`)."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+    """A name from the file system as text: its bytes that are not UTF-8 shown as `\\xe7`, and a backslash of its own
+    as `\\x5c`, so every backslash begins an escape and two files never share a name (`Procura\\xe7\\xe3o.md` spelled
+    with real backslashes had been the cp1252 file's name, and one shadowed the other). The OS gives such bytes as
+    surrogates, which no store or hash takes: `Procura\\xe7\\xe3o.md` (a Windows zip's cp1252 name) had crashed `index`
+    and left every file after it unindexed. The file is read at its own path (`FileInfo.full`)."""
+    return os.fsencode(name).replace(b"\\", b"\\x5c").decode("utf-8", "backslashreplace")
+
+
+def unreadable(name: str) -> str:
+    """The name `readable` shows as `name`, as the OS takes it (its escapes the bytes again)."""
+    raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m[1], 16)]), name.encode("utf-8", "surrogateescape"))
+    return os.fsdecode(raw)
+
+
+def check_writable_name(root: Path, path: str) -> None:
+    """Refuse `path` when it is how a listing shows a file of `root` whose name has an escape: a write reads a
+    backslash as a folder's, and `Procura\\xe7\\xe3o.md` with overwrite had gone to a new `Procura/xe7/xe3o.md`."""
+    if "\\" in path and (root / unreadable(path)).exists():
+        raise InvalidInput(f"path {path!r} is how a listing shows a file whose name is not UTF-8 or holds a backslash: "
+                           "not a path a write can take (rename the file, then write to its new name)")
 
 
 def sha256(data: bytes) -> str:
