@@ -386,8 +386,7 @@ def _names(text: str) -> set[str]:
         if not w or w.lower() in STOP_WORDS and not (w in ("A", "B") and not opening):
             continue  # but "Server A" / "Server B" name two things
         letters = re.search(r"[^\W\d_]", w)
-        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w))
-                                          and not slots.QUANTITY.fullmatch(w.lower()))  # "100mg" is no name: a dose
+        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w)))
         if (w.isupper() and (len(w) > 1 or w != "I")) or (w[0].isupper() and not opening) or ident:
             out.add(ALIASES.get(w.lower(), w.lower()))
     return out
