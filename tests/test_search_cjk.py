@@ -182,3 +182,71 @@ def test_a_class_name_in_a_japanese_or_chinese_sentence_is_no_stranger(home: Pat
         for query in ("パーティクルのメモリリーク、GPUParticles2D の process_material が解放されてない",
                       "我发现粒子系统有内存泄漏，每次切换场景多占用大约 12MB。原因是 GPUParticles2D 的 process_material 没有释放。"):
             assert any("GPUParticles2D" in h.message.content for h in memory.search(query).hits), query
+
+
+def test_a_japanese_or_chinese_question_about_nothing_stored_finds_no_fact(home: Path, store_url: str) -> None:
+    """Found by a Japanese indie developer: "猫の名前は？" (no cat stored) recalled "李伟: 我已经在 feature/particles-fix
+    分支修复了…" in 14 of 38 blocks, and "商標" found it too: a fact needed a keyword match or a cosine of 0.35, and the
+    English model puts any two Japanese or Chinese texts 0.5–0.8 apart. In such a query a fact needs a keyword match,
+    and a fact's bigrams are its keywords (migration 0020 / postgres 0019), so a question it has a word of finds it."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.facts.write("李伟: 我已经在 feature/particles-fix 分支修复了，麻烦你 review 一下。")
+        hero = memory.facts.write("主人公の名前はソラ。")
+        for query in ("猫は何歳？", "商標", "我的猫叫什么？"):
+            assert memory.facts.search(query) == [], query
+        for query in ("主人公の名前は？", "主人公の名前は何ですか？", "猫の名前は？"):  # the last by 名前, its word (as "What is
+            # the cat's name?" finds "The hero's name is Sora."): never the Chinese fact, which shares none
+            assert [h.fact.id for h in memory.facts.search(query)] == [hero.id], query
+
+
+def _before_fact_keywords(store_url: str) -> None:
+    """A store at the schema before facts held keywords, with one Japanese fact in it."""
+    from importlib import resources
+
+    backend = "sqlite" if store_url.startswith("sqlite") else "postgres"
+    folder = resources.files("palimpsest.store.migrations").joinpath(backend)
+    files = sorted((int(p.name.split("_")[0]), p) for p in folder.iterdir() if p.name.endswith(".sql"))
+    assert files[-1][1].name.endswith("_fact_keywords.sql")
+    rows = ["INSERT INTO fact_vaults (name, created_at) VALUES ('facts', '2026-03-01T10:00:00Z')",
+            ("INSERT INTO facts (id, vault, text, norm, valid_from, recorded_at) VALUES ('fct_old', 'facts', '主人公の名前はソラ。', "
+             "'主人公の名前はソラ', '2026-03-01T10:00:00Z', '2026-03-01T10:00:00Z')")]
+    if backend == "sqlite":
+        import sqlite3
+
+        Path(store_url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as conn:
+            conn.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)")
+            for version, path in files[:-1]:
+                conn.executescript(path.read_text())
+                conn.execute("INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,))
+            for row in rows:
+                conn.execute(row)
+        return
+    import psycopg
+
+    from palimpsest.store.postgres import create_extension
+
+    with psycopg.connect(store_url, autocommit=True) as conn:
+        for ext in ("vector", "pg_trgm", "unaccent"):
+            create_extension(conn, ext)
+        conn.execute("CREATE TABLE schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)")
+        for version, path in files[:-1]:
+            conn.execute(path.read_text())
+            conn.execute("INSERT INTO schema_migrations VALUES (%s, now())", (version,))
+        for row in rows:
+            conn.execute(row)
+
+
+def test_a_fact_written_before_its_keywords_is_given_them_at_open(store_url: str) -> None:
+    """The migration that gave facts their keyword-only words cannot cut them in SQL: the facts already stored are
+    given theirs in Python as it is applied, or a Japanese question would find them by no word (cosines of such a
+    query no longer count)."""
+    from palimpsest.store import open_store
+    from palimpsest.store.facts_base import FactQuery
+
+    _before_fact_keywords(store_url)
+    store = open_store(store_url)
+    try:
+        assert [i for i, _ in store.fact_keyword_search(["主人", "名前"], FactQuery(), 5, True)] == ["fct_old"]
+    finally:
+        store.close()

@@ -3,6 +3,7 @@ the one hybrid ranking (`search.hybrid`)."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any
 
@@ -10,6 +11,7 @@ from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
 from ..ids import is_short_id
 from ..records import parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
+from ..search.floor import beyond_model
 from ..store.facts_base import FactQuery, FactRow
 from .model import DEFAULT_VAULT, DOMAIN, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
 
@@ -169,7 +171,7 @@ class FactReads:
         else:
             q.recorded_by = known
         vector = self._query_vector(query, query_vector) if semantic else None
-        source = FactSource(self, q, known, moment, vector)
+        source = FactSource(self, q, known, moment, vector, query)
         ranking = rank(source, query, self.weights, pool=max(limit * 5, 50), vector=vector)
         hits = [FactHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
         if known is None:  # (of a past moment too: recall of a past day had shown the 10 mg the 15 mg replaced, not the 15 mg)
@@ -182,7 +184,8 @@ class FactReads:
         """`hits` with the successor that holds (now, or `at`) of each superseded fact the query matches, at that fact's
         score: "where do I live?" matches "I live in Berlin." (superseded) far better than "I moved to Lisbon." (cosine
         0.31, under the floor), and recall had shown the user's old message, or nothing, instead of the correction."""
-        retired = rank(RetiredSource(self, q, None, self.now(), vector), query, self.weights, pool=max(limit * 5, 50), vector=vector)
+        retired = rank(RetiredSource(self, q, None, self.now(), vector, query), query, self.weights, pool=max(limit * 5, 50),
+                       vector=vector)
         best = {h.fact.id: h for h in hits}
         for h in retired.hits[:limit]:
             head = self._current_head(h.row, at)
@@ -230,8 +233,11 @@ class FactSource:
     min_semantic = MIN_SEMANTIC
     stretch = False
 
-    def __init__(self, facts: FactReads, q: FactQuery, known: str | None, moment: str, vector: Any) -> None:
+    def __init__(self, facts: FactReads, q: FactQuery, known: str | None, moment: str, vector: Any, query: str = "") -> None:
         self.facts, self.q, self.known, self.moment = facts, q, known, moment
+        if beyond_model(query):  # a query the model does not read: its cosines say nothing (any two Japanese or Chinese
+            # texts are 0.5–0.8 apart: "猫の名前は？", no cat stored, had found a Chinese fact), a keyword match is the evidence
+            self.min_semantic = math.inf
         self.model = getattr(facts.embedder, "model_id", "") if vector is not None else ""  # type: ignore[attr-defined]
         self.now = parse_time(known or facts.now())  # type: ignore[attr-defined]
 

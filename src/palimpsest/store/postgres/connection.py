@@ -23,7 +23,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import Closed, InvalidInput, StoreBusy, StoreRefused, StoreUnavailable
 from ...errors import redact_url as _redact
-from ..migrations import check_schema
+from ..migrations import FACT_KEYWORDS, check_schema, fact_keywords
 from ..sql.dialect import Dialect, Runner, SQLBackend
 from .rows import _clean, _ts
 
@@ -242,6 +242,10 @@ class PostgresConnection(SQLBackend):
                 continue
             with conn.transaction():
                 conn.execute(path.read_text())  # no parameters: several statements in one call
+                if path.name.endswith(FACT_KEYWORDS):
+                    with conn.cursor() as cur:
+                        cur.executemany("UPDATE facts SET keywords = %s WHERE rowid = %s",
+                                        fact_keywords(conn.execute("SELECT rowid, text FROM facts").fetchall()))
                 conn.execute("INSERT INTO schema_migrations VALUES (%s, now())", (version,))
 
     def schema_version(self) -> int:

@@ -10,6 +10,7 @@ import numpy as np
 from psycopg import errors as pgerrors
 
 from ...errors import Conflict, ModelMismatch
+from ...segment import keyword_words
 from ..facts_base import FactQuery, FactRow
 from ..sql.dialect import Runner
 from ..sql.facts import FACT_COLUMNS, SQLFactsMixin
@@ -23,12 +24,12 @@ class PostgresFactsMixin(SQLFactsMixin, PostgresConnection):
 
     def _insert_fact(self, run: Runner, f: FactRow) -> None:
         row = run(
-            f"""INSERT INTO facts ({FACT_COLUMNS}, entity_keys) VALUES ({', '.join(['?'] * 18)})
+            f"""INSERT INTO facts ({FACT_COLUMNS}, entity_keys, keywords) VALUES ({', '.join(['?'] * 19)})
                 ON CONFLICT (id) DO NOTHING RETURNING 1""",
             (f.id, f.vault, _text(f.text), _text(f.norm), f.kind, json.dumps([_text(e) for e in f.entities], ensure_ascii=False),
              f.salience, f.base_confidence, f.valid_from, f.recorded_at, f.valid_to, f.ended_at, f.invalidated_at,
              f.expired_at, f.supersedes, f.superseded_by, _text(json.dumps(f.metadata, ensure_ascii=False, sort_keys=True)),
-             [(_text(e) or "").lower() for e in f.entities]),
+             [(_text(e) or "").lower() for e in f.entities], _text(keyword_words(f.text))),
         )
         if not row:
             raise Conflict(f"a fact with id {f.id!r} already exists")

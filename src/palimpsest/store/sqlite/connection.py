@@ -24,7 +24,7 @@ from typing import Any, Self
 
 from ...errors import Closed, StoreCorrupt, StoreUnavailable
 from ...settings import private_file
-from ..migrations import check_schema
+from ..migrations import FACT_KEYWORDS, check_schema, fact_keywords
 from ..sql.dialect import Dialect, Runner, SQLBackend
 
 MMAP_BYTES = 1 << 30
@@ -235,6 +235,9 @@ class SQLiteConnection(SQLBackend):
                     continue
                 for statement in _split_sql(path.read_text()):
                     conn.execute(statement)
+                if path.name.endswith(FACT_KEYWORDS):
+                    conn.executemany("UPDATE facts SET keywords = ? WHERE rowid = ?",
+                                     fact_keywords(conn.execute("SELECT rowid, text FROM facts").fetchall()))
                 conn.execute("INSERT INTO schema_migrations VALUES (?, datetime('now'))", (version,))
 
     def schema_version(self) -> int:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import Conflict, ModelMismatch
+from ...segment import keyword_words
 from ..facts_base import FactQuery, FactRow
 from ..sql.dialect import Runner
 from ..sql.facts import FACT_COLUMNS, SQLFactsMixin
@@ -26,10 +27,10 @@ class SQLiteFactsMixin(SQLFactsMixin, SQLiteConnection):
     def _insert_fact(self, run: Runner, f: FactRow) -> None:
         try:
             cur = run.conn.execute(
-                f"INSERT INTO facts ({FACT_COLUMNS}) VALUES ({', '.join('?' * 17)})",
+                f"INSERT INTO facts ({FACT_COLUMNS}, keywords) VALUES ({', '.join('?' * 18)})",
                 (f.id, f.vault, f.text, f.norm, f.kind, json.dumps(f.entities, ensure_ascii=False), f.salience,
                  f.base_confidence, f.valid_from, f.recorded_at, f.valid_to, f.ended_at, f.invalidated_at, f.expired_at,
-                 f.supersedes, f.superseded_by, json.dumps(f.metadata, ensure_ascii=False, sort_keys=True)),
+                 f.supersedes, f.superseded_by, json.dumps(f.metadata, ensure_ascii=False, sort_keys=True), keyword_words(f.text)),
             )
         except sqlite3.IntegrityError:
             raise Conflict(f"a fact with id {f.id!r} already exists") from None
@@ -40,7 +41,7 @@ class SQLiteFactsMixin(SQLFactsMixin, SQLiteConnection):
             return []
         match = (" " if match_all else " OR ").join(fts_phrase(t) for t in terms)
         where, params = self._fact_where(q)
-        sql = f"""SELECT f.id, bm25(facts_fts, 1.0, 0.5) AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
+        sql = f"""SELECT f.id, bm25(facts_fts, 1.0, 0.5, 1.0) AS rank FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid
                   WHERE facts_fts MATCH ? AND {where} ORDER BY rank LIMIT ?"""
         return [(r[0], -float(r[1])) for r in self._reader.execute(sql, (match, *params, limit))]
 
