@@ -110,8 +110,9 @@ _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|wa
                      r"relocated|transferred|promoted|slipped|ported|traded|converted|extended|reverted|reverting|(?:rolled|rolling)(?=\s+back\b))"
                      r"(?:\s+(?!from\b|back\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
 # a number with its unit or written short, no name: "is it still 5mg?" asks of the dose, and "10mg" is its newer value
-# ("5mg", "4tb", "3e-4", "6k", "7am" had been kinds of names, and a question quoting the old value lost its mark: review);
-# "100mg" / "75mg" had been two names of two things to the curator, and a dose lowered no dose (a life-assistant bot's)
+# ("5mg", "4tb", "3e-4", "6k", "7am" had been kinds of names, and a question quoting the old value lost its mark: review).
+# (The curator still reads "50mg" as a name: read as a quantity, "he upped the metoprolol to 50mg" / "… starting
+# losartan 25mg … instead" lost its change.)
 QUANTITY = re.compile(r"\d+(?:\.\d+)?(?:e[-+]?\d+|k|m|g|kg|mg|mcg|ml|l|km|cm|mm|tb|gb|mb|kb|ms|s|h|hrs?|mins?|am|pm|x|st|nd|"
                       r"rd|th|mph|w|kw|kwh|hz|ghz|mhz|px|pt|fps|rpm|psi|ft|lbs?|oz|%)")
 _PRESENT_MOVES = frozenset(["move", "moves", "switch", "switches", "shift", "shifts"])
@@ -1247,13 +1248,14 @@ def _grew(a: Slot, b: Slot) -> bool:
     joined on ("works remotely and visits the London office once a quarter")."""
     old, new = [w.lower() for w in a.value], [w.lower() for w in b.value]
     rest = new[len(old):]
-    joined = rest[:1] == ["and"] or rest[:1] == ["&"] or len(rest) >= 3 and rest[-2] in _JOINS
+    joined = bool(rest) and rest[0] in _JOINS or len(rest) >= 3 and rest[-2] in _JOINS
     return bool(content(old)) and new[:len(old)] == old and joined and len(rest) <= 4 \
         and not any(w in _PREPS or _base(w) is not None for w in rest)
 
 
-_A_TRIP = re.compile(r"\b(?:went|go|goes|going|flew|fly|flying|drove|travelled|traveled|headed)\s+back\b.*\bfor\b", re.IGNORECASE)  # "I went
-# back to Porto for Christmas": a visit, not a move back (it had retired "I moved from Porto to Berlin.": a review's)
+# going back somewhere for a reason or a while: "I went back to Porto for Christmas" is a visit, not a move back (it had
+# retired "I moved from Porto to Berlin.": a review's)
+_A_TRIP = re.compile(r"\b(?:went|go|goes|going|flew|fly|flying|drove|travelled|traveled|headed)\s+back\b.*\bfor\b", re.IGNORECASE)
 
 
 def _undone(a: Slot, b: Slot) -> bool:
