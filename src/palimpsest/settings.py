@@ -339,14 +339,20 @@ class Settings:
 def loopback(url: str) -> bool:
     """Whether `url` names a server of this machine (a loopback host), not a shared one elsewhere. (Here, not in
     `capture.setup`: the recall hook asks it, and importing that package costs the hook httpx.)"""
-    import ipaddress
     from urllib.parse import urlsplit
 
-    host = (urlsplit(url).hostname or "").strip("[]")
+    return loopback_host(urlsplit(url).hostname or "")
+
+
+def loopback_host(host: str) -> bool:
+    """Whether a host name or address is this machine's ("localhost", 127.0.0.0/8, ::1, "[::1]"): the one reading of it
+    for the server's guard, the clients and doctor."""
+    import ipaddress
+
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
 

@@ -344,11 +344,14 @@ def _serve_command(url: str) -> str:
 
 
 def _here(url: str) -> bool:
-    """Whether `url` names a server of this machine (loopback), not a shared one elsewhere."""
+    """Whether `url` names a server of this machine (loopback, `settings.loopback_host`; a URL naming no host is read
+    as this machine's), not a shared one elsewhere."""
     from urllib.parse import urlsplit
+
+    from ..settings import loopback_host
 
     try:
         host = urlsplit(url).hostname
     except ValueError:
         return True
-    return host in ("127.0.0.1", "localhost", "::1", None)
+    return host is None or loopback_host(host)

@@ -126,7 +126,7 @@ def plainly_elsewhere(url: str, store_url: str) -> bool:
     """Whether the server at `url` cannot be serving `store_url`, unasked: a server on another machine does not serve
     this machine's SQLite file. Asking it cost every command on a laptop off the VPN its wait (`/healthz` on each
     `search`, seconds where the resolver hangs); a loopback server, or a database both may use, is still asked."""
-    from ..capture.setup import loopback
+    from ..settings import loopback
 
     return store_url.startswith("sqlite:///") and not loopback(url)
 

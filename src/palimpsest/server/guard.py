@@ -14,7 +14,6 @@ pieces answers 408, so slow clients cannot hold a request open.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import time
 from collections import deque
@@ -27,6 +26,7 @@ from starlette.requests import cookie_parser
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..errors import PayloadTooLarge
+from ..settings import loopback_host as is_loopback
 
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
 # The panel is opened in a browser, which cannot send a bearer header: on a server with a
@@ -183,13 +183,6 @@ def _is_panel(path: str) -> bool:
     return path == "/panel" or path.startswith("/panel/")
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _hostname(host: str) -> str:

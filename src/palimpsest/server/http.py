@@ -35,10 +35,11 @@ from ..errors import InvalidInput, NotFound, PalimpsestError
 from ..memory import Memory
 from ..records import SESSION_ID_RE, check_session_id
 from ..settings import Settings
+from ..settings import loopback_host as is_loopback
 from ..tools.registry import MAX_DEPTH, json_depth
 from . import capture
 from .deadline import Deadline, in_thread
-from .guard import Guard, is_loopback
+from .guard import Guard
 from .hook import hook_routes
 from .mcp import build_server
 from .panel import mount as mount_panel

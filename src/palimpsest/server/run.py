@@ -30,7 +30,7 @@ import uvicorn
 from ..errors import InvalidInput
 from ..memory import Memory
 from ..service import run_background, settle
-from .guard import is_loopback
+from ..settings import loopback_host as is_loopback
 from .http import create_app
 from .protocol import header_deadline_protocol
 
