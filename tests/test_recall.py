@@ -6,6 +6,7 @@ import html
 import re
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -153,6 +154,29 @@ def test_a_branch_not_kept_is_not_the_last_thing_said(mem: Memory) -> None:
             "白抜きロゴなら夕焼けの上でも読みやすいです。"]
     assert [m["content"] for m in mem.briefing("chatgpt-logo")["recent"]] == kept
     assert [m["content"] for m in mem.context("chatgpt-logo", last_n=2)["recent"]] == kept[2:]
+
+
+def test_the_tail_holds_no_line_twice_when_a_turn_arrives_while_it_is_read(mem: Memory) -> None:
+    """The tail is read a page at a time past a branch not kept; a turn appended between two pages moved the next page
+    back by one, and the first page's oldest line came back in it (the tail showed "白抜きロゴ…" twice)."""
+    import_data(mem, conversation("logo", [
+        ("u1", None, "user", "キービジュアルの色、夕焼けのオレンジでいく。", 0), ("a1", "u1", "assistant", "夕焼けオレンジ、いいですね。", 1),
+        ("u2", "a1", "user", "ロゴは白抜きにする。", 2), ("a2", "u2", "assistant", "白抜きロゴなら夕焼けの上でも読みやすいです。", 3),
+        ("u3", "a1", "user", "やっぱりロゴは金色のグラデーションにする。", 60), ("a3", "u3", "assistant", "金色グラデーションのロゴは高級感が出ます。", 61),
+    ], current="a2"), "chatgpt")
+    finder, pages = mem.recaller.finder, []
+    read = finder.browse
+
+    def browse_while_a_turn_arrives(*args: Any, **kwargs: Any) -> list[Any]:
+        page = read(*args, **kwargs)
+        if kwargs.get("session") == "chatgpt-logo" and not pages:
+            mem.append("chatgpt-logo", "user", "フォントも決めよう。")
+        pages.append(page)
+        return page
+
+    finder.browse = browse_while_a_turn_arrives  # type: ignore[method-assign]
+    recent = [m["id"] for m in mem.context("chatgpt-logo", last_n=3)["recent"]]
+    assert len(pages) > 1 and len(recent) == len(set(recent)) == 3, recent
 
 
 def test_working_context_demotes_old_long_tool_output_and_reads_workspace(mem: Memory, tmp_path: Path) -> None:

@@ -392,11 +392,13 @@ class Recaller:
     def _recent(self, session: str, n: int, until: Any = None) -> list[Message]:
         """The session's last `n` messages (said before `until`), oldest first: the live tail, the briefing's and the working
         context's recent turns. Not a branch the conversation left: an imported ChatGPT prompt edited into "やっぱりロゴは
-        金色のグラデーションにする。", answered, then left for the first wording, had been the last thing said."""
+        金色のグラデーションにする。", answered, then left for the first wording, had been the last thing said. (A turn
+        appended between two pages moves the next page back by one: a line already kept is not kept twice.)"""
         n, kept, offset = max(1, n), [], 0
         while True:
             page = self.finder.browse(session=session, limit=n, offset=offset, newest_first=True, until=until)
-            kept += [m for m in page if not m.alternate]
+            seen = {m.id for m in kept}
+            kept += [m for m in page if not m.alternate and m.id not in seen]
             if len(kept) >= n or len(page) < n:
                 return list(reversed(kept[:n]))
             offset += n
