@@ -400,6 +400,20 @@ def test_a_codex_session_whose_folder_is_gone_has_the_project_its_rollout_names(
     assert captured.settings["project"] == "mira-lab/lmtrain"
 
 
+def test_a_codex_content_that_is_not_text_is_skipped_and_said_as_an_import_reports_it(home: Path, served: Memory,
+                                                                                    tmp_path: Path) -> None:
+    """Found by a Codex user: a rollout line `{"type":"message","role":"user","content":42}` was stored as the user's
+    '42' (an import refuses it by line). Capture skips the line and says so; the rest of the turn is stored."""
+    thread = "0199aaaa-0000-7000-8000-00000000c042"
+    rollout = codex_turn(tmp_path / "codex", thread, tmp_path)
+    write_lines(rollout, [{"timestamp": "2026-03-04T10:00:10Z", "type": "response_item",
+                           "payload": {"type": "message", "role": "user", "content": 42}}], mode="a")
+    stop = {"session_id": thread, "transcript_path": str(rollout), "cwd": str(tmp_path), "hook_event_name": "Stop"}
+    report = _captured(served, home, stop)
+    assert report.stored == 3 and report.errors == [f"{rollout.name}: 1 unreadable transcript lines skipped"]
+    assert [m.content for m in served.browse(session=thread)] == ["rename the flag", "Renamed it."]
+
+
 def said(memory: Memory, session: str) -> list[tuple[str, str]]:
     return [(m.content, m.created_at[:19]) for m in memory.browse(session=session, limit=100)]
 

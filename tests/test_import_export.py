@@ -380,6 +380,34 @@ def test_a_codex_text_part_holding_a_number_keeps_the_number(memory: Memory, tmp
     assert [m.content for m in everything(memory, session=sid)] == ["12345"]
 
 
+def test_a_harness_content_that_is_not_text_is_refused_by_line(memory: Memory, tmp_path: Path) -> None:
+    """Found by a Codex user: a rollout line `{"type":"message","role":"user","content":42}` was stored as the user's
+    '42', while an OpenAI or messages JSONL line holding it is refused; a Claude Code record's did the same. Each is
+    reported by its line, as other malformed lines are, and the rest imported."""
+    sid = "0199a1b2-0000-7e5f-8a9b-00000000d00a"
+    def said(role: str, content: Any) -> dict[str, Any]:
+        return {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item",
+                "payload": {"type": "message", "role": role, "content": content}}
+
+    rollout = tmp_path / f"rollout-2026-03-04T10-00-00-{sid}.jsonl"
+    rollout.write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": {"id": sid, "cwd": "/home/dev/svc"}},
+        said("user", [{"type": "input_text", "text": "the eval split is val_2026q4"}]), said("user", 42),
+        said("assistant", {"text": "noted"}), said("user", True)]) + "\n")
+    report = import_file(memory, rollout)
+    assert {p.line: p.message for p in report.problems} == {3: "content must be a string, got int",
+                                                            4: "content must be a string, got dict",
+                                                            5: "content must be a string, got bool"}
+    assert [m.content for m in everything(memory, session=sid)] == ["the eval split is val_2026q4"]
+    claude = tmp_path / "cc-number.jsonl"
+    claude.write_text("\n".join(json.dumps({"type": "user", "uuid": f"u{i}", "sessionId": "cc-number", "timestamp":
+                                           "2026-03-04T10:00:00Z", "message": {"role": "user", "content": content}})
+                                for i, content in enumerate(["why does the deploy fail?", 42])) + "\n")
+    report = import_file(memory, claude)
+    assert [str(p) for p in report.problems] == ["line 2: content must be a string, got int"]
+    assert [m.content for m in everything(memory, session="cc-number")] == ["why does the deploy fail?"]
+
+
 def test_a_transcript_where_nothing_was_said_makes_no_session(memory: Memory, tmp_path: Path) -> None:
     """Found by a Codex user: a rollout holding only its session_meta became a session with no message and no title,
     listed first by `palimpsest sessions` (its last activity the import's time); a Claude Code file holding only a
@@ -1299,6 +1327,17 @@ def test_a_malformed_chatgpt_conversation_is_reported_and_the_others_imported(me
     report = import_file(memory, path)
     assert report.stored == 4 and [str(p) for p in report.problems] == [
         "conversation 1: not a conversation (an object with a `mapping` of nodes)"]
+
+
+def test_a_chatgpt_content_that_is_not_text_is_refused_by_node(memory: Memory) -> None:
+    """As a Codex rollout's `"content": 42` (stored as the message '42'): a node whose content is a number is reported by
+    its place, and the rest of the conversation imported."""
+    conv = _crash()
+    conv["mapping"]["a1"]["message"]["content"] = 42
+    report = import_data(memory, conv, "chatgpt")
+    assert [str(p) for p in report.problems] == ["conversation 1, node a1: content must be a string, got int"]
+    assert [m.content for m in everything(memory, session="chatgpt-crash")] == [
+        "シーン切り替えで落ちる。", "RID が解放済みです。", "preloadで直った"]
 
 
 def test_a_chatgpt_current_node_naming_no_node_keeps_the_newest_branch(memory: Memory) -> None:

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Self
 
+from ..errors import InvalidInput
 from ..harness import Context, Reader, detect
 from ..harness.common import decoded, glued, keyed, repaired
 
@@ -120,7 +121,10 @@ class Transcript:
                 if b"\\ud" in raw.lower():
                     record, n = repaired(record)
                     self.repaired += n
-                events += self.reader.read(record, line, key_raw)
+                try:
+                    events += self.reader.read(record, line, key_raw)
+                except InvalidInput:  # a message whose content is no text (`"content": 42`): an import reports the line
+                    yield None
             yield events
 
     def commit(self) -> None:

@@ -1,7 +1,9 @@
 """One reader per harness transcript format, used by both the importers and live capture.
 
 Each format module (`claude_code`, `codex`, `qwen_code`) turns ONE transcript record into events with
-`convert(record, line, context, raw)`; `openai` does the same for one chat message. The
+`convert(record, line, context, raw)`, or raises `InvalidInput` for a message it cannot
+read (its content a number: `records.content_text`), which an import reports by line and
+capture skips and counts; `openai` does the same for one chat message. The
 importers run a whole file through it; capture runs the new lines of a transcript through
 it at each hook call, saving the `Context` beside its byte cursor. Since both paths use
 the same function with the same context, a transcript captured live and imported later

@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..records import text_of
+from ..records import content_text, text_of
 from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, learn_session, source_record, time_or
 
 FORMAT = "claude-code"
@@ -117,7 +117,7 @@ def _blocks(rec: dict[str, Any], meta: dict[str, Any], ts: str | None, uid: str,
     role = rec["message"].get("role") or rec["type"]
     content = rec["message"].get("content")
     if not isinstance(content, list):
-        content = [content] if isinstance(content, str) else [{"type": "text", "text": text_of(content)}]
+        content = [content] if isinstance(content, str) else [{"type": "text", "text": content_text(content)}]
     texts = [b if isinstance(b, str) else b.get("text") for b in content
              if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")]
     text = "\n".join(t for t in texts if isinstance(t, str) and t)

@@ -41,7 +41,7 @@ import json
 import re
 from typing import Any
 
-from ..records import text_of
+from ..records import content_text, text_of
 from .common import BOILERPLATE_IMPORTANCE, REASONING_IMPORTANCE, Context, parse_args, source_record, time_or
 
 FORMAT = "codex"
@@ -115,7 +115,7 @@ def _learn_meta(p: dict[str, Any], ctx: Context) -> None:
 def _item(p: dict[str, Any], meta: dict[str, Any], ctx: Context) -> list[dict[str, Any]]:
     kind = p.get("type")
     if kind == "message":
-        text = text_of(p.get("content"))
+        text = content_text(p.get("content"))  # (`"content": 42` had been the user's message '42', found by a Codex user)
         role = p.get("role")
         if not text:
             return []

@@ -243,8 +243,9 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
                       agent: str | None, fallback_time: str | None, raw_of: Callable[[int, Any], bytes]) -> Plan:
     """One harness transcript file (Claude Code, Codex) as one session, every record read
     by the harness reader of `fmt` (`raw_of(line, record)`: the line's bytes, which the
-    reader may key events by). A file with no record of the format is refused; one where
-    nothing was said (no message, records only) makes no session."""
+    reader may key events by); a record the reader refuses is reported by its line. A file
+    with no record of the format is refused; one where nothing was said (no message, records
+    only) makes no session."""
     plan = Plan(fmt, all_or_nothing=False)
     ctx = Context(path, last_ts=fallback_time)
     messages: list[dict[str, Any]] = []
@@ -254,8 +255,12 @@ def plan_harness_file(fmt: str, label: str, records: Iterable[tuple[int, Any]], 
             plan.problem(f"line {line}", f"expected an object, got {type(rec).__name__}", line)
             continue
         known += READERS[fmt].looks_like(rec)
-        for part in READERS[fmt].convert(rec, line, ctx, raw_of(line, rec)):
-            messages.append({**part, "_where": f"line {line}", "_line": line})
+        try:
+            parts = READERS[fmt].convert(rec, line, ctx, raw_of(line, rec))
+        except InvalidInput as exc:  # a message whose content is no text (`"content": 42`)
+            plan.problem(f"line {line}", str(exc), line)
+            continue
+        messages.extend({**part, "_where": f"line {line}", "_line": line} for part in parts)
     if known and not any(m["type"] == "message" for m in messages):
         # a rollout holding only its session_meta had become a session with no message and no title, listed first by
         # `sessions` (its last activity the import's time: found by a Codex user); importing it again once it holds a

@@ -20,7 +20,8 @@ is the node's `create_time` (epoch seconds), else the conversation's start, else
 update. The role is the author's (`user`, `assistant`, `system`, `tool`, with a tool's name in
 `metadata.tool`); the empty system and tool nodes the app writes for itself (no text) are
 counted, not stored. A conversation with no id is named from its title and start; one that is no object
-with a `mapping` of nodes is reported by its place in the list, and the others imported.
+with a `mapping` of nodes is reported by its place in the list, and the others imported; so is a node whose
+content is a number or a boolean.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import InvalidInput
-from ..records import ROLE_RE, parse_time
+from ..records import ROLE_RE, content_text, parse_time
 from .base import Plan, safe_session_id
 
 FORMAT = "chatgpt"
@@ -62,7 +63,11 @@ def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
             message = node.get("message")
             if not isinstance(message, dict):
                 continue  # the tree's root (no message)
-            text, kind = _text(message.get("content"))
+            try:
+                text, kind = _text(message.get("content"))
+            except InvalidInput as exc:
+                plan.problem(f"{where}, node {node.get('id')}", str(exc))
+                continue
             author = message.get("author") if isinstance(message.get("author"), dict) else {}
             role = str(author.get("role") or "assistant")
             if not ROLE_RE.fullmatch(role):
@@ -147,9 +152,10 @@ def _said_at(node: dict[str, Any]) -> datetime:
 
 
 def _text(content: Any) -> tuple[str, str]:
-    """(text, content type) of a message's content."""
+    """(text, content type) of a message's content; one neither an object nor text (`"content": 42`, which had been
+    stored as '42') is `InvalidInput`, as in every format."""
     if not isinstance(content, dict):
-        return ("" if content is None else str(content)), "text"
+        return content_text(content), "text"
     kind = str(content.get("content_type") or "text")
     parts = content.get("parts")
     if isinstance(parts, str):  # one part written bare (a rewritten export's: it had been stored as '{"parts": "…"}')
