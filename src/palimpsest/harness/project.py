@@ -57,7 +57,9 @@ def project_of_session(settings: dict[str, Any]) -> str | None:
     the folder is here; else the repository its `git` record names; else the folder's last part,
     as earlier versions named every project (a transcript copied from another machine, or of a
     folder since moved: by its path it had been a project of its own, outside its repository's
-    recall; by its last part, recall in `acme/api` reads it as its own, `legacy_name`)."""
+    recall; by its last part, recall in `acme/api` reads it as its own, `legacy_name`). An import
+    then gives it the project another session of that folder has in the home, when one does
+    (`importers._project_of_its_folder`): this module knows transcripts, not memory."""
     cwd = settings.get("cwd") if isinstance(settings.get("cwd"), str) else None
     found = project_of(cwd)
     if found:
