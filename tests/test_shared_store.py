@@ -204,3 +204,57 @@ def test_a_client_off_the_network_pays_no_wait_for_the_warning(tmp_path: Path, s
     assert took < 1.5, took
     if store_url.startswith("sqlite"):
         assert f"not the server at {url}" in said, said
+
+
+def test_a_home_moved_to_another_folder_owns_its_journals(tmp_path: Path, store_url: str) -> None:
+    """Found by a developer moving her memory to a new laptop (`cp -a ~/.palimpsest`, the old
+    folder renamed): the moved home's export said its 10 sessions had messages "written
+    through other homes", and get-full named the old folder's journal, the one it fell back to
+    reading. The index records the home that wrote a row by its journal id, which moves with it."""
+    settings = Settings.load(env={}, embedder="none")
+    old, new = tmp_path / "old", tmp_path / "new"
+
+    def url(home: Path) -> str:  # an embedded store moves with its home; PostgreSQL stays where it is
+        return f"sqlite:///{home / 'palimpsest.db'}" if store_url.startswith("sqlite") else store_url
+
+    with Memory(old, url(old), settings=settings) as before:
+        written = before.append("s", "user", "the staging db host is staging-pg.internal")
+    shutil.copytree(old, new)
+    with Memory(new, url(new), settings=settings) as moved:
+        moved.append("s", "user", "and the prod one is prod-pg.internal")
+        assert moved.sessions_elsewhere() == [] and moved.journals_elsewhere("s") == 0
+        assert moved.get_full(written["id"])["journal_path"] == str(new / "sessions" / "s" / "events.jsonl")
+        (new / "sessions" / "s" / "events.jsonl").write_text("")  # its own journal lost the line: not the old home's read
+        with pytest.raises(NotFound):
+            moved.get_full(written["id"])
+
+
+def test_a_home_indexed_before_rows_named_their_journal_is_its_own_once_moved(tmp_path: Path, store_url: str) -> None:
+    """The same move, of a home whose index was written before rows recorded their journal's
+    id: the migration gives the rows of a session one journal indexed that journal's id."""
+    import sqlite3
+    from importlib import resources
+
+    import psycopg
+
+    settings = Settings.load(env={}, embedder="none")
+    old, new = tmp_path / "old", tmp_path / "new"
+    backend = "sqlite" if store_url.startswith("sqlite") else "postgres"
+    url = f"sqlite:///{old / 'palimpsest.db'}" if backend == "sqlite" else store_url
+    with Memory(old, url, settings=settings) as before:
+        before.append("s", "user", "the staging db host is staging-pg.internal")
+    folder = resources.files("palimpsest.store.migrations").joinpath(backend)
+    version = next(int(p.name.split("_")[0]) for p in folder.iterdir() if p.name.endswith("_message_journal_ids.sql"))
+    undo = ["ALTER TABLE messages DROP COLUMN journal_id", f"DELETE FROM schema_migrations WHERE version = {version}"]
+    if backend == "sqlite":
+        with sqlite3.connect(old / "palimpsest.db") as conn:
+            for sql in undo:
+                conn.execute(sql)
+    else:
+        with psycopg.connect(store_url, autocommit=True) as conn:
+            for sql in undo:
+                conn.execute(sql)
+    shutil.move(old, new)
+    with Memory(new, url.replace(str(old), str(new)), settings=settings) as moved:
+        assert moved.sessions_elsewhere() == [] and moved.journals_elsewhere("s") == 0
+

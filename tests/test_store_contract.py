@@ -159,7 +159,7 @@ def test_message_fields_round_trip(store: Store) -> None:
     m = msg(1, content="héllo 🙂 日本語 \\ ' \"", role="tool", tool_name="grep", tool_args={"b": [1, 2], "a": {"x": None}},
             tool_result="out\nput", metadata={"source_path": "/x", "n": 1.5}, importance=0.9, truncated=True,
             full_content_length=20000, full_tool_result_length=None, journal_path="/j/events.jsonl", journal_line=7,
-            journal_offset=1234, type="message")
+            journal_offset=1234, type="message", journal_id="j0123")
     store.insert_messages("s1", [m], None)
     [got] = store.get_messages([m.id])
     assert got == m

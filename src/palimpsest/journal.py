@@ -102,6 +102,15 @@ class Journal:
         except OSError as exc:
             raise JournalError(f"cannot write the journal id in {path}: {exc.strerror or exc}; nothing was stored") from exc
 
+    def wrote(self, journal_id: str | None, path: str) -> bool:
+        """Whether an index row was written through this home: by the journal id the row
+        records, which moves with the home (a home copied to a new laptop took its rows, whose
+        paths name the old folder, for another home's); a row indexed before rows recorded
+        it, by its path."""
+        if journal_id is not None:
+            return journal_id == self.id
+        return not path or Path(path).resolve().is_relative_to(self.root.resolve())
+
     # -- paths ---------------------------------------------------------------
     def path(self, session: str) -> Path:
         return self.root / check_session_id(session) / JOURNAL_NAME

@@ -319,14 +319,12 @@ class Memory:
     def journals_elsewhere(self, session: str) -> int:
         """How many other homes' journals on this store hold messages of `session` (a store
         several servers share: this home's journal holds only what was written through it)."""
-        root = self.journal.root.resolve()
-        return sum(1 for p in self.store.journal_paths(session) if not Path(p).resolve().is_relative_to(root))
+        return len({i if i is not None else p for i, p in self.store.journal_paths(session) if not self.journal.wrote(i, p)})
 
     def sessions_elsewhere(self) -> list[str]:
         """Sessions of this store with messages written through other homes, whose journals
         this home's export, rebuild and replay do not hold (a store several servers share)."""
-        root = self.journal.root.resolve()
-        return sorted({s for p, s in self.store.journal_sessions() if not Path(p).resolve().is_relative_to(root)})
+        return sorted({s for i, p, s in self.store.journal_sessions() if not self.journal.wrote(i, p)})
 
     def get_full(self, message_id: str, *, agent: str | None = None, owner: bool = True) -> dict[str, Any]:
         """The whole message, its capped fields restored from the journal line; or a document

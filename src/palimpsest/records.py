@@ -315,6 +315,7 @@ class Message:
     journal_line: int = 0
     journal_offset: int = 0
     context: str = ""  # indexed with the message, never shown: speaker, date, previous turn
+    journal_id: str | None = None  # the writing home's journal id (`Journal.wrote`); None: indexed before rows said
 
     @property
     def speaker(self) -> str:
@@ -329,7 +330,7 @@ class Message:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        del d["context"]
+        del d["context"], d["journal_id"]
         return d
 
 

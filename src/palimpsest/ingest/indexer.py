@@ -224,7 +224,7 @@ def _spoken_date(created_at: str, metadata: dict[str, Any] | None = None) -> str
     return _day(said_day(created_at, metadata))
 
 
-def event_to_message(event: Event, journal_path: str, cap: int, previous: str = "") -> Message:
+def event_to_message(event: Event, journal_path: str, cap: int, previous: str = "", journal_id: str | None = None) -> Message:
     content = _index_text(event.content) or ""
     result = _index_text(event.tool_result)
     meta = dict(event.metadata) if event.metadata else {}
@@ -243,7 +243,7 @@ def event_to_message(event: Event, journal_path: str, cap: int, previous: str = 
         full_content_length=source.get("content") or utf16_len(content) if capped_content is not content else None,
         full_tool_result_length=source.get("tool_result") or utf16_len(result) if result is not None and capped_result is not result else None,
         journal_path=journal_path, journal_line=event.line, journal_offset=event.offset,
-        context=_index_text(search_context(event, previous, capped_content, tail)) or "",
+        context=_index_text(search_context(event, previous, capped_content, tail)) or "", journal_id=journal_id,
     )
 
 
@@ -368,7 +368,7 @@ class Indexer:
                     said["settings"] = merge_patch(sessions.get("settings") or {}, said["settings"])
                 sessions.update(said)
             elif e.type in INDEXED_TYPES:
-                messages.append(event_to_message(e, path, self.field_cap, previous))
+                messages.append(event_to_message(e, path, self.field_cap, previous, self.journal.id))
                 previous = messages[-1].content or previous
         times = [m.created_at for m in messages] or [e.created_at for e in events]
         settings = sessions.pop("settings", None) or {}

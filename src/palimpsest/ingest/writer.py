@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 from datetime import UTC, tzinfo
-from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, PalimpsestError
@@ -134,17 +133,18 @@ class Writer:
             event: Event | None = self.journal.get(m.session, m.journal_line, m.journal_offset)
         except NotFound:
             event = None
+        read_from = str(self.journal.path(m.session))  # (a home moved since: not the folder the row names)
         if event is None or event.id != m.id:
-            if not m.journal_path or Path(m.journal_path).resolve().is_relative_to(self.journal.root.resolve()):
+            if self.journal.wrote(m.journal_id, m.journal_path):
                 raise NotFound(f"journal line {m.journal_line} of {m.session!r} does not hold {m.id!r}")
-            event = Journal.read_at(m.journal_path, m.journal_line, m.journal_offset)
+            event, read_from = Journal.read_at(m.journal_path, m.journal_line, m.journal_offset), m.journal_path
             if event is None or event.id != m.id:  # another home's journal, on another machine
                 full = m.to_dict()
                 full["note"] = (f"written through another home (journal {m.journal_path}), which this machine cannot "
                                 "read: the index's copy" + (", capped at the index's field cap" if m.truncated else ""))
                 return full
         full = m.to_dict()
-        full.update(content=event.content, tool_result=event.tool_result, tool_args=event.tool_args)
+        full.update(content=event.content, tool_result=event.tool_result, tool_args=event.tool_args, journal_path=read_from)
         meta = event.metadata or {}
         if meta.get("source_path") and meta.get("source_truncated"):
             from ..importers import recover_from_source

@@ -173,14 +173,14 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         resumed repeats the lines of the one it resumes)."""
 
     @abstractmethod
-    def journal_paths(self, session_id: str) -> list[str]:
-        """The journals the session's indexed messages were written to (one per home that wrote
-        them; a store several homes share may hold more than one)."""
+    def journal_paths(self, session_id: str) -> list[tuple[str | None, str]]:
+        """(journal id, journal path) of the journals the session's indexed messages were written
+        to (one per home that wrote them; a store several homes share may hold more than one)."""
 
     @abstractmethod
-    def journal_sessions(self) -> list[tuple[str, str]]:
-        """(journal path, session) of every journal that wrote indexed messages: on a store
-        several homes share, which sessions each home's journals hold."""
+    def journal_sessions(self) -> list[tuple[str | None, str, str]]:
+        """(journal id, journal path, session) of every journal that wrote indexed messages: on
+        a store several homes share, which sessions each home's journals hold."""
 
     @abstractmethod
     def ids_ending(self, tail: str, limit: int) -> list[str]:

@@ -57,7 +57,7 @@ class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
     # -- messages ------------------------------------------------------------
     def insert_messages(self, session_id: str, messages: list[Message], cursor: tuple[int, int] | None,
                         journal: str = "") -> list[str]:
-        sql = f"""INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 21)})
+        sql = f"""INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join(['%s'] * 22)})
                   ON CONFLICT DO NOTHING RETURNING id"""
         with self._tx() as conn:
             _lock_session(conn, session_id)

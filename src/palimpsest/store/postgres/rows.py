@@ -52,7 +52,7 @@ def _row_to_message(row: tuple[Any, ...]) -> Message:
         metadata=json.loads(row[8]) if row[8] else {}, created_at=iso(row[9]), event_key=row[10],
         importance=row[11], access_count=row[12], last_accessed_at=_ts(row[13]), truncated=bool(row[14]),
         full_content_length=row[15], full_tool_result_length=row[16], journal_path=row[17],
-        journal_line=row[18], journal_offset=row[19], context=row[20],
+        journal_line=row[18], journal_offset=row[19], context=row[20], journal_id=row[21],
     )
 
 
@@ -62,7 +62,7 @@ def _message_params(m: Message) -> tuple[Any, ...]:
         _text(json.dumps(m.tool_args, ensure_ascii=False, allow_nan=False)) if m.tool_args is not None else None,
         _text(m.tool_result), _text(json.dumps(m.metadata, ensure_ascii=False, allow_nan=False)), m.created_at, m.event_key,
         m.importance, m.access_count, m.last_accessed_at, bool(m.truncated), m.full_content_length,
-        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, _text(m.context) or "",
+        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, _text(m.context) or "", m.journal_id,
     )
 
 

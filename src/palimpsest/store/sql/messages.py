@@ -16,7 +16,7 @@ from .dialect import SQLBackend
 MESSAGE_COLUMNS = (
     "id, session_id, type, role, content, tool_name, tool_args, tool_result, metadata, created_at, "
     "event_key, importance, access_count, last_accessed_at, truncated, full_content_length, "
-    "full_tool_result_length, journal_path, journal_line, journal_offset, context"
+    "full_tool_result_length, journal_path, journal_line, journal_offset, context, journal_id"
 )
 M = ", ".join(f"m.{c.strip()}" for c in MESSAGE_COLUMNS.split(","))  # the columns of messages `m`, in Message's order
 SESSION_COLUMNS = "id, key, agent, channel, title, kind, settings, created_at, updated_at"
@@ -80,13 +80,13 @@ class SQLMessagesMixin(SQLBackend):
         rows = self._fetch(f"SELECT event_key, id FROM messages WHERE {where} AND session_id <> ? ORDER BY id", (param, session_id))
         return {k: i for k, i in reversed(rows)}  # the first written, where several sessions hold a key
 
-    def journal_paths(self, session_id: str) -> list[str]:
-        return [r[0] for r in self._fetch("SELECT DISTINCT journal_path FROM messages WHERE session_id = ? AND journal_path IS NOT NULL "
-                                          "AND journal_path <> ''", (session_id,))]
+    def journal_paths(self, session_id: str) -> list[tuple[str | None, str]]:
+        return [(r[0], r[1]) for r in self._fetch("SELECT DISTINCT journal_id, journal_path FROM messages WHERE session_id = ? "
+                                                  "AND journal_path IS NOT NULL AND journal_path <> ''", (session_id,))]
 
-    def journal_sessions(self) -> list[tuple[str, str]]:
-        return [(r[0], r[1]) for r in self._fetch("SELECT DISTINCT journal_path, session_id FROM messages WHERE journal_path IS NOT NULL "
-                                                  "AND journal_path <> '' ORDER BY 1, 2")]
+    def journal_sessions(self) -> list[tuple[str | None, str, str]]:
+        return [(r[0], r[1], r[2]) for r in self._fetch("SELECT DISTINCT journal_id, journal_path, session_id FROM messages "
+                                                        "WHERE journal_path IS NOT NULL AND journal_path <> '' ORDER BY 2, 3")]
 
     def ids_ending(self, tail: str, limit: int) -> list[str]:
         if not tail.isalnum():  # a short id is letters and digits: nothing for LIKE to read as a pattern

@@ -53,7 +53,7 @@ class SQLiteMessagesMixin(SQLMessagesMixin, SQLiteConnection):
             before = conn.execute("SELECT coalesce(max(rowid), 0) FROM messages").fetchone()[0]
             # ON CONFLICT DO NOTHING skips only duplicates; INSERT OR IGNORE also dropped rows
             # that broke a NOT NULL rule, silently, where PostgreSQL raises
-            sql = f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 21)}) ON CONFLICT DO NOTHING"
+            sql = f"INSERT INTO messages ({MESSAGE_COLUMNS}) VALUES ({', '.join('?' * 22)}) ON CONFLICT DO NOTHING"
             conn.executemany(sql, [message_params(m) for m in messages])
             inserted = [r[0] for r in conn.execute("SELECT id FROM messages WHERE rowid > ? ORDER BY rowid", (before,))]
             if inserted:  # full-text rows in one statement (migration 0005 says why; trigrams: 0009)

@@ -28,7 +28,7 @@ def row_to_message(row: tuple[Any, ...]) -> Message:
         metadata=json.loads(row[8]) if row[8] else {}, created_at=row[9], event_key=row[10],
         importance=row[11], access_count=row[12], last_accessed_at=row[13], truncated=bool(row[14]),
         full_content_length=row[15], full_tool_result_length=row[16], journal_path=row[17],
-        journal_line=row[18], journal_offset=row[19], context=row[20],
+        journal_line=row[18], journal_offset=row[19], context=row[20], journal_id=row[21],
     )
 
 
@@ -38,7 +38,7 @@ def message_params(m: Message) -> tuple[Any, ...]:
         json.dumps(m.tool_args, ensure_ascii=False, allow_nan=False) if m.tool_args is not None else None,
         m.tool_result, json.dumps(m.metadata, ensure_ascii=False, allow_nan=False) if m.metadata else "{}", m.created_at, m.event_key,
         m.importance, m.access_count, m.last_accessed_at, int(m.truncated), m.full_content_length,
-        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, m.context,
+        m.full_tool_result_length, m.journal_path, m.journal_line, m.journal_offset, m.context, m.journal_id,
     )
 
 
