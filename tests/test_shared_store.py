@@ -258,3 +258,19 @@ def test_a_home_indexed_before_rows_named_their_journal_is_its_own_once_moved(tm
     with Memory(new, url.replace(str(old), str(new)), settings=settings) as moved:
         assert moved.sessions_elsewhere() == [] and moved.journals_elsewhere("s") == 0
 
+
+def test_an_export_imported_through_a_second_home_says_the_index_had_its_messages(tmp_path: Path, store_url: str) -> None:
+    """Found by a developer moving to a shared PostgreSQL: the first home's export imported
+    through a second home said "154 stored, 0 already there" while the index gained nothing
+    (it held all 46 messages). The second home's journal keeps its copy, under the same ids."""
+    from palimpsest.importers import export_memory, import_file
+
+    settings = Settings.load(env={}, embedder="none")
+    export = tmp_path / "x.jsonl"
+    with Memory(tmp_path / "a", store_url, settings=settings) as a, Memory(tmp_path / "b", store_url, settings=settings) as b:
+        ids = [a.append("s", "user", f"turn {i}")["id"] for i in range(3)]
+        with export.open("w") as out:
+            export_memory(a, out)
+        report = import_file(b, export)
+        assert report.stored == report.records_kept and report.duplicates >= 3 and report.ids_reassigned == 0
+        assert b.stats()["messages"] == 3 and [e.id for e in b.journal.read("s") if e.type == "message"] == ids

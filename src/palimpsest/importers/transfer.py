@@ -181,13 +181,15 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
     for (name, session), batch in events.items():
         # one group commit per session: the journal compares a pre-assigned id with the
         # session's last id, and a batch keeps that comparison within the session
-        for (stored_event, stored), given in zip(journals[name].append(session, batch), batch):
+        pairs = list(zip(journals[name].append(session, batch), batch))
+        theirs = _held_elsewhere(memory, session, [e for (e, stored), _ in pairs if stored]) \
+            if name == "sessions" and _index(memory, session, report) else set()
+        for (stored_event, stored), given in pairs:
+            stored = stored and stored_event.id not in theirs
             report.stored += stored
             report.duplicates += not stored
             report.ids_reassigned += bool(stored and given["id"] and stored_event.id != given["id"])
             report.records_kept += stored and given["type"] != "message"
-        if name == "sessions":
-            _index(memory, session, report)
         done += len(batch)
         if progress:
             progress(done, total)
@@ -200,12 +202,27 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
     return report
 
 
-def _index(memory: Any, session: str, report: ImportReport) -> None:
+def _index(memory: Any, session: str, report: ImportReport) -> bool:
     try:
         memory.indexer.index_session(session)
+        return True
     except Exception as exc:
         log.warning("indexing %s deferred: %s", session, exc)
         report.indexed = False
+        return False
+
+
+def _held_elsewhere(memory: Any, session: str, events: list[Any]) -> set[str]:
+    """The ids of `events` (this import journaled them) whose messages the index already held,
+    written through another home: on a shared PostgreSQL, a second home importing the first
+    one's export had said "154 stored, 0 already there" while the index gained nothing. This
+    home's journal keeps its copy, as a write of one event through two homes does
+    (`Writer._as_stored`)."""
+    keys = {e.event_key: e.id for e in events if e.type == "message" and e.event_key}
+    held = memory.store.ids_by_key(session, list(keys)) if keys else {}
+    theirs = {m.id for m in memory.store.get_messages(sorted(set(held.values())))
+              if not memory.journal.wrote(m.journal_id, m.journal_path)}
+    return {keys[k] for k, i in held.items() if i in theirs}
 
 
 def _rejections(memory: Any, imported: dict[str, set[str]]) -> set[str]:
