@@ -1239,3 +1239,65 @@ def test_a_pasted_letter_is_someone_elses_words(text: str, kept: list[str]) -> N
 ])
 def test_requests_guesses_narration_and_fragments_are_no_facts(text: str, kept: list[str]) -> None:
     assert _kept(text) == kept
+
+
+CHAPTER = ("pasting chapter 4 draft, is the middle slow?\n\n## Chapter 4: Duskmarrow\n\nThe rain settled on the harbour wall, and "
+           "Elira watched it come down like a debt.\n\n\u201cWe leave at first bell,\u201d Torin said.")
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by a novelist using Palimpsest as a writing partner, without an LLM: her pasted chapters gave 81 of her 113
+    # current facts ("The rain settled on the harbour wall, …" a decision, "“We leave at first bell,” Torin said." a fact)
+    (CHAPTER, []),
+    # her own words beside the paste are hers, before it and after it
+    ("Actually, make Elira's brother older, not younger.\n\n" + CHAPTER.split("\n\n", 1)[1] + "\n\nCorin is 31 now.",
+     ["Corin is 31 now.", "Make Elira's brother older, not younger."]),
+    ("\u201cWe leave at first bell,\u201d Torin said.", []),  # dialogue, a heading or not
+    ("Torin said, \u201cwe leave at first bell\u201d", []),
+    # an opinion about the draft, a session's greeting, an "I don't know" in Spanish and waiting: no fact of the bible
+    ("Torin is alive at the end of book 2. killing him is too easy", ["Torin is alive at the end of book 2."]),
+    ("Rename the city of Vessar to Vel Ashar. vessar sounds too much like a dessert lol. everywhere, all books", []),
+    ("qu\u00e9 tal si ulla tiene un hijo? no s\u00e9. leave it for now", []),
+    ("ok new session, reviewing the bible before i start book 2 drafting", []),
+    # and what stays: notes under a heading, said in the present or in one's own voice
+    ("## Places\n\nDuskmarrow is a port town south of Vessar.", ["Duskmarrow is a port town south of Vessar."]),
+    ("## Notes\n\nWe moved the launch to May.", ["We moved the launch to May."]),
+    ("I said \u201cTuesday\u201d but I meant Wednesday.", ["I said \u201cTuesday\u201d but I meant Wednesday."]),
+])
+def test_pasted_prose_and_chatter_are_no_facts(text: str, kept: list[str]) -> None:
+    assert sorted(_kept(text)) == sorted(kept)
+
+
+def test_a_pasted_chapter_gives_no_fact(memory: Memory) -> None:
+    memory.append("s", "user", CHAPTER)
+    memory.append("s", "assistant", "The harbour scenes read well.")
+    memory.distiller.close_turn("s", use_llm=False)
+    assert [f.text for f in memory.facts.query()] == []
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by a novelist: her character list gave no fact, so "make Corin older, not younger" had nothing to supersede
+    ("- Corin Kade \u2014 Elira's younger brother, 22, apprentice archivist",
+     ["Corin Kade is Elira's younger brother, 22, apprentice archivist"]),
+    ("- Yevra \u2013 Elira's mentor, blind", ["Yevra is Elira's mentor, blind"]),
+    ("* Kestrel - a spy, works for Ismene", ["Kestrel is a spy, works for Ismene"]),
+    ("- **Vessar**: the capital, on the river Ilvane", ["Vessar is the capital, on the river Ilvane"]),
+    ("1. Wren & Finch \u2014 twin couriers", ["Wren & Finch are twin couriers"]),
+    ("- **the Salt Reach** \u2014 desert to the east, glass storms", ["the Salt Reach is desert to the east, glass storms"]),
+    # steps, todos, options and code are no definitions
+    ("- Step 1: install the deps", []),
+    ("- TODO: fix the login bug", []),
+    ("- Option A: use Redis for the queue", ["Option A: use Redis for the queue"]),  # (as before: a fact of its own)
+    ("- run: npm run build", []),
+    ("- Deploy \u2014 run the tests first", []),
+])
+def test_a_definition_list_item_states_its_name(text: str, kept: list[str]) -> None:
+    assert _kept(text) == kept
+
+
+def test_a_character_list_gives_its_facts_through_the_curator(memory: Memory) -> None:
+    characters = "characters:\n- Corin Kade \u2014 Elira's younger brother, 22, apprentice archivist\n- Yevra \u2014 Elira's mentor, blind"
+    _turns(memory, "bible", [("user", characters), ("assistant", "Got it.")])
+    memory.distiller.close_turn("bible", use_llm=False)
+    assert sorted(f.text for f in memory.facts.query()) == ["Corin Kade is Elira's younger brother, 22, apprentice archivist",
+                                                            "Yevra is Elira's mentor, blind"]

@@ -6,7 +6,9 @@ it does not paraphrase or resolve pronouns, which is what the model is for. Sent
 end at a full stop before any word, lower-case too ("… config.yaml. we always …"), but not
 after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
 statement of the user's, nor is a pasted letter (from an email's "Subject:" or "From:" header, a
-forwarded message's banner or a "Dear …," with a sign-off, to its signature); a line cut
+forwarded message's banner or a "Dear …," with a sign-off, to its signature), nor narration under a
+heading (a pasted chapter) or a line of dialogue; a list item "NAME — a noun phrase" is read as
+"NAME is …"; a line cut
 where no sentence ends ("… or does the" / "billing client …") goes on with the next. Each
 sentence is classified by the first rule that holds:
 
@@ -77,8 +79,10 @@ _UPPER = "A-Z" + "".join(re.escape(c) for c in map(chr, range(0xC0, 0x2000)) if 
 # and "我的新号码是139。My wife is Wang Fang." had been one sentence: a question, or a fact with a clause glued to it)
 _SENTENCE = re.compile(rf"(?<=[.!?])\s+(?=[{_UPPER}0-9\"'(¿¡\u3040-\u30ff\u4e00-\u9fff])|(?<=[。！？])\s*|\n+")
 # all-lower-case writers ("our api is written in go. we host it on render") start sentences
-# in lower case too; an abbreviation before the full stop ("e.g. this") does not end one
-_LOWER_BREAK = re.compile(r"(?:(?<=[a-z0-9)`'\"][.!?])|(?<=[!?][!?]))\s+(?=[a-z])")  # "a puppy!! his name is …" too
+# in lower case too; an abbreviation before the full stop ("e.g. this") does not end one; a word that ends in a letter
+# beyond ASCII ends one as well ("no sé. leave it for now", a novelist's, had been one fact)
+_LOWER = "a-z" + "".join(re.escape(c) for c in map(chr, range(0xC0, 0x2000)) if c.islower())
+_LOWER_BREAK = re.compile(rf"(?:(?<=[{_LOWER}0-9)`'\"][.!?])|(?<=[!?][!?]))\s+(?=[{_LOWER}])")  # "a puppy!! his name is …" too
 TITLES = frozenset(["dr.", "mr.", "mrs.", "ms.", "prof.", "st.", "vs.", "e.g.", "i.e.", "cf.", "approx.", "no.", "fig."])
 ABBREVIATIONS = frozenset(["e.g.", "i.e.", "etc.", "vs.", "approx.", "cf.", "fig.", "no.", "mr.", "mrs.", "ms.", "dr.", "st.", "incl.",
                            "esp.", "min.", "max.", "avg.", "ca."])
@@ -170,6 +174,74 @@ def _letters_out(text: str) -> str:
         sign_off = (_SIGN_OFF if head is not None and head.start() == start else _LETTER_CLOSE).search(text, start)
         after = _PARAGRAPH_END.search(text, sign_off.end()) if sign_off is not None else None
         text = text[:start] + "\n" + (text[after.start():] if after else "")
+
+
+# Pasted prose is someone else's words too, or no one's (found by a novelist using Palimpsest as a writing partner: her
+# pasted chapters gave 81 of her 113 current facts, "The rain settled on the harbour wall, and Elira watched it …" a
+# decision). Under a heading ("## Chapter 4: Duskmarrow", "Prologue"), a paragraph told in the past of third persons —
+# no "I", "we" or "you" outside its quotes — is narration; her own notes there ("Duskmarrow is a port town", "We moved the
+# launch to May") and her words before and after the paste stay hers.
+_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S|(?:chapter|prologue|epilogue|interlude|part|scene)\b)[^\n]*$", re.IGNORECASE | re.MULTILINE)
+_IN_QUOTES = re.compile(r"“[^”]*”|\"[^\"\n]*\"")
+_NOT_THIRD = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|we'd|we'll|us|our|ours|you|you're|your|yours)\b",
+                        re.IGNORECASE)
+_TOLD = re.compile(rf"\b(?:{when.IRREGULAR_PAST}|was|were|said|thought|felt|knew|kept|held|stood|fell|spoke|(?!(?:need|proceed|speed|"
+                   r"feed|exceed|seed|bleed|breed|succeed|shed|wed)\b)\w{3,}ed)\b", re.IGNORECASE)
+
+
+def _narration(paragraph: str) -> bool:
+    """A paragraph told in the past of third persons (its quoted words aside)."""
+    told = _IN_QUOTES.sub(" ", paragraph)
+    return _TOLD.search(told) is not None and _NOT_THIRD.search(told) is None
+
+
+def _narration_out(text: str) -> str:
+    """`text` without the paragraphs of narration under a heading (see above)."""
+    kept, under = [], False
+    for paragraph in _PARAGRAPH_END.split(text):
+        heading = _HEADING.match(paragraph)  # (its first paragraph may follow it on the next line)
+        under = under or heading is not None
+        body = paragraph[heading.end():] if heading else paragraph
+        kept.append((paragraph[:heading.end()] if heading else "") if under and _narration(body) else paragraph)
+    return "\n\n".join(kept)
+
+
+def _pasted_out(text: str) -> str:
+    """`text` without what was pasted into it: letters and narration (see above)."""
+    return _narration_out(_letters_out(text))
+
+
+# A list item that defines a name ("- Corin Kade — Elira's younger brother, 22, apprentice archivist", "- **Vessar**: the
+# capital", "- the Salt Reach — desert to the east") says the name is what follows: a novelist's character list had given
+# no fact, so her "make Corin older, not younger" had nothing to supersede. Only when what follows is a noun phrase about the name — not an order, a step or a
+# clause of its own ("- TODO: fix the login bug", "- Deploy — run the tests first", "- Note: the API is slow").
+_DEFINITION = re.compile(rf"^(?P<mark>[ \t]*(?:[-*•]|\d{{1,2}}[.)])[ \t]+)[*_]{{0,2}}(?P<name>(?:the[ \t]+)?(?-i:[{_UPPER}])[\w'’.-]*"
+                         rf"(?:[ \t]+(?:&|and|of|the|(?-i:[{_UPPER}])[\w'’.-]*)){{0,4}}(?:[ \t]+\([^)\n]*\))?)[*_]{{0,2}}"
+                         r"[ \t]*(?:[—–-]|:)[ \t]+(?P<what>[^\n]+)$", re.MULTILINE)
+_VERB_FIRST = re.compile(r"^\S+\s+(?:it|them|this|that|these|those|the|a|an|my|our|your|his|her|their|some|all|up|out|down)\b|"
+                         r"^(?:i|we|you|he|she|they|it)\b|\b(?:is|are|was|were|am|will|would|should|must|can|could)\b", re.IGNORECASE)
+
+
+_TWO_NAMES = re.compile(r"\s(?:&|and)\s")
+
+
+def _noun_phrase(what: str) -> bool:
+    """`what` reads as a noun phrase, not as an order, a task or a clause (the distiller's own readings of them)."""
+    orders = (REQUEST, _ORDER, RULE, TASK, ASKED_TASK, _SET_TO, _TRIAL)
+    return not what.rstrip().endswith("?") and not any(o.match(what) for o in orders) and not _VERB_FIRST.search(what)
+
+
+def _definition(m: re.Match[str]) -> str:
+    name, what = m["name"], m["what"]
+    if " " not in name and (_opener(name) or name.lower() in CALENDAR_WORDS) or not _noun_phrase(what):
+        return m[0]
+    be = "are" if _TWO_NAMES.search(name) else "is"  # "Wren & Finch are twin couriers"
+    return f"{m['mark']}{name} {be} {what}"
+
+
+def _definitions_read(text: str) -> str:
+    """`text` with each list item that defines a name read as "NAME is …" (see above)."""
+    return _DEFINITION.sub(_definition, text)
 
 
 # a line cut where no sentence ends (after "the", "or", "does" …): the next line goes on with it ("… or does the\nbilling
@@ -423,7 +495,10 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"(?:(?:nah|no|ok|okay|hmm)[,.]?\s+)?leave it(?:[.!]*$|,?\s+(?:for now|alone|let'?s)\b)|"
                         r"let'?s (?:see|wait)(?:[.!]*$|\s+(?:what happens|how it goes|and see)\b)|wait and see\b|"
                         r"happy (?:friday|monday|new year|holidays|birthday)|(?:we'll|we will|we shall|time will) (?:see|tell)\b|"
-                        r"i(?:'m| am) (?:so |literally )?dead[.!]*\s*$)",
+                        r"i(?:'m| am) (?:so |literally )?dead[.!]*\s*$|"
+                        # a session's greeting, with what it is for ("ok new session, reviewing the bible before i start book 2
+                        # drafting": a novelist's, a current fact)
+                        r"(?:a |another )?new (?:session|chat|conversation)(?:[.!]*$|\s*[,:—–-]\s*\w+ing\b))",
                         re.IGNORECASE)
 MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
                    "stuck", "sure",
@@ -648,8 +723,15 @@ _PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b"
 TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm|in (?:\d+|a few|five|ten|two) (?:minutes|mins|secs|seconds)|"
                        r"in an hour|"
                        r"in a (?:minute|sec|second|bit))\b", re.IGNORECASE)
-# quoted text to rewrite or translate is not the user's statement
-_QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”")
+# quoted text to rewrite or translate is not the user's statement, nor is a line of dialogue: quoted words a speaker
+# says, before or after them ("“We leave at first bell,” Torin said." from a novelist's pasted chapter had been a fact;
+# "I said “Tuesday” but I meant Wednesday" is hers: no comma sets the quote off)
+_SPEECH = (r"(?:said|says|asked|asks|answered|replied|whispered|shouted|called|cried|muttered|murmured|snapped|added|"
+           r"continued|told (?:him|her|them))")
+_SPEAKER = rf"(?:(?-i:[{_UPPER}])[\w'’-]*(?:\s+(?-i:[{_UPPER}])[\w'’-]*)?|he|she|they|i)"
+_QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”|"
+                     rf"(?:“[^”\n]*,”|\"[^\"\n]*,\")(?=\s*{_SPEAKER}\s+{_SPEECH}\b)|"
+                     rf"\b{_SPEECH},\s+(?:“[^”\n]*”|\"[^\"\n]*\")", re.IGNORECASE)
 
 def local_distill(messages: list[Message]) -> dict[str, Any]:
     """The four-field output, extracted deterministically (see the module doc)."""
@@ -661,7 +743,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             # page's "Always answer in pirate speak." had become a rule recalled in every session; a tool's output with no
             # tool name, as ChatGPT's exported python runs are, is nobody's word: a table cell had become a decision)
         after_fact, before = False, {}
-        text = _WRAPPED.sub(r"\1 ", _letters_out(_FENCED.sub("\n", _QUOTED_LINE.sub("", m.content))))
+        text = _WRAPPED.sub(r"\1 ", _definitions_read(_pasted_out(_FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))))
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, text)):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
             fixed = _meant(out["facts"][-1]["text"], meant.group("new")) if meant else None
@@ -855,7 +937,7 @@ def _chatter(s: str) -> bool:
         return True
     if _GO_AHEAD.match(s) or _DID_NOW.match(s) or _LEADS_ON.search(s) or _TRIAL.match(s):
         return True
-    if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s):
+    if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s) or _TOO.search(s):
         return True
     # (after a short lead too: "English today, I'm tired." had been an event, recalled into 11 of a user's 40 blocks)
     for said in (s, s[lead.end():] if (lead := _LEAD.match(s)) else ""):
@@ -867,6 +949,10 @@ def _chatter(s: str) -> bool:
 
 
 _LEAD = re.compile(r"^[^,.!?;:]{1,30},\s+")
+# an excess judged ("killing him is too easy", "vessar sounds too much like a dessert lol.", "blood was too grimdark-generic":
+# a novelist's opinions of her draft had become facts of her series bible): a verdict, not a state of things
+_TOO = re.compile(r"\b(?:is|are|was|were|'s|sounds?|looks?|seems?|feels?|reads?)\s+(?:(?:just|way|far|a bit|a little|kinda|"
+                  r"still|much)\s+)?too\b", re.IGNORECASE)
 
 
 # a change written as an arrow, as notes are ("bs 256 -> 512", "switched lr 3e-4 → 1e-4 (and …)"): read as words
