@@ -402,3 +402,58 @@ def test_an_empty_scope_is_refused_by_the_library_too(memory: Memory) -> None:
             memory.search("door code", **{scope: ""})
     with pytest.raises(InvalidInput, match="tag must be a non-empty string"):
         memory.browse(tag=" ")
+
+
+SOFIA = [("2026-09-09T09:00:00Z", "user", "Ciao, Sofia Rossi, Basic plan. Address: Via Roma 12, 10121 Torino."),
+         ("2026-09-09T09:01:00Z", "assistant", "Ciao Sofia, noted."),
+         ("2026-10-03T09:00:00Z", "user", "I upgraded to Pro, can you check the prorated charge? it says €31.40"),
+         ("2026-10-03T09:01:00Z", "assistant", "Correct: €31.40 prorated for the rest of October on Pro."),
+         ("2026-11-01T09:00:00Z", "user", "is dark mode coming to the mobile app?"),
+         ("2026-11-01T09:01:00Z", "assistant", "Yes, dark mode ships in the 4.2 mobile release.")]
+
+
+def _customer(memory: Memory, cus: str, said: list[tuple[str, str, str]]) -> dict[str, str]:
+    """A support bot's customer: one session a day, channel and tag naming her; the id of each text said."""
+    ids = {}
+    for at, role, text in said:
+        ids[text] = memory.append(f"{cus}-{at[:10]}", role, text, created_at=at, agent="supportbot", channel=cus,
+                                  settings={"tags": [f"user:{cus}"]})["id"]
+    return ids
+
+
+def test_a_small_scope_a_question_finds_is_shown_whole(home: Path, store_url: str) -> None:
+    """Found by a support bot's builder: "which plan am I on right now?" of a customer's six messages held only her
+    retired "Basic plan" — "I upgraded to Pro" shares no word with the question and the local model reads it as far from
+    it (cosine 0.10, under the floor's 0.35). A block with room for every turn of the scope holds them all."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        _customer(memory, "cus_srossi", SOFIA)
+        _customer(memory, "cus_mokafor", [("2026-09-25T10:12:00Z", "user", "can you downgrade me to Basic? Pro is too much")])
+        memory.worker().drain()
+        recall = memory.recall("cus_srossi-new", "which plan am I on right now?", 2000, tag="user:cus_srossi")
+        assert "I upgraded to Pro" in recall.block and "Basic plan" in recall.block
+        assert "downgrade me" not in recall.block  # (another customer's)
+        # a question about nothing the scope holds still finds nothing
+        assert "Pro" not in memory.recall("cus_srossi-new", "zzqqxx vorpal", 2000, tag="user:cus_srossi").block
+        # and a search keeps to what it finds
+        assert len(memory.search("which plan am I on right now?", tag="user:cus_srossi").hits) == 2
+
+
+def test_a_small_scope_whose_hits_said_only_a_retired_fact_is_no_empty_block(home: Path, store_url: str) -> None:
+    """Found by a support bot's builder: Aisha's "which plan am I on right now?" block was empty while a search with the
+    same scope had two hits — her first message, whose one fact (her old address) a correction retired, and its reply;
+    "upgraded to Pro btw", later, was under the floor."""
+    said = [("2026-09-05T12:00:00Z", "user", "hi my shipping address is 19 Allen Avenue, Ikeja, Lagos. plan Basic"),
+            ("2026-09-05T12:01:00Z", "assistant", "Thanks Aisha, saved 19 Allen Avenue, Ikeja, Lagos."),
+            ("2026-10-28T08:00:00Z", "user", "im in Abuja now. ship to 12 Aminu Kano Crescent, Wuse 2, Abuja from now"),
+            ("2026-10-28T08:01:00Z", "assistant", "Updated: 12 Aminu Kano Crescent, Wuse 2, Abuja."),
+            ("2026-11-14T09:00:00Z", "user", "upgraded to Pro btw"),
+            ("2026-11-14T09:01:00Z", "assistant", "Noted, you're on Pro.")]
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        ids = _customer(memory, "cus_abello", said)
+        old = memory.facts.write("My shipping address is 19 Allen Avenue, Ikeja, Lagos.", source=f"event:{ids[said[0][2]]}")
+        memory.facts.supersede(old.id, "My shipping address is 12 Aminu Kano Crescent, Wuse 2, Abuja.",
+                               source=f"event:{ids[said[2][2]]}")
+        memory.worker().drain()
+        assert memory.search("which plan am I on right now?", tag="user:cus_abello").hits
+        block = memory.recall("cus_abello-new", "which plan am I on right now?", 2000, tag="user:cus_abello").block
+        assert "upgraded to Pro btw" in block and "19 Allen Avenue" not in block

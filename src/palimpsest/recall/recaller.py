@@ -16,7 +16,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
 from ..harness.project import legacy_name
 from ..kernel import Kernel
-from ..records import Message, parse_time, said_day, speaker_in
+from ..records import Hit, Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON, acknowledges
 from ..search.floor import names_any
@@ -149,6 +149,8 @@ class Recaller:
         apart = self._apart(elsewhere) if elsewhere else ()
         result = self.finder.search(query, limit=limit, now=now, **scope, **before, **({"apart": apart} if apart else {})) \
             if query.strip() else None
+        if result is not None and result.hits and len(result.hits) < limit:
+            result.hits += self._rest_of_scope(result.hits, limit, {**scope, "until": before.get("until"), "apart": apart})
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
@@ -175,6 +177,19 @@ class Recaller:
         elif not items and budget and (lead or ranked or live):  # (it said nothing: an empty block, as if nothing was found)
             notes.append(f"a budget of {budget} tokens holds none of the {len(lead) + len(ranked) + len(live)} lines found")
         return Recall(session, query, budget, items, used, block, (time.perf_counter() - started) * 1000, notes)
+
+    def _rest_of_scope(self, hits: list[Hit], limit: int, filters: dict[str, Any]) -> list[Hit]:
+        """The scope's other messages, ranked below the hits, when the search found some of it and the block asks for as
+        many turns as the scope holds (`limit`): with room for all of them there is nothing to choose, and a choice by
+        meaning loses what the model cannot read as near. Found by a support bot's builder: "which plan am I on right
+        now?" of a customer's six messages held only her retired "Basic plan"; "I upgraded to Pro" shares no word with
+        the question and is as far from it as "is dark mode coming?" to the local model (cosine 0.10, under the floor's
+        0.35). A larger scope is left to the ranking and the floor, which keep a block to what bears on the question."""
+        scope = self.kernel.store.browse(self.finder.filters(**filters), limit + 1, 0, True)
+        if len(scope) > limit:
+            return []
+        found = {h.message.id for h in hits}
+        return [Hit(m, 0.0, {}) for m in scope if m.id not in found]
 
     def _elsewhere(self, project: str) -> Callable[[list[str]], bool]:
         """Whether a session with these tags is only other repositories' than `project`'s. A folder below a folder that
