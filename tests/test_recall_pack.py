@@ -754,3 +754,30 @@ def test_two_settings_named_in_code_give_no_newer_value_of_each_other(mem: Memor
             ("other", "search workers: max_conns is 40 now", "2025-06-09T09:00:00Z")]
     marks = _marks(mem, said, "what is the billing workers pool_size?")
     assert marks["pool"].startswith("earlier; newer:") and marks["again"] == ""
+
+
+PASTED = ("hey, checkout keeps failing for me. plan is Pro. here's the order i tried:\n```json\n"
+          '{"order_id": "ord_7f3a9c", "items": [{"sku": "CHG-65W-USB-C", "qty": 2}], "ship_to": {"line1": "221 Elm St Apt 4B", '
+          '"city": "Austin", "state": "TX", "zip": "78701"}, "coupon": "FALL25"}\n```\nand the page showed this:\n```\n'
+          "Traceback (most recent call last):\n  File \"/srv/shop/checkout.py\", line 212, in apply_coupon\n"
+          "    discount = COUPONS[order['coupon']]['pct']\nKeyError: 'FALL25'\n```")
+
+
+@pytest.mark.parametrize("cap", [35, 100, 200])
+def test_a_pasted_traceback_cut_to_a_snippet_keeps_its_error(cap: int) -> None:
+    """Found by a support bot's builder: "what was the error I pasted last time?" showed a customer's order JSON and the
+    traceback under it up to "…discount = COUPONS[order['coupon']]['pct …": the exception, the answer, was cut. A
+    pasted block's lines are the snippet's pieces, and a line saying something failed ("KeyError: …") is what a question
+    about an error asks for."""
+    item = RecallItem("evt_1", "message", "2026-09-08", f"user: {PASTED}", 1.0, keep=len("user:"))
+    item.prepare(cap, pack.query_words("what was the error I pasted last time?"), dated=False)
+    assert item.text.startswith("user: ") and "KeyError: 'FALL25'" in item.text and count_tokens(item.text) <= cap
+
+
+def test_a_pasted_traceback_in_a_block_keeps_its_error(memory: Memory) -> None:
+    memory.append("cus_praman-1", "user", PASTED, created_at="2026-09-08T19:22:00Z")
+    memory.append("cus_praman-1", "assistant", "Thanks Priya — the FALL25 coupon expired and our checkout crashed on it.",
+                  created_at="2026-09-08T19:23:00Z")
+    block = memory.recall("cus_praman-new", "what was the error I pasted last time?", 2000).block
+    assert "KeyError: 'FALL25'" in block
+

@@ -44,6 +44,10 @@ TOKEN = regex.compile(r"\w+")
 EMOJI = regex.compile(r"[\p{Extended_Pictographic}\p{Regional_Indicator}]")
 INVISIBLE = regex.compile(r"[\u00ad\u200b-\u200d\u2060\ufeff]")  # soft hyphen, zero-width space and joiners, word joiner
 # a terminal's colour and cursor codes (CSI "\x1b[33m", OSC "\x1b]0;title\x07", the rest: "\x1b(B", "\x1b7")
+# a line that says something went wrong (a long field's middle keeps it for keywords, a snippet for a question about it);
+# an exception's name too, its word glued to the one before ("KeyError: 'FALL25'", the last line of a pasted traceback)
+TROUBLE = regex.compile(r"\b(?:error|errno|fail(?:ed|ure|s)?|fatal|panic|exception|traceback|denied|refused|timed? ?out|"
+                        r"warn(?:ing)?|critical|abort(?:ed)?)\b|(?-i:(?<=[a-z])(?:Error|Exception|Failure)\b)", regex.IGNORECASE)
 TERMINAL_CODES = regex.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[ -/]*[0-~]")
 
 

@@ -20,7 +20,6 @@ back the sessions after it in `index_all`.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -31,7 +30,7 @@ from typing import Any
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
-from ..segment import keyword_words, painted_words
+from ..segment import TROUBLE, keyword_words, painted_words
 from ..store import Filters, Quarantined, Store
 from ..when import time_words
 
@@ -81,8 +80,6 @@ CONTEXT_PREVIOUS_CHARS = 500
 TAIL = 4  # a field past the cap keeps its last cap / TAIL characters for keywords (4,000 of 16,000)
 # ... and as many characters of what stands out in its middle: lines that say something failed, then its words of
 # a rare shape (an error code, a host, a name said once among thousands of look-alike lines)
-_TROUBLE_RE = re.compile(r"\b(?:error|errno|fail(?:ed|ure|s)?|fatal|panic|exception|traceback|denied|refused|timed? ?out|"
-                         r"warn(?:ing)?|critical|abort(?:ed)?)\b", re.IGNORECASE)
 _WORD_EDGES = "\"'`()[]{}<>,;:.!?*"
 _RARE_SHAPE = 3  # a word whose shape (digits as one) the middle says at most this often stands out
 
@@ -112,7 +109,7 @@ def standing_out(text: str, budget: int) -> str:
         return True
 
     at = 0
-    while (match := _TROUBLE_RE.search(text, at)) is not None:
+    while (match := TROUBLE.search(text, at)) is not None:
         start, end = text.rfind("\n", 0, match.start()) + 1, text.find("\n", match.end())
         line = text[start:end if end >= 0 else len(text)].strip()[:500]
         shape = _shape(line)

@@ -98,8 +98,10 @@ class RecallItem:
                 cut = ""  # far over the cap (every pre-token is at least one token): straight to the snippet
                 if estimate <= 3 * cap:
                     cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
-                if cut != text:
-                    cut, self.tokens = fit(snippet(text, keep, words or set(), cap, over=True), cap)
+                if cut != text:  # (its lines kept: a pasted block's lines are a snippet's pieces)
+                    lines = envelope.escape(self.text[: LINE_TOKENS * 16])
+                    cut, self.tokens = fit(snippet(lines if lines.startswith(text[:keep]) else text, keep, words or set(), cap,
+                                                   over=True), cap)
                 self.whole, self.text = (self.text if cut != text else ""), cut
         return estimate_tokens(self._prefix(dated)) + self.tokens + 1
 

@@ -5,25 +5,32 @@ from __future__ import annotations
 
 import re
 
-from ..segment import cjk_words, has_runs, kana_grammar
+from ..segment import TROUBLE, cjk_words, has_runs, kana_grammar
 from ..tokens import count_tokens, estimate_tokens, truncate_to_tokens
 
 GAP = "…"
 CHARS_PER_TOKEN = 4
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*(?=\S)")  # Chinese and Japanese end a sentence with no space after
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm)?|[^\W\d_]+")
+# what a question about an error and a line saying one share, however each says it ("the error I pasted" / "KeyError:
+# 'FALL25'", the last line of a pasted traceback); no text's word
+TROUBLE_WORD = "\x00trouble"
 
 
 def query_words(query: str) -> set[str]:
     """The query's content words as the snippet compares them (stems, numbers as digits)."""
     from ..facts.curator import tokens
 
-    return set(tokens(query)) | _pairs(query)
+    return set(tokens(query)) | _pairs(query) | _trouble(query)
 
 
 def _pairs(text: str) -> set[str]:
     """A Chinese or Japanese run's pairs of characters (none of hiragana alone: grammar), as search cuts it."""
     return {w for w in cjk_words(text).split() if len(w) == 2 and not kana_grammar(w)} if has_runs(text) else set()
+
+
+def _trouble(text: str) -> set[str]:
+    return {TROUBLE_WORD} if TROUBLE.search(text) else set()
 
 
 def _words(sentence: str) -> set[str]:
@@ -32,7 +39,7 @@ def _words(sentence: str) -> set[str]:
     from ..facts.slots import clock, clocks, stem
 
     # (a time as `tokens` reads it: "at 4 pm" is "16" there, and the sentence saying it had lost to one saying "Room 16")
-    return {clock(w) or stem(w) for w in _WORD.findall(clocks(sentence).lower())} | _pairs(sentence)
+    return {clock(w) or stem(w) for w in _WORD.findall(clocks(sentence).lower())} | _pairs(sentence) | _trouble(sentence)
 
 
 def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False) -> str:
@@ -45,12 +52,16 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
     if not over and count_tokens(text) <= cap:
         return text
     head, body = text[:keep], text[keep:]
-    sentences = _SENTENCE.split(body)
+    head += " " if body[:1].isspace() and not head.endswith(" ") else ""  # (its pieces are flattened: the space after it kept)
+    # a sentence, or a line of a pasted block (JSON, a log, a traceback: no sentence ends in them), flattened
+    sentences = [" ".join(s.split()) for line in body.splitlines() for s in _SENTENCE.split(line) if s.strip()] or [""]
     room = cap - count_tokens(head) - 2  # the gap marks
-    # estimated (~4 characters a token), not counted: one tokenizer call per sentence was
-    # most of a recall's time; the caller cuts the result to the exact cap
-    costs = [len(s) // CHARS_PER_TOKEN + 1 if s.isascii() or not has_runs(s) else estimate_tokens(s) + 1 for s in sentences]
-    # (a Japanese character is about a token, not a quarter of one: the best sentence had been cut off by the exact cap)
+    # estimated, not counted: one tokenizer call per sentence was most of a recall's time; the caller cuts the result to
+    # the exact cap. ~4 characters a token for prose, by words and marks where those are more (code and JSON: a line of
+    # an order's JSON, 250 characters, is 110 tokens, not 63 — a sentence "within" the room pushed the error line after
+    # it past the cap); a Japanese character is about a token, not a quarter of one
+    costs = [max(len(s) // CHARS_PER_TOKEN, estimate_tokens(s)) + 1 if s.isascii() or not has_runs(s) else estimate_tokens(s) + 1
+             for s in sentences]
     shared = [len(words.intersection(_words(s))) for s in sentences]
     order = sorted(range(len(sentences)), key=lambda i: (-shared[i], i))
     kept: dict[int, str] = {}
