@@ -781,3 +781,20 @@ def test_a_pasted_traceback_in_a_block_keeps_its_error(memory: Memory) -> None:
     block = memory.recall("cus_praman-new", "what was the error I pasted last time?", 2000).block
     assert "KeyError: 'FALL25'" in block
 
+
+def test_a_message_saying_several_retired_facts_is_marked_with_those_the_question_asks_of(mem: Memory) -> None:
+    """Found by a novelist: her character list backs three facts later corrected (Corin younger, Mara her sister, Elira's
+    green eyes), and in the block for "who is Mara to Elira now?" its line read "in part no longer holds: Corin Kade is
+    Elira Kade's younger brother" — the retired fact asked of, "Mara is Elira's sister", was not named."""
+    said = mem.append("s1", "user", "Cast: Elira Kade, 26, cartographer, green eyes. Corin is her younger brother and Mara her "
+                      "sister. Casimir Dray is the antagonist.", created_at="2025-02-01T10:00:00Z")["id"]
+    mem.facts.write("Elira Kade is a cartographer.", source=f"event:{said}", valid_from="2025-02-01T10:00:00Z")
+    retired = [mem.facts.write(text, source=f"event:{said}", valid_from="2025-02-01T10:00:00Z") for text in
+               ("Corin Kade is Elira Kade's younger brother.", "Mara Kade is Elira Kade's sister.", "Elira Kade has green eyes.")]
+    for old, new in zip(retired, ("Corin Kade is Elira Kade's older brother.", "Mara Kade is Elira Kade's cousin.",
+                                  "Elira Kade has grey eyes.")):
+        mem.facts.supersede(old.id, new, valid_from="2025-03-01T10:00:00Z")
+    mem.worker().drain()
+    notes = {i.id: i.note for i in mem.recall(None, "who is Mara to Elira now?", 4000).items}
+    assert said in notes and notes[said].startswith("in part no longer holds: Mara Kade is Elira Kade's sister"), notes
+    assert "younger brother" not in notes[said]

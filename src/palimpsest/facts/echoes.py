@@ -81,7 +81,7 @@ class Echoes:
         # a message that says a retired fact beside others of its own that hold: kept, with the retired one it says (found
         # by a companion-bot evaluator: "I live in Lisbon with Sam, our cat Miso, my sister Ana, my brother Tomás in
         # Sintra" left every block when Tomás's home was retired)
-        self.partly: dict[str, Fact] = {}
+        self.partly: dict[str, list[Fact]] = {}  # (every retired fact it says, in the order heard)
 
     def suppressed(self, messages: list[Message]) -> set[str]:
         out = set()
@@ -92,10 +92,10 @@ class Echoes:
                 continue
             stating = self._turn_start(m)
             heard = own + (self._heard_in(stating.id) if stating is not None and stating.id != m.id else [])
-            said = next((f for f in heard if f.status in RETIRED and restates(m.content or "", f, self._successor(f))), None)
-            if said is not None and any(f.status not in RETIRED for f in own):
+            said = [f for f in heard if f.status in RETIRED and restates(m.content or "", f, self._successor(f))]
+            if said and any(f.status not in RETIRED for f in own):
                 self.partly[m.id] = said
-            elif said is not None:
+            elif said:
                 out.add(m.id)
         return out
 

@@ -37,10 +37,11 @@ from .block import (
     check_budget,
 )
 from .pack import fill, query_words
+from .snippet import shared_words
 from .updates import mark_earlier
 
 if TYPE_CHECKING:
-    from ..facts import Facts
+    from ..facts import Fact, Facts
     from ..finder import Finder
     from ..summaries import Summaries
     from ..tags import Tags
@@ -337,6 +338,7 @@ class Recaller:
         items = []
         seen_text: set[str] = set()
         calls = 0
+        words = query_words(turn.query)
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
@@ -357,7 +359,7 @@ class Recaller:
             items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session,
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
-                                    f"in part no longer holds: {envelope.field(echoes.partly[m.id].text, 80)}" if m.id in echoes.partly else
+                                    f"in part no longer holds: {_retired_asked(echoes.partly[m.id], words)}" if m.id in echoes.partly else
                                     ALTERNATE if m.alternate else ""))
         return items
 
@@ -450,6 +452,15 @@ def _once(lead: list[RecallItem], ranked: list[RecallItem]) -> list[RecallItem]:
         shown.add(item.id)
         kept.append(item)
     return kept
+
+
+def _retired_asked(facts: list[Fact], words: set[str]) -> str:
+    """The retired fact a line's mark names, of those its message said: the one sharing most words with the query (the
+    first heard on a tie), and how many more there are. A novelist's character list backs three facts she corrected;
+    for "who is Mara to Elira now?" its mark had named the first, "Corin Kade is Elira Kade's younger brother"."""
+    asked = max(facts, key=lambda f: shared_words(f.text, words))  # (max keeps the first of equals)
+    more = f" (and {len(facts) - 1} more)" if len(facts) > 1 else ""
+    return f"{envelope.field(asked.text, 80)}{more}"
 
 
 def _said(item: RecallItem) -> str:

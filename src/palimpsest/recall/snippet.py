@@ -42,6 +42,11 @@ def _words(sentence: str) -> set[str]:
     return {clock(w) or stem(w) for w in _WORD.findall(clocks(sentence).lower())} | _pairs(sentence) | _trouble(sentence)
 
 
+def shared_words(text: str, words: set[str]) -> int:
+    """How many of the query's `words` (`query_words`) `text` says, as a snippet weighs its sentences."""
+    return len(words.intersection(_words(text)))
+
+
 def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False) -> str:
     """`text` within `cap` tokens: its first `keep` characters (the speaker), then the
     sentences that share most words with the query (earlier first on a tie), in their
@@ -62,7 +67,7 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
     # it past the cap); a Japanese character is about a token, not a quarter of one
     costs = [max(len(s) // CHARS_PER_TOKEN, estimate_tokens(s)) + 1 if s.isascii() or not has_runs(s) else estimate_tokens(s) + 1
              for s in sentences]
-    shared = [len(words.intersection(_words(s))) for s in sentences]
+    shared = [shared_words(s, words) for s in sentences]
     order = sorted(range(len(sentences)), key=lambda i: (-shared[i], i))
     kept: dict[int, str] = {}
     for i in order:
