@@ -101,6 +101,16 @@ class DecisionLog:
         except PalimpsestError as exc:
             log.warning("rejection of %s not journaled: %s", key, exc)
 
+    def domains(self) -> list[str]:
+        """Every domain this home has journaled a decision in."""
+        return self.journal.sessions()
+
+    def rewrite(self, domain: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> int:
+        """Rewrite `domain`'s journal line by line (`Journal.rewrite`): only for an erasure an operator ordered."""
+        with self._lock:
+            self._seen.pop(domain, None)
+            return self.journal.rewrite(domain, change)
+
     def size(self, domain: str) -> int:
         return self.journal.size(domain)
 

@@ -376,6 +376,15 @@ class EmbeddingCache:
             out[i] = found[d]
         return out
 
+    def forget(self, texts: list[str]) -> None:
+        """Drop the vectors of these texts, of every model (an erasure: a vector keyed by its text's digest is that text's)."""
+        digests = sorted({hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest() for t in texts})
+        with self._lock:
+            for start in range(0, len(digests), 500):
+                part = digests[start : start + 500]
+                self._conn.execute(f"DELETE FROM vectors WHERE digest IN ({','.join('?' * len(part))})", part)
+            self._conn.execute("VACUUM")
+
 
 def get_embedder(name: str, settings: Any = None) -> Embedder | None:
     """The embedder a setting names: local, openai, hash, or none (→ None)."""
@@ -441,6 +450,12 @@ class Embedding:
         if self._cache is not None:
             return self._cache.embed(model, texts, timeout, lane, stop)
         return model.checked(texts, timeout, lane, stop)
+
+    def forget(self, texts: list[str]) -> None:
+        """Drop the cached vectors of these texts (`EmbeddingCache.forget`); the cache is opened for it if need be."""
+        cache = self._cache or open_cache(self.settings.embed_cache, self.home)
+        if cache is not None and texts:
+            cache.forget(texts)
 
     def query(self, text: str) -> np.ndarray:
         """One query's vector, within the query timeout, on a thread of its own (never behind the background's batches),

@@ -28,9 +28,10 @@ import math
 import os
 import re
 import secrets
+import shutil
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -338,6 +339,65 @@ class Journal:
             finally:
                 os.close(fd)
 
+    # -- erasure (`palimpsest erase`, the one way a journal loses a line) -----
+    def remove(self, session: str) -> bool:
+        """Delete the session's journal folder (its journal and any torn tail), under its lock."""
+        path = self.path(session)
+        if not path.parent.is_dir():
+            return False
+        with self._session_lock(session):
+            fd = self._open(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                shutil.rmtree(path.parent)
+                self._states.pop(session, None)
+            finally:
+                os.close(fd)
+        _fsync_dir(self.root)
+        return True
+
+    def rewrite(self, session: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> int:
+        """Rewrite the session's journal line by line under its lock: `change` returns the line to keep (the same
+        dict, or an edited one) or None to drop it. The new file replaces the old one whole (written, fsynced,
+        renamed), and a torn tail beside it goes. Returns how many lines were dropped or edited."""
+        path = self.path(session)
+        if not path.exists():
+            return 0
+        with self._session_lock(session):
+            fd = self._open(path)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                kept, changed = self._rewritten(session, change)
+                if changed:
+                    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+                    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+                        f.write(b"".join(kept))
+                        f.flush()
+                        os.fsync(f.fileno())
+                    os.replace(tmp, path)
+                    path.with_name(path.name + ".torn").unlink(missing_ok=True)
+                    self._states.pop(session, None)
+            finally:
+                os.close(fd)
+        _fsync_dir(path.parent)
+        return changed
+
+    def _rewritten(self, session: str, change: Callable[[dict[str, Any]], dict[str, Any] | None]) -> tuple[list[bytes], int]:
+        kept: list[bytes] = []
+        changed = 0
+        for _, _, raw_line in self.read_raw(session):
+            try:
+                line = _decode(raw_line)
+            except ValueError:
+                kept.append(raw_line)  # (an unreadable line names nothing that can be looked for)
+                continue
+            new = change(line)
+            if new is None or new != line:
+                changed += 1
+            if new is not None:
+                kept.append(raw_line if new == line else json.dumps(new, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") + b"\n")
+        return kept, changed
+
     def _find_key(self, session: str, state: _SessionState, key: str) -> Event:
         # a seek to the line the key was learnt at (a scan per duplicate made a retried
         # ingest of n messages quadratic)
@@ -467,6 +527,17 @@ def _decode(raw_line: bytes) -> Any:
         return _DECODER.decode(raw_line)
     except msgspec.DecodeError:
         return json.loads(raw_line)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        dfd = os.open(directory, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
 def _read_all(fd: int, n: int) -> bytes:

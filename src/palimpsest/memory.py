@@ -30,6 +30,7 @@ from .access import AccessLog
 from .decisions import DecisionLog
 from .distill import Distiller
 from .embed import Embedder, EmbeddingCache
+from .erase import Eraser, Erasure
 from .errors import InvalidInput, NotFound, StoreBusy, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
@@ -57,7 +58,7 @@ from .wiki import after_leaf as wiki_jobs
 
 log = logging.getLogger(__name__)
 INTEGRITY_EVERY_S = 60.0
-PARTS = ("facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth", "messages", "finder", "recaller", "handlers")
+PARTS = ("eraser", "facts", "tags", "summaries", "wiki", "vaults", "distiller", "toolsynth", "messages", "finder", "recaller", "handlers")
 
 
 def journal_only(settings: Settings, why: str) -> Writer:
@@ -201,6 +202,11 @@ class Memory:
         return Facts(k.store, k.home, embedder=lambda: k.embedding.model, snapshot=k.settings.facts_snapshot,
                      weights=Weights.from_settings(k.settings), decisions=k.decisions, llm=lambda: k.llm,
                      pair_model=k.settings.curator_model, owners=tuple(k.settings.fact_owners.split(",")) if k.settings.fact_owners else ())
+
+    @cached_property
+    def eraser(self) -> Eraser:
+        """Erasure of chosen sessions, when an operator orders it (`palimpsest.erase`)."""
+        return Eraser(self.kernel, self.facts, self.tags)
 
     @cached_property
     def tags(self) -> Tags:
@@ -527,6 +533,16 @@ class Memory:
         """Apply every journaled decision the store has not (vaults, facts, tags, summaries, wiki)."""
         return {"vaults": self.vaults.catch_up(), "facts": self.facts.replay(), "tags": self.tags.replay(),
                 "summaries": self.summaries.replay(), "wiki": self.wiki.replay()}
+
+    def erase(self, *, sessions: list[str] | tuple[str, ...] = (), channel: str | None = None, tag: str | None = None,
+              dry_run: bool = False) -> Erasure:
+        """Erase every trace of the sessions named, of `channel` and carrying the accepted tag `tag` (an end
+        customer's right to erasure): journals, index rows, the facts only they attest, their lines in the system
+        journal (see `palimpsest.erase`). `dry_run`: what would go, nothing touched. Not for a model to call (no
+        tool serves it), and not while a server runs on this home: it holds the journals' state in memory."""
+        self.catch_up()  # (a journal written but not indexed yet is chosen by its channel and tag too)
+        chosen = self.eraser.select(sessions, channel, tag)
+        return self.eraser.plan(chosen) if dry_run else self.eraser.erase(chosen)
 
     def sweep_instant(self, now: Any = None) -> list[str]:
         """Drop index rows of instant sessions idle longer than the setting (journals kept)."""

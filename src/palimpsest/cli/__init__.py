@@ -38,9 +38,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         import_module(f"{__name__}.{only}").register(sub)
         return parser
-    from . import admin, code, doctor, facts, jobs, llm, recall, server, setup, tags, transcript, transfer, vaults, wiki
+    from . import admin, code, doctor, erase, facts, jobs, llm, recall, server, setup, tags, transcript, transfer, vaults, wiki
 
-    for group in (transcript, recall, transfer, jobs, admin, server, setup, doctor, facts, vaults, code, llm, tags, wiki):
+    for group in (transcript, recall, transfer, jobs, admin, erase, server, setup, doctor, facts, vaults, code, llm, tags, wiki):
         group.register(sub)
     from .helps import fill
 

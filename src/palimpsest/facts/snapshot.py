@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ..decisions import Decision
+from ..erased import Erased
 from ..errors import Conflict, InvalidInput, NotFound
 from ..store.facts_base import Attestation, FactChange, FactQuery, FactRow, FactVault
 from .model import DEFAULT_VAULT, DOMAIN
@@ -101,6 +102,7 @@ class FactSnapshots:
         change = FactChange()
         try:
             self._read_snapshot(source, change)
+            change = self._without_erased(change)
         except UnicodeDecodeError as exc:  # (the .db given by mistake had answered with a traceback: found in review)
             raise InvalidInput(f"{source}: not a facts snapshot (not UTF-8 text at byte {exc.start})") from None
         except OSError as exc:
@@ -117,6 +119,13 @@ class FactSnapshots:
         if on_change:
             self.snapshot()
         return len(change.facts)
+
+    def _without_erased(self, change: FactChange) -> FactChange:
+        """A snapshot written before an erasure (a copy kept aside) holds the facts it erased: they stay out (`erased.py`)."""
+        erased = Erased.of(self.decisions)
+        if not erased:
+            return change
+        return FactChange.from_dict(erased.scrub_change(change.to_dict()) or {})
 
     @staticmethod
     def _read_snapshot(source: Path, change: FactChange) -> None:

@@ -33,6 +33,8 @@ import logging
 from collections.abc import Iterable
 from typing import IO, Any
 
+from ..erased import DOMAIN as ERASURE
+from ..erased import Erased
 from ..errors import InvalidInput
 from ..ingest.messages import check_event_key, check_json, check_name, check_role, check_session_attrs
 from ..journal import EVENT_ID_RE
@@ -168,6 +170,7 @@ def check_event(rec: dict[str, Any], max_event_bytes: int) -> dict[str, Any]:
 
 
 def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: Progress | None = None) -> ImportReport:
+    events = _without_erased(memory, plan, events)
     report = ImportReport(path=path, format="export", sessions=[s for j, s in events if j == "sessions"],
                           skipped=dict(plan.skipped), problems=plan.problems)
     if plan.problems:
@@ -200,6 +203,24 @@ def write_export(memory: Any, plan: Plan, events: Batches, path: str, progress: 
         _replay(memory, report)
         _rejected(memory, report, imported, before)
     return report
+
+
+def _without_erased(memory: Any, plan: Plan, events: Batches) -> Batches:
+    """The export without what this home had erased since it was made (`palimpsest erase`): an export
+    made before a customer's erasure would otherwise bring her sessions, facts and distilled turns back."""
+    erased = Erased.of(memory.decisions)
+    if not erased:
+        return events
+    kept: Batches = {}
+    for (name, session), batch in events.items():
+        if name == "sessions" and erased.session(session):
+            plan.skipped["events of erased sessions"] += len(batch)
+            continue
+        lines = batch if (name, session) == ("system", ERASURE) else [x for x in map(erased.scrub_line, batch) if x is not None]
+        plan.skipped["system journal lines about erased sessions"] += len(batch) - len(lines)
+        if lines:
+            kept[(name, session)] = lines
+    return kept
 
 
 def _index(memory: Any, session: str, report: ImportReport) -> bool:

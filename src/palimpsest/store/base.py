@@ -280,6 +280,29 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
     def release_quarantined(self, journal: str, session: str, offset: int) -> None:
         """Forget one quarantined event (it was indexed on a retry)."""
 
+    # -- erasure (store/sql/erase.py), for `palimpsest erase` alone -------------
+    @abstractmethod
+    def erase_sessions(self, sessions: list[str]) -> dict[str, int]:
+        """Delete every row of these sessions: the sessions, their messages (with full text, trigrams and
+        vectors), summaries (with sources, full text and vectors), tags, cursors, quarantined events, wiki
+        leaves and mentions, wiki statements drawn from their messages or summaries and the patches of their
+        summaries, and the jobs that name them. Rows deleted, per table."""
+
+    @abstractmethod
+    def erase_facts(self, facts: list[str], attestations: list[tuple[str, str, str]]) -> int:
+        """Delete these facts (every version row, attestations, entities, links, vectors, full text; a kept
+        fact's `supersedes`/`superseded_by` naming one is cleared) and these (fact id, source type, source)
+        attestations of facts that stay. Returns the facts deleted."""
+
+    @abstractmethod
+    def drop_unused_taxonomy(self, key: str, values: list[str]) -> int:
+        """Forget these taxonomy values of `key` that no tag carries any more."""
+
+    @abstractmethod
+    def scrub(self) -> None:
+        """Make the deleted rows unreadable in the database's own files (SQLite: merge the full-text
+        segments and VACUUM; PostgreSQL: VACUUM the tables erasure deletes from)."""
+
     # -- vectors -------------------------------------------------------------
     @abstractmethod
     def put_vectors(self, model: str, rows: list[tuple[str, np.ndarray]]) -> None:

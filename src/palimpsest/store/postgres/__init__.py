@@ -24,6 +24,7 @@ from ..sql.tags import SQLTagsMixin
 from ..sql.wiki import SQLWikiMixin
 from .connection import _CONNECT_ATTEMPTS, _POOL_TIMEOUT_S, _RECONNECT_S, _redact, create_extension
 from .documents import PostgresDocumentsMixin
+from .erase import PostgresEraseMixin
 from .facts import PostgresFactsMixin
 from .hnsw import BUILD_MEMORY_MB, BUILD_WORKERS
 from .jobs import PostgresJobsMixin
@@ -36,7 +37,7 @@ __all__ = ["PostgresStore", "create_extension"]
 
 
 class PostgresStore(PostgresMessagesMixin, PostgresKeywordMixin, PostgresVectorsMixin, PostgresJobsMixin,
-                    PostgresSummariesMixin, PostgresFactsMixin, PostgresDocumentsMixin, SQLTagsMixin, SQLWikiMixin, SQLQuarantineMixin, Store):
+                    PostgresSummariesMixin, PostgresFactsMixin, PostgresDocumentsMixin, SQLTagsMixin, SQLWikiMixin, SQLQuarantineMixin, PostgresEraseMixin, Store):
     def __init__(self, url: str, pool_size: int = 10, connect_attempts: int = _CONNECT_ATTEMPTS,
                  hnsw_threshold: int = 10_000, index_build_memory_mb: int = BUILD_MEMORY_MB,
                  index_build_workers: int = BUILD_WORKERS) -> None:

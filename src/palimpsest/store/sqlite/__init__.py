@@ -21,6 +21,7 @@ from ..sql.wiki import SQLWikiMixin
 from .ann import ANN_THRESHOLD, VectorCache
 from .connection import translated, use_wal
 from .documents import SQLiteDocumentsMixin
+from .erase import SQLiteEraseMixin
 from .facts import SQLiteFactsMixin
 from .jobs import SQLiteJobsMixin
 from .keyword import SQLiteKeywordMixin
@@ -32,7 +33,7 @@ __all__ = ["SQLiteStore", "use_wal"]
 
 
 class SQLiteStore(SQLiteMessagesMixin, SQLiteKeywordMixin, SQLiteVectorsMixin, SQLiteJobsMixin,
-                  SQLiteSummariesMixin, SQLiteFactsMixin, SQLiteDocumentsMixin, SQLTagsMixin, SQLWikiMixin, SQLQuarantineMixin, Store):
+                  SQLiteSummariesMixin, SQLiteFactsMixin, SQLiteDocumentsMixin, SQLTagsMixin, SQLWikiMixin, SQLQuarantineMixin, SQLiteEraseMixin, Store):
     def __init__(self, url: str, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.url = url
         self.path = Path(url[len("sqlite:///"):])  # sqlite:///rel/path or sqlite:////abs/path

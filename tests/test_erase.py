@@ -1,0 +1,201 @@
+"""Erasure of an end customer's data (`palimpsest erase`, `Memory.erase`), on both backends.
+
+The case: a support bot on one memory for many customers, each customer's sessions with
+`channel=<customer>` and the tag `user:<customer>`; one customer asks to be forgotten (GDPR
+article 17). Before, nothing erased: her words stayed in the database, `facts.jsonl` and the
+facts and distill journals, and recall still showed a fact the bot had kept from her message.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from palimpsest import Memory, Settings, tools
+from palimpsest.cli import erase as erase_cli
+from palimpsest.cli import main
+from palimpsest.errors import InvalidInput, NotFound
+from palimpsest.importers import export_memory, import_file
+
+LENA = "cus_lnovak"
+PHONE = "My phone is +33 6 12 34 56 78, customer ref LN-55102."
+SHARED = "The shipping hub for Paris is Rungis."
+UNIQUE = ("LN-55102", "Oberkampf", "Novak", "lnovak")
+CUSTOMERS = {
+    LENA: [["Bonjour, Lena Novak here. My address is 7 Rue Oberkampf, 75011 Paris. " + PHONE, "Thanks Lena, noted."],
+           ["The parcel for order #77120 never arrived at Rue Oberkampf.", "I've opened a trace with the courier."]],
+    "cus_srossi": [["Ciao, Sofia Rossi, Basic plan. Address: Via Roma 12, 10121 Torino.", "Ciao Sofia, noted."]],
+    "cus_bcarter": [["Basic plan. I returned the keyboard (order #66342), address 77 King St W, Toronto.", "Refund approved."]],
+}
+
+
+def _write(memory: Memory) -> dict[str, list[str]]:
+    """The bot's writes, through the tools as the bot made them; the ids of each customer's user messages."""
+    said: dict[str, list[str]] = {}
+    for customer, conversations in CUSTOMERS.items():
+        for n, turns in enumerate(conversations, 1):
+            for role, text in zip(("user", "assistant"), turns):
+                r = tools.call(memory, "memory_append", {"session": f"{customer}-{n}", "role": role, "content": text,
+                                                         "channel": customer, "agent": "supportbot",
+                                                         "settings": {"tags": [f"user:{customer}"]}}, enable_write=True)
+                if role == "user":
+                    said.setdefault(customer, []).append(r["id"])
+    remember(memory, PHONE, said[LENA][0], LENA)
+    remember(memory, "My shipping address is Via Roma 12, 10121 Torino.", said["cus_srossi"][0], "cus_srossi")
+    shared = memory.facts.write(SHARED, source=f"event:{said['cus_bcarter'][0]}")
+    memory.facts.confirm(shared.id, source=f"event:{said[LENA][1]}")
+    for session in memory.journal.sessions():
+        memory.distiller.close_turn(session)
+    memory.worker().drain()
+    return said
+
+
+def remember(memory: Memory, text: str, source: str, customer: str) -> None:
+    tools.call(memory, "memory_remember", {"text": text, "source": f"event:{source}", "kind": "fact", "entities": [customer]},
+               enable_write=True)
+
+
+def _others(memory: Memory) -> dict[str, Any]:
+    """What the other customers have: their recall blocks, messages and facts."""
+    out: dict[str, Any] = {}
+    for customer in CUSTOMERS:
+        if customer != LENA:
+            out[customer] = (memory.recall(f"{customer}-9", "what is my address?", tag=f"user:{customer}").block,
+                             [m.content for m in memory.browse(channel=customer)],
+                             sorted(f.text for f in memory.facts.query() if customer in f.entities))
+    return out
+
+
+def _traces(home: Path) -> list[str]:
+    """The files of the home that still hold a unique string of the erased customer (a `grep -r`)."""
+    found = []
+    for path in home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes().lower()
+            found += [f"{path.relative_to(home)}: {s}" for s in UNIQUE if s.lower().encode() in data]
+    return found
+
+
+@pytest.fixture
+def bot(home: Path, store_url: str) -> Memory:
+    settings = Settings.load(env={}, embedder="hash", enable_write=True)
+    m = Memory(home, store_url, settings=settings)
+    yield m
+    m.close()
+
+
+def test_erase_by_tag_leaves_no_trace_and_the_others_as_they_were(bot: Memory, home: Path, store_url: str) -> None:
+    said = _write(bot)
+    others = _others(bot)
+    assert _traces(home)  # (her words are in the home before)
+    done = bot.erase(tag=f"user:{LENA}")
+    assert done.sessions == [f"{LENA}-1", f"{LENA}-2"] and done.messages == 4
+    assert _traces(home) == []
+    assert "LN-55102" not in bot.recall("x-1", "Lena Novak phone customer ref").block
+    assert not bot.search("Oberkampf", mode="substring").hits
+    assert _others(bot) == others
+    shared = next(f for f in bot.facts.query() if f.text == SHARED)  # attested by her message and by Ben's: it stays,
+    assert [a.source for a in shared.attestations] == [said["cus_bcarter"][0]]  # without her attestation
+    if store_url.startswith("postgresql"):
+        dump = subprocess.run(["pg_dump", store_url], capture_output=True, text=True, check=True).stdout
+        assert not [s for s in UNIQUE if s.lower() in dump.lower()]
+
+
+def test_erase_by_channel_and_by_session(bot: Memory, home: Path) -> None:
+    _write(bot)
+    assert bot.erase(sessions=[f"{LENA}-2"]).sessions == [f"{LENA}-2"]
+    assert "#77120" not in "".join(m.content for m in bot.browse(channel=LENA))
+    assert [m.session for m in bot.browse(channel=LENA)] == [f"{LENA}-1", f"{LENA}-1"]
+    assert bot.erase(channel=LENA).sessions == [f"{LENA}-1"]
+    assert _traces(home) == []
+
+
+def test_nothing_comes_back_by_rebuild_replay_or_import_of_an_earlier_export(bot: Memory, home: Path, tmp_path: Path) -> None:
+    _write(bot)
+    earlier = tmp_path / "earlier.jsonl"
+    with open(earlier, "w") as out:
+        export_memory(bot, out)
+    others = _others(bot)
+    bot.erase(tag=f"user:{LENA}")
+    bot.rebuild()
+    bot.facts.replay()
+    report = import_file(bot, earlier)
+    assert report.skipped["events of erased sessions"] == 6
+    assert _traces(home) == []
+    assert not bot.browse(channel=LENA)
+    assert _others(bot) == others
+
+
+def test_a_new_store_and_an_older_snapshot_bring_no_erased_fact_back(home: Path, store_url: str, tmp_path: Path) -> None:
+    settings = Settings.load(env={}, embedder="hash", enable_write=True)
+    with Memory(home, store_url, settings=settings) as m:
+        _write(m)
+        older = tmp_path / "facts-before.jsonl"
+        older.write_bytes((home / "facts.jsonl").read_bytes())
+        m.erase(tag=f"user:{LENA}")
+        kept = sorted(f.text for f in m.facts.query())
+    # the store lost: a new one restores the facts from the (rewritten) system journal when opened
+    with Memory(home, f"sqlite:///{tmp_path / 'new.db'}", settings=settings) as m:
+        assert sorted(f.text for f in m.facts.query()) == kept
+    # the facts journal lost too, and a copy of facts.jsonl from before the erasure restored: the erasure record holds
+    shutil.rmtree(home / "system" / "sessions" / "facts")
+    with Memory(home, f"sqlite:///{tmp_path / 'newer.db'}", settings=settings) as m:
+        m.facts.restore_snapshot(older)
+        assert PHONE not in [f.text for f in m.facts.query()]
+        assert SHARED in [f.text for f in m.facts.query()]
+    assert _traces(home) == []
+
+
+def test_dry_run_and_no_yes_change_nothing(bot: Memory, home: Path) -> None:
+    _write(bot)
+    before = sorted(p.name for p in home.rglob("*")), bot.count_messages()
+    plan = bot.erase(tag=f"user:{LENA}", dry_run=True)
+    assert not plan.done and plan.sessions == [f"{LENA}-1", f"{LENA}-2"] and len(plan.facts) >= 1
+    assert plan.attestations and plan.documents == 0
+    assert (sorted(p.name for p in home.rglob("*")), bot.count_messages()) == before
+    assert _traces(home)
+
+
+def test_unknown_names_are_refused_and_nothing_is_erased(bot: Memory, home: Path) -> None:
+    _write(bot)
+    count = bot.count_messages()
+    with pytest.raises(NotFound, match="no session carries the tag user:cus_nobody"):
+        bot.erase(tag="user:cus_nobody")
+    with pytest.raises(NotFound):
+        bot.erase(sessions=[f"{LENA}-1", "cus_nobody-1"])
+    with pytest.raises(NotFound, match="no session of channel"):
+        bot.erase(channel="cus_nobody")
+    with pytest.raises(InvalidInput):
+        bot.erase()
+    assert bot.count_messages() == count and _traces(home)
+
+
+def test_the_cli_erases_only_with_yes(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings.load(env={}, embedder="hash", enable_write=True)
+    with Memory(home, settings=settings) as m:
+        _write(m)
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "hash")
+    monkeypatch.setenv("PALIMPSEST_URL", "http://127.0.0.1:9")  # (no server there)
+    cli = ["--home", str(home), "erase", "--tag", f"user:{LENA}"]
+    assert main(cli) == 2
+    out, err = capsys.readouterr()
+    assert "would erase 2 sessions" in out and "--yes" in err and _traces(home)
+    assert main([*cli, "--dry-run", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["done"] is False and _traces(home)
+    monkeypatch.setattr(erase_cli, "server_answers", lambda url, store=None: True)  # a server of this store runs
+    assert main([*cli, "--yes"]) == 9
+    assert "stop it" in capsys.readouterr().err and _traces(home)
+    monkeypatch.setattr(erase_cli, "server_answers", lambda url, store=None: False)
+    assert main([*cli, "--yes"]) == 0
+    assert "erased 2 sessions" in capsys.readouterr().out and _traces(home) == []
+
+
+def test_the_sqlite_file_keeps_no_deleted_text(sqlite_memory: Memory, home: Path) -> None:
+    _write(sqlite_memory)
+    sqlite_memory.erase(channel=LENA)
+    assert b"oberkampf" not in (home / "palimpsest.db").read_bytes().lower()
