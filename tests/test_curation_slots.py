@@ -294,6 +294,27 @@ def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str,
 
 
 @pytest.mark.parametrize(("old", "new", "action"), [
+    # a novelist's series bible: a change of Elira's eyes had retired Mara's ("mara has green eyes" recalled as no longer
+    # holding)
+    ("mara has green eyes", "Elira's eyes are grey now, not green", ("new", "related")),
+    ("My eyes are green.", "Elira's eyes are grey now, not green.", ("new", "related")),
+    ("Elira has green eyes.", "Elira's eyes are grey now, not green.", "supersede"),
+    ("Her eyes are green.", "Elira's eyes are grey now, not green.", "supersede"),  # whose "her" is, the words do not say
+    # a support bot's customers: an address (long, with its numbers) and a plan changed, and both had stayed current
+    ("My shipping address is Calle de Alcalá 45, 28014 Madrid.",
+     "My shipping address is Carrer de Mallorca 210, 08008 Barcelona.", "supersede"),
+    ("My address is 14 Wharf Road, London E1 2AB.", "My address is 3 Cable Street, Manchester M4 5BD.", "supersede"),
+    ("I am on the Free plan.", "I am on the Pro plan now.", "supersede"),
+    # ... not another address, nor one more committee
+    ("My shipping address is Calle de Alcalá 45, 28014 Madrid.",
+     "My billing address is Carrer de Mallorca 210, 08008 Barcelona.", ("new", "related")),
+    ("I'm on the hiring committee.", "I'm on the review committee now too.", ("new", "related")),
+])
+def test_whose_thing_changed_and_a_value_with_numbers(memory: Memory, old: str, new: str, action: str | tuple[str, ...]) -> None:
+    assert _decided_with_the_local_model(memory, old, new) in (action if isinstance(action, tuple) else (action,))
+
+
+@pytest.mark.parametrize(("old", "new", "action"), [
     # a rename changes what a thing is called, nothing else said of it ("The billing service is written in Go." was retired
     # by "The billing service was renamed to ledger.", and the rename by the language)
     ("The billing service is written in Go.", "The billing service was renamed to ledger.", "new"),
@@ -932,6 +953,46 @@ def test_a_change_said_of_yesterday_after_the_fact_is_the_news(memory: Memory) -
                                     "at": "2026-12-05T09:10:00Z"})
     assert d.action != "supersede", d.reason
     assert fact.id in {f.id for f in memory.facts.query()}
+
+
+def test_a_retracted_fact_said_again_in_a_conversation_stays_retracted(memory: Memory) -> None:
+    """A developer retracted "The staging db host is db-staging-2.internal." (it never existed); the next turn's "also the
+    staging db host is db-staging-2.internal, put that in the README" made it a current fact again, first in recall. The
+    user's own `facts write` may still say it."""
+    wrong = memory.facts.write("The staging db host is db-staging-2.internal.")
+    memory.facts.retract(wrong.id, reason="never existed")
+    memory.append("s1", "user", "also the staging db host is db-staging-2.internal, put that in the README")
+    d = memory.distiller.close_turn("s1", use_llm=False)
+    assert [x["action"] for x in d.decisions] == ["refused"] and current(memory) == []
+    assert "refused" in {d.op for _, d in memory.facts.decisions.read("facts")}
+    # another statement of the slot is still taken, and the user's own word is theirs
+    memory.append("s1", "user", "The staging db host is staging-pg.internal.")
+    assert [x["action"] for x in memory.distiller.close_turn("s1", use_llm=False).decisions] == ["new"]
+    assert memory.facts.curator.write("The staging db host is db-staging-2.internal.").action != "refused"
+
+
+def test_a_change_of_yesterday_said_in_the_message_of_the_fact_is_the_news(memory: Memory) -> None:
+    """A developer moving her memory: "we used to deploy with jenkins … update: we moved from Jenkins to GitHub Actions
+    yesterday" in one message was written as older news the "used to" replaced (its day, yesterday, is before the
+    message's): the move was lost and Jenkins stayed current."""
+    memory.append("s", "user", "deploys: we used to deploy with jenkins (job billing-deploy). update: we moved from Jenkins to "
+                  "GitHub Actions yesterday, workflow is .github/workflows/deploy.yml", created_at="2026-11-20T10:00:00Z")
+    memory.distiller.close_turn("s", use_llm=False)
+    (fact,) = memory.facts.query()
+    assert "GitHub Actions" in fact.text and fact.valid_from == "2026-11-20T10:00:00.000000Z"
+
+
+@pytest.mark.parametrize(("earlier", "later", "action"), [
+    # an ML researcher's: a decision reversed, and a fault repaired, had been confirmed (the retired value heard again)
+    ("we stop using bf16 on the A10s", "bf16 is back on for the A10s", "supersede"),
+    ("gpu-07 has a bad NVLink.", "gpu-07 is fixed, the NVLink bridge was replaced.", ("supersede", "related")),
+    # ... the same state said again still confirms
+    ("We stop using bf16 on the A10s.", "We stopped using bf16 on the A10s.", "confirm"),
+    ("gpu-07 is broken.", "gpu-07 is still broken.", ("confirm", "related")),
+])
+def test_a_decision_reversed_or_a_fault_repaired_is_no_restatement(memory: Memory, earlier: str, later: str,
+                                                                     action: str | tuple[str, ...]) -> None:
+    assert _decided_with_the_local_model(memory, earlier, later) in (action if isinstance(action, tuple) else (action,))
 
 
 @pytest.mark.parametrize(("earlier", "later"), [

@@ -106,3 +106,19 @@ def test_a_tool_makes_no_fact_of_a_credential(memory: Memory, text: str) -> None
             call(name, {"id": kept["fact"]["id"], "text": text})
     assert not [f for f in memory.facts.query(status="all") if "hunter2" in f.text or "ghp_" in f.text or "sk-proj" in f.text]
     assert "hunter2" not in memory.recall(None, "what is the staging DB password?").block
+
+
+def test_a_remembered_fact_citing_a_message_holds_from_when_it_was_said(memory: Memory) -> None:
+    """A support bot wrote each customer's plan with `memory_remember`, citing the message: every plan was dated the day the
+    facts were written ("Free", "Pro", "Enterprise" on one day), and the block could not tell which was current."""
+    call = lambda name, args: tools.call(memory, name, args, enable_write=True)
+    said = memory.append("cus-1", "user", "I'm on the Free plan.", created_at="2026-09-02T09:10:00Z")
+    later = memory.append("cus-2", "user", "Since last Monday I'm on the Pro plan.", created_at="2026-10-14T11:00:00Z")
+    free = call("memory_remember", {"text": "I am on the Free plan.", "source": f"event:{said['id']}"})["fact"]
+    assert free["valid_from"] == "2026-09-02T09:10:00.000000Z" and free["attestations"][0]["at"] == free["valid_from"]
+    pro = call("memory_remember", {"text": "I am on the Pro plan since last Monday.", "source": f"event:{later['id']}"})["fact"]
+    assert pro["valid_from"] == "2026-10-12T00:00:00.000000Z"  # the day it names
+    # a time of its own is kept, and a fact citing no message holds from now
+    own = call("memory_remember", {"text": "The office moved to Porto.", "valid_from": "2026-08-01", "source": f"event:{said['id']}"})
+    assert own["fact"]["valid_from"].startswith("2026-08-01")
+    assert call("memory_remember", {"text": "Our support hours are 9 to 5."})["fact"]["valid_from"] > "2026-10-15"

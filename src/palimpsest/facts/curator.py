@@ -93,7 +93,7 @@ NAMED_TIE = 0.02  # facts this close to the text a correction names are alike: i
 # heard in and its accepted `user:` and `project:` tags (a chat bot's users, a coding agent's repositories), and the
 # session's agent where each agent serves other people; statements heard only where these differ are never one slot
 _FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine)\b", re.IGNORECASE)
-NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit",
+NEGATIONS = frozenset(["not", "no", "never", "none", "nobody", "nothing", "neither", "nor", "cannot", "can't", "don't", "doesn't", "didn't", "isn't", "aren't", "wasn't", "weren't", "won't", "wouldn't", "shouldn't", "haven't", "hasn't", "hadn't", "stopped", "quit", "stop", "stops", "quits",
                        # the same in the other languages a user writes in (German, Spanish, French, Italian, Portuguese,
                        # Dutch, Swedish): "Ich trinke keinen Kaffee." is no second hearing of "Ich trinke Kaffee."
                        "nicht", "kein", "keine", "keinen", "keinem", "keiner", "keines", "nie", "niemals", "nichts",
@@ -147,7 +147,10 @@ FEELINGS = [(slots.stem(x), slots.stem(y)) for x in ("love", "loves", "loved", "
 # "Yusuf and Leila are married.", a cosine of 0.92, was merged)
 STAGES = [(slots.stem(x), slots.stem(y)) for x, y in (("dating", "engaged"), ("dating", "married"), ("engaged", "married"),
           ("married", "divorced"), ("married", "separated"), ("married", "widowed"), ("engaged", "divorced"),
-          ("pregnant", "born"), ("applied", "hired"), ("interviewing", "hired"), ("applied", "rejected"))]
+          ("pregnant", "born"), ("applied", "hired"), ("interviewing", "hired"), ("applied", "rejected"))] + [
+          # a fault, then its repair: "gpu-07 is fixed, the NVLink bridge was replaced." had confirmed "gpu-07 has a bad NVLink."
+          (slots.stem(x), slots.stem(y)) for x in ("broken", "bad", "faulty", "failing", "dead", "flaky", "crashing", "leaking")
+          for y in ("fixed", "repaired", "resolved", "mended")]
 
 
 @dataclass
@@ -852,8 +855,13 @@ class Curator:
             raise InvalidInput("corrects must be a fact id or the text of the fact it corrects")
 
     def _cite(self, c: Candidate) -> Candidate:
-        """The candidate with its source as stored: a short id as `event:<message id>`."""
+        """The candidate with its source as stored: a short id as `event:<message id>`; with no time of its own, it holds
+        from the time its message names, or was said (a support bot's `memory_remember` of each customer's plan, citing
+        the message, had every plan dated the day the facts were written: "Free", "Pro", "Enterprise", one day)."""
         c.source = self.facts.cited(c.source)
+        if c.valid_from is None and c.at is None and (said := self.facts.said(c.source)) is not None:
+            c.at = said.created_at
+            c.valid_from = local.named_start(c.text, said.created_at, said.metadata) or said.created_at
         return c
 
     def neighbours(self, c: Candidate, named: bool = False) -> list[tuple[Fact, Signals]]:
@@ -988,9 +996,30 @@ class Curator:
     def _curate_alone(self, c: Candidate) -> Decision:
         if self._from_instant_session(c):
             return Decision("skipped", reason="heard in an instant session: scratch is never promoted into facts")
+        if c.corrects is None and (retracted := self._retracted_said_again(c)) is not None:
+            self.counts["refused"] += 1
+            self.facts.decisions.record(DOMAIN, "refused", key=_new_id("ref"), subject=retracted.id, content=c.text[:200],
+                                        created_at=self.facts.now(), candidate=c.to_dict(), reason="says a retracted fact")
+            return Decision("refused", None, retracted, None, f"{retracted.id} says this and was retracted: nothing written")
         if c.corrects is not None:
             return self._correct(c)
         return self._gate(c)
+
+    def _retracted_said_again(self, c: Candidate) -> Fact | None:
+        """A retracted fact a distilled statement says again: "it was never true" holds against the conversation that
+        said it (a developer retracted "The staging db host is db-staging-2.internal.", and the next turn's "also the
+        staging db host is db-staging-2.internal, put that in the README" made it current again, first in recall). Your
+        own `facts write` is yours to make."""
+        from ..search import query_terms
+
+        if (c.metadata or {}).get("origin") != "distill":
+            return None
+        store = self.facts.store
+        q = FactQuery(vaults=[c.vault or "facts"], limit=NEIGHBOURS)
+        ids = [r.id for r in store.query_facts(replace(q, norm=normalise(c.text)))]
+        ids += [i for i, _ in store.fact_keyword_search(query_terms(c.text), q, NEIGHBOURS, False)]
+        retracted = [f for f in self.facts._views(store.get_facts(list(dict.fromkeys(ids)))) if f.status == "retracted"]
+        return next((f for f in retracted if judge(compare(c.text, f.text, self._cosine(c.text, f.text)), True) == "confirm"), None)
 
     def _gate(self, c: Candidate, prefer: Fact | None = None) -> Decision:
         """The gate's decision for a candidate against its nearest open facts (`prefer`, a
@@ -1044,9 +1073,11 @@ class Curator:
             self.facts.supersede(fact.id, by=target.id, reason=why) if target.supersedes is None \
                 else self.facts.close(fact.id, at=target.valid_from, reason=why)
             return Decision("outdated", self.facts.get(fact.id), target, s, why)
-        if action in ("supersede", "dispute") and start == target.valid_from:
+        if action in ("supersede", "dispute") and (start == target.valid_from or start < target.valid_from and c.at == target.valid_from):
             # two values for one slot said at one moment ("I live in Lisbon. Sorry, Porto."): the later
-            # said revises the earlier — one current fact, and the valid time stays the moment it was said
+            # said revises the earlier — one current fact, and the valid time stays the moment it was said (a change
+            # naming its own earlier day, "we used to deploy with jenkins. update: we moved from Jenkins to GitHub Actions
+            # yesterday", had been written as older news the "used to" replaced: the move was lost)
             fact = self.facts.revise(target.id, c.text, kind=c.kind, source=c.source)
             return Decision("revise", fact, target, s, why or "another value for the same slot said at the same moment: the later "
                             "said revises the earlier")
@@ -1114,8 +1145,8 @@ class Curator:
     @staticmethod
     def _said_before(c: Candidate, start: str, fact: Fact) -> bool:
         """The candidate holds from before `fact` and was said before it started too (an import out of order, a turn
-        closed late): older news whatever the words say."""
-        return start < fact.valid_from and (c.at is None or c.at <= fact.valid_from)
+        closed late): older news whatever the words say. Said at the moment it started (one message) is not before."""
+        return start < fact.valid_from and (c.at is None or c.at < fact.valid_from)
 
     def _supersede(self, c: Candidate, target: Fact, why: str | None = None) -> Fact:
         if target.superseded_by:  # still current, its successor starting later ("we're moving on June 1"): what comes after that

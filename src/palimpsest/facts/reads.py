@@ -9,7 +9,7 @@ from typing import Any
 
 from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
 from ..ids import is_short_id
-from ..records import parse_time
+from ..records import Message, parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..search.floor import beyond_model
 from ..store.facts_base import FactQuery, FactRow
@@ -71,6 +71,12 @@ class FactReads:
         if target is None:
             raise InvalidInput(f"no message has the short id {short!r}: give its full id (evt_…), or person:NAME for a person")
         return f"event:{target}"
+
+    def said(self, source: Any) -> Message | None:
+        """The message a cited source is (`event:<id>`), None for any other source."""
+        kind, ref = parse_source(source)
+        found = self.store.get_messages([ref]) if kind == "event" else []
+        return found[0] if found else None
 
     def _stored_message(self, source: Any) -> None:
         kind, ref = parse_source(source)

@@ -1108,6 +1108,8 @@ def _of_another(a: Slot | None, b: Slot, old_text: str, new_text: str) -> bool:
     Tailscale instead of a VPN" of "Our VPN is Cisco AnyConnect")."""
     if a is not None and set(content(b.old_value)) & set(content(a.attribute)):
         return False
+    if _another_possessor(old_text, new_text):
+        return True
     if b.holder in ("i", "we") and not re.search(r"\b(?!(?:it|that|there|here|what|who|he|she)\b)\w+'s\b", new_text.replace("’", "'"), re.IGNORECASE):
         return False  # "I switched my membership from FitLab to …", "We moved the newsletter from …": our own thing's change
         # (only a thing of another's — "the shop's stock count" — or one the change names as its subject is another)
@@ -1179,6 +1181,19 @@ def clauses(text: str) -> list[str]:
 _POSSESSOR = re.compile(r"^\s*(?:(?P<pronoun>(?i:his|her|their|its))\s|(?P<name>[A-Z][\w-]*)['’]s\s)")
 
 
+def _another_possessor(old_text: str, new_text: str) -> bool:
+    """The change is of a thing of someone the earlier statement does not name, and that statement is of someone it does
+    name (or of mine): "Elira's eyes are grey now, not green" says nothing of "mara has green eyes" (a novelist's series
+    bible had Mara's eyes retired). Whose "her eyes" are, the words do not say: that stays a change."""
+    new = _POSSESSOR.match(new_text)
+    if not new or not new.group("name"):
+        return False
+    old = _POSSESSOR.match(old_text)
+    if old and old.group("pronoun"):
+        return False
+    return stem(new.group("name").lower()) not in {stem(w) for w in _words(old_text.lower())}
+
+
 def _possessors_apart(old_text: str, new_text: str, b: Slot) -> bool:
     """One statement's subject is someone's by a pronoun, the other's by a name, and no change is said ("Her father is
     Aldric Varrow." / "Hestia's father is a fisherman."): whose "her" is, the words do not say (it had retired a true fact
@@ -1223,11 +1238,13 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "changed"  # "I'm vegetarian now" / "I'm pescatarian now": one diet at a time (a new user's)
     if not content(a.value) or not content(b.value):
         return None
-    if max(len(content(a.value)), len(content(b.value))) > MAX_VALUE_WORDS:
+    if max(len(_worded(a.value)), len(_worded(b.value))) > MAX_VALUE_WORDS:
         return "topic"  # a slot's value is short (a name, a number, a place); a long one is a description
     if not content(a.attribute) and not content(b.attribute) and a.verb == b.verb == "be":
-        if b.change and a.holder not in ("", "i", "we") and _one_word_apart(a, b):
-            return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed
+        if b.change and _one_word_apart(a, b) and (a.holder not in ("", "i", "we") or not _count_changed(a, b)):
+            return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed, and
+            # "I am on the Free plan." / "I am on the Pro plan now." (a support bot's customer): one plan at a time (not
+            # "I've been doing this for 4 weeks now": how long, no change)
         if all(len(v) == 1 and v[0].isdigit() and len(v[0]) <= 3 for v in (a.value, b.value)):
             return "changed"  # "Maria is 40" / "Maria is 41 now", "Rex is 3 years old" / "Rex turned 4": one age at a time
         if b.change and all(len(c := content(v)) == 1 and clock(c[0]) is not None for v in (a.value, b.value)):
@@ -1361,6 +1378,12 @@ def _one_word_apart(a: Slot, b: Slot) -> bool:
     """The two values are one frame with one word changed ("engineer at adobe" / "manager at adobe")."""
     x, y = content(a.value), content(b.value)
     return len(x) == len(y) > 1 and sum(p != q for p, q in zip(x, y)) == 1
+
+
+def _worded(value: list[str]) -> list[str]:
+    """A value's content words but its numbers and codes: "Calle de Alcalá 45, 28014 Madrid" is a place of three words, not
+    a description of five (a support bot's customers' changed shipping addresses had each stayed current beside the old)."""
+    return [w for w in content(value) if not any(c.isdigit() for c in w)]
 
 
 def _count_changed(a: Slot, b: Slot) -> bool:

@@ -64,7 +64,8 @@ def memory_fact_reviews(memory: Memory, args: dict[str, Any]) -> Any:
       "corrects, relates or disputes it, or writes a new fact.", schema({
           "text": TEXT, "vault": VAULT, "kind": KIND, "entities": ENTITIES,
           "salience": described(UNIT, "how much it matters, 0–1 (default by kind)"),
-          "valid_from": described(TIME, "when it started to hold in the world (default now)"),
+          "valid_from": described(TIME, "when it started to hold in the world (default: the time its source message names, "
+                                         "else when that message was said; now without one)"),
           "source": SOURCE, "corrects": {"type": "string", "description": "the fact (id or text) this corrects"},
       }, required=["text"]), write=True, idempotent=False)
 def memory_remember(memory: Memory, args: dict[str, Any]) -> Any:
