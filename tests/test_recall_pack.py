@@ -798,3 +798,17 @@ def test_a_message_saying_several_retired_facts_is_marked_with_those_the_questio
     notes = {i.id: i.note for i in mem.recall(None, "who is Mara to Elira now?", 4000).items}
     assert said in notes and notes[said].startswith("in part no longer holds: Mara Kade is Elira Kade's sister"), notes
     assert "younger brother" not in notes[said]
+
+
+def test_an_experiments_run_is_one_of_a_series_not_a_value(mem: Memory) -> None:
+    """Found by an ML researcher using Codex: "bf16 on A10s: … 20k steps on run 26. …" was marked an earlier value of
+    "write eval_report.md comparing run 17 and run 23 …" for a new run's first prompt, which asks no "which run": a run's
+    number names one run, as "room 4" names a room; "run" said as a verb ("I run 5 miles") still counts."""
+    said = [("lr", "ok so new best lr is 1e-4, 3e-4 overshoots after warmup (loss spikes right at step 2k).", "2026-11-23T13:00:00Z"),
+            ("bf16", "bf16 on A10s: no more NaNs in 20k steps on run 26. so reverting the decision, bf16 back on for A10s.",
+             "2026-12-03T16:00:00Z"),
+            ("report", "write eval_report.md comparing run 17 and run 23 for the group mtg tmrw", "2026-12-05T14:00:00Z")]
+    assert set(_marks(mem, said, "ok launching run 24 with the current best settings - lr and precision on the a10s").values()) == {""}
+    marks = _marks(mem, [("old", "I run 5 miles every morning", "2025-01-01T10:00:00Z"),
+                         ("new", "I run 8 miles every morning now", "2025-02-01T10:00:00Z")], "how far do I run every morning?")
+    assert marks["old"].startswith("earlier; newer:") and marks["new"] == ""
