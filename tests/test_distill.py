@@ -1301,3 +1301,16 @@ def test_a_character_list_gives_its_facts_through_the_curator(memory: Memory) ->
     memory.distiller.close_turn("bible", use_llm=False)
     assert sorted(f.text for f in memory.facts.query()) == ["Corin Kade is Elira's younger brother, 22, apprentice archivist",
                                                             "Yevra is Elira's mentor, blind"]
+
+
+def test_a_statement_taken_back_as_it_is_said_corrects_the_fact(memory: Memory) -> None:
+    """A novelist's revision: "Torin dies in book 2 — no wait, he survives but loses his arm." had been only related to
+    "Torin dies in book 2, at Kethra Pass.", which stayed current. It is a correction of what it takes back, kept whole
+    ("he" is Torin); "I mean" in passing takes nothing back."""
+    for at, text in (("2026-01-08T10:00:00Z", "Torin dies in book 2, at Kethra Pass."),
+                     ("2026-02-02T10:00:00Z", "Torin dies in book 2 — no wait, he survives but loses his arm.")):
+        memory.append("s", "user", text, created_at=at)
+        memory.distiller.close_turn("s", use_llm=False)
+    assert [f.text for f in memory.facts.query()] == ["Torin dies in book 2 — no wait, he survives but loses his arm."]
+    memory.append("s", "user", "We meet on Monday... actually no, the team meeting is on Friday.", created_at="2026-02-03T10:00:00Z")
+    assert [d["action"] for d in memory.distiller.close_turn("s", use_llm=False).decisions] == ["new"]

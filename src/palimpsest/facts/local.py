@@ -1127,11 +1127,22 @@ def _meant(before: str, new: str) -> str | None:
     return before[:span.start()] + new.strip() + before[span.end():]
 
 
+# a statement taken back as it is said: "Torin dies in book 2 — no wait, he survives but loses his arm." (a novelist's
+# revision had been only related to "Torin dies in book 2, at Kethra Pass.", which stayed current)
+_TAKEN_BACK = re.compile(r"^(?P<said>\S.{7,}?)\s*(?:[—–]|\s-+\s|,|;|\.\.\.|…)\s*(?:no,?\s+wait|wait,?\s+no|no,?\s+actually|"
+                         r"actually,?\s+no|scratch that)\b[\s,:;.!—–-]*(?P<rest>\w.{7,})$", re.IGNORECASE)
+
+
 def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
     """Adds what `s` says to `out`; its category, or None."""
     key = s.lower()
     if key in seen:
         return None
+    taken_back = _TAKEN_BACK.match(s) if m.role == "user" and len(s) <= MAX_SENTENCE else None
+    if taken_back and not s.rstrip().endswith("?"):
+        out["corrections"].append({"text": s, "replaces": taken_back.group("said")})  # the whole: "he" is Torin
+        seen.add(key)
+        return "correction"
     found = classify(s, m.role == "user", after_fact)
     if found is None:
         return None
