@@ -438,6 +438,19 @@ def test_a_small_scope_a_question_finds_is_shown_whole(home: Path, store_url: st
         assert len(memory.search("which plan am I on right now?", tag="user:cus_srossi").hits) == 2
 
 
+def test_a_small_home_recalled_with_no_scope_keeps_to_what_the_question_finds(home: Path, store_url: str) -> None:
+    """Found in review: with no scope given, the scope is the whole store, and a small home's "what is my cat's name?"
+    had shown every message it held, a therapist's words about anxiety too."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        memory.append("a", "user", "My cat is called Miso.")
+        memory.append("a", "assistant", "Nice name!")
+        memory.append("b", "user", "My therapist says my anxiety is getting worse.")
+        memory.append("c", "user", "The deploy pipeline uses GitHub Actions.")
+        memory.worker().drain()
+        block = memory.recall("z", "what is my cat's name?").block
+        assert "Miso" in block and "anxiety" not in block and "GitHub" not in block
+
+
 def test_a_small_scope_whose_hits_said_only_a_retired_fact_is_no_empty_block(home: Path, store_url: str) -> None:
     """Found by a support bot's builder: Aisha's "which plan am I on right now?" block was empty while a search with the
     same scope had two hits — her first message, whose one fact (her old address) a correction retired, and its reply;

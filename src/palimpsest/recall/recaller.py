@@ -150,7 +150,7 @@ class Recaller:
         apart = self._apart(elsewhere) if elsewhere else ()
         result = self.finder.search(query, limit=limit, now=now, **scope, **before, **({"apart": apart} if apart else {})) \
             if query.strip() else None
-        if result is not None and result.hits and len(result.hits) < limit:
+        if scope and result is not None and result.hits and len(result.hits) < limit:  # (a scope given: not the whole store)
             result.hits += self._rest_of_scope(result.hits, limit, {**scope, "until": before.get("until"), "apart": apart})
         notes: list[str] = list(result.notes) if result is not None else []
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
@@ -185,7 +185,9 @@ class Recaller:
         meaning loses what the model cannot read as near. Found by a support bot's builder: "which plan am I on right
         now?" of a customer's six messages held only her retired "Basic plan"; "I upgraded to Pro" shares no word with
         the question and is as far from it as "is dark mode coming?" to the local model (cosine 0.10, under the floor's
-        0.35). A larger scope is left to the ranking and the floor, which keep a block to what bears on the question."""
+        0.35). A larger scope is left to the ranking and the floor, which keep a block to what bears on the question; so is
+        a recall with no scope, whose scope is the whole store (a small home's "what is my cat's name?" had shown a
+        therapist's words about anxiety: found in review)."""
         scope = self.kernel.store.browse(self.finder.filters(**filters), limit + 1, 0, True)
         if len(scope) > limit:
             return []
