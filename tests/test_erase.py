@@ -199,3 +199,71 @@ def test_the_sqlite_file_keeps_no_deleted_text(sqlite_memory: Memory, home: Path
     _write(sqlite_memory)
     sqlite_memory.erase(channel=LENA)
     assert b"oberkampf" not in (home / "palimpsest.db").read_bytes().lower()
+
+
+# -- summaries and wiki pages drawn from her sessions ------------------------------------------------------------
+COURIER = {LENA: ("Lena Novak", "My parcel to 7 Rue Oberkampf in Paris never came, customer ref LN-55102."),
+           "cus_srossi": ("Sofia Rossi", "My parcel to Via Roma 12 in Torino never came, customer ref SR-40417.")}
+
+
+def _compacted(memory: Memory) -> None:
+    """Each customer's long session (60 turns: leaves, a branch and a root by the local fallback), and the wiki mined
+    from the leaves: a page of her own (Lena Novak, Rue Oberkampf) and one both customers' leaves wrote (Chronopost)."""
+    for customer, (name, said) in COURIER.items():
+        street = said.split(" to ")[1].split(" in ")[0]
+        lines = [said, f"The courier Chronopost left a note at {street} for {name}."]
+        memory.ingest_session(f"{customer}-1", [
+            {"role": "user", "content": f"{lines[i // 2 % 2]} Message {i}.", "metadata": {"speaker": name}} if i % 2 == 0 else
+            {"role": "assistant", "content": f"Noted: trace {i} opened with the courier.", "metadata": {"speaker": "Support"}}
+            for i in range(60)], channel=customer, settings={"tags": [f"user:{customer}"]})
+        memory.summaries.compact(f"{customer}-1", final=True, use_llm=False)
+    memory.worker().drain()
+
+
+def _pages(memory: Memory) -> list[Any]:
+    return sorted((t["title"], t["entities"], t["aliases"], sorted(s.text for s in memory.store.wiki_statements([t["id"]])))
+                  for t in memory.wiki.list(limit=1000))
+
+
+def _summaries(memory: Memory, customer: str) -> list[tuple[int, str]]:
+    return sorted((s.depth, s.content) for s in memory.store.session_summaries(f"{customer}-1", live=False))
+
+
+@pytest.fixture
+def compacting(home: Path, store_url: str) -> Memory:
+    settings = Settings.load(env={}, embedder="hash", enable_write=True, distill=False, tags_suggest=False, compact_after=0,
+                             summary_leaf_tokens=800, summary_branch_tokens=600, summary_max_tokens=150)
+    m = Memory(home, store_url, settings=settings)
+    yield m
+    m.close()
+
+
+def test_her_summaries_and_wiki_pages_go_and_the_others_stay(compacting: Memory, home: Path, store_url: str,
+                                                              tmp_path: Path) -> None:
+    _compacted(compacting)
+    assert {s.depth for s in compacting.store.session_summaries(f"{LENA}-1", live=False)} == {0, 1, 2}
+    assert {"Lena Novak", "Rue Oberkampf", "Chronopost"} <= {t["title"] for t in compacting.wiki.list(limit=1000)}
+    earlier = tmp_path / "earlier.jsonl"
+    with open(earlier, "w") as out:
+        export_memory(compacting, out)
+    theirs = _summaries(compacting, "cus_srossi")
+    assert any("Oberkampf" in t or "Novak" in t for _, _, _, texts in _pages(compacting) for t in texts)
+    compacting.erase(tag=f"user:{LENA}")
+    pages = _pages(compacting)
+    assert _traces(home) == []
+    assert _summaries(compacting, "cus_srossi") == theirs and _summaries(compacting, LENA) == []
+    assert {"Sofia Rossi", "Via Roma", "Chronopost"} <= {title for title, *_ in pages}
+    if store_url.startswith("postgresql"):
+        dump = subprocess.run(["pg_dump", store_url], capture_output=True, text=True, check=True).stdout
+        assert not [s for s in UNIQUE if s.lower() in dump.lower()]
+    compacting.rebuild()
+    compacting.replay_decisions()
+    import_file(compacting, earlier)
+    compacting.worker().drain()
+    assert _traces(home) == []
+    assert _summaries(compacting, "cus_srossi") == theirs and _summaries(compacting, LENA) == []
+    assert _pages(compacting) == pages
+    with Memory(home, f"sqlite:///{tmp_path / 'new.db'}", settings=compacting.settings) as fresh:  # replayed into a new store
+        fresh.rebuild()
+        assert _pages(fresh) == pages and _summaries(fresh, "cus_srossi") == theirs
+    assert _traces(home) == []

@@ -30,6 +30,7 @@ refuses while a server of this store answers).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -43,6 +44,8 @@ from .settings import OWNER_TAGS
 from .store import Filters
 from .store.facts_base import FactQuery, FactRow
 from .tags import Tags
+from .wiki import SYSTEM_SESSION as WIKI
+from .wiki.erase import pages_drawn_from
 
 _PAGE = 500
 
@@ -65,6 +68,10 @@ class Erasure:
         d = asdict(self)
         d["attestations"] = [list(a) for a in self.attestations]
         return d
+
+
+def _then(line: dict[str, Any] | None, scrub: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any] | None:
+    return None if line is None else scrub(line)
 
 
 class Eraser:
@@ -142,17 +149,23 @@ class Eraser:
     def erase(self, sessions: list[str]) -> Erasure:
         """Erase these sessions (see the module's doc); journaled first, with ids and counts only."""
         plan = self.plan(sessions)
+        summaries = self._summary_ids(sessions)
+        pages = pages_drawn_from(self.kernel.store, summaries)
         erased = Erased({session_digest(s) for s in sessions},
-                        self._message_ids(sessions) | self._summary_ids(sessions) | set(plan.facts))
+                        self._message_ids(sessions) | summaries | set(plan.facts) | pages.gone)
         self._record(plan, erased)
         texts = self._texts(sessions)
         owner_values = self._owner_values(sessions)
         for domain in self.kernel.decisions.domains():
             if domain != DOMAIN:
-                plan.journal_lines[domain] = self.kernel.decisions.rewrite(domain, erased.scrub_line)
+                scrub = erased.scrub_line if domain != WIKI else lambda line: _then(erased.scrub_line(line), pages.scrub_line)
+                plan.journal_lines[domain] = self.kernel.decisions.rewrite(domain, scrub)
         for session in sessions:
             self.kernel.journal.remove(session)
-        plan.rows = self.kernel.store.erase_sessions(sessions)
+        # the pages before the leaves: a rerun after a crash finds the leaves' patches that say what to take off
+        self.kernel.store.apply_wiki_change(pages.change(self.kernel.store.wiki_topics(sorted(pages.dropped))))
+        topics = self.kernel.store.erase_topics(sorted(pages.gone))
+        plan.rows = {**self.kernel.store.erase_sessions(sessions), "wiki_topics": topics}
         plan.rows["facts"] = self.kernel.store.erase_facts(plan.facts, plan.attestations)
         for key, values in owner_values.items():
             plan.rows["tag_taxonomy"] = plan.rows.get("tag_taxonomy", 0) + self.kernel.store.drop_unused_taxonomy(key, values)
@@ -168,6 +181,7 @@ class Eraser:
     def _record(self, plan: Erasure, erased: Erased) -> None:
         change = {"sessions": sorted(erased.sessions), "messages": sorted(i for i in erased.ids if i.startswith("evt_")),
                   "summaries": sorted(i for i in erased.ids if i.startswith("sum_")), "facts": sorted(plan.facts),
+                  "wiki_topics": sorted(i for i in erased.ids if i.startswith("wtp_")),
                   "attestations": [list(a) for a in plan.attestations]}
         self.kernel.decisions.record(DOMAIN, "erase", change, content=f"erased {len(plan.sessions)} sessions, {plan.messages} "
                                      f"messages, {len(plan.facts)} facts", created_at=iso(self.kernel.clock()))

@@ -51,7 +51,7 @@ class Erased:
         found = cls()
         for d in decisions.taken(DOMAIN):
             found.sessions.update(d.change.get("sessions", []))
-            for kind in ("messages", "summaries", "facts"):
+            for kind in ("messages", "summaries", "facts", "wiki_topics"):
                 found.ids.update(d.change.get(kind, []))
         return found
 

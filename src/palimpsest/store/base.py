@@ -295,6 +295,10 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         attestations of facts that stay. Returns the facts deleted."""
 
     @abstractmethod
+    def erase_topics(self, topics: list[str]) -> int:
+        """Delete these wiki topics and their keys (pages only erased leaves made). Returns the topics deleted."""
+
+    @abstractmethod
     def drop_unused_taxonomy(self, key: str, values: list[str]) -> int:
         """Forget these taxonomy values of `key` that no tag carries any more."""
 

@@ -16,7 +16,7 @@ from ..sql.erase import SQLEraseMixin
 
 _ERASED_FROM = ("messages", "sessions", "vectors", "summaries", "summary_sources", "summary_vectors", "tags", "tag_taxonomy",
                 "jobs", "facts", "fact_attestations", "fact_links", "fact_vectors", "wiki_statements",
-                "wiki_patches", "wiki_leaves", "wiki_mentions", "index_quarantine", "journal_cursors")
+                "wiki_topics", "wiki_keys", "wiki_patches", "wiki_leaves", "wiki_mentions", "index_quarantine", "journal_cursors")
 
 
 class PostgresEraseMixin(SQLEraseMixin):

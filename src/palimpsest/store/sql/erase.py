@@ -1,7 +1,7 @@
 """Erasing the rows of sessions and facts an operator ordered erased, in SQL both backends run.
 
 Nothing else in the store deletes what was said (DESIGN.md, principle 1): these statements
-run only for `palimpsest erase` (`erasure.py`), which also rewrites the journals they were
+run only for `palimpsest erase` (`erase.py`), which also rewrites the journals they were
 derived from. What differs per backend is how a deleted text leaves the full-text index
 (SQLite's external-content FTS5 tables are told each row's old text; PostgreSQL's tsvector
 columns go with their rows), which caches forget, and how the files are made to forget
@@ -90,6 +90,15 @@ class SQLEraseMixin(SQLBackend):
             n = run.count(f"DELETE FROM facts WHERE {in_facts}", (param,))
         self._forget_cached()
         return n
+
+    def erase_topics(self, topics: list[str]) -> int:
+        if not topics:
+            return 0
+        with self._writing() as run:
+            where, param = self.dialect.in_list("topic_id", topics)
+            run(f"DELETE FROM wiki_keys WHERE {where}", (param,))
+            where, param = self.dialect.in_list("id", topics)
+            return run.count(f"DELETE FROM wiki_topics WHERE {where}", (param,))
 
     def drop_unused_taxonomy(self, key: str, values: list[str]) -> int:
         """Forget these values of the taxonomy of `key` that no tag carries any more (an erased customer's
