@@ -19,7 +19,7 @@ import pytest
 from palimpsest import Memory, Settings, tools
 from palimpsest.cli import erase as erase_cli
 from palimpsest.cli import main
-from palimpsest.errors import InvalidInput, NotFound
+from palimpsest.errors import Conflict, InvalidInput, NotFound
 from palimpsest.importers import export_memory, import_file
 
 LENA = "cus_lnovak"
@@ -267,3 +267,19 @@ def test_her_summaries_and_wiki_pages_go_and_the_others_stay(compacting: Memory,
         fresh.rebuild()
         assert _pages(fresh) == pages and _summaries(fresh, "cus_srossi") == theirs
     assert _traces(home) == []
+
+
+def test_a_spool_resending_her_events_is_refused(bot: Memory, home: Path) -> None:
+    """A capture client's spool on another machine still holds her batches: sent again after the erasure, the server
+    would have journaled and indexed them anew (only import skipped erased sessions)."""
+    _write(bot)
+    bot.erase(tag=f"user:{LENA}")
+    batch = [{"role": "user", "content": CUSTOMERS[LENA][0][0], "event_key": "spool-1"}]
+    with pytest.raises(Conflict, match="was erased"):
+        bot.capture(f"{LENA}-1", batch, channel=LENA)
+    with pytest.raises(Conflict, match="was erased"):
+        bot.append(f"{LENA}-2", "user", "The parcel for order #77120 never arrived at Rue Oberkampf.")
+    with pytest.raises(Conflict, match="was erased"):
+        bot.ingest_session(f"{LENA}-1", batch)
+    assert _traces(home) == [] and not bot.browse(channel=LENA)
+    assert bot.capture("cus_srossi-2", batch, channel="cus_srossi")["events"]  # another session's events are taken

@@ -115,3 +115,19 @@ class Erased:
         if isinstance(value, list):
             return [self._cleared(v, instead) for v in value if not (isinstance(v, str) and self.names(v))]
         return value
+
+
+class ErasedSessions:
+    """Whether a session was erased, by the system journal as it is now: a capture client's spool on another
+    machine resent a customer's batches after her erasure, and the server journaled and indexed them anew. The
+    erasure journal is read again when it grew (an erasure run by the CLI while the server was stopped)."""
+
+    def __init__(self, decisions: DecisionLog) -> None:
+        self.decisions = decisions
+        self._read: tuple[int, Erased] = (0, Erased())
+
+    def __contains__(self, session: str) -> bool:
+        size = self.decisions.size(DOMAIN)
+        if size != self._read[0]:
+            self._read = (size, Erased.of(self.decisions))
+        return self._read[1].session(session)

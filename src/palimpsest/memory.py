@@ -31,6 +31,7 @@ from .decisions import DecisionLog
 from .distill import Distiller
 from .embed import Embedder, EmbeddingCache
 from .erase import Eraser, Erasure
+from .erased import ErasedSessions
 from .errors import InvalidInput, NotFound, StoreBusy, StoreCorrupt, StoreUnavailable
 from .facts import Facts
 from .finder import Finder
@@ -65,7 +66,8 @@ def journal_only(settings: Settings, why: str) -> Writer:
     """A writer over the home's journal alone, for a write while the store cannot be reached:
     what it writes is durable and deduplicated now and indexed when the store is back
     (`Memory.catch_up`, or the next write to the session)."""
-    return Writer(Journal(settings.home_path, settings.max_event_bytes), Unreachable(why), None, settings.zone)  # type: ignore[arg-type]
+    return Writer(Journal(settings.home_path, settings.max_event_bytes), Unreachable(why), None, settings.zone,  # type: ignore[arg-type]
+                  ErasedSessions(DecisionLog(settings.home_path)))
 
 
 class Memory:
@@ -97,7 +99,7 @@ class Memory:
         self.store: Store = self._open_store(repair)
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
-        self.writer = Writer(self.journal, self.store, self.indexer, settings.zone)
+        self.writer = Writer(self.journal, self.store, self.indexer, settings.zone, ErasedSessions(self.kernel.decisions))
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
         # the background loops running on this memory (`service.background`): `close` stops them and waits for them

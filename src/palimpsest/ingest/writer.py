@@ -9,11 +9,12 @@ the database is briefly down.
 from __future__ import annotations
 
 import logging
+from collections.abc import Container
 from dataclasses import replace
 from datetime import UTC, tzinfo
 from typing import Any
 
-from ..errors import InvalidInput, PalimpsestError
+from ..errors import Conflict, InvalidInput, PalimpsestError
 from ..journal import Journal
 from ..records import Event, Message, check_session_id
 from ..store import Store
@@ -44,9 +45,11 @@ UNIQUE_KEYS = ("cc:",)  # event keys made of a harness's record id, unique acros
 class Writer:
     """Journal first, index second, for one home and store."""
 
-    def __init__(self, journal: Journal, store: Store, indexer: Indexer, zone: tzinfo | None = UTC) -> None:
-        """`zone`: where messages are said when their time does not say (`normalise_message`)."""
-        self.journal, self.store, self.indexer, self.zone = journal, store, indexer, zone
+    def __init__(self, journal: Journal, store: Store, indexer: Indexer, zone: tzinfo | None = UTC,
+                 erased: Container[str] = frozenset()) -> None:
+        """`zone`: where messages are said when their time does not say (`normalise_message`); `erased`: the
+        sessions an operator erased (`erased.ErasedSessions`), whose events are refused."""
+        self.journal, self.store, self.indexer, self.zone, self.erased = journal, store, indexer, zone, erased
         self.outage = indexer.outage if indexer is not None else Outage("indexing")  # (no indexer: a store away from the start)
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
@@ -157,6 +160,8 @@ class Writer:
         unknown = set(attrs) - SESSION_ATTRS
         if unknown:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
+        if session in self.erased:  # (409: a capture client sets the batch aside in dead/, never sends it again)
+            raise Conflict(f"session {session[:80]!r} was erased (palimpsest erase): its events are not taken again")
         head = self._changed(session, session_event(attrs))
         if head is not None and msgs and self._nothing_new(session, msgs, repeatable | dated):
             # attributes come with news: a re-import of a captured session (its `key` and `source_path`, which capture
