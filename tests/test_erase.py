@@ -283,3 +283,25 @@ def test_a_spool_resending_her_events_is_refused(bot: Memory, home: Path) -> Non
         bot.ingest_session(f"{LENA}-1", batch)
     assert _traces(home) == [] and not bot.browse(channel=LENA)
     assert bot.capture("cus_srossi-2", batch, channel="cus_srossi")["events"]  # another session's events are taken
+
+
+@pytest.mark.parametrize("step", ["rewrite", "erase_sessions", "erase_facts", "scrub"])
+def test_the_same_command_run_again_finishes_an_erasure_cut_short(bot: Memory, home: Path, step: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The erasure is recorded first; a crash after it (here: one step raising once, as a full disk would) left her
+    facts and their facts.jsonl lines once her index rows were gone, and the same command then found no session."""
+    _write(bot)
+    others = _others(bot)
+    owner = bot.kernel.decisions if step == "rewrite" else bot.store
+    real = getattr(owner, step)
+    def once(*args: Any, **kw: Any) -> Any:
+        monkeypatch.setattr(owner, step, real)
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(owner, step, once)
+    with pytest.raises(OSError):
+        bot.erase(tag=f"user:{LENA}")
+    done = bot.erase(tag=f"user:{LENA}")
+    assert done.done and done.facts
+    assert _traces(home) == [] and _others(bot) == others
+    with pytest.raises(NotFound):  # finished: a third run has nothing left to do
+        bot.erase(tag=f"user:{LENA}")

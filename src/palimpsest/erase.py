@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .decisions import Decision
 from .erased import DOMAIN, Erased, session_digest
 from .errors import InvalidInput, NotFound
 from .facts import Facts
@@ -45,9 +46,10 @@ from .store import Filters
 from .store.facts_base import FactQuery, FactRow
 from .tags import Tags
 from .wiki import SYSTEM_SESSION as WIKI
-from .wiki.erase import pages_drawn_from
+from .wiki.erase import PagesErased, pages_drawn_from
 
 _PAGE = 500
+_DONE = "done"  # the op of the line an erasure ends with: a record without one was cut short (`Eraser.finish`)
 
 
 @dataclass
@@ -153,7 +155,35 @@ class Eraser:
         pages = pages_drawn_from(self.kernel.store, summaries)
         erased = Erased({session_digest(s) for s in sessions},
                         self._message_ids(sessions) | summaries | set(plan.facts) | pages.gone)
-        self._record(plan, erased)
+        key = self._record(plan, erased)
+        return self._carry_out(key, plan, erased, pages)
+
+    def finish(self) -> list[Erasure]:
+        """Carry out to the end the erasures recorded and never finished: a crash partway (a disk full after her
+        index rows went) left her facts and `facts.jsonl` lines, and the same command, run again, found no session
+        of the tag any more. The record names what to erase (sessions by digest); every step runs again harmlessly."""
+        decisions = self.kernel.decisions
+        done = {d.subject for d in decisions.taken(DOMAIN, changes_only=False) if d.op == _DONE}
+        return [self._resume(d) for d in decisions.taken(DOMAIN) if d.op == "erase" and d.key not in done]
+
+    def _resume(self, recorded: Decision) -> Erasure:
+        change = recorded.change
+        erased = Erased(set(change["sessions"]), {i for kind in ("messages", "summaries", "facts", "wiki_topics")
+                                                  for i in change.get(kind, [])})
+        sessions = sorted(s for s in {*self.kernel.journal.sessions(), *self._stored_sessions()} if erased.session(s))
+        plan = Erasure(sessions, messages=len(change["messages"]), summaries=len(change["summaries"]), facts=list(change["facts"]),
+                       attestations=[(f, t, s) for f, t, s in change["attestations"]])
+        return self._carry_out(recorded.key, plan, erased, pages_drawn_from(self.kernel.store, set(change["summaries"])))
+
+    def _stored_sessions(self) -> list[str]:
+        found: list[str] = []
+        while page := self.kernel.store.list_sessions(Filters(), _PAGE, len(found)):
+            found += [s.id for s in page]
+        return found
+
+    def _carry_out(self, key: str, plan: Erasure, erased: Erased, pages: PagesErased) -> Erasure:
+        """Every step of an erasure after its record, each one harmless to run again (`finish`)."""
+        sessions = plan.sessions
         texts = self._texts(sessions)
         owner_values = self._owner_values(sessions)
         for domain in self.kernel.decisions.domains():
@@ -167,23 +197,25 @@ class Eraser:
         topics = self.kernel.store.erase_topics(sorted(pages.gone))
         plan.rows = {**self.kernel.store.erase_sessions(sessions), "wiki_topics": topics}
         plan.rows["facts"] = self.kernel.store.erase_facts(plan.facts, plan.attestations)
-        for key, values in owner_values.items():
-            plan.rows["tag_taxonomy"] = plan.rows.get("tag_taxonomy", 0) + self.kernel.store.drop_unused_taxonomy(key, values)
+        for owner, values in owner_values.items():
+            plan.rows["tag_taxonomy"] = plan.rows.get("tag_taxonomy", 0) + self.kernel.store.drop_unused_taxonomy(owner, values)
         self.facts.snapshot()
         self.kernel.embedding.forget(texts)
         self.kernel.store.scrub()
+        self.kernel.decisions.record(DOMAIN, _DONE, subject=key, key=f"{_DONE}_{key}", content=f"{_DONE} {key}",
+                                     created_at=iso(self.kernel.clock()))
         plan.done = True
         return plan
 
     def _summary_ids(self, sessions: list[str]) -> set[str]:
         return {s.id for session in sessions for s in self.kernel.store.session_summaries(session, live=False)}
 
-    def _record(self, plan: Erasure, erased: Erased) -> None:
+    def _record(self, plan: Erasure, erased: Erased) -> str:
         change = {"sessions": sorted(erased.sessions), "messages": sorted(i for i in erased.ids if i.startswith("evt_")),
                   "summaries": sorted(i for i in erased.ids if i.startswith("sum_")), "facts": sorted(plan.facts),
                   "wiki_topics": sorted(i for i in erased.ids if i.startswith("wtp_")),
                   "attestations": [list(a) for a in plan.attestations]}
-        self.kernel.decisions.record(DOMAIN, "erase", change, content=f"erased {len(plan.sessions)} sessions, {plan.messages} "
+        return self.kernel.decisions.record(DOMAIN, "erase", change, content=f"erased {len(plan.sessions)} sessions, {plan.messages} "
                                      f"messages, {len(plan.facts)} facts", created_at=iso(self.kernel.clock()))
 
     def _texts(self, sessions: list[str]) -> list[str]:

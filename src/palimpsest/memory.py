@@ -543,7 +543,13 @@ class Memory:
         journal (see `palimpsest.erase`). `dry_run`: what would go, nothing touched. Not for a model to call (no
         tool serves it), and not while a server runs on this home: it holds the journals' state in memory."""
         self.catch_up()  # (a journal written but not indexed yet is chosen by its channel and tag too)
-        chosen = self.eraser.select(sessions, channel, tag)
+        finished = [] if dry_run else self.eraser.finish()  # (an erasure cut short: the same command, run again, ends it)
+        try:
+            chosen = self.eraser.select(sessions, channel, tag)
+        except NotFound:
+            if not finished:
+                raise
+            return finished[-1]
         return self.eraser.plan(chosen) if dry_run else self.eraser.erase(chosen)
 
     def sweep_instant(self, now: Any = None) -> list[str]:
