@@ -305,3 +305,23 @@ def test_the_same_command_run_again_finishes_an_erasure_cut_short(bot: Memory, h
     assert _traces(home) == [] and _others(bot) == others
     with pytest.raises(NotFound):  # finished: a third run has nothing left to do
         bot.erase(tag=f"user:{LENA}")
+
+
+def test_a_moved_home_erases_everything(home: Path, store_url: str, tmp_path: Path) -> None:
+    """A message row carries the journal id of the home that wrote it (a home moved to a new laptop keeps owning its
+    rows): the erasure of a home moved to another folder still finds and deletes every row of hers."""
+    settings = Settings.load(env={}, embedder="hash", enable_write=True)
+    with Memory(home, store_url, settings=settings) as m:
+        _write(m)
+    moved = tmp_path / "moved"
+    shutil.copytree(home, moved, symlinks=True)
+    shutil.rmtree(home)
+    url = store_url.replace(str(home), str(moved))
+    with Memory(moved, url, settings=settings) as m:
+        others = _others(m)
+        assert m.erase(tag=f"user:{LENA}").messages == 4
+        assert not m.browse(channel=LENA) and _others(m) == others
+    assert _traces(moved) == []
+    if store_url.startswith("postgresql"):
+        dump = subprocess.run(["pg_dump", store_url], capture_output=True, text=True, check=True).stdout
+        assert not [s for s in UNIQUE if s.lower() in dump.lower()]
