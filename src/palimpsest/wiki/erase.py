@@ -67,8 +67,8 @@ def _added(patches: list[Patch]) -> set[str]:
         for op in p.ops:
             if op.get("op") in _ADDING:
                 add = op.get("add")
-                out.update(add if isinstance(add, list) else [add])
-    return {str(n) for n in out}
+                out.update(str(n) for n in (add if isinstance(add, list) else [add]))
+    return out
 
 
 def _said(patches: list[Patch]) -> set[str]:
