@@ -126,7 +126,9 @@ class ErasedSessions:
         self.decisions = decisions
         self._read: tuple[int, Erased] = (0, Erased())
 
-    def __contains__(self, session: str) -> bool:
+    def __contains__(self, session: object) -> bool:
+        if not isinstance(session, str):
+            return False
         size = self.decisions.size(DOMAIN)
         if size != self._read[0]:
             self._read = (size, Erased.of(self.decisions))
