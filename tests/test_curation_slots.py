@@ -309,6 +309,7 @@ def test_a_change_of_another_thing_leaves_a_fact_alone(memory: Memory, old: str,
     ("My shipping address is Calle de Alcalá 45, 28014 Madrid.",
      "My billing address is Carrer de Mallorca 210, 08008 Barcelona.", ("new", "related")),
     ("I'm on the hiring committee.", "I'm on the review committee now too.", ("new", "related")),
+    ("I'm a member of the chess club.", "I'm a member of the book club now.", ("new", "related")),  # found in review
 ])
 def test_whose_thing_changed_and_a_value_with_numbers(memory: Memory, old: str, new: str, action: str | tuple[str, ...]) -> None:
     assert _decided_with_the_local_model(memory, old, new) in (action if isinstance(action, tuple) else (action,))

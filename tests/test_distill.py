@@ -1314,3 +1314,11 @@ def test_a_statement_taken_back_as_it_is_said_corrects_the_fact(memory: Memory) 
     assert [f.text for f in memory.facts.query()] == ["Torin dies in book 2 — no wait, he survives but loses his arm."]
     memory.append("s", "user", "We meet on Monday... actually no, the team meeting is on Friday.", created_at="2026-02-03T10:00:00Z")
     assert [d["action"] for d in memory.distiller.close_turn("s", use_llm=False).decisions] == ["new"]
+
+
+@pytest.mark.parametrize("text", ["I use vim, actually no plugins at all.", "Our CI runs on CircleCI; actually, no tests run on weekends.",
+                                  "The new clinic is great, no wait times and free parking."])
+def test_a_no_in_passing_takes_nothing_back(text: str) -> None:
+    """Found in review: a "no" that is a word of the statement ("actually no plugins") is no statement taken back."""
+    out = local_distill([Message(id="evt_1", session="s", role="user", content=text, created_at="2026-02-03T10:00:00Z")])
+    assert not any(c["replaces"] != c["text"] for c in out["corrections"]), out

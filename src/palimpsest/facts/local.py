@@ -1129,8 +1129,9 @@ def _meant(before: str, new: str) -> str | None:
 
 # a statement taken back as it is said: "Torin dies in book 2 — no wait, he survives but loses his arm." (a novelist's
 # revision had been only related to "Torin dies in book 2, at Kethra Pass.", which stayed current)
-_TAKEN_BACK = re.compile(r"^(?P<said>\S.{7,}?)\s*(?:[—–]|\s-+\s|,|;|\.\.\.|…)\s*(?:no,?\s+wait|wait,?\s+no|no,?\s+actually|"
-                         r"actually,?\s+no|scratch that)\b[\s,:;.!—–-]*(?P<rest>\w.{7,})$", re.IGNORECASE)
+# — the marker a word of its own, set off ("… actually no plugins at all", "… no wait times" take nothing back: review)
+_TAKEN_BACK = re.compile(r"^(?P<said>\S.{7,}?)\s*(?:[—–]|\s-+\s|,|;|\.\.\.|…)\s*(?:(?:no,?\s+wait|wait,?\s+no|no,\s+actually|"
+                         r"actually,?\s+no)\s*[,:;.!—–-]|scratch that\b)[\s,:;.!—–-]*(?P<rest>\w.{7,})$", re.IGNORECASE)
 
 
 def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:

@@ -1244,10 +1244,10 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
     if max(len(_worded(a.value)), len(_worded(b.value))) > MAX_VALUE_WORDS:
         return "topic"  # a slot's value is short (a name, a number, a place); a long one is a description
     if not content(a.attribute) and not content(b.attribute) and a.verb == b.verb == "be":
-        if b.change and _one_word_apart(a, b) and (a.holder not in ("", "i", "we") or not _count_changed(a, b)):
+        if b.change and _one_word_apart(a, b) and (a.holder not in ("", "i", "we") or _one_at_a_time(a.value, b.value)):
             return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed, and
             # "I am on the Free plan." / "I am on the Pro plan now." (a support bot's customer): one plan at a time (not
-            # "I've been doing this for 4 weeks now": how long, no change)
+            # "… member of the book club now" of the chess club, found in review: one is in many clubs)
         if all(len(v) == 1 and v[0].isdigit() and len(v[0]) <= 3 for v in (a.value, b.value)):
             return "changed"  # "Maria is 40" / "Maria is 41 now", "Rex is 3 years old" / "Rex turned 4": one age at a time
         if b.change and all(len(c := content(v)) == 1 and clock(c[0]) is not None for v in (a.value, b.value)):
@@ -1383,6 +1383,22 @@ def _one_word_apart(a: Slot, b: Slot) -> bool:
     return len(x) == len(y) > 1 and sum(p != q for p, q in zip(x, y)) == 1
 
 
+# what one is on or in one of at a time, named by its kind ("the Pro plan", "the night shift", "the Berlin office")
+_ONE_AT_A_TIME = frozenset(["plan", "tier", "subscription", "package", "contract", "shift", "rota", "office", "floor", "desk",
+                            "team", "squad", "grade", "level", "class", "year", "stage", "phase", "diet"])
+
+
+def _one_at_a_time(x: list[str], y: list[str]) -> bool:
+    """Two values naming one kind of thing one holds one of at a time, by the word they end on ("on the free plan" /
+    "on the pro plan"), the word that differs another ("the Free plan" / "the Pro plan", not "3 weeks" / "4 weeks")."""
+    cx, cy = content(x), content(y)
+    return bool(cx) and bool(cy) and cx[-1] == cy[-1] and cx[-1] in _ONE_AT_A_TIME and not _count_changed_words(cx, cy)
+
+
+def _count_changed_words(x: list[str], y: list[str]) -> bool:
+    return [w for w in x if not w[0].isdigit()] == [w for w in y if not w[0].isdigit()] and x != y
+
+
 def _worded(value: list[str]) -> list[str]:
     """A value's content words but its numbers and codes: "Calle de Alcalá 45, 28014 Madrid" is a place of three words, not
     a description of five (a support bot's customers' changed shipping addresses had each stayed current beside the old)."""
@@ -1391,8 +1407,7 @@ def _worded(value: list[str]) -> list[str]:
 
 def _count_changed(a: Slot, b: Slot) -> bool:
     """Only a number differs ("I have 2 cats" / "I have 3 cats"): a count, one at a time."""
-    x, y = content(a.value), content(b.value)
-    return [w for w in x if not w[0].isdigit()] == [w for w in y if not w[0].isdigit()] and x != y
+    return _count_changed_words(content(a.value), content(b.value))
 
 
 # -- whose statement it is -------------------------------------------------------
