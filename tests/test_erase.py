@@ -19,6 +19,7 @@ import pytest
 from palimpsest import Memory, Settings, tools
 from palimpsest.cli import erase as erase_cli
 from palimpsest.cli import main
+from palimpsest.erased import Erased, session_digest
 from palimpsest.errors import Conflict, InvalidInput, NotFound
 from palimpsest.importers import export_memory, import_file
 
@@ -325,3 +326,18 @@ def test_a_moved_home_erases_everything(home: Path, store_url: str, tmp_path: Pa
     if store_url.startswith("postgresql"):
         dump = subprocess.run(["pg_dump", store_url], capture_output=True, text=True, check=True).stdout
         assert not [s for s in UNIQUE if s.lower() in dump.lower()]
+
+
+def test_a_session_named_like_a_word_clears_no_other_customers_text() -> None:
+    """Session ids are the client's: a session called `billing` was erased, and the journal lines kept for other
+    customers lost every string `billing` (a tag's value, a fact's text and entities)."""
+    erased = Erased({session_digest("billing")}, {"fct_gone"})
+    tag = {"session_id": "cus_other-1", "key": "topic", "value": "billing"}
+    assert erased.scrub_line({"id": "evt_1", "metadata": {"change": {"tags": [tag]}}})["metadata"]["change"]["tags"] == [tag]
+    fact = {"id": "fct_9", "text": "billing", "entities": ["billing"], "supersedes": "fct_gone"}
+    kept = erased.scrub_line({"id": "evt_2", "metadata": {"change": {"facts": [fact]}}})["metadata"]["change"]["facts"]
+    assert kept == [{**fact, "supersedes": None}]  # (a reference to an erased fact is cleared)
+    assert erased.scrub_line({"id": "evt_3", "metadata": {"change": {"tags": [{**tag, "session_id": "billing"}]}}}) is None
+    assert erased.scrub_line({"id": "evt_4", "metadata": {"change": {"deletes": [["session", "billing", "topic", "x"]]}}}) is None
+    assert erased.scrub_line({"id": "evt_5", "metadata": {"session": "billing", "output": {}}}) is None  # a distilled turn
+

@@ -16,7 +16,10 @@ The rule (`scrub_line`): a line that names nothing erased is kept as it is. A de
 `source`, a link's ends, a statement's sources) is not erased, with references to erased things
 cleared in the rows it keeps (a kept fact that an erased one superseded no longer points at
 it); when no row is left, or the line has no `change` (a distilled turn, a synthesized
-sentence), the line goes.
+sentence), the line goes. An erased message, summary, fact or page is named by its own random
+id wherever it appears; an erased session only in a field that says it is a session
+(`_SESSION_FIELDS`): session ids are the client's, and a session called `billing` had cleared
+the word "billing" from other customers' tags and facts.
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ ERASED = "(erased)"
 # the fields that say which thing a row of a decision's change is: a row naming an erased thing there goes whole
 _IDENTITY = ("id", "fact_id", "session_id", "summary_id", "target_id", "source", "src", "dst", "session", "summaries", "messages")
 _KEEP_AS_IS = ("id", "event_key")  # a kept line's own id and key (they name no erased thing: the system journal's own)
+# the fields whose value is a session id (a distilled turn's `subject`, a tag's `target_id`), the only places one is looked for
+_SESSION_FIELDS = ("session", "session_id", "subject", "target_id")
+_ID_PREFIXES = ("evt_", "sum_", "fct_", "wtp_")  # the ids an erasure records (`Eraser._record`)
 
 
 def session_digest(session: str) -> str:
@@ -61,18 +67,26 @@ class Erased:
     def session(self, session: str) -> bool:
         return session_digest(session) in self.sessions
 
-    def names(self, value: Any) -> bool:
-        """Whether `value` (any JSON value) names an erased session, message, summary or fact anywhere."""
+    def names(self, value: Any, field: str | None = None) -> bool:
+        """Whether `value` (any JSON value, held in `field`) names an erased message, summary, fact or page anywhere
+        (alone or as a source, `event:evt_…`), or an erased session in a session field."""
         if isinstance(value, str):
-            return any(self._is(part) for part in {value, *value.split(":")})
+            return self._is_id(value) or (field in _SESSION_FIELDS and self._is_session(value))
         if isinstance(value, dict):
-            return any(self.names(v) for v in value.values())
+            return any(self.names(v, k) for k, v in value.items())
         if isinstance(value, list):
-            return any(self.names(v) for v in value)
+            return self._session_tuple(value) or any(self.names(v, field) for v in value)
         return False
 
-    def _is(self, text: str) -> bool:
-        return text in self.ids or (len(text) <= 200 and SESSION_ID_RE.fullmatch(text) is not None and self.session(text))
+    def _is_id(self, text: str) -> bool:
+        return any(part in self.ids for part in {text, *text.split(":")} if part.startswith(_ID_PREFIXES))
+
+    def _is_session(self, text: str) -> bool:
+        return len(text) <= 200 and SESSION_ID_RE.fullmatch(text) is not None and self.session(text)
+
+    def _session_tuple(self, row: list[Any]) -> bool:
+        """A tag's delete, `[target_type, target_id, key, value]`, of an erased session."""
+        return len(row) > 1 and row[0] == "session" and isinstance(row[1], str) and self._is_session(row[1])
 
     # -- journal lines ---------------------------------------------------------
     def scrub_line(self, line: dict[str, Any]) -> dict[str, Any] | None:
@@ -86,34 +100,34 @@ class Erased:
         kept = self.scrub_change(change)
         if kept is None:
             return None
-        head = {k: (v if k in _KEEP_AS_IS else self._cleared(v, ERASED)) for k, v in line.items() if k != "metadata"}
-        return {**head, "metadata": {**{k: self._cleared(v, ERASED) for k, v in meta.items() if k != "change"}, "change": kept}}
+        head = {k: (v if k in _KEEP_AS_IS else self._cleared(v, ERASED, k)) for k, v in line.items() if k != "metadata"}
+        return {**head, "metadata": {**{k: self._cleared(v, ERASED, k) for k, v in meta.items() if k != "change"}, "change": kept}}
 
     def scrub_change(self, change: dict[str, Any]) -> dict[str, Any] | None:
         """A decision's change without the rows of erased things; None when no row is left."""
         out: dict[str, Any] = {}
         for key, value in change.items():
             if isinstance(value, list):
-                out[key] = [self._cleared(row) for row in value if not self._erased_row(row)]
+                out[key] = [self._cleared(row, None, key) for row in value if not self._erased_row(row)]
             elif isinstance(value, dict) and self._erased_row(value):
                 return None  # the one thing the decision is about (a summary put) was erased
             else:
-                out[key] = self._cleared(value)
+                out[key] = self._cleared(value, None, key)
         return out if any(isinstance(v, list) and v for v in out.values()) or not any(isinstance(v, list) for v in change.values()) else None
 
     def _erased_row(self, row: Any) -> bool:
         if isinstance(row, dict):
-            return any(self.names(row.get(k)) for k in _IDENTITY)
+            return any(self.names(row.get(k), k) for k in _IDENTITY)
         return self.names(row)  # a tuple row (a tag's delete, a key) is its identity
 
-    def _cleared(self, value: Any, instead: Any = None) -> Any:
+    def _cleared(self, value: Any, instead: Any = None, field: str | None = None) -> Any:
         """`value` with each string that names an erased thing replaced (None in a row: the reference is gone)."""
         if isinstance(value, str):
-            return instead if self.names(value) else value
+            return instead if self.names(value, field) else value
         if isinstance(value, dict):
-            return {k: self._cleared(v, instead) for k, v in value.items()}
+            return {k: self._cleared(v, instead, k) for k, v in value.items()}
         if isinstance(value, list):
-            return [self._cleared(v, instead) for v in value if not (isinstance(v, str) and self.names(v))]
+            return [self._cleared(v, instead, field) for v in value if not (isinstance(v, str) and self.names(v, field))]
         return value
 
 
