@@ -341,3 +341,13 @@ def test_a_session_named_like_a_word_clears_no_other_customers_text() -> None:
     assert erased.scrub_line({"id": "evt_4", "metadata": {"change": {"deletes": [["session", "billing", "topic", "x"]]}}}) is None
     assert erased.scrub_line({"id": "evt_5", "metadata": {"session": "billing", "output": {}}}) is None  # a distilled turn
 
+
+def test_the_dry_run_lists_kept_facts_whose_chain_touched_an_erased_one(bot: Memory) -> None:
+    """An operator's supersede of her phone fact, written with no source, stays (it cites none of her messages) and
+    says her phone number: the dry run lists it to be checked by hand."""
+    _write(bot)
+    phone = next(f for f in bot.facts.query() if f.text == PHONE)
+    newer = bot.facts.supersede(phone.id, "Lena Novak's phone is +33 6 99 88 77 66 (LN-55102).")
+    newest = bot.facts.supersede(newer.id, "Lena Novak's phone is +33 6 11 22 33 44 (LN-55102).")
+    plan = bot.erase(tag=f"user:{LENA}", dry_run=True)
+    assert phone.id in plan.facts and plan.check == sorted([newer.id, newest.id])

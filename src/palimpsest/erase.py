@@ -22,7 +22,8 @@ The erasure is journaled first, with ids and counts and no content (`erased.py`)
 an earlier export or a restore of an older snapshot skips what it names. What is not erased:
 what left the home before (exports, backups, copies of `facts.jsonl`, a capture client's spool on
 another machine), and facts that cite none of the sessions' messages (written with no source, or
-citing something else) — `palimpsest erase --dry-run` lists what would go.
+citing something else) — `palimpsest erase --dry-run` lists what would go, and the kept facts of an
+erased fact's supersession chain to check by hand.
 
 A running server holds its journals' state in memory: erase with the server stopped (the CLI
 refuses while a server of this store answers).
@@ -62,6 +63,9 @@ class Erasure:
     facts: list[str] = field(default_factory=list)  # erased whole: every source was an erased message
     attestations: list[tuple[str, str, str]] = field(default_factory=list)  # (fact, source type, source) taken from kept facts
     documents: int = 0  # documents are never a session's: none go
+    # kept facts of an erased fact's supersession chain: an operator's correction with no source stays, and may say what
+    # hers did ("Lena Novak's phone is … (LN-55102)"); listed to be checked by hand (the erasure unlinks the chain)
+    check: list[str] = field(default_factory=list)
     done: bool = False
     rows: dict[str, int] = field(default_factory=dict)  # store rows deleted, per table
     journal_lines: dict[str, int] = field(default_factory=dict)  # system journal lines dropped or edited, per domain
@@ -125,7 +129,17 @@ class Eraser:
                 plan.facts.append(row.id)
             else:
                 plan.attestations += [(row.id, t, s) for t, s in gone]
+        plan.check = self._chained(plan.facts)
         return plan
+
+    def _chained(self, erased: list[str]) -> list[str]:
+        """The facts that stay of the supersession chains (`supersedes`, `superseded_by`) the erased facts are in."""
+        seen, todo = set(erased), list(erased)
+        while todo:
+            linked = {n for r in self.kernel.store.get_facts(todo) for n in (r.supersedes, r.superseded_by) if n}
+            todo = sorted(linked - seen)
+            seen.update(todo)
+        return sorted(seen - set(erased))
 
     def _message_ids(self, sessions: list[str]) -> set[str]:
         """Every event id of the sessions, from their journals (the truth) and the index (a store several homes share)."""

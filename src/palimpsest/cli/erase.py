@@ -49,3 +49,5 @@ def _shown(r: dict[str, Any]) -> None:
         print(f"  fact {fact}")
     for fact, kind, source in r["attestations"]:
         print(f"  attestation {kind}:{source} of fact {fact} (the fact stays)")
+    for fact in r["check"]:
+        print(f"  fact {fact} kept, check by hand: it superseded or was superseded by an erased fact")
