@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from palimpsest import Memory, Settings, tools
+from palimpsest.capture.client import Spool
 from palimpsest.cli import erase as erase_cli
 from palimpsest.cli import main
 from palimpsest.erased import Erased, session_digest
@@ -351,3 +352,22 @@ def test_the_dry_run_lists_kept_facts_whose_chain_touched_an_erased_one(bot: Mem
     newest = bot.facts.supersede(newer.id, "Lena Novak's phone is +33 6 11 22 33 44 (LN-55102).")
     plan = bot.erase(tag=f"user:{LENA}", dry_run=True)
     assert phone.id in plan.facts and plan.check == sorted([newer.id, newest.id])
+
+
+def test_her_batches_in_this_homes_capture_spool_go(bot: Memory, home: Path) -> None:
+    """The capture client's spool in this home (waiting, dead/, corrupt/) and Codex's held notify payloads kept her
+    words after the erasure, while the docs said only another machine's spool stays."""
+    _write(bot)
+    spool = Spool(home)
+    spool.put({"session": f"{LENA}-1", "events": [{"role": "user", "content": "Lena Novak, Rue Oberkampf"}]})
+    spool.set_aside(spool.put({"session": f"{LENA}-2", "events": [{"role": "user", "content": "LN-55102"}]}), spool.dead, "409")
+    spool.corrupt.mkdir(parents=True)
+    (spool.corrupt / "1-x.json").write_text('{"session": "cus_lnovak-1", "events": [{"content": "Novak')
+    theirs = spool.put({"session": "cus_srossi-1", "events": [{"role": "user", "content": "Via Roma 12"}]})
+    held = home / "capture-state" / "codex-notify"
+    held.mkdir(parents=True)
+    (held / f"{LENA}-1.jsonl").write_text('{"input-messages": ["Lena Novak here"]}\n')
+    bot.erase(tag=f"user:{LENA}")
+    assert _traces(home) == []
+    assert spool.oldest() == [theirs]
+

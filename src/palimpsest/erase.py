@@ -16,7 +16,8 @@ one place that knows everything a session leaves behind:
   fact decisions, tag, summary and wiki decisions, synthesized sentences), so `rebuild`,
   `facts replay` and `facts restore --journal` cannot bring them back;
 - the embedding cache's vectors of its texts, and the bytes the database keeps of deleted
-  rows (`Store.scrub`).
+  rows (`Store.scrub`);
+- this home's capture spool of it (waiting, dead and corrupt batches) and Codex notify's held words.
 
 The erasure is journaled first, with ids and counts and no content (`erased.py`), so an import of
 an earlier export or a restore of an older snapshot skips what it names. What is not erased:
@@ -35,6 +36,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .capture import notify
+from .capture.client import Spool
 from .decisions import Decision
 from .erased import DOMAIN, Erased, session_digest
 from .errors import InvalidInput, NotFound
@@ -211,6 +214,7 @@ class Eraser:
         topics = self.kernel.store.erase_topics(sorted(pages.gone))
         plan.rows = {**self.kernel.store.erase_sessions(sessions), "wiki_topics": topics}
         plan.rows["facts"] = self.kernel.store.erase_facts(plan.facts, plan.attestations)
+        plan.rows["capture_spool"] = self._unspool(set(sessions))
         for owner, values in owner_values.items():
             plan.rows["tag_taxonomy"] = plan.rows.get("tag_taxonomy", 0) + self.kernel.store.drop_unused_taxonomy(owner, values)
         self.facts.snapshot()
@@ -220,6 +224,13 @@ class Eraser:
                                      created_at=iso(self.kernel.clock()))
         plan.done = True
         return plan
+
+    def _unspool(self, sessions: set[str]) -> int:
+        """This home's capture files of the sessions: spooled batches (waiting, dead, corrupt) and Codex notify's held
+        words. A transcript's cursor (`capture-state/<digest>.json`, no words) stays: without it the next hook would
+        send the whole transcript again."""
+        home = self.kernel.settings.home_path
+        return Spool(home).erase(sessions) + notify.forget(home, sessions)
 
     def _summary_ids(self, sessions: list[str]) -> set[str]:
         return {s.id for session in sessions for s in self.kernel.store.session_summaries(session, live=False)}

@@ -102,6 +102,24 @@ class Spool:
         except OSError:
             return None
 
+    def erase(self, sessions: set[str]) -> int:
+        """Remove the batches of these sessions — waiting, dead or corrupt — with their reasons (`palimpsest erase`): a
+        customer's words had stayed in this home's spool after her erasure. A file that is not a batch is hers when it
+        holds one of the ids as JSON writes it (`"cus_lnovak-1"`): a corrupt file cannot be read any other way."""
+        quoted = [json.dumps(s, ensure_ascii=False).encode("utf-8") for s in sessions]
+        removed = 0
+        for folder in (self.root, self.dead, self.corrupt):
+            for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+                try:
+                    hers = self.read(path)["session"] in sessions
+                except InvalidInput:
+                    hers = any(q in path.read_bytes() for q in quoted)
+                if hers:
+                    path.unlink()
+                    (folder / (path.name + ".reason")).unlink(missing_ok=True)
+                    removed += 1
+        return removed
+
     def requeue_dead(self) -> int:
         """Put dead batches back in the spool (after the cause of their rejection was fixed)."""
         moved = 0

@@ -123,6 +123,17 @@ def rollout_read(home: Path, session: str) -> None:
     (folder / f"{session}.jsonl").unlink(missing_ok=True)
 
 
+def forget(home: Path, sessions: set[str]) -> int:
+    """Remove what notify holds of these sessions, and their marks (`palimpsest erase`): held words are a customer's."""
+    folder, removed = _folder(home), 0
+    for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+        session = path.name.split(".posting-")[0] if ".posting-" in path.name else path.name.rsplit(".", 1)[0]
+        if session in sessions:
+            path.unlink()
+            removed += 1
+    return removed
+
+
 def settle(client: CaptureClient, home: Path) -> Report:
     """Store what notify held longer than `HOLD_S` of sessions no capture read the rollout of."""
     report, folder = Report(), _folder(home)
