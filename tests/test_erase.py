@@ -329,6 +329,30 @@ def test_a_moved_home_erases_everything(home: Path, store_url: str, tmp_path: Pa
         assert not [s for s in UNIQUE if s.lower() in dump.lower()]
 
 
+def test_another_home_on_the_store_does_not_bring_her_back(bot: Memory, store_url: str, tmp_path: Path) -> None:
+    """Two homes on one store: her session written through both. The erasure ran in one; the other home's journal
+    still held her session, and its next catch-up indexed it again from offset 0 (without channel or tags, so no
+    --tag or --channel found it any more)."""
+    _write(bot)
+    other = Memory(tmp_path / "B", store_url, settings=bot.settings)
+    tools.call(other, "memory_append", {"session": f"{LENA}-1", "role": "user", "content": "Novak again, ref LN-55102",
+                                        "channel": LENA, "settings": {"tags": [f"user:{LENA}"]}}, enable_write=True)
+    theirs = other.journal.id
+    other.close()
+    done = bot.erase(tag=f"user:{LENA}")
+    with Memory(tmp_path / "B", store_url, settings=bot.settings) as b:
+        b.catch_up()
+        assert not b.browse(session=f"{LENA}-1") and not b.search("LN-55102", mode="substring").hits
+        assert done.other_journals == [theirs]  # the erasure said where her journal stays
+        with pytest.raises(Conflict, match="was erased"):
+            b.append(f"{LENA}-1", "user", "Novak once more")
+        assert _traces(tmp_path / "B")  # her journal is still in that home, until the erasure is finished there
+        assert b.erase(finish=True).sessions == [f"{LENA}-1"]
+        assert _traces(tmp_path / "B") == []
+        b.rebuild()
+        assert not b.browse(session=f"{LENA}-1")
+
+
 def test_a_session_named_like_a_word_clears_no_other_customers_text() -> None:
     """Session ids are the client's: a session called `billing` was erased, and the journal lines kept for other
     customers lost every string `billing` (a tag's value, a fact's text and entities)."""
@@ -341,17 +365,6 @@ def test_a_session_named_like_a_word_clears_no_other_customers_text() -> None:
     assert erased.scrub_line({"id": "evt_3", "metadata": {"change": {"tags": [{**tag, "session_id": "billing"}]}}}) is None
     assert erased.scrub_line({"id": "evt_4", "metadata": {"change": {"deletes": [["session", "billing", "topic", "x"]]}}}) is None
     assert erased.scrub_line({"id": "evt_5", "metadata": {"session": "billing", "output": {}}}) is None  # a distilled turn
-
-
-def test_the_dry_run_lists_kept_facts_whose_chain_touched_an_erased_one(bot: Memory) -> None:
-    """An operator's supersede of her phone fact, written with no source, stays (it cites none of her messages) and
-    says her phone number: the dry run lists it to be checked by hand."""
-    _write(bot)
-    phone = next(f for f in bot.facts.query() if f.text == PHONE)
-    newer = bot.facts.supersede(phone.id, "Lena Novak's phone is +33 6 99 88 77 66 (LN-55102).")
-    newest = bot.facts.supersede(newer.id, "Lena Novak's phone is +33 6 11 22 33 44 (LN-55102).")
-    plan = bot.erase(tag=f"user:{LENA}", dry_run=True)
-    assert phone.id in plan.facts and plan.check == sorted([newer.id, newest.id])
 
 
 def test_her_batches_in_this_homes_capture_spool_go(bot: Memory, home: Path) -> None:
@@ -371,3 +384,13 @@ def test_her_batches_in_this_homes_capture_spool_go(bot: Memory, home: Path) -> 
     assert _traces(home) == []
     assert spool.oldest() == [theirs]
 
+
+def test_the_dry_run_lists_kept_facts_whose_chain_touched_an_erased_one(bot: Memory) -> None:
+    """An operator's supersede of her phone fact, written with no source, stays (it cites none of her messages) and
+    says her phone number: the dry run lists it to be checked by hand."""
+    _write(bot)
+    phone = next(f for f in bot.facts.query() if f.text == PHONE)
+    newer = bot.facts.supersede(phone.id, "Lena Novak's phone is +33 6 99 88 77 66 (LN-55102).")
+    newest = bot.facts.supersede(newer.id, "Lena Novak's phone is +33 6 11 22 33 44 (LN-55102).")
+    plan = bot.erase(tag=f"user:{LENA}", dry_run=True)
+    assert phone.id in plan.facts and plan.check == sorted([newer.id, newest.id])

@@ -20,7 +20,10 @@ one place that knows everything a session leaves behind:
 - this home's capture spool of it (waiting, dead and corrupt batches) and Codex notify's held words.
 
 The erasure is journaled first, with ids and counts and no content (`erased.py`), so an import of
-an earlier export or a restore of an older snapshot skips what it names. What is not erased:
+an earlier export or a restore of an older snapshot skips what it names; the store records the
+sessions' digests too (`Store.record_erased`), so no home on it indexes or takes them again. Another
+home on the store that wrote them still holds their journals: the erasure names those homes
+(`Erasure.other_journals`), and `erase(finish=True)` run in each erases its journals of them. What is not erased:
 what left the home before (exports, backups, copies of `facts.jsonl`, a capture client's spool on
 another machine), and facts that cite none of the sessions' messages (written with no source, or
 citing something else) — `palimpsest erase --dry-run` lists what would go, and the kept facts of an
@@ -69,6 +72,9 @@ class Erasure:
     # kept facts of an erased fact's supersession chain: an operator's correction with no source stays, and may say what
     # hers did ("Lena Novak's phone is … (LN-55102)"); listed to be checked by hand (the erasure unlinks the chain)
     check: list[str] = field(default_factory=list)
+    # other homes on the store that indexed the sessions (journal ids): their journals still hold them, to be erased there
+    # (`palimpsest erase --finish`); meanwhile the store's record keeps them out of the index and refuses their writes
+    other_journals: list[str] = field(default_factory=list)
     done: bool = False
     rows: dict[str, int] = field(default_factory=dict)  # store rows deleted, per table
     journal_lines: dict[str, int] = field(default_factory=dict)  # system journal lines dropped or edited, per domain
@@ -133,6 +139,7 @@ class Eraser:
             else:
                 plan.attestations += [(row.id, t, s) for t, s in gone]
         plan.check = self._chained(plan.facts)
+        plan.other_journals = [j for j in self.kernel.store.journals_of(sessions) if j != self.kernel.journal.id]
         return plan
 
     def _chained(self, erased: list[str]) -> list[str]:
@@ -192,6 +199,12 @@ class Eraser:
                        attestations=[(f, t, s) for f, t, s in change["attestations"]])
         return self._carry_out(recorded.key, plan, erased, pages_drawn_from(self.kernel.store, set(change["summaries"])))
 
+    def erased_elsewhere(self) -> list[str]:
+        """This home's sessions the store records as erased: an erasure run in another home on the store took their
+        rows, and their journals are here."""
+        recorded = self.kernel.store.erased_sessions()
+        return sorted(s for s in self.kernel.journal.sessions() if session_digest(s) in recorded)
+
     def _stored_sessions(self) -> list[str]:
         found: list[str] = []
         while page := self.kernel.store.list_sessions(Filters(), _PAGE, len(found)):
@@ -201,6 +214,7 @@ class Eraser:
     def _carry_out(self, key: str, plan: Erasure, erased: Erased, pages: PagesErased) -> Erasure:
         """Every step of an erasure after its record, each one harmless to run again (`finish`)."""
         sessions = plan.sessions
+        self.kernel.store.record_erased(sorted(erased.sessions), iso(self.kernel.clock()))  # (first: no home indexes them again)
         texts = self._texts(sessions)
         owner_values = self._owner_values(sessions)
         for domain in self.kernel.decisions.domains():

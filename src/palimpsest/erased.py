@@ -26,10 +26,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .decisions import DecisionLog
+from .errors import PalimpsestError
 from .records import SESSION_ID_RE
+
+if TYPE_CHECKING:
+    from .store import Store
 
 DOMAIN = "erasure"
 ERASED = "(erased)"
@@ -132,12 +136,14 @@ class Erased:
 
 
 class ErasedSessions:
-    """Whether a session was erased, by the system journal as it is now: a capture client's spool on another
-    machine resent a customer's batches after her erasure, and the server journaled and indexed them anew. The
-    erasure journal is read again when it grew (an erasure run by the CLI while the server was stopped)."""
+    """Whether a session was erased, by the system journal as it is now and, given one, by the store: a capture
+    client's spool on another machine resent a customer's batches after her erasure, and the server journaled and
+    indexed them anew; a second home on the store took her session after the erasure ran in the first. The erasure
+    journal is read again when it grew (an erasure run by the CLI while the server was stopped)."""
 
-    def __init__(self, decisions: DecisionLog) -> None:
-        self.decisions = decisions
+    def __init__(self, decisions: DecisionLog, store: Store | None = None) -> None:
+        """`store`: its `erased_sessions` are every home's on it (None: a writer while the store is away)."""
+        self.decisions, self.store = decisions, store
         self._read: tuple[int, Erased] = (0, Erased())
 
     def __contains__(self, session: object) -> bool:
@@ -146,4 +152,12 @@ class ErasedSessions:
         size = self.decisions.size(DOMAIN)
         if size != self._read[0]:
             self._read = (size, Erased.of(self.decisions))
-        return self._read[1].session(session)
+        return self._read[1].session(session) or self._recorded(session)
+
+    def _recorded(self, session: str) -> bool:
+        if self.store is None:
+            return False
+        try:
+            return session_digest(session) in self.store.erased_sessions()
+        except PalimpsestError:  # the store is away: the write is journaled, and the indexer skips the session when it is back
+            return False

@@ -99,7 +99,7 @@ class Memory:
         self.store: Store = self._open_store(repair)
         self.kernel = Kernel(settings, self.store, self.journal)
         self.indexer = Indexer(self.journal, self.store, settings.field_cap, on_indexed=self._after_index)
-        self.writer = Writer(self.journal, self.store, self.indexer, settings.zone, ErasedSessions(self.kernel.decisions))
+        self.writer = Writer(self.journal, self.store, self.indexer, settings.zone, ErasedSessions(self.kernel.decisions, self.store))
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
         # the background loops running on this memory (`service.background`): `close` stops them and waits for them
@@ -537,12 +537,16 @@ class Memory:
                 "summaries": self.summaries.replay(), "wiki": self.wiki.replay()}
 
     def erase(self, *, sessions: list[str] | tuple[str, ...] = (), channel: str | None = None, tag: str | None = None,
-              dry_run: bool = False) -> Erasure:
+              dry_run: bool = False, finish: bool = False) -> Erasure:
         """Erase every trace of the sessions named, of `channel` and carrying the accepted tag `tag` (an end
         customer's right to erasure): journals, index rows, the facts only they attest, their lines in the system
-        journal (see `palimpsest.erase`). `dry_run`: what would go, nothing touched. Not for a model to call (no
-        tool serves it), and not while a server runs on this home: it holds the journals' state in memory."""
+        journal (see `palimpsest.erase`). `dry_run`: what would go, nothing touched. `finish`: erase this home's
+        journals of the sessions an erasure in another home on the store erased (`Erasure.other_journals`). Not for
+        a model to call (no tool serves it), and not while a server runs on this home: it holds the journals' state in memory."""
         self.catch_up()  # (a journal written but not indexed yet is chosen by its channel and tag too)
+        if finish:
+            chosen = self.eraser.erased_elsewhere()
+            return self.eraser.plan(chosen) if dry_run or not chosen else self.eraser.erase(chosen)
         finished = [] if dry_run else self.eraser.finish()  # (an erasure cut short: the same command, run again, ends it)
         try:
             chosen = self.eraser.select(sessions, channel, tag)

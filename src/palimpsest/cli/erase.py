@@ -21,13 +21,15 @@ def register(sub: Any) -> None:
     p.add_argument("--session", action="append", default=[], metavar="ID", help="a session to erase (repeatable)")
     p.add_argument("--channel", help="erase every session of this channel")
     p.add_argument("--tag", metavar="KEY:VALUE", help="erase every session carrying this accepted tag (user:cus_123)")
+    p.add_argument("--finish", action="store_true", help="erase this home's journals of the sessions an erasure run in another "
+                   "home on this store erased (run it in each home the erasure named)")
     p.add_argument("--dry-run", action="store_true", help="list what would go and change nothing")
     p.add_argument("--yes", action="store_true", help="erase (without it, the command only shows what would go)")
 
 
 def erase(args: argparse.Namespace) -> None:
     with open_memory(args) as memory:
-        chosen = {"sessions": args.session, "channel": args.channel, "tag": args.tag}
+        chosen = {"sessions": args.session, "channel": args.channel, "tag": args.tag, "finish": args.finish}
         plan = memory.erase(**chosen, dry_run=True)
         if args.dry_run or not args.yes:
             emit(args, plan.to_dict(), _shown)
@@ -49,5 +51,8 @@ def _shown(r: dict[str, Any]) -> None:
         print(f"  fact {fact}")
     for fact, kind, source in r["attestations"]:
         print(f"  attestation {kind}:{source} of fact {fact} (the fact stays)")
+    if r["other_journals"]:
+        print(f"  other homes on this store hold these sessions' journals (journal ids {', '.join(r['other_journals'])}): "
+              "run `palimpsest erase --finish --yes` in each (their store rows are gone and no home takes them again)")
     for fact in r["check"]:
         print(f"  fact {fact} kept, check by hand: it superseded or was superseded by an erased fact")

@@ -27,6 +27,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from ..erased import session_digest
 from ..errors import InvalidInput, StoreUnavailable
 from ..journal import Journal
 from ..records import Event, Message, Session, parse_time, said_day, speaker_in
@@ -396,7 +397,10 @@ class Indexer:
         session was tried."""
         total = 0
         failure: Exception | None = None
+        erased = self.store.erased_sessions()  # (erased through another home on the store: this home still has the journal)
         for session in self.journal.sessions():
+            if session_digest(session) in erased:
+                continue
             try:
                 self.journal.repair(session)
                 total += self.index_session(session)

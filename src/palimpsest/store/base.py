@@ -303,6 +303,18 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Forget these taxonomy values of `key` that no tag carries any more."""
 
     @abstractmethod
+    def record_erased(self, digests: list[str], at: str) -> None:
+        """Record these sessions (by `erased.session_digest`) as erased, for every home on the store to see."""
+
+    @abstractmethod
+    def erased_sessions(self) -> set[str]:
+        """The digests of the sessions recorded as erased (`record_erased`)."""
+
+    @abstractmethod
+    def journals_of(self, sessions: list[str]) -> list[str]:
+        """The journal ids of the homes that indexed any of these sessions (their cursors)."""
+
+    @abstractmethod
     def scrub(self) -> None:
         """Make the deleted rows unreadable in the database's own files (SQLite: merge the full-text
         segments and VACUUM; PostgreSQL: VACUUM the tables erasure deletes from)."""

@@ -100,6 +100,20 @@ class SQLEraseMixin(SQLBackend):
             where, param = self.dialect.in_list("id", topics)
             return run.count(f"DELETE FROM wiki_topics WHERE {where}", (param,))
 
+    def record_erased(self, digests: list[str], at: str) -> None:
+        with self._writing() as run:
+            for digest in digests:
+                run("INSERT INTO erased_sessions (digest, erased_at) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING", (digest, at))
+
+    def erased_sessions(self) -> set[str]:
+        return {r[0] for r in self._fetch("SELECT digest FROM erased_sessions", ())}
+
+    def journals_of(self, sessions: list[str]) -> list[str]:
+        if not sessions:
+            return []
+        where, param = self.dialect.in_list("session_id", sessions)
+        return sorted({r[0] for r in self._fetch(f"SELECT DISTINCT journal_id FROM journal_cursors WHERE {where}", (param,))})
+
     def drop_unused_taxonomy(self, key: str, values: list[str]) -> int:
         """Forget these values of the taxonomy of `key` that no tag carries any more (an erased customer's
         `user:` tag: its value is her identity)."""
