@@ -20,6 +20,7 @@ import pytest
 from palimpsest import Memory, Settings
 from palimpsest.capture import CaptureClient, Spool, capture_hook, project_of, split
 from palimpsest.capture import notify as notify_module
+from palimpsest.importers import import_file
 from palimpsest.server.run import ServerThread
 
 
@@ -398,6 +399,29 @@ def test_a_codex_session_whose_folder_is_gone_has_the_project_its_rollout_names(
     captured = served.store.get_session(thread)
     assert captured is not None and captured.settings.get("tags") == ["project:mira-lab/lmtrain"]
     assert captured.settings["project"] == "mira-lab/lmtrain"
+
+
+def test_a_captured_session_named_by_its_folder_has_the_project_its_folder_has(home: Path, served: Memory,
+                                                                             tmp_path: Path) -> None:
+    """Found in review: an import of a rollout without Codex's `git` record took the project another session of its
+    folder had (`project:mira-lab/lmtrain`), and capture of the same rollout stayed `project:lmtrain` — one repository,
+    two tags, by which path the session came in. The server settles it, for capture as for import."""
+    gone = tmp_path / "gone" / "lmtrain"
+    named = codex_turn(tmp_path / "imported", "0199aaaa-0000-7000-8000-00000000beef", gone)
+    lines = named.read_text().splitlines()
+    meta = json.loads(lines[0])
+    meta["payload"]["git"] = {"repository_url": "git@github.com:mira-lab/lmtrain.git"}
+    named.write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n")
+    import_file(served, named)
+    thread = "0199aaaa-0000-7000-8000-00000000f01d"
+    codex_turn(tmp_path / "codex", thread, gone)
+    with ServerThread(served) as url:
+        client = CaptureClient(url, home / "client")
+        capture_hook({"session_id": thread, "cwd": str(gone), "hook_event_name": "Stop"}, client, home / "client",
+                     codex_home=tmp_path / "codex")
+        client.close()
+    captured = served.store.get_session(thread)
+    assert captured is not None and captured.settings.get("tags") == ["project:mira-lab/lmtrain"]
 
 
 def test_a_codex_content_that_is_not_text_is_skipped_and_said_as_an_import_reports_it(home: Path, served: Memory,

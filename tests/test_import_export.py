@@ -408,29 +408,46 @@ def test_a_harness_content_that_is_not_text_is_refused_by_line(memory: Memory, t
     assert [m.content for m in everything(memory, session="cc-number")] == ["why does the deploy fail?"]
 
 
+def codex_rollout(folder: Path, sid: str, cwd: str, git: dict[str, str] | None, text: str) -> Path:
+    """A Codex rollout of one user turn in `folder`, of working folder `cwd`, its session_meta with the `git` record given."""
+    meta = {"id": sid, "cwd": cwd, **({"git": git} if git else {})}
+    path = folder / f"rollout-2026-03-04T10-00-00-{sid}.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [
+        {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]) + "\n")
+    return path
+
+
+DOCSNAP, DOCSNAP_REMOTE = "/home/nobody-here/code/docsnap-vit", {"repository_url": "git@github.com:mei-lab/docsnap-vit.git"}
+
+
 def test_a_rollout_without_its_git_record_has_the_project_its_folder_has(memory: Memory, tmp_path: Path) -> None:
     """Found by a Codex user: of rollouts of one folder (not on this machine), those whose session_meta named the git
     remote were `project:mei-lab/docsnap-vit`, one without the `git` record `project:docsnap-vit`, and a search with
     `--tag project:mei-lab/docsnap-vit` left its answer out. It has the project another session of the folder has;
     a folder elsewhere of the same name is not that repository."""
-    def rollout(sid: str, cwd: str, git: dict[str, str] | None, text: str) -> Path:
-        meta = {"id": sid, "cwd": cwd, **({"git": git} if git else {})}
-        path = tmp_path / f"rollout-2026-03-04T10-00-00-{sid}.jsonl"
-        path.write_text("\n".join(json.dumps(r) for r in [
-            {"timestamp": "2026-03-04T10:00:00Z", "type": "session_meta", "payload": meta},
-            {"timestamp": "2026-03-04T10:00:01Z", "type": "response_item",
-             "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}}]) + "\n")
-        return path
-
-    folder, remote = "/home/nobody-here/code/docsnap-vit", {"repository_url": "git@github.com:mei-lab/docsnap-vit.git"}
-    import_file(memory, rollout("0199a1b2-0000-7e5f-8a9b-00000000d010", folder, remote, "profile the dataloader"))
-    import_file(memory, rollout("0199a1b2-0000-7e5f-8a9b-00000000d011", folder, None, "the slowest worker is worker 7"))
-    import_file(memory, rollout("0199a1b2-0000-7e5f-8a9b-00000000d012", "/srv/other/docsnap-vit", None, "worker 3 there"))
+    folder = DOCSNAP
+    import_file(memory, codex_rollout(tmp_path, "0199a1b2-0000-7e5f-8a9b-00000000d010", folder, DOCSNAP_REMOTE, "profile the dataloader"))
+    import_file(memory, codex_rollout(tmp_path, "0199a1b2-0000-7e5f-8a9b-00000000d011", folder, None, "the slowest worker is worker 7"))
+    import_file(memory, codex_rollout(tmp_path, "0199a1b2-0000-7e5f-8a9b-00000000d012", "/srv/other/docsnap-vit", None, "worker 3 there"))
     tagged = {s.id[-3:]: s.settings.get("tags") for s in memory.sessions()}
     assert tagged == {"010": ["project:mei-lab/docsnap-vit"], "011": ["project:mei-lab/docsnap-vit"],
                       "012": ["project:docsnap-vit"]}
     assert [h.message.content for h in memory.search("worker", tag="project:mei-lab/docsnap-vit").hits] == [
         "the slowest worker is worker 7"]
+
+
+def test_a_session_that_takes_its_folders_project_keeps_its_other_tags(memory: Memory, tmp_path: Path) -> None:
+    """Found in review: a session named only by its folder's last part took the project of another session of that
+    folder with `tags=[project:…]` in place of its whole list, so a session written with `user:mei` beside
+    `project:docsnap-vit` lost `user:mei`. Only its `project:` tag changes."""
+    import_file(memory, codex_rollout(tmp_path, "0199a1b2-0000-7e5f-8a9b-00000000d010", DOCSNAP, DOCSNAP_REMOTE, "profile it"))
+    memory.ingest_session("mei-notes", [{"role": "user", "content": "the slowest worker is worker 7"}],
+                          settings={"cwd": DOCSNAP, "project": "docsnap-vit", "tags": ["user:mei", "project:docsnap-vit"]})
+    notes = memory.store.get_session("mei-notes")
+    assert notes is not None and notes.settings["tags"] == ["user:mei", "project:mei-lab/docsnap-vit"]
+    assert notes.settings["project"] == "mei-lab/docsnap-vit"
 
 
 def test_a_transcript_where_nothing_was_said_makes_no_session(memory: Memory, tmp_path: Path) -> None:

@@ -109,6 +109,21 @@ def test_idle_instant_sessions(store: Store) -> None:
     assert store.idle_instant_sessions(at(500)) == []
 
 
+def test_projects_of_folder_in_one_query(store: Store) -> None:
+    """The projects sessions of one working folder have, newest first, each once: an import asked every project-tagged
+    session's settings one by one for every session it imported (found in review: quadratic on a large import)."""
+    at_folder = {"cwd": "/home/mei/code/docsnap-vit"}
+    store.upsert_session(session("old", updated=at(0), settings={**at_folder, "project": "docsnap-vit"}))
+    store.upsert_session(session("new", updated=at(20), settings={**at_folder, "project": "mei-lab/docsnap-vit"}))
+    store.upsert_session(session("again", updated=at(10), settings={**at_folder, "project": "mei-lab/docsnap-vit"}))
+    store.upsert_session(session("elsewhere", settings={"cwd": "/srv/docsnap-vit", "project": "docsnap-vit"}))
+    store.upsert_session(session("no-project", settings=at_folder))
+    store.upsert_session(session("quoted", settings={"cwd": "/it's/%_", "project": "q"}))
+    assert store.projects_of_folder("/home/mei/code/docsnap-vit") == ["mei-lab/docsnap-vit", "docsnap-vit"]
+    assert store.projects_of_folder("/it's/%_") == ["q"]
+    assert store.projects_of_folder("/it's/%") == []
+
+
 def test_drop_session_index_keeps_cursor_and_removes_vectors(store: Store) -> None:
     seed(store)
     store.put_vectors("m", [(f"evt_s1_{i:04d}", _unit(4, i)) for i in (1, 2, 3)] + [("evt_s2_0004", _unit(4, 0))])

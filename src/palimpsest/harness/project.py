@@ -1,5 +1,6 @@
 """The project a working folder belongs to, for the session's `project` setting and tag: one
-answer for live capture (`capture.hooks`) and for an imported transcript (`importers`).
+answer for live capture (`capture.hooks`) and for an imported transcript (`importers`), settled
+by the server against the sessions it holds (`as_its_folder_has`).
 
 A project is named so that two repositories with one folder name are two projects: by its origin
 remote's `owner/name` (`acme/api`, `jdoe/api`), and without a remote by its root's path (found by a
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlparse
@@ -57,9 +59,9 @@ def project_of_session(settings: dict[str, Any]) -> str | None:
     the folder is here; else the repository its `git` record names; else the folder's last part,
     as earlier versions named every project (a transcript copied from another machine, or of a
     folder since moved: by its path it had been a project of its own, outside its repository's
-    recall; by its last part, recall in `acme/api` reads it as its own, `legacy_name`). An import
-    then gives it the project another session of that folder has in the home, when one does
-    (`importers._project_of_its_folder`): this module knows transcripts, not memory."""
+    recall; by its last part, recall in `acme/api` reads it as its own, `legacy_name`). The
+    server then gives it the project another session of that folder has in the home, when one
+    does (`as_its_folder_has`, from `ingest.Writer`): this module knows transcripts, not memory."""
     cwd = settings.get("cwd") if isinstance(settings.get("cwd"), str) else None
     found = project_of(cwd)
     if found:
@@ -67,6 +69,25 @@ def project_of_session(settings: dict[str, Any]) -> str | None:
     git = settings.get("git") if isinstance(settings.get("git"), dict) else {}
     url = git.get("repository_url") if isinstance(git.get("repository_url"), str) else ""
     return _repository_name(url) or (PurePath(cwd).name if cwd else None) or None
+
+
+def as_its_folder_has(settings: dict[str, Any], projects_of_folder: Callable[[str], list[str]]) -> dict[str, Any]:
+    """`settings`, or when its project is only its folder's last part (`project_of_session`'s last answer) and a session
+    of that folder already has a project of that name (`projects_of_folder(cwd)`, newest first), settings with that
+    project: its `project:` tag replaced in place, every other tag kept. Of a Codex user's rollouts of one folder not on
+    this machine, those whose session_meta named the remote were `project:mei-lab/docsnap-vit`, one without the `git`
+    record `project:docsnap-vit`, and `--tag project:mei-lab/docsnap-vit` left it out. A folder elsewhere of the same
+    name stays apart; a repository cloned under another name is not found."""
+    cwd, project = settings.get("cwd"), settings.get("project")
+    if not isinstance(cwd, str) or not isinstance(project, str) or project != PurePath(cwd).name:
+        return settings
+    found = next((p for p in projects_of_folder(cwd) if legacy_name(p) == project), None)
+    if found is None:
+        return settings
+    tags = settings.get("tags")
+    if isinstance(tags, list):  # (a `user:mei` beside it had been dropped with the rest of the list: found in review)
+        tags = [f"project:{found}" if t == f"project:{project}" else t for t in tags]
+    return {**settings, "project": found, **({"tags": tags} if tags is not None else {})}
 
 
 def legacy_name(project: str) -> str | None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path, PurePath
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
@@ -37,7 +37,6 @@ from ..harness import claude_code as claude_code_reader
 from ..harness import codex as codex_reader
 from ..harness import qwen_code as qwen_code_reader
 from ..harness.common import Context
-from ..harness.project import legacy_name
 from ..records import check_session_id
 from . import chat, chatgpt, claude_code, codex, evalsets, transfer
 from .base import (
@@ -81,7 +80,6 @@ def import_file(memory: Any, path: str | Path, *, format: str = "auto", session:
     _merge(plan, reader)
     if fmt == "openai" and session is None:
         _apart_from_namesakes(memory, plan, name)
-    _project_of_its_folder(memory, plan)
     return write_plan(memory, plan, name, progress)
 
 
@@ -109,36 +107,6 @@ def _apart_from_namesakes(memory: Any, plan: Plan, path: str) -> None:
             # a session from before files were named keeps its messages' name)
             tagged = safe_session_id(f"{sid[:180]}-{hashlib.sha256(path.encode()).hexdigest()[:8]}")
             plan.sessions = {(tagged if k == sid else k): v for k, v in plan.sessions.items()}
-
-
-def _project_of_its_folder(memory: Any, plan: Plan) -> None:
-    """A session named only by its folder's last part (`harness.project.project_of_session`: the folder is not on this
-    machine and the transcript names no remote) takes the project another session of that folder has in this home.
-    Of a Codex user's rollouts of one folder, those whose session_meta named the git remote were
-    `project:mei-lab/docsnap-vit`, one without the `git` record `project:docsnap-vit`: one repository, two tags, and
-    `--tag project:mei-lab/docsnap-vit` left that session out."""
-    for sp in plan.sessions.values():
-        settings = sp.attrs.get("settings") or {}
-        cwd = settings.get("cwd")
-        if isinstance(cwd, str) and settings.get("project") == PurePath(cwd).name:
-            found = _project_seen_at(memory, cwd)
-            if found:
-                settings.update(project=found, tags=[f"project:{found}"])
-
-
-def _project_seen_at(memory: Any, cwd: str) -> str | None:
-    """The project (`owner/name`, or a root's path) of a session of folder `cwd` stored here, or None. Only sessions
-    whose project ends with the folder's name are read: a repository cloned under another name is not found."""
-    name = PurePath(cwd).name
-    for sid, tags in memory.tags.sessions_keyed("project").items():
-        if not any(legacy_name(t.split(":", 1)[1]) == name for t in tags):
-            continue
-        known = memory.store.get_session(sid)
-        settings = known.settings if known is not None and isinstance(known.settings, dict) else {}
-        project = settings.get("project")
-        if settings.get("cwd") == cwd and isinstance(project, str) and legacy_name(project) == name:
-            return project
-    return None
 
 
 def expand_paths(paths: list[str | Path]) -> list[Path]:

@@ -15,6 +15,7 @@ from datetime import UTC, tzinfo
 from typing import Any
 
 from ..errors import Conflict, InvalidInput, PalimpsestError
+from ..harness.project import as_its_folder_has
 from ..journal import Journal
 from ..records import Event, Message, check_session_id
 from ..store import Store
@@ -162,7 +163,7 @@ class Writer:
             raise InvalidInput(f"unknown session attributes: {sorted(unknown)}")
         if session in self.erased:  # (409: a capture client sets the batch aside in dead/, never sends it again)
             raise Conflict(f"session {session[:80]!r} was erased (palimpsest erase): its events are not taken again")
-        head = self._changed(session, session_event(attrs))
+        head = self._changed(session, session_event(self._settled(attrs)))
         if head is not None and msgs and self._nothing_new(session, msgs, repeatable | dated):
             # attributes come with news: a re-import of a captured session (its `key` and `source_path`, which capture
             # never sets) stored nothing and still moved the session's last activity to the import's time (a new user)
@@ -174,6 +175,21 @@ class Writer:
         if indexed:
             pairs = self._as_stored(session, pairs)
         return {"events": pairs[1:] if head else pairs, "indexed": indexed}
+
+    def _settled(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """`attrs` with the project its folder has here (`harness.project.as_its_folder_has`). Here, where import and
+        capture meet: capture's client cannot ask the store, and capture of a rollout an import had given
+        `project:mei-lab/docsnap-vit` stayed `project:docsnap-vit` (found in review)."""
+        settings = attrs.get("settings")
+        if not isinstance(settings, dict):
+            return attrs
+        return {**attrs, "settings": as_its_folder_has(settings, self._projects_of_folder)}
+
+    def _projects_of_folder(self, cwd: str) -> list[str]:
+        try:
+            return self.store.projects_of_folder(cwd)
+        except PalimpsestError:  # the store is away: the project as said (as `_changed` journals what is said)
+            return []
 
     def _nothing_new(self, session: str, msgs: list[dict[str, Any]], maybe_new: frozenset[str]) -> bool:
         """Every message is one the session's journal holds (a key that may be stored under another, a repeat or

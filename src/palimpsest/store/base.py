@@ -125,6 +125,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
     def list_sessions(self, filters: Filters, limit: int = 100, offset: int = 0) -> list[Session]: ...
 
     @abstractmethod
+    def projects_of_folder(self, cwd: str) -> list[str]:
+        """The `project` settings of the sessions whose settings name working folder `cwd`, each once, of the most
+        recently active session first."""
+
+    @abstractmethod
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
         """Instant sessions whose `updated_at` is before `idle_before` and that still have rows."""
 

@@ -43,6 +43,12 @@ class PostgresMessagesMixin(SQLMessagesMixin, PostgresConnection):
                  json.dumps(_clean(s.settings), ensure_ascii=False, allow_nan=False), s.created_at, s.updated_at),
             )
 
+    def projects_of_folder(self, cwd: str) -> list[str]:
+        sql = """SELECT settings->>'project' AS project FROM sessions
+                 WHERE settings->>'cwd' = %s AND jsonb_typeof(settings->'project') = 'string'
+                 GROUP BY project ORDER BY max(updated_at) DESC, project"""
+        return [r[0] for r in self._all(sql, (_text(cwd),))]
+
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
         sql = """SELECT s.id FROM sessions s WHERE s.kind = 'instant' AND s.updated_at < %s::timestamptz
                  AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id) ORDER BY s.id"""

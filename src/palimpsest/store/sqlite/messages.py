@@ -34,6 +34,12 @@ class SQLiteMessagesMixin(SQLMessagesMixin, SQLiteConnection):
                 (s.id, s.key, s.agent, s.channel, s.title, s.kind, json.dumps(s.settings, allow_nan=False), s.created_at, s.updated_at),
             )
 
+    def projects_of_folder(self, cwd: str) -> list[str]:
+        sql = """SELECT json_extract(settings, '$.project') AS project FROM sessions
+                 WHERE json_extract(settings, '$.cwd') = ? AND json_type(settings, '$.project') = 'text'
+                 GROUP BY project ORDER BY max(updated_at) DESC, project"""
+        return [r[0] for r in self._reader.execute(sql, (cwd,))]
+
     def idle_instant_sessions(self, idle_before: str) -> list[str]:
         sql = """SELECT s.id FROM sessions s WHERE s.kind = 'instant' AND s.updated_at < ?
                  AND EXISTS (SELECT 1 FROM messages m WHERE m.session_id = s.id)"""
