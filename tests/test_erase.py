@@ -193,6 +193,9 @@ def test_the_cli_erases_only_with_yes(home: Path, capsys: pytest.CaptureFixture[
     assert main([*cli, "--yes"]) == 9
     assert "stop it" in capsys.readouterr().err and _traces(home)
     monkeypatch.setattr(erase_cli, "server_answers", lambda url, store=None: False)
+    # two customers in one command: refused, not the last alone (a companion app's operator's user:a was left)
+    assert main([*cli, "--tag", "user:cus_other", "--yes"]) == 2
+    assert "once per command" in capsys.readouterr().err and _traces(home)
     assert main([*cli, "--yes"]) == 0
     assert "erased 2 sessions" in capsys.readouterr().out and _traces(home) == []
 

@@ -19,12 +19,22 @@ def register(sub: Any) -> None:
     p = add_command(sub, "erase", erase, "Erase every trace of sessions (an end customer's right to erasure): their journals, "
                     "index rows, the facts only they attest, their lines in the system journal. Shows what would go; erases with --yes.")
     p.add_argument("--session", action="append", default=[], metavar="ID", help="a session to erase (repeatable)")
-    p.add_argument("--channel", help="erase every session of this channel")
-    p.add_argument("--tag", metavar="KEY:VALUE", help="erase every session carrying this accepted tag (user:cus_123)")
+    p.add_argument("--channel", action=_Once, help="erase every session of this channel (one per command)")
+    p.add_argument("--tag", action=_Once, metavar="KEY:VALUE", help="erase every session carrying this accepted tag (user:cus_123; "
+                   "one per command)")
     p.add_argument("--finish", action="store_true", help="erase this home's journals of the sessions an erasure run in another "
                    "home on this store erased (run it in each home the erasure named)")
     p.add_argument("--dry-run", action="store_true", help="list what would go and change nothing")
     p.add_argument("--yes", action="store_true", help="erase (without it, the command only shows what would go)")
+
+
+class _Once(argparse.Action):
+    """An option given once: `--tag user:a --tag user:b` had kept the last alone, and user:a was never erased (exit 0)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: str | None = None) -> None:
+        if getattr(namespace, self.dest) is not None:
+            parser.error(f"{option} is given once per command: run `palimpsest erase` again for the next customer")
+        setattr(namespace, self.dest, values)
 
 
 def erase(args: argparse.Namespace) -> None:
