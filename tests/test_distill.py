@@ -1322,3 +1322,37 @@ def test_a_no_in_passing_takes_nothing_back(text: str) -> None:
     """Found in review: a "no" that is a word of the statement ("actually no plugins") is no statement taken back."""
     out = local_distill([Message(id="evt_1", session="s", role="user", content=text, created_at="2026-02-03T10:00:00Z")])
     assert not any(c["replaces"] != c["text"] for c in out["corrections"]), out
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    # found by a reviewer of the novelist's rules: an excess said with what it is too much for, or what came of it, is a
+    # state of things ("killing him is too easy" stays a verdict, above); each had given nothing
+    ("The staging VM is too slow to run the e2e suite.", ["The staging VM is too slow to run the e2e suite."]),
+    ("My laptop is too old for CUDA 12.", ["My laptop is too old for CUDA 12."]),
+    ("Our database is too small for the new dataset, so we moved to Postgres 16.",
+     ["Our database is too small for the new dataset, so we moved to Postgres 16."]),
+    ("The free tier is too limited for our team of 12.", ["The free tier is too limited for our team of 12."]),
+    ("The API is way too expensive at scale; we use the batch endpoint now.",
+     ["The API is way too expensive at scale; we use the batch endpoint now."]),
+    # notes under a heading that is no chapter's, and a line that only opens with "Part": no pasted piece
+    ("## Deployment notes\nThe service was deployed to Fly.io last week. Postgres was switched from 15 to 16.",
+     ["The service was deployed to Fly.io last week.", "Postgres was switched from 15 to 16."]),
+    ("## Decisions\nThe team decided to drop Jenkins.", ["The team decided to drop Jenkins."]),
+    ("Part of the migration failed yesterday.\n\nThe billing service was moved to Go.", ["The billing service was moved to Go."]),
+    # a status list's labels are no names ("Pros is faster builds" had been a fact)
+    ("- Pros: faster builds", []),
+    ("- Fixed: login bug on Safari", []),
+    ("- Blocked: waiting on legal review", []),
+    ("- Fixed \u2014 login bug on Safari", []),
+    # a session's greeting opens a statement, it does not swallow it
+    ("New chat: billing runs on Stripe and invoices go out monthly.", ["Billing runs on Stripe and invoices go out monthly."]),
+    ("new session - pricing for the Pro plan is $20 per month.", ["Pricing for the Pro plan is $20 per month."]),
+])
+def test_the_novelists_rules_keep_ordinary_facts(text: str, kept: list[str]) -> None:
+    assert sorted(_kept(text)) == sorted(kept)
+
+
+def test_deployment_notes_under_a_heading_give_their_facts(memory: Memory) -> None:
+    memory.append("s", "user", "## Deployment notes\nThe service was deployed to Fly.io last week.")
+    memory.distiller.close_turn("s", use_llm=False)
+    assert [f.text for f in memory.facts.query()] == ["The service was deployed to Fly.io last week."]

@@ -7,7 +7,7 @@ end at a full stop before any word, lower-case too ("… config.yaml. we always 
 after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
 statement of the user's, nor is a pasted letter (from an email's "Subject:" or "From:" header, a
 forwarded message's banner or a "Dear …," with a sign-off, to its signature), nor narration under a
-heading (a pasted chapter) or a line of dialogue; a list item "NAME — a noun phrase" is read as
+chapter's heading (a pasted chapter) or a line of dialogue; a list item "NAME — a noun phrase" is read as
 "NAME is …"; a line cut
 where no sentence ends ("… or does the" / "billing client …") goes on with the next. Each
 sentence is classified by the first rule that holds:
@@ -178,10 +178,15 @@ def _letters_out(text: str) -> str:
 
 # Pasted prose is someone else's words too, or no one's (found by a novelist using Palimpsest as a writing partner: her
 # pasted chapters gave 81 of her 113 current facts, "The rain settled on the harbour wall, and Elira watched it …" a
-# decision). Under a heading ("## Chapter 4: Duskmarrow", "Prologue"), a paragraph told in the past of third persons —
-# no "I", "we" or "you" outside its quotes — is narration; her own notes there ("Duskmarrow is a port town", "We moved the
-# launch to May") and her words before and after the paste stay hers.
-_HEADING = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+\S|(?:chapter|prologue|epilogue|interlude|part|scene)\b)[^\n]*$", re.IGNORECASE | re.MULTILINE)
+# decision). Under a chapter's heading on its own line ("## Chapter 4: Duskmarrow", "Part Two", "Prologue"), a paragraph
+# told in the past of third persons — no "I", "we" or "you" outside its quotes — is narration, when the piece is told:
+# a line of dialogue in it, or more than one such paragraph. Her own notes there ("Duskmarrow is a port town", "We moved
+# the launch to May") and her words before and after the paste stay hers, and so do notes under any other heading or
+# a line that only opens with "Part" ("## Deployment notes\nThe service was deployed to Fly.io last week.", "Part of the
+# migration failed yesterday.": a reviewer's, both had given nothing).
+_NUMBERED = rf"(?:\d+|[ivxlc]+|{'|'.join(slots.NUMBER_WORDS)})"
+_HEADING = re.compile(rf"^[ \t]*(?:#{{1,6}}[ \t]+)?(?:(?:chapter|part|book|act|scene)[ \t]+{_NUMBERED}|prologue|epilogue|interlude)"
+                      r"[ \t]*(?:[:.—–-][^\n]*)?$", re.IGNORECASE | re.MULTILINE)
 _IN_QUOTES = re.compile(r"“[^”]*”|\"[^\"\n]*\"")
 _NOT_THIRD = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|we|we're|we've|we'd|we'll|us|our|ours|you|you're|your|yours)\b",
                         re.IGNORECASE)
@@ -196,14 +201,14 @@ def _narration(paragraph: str) -> bool:
 
 
 def _narration_out(text: str) -> str:
-    """`text` without the paragraphs of narration under a heading (see above)."""
-    kept, under = [], False
-    for paragraph in _PARAGRAPH_END.split(text):
-        heading = _HEADING.match(paragraph)  # (its first paragraph may follow it on the next line)
-        under = under or heading is not None
-        body = paragraph[heading.end():] if heading else paragraph
-        kept.append((paragraph[:heading.end()] if heading else "") if under and _narration(body) else paragraph)
-    return "\n\n".join(kept)
+    """`text` without the paragraphs of narration under a chapter's heading (see above)."""
+    paragraphs = _PARAGRAPH_END.split(text)
+    first = next((i for i, paragraph in enumerate(paragraphs) if _HEADING.match(paragraph)), len(paragraphs))
+    headed = [(p[:h.end()], p[h.end():]) if (h := _HEADING.match(p)) else ("", p) for p in paragraphs[first:]]
+    told = [_narration(body) for _, body in headed]  # (a heading's first paragraph may follow it on the next line)
+    if told.count(True) < 2 and not any(_DIALOGUE.search(body) for _, body in headed):
+        return text
+    return "\n\n".join(paragraphs[:first] + [heading if cut else heading + body for (heading, body), cut in zip(headed, told)])
 
 
 def _pasted_out(text: str) -> str:
@@ -215,10 +220,11 @@ def _pasted_out(text: str) -> str:
 # capital", "- the Salt Reach — desert to the east") says the name is what follows: a novelist's character list had given
 # no fact, so her "make Corin older, not younger" had nothing to supersede. Only when what follows is a noun phrase about the name — not an order, a step or a
 # clause of its own ("- TODO: fix the login bug", "- Deploy — run the tests first", "- Note: the API is slow").
-_DEFINITION = re.compile(rf"^(?P<mark>[ \t]*(?:[-*•]|\d{{1,2}}[.)])[ \t]+)[*_]{{0,2}}(?P<name>(?:the[ \t]+)?(?-i:[{_UPPER}])[\w'’.-]*"
+_DEFINITION = re.compile(rf"^(?P<mark>[ \t]*(?:[-*•]|\d{{1,2}}[.)])[ \t]+)(?P<bold>[*_]{{0,2}})(?P<name>(?:the[ \t]+)?(?-i:[{_UPPER}])[\w'’.-]*"
                          rf"(?:[ \t]+(?:&|and|of|the|(?-i:[{_UPPER}])[\w'’.-]*)){{0,4}}(?:[ \t]+\([^)\n]*\))?)[*_]{{0,2}}"
-                         r"[ \t]*(?:[—–-]|:)[ \t]+(?P<what>[^\n]+)$", re.MULTILINE)
-_VERB_FIRST = re.compile(r"^\S+\s+(?:it|them|this|that|these|those|the|a|an|my|our|your|his|her|their|some|all|up|out|down)\b|"
+                         r"[ \t]*(?P<sep>[—–-]|:)[ \t]+(?P<what>[^\n]+)$", re.MULTILINE)
+_OBJECT = r"(?:it|them|this|that|these|those|the|a|an|my|our|your|his|her|their|some|all|up|out|down)"  # after a verb
+_VERB_FIRST = re.compile(rf"^\S+\s+{_OBJECT}\b|"
                          r"^(?:i|we|you|he|she|they|it)\b|\b(?:is|are|was|were|am|will|would|should|must|can|could)\b", re.IGNORECASE)
 
 
@@ -231,10 +237,19 @@ def _noun_phrase(what: str) -> bool:
     return not what.rstrip().endswith("?") and not any(o.match(what) for o in orders) and not _VERB_FIRST.search(what)
 
 
+def _label(m: re.Match[str]) -> bool:
+    """The one word an item opens with labels it, names nothing: a sentence's opener, a day, a past form, or a field's
+    name, plain before a colon (a status list's "- Pros: faster builds", "- Fixed: login bug on Safari", "- Blocked:
+    waiting on legal review" had read "Pros is faster builds": a reviewer's; a name in bold is one: "- **Vessar**: …")."""
+    name = m["name"]
+    return " " not in name and (_opener(name) or name.lower() in CALENDAR_WORDS or _TOLD.fullmatch(name) is not None
+                                or m["sep"] == ":" and not m["bold"])
+
+
 def _definition(m: re.Match[str]) -> str:
-    name, what = m["name"], m["what"]
-    if " " not in name and (_opener(name) or name.lower() in CALENDAR_WORDS) or not _noun_phrase(what):
+    if _label(m) or not _noun_phrase(m["what"]):
         return m[0]
+    name, what = m["name"], m["what"]
     be = "are" if _TWO_NAMES.search(name) else "is"  # "Wren & Finch are twin couriers"
     return f"{m['mark']}{name} {be} {what}"
 
@@ -421,7 +436,14 @@ def named_end(text: str, said_at: str, metadata: dict[str, Any] | None = None) -
     return None if span is None else _midnight(span.last + timedelta(days=1), said)
 
 
+# A session's greeting, with what the session is for ("ok new session, reviewing the bible before i start book 2
+# drafting": a novelist's, a current fact) is small talk; before a statement it opens it, as "Hi," does ("New chat:
+# billing runs on Stripe …", "new session - pricing for the Pro plan is $20 per month.": a reviewer's, both had given
+# nothing). What it is for is a verb's -ing with its object, not a noun in -ing ("billing runs").
+_SESSION = r"(?:(?:a|another)\s+)?new\s+(?:session|chat|conversation)"
+_SESSION_FOR = rf"\w+ing\s+{_OBJECT}\b"
 _OPENING = re.compile(r"^\s*(?:"
+                      rf"{_SESSION}\s*[,.!:—–-]+\s+(?!{_SESSION_FOR})|"
                       # a greeting, with whom it greets, before a comma or a stop: "Hi, I live in Berlin."; "Hey there, I'm …"
                       r"(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))(?:\s+(?:there|all|everyone|everybody|"
                       r"team|folks|guys|again|[^\W\d_]+))?\s*[,.!:]+\s+|"
@@ -496,9 +518,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"let'?s (?:see|wait)(?:[.!]*$|\s+(?:what happens|how it goes|and see)\b)|wait and see\b|"
                         r"happy (?:friday|monday|new year|holidays|birthday)|(?:we'll|we will|we shall|time will) (?:see|tell)\b|"
                         r"i(?:'m| am) (?:so |literally )?dead[.!]*\s*$|"
-                        # a session's greeting, with what it is for ("ok new session, reviewing the bible before i start book 2
-                        # drafting": a novelist's, a current fact)
-                        r"(?:a |another )?new (?:session|chat|conversation)(?:[.!]*$|\s*[,:—–-]\s*\w+ing\b))",
+                        rf"{_SESSION}(?:[.!]*$|\s*[,:—–-]\s*{_SESSION_FOR}))",  # (see _OPENING)
                         re.IGNORECASE)
 MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine", "good", "ok", "okay", "great", "lost", "confused",
                    "stuck", "sure",
@@ -729,9 +749,9 @@ TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm|in (?:\d+|
 _SPEECH = (r"(?:said|says|asked|asks|answered|replied|whispered|shouted|called|cried|muttered|murmured|snapped|added|"
            r"continued|told (?:him|her|them))")
 _SPEAKER = rf"(?:(?-i:[{_UPPER}])[\w'’-]*(?:\s+(?-i:[{_UPPER}])[\w'’-]*)?|he|she|they|i)"
-_QUOTED = re.compile(r"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”|"
-                     rf"(?:“[^”\n]*,”|\"[^\"\n]*,\")(?=\s*{_SPEAKER}\s+{_SPEECH}\b)|"
-                     rf"\b{_SPEECH},\s+(?:“[^”\n]*”|\"[^\"\n]*\")", re.IGNORECASE)
+_SAID = rf"(?:“[^”\n]*,”|\"[^\"\n]*,\")(?=\s*{_SPEAKER}\s+{_SPEECH}\b)|\b{_SPEECH},\s+(?:“[^”\n]*”|\"[^\"\n]*\")"
+_DIALOGUE = re.compile(_SAID, re.IGNORECASE)
+_QUOTED = re.compile(rf"(?<!\w)'[^'\n]*?[.!?;][^'\n]*?'(?!\w)|\"[^\"\n]*?[.!?;][^\"\n]*?\"|“[^”]*?[.!?;][^”]*?”|{_SAID}", re.IGNORECASE)
 
 def local_distill(messages: list[Message]) -> dict[str, Any]:
     """The four-field output, extracted deterministically (see the module doc)."""
@@ -950,9 +970,13 @@ def _chatter(s: str) -> bool:
 
 _LEAD = re.compile(r"^[^,.!?;:]{1,30},\s+")
 # an excess judged ("killing him is too easy", "vessar sounds too much like a dessert lol.", "blood was too grimdark-generic":
-# a novelist's opinions of her draft had become facts of her series bible): a verdict, not a state of things
-_TOO = re.compile(r"\b(?:is|are|was|were|'s|sounds?|looks?|seems?|feels?|reads?)\s+(?:(?:just|way|far|a bit|a little|kinda|"
-                  r"still|much)\s+)?too\b", re.IGNORECASE)
+# a novelist's opinions of her draft had become facts of her series bible): a verdict, not a state of things — an
+# impression ("sounds too", "reads too"), or a bare excess that ends the sentence; an excess said with what it is too
+# much for or what came of it is a state ("The staging VM is too slow to run the e2e suite.", "Our database is too small
+# for the new dataset, so we moved to Postgres 16.": a reviewer's, both had given nothing)
+_TOO_BY = r"(?:(?:just|way|far|a bit|a little|kinda|still|much)\s+)?too\b"
+_TOO = re.compile(rf"\b(?:sounds?|looks?|seems?|feels?|reads?)\s+{_TOO_BY}|"
+                  rf"\b(?:is|are|was|were|'s)\s+{_TOO_BY}\s*[\w'-]+[.!…]*\s*$", re.IGNORECASE)
 
 
 # a change written as an arrow, as notes are ("bs 256 -> 512", "switched lr 3e-4 → 1e-4 (and …)"): read as words
