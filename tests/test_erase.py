@@ -18,6 +18,7 @@ import pytest
 
 from palimpsest import Memory, Settings, tools
 from palimpsest.capture.client import Spool
+from palimpsest.capture.notify import erase_held
 from palimpsest.cli import erase as erase_cli
 from palimpsest.cli import main
 from palimpsest.erased import Erased, session_digest
@@ -383,6 +384,7 @@ def test_her_batches_in_this_homes_capture_spool_go(bot: Memory, home: Path) -> 
     held = home / "capture-state" / "codex-notify"
     held.mkdir(parents=True)
     (held / f"{LENA}-1.jsonl").write_text('{"input-messages": ["Lena Novak here"]}\n')
+    bot.eraser.held = erase_held(home)  # (as `palimpsest erase` sets it)
     bot.erase(tag=f"user:{LENA}")
     assert _traces(home) == []
     assert spool.oldest() == [theirs]

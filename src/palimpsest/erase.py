@@ -17,7 +17,8 @@ one place that knows everything a session leaves behind:
   `facts replay` and `facts restore --journal` cannot bring them back;
 - the embedding cache's vectors of its texts, and the bytes the database keeps of deleted
   rows (`Store.scrub`);
-- this home's capture spool of it (waiting, dead and corrupt batches) and Codex notify's held words.
+- this home's capture spool of it (waiting, dead and corrupt batches) and Codex notify's held words (the CLI hands
+  `Eraser.held` the capture client's eraser: the library knows no capture).
 
 The erasure is journaled first, with ids and counts and no content (`erased.py`), so an import of
 an earlier export or a restore of an older snapshot skips what it names; the store records the
@@ -39,8 +40,6 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .capture import notify
-from .capture.client import Spool
 from .decisions import Decision
 from .erased import DOMAIN, Erased, session_digest
 from .errors import InvalidInput, NotFound
@@ -94,6 +93,9 @@ class Eraser:
 
     def __init__(self, kernel: Kernel, facts: Facts, tags: Tags) -> None:
         self.kernel, self.facts, self.tags = kernel, facts, tags
+        # a capture client's files of the sessions in this home (its spool, Codex notify's held words), taken out by
+        # the adapter that knows them: `palimpsest erase` sets `capture.notify.erase_held` (the library knows no capture)
+        self.held: Callable[[set[str]], int] | None = None
 
     # -- choosing --------------------------------------------------------------
     def select(self, sessions: list[str] | tuple[str, ...] = (), channel: str | None = None, tag: str | None = None) -> list[str]:
@@ -240,11 +242,8 @@ class Eraser:
         return plan
 
     def _unspool(self, sessions: set[str]) -> int:
-        """This home's capture files of the sessions: spooled batches (waiting, dead, corrupt) and Codex notify's held
-        words. A transcript's cursor (`capture-state/<digest>.json`, no words) stays: without it the next hook would
-        send the whole transcript again."""
-        home = self.kernel.settings.home_path
-        return Spool(home).erase(sessions) + notify.forget(home, sessions)
+        """This home's capture files of the sessions (`held`)."""
+        return self.held(sessions) if self.held is not None else 0
 
     def _summary_ids(self, sessions: list[str]) -> set[str]:
         return {s.id for session in sessions for s in self.kernel.store.session_summaries(session, live=False)}

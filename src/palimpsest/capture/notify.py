@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import InvalidInput
 from ..records import iso, parse_time, utcnow
-from .client import CaptureClient, Report, split
+from .client import CaptureClient, Report, Spool, split
 
 RECENT = 20  # rollouts, most recently written first, an older notify's turn is looked for in
 TAIL = 1 << 20  # bytes at the end of a rollout where a turn that just ended is
@@ -188,3 +188,10 @@ def _first_held(held: Path) -> float:
         return parse_time(json.loads(first)["events"][0]["created_at"]).timestamp()
     except (ValueError, KeyError, IndexError, TypeError, InvalidInput):
         return held.stat().st_mtime
+
+
+def erase_held(home: Path) -> Any:
+    """What `palimpsest erase` takes out of this home's capture files for the erased sessions: spooled batches (waiting,
+    dead, corrupt) and Codex notify's held words. A transcript's cursor (`capture-state/<digest>.json`, no words) stays:
+    without it the next hook would send the whole transcript again."""
+    return lambda sessions: Spool(home).erase(sessions) + forget(home, sessions)

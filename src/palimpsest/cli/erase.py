@@ -38,7 +38,10 @@ class _Once(argparse.Action):
 
 
 def erase(args: argparse.Namespace) -> None:
+    from ..capture.notify import erase_held
+
     with open_memory(args) as memory:
+        memory.eraser.held = erase_held(memory.settings.home_path)
         chosen = {"sessions": args.session, "channel": args.channel, "tag": args.tag, "finish": args.finish}
         plan = memory.erase(**chosen, dry_run=True)
         if args.dry_run or not args.yes:
