@@ -149,9 +149,12 @@ class ErasedSessions:
     def __contains__(self, session: object) -> bool:
         if not isinstance(session, str):
             return False
-        size = self.decisions.size(DOMAIN)
-        if size != self._read[0]:
-            self._read = (size, Erased.of(self.decisions))
+        try:
+            size = self.decisions.size(DOMAIN)
+            if size != self._read[0]:
+                self._read = (size, Erased.of(self.decisions))
+        except (OSError, PalimpsestError):  # a home that cannot hold folders: the write's own journaling says so, clearly
+            return self._recorded(session)  # ("nothing was stored", not a NotADirectoryError from here)
         return self._read[1].session(session) or self._recorded(session)
 
     def _recorded(self, session: str) -> bool:
