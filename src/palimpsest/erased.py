@@ -161,6 +161,6 @@ class ErasedSessions:
         if self.store is None:
             return False
         try:
-            return session_digest(session) in self.store.erased_sessions()
+            return bool(self.store.erased_sessions([session_digest(session)]))
         except PalimpsestError:  # the store is away: the write is journaled, and the indexer skips the session when it is back
             return False

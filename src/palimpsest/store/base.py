@@ -312,8 +312,9 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """Record these sessions (by `erased.session_digest`) as erased, for every home on the store to see."""
 
     @abstractmethod
-    def erased_sessions(self) -> set[str]:
-        """The digests of the sessions recorded as erased (`record_erased`)."""
+    def erased_sessions(self, digests: list[str] | None = None) -> set[str]:
+        """The digests of the sessions recorded as erased (`record_erased`); of `digests` only, when given (a write asks
+        of its one session: the whole table read for every append grew with every erasure)."""
 
     @abstractmethod
     def journals_of(self, sessions: list[str]) -> list[str]:

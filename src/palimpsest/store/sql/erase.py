@@ -105,8 +105,13 @@ class SQLEraseMixin(SQLBackend):
             for digest in digests:
                 run("INSERT INTO erased_sessions (digest, erased_at) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING", (digest, at))
 
-    def erased_sessions(self) -> set[str]:
-        return {r[0] for r in self._fetch("SELECT digest FROM erased_sessions", ())}
+    def erased_sessions(self, digests: list[str] | None = None) -> set[str]:
+        if digests is None:
+            return {r[0] for r in self._fetch("SELECT digest FROM erased_sessions", ())}
+        if not digests:
+            return set()
+        where, param = self.dialect.in_list("digest", digests)
+        return {r[0] for r in self._fetch(f"SELECT digest FROM erased_sessions WHERE {where}", (param,))}
 
     def journals_of(self, sessions: list[str]) -> list[str]:
         if not sessions:
