@@ -1356,3 +1356,61 @@ def test_deployment_notes_under_a_heading_give_their_facts(memory: Memory) -> No
     memory.append("s", "user", "## Deployment notes\nThe service was deployed to Fly.io last week.")
     memory.distiller.close_turn("s", use_llm=False)
     assert [f.text for f in memory.facts.query()] == ["The service was deployed to Fly.io last week."]
+
+
+@pytest.mark.parametrize("text", [
+    # a crew's agent loop prompts its agents in the user's role (found by a multi-agent crew's user: "state your review
+    # policy for this crew" led 8 of 33 recall blocks as a fact)
+    "state your review policy for this crew",
+    "describe your approach to flaky tests",
+    "share your screen when you're ready",
+    "send me the draft by noon",
+])
+def test_an_order_to_the_listener_is_a_request_not_a_fact(text: str) -> None:
+    out = local_distill([msg(text)])
+    assert out["facts"] == [] and out["corrections"] == [] and out["tasks"] == []
+
+
+@pytest.mark.parametrize("text", ["Call me Sam.", "I love your idea."])
+def test_a_rule_or_a_subject_before_your_is_no_order_of_the_moment(text: str) -> None:
+    assert classify(text) == ("fact", "preference", text)
+
+
+@pytest.mark.parametrize("text", [
+    "doc says drop the iron to 65 mg every other day instead of every day",
+    "my coach told me to cut the long run to 28 km",
+])
+def test_an_order_reported_from_someone_followed_sets_a_value(text: str) -> None:
+    """Found by a fitness bot's user: her doctor's dose change was skipped as hearsay, and the stale dose led her recall."""
+    assert classify(text) == ("fact", "decision", text)
+
+
+def test_what_someone_says_of_the_world_is_still_hearsay() -> None:
+    assert classify("my friend says the new iPhone is overpriced") is None
+
+
+@pytest.mark.parametrize("said", [
+    "ok big change. switching the goal race to valencia marathon on december 6. not doing berlin anymore",
+    "ok big change. we're switching the goal race to valencia marathon on december 6. not doing berlin anymore",
+])
+def test_a_goal_switched_to_a_dated_race_holds_from_when_it_is_said(memory: Memory, said: str) -> None:
+    """Found by a fitness bot's user: the new goal race held from race day (December 6), not from when she said it, and
+    Berlin stayed her goal until then."""
+    memory.append("run", "user", "my main goal this year is the berlin marathon in september, sub 3:30",
+                  created_at="2026-02-03T09:00:00Z")
+    memory.append("run", "user", said, created_at="2026-07-05T09:00:00Z")
+    memory.worker().drain()  # the first turn, closed by the second
+    memory.distiller.close_turn("run", use_llm=False)
+    memory.worker().drain()
+    held = [(f.text, f.valid_from[:10]) for f in memory.facts.query(valid_at="2026-08-01")]
+    assert (said.split(". ")[1] + ".", "2026-07-05") in held
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("we're switching the goal race to valencia marathon on december 6.", None),
+    ("We're changing the standup to the big room starting next Monday.", "2026-03-09"),  # said as a start, it is one
+    ("We're moving to Berlin on Friday.", "2026-03-06"),  # the move's own day
+])
+def test_the_day_of_a_new_value_is_not_when_it_holds(text: str, start: str | None) -> None:
+    got = named_start(text, T0)
+    assert (got[:10] if got else None) == start

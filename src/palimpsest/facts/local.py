@@ -337,7 +337,15 @@ _OPENER_WORDS = frozenset(["please", "thanks", "thank", "sorry", "hi", "hello", 
 # The classifier asks only whether and how a sentence names a time, not which day
 # (`when.ANY_DAY`). A duration ("for three years") says how long, not when.
 def _times(text: str, anchor: date = when.ANY_DAY) -> list[when.Span]:
-    return [t for t in when.resolve(text, anchor) if t.kind != "for_n"]
+    return [t for t in when.resolve(text, anchor) if t.kind != "for_n" and not _OF_THE_VALUE.search(text[:t.at])]
+
+
+# a thing switched to a new value, and the day of that value ("switching the goal race to valencia marathon on december
+# 6": the race is on December 6, the goal changed when it was said — a fitness bot's user's new goal held from race day,
+# and Berlin stayed her goal until then); said as a start ("… starting March 3"), the day is the change's
+_OF_THE_VALUE = re.compile(r"\b(?:switch|switched|switching|change|changed|changing|swap|swapped|swapping)\s+(?:the|my|our|its|his|her|"
+                           r"their)\s+[\w' -]+?\s+to\s+(?!(?:[\w' -]*\s)?(?:from|starting|beginning|as of|effective|commencing)\s)"
+                           r"[\w' -]*?[^\W\d_][\w'-]*\s+(?:(?:on|in|at)\s+)?(?:the\s+)?$", re.IGNORECASE)
 
 
 def _dated(times: list[when.Span]) -> bool:
@@ -563,7 +571,8 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
                     # "for now" is for the time being, not a change
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"
-                    r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|"
+                    r"(?:(?:are|is|'re|am|'m|'s) |^\s*(?:(?:ok|okay|so|and)[,.]?\s+)?)(?:moving|raising|lowering|increasing|decreasing|"
+                    r"cutting|bumping|pushing|changing|"
                     r"switching|migrating) "
                     r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|"
@@ -611,6 +620,12 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
                      # engineer's order for now had become an event; "Leave a comment on every PR you review." is a rule)
                      r"leave (?:a|an)\s|investigate|look into)\b",  # (not "Update CHANGELOG.md with every user-facing change.": a rule)
                      re.IGNORECASE)
+# an order addressed to the listener, whatever its verb: a word, then "your" or "me" ("state your review policy for this
+# crew", "share your screen", "send me the draft": a crew's agent loop prompts its agents so, and "state your review
+# policy …" had become a fact at the top of 8 of a user's 33 recall blocks); a subject never stands right before "your"
+# or "me" (rules, "call me Sam", are read first)
+_TO_LISTENER = re.compile(r"^\s*(?:please |pls )?(?!(?:i|we|you|they|he|she|it)\b)"
+                          r"[a-z]+\s+(?:your|yours|yourself|me)\b", re.IGNORECASE)
 # a request opened by a word of sequence ("Then run the linters.") or closed by "please" ("Deploy current main to staging
 # please."): what to do now, not a rule (found by a Claude Code user's evaluation: both had become facts)
 _OPENER = re.compile(r"^\s*(?:then|now|next|and|ok(?:ay)?|so|also|first|finally|after that)\b[,:]?\s+", re.IGNORECASE)
@@ -1036,6 +1051,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "preference", s
     if SETTLED.match(s):
         return "fact", "decision", s
+    if user and _INSTRUCTED.match(s) and _value_set(s):
+        return "fact", "decision", s
     if _chatter(s) or user and (HEDGE.search(s) or TROUBLE.search(s) or _PROMISE.match(s)):
         return None
     if user and (TASK.match(s) or ASKED_TASK.match(s)) and not _NOT_A_TASK.match(s):
@@ -1044,10 +1061,11 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "decision", s
     if not user:
         return None
-    if _SET_TO.match(s) and not _FOR_NOW.search(s) and not _dated(_times(s)):
+    if _value_set(s):
         return "fact", "decision", s
     rule = RULE.match(s) or _SCOPED_IMPERATIVE.match(s)
-    if (REQUEST.match(_OPENER.sub("", s)) or _PLEASE_END.search(s)) and not rule or _TO_YOU.match(s) and not rule \
+    if (REQUEST.match(order := _OPENER.sub("", s)) or _TO_LISTENER.match(order) or _PLEASE_END.search(s)) and not rule \
+            or _TO_YOU.match(s) and not rule \
             or _EXCLAIMED.search(s):
         return None  # a request of the moment, whatever it mentions; the listener described; an exclamation
     times = _times(s)
@@ -1093,6 +1111,19 @@ _FOR_NOW = re.compile(r"\b(?:tonight|today|for now|for this|just for|only for|th
 _SET_TO = re.compile(r"^\s*(?:(?:ok|okay|so|then|and|alright)[,.]?\s+)?(?:please |pls )?(?:let'?s\s+)?(?:set|bump|raise|lower|increase|"
                      r"decrease|reduce|change|drop|cut|up|pin)\s+(?:the |our |my |its )?(?!it\b|this\b|that\b)[\w.-]+(?:\s+[\w.-]+){0,3}?"
                      r"\s+(?:from\s+\S+\s+)?to\s+\S*\d", re.IGNORECASE)
+
+# an order reported from someone the speaker follows ("doc says drop the iron to 65 mg every other day instead of every
+# day", "my coach told me to cut the long run to 28 km"): the value set is the speaker's from then on, not hearsay (a
+# fitness bot's user's dose change had been skipped as reported speech, and the stale dose led her recall)
+_INSTRUCTED = re.compile(r"^\s*(?:(?:my|our|the|her|his)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?:says|said|told (?:me|us)|wants (?:me|us)|"
+                         r"asked (?:me|us))\s+(?:(?:to|that (?:i|we) should)\s+)?", re.IGNORECASE)
+
+
+def _value_set(s: str) -> bool:
+    """`s` sets a value from then on by an order, the speaker's or one reported (`_SET_TO`, `_INSTRUCTED`)."""
+    told = _INSTRUCTED.match(s)
+    order = s[told.end():] if told else s
+    return bool(_SET_TO.match(order)) and not _TRIAL.match(order) and not _FOR_NOW.search(s) and not _dated(_times(s))
 
 
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
