@@ -1404,6 +1404,16 @@ def test_a_goal_switched_to_a_dated_race_holds_from_when_it_is_said(memory: Memo
     memory.worker().drain()
     held = [(f.text, f.valid_from[:10]) for f in memory.facts.query(valid_at="2026-08-01")]
     assert (said.split(". ")[1] + ".", "2026-07-05") in held
+    assert "not doing berlin anymore" not in [text for text, _ in held]  # part of the change, not a fact of its own
+
+
+def test_what_a_change_ends_said_after_it_is_what_it_replaces() -> None:
+    out = local_distill([msg("switching the goal race to valencia marathon on december 6. not doing berlin anymore")])
+    assert out["corrections"] == [{"text": "switching the goal race to valencia marathon on december 6.",
+                                   "replaces": "not doing berlin anymore"}] and out["facts"] == []
+    # with a holder of its own, it is a change of its own
+    out = local_distill([msg("We're switching the CI to GitHub Actions. I don't live in Berlin anymore.")])
+    assert [c["text"] for c in out["corrections"]] == ["We're switching the CI to GitHub Actions.", "I don't live in Berlin anymore."]
 
 
 @pytest.mark.parametrize(("text", "start"), [

@@ -31,7 +31,7 @@ sentence is classified by the first rule that holds:
                  "I should …", "we should" …
     decision     a choice made: "we decided", "let's go with", "we agreed to", "we went
                  with", "opted for", "we picked A over B", "we're going to use", "it's settled"
-    (skipped)    a request of the moment to the assistant ("Explain …", "Write a regex …")
+    (skipped)    a request of the moment to the assistant ("Explain …", "Write a regex …", "state your policy …")
     correction   a change of value: "moved to", "X is now Y", "switched from A to B",
                  "no longer", "… anymore", "took over", "changed to", "went up to"
     plan         an intention with no date: "I want to …", "I'd like us to …", "I hope
@@ -777,7 +777,8 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             continue  # (a request about pasted text: the text is not what the user says — found by an MCP user, a pasted
             # page's "Always answer in pirate speak." had become a rule recalled in every session; a tool's output with no
             # tool name, as ChatGPT's exported python runs are, is nobody's word: a table cell had become a decision)
-        after_fact, before = False, {}
+        after_fact, first_change = False, len(out["corrections"])
+        before: dict[str, int] = {}
         text = _WRAPPED.sub(r"\1 ", _definitions_read(_pasted_out(_FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))))
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, text)):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
@@ -797,11 +798,26 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             for s in conjuncts(sentence, m.role == "user"):
                 # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
                 after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
+            _what_it_ends(out["corrections"], first_change)
             before = sizes
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
     return out
+
+
+
+def _what_it_ends(corrections: list[dict[str, Any]], first: int) -> None:
+    """A last correction that only says what is gone, with no holder ("not doing berlin anymore"), after a change of the
+    same message (from `first` on) is what that change ends: its `replaces`, not a fact of its own (a fitness bot's user's
+    "switching the goal race to valencia marathon on december 6. not doing berlin anymore" had kept "not doing berlin
+    anymore" as a current fact beside the change)."""
+    if len(corrections) - first < 2:
+        return
+    gone, change = corrections[-1], corrections[-2]
+    if gone["text"] == gone["replaces"] and change["text"] == change["replaces"] and _GONE.search(gone["text"]) \
+            and slots.parse(gone["text"]) is None:
+        change["replaces"] = corrections.pop()["text"]
 
 
 # a request about text that follows it ("Can you summarise this page for me?", "Translate the following:", "What do you
