@@ -460,3 +460,45 @@ def test_bidirectional_controls_are_shown_in_the_block(memory: Memory) -> None:
     block = memory.recall(None, "vault passphrase rule").block
     assert "⟦U+202E⟧esrever ni⟦U+202C⟧" in block and "⟦U+2066⟧here⟦U+2069⟧" in block
     assert not any(c in block for c in "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _weighed(mem: Memory) -> str:
+    """A fitness-coach bot's athlete: 72.3 kg at the end of April, 68.9 kg since November (a superseded fact)."""
+    said = mem.append("c1", "user", "weight went up a bit tho, 72.3 kg this morning", created_at="2026-04-28T19:45:00Z")["id"]
+    mem.append("c2", "user", "weekly check in: weight 68.9", created_at="2026-11-08T19:00:00Z")
+    old = mem.facts.write("The athlete weighs 72.3 kg.", valid_from="2026-04-28T19:45:00Z", source=said)
+    mem.facts.supersede(old.id, "The athlete weighs 68.9 kg.", valid_from="2026-11-08T19:00:00Z")
+    mem.worker().drain()
+    return said
+
+
+@pytest.mark.parametrize("question", ["how much did i weigh at the end of april?", "what was my weight on april 28?"])
+def test_a_question_about_a_past_time_is_shown_what_was_said_then_marked(mem: Memory, question: str) -> None:
+    """Found by a fitness-coach bot's builder: once 72.3 kg was superseded by 68.9, the message that said it left every
+    block, and "how much did i weigh at the end of april?" was answered 68.9 (search ranked the 72.3 kg message first).
+    A question naming a past time asks what held then, as "before" does: the retired statement said then is shown, marked."""
+    said = _weighed(mem)
+    notes = {i.id: i.note for i in mem.recall("c3", question, now="2026-11-29T09:00:00Z").items}
+    assert notes.get(said) == "no longer holds", notes
+
+
+@pytest.mark.parametrize("question", ["how much do i weigh?", "what do i weigh this month?"])
+def test_a_question_about_now_still_leaves_the_retired_statement_out(mem: Memory, question: str) -> None:
+    said = _weighed(mem)
+    r = mem.recall("c3", question, now="2026-11-29T09:00:00Z")
+    assert said not in [i.id for i in r.items] and "68.9" in r.block
+
+
+def test_a_question_about_nothing_but_a_past_day_is_shown_what_was_said_that_day(mem: Memory) -> None:
+    """The same builder's "what happened on september 7?" had an EMPTY block: the day's messages were its only hits (a
+    question about nothing but a time), and the knee message and the reply echoing it were the source and echo of a fact
+    "knee is fine now" had superseded."""
+    knee = mem.append("c1", "user", "knee flared up again on the long run, 14k in, had to walk home",
+                      created_at="2026-09-07T18:00:00Z")["id"]
+    mem.append("c1", "assistant", "Ouch, flared up on the long run again? Ice it.", created_at="2026-09-07T18:01:00Z")
+    fine = mem.append("c2", "user", "knee is fine now, ran 10k pain free", created_at="2026-10-20T18:00:00Z")["id"]
+    old = mem.facts.write("The athlete's knee flared up on long runs.", valid_from="2026-09-07T18:00:00Z", source=knee)
+    mem.facts.supersede(old.id, "The athlete's knee is fine now.", valid_from="2026-10-20T18:00:00Z", source=fine)
+    mem.worker().drain()
+    notes = {i.id: i.note for i in mem.recall("c3", "what happened on september 7?", now="2026-11-29T09:00:00Z").items}
+    assert notes.get(knee) == "no longer holds", notes

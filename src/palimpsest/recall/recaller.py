@@ -21,6 +21,7 @@ from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON, acknowledges
 from ..search.floor import names_any
 from ..search.query import STOP_WORDS, check_scope
+from ..search.timeframe import said_in
 from ..tokens import count_tokens
 from ..vaults import pages_said
 from . import context
@@ -337,6 +338,10 @@ class Recaller:
         # a question about what held before ("What was my dose before Dr. Lindqvist changed it?") needs the retired
         # statement: shown, marked, where any other question leaves it out (the 20 mg the change replaced was in no block)
         history = bool(ASKS_BEFORE.search(turn.query))
+        # and so does one naming a past time, for what was said then: once 72.3 kg was superseded by 68.9, "how much did i
+        # weigh at the end of april?" was answered 68.9, and "what happened on september 7?" had an empty block (its
+        # only hits, that day's messages, were a superseded knee flare-up and the reply echoing it)
+        then = turn.result.then
         items = []
         seen_text: set[str] = set()
         calls = 0
@@ -344,8 +349,8 @@ class Recaller:
         for h in turn.result.hits:
             m = h.message
             key = _flatten(m.content).casefold()
-            if m.id in turn.live_ids or _told_by_facts(key, attested.get(m.id)) or m.id in retired and not history \
-                    or (key and key in seen_text):
+            if m.id in turn.live_ids or _told_by_facts(key, attested.get(m.id)) or (key and key in seen_text) \
+                    or m.id in retired and not (history or then is not None and said_in(then, m)):
                 continue
             if turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
                 continue  # the harness shows it (a hook's block of a running session had been half its own first turn)

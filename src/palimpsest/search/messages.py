@@ -32,7 +32,7 @@ from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
 from .seeded import seeded_round
-from .timeframe import DATED_DAYS, EARLIEST, LATER, LATEST, Window, asked_time, dated_boost, period_hits, when_boost
+from .timeframe import DATED_DAYS, EARLIEST, LATER, LATEST, Window, asked_time, dated_boost, past, period_hits, when_boost
 
 RECIPES = ("hybrid", "rrf")
 
@@ -50,6 +50,7 @@ class SearchResult:
     documents: list[Any] = field(default_factory=list)  # ChunkHit of vaults attached to the session or agent
     unknown: list[str] = field(default_factory=list)  # names the query asks about that no message speaks of (the floor's)
     period: Window | None = None  # the days a query asking about nothing but a time asks about (`mode` "period")
+    then: Window | None = None  # the past days the query's time names (`timeframe.past`): it asks what held then
 
     def to_dict(self) -> dict[str, Any]:
         extra = {"answer": self.answer} if self.answer is not None else {}
@@ -188,10 +189,11 @@ class MessageSearch:
         anchor = parse_time(now, "now") if now is not None else utcnow()
         now_days = anchor.timestamp() / 86400.0
         w = Weights.from_settings(self.settings)
-        window, time_only = asked_time(query, clock_of(now, anchor, self.settings.zone))
+        clock = clock_of(now, anchor, self.settings.zone)
+        window, time_only = asked_time(query, clock)
         if window is not None and time_only and recipe == "hybrid":  # a question about nothing but a time: the window's messages
             qvec = pending.result() if pending is not None else None
-            return self.period(window, f, limit, depth, w), qvec
+            return replace(self.period(window, f, limit, depth, w), then=past(window, clock.date())), qvec
         source = MessageSource(self.store, f, "", now_days, w)
         pool = keyword_pool(source, query_terms(query), depth)
         qvec = pending.result() if pending is not None else self.query_vector(query, embed_notes)
@@ -215,7 +217,7 @@ class MessageSearch:
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
         unknown = query_names(query) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
-                            notes=notes + floor_notes + embed_notes, unknown=unknown), qvec
+                            notes=notes + floor_notes + embed_notes, unknown=unknown, then=past(window, clock.date())), qvec
 
     def _introduced(self, name: str, f: Filters) -> bool:
         """Whether the user introduced themselves as `name` ("Hi! I'm Dana", "my name is Dana"):

@@ -109,13 +109,21 @@ def period_only(query: str, now: datetime | date | None) -> Window | None:
 def period_hits(window: Window, messages: list[Message], weight: float) -> list[Hit]:
     """The messages whose dates meet `window` (the day said, or a day their words name), as
     hits of `weight` with `parts["when"]` 1, in the order they were said."""
-    hits = []
-    for m in messages:
-        spans = _message_spans(m.content or "", said_day(m.created_at, m.metadata))
-        if any(window.nearness(a, b) >= 1.0 for a, b in spans):
-            hits.append(Hit(m, weight, {"when": 1.0, "period": 1.0}))
+    hits = [Hit(m, weight, {"when": 1.0, "period": 1.0}) for m in messages if said_in(window, m)]
     hits.sort(key=lambda h: (h.message.created_at, h.message.id))
     return hits
+
+
+def said_in(window: Window, m: Message) -> bool:
+    """Whether `m` was said in `window`, or names a day of it."""
+    spans = _message_spans(m.content or "", said_day(m.created_at, m.metadata))
+    return any(window.nearness(a, b) >= 1.0 for a, b in spans)
+
+
+def past(window: Window | None, today: date) -> Window | None:
+    """`window` when it ends before `today` (the asker's), else None: "at the end of april", "on september 7", "last
+    week" and "before June" ask about a past time; "this month", "since March" and a question naming none do not."""
+    return window if window is not None and window.last < today else None
 
 
 def _window(query: str, spans: list[Span]) -> Window | None:
