@@ -411,6 +411,26 @@ def test_a_bare_acknowledgement_takes_no_line_of_the_block_but_the_live_tail_kee
     assert any(i.kind == "live" and i.text.endswith(": Noted.") for i in memory.recall("a1", "where do I live?").items)
 
 
+def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory) -> None:
+    """Found by a bot's builder: for "what's my address?" the block was the reply "Noted, I'll use the Porto address
+    from now on." and not the turn it answers, which holds the address and no word of the question."""
+    memory.append("s1", "user", "hey, quick thing: I just moved, new place is 14 Rua das Flores, Porto.",
+                  created_at="2026-10-01T10:00:00Z")
+    memory.append("s1", "assistant", "Noted, I'll use the new address from now on.", created_at="2026-10-01T10:00:05Z")
+    memory.append("s2", "user", "can you recommend a good book on sailing?", created_at="2026-10-05T10:00:00Z")
+    memory.append("s2", "assistant", "Try the Annapolis Book of Seamanship; it covers the address of every harbour.",
+                  created_at="2026-10-05T10:00:05Z")
+    memory.append("s3", "assistant", "Welcome back! Your address book sync is on.", created_at="2026-10-06T10:00:00Z")
+    items = memory.recall(None, "what's my address?").items
+    texts = [i.text for i in items]
+    assert texts.index("user: hey, quick thing: I just moved, new place is 14 Rua das Flores, Porto.") \
+        == texts.index("assistant: Noted, I'll use the new address from now on.") - 1  # (in time order: the turn, then its reply)
+    assert "user: can you recommend a good book on sailing?" in texts
+    assert [i.text for i in items if i.session == "s3"] == ["assistant: Welcome back! Your address book sync is on."]  # (no turn before it)
+    shown = memory.recall(None, "what's my address?", budget=130).items  # a reply's turn after every hit: a small budget keeps the hits
+    assert sorted(i.session for i in shown) == ["s1", "s2", "s3"] and {i.text[:10] for i in shown} == {"assistant:"}
+
+
 def test_a_fact_line_says_the_day_it_holds_from_when_its_words_named_another(memory: Memory) -> None:
     """Found by a chat bot's builder: "On Saturday we adopted a dog!", said on Monday, was shown under
     Monday alone; asked when, the model answered Monday."""

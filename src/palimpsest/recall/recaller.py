@@ -18,7 +18,7 @@ from ..harness.project import legacy_name
 from ..kernel import Kernel
 from ..records import Hit, Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
-from ..search.conversation import FIRST_PERSON, acknowledges
+from ..search.conversation import FIRST_PERSON, acknowledges, replies_to
 from ..search.floor import names_any
 from ..search.query import STOP_WORDS, check_scope
 from ..search.timeframe import said_in
@@ -65,6 +65,7 @@ def hits_for(budget: int) -> int:
     return max(MIN_HITS, min(MAX_HITS, budget // TOKENS_PER_HIT))
 
 
+REPLIES_OPENED = 10  # the assistant replies among a block's first lines whose user turn is shown beside them (`_turns_answered`)
 TOOL_CALL_LINES = 5  # past tool calls and their outputs in one block at most (hits are best first: the best five)
 # a question about what held before a change
 # (not "How old is Emma?", "before the meeting", "the history exam": a past value asked for, found in review)
@@ -368,7 +369,34 @@ class Recaller:
                                     note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {_retired_asked(echoes.partly[m.id], words)}" if m.id in echoes.partly else
                                     ALTERNATE if m.alternate else ""))
-        return items
+        return items + self._turns_answered(turn, [h.message for h in turn.result.hits], items, seen_text, attested, echoes)
+
+    def _turns_answered(self, turn: Turn, found: list[Message], items: list[RecallItem], seen_text: set[str],
+                        attested: dict[str, str], echoes: Echoes) -> list[RecallItem]:
+        """The user's turn an assistant reply among the first `REPLIES_OPENED` lines answers, where search did not find
+        that turn: shown beside its reply, after every hit. A bot's "Noted, I'll use the Porto address from now on." was
+        found for "what's my address?", and the address itself was in the turn before it ("I just moved, new place is
+        14 Rua das Flores, Porto.": no word of the query, cosine 0.23) and in no block."""
+        by_id = {m.id: m for m in found}
+        least = min((i.score for i in items), default=0.0)
+        out = []
+        for item in items[:REPLIES_OPENED]:
+            reply = by_id.get(item.id)
+            if reply is None or reply.role != "assistant" or reply.tool_name or reply.tool_result:
+                continue
+            before = self.finder.browse(session=reply.session, until=reply.created_at, limit=1, newest_first=True)
+            if not before or not replies_to(reply, m := before[0]) or m.role != "user" or m.id in by_id or m.id in turn.live_ids:
+                continue
+            key = _flatten(m.content).casefold()
+            if key in seen_text or _told_by_facts(key, attested.get(m.id)) or (m.metadata or {}).get("boilerplate") \
+                    or not _says_something(m) or m.tool_name or m.tool_result or echoes.suppressed([m]) \
+                    or turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
+                continue
+            seen_text.add(key)
+            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m),
+                                  least - (1 + len(out)) * 1e-6, m.session, at=m.created_at, keep=_lead_in(m),
+                                  note=ALTERNATE if m.alternate else ""))
+        return out
 
     def _shown_since(self, session: str) -> str:
         """For a harness that shows the running conversation (its hook), from when the running session's turns are in

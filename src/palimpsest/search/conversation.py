@@ -73,10 +73,15 @@ def _replies(hits: list[Hit]) -> dict[str, Hit]:
     for group in by_journal.values():
         group.sort(key=lambda h: h.message.journal_line)
         for turn, reply in itertools.pairwise(group):
-            head = turn.message.content[:CONTEXT_PREVIOUS_CHARS]
-            if head and split_context(reply.message.context)[0].endswith(head):
+            if replies_to(reply.message, turn.message):
                 out[turn.message.id] = reply
     return out
+
+
+def replies_to(reply: Any, turn: Any) -> bool:
+    """Whether `reply` is the message after `turn` in its session: its search context ends with that turn's text."""
+    head = (turn.content or "")[:CONTEXT_PREVIOUS_CHARS]
+    return bool(head) and split_context(reply.context or "")[0].endswith(head)
 
 
 def conversation_rerank(hits: list[Hit], query: str, w: Weights) -> list[Hit]:
