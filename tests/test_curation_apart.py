@@ -41,6 +41,13 @@ def memory(home: Path, store_url: str) -> Iterator[Memory]:
     ("Our bassist lives in Glasgow.", "Our guitarist lives in Glasgow."),
     # an exception for one time
     ("PE is on Friday afternoons.", "PE is on Friday afternoons, except this week it's on Thursday."),
+    # another identified thing (a multi-agent crew's reviews, tickets, incidents)
+    ("PR 142 was rejected by the reviewer for a missing migration test.", "PR 157 was rejected by the reviewer for a missing migration test."),
+    ("Issue 4411 is assigned to Marco.", "Issue 4412 is assigned to Marco."),
+    ("INC-2231 was caused by an expired certificate.", "INC-2240 was caused by an expired certificate."),
+    # one verb, two things of its holder: said through a preposition, or as its object (a fitness bot's, no shoe was current)
+    ("The athlete runs in Asics Novablast 5 shoes.", "The athlete ran the Potsdam half marathon in 1:41:05."),
+    ("I drive a Civic.", "I drive to work on Mondays."),
 ])
 def test_two_things_or_a_change_not_made_leave_the_earlier_fact_current(memory: Memory, earlier: str, later: str) -> None:
     first = memory.facts.curator.write({"text": earlier})
@@ -66,9 +73,30 @@ def test_two_things_or_a_change_not_made_leave_the_earlier_fact_current(memory: 
     ("His cardiologist is Dr. Kowalczyk.", "Dr. Patel is his cardiologist now."),
     ("Our drummer is Kasia.", "Tomek replaced Kasia on drums."),
     ("Marco is the head chef.", "Marco is the sous chef now and Lena is the head chef."),
+    # one identified thing, one verb said the same way
+    ("PR 142 is assigned to Marco.", "PR 142 is assigned to Lena now."),
+    ("The athlete runs in Asics Novablast 5 shoes.", "The athlete runs in Adidas Adizero Boston 13 shoes now."),
+    ("The athlete weighs 72.3 kg.", "The athlete weighs 68.9 kg."),
+    # a change in the present tense, in an assistant's markdown (a Claude Code user's: both decisions had stayed current)
+    ("We use zod for schemas.", "We move from zod to valibot."),
+    ("Decision: add `zod@3.23.8`, schemas live in `web/src/forms/schema.ts`.", "Decision: **we move from zod to valibot** (`valibot@0.36.0`)."),
 ])
 def test_the_same_things_change_still_supersedes(memory: Memory, earlier: str, later: str) -> None:
     memory.facts.curator.write({"text": earlier})
     second = memory.facts.curator.write({"text": later})
     assert second.action == "supersede", second.reason
     assert [f.text for f in memory.facts.query()] == [later]
+
+
+def test_a_change_ends_every_fact_that_says_the_value_it_leaves(memory: Memory) -> None:
+    """Found by a Claude Code user: "Decision: we move from zod to valibot" superseded "i lean zod" and left "Decision:
+    add zod@3.23.8 …" current, the one line of the block for "which validation library do we use?"."""
+    write = memory.facts.curator.write
+    lean = write({"text": "i lean zod", "valid_from": "2026-11-02T10:00:00Z"}).fact
+    added = write({"text": "Decision: add `zod@3.23.8`, schemas live in `web/src/forms/schema.ts`.", "valid_from": "2026-11-02T10:01:00Z"}).fact
+    size = write({"text": "zod is 13.2kB gz.", "valid_from": "2026-11-09T10:00:00Z"}).fact
+    moved = write({"text": "Decision: **we move from zod to valibot** (`valibot@0.36.0`).", "valid_from": "2026-11-09T10:01:00Z"})
+    assert moved.action == "supersede", moved.reason
+    assert {f.text for f in memory.facts.query()} == {"zod is 13.2kB gz.", "Decision: **we move from zod to valibot** (`valibot@0.36.0`)."}
+    ended = [memory.facts.get(f.id) for f in (lean, added) if f.id != moved.target.id]
+    assert [f.valid_to for f in ended] == [moved.fact.valid_from] == ["2026-11-09T10:01:00.000000Z"] and memory.facts.get(size.id).status == "current"

@@ -457,6 +457,16 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    added=numbers_b < numbers_a)  # (where the fact said none: "… does great croissants." / "… closes at 3 pm.")
 
 
+def _names_its_old_value(candidate: str, existing: str) -> bool:
+    """Whether a change names, as the value it leaves ("from zod", "instead of Elena"), a value `existing` says — not
+    what `existing` is said of ("zod is 13.2kB gz." stays true of zod after the move)."""
+    slot = slots.parse(candidate)
+    if slot is None or not slot.old_value or not slots.mentions(slot.old_value, existing):
+        return False
+    subject = slots.clean(existing)[0].split()[:1]
+    return not slots.mentions(slot.old_value, subject[0]) if subject else True
+
+
 def _acted(before: slots.Slot | None, whole: slots.Slot | None) -> bool:
     """One of the two is a change made by someone to another's thing: "doctor lowered the sertraline to 75mg" is said of
     my dose, not of the doctor (it had been another person's, and "I take sertraline 100mg" stayed current beside it)."""
@@ -1028,18 +1038,33 @@ class Curator:
         llm = self.facts.llm if self.use_llm else None
         model = self._pair_model() if self.learned and llm is None else None  # with an LLM it settles the band the rules leave
         best: tuple[int, float, Fact, Signals, str, str] | None = None
+        ended: list[Fact] = []  # the facts this change says it ends
         for fact, s in self.neighbours(c):
             action, why, s = self._decide(c, start, fact, s, model)
             key = (RANK[action], s.similarity + (1.0 if prefer is not None and fact.id == prefer.id else 0.0))
             if best is None or key > best[:2]:
                 best = (key[0], key[1], fact, s, action, why)
+            if action == "supersede" and s.slot == "changed" and _names_its_old_value(c.text, fact.text):
+                ended.append(fact)
         if best is None or best[4] == "new":
             fact = self._write(c)
             return Decision("new", fact, best[2] if best else None, best[3] if best else None, (best[5] if best else "") or "no close fact")
         _, _, target, s, action, why = best
         if llm is not None and in_band(action, s.slot):
             return self._arbitrated(c, target, s, llm)
-        return self._act(c, target, s, action, why)
+        decision = self._act(c, target, s, action, why)
+        if decision.action == "supersede" and decision.fact is not None:
+            self._also_ended(decision.fact, [f for f in ended if f.id != target.id])
+        return decision
+
+    def _also_ended(self, change: Fact, facts: list[Fact]) -> None:
+        """Close the other facts a change names the old value of, where it holds from: "Decision: we move from zod to
+        valibot" superseded "i lean zod" and left "Decision: add zod@3.23.8 …" current, first in the block for "which
+        validation library do we use?" (a Claude Code user's). A fact supersedes one other; the rest end, journaled why."""
+        for fact in facts:
+            current = self.facts.get(fact.id)
+            if current.status == "current" and current.valid_from < change.valid_from:
+                self.facts.close(fact.id, at=change.valid_from, reason=f"ended by {change.id}, which changes what it says")
 
     def _decide(self, c: Candidate, start: str, fact: Fact, s: Signals, model: pairs.PairModel | None) -> tuple[str, str, Signals]:
         """The gate's decision for one pair, read from the side of the newer statement whichever was curated first:

@@ -45,7 +45,7 @@ from ..segment import SPELLED, fold
 
 _DISCOURSE_WORDS = r"oh|ok|okay|so|well|anyway|anyways|honestly|speaking of (?:which|that)"  # words that open chat, saying nothing
 _OPENERS = re.compile(rf"^\s*(?:(?:no|sorry|wait|oops|fyi|btw|hey|{_DISCOURSE_WORDS})[,.!:]?\s+)*(?:actually|correction|update|to correct myself|"
-                      r"i meant|i mean|scratch that|just so you know|by the way|(?:just )?for the record|heads up|note|"
+                      r"i meant|i mean|scratch that|just so you know|by the way|(?:just )?for the record|heads up|note|decision(?=\s*:)|"
                       r"(?:(?:as )?it )?(?:turns|turned) out(?: that)?)?[\s,:;—-]*", re.IGNORECASE)
 _CHANGE_ADVERBS = re.compile(r",?\s*\b(?:now|these days|nowadays|from now on|going forward|from here on|anymore|any more|instead|as of (?:today|now)|"
                              r"at the moment|currently|lately|"
@@ -105,7 +105,7 @@ _TOOK_OVER = re.compile(r"^(?P<val>.+?)\s+(?:has\s+)?(?:took|takes|taken) over\s
 _SWITCH = re.compile(r"^(?P<subj>.+?)\s+(?:have\s+|has\s+|had\s+|are\s+|is\s+|was\s+|were\s+|got\s+|has been\s+|have been\s+|"
                      r"will\s+|is going to\s+|are going to\s+)?"
                      r"(?P<verb>switched|switching|moved|moving|migrated|migrating|changed|changing|shifted|pushed|postponed|"
-                     r"(?:move|moves|switch|switches|shift|shifts)(?=\s+to\b)|"
+                     r"(?:move|moves|switch|switches|shift|shifts)(?=\s+(?:to|from)\b)|"
                      r"rescheduled|raised|lowered|increased|decreased|reduced|bumped|cut|went|upgraded|downgraded|swapped|replaced|renamed|"
                      r"relocated|transferred|promoted|slipped|ported|traded|converted|extended|reverted|reverting|(?:rolled|rolling)(?=\s+back\b))"
                      r"(?:\s+(?!from\b|back\b)(?P<obj>.+?))?(?:\s+from\s+(?P<old>.+?))?\s+(?:back\s+)?(?:to|for|with|by)\s+(?P<val>.+)$")
@@ -341,7 +341,7 @@ def said_instead(text: str) -> bool:
 def clean(text: str) -> tuple[str, dict[str, object]]:
     """The sentence without markers, lower-cased, contractions expanded; and what was noted."""
     notes: dict[str, object] = {"change": False, "additive": False, "negated": False, "old": []}
-    s = text.strip().rstrip(".!;")
+    s = _MARKUP.sub("", text).strip().rstrip(".!;")  # ("Decision: **we move from zod to valibot** (`valibot@0.36.0`)." had no slot)
     opener = _OPENERS.match(s)
     if opener and opener.group(0).strip(" ,:;—-"):
         notes["change"] = bool(re.search(r"actually|correction|update|meant|scratch|turn(?:s|ed) out", opener.group(0), re.IGNORECASE))
@@ -376,6 +376,9 @@ def clean(text: str) -> tuple[str, dict[str, object]]:
         s = re.sub(r"\b(?:do|does|did)\s+not\b|\bnot\b|\bnever\b", "", s)
         s = s.replace("cannot", "can")
     return " ".join(f"{s} {_expanded(tail)}".split()).strip(" ,"), notes
+
+
+_MARKUP = re.compile(r"\*\*|__|`")  # markdown's bold and code marks: an assistant's decisions come in them
 
 
 def _expanded(s: str) -> str:
@@ -944,7 +947,15 @@ def _preps_apart(a: Slot, b: Slot) -> bool:
     """One verb with other prepositions says another thing of the same holder: "works at"
     (the employer) / "works on" (the team) / "works as" (the role) hold together."""
     px, py = ({_SAME_PREP.get(w, w) for w in set(s.attribute) & _PREPS} for s in (a, b))
-    return bool(px and py and not px & py)
+    return bool(px and py and not px & py) or a.verb == b.verb != "be" and _led_by_prep(a) != _led_by_prep(b)
+
+
+def _led_by_prep(s: Slot) -> bool:
+    """Whether a verb's value is said through a preposition ("runs in Asics Novablast shoes", "drives to work") rather than
+    as its object ("ran the Potsdam half marathon in 1:41:05", "drives a Civic"): the one verb then says two things of
+    its holder (a fitness bot's "The athlete ran the Potsdam half…" had retired "The athlete runs in Asics Novablast 5
+    shoes.", and no shoe was current)."""
+    return bool(set(s.attribute) & _PREPS) or bool(s.value) and s.value[0] in _PREPS
 
 
 _SAME_PREP = {"of": "for"}  # "the tech lead for the payments team" is "the tech lead of the payments team"
@@ -1016,11 +1027,26 @@ SERIES = re.compile(r"(?<!\bon )(?<!\bat )(?<!\bto )(?<!\bin )(?<!\bis )(?<!\bwa
 _SUBJECT_SERIES = re.compile(rf"^\s*(?:the\s+|our\s+|my\s+)?{_SERIES_NOUNS}\s+(\d{{1,3}})\b(?![.,:]\d)", re.IGNORECASE)
 
 
+# ... or an identifier, of any length ("PR 142", "issue #4411", "T-7", "INC-2231"): a multi-agent crew's "PR 157 was rejected by
+# the reviewer for a missing migration test." had superseded "PR 142 was rejected …" (a number changed), and its recall lost PR 142
+_SUBJECT_ID = re.compile(r"^\s*(?:the\s+)?(?:(?i:(pr|pull request|mr|merge request|issue|ticket|bug|incident|order|invoice|case|build|"
+                         r"job|story|task|epic|request|pipeline|deploy(?:ment)?))\s*#?\s*(\d+)|([A-Z][A-Z0-9]{0,9})-(\d+))\b(?![.,:]\d)")
+
+
 def two_of_a_series(a: str, b: str) -> bool:
-    """Two statements each of another one of a series, said as their subjects ("Floor 4 has 2 meeting rooms." / "Floor 2
-    has 6 meeting rooms.", "Rack 2 …" / "Rack 1 …"): two things, whatever else they share."""
+    """Two statements each of another one of a series, or another identified thing, said as their subjects ("Floor 4 has
+    2 meeting rooms." / "Floor 2 has 6 meeting rooms.", "Rack 2 …" / "Rack 1 …", "PR 142 …" / "PR 157 …"): two things,
+    whatever else they share."""
     x, y = _SUBJECT_SERIES.match(a), _SUBJECT_SERIES.match(b)
-    return bool(x and y) and x.group(1).lower() == y.group(1).lower() and x.group(2) != y.group(2)
+    if x and y:
+        return x.group(1).lower() == y.group(1).lower() and x.group(2) != y.group(2)
+    i, j = _SUBJECT_ID.match(a), _SUBJECT_ID.match(b)
+    return bool(i and j) and _identified(i) != _identified(j) and _identified(i)[0] == _identified(j)[0]
+
+
+def _identified(m: re.Match[str]) -> tuple[str, str]:
+    """An identifier's kind and number: ("pr", "142"), ("T", "7")."""
+    return (m.group(1).lower(), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
 
 
 def _labels(value: list[str]) -> set[str]:
@@ -1036,7 +1062,9 @@ def _initials(short: list[str], long: list[str]) -> bool:
 def mentions(words: list[str], text: str) -> bool:
     """`text` says each content word of `words` (the old value a change names)."""
     c = content(words)
-    have = {stem(w) for w in _words(text.lower())}
+    said = _words(text.lower())
+    # (and a package by its name: "Decision: add zod@3.23.8 …" names zod, which "we move from zod to valibot" ends)
+    have = {stem(w) for w in said} | {stem(w.partition("@")[0]) for w in said if "@" in w[1:]}
     return bool(c) and all(w in have for w in c)
 
 
