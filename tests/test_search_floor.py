@@ -52,6 +52,9 @@ def open_memory(home: Path, store_url: str, **settings: object) -> Memory:
         ("LEDGER-E4471", []),  # a code's part after its hyphen opens no name of its own (found by a Codex user)
         ("what is LEDGER-E4471 about", ["ledger-e4471"]),
         ("Why does Mary-Jane's build fail?", ["mary-jane"]),
+        ("list the rejected PRs", ["pr"]),  # an acronym's plural is the acronym (found by a new user: "PRs" was a name)
+        ("Which URLs did Sam share?", ["url", "sam"]),
+        ("Which PRs touched the API?", []),  # two acronyms: shouting, as "Which PR touched the API?"
         ("", []),
     ],
 )
@@ -551,3 +554,18 @@ def test_a_question_naming_someone_by_their_full_name_finds_the_message_that_doe
             hits = memory.search(query).hits
             assert hits and "m.tanaka@" in hits[0].message.content, query
         assert memory.search("What is Kenji Tanaka's email?").hits == []  # another Tanaka: still no one this memory met
+
+
+def test_an_acronyms_plural_names_what_the_acronym_does(home: Path, store_url: str) -> None:
+    """Found by a new user over HTTP: "list the rejected PRs" had no hits beside "PR 42 rejected: …" ("no message close
+    to this query speaks of prs"), while "which PR's were rejected" had them. "PRs", "APIs", "IDs" are the acronym's
+    plural, and any message holding the acronym knows it."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        for text in ("PR 42 rejected: the migration drops a column without a backfill",
+                     "PR 43 approved after the reviewer asked for tests", "lunch was pasta today"):
+            memory.append("team", "user", text)
+        memory.worker().drain()
+        for query in ("list the rejected PRs", "which PR's were rejected"):
+            hits = memory.search(query).hits
+            assert hits and "PR 42 rejected" in hits[0].message.content, query
+        assert memory.search("list the rejected ZQXs").hits == []  # an acronym nothing stored holds: still no hits

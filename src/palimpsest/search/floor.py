@@ -113,9 +113,10 @@ def query_names(query: str) -> list[str]:
     shouted = len(_acronyms(query)) > 1  # ("CHF … 'CHF'": one acronym)
     german = _german(query)
     for word in words:
-        if shouted and word.isupper() or german and not word.isupper():
+        capitals = word.isupper() or acronym(word) is not None
+        if shouted and capitals or german and not capitals:
             continue
-        name = POSSESSIVE_RE.sub("", word).strip("'’-").lower().replace("’", "'")
+        name = acronym(word) or POSSESSIVE_RE.sub("", word).strip("'’-").lower().replace("’", "'")
         if name and name not in STOP_WORDS and name not in CONTRACTIONS and name not in CALENDAR and name.removesuffix("s") not in CALENDAR and name not in out:
             # ("Mondays" too: as a seed it found every message said on a Monday, by the date in its keyword text)
             out.append(name)
@@ -142,7 +143,7 @@ TOP = 10  # a third party is known to a query when one of its first hits names t
 WORD_RE = re.compile(r"[\w’'-]+")
 def _words(text: str) -> set[str]:
     """The words of a text, lower-cased, accents dropped, possessives dropped."""
-    return {POSSESSIVE_RE.sub("", w).strip("'’-") for w in WORD_RE.findall(fold(text).lower())}
+    return {acronym(w) or POSSESSIVE_RE.sub("", w.lower()).strip("'’-") for w in WORD_RE.findall(fold(text))}
 
 
 def beyond_model(text: str) -> bool:
@@ -205,8 +206,20 @@ def _german(query: str) -> bool:
 
 
 def _acronyms(query: str) -> set[str]:
-    """The words of `query` written in capitals ("CHF", "AWS"), lower-cased."""
-    return {w.strip("'’-").lower() for w in WORD_RE.findall(fold(query)) if len(w.strip("'’-")) > 1 and w.strip("'’-").isupper()}
+    """The words of `query` written in capitals ("CHF", "AWS", "PRs"), as `acronym` reads them."""
+    return {a for w in WORD_RE.findall(fold(query)) if (a := acronym(w))}
+
+
+# an acronym's plural or possessive: its capitals and a small "s" ("PRs", "APIs", "IDs", "URLs", "PR's")
+ACRONYM_ENDING = re.compile(r"(?<=[A-Z\d])['’]?s$")
+
+
+def acronym(word: str) -> str | None:
+    """`word` as an acronym, lower-cased and singular, when it is one: two capitals or more ("CHF" → "chf"), with an
+    ending of plural or possessive ("PRs", "PR's" → "pr"); else None. "PRs" had been read as a name "prs" no message
+    speaks of, and the floor emptied "list the rejected PRs" beside "PR 42 rejected: …" (found by a new user)."""
+    bare = ACRONYM_ENDING.sub("", word.strip("'’-"))
+    return bare.lower() if len(bare) > 1 and bare.isupper() else None
 
 
 def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
