@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from palimpsest import InvalidInput, JournalError, Memory, PalimpsestError, PayloadTooLarge, Settings, StoreUnavailable
+from palimpsest.search.query import MAX_QUERY_CHARS
 
 
 @pytest.fixture
@@ -228,3 +229,18 @@ def test_a_misspelt_filter_and_a_live_tail_of_the_wrong_type_are_refused_clearly
     for bad in ("3", -1, 2.5, True):
         with pytest.raises(InvalidInput, match="live_tail must be a whole number"):
             local.recall("s1", "retry", live_tail=bad)
+
+
+def test_a_query_of_megabytes_is_cut_said_and_never_echoed_whole(memory: Memory) -> None:
+    """Found by a new user over HTTP: a 5 MB `memory_recall` query took 11.6 s and its answer was 5,022,848 bytes, the
+    query echoed whole (`Recall.query`); search cut it silently. Both read its first `MAX_QUERY_CHARS` and say so."""
+    memory.append("s1", "user", "PR 42 rejected: the migration drops a column")
+    memory.worker().drain()
+    query = "the reviewer rejected the migration " * 150_000  # 5.4 MB
+    recalled = memory.recall("s1", query)
+    assert len(recalled.query) == MAX_QUERY_CHARS and query.startswith(recalled.query)
+    assert any(f"only its first {MAX_QUERY_CHARS:,}" in n for n in recalled.notes), recalled.notes
+    assert "PR 42 rejected" in recalled.block
+    found = memory.search(query)
+    assert found.hits and any(f"only its first {MAX_QUERY_CHARS:,}" in n for n in found.notes), found.notes
+    assert not any("only its first" in n for n in memory.search("the reviewer rejected the migration").notes)

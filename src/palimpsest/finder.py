@@ -22,7 +22,7 @@ from .kernel import Kernel
 from .records import Hit, Message, iso, parse_time, utcnow
 from .search import MessageSearch, SearchResult, Weights
 from .search.floor import names_any
-from .search.query import check_page, check_query, check_scope
+from .search.query import check_page, check_query, check_scope, cut_note
 from .search.timeframe import EARLIEST, LATEST
 from .store import Filters
 
@@ -81,7 +81,7 @@ class Finder:
         too (`result.documents`). `synthesize=True` adds `answer`: a short answer from the configured LLM drawn only
         from the hits, citing their ids — or, when it is off, there is no LLM, or the LLM fails or
         answers out of schema, `available: False`, the reason, and a note; the hits stay."""
-        query = check_query(query)
+        said, query = query, check_query(query)
         check_page(limit, 0)
         f = self.filters(**filters)
         started = time.perf_counter()
@@ -102,6 +102,7 @@ class Finder:
             result.answer = self.toolsynth.answer(query, [*result.facts, *(h for h in result.hits if h.message.id not in retired)])
             if not result.answer["available"]:
                 result.notes.append(f"no answer: {result.answer['reason']}")
+        result.notes += cut_note(said)
         if not result.hits and f.session and self.kernel.store.get_session(f.session) is None:
             result.notes.append(f"no session {f.session[:80]!r} is stored: nothing to search in it")  # (a typo said nothing)
         self._count(result.hits, touch, result.summaries)

@@ -20,7 +20,7 @@ from ..records import Hit, Message, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON, acknowledges, replies_to
 from ..search.floor import names_any
-from ..search.query import STOP_WORDS, check_scope
+from ..search.query import STOP_WORDS, check_query, check_scope, cut_note
 from ..search.timeframe import said_in
 from ..tokens import count_tokens
 from ..vaults import pages_said
@@ -131,8 +131,7 @@ class Recaller:
         if not isinstance(live_tail, int) or isinstance(live_tail, bool) or live_tail < 0:  # ("3" had raised a TypeError; -1 passed)
             raise InvalidInput(f"live_tail must be a whole number of messages, 0 or more, got {live_tail!r}")
         limit = limit if limit is not None else hits_for(budget)
-        if not isinstance(query, str):
-            raise InvalidInput("query must be a string")
+        said, query = query, check_query(query)
         scope = {k: v for k, v in (("tag", tag), ("agent", agent), ("channel", channel)) if v is not None}
         for k, v in {**scope, "project": project}.items():
             check_scope(k, v)
@@ -154,7 +153,7 @@ class Recaller:
             if query.strip() else None
         if scope and result is not None and result.hits and len(result.hits) < limit:  # (a scope given: not the whole store)
             result.hits += self._rest_of_scope(result.hits, limit, {**scope, "until": before.get("until"), "apart": apart})
-        notes: list[str] = list(result.notes) if result is not None else []
+        notes: list[str] = [*(result.notes if result is not None else []), *cut_note(said)]
         if session and live_tail and not live and self.kernel.store.get_session(session) is None:
             notes.append(f"no session {session[:80]!r} is stored yet: no live tail")  # (a typo said nothing; a first turn is this too)
         turn = Turn(session, query, result, {i.id for i in live}, scope=scope,

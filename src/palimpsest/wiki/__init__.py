@@ -33,7 +33,7 @@ from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
 from ..jobs import last_attempt
 from ..kernel import Kernel
 from ..records import iso, utcnow
-from ..search import MIN_SEMANTIC, Weights, query_terms, rank
+from ..search import MIN_SEMANTIC, Weights, check_query, query_terms, rank
 from ..store import Job, NewJob
 from ..store.summaries_base import Summary
 from ..store.wiki_base import LeafMark, Patch, Statement, Topic, WikiChange
@@ -229,6 +229,7 @@ class Wiki:
         page scores 2 when its title matches, plus its best three statements' share of the terms."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string")
+        query = check_query(query)
         terms = query_terms(query)
         source = StatementSource(self.store)
         ranking = rank(source, query, Weights(1.0, 0.0, 0.0, 0.0), pool=limit * 10)
