@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from fakeopenai import FakeOpenAI, Reply
-from palimpsest import Memory, Settings
+from palimpsest import Memory, NotFound, Settings
 from palimpsest.cli import main
 from palimpsest.errors import InvalidInput
 from palimpsest.facts import slots
@@ -523,13 +523,19 @@ def test_contradictory_statements_in_one_turn_the_later_wins(memory: Memory) -> 
 def test_a_correction_of_a_fact_that_does_not_exist_is_new(memory: Memory) -> None:
     d = memory.facts.curator.write({"text": "The launch is on Thursday.", "corrects": "The launch is on Monday."})
     assert d.action == "new" and current(memory) == ["The launch is on Thursday."]
-    # an unknown id (a typo, or a model's invention): the text is decided as any statement, and says so
-    d = memory.facts.curator.write({"text": "The launch is on Friday.", "corrects": "fct_00000000000000000000000"})
+    # an unknown id of a model's (distilled): the text is decided as any statement, and says so; a caller's typo is
+    # NotFound, nothing written (tests/test_facts_tools.py)
+    distilled = {"origin": "distill"}
+    d = memory.facts.curator.write({"text": "The launch is on Friday.", "corrects": "fct_00000000000000000000000",
+                                    "metadata": distilled})
     assert d.action == "supersede" and "is not an open fact" in d.reason and current(memory) == ["The launch is on Friday."]
     # an id no fact has names no text either: a fact whose words hold that string is not the one it corrects
     memory.facts.curator.write({"text": "Ticket fct_fakeff123 tracks the printer."})
-    d = memory.facts.curator.write({"text": "Tomasz prefers coffee now.", "corrects": "fct_fakeff123"})
+    d = memory.facts.curator.write({"text": "Tomasz prefers coffee now.", "corrects": "fct_fakeff123", "metadata": distilled})
     assert d.action == "new" and "Ticket fct_fakeff123 tracks the printer." in current(memory)
+    with pytest.raises(NotFound, match="fct_fakeff123"):
+        memory.facts.curator.write({"text": "Tomasz prefers tea now.", "corrects": "fct_fakeff123"})
+    assert "Tomasz prefers tea now." not in current(memory)
 
 
 @pytest.mark.parametrize(("stored", "new", "quoted"), [

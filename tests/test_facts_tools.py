@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from palimpsest import InvalidInput, Memory, NotFound, tools
+from palimpsest import InvalidInput, Memory, NotFound, Settings, tools
 from palimpsest.cli import main
 
 
@@ -122,3 +122,28 @@ def test_a_remembered_fact_citing_a_message_holds_from_when_it_was_said(memory: 
     own = call("memory_remember", {"text": "The office moved to Porto.", "valid_from": "2026-08-01", "source": f"event:{said['id']}"})
     assert own["fact"]["valid_from"].startswith("2026-08-01")
     assert call("memory_remember", {"text": "Our support hours are 9 to 5."})["fact"]["valid_from"] > "2026-10-15"
+
+
+def test_a_correction_naming_an_id_no_fact_has_is_not_found_on_every_surface(home, store_url: str, capsys: pytest.CaptureFixture[str],
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a new user over HTTP: `memory_remember` of "The acme-pay API rate limit is 300 req/min per key." with
+    `corrects: "fct_nonexistent"` answered ok/supersede: the id was read as the text of a fact, and the gate ended the
+    nearest. An id no fact has is a mistake to hear of, as any unknown id; nothing is written. Text is still text."""
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    base = ["--home", str(home), "--store", store_url]
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none", enable_write=True)) as memory:
+        old = tools.call(memory, "memory_remember", {"text": "The acme-pay API rate limit is 100 req/min per key."},
+                         enable_write=True)["fact"]
+        before = [f.id for f in memory.facts.query()]
+        with pytest.raises(NotFound, match="fct_nonexistent"):
+            tools.call(memory, "memory_remember", {"text": "The acme-pay API rate limit is 300 req/min per key.",
+                                                   "corrects": "fct_nonexistent"}, enable_write=True)
+        assert [f.id for f in memory.facts.query()] == before
+    assert main([*base, "facts", "write", "The acme-pay API rate limit is 300 req/min per key.", "--corrects", "fct_nonexistent"]) == 3
+    assert "fct_nonexistent" in capsys.readouterr().err
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none", enable_write=True)) as memory:
+        assert [f.id for f in memory.facts.query()] == before
+        fixed = tools.call(memory, "memory_remember", {"text": "The acme-pay API rate limit is 300 req/min per key.",
+                                                       "corrects": "The acme-pay API rate limit is 100 req/min per key."},
+                           enable_write=True)
+        assert fixed["action"] == "supersede" and fixed["target"]["id"] == old["id"]

@@ -1230,8 +1230,13 @@ class Curator:
         try:
             fact = self.facts.get(corrects)
         except (NotFound, InvalidInput):
-            if _FACT_ID.fullmatch(corrects.strip()):
-                return None  # an id no fact has (a typo, a model's invention) names no text to look for
+            if _FACT_ID.fullmatch(corrects.strip()):  # an id no fact has names no text to look for
+                if (c.metadata or {}).get("origin") == "distill":
+                    return None  # a model's invention: the gate decides its statement
+                # a caller's typo is theirs to hear of, as any unknown id (a new user's `corrects: "fct_nonexistent"` had
+                # answered ok/supersede: the gate had ended the nearest fact)
+                raise NotFound(f"corrects names no fact {corrects.strip()[:80]!r}: nothing written (give a fact's id, "
+                               "or the text of the fact it corrects)") from None
         else:
             # another owner's fact is none of this statement's to end, named or not (a model's correction of Carol's
             # turn named Dave's phone number, shown to it by another user's turn, and retired it: found by a bot builder)
@@ -1343,7 +1348,7 @@ class Curator:
             try:
                 self.use_llm = not deterministic
                 decision = self._drained(raw)
-            except InvalidInput as exc:
+            except (InvalidInput, NotFound) as exc:  # (a parked correction naming an id no fact has)
                 decision = Decision("rejected", reason=str(exc))
             finally:
                 self.use_llm = True
