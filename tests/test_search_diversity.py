@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from palimpsest import Memory
 from palimpsest.records import Hit, Message
-from palimpsest.search.diversity import aggregates, cap_sessions, collapse_duplicates
+from palimpsest.search.diversity import aggregates, cap_sessions, collapse_duplicates, fold_copies, templates_last
 
 
 def _hit(mid: str, session: str, content: str) -> Hit:
@@ -37,3 +37,50 @@ def test_repeated_notes_do_not_fill_the_page(memory: Memory) -> None:
     hits = memory.search("staging cluster disk", limit=3).hits
     assert any(h.message.session == "s2" for h in hits)  # a repeat moved aside for it
     assert len(memory.search("staging cluster disk", limit=20).hits) == 13  # and nothing is lost
+
+
+SMALL_TALK = ["haha ok, sounds good! what should i do today?", "thanks coach, you're the best, see you tomorrow for the workout"]
+
+
+def test_copies_fold_into_the_better_hit(memory: Memory) -> None:
+    """A fitness bot's user: two small-talk lines said in seven sessions held 8 of the 10 places for "what workout do
+    i do on tuesdays?", and the answer was third."""
+    for day in range(7):
+        memory.ingest_session(f"day{day}", [{"role": "user", "content": SMALL_TALK[0] if day % 2 else SMALL_TALK[0].upper()},
+                                            {"role": "assistant", "content": "Let's do it!"},
+                                            {"role": "user", "content": SMALL_TALK[1].replace(" ", "  " if day % 2 else " ")}])
+    memory.ingest_session("day7", [{"role": "user", "content": "coach, change of plan: tuesdays are now intervals"}])
+    hits = memory.search("what workout do i do on tuesdays?").hits
+    texts = [" ".join(h.message.content.split()).casefold() for h in hits]
+    assert len(texts) == len(set(texts))  # each said once
+    assert "coach, change of plan: tuesdays are now intervals" in texts
+    assert [h.copies for h in hits if texts[hits.index(h)] == SMALL_TALK[1]] == [6]  # and how many more
+
+
+def _status(n: int, agent: str) -> Hit:
+    return _hit(f"{agent}{n}", "s", f"{agent} status {n}: working on T-4, tests passed")
+
+
+def test_a_template_takes_two_places_before_the_others() -> None:
+    hits = [_status(n, agent) for n in range(30, 36) for agent in ("qa", "dev")] + [_hit("f", "s", "qa: T-9 failed")]
+    ordered = templates_last(fold_copies(hits))
+    assert [h.message.id for h in ordered][:5] == ["qa30", "dev30", "qa31", "dev31", "f"]
+    assert len(ordered) == len(hits)  # moved, not dropped: a template's numbers may be what is asked (weigh-ins)
+    copies = [_hit("a", "s", "Thanks coach!"), _hit("b", "t", "thanks   COACH!"), _hit("c", "s", "tuesdays are intervals")]
+    assert [(h.message.id, h.copies) for h in fold_copies(copies)] == [("a", 1), ("c", 0)]
+
+
+def test_templated_status_lines_leave_room_for_the_failures(memory: Memory) -> None:
+    """A crew of four agents wrote 720 status lines ("qa status 31: working on T-4, tests passed", …): "All QA failures
+    reported this sprint" found none of its five failures in the top ten, the recall block 80+ status lines."""
+    failures = ["qa: regression in checkout, T-9 failure reported to dev", "qa: failure on T-15, payment webhook returns 500",
+                "qa: T-21 failed, the export has wrong dates", "qa: T-12 flaky upload test failed twice",
+                "qa: FAILED T-4 login test times out on CI"]
+    for day, failure in enumerate(failures):
+        lines = [f"{a} status {day * 100 + i}: working on T-{4 + i % 3}, tests passed" for i in range(25) for a in ("qa", "dev", "ops", "pm")]
+        memory.ingest_session(f"day{day}", [{"role": "assistant", "content": x} for x in [*lines, failure]])
+    query = "All QA failures reported this sprint"
+    found = {h.message.content for h in memory.search(query).hits}
+    assert {"qa: regression in checkout, T-9 failure reported to dev", "qa: failure on T-15, payment webhook returns 500"} <= found
+    block = memory.recall("next", query).block
+    assert all(f in block for f in failures)

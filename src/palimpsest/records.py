@@ -350,6 +350,16 @@ class Hit:
         d["session_tags"] = list(self.session_tags)
         return d
 
+    @property
+    def copies(self) -> int:
+        """The hits folded into this one: its copies and its template's repeats (`search.diversity.fold_copies`)."""
+        return int(self.parts.get("copies", 0))
+
+
+def more_like_it(hit: Hit) -> str:
+    """What a line shows of the copies folded into its hit ("and 6 more like it"; nothing without any)."""
+    return f"and {hit.copies} more like it" if hit.copies else ""
+
 
 # -- content parts ------------------------------------------------------------------
 def content_text(value: Any, label: str = "content") -> str:

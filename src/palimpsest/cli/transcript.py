@@ -157,7 +157,9 @@ def ingest(args: argparse.Namespace) -> None:
 
 def _print_messages(rows: list[dict[str, Any]]) -> None:
     def preview(m: dict[str, Any]) -> str:
-        return (m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}")[:200]
+        text = (m["content"] or f"[{m.get('tool_name') or 'tool'}] {(m.get('tool_result') or '')}")[:200]
+        copies = int(m.get("score_parts", {}).get("copies", 0))  # a search hit's folded copies (`search.diversity`)
+        return f"{text} (and {copies} more like it)" if copies else text
 
     # the short id (what recall shows; every command takes it), and one session named once above its rows: a whole
     # event id and a harness's session uuid left the content no room at 80 columns

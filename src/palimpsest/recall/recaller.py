@@ -16,7 +16,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
 from ..harness.project import legacy_name
 from ..kernel import Kernel
-from ..records import Hit, Message, parse_time, said_day, speaker_in
+from ..records import Hit, Message, more_like_it, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON, acknowledges, replies_to
 from ..search.floor import names_any
@@ -367,7 +367,7 @@ class Recaller:
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {_retired_asked(echoes.partly[m.id], words)}" if m.id in echoes.partly else
-                                    ALTERNATE if m.alternate else ""))
+                                    ALTERNATE if m.alternate else more_like_it(h)))
         return items + self._turns_answered(turn, [h.message for h in turn.result.hits], items, seen_text, attested, echoes)
 
     def _turns_answered(self, turn: Turn, found: list[Message], items: list[RecallItem], seen_text: set[str],

@@ -1,8 +1,20 @@
 """Diversity: ten places should hold ten different pieces of evidence.
 
-Two stages after the ranking, both reordering only (nothing is dropped; what is moved
-down stays reachable past the page):
+Four stages after the ranking:
 
+- **copies fold** into the better hit, over every candidate: the same text after whitespace
+  and case folding. The hit kept counts them in `parts["copies"]`, shown as "and N more like
+  it". A fitness bot's two small-talk lines, said in seven sessions, held 8 of 10 places for
+  "what workout do i do on tuesdays?".
+
+The other three reorder only (nothing is dropped; what is moved down stays reachable past the page):
+
+- **a template's repeats go last**, over every candidate: past its first `TEMPLATE_PLACES`
+  lines, a line that is another's with other numbers ("qa status 31: working on T-4, tests
+  passed", "qa status 32: …") waits below every other hit. Four agents' 720 status lines had
+  filled every place the collapse below reads (its window) and left out all five QA failures
+  asked for. They are moved, not folded: a template's numbers are often what is asked
+  ("Weigh-in today: I'm at 82 kg." / "… 80 kg." / "… 78 kg.", twenty invoices by order number).
 - **near-duplicates collapse** for every query: a hit whose words are (almost) those of
   a better hit — "note 3", "note 11", the same sentence pasted again — moves below the
   hits that say something else. Words are compared as sets (Jaccard ≥ `DUPLICATE`, 0.8: one word in ten differs).
@@ -19,6 +31,8 @@ import re
 from ..records import Hit
 
 DUPLICATE = 0.8
+TEMPLATE_PLACES = 2  # a value and the one it replaced ("gym moved to 6 pm" / "… 7 pm") keep their places
+NUMBER = re.compile(r"\d+")
 AGGREGATE = re.compile(
     r"\bhow (?:many|much|often|long (?:between|after|before|ago|did|has|have|was))\b|\ball (?:the|of)\b|\bwhich\b.*\bfirst\b"
     r"|\bwhat changed\b|\bin total\b|\bhow long\b|\bevery time\b|\bcount\b|\blist\b|\bwhat (?:are|were) (?:some|the)\b",
@@ -45,6 +59,36 @@ def _same(a: frozenset[str], b: frozenset[str]) -> bool:
     if small < DUPLICATE * large:  # the Jaccard index is at most small / large
         return False
     return len(a & b) >= DUPLICATE * len(a | b)
+
+
+def _folded(h: Hit) -> str:
+    return " ".join((h.message.content or "").split()).casefold()
+
+
+def fold_copies(hits: list[Hit]) -> list[Hit]:
+    """Hits without the exact copies of a better hit, each counted in its `parts["copies"]`."""
+    heads: dict[str, Hit] = {}
+    kept: list[Hit] = []
+    for h in hits:
+        text = _folded(h)
+        if text and text in heads:
+            heads[text].parts["copies"] = heads[text].parts.get("copies", 0) + 1
+            continue
+        heads[text] = h
+        kept.append(h)
+    return kept
+
+
+def templates_last(hits: list[Hit]) -> list[Hit]:
+    """Hits with a template's lines past its first `TEMPLATE_PLACES` moved below all others."""
+    places: dict[str, int] = {}
+    kept: list[Hit] = []
+    later: list[Hit] = []
+    for h in hits:
+        template = NUMBER.sub("#", _folded(h))
+        places[template] = places.get(template, 0) + 1
+        (kept if places[template] <= TEMPLATE_PLACES or not template else later).append(h)
+    return kept + later
 
 
 def collapse_duplicates(hits: list[Hit], window: int) -> list[Hit]:
@@ -77,8 +121,9 @@ def cap_sessions(hits: list[Hit], cap: int, window: int) -> list[Hit]:
 
 
 def diversify(hits: list[Hit], query: str, limit: int, cap: int) -> list[Hit]:
-    """Both stages over the hits a page of `limit` draws from (the first 2 × limit, at
-    least 20, at most `WINDOW_MOST`)."""
+    """Copies folded and templates' repeats moved last over every hit, then the other two
+    stages over the hits a page of `limit` draws from (the first 2 × limit, at least 20, at
+    most `WINDOW_MOST`)."""
     window = min(max(limit * 2, 20), WINDOW_MOST)
-    hits = collapse_duplicates(hits, window)
+    hits = collapse_duplicates(templates_last(fold_copies(hits)), window)
     return cap_sessions(hits, cap, window) if aggregates(query) else hits
