@@ -424,3 +424,86 @@ def test_the_history_says_why_each_version_replaced_the_one_before(memory: Memor
     memory.close()
     assert main(["--home", str(home), "--store", store_url, "facts", "history", old.id]) == 0
     assert f"    why: supersede: {new.reason}" in capsys.readouterr().out
+
+
+# -- a recruiter's thirty candidates: a correction ends only its own person's slot -------------------------------------
+def _turn(memory: Memory, session: str, text: str, at: str) -> None:
+    """A user's turn and a reply, closed by the next user message so that it is distilled."""
+    for i, (role, said) in enumerate([("user", text), ("assistant", "Noted."), ("user", "thanks")]):
+        memory.append(session, role, said, created_at=f"{at}T10:0{i}:00Z")
+
+
+def test_a_change_said_of_one_person_leaves_anothers_fact(home: Path, store_url: str) -> None:
+    """Found by a recruiter's assistant: "Gabriel Souza now lives in Porto, not Lisbon anymore." (the local distiller's
+    correction of itself) retired "Tomás Pereira — Lisbon too, …": "not Lisbon anymore" is Gabriel's old value."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        _turn(memory, "tomas", "Tomás Pereira — Lisbon too, backend in Go, no Rust.", "2026-10-10")
+        _turn(memory, "gabriel", "Gabriel Souza now lives in Porto, not Lisbon anymore.", "2026-10-12")
+        memory.worker().drain()
+        assert sorted(f.text for f in memory.facts.query()) == [
+            "Gabriel Souza now lives in Porto, not Lisbon anymore.", "Tomás Pereira — Lisbon too, backend in Go, no Rust."]
+
+
+def test_corrects_naming_only_the_persons_name_names_no_fact(home: Path, store_url: str) -> None:
+    """Found by a recruiter's assistant: `--corrects "Svetlana Ivanova expects 110k"` (no such fact) retired "Svetlana
+    Ivanova lives in Oslo.": her name was half the words quoted."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="local")) as memory:
+        oslo = memory.facts.curator.write("Svetlana Ivanova lives in Oslo.").fact
+        d = memory.facts.curator.write({"text": "Svetlana Ivanova's salary expectation is now 130k.",
+                                        "corrects": "Svetlana Ivanova expects 110k"})
+        assert d.action != "supersede" and "is not an open fact" in d.reason
+        assert memory.facts.get(oslo.id).status == "current"  # type: ignore[union-attr]
+
+
+def _recruiter(home: Path, fake: object) -> Memory:
+    s = Settings.load(env={}, embedder="none", llm_url=fake.url, llm_model="m", llm_backoff="0,0,0",  # type: ignore[attr-defined]
+                      llm_structured="json_schema", compact_after=0)
+    return Memory(home, settings=s)
+
+
+def _distilled(facts: list[str] | None = None, corrections: list[tuple[str, str]] | None = None) -> str:
+    return json.dumps({"summary": "Notes on candidates.", "tasks": [],
+                       "facts": [{"text": t, "kind": "fact", "entities": [], "valid_from": None} for t in facts or []],
+                       "corrections": [{"text": t, "replaces": r} for t, r in corrections or []]})
+
+
+def test_a_models_correction_of_another_slot_of_a_person_ends_nothing(home: Path) -> None:
+    """Found by a recruiter's assistant: a model's correction naming a fact of the same person, or of a namesake, was
+    taken ("Gabriel Souza now lives in Porto" ended "Gabriel Souza knows Rust well"; Ana Reyes's offer ended "Ana Ruiz
+    moved to Berlin"). A correction ends the same slot of the same person, else it is decided as a statement, and the
+    refusal is journaled with why."""
+    from fakeopenai import FakeOpenAI, Reply
+
+    with FakeOpenAI(lambda body: Reply(content=json.dumps({"action": "related", "slot": "-"}))) as fake, _recruiter(home, fake) as memory:
+        fake.push(Reply(content=_distilled(["Gabriel Souza knows Rust well.", "Ana Ruiz moved to Berlin."])))
+        _turn(memory, "a", "Gabriel Souza knows Rust well. Ana Ruiz moved to Berlin.", "2026-10-01")
+        memory.worker(tasks=["distill"]).drain()
+        ids = {f.text: f.id for f in memory.facts.query()}
+        fake.push(Reply(content=_distilled(corrections=[("Gabriel Souza now lives in Porto.", ids["Gabriel Souza knows Rust well."]),
+                                                        ("We can now offer Ana Reyes up to 200k.", ids["Ana Ruiz moved to Berlin."])])))
+        _turn(memory, "b", "Gabriel Souza now lives in Porto. Called Ana Reyes back: we can now go up to 200k.", "2026-10-15")
+        memory.worker(tasks=["distill"]).drain()
+        assert all(memory.facts.get(i).status == "current" for i in ids.values())
+        refused = [d for _, d in memory.facts.decisions.read("facts", ("decision",)) if d.op == "refused"]
+        assert {d.subject for d in refused} == set(ids.values()) and all("another slot" in d.meta["reason"] for d in refused)
+
+
+def test_two_corrections_of_one_fact_in_one_message_hold_from_when_it_was_said(home: Path) -> None:
+    """Found by a recruiter's assistant: both sentences of "o Gabriel Souza mudou-se para o Porto este mês. Gabriel Souza
+    now lives in Porto, not Lisbon anymore." (said 2026-10-15) corrected "Gabriel Souza lives in Lisbon."; the second could
+    not start after the first, and was dated at distillation time."""
+    from fakeopenai import FakeOpenAI, Reply
+
+    with FakeOpenAI(lambda body: Reply(content=json.dumps({"action": "related", "slot": "-"}))) as fake, _recruiter(home, fake) as memory:
+        fake.push(Reply(content=_distilled(["Gabriel Souza lives in Lisbon."])))
+        _turn(memory, "a", "Gabriel Souza lives in Lisbon.", "2026-09-01")
+        memory.worker(tasks=["distill"]).drain()
+        (lisbon,) = memory.facts.query()
+        said = "o Gabriel Souza mudou-se para o Porto este mês. Gabriel Souza now lives in Porto, not Lisbon anymore."
+        fake.push(Reply(content=_distilled(corrections=[("o Gabriel Souza mudou-se para o Porto este mês.", lisbon.id),
+                                                        ("Gabriel Souza now lives in Porto, not Lisbon anymore.", lisbon.id)])))
+        _turn(memory, "b", said, "2026-10-15")
+        memory.worker(tasks=["distill"]).drain()
+        (current,) = memory.facts.query()
+        assert current.text == "Gabriel Souza now lives in Porto, not Lisbon anymore."
+        assert current.valid_from.startswith("2026-10-15") and memory.facts.get(lisbon.id).valid_to.startswith("2026-10-15")  # type: ignore[union-attr]

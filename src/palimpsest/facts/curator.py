@@ -375,6 +375,9 @@ def _quotes(quoted: str, fact: str) -> bool:
     proof outside English ("José vive en Valencia.", stored nowhere, had ended "La hermana de José se llama Zoë.")."""
     # (the stop words known are English: "en", "de", "no"; a model quotes in the third person: "The user lives in Berlin")
     words = {w[:5] for w in tokens(quoted) if len(w) > 2 and w not in ("not", "user", "user'")}
+    # a name both say is whose fact, not which: "Svetlana Ivanova expects 110k" is half her name, and had named "Svetlana
+    # Ivanova lives in Oslo." (a recruiter's `--corrects`; it was retired by her new salary)
+    words -= {w[:5] for name in _names(quoted) & _names(fact) for w in tokens(name)}
     return not words or len(words & {w[:5] for w in tokens(fact)}) * 2 >= len(words)
 
 
@@ -803,6 +806,17 @@ def _about(correction: str, fact: str, cosine: float | None = None) -> bool:
     return s.slot is not None or s.named or (cosine >= CHANGE_SAID if cosine is not None else s.similarity >= 0.2)
 
 
+def _retires(correction: str, fact: str, cosine: float | None = None) -> bool:
+    """Whether a model's correction may end the fact it names: it speaks of it (`_about`), and the slots do not read
+    another attribute of one person or thing, a value held beside it, or two people or things. A name shared is whose
+    fact, not which: "Gabriel Souza now lives in Porto" had ended "Gabriel Souza knows Rust well", and a correction of
+    Ana Reyes's offer "Ana Ruiz moved to Berlin" (a recruiter's thirty candidates)."""
+    s = compare(correction, fact, None)
+    if s.slot in ("topic", "beside") or s.apart or s.others:
+        return False
+    return _about(correction, fact, cosine)
+
+
 def _sibling(c: Candidate, f: Fact) -> bool:
     """A fact only the candidate's own message says, in other words: another sentence of one message is beside it, never
     its earlier value ("… the appointment is with Dr. Ruiz, not Ramos. Ramos was the receptionist." had retired its own
@@ -1098,7 +1112,7 @@ class Curator:
             self.facts.supersede(fact.id, by=target.id, reason=why) if target.supersedes is None \
                 else self.facts.close(fact.id, at=target.valid_from, reason=why)
             return Decision("outdated", self.facts.get(fact.id), target, s, why)
-        if action in ("supersede", "dispute") and (start == target.valid_from or start < target.valid_from and c.at == target.valid_from):
+        if action in ("supersede", "dispute") and self._said_together(c, target):
             # two values for one slot said at one moment ("I live in Lisbon. Sorry, Porto."): the later
             # said revises the earlier — one current fact, and the valid time stays the moment it was said (a change
             # naming its own earlier day, "we used to deploy with jenkins. update: we moved from Jenkins to GitHub Actions
@@ -1167,6 +1181,11 @@ class Curator:
             return False
         return end is None or end <= target.valid_from
 
+    def _said_together(self, c: Candidate, target: Fact) -> bool:
+        """The candidate holds from the moment `target` does, or was said at that moment: one message's two values."""
+        start = c.valid_from or self.facts.now()
+        return start == target.valid_from or start < target.valid_from and c.at == target.valid_from
+
     @staticmethod
     def _said_before(c: Candidate, start: str, fact: Fact) -> bool:
         """The candidate holds from before `fact` and was said before it started too (an import out of order, a turn
@@ -1199,10 +1218,11 @@ class Curator:
         named = target
         target = self._head(target) if target is not None else None
         if target is not None and (c.metadata or {}).get("origin") == "distill" and _FACT_ID.fullmatch(c.corrects.strip()) \
-                and not _about(c.text, target.text, self._cosine(c.text, target.text)):
+                and not _retires(c.text, target.text, self._cosine(c.text, target.text)):
             # a model's id of a fact the correction does not speak of (a small model gave the one id it was shown for every
-            # correction of a turn: "… the deploy target is Fly.io now" ended "I live in Berlin"): the gate decides instead
-            log.info("a distilled correction names %s, which it does not speak of: decided as a statement", target.id)
+            # correction of a turn: "… the deploy target is Fly.io now" ended "I live in Berlin"), or of another slot of its
+            # person ("Gabriel Souza now lives in Porto" ended "Gabriel Souza knows Rust well"): the gate decides instead
+            self._refuse_named(c, target, "names a fact it does not correct (another slot, person or thing): decided as a statement")
             named = target = None
         # a correction of a fact corrected meanwhile (two writers at once) corrects what replaced it, and says so
         via = f" ({named.id} was already corrected, now {target.id}: this corrects that)" if named and target and named.id != target.id else ""
@@ -1219,7 +1239,15 @@ class Curator:
             return d
         if self._older(c, target, change=True):
             return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects" + via)
+        if self._said_together(c, target):  # (two corrections of one fact in one message: it cannot start after itself)
+            return self._act(c, target, None, "supersede", "an explicit correction said at the moment of the fact it corrects" + via)
         return Decision("supersede", self._supersede(c, target, "an explicit correction" + via), target, None, "an explicit correction" + via)
+
+    def _refuse_named(self, c: Candidate, target: Fact, why: str) -> None:
+        """Journal that a correction does not end the fact it names (`refused`, with why); the gate decides it then."""
+        log.info("a correction names %s: %s", target.id, why)
+        self.facts.decisions.record(DOMAIN, "refused", key=_new_id("ref"), subject=target.id, content=c.text[:200],
+                                    created_at=self.facts.now(), candidate=c.to_dict(), reason=why)
 
     def _named(self, corrects: str, c: Candidate) -> Fact | None:
         """The fact a correction names: by id, or the open fact nearest the quoted text (not
@@ -1243,8 +1271,11 @@ class Curator:
             return fact if self._same_owner(c, [fact], named=True) else None  # type: ignore[no-any-return]
         probe = Candidate(text=corrects, vault=c.vault, source=c.source, metadata=c.metadata)
         quoted_self = normalise(corrects) == normalise(c.text)  # it names no other fact: what it changes is for the words to say
+        # (not another slot the slots read, whatever the gate's marker rule says: "Gabriel Souza now lives in Porto, not
+        # Lisbon anymore." had ended "Tomás Pereira — Lisbon too, …", a slot of another person: a recruiter's assistant)
         scored = [(max(s.similarity, 1.0 if s.exact else 0.0), f) for f, s in self.neighbours(probe, named=True)
-                  if not quoted_self or s.slot in ("same", "changed", "negated") or judge(s, True) in ("supersede", "dispute")]
+                  if not quoted_self or s.slot in ("same", "changed", "negated")
+                  or s.slot != "topic" and judge(s, True) in ("supersede", "dispute")]
         scored = [x for x in scored if x[0] >= 0.5 and normalise(x[1].text) != normalise(c.text)
                   and (quoted_self or _quotes(corrects, x[1].text))]
         if not scored:
