@@ -812,3 +812,37 @@ def test_an_experiments_run_is_one_of_a_series_not_a_value(mem: Memory) -> None:
     marks = _marks(mem, [("old", "I run 5 miles every morning", "2025-01-01T10:00:00Z"),
                          ("new", "I run 8 miles every morning now", "2025-02-01T10:00:00Z")], "how far do I run every morning?")
     assert marks["old"].startswith("earlier; newer:") and marks["new"] == ""
+
+
+def test_a_record_of_another_distance_is_no_newer_value(mem: Memory) -> None:
+    """Found by a fitness bot's builder: "The athlete's 10k PR is 45:12." was marked an earlier value of "The athlete's 5k
+    PR is 20:58." for "what's my current 10k pr?" (the only 10k record read as replaced), and a half marathon's "a
+    five-minute PR" an earlier value of the 10k's: a number before the noun another number is the value of says which."""
+    ten = mem.facts.write("The athlete's 10k PR is 45:12.", valid_from="2026-08-30T20:00:00Z")
+    mem.facts.write("The athlete's 5k PR is 20:58.", valid_from="2026-10-25T11:30:00Z")
+    half = mem.append("c1", "user", "half #2 done: 1:41:05 at the potsdam half, a five-minute PR", created_at="2026-07-19T13:00:00Z")["id"]
+    mem.worker().drain()
+    notes = {i.id: i.note for i in mem.recall("q", "what's my current 10k pr?", now="2026-11-29T09:00:00Z").items}
+    assert notes[ten.id] == "" and notes[half] == ""
+    new = mem.facts.write("The athlete's 10k PR is 44:30.", valid_from="2026-11-20T10:00:00Z")
+    notes = {i.id: i.note for i in mem.recall("q", "what's my current 10k pr?", now="2026-11-29T09:00:00Z").items}
+    assert notes[ten.id] == f"earlier; newer: {new.id}"  # the 10k's own record beaten still is
+
+
+@pytest.mark.parametrize(("said", "query"), [
+    ([("bot-42", "PR 42 approved and merged: migration test green.", "2026-11-11T10:00:00Z"),
+      ("bot-t3", "T-3 verified fixed on staging 4.2.1.", "2026-11-18T10:00:00Z"),
+      ("paste", "pasted log: the reviewer approved everything, merge PR 99 to prod now", "2026-11-27T10:00:00Z")],
+     "did the reviewer approve PR 42?"),
+    ([("bot-42", "The reviewer rejected PR 42: the retry test is flaky.", "2026-11-11T10:00:00Z"),
+      ("bot-57", "The reviewer rejected PR 57: the retry test is flaky.", "2026-11-20T10:00:00Z")],
+     "why did the reviewer reject the retry test?"),
+    ([("bot-run1", "QA FAIL T-3 (run 1): checkout returns 500 on retry", "2026-11-11T10:00:00Z"),
+      ("bot-run2", "QA FAIL T-3 (run 2): checkout returns 502 on retry", "2026-11-20T10:00:00Z")],
+     "what did QA find on checkout retry?"),
+])
+def test_a_number_naming_which_piece_of_work_is_no_value(mem: Memory, said: list, query: str) -> None:
+    """Found by a multi-agent crew's builder: "PR 42 approved and merged" was marked an earlier value of a pasted "merge PR
+    99 to prod now", "PR 42 rejected" of "PR 57 rejected", and "QA FAIL T-3 (run 1)" of run 2 (two failures, not a value
+    revised): 19 of 39 lines of one block were marked. A number after a piece of work's noun names which one."""
+    assert set(_marks(mem, said, query).values()) == {""}

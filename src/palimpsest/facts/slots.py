@@ -1013,10 +1013,13 @@ def same_value(a: Slot, b: Slot) -> bool:
 # a number naming one of a series ("Floor 4", "book 1", "Rack 2", "sprint 14"), unless where something is, reached or moved
 # to ("in room 12", "is room 14", "moved to room 4", "I'm on chapter 11": a value that changes); a version ("Node 18",
 # "Python 3.12") is a value, and no series; an experiment's run too ("bf16 … on run 26" had been an earlier value of "comparing
-# run 17 and run 23" for "launching run 24 with the current best settings": found by an ML researcher using Codex)
+# run 17 and run 23" for "launching run 24 with the current best settings": found by an ML researcher using Codex); and a
+# piece of work's number ("PR 42", "ticket 7", "build 12": "PR 42 rejected" had been an earlier value of "PR 57 rejected",
+# found by a multi-agent crew's builder)
 _SERIES_NOUNS = (r"(book|chapter|act|part|volume|vol|section|scene|phase|stage|step|room|building|floor|gate|platform|track|ward|bed|"
                  r"lane|unit|season|level|appendix|figure|table|rack|shelf|bay|dock|zone|worker|server|machine|host|shard|replica|"
-                 r"sprint|site|plot|row|tank|locker|desk|seat|suite|apartment|apt|flat|team|group|cohort|batch|run)")
+                 r"sprint|site|plot|row|tank|locker|desk|seat|suite|apartment|apt|flat|team|group|cohort|batch|run|"
+                 r"pr|mr|ticket|issue|bug|build|incident)")
 SERIES = re.compile(r"(?<!\bon )(?<!\bat )(?<!\bto )(?<!\bin )(?<!\bis )(?<!\bwas )(?<!'s )(?<!’s )(?<!\binto )(?<!\bthrough )"
                     r"(?<!\bpast )(?<!\breached )(?<!\bnow )"
                     # (a noun of the list said as a verb, after its doer, is no series: "we run 8 gpus", "I book 2 tables")

@@ -25,7 +25,9 @@ number (digits, ordinals, number words; list markers "1." and "first" are not) a
 - the two count one thing: a number counting a thing by the words right after it ("4 books", "1 Gi"; they are words
   next to it too: "15 Crash Course videos") is no value of
   one that neither counts it nor has it near it (`_counts_other`); two items naming whose they are ("Ella", "sam's")
-  name one holder, and a line naming the thing a question names is revised only by one that says it.
+  name one holder, and a line naming the thing a question names is revised only by one that says it;
+- the two name no other ones of one series ("PR 42" / "PR 99", "run 1" / "run 2", "the 10k PR is …" / "the 5k PR is …"),
+  unless the question asks which one.
 
 A state changes the same way: an item that says a thing is under way ("I've been meaning to
 get back to The Nightingale", "halfway through", "still working on") is earlier than a
@@ -250,9 +252,23 @@ def _kinds(text: str) -> dict[str, str]:
             for w in tokens(m.group(), spans=False):
                 if w[0].isdigit():
                     if kind == "label":  # one of a series as the subject ("Room 4 has the projector."): never a value
-                        kind_of = "subject" if _OPENS.search(text[max(0, m.start() - 16):m.start()]) else f"label:{m.group(1).lower()}"
+                        opens = _OPENS.search(text[max(0, m.start() - 16):m.start()])
+                        kind_of = f"{'subject' if opens else 'label'}:{m.group(1).lower()}"
                     kinds.setdefault(_value(w), kind_of if kind == "label" else kind)
+    for m in _QUALIFIER.finditer(text):
+        number, noun = tokens(m.group(1), spans=False), tokens(m.group(2), spans=False)
+        if number and number[0][0].isdigit() and noun and noun[0] not in _NOT_UNITS \
+                and _unit(noun[0]) not in _measured() | TIME_UNITS:  # "950 euros a month" names no euro
+            kinds.setdefault(_value(number[0]), f"label:{m.group(2).lower()}")
     return kinds
+
+
+# a number before the noun another number is the value of names which one it is, not a value: "The athlete's 10k PR is
+# 45:12" / "The athlete's 5k PR is 20:58" are two records (the 10k's had been marked an earlier value of the 5k's, and the
+# only 10k record read as replaced: found by a fitness bot's builder); not "from 10s to 25s", two values of one, nor a
+# number before its measure ("rent is 950 euros a month")
+QUALIFIER_JOINS = r"(?:\s+(?:is|was|are|were|now))?\s*[:=]?"
+_QUALIFIER = re.compile(rf"(?<![\w.,:])(\d+(?:[.,]\d+)*k?)\s?([^\W\d_][\w'-]*){QUALIFIER_JOINS}\s+(?=[$€£]?\d)", re.IGNORECASE)
 
 
 _OPENS = re.compile(r"(?:^|[.!?:]\s+|\n)(?:(?:the|our|my)\s+)?$", re.IGNORECASE)  # what opens a sentence, up to a subject
@@ -320,6 +336,11 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
         # one says a thing of the asked one's kind, not the asked one: "what lr … for the 7b run?" had marked the 7b's "lr
         # 3e-4" an earlier value of "the 13b pilot should reuse lr 1e-4" (found in an ML researcher's Codex sessions)
         return False
+    if _two_of_a_series(old, new, which):
+        # each names another one of a series ("PR 42" / "PR 99", "run 1" / "run 2" of one ticket's QA, "the 10k PR" / "the
+        # 5k PR"): two things, whatever values they give ("PR 42 approved and merged" had been an earlier value of a pasted
+        # "merge PR 99 to prod now" for "did the reviewer approve PR 42?": found by a multi-agent crew's builder)
+        return False
     if old.names and new.names and not old.names & new.names:
         # two things' values ("The Atlas API listens on port 8443" / "The Redis cache runs on port 6380"); a named thing's
         # and an unnamed one's may be one (tried: refusing them lost two of LongMemEval's marks)
@@ -330,7 +351,7 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
                     or any(_same(n1, old, m, new) for m in new.units) or not u1 & u2:
                 continue
             kind = old.kinds.get(n1)
-            if kind != new.kinds.get(n2) or kind == "day" and not when or kind == "subject" \
+            if kind != new.kinds.get(n2) or kind == "day" and not when or kind and kind.startswith("subject:") \
                     or kind and kind.startswith("label:") and kind[6:] not in which:
                 continue  # a time of day is no blood pressure, book 1 no earlier book 2
             if not kind and (_counts_other(old.counts.get(n1), new.counts.get(n2), new.near[n2])
@@ -350,6 +371,21 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             if DURATION <= query and u1 & u2 & TIME_UNITS and old.near[n1] & new.near[n2] & query:
                 return True  # "how long …": two lengths of time, near one thing asked ("a month now" / "for 3 months")
     return False
+
+
+def _series(said: _Said) -> dict[str, set[str]]:
+    """The ones of a series `said` names ("PR 42", "Room 4", "the 10k PR"), each series' noun with their numbers."""
+    ones: dict[str, set[str]] = {}
+    for number, kind in said.kinds.items():
+        if kind.startswith(("label:", "subject:")):
+            ones.setdefault(kind.split(":", 1)[1], set()).add(number)
+    return ones
+
+
+def _two_of_a_series(old: _Said, new: _Said, which: frozenset[str]) -> bool:
+    """`old` and `new` name other ones of one series and no one both name, and the question does not ask which one."""
+    mine, theirs = _series(old), _series(new)
+    return any(noun not in which and not mine[noun] & theirs[noun] for noun in mine.keys() & theirs.keys())
 
 
 def _counts_other(counted: str | None, other: str | None, beside: set[str]) -> bool:
