@@ -37,7 +37,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from .credentials import SECRET
+from .credentials import holds_credential
 from .errors import InvalidInput, LLMError
 from .facts.local import local_distill, named_start, sentences
 from .jobs import last_attempt
@@ -368,7 +368,7 @@ class Distiller:
         # (a turn in another language, or Chinese or Japanese, shares no words a model's statement must keep: not judged)
         judged = not beyond_model(turn_text)
         for c in candidates:
-            if SECRET.search(c.text):  # a model's fact of a credential: kept in its message, never recalled as a fact
+            if holds_credential(c.text):  # a model's fact of a credential: kept in its message, never recalled as a fact
                 out.append({"action": "refused", "text": "(a credential)", "reason": "a credential is not made a fact"})
                 continue
             said = _content_words(c.text)

@@ -68,7 +68,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from .. import when
-from ..credentials import SECRET
+from ..credentials import holds_credential
 from ..records import Message, iso, wall_clock
 from . import slots
 
@@ -1030,6 +1030,8 @@ def arrowed(s: str) -> str:
 def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, str, str] | None:
     """(category, kind, text) of one sentence, or None (see the module doc); `after_fact`:
     the sentence before it in the message was kept as a fact (so "she" is someone spoken of)."""
+    if holds_credential(s):  # (first: "Actually, the db password is now …" had been a correction, a fact)
+        return None  # a credential is kept in its message, never made a fact recalled into every session's block
     if (words := arrowed(s)) != s:
         return classify(words, user, after_fact)
     asked = _ASK_TASK.match(s)
@@ -1055,8 +1057,6 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         if label and len(text) - label.end() > 8:
             text = text[label.end():]
         return "correction", "correction", text[0].upper() + text[1:]
-    if SECRET.search(s):
-        return None  # a credential is kept in its message, never made a fact recalled into every session's block
     if _too_short(s):
         return None
     opening = _OPENING.match(s)

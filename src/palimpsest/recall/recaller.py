@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import envelope
+from ..credentials import withheld
 from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
 from ..harness.project import legacy_name
@@ -363,7 +364,7 @@ class Recaller:
                 if calls > TOOL_CALL_LINES:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
-            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m), h.score, m.session,
+            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(m, turn.session), h.score, m.session,
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {_retired_asked(echoes.partly[m.id], words)}" if m.id in echoes.partly else
@@ -500,6 +501,14 @@ def _retired_asked(facts: list[Fact], words: set[str]) -> str:
 def _said(item: RecallItem) -> str:
     """An item's words as `_once` compares them: without the speaker or page it opens with."""
     return _flatten(item.text[item.keep:]).casefold()
+
+
+def _shown_to(m: Message, session: str | None) -> str:
+    """A message's line in `session`'s block: a credential it says withheld when it is another session's (found by a
+    Claude Code user: a staging database URL's password said once was in 16 of 31 hook blocks of other folders' sessions,
+    the first prompt of another service among them). Its own session's block, and `memory_get_full`, show every word."""
+    text = _message_text(m)
+    return text if session is not None and m.session == session else withheld(text)
 
 
 def _says_something(m: Any) -> bool:

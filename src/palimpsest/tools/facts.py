@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..credentials import SECRET
+from ..credentials import holds_credential
 from ..errors import InvalidInput
 from ..facts.model import SETTLEMENTS, STATUSES
 from ..memory import Memory
@@ -77,7 +77,7 @@ def _no_credential(text: Any) -> None:
     """A model's statement of a credential is no fact: facts are recalled into every session (found by an MCP user:
     memory_remember made "The staging DB password is …" a fact in another session's block). The user's own `facts
     write` stays free to keep one (a wifi password asked back)."""
-    if isinstance(text, str) and SECRET.search(text):
+    if isinstance(text, str) and holds_credential(text):
         raise InvalidInput("this looks like a credential (a key of a known shape, or a password or token with its value): "
                            "a fact is recalled into every session, so a tool does not make one; the message that said it "
                            "keeps it in its session")
