@@ -80,6 +80,11 @@ def test_two_things_or_a_change_not_made_leave_the_earlier_fact_current(memory: 
     # a change in the present tense, in an assistant's markdown (a Claude Code user's: both decisions had stayed current)
     ("We use zod for schemas.", "We move from zod to valibot."),
     ("Decision: add `zod@3.23.8`, schemas live in `web/src/forms/schema.ts`.", "Decision: **we move from zod to valibot** (`valibot@0.36.0`)."),
+    # (review) a time said with or without its preposition is one slot; which one holds a role is its value
+    ("The gym opens at 6am.", "The gym opens 7am now."),
+    ("I train in the morning.", "I train evenings now."),
+    ("Build 1432 is the current production release.", "Build 1450 is the current production release now."),
+    ("Deploy 88 is live on prod.", "Deploy 91 is live on prod now."),
 ])
 def test_the_same_things_change_still_supersedes(memory: Memory, earlier: str, later: str) -> None:
     memory.facts.curator.write({"text": earlier})
@@ -100,3 +105,18 @@ def test_a_change_ends_every_fact_that_says_the_value_it_leaves(memory: Memory) 
     assert {f.text for f in memory.facts.query()} == {"zod is 13.2kB gz.", "Decision: **we move from zod to valibot** (`valibot@0.36.0`)."}
     ended = [memory.facts.get(f.id) for f in (lean, added) if f.id != moved.target.id]
     assert [f.valid_to for f in ended] == [moved.fact.valid_from] == ["2026-11-09T10:01:00.000000Z"] and memory.facts.get(size.id).status == "current"
+
+
+@pytest.mark.parametrize(("changed", "kept", "change"), [
+    ("The API is hosted on Heroku.", "The marketing site is hosted on Heroku.", "We moved the API from Heroku to Fly.io."),
+    ("Our backend runs on Postgres.", "The analytics warehouse uses Postgres.", "We're moving the backend from Postgres to MySQL."),
+    ("The release owner is Alice.", "Release notes go to alice@acme.com.", "The release owner changed from Alice to Bob."),
+    ("The error tracker is Sentry.", "The staging alerts also go to Sentry.", "We moved the error tracker from Sentry to Rollbar."),
+])
+def test_a_change_of_one_thing_ends_no_other_thing_with_its_old_value(memory: Memory, changed: str, kept: str, change: str) -> None:
+    """Found in review: "We moved the API from Heroku to Fly.io." had closed "The marketing site is hosted on Heroku."."""
+    write = memory.facts.curator.write
+    write({"text": changed, "valid_from": "2026-11-01T10:00:00Z"})
+    write({"text": kept, "valid_from": "2026-11-02T10:00:00Z"})
+    assert write({"text": change, "valid_from": "2026-11-09T10:00:00Z"}).action == "supersede"
+    assert {f.text for f in memory.facts.query()} == {kept, change}

@@ -421,14 +421,17 @@ def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory) 
     memory.append("s2", "assistant", "Try the Annapolis Book of Seamanship; it covers the address of every harbour.",
                   created_at="2026-10-05T10:00:05Z")
     memory.append("s3", "assistant", "Welcome back! Your address book sync is on.", created_at="2026-10-06T10:00:00Z")
+    memory.append("s4", "user", "my other flat is 3 Rua Nova, Braga", created_at="2026-10-07T10:00:00Z")  # one second, two turns (review)
+    memory.append("s4", "assistant", "Saved as your second address.", created_at="2026-10-07T10:00:00Z")
     items = memory.recall(None, "what's my address?").items
     texts = [i.text for i in items]
     assert texts.index("user: hey, quick thing: I just moved, new place is 14 Rua das Flores, Porto.") \
         == texts.index("assistant: Noted, I'll use the new address from now on.") - 1  # (in time order: the turn, then its reply)
     assert "user: can you recommend a good book on sailing?" in texts
     assert [i.text for i in items if i.session == "s3"] == ["assistant: Welcome back! Your address book sync is on."]  # (no turn before it)
-    shown = memory.recall(None, "what's my address?", budget=130).items  # a reply's turn after every hit: a small budget keeps the hits
-    assert sorted(i.session for i in shown) == ["s1", "s2", "s3"] and {i.text[:10] for i in shown} == {"assistant:"}
+    assert [i.text for i in items if i.session == "s4"] == ["user: my other flat is 3 Rua Nova, Braga", "assistant: Saved as your second address."]
+    shown = memory.recall(None, "what's my address?", budget=150).items  # a reply's turn after every hit: a small budget keeps the hits
+    assert sorted(i.session for i in shown) == ["s1", "s2", "s3", "s4"] and {i.text[:10] for i in shown} == {"assistant:"}
 
 
 def test_a_fact_line_says_the_day_it_holds_from_when_its_words_named_another(memory: Memory) -> None:

@@ -463,11 +463,16 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
 def _names_its_old_value(candidate: str, existing: str) -> bool:
     """Whether a change names, as the value it leaves ("from zod", "instead of Elena"), a value `existing` says — not
     what `existing` is said of ("zod is 13.2kB gz." stays true of zod after the move)."""
-    slot = slots.parse(candidate)
-    if slot is None or not slot.old_value or not slots.mentions(slot.old_value, existing):
-        return False
+    slot, before = slots.parse(candidate), slots.parse(existing)
+    if slot is None or before is None or not slot.old_value or not slots.mentions(slot.old_value, existing) or before.additive:
+        return False  # ("At home I use Firefox too." is no fact "I switched from Firefox to Chrome at work." ends: review)
     subject = slots.clean(existing)[0].split()[:1]
-    return not slots.mentions(slot.old_value, subject[0]) if subject else True
+    if subject and slots.mentions(slot.old_value, subject[0]):
+        return False
+    # what moved, when the change names it: "We moved the API from Heroku to Fly.io." ends no "The marketing site is hosted
+    # on Heroku." (review); with nothing named ("we move from zod to valibot"), what the change's holder said of it
+    moved = slots.content(slot.attribute)
+    return slots.mentions(moved, existing) if moved else before.holder in ("", slot.holder)
 
 
 def _acted(before: slots.Slot | None, whole: slots.Slot | None) -> bool:

@@ -947,7 +947,8 @@ def _preps_apart(a: Slot, b: Slot) -> bool:
     """One verb with other prepositions says another thing of the same holder: "works at"
     (the employer) / "works on" (the team) / "works as" (the role) hold together."""
     px, py = ({_SAME_PREP.get(w, w) for w in set(s.attribute) & _PREPS} for s in (a, b))
-    return bool(px and py and not px & py) or a.verb == b.verb != "be" and _led_by_prep(a) != _led_by_prep(b)
+    return bool(px and py and not px & py) or a.verb == b.verb != "be" and _led_by_prep(a) != _led_by_prep(b) \
+        and not (_a_time(a.value) or _a_time(b.value))  # ("The gym opens at 6am." / "… opens 7am now.": one time, review)
 
 
 def _led_by_prep(s: Slot) -> bool:
@@ -1042,9 +1043,15 @@ def two_of_a_series(a: str, b: str) -> bool:
     whatever else they share."""
     x, y = _SUBJECT_SERIES.match(a), _SUBJECT_SERIES.match(b)
     if x and y:
-        return x.group(1).lower() == y.group(1).lower() and x.group(2) != y.group(2)
+        return x.group(1).lower() == y.group(1).lower() and x.group(2) != y.group(2) and not (_THE_ONE.search(a) or _THE_ONE.search(b))
     i, j = _SUBJECT_ID.match(a), _SUBJECT_ID.match(b)
-    return bool(i and j) and _identified(i) != _identified(j) and _identified(i)[0] == _identified(j)[0]
+    return bool(i and j) and _identified(i) != _identified(j) and _identified(i)[0] == _identified(j)[0] \
+        and not (_THE_ONE.search(a) or _THE_ONE.search(b))
+
+
+# "Build 1450 is the current production release now.", "Deploy 91 is live on prod": which one holds a role is its value,
+# not another thing (review: "Build 1432 …" had stayed current beside it)
+_THE_ONE = re.compile(r"\b(?:is|are|was|'s)\s+(?:now\s+)?(?:(?:the\s+)?(?:current|latest|newest|active|new)\b|live\b)", re.IGNORECASE)
 
 
 def _identified(m: re.Match[str]) -> tuple[str, str]:
@@ -1067,7 +1074,7 @@ def mentions(words: list[str], text: str) -> bool:
     c = content(words)
     said = _words(text.lower())
     # (and a package by its name: "Decision: add zod@3.23.8 …" names zod, which "we move from zod to valibot" ends)
-    have = {stem(w) for w in said} | {stem(w.partition("@")[0]) for w in said if "@" in w[1:]}
+    have = {stem(w) for w in said} | {stem(w.partition("@")[0]) for w in said if w.partition("@")[2][:1].isdigit()}  # (not an email: review)
     return bool(c) and all(w in have for w in c)
 
 

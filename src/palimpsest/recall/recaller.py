@@ -17,7 +17,7 @@ from ..errors import InvalidInput, PalimpsestError
 from ..facts.echoes import Echoes
 from ..harness.project import legacy_name
 from ..kernel import Kernel
-from ..records import Hit, Message, more_like_it, parse_time, said_day, speaker_in
+from ..records import Hit, Message, iso, more_like_it, parse_time, said_day, speaker_in
 from ..search import SearchResult
 from ..search.conversation import FIRST_PERSON, acknowledges, replies_to
 from ..search.floor import names_any
@@ -384,8 +384,8 @@ class Recaller:
             reply = by_id.get(item.id)
             if reply is None or reply.role != "assistant" or reply.tool_name or reply.tool_result:
                 continue
-            before = self.finder.browse(session=reply.session, until=reply.created_at, limit=1, newest_first=True)
-            if not before or not replies_to(reply, m := before[0]) or m.role != "user" or m.id in by_id or m.id in turn.live_ids:
+            m = self._turn_before(reply)
+            if m is None or not replies_to(reply, m) or m.role != "user" or m.id in by_id or m.id in turn.live_ids:
                 continue
             key = _flatten(m.content).casefold()
             if key in seen_text or _told_by_facts(key, attested.get(m.id)) or (m.metadata or {}).get("boilerplate") \
@@ -397,6 +397,14 @@ class Recaller:
                                   least - (1 + len(out)) * 1e-6, m.session, at=m.created_at, keep=_lead_in(m),
                                   note=ALTERNATE if m.alternate else ""))
         return out
+
+    def _turn_before(self, reply: Message) -> Message | None:
+        """The message before `reply` in its journal: one store read (two turns appended in one second share a time, so
+        the read reaches past it and goes by the journal's order; review)."""
+        until = iso(parse_time(reply.created_at) + timedelta(microseconds=1))
+        near = self.finder.browse(session=reply.session, until=until, limit=3, newest_first=True)
+        return max((m for m in near if m.journal_path == reply.journal_path and m.journal_line < reply.journal_line),
+                   key=lambda m: m.journal_line, default=None)
 
     def _shown_since(self, session: str) -> str:
         """For a harness that shows the running conversation (its hook), from when the running session's turns are in
