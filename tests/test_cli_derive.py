@@ -144,3 +144,17 @@ def test_jobs_status_says_a_job_due_in_the_past_is_due_now(tmp_path: Path) -> No
     status = cli(tmp_path, url, "jobs", "status")
     assert "due at 2024" not in status.stdout and "due now" in status.stdout, status.stdout
     assert "palimpsest jobs run" in status.stdout  # what runs it with no server
+
+
+def test_a_write_embeds_what_it_wrote_and_leaves_the_backlog(tmp_path: Path) -> None:
+    """Found by a sysadmin: `import --no-derive big.jsonl`, then `append note-1 user "one small note: pihole gravity
+    updated"` said "embedded 51 messages here" and ran twenty minutes, embedding the whole backlog it had not written."""
+    url = f"http://127.0.0.1:{free_port()}"
+    backlog = "\n".join(json.dumps({"role": "user", "content": f"log line {i} from the import"}) for i in range(5))
+    assert cli(tmp_path, url, "ingest", "big", "-", "--no-derive", stdin=backlog).returncode == 0
+    done = cli(tmp_path, url, "append", "note-1", "user", "one small note: pihole gravity updated")
+    assert done.returncode == 0 and "embedded 1 messages here" in done.stderr and "embed 1" in done.stderr  # (a job: 5 messages)
+    e = vectors(tmp_path)
+    assert e["queued"] == 1 and [m["count"] for m in e["models"].values()] == [1]
+    done = cli(tmp_path, url, "ingest", "s2", "-", stdin=backlog)
+    assert "embedded 5 messages here" in done.stderr and vectors(tmp_path)["queued"] == 1

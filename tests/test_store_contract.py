@@ -467,6 +467,16 @@ def test_claim_respects_run_at_tasks_and_limit(store: Store) -> None:
     assert [j.payload for j in store.claim_jobs("w", None, 1, iso(later), iso(later - timedelta(hours=3)))] == [{"n": 3}]
 
 
+def test_claim_by_keys_takes_only_those_jobs(store: Store) -> None:
+    """A CLI write runs the embed jobs it queued, not a backlog (an append had embedded an import's 51 messages)."""
+    now = utcnow() + timedelta(seconds=1)
+    store.enqueue([NewJob("embed", {"n": 1}, job_key="embed:a:1"), NewJob("embed", {"n": 2}, job_key="embed:b:1"), NewJob("embed", {"n": 3})])
+    stale = iso(now - timedelta(minutes=10))
+    assert store.claim_jobs("w", ["embed"], 10, iso(now), stale, keys=[]) == []
+    assert [j.payload for j in store.claim_jobs("w", ["embed"], 10, iso(now), stale, keys=["embed:b:1", "embed:z:1"])] == [{"n": 2}]
+    assert [j.payload for j in store.claim_jobs("w", None, 10, iso(now), stale)] == [{"n": 1}, {"n": 3}]
+
+
 def test_concurrent_claims_never_share_a_job(store_url: str, store: Store) -> None:
     store.enqueue([NewJob("embed", {"n": i}) for i in range(200)])
     claimed: dict[str, list[int]] = {}

@@ -51,10 +51,10 @@ class Worker:
     """Claims and runs jobs until told to stop."""
 
     def __init__(self, store: Store, handlers: dict[str, Handler], name: str | None = None, tasks: list[str] | None = None,
-                 batch: int = 8) -> None:
+                 batch: int = 8, keys: list[str] | None = None) -> None:
         self.store, self.handlers = store, handlers
         self.name = name or f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
-        self.tasks = tasks
+        self.tasks, self.keys = tasks, keys  # (keys: only the jobs of these `job_key`s, see `Store.claim_jobs`)
         self.batch = batch
         self.held: list[Job] = []  # claimed, not yet run: the store went away midway through their batch
         self.claimed_at = utcnow()
@@ -69,7 +69,7 @@ class Worker:
         if self.held and now - self.claimed_at < LEASE / 2:
             jobs, self.held = self.held, []
         else:
-            jobs, self.held, self.claimed_at = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE)), [], now
+            jobs, self.held, self.claimed_at = self.store.claim_jobs(self.name, self.tasks, self.batch, iso(now), iso(now - LEASE), self.keys), [], now
         for i, job in enumerate(jobs):
             try:
                 if self.stopping is not None and self.stopping.is_set():

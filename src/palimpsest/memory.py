@@ -102,6 +102,9 @@ class Memory:
         self.writer = Writer(self.journal, self.store, self.indexer, settings.zone, ErasedSessions(self.kernel.decisions, self.store))
         self.tails_repaired: list[str] = []  # sessions the first catch-up found torn after indexing
         self._tails_checked = False
+        # a list while a CLI write records the embed jobs it queued, which it then runs itself (`cli/derive.py`): it ran the
+        # whole queue, and one appended note embedded an imported backlog of 51 messages for twenty minutes (a sysadmin's)
+        self.embeds_queued: list[str] | None = None
         # the background loops running on this memory (`service.background`): `close` stops them and waits for them
         self.stopping: list[tuple[threading.Event, threading.Thread]] = []
 
@@ -440,6 +443,8 @@ class Memory:
         (distill, tool-synth, compact; see `palimpsest.pipeline`) in one write."""
         ids = [m.id for m in messages]
         jobs = embed_jobs(ids) if self.settings.embedder != "none" else []
+        if self.embeds_queued is not None:
+            self.embeds_queued += [j.job_key for j in jobs if j.job_key]
         jobs += self.toolsynth.after_index(messages)
         jobs += derived_jobs(self.store, self.settings, messages)
         jobs += self.tags.after_index(ids)
@@ -464,8 +469,8 @@ class Memory:
         return {"embed": self._run_embed, **self.distiller.handlers(), **self.toolsynth.handlers(),
                 **self.summaries.handlers(), **self.tags.handlers(), **self.wiki.handlers()}
 
-    def worker(self, name: str | None = None, tasks: list[str] | None = None) -> Worker:
-        return Worker(self.store, self.handlers, name, tasks, batch=self.settings.worker_batch)
+    def worker(self, name: str | None = None, tasks: list[str] | None = None, keys: list[str] | None = None) -> Worker:
+        return Worker(self.store, self.handlers, name, tasks, batch=self.settings.worker_batch, keys=keys)
 
     def jobs(self) -> dict[str, Any]:
         """Queue depth per task and state (`palimpsest jobs status`)."""

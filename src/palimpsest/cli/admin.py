@@ -38,7 +38,9 @@ def rebuild(args: argparse.Namespace) -> None:
         stats = memory.stats()
         result = {"indexed": n, "messages": stats["messages"], "moved_aside": memory.moved_aside,
                   "quarantined": stats["quarantine"]["count"]}
+        rebuilt = memory.embeds_queued  # (the embed jobs of every message the rebuild indexed: what it wrote)
     with open_memory(args) as memory:  # the rebuilt index has no vectors: computed here, or left to a server (`derive`)
+        memory.embeds_queued = rebuilt
         result["derived"] = derive.after_writes(args, memory)
     emit(args, result, _said)
 

@@ -83,6 +83,8 @@ def open_memory(args: argparse.Namespace, repair: bool = False, serving: bool = 
     from ..memory import Memory
 
     memory = Memory(home=args.home, store=args.store, repair=repair)
+    if not serving:
+        memory.embeds_queued = []  # (what this command writes, `derive.after_writes` embeds; not a server's backlog)
     if not serving and args.home is None and args.store is None:
         say_whose(memory)
     return memory

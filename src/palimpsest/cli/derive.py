@@ -6,8 +6,9 @@ distillation, summaries, tags. `palimpsest serve` runs that queue; without it th
 was keyword-only. So after a write the command asks whether a server answers at
 `PALIMPSEST_URL` (`/healthz`, 0.5 s at most):
 
-- no server: the embeddings are computed here, in the same command (a progress bar on a
-  terminal), so search and recall have vectors when it returns; the other jobs — which
+- no server: the embeddings of what it wrote are computed here, in the same command (a
+  progress bar on a terminal), so search and recall have vectors when it returns; a backlog
+  queued before (an `import --no-derive`) is left to `jobs run` or the server; the other jobs — which
   may call an LLM and take long — stay queued (but for tool calls' sentences when no LLM
   is configured: a template, made here too), and a line on stderr says how many and
   the two ways to run them (`palimpsest jobs run`, or `palimpsest serve`);
@@ -43,14 +44,13 @@ def after_writes(args: argparse.Namespace, memory: Any) -> dict[str, Any]:
         return _say(args, {"embedded": 0, "queued": _queued(memory), "server": None, "url": url})
     if server_answers(url, memory.store_fingerprint):
         return _say(args, {"embedded": 0, "queued": _queued(memory), "server": url, "url": url})
-    embedded = 0
-    if memory.settings.embedder != "none" and _queued(memory).get(EMBED):
-        before, worker, ran = _vectors(memory), memory.worker(tasks=[EMBED]), 0
+    embedded, keys = 0, memory.embeds_queued or []
+    if memory.settings.embedder != "none" and keys:
+        before, worker, ran = _vectors(memory), memory.worker(tasks=[EMBED], keys=keys), 0
         with progress(args, "embedding") as update:  # (counted in jobs: each embeds a batch of messages)
-            total = _queued(memory)[EMBED]
             while batch := worker.run_once():
                 ran += batch
-                update(ran, max(ran, total))
+                update(ran, max(ran, len(keys)))
         embedded = _vectors(memory) - before
     if not memory.settings.llm_url and _queued(memory).get(TOOL_SYNTH):
         # without an LLM a tool call's sentence is a template, made in microseconds: after a rebuild or an import every

@@ -361,9 +361,11 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         Returns how many were queued."""
 
     @abstractmethod
-    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
+    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str,
+                   keys: list[str] | None = None) -> list[Job]:
         """Atomically lock up to `limit` due jobs for `worker` (also taking over jobs locked
-        before `stale_before`, whose worker died); safe with many workers."""
+        before `stale_before`, whose worker died); safe with many workers. `keys`, when given,
+        limits them to the jobs of these `job_key`s (a CLI write runs its own, not the backlog)."""
 
     @abstractmethod
     def finish_job(self, job_id: int) -> None: ...

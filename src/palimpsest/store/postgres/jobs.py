@@ -11,9 +11,11 @@ from .connection import PostgresConnection
 
 
 class PostgresJobsMixin(SQLJobsMixin, PostgresConnection):
-    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
+    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str,
+                   keys: list[str] | None = None) -> list[Job]:
         task_clause = "AND task = ANY(%s)" if tasks else ""
-        params: list[Any] = [now, stale_before] + ([list(tasks)] if tasks else []) + [limit, worker, now]
+        task_clause += " AND job_key = ANY(%s)" if keys is not None else ""
+        params: list[Any] = [now, stale_before] + ([list(tasks)] if tasks else []) + ([list(keys)] if keys is not None else []) + [limit, worker, now]
         sql = f"""WITH due AS (
                     SELECT id FROM jobs
                     WHERE ((state = 'queued' AND run_at <= %s::timestamptz) OR (state = 'running' AND locked_at < %s::timestamptz))

@@ -12,9 +12,11 @@ from .connection import SQLiteConnection
 
 
 class SQLiteJobsMixin(SQLJobsMixin, SQLiteConnection):
-    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str) -> list[Job]:
+    def claim_jobs(self, worker: str, tasks: list[str] | None, limit: int, now: str, stale_before: str,
+                   keys: list[str] | None = None) -> list[Job]:
         task_clause = "AND task IN (SELECT value FROM json_each(?))" if tasks else ""
-        params: list[Any] = [now, stale_before] + ([json.dumps(tasks)] if tasks else []) + [limit]
+        task_clause += " AND job_key IN (SELECT value FROM json_each(?))" if keys is not None else ""
+        params: list[Any] = [now, stale_before] + ([json.dumps(tasks)] if tasks else []) + ([json.dumps(keys)] if keys is not None else []) + [limit]
         with self._tx() as conn:
             rows = conn.execute(
                 f"""SELECT id FROM jobs WHERE ((state = 'queued' AND run_at <= ?) OR (state = 'running' AND locked_at < ?))
