@@ -178,6 +178,25 @@ def test_an_import_that_imported_nothing_says_nothing_of_derived_jobs(home: Path
     assert "nothing was imported" in err and "derived jobs" not in err
 
 
+def test_an_openai_message_time_is_read_from_the_keys_chat_logs_carry(memory: Memory, tmp_path: Path) -> None:
+    """Found by a sysadmin: `{"role":"user","content":…,"timestamp":1760000000}` lines imported "2 stored", every
+    message dated at the import (only `created_at` was read): a year of logs all "today"."""
+    chat = tmp_path / "ops.jsonl"
+    chat.write_text("\n".join(json.dumps(m) for m in [
+        {"role": "user", "content": "pihole gravity updated", "timestamp": 1760000000},
+        {"role": "assistant", "content": "noted", "time": 1760000060500},
+        {"role": "user", "content": "rebooted the nas", "created": "2025-10-10T08:00:00Z"},
+        {"role": "user", "content": "swapped the ups battery", "date": "2025-10-11 09:30"}]) + "\n")
+    report = import_file(memory, chat)
+    assert report.ok and report.stored == 4 and report.skipped == {}
+    assert [m.created_at for m in everything(memory, session="ops")] == [
+        "2025-10-09T08:53:20.000000Z", "2025-10-09T08:54:20.500000Z", "2025-10-10T08:00:00.000000Z", "2025-10-11T09:30:00.000000Z"]
+    undated = tmp_path / "undated.jsonl"
+    undated.write_text(json.dumps({"role": "user", "content": "no time here", "ts": "yesterday"}) + "\n")
+    assert import_file(memory, undated).skipped == {
+        "messages dated at the import: no line carries a time (created_at, created, create_time, timestamp, time, date)": 1}
+
+
 def test_two_openai_files_of_one_name_are_two_conversations(memory: Memory, tmp_path: Path) -> None:
     """Found by a new user: c/conv.json and d/conv.json both became session `conv`, and d's
     opening turns ("hi", "Hello! How can I help?", "ok") were dropped as repeats of c's."""

@@ -7,7 +7,9 @@ Generic JSONL: one message per line, `{session, role, content}` and optionally
 
 OpenAI: a JSON list, `{"messages": [...]}`, or JSONL of `{role, content, name?,
 tool_calls?, tool_call_id?}`, each message read by `palimpsest.harness.openai` (a tool
-call becomes its own message; a tool result is paired with its call's name). The
+call becomes its own message; a tool result is paired with its call's name; its time is
+the first of `created_at`, `created`, `create_time`, `timestamp`, `time`, `date`; a file
+with none is reported: its messages are dated at the import). The
 session is `--session`, else the file name — and, when a session of that name was
 imported from another file ("c/conv.json", then "d/conv.json"), the name with a short hash
 of the path: two conversations, never one whose shared opening turns are dropped as repeats.
@@ -19,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..errors import InvalidInput
-from ..harness.openai import openai_message
+from ..harness.openai import TIME_KEYS, openai_message
 from ..records import check_session_id
 from .base import Plan, safe_session_id
 
@@ -92,4 +94,12 @@ def plan_openai(records: Iterable[tuple[int | None, Any]], session: str | None, 
             continue
         for msg in msgs:
             sp.messages.append({**msg, "_where": where, "_line": line})
+    _say_undated(plan, sp.messages)
     return plan
+
+
+def _say_undated(plan: Plan, messages: list[dict[str, Any]]) -> None:
+    """A file none of whose messages carries a time the reader knows is dated at the import, and
+    the report says so: a year of logs all "today" answers no "when did I…" question."""
+    if messages and not any(m.get("created_at") not in (None, "") for m in messages):
+        plan.skipped[f"messages dated at the import: no line carries a time ({', '.join(TIME_KEYS)})"] += len(messages)
