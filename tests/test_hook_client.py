@@ -114,3 +114,20 @@ def test_the_hook_names_the_repository_of_its_folder_to_a_server_elsewhere(url: 
     assert sent(elsewhere, {**hook, "cwd": str(tmp_path / "gone")})["project"] == [""]  # a folder not here is in no project
     assert "project" not in sent(elsewhere, hook)  # no folder named: the hook says nothing of one
     assert "project" not in sent(url, {**hook, "cwd": str(repo)})  # a server of this machine reads the folder itself
+
+
+def test_the_whole_call_is_bounded_from_the_process_start() -> None:
+    """Found by a Claude Code user: against a server that accepts the connection and never answers, `recall --hook`
+    returned after 2,784 ms while the docs said the whole call is bounded by `--timeout` (2 s): the alarm was set
+    after the interpreter's start, the imports and the stdin read."""
+    import time
+
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # (the kernel completes the connection: nothing answers)
+        hook = {"session_id": "s1", "hook_event_name": "UserPromptSubmit", "prompt": "what was the retry cap?"}
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "palimpsest", "recall", "--hook", "--timeout", "1",
+                               "--url", f"http://127.0.0.1:{silent.getsockname()[1]}"],
+                              input=json.dumps(hook).encode(), capture_output=True, timeout=60, check=False)
+        took = time.monotonic() - started
+    assert done.returncode == 0 and done.stdout == b""
+    assert took < 1.0 + 0.1, took  # (the 0.1 s: the process's exit and the wait for it, after the bound)

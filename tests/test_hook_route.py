@@ -41,6 +41,24 @@ def test_the_hook_answer_comes_ready_to_print(memory: Memory) -> None:
         assert ask(HOOK, budget=0).text == ""  # no room for even the envelope: nothing
 
 
+def test_an_event_that_is_no_prompts_and_a_negative_budget_get_no_block(memory: Memory) -> None:
+    """Found by a Claude Code user: `"hook_event_name": "FooBar"` was answered a block marked `hookEventName: "FooBar"`
+    (an event whose output takes no context), and `?budget=-5` a 200 with an empty body, as if memory held nothing."""
+    memory.append("old", "user", "the retry cap is below the upstream timeout")
+    with ServerThread(memory) as url:
+        def ask(body: object, **query: object) -> httpx.Response:
+            return httpx.post(f"{url}/api/hook/recall", content=json.dumps(body).encode(), params=query,
+                              headers={"Content-Type": "application/json"})
+
+        assert ask({**HOOK, "hook_event_name": "FooBar"}).text == ""
+        assert ask({**HOOK, "hook_event_name": "SessionStart"}, format="text").text == ""
+        no_event = {k: v for k, v in HOOK.items() if k != "hook_event_name"}  # (an older harness's)
+        assert json.loads(ask(no_event).text)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+        assert "retry cap" in ask({**HOOK, "hook_event_name": "chat.message"}, format="text").text  # the OpenCode plugin's
+        refused = ask(HOOK, budget=-5)
+        assert refused.status_code == 400 and "budget must be 0 or more" in refused.text
+
+
 def test_a_prompt_holding_a_lone_surrogate_is_recalled_for_as_capture_keeps_it(memory: Memory) -> None:
     """Found by a new user: `{"prompt": "Bad \\ud800 Heizung warm", …}` got no recall, silently (the route answered 400
     "query holds a lone surrogate", the hook printed nothing, exit 0), while capture keeps such a character as U+FFFD

@@ -22,6 +22,8 @@ from ..ids import session_id_of
 
 DEFAULT_BUDGET = 2000  # tokens: added to every turn, so smaller than an explicit recall's 4000
 FORMS = ("json", "text")
+# the hook events of a prompt: Claude Code's, Codex's and qwen-code's, and the OpenCode plugin's (`chat.message`)
+PROMPT_EVENTS = ("UserPromptSubmit", "chat.message")
 
 
 def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET, form: str = "json",
@@ -32,6 +34,8 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
     nothing (an older client), and the folder is read here."""
     if form not in FORMS:
         raise InvalidInput(f"format must be one of {', '.join(FORMS)}")
+    if budget < 0:  # (`?budget=-5` answered 200 and nothing: a caller's mistake looked like an empty memory)
+        raise InvalidInput(f"budget must be 0 or more tokens, got {budget}")
     try:
         hook = json.loads(raw or b"null")
     except (ValueError, RecursionError):  # the prompt goes through without a block, as for any JSON that is no hook's
@@ -39,15 +43,22 @@ def answer(recall: Callable[..., Any], raw: bytes, budget: int = DEFAULT_BUDGET,
     if isinstance(hook, dict):  # its fields read as capture reads them: a lone surrogate ("Bad \ud800 Heizung warm") as U+FFFD
         hook = repaired_fields(hook)
     prompt = hook.get("prompt") if isinstance(hook, dict) else None
-    if not isinstance(prompt, str) or not prompt.strip():
+    if not isinstance(prompt, str) or not prompt.strip() or not _a_prompt_event(hook):
         return ""
     raw_session = hook.get("session_id") or hook.get("sessionId")
     # the repository the harness works in: another repository's decisions stay out of this one's block
     if project is None:
         project = _project(hook.get("cwd")) if isinstance(hook.get("cwd"), str) else None
-    block = recall(session_id_of(raw_session) if raw_session else None, prompt, max(0, budget), live_tail=0, project=project or None,
+    block = recall(session_id_of(raw_session) if raw_session else None, prompt, budget, live_tail=0, project=project or None,
                    harness_shows=True).block
-    return render(hook, block, form) if block else ""
+    return render(hook.get("hook_event_name") or PROMPT_EVENTS[0], block, form) if block else ""
+
+
+def _a_prompt_event(hook: dict[str, Any]) -> bool:
+    """The hook is a prompt's (one of `PROMPT_EVENTS`, or no event named: an older harness). A block came back for
+    `"hook_event_name": "FooBar"`, marked `hookEventName: "FooBar"`: an event whose output takes no context."""
+    event = hook.get("hook_event_name")
+    return event is None or event in PROMPT_EVENTS
 
 
 _PROJECTS: dict[str, tuple[float, str | None]] = {}
@@ -65,8 +76,7 @@ def _project(cwd: str) -> str | None:
     return known[1]
 
 
-def render(hook: dict[str, Any], block: str, form: str) -> str:
+def render(event: str, block: str, form: str) -> str:
     if form == "text":
         return block + "\n"
-    event = hook.get("hook_event_name") if isinstance(hook.get("hook_event_name"), str) else "UserPromptSubmit"
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}}, ensure_ascii=False) + "\n"

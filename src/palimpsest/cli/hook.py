@@ -10,8 +10,9 @@ shows that conversation already) in the form the harnesses add to the model's co
 `{"hookSpecificOutput": {"hookEventName": …, "additionalContext": BLOCK}}` (`--format
 text`: the bare block), or nothing (`capture/recall_hook.py`).
 
-It must never get in the harness's way. The whole call is bounded by `--timeout` seconds;
-when the input is not a hook's JSON, the prompt is empty, the server cannot be reached,
+It must never get in the harness's way. The whole call is bounded by `--timeout` seconds,
+counted from the process's start on Linux (its interpreter's start, imports, stdin read, DNS,
+connect and answer; elsewhere from the hook's start, a few tens of ms later); when the input is not a hook's JSON, the prompt is empty, the server cannot be reached,
 answers an error or answers too late, it prints nothing and exits 0. It asks the server
 rather than opening the store because the server has the embedder loaded and the index
 warm. Process start is most of its cost, so it imports only what it needs: `socket`,
@@ -89,19 +90,33 @@ def main(argv: Sequence[str]) -> int:
         sys.stdout.write(HELP)
         return 0
     args = Options(argv)
-    try:
-        raw = sys.stdin.buffer.read(MAX_INPUT)
-    except OSError:
-        return 0
-    if not raw.strip():
-        return 0
-    try:
-        answer = _within(args.timeout, lambda: hook_answer(raw, args))
+    try:  # the bound counts from the process's start: a silent server's call took 2,784 ms with `--timeout 2` (a
+        # Claude Code user's), the interpreter's start, the imports and the stdin read having come before the alarm
+        answer = _within(args.timeout - _age(), lambda: _answer(args))
     except Exception:  # noqa: BLE001 — anything at all: the harness gets nothing, not an error
         return 0
     if answer:
         sys.stdout.buffer.write(answer)
     return 0
+
+
+def _answer(args: Options) -> bytes:
+    raw = sys.stdin.buffer.read(MAX_INPUT)
+    return hook_answer(raw, args) if raw.strip() else b""
+
+
+def _age() -> float:
+    """Seconds since this process started: Linux's /proc/self/stat start time (clock ticks since boot) against the
+    boot clock, read by hand (psutil is no dependency, and each import costs the hook's every call); 0 elsewhere."""
+    try:
+        with open("/proc/self/stat", "rb") as stat:
+            fields = stat.read().rpartition(b")")[2].split()  # (after the command's name, which may hold spaces)
+        import os
+        import time
+
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - int(fields[19]) / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0.0
 
 
 def hook_answer(raw: bytes, args: Options) -> bytes:
@@ -190,13 +205,15 @@ def _dechunk(data: bytes) -> bytes:
 
 
 def _within(seconds: float, work: Any) -> Any:
-    """`work()`, abandoned after `seconds` (a wall-clock alarm: DNS and connect included)."""
+    """`work()`, abandoned after `seconds` (a wall-clock alarm: the stdin read, DNS and connect included)."""
 
     def late(*_: object) -> None:
         raise _Late()
 
+    if seconds <= 0:
+        raise _Late()
     previous = signal.signal(signal.SIGALRM, late)
-    signal.setitimer(signal.ITIMER_REAL, max(0.05, seconds))
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         return work()
     finally:
