@@ -278,3 +278,18 @@ def test_a_home_folder_kept_as_a_repository_is_no_project_to_start_in(tmp_path: 
     assert launching_project() is None
     monkeypatch.chdir(home / "code" / "api")
     assert launching_project() == "acme/api"
+
+
+def test_a_malformed_line_over_stdio_is_answered_with_its_error(home: Path) -> None:
+    """Found by a Claude Code user: a malformed JSON-RPC line got no reply over stdio, so the client waited forever
+    (the SDK only logs it at debug). Not JSON is answered -32700 Parse error, JSON that is no message -32600 Invalid
+    Request, both with id null, and the server goes on answering."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    lines = ["{not json", json.dumps({"hello": "world"}), json.dumps(init)]
+    done = subprocess.run([sys.executable, "-m", "palimpsest", "--home", str(home), "mcp"], input="\n".join(lines) + "\n",
+                          capture_output=True, text=True, env={**os.environ, "PALIMPSEST_EMBEDDER": "none"}, timeout=60, check=False)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers[:2] == [{"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+                           {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}}]
+    assert answers[2]["id"] == 1 and answers[2]["result"]["serverInfo"]["name"] == "palimpsest"

@@ -17,13 +17,15 @@ import json
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR
+from mcp.shared.message import SessionMessage
+from mcp_types import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from pydantic import ValidationError
 
 from .. import __version__, tools
 from ..errors import PalimpsestError
@@ -135,7 +137,7 @@ async def run_stdio(memory: Memory, enable_write: bool) -> None:
 
     server = build_server(memory, enable_write, launching_project())
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(BadLinesAnswered(read_stream, write_stream), write_stream, server.create_initialization_options())
 
 
 _TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -223,4 +225,51 @@ async def run_remote_stdio(remote: Remote, settings: Any) -> None:
 
     server = build_remote_server(remote, settings, launching_project())
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        await server.run(BadLinesAnswered(read_stream, write_stream), write_stream, server.create_initialization_options())
+
+
+class BadLinesAnswered:
+    """The stdio read stream, a line that is no JSON-RPC message answered with its error (id null) and
+    skipped. The SDK (2.3.0) passes such a line's exception on as an item that its server only logs at
+    debug (modelcontextprotocol/python-sdk#2751; the fix proposed there is not in 2.3.0): a Claude Code user's
+    client sent a malformed line and waited for its answer forever. Not JSON is -32700 Parse error;
+    JSON that is no message, -32600 Invalid Request."""
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self.inner, self.write_stream = inner, write_stream
+
+    @property
+    def last_context(self) -> Any:  # (the sender's contextvars, which the SDK's dispatcher reads off the stream)
+        return getattr(self.inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while isinstance(item := await self.inner.receive(), Exception):
+            log.info("a line that is no JSON-RPC message: %s", item)
+            await self.write_stream.send(SessionMessage(_line_error(item)))
+        return item
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _line_error(exc: Exception) -> types.JSONRPCError:
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    not_json = any(e["type"] == "json_invalid" for e in errors) or not errors
+    error = types.ErrorData(code=PARSE_ERROR, message="Parse error") if not_json else \
+        types.ErrorData(code=INVALID_REQUEST, message="Invalid Request")
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
