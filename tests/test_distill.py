@@ -1424,3 +1424,23 @@ def test_what_a_change_ends_said_after_it_is_what_it_replaces() -> None:
 def test_the_day_of_a_new_value_is_not_when_it_holds(text: str, start: str | None) -> None:
     got = named_start(text, T0)
     assert (got[:10] if got else None) == start
+
+
+@pytest.mark.parametrize(("said", "change", "gone"), [
+    ("I moved to Porto last month. Not working at Google anymore.", "I moved to Porto last month.", "Not working at Google anymore."),
+    ("We moved the standup to 10am. Not drinking coffee anymore.", "We moved the standup to 10am.", "Not drinking coffee anymore."),
+    ("I switched my team to payments. Not vegan anymore.", "I switched my team to payments.", "Not vegan anymore."),
+])
+def test_what_is_gone_of_something_else_is_no_part_of_the_change_before_it(said: str, change: str, gone: str) -> None:
+    """A reviewer's sentences: "Not working at Google anymore" had become what "I moved to Porto" replaces."""
+    assert [c["text"] for c in local_distill([msg(said)])["corrections"]] == [change, gone]
+
+
+def test_a_move_after_which_a_job_is_gone_replaces_the_home_not_the_job(memory: Memory) -> None:
+    memory.append("s", "user", "I work at Google as an engineer. I live in Lisbon.", created_at="2026-02-01T09:00:00Z")
+    memory.append("s", "user", "I moved to Porto last month. Not working at Google anymore.", created_at="2026-03-04T09:00:00Z")
+    memory.worker().drain()
+    memory.distiller.close_turn("s", use_llm=False)
+    memory.worker().drain()
+    held = [f.text for f in memory.facts.query()]
+    assert "I live in Lisbon." not in held and "I moved to Porto last month." in held

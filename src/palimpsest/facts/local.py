@@ -811,13 +811,32 @@ def _what_it_ends(corrections: list[dict[str, Any]], first: int) -> None:
     """A last correction that only says what is gone, with no holder ("not doing berlin anymore"), after a change of the
     same message (from `first` on) is what that change ends: its `replaces`, not a fact of its own (a fitness bot's user's
     "switching the goal race to valencia marathon on december 6. not doing berlin anymore" had kept "not doing berlin
-    anymore" as a current fact beside the change)."""
+    anymore" as a current fact beside the change). Only what names something the change speaks of (`_of_the_change`):
+    "I moved to Porto last month. Not working at Google anymore." is two changes."""
     if len(corrections) - first < 2:
         return
     gone, change = corrections[-1], corrections[-2]
     if gone["text"] == gone["replaces"] and change["text"] == change["replaces"] and _GONE.search(gone["text"]) \
-            and slots.parse(gone["text"]) is None:
+            and slots.parse(gone["text"]) is None and _of_the_change(gone["text"], change["text"]):
         change["replaces"] = corrections.pop()["text"]
+
+
+# what is gone said with no verb of its own ("not doing berlin anymore"): only which one, of the thing just changed
+_ONLY_WHICH = re.compile(r"^\s*not\s+doing\s+", re.IGNORECASE)
+
+
+def _of_the_change(gone: str, change: str) -> bool:
+    """`gone` names something `change` speaks of: a word of its slot's attribute or value (of its words, with no slot),
+    or only which one is gone (`_ONLY_WHICH`); "Not working at Google anymore" is nothing of "I moved to Porto" (it had
+    become what the move replaced, and the move the Google fact's successor: found in review)."""
+    slot = slots.parse(change)
+    spoken = slot.attribute + slot.value if slot else _content_words(change)
+    return bool(_ONLY_WHICH.match(gone) or set(_content_words(gone)) - {"not", "no", "longer", "anymore", "any", "more"}
+                & set(slots.content(spoken)))
+
+
+def _content_words(text: str) -> list[str]:
+    return slots.content(re.findall(r"[\w'-]+", text.lower()))
 
 
 # a request about text that follows it ("Can you summarise this page for me?", "Translate the following:", "What do you
