@@ -1444,3 +1444,22 @@ def test_a_move_after_which_a_job_is_gone_replaces_the_home_not_the_job(memory: 
     memory.worker().drain()
     held = [f.text for f in memory.facts.query()]
     assert "I live in Lisbon." not in held and "I moved to Porto last month." in held
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("We're switching the database to Postgres on March 20.", "2026-03-20"),  # not an event: the day the change starts
+    ("We're switching our CI to GitHub Actions next week.", "2026-03-12"),
+    ("We're switching the office to the Lisbon building in April.", "2026-04-01"),
+])
+def test_the_day_of_a_scheduled_change_is_when_it_holds(text: str, start: str) -> None:
+    got = named_start(text, T0)
+    assert (got[:10] if got else None) == start
+
+
+def test_a_database_switched_on_a_later_day_holds_from_that_day(memory: Memory) -> None:
+    memory.append("s", "user", "Our database is MySQL.", created_at="2026-03-01T09:00:00Z")
+    memory.append("s", "user", "We're switching the database to Postgres on March 20.", created_at="2026-03-04T09:00:00Z")
+    memory.worker().drain()
+    memory.distiller.close_turn("s", use_llm=False)
+    memory.worker().drain()
+    assert [f.text for f in memory.facts.query(valid_at="2026-03-10")] == ["Our database is MySQL."]

@@ -342,10 +342,15 @@ def _times(text: str, anchor: date = when.ANY_DAY) -> list[when.Span]:
 
 # a thing switched to a new value, and the day of that value ("switching the goal race to valencia marathon on december
 # 6": the race is on December 6, the goal changed when it was said — a fitness bot's user's new goal held from race day,
-# and Berlin stayed her goal until then); said as a start ("… starting March 3"), the day is the change's
+# and Berlin stayed her goal until then); said as a start ("… starting March 3"), the day is the change's. Only a value
+# that is itself a happening has a day of its own: "We're switching the database to Postgres on March 20." is when the
+# change starts (read as the value's day, Postgres had held from when it was said, and MySQL not until the 20th: found in
+# review)
 _OF_THE_VALUE = re.compile(r"\b(?:switch|switched|switching|change|changed|changing|swap|swapped|swapping)\s+(?:the|my|our|its|his|her|"
                            r"their)\s+[\w' -]+?\s+to\s+(?!(?:[\w' -]*\s)?(?:from|starting|beginning|as of|effective|commencing)\s)"
-                           r"[\w' -]*?[^\W\d_][\w'-]*\s+(?:(?:on|in|at)\s+)?(?:the\s+)?$", re.IGNORECASE)
+                           r"(?:[\w' -]*\s)?(?:race|marathon|half|half-marathon|ultra|triathlon|[0-9]+k|flight|appointment|"
+                           r"match|concert|gig|wedding|exam|game|tournament|interview)s?"
+                           r"\s+(?:(?:on|in|at)\s+)?(?:the\s+)?$", re.IGNORECASE)
 
 
 def _dated(times: list[when.Span]) -> bool:
