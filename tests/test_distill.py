@@ -1463,3 +1463,18 @@ def test_a_database_switched_on_a_later_day_holds_from_that_day(memory: Memory) 
     memory.distiller.close_turn("s", use_llm=False)
     memory.worker().drain()
     assert [f.text for f in memory.facts.query(valid_at="2026-03-10")] == ["Our database is MySQL."]
+
+
+@pytest.mark.parametrize("text", [
+    "Moving to Berlin was the best decision I ever made.",
+    "Switching to vim took me a week.",
+    "Cutting to the chase, the budget is 5k.",
+    "Migrating to Postgres 16 is on the roadmap for Q3.",
+    "Changing to a new bank is such a hassle.",
+    "Pushing to main requires two approvals.",
+    "Moving to Berlin would be a dream, honestly.",
+    "Moving the standup to 10am was a mistake.",
+])
+def test_a_gerund_opening_a_sentence_with_a_verb_of_its_own_is_no_change(text: str) -> None:
+    got = classify(text)
+    assert got is None or got[0] != "correction"

@@ -576,10 +576,15 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     r"any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
                     # "for now" is for the time being, not a change
                     r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"
-                    r"(?:(?:are|is|'re|am|'m|'s) |^\s*(?:(?:ok|okay|so|and)[,.]?\s+)?)(?:moving|raising|lowering|increasing|decreasing|"
-                    r"cutting|bumping|pushing|changing|"
-                    r"switching|migrating) "
-                    r"(?:\w+ ){0,4}?(?:to|from)\b)", re.IGNORECASE)
+                    r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|"
+                    r"switching|migrating) (?:\w+ ){0,4}?(?:to|from)\b|"
+                    # a progressive with its subject dropped, as chat drops it ("switching the goal race to valencia
+                    # marathon on december 6"): a thing of one's own changed, and no verb of its own after it ("Moving to
+                    # Berlin was the best decision I ever made.", "Pushing to main requires two approvals." are no change)
+                    r"^\s*(?:(?:ok|okay|so|and)[,.]?\s+)?(?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|"
+                    r"changing|switching|migrating) (?:the|my|our|his|her|their|its) (?:\w+ ){0,3}?(?:to|from)\b"
+                    rf"(?![^.!?]*\b(?:is|are|was|were|would|will|could|can|should|might|may|must|has|had|does|did|requires?|"
+                    rf"needs?|takes?|means?|{when.IRREGULAR_PAST})\b))", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|"
                   r"in future|in the future),?\s+\w+|never\b(?! mind)|"
                   r"always\b(?! (?:happy|glad|fun|good|nice|great|a pleasure))|"
