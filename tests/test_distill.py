@@ -1478,3 +1478,12 @@ def test_a_database_switched_on_a_later_day_holds_from_that_day(memory: Memory) 
 def test_a_gerund_opening_a_sentence_with_a_verb_of_its_own_is_no_change(text: str) -> None:
     got = classify(text)
     assert got is None or got[0] != "correction"
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Email me the weekly report every Monday.", "fact"),
+    ("Including me, the team has four engineers.", "fact"),
+    ("Use your judgement on naming, but always use snake_case for Python.", "preference"),
+])
+def test_a_rule_or_a_fact_with_me_or_your_is_no_order_of_the_moment(text: str, kind: str) -> None:
+    assert classify(text) == ("fact", kind, text)

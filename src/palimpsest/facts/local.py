@@ -633,9 +633,13 @@ REQUEST = re.compile(r"^\s*(?:please |pls )?(?:explain|tell me|show me|help|writ
 # an order addressed to the listener, whatever its verb: a word, then "your" or "me" ("state your review policy for this
 # crew", "share your screen", "send me the draft": a crew's agent loop prompts its agents so, and "state your review
 # policy …" had become a fact at the top of 8 of a user's 33 recall blocks); a subject never stands right before "your"
-# or "me" (rules, "call me Sam", are read first)
-_TO_LISTENER = re.compile(r"^\s*(?:please |pls )?(?!(?:i|we|you|they|he|she|it)\b)"
-                          r"[a-z]+\s+(?:your|yours|yourself|me)\b", re.IGNORECASE)
+# or "me" (rules, "call me Sam", are read first); nor a preposition or a quantifier ("Including me, the team has four
+# engineers.", "Like me, Tom is vegan."), and an order with a word of recurrence is a rule ("Email me the weekly report
+# every Monday.", "Use your judgement on naming, but always use snake_case for Python.": both had been dropped, found in review)
+_TO_LISTENER = re.compile(r"^\s*(?:please |pls )?(?!(?:i|we|you|they|he|she|it|like|unlike|including|excluding|except|besides|both|"
+                          r"for|with|without|to|from|by|about|than|as|all|each|every|none|either|neither)\b)"
+                          r"[a-z]+\s+(?:your|yours|yourself|me)\b(?![^.!?]*\b(?:every|each|always|never|whenever|from now on)\b)",
+                          re.IGNORECASE)
 # a request opened by a word of sequence ("Then run the linters.") or closed by "please" ("Deploy current main to staging
 # please."): what to do now, not a rule (found by a Claude Code user's evaluation: both had become facts)
 _OPENER = re.compile(r"^\s*(?:then|now|next|and|ok(?:ay)?|so|also|first|finally|after that)\b[,:]?\s+", re.IGNORECASE)
