@@ -1487,3 +1487,14 @@ def test_a_gerund_opening_a_sentence_with_a_verb_of_its_own_is_no_change(text: s
 ])
 def test_a_rule_or_a_fact_with_me_or_your_is_no_order_of_the_moment(text: str, kind: str) -> None:
     assert classify(text) == ("fact", kind, text)
+
+
+@pytest.mark.parametrize("text", [
+    "Nobody told me to cut the budget to 5k.",
+    "My doctor never said to lower the dose to 25 mg",
+    "Tom asked me to change the password to 1234, but I refused.",
+    "My coach told me to cut the long run to 28 km, but I didn't.",
+    "Reddit says drop the learning rate to 1e-4.",
+])
+def test_an_order_denied_refused_or_from_no_one_followed_is_no_decision(text: str) -> None:
+    assert classify(text) != ("fact", "decision", text)

@@ -1163,16 +1163,25 @@ _SET_TO = re.compile(r"^\s*(?:(?:ok|okay|so|then|and|alright)[,.]?\s+)?(?:please
 
 # an order reported from someone the speaker follows ("doc says drop the iron to 65 mg every other day instead of every
 # day", "my coach told me to cut the long run to 28 km"): the value set is the speaker's from then on, not hearsay (a
-# fitness bot's user's dose change had been skipped as reported speech, and the stale dose led her recall)
-_INSTRUCTED = re.compile(r"^\s*(?:(?:my|our|the|her|his)\s+)?[\w'-]+(?:\s+[\w'-]+)?\s+(?:says|said|told (?:me|us)|wants (?:me|us)|"
-                         r"asked (?:me|us))\s+(?:(?:to|that (?:i|we) should)\s+)?", re.IGNORECASE)
+# fitness bot's user's dose change had been skipped as reported speech, and the stale dose led her recall); only someone
+# whose orders one follows, right before the verb, so that no word of denial stands between ("Nobody told me to cut the
+# budget to 5k", "My doctor never said to lower the dose to 25 mg", "Reddit says drop the learning rate to 1e-4" had
+# become decisions, found in review)
+_INSTRUCTED = re.compile(r"^\s*(?:(?:my|our|the|her|his)\s+)?(?:[\w'-]+\s+)?(?:doc|doctor|gp|physician|physio|physiotherapist|coach|"
+                         r"trainer|manager|boss|lead|dentist|nurse|vet|pharmacist|therapist|dietitian|nutritionist|specialist|"
+                         r"cardiologist|surgeon|midwife)s?\s+(?:says|said|told (?:me|us)|wants (?:me|us)|asked (?:me|us))\s+"
+                         r"(?:(?:to|that (?:i|we) should)\s+)?", re.IGNORECASE)
+# the order turned down after it ("Tom asked me to change the password to 1234, but I refused": found in review)
+_REFUSED = re.compile(r"\bbut\s+(?:i|we)\s+(?:refused|declined|said no|ignored|won'?t|will not|didn'?t|did not|don'?t|do not|"
+                      r"haven'?t|have not)\b", re.IGNORECASE)
 
 
 def _value_set(s: str) -> bool:
     """`s` sets a value from then on by an order, the speaker's or one reported (`_SET_TO`, `_INSTRUCTED`)."""
     told = _INSTRUCTED.match(s)
     order = s[told.end():] if told else s
-    return bool(_SET_TO.match(order)) and not _TRIAL.match(order) and not _FOR_NOW.search(s) and not _dated(_times(s))
+    return bool(_SET_TO.match(order)) and not _TRIAL.match(order) and not _FOR_NOW.search(s) \
+        and not (told and _REFUSED.search(order)) and not _dated(_times(s))
 
 
 _LAST_NOW = re.compile(r"\s*\bnow[.!]*$", re.IGNORECASE)
