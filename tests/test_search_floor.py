@@ -569,3 +569,24 @@ def test_an_acronyms_plural_names_what_the_acronym_does(home: Path, store_url: s
             hits = memory.search(query).hits
             assert hits and "PR 42 rejected" in hits[0].message.content, query
         assert memory.search("list the rejected ZQXs").hits == []  # an acronym nothing stored holds: still no hits
+
+
+BENS = "two new Bens. Ben Okafor (Toronto, backend/go) — 105k. Ben Alvarez (Austin, SRE, kubernetes) — expects 140k."
+
+
+def test_a_city_the_messages_name_is_a_place_not_a_stranger(home: Path, store_url: str) -> None:
+    """Found by a recruiter: "Who lives in Austin?" had no hits ("no message close to this query speaks of austin", best
+    similarity 0.17 < 0.55) beside her terse note naming Austin, while "who is in Austin" had it; 13 of her 27 cities came
+    back empty. A name after "in" is a place, not a third party this memory never met: a message naming it knows it."""
+    memory = open_memory(home, store_url, embedder="local")
+    note = memory.append("bens", "user", BENS)["id"]
+    memory.worker().drain()
+    for query in ("Who lives in Austin?", "Who lives in Toronto?", "Which candidates are in Austin?", "anyone in Toronto"):
+        assert note in [h.message.id for h in memory.search(query).hits], query
+    assert memory.search("Who lives in Zorbton?").hits == []  # a place nothing names: still nothing
+    assert memory.search("Which hotel did Nate book in Austin?").hits == []  # a stranger stays one beside a stored city
+    assert Floor(0.35, 0.45, 0.55).for_names("Who lives in Austin?") == 0.45
+    assert Floor(0.35, 0.45, 0.55).for_names("Where does Nate live in Austin?") == 0.55
+
+
+def test_what_someone_sa

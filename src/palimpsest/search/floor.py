@@ -21,7 +21,8 @@ between the query and a message (not the per-query stretched `semantic` part):
   (`_held`), or when the memory's user goes by it (introduced by it, or greeted by it: "Hi
   Tom!"), so a "John" mentioned in passing somewhere in a large memory does not make a
   question about another John answerable, and a question naming the user is not one about
-  a stranger.
+  a stranger. A query whose every name is a place ("Who lives in Austin?": `only_places`)
+  asks of no third party either.
 
 Both thresholds are cosines of one embedding model and mean nothing for another, so the
 settings default to `auto`: the values measured for the local model (docs/retrieval.md,
@@ -78,7 +79,7 @@ class Floor:
         personal = (FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
                     or ABOUT_ASSISTANT.search(query) or beyond_model(query) and _words(query) & OTHER_FIRST_PERSON)  # ("¿En qué piso vamos a vivir en
         # Valencia?": "vamos" had made it a question about a third party; "¿Qué piso alquiló Nate?" still is one)
-        return self.unknown if personal else max(self.unknown, self.stranger)
+        return self.unknown if personal or only_places(query) else max(self.unknown, self.stranger)
 
 
 def _threshold(value: object, measured: float, name: str) -> float:
@@ -177,6 +178,20 @@ def _elision_counts(word: str) -> bool:
     """An elided article or pronoun before a little word or a word of its own ("c'est", "l'amiante"; not "D'Souza")."""
     article, rest = elided(word)
     return bool(article) and (rest in OTHER_LANGUAGES or len(word) > 3)
+
+
+# a place's name follows "in" ("Who lives in Austin?"; not "to", "from" or "at": "reports to Dana", "a mail from Jonas")
+PLACE_RE = re.compile(r"\b(?:[Ii]n|[Nn]ear|[Aa]round)\s+([A-Z][\w’'-]*(?:\s+[A-Z][\w’'-]*)*)")  # ("in New York")
+
+
+def only_places(query: str) -> bool:
+    """Whether every name of `query` is a place it asks of ("Who lives in Austin?", "anyone in Toronto"): such a query
+    asks of no third party. A recruiter's "Who lives in Austin?" had no hits (the stranger's bar: her note "Ben Alvarez
+    (Austin, SRE, kubernetes)" was far in meaning, 0.17) while "who is in Austin" had it: 13 of her 27 cities came back
+    empty. A question also naming a person ("Which hotel did Nate book in Austin?") is still about them."""
+    names = query_names(query)
+    places = {POSSESSIVE_RE.sub("", w).strip("'’-").lower() for p in PLACE_RE.findall(fold(query)) for w in p.split()}
+    return bool(names) and set(names) <= places
 
 
 def names_any(unknown: list[str], text: str) -> bool:
