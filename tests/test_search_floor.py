@@ -11,7 +11,7 @@ from palimpsest import Memory, Settings
 from palimpsest.errors import InvalidInput
 from palimpsest.recall.recaller import hits_for
 from palimpsest.records import Hit, Message
-from palimpsest.search.floor import Floor, addresses, apply_floor, beyond_model, floor_for, query_names
+from palimpsest.search.floor import Floor, addresses, apply_floor, asked_names, beyond_model, floor_for, names_any, query_names
 from palimpsest.store import Filters
 
 CORPUS = [
@@ -589,4 +589,16 @@ def test_a_city_the_messages_name_is_a_place_not_a_stranger(home: Path, store_ur
     assert Floor(0.35, 0.45, 0.55).for_names("Where does Nate live in Austin?") == 0.55
 
 
-def test_what_someone_sa
+def test_a_fact_is_held_to_the_full_name_asked(home: Path, store_url: str) -> None:
+    """Found by a recruiter: "Does Ben Carter know Kubernetes?" had no message hits, yet the recall block held facts about
+    Ben Okafor and Ben Alvarez: beside an emptied search a fact stood when it named "ben", not the "Ben Carter" asked."""
+    assert not names_any(asked_names("Does Ben Carter know Kubernetes?"), "Ben Okafor prefers remote work.")
+    assert names_any(asked_names("Does Ben Carter know Kubernetes?"), "Ben Carter has run kubernetes for years.")
+    assert asked_names("What did Zorblax paint?") == ["zorblax"]
+    memory = open_memory(home, store_url, embedder="local")
+    memory.append("bens", "user", BENS)
+    memory.facts.write("Ben Okafor prefers remote work.")
+    memory.worker().drain()
+    result = memory.search("Does Ben Carter know Kubernetes?")
+    assert result.hits == [] and result.unknown == ["ben carter", "kubernetes"]
+    assert "Ben Okafor prefers remote work" not in memory.recall(None, "Does Ben Carter know Kubernetes?", 1000).block

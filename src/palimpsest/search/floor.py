@@ -194,9 +194,19 @@ def only_places(query: str) -> bool:
     return bool(names) and set(names) <= places
 
 
+def asked_names(query: str) -> list[str]:
+    """`query_names`, a full name said whole ("Does Ben Carter know Kubernetes?" → ["ben carter", "kubernetes"]): what
+    stands beside an emptied search (`names_any`) names the person asked of, not another "Ben" (a recruiter's recall
+    block had held three facts about Ben Okafor and Ben Alvarez for a question about Ben Carter)."""
+    names = query_names(query)
+    fulls = full_names(query, names)
+    parts = {part for full in fulls for part in full.split()}
+    return [*fulls, *(n for n in names if n not in parts)]
+
+
 def names_any(unknown: list[str], text: str) -> bool:
     """Whether `text` may stand beside what a message search found when the query asked about names no message speaks
-    of (`unknown`, from `query_names`): only a text naming one may (facts, summaries and wiki statements of other things
+    of (`unknown`, from `asked_names`): only a text naming one may (facts, summaries and wiki statements of other things
     had filled a block the floor had emptied: "What did we decide about the TV advertising campaign?")."""
     return not unknown or any(re.search(rf"\b{re.escape(n)}\b", fold(text), re.IGNORECASE) for n in unknown)
 

@@ -27,7 +27,7 @@ from ..segment import fold, unpainted
 from ..store import Filters, Store
 from .conversation import acknowledgements_last, answers, conversation_rerank, session_boost
 from .diversity import diversify
-from .floor import addresses, apply_floor, floor_for, introduces, query_names
+from .floor import addresses, apply_floor, asked_names, floor_for, introduces, query_names
 from .hybrid import Weights, keyword_pool, rank
 from .literal import regex_search
 from .query import query_terms
@@ -215,7 +215,7 @@ class MessageSearch:
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0,
                                         dated=window is not None and window.days <= DATED_DAYS, own=lambda name: self._goes_by(name, f))
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
-        unknown = query_names(query) if floor_notes and not hits else []
+        unknown = asked_names(query) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
                             notes=notes + floor_notes + embed_notes, unknown=unknown, then=past(window, clock.date())), qvec
 
