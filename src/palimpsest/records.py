@@ -352,7 +352,7 @@ class Hit:
 
     @property
     def copies(self) -> int:
-        """The hits folded into this one: its copies and its template's repeats (`search.diversity.fold_copies`)."""
+        """The hits folded into this one: its exact copies (`search.diversity.fold_copies`); a template's repeats are moved, not folded."""
         return int(self.parts.get("copies", 0))
 
 

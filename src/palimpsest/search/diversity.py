@@ -11,9 +11,10 @@ The other three reorder only (nothing is dropped; what is moved down stays reach
 
 - **a template's repeats go last**, over every candidate: past its first `TEMPLATE_PLACES`
   lines, a line that is another's with other numbers ("qa status 31: working on T-4, tests
-  passed", "qa status 32: …") waits below every other hit. Four agents' 720 status lines had
-  filled every place the collapse below reads (its window) and left out all five QA failures
-  asked for. They are moved, not folded: a template's numbers are often what is asked
+  passed", "qa status 32: …") waits below every other hit, its newest excepted, when such
+  repeats hold most of the places the collapse below reads (its window). Four agents' 720
+  status lines had filled that window and left out all five QA failures asked for; six monthly
+  weigh-ins, four repeats in twenty places, keep theirs. They are moved, not folded: a template's numbers are often what is asked
   ("Weigh-in today: I'm at 82 kg." / "… 80 kg." / "… 78 kg.", twenty invoices by order number).
 - **near-duplicates collapse** for every query: a hit whose words are (almost) those of
   a better hit — "note 3", "note 11", the same sentence pasted again — moves below the
@@ -79,16 +80,26 @@ def fold_copies(hits: list[Hit]) -> list[Hit]:
     return kept
 
 
-def templates_last(hits: list[Hit]) -> list[Hit]:
-    """Hits with a template's lines past its first `TEMPLATE_PLACES` moved below all others."""
-    places: dict[str, int] = {}
-    kept: list[Hit] = []
-    later: list[Hit] = []
+def _repeats(hits: list[Hit]) -> set[str]:
+    """The ids of a template's lines past its first `TEMPLATE_PLACES`, its newest line excepted: the latest
+    weigh-in is what "what did my latest weigh-in say?" asks, however it ranks among the others."""
+    lines: dict[str, list[Hit]] = {}
     for h in hits:
         template = NUMBER.sub("#", _folded(h))
-        places[template] = places.get(template, 0) + 1
-        (kept if places[template] <= TEMPLATE_PLACES or not template else later).append(h)
-    return kept + later
+        if template:
+            lines.setdefault(template, []).append(h)
+    newest = {max(same, key=lambda h: h.message.created_at).message.id for same in lines.values()}
+    return {h.message.id for same in lines.values() for h in same[TEMPLATE_PLACES:]} - newest
+
+
+def templates_last(hits: list[Hit], window: int) -> list[Hit]:
+    """Hits with a template's repeats (`_repeats`) moved below all others when they hold most of the first
+    `window`: four agents' status lines held all of it, six monthly weigh-ins four of twenty places, and moving
+    those had put lines about bathroom scales above them."""
+    repeats = _repeats(hits)
+    if 2 * sum(h.message.id in repeats for h in hits[:window]) <= window:
+        return hits
+    return [h for h in hits if h.message.id not in repeats] + [h for h in hits if h.message.id in repeats]
 
 
 def collapse_duplicates(hits: list[Hit], window: int) -> list[Hit]:
@@ -125,5 +136,5 @@ def diversify(hits: list[Hit], query: str, limit: int, cap: int) -> list[Hit]:
     stages over the hits a page of `limit` draws from (the first 2 × limit, at least 20, at
     most `WINDOW_MOST`)."""
     window = min(max(limit * 2, 20), WINDOW_MOST)
-    hits = collapse_duplicates(templates_last(fold_copies(hits)), window)
+    hits = collapse_duplicates(templates_last(fold_copies(hits), window), window)
     return cap_sessions(hits, cap, window) if aggregates(query) else hits
