@@ -67,7 +67,7 @@ from ..store.facts_base import FactQuery
 from . import arbiter, local, pairs, slots
 from .arbiter import in_band
 from .casing import cased, typed_lower
-from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise
+from .model import DOMAIN, Fact, JournaledDecision, _new_id, normalise, parse_source
 
 log = logging.getLogger(__name__)
 
@@ -458,6 +458,14 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
                    others=slots.others(candidate, existing) and not _acted(before, whole) or _two_named(candidate, whole, existing, before),
                    added=numbers_b < numbers_a)  # (where the fact said none: "… does great croissants." / "… closes at 3 pm.")
+
+
+def _heard_in_one(c: Candidate, target: Fact) -> bool:
+    """Whether the candidate comes from a message `target` was heard in (or either names none): two turns stamped with
+    one moment are two messages, and the later still supersedes (a test's frozen clock had made it a revision)."""
+    kind, ref = parse_source(c.source)
+    heard = {a.source for a in target.attestations if a.source_type == "event"}
+    return kind != "event" or not heard or ref in heard
 
 
 def _names_its_old_value(candidate: str, existing: str) -> bool:
@@ -1244,7 +1252,7 @@ class Curator:
             return d
         if self._older(c, target, change=True):
             return self._act(c, target, None, "supersede", "a correction said of a time before the fact it corrects" + via)
-        if self._said_together(c, target):  # (two corrections of one fact in one message: it cannot start after itself)
+        if self._said_together(c, target) and _heard_in_one(c, target):  # (two corrections of one fact in one message: it cannot start after itself)
             return self._act(c, target, None, "supersede", "an explicit correction said at the moment of the fact it corrects" + via)
         return Decision("supersede", self._supersede(c, target, "an explicit correction" + via), target, None, "an explicit correction" + via)
 
