@@ -1114,7 +1114,6 @@ class Curator:
             return None
 
     def _act(self, c: Candidate, target: Fact, s: Signals | None, action: str, why: str = "") -> Decision:
-        start = c.valid_from or self.facts.now()
         if action == "confirm":
             fact = self.facts.confirm(target.id, source=c.source, at=c.at or c.valid_from)
             return Decision("confirm", fact, target, s, why or "the same statement heard again")
