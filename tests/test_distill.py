@@ -1498,3 +1498,19 @@ def test_a_rule_or_a_fact_with_me_or_your_is_no_order_of_the_moment(text: str, k
 ])
 def test_an_order_denied_refused_or_from_no_one_followed_is_no_decision(text: str) -> None:
     assert classify(text) != ("fact", "decision", text)
+
+
+@pytest.mark.parametrize("caption", ["cron report from proxmox, 2026-01-03 02:00", "nightly backup log, 2026-01-03",
+                                     "Build report for main, 2026-01-03 02:00", "deploy log from staging, 2026-02-01 14:00"])
+def test_a_pasted_logs_caption_is_no_fact(caption: str) -> None:
+    """Found by a home-lab sysadmin: 148 nightly "cron report from proxmox, 2026-MM-DD 02:00" captions above a pasted
+    restic log had become one fact each, each superseding the night before."""
+    assert classify(caption) is None
+    out = local_distill([msg(f"{caption}\n```\nsnapshot 281cdb93 saved\nbackup ok\n```\nanything to worry about?")])
+    assert out["facts"] == out["corrections"] == []
+
+
+@pytest.mark.parametrize("statement", ["The build report for main is green.", "Backup report 2026-01-03: 2 failures",
+                                       "My exam results came back on 2026-01-03.", "Sprint review, 2026-01-03"])
+def test_a_statement_about_a_report_is_still_one(statement: str) -> None:
+    assert classify(statement) is not None

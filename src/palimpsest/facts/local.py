@@ -769,6 +769,11 @@ _OUR_KIN = re.compile(r"^\s*(?:both|all|all of|one of|two of|most of|some of|eac
 # a person already spoken of, said of again in the next sentence ("Kenji is my co-founder. He handles …")
 _PERSON_PRONOUN = re.compile(r"^\s*(?:(?P<be>he's|she's|they're)|he|she|they)\b", re.IGNORECASE)
 # where one is at the moment ("I'm at the airport right now"), not a standing fact
+# "cron report from proxmox, 2026-01-03 02:00" above a pasted restic log: a caption, no statement (a sysadmin's 148
+# nightly reports had become one fact each, every one superseding the night before)
+CAPTION = re.compile(r"^[\w .'-]{0,40}?\b(?:report|log|logs|output|status|summary|dump|trace|results?|digest|alert)\b"
+                     r"(?:\s+(?:from|for|of|on)\s+[\w.@/-]+(?:\s+[\w.@/-]+)?)?[,:]?\s+"
+                     r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?)?\s*[.:]?\s*$", re.IGNORECASE)
 TRANSIENT = re.compile(r"\b(?:right now|at the moment|as we speak|atm|in (?:\d+|a few|five|ten|two) (?:minutes|mins|secs|seconds)|"
                        r"in an hour|"
                        r"in a (?:minute|sec|second|bit))\b", re.IGNORECASE)
@@ -1117,6 +1122,8 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
             or _TO_YOU.match(s) and not rule \
             or _EXCLAIMED.search(s):
         return None  # a request of the moment, whatever it mentions; the listener described; an exclamation
+    if CAPTION.match(s):
+        return None  # a pasted log's caption: the log is the message, and its nights are no facts
     times = _times(s)
     dated = _dated(times)
     if CHANGE.search(s) and not rule:
