@@ -432,6 +432,10 @@ def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory) 
     assert [i.text for i in items if i.session == "s4"] == ["user: my other flat is 3 Rua Nova, Braga", "assistant: Saved as your second address."]
     shown = memory.recall(None, "what's my address?", budget=150).items  # a reply's turn after every hit: a small budget keeps the hits
     assert sorted(i.session for i in shown) == ["s1", "s2", "s3", "s4"] and {i.text[:10] for i in shown} == {"assistant:"}
+    memory.append("s5", "user", "the alarm code is 4471 and the wifi password is Tr0ub4dor&3", created_at="2026-10-08T10:00:00Z")
+    memory.append("s5", "assistant", "Got it, saved with your address.", created_at="2026-10-08T10:00:05Z")
+    secret = memory.recall("s9", "what's my address?").block
+    assert "Got it, saved with your address." in secret and "the alarm code is" in secret and "Tr0ub4dor&3" not in secret  # a reply's turn withholds a credential
 
 
 def test_a_fact_line_says_the_day_it_holds_from_when_its_words_named_another(memory: Memory) -> None:

@@ -393,7 +393,7 @@ class Recaller:
                     or turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
                 continue
             seen_text.add(key)
-            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _message_text(m),
+            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(m, turn.session),
                                   least - (1 + len(out)) * 1e-6, m.session, at=m.created_at, keep=_lead_in(m),
                                   note=ALTERNATE if m.alternate else ""))
         return out
