@@ -835,8 +835,6 @@ def _sibling(c: Candidate, f: Fact) -> bool:
     its earlier value ("… the appointment is with Dr. Ruiz, not Ramos. Ramos was the receptionist." had retired its own
     second sentence, and the earlier appointment stayed; two evaluators found it), unless it is the one a correction names
     or the same slot with another value."""
-    from .model import parse_source
-
     kind, ref = parse_source(c.source)
     if kind != "event" or isinstance(c.corrects, str) and normalise(c.corrects) == normalise(f.text):
         return False  # (a person's or a document's facts are many statements of one source; a correction names its own)
@@ -946,8 +944,6 @@ class Curator:
         another channel, user or project (`Facts.owners`) than the candidate's — Bob's "My door code is
         1234." is no news of Alice's "My door code is 4711." A fact or candidate heard in no
         session, or in sessions that do not say one of these, is compared as before."""
-        from .model import parse_source
-
         if not views:
             return views
         kind, ref = parse_source(c.source)
@@ -1162,8 +1158,6 @@ class Curator:
         return self._act(c, target, s, action, f"decided by the LLM (slot: {verdict['slot'] or '-'})")
 
     def _from_instant_session(self, c: Candidate) -> bool:
-        from .model import parse_source
-
         kind, ref = parse_source(c.source)
         if kind != "event":
             return False
@@ -1298,8 +1292,6 @@ class Curator:
             near = {f.id: compare(c.text, f.text, None).similarity for f in tied}
             top = max(near.values())
             tied = [f for f in tied if near[f.id] >= top - 1e-9]
-        from .model import parse_source
-
         if len(tied) > 1 and parse_source(c.source)[0] != "event" and self._owners_apart(tied):
             # whose it is cannot be told (no message said it): thirty users' "I live in Berlin." are thirty facts, and a
             # correction written by hand had ended the first of them, another user's
