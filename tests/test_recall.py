@@ -16,7 +16,7 @@ from chatgpt_tree import conversation
 from palimpsest import Memory, Settings
 from palimpsest.envelope import CLOSE, OPEN, count_tags, escape
 from palimpsest.importers import import_data
-from palimpsest.recall import RecallItem, Turn
+from palimpsest.recall import RecallItem, Turn, recaller
 from palimpsest.tokens import count_tokens
 
 SHORT = r"[0-9]{6}[0-9a-f]{4}"  # a turn's short id (`ids.short_id`)
@@ -411,7 +411,7 @@ def test_a_bare_acknowledgement_takes_no_line_of_the_block_but_the_live_tail_kee
     assert any(i.kind == "live" and i.text.endswith(": Noted.") for i in memory.recall("a1", "where do I live?").items)
 
 
-def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory) -> None:
+def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a bot's builder: for "what's my address?" the block was the reply "Noted, I'll use the Porto address
     from now on." and not the turn it answers, which holds the address and no word of the question."""
     memory.append("s1", "user", "hey, quick thing: I just moved, new place is 14 Rua das Flores, Porto.",
@@ -430,8 +430,13 @@ def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory) 
     assert "user: can you recommend a good book on sailing?" in texts
     assert [i.text for i in items if i.session == "s3"] == ["assistant: Welcome back! Your address book sync is on."]  # (no turn before it)
     assert [i.text for i in items if i.session == "s4"] == ["user: my other flat is 3 Rua Nova, Braga", "assistant: Saved as your second address."]
-    shown = memory.recall(None, "what's my address?", budget=150).items  # a reply's turn after every hit: a small budget keeps the hits
-    assert sorted(i.session for i in shown) == ["s1", "s2", "s3", "s4"] and {i.text[:10] for i in shown} == {"assistant:"}
+    budgets = range(40, 400, 5)  # a reply's turn after every hit: whatever the budget, it never displaces one
+    shown = [[i.text for i in memory.recall(None, "what's my address?", budget=b).items] for b in budgets]
+    monkeypatch.setattr(recaller, "REPLIES_OPENED", 0)
+    for b, beside in zip(budgets, shown):
+        alone = [i.text for i in memory.recall(None, "what's my address?", budget=b).items]
+        assert [t for t in beside if t.startswith("assistant:")] == [t for t in alone if t.startswith("assistant:")], b
+    monkeypatch.undo()
     memory.append("s5", "user", "the alarm code is 4471 and the wifi password is Tr0ub4dor&3", created_at="2026-10-08T10:00:00Z")
     memory.append("s5", "assistant", "Got it, saved with your address.", created_at="2026-10-08T10:00:05Z")
     secret = memory.recall("s9", "what's my address?").block
