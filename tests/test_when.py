@@ -392,6 +392,24 @@ def test_a_month_and_day_without_a_year_follow_the_tense_of_their_words(text: st
     assert [s.first.isoformat() for s in resolve(text, date(2026, 12, 6))] == [expected]
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("the next date I can get is in November", ["2026-11-01"]),  # said in April: the coming November (it was 2025's)
+    ("we can sit it in November", ["2026-11-01"]),
+    ("my next exam is in November", ["2026-11-01"]),
+    ("in November I went to Madrid", ["2025-11-01"]),  # told in the past: the one gone by
+    ("last November", ["2025-11-01"]),
+    ("the next day we went hiking in November", ["2025-11-01"]),  # a story's "next day" is no future
+    # one sentence speaks of one November: the day said with it gives the month its year
+    ("the exam is in November — it is now on 13 November", ["2026-11-01", "2026-11-13"]),
+    ("bad news, the may exam is full. the next date I can get is in November — the DELE B1 is now on 13 November",
+     ["2026-11-01", "2026-11-13"]),
+])
+def test_a_month_of_what_is_to_come_is_the_next_one(text: str, expected: list[str]) -> None:
+    """Found by a Spanish tutor's user: her exam moved from May 22 to November, said on 14 April; "in November" was
+    read as the November gone by, and the fact of May 22 came back as the newer."""
+    assert [s.first.isoformat() for s in resolve(text, date(2026, 4, 14))] == expected
+
+
 def test_a_year_said_once_covers_only_the_dates_joined_to_it() -> None:
     """Found in review: "born on May 3, 1990 and my next appointment is on June 5" gave June 5 of 1990."""
     found = {s.text: s.first.isoformat() for s in resolve("My passport expired on March 3 2019; the renewal is on July 10.", date(2025, 6, 1))}

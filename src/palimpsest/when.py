@@ -503,8 +503,13 @@ _PLANNED_FOR = re.compile(r"\b(?:plann?(?:ed)?|schedul(?:ed?)?|book(?:ed)?|reser
                           r"\b(?:is|'s|are|'re)\s+now\s+(?:on\s+|for\s+|set\s+for\s+)?$",  # "it's now September 22"
                           re.IGNORECASE)
 _REPLACED = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?:on\s+)?$", re.IGNORECASE)  # the day a plan had: the nearest
+# besides the future's verbs, what one "can" still do and "the next" of something are to come: "the next date I can get
+# is in November", said in April, is the coming November (it had been the nearest, the last one: found by a Spanish
+# tutor's user, whose exam moved from May to November); "the next day" and "the next time" of a story are not
 _AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
-                    r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
+                    r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing|(?:i|we|you|he|she|they)\s+can\s+\w+|"
+                    r"(?:the|my|our|your|his|her|their)\s+next\s+(?!(?:day|morning|afternoon|evening|night|week|weekend|month|year|time)s?\b)\w+)\b",
+                    re.IGNORECASE)
 _BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened|met|flew|saw|bought|quit)\b|"
                      r"\b(?:i|we|he|she|they|you)\s+(?:just\s+|finally\s+|already\s+)?\w*[^\We]ed\b", re.IGNORECASE)  # not "need"
 
@@ -747,7 +752,7 @@ def resolve(text: str, anchor: datetime | date | None = None) -> list[Span]:
         return []
     text = text[:MAX_CHARS]
     day = _day(anchor)
-    found = _english(text, day)
+    found = _agree(_english(text, day), text)
     found += _japanese_and_chinese(text, day, found)
     return [s for _, s in sorted(found, key=lambda p: p[0])]
 
@@ -774,6 +779,25 @@ def _english(text: str, day: date | None) -> list[tuple[int, Span]]:
                     here.extend((w_start + m.start(), replace(s, kind=kind, at=w_start + m.start())) for s in spans)
         found.extend(_one_year(here, text))
     return found
+
+
+def _agree(found: list[tuple[int, Span]], text: str) -> list[tuple[int, Span]]:
+    """A month said without its year ("in November") takes the year of a day of that month said in the same sentence
+    ("13 November"): the day is the more specific reading, and one sentence speaks of one November ("the next date I
+    can get is in November — the DELE B1 is now on 13 November" had read the November gone by and the coming 13th)."""
+    days = [(_sentence(text, at), s) for at, s in found if s.grain == "day" and s.kind in ("iso", "day_month", "month_day")]
+    out = []
+    for at, s in found:
+        same = [d for sentence, d in days if sentence == _sentence(text, at) and d.first.month == s.first.month]
+        if s.kind in ("rel_month", "bare_month") and not s.certain and same and same[0].first.year != s.first.year:
+            s = replace(_month_span(s.text, same[0].first.year, s.first.month, certain=False) or s, kind=s.kind, at=s.at)
+        out.append((at, s))
+    return out
+
+
+def _sentence(text: str, at: int) -> int:
+    """Which sentence of `text` the character at `at` is in (0: the first)."""
+    return len(re.findall(r"[.!?;]\s", text[:at]))
 
 
 _JOINED = re.compile(r"\s*(?:,|-|–|—|to|and|or|until|till|through|thru)?\s*", re.IGNORECASE)
