@@ -410,6 +410,25 @@ def test_a_month_of_what_is_to_come_is_the_next_one(text: str, expected: list[st
     assert [s.first.isoformat() for s in resolve(text, date(2026, 4, 14))] == expected
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("my shift on the 14th of may is changed", ["2026-05-14"]),  # it was the 14th of April: "the 14th" alone
+    ("14 may", ["2026-05-14"]),
+    ("may 14", ["2026-05-14"]),
+    ("the 14th of may", ["2026-05-14"]),
+    ("on may 3rd", ["2026-05-03"]),
+    ("on 14 may we fly", ["2026-05-14"]),
+    ("14th march", ["2026-03-14"]),
+    ("march 3", ["2026-03-03"]),
+    ("the 2nd of march, 2027", ["2027-03-02"]),
+    ("I may go on the 14th", ["2026-04-14"]),  # the modal: the 14th of this month
+    ("all 14 may come", []),
+    ("we march 3 miles a day", []),
+])
+def test_may_and_march_in_lower_case_beside_a_day_are_months(text: str, expected: list[str]) -> None:
+    """Chat is written in lower case; "may" and "march" are verbs only where a day's number is no date."""
+    assert [s.first.isoformat() for s in resolve(text, date(2026, 4, 14))] == expected
+
+
 def test_a_year_said_once_covers_only_the_dates_joined_to_it() -> None:
     """Found in review: "born on May 3, 1990 and my next appointment is on June 5" gave June 5 of 1990."""
     found = {s.text: s.first.isoformat() for s in resolve("My passport expired on March 3 2019; the renewal is on July 10.", date(2025, 6, 1))}

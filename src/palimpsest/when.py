@@ -160,15 +160,34 @@ def _is_month(token: str, day: bool = False) -> bool:
     ("I may go", "we march on", "jan" the name are not months) — unless a day's number is
     beside it and no count's unit after it (`day`, `_NOT_A_DATE`): "appt moved to aug 21", "dec 3
     at 10" (a fast typist's dates had read as no time at all; "2 dec places", "set sep 2 spaces
-    wide" are no dates); "may" and "march" stay verbs in lower case ("we march 3 miles")."""
+    wide" are no dates). "may" and "march" with a day are weighed by `_verb_not_date`."""
     full = token.lower() in {n.lower() for n in calendar.month_name if n} - {"may", "march"}
-    return full or day and token.lower() not in ("may", "march") or token[:1].isupper()
+    return full or day or token[:1].isupper()
+
+
+# "may" or "march" in lower case after a bare number is a verb ("all 14 may come", "the 3 march on") unless the number
+# is written as a day ("14th may", "14 of may") or stands where a date does: after "on", "by", "until", … or with
+# nothing after the month but punctuation or a year ("my shift on the 14th of may is changed" had been the 14th of
+# April: said in chat, where nobody capitalises; found by a Spanish tutor's user)
+_DATE_BEFORE = re.compile(r"(?:^|\b(?:on|by|until|till|from|since|before|after|of|to)\s+)$", re.IGNORECASE)
+_WRITTEN_AS_DAY = re.compile(r"\d+(?:(?:st|nd|rd|th)\b|\s+of\s)", re.IGNORECASE)
+_DATE_AFTER = re.compile(r"\s*(?:[^\w\s]|$|\d{4}\b)")
+
+
+def _verb_not_date(kind: str, m: re.Match[str]) -> bool:
+    """Whether a lower-case "may" or "march" beside a day's number (`m`, of `kind`) is the verb."""
+    if m.group("mon")[:1].isupper() or m.group("mon").lower() not in ("may", "march"):
+        return False
+    if kind == "month_day":  # "may 14", "on may 3rd": only a count's unit after it makes it a verb ("we march 3 miles")
+        return False
+    written_as_day = _WRITTEN_AS_DAY.match(m.group(0))
+    return not (written_as_day or _DATE_BEFORE.search(m.string[:m.start()]) or _DATE_AFTER.match(m.string, m.end()))
 
 
 # what never follows a date written in lower case: a count's unit ("2 dec places", "set sep 2 spaces wide", "mar 3 of the
 # panels"); any other word may ("appt moved to aug 21 w dr patel", "flight dec 20 to lisbon": found in review)
 _NOT_A_DATE = re.compile(r"\s*(?:places|spaces|points|digits|decimals|bits|bytes|chars|characters|px|pt|lines|columns|rows|"
-                         r"times|of the|of a|of an)\b", re.IGNORECASE)
+                         r"times|miles|km|kilometres|kilometers|hours|steps|blocks|abreast|of the|of a|of an)\b", re.IGNORECASE)
 
 
 def _day(anchor: datetime | date | None) -> date | None:
@@ -221,6 +240,8 @@ def _absolute(kind: str, m: re.Match[str], anchor: date | None, tense: str | Non
     g = m.groupdict()
     month = int(g["m"]) if kind == "iso" else MONTHS[g["mon"].lower()]
     if kind != "iso" and not _is_month(g["mon"], day=kind in ("day_month", "month_day") and not _NOT_A_DATE.match(m.string, m.end())):
+        return []
+    if kind in ("day_month", "month_day") and _verb_not_date(kind, m):
         return []
     year = int(g["y"]) if g.get("y") else None
     if kind == "month_year":
