@@ -137,3 +137,20 @@ def test_a_day_to_come_finds_what_was_said_of_it_before(memory: Memory) -> None:
     assert saturday.mode == "period" and [h.message.content for h in saturday.hits] == ["We're doing a little housewarming next Saturday."]
     fourteenth = memory.search("What do I have on December 14?", now="2026-12-06T09:00:00Z")
     assert [h.message.content for h in fourteenth.hits] == ["The blood test is booked for December 14."]
+
+
+def test_a_day_asked_finds_the_messages_whose_words_name_a_stretch_holding_it(home: Path, store_url: str) -> None:
+    """Found by a new user in Valencia: "two weeks ago we moved", said on 12 September, and "we move at the end of
+    august", said on 3 August, both hold 29 August; "what happened on 29 August?" read only what was said from that day
+    to a week after, and said "none stored"."""
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off", timezone="UTC"))
+    memory.ingest_session("s", [
+        {"role": "user", "content": "we found a flat in Ruzafa! we move at the end of august", "created_at": "2026-08-03T18:00:00Z"},
+        {"role": "user", "content": "my sister sent a photo of her cat", "created_at": "2026-08-10T18:00:00Z"},
+        {"role": "user", "content": "two weeks ago we moved and I still have boxes everywhere", "created_at": "2026-09-12T18:00:00Z"},
+    ])
+    memory.worker().drain()
+    result = memory.search("what happened on 29 August?", now="2026-11-20T18:00:00Z")
+    assert [h.message.content[:16] for h in result.hits] == ["we found a flat ", "two weeks ago we"]
+    assert all(h.parts["when"] < 1 for h in result.hits)  # a stretch holding the day is less near than the day itself
+    memory.close()

@@ -294,6 +294,12 @@ class MessageSearch:
             for m, _ in self.store.keyword_search([str(day.day), day.strftime("%B").lower(), str(day.year)], f, depth, True):
                 found.setdefault(m.id, m)
             day += timedelta(days=1)
+        # a week or a part of a month the indexer resolved is in words without the asked day's number ("two weeks ago"
+        # said on 12 September: "week of 26 August 2026"; "the end of august": "August 2026"): its month's words find it,
+        # and `period_hits` keeps those whose stretch holds the day
+        for month in dict.fromkeys((window.first.strftime("%B %Y"), window.last.strftime("%B %Y"))):
+            for m, _ in self.store.keyword_search(month.lower().split(), f, depth, True):
+                found.setdefault(m.id, m)
         return list(found.values())
 
     def query_vector(self, query: str, notes: list[str]) -> Any:

@@ -108,8 +108,13 @@ def period_only(query: str, now: datetime | date | None) -> Window | None:
 
 def period_hits(window: Window, messages: list[Message], weight: float) -> list[Hit]:
     """The messages whose dates meet `window` (the day said, or a day their words name), as
-    hits of `weight` with `parts["when"]` 1, in the order they were said."""
-    hits = [Hit(m, weight, {"when": 1.0, "period": 1.0}) for m in messages if said_in(window, m)]
+    hits of `weight` with `parts["when"]` 1, in the order they were said; and those whose words name a stretch of at most
+    `DATED_DAYS` that holds it, with their lesser nearness (`around`)."""
+    hits = []
+    for m in messages:
+        near = 1.0 if said_in(window, m) else around(window, m)
+        if near > 0:
+            hits.append(Hit(m, weight * near, {"when": near, "period": 1.0}))
     hits.sort(key=lambda h: (h.message.created_at, h.message.id))
     return hits
 
@@ -118,6 +123,15 @@ def said_in(window: Window, m: Message) -> bool:
     """Whether `m` was said in `window`, or names a day of it."""
     spans = _message_spans(m.content or "", said_day(m.created_at, m.metadata))
     return any(window.nearness(a, b) >= 1.0 for a, b in spans)
+
+
+def around(window: Window, m: Message) -> float:
+    """How near the stretches of at most `DATED_DAYS` that `m`'s words name and that meet `window` come to it (0: none):
+    "two weeks ago", said on 12 September, is 26 August to 1 September, and "the end of august" the 21st to the 31st;
+    "what happened on 29 August?" found neither, said more than a week after the day or weeks before it."""
+    spans = _spoken_spans(m.content or "", said_day(m.created_at, m.metadata))
+    return max((window.nearness(a, b) for a, b in spans if (b - a).days < DATED_DAYS and a <= window.last and window.first <= b),
+               default=0.0)
 
 
 def past(window: Window | None, today: date) -> Window | None:
