@@ -71,3 +71,37 @@ def test_a_session_attribute_named_again_after_another_is_a_change(memory: Memor
     assert memory.get_session("s-rev").channel == "a"
     heads = [e for e in memory.journal.read("s-rev") if e.type == "session"]
     assert [e.metadata["channel"] for e in heads] == ["a", "b", "a"]
+
+
+def test_two_speakers_saying_the_same_words_are_two_messages(memory: Memory) -> None:
+    """Found by a family assistant's builder: in a shared session Ana's "ok sounds good", then Mark's, both without
+    created_at, and Mark's was answered as a duplicate under Ana's id and lost (the key was the words alone)."""
+    ana = memory.append("family-group", "user", "ok sounds good", metadata={"speaker": "Ana"})
+    mark = memory.append("family-group", "user", "ok sounds good", metadata={"speaker": "Mark"})
+    assert mark["stored"] and mark["id"] != ana["id"]
+    retry = memory.append("family-group", "user", "ok sounds good", metadata={"speaker": "Mark"})
+    assert not retry["stored"] and retry["id"] == mark["id"]  # Mark's client retrying: still one
+    memory.rebuild()
+    assert [m.speaker for m in memory.browse(session="family-group")] == ["Ana", "Mark"]
+
+
+def test_two_agents_or_channels_saying_the_same_words_are_two_messages(memory: Memory) -> None:
+    memory.append("bots", "assistant", "on it", agent="ana-bot")
+    assert memory.append("bots", "assistant", "on it", agent="mark-bot")["stored"]
+    memory.append("chats", "user", "ok", channel="whatsapp-ana")
+    assert memory.append("chats", "user", "ok", channel="whatsapp-mark")["stored"]
+    assert not memory.append("chats", "user", "ok", channel="whatsapp-mark")["stored"]  # its retry
+    captured = memory.capture("cap", [{"role": "user", "content": "ok", "metadata": {"speaker": s}} for s in ("Ana", "Mark")])
+    assert [stored for _, stored in captured["events"]] == [True, True]
+    assert [len(memory.browse(session=s)) for s in ("bots", "chats", "cap")] == [2, 2, 2]
+
+
+def test_one_speaker_a_minute_apart_is_two_messages_a_retry_is_one(memory: Memory) -> None:
+    ana = {"speaker": "Ana"}
+    first = memory.append("t", "user", "ok", metadata=ana, created_at="2026-06-01T10:00:00Z")
+    later = memory.append("t", "user", "ok", metadata=ana, created_at="2026-06-01T10:01:00Z")
+    assert first["stored"] and later["stored"]  # the writer said when: two moments, two messages
+    assert not memory.append("t", "user", "ok", metadata=ana, created_at="2026-06-01T10:01:00Z")["stored"]
+    memory.append("u", "user", "ok", metadata=ana)
+    assert not memory.append("u", "user", "ok", metadata=ana)["stored"]  # no time said, nothing between: a retry
+    assert [len(memory.browse(session=s)) for s in ("t", "u")] == [2, 1]

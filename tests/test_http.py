@@ -633,3 +633,12 @@ def test_capture_with_writes_off_is_taken_from_loopback_clients_only(home: Path)
     assert local.status_code == 200 and local.json()["result"]["stored"] == 1
     assert [m.content for m in memory.browse(session="s")] == ["captured"]
     memory.close()
+
+
+def test_two_speakers_saying_the_same_words_over_http_are_both_kept(url: str) -> None:
+    """Found by a family assistant's builder: Mark's "ok sounds good" after Ana's answered `duplicate` under her id."""
+    said = [tool(url, "memory_append", {"session": "family-group", "role": "user", "content": "ok sounds good",
+                                        "metadata": {"speaker": who}}).json()["result"] for who in ("Ana", "Mark")]
+    assert [r["stored"] for r in said] == [True, True]
+    shown = tool(url, "memory_browse", {"session": "family-group"}).json()["result"]["messages"]
+    assert [m["metadata"]["speaker"] for m in shown] == ["Ana", "Mark"]

@@ -54,13 +54,15 @@ class Writer:
         self.outage = indexer.outage if indexer is not None else Outage("indexing")  # (no indexer: a store away from the start)
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
-        """One message; without `event_key`, a content-hash key collapses a retried append:
-        with `created_at`, the same message of the same time; without it, the same message
-        right after itself (said again after other turns, it is a turn of its own)."""
+        """One message; without `event_key`, a content-hash key collapses a retried append (the same
+        words from the same speaker, agent and channel): with `created_at`, the same message of the
+        same time; without it, the same message right after itself (said again after other turns, it
+        is a turn of its own)."""
         check_session_id(session)
         msg = normalise_message(raw, zone=self.zone)
-        repeatable = frozenset() if msg["event_key"] or raw.get("created_at") else frozenset([default_key(msg)])
-        msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None)
+        key = default_key(msg, said=raw.get("created_at") or None, attrs=attrs)
+        repeatable = frozenset() if msg["event_key"] or raw.get("created_at") else frozenset([key])
+        msg["event_key"] = msg["event_key"] or key
         result = self._journal_and_index(session, [msg], attrs, repeatable)
         event, stored = result["events"][0]
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
@@ -95,7 +97,8 @@ class Writer:
         prepared = []
         for i, raw in enumerate(events):
             msg = normalise_message(raw, f"event {i}", self.zone)
-            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None if isinstance(raw, dict) else None)
+            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None if isinstance(raw, dict) else None,
+                                                               attrs=attrs)
             prepared.append(msg)
         return self._once_across_sessions(session, prepared, attrs)
 
