@@ -269,6 +269,34 @@ def test_unseen_phrasings_are_classified_by_their_grammar(said: str, expected: t
     assert (found[:2] if found else None) == expected
 
 
+# found by a family assistant's user: "(Dr." ended the sentence, and the fact kept was "Sam was diagnosed with an egg allergy
+# yesterday (Dr." — a title or an abbreviation opened by a bracket or a quote ends no sentence, as it ends none without one
+@pytest.mark.parametrize(("said", "expected"), [
+    ("Sam was diagnosed with an egg allergy yesterday (Dr. Nwosu, skin prick test).", None),
+    ("Leo is in Ms. Castillo's class.", None),
+    ('Our GP is "Dr. Patel" at the clinic.', None),
+    ("We saw the specialist (Mr. Adams) on Monday.", None),
+    ("Her tutor (Mrs. Lee) comes on Fridays.", None),
+    ("The class teacher (Ms. Park) is new.", None),
+    ("The surgery is on Elm Road (St. Albans) now.", None),
+    ("I like fruit (e.g. Apples and pears).", None),
+    ("I like fruit (e.g. apples and pears).", None),
+    ("We use tabs (i.e. not spaces) in Go.", None),
+    ("The match (vs. Oakwood) is on Saturday.", None),
+    ("The drive takes (approx. 40 minutes) each way.", None),
+    ("The bill is [approx. 40 euros] a month.", None),
+    ("We live at (No. 5) Elm Street.", None),
+    ("The bus is 'No. 12' now.", None),
+    ("Soccer starts at 9 (a.m. on Saturdays).", None),
+    ("Grandma lives in the (U.S. now).", None),
+    # a time or a country's initials before a capital may end a sentence: they still do
+    ("Soccer starts at 9 a.m. Leo brings water.", ["Soccer starts at 9 a.m.", "Leo brings water."]),
+    ("Grandma moved to the U.S. She lives in Ohio.", ["Grandma moved to the U.S.", "She lives in Ohio."]),
+])
+def test_a_title_or_abbreviation_after_a_bracket_or_quote_ends_no_sentence(said: str, expected: list[str] | None) -> None:
+    assert sentences(said) == (expected or [said])
+
+
 def test_a_pronoun_after_a_fact_and_a_lower_case_sentence_are_kept() -> None:
     out = local_distill([msg("Kenji is my co-founder. he handles everything on the hardware side")])
     assert [f["text"] for f in out["facts"]] == ["Kenji is my co-founder.", "he handles everything on the hardware side"]

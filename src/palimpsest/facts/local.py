@@ -286,10 +286,14 @@ def _split_outside_code(text: str) -> list[str]:
     return [*parts, text[at:]]
 
 
+_OPENING_MARKS = "([{\"'“‘«"  # not part of a word: "(Dr." is the title "dr." (it had ended "… yesterday (Dr. Nwosu, …)." there)
+
+
 def _last_word(text: str) -> str:
-    """The last word of `text`, lower-cased, read from the end (linear in the word, not the text)."""
+    """The last word of `text`, lower-cased and without an opening bracket or quote, read from the end (linear in the
+    word, not the text)."""
     words = text.rsplit(None, 1)
-    return words[-1].lower() if words else ""
+    return words[-1].lstrip(_OPENING_MARKS).lower() if words else ""
 
 
 _DAY_MONTH = re.compile(r"\(?\d{1,2}\.\d{1,2}\.")  # a day and month as Germans write them: "on 1.4. at 7:10" is one sentence
