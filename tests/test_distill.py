@@ -299,7 +299,38 @@ def test_a_title_or_abbreviation_after_a_bracket_or_quote_ends_no_sentence(said:
 
 def test_a_pronoun_after_a_fact_and_a_lower_case_sentence_are_kept() -> None:
     out = local_distill([msg("Kenji is my co-founder. he handles everything on the hardware side")])
-    assert [f["text"] for f in out["facts"]] == ["Kenji is my co-founder.", "he handles everything on the hardware side"]
+    assert [f["text"] for f in out["facts"]] == ["Kenji is my co-founder.", "Kenji handles everything on the hardware side"]
+
+
+# found by a family assistant's user: "his teacher will be Miss Priya." (said of Sam), "kids love her" (the babysitter),
+# "i'll take her", "they'll sleep in the office." were kept as said, and each, read alone in a recall block, was about
+# anyone — another child's teacher. A person spoken of by a pronoun alone is named when the message named exactly one
+# person (by name, or as one's kin) of its number before it; after several it is not kept, unless it names someone itself;
+# after none, as said (its person was said in another turn, or in lower case: "i'll take her" after "maya")
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Sam got a spot at Sunflower Daycare near the new house!! his teacher will be Miss Priya.",
+     ["Sam's teacher will be Miss Priya."]),
+    ("babysitter info: Inês Carvalho, she does wednesday evenings 18-22, 13 EUR/h. kids love her", ["kids love Inês Carvalho"]),
+    (("my mom (grandma Ruth) comes for thanksgiving, nov 20 to nov 27. she's allergic to cats, so the neighbours' cat can't "
+      "come over that week"), ["my mom (grandma Ruth) comes for thanksgiving, nov 20 to nov 27.",
+                             "Ruth is allergic to cats, so the neighbours' cat can't come over that week"]),
+    ("IMPORTANT: Maya is allergic to peanuts. never pack anything with peanuts for her.",
+     ["IMPORTANT: Maya is allergic to peanuts.", "never pack anything with peanuts for Maya."]),
+    ("also maya swim sunday as usual this weekend right? i'll take her", ["i'll take her"]),
+    ("my parents (Teresa and Jorge) are flying in from Lisbon on July 10. they'll sleep in the office.",
+     ["my parents (Teresa and Jorge) are flying in from Lisbon on July 10.", "My parents will sleep in the office."]),
+    ("My mom had her knee surgery on Tuesday. She's already walking around the house.",
+     ["My mom had her knee surgery on Tuesday.", "My mom is already walking around the house."]),
+    ("Leo and Sam have no allergies. he'll eat anything.", ["Leo and Sam have no allergies."]),
+    ("Kenji is my co-founder. Ana is our designer. she works from Oslo.", ["Kenji is my co-founder.", "Ana is our designer."]),
+    # a pronoun whose person the statement names, or a noun before it, is kept as said
+    ("we finally adopted a puppy!! his name is Waffles", ["we finally adopted a puppy!!", "his name is Waffles"]),
+    ("My wife Noor is a GP, so she works weird hours.", ["My wife Noor is a GP, so she works weird hours."]),
+    ("My dad has Parkinson's, so I do a lot of the driving for him at weekends.",
+     ["My dad has Parkinson's, so I do a lot of the driving for him at weekends."]),
+])
+def test_a_person_said_by_a_pronoun_alone_is_named_or_not_kept(said: str, kept: list[str]) -> None:
+    assert [f["text"] for f in local_distill([msg(said)])["facts"]] == kept
 
 
 def test_sentences_split_abbreviations_and_titles_in_linear_time() -> None:

@@ -2,7 +2,9 @@
 
 `local_distill(messages)` gives the four fields of the distill schema (`distill.py`) from
 the sentences of a turn, each kept as said (an opening "Sorry," or "Actually," aside) —
-it does not paraphrase or resolve pronouns, which is what the model is for. Sentences
+it does not paraphrase, which is what the model is for; only a person said by a pronoun alone
+is named, when the message spoke of one person before ("Sam got a spot at Sunflower. his
+teacher will be Miss Priya." keeps "Sam's teacher …", `said_of`). Sentences
 end at a full stop before any word, lower-case too ("… config.yaml. we always …"), but not
 after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
 statement of the user's, nor is a pasted letter (from an email's "Subject:" or "From:" header, a
@@ -802,6 +804,7 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             # tool name, as ChatGPT's exported python runs are, is nobody's word: a table cell had become a decision)
         after_fact, first_change = False, len(out["corrections"])
         before: dict[str, int] = {}
+        named: list[tuple[str, bool]] = []  # the people this message spoke of before the sentence (`people`)
         text = _WRAPPED.sub(r"\1 ", _definitions_read(_pasted_out(_FENCED.sub("\n", _QUOTED_LINE.sub("", m.content)))))
         for sentence in sentences(_QUOTED.sub(_QUOTE_MARK, text)):
             meant = _MEANT.match(sentence) if after_fact and m.role == "user" else None
@@ -820,9 +823,10 @@ def local_distill(messages: list[Message]) -> dict[str, Any]:
             sizes = {key: len(out[key]) for key in ("facts", "corrections", "tasks")}
             for s in conjuncts(sentence, m.role == "user"):
                 # a sentence around quoted text is a request about it ("Rewrite this: '…'"), and its text not as said
-                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact) == "fact"
+                after_fact = _QUOTE_MARK not in s and _classify(out, s, m, seen, after_fact, named) == "fact"
             _what_it_ends(out["corrections"], first_change)
             before = sizes
+            _heard(named, sentence)
     first = next((m for m in messages if m.role == "user" and m.content.strip()), None) or next((m for m in messages if m.content.strip()), None)
     lead = sentences(first.content)[0] if first and sentences(first.content) else (first.content.strip() if first else "")
     out["summary"] = (f"{first.role or 'someone'} said: {lead}"[:300] if first and lead else f"A turn of {len(messages)} messages without text.")
@@ -1258,8 +1262,9 @@ _TAKEN_BACK = re.compile(r"^(?P<said>\S.{7,}?)\s*(?:[—–]|\s-+\s|,|;|\.\.\.|�
                          r"actually,?\s+no)\s*[,:;.!—–-]|scratch that\b)[\s,:;.!—–-]*(?P<rest>\w.{7,})$", re.IGNORECASE)
 
 
-def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False) -> str | None:
-    """Adds what `s` says to `out`; its category, or None."""
+def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fact: bool = False,
+              named: list[tuple[str, bool]] | None = None) -> str | None:
+    """Adds what `s` says to `out` (a person said by a pronoun alone named from `named`, `said_of`); its category, or None."""
     key = s.lower()
     if key in seen:
         return None
@@ -1271,7 +1276,10 @@ def _classify(out: dict[str, Any], s: str, m: Message, seen: set[str], after_fac
     found = classify(s, m.role == "user", after_fact)
     if found is None:
         return None
-    category, kind, text = found
+    category, kind, said = found
+    text = said_of(said, named or [])
+    if text is None:
+        return None
     if category == "correction":
         out["corrections"].append({"text": text, "replaces": text})
     elif category == "task":
@@ -1335,6 +1343,88 @@ def _holders(s: str, user: bool) -> list[str]:
             or classify(s, user) is None:
         return [s]  # "… and the team likes it": the part would lose what it speaks of
     return parts
+
+
+# A person spoken of by a pronoun alone. "his teacher will be Miss Priya." (said of Sam), "kids love her" (of the
+# babysitter), "she's allergic to cats" (of grandma Ruth) were kept as said, and a fact read alone in a recall block was
+# then about anyone: another child's teacher (a family assistant's user). The pronoun is put right when the message said
+# exactly one person of its number before the sentence — by name, or as one's kin where that sentence names nobody ("My
+# mom had her knee surgery. She's …"; "my parents (Teresa and Jorge) …. they'll …" is the parents). After two or more
+# ("Kenji is my co-founder. Ana is our designer. she works from Oslo.") it is not kept: it would be read as either's. After
+# none it is kept as said: its person was spoken of in an earlier turn (not keeping those lost a labelled statement of
+# the held-out chat turns, `bench/distill.py --set chat-test`, recall 0.50 → 0.48), or in lower case ("i'll take her").
+_SUBJECT_PRONOUN = re.compile(r"^(?:[\w'-]+,\s+)?(?P<pronoun>he|she|they|his|her|their)(?P<contracted>['’](?:s|ll|d|re|ve))?\b",
+                              re.IGNORECASE)  # the subject ("his teacher …", "severe, she has …")
+_ONE_PERSON = re.compile(r"\b(?P<pronoun>he|she|him|her|his)(?P<contracted>['’](?:s|ll|d))?\b", re.IGNORECASE)
+_NOUN_BEFORE = re.compile(r"\b(?:my|our|your|the|a|an)\s+[\w'-]+", re.IGNORECASE)  # "My dad has …, I drive for him"
+_PERSON = re.compile(rf"(?<![\w'’.-])(?P<title>(?i:(?:dr|mr|mrs|ms|miss|prof)\.?\s+))?(?P<name>[{_UPPER}][{_LOWER}]+(?:[ \t]+[{_UPPER}][{_LOWER}]+)?)")
+_NAMED_FIRST = re.compile(rf"['’]s\b|[ \t]+[{_LOWER}]")
+_MANY = frozenset(["children", "kids", "parents", "grandparents", "siblings", "in-laws"])
+_KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{'|'.join(sorted({*slots.FAMILY, *slots._CLOSE, *_MANY}, key=len, reverse=True))})\b",
+                  re.IGNORECASE)
+_OBJECT_HER = re.compile(rf"\s*(?:$|[^\w\s]|(?:{'|'.join(slots._PREPS)}|and|or|but|so|too|again|now|up|out|off|back|home|a|an|the|"
+                         r"\w+ing)\b)", re.IGNORECASE)  # "love her", "for her.", "on her at …"; "her backpack" is hers
+_CONTRACTED = {"'ll": " will", "'re": " are", "'ve": " have"}
+
+
+def people(sentence: str) -> list[tuple[str, bool]]:
+    """The people `sentence` speaks of, each (as said, more than one): a name with a title, or a capitalised name not
+    after a preposition (a place: "at Sunflower Daycare", "from Lisbon") and, opening the sentence, before a lower-case
+    word or a "'s" ("Sam got a spot …", "Samira no longer works here"; "Severe, she has …" names nobody); one's kin
+    ("my parents"; "my mom" only where no name is said: "my mom (grandma Ruth)" is Ruth, "My cat is called Mochi" Mochi)."""
+    names = []
+    for m in _PERSON.finditer(sentence):
+        name, before = m["name"], sentence[max(0, m.start() - 40):m.start()].rstrip(" \t(")  # (a word is short)
+        opening = m.start() < 4 and not sentence[:m.start()].strip(" \t(\"'“‘")
+        if m["title"] or not (_opener(name.split()[0]) or name.lower() in CALENDAR_WORDS or _last_word(before) in slots._PREPS
+                              or opening and not _NAMED_FIRST.match(sentence, m.end())):
+            names.append((name, False))
+    kin = [(m[0], m["kin"].lower() in _MANY) for m in _KIN.finditer(sentence)]
+    return names + [k for k in kin if k[1] or not names]
+
+
+def _person_key(said: str) -> str:
+    """One person said two ways is one: "Inês Carvalho" and "Inês"; "my mom" as said."""
+    return said.lower() if said[0].islower() else said.split()[0]
+
+
+def _heard(named: list[tuple[str, bool]], sentence: str) -> None:
+    """Adds the people `sentence` speaks of to `named`, each once, and at most two of one number (two are already too many
+    to name one: a long paste of names costs no more per sentence)."""
+    for said, many in people(sentence):
+        same = [_person_key(n) for n, more in named if more == many]
+        if len(same) < 2 and _person_key(said) not in same:
+            named.append((said, many))
+
+
+def said_of(s: str, named: list[tuple[str, bool]]) -> str | None:
+    """`s` with a person it speaks of by a pronoun alone said: the one person of the pronoun's number in `named` (the
+    people the message spoke of before, `people`), for the first pronoun; `s` as said when it names its person itself or a
+    noun the pronoun may stand for, or when the message spoke of nobody before; None when it spoke of several."""
+    own = people(s)
+    found = _SUBJECT_PRONOUN.match(s)
+    if found is None and not own:
+        one = _ONE_PERSON.search(s)
+        found = one if one and not _NOUN_BEFORE.search(s[:one.start()]) else None
+    if found is None:
+        return s
+    many = found["pronoun"].lower() in ("they", "their")
+    who = {_person_key(said): said for said, more in named if more == many}
+    if len(who) != 1:
+        return s if own or not who else None
+    said = _named(found, next(iter(who.values())), s[found.end():])
+    return s[:found.start("pronoun")] + (said[0].upper() + said[1:] if found.start("pronoun") == 0 else said) + s[found.end():]
+
+
+def _named(found: re.Match[str], who: str, after: str) -> str:
+    """`who` in the place of the pronoun `found`: "his" is "Sam's", "she's" "Ruth is", "her backpack" Maya's, "they'll"
+    "my parents will", "their" "my parents'"."""
+    pronoun, contracted = found["pronoun"].lower(), (found["contracted"] or "").lower().replace("’", "'")
+    if pronoun in ("his", "their") or pronoun == "her" and not _OBJECT_HER.match(after):
+        return f"{who}'" if who.endswith("s") and pronoun == "their" else f"{who}'s"
+    if contracted == "'s":
+        return f"{who} has" if re.match(r"\s+(?:been|got|gotten|had)\b", after) else f"{who} is"
+    return who + _CONTRACTED.get(contracted, contracted)
 
 
 def _fact(s: str, kind: str, m: Message) -> dict[str, Any]:
