@@ -115,7 +115,7 @@ def test_an_earlier_value_is_marked_and_the_newer_fact_leads(mem: Memory) -> Non
 def test_numbers_that_are_not_one_value_changed_are_not_marked(mem: Memory, case: str) -> None:
     texts, days = {
         "same-day": (["The standup is at 9:00 am, the review at 2:00 pm.", "Lunch with the standup crew at 12:00 pm."], ["2023-05-08", "2023-05-08"]),
-        "names-both": (["I ran 5 miles in the standup challenge.", "I ran 7 miles in the standup challenge, up from 5 miles."], ["2023-05-08", "2023-05-20"]),
+        "names-both": (["I ran 5 miles in the standup challenge.", "I ran 7 miles in the standup challenge, 5 miles of it uphill."], ["2023-05-08", "2023-05-20"]),
         "other-quantity": (["The standup has 6 people.", "The standup takes 15 minutes."], ["2023-05-08", "2023-05-20"]),
     }[case]
     for text, day in zip(texts, days):
@@ -846,3 +846,29 @@ def test_a_number_naming_which_piece_of_work_is_no_value(mem: Memory, said: list
     99 to prod now", "PR 42 rejected" of "PR 57 rejected", and "QA FAIL T-3 (run 1)" of run 2 (two failures, not a value
     revised): 19 of 39 lines of one block were marked. A number after a piece of work's noun names which one."""
     assert set(_marks(mem, said, query).values()) == {""}
+
+
+def test_a_later_line_saying_which_value_it_replaced_marks_that_one_only(mem: Memory) -> None:
+    """Found by a founder: for "when is the board meeting?", "raj set up a partner meeting for sept 9" was marked earlier
+    than "Board meeting moved from Nov 6 to 2026-11-13" (one shared word, "meeting"; the new day, read as a log's stamp,
+    was no value), while "set for nov 6" beside it was not marked (the later line names its 6)."""
+    said = [("partner", "sequoia is still in diligence, raj set up a partner meeting for sept 9.", "2026-09-05T12:00:00Z"),
+            ("set", "first board meeting (well, advisory w priya + leo) set for nov 6", "2026-10-14T12:00:00Z"),
+            ("moved", "Board meeting moved from Nov 6 to 2026-11-13. Ana started 2026-10-19.", "2026-10-20T12:00:00Z"),
+            ("fixed", "Sequoia is in diligence with a partner meeting on 2026-09-09.", "2026-12-07T12:00:00Z")]
+    marks = _marks(mem, said, "when is the board meeting?")
+    assert marks["partner"] == "" and marks["set"].startswith("earlier; newer:") and marks["moved"] == ""  # (not "fixed"'s)
+
+
+def test_a_value_other_than_the_one_said_replaced_or_a_range_of_another_thing_is_no_earlier_value(mem: Memory) -> None:
+    """Found by a founder: "Precursor (Leo Brandt) is leading the seed round with $1M" was marked earlier than "The seed round
+    is now $2M (raised from $1.5M)" for "who is leading the round now?" (they shared "round"), and "4% logo churn" earlier
+    than "logo churn in 1-3 chair clinics" (a range of chairs, whose 1 had counted nothing)."""
+    said = [("lead", "Precursor (Leo Brandt) is leading the seed round with $1M (verbal).", "2026-08-18T12:00:00Z"),
+            ("size", "ok so we're officially raising. target is $1.5M seed round on a post-money SAFE", "2026-08-20T12:00:00Z"),
+            ("now", "The seed round is now $2M (raised from $1.5M).", "2026-08-24T12:00:00Z")]
+    marks = _marks(mem, said, "who is leading the round now?")
+    assert marks["lead"] == "" and marks["now"] == ""
+    churn = [("first", "first call w/ Dana from Accel. she said the 4% logo churn 'worries her'", "2026-07-15T12:00:00Z"),
+             ("passed", "accel passed. dana said partnership thinks logo churn in 1-3 chair clinics is structural", "2026-09-02T12:00:00Z")]
+    assert _marks(mem, churn, "what did Dana from Accel say about our churn?")["first"] == ""

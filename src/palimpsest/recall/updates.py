@@ -21,7 +21,8 @@ number (digits, ordinals, number words; list markers "1." and "first" are not) a
   the query's ("How long have I been living …": "living … a month now" / "living … for 3
   months");
 - the numbers differ, and neither item also names the other's number (an item that names
-  both values is about the change, and is not marked).
+  both values is about the change, and is not marked), unless the later says the older value is the one it replaced
+  ("moved from Nov 6 to 2026-11-13", "(was $1.5M)", ", not 2026-11-06"): then that value and no other is earlier;
 - the two count one thing: a number counting a thing by the words right after it ("4 books", "1 Gi"; they are words
   next to it too: "15 Crash Course videos") is no value of
   one that neither counts it nor has it near it (`_counts_other`); two items naming whose they are ("Ella", "sam's")
@@ -71,19 +72,29 @@ _NAME_PAIR = re.compile(r"\b([A-Z][a-z]+)/([A-Z][a-z]+)\b(?![/\\.])")
 _NOT_VALUES = re.compile(r"(?:<=?|>=?|==|!=|~=|\^)v?\d[\w.*]*|\bv\d[\w.]*|\b\d+(?:\.\d+){2,}\w*|#\d+|(?<![\w.-])--?\d+\b"
                          r"|\b\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?[\w.:+-]*)?|\b\d\d?:\d\d:\d\d\b"
                          r"|#?\b[^\W\d_]+(?:-[^\W_]+)*-[^\W_]*\d[\w-]*")
+# a day written as ISO ("2026-11-13", not a log's stamp with its time) is a day of a month as "Nov 13" is: read as a stamp
+# and blanked, "Board meeting moved from Nov 6 to 2026-11-13" had kept only the day it moved from (found by a founder)
+_ISO_DAY = re.compile(r"\b\d{4}-(0[1-9]|1[0-2])-(\d\d)\b(?![T ]\d\d:)")
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 # a number written short is one number: a power of ten ("1e-4" is 0.0001; it had been three words, "1", "e" and "4", so every
 # two rates shared "e") and billions glued to it ("7b", "200B", as "42k" is 42000: its "b" had been a word beside a model's
 # size and a count of tokens alike, so "settle on 1e-4 for the 7b" was an earlier value of "the 200B run can actually
 # finish" for "what lr did we settle on for the 7b run?": found by an ML researcher importing Codex sessions)
 # (a power of two digits at most: "1e999999999" written out would be a billion digits)
 _SHORT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([-+]?\d\d?)|[bB])\b")
+# the value a later item says it replaced ("Board meeting moved from Nov 6 to 2026-11-13", "Round size updated: $2M (was
+# $1.5M)", "negotiated up from $14M", "is on 2026-11-13, not 2026-11-06"): a verb of change, up to three words, then
+# "from"; "(was"; or ", not"
+_REPLACED = re.compile(r"(?:\b(?:mov|chang|rais|upp|bump|push|increas|decreas|lower|cut|drop|went|up|down)[\w']*(?:\s+[\w']+){0,3}?"
+                       r"\s+from|\(was|,\s+not)\s+((?:[^\W\d_]{3,9}\.?\s+)?[~$€£]?\d[\w.,:]*)", re.IGNORECASE)
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # a unit written against its number ("10mg", "1Gi", "2.5ml") is a word of its own, as "10 mg" is (not an ordinal, a time of
 # day or thousands: "5th", "9am", "42k"); read as one word, "10mg" had been "10m" and no 10 beside "theo (10)"
 _GLUED_UNIT = re.compile(r"(?<=\d)(?!(?:st|nd|rd|th|am|pm|k)\b)(?=[^\W\d_]+\b)", re.IGNORECASE)
-# what a number counts or is measured in: the words right after it ("4 books", "10 mg", "1 Gi", "15 Crash Course videos")
-_COUNTED = re.compile(r"(\d+(?:[.,]\d+)*)(?:st|nd|rd|th)? ?((?:[^\W\d_][\w'-]*)(?: [^\W\d_][\w'-]*)*)", re.IGNORECASE)
+# what a number counts or is measured in: the words right after it ("4 books", "10 mg", "1 Gi", "15 Crash Course videos"),
+# and what a range's first number counts too ("logo churn in 1-3 chair clinics": its 1 had been a value of "4% logo churn")
+_COUNTED = re.compile(r"(\d+(?:[.,]\d+)*(?:[-–]\d+(?:[.,]\d+)*)?)(?:st|nd|rd|th)? ?((?:[^\W\d_][\w'-]*)(?: [^\W\d_][\w'-]*)*)", re.IGNORECASE)
 # "a month", "an hour": one of a unit of time ("it's been a month now" → "3 months"); not
 # "half an hour", "a quarter of an hour" or "an hour and a half"
 _ONE_UNIT = re.compile(r"(?<!half )(?<!quarter of )\b(?:an?|one)\s+"
@@ -131,6 +142,7 @@ class _Said:
     kinds: dict[str, str] = field(default_factory=dict)  # number → "clock", "day" or "label" (`_kinds`); a count has none
     counts: dict[str, str] = field(default_factory=dict)  # number → what it counts or is measured in (`_phrases`)
     numbered: dict[str, str] = field(default_factory=dict)  # its names with a number, each with its kind (`numbered`)
+    replaced: frozenset[str] = frozenset()  # the values it says were replaced (`_REPLACED`)
 
 
 @cache
@@ -177,7 +189,8 @@ def said(item: RecallItem) -> _Said:
 
     # (two names joined by a slash are no path: "the Meier/Schulz wedding" names whose order it is)
     text = _NAME_PAIR.sub(r"\1 \2", item.text[:TEXT_CHARS])
-    text = _SHORT.sub(_written_out, _NOT_VALUES.sub(" ", _CODE_SPANS.sub(" ", text)))
+    text = _ISO_DAY.sub(lambda d: f"{_MONTHS[int(d.group(1)) - 1]} {int(d.group(2))}", _CODE_SPANS.sub(" ", text))
+    text = _SHORT.sub(_written_out, _NOT_VALUES.sub(" ", text))
     text = _ONE_UNIT.sub("1 ", _NOT_NUMBERS.sub(" ", text))
     text = _GLUED_UNIT.sub(" ", text)
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
@@ -199,7 +212,15 @@ def said(item: RecallItem) -> _Said:
             # reads as part of its number since "4 pm" is "4pm")
     return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
                  frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds, {n: words[0] for n, words in phrases.items()},
-                 numbered(item.text[:TEXT_CHARS]))
+                 numbered(item.text[:TEXT_CHARS]), _replaced(text))
+
+
+def _replaced(text: str) -> frozenset[str]:
+    """The values `text` says were replaced (`_REPLACED`), as `said` reads its numbers."""
+    from ..facts.curator import tokens
+
+    said = (tokens(m.group(1), spans=False) for m in _REPLACED.finditer(text))
+    return frozenset(_value(next(w for w in words if w[0].isdigit())) for words in said if any(w[0].isdigit() for w in words))
 
 
 def _written_out(short: re.Match[str]) -> str:
@@ -346,9 +367,14 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
         # and an unnamed one's may be one (tried: refusing them lost two of LongMemEval's marks)
         return False
     for n1, u1 in old.units.items():
+        replaced = any(_same(n1, old, r, new) for r in new.replaced)
+        if new.replaced and not replaced:
+            continue  # the later item says which value it replaced, another one: "raj set up a partner meeting for sept 9"
+            # is no earlier value of "Board meeting moved from Nov 6 to 2026-11-13" (found by a founder)
         for n2, u2 in new.units.items():
+            # (an item naming both values is about the change, unless it says the older one is what it replaced)
             if _same(n1, old, n2, new) or any(_same(o, old, n2, new) for o in old.units) \
-                    or any(_same(n1, old, m, new) for m in new.units) or not u1 & u2:
+                    or not replaced and any(_same(n1, old, m, new) for m in new.units) or not (u1 & u2 or replaced):
                 continue
             kind = old.kinds.get(n1)
             if kind != new.kinds.get(n2) or kind == "day" and not when or kind and kind.startswith("subject:") \
@@ -357,6 +383,12 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             if not kind and (_counts_other(old.counts.get(n1), new.counts.get(n2), new.near[n2])
                              or _counts_other(new.counts.get(n2), old.counts.get(n1), old.near[n1])):
                 continue  # a count of books is no earlier age, 1 Gi no earlier 1200 req/min (see `_counts_other`)
+            if kind == "day" and (old.near[n1] & query - new.words or new.near[n2] & query - old.words):
+                continue  # a word of the question beside one day the other never says: "Board meeting moved … to 2026-11-13"
+                # had been earlier than "Sequoia is in diligence with a partner meeting on 2026-09-09" for "when is the board
+                # meeting?" (found by a founder)
+            if replaced and old.near[n1] & new.near[n2] & query:
+                return True  # "set for nov 6" / "moved from Nov 6 to 2026-11-13": the later one says so
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
             shared, measured = u1 & u2, _measured()
