@@ -602,3 +602,24 @@ def test_a_fact_is_held_to_the_full_name_asked(home: Path, store_url: str) -> No
     result = memory.search("Does Ben Carter know Kubernetes?")
     assert result.hits == [] and result.unknown == ["ben carter", "kubernetes"]
     assert "Ben Okafor prefers remote work" not in memory.recall(None, "Does Ben Carter know Kubernetes?", 1000).block
+
+
+FOUNDER = ["monday recap: uncork call w jess (fine), 500 global w ayo — ayo basically said they're not doing US seed right now, soft pass",
+           "wed: initialized w priya. honestly best call so far?? she'd already read the deck twice",
+           "tues: sequoia w raj. he liked the wedge but asked a ton about CAC payback",
+           "thu boldstart w nina, she is skeptical on revenue ($38k MRR)"]
+
+
+def test_what_someone_said_is_asked_of_them_and_a_message_naming_them_answers(home: Path, store_url: str) -> None:
+    """Found by a founder over MCP: "what did Raj say", "status of Initialized" had no hits ("no message close to this
+    query speaks of raj … 0.42 < 0.55") beside "tues: sequoia w raj. he liked the wedge …": "say" and "status" were read as
+    something asked that the hit naming Raj, typed in lower case, had to say too. They ask of the person; a name nobody
+    wrote still finds nothing. (Left open: "what did 500 Global say", whose "500" is read as something asked.)"""
+    memory = open_memory(home, store_url, embedder="local")
+    memory.ingest_session("founder", [{"role": "user", "content": text} for text in FOUNDER])
+    memory.worker().drain()
+    for query, said in [("what did Raj say", 2), ("what did Ayo say", 0), ("status of Initialized", 1), ("any news from Nina?", 3)]:
+        found = [h.message.content for h in memory.search(query).hits]
+        assert found and found[0] == FOUNDER[said], (query, found)
+    assert memory.search("what did Marcus say").hits == []
+

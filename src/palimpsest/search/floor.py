@@ -247,14 +247,21 @@ def acronym(word: str) -> str | None:
     return bare.lower() if len(bare) > 1 and bare.isupper() else None
 
 
+# words that ask what someone said or where they stand, not about a thing they spoke of: "what did Raj say" asks of Raj
+# alone, and a message naming him is its evidence (a founder's "tues: sequoia w raj. he liked the wedge …" had been no
+# evidence of it, since it does not say "say", and "what did Raj say", "status of Initialized" had no hits)
+SPEECH = frozenset("""say says said saying tell tells told think thinks thought mention mentions mentioned status update
+    updates news""".split())  # noqa: SIM905 (a list of words)
+
+
 def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], near: float,
           mention: float) -> set[str]:
     """The words of the hits that speak of someone, for a query about a third party: a
     hit's speaker (`Message.speaker`) always, and a full name the query says when the hit
     says it too (`full_names`: "Misaki Tanaka"); its words when it is near the query in
     meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
-    Anthony?": a mention is all the evidence there is). A "John" in a code sample of a
-    large memory, far from the question, does not make a question about another John
+    Anthony?"; "what did Raj say", `SPEECH` alone, of a hit naming every one asked of: a
+    mention is all the evidence there is). A "John" in a code sample of a large memory, far from the question, does not make a question about another John
     answerable — sharing one topic word ("book", "game") with it does not either, unless
     it is as close as any hit must be (`mention`, the `similarity` floor: "Priya said the
     deploy is blocked", typed without speaker metadata, answers "What did Priya say about
@@ -262,6 +269,8 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     question asks beside the name ("What is Sophie's order?": a far hit naming Sophie and an
     order answers it)."""
     asked = {w for w in _words(query) if w not in STOP_WORDS and w not in names and len(w) > 2}
+    if asked and asked <= SPEECH:  # asking nothing but what they said: a hit naming every one of them speaks of them
+        return _words(" ".join(text for h in hits if set(names) <= _words(text := f"{h.message.content} {h.message.context}")))
     if not asked:
         return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))
     held: set[str] = set()
