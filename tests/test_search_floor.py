@@ -623,3 +623,27 @@ def test_what_someone_said_is_asked_of_them_and_a_message_naming_them_answers(ho
         assert found and found[0] == FOUNDER[said], (query, found)
     assert memory.search("what did Marcus say").hits == []
 
+
+TUTOR = [("hi! so my name is Emma, im english (from manchester) but I live in Valencia since 2024. I work as a nurse at "
+         "Hospital La Fe. my level is A2 i think, my teacher at the academia said A2 last year"),
+         "para!! the arrow! the clinic is the goal of my work lol",
+         "por, para, por",
+         ("big news: I left La Fe! I started at a new job on the 1st, a small clinic in Ruzafa — Clínica Russafa Salud, day "
+         "shifts only, no more nights 🙌"),
+         "and we found a flat in Ruzafa too! we move at the end of august, so I can walk to work"]
+ELSEWHERE = ["i finished chapter 5 of una nota falsa. the detective finds the fake money in a suitcase",
+             "last week Javi and I went to the Albufera with Lola, we ate all i pebre"]
+
+
+def test_a_message_worded_otherwise_is_kept_when_nearer_than_the_keyword_hits(home: Path, store_url: str) -> None:
+    """Found by a Spanish tutor bot: "where do I work?" kept three old lines saying "work" (cosines 0.20–0.24) and dropped
+    "big news: I left La Fe! I started at a new job …", the nearest message of all (0.30) but under the similarity floor
+    (0.35) and without the word. A short question sits low in cosine; beside keyword hits, a message nearer than they
+    are is as much evidence. Lines farther than them stay out."""
+    memory = open_memory(home, store_url, embedder="local")
+    memory.ingest_session("tutor", [{"role": "user", "content": text} for text in TUTOR])
+    memory.ingest_session("reading", [{"role": "user", "content": text} for text in ELSEWHERE])
+    memory.worker().drain()
+    found = [h.message.content for h in memory.search("where do I work?").hits]
+    assert TUTOR[3] in found and not set(ELSEWHERE) & set(found), found
+
