@@ -647,3 +647,24 @@ def test_a_message_worded_otherwise_is_kept_when_nearer_than_the_keyword_hits(ho
     found = [h.message.content for h in memory.search("where do I work?").hits]
     assert TUTOR[3] in found and not set(ELSEWHERE) & set(found), found
 
+
+DRILLS = ["vocabulario: el transporte\n\n- el metro\n- la parada\n- el billete sencillo\n- el bonobús\n- perder el tren",
+          "¡Genial! Para la próxima clase: escribe 5 frases sobre tu rutina diaria en el hospital.",
+          ("hola! aqui mis frases: 1. me levanto a las 6. 2. voy al hospital en bici. 3. trabajo en la planta de cardiologia."
+          " 4. hoy soy muy cansada. 5. despues del trabajo paseo con Lola"),
+          ("¡Es el error más común! Practicamos:\n1. Mi novio [____] de Valencia.\n2. Hoy [____] (yo) nerviosa.\n3. El "
+          "hospital [____] cerca de mi casa.\n4. La sopa [____] fría.")]
+
+
+@pytest.mark.xfail(strict=True, reason="left open: dropping another language's little words as evidence (the floor's "
+                   "_not_calendar) cost the same user's \"how many times did I confuse por and para?\" its evidence")
+def test_another_languages_little_words_are_no_evidence_on_their_own(home: Path, store_url: str) -> None:
+    """Found by a Spanish tutor bot: "when did I start reading La sombra del viento?" had 100 hits: "la" and "del" matched
+    every Spanish line (drills, vocabulary lists). A hit matching only another language's little words is no keyword
+    evidence, as one matching only a date's words is not."""
+    memory = open_memory(home, store_url, embedder="local")
+    started = 'empecé "La sombra del viento" de Carlos Ruiz Zafón!! my first real novel, not graded. es dificil pero me encanta'
+    memory.ingest_session("tutor", [{"role": "user", "content": text} for text in [*DRILLS, started]])
+    memory.worker().drain()
+    found = [h.message.content for h in memory.search("when did I start reading La sombra del viento?").hits]
+    assert found == [started]
