@@ -12,6 +12,7 @@ import pytest
 from palimpsest import Memory, Settings
 from palimpsest.recall import pack
 from palimpsest.recall.block import RecallItem
+from palimpsest.recall.snippet import shared_words as snippet_words
 from palimpsest.tokens import count_tokens
 
 
@@ -872,3 +873,29 @@ def test_a_value_other_than_the_one_said_replaced_or_a_range_of_another_thing_is
     churn = [("first", "first call w/ Dana from Accel. she said the 4% logo churn 'worries her'", "2026-07-15T12:00:00Z"),
              ("passed", "accel passed. dana said partnership thinks logo churn in 1-3 chair clinics is structural", "2026-09-02T12:00:00Z")]
     assert _marks(mem, churn, "what did Dana from Accel say about our churn?")["first"] == ""
+
+
+ITINERARY = ("pasting the itinerary pdf\n" + "".join(f"{d:02d}NOV LH 506 FRA GRU 22:20 seat {d % 30}A ticket 220-{4711000 + d}\n"
+                                                      for d in range(1, 700))
+             + "Hotel Fasano São Paulo — reservation code FSP-99X3Q7\n")
+
+
+def test_an_identifier_is_one_word_of_a_snippet() -> None:
+    """Found by a traveller's bot builder: "is FSP-99X3Q7 the fasano code?" was the words fsp, 99, x, 3, q and 7 to the
+    snippet, so every "03NOV … seat 3A" line of a pasted itinerary shared two of them with the question, and the line
+    holding the code lost to them. Letters and digits mixed, hyphens inside, are one word on both sides."""
+    words = pack.query_words("is FSP-99X3Q7 the fasano code?")
+    assert "fsp-99x3q7" in words and not words & {"3", "7", "99", "x", "q"}
+    assert snippet_words("03NOV LH 506 FRA GRU 22:20 seat 3A ticket 220-4711003", words) == 0
+    assert snippet_words("Hotel Fasano São Paulo — reservation code FSP-99X3Q7", words) == 4  # and "fsp", its letters
+    assert pack.query_words("dinner at 7pm on the 3rd") >= {"19", "3"}  # a time or a day is no identifier: read as before
+
+
+def test_a_long_pasted_itinerary_shows_the_line_asked_about(memory: Memory) -> None:
+    """Found by a traveller's bot builder: the block for "is FSP-99X3Q7 the fasano code?" showed the head of a 38 KB
+    pasted itinerary ("pasting the itinerary pdf 01NOV LH 506 FRA GRU … 17NOV …"), not its last line, which holds the
+    code: the line was read from the index's copy (its first 16,000 characters) and the snippet weighed its first lines."""
+    memory.append("itin", "user", ITINERARY, created_at="2026-11-01T10:00:00+01:00")
+    memory.worker().drain()
+    block = memory.recall("qa", "is FSP-99X3Q7 the fasano code?", budget=1000).block
+    assert "reservation code FSP-99X3Q7" in block, block

@@ -98,8 +98,9 @@ class RecallItem:
                 cut = ""  # far over the cap (every pre-token is at least one token): straight to the snippet
                 if estimate <= 3 * cap:
                     cut, self.tokens = truncate_to_tokens(text, cap)  # one tokenizer pass when the text fits
-                if cut != text:  # (its lines kept: a pasted block's lines are a snippet's pieces)
-                    lines = envelope.escape(self.text[: LINE_TOKENS * 16])
+                if cut != text:  # (its lines kept: a pasted block's lines are a snippet's pieces; all of them, as the line
+                    # asked about may be the last: a pasted itinerary's reservation code, 38 KB in)
+                    lines = envelope.escape(self.text)
                     cut, self.tokens = fit(snippet(lines if lines.startswith(text[:keep]) else text, keep, words or set(), cap,
                                                    over=True), cap)
                 self.whole, self.text = (self.text if cut != text else ""), cut

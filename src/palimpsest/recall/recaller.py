@@ -364,7 +364,9 @@ class Recaller:
                 if calls > TOOL_CALL_LINES:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
-            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(m, turn.session), h.score, m.session,
+            # whole: the index holds a long message's first `field_cap` characters, and the line a question asks about may
+            # be past them (a 38 KB pasted itinerary's last line held the reservation code; its first lines were shown)
+            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(self.kernel.whole(m), turn.session), h.score, m.session,
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {_retired_asked(echoes.partly[m.id], words)}" if m.id in echoes.partly else
@@ -393,7 +395,7 @@ class Recaller:
                     or turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
                 continue
             seen_text.add(key)
-            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(m, turn.session),
+            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(self.kernel.whole(m), turn.session),
                                   least - (1 + len(out)) * 1e-6, m.session, at=m.created_at, keep=_lead_in(m),
                                   note=ALTERNATE if m.alternate else ""))
         return out

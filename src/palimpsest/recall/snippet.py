@@ -12,6 +12,10 @@ GAP = "…"
 CHARS_PER_TOKEN = 4
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*(?=\S)")  # Chinese and Japanese end a sentence with no space after
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm)?|[^\W\d_]+")
+# a code, a seat or a part number: letters and digits mixed, hyphens inside ("FSP-99X3Q7", "3A"), not a number `_WORD`
+# reads whole ("7pm", "3rd"). One word, with its pieces of letters alone ("covid" of "COVID-19"): split, "is FSP-99X3Q7 the
+# fasano code?" had been fsp, 99, x, 3, q and 7, and every "03NOV … seat 3A" line of a pasted itinerary shared two of them
+_IDENTIFIER = re.compile(r"(?<![\w-])(?=[\w-]*\d)(?=[\w-]*[^\W\d_])[^\W_]+(?:-[^\W_]+)*(?![\w-])")
 # what a question about an error and a line saying one share, however each says it ("the error I pasted" / "KeyError:
 # 'FALL25'", the last line of a pasted traceback); no text's word
 TROUBLE_WORD = "\x00trouble"
@@ -21,7 +25,21 @@ def query_words(query: str) -> set[str]:
     """The query's content words as the snippet compares them (stems, numbers as digits)."""
     from ..facts.curator import tokens
 
-    return set(tokens(query)) | _pairs(query) | _trouble(query)
+    rest, named = _identifiers(query.lower())
+    return set(tokens(rest)) | named | _pairs(query) | _trouble(query)
+
+
+def _identifiers(text: str) -> tuple[str, set[str]]:
+    """`text` without its identifiers (`_IDENTIFIER`), and their words: each whole, and its pieces of letters alone."""
+    named: set[str] = set()
+
+    def take(m: re.Match[str]) -> str:
+        if _WORD.fullmatch(m.group()):
+            return m.group()
+        named.add(m.group())
+        return " ".join(p for p in m.group().split("-") if p.isalpha())
+
+    return _IDENTIFIER.sub(take, text), named
 
 
 def _pairs(text: str) -> set[str]:
@@ -39,7 +57,8 @@ def _words(sentence: str) -> set[str]:
     from ..facts.slots import clock, clocks, stem
 
     # (a time as `tokens` reads it: "at 4 pm" is "16" there, and the sentence saying it had lost to one saying "Room 16")
-    return {clock(w) or stem(w) for w in _WORD.findall(clocks(sentence).lower())} | _pairs(sentence) | _trouble(sentence)
+    rest, named = _identifiers(clocks(sentence).lower())
+    return {clock(w) or stem(w) for w in _WORD.findall(rest)} | named | _pairs(sentence) | _trouble(sentence)
 
 
 def shared_words(text: str, words: set[str]) -> int:
@@ -68,7 +87,19 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
     costs = [max(len(s) // CHARS_PER_TOKEN, estimate_tokens(s)) + 1 if s.isascii() or not has_runs(s) else estimate_tokens(s) + 1
              for s in sentences]
     shared = [shared_words(s, words) for s in sentences]
-    order = sorted(range(len(sentences)), key=lambda i: (-shared[i], i))
+    kept = _chosen(sentences, costs, sorted(range(len(sentences)), key=lambda i: (-shared[i], i)), words, room)
+    while True:
+        out = head + _joined(sentences, kept)
+        # the costs are estimates, and the caller cuts what is over the cap off the end, where the best sentence may be:
+        # the last chosen go first (a pasted itinerary's rows, each under-estimated by a third, pushed its last line,
+        # the reservation code asked about, past the cap)
+        if len(kept) <= 1 or count_tokens(out) <= cap:
+            return out
+        kept.popitem()
+
+
+def _chosen(sentences: list[str], costs: list[int], order: list[int], words: set[str], room: int) -> dict[int, str]:
+    """The sentences that fit `room`, best first (`order`), in the order they were chosen."""
     kept: dict[int, str] = {}
     for i in order:
         if costs[i] <= room:
@@ -77,6 +108,11 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
         elif not kept:  # the best sentence is too long: cut it rather than show others instead
             kept[i] = _cut(sentences[i], words, max(1, room))
             break
+    return kept
+
+
+def _joined(sentences: list[str], kept: dict[int, str]) -> str:
+    """The kept sentences in their order, each gap marked `…`."""
     parts, last = [], -1
     for i in sorted(kept):
         if i != last + 1:
@@ -85,7 +121,7 @@ def snippet(text: str, keep: int, words: set[str], cap: int, over: bool = False)
         last = i
     if last != len(sentences) - 1 or kept[last] is not sentences[last]:
         parts.append(GAP)
-    return head + " ".join(parts)
+    return " ".join(parts)
 
 
 def fit(text: str, cap: int) -> tuple[str, int]:
