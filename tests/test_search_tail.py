@@ -75,3 +75,22 @@ def test_a_rare_code_stands_out_of_a_middle_full_of_warnings_of_many_shapes() ->
     lines[100_000] = "2025-01-01 ERROR checksum mismatch AUDIT-Z9931 in ledger"
     kept = standing_out("\n".join(lines), 4000)
     assert "AUDIT-Z9931" in kept and "WARN" in kept and len(kept) <= 4000
+
+
+ITINERARY = ("pasting the itinerary pdf\n" + "".join(f"{d:02d}NOV LH 506 FRA GRU 22:20 seat {d % 30}A ticket 220-{4711000 + d}\n"
+                                                      for d in range(1, 700))
+             + "Hotel Fasano São Paulo — reservation code FSP-99X3Q7\n")
+
+
+def test_a_literal_search_reads_a_long_message_whole(home: Path, store_url: str) -> None:
+    """Found by a traveller's bot builder: the booking code at the end of a 38 KB pasted itinerary, past the index's
+    cap, was no hit of substring search (nor regex): both scanned the index's copy, its first 16,000 characters."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        said = memory.append("itin", "user", ITINERARY, created_at="2026-11-01T10:00:00+01:00")["id"]
+        memory.append("chat", "user", "the fsp-99x3q7 code again?", created_at="2026-11-02T10:00:00Z")
+        for mode, query in (("substring", "fsp-99X3Q7"), ("regex", r"FSP-\d+X")):
+            hits = memory.search(query, mode=mode).hits
+            assert [h.message.id for h in hits][-1:] == [said] and not memory.search(query, mode=mode).notes, (mode, hits)
+        assert len(memory.search("fsp-99x3q7", mode="substring").hits) == 2  # newest first: the chat, then the paste
+        assert len(memory.search("01NOV LH", mode="substring").hits) == 1  # found in the index's copy: once
+        assert not memory.search("FSP-99X3Q7", mode="substring", session="chat").hits[1:]  # the scope holds

@@ -252,7 +252,7 @@ class Memory:
     @cached_property
     def messages(self) -> MessageSearch:
         """Search over messages alone (`palimpsest.search`)."""
-        return MessageSearch(self.store, self.kernel.embedding, self.settings)
+        return MessageSearch(self.store, self.kernel.embedding, self.settings, self.kernel.whole)
 
     @cached_property
     def finder(self) -> Finder:

@@ -7,6 +7,11 @@ timeout is not honoured for long literal scans (issue 21: an 8,000-character lit
 161 s). This process only reads pages of messages from the store and hands their text
 over, so while the child works the server keeps answering. Children are kept warm in a
 small pool; a killed one is replaced at the next search.
+
+Both modes read a message the index holds cut (past `field_cap`) whole, from its journal
+(`Kernel.whole`): a booking code at the end of a 38 KB pasted itinerary was found by
+neither. Only those messages are read so, and within the same bound as a regex search (its
+seconds and its hit limit): what the index holds whole is searched in SQL.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +118,29 @@ def check_pattern(pattern: str) -> None:
         raise InvalidInput("invalid regular expression: recursion ((?R), (?1), (?&name)) is not supported in search")
 
 
-def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budget_s: float = 2.0) -> tuple[list[Message], list[str]]:
+Whole = Callable[[Message], Message]  # a message with its fields as journaled (`Kernel.whole`)
+
+
+def substring_past_cap(store: Store, whole: Whole, fragment: str, filters: Filters, limit: int, found: set[str],
+                       budget_s: float = 2.0) -> tuple[list[Message], list[str]]:
+    """Messages the index holds cut whose whole text contains `fragment` (case-insensitive) and the index's copy does
+    not (`found`: the ids the index's search returned), up to `limit`; past `budget_s` seconds, marked partial."""
+    deadline, folded = time.monotonic() + budget_s, fragment.casefold()
+    out: list[Message] = []
+    after = 0
+    while len(out) < limit and (page := store.scan_cut(filters, BATCH, after)):
+        after = page[-1][0]
+        for m in (m for _, m in page if m.id not in found):
+            w = whole(m)
+            if folded in (w.content or "").casefold() or folded in (w.tool_result or "").casefold():
+                out.append(m)
+        if time.monotonic() > deadline and len(out) < limit:
+            return out, [f"substring scan of long messages stopped after {budget_s:.1f}s; results are partial"]
+    return out[:limit], []
+
+
+def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budget_s: float = 2.0,
+                 whole: Whole = lambda m: m) -> tuple[list[Message], list[str]]:
     """Messages whose content or tool result match `pattern`, in index order. The whole
     scan is bounded by `budget_s` seconds of wall time: past it, the matching process is
     killed and the hits found so far are returned, marked partial."""
@@ -128,19 +156,20 @@ def regex_search(store: Store, pattern: str, filters: Filters, limit: int, budge
             raise InvalidInput("invalid regular expression: it did not compile in time")
         if "error" in compiled:
             raise InvalidInput(compiled["error"])
-        found, complete = _scan(store, child, filters, limit, deadline)
+        found, complete = _scan(store, child, filters, limit, deadline, whole)
         return (found, []) if complete else (found, partial)
     finally:
         _POOL.give(child)
 
 
-def _scan(store: Store, child: _Child, filters: Filters, limit: int, deadline: float) -> tuple[list[Message], bool]:
+def _scan(store: Store, child: _Child, filters: Filters, limit: int, deadline: float,
+          whole: Whole) -> tuple[list[Message], bool]:
     """The hits, and whether the scan finished before the deadline."""
     found: list[Message] = []
     after = 0
     while len(found) < limit and (page := store.scan(filters, BATCH, after)):
         after = page[-1][0]
-        answer = child.ask({"texts": [[m.content, m.tool_result] for _, m in page]}, deadline)
+        answer = child.ask({"texts": [[w.content, w.tool_result] for w in (whole(m) for _, m in page)]}, deadline)
         if answer is None:
             return found[:limit], False
         if "error" in answer:

@@ -29,7 +29,7 @@ from .conversation import acknowledgements_last, answers, conversation_rerank, s
 from .diversity import diversify
 from .floor import addresses, apply_floor, asked_names, floor_for, introduces, query_names
 from .hybrid import Weights, keyword_pool, rank
-from .literal import regex_search
+from .literal import Whole, regex_search, substring_past_cap
 from .query import query_terms
 from .seeded import seeded_round
 from .timeframe import DATED_DAYS, EARLIEST, LATER, LATEST, Window, asked_time, dated_boost, past, period_hits, when_boost
@@ -137,8 +137,8 @@ MIN_DEPTH = 100
 class MessageSearch:
     """Search over the messages of one store (`Finder` adds the other kinds)."""
 
-    def __init__(self, store: Store, embedding: Embedding, settings: Any) -> None:
-        self.store, self.embedding, self.settings = store, embedding, settings
+    def __init__(self, store: Store, embedding: Embedding, settings: Any, whole: Whole = lambda m: m) -> None:
+        self.store, self.embedding, self.settings, self.whole = store, embedding, settings, whole
 
     @cached_property
     def _pool(self) -> ThreadPoolExecutor:
@@ -151,26 +151,17 @@ class MessageSearch:
     def substring(self, query: str, f: Filters, limit: int) -> SearchResult:
         # the index shows a NUL of the journal as U+FFFD (ingest/indexer.py), so a fragment must too
         query = query.replace("\x00", "\ufffd")
-        hits = [Hit(m, 1.0) for m in self.store.substring_search(query, f, limit)] if query else []
-        return SearchResult(hits, mode="substring", notes=self._cut_note(hits, f, limit))
+        if not query:
+            return SearchResult([], mode="substring")
+        found = self.store.substring_search(query, f, limit)
+        past, notes = substring_past_cap(self.store, self.whole, query, f, limit - len(found), {m.id for m in found}) \
+            if len(found) < limit else ([], [])
+        ordered = sorted([*found, *past], key=lambda m: (m.created_at, m.id), reverse=True) if past else found  # newest first
+        return SearchResult([Hit(m, 1.0) for m in ordered], mode="substring", notes=notes)
 
     def regex(self, pattern: str, f: Filters, limit: int) -> SearchResult:
-        found, notes = regex_search(self.store, pattern, f, limit)
-        hits = [Hit(m, 1.0) for m in found]
-        return SearchResult(hits, mode="regex", notes=notes + self._cut_note(hits, f, limit))
-
-    def _cut_note(self, hits: list[Hit], f: Filters, limit: int) -> list[str]:
-        """A scan of the index reads a long message's first `field_cap` characters only: said
-        when the result is not full, so a fragment from the middle of a pasted log is not
-        taken for absent."""
-        if len(hits) >= limit:
-            return []
-        cut = self.store.count_cut(f)
-        if not cut:
-            return []
-        note = (f"{cut} message{'s' if cut > 1 else ''} in scope {'are' if cut > 1 else 'is'} longer than the index holds: "
-                f"only the first {self.settings.field_cap:,} characters of each were scanned (memory_get_full reads one whole)")
-        return [note]
+        found, notes = regex_search(self.store, pattern, f, limit, whole=self.whole)
+        return SearchResult([Hit(m, 1.0) for m in found], mode="regex", notes=notes)
 
     def ranked(self, query: str, f: Filters, limit: int, recipe: str, now: Any = None) -> tuple[SearchResult, Any]:
         """Hybrid hits and the query's vector (None without one), for the other kinds to reuse."""

@@ -233,6 +233,10 @@ class Store(FactStoreContract, SummaryStoreContract, DocumentStoreContract, TagS
         """How many messages in scope the index holds cut at `field_cap` (`Message.truncated`)."""
 
     @abstractmethod
+    def scan_cut(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+        """The messages in scope the index holds cut at `field_cap`, in index order: (rowid, message)."""
+
+    @abstractmethod
     def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
         """Messages in index order for full scans (regex mode, exports): (rowid, message)."""
 

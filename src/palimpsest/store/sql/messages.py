@@ -110,7 +110,11 @@ class SQLMessagesMixin(SQLBackend):
         where, params = self._filter_sql(filters)
         return int(self._fetch(f"SELECT count(*) FROM messages m WHERE m.truncated AND {where}", tuple(params))[0][0])
 
-    def scan(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+    def scan_cut(self, filters: Filters, limit: int, after_rowid: int = 0) -> list[tuple[int, Message]]:
+        return self.scan(filters, limit, after_rowid, cut=True)
+
+    def scan(self, filters: Filters, limit: int, after_rowid: int = 0, cut: bool = False) -> list[tuple[int, Message]]:
         where, params = self._filter_sql(filters)
+        where = f"m.truncated AND {where}" if cut else where
         sql = f"SELECT m.rowid, {M} FROM messages m WHERE m.rowid > ? AND {where} ORDER BY m.rowid LIMIT ?"
         return [(r[0], self._message(r[1:])) for r in self._fetch(sql, (after_rowid, *params, limit))]
