@@ -370,22 +370,6 @@ def _says_more_than_its_date(h: Hit, said: tuple[set[str], set[str]] | None) -> 
     return bool(_kin(plain, _words(f"{h.message.content} {h.message.context}")) or calendar_words & _words(h.message.content))
 
 
-def _outranked(hits: list[Hit], worded: set[str], cosines: dict[str, float]) -> dict[str, float]:
-    """For each hit of the first `TOP` ranked above a keyword hit kept there, the nearest cosine among those it outranks:
-    a hit without the query's words that the ranking puts above them and that is nearer in meaning than each is no weaker
-    evidence. A short question sits low in cosine with everything: "where do I work?" is 0.30 from "big news: I left La
-    Fe! I started at a new job …" (a tutor bot's memory; its nearest message, fourth in the ranking) and 0.16–0.24 from
-    the lines saying "work" that were kept while the new job was dropped under the similarity floor (0.35)."""
-    bars: dict[str, float] = {}
-    nearest: float | None = None
-    for h in reversed(hits[:TOP]):
-        if nearest is not None:
-            bars[h.message.id] = nearest
-        if h.message.id in worded and h.message.id in cosines:
-            nearest = max(cosines[h.message.id], -1.0 if nearest is None else nearest)
-    return bars
-
-
 def introduces(text: str, name: str) -> bool:
     """Whether `text` introduces its speaker as `name` ("Hi! I'm Dana", "my name is José")."""
     return re.search(rf"\b(?:i'?m|i am|my name is|my name's|call me)\s+{re.escape(name)}(?=\s*(?:[,.!;:?)]|$))",
@@ -435,10 +419,8 @@ def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: F
     read = not beyond_model(query)  # a question in a language the model does not read: its cosines say nothing (any two
     # Japanese texts are 0.5–0.8 apart), a keyword is its evidence (found by a studio's assistant: every message came back)
     said = _not_calendar(query)
-    worded = {h.message.id for h in hits if h.parts.get("fts", 0.0) > 0 and _says_more_than_its_date(h, said)}
-    bars = _outranked(hits, worded, cosines) if read else {}
-    kept = [h for h in hits if h.message.id in worded or read and cosines.get(h.message.id, -1.0) >= floor.similarity
-            or cosines.get(h.message.id, -1.0) >= bars.get(h.message.id, 2.0) or dated and h.parts.get("when", 0.0) >= 1.0]
+    kept = [h for h in hits if h.parts.get("fts", 0.0) > 0 and _says_more_than_its_date(h, said)
+            or read and cosines.get(h.message.id, -1.0) >= floor.similarity or dated and h.parts.get("when", 0.0) >= 1.0]
     if kept or not hits:
         return kept, []
     if not read:
