@@ -147,3 +147,25 @@ def test_a_correction_naming_an_id_no_fact_has_is_not_found_on_every_surface(hom
                                                        "corrects": "The acme-pay API rate limit is 100 req/min per key."},
                            enable_write=True)
         assert fixed["action"] == "supersede" and fixed["target"]["id"] == old["id"]
+
+
+def test_facts_by_entity_are_those_that_name_it(home, store_url: str, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a founder over MCP: `memory_facts(entity="Sequoia")` answered no fact beside seven current ones saying
+    "Sequoia" or "sequoia" — facts `memory_remember` and the distiller write mostly list no entities. A fact names the
+    entity as a whole word of its text (or of an entity it lists), whatever the case and accents."""
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        call = lambda name, args, write=True: tools.call(memory, name, args, enable_write=write)
+        for text in ("We pitch Sequoia on Friday.", "The sequoia partner is Priya.", "Sequoias grow tall.",
+                     "José Núñez leads the round."):
+            call("memory_remember", {"text": text})
+        call("memory_remember", {"text": "The accelerator said yes.", "entities": ["Initialized"]})
+        by = lambda entity: [f["text"] for f in call("memory_facts", {"entity": entity}, write=False)["facts"]]
+        assert by("SEQUOIA") == ["We pitch Sequoia on Friday.", "The sequoia partner is Priya."]
+        assert by("priya") == ["The sequoia partner is Priya."]
+        assert by("Jose Nunez") == by("JOSÉ NÚÑEZ") == ["José Núñez leads the round."]
+        assert by("Initialized") == ["The accelerator said yes."]
+        assert by("Seq") == by("Friday Sequoia") == []
+    assert main(["--home", str(home), "--store", store_url, "facts", "query", "--entity", "sequoia", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 2

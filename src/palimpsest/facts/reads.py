@@ -7,11 +7,14 @@ import math
 from datetime import datetime
 from typing import Any
 
+import regex
+
 from ..errors import Conflict, InvalidInput, NotFound, PalimpsestError
 from ..ids import is_short_id
 from ..records import Message, parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..search.floor import beyond_model
+from ..segment import fold
 from ..store.facts_base import FactQuery, FactRow
 from .model import DEFAULT_VAULT, DOMAIN, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
 
@@ -112,6 +115,8 @@ class FactReads:
         facts = [f for f in self._views(self.store.query_facts(q), known) if kept(f)]
         if ref is not None:
             facts = [f for f in facts if any(a.source == ref for a in f.attestations)]
+        if entity is not None:
+            facts = [f for f in facts if names(f, entity)]
         if status is None:
             facts.sort(key=lambda f: (f.valid_from, f.id))
         else:  # the latest change of status first: an audit of the curator reads what it did last
@@ -230,6 +235,18 @@ class FactReads:
     def stats(self) -> dict[str, Any]:
         return self.store.fact_stats()
 
+
+
+def names(fact: Fact, entity: str) -> bool:
+    """Whether `fact` names `entity`: as a whole word of its text or of an entity it lists, whatever the case and accents.
+    Facts a model or the distiller writes mostly list no entities: `memory_facts(entity="Sequoia")` had answered nothing
+    beside seven current facts saying "Sequoia", and the model concluded nothing was known."""
+    word = regex.compile(rf"(?<!\w){regex.escape(_folded(entity))}(?!\w)")
+    return any(word.search(_folded(t)) for t in (fact.text, *fact.entities))
+
+
+def _folded(text: str) -> str:
+    return fold(text).casefold()
 
 
 class FactSource:

@@ -174,7 +174,7 @@ class FactQuery:
 
     vaults: list[str] | None = None
     ids: list[str] | None = None
-    entity: str | None = None
+    entity: str | None = None  # listed in `entities`, or a phrase of its words (coarse: stems; `Facts.query` checks words)
     kind: str | None = None
     source: str | list[str] | None = None  # an attestation's source (any type), or any of several
     norm: str | None = None

@@ -19,8 +19,12 @@ from .rows import _text, _words
 
 
 class PostgresFactsMixin(SQLFactsMixin, PostgresConnection):
-    _ENTITY_MATCH = "f.entity_keys @> ARRAY[?]::text[]"
+    _ENTITY_MATCH = "(f.entity_keys @> ARRAY[?]::text[] OR f.fts @@ phraseto_tsquery('palimpsest', ?))"
     _CONCURRENT = (pgerrors.SerializationFailure,)
+
+    @staticmethod
+    def _entity_phrase(entity: str) -> str:
+        return " ".join(_words([entity]))
 
     def _insert_fact(self, run: Runner, f: FactRow) -> None:
         row = run(

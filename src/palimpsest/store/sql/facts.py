@@ -27,7 +27,7 @@ BELIEVED = "f.expired_at IS NULL AND f.invalidated_at IS NULL"
 
 
 class SQLFactsMixin(SQLBackend, FactStoreContract):
-    _ENTITY_MATCH = ""  # a condition on `f` with one `?`: the fact names this (lower-cased) entity
+    _ENTITY_MATCH = ""  # a condition on `f` with two `?`: the fact lists this (lower-cased) entity, or its words hold it
     _CONCURRENT: tuple[type[BaseException], ...] = ()  # what a lost race between writers raises (a Conflict)
 
     # -- writing -------------------------------------------------------------
@@ -63,6 +63,11 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
         except self._CONCURRENT as exc:
             raise Conflict(f"a concurrent change won: {exc}") from exc
         return True
+
+    @staticmethod
+    @abstractmethod
+    def _entity_phrase(entity: str) -> str:
+        """`entity` as the full-text phrase `_ENTITY_MATCH` asks the fact's words for."""
 
     @abstractmethod
     def _insert_fact(self, run: Runner, f: FactRow) -> None:
@@ -123,7 +128,7 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
                 params.append(value)
         if q.entity is not None:
             clauses.append(self._ENTITY_MATCH)
-            params.append(q.entity.lower())
+            params += [q.entity.lower(), self._entity_phrase(q.entity)]
         if q.source is not None:  # one source, or any of several (a turn's messages, in one query)
             # every source type named, so the (source_type, source) index answers (facts.model.SOURCE_TYPES)
             among, param = (("source = ?", q.source) if isinstance(q.source, str)

@@ -22,7 +22,12 @@ from .rows import fts_phrase
 
 
 class SQLiteFactsMixin(SQLFactsMixin, SQLiteConnection):
-    _ENTITY_MATCH = "f.rowid IN (SELECT fact_rowid FROM fact_entities WHERE entity = ?)"
+    _ENTITY_MATCH = ("(f.rowid IN (SELECT fact_rowid FROM fact_entities WHERE entity = ?) "
+                     "OR f.rowid IN (SELECT rowid FROM facts_fts WHERE facts_fts MATCH ?))")
+
+    @staticmethod
+    def _entity_phrase(entity: str) -> str:
+        return fts_phrase(entity)
 
     def _insert_fact(self, run: Runner, f: FactRow) -> None:
         try:
