@@ -169,3 +169,21 @@ def test_facts_by_entity_are_those_that_name_it(home, store_url: str, capsys: py
         assert by("Seq") == by("Friday Sequoia") == []
     assert main(["--home", str(home), "--store", store_url, "facts", "query", "--entity", "sequoia", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)) == 2
+
+
+def test_a_correction_citing_a_message_holds_from_when_it_was_said(home, store_url: str, capsys: pytest.CaptureFixture[str],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a founder over MCP: `memory_fact_supersede` citing a message of 5 September gave the new fact `valid_from`
+    = the moment of the call, while `memory_remember` citing the same message held from 5 September."""
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        call = lambda name, args: tools.call(memory, name, args, enable_write=True)
+        said = memory.append("s1", "user", "We moved the office to Porto.", created_at="2026-09-05T10:00:00Z")["id"]
+        old = call("memory_remember", {"text": "The office is in Lisbon.", "valid_from": "2026-01-01"})["fact"]
+        new = call("memory_fact_supersede", {"id": old["id"], "text": "The office is in Porto.", "source": f"event:{said}"})
+        assert new["valid_from"] == new["attestations"][0]["at"] == "2026-09-05T10:00:00.000000Z"
+        assert memory.facts.get(old["id"]).valid_to == new["valid_from"]
+        lunch = call("memory_remember", {"text": "The team lunch is on Tuesdays.", "valid_from": "2026-01-01"})["fact"]
+    assert main(["--home", str(home), "--store", store_url, "facts", "supersede", lunch["id"], "The team lunch is on Fridays.",
+                 "--source", f"event:{said}", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["valid_from"] == "2026-09-05T10:00:00.000000Z"

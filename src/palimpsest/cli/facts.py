@@ -29,7 +29,7 @@ def register(sub: Any) -> None:
     q.add_argument("--history", action="store_true")
     q.add_argument("--known-at", help="as the system knew it then (ISO; naive = UTC)")
 
-    q = add_command(sub, "supersede", supersede, "Correct a fact: it ends where the new text starts (--valid-from, default now).")
+    q = add_command(sub, "supersede", supersede, "Correct a fact: it ends where the new text starts (--valid-from, default: when the --source message said it, else now).")
     q.add_argument("vault")
     q.add_argument("id")
     q.add_argument("text")

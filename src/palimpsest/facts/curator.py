@@ -894,9 +894,7 @@ class Curator:
         from the time its message names, or was said (a support bot's `memory_remember` of each customer's plan, citing
         the message, had every plan dated the day the facts were written: "Free", "Pro", "Enterprise", one day)."""
         c.source = self.facts.cited(c.source)
-        if c.valid_from is None and c.at is None and (said := self.facts.said(c.source)) is not None:
-            c.at = said.created_at
-            c.valid_from = local.named_start(c.text, said.created_at, said.metadata) or said.created_at
+        c.valid_from, c.at = self.facts.heard(c.text, c.source, c.valid_from, c.at)
         return c
 
     def neighbours(self, c: Candidate, named: bool = False) -> list[tuple[Fact, Signals]]:

@@ -225,8 +225,8 @@ class Facts(FactReads, FactSnapshots):
                   kind: str | None = None, entities: Any = None, salience: float | None = None,
                   confidence: float = 0.7, source: Any = None, at: Any = None, metadata: dict[str, Any] | None = None,
                   reason: str | None = None) -> Fact:
-        """A correction: the old fact ends exactly where the new one starts (`valid_from`,
-        default now); both are kept and linked. Give the new `text`, or `by` an existing fact. `reason`: why, journaled
+        """A correction: the old fact ends exactly where the new one starts (`valid_from`; default: the time its
+        `source` message names, else when that message was said; now without one); both are kept and linked. Give the new `text`, or `by` an existing fact. `reason`: why, journaled
         with the decision (the curator's: "the same slot (primary db) with another value: an update")."""
         row = self._row(fact_id)
         if (text is None) == (by is None):
@@ -234,6 +234,8 @@ class Facts(FactReads, FactSnapshots):
         if by is not None:
             return self._supersede_by(row, by, reason)
         self._need(row, OPEN, "supersede")
+        text, source = _text(text), self.cited(source)
+        valid_from, at = self.heard(text, source, valid_from, at)
         change = FactChange()
         new = self._new_row(change, text, vault=row.vault, kind=kind or row.kind,
                             entities=row.entities if entities is None else entities,

@@ -16,6 +16,7 @@ from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..search.floor import beyond_model
 from ..segment import fold
 from ..store.facts_base import FactQuery, FactRow
+from . import local
 from .model import DEFAULT_VAULT, DOMAIN, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
 
 
@@ -80,6 +81,15 @@ class FactReads:
         kind, ref = parse_source(source)
         found = self.store.get_messages([ref]) if kind == "event" else []
         return found[0] if found else None
+
+    def heard(self, text: str, source: Any, valid_from: Any, at: Any) -> tuple[Any, Any]:
+        """`(valid_from, at)` of a statement citing `source`: with neither time given and a stored message cited, it holds
+        from the time the message names ("since last Monday"), else from when it was said, and was heard then. The curator
+        and `supersede` alike (a founder's `memory_fact_supersede` citing a message of 5 September held from the day
+        it was called, while `memory_remember` citing the same message held from 5 September)."""
+        if valid_from is None and at is None and (said := self.said(source)) is not None:
+            return local.named_start(text, said.created_at, said.metadata) or said.created_at, said.created_at
+        return valid_from, at
 
     def _stored_message(self, source: Any) -> None:
         kind, ref = parse_source(source)

@@ -98,7 +98,8 @@ def memory_fact_revise(memory: Memory, args: dict[str, Any]) -> Any:
 
 @tool("memory_fact_supersede", "A correction: the old fact ends exactly where the new one starts; both are kept, linked.",
       schema({"id": FACT_ID, "text": described(TEXT, "what holds instead"),
-              "valid_from": described(TIME, "when the new one starts to hold (default now)"), "source": SOURCE},
+              "valid_from": described(TIME, "when the new one starts to hold (default: the time its source message "
+                                            "names, else when that message was said; now without one)"), "source": SOURCE},
              required=["id", "text"]), write=True, idempotent=False)
 def memory_fact_supersede(memory: Memory, args: dict[str, Any]) -> Any:
     _no_credential(args["text"])
