@@ -187,3 +187,24 @@ def test_a_correction_citing_a_message_holds_from_when_it_was_said(home, store_u
     assert main(["--home", str(home), "--store", store_url, "facts", "supersede", lunch["id"], "The team lunch is on Fridays.",
                  "--source", f"event:{said}", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["valid_from"] == "2026-09-05T10:00:00.000000Z"
+
+
+def test_a_bounded_search_returns_the_facts_that_held_in_its_window(home, store_url: str, capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by a founder over MCP: `memory_search` bounded to 1–3 September returned a fact of 14 October (the bounds
+    held the messages, not the facts), and bounds given the wrong way round answered 0 hits, 5 facts and no error."""
+    monkeypatch.setenv("PALIMPSEST_EMBEDDER", "none")
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none")) as memory:
+        search = lambda args: tools.call(memory, "memory_search", {"query": "launch", **args}, enable_write=False)
+        early = memory.facts.write("The launch is in Lisbon.", valid_from="2026-08-01")
+        memory.facts.supersede(early.id, "The launch is in Porto.", valid_from="2026-09-10")
+        memory.facts.write("The launch date is fixed.", valid_from="2026-10-14")
+        texts = lambda args: sorted(f["text"] for f in search(args)["facts"])
+        assert texts({"since": "2026-09-01", "until": "2026-09-03"}) == ["The launch is in Lisbon."]
+        assert texts({"since": "2026-09-01", "until": "2026-09-20"}) == ["The launch is in Lisbon.", "The launch is in Porto."]
+        assert texts({"since": "2026-10-01"}) == ["The launch date is fixed.", "The launch is in Porto."]
+        assert texts({}) == ["The launch date is fixed.", "The launch is in Porto."]
+        with pytest.raises(InvalidInput, match="since .* must be before until"):
+            search({"since": "2026-09-03", "until": "2026-09-01"})
+    assert main(["--home", str(home), "--store", store_url, "search", "launch", "--since", "2026-09-03", "--until", "2026-09-01"]) == 2
+    assert "must be before until" in capsys.readouterr().err

@@ -55,10 +55,12 @@ class Finder:
             raise InvalidInput(f"unknown filter {min(unknown)!r}: use session, agent, channel, role, since, until or tag")
         for k, v in (("session", session), ("agent", agent), ("channel", channel), ("role", role), ("tag", tag)):
             check_scope(k, v)
+        start = iso(parse_time(since, "since")) if since not in (None, "") else None
+        end = iso(parse_time(until, "until")) if until not in (None, "") else None
+        if start and end and start >= end:  # (swapped, a search answered no message and five facts, and no error)
+            raise InvalidInput(f"since ({start}) must be before until ({end})")
         return Filters(
-            session=session, agent=agent, channel=channel, role=role,
-            since=iso(parse_time(since, "since")) if since not in (None, "") else None,
-            until=iso(parse_time(until, "until")) if until not in (None, "") else None,
+            session=session, agent=agent, channel=channel, role=role, since=start, until=end,
             tag=self._tags().filter_value(tag) if tag is not None else None, apart=tuple(apart) if apart else None,
         )
 
@@ -115,8 +117,8 @@ class Finder:
         if not query.strip():
             return result
         if facts and not (f.session or f.role):
-            search = lambda n: self._facts().search(query, limit=n, valid_at=valid_at, known_at=known_at,
-                                                    query_vector=qvec, semantic=qvec is not None)
+            search = lambda n: self._facts().search(query, limit=n, valid_at=valid_at, known_at=known_at, since=f.since,
+                                                    until=f.until, query_vector=qvec, semantic=qvec is not None)
             result.facts = self._heard_in_scope(search, f, limit) if f.agent or f.channel or f.tag else search(limit)
             result.facts = _as_messages_found(result, result.facts)
         if not f.role:  # (summaries are said by no one role)

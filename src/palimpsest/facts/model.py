@@ -121,6 +121,10 @@ class Fact:
     def holds_at(self, t: str) -> bool:
         return self.valid_from <= t and (self.valid_to is None or t < self.valid_to)
 
+    def held_during(self, since: str | None, until: str | None) -> bool:
+        """Whether it held at some time from `since` until `until` (exclusive; None: unbounded)."""
+        return (until is None or self.valid_from < until) and (since is None or self.valid_to is None or self.valid_to > since)
+
 
 def view(row: FactRow, as_of: str, others: dict[str, FactRow] | None = None) -> Fact | None:
     """The fact as the system knew it at `as_of`; None if it was not recorded yet.

@@ -172,7 +172,8 @@ class FactReads:
         return out
 
     def search(self, query: str, *, vault: str | list[str] | None = None, limit: int = 10, valid_at: Any = None,
-               known_at: Any = None, kind: str | None = None, query_vector: Any = None, semantic: bool = True) -> list[FactHit]:
+               known_at: Any = None, kind: str | None = None, query_vector: Any = None, semantic: bool = True,
+               since: str | None = None, until: str | None = None) -> list[FactHit]:
         """Facts matching `query`, best first, by the one hybrid ranking (`search.hybrid`):
         `w_fts·fts + w_semantic·cosine + w_temporal·e^(−0.05·days since last_seen)
         + w_importance·importance`, where importance is the mean of the kind's (correction 0.9,
@@ -181,23 +182,27 @@ class FactReads:
         retracted, closed and revised facts never come back otherwise. A hit needs a keyword
         match or a cosine of at least `MIN_SEMANTIC`. Pass `query_vector` to reuse an embedding
         already computed with the same embedder, and `semantic=False` when the caller already
-        knows the embedder cannot answer; without an embedder search is keyword-only."""
+        knows the embedder cannot answer; without an embedder search is keyword-only. With `since` / `until` (ISO, until
+        exclusive; a search's bounds), the facts that held at some time between them instead of at one moment (unless
+        `valid_at` names one too): a fact of 14 October had come back for a search of 1–3 September."""
         query = check_query(query)
         check_limit(limit)
         known = _time(known_at, "known_at") if known_at is not None else None
         moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
-        q = FactQuery(vaults=self._known_vaults(vault), kind=_kind(kind) if kind else None)
+        window = (since, until) if since or until else None
+        instant = None if window and valid_at is None else moment  # a window asks of its whole span, not of one moment
+        q = FactQuery(vaults=self._known_vaults(vault), kind=_kind(kind) if kind else None, during=window)
         if known is None:
-            q.believed, q.open_at = True, moment
+            q.believed, q.open_at = True, instant
         else:
             q.recorded_by = known
         vector = self._query_vector(query, query_vector) if semantic else None
-        source = FactSource(self, q, known, moment, vector, query)
+        source = FactSource(self, q, known, instant, vector, query)
         ranking = rank(source, query, self.weights, pool=max(limit * 5, 50), vector=vector)
         hits = [FactHit(h.row, h.score, h.parts) for h in ranking.hits[:limit]]
         if known is None:  # (of a past moment too: recall of a past day had shown the 10 mg the 15 mg replaced, not the 15 mg)
             hits = self._with_successors(hits, query, FactQuery(vaults=q.vaults, kind=q.kind, believed=True), vector, limit,
-                                         None if valid_at is None else parse_time(moment))
+                                         parse_time(moment) if valid_at is not None else parse_time(until) if until else None)
         return hits
 
     def _with_successors(self, hits: list[FactHit], query: str, q: FactQuery, vector: Any, limit: int,
@@ -266,7 +271,7 @@ class FactSource:
     min_semantic = MIN_SEMANTIC
     stretch = False
 
-    def __init__(self, facts: FactReads, q: FactQuery, known: str | None, moment: str, vector: Any, query: str = "") -> None:
+    def __init__(self, facts: FactReads, q: FactQuery, known: str | None, moment: str | None, vector: Any, query: str = "") -> None:
         self.facts, self.q, self.known, self.moment = facts, q, known, moment
         if beyond_model(query):  # a query the model does not read: its cosines say nothing (any two Japanese or Chinese
             # texts are 0.5–0.8 apart: "猫の名前は？", no cat stored, had found a Chinese fact), a keyword match is the evidence
@@ -291,7 +296,11 @@ class FactSource:
 
     def rows(self, ids: list[str]) -> dict[str, Fact]:
         views = self.facts._views(self.facts.store.get_facts(sorted(ids)), self.known)  # type: ignore[attr-defined]
-        return {f.id: f for f in views if not (f.invalidated_at or f.expired_at) and f.holds_at(self.moment)}
+        return {f.id: f for f in views if not (f.invalidated_at or f.expired_at) and self.holds(f)}
+
+    def holds(self, fact: Fact) -> bool:
+        """Whether `fact` held at the moment asked of, or at some time in the window asked of (`FactQuery.during`)."""
+        return (self.moment is None or fact.holds_at(self.moment)) and fact.held_during(*(self.q.during or (None, None)))
 
     def features(self, fact: Fact) -> dict[str, float]:
         days = (self.now - parse_time(fact.last_seen)).total_seconds() / 86400

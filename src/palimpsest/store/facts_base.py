@@ -181,6 +181,7 @@ class FactQuery:
     recorded_by: str | None = None  # recorded_at <= this
     believed: bool = False  # not expired (revised, merged) and not invalidated (retracted)
     open_at: str | None = None  # valid_from <= open_at < valid_to (or no valid_to)
+    during: tuple[str | None, str | None] | None = None  # (since, until exclusive): held at some time in it
     open_after: str | None = None  # not superseded, and no valid_to at or before it: current or future then
     limit: int | None = None
 

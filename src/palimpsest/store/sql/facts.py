@@ -144,6 +144,10 @@ class SQLFactsMixin(SQLBackend, FactStoreContract):
         if q.open_at is not None:
             clauses.append("f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)")
             params += [q.open_at, q.open_at]
+        if q.during is not None:
+            since, until = q.during
+            clauses += [*(["f.valid_from < ?"] if until else []), *(["(f.valid_to IS NULL OR f.valid_to > ?)"] if since else [])]
+            params += [t for t in (until, since) if t]
         if q.open_after is not None:
             # (a fact whose successor starts later is open until then: "we're moving on June 1" leaves the home current)
             clauses.append("(f.superseded_by IS NULL OR f.valid_to > ?) AND (f.valid_to IS NULL OR f.valid_to > ?)")
