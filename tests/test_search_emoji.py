@@ -4,6 +4,7 @@ for those names."""
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 
 from palimpsest import Memory, Settings
@@ -52,3 +53,17 @@ def test_an_emoji_alone_finds_only_what_holds_it(home: Path, store_url: str) -> 
         for query in ("🐛", "🎉"):
             assert [h.message.id for h in memory.search(query).hits] == [fixed], query
         assert memory.search("🦄").hits == []
+
+
+def test_substring_and_regex_match_composed_and_decomposed_alike(memory: Memory) -> None:
+    """Found by a Spanish-tutor bot's builder: "está" typed composed (NFC) and "está" typed with a combining accent (NFD,
+    as macOS keyboards give it) never found each other by substring or regex (ranked search found both). Both are kept
+    as typed."""
+    composed, decomposed = unicodedata.normalize("NFC", "El libro está aquí."), unicodedata.normalize("NFD", "La mesa está limpia.")
+    memory.append("tutor", "user", composed)
+    memory.append("tutor", "user", decomposed)
+    for form in ("NFC", "NFD"):
+        query = unicodedata.normalize(form, "está")
+        for mode in ("substring", "regex"):
+            assert sorted(h.message.content for h in memory.search(query, mode=mode).hits) == sorted([composed, decomposed]), (form, mode)
+    assert [h.message.content for h in memory.search(unicodedata.normalize("NFD", "aquí"), mode="regex").hits] == [composed]

@@ -11,6 +11,7 @@ keyword, time and importance and says so in `notes`; it never fails for that rea
 from __future__ import annotations
 
 import re
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta
@@ -153,11 +154,18 @@ class MessageSearch:
         query = query.replace("\x00", "\ufffd")
         if not query:
             return SearchResult([], mode="substring")
-        found = self.store.substring_search(query, f, limit)
+        found = self._said_either_way(query, f, limit)
         past, notes = substring_past_cap(self.store, self.whole, query, f, limit - len(found), {m.id for m in found}) \
             if len(found) < limit else ([], [])
         ordered = sorted([*found, *past], key=lambda m: (m.created_at, m.id), reverse=True) if past else found  # newest first
         return SearchResult([Hit(m, 1.0) for m in ordered], mode="substring", notes=notes)
+
+    def _said_either_way(self, fragment: str, f: Filters, limit: int) -> list[Message]:
+        """Messages holding `fragment` composed or decomposed (NFC, NFD), newest first: the text is kept as it was typed,
+        and "está" typed on one keyboard never matched "está" (e + a combining accent) typed on another."""
+        found = {m.id: m for form in dict.fromkeys(unicodedata.normalize(n, fragment) for n in ("NFC", "NFD"))
+                 for m in self.store.substring_search(form, f, limit)}
+        return sorted(found.values(), key=lambda m: (m.created_at, m.id), reverse=True)[:limit]
 
     def regex(self, pattern: str, f: Filters, limit: int) -> SearchResult:
         found, notes = regex_search(self.store, pattern, f, limit, whole=self.whole)

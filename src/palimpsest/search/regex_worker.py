@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import resource
 import sys
+import unicodedata
 from typing import Any
 
 MEMORY_BYTES = 768 * 1024 * 1024
@@ -27,7 +28,7 @@ def _compile(pattern: Any) -> Any:
     import regex
 
     try:
-        return regex.compile(pattern)
+        return regex.compile(_nfc(pattern))
     except regex.error as exc:
         raise ValueError(f"invalid regular expression: {exc}") from None
     except RecursionError:
@@ -35,7 +36,13 @@ def _compile(pattern: Any) -> Any:
 
 
 def _matches(rx: Any, texts: list[list[str | None]]) -> list[int]:
-    return [i for i, (content, result) in enumerate(texts) if rx.search(content or "") or (result and rx.search(result))]
+    return [i for i, (content, result) in enumerate(texts) if rx.search(_nfc(content or "")) or (result and rx.search(_nfc(result)))]
+
+
+def _nfc(text: Any) -> Any:
+    """A pattern and a text compared composed (NFC), as neither was kept: "está" typed with a combining accent never
+    matched "está" typed composed."""
+    return unicodedata.normalize("NFC", text) if isinstance(text, str) and not text.isascii() else text
 
 
 def serve(lines: Any, out: Any) -> None:
