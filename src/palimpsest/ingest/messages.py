@@ -186,7 +186,7 @@ def said_by(m: dict[str, Any], attrs: dict[str, Any]) -> list[str]:
     """Who said a message, as its writer names them: its speaker (`records.speaker_in`) and the agent
     and channel given with it. (Found by a family assistant's builder: in a shared session Mark's "ok
     sounds good" after Ana's was answered as a duplicate under her id, and lost.)"""
-    return [speaker_in(m["metadata"], m["role"]), *(attrs.get(k) or "" for k in WHO_ATTRS)]
+    return [speaker_in(m.get("metadata"), m["role"]), *(attrs.get(k) or "" for k in WHO_ATTRS)]
 
 
 def session_event(attrs: dict[str, Any]) -> dict[str, Any] | None:
