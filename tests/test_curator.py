@@ -433,8 +433,6 @@ def _turn(memory: Memory, session: str, text: str, at: str) -> None:
         memory.append(session, role, said, created_at=f"{at}T10:0{i}:00Z")
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 20): the gate's change-said rule supersedes across people sharing a place "
-                   "name; requiring one slot there lowered curation accuracy (fresh 0.90 -> 0.87)")
 def test_a_change_said_of_one_person_leaves_anothers_fact(home: Path, store_url: str) -> None:
     """Found by a recruiter's assistant: "Gabriel Souza now lives in Porto, not Lisbon anymore." (the local distiller's
     correction of itself) retired "Tomás Pereira — Lisbon too, …": "not Lisbon anymore" is Gabriel's old value."""
@@ -446,8 +444,6 @@ def test_a_change_said_of_one_person_leaves_anothers_fact(home: Path, store_url:
             "Gabriel Souza now lives in Porto, not Lisbon anymore.", "Tomás Pereira — Lisbon too, backend in Go, no Rust."]
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 20): the quote no longer names the Oslo fact, but the gate's change-said "
-                   "rule then supersedes another slot of the same person (see the test above)")
 def test_corrects_naming_only_the_persons_name_names_no_fact(home: Path, store_url: str) -> None:
     """Found by a recruiter's assistant: `--corrects "Svetlana Ivanova expects 110k"` (no such fact) retired "Svetlana
     Ivanova lives in Oslo.": her name was half the words quoted."""

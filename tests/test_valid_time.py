@@ -84,6 +84,17 @@ def test_a_change_said_later_of_a_coarse_time_is_the_news(home: Path, store_url:
         assert berlin.valid_to == munich.valid_from
 
 
+def test_a_change_said_later_of_a_month_without_its_year_is_the_news(home: Path, store_url: str) -> None:
+    """Found by a language tutor bot's builder: "it's in November now", said on 14 April of an exam "on May 22", was read
+    as the November gone by; the change was older than the fact it changed, and the May date stayed the current one."""
+    with Memory(home, store_url, settings=Settings.load(env={}, embedder="none", llm_url="")) as memory:
+        for session, day, text in (("a", "2026-03-03", "The exam is on May 22."), ("b", "2026-04-14", "Sadly the exam was moved, it's in November now.")):
+            memory.ingest_session(session, [{"role": "user", "content": text, "created_at": f"{day}T18:00:00Z"},
+                                            {"role": "user", "content": "ok thanks", "created_at": f"{day}T18:02:00Z"}])
+            memory.worker(tasks=["distill"]).drain()
+        assert [(f.text, f.valid_from[:10]) for f in memory.facts.query()] == [("Sadly the exam was moved, it's in November now.", "2026-04-14")]
+
+
 def test_old_news_imported_late_still_holds_only_until_the_later_fact(home: Path, store_url: str) -> None:
     """The other order: a statement said before the fact it would replace, imported after it."""
     with Memory(home, store_url, settings=Settings.load(env={}, embedder="none", llm_url="")) as memory:

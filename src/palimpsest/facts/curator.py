@@ -218,11 +218,12 @@ class Signals:
     resumed: bool = False  # the candidate says something holds again ("again", "back to", "back on")
     others: bool = False  # said of two people ("My sister lives in Braga." / "I live in Braga.", `slots.others`)
     added: bool = False  # the candidate keeps every number of the fact (none, or all) and adds one ("… on port 5432 and Redis on 6379")
+    named_in_reason: bool = False  # the names the candidate brings are all in its reason ("… since Elm Street is 40 min away now")
 
     @property
     def change_said(self) -> bool:
         """The marker rule's reading: a change said (`marked`) of a value the words name — two names, or one number for another."""
-        return self.marked and not self.scoped and ("name" in self.differs or self.swap)
+        return self.marked and not self.scoped and ("name" in self.differs and not self.named_in_reason or self.swap)
 
     @property
     def similarity(self) -> float:
@@ -280,6 +281,7 @@ def tokens(text: str, spans: bool = True) -> list[str]:
 
 
 _THOUSANDS = re.compile(r"(\d+(?:\.\d+)?)k")
+_AMOUNT_OR_ORDINAL = re.compile(r"\d+(?:\.\d+)?k|\d*(?:1st|2nd|3rd|[04-9]th|1[1-3]th)")
 
 
 def _number(w: str) -> str:
@@ -392,7 +394,8 @@ def _names(text: str) -> set[str]:
         if not w or w.lower() in STOP_WORDS and not (w in ("A", "B") and not opening):
             continue  # but "Server A" / "Server B" name two things
         letters = re.search(r"[^\W\d_]", w)
-        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w)))
+        ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w))
+                                          and not _AMOUNT_OR_ORDINAL.fullmatch(w.lower()))  # "130k", "4th": a number's value
         if (w.isupper() and (len(w) > 1 or w != "I")) or (w[0].isupper() and not opening) or ident:
             out.add(ALIASES.get(w.lower(), w.lower()))
     return out
@@ -457,7 +460,21 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
                    marked=_marked(candidate, existing, before, whole, says_also),  # read through `change_said`, which weighs `scoped`
                    scoped=versions or slot in ("topic", None) and things, resumed=bool(_RESUMED.search(candidate)),
                    others=slots.others(candidate, existing) and not _acted(before, whole) or _two_named(candidate, whole, existing, before),
-                   added=numbers_b < numbers_a)  # (where the fact said none: "… does great croissants." / "… closes at 3 pm.")
+                   added=numbers_b < numbers_a,  # (where the fact said none: "… does great croissants." / "… closes at 3 pm.")
+                   named_in_reason=bool(names_a - names_b) and not (names_a - names_b) & _names(_without_reason(candidate)))
+
+
+# a clause giving a reason: "since" or "as" before a clause of its own ("since Elm Street is 40 min away now"), not a time
+# ("since March", "as of May")
+_REASON = re.compile(r"[,;]?\s*\b(?:since|as)\s+(?=[^,.;]{0,40}?\b(?:is|are|was|were|has|have|had|can|will|'s|'re)\b)", re.IGNORECASE)
+
+
+def _without_reason(text: str) -> str:
+    """The statement's main clause, without a reason given for it: a family assistant's "we switched pediatricians
+    since Elm Street is 40 min away now." names no new value (it had retired "Sam goes to Little Acorns daycare.")."""
+    main = slots.main_clause(text)
+    m = _REASON.search(main)
+    return main[:m.start()] if m and m.start() > 0 else main
 
 
 def _heard_in_one(c: Candidate, target: Fact) -> bool:
@@ -495,12 +512,17 @@ _NO_SUBJECT_NAMES = frozenset(["finally", "again", "suddenly", "apparently", "ba
 def _subject_named(text: str, slot: Any) -> str:
     """The name a statement opens with as its subject, before its verb (`local._NAME_FIRST`: "Tomás lives in Sintra.",
     "Jake moved to Porto."), folded; "" for none, or when the name is the value said ("Priya leads the project.")."""
-    m = local._NAME_FIRST.match(fold(text).lstrip())
+    m = local._NAME_FIRST.match(fold(text).lstrip()) or _FULL_NAME_FIRST.match(fold(text).lstrip())
     name = m.group(1).lower() if m else ""
     if not name or local._opener(name) or name in STOP_WORDS or name in _NO_SUBJECT_NAMES \
-            or slot is not None and name in slot.value:
+            or slot is not None and set(name.split()) <= set(slot.value):
         return ""
     return name
+
+
+# a first and last name opening a statement, before its verb or as its label ("Gabriel Souza now lives in Porto.",
+# "Tomás Pereira — Lisbon too, backend in Go": a recruiter's notes, each of one candidate)
+_FULL_NAME_FIRST = re.compile(rf"([{local._UPPER}][^\W_]+\s+[{local._UPPER}][^\W_]+)(?=\s*[—–:]\s|\s+(?:{local.NAME_VERBS})\b)")
 
 
 def _two_named(candidate: str, whole: Any, existing: str, before: Any) -> bool:
@@ -1180,6 +1202,10 @@ class Curator:
             return False
         if self._said_before(c, start, target):
             return True
+        if change and c.at is not None and c.at > _heard(target) and not local.named_certain(c.text, c.at, c.metadata):
+            # the year of a month or a day said without one is a guess ("the next date I can get is in November", said on
+            # 14 April, was read as the November gone by): it cannot put a change said after the fact before it
+            return False
         end = local.named_end(c.text, c.at, c.metadata)
         if end is not None and change and end > iso(parse_time(target.valid_from) - STALE_SAID):
             return False
@@ -1391,3 +1417,8 @@ class Curator:
             done.append(decision)
         self._pending_known = False
         return done
+
+
+def _heard(fact: Fact) -> str:
+    """When `fact` was first said: its earliest hearing, else when it holds from."""
+    return min((a.at for a in fact.attestations), default=fact.valid_from)

@@ -315,8 +315,9 @@ def _split_lower(part: str) -> list[str]:
 
 # a name that opens a sentence, told from any capitalised opener by the verb after it ("Nina is my manager now", "Marco went
 # vegan", "Emma turned 4"): a capital at a sentence's start says nothing by itself
-_NAME_FIRST = re.compile(rf"(?:^|(?<=[.!?]\s))([{_UPPER}][^\W_]+)(?=\s+(?:is|was|has|had|went|got|moved|works|worked|lives|lived|"
-                         r"turned|turns|became|joined|left|started|quit|and|just|now|will|said|says|thinks|wants|loves|likes|hates)\b)")
+NAME_VERBS = (r"is|was|has|had|went|got|moved|works|worked|lives|lived|turned|turns|became|joined|left|started|quit|and|just|now|"
+              r"will|said|says|thinks|wants|loves|likes|hates")  # what follows a name that is the subject
+_NAME_FIRST = re.compile(rf"(?:^|(?<=[.!?]\s))([{_UPPER}][^\W_]+)(?=\s+(?:{NAME_VERBS})\b)")
 
 
 def entities_of(text: str) -> list[str]:
@@ -444,6 +445,13 @@ _NOT_A_START = re.compile(r"\b(?:(?:paid|due|charged|billed|debited|renew(?:s|ed
 # what it says holds from then (a move said in March retired the home at once: a new user's)
 _COMING_CHANGE = re.compile(r"\b(?:(?:am|are|is|'m|'re|'s)\s+(?:moving|relocating|switching|migrating|changing|starting|joining|"
                             r"transferring)|(?:will|going to|gonna)\s+(?:move|relocate|switch|migrate|start|join))\b", re.IGNORECASE)
+
+
+def named_certain(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> bool:
+    """Whether the time a statement first names is read for sure (a year said, "last month"), not guessed
+    ("in November", "on Friday")."""
+    span = _first_time(text, wall_clock(said_at, metadata).date())
+    return span is not None and span.certain
 
 
 def named_end(text: str, said_at: str, metadata: dict[str, Any] | None = None) -> str | None:

@@ -1269,7 +1269,7 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
         return "beside"
     if _times_apart(a.value, b.value):
         return "changed"  # "I do yoga on Tuesday evenings" / "on Thursday evenings": when a habit happens, one time at a time
-    if a.verb == b.verb == "be" and content(a.attribute) and content(b.attribute) and _kinds_apart(a.value, b.value):
+    if a.verb == b.verb == "be" and content(a.attribute) and content(b.attribute) and _kinds_apart(a.value, b.value, old_text, new_text):
         return "topic"  # "my partner is a chef" / "… is allergic to cats", "the Louvre is in Paris" / "… is the most visited museum"
     if _extends(a.value, b.value) or _extends(b.value, a.value) or _details_apart(a.value, b.value):
         return "beside"  # "we deploy to Fly.io" / "… to Fly.io on Tuesdays and Thursdays only": the same value, said more narrowly
@@ -1286,6 +1286,8 @@ def relation(a: Slot | None, b: Slot | None, old_text: str, new_text: str) -> st
             return "changed"  # "Omar is an engineer at Adobe" / "Omar is a manager at Adobe now": a named role changed, and
             # "I am on the Free plan." / "I am on the Pro plan now." (a support bot's customer): one plan at a time (not
             # "… member of the book club now" of the chess club, found in review: one is in many clubs)
+        if _next_of_one(a.value, b.value):
+            return "changed"  # "Leo is in 3rd grade" / "Leo is in 4th grade": one grade, level or year at a time
         if all(len(v) == 1 and v[0].isdigit() and len(v[0]) <= 3 for v in (a.value, b.value)):
             return "changed"  # "Maria is 40" / "Maria is 41 now", "Rex is 3 years old" / "Rex turned 4": one age at a time
         if b.change and all(len(c := content(v)) == 1 and clock(c[0]) is not None for v in (a.value, b.value)):
@@ -1360,7 +1362,7 @@ _PREDICATES = frozenset(["born", "cut", "made", "held", "built", "kept", "paid",
                          "married", "engaged", "pregnant", "addicted", "immune", "eligible", "due"])
 
 
-def _kind(value: list[str]) -> str:
+def _kind(value: list[str], text: str = "") -> str:
     """What a value of "X is …" tells of X: who or what it is (a name, "a chef"), where or when ("in Paris", "at 10"), or
     a predicate ("allergic to cats", "born in 1938", "called Isla", "studying for a degree"), named by its word. Two
     kinds are two attributes of X, not two values of one; "what" and "where or when" only where the "what" is described
@@ -1368,6 +1370,8 @@ def _kind(value: list[str]) -> str:
     words = [w for w in value if w not in _VALUE_ADVERBS]
     if not words:
         return ""
+    if _capitalised(words[0], text):
+        return "what"  # a name, whatever its ending: "The lead investor of our seed round is Initialized." (a fund)
     first, after = ANTONYMS.get(words[0], words[0]), words[1:2]  # "closed on Sundays" is the state "open on Sundays" denied
     if first in _PREPS:
         return "where or when"
@@ -1386,10 +1390,16 @@ def _ed_participle(word: str) -> bool:
     return word.endswith("ed") and (len(word) > 4 or word in _SHORT_PARTICIPLES)
 
 
-def _kinds_apart(a: list[str], b: list[str]) -> bool:
+def _capitalised(word: str, text: str) -> bool:
+    """Whether `text` writes `word` with a capital inside a sentence (a name), not at its opening."""
+    return any(m.group(0)[0].isupper() and not re.search(r"(?:^|[.!?:]\s*)$", text[:m.start()])
+               for m in re.finditer(rf"\b{re.escape(word)}\b", text, re.IGNORECASE)) if text and word.isalpha() else False
+
+
+def _kinds_apart(a: list[str], b: list[str], a_text: str = "", b_text: str = "") -> bool:
     if any(c.isdigit() for w in a for c in w) and any(c.isdigit() for w in b for c in w):
         return False  # "about $4,200" / "running around $6,800 a month": a number for a number
-    x, y = sorted((_kind(a), _kind(b)))
+    x, y = sorted((_kind(a, a_text), _kind(b, b_text)))
     return bool(x and y) and x != y and (x, y) not in (("what", "what, described"), ("what", "where or when"))
 
 
@@ -1431,6 +1441,13 @@ def _one_at_a_time(x: list[str], y: list[str]) -> bool:
     "on the pro plan"), the word that differs another ("the Free plan" / "the Pro plan", not "3 weeks" / "4 weeks")."""
     cx, cy = content(x), content(y)
     return bool(cx) and bool(cy) and cx[-1] == cy[-1] and cx[-1] in _ONE_AT_A_TIME and not _count_changed_words(cx, cy)
+
+
+def _next_of_one(x: list[str], y: list[str]) -> bool:
+    """Two values of one kind held one at a time, apart by their number alone ("in 3rd grade" / "in 4th grade", "on
+    level 2" / "on level 3"): a step in one series, not two things (`_one_at_a_time` leaves counts to `_count_changed`)."""
+    cx, cy = content(x), content(y)
+    return bool(cx) and bool(cy) and cx[-1] == cy[-1] and cx[-1] in _ONE_AT_A_TIME and _count_changed_words(cx, cy)
 
 
 def _count_changed_words(x: list[str], y: list[str]) -> bool:
