@@ -232,3 +232,13 @@ def test_sessions_lists_their_titles(capsys: pytest.CaptureFixture[str], home: s
     monkeypatch.setenv("COLUMNS", "200")  # (at 80 columns a title folds over two lines)
     code, out, _ = run(capsys, "--home", home, "sessions")
     assert code == 0 and "title" in out and "Sourdough starter names" in out and "Roggenbrot" in out
+
+
+def test_a_value_starting_with_a_dash_is_shown_the_way_through(capsys: pytest.CaptureFixture[str], home: str) -> None:
+    """Found by an SRE: `palimpsest search "--force-conflicts"` (a flag asked about) answered "the following arguments
+    are required: query", with no word of the `--` that lets it through."""
+    code, _, err = run(capsys, "--home", home, "search", "--force-conflicts")
+    assert code == 2 and "goes after '--': palimpsest search -- --force-conflicts" in err
+    code, _, err = run(capsys, "--home", home, "search", "--limit", "x", "deploy")
+    assert code == 2 and "goes after" not in err  # (another mistake: no hint)
+    assert run(capsys, "--home", home, "search", "--", "--force-conflicts")[0] == 0

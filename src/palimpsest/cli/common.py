@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,12 +32,27 @@ class Parser(argparse.ArgumentParser):
 
     json_errors = False  # set by `main` when `--json` is on the command line
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._given = list(sys.argv[1:] if args is None else args)  # (read by `error`: this parser's own words)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
+        message += self._dash_hint(message)
         if Parser.json_errors:
             error = {"code": "invalid_input", "message": f"{self.prog}: {message}"}
             sys.stderr.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
             raise SystemExit(2)
         super().error(message)
+
+
+    def _dash_hint(self, message: str) -> str:
+        """How to give a value that starts with a dash: an SRE's `palimpsest search "--force-conflicts"` (a flag asked
+        about) was "the following arguments are required: query", with no word of the `--` that lets it through."""
+        if "required" not in message and "unrecognized" not in message:
+            return ""
+        unknown = next((a for a in getattr(self, "_given", []) if a.startswith("-") and a != "--"
+                        and a.split("=", 1)[0] not in self._option_string_actions and not a[1:2].isdigit()), None)
+        return "" if unknown is None else f"; a value starting with '-' goes after '--': {self.prog} -- {shlex.quote(unknown)}"
 
 
 def count(least: int = 1) -> Callable[[str], int]:
