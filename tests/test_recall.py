@@ -68,6 +68,34 @@ def test_past_tool_calls_take_a_few_lines_not_the_block(mem: Memory) -> None:
     assert sum(1 for x in lines if "stripe_" in x) == TOOL_CALL_LINES
 
 
+def test_a_tool_call_is_shown_when_asked_for_never_as_filler(mem: Memory) -> None:
+    """Found by an SRE using Codex: "who is on call for the redis cluster?" (never discussed) had a block of patroni
+    output and kubectl calls ("Called shell …" matched its "call"), while an exact flag asked for must still come back."""
+    mem.append("ops", "user", "pull the patroni logs from pg-main-2")
+    mem.append("ops", "assistant", "", tool_name="shell", tool_args={"command": ["bash", "-lc", "kubectl -n db logs pg-main-2"]},
+               tool_result="INFO: establishing a new patroni connection to the postgres cluster\nINFO: promoted self to leader")
+    mem.append("ops", "assistant", "", tool_name="shell_command",
+               tool_args={"command": "kubectl apply --server-side --force-conflicts -f k8s/checkout/configmap.yaml"},
+               tool_result="configmap/checkout-config serverside-applied")
+    mem.worker().drain()
+    never = mem.recall("new", "who is on call for the redis cluster?", 2000).block
+    assert "Called shell" not in never, never
+    asked = mem.recall("new", "--force-conflicts", 2000).block
+    assert "kubectl apply --server-side --force-conflicts" in asked
+
+
+def test_a_reasoning_title_alone_is_not_recalled(mem: Memory) -> None:
+    """Codex's reasoning summaries are often a title alone ("**Running `kubectl`**"): 104 of an SRE's 694 block lines,
+    saying nothing a later turn needs. A summary with words past its title is shown; the title stays in the journal."""
+    title = mem.append("ops", "assistant", "**Running `kubectl`**", metadata={"thinking": True})
+    mem.append("ops", "assistant", "**Checking kubectl rollout**\n\nThe kubectl rollout of checkout-api stalled at 3 of 6.",
+               metadata={"thinking": True})
+    mem.worker().drain()
+    block = mem.recall("new", "what did kubectl say about the rollout?", 2000).block
+    assert "stalled at 3 of 6" in block and "Running `kubectl`" not in block, block
+    assert mem.get_full(title["id"])["content"] == "**Running `kubectl`**"
+
+
 def test_a_compaction_summary_is_not_shown_as_the_users_words(mem: Memory) -> None:
     """Claude Code writes its compaction summary as a user turn (`isCompactSummary`): recall
     showed "user: This session is being continued …", the summary as the user's own words."""

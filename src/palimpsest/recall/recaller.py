@@ -3,6 +3,7 @@ context and briefing built on it (`context.py`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -359,7 +360,9 @@ class Recaller:
                 continue  # a harness's instructions or environment (<user_instructions>, <environment_context>): search finds them, recall shows what was said
             if not _says_something(m) or acknowledges(m):
                 continue  # a blank turn or a bare "Noted.", found by the turn before it in its search context
-            if m.tool_name and m.role != "user":
+            if (m.tool_name or m.tool_result) and m.role != "user":
+                if not _call_asked(m, turn.query, words):
+                    continue  # filler: "who is on call for the redis cluster?" (never discussed) had 5 kubectl and patroni lines
                 calls += 1
                 if calls > TOOL_CALL_LINES:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
@@ -522,8 +525,27 @@ def _shown_to(m: Message, session: str | None) -> str:
 
 
 def _says_something(m: Any) -> bool:
-    """A message with words or a tool call: a turn of spaces was shown as an empty "user:" line."""
+    """A message with words or a tool call: a turn of spaces was shown as an empty "user:" line. A reasoning summary
+    that is only its title says nothing a later turn needs: Codex's "**Running `kubectl`**" had taken 104 of 694 lines
+    of an SRE's blocks (its words stay in the journal, `get-full`)."""
+    if (m.metadata or {}).get("thinking") and _TITLE_ONLY.fullmatch((m.content or "").strip()):
+        return False
     return bool((m.content or "").strip() or m.tool_name or m.tool_result)
+
+
+_TITLE_ONLY = re.compile(r"\*\*[^*\n]+\*\*|#+ [^\n]+")  # a markdown title alone: "**Running `kubectl`**", "## Plan"
+
+
+def _call_asked(m: Message, query: str, words: set[str]) -> bool:
+    """Whether a tool call or its output is what the query asks for: it says the query word for word (an exact command,
+    flag or error: "--force-conflicts"), or half the query's words of substance are its own — its arguments and output,
+    not the sentence told of it ("Called shell …" had matched every question saying "call"). An SRE's Codex blocks were a
+    fifth restated calls, most from sessions that did not answer the question."""
+    said = f"{json.dumps(m.tool_args, ensure_ascii=False)} {m.tool_result or ''}"
+    if query.strip().casefold() in said.casefold():
+        return True
+    asked = {w for w in words if w not in STOP_WORDS}
+    return bool(asked) and shared_words(said, asked) * 2 >= len(asked)
 
 
 def _told_by_facts(text: str, facts: str | None) -> bool:
