@@ -77,7 +77,7 @@ def test_opencode_setup_plugin_captures_recalls_and_undoes(tmp_path: Path) -> No
     assert doc["model"] == "anthropic/claude-sonnet-4" and doc["mcp"]["fs"] == {"type": "local", "command": ["mcp-fs"]}
     assert doc["mcp"]["palimpsest"] == {"type": "local", "command": [str(Path(EXE).absolute()), "mcp"],
                                         "environment": {"PALIMPSEST_AGENT": "opencode", "PALIMPSEST_URL": url}, "enabled": True}
-    assert f'"{Path(EXE).absolute()}", "recall", "--hook", "--format", "text", "--url", "{url}"' in plugin.read_text()
+    assert f'"{Path(EXE).absolute()}", "recall", "--hook", "--timeout", "9", "--format", "text", "--url", "{url}"' in plugin.read_text()
     written = (plugin.read_bytes(), config.read_bytes())
     assert palimpsest(home, "setup", "opencode", "--url", url).returncode == 0
     assert (plugin.read_bytes(), config.read_bytes()) == written  # idempotent

@@ -293,3 +293,24 @@ def test_memory_files_put_outside_the_home_are_private(tmp_path: Path) -> None:
             {name: oct(0o600) for name in made}
     finally:
         os.umask(old)
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "qwen-code", "opencode"])
+def test_the_recall_hooks_own_bound_is_just_under_what_the_harness_allows(tmp_path: Path, harness: str) -> None:
+    """Found by an SRE using Codex: `setup codex` wrote `"timeout": 10` but the hook gave up at its default 2 s, and it
+    returned nothing on 2 of 5 turns while the server embedded an import's backlog, though Codex would have waited."""
+    import re as regex
+
+    from palimpsest.capture import setup as setup_module
+
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+    changes = setup_module.plan(harness, setup_module.Command("/bin/palimpsest", url="http://127.0.0.1:1"), env).changes
+    text = changes[0].after.decode()
+    if harness == "opencode":
+        bound = json.loads(regex.search(r"const RECALL = (.*)", text).group(1))
+        allowed = int(regex.search(r"const RECALL_WAIT_MS = (\d+)", text).group(1)) / 1000
+    else:
+        (entry,) = json.loads(text)["hooks"]["UserPromptSubmit"][0]["hooks"]
+        bound, allowed = shlex.split(entry["command"]), entry["timeout"] / (1000 if harness == "qwen-code" else 1)
+    hook_timeout = float(bound[bound.index("--timeout") + 1])
+    assert 0 < allowed - hook_timeout <= 1, (hook_timeout, allowed)

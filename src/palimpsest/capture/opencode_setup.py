@@ -46,10 +46,12 @@ def files(env: dict[str, str]) -> list[Path]:
     return [config_dir(env) / "plugin" / PLUGIN, config_dir(env) / "opencode.json"]
 
 
-def plugin_text(recall: list[str], capture: list[str]) -> bytes:
-    """The plugin with its two command lines (JSON arrays are JavaScript array literals)."""
+def plugin_text(recall: list[str], capture: list[str], recall_wait: int) -> bytes:
+    """The plugin with its two command lines (JSON arrays are JavaScript array literals) and how many seconds it waits
+    for recall (setup's `RECALL_TIMEOUT`, as the other harnesses are told)."""
     template = resources.files("palimpsest").joinpath("data/opencode-plugin.js").read_text(encoding="utf-8")
-    return template.replace("__RECALL__", json.dumps(recall), 1).replace("__CAPTURE__", json.dumps(capture), 1).encode("utf-8")
+    return (template.replace("__RECALL__", json.dumps(recall), 1).replace("__CAPTURE__", json.dumps(capture), 1)
+            .replace("__RECALL_WAIT_MS__", str(recall_wait * 1000), 1).encode("utf-8"))
 
 
 def mcp_entry(argv: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -49,7 +49,11 @@ from ..settings import loopback, private_home
 from . import opencode_setup
 
 HARNESSES = ("claude-code", "codex", "qwen-code", "opencode", "mcp-client")
-RECALL_TIMEOUT = 10  # seconds the harness allows the recall hook (it gives up on its own after 2)
+RECALL_TIMEOUT = 10  # seconds the harness allows the recall hook
+# the hook's own bound, written on its command line: a second under the harness's, so the hook answers nothing before
+# the harness kills it. Without it the hook gave up at its default 2 s while Codex would have waited 10: an SRE's hook
+# returned nothing on 2 of 5 turns while the server embedded an import's backlog
+HOOK_TIMEOUT = RECALL_TIMEOUT - 1
 CAPTURE_TIMEOUT = 60
 BACKUP_SUFFIX = ".before-palimpsest"
 BLOCK_START = "# >>> palimpsest: written by `palimpsest setup codex`; `palimpsest setup codex --undo` removes it"
@@ -176,8 +180,8 @@ def plan(harness: str, command: Command, env: dict[str, str], file: str | None =
         result.changes.append(_json_change(settings, hooks_and_mcp))
     elif harness == "opencode":
         plugin, config = files_of(harness, env)
-        recall, capture = command.argv("recall", "--hook", "--format", "text", url=True), command.argv("capture", "--agent", "opencode", url=True)
-        result.changes.append(Change(plugin, _read(plugin), opencode_setup.plugin_text(recall, capture)))
+        recall, capture = command.argv(*recall_words(), "--format", "text", url=True), command.argv("capture", "--agent", "opencode", url=True)
+        result.changes.append(Change(plugin, _read(plugin), opencode_setup.plugin_text(recall, capture, RECALL_TIMEOUT)))
         result.changes.append(_json_change(config, lambda doc: opencode_setup.add_mcp(doc, command.mcp_argv(), _url_env(command))))
         result.notes.append(opencode_setup.FALLBACK)
     else:
@@ -222,6 +226,11 @@ def _json_change(path: Path, edit: Callable[[dict[str, Any]], None]) -> Change:
     return Change(path, before, before if unchanged and before is not None else _dump_json(doc))
 
 
+def recall_words() -> tuple[str, ...]:
+    """The recall hook's words on every harness's command line, its own bound among them."""
+    return ("recall", "--hook", "--timeout", str(HOOK_TIMEOUT))
+
+
 def _hook(command: str, timeout: int) -> dict[str, Any]:
     return {"type": "command", "command": command, "timeout": timeout}
 
@@ -238,7 +247,7 @@ def _add_hooks(doc: dict[str, Any], command: Command, unit: int = 1, agent: str 
     counts milliseconds); `agent` named on the capture line when the hook's JSON alone would not tell it."""
     capture = _hook(command.line(*(("capture", "--agent", agent) if agent else ("capture",)), url=True), CAPTURE_TIMEOUT * unit)
     wanted: dict[str, tuple[dict[str, Any], str | None]] = {
-        "UserPromptSubmit": (_hook(command.line("recall", "--hook", url=True), RECALL_TIMEOUT * unit), None),
+        "UserPromptSubmit": (_hook(command.line(*recall_words(), url=True), RECALL_TIMEOUT * unit), None),
         "Stop": (capture, None), **({event: (capture, matcher) for event, matcher in SESSION_HOOKS.items()} if sessions else {})}
     hooks = doc.setdefault("hooks", {})
     if not isinstance(hooks, dict):

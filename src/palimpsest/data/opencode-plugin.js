@@ -10,7 +10,7 @@ import { spawn } from "node:child_process"
 
 const RECALL = __RECALL__
 const CAPTURE = __CAPTURE__
-const RECALL_WAIT_MS = 5000 // `recall --hook` answers nothing by itself after 2 s; this is the backstop
+const RECALL_WAIT_MS = __RECALL_WAIT_MS__ // `recall --hook` answers nothing by itself a second before (its --timeout); this is the backstop
 const CAPTURE_WAIT_MS = 60000
 
 // `argv` with `input` on stdin: its stdout when it exits 0, else "" (never rejects).
