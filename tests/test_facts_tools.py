@@ -189,6 +189,18 @@ def test_a_correction_citing_a_message_holds_from_when_it_was_said(home, store_u
     assert json.loads(capsys.readouterr().out)[0]["valid_from"] == "2026-09-05T10:00:00.000000Z"
 
 
+def test_a_correction_citing_a_message_older_than_the_fact_holds_from_now(memory: Memory) -> None:
+    """Found in review: a fact written by hand holds from now; its correction citing a message of 5 September was refused
+    ("the correction must start after the fact it supersedes … retract it"). It holds from now, heard then."""
+    said = memory.append("s1", "user", "Ana took a job at Meta.", created_at="2026-09-05T10:00:00Z")["id"]
+    old = memory.facts.write("Ana works at Google")
+    new = memory.facts.supersede(old.id, "Ana works at Meta", source=f"event:{said}")
+    assert new.valid_from > old.valid_from and memory.facts.get(old.id).valid_to == new.valid_from
+    assert new.attestations[0].at == "2026-09-05T10:00:00.000000Z"
+    with pytest.raises(InvalidInput, match="must start after"):  # a time given is never moved
+        memory.facts.supersede(new.id, "Ana works at Apple", valid_from="2026-01-01")
+
+
 def test_a_bounded_search_returns_the_facts_that_held_in_its_window(home, store_url: str, capsys: pytest.CaptureFixture[str],
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a founder over MCP: `memory_search` bounded to 1–3 September returned a fact of 14 October (the bounds

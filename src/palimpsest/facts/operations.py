@@ -235,12 +235,14 @@ class Facts(FactReads, FactSnapshots):
             return self._supersede_by(row, by, reason)
         self._need(row, OPEN, "supersede")
         text, source = _text(text), self.cited(source)
-        valid_from, at = self.heard(text, source, valid_from, at)
+        start, at = self.heard(text, source, valid_from, at)
+        if valid_from is None and start is not None and _time(start, "valid_from") <= row.valid_from:
+            start = None  # a message older than the fact it corrects (written by hand, holding from then): from now, as it was
         change = FactChange()
         new = self._new_row(change, text, vault=row.vault, kind=kind or row.kind,
                             entities=row.entities if entities is None else entities,
                             salience=row.salience if salience is None else salience, confidence=confidence,
-                            valid_from=valid_from, metadata=metadata, supersedes=row.id)
+                            valid_from=start, metadata=metadata, supersedes=row.id)
         if new.valid_from <= row.valid_from:
             raise InvalidInput(f"the correction must start after the fact it supersedes ({row.valid_from}); "
                                "to say the old fact was never true, retract it")
