@@ -220,3 +220,13 @@ def test_a_bounded_search_returns_the_facts_that_held_in_its_window(home, store_
             search({"since": "2026-09-03", "until": "2026-09-01"})
     assert main(["--home", str(home), "--store", store_url, "search", "launch", "--since", "2026-09-03", "--until", "2026-09-01"]) == 2
     assert "must be before until" in capsys.readouterr().err
+
+
+def test_a_search_since_a_day_returns_the_facts_that_hold_now(memory: Memory) -> None:
+    """Found in review: "Bo lives in Porto" (from 2025) superseded by "Bo lives in Lisbon" (March 2026) came back beside it for
+    a search since 1 January 2026 alone: `since` scopes the messages; only a past window (`until`) asks what held in it."""
+    porto = memory.facts.write("Bo lives in Porto", valid_from="2025-01-01")
+    memory.facts.supersede(porto.id, "Bo lives in Lisbon", valid_from="2026-03-01")
+    texts = lambda **bounds: [h.fact.text for h in memory.facts.search("where does Bo live", **bounds)]
+    assert texts(since="2026-01-01") == texts() == ["Bo lives in Lisbon"]
+    assert sorted(texts(since="2026-01-01", until="2026-04-01")) == ["Bo lives in Lisbon", "Bo lives in Porto"]

@@ -182,14 +182,17 @@ class FactReads:
         retracted, closed and revised facts never come back otherwise. A hit needs a keyword
         match or a cosine of at least `MIN_SEMANTIC`. Pass `query_vector` to reuse an embedding
         already computed with the same embedder, and `semantic=False` when the caller already
-        knows the embedder cannot answer; without an embedder search is keyword-only. With `since` / `until` (ISO, until
-        exclusive; a search's bounds), the facts that held at some time between them instead of at one moment (unless
-        `valid_at` names one too): a fact of 14 October had come back for a search of 1–3 September."""
+        knows the embedder cannot answer; without an embedder search is keyword-only. With `until` (ISO, exclusive; a search's
+        bounds, `since` the other), the facts that held at some time between them instead of at one moment (unless
+        `valid_at` names one too): a fact of 14 October had come back for a search of 1–3 September. `since` alone: the
+        facts that hold now."""
         query = check_query(query)
         check_limit(limit)
         known = _time(known_at, "known_at") if known_at is not None else None
         moment = _time(valid_at, "valid_at") if valid_at is not None else (known or self.now())
-        window = (since, until) if since or until else None
+        # a past window (`until`) asks what held in it; `since` alone scopes the messages, and the facts that hold now answer
+        # (an agent's search since 1 January had shown "Bo lives in Porto" beside the "Lisbon" that replaced it in March)
+        window = (since, until) if until else None
         instant = None if window and valid_at is None else moment  # a window asks of its whole span, not of one moment
         q = FactQuery(vaults=self._known_vaults(vault), kind=_kind(kind) if kind else None, during=window)
         if known is None:
