@@ -171,6 +171,18 @@ def test_facts_by_entity_are_those_that_name_it(home, store_url: str, capsys: py
     assert len(json.loads(capsys.readouterr().out)) == 2
 
 
+def test_an_entity_with_its_capital_is_a_name_not_a_common_word(memory: Memory) -> None:
+    """Found in review: `facts.query(entity="Will")` (and "May", "Go") returned "I will go to the gym in may". An entity
+    written with its capital is named by a capitalised mention not at a sentence's opening, or by a listed entity."""
+    memory.facts.write("I will go to the gym in may")
+    memory.facts.write("Our intern is Will, from May to August.")
+    memory.facts.write("Go is the language of the proxy.", entities=["Go"])
+    by = lambda entity: [f.text for f in memory.facts.query(entity=entity)]
+    assert by("Will") == by("May") == ["Our intern is Will, from May to August."]
+    assert by("Go") == ["Go is the language of the proxy."]
+    assert by("will") == ["I will go to the gym in may", "Our intern is Will, from May to August."]
+
+
 def test_a_correction_citing_a_message_holds_from_when_it_was_said(home, store_url: str, capsys: pytest.CaptureFixture[str],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a founder over MCP: `memory_fact_supersede` citing a message of 5 September gave the new fact `valid_from`

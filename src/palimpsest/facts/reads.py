@@ -17,6 +17,7 @@ from ..search.floor import beyond_model
 from ..segment import fold
 from ..store.facts_base import FactQuery, FactRow
 from . import local
+from .casing import typed_lower
 from .model import DEFAULT_VAULT, DOMAIN, IMPORTANCE_BY_KIND, STATUSES, Fact, FactHit, _kind, _time, parse_source, view
 
 
@@ -256,11 +257,27 @@ class FactReads:
 
 
 def names(fact: Fact, entity: str) -> bool:
-    """Whether `fact` names `entity`: as a whole word of its text or of an entity it lists, whatever the case and accents.
-    Facts a model or the distiller writes mostly list no entities: `memory_facts(entity="Sequoia")` had answered nothing
-    beside seven current facts saying "Sequoia", and the model concluded nothing was known."""
+    """Whether `fact` names `entity`: as a whole word of an entity it lists or of its text, whatever the accents. Facts a
+    model or the distiller writes mostly list no entities: `memory_facts(entity="Sequoia")` had answered nothing beside
+    seven current facts saying "Sequoia", and the model concluded nothing was known. An entity written with its capital
+    ("Will"; a shouted word is none) is named by a capitalised mention not at a sentence's opening (or one of several
+    capitalised words): "Will", "May" and "Go" had each returned "I will go to the gym in may"; any other, whatever the case."""
     word = regex.compile(rf"(?<!\w){regex.escape(_folded(entity))}(?!\w)")
-    return any(word.search(_folded(t)) for t in (fact.text, *fact.entities))
+    if any(word.search(_folded(t)) for t in fact.entities):
+        return True
+    if typed_lower(entity):
+        return bool(word.search(_folded(fact.text)))
+    text = fold(fact.text)
+    mention = regex.compile(rf"(?<!\w){regex.escape(fold(entity))}(?!\w)", regex.IGNORECASE | regex.FULLCASE)
+    return any(_a_name(text, m.start(), m.group()) for m in mention.finditer(text))
+
+
+def _a_name(text: str, start: int, mention: str) -> bool:
+    """Whether `mention`, at `start` of `text`, is written as a name: with its capital, after a word or with a later capital."""
+    if not mention[:1].isupper():
+        return False
+    before = text[:start].rstrip(" \t\"'“‘([*•-")
+    return bool(before and before[-1] not in ".!?:;\n") or any(w[:1].isupper() for w in mention.split()[1:])
 
 
 def _folded(text: str) -> str:
