@@ -670,3 +670,17 @@ def test_another_languages_little_words_are_no_evidence_on_their_own(home: Path,
     memory.worker().drain()
     found = [h.message.content for h in memory.search("when did I start reading La sombra del viento?").hits]
     assert found == [started]
+
+
+def test_what_someone_said_is_not_answered_by_their_name_in_code_or_on_their_things(home: Path, store_url: str) -> None:
+    """Found in review: "what did John say?" and "what does John think?" returned a code sample's `User(name='John')` and,
+    beside it, an unrelated "the deploy pipeline … is blocked"; "what did Mom say?" returned "Mom's birthday cake recipe".
+    A name in code or only as a thing's owner, far from the question, is no evidence of what they said."""
+    memory = open_memory(home, store_url, embedder="local")
+    memory.ingest_session("code", [{"role": "user", "content": text} for text in [
+        "def greet():\n    user = User(name='John', age=3)\n    return render(user)",
+        "the deploy pipeline for payments is blocked on the migration", "Mom's birthday cake recipe needs 3 eggs", *FOUNDER]])
+    memory.worker().drain()
+    for query in ["what did John say?", "what does John think?", "what did Mom say?"]:
+        assert memory.search(query).hits == [], query
+    assert memory.search("what did Raj say").hits[0].message.content == FOUNDER[2]

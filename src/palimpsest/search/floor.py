@@ -260,8 +260,8 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     hit's speaker (`Message.speaker`) always, and a full name the query says when the hit
     says it too (`full_names`: "Misaki Tanaka"); its words when it is near the query in
     meaning (cosine ≥ `near`), or when the query asks nothing but the names ("Who is
-    Anthony?"; "what did Raj say", `SPEECH` alone, of a hit naming every one asked of: a
-    mention is all the evidence there is). A "John" in a code sample of a large memory, far from the question, does not make a question about another John
+    Anthony?"; "what did Raj say", `SPEECH` alone, of a hit naming every one asked of in its
+    prose, `_in_prose`: a mention is all the evidence there is). A "John" in a code sample of a large memory, far from the question, does not make a question about another John
     answerable — sharing one topic word ("book", "game") with it does not either, unless
     it is as close as any hit must be (`mention`, the `similarity` floor: "Priya said the
     deploy is blocked", typed without speaker metadata, answers "What did Priya say about
@@ -269,8 +269,12 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
     question asks beside the name ("What is Sophie's order?": a far hit naming Sophie and an
     order answers it)."""
     asked = {w for w in _words(query) if w not in STOP_WORDS and w not in names and len(w) > 2}
-    if asked and asked <= SPEECH:  # asking nothing but what they said: a hit naming every one of them speaks of them
-        return _words(" ".join(text for h in hits if set(names) <= _words(text := f"{h.message.content} {h.message.context}")))
+    if asked and asked <= SPEECH:  # asking nothing but what they said: a hit naming every one of them speaks of them —
+        # as its speaker, near the question, or in its prose (not `User(name='John')` in a code sample, nor "Mom's birthday
+        # cake recipe": "what did John say?" had held both and the hits beside them)
+        return _words(" ".join(text for h in hits if set(names) <= _words(text := f"{h.message.content} {h.message.context}")
+                               and all(n in _words(h.message.speaker) or cosines.get(h.message.id, -1.0) >= mention
+                                       or _in_prose(n, text) for n in names)))
     if not asked:
         return _words(" ".join(f"{h.message.content} {h.message.context}" for h in hits))
     held: set[str] = set()
@@ -301,6 +305,17 @@ def _held(hits: list[Hit], cosines: dict[str, float], query: str, names: list[st
             # "What is Sophie's order?" (cosine 0.26; eight other customers' "my order number is …" were nearer)
             held |= words
     return held
+
+
+# code a message quotes (a fenced block, an inline span), in which a name is a value, not someone spoken of
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]+`", re.DOTALL)
+
+
+def _in_prose(name: str, text: str) -> bool:
+    """Whether `text` speaks of `name` in its prose: a word of its own, not quoted, called or assigned as code is
+    (`User(name='John')`), nor only the owner of a thing ("Mom's birthday cake recipe")."""
+    prose = _CODE.sub(" ", fold(text))
+    return re.search(rf"(?<![\w'’\"=(.\[{{<])\b{re.escape(name)}\b(?![\w'’\"(\[{{])(?!\s*=)", prose, re.IGNORECASE) is not None
 
 
 # a capitalised word and the name after it: one person's full name ("Misaki Tanaka"), though the first opens the sentence
