@@ -154,3 +154,18 @@ def test_a_day_asked_finds_the_messages_whose_words_name_a_stretch_holding_it(ho
     assert [h.message.content[:16] for h in result.hits] == ["we found a flat ", "two weeks ago we"]
     assert all(h.parts["when"] < 1 for h in result.hits)  # a stretch holding the day is less near than the day itself
     memory.close()
+
+
+def test_a_day_asked_is_not_held_by_a_message_naming_its_whole_month(home: Path, store_url: str) -> None:
+    """Found in review: "what happened on 29 August?" returned "my birthday is in August" and "the gym is closed all of
+    August": a bare month was read as a stretch holding the day. The stretch must be at most half a month."""
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off", timezone="UTC"))
+    memory.ingest_session("s", [
+        {"role": "user", "content": "my birthday is in August", "created_at": "2026-05-03T18:00:00Z"},
+        {"role": "user", "content": "the gym is closed all of August", "created_at": "2026-07-20T18:00:00Z"},
+        {"role": "user", "content": "we move at the end of august", "created_at": "2026-08-03T18:00:00Z"},
+    ])
+    memory.worker().drain()
+    result = memory.search("what happened on 29 August?", now="2026-11-20T18:00:00Z")
+    assert [h.message.content for h in result.hits] == ["we move at the end of august"]
+    memory.close()

@@ -51,6 +51,8 @@ GENERIC = frozenset([
 ])
 WORKED_ON = re.compile(r"\bwork(?:s|ed|ing)?\s+on\b", re.IGNORECASE)
 DATED_DAYS = 31  # a window of a month or less: its messages are evidence enough for the floor (`floor.apply_floor`)
+AROUND_DAYS = 16  # the widest stretch a message's words name that `around` reads: half a month ("the end of august", a
+# week), not a whole month ("my birthday is in August" had answered "what happened on 29 August?")
 LATER = 7  # days after a window in which a message may still speak of it ("yesterday", said the day after)
 
 
@@ -109,7 +111,7 @@ def period_only(query: str, now: datetime | date | None) -> Window | None:
 def period_hits(window: Window, messages: list[Message], weight: float) -> list[Hit]:
     """The messages whose dates meet `window` (the day said, or a day their words name), as
     hits of `weight` with `parts["when"]` 1, in the order they were said; and those whose words name a stretch of at most
-    `DATED_DAYS` that holds it, with their lesser nearness (`around`)."""
+    `AROUND_DAYS` that holds it, with their lesser nearness (`around`)."""
     hits = []
     for m in messages:
         near = 1.0 if said_in(window, m) else around(window, m)
@@ -126,11 +128,11 @@ def said_in(window: Window, m: Message) -> bool:
 
 
 def around(window: Window, m: Message) -> float:
-    """How near the stretches of at most `DATED_DAYS` that `m`'s words name and that meet `window` come to it (0: none):
+    """How near the stretches of at most `AROUND_DAYS` that `m`'s words name and that meet `window` come to it (0: none):
     "two weeks ago", said on 12 September, is 26 August to 1 September, and "the end of august" the 21st to the 31st;
     "what happened on 29 August?" found neither, said more than a week after the day or weeks before it."""
     spans = _spoken_spans(m.content or "", said_day(m.created_at, m.metadata))
-    return max((window.nearness(a, b) for a, b in spans if (b - a).days < DATED_DAYS and a <= window.last and window.first <= b),
+    return max((window.nearness(a, b) for a, b in spans if (b - a).days < AROUND_DAYS and a <= window.last and window.first <= b),
                default=0.0)
 
 
