@@ -399,6 +399,10 @@ def test_a_month_and_day_without_a_year_follow_the_tense_of_their_words(text: st
     ("in November I went to Madrid", ["2025-11-01"]),  # told in the past: the one gone by
     ("last November", ["2025-11-01"]),
     ("the next day we went hiking in November", ["2025-11-01"]),  # a story's "next day" is no future
+    # a verb told in the past is stronger than "can" or "the next" (found in review: each had been the coming month)
+    ("I can still remember the trip in November", ["2025-11-01"]),
+    ("the next invoice arrived in December", ["2025-12-01"]),
+    ("he can barely walk since his fall in December", ["2025-12-01"]),
     # one sentence speaks of one November: the day said with it gives the month its year
     ("the exam is in November — it is now on 13 November", ["2026-11-01", "2026-11-13"]),
     ("bad news, the may exam is full. the next date I can get is in November — the DELE B1 is now on 13 November",

@@ -524,20 +524,28 @@ _PLANNED_FOR = re.compile(r"\b(?:plann?(?:ed)?|schedul(?:ed?)?|book(?:ed)?|reser
                           r"\b(?:is|'s|are|'re)\s+now\s+(?:on\s+|for\s+|set\s+for\s+)?$",  # "it's now September 22"
                           re.IGNORECASE)
 _REPLACED = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?:on\s+)?$", re.IGNORECASE)  # the day a plan had: the nearest
+_AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
+                    r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
 # besides the future's verbs, what one "can" still do and "the next" of something are to come: "the next date I can get
 # is in November", said in April, is the coming November (it had been the nearest, the last one: found by a Spanish
-# tutor's user, whose exam moved from May to November); "the next day" and "the next time" of a story are not
-_AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
-                    r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing|(?:i|we|you|he|she|they)\s+can\s+\w+|"
-                    r"(?:the|my|our|your|his|her|their)\s+next\s+(?!(?:day|morning|afternoon|evening|night|week|weekend|month|year|time)s?\b)\w+)\b",
-                    re.IGNORECASE)
+# tutor's user, whose exam moved from May to November); "the next day" and "the next time" of a story are not. They
+# are weaker than a verb told in the past ("the next invoice arrived in December", "I can still remember the trip in
+# November", "he can barely walk since his fall in December" had been the coming month: found in review), and "can"
+# speaks only of its own clause
+_CAN = re.compile(r"\b(?:i|we|you|he|she|they)\s+can\s+\w+", re.IGNORECASE)
+_NEXT = re.compile(r"\b(?:the|my|our|your|his|her|their)\s+next\s+(?!(?:day|morning|afternoon|evening|night|week|weekend|month|year|time)s?\b)\w+\b",
+                   re.IGNORECASE)
+_TOLD_BEFORE = re.compile(rf"\b(?:since|remember(?:s|ed)?|recall(?:s|ed)?|{_PAST_VERB})\b", re.IGNORECASE)
 _BEHIND = re.compile(r"\b(?:was|were|did|had|went|got|came|left|ago|finished|happened|met|flew|saw|bought|quit)\b|"
                      r"\b(?:i|we|he|she|they|you)\s+(?:just\s+|finally\s+|already\s+)?\w*[^\We]ed\b", re.IGNORECASE)  # not "need"
 
 
-def _tense(text: str) -> str | None:
-    """"future" or "past" when the words around a date say only one of them, else None."""
-    ahead, behind = bool(_AHEAD.search(text)), bool(_BEHIND.search(text))
+def _tense(text: str, clause: str | None = None) -> str | None:
+    """"future" or "past" when the words around a date (`text`; the date's own `clause` of it, if given) say only one
+    of them, else None."""
+    maybe_ahead = bool(_NEXT.search(text) or _CAN.search(text if clause is None else clause))
+    ahead = bool(_AHEAD.search(text)) or maybe_ahead and not _TOLD_BEFORE.search(text)
+    behind = bool(_BEHIND.search(text))
     return "future" if ahead and not behind else "past" if behind and not ahead else None
 
 
@@ -555,7 +563,7 @@ def _verb_tense(before: str, after: str = "") -> str | None:
     clause = re.split(r"[.!?;,]\s|\s[-–—]\s", after.lstrip(" ,"))[0]
     following = " ".join(clause.split()[:3])
     tense = _tense(following) or ("past" if _SAID_PAST.search(following) else None)
-    if tense or _AHEAD.search(sentence + " " + clause):
+    if tense or any(p.search(sentence + " " + clause) for p in (_AHEAD, _NEXT, _CAN)):
         return tense
     return "past" if _SAID_PAST.search(sentence) else None
 
@@ -571,7 +579,9 @@ def _date_tense(text: str, start: int, end: int) -> str | None:
     if _REPLACED.search(text[begin:start]):
         return None
     after = re.search(r"[.!?;](?:\s|$)", text[end:])
-    return _tense(text[begin:end + after.start() if after else len(text)])
+    sentence = text[begin:end + after.start() if after else len(text)]
+    clause = re.split(r"[,:]\s|\s[-–—]\s", text[begin:start])[-1] + re.split(r"[,:]\s|\s[-–—]\s", text[start:])[0]
+    return _tense(sentence, clause)
 
 
 DEICTIC = {"the day before yesterday": -2, "yesterday": -1, "last night": -1, "today": 0, "tonight": 0, "this morning": 0,
