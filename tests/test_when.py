@@ -427,6 +427,13 @@ def test_a_month_of_what_is_to_come_is_the_next_one(text: str, expected: list[st
     ("I may go on the 14th", ["2026-04-14"]),  # the modal: the 14th of this month
     ("all 14 may come", []),
     ("we march 3 miles a day", []),
+    # found in review: each had been a day of May
+    ("up to 3 may join, the rest wait", []),  # "up to" a count, not "to" a date
+    ("Children under 12 may", []),  # the text's end is no date's place
+    ("may 5 people come?", []),  # a noun after "may 5": the verb
+    ("may 2 of us join?", []),
+    ("since 4 may we've been here", ["2025-05-04"]),  # "since": the one gone by, not the coming 4 May
+    ("since 4 May we've been here", ["2025-05-04"]),
 ])
 def test_may_and_march_in_lower_case_beside_a_day_are_months(text: str, expected: list[str]) -> None:
     """Chat is written in lower case; "may" and "march" are verbs only where a day's number is no date."""

@@ -166,22 +166,28 @@ def _is_month(token: str, day: bool = False) -> bool:
 
 
 # "may" or "march" in lower case after a bare number is a verb ("all 14 may come", "the 3 march on") unless the number
-# is written as a day ("14th may", "14 of may") or stands where a date does: after "on", "by", "until", … or with
-# nothing after the month but punctuation or a year ("my shift on the 14th of may is changed" had been the 14th of
-# April: said in chat, where nobody capitalises; found by a Spanish tutor's user)
-_DATE_BEFORE = re.compile(r"(?:^|\b(?:on|by|until|till|from|since|before|after|of|to)\s+)$", re.IGNORECASE)
+# is written as a day ("14th may", "14 of may") or stands where a date does: after "on", "by", "until", … (not "up to":
+# "up to 3 may join") or with nothing after the month but punctuation or a year ("my shift on the 14th of may is
+# changed" had been the 14th of April: said in chat, where nobody capitalises; found by a Spanish tutor's user). The
+# text's end is no such place ("Children under 12 may" had been 12 May: found in review), but at its start a number is
+# ("14 may"). Before a number, the same: "may 5 people come?", "may 2 of us join?" are the verb (they had been May 5 and
+# May 2), "may 14", "on may 3rd", "march 3, 2027" dates.
+_DATE_BEFORE = re.compile(r"(?:^|\b(?:on|by|until|till|from|since|before|after|of|(?<!\bup\s)to)\s+)$", re.IGNORECASE)
 _WRITTEN_AS_DAY = re.compile(r"\d+(?:(?:st|nd|rd|th)\b|\s+of\s)", re.IGNORECASE)
-_DATE_AFTER = re.compile(r"\s*(?:[^\w\s]|$|\d{4}\b)")
+_DATE_AFTER = re.compile(r"\s*(?:[^\w\s]|\d{4}\b)")
+_DAY_AFTER = re.compile(r"\s*(?:[^\w\s]|$)")  # after "may 14": the text's end or punctuation
 
 
 def _verb_not_date(kind: str, m: re.Match[str]) -> bool:
     """Whether a lower-case "may" or "march" beside a day's number (`m`, of `kind`) is the verb."""
     if m.group("mon")[:1].isupper() or m.group("mon").lower() not in ("may", "march"):
         return False
-    if kind == "month_day":  # "may 14", "on may 3rd": only a count's unit after it makes it a verb ("we march 3 miles")
-        return False
+    before = m.string[:m.start()]
+    if kind == "month_day":  # "may 14", "on may 3rd"
+        written_as_day = re.search(r"\d(?:st|nd|rd|th)\b", m.group(0), re.IGNORECASE) or m.group("y")
+        return not (written_as_day or before.strip() and _DATE_BEFORE.search(before) or _DAY_AFTER.match(m.string, m.end()))
     written_as_day = _WRITTEN_AS_DAY.match(m.group(0))
-    return not (written_as_day or _DATE_BEFORE.search(m.string[:m.start()]) or _DATE_AFTER.match(m.string, m.end()))
+    return not (written_as_day or _DATE_BEFORE.search(before) or _DATE_AFTER.match(m.string, m.end()))
 
 
 # what never follows a date written in lower case: a count's unit ("2 dec places", "set sep 2 spaces wide", "mar 3 of the
@@ -523,6 +529,7 @@ _PLANNED_FOR = re.compile(r"\b(?:plann?(?:ed)?|schedul(?:ed?)?|book(?:ed)?|reser
                           r"\b(?:moved?|push(?:ed)?|delay(?:ed)?|bump(?:ed)?|shift(?:ed)?|chang(?:ed?)?)\b[^.!?;]{0,40}?\b(?:to|until|till)\s+(?:\w+\s+)?$|"
                           r"\b(?:is|'s|are|'re)\s+now\s+(?:on\s+|for\s+|set\s+for\s+)?$",  # "it's now September 22"
                           re.IGNORECASE)
+_SINCE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
 _REPLACED = re.compile(r"\b(?:instead\s+of|rather\s+than)\s+(?:on\s+)?$", re.IGNORECASE)  # the day a plan had: the nearest
 _AHEAD = re.compile(r"\b(?:will|'ll|shall|won'?t|shan'?t|going to|gonna|plan(?:ning)? to|need to|want to|have to|booked (?:for|on)|scheduled|due|(?:am|'m|are|'re|is|'s)"
                     r"\s+(?!\w+ing\s+(?:on|about)\b)\w+ing)\b", re.IGNORECASE)
@@ -578,6 +585,8 @@ def _date_tense(text: str, start: int, end: int) -> str | None:
         return "future"
     if _REPLACED.search(text[begin:start]):
         return None
+    if _SINCE.search(text[begin:start]):  # "since 4 may we've been here", said on 14 April: the May gone by (it was the coming one)
+        return "past"
     after = re.search(r"[.!?;](?:\s|$)", text[end:])
     sentence = text[begin:end + after.start() if after else len(text)]
     clause = re.split(r"[,:]\s|\s[-–—]\s", text[begin:start])[-1] + re.split(r"[,:]\s|\s[-–—]\s", text[start:])[0]
