@@ -1366,7 +1366,11 @@ _SUBJECT_PRONOUN = re.compile(r"^(?:[\w'-]+,\s+)?(?P<pronoun>he|she|they|his|her
 _ONE_PERSON = re.compile(r"\b(?P<pronoun>he|she|him|her|his)(?P<contracted>['’](?:s|ll|d))?\b", re.IGNORECASE)
 _NOUN_BEFORE = re.compile(r"\b(?:my|our|your|the|a|an)\s+[\w'-]+", re.IGNORECASE)  # "My dad has …, I drive for him"
 _PERSON = re.compile(rf"(?<![\w'’.-])(?P<title>(?i:(?:dr|mr|mrs|ms|miss|prof)\.?\s+))?(?P<name>[{_UPPER}][{_LOWER}]+(?:[ \t]+[{_UPPER}][{_LOWER}]+)?)")
-_NAMED_FIRST = re.compile(rf"['’]s\b|[ \t]+[{_LOWER}]")
+# a name opening a sentence is its subject only before one of NAME_VERBS or a "'s": any lower-case word after it named
+# "Talked" ("Talked to my boss …") and "Tell Priya" ("Tell Priya the meeting moved"), and put them in the next sentence's
+# "He …"; one judged ("Lisbon was lovely", "Paris is so beautiful") may be a place: kept as said
+_NAMED_FIRST = re.compile(rf"['’]s\b|[ \t]+(?:{NAME_VERBS})\b")
+_JUDGED = re.compile(rf"[ \t]+(?:is|was)[ \t]+(?:(?:{'|'.join(slots._INTENSIFIERS)})[ \t]+)*(?P<word>[\w-]+)", re.IGNORECASE)
 _MANY = frozenset(["children", "kids", "parents", "grandparents", "siblings", "in-laws"])
 _KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{'|'.join(sorted({*slots.FAMILY, *slots._CLOSE, *_MANY}, key=len, reverse=True))})\b",
                   re.IGNORECASE)
@@ -1377,18 +1381,25 @@ _CONTRACTED = {"'ll": " will", "'re": " are", "'ve": " have"}
 
 def people(sentence: str) -> list[tuple[str, bool]]:
     """The people `sentence` speaks of, each (as said, more than one): a name with a title, or a capitalised name not
-    after a preposition (a place: "at Sunflower Daycare", "from Lisbon") and, opening the sentence, before a lower-case
-    word or a "'s" ("Sam got a spot …", "Samira no longer works here"; "Severe, she has …" names nobody); one's kin
+    after a preposition (a place: "at Sunflower Daycare", "from Lisbon") and, opening the sentence, before one of
+    NAME_VERBS or a "'s" and not judged ("Sam got a spot …"; "Severe, she has …", "Talked to …", "Lisbon was lovely" name
+    nobody); one's kin
     ("my parents"; "my mom" only where no name is said: "my mom (grandma Ruth)" is Ruth, "My cat is called Mochi" Mochi)."""
     names = []
     for m in _PERSON.finditer(sentence):
         name, before = m["name"], sentence[max(0, m.start() - 40):m.start()].rstrip(" \t(")  # (a word is short)
         opening = m.start() < 4 and not sentence[:m.start()].strip(" \t(\"'“‘")
         if m["title"] or not (_opener(name.split()[0]) or name.lower() in CALENDAR_WORDS or _last_word(before) in slots._PREPS
-                              or opening and not _NAMED_FIRST.match(sentence, m.end())):
+                              or opening and not _subject(sentence, m.end())):
             names.append((name, False))
     kin = [(m[0], m["kin"].lower() in _MANY) for m in _KIN.finditer(sentence)]
     return names + [k for k in kin if k[1] or not names]
+
+
+def _subject(sentence: str, end: int) -> bool:
+    """Whether the name opening `sentence` (up to `end`) is its subject and a person (`_NAMED_FIRST`)."""
+    judged = _JUDGED.match(sentence, end)
+    return bool(_NAMED_FIRST.match(sentence, end)) and not (judged and slots.stem(judged["word"].lower()) in slots._FEELINGS)
 
 
 def _person_key(said: str) -> str:
