@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -123,16 +124,20 @@ Whole = Callable[[Message], Message]  # a message with its fields as journaled (
 
 def substring_past_cap(store: Store, whole: Whole, fragment: str, filters: Filters, limit: int, found: set[str],
                        budget_s: float = 2.0) -> tuple[list[Message], list[str]]:
-    """Messages the index holds cut whose whole text contains `fragment` (case-insensitive) and the index's copy does
-    not (`found`: the ids the index's search returned), up to `limit`; past `budget_s` seconds, marked partial."""
-    deadline, folded = time.monotonic() + budget_s, fragment.casefold()
+    """Messages the index holds cut whose whole text contains `fragment` (case-insensitive) composed or decomposed
+    (NFC, NFD, as the index's search asks) and the index's copy does not (`found`: the ids the index's search
+    returned), up to `limit`; past `budget_s` seconds, marked partial."""
+    deadline = time.monotonic() + budget_s
+    # (the fragment as typed only: "está" with a combining accent was no hit past the cap of a message typed composed)
+    forms = list(dict.fromkeys(unicodedata.normalize(n, fragment).casefold() for n in ("NFC", "NFD")))
     out: list[Message] = []
     after = 0
     while len(out) < limit and (page := store.scan_cut(filters, BATCH, after)):
         after = page[-1][0]
         for m in (m for _, m in page if m.id not in found):
             w = whole(m)
-            if folded in (w.content or "").casefold() or folded in (w.tool_result or "").casefold():
+            texts = ((w.content or "").casefold(), (w.tool_result or "").casefold())
+            if any(form in text for form in forms for text in texts):
                 out.append(m)
         if time.monotonic() > deadline and len(out) < limit:
             return out, [f"substring scan of long messages stopped after {budget_s:.1f}s; results are partial"]

@@ -28,7 +28,7 @@ def _compile(pattern: Any) -> Any:
     import regex
 
     try:
-        return regex.compile(_nfc(pattern))
+        return regex.compile(_nfc_outside_sets(pattern) if isinstance(pattern, str) else pattern)
     except regex.error as exc:
         raise ValueError(f"invalid regular expression: {exc}") from None
     except RecursionError:
@@ -43,6 +43,41 @@ def _nfc(text: Any) -> Any:
     """A pattern and a text compared composed (NFC), as neither was kept: "está" typed with a combining accent never
     matched "está" typed composed."""
     return unicodedata.normalize("NFC", text) if isinstance(text, str) and not text.isascii() else text
+
+
+def _nfc_outside_sets(pattern: str) -> str:
+    """The pattern composed (NFC) but for its character sets, kept as typed: composing rewrote them ("[e\u0301]", an e
+    or a combining accent, became "[é]")."""
+    out, start, i = [], 0, 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "[":
+            end = _set_end(pattern, i)
+            out += [_nfc(pattern[start:i]), pattern[i:end]]
+            start = i = end
+        else:
+            i += 1
+    return "".join(out) + _nfc(pattern[start:])
+
+
+def _set_end(pattern: str, i: int) -> int:
+    """Where the character set opening at `i` ends: past its "]" (a "]" first in it is a member; a nested set, as the
+    regex module's version 1 reads one, counts); the pattern's end when none closes it (kept as typed)."""
+    j, depth = i + 1, 1
+    j += pattern.startswith("^", j)
+    j += pattern.startswith("]", j)
+    while j < len(pattern):
+        if pattern[j] == "\\":
+            j += 1
+        elif pattern[j] == "[":
+            depth += 1
+        elif pattern[j] == "]":
+            depth -= 1
+            if depth == 0:
+                return j + 1
+        j += 1
+    return len(pattern)
 
 
 def serve(lines: Any, out: Any) -> None:
