@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
 from palimpsest import Memory, Settings
+from palimpsest.journal import Journal
 from palimpsest.recall import pack
+from palimpsest.recall import snippet as snippet_module
 from palimpsest.recall.block import RecallItem
+from palimpsest.recall.snippet import _words as words_of
 from palimpsest.recall.snippet import shared_words as snippet_words
 from palimpsest.tokens import count_tokens
 
@@ -899,3 +903,30 @@ def test_a_long_pasted_itinerary_shows_the_line_asked_about(memory: Memory) -> N
     memory.worker().drain()
     block = memory.recall("qa", "is FSP-99X3Q7 the fasano code?", budget=1000).block
     assert "reservation code FSP-99X3Q7" in block, block
+
+
+def test_a_snippet_weighs_only_the_lines_that_may_say_a_query_word() -> None:
+    """Found in review: `_words` ran on each of a 25 KB paste's 500 lines, and recall was 2–3 times slower. A line
+    without a query word as a substring is weighed 0 unread; a time on the 12-hour clock and an error word still count."""
+    rows = [f"row {i}: porto coffee X{i}Y seat {i % 30}A 03NOV." for i in range(500)]
+    rows[321] = "reservation FSP-0003Q7 for the fasano hotel"
+    words = pack.query_words("is FSP-0003Q7 the fasano code?")
+    read: list[str] = []
+    with mock.patch.object(snippet_module, "_words", side_effect=lambda s: read.append(s) or words_of(s)):
+        cut = pack.snippet("\n".join(rows), 0, words, 60, over=True)
+    assert "FSP-0003Q7" in cut and read == [rows[321]]
+    assert snippet_words("the meeting moved to 4 pm.", pack.query_words("anything at 16:00?")) == 1
+    assert snippet_words("KeyError: 'FALL25'", pack.query_words("the error I pasted")) == 1
+
+
+def test_a_long_message_is_read_from_the_journal_only_when_its_copy_lacks_a_query_word(memory: Memory) -> None:
+    """Found in review: every long hit was read again from its journal, each recall; a copy that says every word of
+    the question is snippet enough, and one that lacks the code asked about is read whole (both backends)."""
+    memory.append("itin", "user", ITINERARY, created_at="2026-11-01T10:00:00+01:00")
+    memory.worker().drain()
+    reads = mock.Mock(wraps=Journal.get)
+    with mock.patch.object(Journal, "get", lambda self, *a: reads(self, *a)):
+        assert "FRA GRU" in memory.recall("qa", "seat of LH 506 FRA GRU?", budget=1000).block
+        assert reads.call_count == 0
+        assert "reservation code FSP-99X3Q7" in memory.recall("qa", "is FSP-99X3Q7 the fasano code?", budget=1000).block
+        assert reads.call_count == 1

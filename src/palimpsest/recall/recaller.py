@@ -40,7 +40,7 @@ from .block import (
     check_budget,
 )
 from .pack import fill, query_words
-from .snippet import shared_words
+from .snippet import says_all, shared_words
 from .updates import mark_earlier
 
 if TYPE_CHECKING:
@@ -367,9 +367,7 @@ class Recaller:
                 if calls > TOOL_CALL_LINES:
                     continue  # the best few: a coding session's block was thirty "Called Read with file_path=…" lines
             seen_text.add(key)
-            # whole: the index holds a long message's first `field_cap` characters, and the line a question asks about may
-            # be past them (a 38 KB pasted itinerary's last line held the reservation code; its first lines were shown)
-            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(self.kernel.whole(m), turn.session), h.score, m.session,
+            items.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(self._whole(m, words), turn.session), h.score, m.session,
                                     at=m.created_at, keep=_lead_in(m), tool=bool(m.tool_name or m.tool_result),
                                     note="no longer holds" if m.id in retired else
                                     f"in part no longer holds: {_retired_asked(echoes.partly[m.id], words)}" if m.id in echoes.partly else
@@ -383,6 +381,7 @@ class Recaller:
         found for "what's my address?", and the address itself was in the turn before it ("I just moved, new place is
         14 Rua das Flores, Porto.": no word of the query, cosine 0.23) and in no block."""
         by_id = {m.id: m for m in found}
+        words = query_words(turn.query)
         least = min((i.score for i in items), default=0.0)
         out = []
         for item in items[:REPLIES_OPENED]:
@@ -398,10 +397,17 @@ class Recaller:
                     or turn.shown_since is not None and m.session == turn.session and m.created_at >= turn.shown_since:
                 continue
             seen_text.add(key)
-            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(self.kernel.whole(m), turn.session),
+            out.append(RecallItem(m.id, "message", said_day(m.created_at, m.metadata), _shown_to(self._whole(m, words), turn.session),
                                   least - (1 + len(out)) * 1e-6, m.session, at=m.created_at, keep=_lead_in(m),
                                   note=ALTERNATE if m.alternate else ""))
         return out
+
+    def _whole(self, m: Message, words: set[str]) -> Message:
+        """The message read whole where the index holds it cut and its copy lacks one of the query's `words`: the line
+        a question asks about may be past the index's first `field_cap` characters (a 38 KB pasted itinerary's last
+        line held the reservation code; its first lines were shown). A copy saying them all is snippet enough: one
+        journal read per long hit had slowed recall (review)."""
+        return m if not m.truncated or says_all(_message_text(m), words) else self.kernel.whole(m)
 
     def _turn_before(self, reply: Message) -> Message | None:
         """The message before `reply` in its journal: one store read (two turns appended in one second share a time, so
