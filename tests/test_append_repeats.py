@@ -85,15 +85,18 @@ def test_two_speakers_saying_the_same_words_are_two_messages(memory: Memory) -> 
     assert [m.speaker for m in memory.browse(session="family-group")] == ["Ana", "Mark"]
 
 
-def test_two_agents_or_channels_saying_the_same_words_are_two_messages(memory: Memory) -> None:
+def test_an_append_retried_without_its_agent_or_channel_is_one_message(memory: Memory) -> None:
+    """Found in review: a client sends agent/channel on its first call only; its retry without them was stored
+    again, because the agent and channel given with an append were part of its key. They are the session's."""
+    first = memory.append("s", "user", "book the 9am slot", agent="helper", channel="web")
+    retry = memory.append("s", "user", "book the 9am slot")
+    assert not retry["stored"] and retry["id"] == first["id"]
+    # no speaker and no created_at: two agents' same words right after each other collapse as a retry
     memory.append("bots", "assistant", "on it", agent="ana-bot")
-    assert memory.append("bots", "assistant", "on it", agent="mark-bot")["stored"]
-    memory.append("chats", "user", "ok", channel="whatsapp-ana")
-    assert memory.append("chats", "user", "ok", channel="whatsapp-mark")["stored"]
-    assert not memory.append("chats", "user", "ok", channel="whatsapp-mark")["stored"]  # its retry
+    assert not memory.append("bots", "assistant", "on it", agent="mark-bot")["stored"]
     captured = memory.capture("cap", [{"role": "user", "content": "ok", "metadata": {"speaker": s}} for s in ("Ana", "Mark")])
     assert [stored for _, stored in captured["events"]] == [True, True]
-    assert [len(memory.browse(session=s)) for s in ("bots", "chats", "cap")] == [2, 2, 2]
+    assert [len(memory.browse(session=s)) for s in ("s", "bots", "cap")] == [1, 1, 2]
 
 
 def test_one_speaker_a_minute_apart_is_two_messages_a_retry_is_one(memory: Memory) -> None:

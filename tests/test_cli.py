@@ -173,7 +173,7 @@ def test_transcript_round_trip(capsys: pytest.CaptureFixture[str], home: str, tm
 
     appended = ok("append", "s1", "user", "the retry cap matches the upstream timeout", "--agent", "coder")
     assert appended["stored"] and appended["id"].startswith("evt_")
-    assert ok("append", "s1", "user", "the retry cap matches the upstream timeout", "--agent", "coder")["duplicate"]  # a retry
+    assert ok("append", "s1", "user", "the retry cap matches the upstream timeout")["duplicate"]
     f = tmp_path / "t.json"
     f.write_text(json.dumps([{"role": "user", "content": "ok", "created_at": "2024-01-01T00:00:00Z"},
                              {"role": "assistant", "content": "ok", "created_at": "2024-01-01T00:00:01Z"}]))

@@ -274,7 +274,7 @@ class Memory:
 
         Without `event_key`, a content-hash key makes identical repeated appends collapse
         (identical appends of different `created_at` are two turns, "OK." said on two days, and so
-        are those of different speakers, agents or channels: Ana's "ok" and Mark's);
+        are those of different speakers, `metadata.speaker`: Ana's "ok" and Mark's);
         distinct keys store true repeats. `session_attrs`: agent, channel, title, kind, key, settings."""
         return self.writer.append(session, {"role": role, "content": content, "tool_name": tool_name, "tool_args": tool_args,
                                             "tool_result": tool_result, "metadata": metadata, "created_at": created_at,

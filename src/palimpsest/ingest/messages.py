@@ -162,31 +162,29 @@ def normalise_message(raw: Any, where: str = "message", zone: tzinfo | None = UT
 AHEAD = timedelta(days=1)  # how far a message's time may be ahead of this machine's clock (clocks and zones drift)
 
 
-def default_key(m: dict[str, Any], ordinal: int | None = None, said: Any = None,
-                attrs: dict[str, Any] | None = None) -> str:
+def default_key(m: dict[str, Any], ordinal: int | None = None, said: Any = None) -> str:
     """Content-hash key: identical appends collapse; with an ordinal (bulk ingest),
     identical lines at different positions of one transcript both stay; with the time the
     writer said it was said (`said`), identical lines said at different times both stay ("OK."
     on Monday and on Friday), and a retry of one append, the same time again, collapses.
-    Without an ordinal, who said it (`said_by`; `attrs`: the session attributes given with it)
-    is part of the key: the same words from two people are two messages, never a retry."""
+    Without an ordinal, the speaker its metadata names (`said_by`) is part of the key: the same
+    words from two people are two messages, never a retry."""
     h = content_hash(m["role"], m["content"], m["tool_name"], m["tool_args"], m["tool_result"])
     if ordinal is not None:  # (the position tells two speakers' lines apart, and keeps a transcript's keys as they were)
         return f"i:{ordinal}:{h}"
-    who = said_by(m, attrs or {})
-    if any(who):  # (no one named: the key as before, so a retry sent across an upgrade still collapses)
+    who = said_by(m)
+    if who:  # (no one named: the key as before, so a retry sent across an upgrade still collapses)
         h = content_hash(h, who)
     return f"h:{h}" if said is None else f"t:{content_hash(h, m['created_at'])}"
 
 
-WHO_ATTRS = ("agent", "channel")  # the session attributes that say who a message came from
-
-
-def said_by(m: dict[str, Any], attrs: dict[str, Any]) -> list[str]:
-    """Who said a message, as its writer names them: its speaker (`records.speaker_in`) and the agent
-    and channel given with it. (Found by a family assistant's builder: in a shared session Mark's "ok
-    sounds good" after Ana's was answered as a duplicate under her id, and lost.)"""
-    return [speaker_in(m.get("metadata"), m["role"]), *(attrs.get(k) or "" for k in WHO_ATTRS)]
+def said_by(m: dict[str, Any]) -> str:
+    """Who said a message, as the message itself names them: its speaker (`records.speaker_in`).
+    (Found by a family assistant's builder: in a shared session Mark's "ok sounds good" after Ana's
+    was answered as a duplicate under her id, and lost.) The agent and channel given with an append
+    are the session's, not the message's: a client often sends them on its first call only, and its
+    retry without them is the same message."""
+    return speaker_in(m.get("metadata"), m["role"])
 
 
 def session_event(attrs: dict[str, Any]) -> dict[str, Any] | None:

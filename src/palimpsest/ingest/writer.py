@@ -55,12 +55,12 @@ class Writer:
 
     def append(self, session: str, raw: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
         """One message; without `event_key`, a content-hash key collapses a retried append (the same
-        words from the same speaker, agent and channel): with `created_at`, the same message of the
-        same time; without it, the same message right after itself (said again after other turns, it
-        is a turn of its own)."""
+        words from the same speaker; the agent and channel given with it are the session's, not part
+        of the key): with `created_at`, the same message of the same time; without it, the same message
+        right after itself (said again after other turns, it is a turn of its own)."""
         check_session_id(session)
         msg = normalise_message(raw, zone=self.zone)
-        key = default_key(msg, said=raw.get("created_at") or None, attrs=attrs)
+        key = default_key(msg, said=raw.get("created_at") or None)
         repeatable = frozenset() if msg["event_key"] or raw.get("created_at") else frozenset([key])
         msg["event_key"] = msg["event_key"] or key
         result = self._journal_and_index(session, [msg], attrs, repeatable)
@@ -97,8 +97,7 @@ class Writer:
         prepared = []
         for i, raw in enumerate(events):
             msg = normalise_message(raw, f"event {i}", self.zone)
-            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None if isinstance(raw, dict) else None,
-                                                               attrs=attrs)
+            msg["event_key"] = msg["event_key"] or default_key(msg, said=raw.get("created_at") or None if isinstance(raw, dict) else None)
             prepared.append(msg)
         return self._once_across_sessions(session, prepared, attrs)
 

@@ -108,7 +108,7 @@ def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
 
 
 @tool("memory_append", "Journal one message durably and index it. A retried append collapses: the same message "
-      "from the same speaker (metadata.speaker), agent and channel, right after itself or with the same created_at; "
+      "from the same speaker (metadata.speaker), right after itself or with the same created_at; "
       "said again after other turns, or by someone else, it is stored. Give event_key for "
       "your own idempotency.", schema({"session": SESSION, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
       write=True)
