@@ -879,6 +879,19 @@ def test_a_value_other_than_the_one_said_replaced_or_a_range_of_another_thing_is
     assert _marks(mem, churn, "what did Dana from Accel say about our churn?")["first"] == ""
 
 
+def test_ordinary_text_with_from_says_no_value_replaced() -> None:
+    """Found in review: a verb's stem ("up", "down", "cut", "went") and "from" had read ordinary text as a value replaced,
+    and that value took the marks of every other earlier one ("I downloaded the report from 2024" → 2024)."""
+    from palimpsest.recall.updates import _replaced
+
+    for text in ("I downloaded the report from 2024", "Uploaded the photos from March 5", "Went home from 5th avenue",
+                 "Cut the onions from 2 bulbs"):
+        assert _replaced(text) == frozenset(), text
+    assert _replaced("Board meeting moved from Nov 6 to 2026-11-13.") == {"6"}
+    assert _replaced("bump the timeout from 2s to 5s") == _replaced("timeout is 5s, not 2s") != frozenset()
+    assert _replaced("The seed round is now $2M (raised from $1.5M).") == _replaced("Round size: $2M (was $1.5M)") != frozenset()
+
+
 ITINERARY = ("pasting the itinerary pdf\n" + "".join(f"{d:02d}NOV LH 506 FRA GRU 22:20 seat {d % 30}A ticket 220-{4711000 + d}\n"
                                                       for d in range(1, 700))
              + "Hotel Fasano São Paulo — reservation code FSP-99X3Q7\n")

@@ -83,10 +83,15 @@ _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 # (a power of two digits at most: "1e999999999" written out would be a billion digits)
 _SHORT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]([-+]?\d\d?)|[bB])\b")
 # the value a later item says it replaced ("Board meeting moved from Nov 6 to 2026-11-13", "Round size updated: $2M (was
-# $1.5M)", "negotiated up from $14M", "is on 2026-11-13, not 2026-11-06"): a verb of change, up to three words, then
-# "from"; "(was"; or ", not"
-_REPLACED = re.compile(r"(?:\b(?:mov|chang|rais|upp|bump|push|increas|decreas|lower|cut|drop|went|up|down)[\w']*(?:\s+[\w']+){0,3}?"
-                       r"\s+from|\(was|,\s+not)\s+((?:[^\W\d_]{3,9}\.?\s+)?[~$€£]?\d[\w.,:]*)", re.IGNORECASE)
+# $1.5M)", "(raised from $1.5M)", "is on 2026-11-13, not 2026-11-06"): a verb of change, whole, up to three words, then
+# "from X to Y" (or "from X" closing a parenthesis); "(was X"; or ", not X". (Stems had matched ordinary text: "I
+# downloaded the report from 2024", "Uploaded the photos from March 5", "Went home from 5th avenue", "Cut the onions from 2
+# bulbs" each said a value replaced, and the value they named took the marks of every other earlier one: found in review)
+_CHANGED = (r"\b(?:(?:mov|rais|increas|decreas|reduc|chang|updat)(?:e[ds]?|ing)|(?:lower|bump|push|shift)(?:s|es|ed|ing)?"
+            r"|upped|drop(?:s|ped|ping)?)\b"
+            r"(?:\s+[\w']+){0,3}?\s+from\s+")
+_VALUE = r"((?:[^\W\d_]{3,9}\.?\s+)?[~$€£]?\d[\w.,:]*)"
+_REPLACED = re.compile(rf"{_CHANGED}{_VALUE}(?=\s+to\b)|\(\s*{_CHANGED}{_VALUE}(?=[^()]*\))|(?:\(was|,\s+not)\s+{_VALUE}", re.IGNORECASE)
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # a unit written against its number ("10mg", "1Gi", "2.5ml") is a word of its own, as "10 mg" is (not an ordinal, a time of
@@ -219,7 +224,7 @@ def _replaced(text: str) -> frozenset[str]:
     """The values `text` says were replaced (`_REPLACED`), as `said` reads its numbers."""
     from ..facts.curator import tokens
 
-    said = (tokens(m.group(1), spans=False) for m in _REPLACED.finditer(text))
+    said = (tokens(m.group(m.lastindex or 0), spans=False) for m in _REPLACED.finditer(text))  # (one alternative's value)
     return frozenset(_value(next(w for w in words if w[0].isdigit())) for words in said if any(w[0].isdigit() for w in words))
 
 
