@@ -143,29 +143,27 @@ def test_a_day_asked_finds_the_messages_whose_words_name_a_stretch_holding_it(ho
     """Found by a new user in Valencia: "two weeks ago we moved", said on 12 September, and "we move at the end of
     august", said on 3 August, both hold 29 August; "what happened on 29 August?" read only what was said from that day
     to a week after, and said "none stored"."""
+    hits = _asked_29_august(home, store_url, [("we found a flat in Ruzafa! we move at the end of august", "2026-08-03"),
+                                              ("my sister sent a photo of her cat", "2026-08-10"),
+                                              ("two weeks ago we moved and I still have boxes everywhere", "2026-09-12")])
+    assert [h.message.content[:16] for h in hits] == ["we found a flat ", "two weeks ago we"]
+    assert all(h.parts["when"] < 1 for h in hits)  # a stretch holding the day is less near than the day itself
+
+
+def _asked_29_august(home: Path, store_url: str, said: list[tuple[str, str]]) -> list:
+    """The hits of "what happened on 29 August?" over one session of user lines, each said on its day at 18:00 UTC."""
     memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off", timezone="UTC"))
-    memory.ingest_session("s", [
-        {"role": "user", "content": "we found a flat in Ruzafa! we move at the end of august", "created_at": "2026-08-03T18:00:00Z"},
-        {"role": "user", "content": "my sister sent a photo of her cat", "created_at": "2026-08-10T18:00:00Z"},
-        {"role": "user", "content": "two weeks ago we moved and I still have boxes everywhere", "created_at": "2026-09-12T18:00:00Z"},
-    ])
+    memory.ingest_session("s", [{"role": "user", "content": text, "created_at": f"{day}T18:00:00Z"} for text, day in said])
     memory.worker().drain()
-    result = memory.search("what happened on 29 August?", now="2026-11-20T18:00:00Z")
-    assert [h.message.content[:16] for h in result.hits] == ["we found a flat ", "two weeks ago we"]
-    assert all(h.parts["when"] < 1 for h in result.hits)  # a stretch holding the day is less near than the day itself
+    hits = memory.search("what happened on 29 August?", now="2026-11-20T18:00:00Z").hits
     memory.close()
+    return hits
 
 
 def test_a_day_asked_is_not_held_by_a_message_naming_its_whole_month(home: Path, store_url: str) -> None:
     """Found in review: "what happened on 29 August?" returned "my birthday is in August" and "the gym is closed all of
     August": a bare month was read as a stretch holding the day. The stretch must be at most half a month."""
-    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="hash", embed_cache="off", timezone="UTC"))
-    memory.ingest_session("s", [
-        {"role": "user", "content": "my birthday is in August", "created_at": "2026-05-03T18:00:00Z"},
-        {"role": "user", "content": "the gym is closed all of August", "created_at": "2026-07-20T18:00:00Z"},
-        {"role": "user", "content": "we move at the end of august", "created_at": "2026-08-03T18:00:00Z"},
-    ])
-    memory.worker().drain()
-    result = memory.search("what happened on 29 August?", now="2026-11-20T18:00:00Z")
-    assert [h.message.content for h in result.hits] == ["we move at the end of august"]
-    memory.close()
+    hits = _asked_29_august(home, store_url, [("my birthday is in August", "2026-05-03"),
+                                              ("the gym is closed all of August", "2026-07-20"),
+                                              ("we move at the end of august", "2026-08-03")])
+    assert [h.message.content for h in hits] == ["we move at the end of august"]
