@@ -512,6 +512,18 @@ def test_a_recall_as_of_a_past_day_shows_the_facts_that_held_then(memory: Memory
     assert new.id in today and old.id not in today
 
 
+def test_a_recall_given_todays_time_shows_only_the_facts_that_hold(memory: Memory) -> None:
+    """Found by a French-speaking library user whose bot passes each turn's time as `now`: `recall(now=<today>)` showed
+    "easy run 6 km" and "easy run 8 km", both superseded, beside the 12 km that replaced them (its facts were every fact
+    held until tomorrow, a window's, not the facts that hold)."""
+    old = memory.facts.write("The marathon goal is 3h40.", valid_from="2026-07-15T10:00:00Z")
+    new = memory.facts.curator.write({"text": "The marathon goal is 3h50 now.", "valid_from": "2026-09-01T10:00:00Z",
+                                      "corrects": old.id}).fact
+    for now in (None, memory.kernel.clock()):
+        shown = {i.id for i in memory.recall("chat-x", "what is the marathon goal?", now=now).items if i.kind == "fact"}
+        assert new.id in shown and old.id not in shown, now
+
+
 def test_bidirectional_controls_are_shown_in_the_block(memory: Memory) -> None:
     """Found by a team on a shared server: a message holding U+202E / U+2066 reached the block raw, so its line displayed
     reversed from what it says (the panel showed them as ⟦U+202E⟧ already)."""

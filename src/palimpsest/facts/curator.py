@@ -110,7 +110,6 @@ _TENS = {w: NUMBER_WORDS[w][0] for w in ("twenty", "thirty", "forty", "fifty", "
 _UNITS = {w: str(i) for i, w in enumerate(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], start=1)}
 _UNITS.update({"first": "1st", "second": "2nd", "third": "3rd", **{w: NUMBER_WORDS[w] for w in ("fourth", "fifth", "sixth", "seventh", "eighth", "ninth")}})
 del NUMBER_WORDS["one"]  # more often a pronoun ("a new one") than a count; "second" is left out too (a unit)
-_ORDINAL = re.compile(r"(?<=\d)(?:st|nd|rd|th)$")  # "the 3rd floor" is "floor 3"
 _WORD = re.compile(r"\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm|k|m|%)?|[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 # Only words that never change what a statement says: prepositions, quantifiers and
 # "before/after" stay, since "before midnight" is not "after midnight".
@@ -270,7 +269,7 @@ def tokens(text: str, spans: bool = True) -> list[str]:
         w = ALIASES.get(w, NUMBER_WORDS.get(w, w))
         positive = slots.opposite(words, i)
         if w[0].isdigit():
-            out.append(_number(_ORDINAL.sub("", w.replace(",", ""))))
+            out.append(_number(slots.unordinal(w.replace(",", ""))))
         elif w in NEGATIONS or w.endswith("n't"):
             out.append("not")
         elif positive is not None:
@@ -281,7 +280,6 @@ def tokens(text: str, spans: bool = True) -> list[str]:
 
 
 _THOUSANDS = re.compile(r"(\d+(?:\.\d+)?)k")
-_AMOUNT_OR_ORDINAL = re.compile(r"\d+(?:\.\d+)?k|\d*(?:1st|2nd|3rd|[04-9]th|1[1-3]th)")
 
 
 def _number(w: str) -> str:
@@ -395,7 +393,7 @@ def _names(text: str) -> set[str]:
             continue  # but "Server A" / "Server B" name two things
         letters = re.search(r"[^\W\d_]", w)
         ident = re.search(r"[@/]", w) or (letters and (re.search(r"\w\.\w", w) or re.search(r"\d", w))
-                                          and not _AMOUNT_OR_ORDINAL.fullmatch(w.lower()))  # "130k", "4th": a number's value
+                                          and not (_THOUSANDS.fullmatch(w.lower()) or slots.ORDINAL.fullmatch(w.lower())))  # "130k", "4th": a number's value
         if (w.isupper() and (len(w) > 1 or w != "I")) or (w[0].isupper() and not opening) or ident:
             out.add(ALIASES.get(w.lower(), w.lower()))
     return out

@@ -286,13 +286,19 @@ class Slot:
 NUMBER_WORDS = {w: str(i) for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 NUMBER_WORDS.update({w: str(i) for i, w in enumerate(ORDINAL_WORDS, 1)})  # "the third floor" is "floor 3"
-_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
+ORDINAL = re.compile(r"(\d+)(?:st|nd|rd|th)")  # "4th", "21st": whole words (`fullmatch`)
+
+
+def unordinal(word: str) -> str:
+    """A number said as an ordinal as its number ("3rd" is "3", "the 3rd floor" is "floor 3"); any other word as it is."""
+    m = ORDINAL.fullmatch(word)
+    return m.group(1) if m else word
 
 
 def content(words: list[str], keep_preps: bool = False) -> list[str]:
     """Stems of the words that carry meaning (fillers out, number words as digits);
     `keep_preps` keeps prepositions ("works at" is not "works on")."""
-    return [NUMBER_WORDS.get(w) or _ORDINAL.sub(r"\1", stem(w)) for w in words
+    return [NUMBER_WORDS.get(w) or unordinal(stem(w)) for w in words
             if (w not in _FILLER or keep_preps and w in _PREPS and w not in ("of", "to")) and w not in PRONOUNS]
 
 

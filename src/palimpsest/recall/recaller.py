@@ -143,9 +143,10 @@ class Recaller:
         moment = parse_time(now, "now") if now is not None else None
         before = {"until": (moment.date() + timedelta(days=1)).isoformat()} if moment is not None else {}
         past = moment is not None and moment < parse_time(self.kernel.clock()) - timedelta(days=1)
-        if past:
-            # and its facts are those that held by the end of that day and were said by then: "I moved to Seattle", said
-            # two weeks later, had stood in for Portland in a replay of that day (the facts searched were today's)
+        if moment is not None:
+            # and its facts are those that held at the end of that day, not every fact held until then (a search's window):
+            # "I moved to Seattle", said two weeks later, had stood in for Portland in a replay of that day, and a bot
+            # passing today's time had been shown the superseded "easy run 6 km" beside the 12 km that replaced it
             before["valid_at"] = before["until"]
         elsewhere = self._elsewhere(project) if project not in (None, EVERY_PROJECT) else None
         # other repositories' sessions are left out inside the search, before it cuts its hits: filtered after, 300 lines

@@ -53,7 +53,7 @@ from functools import cache
 
 from .. import when
 from ..facts.echoes import FUNCTION_WORDS
-from ..facts.slots import QUANTITY, SERIES
+from ..facts.slots import QUANTITY, SERIES, unordinal
 from ..search.floor import beyond_model
 from .block import LINE_TOKENS, RecallItem
 
@@ -93,7 +93,6 @@ _CHANGED = (r"\b(?:(?:mov|rais|increas|decreas|reduc|chang|updat)(?:e[ds]?|ing)|
 _VALUE = r"((?:[^\W\d_]{3,9}\.?\s+)?[~$€£]?\d[\w.,:]*)"
 _REPLACED = re.compile(rf"{_CHANGED}{_VALUE}(?=\s+to\b)|\(\s*{_CHANGED}{_VALUE}(?=[^()]*\))|(?:\(was|,\s+not)\s+{_VALUE}", re.IGNORECASE)
 _NOT_NUMBERS = re.compile(r"(?:^|(?<=\s))\d{1,2}[.)](?=\s)|\bfirst\b", re.IGNORECASE)  # list markers; "the first course"
-_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$")
 # a unit written against its number ("10mg", "1Gi", "2.5ml") is a word of its own, as "10 mg" is (not an ordinal, a time of
 # day or thousands: "5th", "9am", "42k"); read as one word, "10mg" had been "10m" and no 10 beside "theo (10)"
 _GLUED_UNIT = re.compile(r"(?<=\d)(?!(?:st|nd|rd|th|am|pm|k)\b)(?=[^\W\d_]+\b)", re.IGNORECASE)
@@ -175,11 +174,6 @@ _CLOCK = re.compile(r"(\d{1,2}):(\d\d)")
 _BARE_CLOCK = re.compile(r"\b(\d{1,2}:\d\d)\b(?!\s*[ap]\.?m\b)", re.IGNORECASE)
 
 
-def _value(word: str) -> str:
-    m = _ORDINAL.match(word)
-    return m.group(1) if m else word
-
-
 def _unit(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word  # "bike" / "bik" (from "bikes")
 
@@ -203,7 +197,7 @@ def said(item: RecallItem) -> _Said:
     near: dict[str, set[str]] = {}
     for i, w in enumerate(words):
         if w[0].isdigit():
-            value = _value(w)
+            value = unordinal(w)
             units.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] + words[i + 1: i + 1 + AFTER] if not a[0].isdigit())
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
     phrases = {value: counted for value, counted in _phrases(text).items() if value in units}  # (not "42" of "42k": 42000)
@@ -225,7 +219,7 @@ def _replaced(text: str) -> frozenset[str]:
     from ..facts.curator import tokens
 
     said = (tokens(m.group(m.lastindex or 0), spans=False) for m in _REPLACED.finditer(text))  # (one alternative's value)
-    return frozenset(_value(next(w for w in words if w[0].isdigit())) for words in said if any(w[0].isdigit() for w in words))
+    return frozenset(unordinal(next(w for w in words if w[0].isdigit())) for words in said if any(w[0].isdigit() for w in words))
 
 
 def _written_out(short: re.Match[str]) -> str:
@@ -248,7 +242,7 @@ def _phrases(text: str) -> dict[str, list[str]]:
                 break
             words.append(_unit(said[0]))
         if number and number[0][0].isdigit() and words:
-            phrases.setdefault(_value(number[0]), words)
+            phrases.setdefault(unordinal(number[0]), words)
     return phrases
 
 
@@ -272,7 +266,7 @@ def _kinds(text: str) -> dict[str, str]:
     kinds: dict[str, str] = {}
     days = [span.text for span in when.resolve(text, when.ANY_DAY) if span.kind in _DAYS]
     for w in (w for day in days for w in tokens(day, spans=False) if w[0].isdigit()):
-        kinds.setdefault(_value(w), "day")
+        kinds.setdefault(unordinal(w), "day")
     for kind, pattern in _KINDS:
         for m in pattern.finditer(text):
             for w in tokens(m.group(), spans=False):
@@ -280,12 +274,12 @@ def _kinds(text: str) -> dict[str, str]:
                     if kind == "label":  # one of a series as the subject ("Room 4 has the projector."): never a value
                         opens = _OPENS.search(text[max(0, m.start() - 16):m.start()])
                         kind_of = f"{'subject' if opens else 'label'}:{m.group(1).lower()}"
-                    kinds.setdefault(_value(w), kind_of if kind == "label" else kind)
+                    kinds.setdefault(unordinal(w), kind_of if kind == "label" else kind)
     for m in _QUALIFIER.finditer(text):
         number, noun = tokens(m.group(1), spans=False), tokens(m.group(2), spans=False)
         if number and number[0][0].isdigit() and noun and noun[0] not in _NOT_UNITS \
                 and _unit(noun[0]) not in _measured() | TIME_UNITS:  # "950 euros a month" names no euro
-            kinds.setdefault(_value(number[0]), f"label:{m.group(2).lower()}")
+            kinds.setdefault(unordinal(number[0]), f"label:{m.group(2).lower()}")
     return kinds
 
 
