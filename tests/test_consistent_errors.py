@@ -42,8 +42,9 @@ def test_unknown_session_over_http_and_mcp(tmp_path: Path) -> None:
         for tool in ("memory_briefing", "memory_context"):
             r = httpx.post(f"{url}/api/memory/tool/{tool}", json={"session": "nope"}, trust_env=False)
             assert r.status_code == 404 and r.json()["error"] == {"code": "not_found", "message": MESSAGE}
-        r = httpx.post(f"{url}/api/memory/tool/memory_search", json={"query": "  "}, trust_env=False)
-        assert r.status_code == 400 and "non-empty" in r.json()["error"]["message"]
+        for blank in ("  ", "\u200b\ufeff"):
+            r = httpx.post(f"{url}/api/memory/tool/memory_search", json={"query": blank}, trust_env=False)
+            assert r.status_code == 400 and "non-empty" in r.json()["error"]["message"]
 
         async def main() -> list[dict[str, str]]:
             async with Client(f"{url}/mcp", read_timeout_seconds=60) as client:
@@ -58,7 +59,9 @@ def test_unknown_session_over_http_and_mcp(tmp_path: Path) -> None:
     memory.close()
 
 
-@pytest.mark.parametrize("argv", [["search", ""], ["search", "   "], ["recall", ""], ["vault", "query", "docs", ""]])
+# (a zero-width space shows nothing: a data scientist's copied query had been searched and answered "no hits")
+@pytest.mark.parametrize("argv", [["search", ""], ["search", "   "], ["search", "\u200b"], ["search", " \ufeff\u200b "], ["recall", ""],
+                                  ["vault", "query", "docs", ""]])
 def test_an_empty_query_is_refused(capsys: pytest.CaptureFixture[str], home: str, argv: list[str]) -> None:
     code, out, err = run(capsys, "--home", home, *argv, "--json")
     assert (code, out) == (2, ""), err

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 
 _LOGGED: dict[str, float] = {}  # when each kind of error told clients less was last logged (`for_clients`)
 
@@ -79,6 +80,12 @@ class NotFound(PalimpsestError, LookupError):
 
 
 EMPTY_QUERY = "query must be a non-empty string: give the words to search for"
+
+
+def blank(query: str) -> bool:
+    """Whether a query holds nothing to search for: white space, or characters that show nothing (U+200B, U+FEFF: a query
+    of a copied zero-width space had been searched and answered "no hits" where "" is refused)."""
+    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in query)
 
 
 def unknown_session(session: str) -> NotFound:

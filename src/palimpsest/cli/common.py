@@ -73,9 +73,9 @@ def count(least: int = 1) -> Callable[[str], int]:
 
 def words(query: str | None) -> str:
     """A query with words in it, or the one refusal of an empty query (`errors.EMPTY_QUERY`)."""
-    from ..errors import EMPTY_QUERY, InvalidInput
+    from ..errors import EMPTY_QUERY, InvalidInput, blank
 
-    if not query or not query.strip():
+    if not query or blank(query):
         raise InvalidInput(EMPTY_QUERY)
     return query
 
