@@ -183,6 +183,19 @@ def test_an_entity_with_its_capital_is_a_name_not_a_common_word(memory: Memory) 
     assert by("will") == ["I will go to the gym in may", "Our intern is Will, from May to August."]
 
 
+def test_a_fact_opening_with_a_name_names_it(memory: Memory) -> None:
+    """Found by a novelist: `facts query --entity Tobin` missed "Tobin's sister is Wren." and "Tobin runs goods …", and
+    `--entity Ilse` missed "Ilse is now Tobin's sister": a character's facts open with the character's name, and an
+    opening capital had counted as no name (for "Will you …", "May I …", which still are none)."""
+    for text in ["Tobin's sister is Wren.", "Tobin runs goods through the Ashen March.", "Ilse is now Tobin's sister, not Maren's.",
+                 "Will you check the logs?", "May I add a note about this?", "Will this break the build?"]:
+        memory.facts.write(text)
+    by = lambda entity: sorted(f.text for f in memory.facts.query(entity=entity))
+    assert by("Tobin") == ["Ilse is now Tobin's sister, not Maren's.", "Tobin runs goods through the Ashen March.", "Tobin's sister is Wren."]
+    assert by("Ilse") == ["Ilse is now Tobin's sister, not Maren's."]
+    assert by("Will") == by("May") == []
+
+
 def test_a_correction_citing_a_message_holds_from_when_it_was_said(home, store_url: str, capsys: pytest.CaptureFixture[str],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a founder over MCP: `memory_fact_supersede` citing a message of 5 September gave the new fact `valid_from`
