@@ -1581,3 +1581,49 @@ def test_a_pasted_logs_caption_is_no_fact(caption: str) -> None:
                                        "My exam results came back on 2026-01-03.", "Sprint review, 2026-01-03"])
 def test_a_statement_about_a_report_is_still_one(statement: str) -> None:
     assert classify(statement) is not None
+
+
+# found by three new users without an LLM (a carer, a data scientist's Claude Code sessions, a runner's training log):
+# each line became a current fact and led the recall blocks after it
+@pytest.mark.parametrize("said", [
+    "dad is NOT happy about that", "i didnt hear that",  # a reaction to what was just said
+    "october is busy.",  # how a time of the calendar goes
+    "yesterday's run looked good, can we check feature importance of it",  # a question after its lead
+    "another leak i think: account_manager_id",  # a guess
+    "first sync with marcus.",  # a note's heading: an ordinal holds nothing
+    "the mlp head is overfitting w/ 3e-4.",  # a trouble report
+    "easy run 6 km, 36 min, felt fine",  # a log line, closed by how it felt
+])
+def test_chatter_guesses_and_log_lines_of_new_users_are_no_facts(said: str) -> None:
+    out = local_distill([msg(said)])
+    assert (out["facts"], out["corrections"], out["tasks"]) == ([], [], [])
+
+
+@pytest.mark.parametrize(("said", "kept"), [
+    # a value set from then on, the words of time after it
+    ("lr 1e-4 from now on", [("fact", "preference", "lr 1e-4 from now on")]),
+    # a change of value said with "now" and the new value after a comma; a patient handed to another doctor
+    ("deadline moves again, now Nov 24", [("correction", "correction", "deadline moves again, now Nov 24")]),
+    ("turns out dr hallström RETIRED in august. they transferred dad to Dr. Priya Raman",
+     [("correction", "correction", "they transferred dad to Dr. Priya Raman")]),
+    # "Sunrise Home Care" is a place (after "through"), not "Care", a person "her" could stand for
+    (("good news we got a home aide through Sunrise Home Care. her name is Rosa Delgado, she comes mon/wed/fri 9am-1pm. "
+      "helps with showering, lunch, meds reminders"),
+     [("fact", "fact", "her name is Rosa Delgado, she comes mon/wed/fri 9am-1pm.")]),
+])
+def test_statements_new_users_made_are_kept_with_their_subject_as_said(said: str, kept: list[tuple[str, str, str]]) -> None:
+    out = local_distill([msg(said, at="2026-12-08T10:00:00Z")])
+    assert all(c["text"] != "deadline moves again, now Nov 24" or named_start(c["text"], "2026-12-08T10:00:00Z") is None
+               for c in out["corrections"])  # the day is the new value, not when it holds
+    assert [("fact", f["kind"], f["text"]) for f in out["facts"]] + [("correction", "correction", c["text"])
+                                                                      for c in out["corrections"]] == kept
+
+
+def test_a_carers_chatter_is_no_current_fact_and_her_doctor_change_is(memory: Memory) -> None:
+    """The carer's turns as `palimpsest distill SID --no-llm` curates them: her reaction was a current fact,
+    and the change of cardiologist none."""
+    _turns(memory, "s", [("user", "dad is NOT happy about that"), ("assistant", "I understand."),
+                         ("user", "turns out dr hallström RETIRED in august. they transferred dad to Dr. Priya Raman"),
+                         ("assistant", "Noted."), ("user", "thanks")])
+    memory.worker(tasks=["distill"]).drain()
+    assert [f.text for f in memory.facts.query()] == ["they transferred dad to Dr. Priya Raman"]

@@ -433,7 +433,8 @@ def named_start(text: str, said_at: str, metadata: dict[str, Any] | None = None)
 # a day moved: the days named are its old and new values, not when the statement starts to hold (it held from March 14)
 _A_VALUE_MOVED = re.compile(r"\b(?:push|pushed|pushing|move[sd]?|moving|postpone[sd]?|postponing|shift(?:s|ed|ing)?|slip(?:s|ped|ping)?|"
                             r"reschedule[sd]?|rescheduling|bump(?:s|ed|ing)?|change[sd]?|changing|delay(?:s|ed|ing)?)\b"
-                            r"(?:.*\bfrom|[^.!?;]*\bto)\s+(?:the\s+)?$", re.IGNORECASE)  # "… from March 14", "moving the v3 release to May 6"
+                            r"(?:.*\bfrom|[^.!?;]*\bto|[^.!?;]*,\s*now)\s+(?:the\s+)?$", re.IGNORECASE)  # "… from March 14", "moving the v3 release to May 6"
+# (", now Nov 24" too: "deadline moves again, now Nov 24", said on 8 December, had held from 24 November)
 _TO_ANOTHER = re.compile(r"\s*(?:→|->|=>|⇒)")
 # a day a thing recurs on, or a deadline: "Rent is €1,150 a month, paid on the 1st" held from January 1 and "a savings goal
 # of €20,000 by 2026" from January 1, 2026 (found by a life-assistant builder and a skeptical evaluator)
@@ -530,7 +531,7 @@ SMALL_TALK = re.compile(r"^\s*(?:i see|makes sense|got it|gotcha|fair enough|goo
                         r"readme|internet))\b"
                         r"(?:\s+[\w'-]+){0,4}?\s+(?:say|says|said|told|thinks|claims|recommends?)\b|"
                         r"i (?:didn'?t|did not|never) know (?:that|this)|i (?:don'?t|didn'?t|do not|did not) (?:understand|get|follow|"
-                        r"see)\b|i had no idea|good to know|til\b|"
+                        r"see|(?:hear|catch) (?:that|this|it|you))\b|i had no idea|good to know|til\b|"
                         r"(?:trying|doing|checking|testing|looking at|working on|giving) (?:that|it|this|now)\b|"
                         r"what an?\b|sounds (?:like|good|great|fine|perfect|about right)|looks (?:good|great|fine)|works for me|long day|"
                         r"rough day|same here|me too|i(?:'m| am) (?:back(?! (?:(?:down |up )?to|on|at|under|below|over|above) (?:a |an |the )?\d)|here|done|in|out|"
@@ -562,7 +563,10 @@ CROWD = re.compile(r"^\s*(?:everyone|everybody|people|most people|many people|lo
                    r"nobody|no one|they)\b(?:\s+[\w'-]+){0,4}?\s+(?:seems? to|says?|said|think|thinks|reckons?|claims?|swears? by|"
                    r"recommends?|hates?|loves?)\b", re.IGNORECASE)
 # a hedge on one's own intention is not one yet ("I might switch to Linux", "we may move")
-HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|^\s*(?:i|we)(?:'m| am|'re| are) (?:still )?not sure\b", re.IGNORECASE)
+# ... and a guess said in passing, "I think" set off as an aside ("another leak i think: account_manager_id", a data
+# scientist's, had been a current fact while she was still looking)
+HEDGE = re.compile(r"\b(?:i|we)(?: \w+ly)? (?:might|may|could)\b|^\s*(?:i|we)(?:'m| am|'re| are) (?:still )?not sure\b|"
+                   r"(?:^|[\s,—–])i (?:think|guess|suppose|suspect|reckon)\s*(?:[,:;—–.!]|$)", re.IGNORECASE)
 # a passing trouble report (the matter of a question, not a standing fact): "it keeps
 # crashing", "the build fails with", "is throwing a 500"
 TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|crash(?:es|ing)?|throws?|throwing|errors? out|"
@@ -570,7 +574,9 @@ TROUBLE = re.compile(r"\b(?:keeps?|kept) (?:on )?\w+ing\b|\b(?:fails?|failing|cr
                      r"random )?"
                      r"(?:(?:(?<=a )|(?<=an )|(?<=he ))[45]\d\d\b|(?:\w+ )?(?:error|exception|segfault|timeout|traceback|stack trace))|"
                      r"[45]\d\d (?:error|status|response)|"
-                     r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working)\b", re.IGNORECASE)
+                     r"doesn'?t work|does not work|won'?t (?:start|build|compile|load|run|boot|connect)|stopped working|"
+                     # a model's training going wrong ("the mlp head is overfitting w/ 3e-4.": an observation of one run)
+                     r"(?:overfitting|underfitting|diverging|overfits|underfits|diverges))\b", re.IGNORECASE)
 REPORTED = re.compile(r"^\s*(?:(?:my|our|a|the|his|her|their)\s+)?(?:[\w'-]+\s+){0,2}?(?:says|said|thinks|thought|told|believes|"
                       r"claims|claimed|mentioned|reckons|suggests|suggested|argues|argued|wrote|writes|reports that|"
                       r"(?:used to|would|always|likes to|loves to) say|swears by|swears|swore|asked|asks|insists|insisted|complains|"
@@ -581,8 +587,11 @@ _NO_SUBJECT = re.compile(r"^\s*(?:that|this|it|there|here|these|those|which|what
                          r"|^\s*(?:something|nothing|anything)(?:'s|\s+(?:is|was|seems|looks|feels))\s+(?:\w+ly\s+)?(?:off|wrong|weird|odd|"
                          r"strange|fishy|broken|up)[.!]*\s*$", re.IGNORECASE)  # (the whole sentence: "something's up with my Tesla, …" says more)
 CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |have been )?(?:moved|switched|migrated|changed|shifted|"
-                    r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|"
+                    r"pushed|postponed|rescheduled|bumped|raised|lowered|swapped|increased|decreased|dropped|reduced|cut|upped|transferred|"
                     r"(?:went|gone|is going|are going) (?:up|down)) (?:\w+ ){0,4}?(?:to|from)\b|"
+                    # the new value after a comma's "now" ("deadline moves again, now Nov 24": a data scientist's new
+                    # deadline had been no fact, and "they transferred dad to Dr. Priya Raman" a carer's new cardiologist)
+                    r",\s*now\s+(?:[^\W\d_]+\s+)?\d|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
                     r"\b(?:my|our|the) new [\w-]+(?: [\w-]+)? (?:is|are)\b|"
                     r"\b(?:got|was|were|has been|have been|is|are) (?:cancell?ed|called off|scrapped|postponed|delayed|shelved)\b|"
@@ -600,7 +609,9 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     rf"(?![^.!?]*\b(?:is|are|was|were|would|will|could|can|should|might|may|must|has|had|does|did|requires?|"
                     rf"needs?|takes?|means?|{when.IRREGULAR_PAST})\b))", re.IGNORECASE)
 RULE = re.compile(r"^\s*(?:(?:for|in|with|on) (?:all|every|any|each)\b[^,]{1,40},\s*\w+|(?:from now on|going forward|from here on|"
-                  r"in future|in the future),?\s+\w+|never\b(?! mind)|"
+                  r"in future|in the future),?\s+\w+|"
+                  # ... or closing the value it sets ("lr 1e-4 from now on", of a data scientist's, had been nothing kept)
+                  r"[^.!?]{3,}\b(?:from now on|going forward|from here on)(?:\s+(?:for|in|on|with)\s[^.!?]*)?[.!]*$|never\b(?! mind)|"
                   r"always\b(?! (?:happy|glad|fun|good|nice|great|a pleasure))|"
                   r"(?:don'?t|do not)\b(?! forget| worry| bother| mind| know| think| care| get me wrong| let me forget| remember|"
                   r" understand| see)|(?:please|pls|plz) (?:keep|use|reply|answer|write|send|avoid|make|stop|call|"
@@ -895,6 +906,10 @@ _ASKED = re.compile(r"^\s*(?:(?:can|could|would|will|should|shall|do|does|did|is
 # it" take nothing back)
 TAKEN_BACK = re.compile(r"^\W*(?:(?:actually|no|oh|ok|okay|wait|sorry|hmm|um)[,.!]?\s+)*(?:not\s[^,]{1,40},\s*)?"
                         r"(?:forget (?:it|that|about it)|never\s?mind|nvm|scratch that|ignore that)\W*$", re.IGNORECASE)
+# ... or after a lead, set off by a comma, an auxiliary before its subject: "yesterday's run looked good, can we check
+# feature importance of it" (a data scientist's request had become an event of the day before)
+_ASKED_AFTER = re.compile(r"[,;—–]\s*(?:(?:so|and|but|ok|okay|then)\s+)?(?:can|could|would|will|should|shall|do|does|did|is|are|"
+                          r"was|were|may)\s+(?:u|you|ya|i|we|they|it|there|this|that)\b(?!['’])[^,]*$", re.IGNORECASE)
 _TAG_QUESTION = re.compile(r",\s*(?:right|correct|yeah|yes|no|isn't it|aren't we|didn't we)\?\s*$", re.IGNORECASE)
 MAX_SENTENCE = 400  # longer is pasted text (a transcript, a document), not a statement
 _I_AM = re.compile(r"^\s*i(?:'m| am)\s", re.IGNORECASE)  # "I'm vegan": two words, a fact still
@@ -922,7 +937,9 @@ PLEASANTRY = re.compile(r"^\s*(?:sending (?:\w+ ){0,2}?(?:love|hugs|vibes|though
                         r"done|died|cried)\b", re.IGNORECASE)
 # how things are going, said of nothing in particular ("Things have been hectic", "Work has
 # been nuts", "Life's too short to …")
-_VAGUE = re.compile(r"^\s*(?:things|everything|life|work|stuff|the timing|it all|this week|the week|today)(?:'s|\s+(?:is|are|was|were|"
+# ("october is busy.", a carer's, had been a current fact: a month or a day goes so too)
+_VAGUE = re.compile(r"^\s*(?:things|everything|life|work|stuff|the timing|it all|this week|the week|today|(?:this|next|the) (?:month|"
+                    r"weekend)|" + "|".join(sorted(CALENDAR_WORDS)) + r")(?:'s|\s+(?:is|are|was|were|"
                     r"has been|have been|'s been|gets?|got|feels?|seems?|just))\s+(?:(?:so|really|pretty|super|kinda|kind of|a bit|"
                     r"just|been|totally|honestly|absolutely)\s+)*(?:crazy|nuts|hectic|busy|insane|wild|rough|tough|hard|great|good|fine|"
                     r"ok|okay|slow|quiet|calm|chaotic|stressful|a lot|too short|short|a mess|a blur|amazing|awful|brutal|exhausting|"
@@ -1044,6 +1061,8 @@ def _chatter(s: str) -> bool:
         return True
     if PLEASANTRY.search(s) or _VAGUE.match(s) or _MAXIM.match(s) and not _PERSONAL.search(s) or _TOO.search(s):
         return True
+    if _REACTION.search(s) and _REACTION.search(s)["w"].lower() in MOODS or _FELT.search(s) and _FELT.search(s)["w"].lower() in MOODS:
+        return True
     # (after a short lead too: "English today, I'm tired." had been an event, recalled into 11 of a user's 40 blocks)
     for said in (s, s[lead.end():] if (lead := _LEAD.match(s)) else ""):
         mood = _MOOD.match(said)
@@ -1054,6 +1073,12 @@ def _chatter(s: str) -> bool:
 
 
 _LEAD = re.compile(r"^[^,.!?;:]{1,30},\s+")
+# a mood, anyone's, about what was just said ("dad is NOT happy about that", a carer's), and one closing a log's line
+# with no subject ("easy run 6 km, 36 min, felt fine", a runner's): the moment's, no standing fact
+_REACTION = re.compile(r"\b(?:is|are|was|were|'s|'re|'m|am)\s+(?:not\s+)?(?:\w+ly\s+|so\s+|very\s+|too\s+)*(?P<w>[\w-]+)\s+"
+                       r"(?:about|with|by|at|of)\s+(?:that|this|it)[.!…]*\s*$", re.IGNORECASE)
+_FELT = re.compile(r"(?:^|[,;—–]\s*)(?:felt|feeling|feels?)\s+(?:\w+ly\s+|so\s+|very\s+|pretty\s+)*(?P<w>[\w-]+)[.!…]*\s*$",
+                   re.IGNORECASE)
 # an excess judged ("killing him is too easy", "vessar sounds too much like a dessert lol.", "blood was too grimdark-generic":
 # a novelist's opinions of her draft had become facts of her series bible): a verdict, not a state of things — an
 # impression ("sounds too", "reads too"), or a bare excess that ends the sentence; an excess said with what it is too
@@ -1095,7 +1120,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if tag:  # "We settled on PostgreSQL 16 last time, right?": a decision to confirm; anything else, a question
         found = classify(s[:tag.start()] + ".", user, after_fact)
         return (found[0], found[1], found[2][:-1] + s[tag.start():]) if found and found[1] == "decision" else None
-    if s.rstrip().endswith(("?", ":")) or len(s) > MAX_SENTENCE or _ASKED.match(s):
+    if s.rstrip().endswith(("?", ":")) or len(s) > MAX_SENTENCE or _ASKED.match(s) or _ASKED_AFTER.search(s):
         return None  # a question (typed with or without its mark); a line that leads to what follows ("Raj pasted this …:")
     if user and (RETRACT.match(s) or _SLIP_END.search(s)):
         return "correction", "correction", s
@@ -1167,10 +1192,16 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
     if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
         return "fact", "fact", s  # "The staging env gets wiped every Sunday": a verb the parse does not know
+    if slot is not None and slot.holder in _NO_HOLDER:
+        return None  # "first sync with marcus.": a note's heading, its noun taken for a verb
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or _I_AM.match(s)):
         return "fact", "fact", s
     return None
 
+
+# words the slot parser may take for a holder, though they hold nothing: an ordinal before a noun it read as a verb
+# ("first sync with marcus.", a data scientist's heading of her notes, had been a current fact)
+_NO_HOLDER = frozenset(["first", "second", "third", "last", "next", "another", "final"])
 
 # said for a while or of a device of the moment ("lower the thermostat to 68 tonight", "raise the limit to 10 only for this
 # run", "set a timer to 10 minutes"): no value held from then on (found in review)
@@ -1365,7 +1396,9 @@ _SUBJECT_PRONOUN = re.compile(r"^(?:[\w'-]+,\s+)?(?P<pronoun>he|she|they|his|her
                               re.IGNORECASE)  # the subject ("his teacher …", "severe, she has …")
 _ONE_PERSON = re.compile(r"\b(?P<pronoun>he|she|him|her|his)(?P<contracted>['’](?:s|ll|d))?\b", re.IGNORECASE)
 _NOUN_BEFORE = re.compile(r"\b(?:my|our|your|the|a|an)\s+[\w'-]+", re.IGNORECASE)  # "My dad has …, I drive for him"
-_PERSON = re.compile(rf"(?<![\w'’.-])(?P<title>(?i:(?:dr|mr|mrs|ms|miss|prof)\.?\s+))?(?P<name>[{_UPPER}][{_LOWER}]+(?:[ \t]+[{_UPPER}][{_LOWER}]+)?)")
+# (the whole run of capitalised words: "through Sunrise Home Care" had been the place "Sunrise Home" and the person "Care",
+# and "her name is Rosa Delgado" of a carer's became "Care's name is …")
+_PERSON = re.compile(rf"(?<![\w'’.-])(?P<title>(?i:(?:dr|mr|mrs|ms|miss|prof)\.?\s+))?(?P<name>[{_UPPER}][{_LOWER}]+(?:[ \t]+[{_UPPER}][{_LOWER}]+)*)")
 # a name opening a sentence is its subject only before one of NAME_VERBS or a "'s": any lower-case word after it named
 # "Talked" ("Talked to my boss …") and "Tell Priya" ("Tell Priya the meeting moved"), and put them in the next sentence's
 # "He …"; one judged ("Lisbon was lovely", "Paris is so beautiful") may be a place: kept as said
