@@ -1417,3 +1417,69 @@ def test_chatgpt_parts_written_as_a_string_are_the_text(memory: Memory) -> None:
     conv["mapping"]["u2"]["message"]["content"]["parts"] = "preloadで直った"
     import_data(memory, conv, "chatgpt")
     assert everything(memory, session="chatgpt-crash")[-1].content == "preloadで直った"
+
+
+def _import_export(memory: Memory, tmp_path: Path, *conversations: dict[str, Any]) -> Any:
+    """`conversations.json` holding these conversations, imported."""
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(list(conversations), ensure_ascii=False))
+    return import_file(memory, path)
+
+
+def _ferry() -> dict[str, Any]:
+    """A novelist's conversation about her map of Vell, the user's line about the ferry under the assistant's answer."""
+    return conversation("vell", [("u1", None, "user", "draw me a map of Vell, canals and the drowned quarter", 0),
+                                 ("a1", "u1", "assistant", "The fens are a two-day crossing for Sefa's ferry.", 1),
+                                 ("u2", "a1", "user", "Sefa's ferry is called the Heron", 2)], current="u2")
+
+
+def test_a_chatgpt_node_without_an_author_is_not_taken_for_the_assistant(memory: Memory, tmp_path: Path) -> None:
+    """Found by a novelist importing her ChatGPT export: her "Sefa's ferry is called the Heron" in a node whose
+    `author` was null was stored as the assistant's (whose words make no facts), nothing said."""
+    conv = _ferry()
+    conv["mapping"]["u2"]["message"]["author"] = None
+    conv["mapping"]["a1"]["message"]["author"] = {"role": "the narrator"}  # no short name either: not the assistant's
+    report = _import_export(memory, tmp_path, conv)
+    said = [(m.role, m.content) for m in everything(memory, session="chatgpt-vell")]
+    assert said[1:] == [("unknown", "The fens are a two-day crossing for Sefa's ferry."), ("unknown", "Sefa's ferry is called the Heron")]
+    assert report.skipped == {"messages whose author is not named, stored as role unknown": 2}
+
+
+def test_a_chatgpt_node_time_that_cannot_be_read_is_said_so(memory: Memory, tmp_path: Path) -> None:
+    """Found by a novelist importing her ChatGPT export: a node's `"create_time": "not-a-time"` was put aside for the
+    conversation's start, silently (her line dated before the answer it followed)."""
+    conv = _ferry()
+    conv["mapping"]["u2"]["message"]["create_time"] = "not-a-time"
+    report = _import_export(memory, tmp_path, conv)
+    assert report.skipped == {"messages whose time could not be read, dated by their conversation's start": 1}
+    assert everything(memory, session="chatgpt-vell", role="user")[-1].created_at.startswith("2026-12-02T00:00:00")
+
+
+def test_a_chatgpt_part_that_is_a_number_is_refused_by_node(memory: Memory, tmp_path: Path) -> None:
+    """Found by a novelist importing her ChatGPT export: `"parts": [42]` was stored as the message '42', where a
+    content that is a number is refused by its node."""
+    conv = _ferry()
+    conv["mapping"]["a1"]["message"]["content"]["parts"] = [42]
+    report = _import_export(memory, tmp_path, conv)
+    assert [str(p) for p in report.problems] == ["conversation 1, node a1: a content part must be text or an object, got int"]
+    assert [m.content for m in everything(memory, session="chatgpt-vell")] == [
+        "draw me a map of Vell, canals and the drowned quarter", "Sefa's ferry is called the Heron"]
+
+
+def test_a_chatgpt_conversation_whose_nodes_make_a_cycle_keeps_its_last_branch(memory: Memory, tmp_path: Path) -> None:
+    """Found by a novelist importing her ChatGPT export: a conversation with no `current_node` whose `mapping` was a
+    cycle (`a` the parent of `b`, `b` of `a`) stored its one message as a branch not kept, never distilled; the cycle
+    is broken where it is met, and the newest leaf's branch is kept."""
+    loop = {"title": "loop", "conversation_id": "loop", "mapping": {
+        "a": {"id": "a", "message": None, "parent": "b", "children": ["b"]},
+        "b": {"id": "b", "parent": "a", "children": ["a"], "message": {
+            "id": "b", "author": {"role": "user"}, "create_time": 1780000000,
+            "content": {"content_type": "text", "parts": ["Noor has a scar on her left hand"]}}}}}
+    back = _crash()
+    del back["current_node"]
+    back["mapping"]["u2"]["children"] = ["u1"]  # the last prompt names the first as its child
+    assert _import_export(memory, tmp_path, loop, back).ok
+    assert [m.metadata["branch"] for m in everything(memory, session="chatgpt-loop")] == ["current"]
+    said = [(m.content, m.metadata["branch"]) for m in everything(memory, session="chatgpt-crash")]
+    assert said == [("シーン切り替えで落ちる。", "current"), ("ログを見せてください。", "alternate"), ("RID が解放済みです。", "current"),
+                    ("preloadで直った", "current")]

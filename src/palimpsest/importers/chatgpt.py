@@ -5,7 +5,8 @@ parent, children}`); a prompt edited or an answer regenerated is a sibling branc
 `current_node` is the leaf of the branch the user last saw. Every node with a message becomes
 one message — every branch, so nothing said is lost — in the order of the tree (a node before
 its children, earlier siblings first), with `metadata.branch` `current` (on the path to
-`current_node`, or to the newest leaf when it names no node) or `alternate`, and the node's id as its event key (`chatgpt:<node id>`):
+`current_node`, or to the newest leaf when it names no node; a cycle of nodes is broken where it
+is met) or `alternate`, and the node's id as its event key (`chatgpt:<node id>`):
 importing a later export stores only what is new. The session is `chatgpt-<conversation id>`
 (or `--session`), titled with the conversation's title.
 
@@ -17,11 +18,12 @@ text, `thoughts` their summaries and content (an assistant message marked `think
 instructions (hidden nodes repeated in every conversation) and the app's own notes
 (`reasoning_recap`, `system_error`) are journaled as `source_record`s, never searched. Its time
 is the node's `create_time` (epoch seconds), else the conversation's start, else its last
-update. The role is the author's (`user`, `assistant`, `system`, `tool`, with a tool's name in
-`metadata.tool`); the empty system and tool nodes the app writes for itself (no text) are
-counted, not stored. A conversation with no id is named from its title and start; one that is no object
-with a `mapping` of nodes is reported by its place in the list, and the others imported; so is a node whose
-content is a number or a boolean.
+update (a time given that cannot be read is counted in the report). The role is the author's
+(`user`, `assistant`, `system`, `tool`, with a tool's name in `metadata.tool`), or `unknown`,
+counted, when the node names none; the empty system and tool nodes the app writes for itself
+(no text) are counted, not stored. A conversation with no id is named from its title and start;
+one that is no object with a `mapping` of nodes is reported by its place in the list, and the
+others imported; so is a node whose content, or one of its parts, is a number or a boolean.
 """
 
 from __future__ import annotations
@@ -69,17 +71,17 @@ def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
                 plan.problem(f"{where}, node {node.get('id')}", str(exc))
                 continue
             author = message.get("author") if isinstance(message.get("author"), dict) else {}
-            role = str(author.get("role") or "assistant")
-            if not ROLE_RE.fullmatch(role):
-                role = "assistant"
+            role = _role(author)
             if not text.strip():
                 plan.skipped[f"empty {role} nodes (the app's own)"] += 1
                 continue
+            if role == UNKNOWN:
+                plan.skipped[f"messages whose author is not named, stored as role {UNKNOWN}"] += 1
             meta: dict[str, Any] = {"chatgpt_conversation": cid, "branch": "current" if node.get("id") in current else "alternate"}
             if kind != "text":
                 meta["content_type"] = kind
             info = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
-            kept = {"created_at": _time(message.get("create_time"), conv.get("create_time"), conv.get("update_time")),
+            kept = {"created_at": _dated(message, conv, plan),
                     "event_key": f"chatgpt:{node.get('id') or message.get('id')}", "_where": f"{where}, node {node.get('id')}",
                     "_line": None}
             if info.get("is_visually_hidden_from_conversation") or kind in _KEPT_AS_RECORDS:
@@ -98,6 +100,17 @@ def plan_chatgpt(doc: Any, session: str | None, agent: str | None) -> Plan:
     return plan
 
 
+# a node's author not named: "author": null held a novelist's "Sefa's ferry is called the Heron", stored as the
+# assistant's (whose words make no facts); no role is guessed
+UNKNOWN = "unknown"
+
+
+def _role(author: dict[str, Any]) -> str:
+    """The author's role when it is a short name (`user`, `assistant`, `tool`, …), else `unknown`."""
+    role = author.get("role")
+    return role if isinstance(role, str) and ROLE_RE.fullmatch(role) else UNKNOWN
+
+
 _KEPT_AS_RECORDS = frozenset(["user_editable_context", "reasoning_recap", "system_error", "model_editable_context"])
 
 
@@ -108,20 +121,37 @@ def _fallback_id(conv: dict[str, Any]) -> str:
 
 
 def _in_order(mapping: dict[str, Any]) -> list[dict[str, Any]]:
-    """The nodes from each root down, a node before its children, earlier siblings first (iteratively: a conversation of
-    thousands of turns is a chain thousands deep); nodes no root reaches come last."""
-    roots = [n for k, n in mapping.items() if isinstance(n, dict) and (n.get("parent") is None or n.get("parent") not in mapping)]
-    out, seen, stack = [], set(), list(reversed(roots))
-    while stack:
-        node = stack.pop()
-        key = node.get("id")
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(node)
-        children = [mapping[c] for c in node.get("children") or [] if c in mapping and isinstance(mapping[c], dict)]
-        stack += reversed(children)
-    return out + [n for k, n in mapping.items() if isinstance(n, dict) and n.get("id") not in seen]
+    """The nodes from each root down, a node before its children, earlier siblings first."""
+    return [mapping[k] for k in _walk(mapping)]
+
+
+def _walk(mapping: dict[str, Any]) -> list[str]:
+    """The ids of `_in_order` (iteratively: a conversation of thousands of turns is a chain thousands deep). Nodes no
+    root reaches come last, each walked from in turn, so a cycle is broken where it is met (`a` the parent of `b` and
+    `b` of `a`: no node had been a leaf, and the one message a branch not kept)."""
+    ids = [k for k, n in mapping.items() if isinstance(n, dict)]
+    roots = [k for k in ids if not _in(mapping, mapping[k].get("parent"))]
+    out: list[str] = []
+    seen: set[str] = set()
+    for start in roots + ids:
+        stack = [start]
+        while stack:
+            key = stack.pop()
+            if key not in seen:
+                seen.add(key)
+                out.append(key)
+                stack += reversed(_children(mapping, key))
+    return out
+
+
+def _children(mapping: dict[str, Any], key: str) -> list[str]:
+    children = mapping[key].get("children")
+    return [c for c in children if _in(mapping, c)] if isinstance(children, list) else []
+
+
+def _in(mapping: dict[str, Any], key: Any) -> bool:
+    """Whether `key` names a node (an id is a string: a list written as one is no id, and no key of a dict)."""
+    return isinstance(key, str) and isinstance(mapping.get(key), dict)
 
 
 def _current_path(mapping: dict[str, Any], leaf: Any) -> set[str]:
@@ -137,10 +167,13 @@ def _current_path(mapping: dict[str, Any], leaf: Any) -> set[str]:
 
 
 def _newest_leaf(mapping: dict[str, Any]) -> Any:
-    """The id of the node with no children said last (by its message's time; of two said at once, the later in the
-    tree's order), or None."""
-    leaves = [n for n in _in_order(mapping) if not any(c in mapping for c in n.get("children") or [])]
-    return max(reversed(leaves), key=_said_at, default={}).get("id")
+    """The id of the leaf said last (by its message's time; of two said at once, the later in the tree's order), or
+    None. A leaf is a node none of whose children comes after it in `_walk`: a child that does not (its parent, or itself, in a
+    cycle) is no branch going on."""
+    order = _walk(mapping)
+    at = {k: i for i, k in enumerate(order)}
+    leaves = [k for k in order if all(at[c] <= at[k] for c in _children(mapping, k))]
+    return max(reversed(leaves), key=lambda k: _said_at(mapping[k]), default=None)
 
 
 def _said_at(node: dict[str, Any]) -> datetime:
@@ -186,7 +219,22 @@ def _part(part: Any) -> str:
         dalle = (part.get("metadata") or {}).get("dalle") if isinstance(part.get("metadata"), dict) else None
         prompt = f" (made from: {dalle['prompt']})" if isinstance(dalle, dict) and isinstance(dalle.get("prompt"), str) else ""
         return (f"[{kind}: {pointer}]" if pointer else f"[{kind}]") + prompt
-    return "" if part is None else str(part)
+    if part is None:
+        return ""
+    # `"parts": [42]` had been stored as the message '42' (a novelist's export), where `"content": 42` is refused
+    raise InvalidInput(f"a content part must be text or an object, got {type(part).__name__}")
+
+
+def _dated(message: dict[str, Any], conv: dict[str, Any], plan: Plan) -> Any:
+    """A message's time (`_time`). One given that cannot be read is counted in the report with what stood in for it: a
+    novelist's `"create_time": "not-a-time"` had been put aside for the conversation's start, silently."""
+    own = message.get("create_time")
+    if own is None or _time(own) is not None:
+        return _time(own, conv.get("create_time"), conv.get("update_time"))
+    stand_ins = [("their conversation's start", conv.get("create_time")), ("their conversation's last update", conv.get("update_time"))]
+    used, when = next(((label, _time(t)) for label, t in stand_ins if _time(t) is not None), ("the time of the import", None))
+    plan.skipped[f"messages whose time could not be read, dated by {used}"] += 1
+    return when
 
 
 def _time(*values: Any) -> Any:
