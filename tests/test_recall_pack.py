@@ -865,6 +865,35 @@ def test_a_later_line_saying_which_value_it_replaced_marks_that_one_only(mem: Me
     assert marks["partner"] == "" and marks["set"].startswith("earlier; newer:") and marks["moved"] == ""  # (not "fixed"'s)
 
 
+@pytest.mark.parametrize(("newer", "marked"), [
+    ("exp-058 (dart): AUC 0.805 — slightly below exp-055's 0.81. Keeping exp-055.", False),
+    ("exp-058 (dart): AUC dropped from 0.81 to 0.805 with the leak fixed.", True),
+    ("exp-058 (dart): AUC 0.805 (was 0.81) with the leak fixed.", True),
+])
+def test_a_later_line_naming_the_older_value_as_standing_is_no_newer_value(mem: Memory, newer: str, marked: bool) -> None:
+    """Found by a new user: "exp-055 (num_leaves=63): AUC 0.81 — new best." was marked earlier than "exp-058 (dart): AUC
+    0.805 — slightly below exp-055's 0.81. Keeping exp-055." for "what's our best AUC right now and which run?" — the
+    later line names the 0.81 as still standing, but the 63 before "AUC" was read as another value of AUC. A line saying
+    the 0.81 was replaced ("from 0.81 to 0.805", "(was 0.81)") still marks it."""
+    said = [("bot-55", "exp-055 (num_leaves=63): AUC 0.81 — new best.", "2026-11-09T10:00:00Z"),
+            ("bot-58", newer, "2026-11-16T10:00:00Z")]
+    marks = _marks(mem, said, "what's our best AUC right now and which run?")
+    assert marks["bot-55"].startswith("earlier; newer:") is marked and marks["bot-58"] == ""
+
+
+def test_one_unit_of_measure_for_two_things_is_no_newer_value(mem: Memory) -> None:
+    """Found by a new user: "Frank takes metformin 1000 mg twice a day." was marked earlier than "Frank takes amlodipine 10
+    mg once daily." for "what dose of atorvastatin does Frank take?" — two drugs' doses, read as one because both are
+    in mg near "Frank" and "takes". The dose of one drug changed is still marked."""
+    metformin = mem.facts.write("Frank takes metformin 1000 mg twice a day.", valid_from="2026-08-05")
+    amlodipine = mem.facts.write("Frank takes amlodipine 10 mg once daily.", kind="correction", valid_from="2026-11-12")
+    notes = {i.id: i.note for i in mem.recall(None, "what dose of atorvastatin does Frank take?", 2000).items}
+    assert notes[metformin.id] == "" and notes[amlodipine.id] == ""
+    more = mem.facts.write("Frank takes metformin 1500 mg twice a day now.", valid_from="2026-12-01")
+    notes = {i.id: i.note for i in mem.recall(None, "what dose of metformin does Frank take?", 2000).items}
+    assert notes[metformin.id] == f"earlier; newer: {more.id}" and notes[amlodipine.id] == ""
+
+
 def test_a_value_other_than_the_one_said_replaced_or_a_range_of_another_thing_is_no_earlier_value(mem: Memory) -> None:
     """Found by a founder: "Precursor (Leo Brandt) is leading the seed round with $1M" was marked earlier than "The seed round
     is now $2M (raised from $1.5M)" for "who is leading the round now?" (they shared "round"), and "4% logo churn" earlier

@@ -21,11 +21,13 @@ number (digits, ordinals, number words; list markers "1." and "first" are not) a
   the query's ("How long have I been living …": "living … a month now" / "living … for 3
   months");
 - the numbers differ, and neither item also names the other's number (an item that names
-  both values is about the change, and is not marked), unless the later says the older value is the one it replaced
+  both values is about the change, and is not marked; a later one naming again the older value of that quantity says
+  it stands, `_still_stands`), unless the later says the older value is the one it replaced
   ("moved from Nov 6 to 2026-11-13", "(was $1.5M)", ", not 2026-11-06"): then that value and no other is earlier;
 - the two count one thing: a number counting a thing by the words right after it ("4 books", "1 Gi"; they are words
   next to it too: "15 Crash Course videos") is no value of
-  one that neither counts it nor has it near it (`_counts_other`); two items naming whose they are ("Ella", "sam's")
+  one that neither counts it nor has it near it (`_counts_other`); two in one unit of measure are of two things when the
+  word before each is one the other item never says ("metformin 1000 mg" / "amlodipine 10 mg", `_measure_other`); two items naming whose they are ("Ella", "sam's")
   name one holder, and a line naming the thing a question names is revised only by one that says it;
 - the two name no other ones of one series ("PR 42" / "PR 99", "run 1" / "run 2", "the 10k PR is …" / "the 5k PR is …"),
   unless the question asks which one.
@@ -107,10 +109,11 @@ DURATION = {"how", "long"}  # a question of how long: its answer is a length of 
 TIME_UNITS = {"minut", "hour", "day", "week", "fortnight", "month", "year", "decad"}  # as `said` reads them ("minutes" → minut)
 # units of money and measure: many quantities are counted in them, so a shared one is no quantity changed unless the
 # words near both numbers share another word of the query ("How much is my rent?": "rent is 950 euros" / "rent goes up to
-# 1,050 euros"); "raised 340 euros for the shelter" is no newer rent, though a question asks its rent "in euros"
+# 1,050 euros"); "raised 340 euros for the shelter" is no newer rent, though a question asks its rent "in euros"; and
+# one measure is one quantity only of one thing measured (`_measure_other`: "metformin 1000 mg" / "amlodipine 10 mg")
 MEASURES = frozenset("""euro eur dollar buck usd pound gbp quid yen yuan rupee franc chf krona kronor cent pence percent
     km kilometer kilometre mile meter metre cm mm foot feet inch yard kg kilo kilogram gram lb lbs ounce oz ton tonne
-    liter litre ml gallon calory calorie kcal mph kph""".split())  # noqa: SIM905 (a list of words)
+    liter litre ml gallon calory calorie kcal mph kph mg milligram mcg microgram""".split())  # noqa: SIM905 (a list of words)
 BEFORE, AFTER = 1, 2  # the content words next to a number that say what it counts
 TEXT_CHARS = LINE_TOKENS * 16  # of a long text, the part a block can show is read (as `RecallItem.prepare`)
 NEAR = 8  # the content words either side of a number that say what it is about
@@ -138,6 +141,7 @@ class _Said:
     item: RecallItem
     words: set[str]
     units: dict[str, set[str]]  # number → the words next to it
+    before: dict[str, set[str]]  # number → the word before it, what a measure is of ("metformin" of "metformin 1000 mg")
     near: dict[str, set[str]]  # number → the words around it
     under_way: bool = False  # says a thing is under way
     done: bool = False  # says a thing is done
@@ -194,11 +198,13 @@ def said(item: RecallItem) -> _Said:
     text = _GLUED_UNIT.sub(" ", text)
     words = [w if w[0].isdigit() else _unit(w) for w in tokens(text, spans=False) if w not in _NOT_UNITS]
     units: dict[str, set[str]] = {}
+    before: dict[str, set[str]] = {}
     near: dict[str, set[str]] = {}
     for i, w in enumerate(words):
         if w[0].isdigit():
             value = unordinal(w)
-            units.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] + words[i + 1: i + 1 + AFTER] if not a[0].isdigit())
+            before.setdefault(value, set()).update(a for a in words[max(0, i - BEFORE): i] if not a[0].isdigit())
+            units.setdefault(value, set()).update(before[value] | {a for a in words[i + 1: i + 1 + AFTER] if not a[0].isdigit()})
             near.setdefault(value, set()).update(a for a in words[max(0, i - NEAR): i + 1 + NEAR] if not a[0].isdigit())
     phrases = {value: counted for value, counted in _phrases(text).items() if value in units}  # (not "42" of "42k": 42000)
     for value, counted in phrases.items():
@@ -209,7 +215,7 @@ def said(item: RecallItem) -> _Said:
         if kind == "clock" and value in units:
             units[value].add("clock")  # two times of day share what they are ("7:00 pm" / "6:00 pm": "pm" had said it, and
             # reads as part of its number since "4 pm" is "4pm")
-    return _Said(item, {w for w in words if not w[0].isdigit()}, units, near, not done and bool(_UNDER_WAY.search(item.text)), done,
+    return _Said(item, {w for w in words if not w[0].isdigit()}, units, before, near, not done and bool(_UNDER_WAY.search(item.text)), done,
                  frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds, {n: words[0] for n, words in phrases.items()},
                  numbered(item.text[:TEXT_CHARS]), _replaced(text))
 
@@ -373,7 +379,7 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
         for n2, u2 in new.units.items():
             # (an item naming both values is about the change, unless it says the older one is what it replaced)
             if _same(n1, old, n2, new) or any(_same(o, old, n2, new) for o in old.units) \
-                    or not replaced and any(_same(n1, old, m, new) for m in new.units) or not (u1 & u2 or replaced):
+                    or not replaced and _still_stands(n1, old, new, u1 & u2) or not (u1 & u2 or replaced):
                 continue
             kind = old.kinds.get(n1)
             if kind != new.kinds.get(n2) or kind == "day" and not when or kind and kind.startswith("subject:") \
@@ -391,6 +397,9 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
             shared, measured = u1 & u2, _measured()
+            if shared and shared <= measured and _measure_other(old, n1, new, n2):
+                continue  # one unit, two things measured: "Frank takes metformin 1000 mg" is no earlier dose of "Frank
+                # takes amlodipine 10 mg" (found by a new user: they shared "Frank" and "takes", words of the question)
             if (shared & query) - TIME_UNITS - measured:
                 return True
             if shared & measured and (old.near[n1] & new.near[n2] & query) - measured:
@@ -402,6 +411,22 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             if DURATION <= query and u1 & u2 & TIME_UNITS and old.near[n1] & new.near[n2] & query:
                 return True  # "how long …": two lengths of time, near one thing asked ("a month now" / "for 3 months")
     return False
+
+
+def _still_stands(n1: str, old: _Said, new: _Said, shared: set[str]) -> bool:
+    """`new` names again `old`'s value `n1`, or another of `old`'s values next to every word `n1` shares with a number of
+    `new` (`shared`: as surely a value of that quantity): the older value stands. Found by a new user: "exp-055
+    (num_leaves=63): AUC 0.81 — new best." was marked earlier than "exp-058 (dart): AUC 0.805 — slightly below exp-055's
+    0.81. Keeping exp-055.", the 63 before "AUC" read as another value of AUC, whose 0.81 the later line says still holds
+    (not the "10k" of "10k PR is 45:12" / "10k PR is 44:30", nor the "a day" of "1000 mg twice a day": said again, they
+    are beside "PR" or "twice" only, not the time or the "mg" the two values share)."""
+    return any(_same(o, old, m, new) for o in old.units if o == n1 or shared <= old.units[o] for m in new.units)
+
+
+def _measure_other(old: _Said, n1: str, new: _Said, n2: str) -> bool:
+    """Two numbers in one measure are of two things: the word before each ("metformin 1000 mg", "amlodipine 10 mg") is one
+    the other item never says ("rent is 950 euros" / "the rent goes up to 1,050 euros" are one rent)."""
+    return bool(old.before[n1] - new.words and new.before[n2] - old.words)
 
 
 def _series(said: _Said) -> dict[str, set[str]]:
