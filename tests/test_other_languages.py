@@ -3,9 +3,11 @@ English model do not read, found by a German–Spanish couple moving to Valencia
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from palimpsest import Memory
+from palimpsest import Memory, Settings
 from palimpsest.facts.local import local_distill, sentences
 from palimpsest.records import Hit, Message
 from palimpsest.search.floor import Floor, apply_floor, beyond_model
@@ -109,3 +111,29 @@ def test_an_english_question_naming_someone_is_a_third_partys(query: str) -> Non
     """Found in review: a name spelled like another language's "my" or "I" ("Mia", "Noi", "Yo") had lowered the bar."""
     floor = Floor(0.35, 0.45, 0.55)
     assert floor.for_names(query) == 0.55
+
+
+FRENCH = ["j'ai couru sous la pluie", "hier j'ai vendu la clio", "j'ai fait une tarte aux pommes", "Camille fait des lasagnes"]
+
+
+@pytest.mark.parametrize(("query", "kept"), [
+    ("combien j'ai payé pour l'escalade ?", ["payé", "escalade"]),
+    ("quels livres ai-je lus ?", ["livres", "lus"]),
+    ("où habite-t-il ?", ["habite"]),
+])
+def test_an_auxiliary_or_pronoun_of_a_question_in_another_language_is_no_keyword(query: str, kept: list[str]) -> None:
+    """Found by a French-speaking user: "j'ai" had left "ai" a keyword and "ai-je" was one word, so "combien j'ai payé pour
+    mon abonnement à la salle d'escalade ?", never discussed, matched every "j'ai" (a 44-line block)."""
+    assert query_terms(query) == kept
+
+
+def test_a_french_question_finds_only_what_its_words_say(home: Path, store_url: str) -> None:
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="local", embed_cache="off"))
+    for day, text in enumerate(FRENCH, start=1):
+        memory.append("s", "user", text, created_at=f"2026-06-0{day}T10:00:00Z")
+    memory.worker().drain()
+    for query in ["combien j'ai payé pour l'escalade ?", "quels livres ai-je lus ?"]:
+        assert [h.message.content for h in memory.search(query).hits] == [], query
+    found = [h.message.content for h in memory.search("qu'est-ce que j'ai vendu ?").hits]
+    assert found[0] == FRENCH[1] and FRENCH[0] not in found, found  # (the next turn, whose context it is, may follow)
+    memory.close()

@@ -44,7 +44,7 @@ from ..records import Hit
 from ..segment import RUN, fold
 from ..tokens import reads_nothing
 from .conversation import ABOUT_ASSISTANT, FIRST_PERSON
-from .query import CONTRACTIONS, GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, query_terms
+from .query import CONTRACTIONS, GERMAN_MORE, OTHER_LANGUAGES, STOP_WORDS, elided, inverted, query_terms
 
 # measured on the dev sets (split halves) for the local model; see docs/retrieval.md
 MEASURED = {"all-MiniLM-L6-v2-onnx-int8": (0.35, 0.45, 0.55)}
@@ -159,7 +159,7 @@ def beyond_model(text: str) -> bool:
         return reads_nothing(text[:2000])
     said = WORD_RE.findall(text[:2000].replace("’", "'"))
     words = [w.lower() for w in said]
-    other = sum(1 for s, w in zip(said, words) if w in OTHER_LANGUAGES or "'" in w and _elision_counts(s))
+    other = sum(1 for s, w in zip(said, words) if OTHER_LANGUAGES.intersection(inverted(w)) or "'" in w and _elision_counts(s))
     return other >= 2 and other > sum(1 for w in words if w in STOP_WORDS)
 
 

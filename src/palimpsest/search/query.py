@@ -54,6 +54,22 @@ OTHER_LANGUAGES = (frozenset("""der die das und ist nicht ich du er sie wir ihr 
 # had read as English, its "am 28.6." a value, and a Spanish question's "nos" and "hemos" had matched every message)
 
 
+# the auxiliaries of those languages ("have", "be": present, imperfect, participle) and the pronouns an inverted French verb
+# carries: in a question asked in one of them they are no keyword ("combien j'ai payé pour l'escalade ?" had kept "ai", and
+# "quels livres ai-je lus ?" "ai-je": each matched every "j'ai", found by a French-speaking user). Read only in such a
+# question, never to tell its language: many are English words too ("war", "bin", "tens", "era", "ha"). (The closed
+# paradigm of two verbs, not a stop-word list: PyPI's `stop-words` and `stopwords` lists hold "trabajo", "tiempo", "valor",
+# "lavoro", "nome", "mot", "personne", and lack "ai"; the Snowball lists ship only as NLTK data downloaded apart.)
+AUXILIARIES = frozenset("""ai as avons avez ont avais avait avions aviez avaient eu suis es est sommes êtes sont étais était
+    étions étiez étaient été on ils elles y en lui leur
+    he has ha hemos habéis han había habían soy eres es somos sois son era eran fue estoy estás está estamos están estaba
+    me te le les
+    bin bist ist sind seid war waren habe hast hat haben habt hatte hatten
+    ho hai ha abbiamo avete hanno sono sei è siamo siete era
+    tenho tens tem temos têm sou és é somos são estou estás está estamos estão foi
+    ben bent is zijn heb hebt heeft hebben was""".split()) - STOP_WORDS  # noqa: SIM905 (a list of words)
+
+
 # French (and Italian) elision: "c'est", "l'amiante", "qu'est-ce", "dell'anno" are two words to a reader, one to the query's
 # word pattern; the elided article or pronoun is no keyword, and it says the question is in that language
 # (a capital after the apostrophe is a name's: "D'Souza", "O'Brien", "L'Oréal" — two had made an English note another
@@ -68,6 +84,17 @@ def elided(word: str) -> tuple[str, str]:
     return (word[:m.end()].lower(), word[m.end():].lower()) if m else ("", word.lower())
 
 
+# a French verb and the subject pronoun after it ("ai-je", "habite-t-il", "est-ce"): two words to a reader, one to the
+# query's word pattern ("on" only after "-t-": "add-on", "carry-on" are English words)
+INVERSION = re.compile(r"^([^\W\d_]+)(?:-t-(il|elle|on|ils|elles)|-(je|tu|il|elle|nous|vous|ils|elles|ce))$")
+
+
+def inverted(word: str) -> list[str]:
+    """A lower-cased word as its verb and inverted pronoun ("ai-je" → ["ai", "je"], "a-t-on" → ["a", "on"]), else [word]."""
+    m = INVERSION.match(word)
+    return [m.group(1), m.group(2) or m.group(3)] if m else [word]
+
+
 def query_terms(query: str) -> list[str]:
     """Words of a query, lower-cased, stop words dropped (unless nothing else is left): English ones, another language's
     short words in a question asked in it, a pair of hiragana; a run of Chinese or Japanese as its character bigrams, as
@@ -80,14 +107,14 @@ def query_terms(query: str) -> list[str]:
             said = said[:-2]
         article, w = elided(said)
         elisions += bool(article)
-        for piece in (pieces(w) if has_runs(w) else [w]):
+        for piece in (pieces(w) if has_runs(w) else inverted(w)):
             if piece and piece not in words:
                 words.append(piece)
     words += [n for n in emoji_words(query).split() if n not in words]  # an emoji, by the name the index gives it
     foreign = elisions + sum(1 for w in words if w in OTHER_LANGUAGES)  # a question in French, Spanish, German, …: their short words
     other = foreign >= 2 and foreign >= sum(1 for w in words if w in STOP_WORDS)  # (as many as English's: German's "was", "am")
     # (an English little word with an accent is one to the keyword index, which drops accents: "à" matched every "a")
-    content = [w for w in words if w not in STOP_WORDS and w not in CONTRACTIONS and not (other and w in OTHER_LANGUAGES) and not kana_grammar(w)
+    content = [w for w in words if w not in STOP_WORDS and w not in CONTRACTIONS and not (other and (w in OTHER_LANGUAGES or w in AUXILIARIES)) and not kana_grammar(w)
                and not (w.isalpha() and not w.isascii() and fold(w) in STOP_WORDS)]
     return (content or words)[:MAX_TERMS]  # (a pair of hiragana: "リヨン事務所の家賃はいくらですか？" had found "はい、お願いします。")
 
