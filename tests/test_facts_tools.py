@@ -184,16 +184,17 @@ def test_an_entity_with_its_capital_is_a_name_not_a_common_word(memory: Memory) 
 
 
 def test_a_fact_opening_with_a_name_names_it(memory: Memory) -> None:
-    """Found by a novelist: `facts query --entity Tobin` missed "Tobin's sister is Wren." and "Tobin runs goods …", and
-    `--entity Ilse` missed "Ilse is now Tobin's sister": a character's facts open with the character's name, and an
-    opening capital had counted as no name (for "Will you …", "May I …", which still are none)."""
-    for text in ["Tobin's sister is Wren.", "Tobin runs goods through the Ashen March.", "Ilse is now Tobin's sister, not Maren's.",
-                 "Will you check the logs?", "May I add a note about this?", "Will this break the build?"]:
+    """Found by a novelist: `facts query --entity Tobin` missed "Tobin's sister is Wren.", and `--entity Ilse` missed
+    "Ilse is now Tobin's sister": a character's facts open with the character's name, and an opening capital had counted
+    as no name (for "Will you …", "May I …", which still are none, as a capital before a plural is: review)."""
+    for text in ["Tobin's sister is Wren.", "Ilse is now Tobin's sister, not Maren's.", "Will you check the logs?",
+                 "May I add a note about this?", "Will this break the build?", "Max retries is 5 for the sync job.",
+                 "Bill payments go out on the 1st.", "Will tests pass on CI is unknown."]:
         memory.facts.write(text)
     by = lambda entity: sorted(f.text for f in memory.facts.query(entity=entity))
-    assert by("Tobin") == ["Ilse is now Tobin's sister, not Maren's.", "Tobin runs goods through the Ashen March.", "Tobin's sister is Wren."]
+    assert by("Tobin") == ["Ilse is now Tobin's sister, not Maren's.", "Tobin's sister is Wren."]
     assert by("Ilse") == ["Ilse is now Tobin's sister, not Maren's."]
-    assert by("Will") == by("May") == []
+    assert by("Will") == by("May") == by("Max") == by("Bill") == []
 
 
 def test_a_correction_citing_a_message_holds_from_when_it_was_said(home, store_url: str, capsys: pytest.CaptureFixture[str],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import re
 import urllib.parse
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from palimpsest import Memory, Settings
 from palimpsest.envelope import CLOSE, OPEN, count_tags, escape
 from palimpsest.importers import import_data
 from palimpsest.recall import RecallItem, Turn, recaller
+from palimpsest.records import parse_time
 from palimpsest.tokens import count_tokens
 
 SHORT = r"[0-9]{6}[0-9a-f]{4}"  # a turn's short id (`ids.short_id`)
@@ -522,6 +524,11 @@ def test_a_recall_given_todays_time_shows_only_the_facts_that_hold(memory: Memor
     for now in (None, memory.kernel.clock()):
         shown = {i.id for i in memory.recall("chat-x", "what is the marathon goal?", now=now).items if i.kind == "fact"}
         assert new.id in shown and old.id not in shown, now
+    # and of today, at `now`, not at the day's end: a fact ending tonight still holds (review)
+    tonight = memory.facts.write("The gym is open until 22:00 tonight.", valid_from="2026-09-01T10:00:00Z")
+    memory.facts.close(tonight.id, at=parse_time(memory.kernel.clock()) + timedelta(hours=2))
+    for now in (None, memory.kernel.clock()):
+        assert tonight.id in {i.id for i in memory.recall("chat-x", "until when is the gym open?", now=now).items}, now
 
 
 def test_bidirectional_controls_are_shown_in_the_block(memory: Memory) -> None:

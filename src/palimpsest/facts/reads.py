@@ -14,7 +14,6 @@ from ..ids import is_short_id
 from ..records import Message, parse_time
 from ..search import MIN_SEMANTIC, check_limit, check_query, decay, rank
 from ..search.floor import beyond_model
-from ..search.query import STOP_WORDS
 from ..segment import fold
 from ..store.facts_base import FactQuery, FactRow
 from . import local
@@ -275,18 +274,15 @@ def names(fact: Fact, entity: str) -> bool:
 
 def _a_name(text: str, start: int, mention: str) -> bool:
     """Whether `mention`, at `start` of `text`, is written as a name: with its capital, after a word or with a later
-    capital, or opening a sentence as its subject (`_SUBJECT_AFTER`)."""
+    capital, or opening a sentence as its subject: before one of `local.NAME_VERBS` or a "'s" ("Tobin's sister is
+    Wren.", "Ilse is now …": a novelist's `--entity Tobin` had missed both, a character's facts open with its name). A
+    verb in -s is not enough: "Max retries is 5", "Bill payments go out …" are nouns (review); "Will you …" no name."""
     if not mention[:1].isupper():
         return False
     before = text[:start].rstrip(" \t\"'“‘([*•-")
     return bool(before and before[-1] not in ".!?:;\n") or any(w[:1].isupper() for w in mention.split()[1:]) \
-        or bool(local._NAMED_FIRST.match(text, start + len(mention)) or _SUBJECT_AFTER.match(text, start + len(mention)))
+        or bool(local._NAMED_FIRST.match(text, start + len(mention)))
 
-
-# a name opening a sentence before its verb said of one ("Tobin runs goods through the Ashen March"), besides one of
-# `local.NAME_VERBS` or a "'s" ("Tobin's sister is Wren."): a novelist's `facts query --entity Tobin` had missed both, the
-# facts of a character open with the character; "Will you …", "May I …" stay no name
-_SUBJECT_AFTER = regex.compile(rf"[ \t]+(?!(?:{'|'.join(STOP_WORDS)})\b)[a-z]{{2,}}[^s\W]s\b")
 
 
 def _folded(text: str) -> str:

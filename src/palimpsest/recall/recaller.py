@@ -144,10 +144,11 @@ class Recaller:
         before = {"until": (moment.date() + timedelta(days=1)).isoformat()} if moment is not None else {}
         past = moment is not None and moment < parse_time(self.kernel.clock()) - timedelta(days=1)
         if moment is not None:
-            # and its facts are those that held at the end of that day, not every fact held until then (a search's window):
-            # "I moved to Seattle", said two weeks later, had stood in for Portland in a replay of that day, and a bot
-            # passing today's time had been shown the superseded "easy run 6 km" beside the 12 km that replaced it
-            before["valid_at"] = before["until"]
+            # and its facts are those that held then, not every fact held until then (a search's window): a past day's
+            # at its end ("I moved to Seattle", said two weeks later, had stood in for Portland in a replay of that day),
+            # today's at `now` (a bot passing each turn's time had been shown the superseded "easy run 6 km" beside the
+            # 12 km that replaced it; and a fact ending tonight still holds)
+            before["valid_at"] = before["until"] if past else iso(moment)
         elsewhere = self._elsewhere(project) if project not in (None, EVERY_PROJECT) else None
         # other repositories' sessions are left out inside the search, before it cuts its hits: filtered after, 300 lines
         # of one repository about a lamp had taken all 57 places and left another's answer out (an empty block)
