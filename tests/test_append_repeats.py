@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from palimpsest import Memory
+import pytest
+
+from palimpsest import Conflict, Memory
 
 
 def test_a_message_said_again_after_other_turns_is_stored(memory: Memory) -> None:
@@ -65,12 +67,12 @@ def test_a_repeat_never_lands_on_a_key_an_import_kept(memory: Memory) -> None:
 def test_a_session_attribute_named_again_after_another_is_a_change(memory: Memory) -> None:
     """Found by a team bot's builder: channel "a", then "b", then "a" again left the session in "b" (the session
     event's key was its attributes' hash: the second "a" was a duplicate, dropped); the same value said again
-    is no new event."""
-    for channel in ("a", "b", "a", "a"):
-        memory.append("s-rev", "user", f"hi {channel}", channel=channel)
-    assert memory.get_session("s-rev").channel == "a"
+    is no new event. (A channel is now the session's first: a title shows it.)"""
+    for title in ("a", "b", "a", "a"):
+        memory.append("s-rev", "user", f"hi {title}", title=title)
+    assert memory.get_session("s-rev").title == "a"
     heads = [e for e in memory.journal.read("s-rev") if e.type == "session"]
-    assert [e.metadata["channel"] for e in heads] == ["a", "b", "a"]
+    assert [e.metadata["title"] for e in heads] == ["a", "b", "a"]
 
 
 def test_two_speakers_saying_the_same_words_are_two_messages(memory: Memory) -> None:
@@ -108,3 +110,40 @@ def test_one_speaker_a_minute_apart_is_two_messages_a_retry_is_one(memory: Memor
     memory.append("u", "user", "ok", metadata=ana)
     assert not memory.append("u", "user", "ok", metadata=ana)["stored"]  # no time said, nothing between: a retry
     assert [len(memory.browse(session=s)) for s in ("t", "u")] == [2, 1]
+
+
+def test_a_write_naming_another_channel_is_refused_and_the_session_keeps_its_own(memory: Memory) -> None:
+    """Found by a support bot's team, a channel per customer on one shared server: one append to Wonka's session
+    naming channel "initech" moved the whole conversation — Initech's recall showed Wonka's lines, Wonka's found
+    none — and was answered a plain `stored: true`."""
+    s = "support-wonka-retry"
+    memory.append(s, "user", "retry me please", channel="wonka", settings={"tags": ["user:wonka"]})
+    with pytest.raises(Conflict, match="channel 'wonka'.*channel 'initech'"):
+        memory.append(s, "user", "oops", channel="initech")
+    with pytest.raises(Conflict, match="channel 'wonka'"):
+        memory.ingest_session(s, [{"role": "user", "content": "oops"}], start=5, channel="initech")
+    with pytest.raises(Conflict, match="channel 'wonka'"):
+        memory.capture(s, [{"role": "user", "content": "oops"}], channel="initech")
+    assert memory.recall(None, "retry me please", channel="initech").items == []
+    assert [i.text for i in memory.recall(None, "retry me please", channel="wonka").items] == ["user: retry me please"]
+    memory.append(s, "assistant", "retried", channel="wonka")  # its own channel, or none, is written
+    memory.append(s, "user", "thanks")
+    memory.rebuild()
+    assert memory.get_session(s).channel == "wonka"
+    assert [m.content for m in memory.browse(session=s)] == ["retry me please", "retried", "thanks"]
+    memory.append("first-unscoped", "user", "hello")
+    memory.append("first-unscoped", "user", "a channel now", channel="globex")  # none yet: the first named is its
+    assert memory.get_session("first-unscoped").channel == "globex"
+
+
+def test_an_event_key_given_again_with_other_words_is_refused(memory: Memory) -> None:
+    """Found by a support bot's team: a retry under the same `event_key` with other words was answered
+    `duplicate: true` and its words dropped. An exact retry is still a duplicate."""
+    first = memory.append("k2", "user", "my order is 123", event_key="turn-1")
+    with pytest.raises(Conflict, match="event_key 'turn-1' already names a different message"):
+        memory.append("k2", "user", "my order is 456", event_key="turn-1")
+    with pytest.raises(Conflict, match="already names a different message"):
+        memory.append("k2", "assistant", "my order is 123", event_key="turn-1")
+    retry = memory.append("k2", "user", "my order is 123", event_key="turn-1")
+    assert retry["duplicate"] and retry["id"] == first["id"]
+    assert [m.content for m in memory.browse(session="k2")] == ["my order is 123"]

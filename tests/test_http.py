@@ -254,6 +254,42 @@ def test_times_may_be_epoch_seconds_on_every_tool(served: tuple[str, Memory]) ->
     assert tool(url, "memory_facts", {"valid_at": said + 60, "known_at": 2000000000}).json()["result"]["facts"]
 
 
+@pytest.fixture
+def served_on(home: Path, store_url: str) -> Iterator[str]:
+    """The server's URL on each backend (SQLite, PostgreSQL)."""
+    memory = Memory(home, store_url, settings=Settings.load(env={}, embedder="none", enable_write=True))
+    with ServerThread(memory) as url:
+        yield url
+    memory.close()
+
+
+def test_a_recall_takes_the_time_it_is_asked_at(served_on: str) -> None:
+    """Found by a support bot's team: `memory_recall` refused `now` (400, "'now' was unexpected") though the library
+    takes it (docs/recall.md), so a bot could neither pass its turn's time nor ask what was known on a past day."""
+    for content, said in (("I am on the basic plan", "2024-03-01T10:00:00Z"), ("I moved to the premium plan", "2024-06-01T10:00:00Z")):
+        tool(served_on, "memory_append", {"session": "plan", "role": "user", "content": content, "created_at": said})
+    for now in ("2024-03-15T09:00:00Z", 1710493200):  # the same moment as epoch seconds
+        r = tool(served_on, "memory_recall", {"query": "which plan am I on", "now": now})
+        assert r.status_code == 200, r.text
+        assert [i["text"] for i in r.json()["result"]["items"]] == ["user: I am on the basic plan"]
+    r = tool(served_on, "memory_recall", {"query": "which plan am I on", "now": "2024-07-01T00:00:00Z"})
+    assert len(r.json()["result"]["items"]) == 2
+
+
+def test_a_write_that_would_move_or_drop_a_message_is_409(served_on: str) -> None:
+    """Found by a support bot's team (tests/test_append_repeats.py): a write naming another channel moved a customer's
+    conversation, and a retry of an `event_key` with other words was dropped; both had been answered 200."""
+    wonka = {"session": "support-wonka-retry", "role": "user", "content": "retry me please", "channel": "wonka"}
+    assert tool(served_on, "memory_append", wonka).status_code == 200
+    r = tool(served_on, "memory_append", {**wonka, "content": "oops", "channel": "initech"})
+    assert r.status_code == 409 and "channel 'initech'" in r.json()["error"]["message"]
+    keyed = {"session": "s2", "role": "user", "content": "my order is 123", "event_key": "turn-1"}
+    assert tool(served_on, "memory_append", keyed).status_code == 200
+    r = tool(served_on, "memory_append", {**keyed, "content": "my order is 456"})
+    assert r.status_code == 409 and "already names a different message" in r.json()["error"]["message"]
+    assert tool(served_on, "memory_append", keyed).json()["result"]["duplicate"] is True
+
+
 def test_wrong_types_in_writes_store_nothing(served: tuple[str, Memory]) -> None:
     url, memory = served
     assert tool(url, "memory_append", {"session": "s", "role": 7, "content": "x"}).status_code == 400

@@ -169,13 +169,18 @@ def default_key(m: dict[str, Any], ordinal: int | None = None, said: Any = None)
     on Monday and on Friday), and a retry of one append, the same time again, collapses.
     Without an ordinal, the speaker its metadata names (`said_by`) is part of the key: the same
     words from two people are two messages, never a retry."""
-    h = content_hash(m["role"], m["content"], m["tool_name"], m["tool_args"], m["tool_result"])
+    h = words_hash(m)
     if ordinal is not None:  # (the position tells two speakers' lines apart, and keeps a transcript's keys as they were)
         return f"i:{ordinal}:{h}"
     who = said_by(m)
     if who:  # (no one named: the key as before, so a retry sent across an upgrade still collapses)
         h = content_hash(h, who)
     return f"h:{h}" if said is None else f"t:{content_hash(h, m['created_at'])}"
+
+
+def words_hash(m: dict[str, Any]) -> str:
+    """What a message says, hashed: its role, words and tool call — not its time, key or metadata."""
+    return content_hash(m["role"], m["content"], m["tool_name"], m["tool_args"], m["tool_result"])
 
 
 def said_by(m: dict[str, Any]) -> str:

@@ -17,10 +17,10 @@ from typing import Any
 from ..errors import Conflict, InvalidInput, PalimpsestError
 from ..harness.project import as_its_folder_has
 from ..journal import Journal
-from ..records import Event, Message, check_session_id
+from ..records import Event, Message, Session, check_session_id
 from ..store import Store
 from .indexer import Indexer, Outage
-from .messages import default_key, normalise_message, session_event
+from .messages import default_key, normalise_message, session_event, words_hash
 
 log = logging.getLogger(__name__)
 SESSION_ATTRS = frozenset({"key", "agent", "channel", "title", "kind", "settings"})
@@ -65,6 +65,10 @@ class Writer:
         msg["event_key"] = msg["event_key"] or key
         result = self._journal_and_index(session, [msg], attrs, repeatable)
         event, stored = result["events"][0]
+        if not stored and raw.get("event_key") is not None and words_hash(vars(event)) != words_hash(msg):
+            # (found by a support bot's team: a retry of "turn-1" with other words was answered duplicate, its words dropped)
+            raise Conflict(f"event_key {msg['event_key'][:80]!r} already names a different message of session "
+                           f"{session[:80]!r} ({event.id}); nothing was stored: give this message a key of its own")
         return {"id": event.id, "session": session, "stored": stored, "duplicate": not stored,
                 "indexed": result["indexed"], "created_at": event.created_at}
 
@@ -211,6 +215,8 @@ class Writer:
             return head
         if current is not None and all(getattr(current, k, None) == v for k, v in head["metadata"].items()):
             return None
+        if current is not None:
+            _keeps_its_channel(current, head["metadata"])
         return head
 
     def _as_stored(self, session: str, pairs: list[tuple[Event, bool]]) -> list[tuple[Event, bool]]:
@@ -246,3 +252,16 @@ class Writer:
         except Exception as exc:
             self.outage.failed("indexing %s deferred: %s", session, exc)
             return False
+
+
+def _keeps_its_channel(current: Session, said: dict[str, Any]) -> None:
+    """A session's channel is the one its first write naming a channel gave; a write naming another is refused, on
+    every path (append, ingest, capture). Found by a support bot's team, a channel per customer on one shared server:
+    an append to Wonka's session naming channel "initech" moved the whole conversation — Initech's recall showed
+    Wonka's lines, Wonka's found none — answered `stored: true`. (The agent may change: by default agents are one
+    user's harnesses, not whose the words are — `fact_owners`.)"""
+    given = said.get("channel")
+    if current.channel is not None and given is not None and given != current.channel:
+        raise Conflict(f"session {current.id[:80]!r} is of channel {current.channel[:80]!r}; a write naming channel "
+                       f"{given[:80]!r} is refused (a session's channel is the first one written): write it to a "
+                       "session of its own")

@@ -12,7 +12,8 @@ from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE,
 
 SESSION_ATTRS: dict[str, Any] = {
     "agent": described(STRING, "the agent writing (claude-code, codex, …): the session's; a later write naming another changes it"),
-    "channel": described(STRING, "the channel (a chat, a project, …): the session's; a later write naming another changes it"),
+    "channel": described(STRING, "the channel (a chat, a customer, …): the session's, set by the first write naming one; a "
+                         "write naming another is refused (conflict)"),
     "title": described(STRING, "the session's title"),
     "key": described(STRING, "the client's own stable id of the session"),
     "kind": {"type": "string", "enum": ["normal", "instant"], "description": "instant: scratch, never distilled into "
@@ -110,7 +111,8 @@ def memory_get_full(memory: Memory, args: dict[str, Any]) -> Any:
 @tool("memory_append", "Journal one message durably and index it. A retried append collapses: the same message "
       "from the same speaker (metadata.speaker), right after itself or with the same created_at; "
       "said again after other turns, or by someone else, it is stored. Give event_key for "
-      "your own idempotency.", schema({"session": SESSION, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
+      "your own idempotency (a message of other words under a key already used is refused).",
+      schema({"session": SESSION, **MESSAGE, **SESSION_ATTRS}, required=["session", "role"]),
       write=True)
 def memory_append(memory: Memory, args: dict[str, Any]) -> Any:
     rest = {k: v for k, v in args.items() if k not in ("session", "role", "content")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..memory import Memory
-from .registry import INTEGER, QUERY, SESSION, described, schema, tool
+from .registry import INTEGER, QUERY, SESSION, TIME, described, schema, tool
 
 BUDGET: dict[str, Any] = {**INTEGER, "minimum": 0, "maximum": 200_000, "description": "token budget of the whole block (default 4000)"}
 SCOPE: dict[str, Any] = {
@@ -32,10 +32,12 @@ def _scope(args: dict[str, Any]) -> dict[str, Any]:
               "session": described(SESSION, "the running session (its live tail is included; its id: letters, digits and ._:@+=-)"),
               "budget": BUDGET, **SCOPE,
               "live_tail": {**INTEGER, "minimum": 0, "maximum": 100,
-                            "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"}},
+                            "description": "the session's latest messages to include (default 6); 0 when the harness shows them already"},
+              "now": described(TIME, "the time of the turn (default the clock's): past turns end with its day, the live tail at "
+                               "it, and facts are those said and valid by the end of that day — a recall as of a past day")},
              required=["query"]))
 def memory_recall(memory: Memory, args: dict[str, Any]) -> Any:
-    options = {"live_tail": args["live_tail"]} if "live_tail" in args else {}
+    options = {k: args[k] for k in ("live_tail", "now") if k in args}
     return memory.recall(args.get("session"), args["query"], args.get("budget", 4000), **_scope(args), **options)
 
 
