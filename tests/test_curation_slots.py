@@ -401,6 +401,22 @@ def test_a_dose_changed_by_the_doctor(memory: Memory, old: str, new: str, action
     assert _decided_with_the_local_model(memory, old, new) == action
 
 
+@pytest.mark.parametrize(("old", "new", "action"), [
+    # found by a new user keeping a parent's care notes: each of these had retired a fact that still held, or kept one that
+    # did not
+    ("Frank takes atorvastatin 20 mg at night.", "Frank takes amlodipine 5 mg once daily.", "related"),  # two drugs, each its dose
+    ("his GP is Dr. Okafor at Riverside Family Practice.", "next GP is aug 5", ("related", "new")),  # the next visit, not who the GP is
+    ("lisinopril stays at 10 for now", "she STOPPED the lisinopril", "supersede"),  # the stop ends it
+    # the change told with the value the fact already says: never an update of it
+    ("Frank takes amlodipine 10 mg once daily.",
+     "reminder for the aide sheet: dr raman increased amlodipine from 5 to 10 mg daily back in november", ("confirm", "related", "new")),
+    ("Bernadette Okoye starts Sept 1.", "bernadette is off oct 17 (sat), agency sending a sub", "related"),  # a day off, not gone
+    ("easy run 6 km, 36 min, felt fine", "easy run 8 km, 53 min, felt fine", "related"),  # two runs logged, each its own
+])
+def test_a_carers_notes_keep_what_still_holds(memory: Memory, old: str, new: str, action: str | tuple[str, ...]) -> None:
+    assert _decided_with_the_local_model(memory, old, new) in (action if isinstance(action, tuple) else (action,))
+
+
 @pytest.mark.parametrize(("new", "action"), [
     ("We moved error tracking to Rollbar.", "supersede"),  # was new: "for error tracking" read as the value
     ("We use Rollbar for error tracking now.", "supersede"),

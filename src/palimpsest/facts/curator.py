@@ -435,6 +435,8 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
         changes = (r for text, words, parsed in parts if words & shared
                    and (r := slots.relation(before, parsed, existing, text)) in ("changed", "negated"))
         slot = next(changes, slot)
+    if slot not in ("changed", "negated") and _ends_what_it_names(candidate, existing):
+        slot = "negated"  # "she STOPPED the lisinopril" of "lisinopril stays at 10 for now": the thing it held is ended
     if slot == "changed" and re.search(r"\bstill\b", slots.main_clause(candidate), re.IGNORECASE) and not says_change:
         slot = "beside"  # "Your king is still on e1": what held holds, said with more or less around it
     versions = _scoped(candidate, existing) or slots.two_of_a_series(candidate, existing) \
@@ -445,9 +447,13 @@ def compare(candidate: str, existing: str, semantic: float | None = None) -> Sig
     things = slot in ("changed", "topic", None) and before is not None and whole is not None and slots.two_things(before, whole)
     if things and slot == "changed" and not says_change:
         slot = "beside"  # "The Go services are built with Go 1.22." / "The Rust services … with 1.78": two subjects, no change said
-    swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not versions
+    swap = len(numbers_a - numbers_b) == 1 and len(numbers_b - numbers_a) == 1 and not versions \
+        and not _numbers_of_two_things(a, b, numbers_a - numbers_b, numbers_b - numbers_a, before, whole)
     # or the change told with both values: "Postgres now runs on port 5433 because 5432 clashes …" of "… runs on port 5432."
-    swap = swap or says_change and bool(numbers_b) and numbers_b < numbers_a and len(numbers_a - numbers_b) == 1 and not versions
+    # — not where the number it adds is the one it says was before ("increased amlodipine from 5 to 10 mg" of "… amlodipine
+    # 10 mg": the fact already says the new value)
+    swap = swap or says_change and bool(numbers_b) and numbers_b < numbers_a and len(numbers_a - numbers_b) == 1 and not versions \
+        and not (whole is not None and numbers_a - numbers_b <= set(tokens(" ".join(whole.old_value))))
     count = swap and _counted(a, numbers_a - numbers_b) is not None and _counted(a, numbers_a - numbers_b) == _counted(b, numbers_b - numbers_a) \
         and not (before is not None and whole is not None and not slots.same_holder(before, whole))
     x, y = set(a), set(b)
@@ -579,6 +585,36 @@ def _counted(words: list[str], number: set[str]) -> str | None:
     return thing
 
 
+def _numbers_of_two_things(a: list[str], b: list[str], number_a: set[str], number_b: set[str],
+                           before: slots.Slot | None, whole: slots.Slot | None) -> bool:
+    """One holder does one thing to two things, each with its number the other statement does not name: "Frank takes
+    atorvastatin 20 mg at night." / "Frank takes amlodipine 5 mg once daily." are two drugs, each with its dose (the
+    amlodipine had retired the atorvastatin); "Node 18" / "Node 20", "6 engineers" / "down to 4 engineers" name one thing,
+    and "My daily step goal is 8,000." / "I raised my step target to 10k a day." one thing in other words (no one verb)."""
+    if before is None or whole is None or before.verb != whole.verb or not slots.same_holder(before, whole):
+        return False
+    return all(bool(own := _said_of(words, number)) and not own & set(other)
+               for words, number, other in ((a, number_a, b), (b, number_b, a)))
+
+
+def _said_of(words: list[str], number: set[str]) -> set[str]:
+    """The words next to a statement's number, across its units ("atorvastatin 20 mg at night": atorvastatin), that name
+    a thing: not a unit, a preposition nor a count's word ("for", "off")."""
+    i = next((i for i, w in enumerate(words) if w in number), None)
+    if i is None:
+        return set()
+    after = next((w for w in words[i + 1:] if not _a_unit(w)), None)
+    return {w for w in (words[i - 1] if i else None, after) if w is not None and _a_thing(w)}
+
+
+def _a_unit(word: str) -> bool:
+    return word in _UNITS_OF_MEASURE or bool(slots.QUANTITY.fullmatch("1" + word))
+
+
+def _a_thing(word: str) -> bool:
+    return word.isalpha() and len(word) >= 3 and word not in _NOT_COUNTED and word not in slots._PREPS and not _a_unit(word)
+
+
 def _one_each(pairs: list[tuple[str, str]], a: list[str], b: list[str]) -> bool:
     """One word of a pair in one statement and the other in the other ("begins" / "ends")."""
     return any((x in a) != (x in b) and (y in a) != (y in b) and (x in a) != (y in a) for x, y in pairs)
@@ -620,6 +656,22 @@ def _stops_another(candidate: str, existing: str) -> bool:
     said = {w.removesuffix("'s") for w in tokens(existing)}
     gone = [w.removesuffix("'s") for m in _STOPS.finditer(candidate) for w in tokens(m.group("old"))]
     return bool(gone) and not any(w in said for w in gone) and not any(w in slots.PRONOUNS or w in ("it", "that", "this") for w in gone)
+# a thing said to have been ended, by the word after the verb ("she stopped the lisinopril", "discontinued metformin")
+_ENDED = re.compile(r"\b(?:stopped|stopping|discontinu(?:ed|ing)|came off|coming off|quit)\s+(?:(?:the|his|her|their|my|our)\s+)?"
+                    r"(?P<old>[^\W\d_][\w'-]{2,})", re.IGNORECASE)
+
+
+def _ends_what_it_names(candidate: str, existing: str) -> bool:
+    """The candidate says it ended the thing the earlier statement holds of, naming it, in a clause that does not go on
+    to something else ("stopping lisinopril, starting losartan instead" ends lisinopril; "stopped the car at …" names a
+    thing the fact is no holding of): the thing named is the fact's subject or value, and the fact ends nothing itself."""
+    before = slots.parse(existing)
+    if before is None or _ENDED.search(existing) or before.negated:
+        return False
+    held = set(tokens(" ".join([before.holder, *before.attribute, *before.value])))
+    return any(set(tokens(m.group("old"))) <= held and m.group("old").lower() not in slots.PRONOUNS for m in _ENDED.finditer(candidate))
+
+
 _WENT = re.compile(r"\bwent\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
 _HAPPENED = re.compile(r"\b(?:went|visited|travelled|traveled|flew|attended|was|were)\b", re.IGNORECASE)  # past, with its time
 _ENUMERATOR = re.compile(r"^\s*(?:\(\d{1,2}\)|\d{1,2}[.)](?!\d))\s*")

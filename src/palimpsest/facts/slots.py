@@ -721,6 +721,9 @@ def _verbal(s: str) -> Slot | None:
             base = w  # after "I" or "we" comes a verb, known or not ("I usually wake up at 6")
         if base is None or i == 0 and w not in ("use", "deploy", "host") or words[:i] and all(x in DETERMINERS for x in words[:i]):
             continue  # "the build server": a determiner is followed by a noun
+        if _a_compound(words[:i], w, s):
+            continue  # "easy run 6 km, 36 min, felt fine": a run logged, not a verb of a holder "easy" (a training log's runs had
+            # each retired the one before, as one slot's values)
         subj = " ".join(x for x in words[:i] if not (modal and x == modal[0]) and x not in _ADVERBS)
         rest = words[i + 1:]
         if not rest:
@@ -741,6 +744,16 @@ def _verbal(s: str) -> Slot | None:
         # where one went is a trip, many over time ("I go to Lincoln High" is one school at a time)
         return Slot(holder, attr, value, verb="went" if w == "went" and subj in PRONOUNS else base)
     return None
+
+
+def _a_compound(before: list[str], word: str, original: str) -> bool:
+    """A verb's bare form after one word that is no subject of it — no pronoun, no plural, no name — is a noun named by
+    that word ("easy run", "long ride"): "Frank takes …" agrees, "frank take …" is not said."""
+    if len(before) != 1 or word != _base(word) or word in ("use", "deploy", "host"):
+        return False
+    subject = before[0]
+    return subject not in PRONOUNS and subject not in ("you", "they", "he", "she") and not subject.endswith("s") \
+        and not _is_name(subject, original)
 
 
 def _base(word: str) -> str | None:
@@ -833,13 +846,22 @@ def same_attribute(a: Slot, b: Slot) -> bool:
         return a.verb == b.verb or {a.verb, b.verb} <= {"be"}
     if not x or not y:
         return False
-    if _qualified_apart(x, y):
+    if _qualified_apart(x, y) or _an_occurrence(x) != _an_occurrence(y):
         return False
     if any(_done_to(w) for w in a.attribute) != any(_done_to(w) for w in b.attribute) and a.verb == b.verb == "be":
         return False  # "the standup is at 9:30" / "… is capped at fifteen minutes": what it is, and a thing done to it
     if a.verb == b.verb and (_another_of(a.attribute, b.attribute) or _another_of(b.attribute, a.attribute)):
         return False  # (one verb: a parse that took a verb for a noun, "the Pro plan costs" / "the Pro plan is", is no other thing)
     return dice(x, y) >= 0.67 or _within(x, y) or _within(y, x) or synonyms(x, y)
+
+
+_OCCURRENCES = frozenset(["next", "upcoming", "previous"])
+
+
+def _an_occurrence(attribute: list[str]) -> bool:
+    """An attribute that names one occurrence of a thing ("next GP is aug 5": the next visit), not the thing itself ("his
+    GP is Dr. Okafor …", which the visit's date had retired)."""
+    return bool(set(attribute) & _OCCURRENCES)
 
 
 # what a thing's own value is said as, named after it: "the standup" / "the standup time" are one slot
@@ -1099,7 +1121,9 @@ _TWO_NAMES = re.compile(r"\b([A-Z][\w-]*) ([A-Z][\w-]*)\b")
 # Kowalski is our head barista": found by a café owner)
 _CALLED_OFF = re.compile(r"\b(?P<old>[A-Z][\w-]+(?:\s+[\w-]+){0,2}?)\s+(?:is|was|got|has been|have been|'s)\s+(?:now\s+)?"
                          r"(?:cancell?ed|called off|scrapped|off(?!\s+(?:tomorrow|tmrw|today|tonight|sick|work|duty|shift|"
-                         r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?|this (?:week|weekend)|next (?:week|weekend))\b))\b")
+                         r"(?:on\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)days?|this (?:week|weekend)|next (?:week|weekend)|"
+                         # a day off on a date: "bernadette is off oct 17 (sat), agency sending a sub" had retired her start
+                         rf"(?:on\s+|until\s+|till\s+)?(?:the\s+)?(?:\d+(?:st|nd|rd|th)?|(?i:{'|'.join(when.MONTHS)})\b))\b))\b")
 # "Sam and I broke up", "Ana and I split up": the name before the ending
 _PARTED = re.compile(r"\b(?P<old>[A-Z][\w-]+)\s+and\s+I\s+(?:have\s+|had\s+)?(?:broke(?:n)?\s+up|split\s+up|separated|divorced|parted ways)\b")
 # "I quit smoking", "I've stopped eating meat", "gave up running": an activity of the fact ended
