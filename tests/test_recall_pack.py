@@ -972,3 +972,35 @@ def test_a_long_message_is_read_from_the_journal_only_when_its_copy_lacks_a_quer
         assert reads.call_count == 0
         assert "reservation code FSP-99X3Q7" in memory.recall("qa", "is FSP-99X3Q7 the fasano code?", budget=1000).block
         assert reads.call_count == 1
+
+
+LOG_LINE = "2026-11-12T08:14:02Z ERROR upstream timeout on /api/v3/orders id=48213 retry=3\n"
+
+
+def test_a_long_pasted_log_costs_a_recall_as_many_lines_whatever_its_length(memory: Memory) -> None:
+    """Found by a support-bot team: a customer's pasted 5 MB log made every recall of hers fail at the 60 s deadline
+    (0.5 MB: 7.4 s a recall, 0.21 s without it). The log's index copy lacked "plan" of "what plan are we on?", so it
+    was read whole from its journal and each of its lines weighed for a snippet. Past the copy, only the lines that
+    may say a word it lacks are read: a snippet weighs as many lines of a 320 KB log as of an 80 KB one."""
+    for channel, lines in (("short", 1000), ("long", 4000)):
+        memory.append(f"{channel}-1", "user", "we are on the Pro plan with 12 seats", channel=channel)
+        memory.append(f"{channel}-log", "user", LOG_LINE * lines, channel=channel)
+    memory.worker().drain()
+    weighed = {}
+    for channel in ("short", "long"):
+        with mock.patch.object(snippet_module, "_words", wraps=words_of) as read:
+            assert "Pro plan" in memory.recall(None, "what plan are we on?", channel=channel).block
+        weighed[channel] = read.call_count
+    assert weighed["long"] == weighed["short"], weighed
+
+
+def test_past_a_long_message_s_copy_only_the_lines_that_may_say_a_word_it_lacks_are_read() -> None:
+    """`snippet.lines_saying`: the lines in their order, `…` where lines are left out; a paste of one line (minified
+    JSON) longer than the room is its stretch around the word."""
+    rows = [f"row {i}: porto coffee" for i in range(100)]
+    rows[40:42] = ["the fasano code", "Fasano again"]
+    assert snippet_module.lines_saying("\n".join(rows), {"fasano"}, 1000) == "…\nthe fasano code\nFasano again\n…"
+    assert snippet_module.lines_saying("\n".join(rows), {"fasano"}, 20) == "…\nthe fasano code\n…"
+    one = "x " * 50_000 + "FSP-99X3Q7 " + "y " * 50_000
+    cut = snippet_module.lines_saying(one, {"fsp-99x3q7"}, 16_000)
+    assert "FSP-99X3Q7" in cut and len(cut) <= 16_000 + 2 * len("\n…")

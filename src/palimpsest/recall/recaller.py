@@ -7,7 +7,7 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,7 +40,7 @@ from .block import (
     check_budget,
 )
 from .pack import fill, query_words
-from .snippet import says_all, shared_words
+from .snippet import lines_saying, shared_words, unsaid
 from .updates import mark_earlier
 
 if TYPE_CHECKING:
@@ -405,11 +405,18 @@ class Recaller:
         return out
 
     def _whole(self, m: Message, words: set[str]) -> Message:
-        """The message read whole where the index holds it cut and its copy lacks one of the query's `words`: the line
-        a question asks about may be past the index's first `field_cap` characters (a 38 KB pasted itinerary's last
-        line held the reservation code; its first lines were shown). A copy saying them all is snippet enough: one
-        journal read per long hit had slowed recall (review)."""
-        return m if not m.truncated or says_all(_message_text(m), words) else self.kernel.whole(m)
+        """The message, where the index holds it cut and its copy lacks some of the query's `words`, with the lines
+        past the copy that may say them (`snippet.lines_saying`, at most `field_cap` characters of them): the line a
+        question asks about may be past the index's first `field_cap` characters (a 38 KB pasted itinerary's last line
+        held the reservation code; its first lines were shown). A copy saying them all is snippet enough: one journal
+        read per long hit had slowed recall (review). Only those lines: a customer's 5 MB pasted log, read whole for
+        "what plan are we on?" and every line weighed, had taken each recall of hers past the 60 s deadline."""
+        lacking = unsaid(_message_text(m), words) if m.truncated else set()
+        if not lacking:
+            return m
+        copy = m.content or ""
+        past = lines_saying((self.kernel.whole(m).content or "")[len(copy):], lacking, self.kernel.settings.field_cap)
+        return replace(m, content=f"{copy}\n{past}" if past else copy)
 
     def _turn_before(self, reply: Message) -> Message | None:
         """The message before `reply` in its journal: one store read (two turns appended in one second share a time, so
