@@ -1466,6 +1466,17 @@ def test_a_chatgpt_part_that_is_a_number_is_refused_by_node(memory: Memory, tmp_
         "draw me a map of Vell, canals and the drowned quarter", "Sefa's ferry is called the Heron"]
 
 
+
+def test_a_chatgpt_part_that_is_a_number_beside_words_keeps_the_words(memory: Memory, tmp_path: Path) -> None:
+    """Review: a message whose parts are words and a number had been refused whole, its words lost with the number."""
+    conv = _ferry()
+    conv["mapping"]["a1"]["message"]["content"]["parts"] = ["Noor has a scar on her left hand. Her locker is", 42, "and she trains at 6."]
+    report = _import_export(memory, tmp_path, conv)
+    assert report.ok and not report.problems
+    assert "Noor has a scar on her left hand. Her locker is\n[int part]\nand she trains at 6." in \
+        [m.content for m in everything(memory, session="chatgpt-vell")]
+
+
 def test_a_chatgpt_conversation_whose_nodes_make_a_cycle_keeps_its_last_branch(memory: Memory, tmp_path: Path) -> None:
     """Found by a novelist importing her ChatGPT export: a conversation with no `current_node` whose `mapping` was a
     cycle (`a` the parent of `b`, `b` of `a`) stored its one message as a branch not kept, never distilled; the cycle

@@ -194,7 +194,7 @@ def _text(content: Any) -> tuple[str, str]:
     if isinstance(parts, str):  # one part written bare (a rewritten export's: it had been stored as '{"parts": "…"}')
         parts = [parts]
     if isinstance(parts, list):
-        return "\n".join(p for p in (_part(x) for x in parts) if p), kind
+        return "\n".join(p for p in _parts(parts) if p), kind
     if kind in ("tether_quote", "sonic_webpage", "tether_browsing_display"):  # a page read: its title and address too
         return "\n".join(str(content[k]) for k in ("title", "url", "domain", "text", "result", "summary") if content.get(k)), kind
     if kind == "thoughts" and isinstance(content.get("thoughts"), list):
@@ -206,6 +206,24 @@ def _text(content: Any) -> tuple[str, str]:
         return content["result"], kind  # a browsing tool's result
     rest = {k: v for k, v in content.items() if k != "content_type"}
     return (json.dumps(rest, ensure_ascii=False) if rest else ""), kind
+
+
+def _parts(parts: list[Any]) -> list[str]:
+    """The text of each part; a part neither text nor an object is a placeholder beside the words, and refused only when
+    no part has words (`["Noor has a scar on her left hand. Her locker is", 42, "and she trains at 6."]` had lost both
+    sentences with the number: review)."""
+    said, worded, refused = [], False, None
+    for part in parts:
+        try:
+            text = _part(part)
+        except InvalidInput as exc:
+            text, refused = f"[{type(part).__name__} part]", exc
+        else:
+            worded = worded or bool(text.strip())
+        said.append(text)
+    if refused is not None and not worded:
+        raise refused
+    return said
 
 
 def _part(part: Any) -> str:
