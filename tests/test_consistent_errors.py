@@ -42,9 +42,10 @@ def test_unknown_session_over_http_and_mcp(tmp_path: Path) -> None:
         for tool in ("memory_briefing", "memory_context"):
             r = httpx.post(f"{url}/api/memory/tool/{tool}", json={"session": "nope"}, trust_env=False)
             assert r.status_code == 404 and r.json()["error"] == {"code": "not_found", "message": MESSAGE}
-        for blank in ("  ", "\u200b\ufeff"):
-            r = httpx.post(f"{url}/api/memory/tool/memory_search", json={"query": blank}, trust_env=False)
-            assert r.status_code == 400 and "non-empty" in r.json()["error"]["message"]
+        for tool in ("memory_search", "memory_recall", "memory_summaries", "memory_answer"):  # (every tool's query: review)
+            for blank in ("  ", "\u200b\ufeff", "\u3164", "\u034f"):
+                r = httpx.post(f"{url}/api/memory/tool/{tool}", json={"query": blank}, trust_env=False)
+                assert r.status_code == 400 and "non-empty" in r.json()["error"]["message"], (tool, blank)
 
         async def main() -> list[dict[str, str]]:
             async with Client(f"{url}/mcp", read_timeout_seconds=60) as client:

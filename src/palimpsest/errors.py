@@ -84,8 +84,12 @@ EMPTY_QUERY = "query must be a non-empty string: give the words to search for"
 
 def blank(query: str) -> bool:
     """Whether a query holds nothing to search for: white space, or characters that show nothing (U+200B, U+FEFF: a query
-    of a copied zero-width space had been searched and answered "no hits" where "" is refused)."""
-    return all(c.isspace() or unicodedata.category(c) == "Cf" for c in query)
+    of a copied zero-width space had been searched and answered "no hits" where "" is refused; marks with no letter to
+    sit on, the Hangul fillers)."""
+    return all(c.isspace() or c in _FILLERS or unicodedata.category(c) in ("Cf", "Mn", "Me") for c in query)
+
+
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0")
 
 
 def unknown_session(session: str) -> NotFound:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import EMPTY_QUERY, InvalidInput, blank
 from ..memory import Memory
 from ..records import ROLE_RE
 from .registry import ANY, BOOLEAN, FILTERS, LIMIT, OBJECT, OFFSET, QUERY, ROLE, SESSION, STRING, TIME, described, pick, schema, shown, tool
@@ -45,8 +44,6 @@ MESSAGE: dict[str, Any] = {
           **FILTERS,
       }, required=["query"]))
 def memory_search(memory: Memory, args: dict[str, Any]) -> Any:
-    if blank(args["query"]):  # (the library answers an empty query with nothing; a caller means a mistake)
-        raise InvalidInput(EMPTY_QUERY)
     extra = {k: args[k] for k in ("recipe", "valid_at", "known_at", "synthesize") if k in args}
     found = memory.search(args["query"], limit=args.get("limit", 10), mode=args.get("mode", "ranked"), **extra, **pick(args, FILTERS))
     result = found.to_dict()

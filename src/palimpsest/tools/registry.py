@@ -31,7 +31,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 
-from ..errors import EMPTY_QUERY, InvalidInput
+from ..errors import EMPTY_QUERY, InvalidInput, blank
 from ..memory import MAX_PAGE, Memory
 from ..records import ROLE_RE, SESSION_ID_RE
 
@@ -197,6 +197,8 @@ def check(found: Tool, args: Any) -> dict[str, Any]:
         if err.validator in ("minLength", "pattern") and where == "query":  # "'  ' does not match '\\S'" says nothing to a model
             raise InvalidInput(f"{name}: {EMPTY_QUERY}")
         raise InvalidInput(f"{name}: {where}: {err.message[:300]}")
+    if isinstance(args.get("query"), str) and blank(args["query"]):  # (the schema's "\\S" lets a zero-width space through)
+        raise InvalidInput(f"{name}: {EMPTY_QUERY}")
     _check_unicode(name, args)
     return args
 
