@@ -1627,3 +1627,63 @@ def test_a_carers_chatter_is_no_current_fact_and_her_doctor_change_is(memory: Me
                          ("assistant", "Noted."), ("user", "thanks")])
     memory.worker(tasks=["distill"]).drain()
     assert [f.text for f in memory.facts.query()] == ["they transferred dad to Dr. Priya Raman"]
+
+
+# found by a novelist who imported her ChatGPT export without an LLM: her agent's deadline, moved twice in passing, and
+# her new title gave no fact, so the first deadline stayed the only current one
+@pytest.mark.parametrize(("said", "change"), [
+    ("priya moved the deadline!! manuscript now due 15 September 2026 instead of june. thank god",
+     "manuscript now due 15 September 2026 instead of june."),  # "now" with the old value set aside
+    ("priya pushed it AGAIN — manuscript due 1 February 2027 now, because Hollis wants the revision round first. honestly relieved",
+     "priya pushed it AGAIN — manuscript due 1 February 2027 now, because Hollis wants the revision round first."),
+    ('new title: "Salt and Ash"', 'new title is "Salt and Ash"'),  # "new NOUN:" before a value
+    ('and new title: "Salt and Ash".', 'New title is "Salt and Ash".'),
+])
+def test_a_change_said_in_passing_is_a_correction(said: str, change: str) -> None:
+    out = local_distill([msg(said, at="2026-06-25T22:45:00Z")])
+    assert ([c["text"] for c in out["corrections"]], out["facts"], out["tasks"]) == ([change], [], [])
+
+
+@pytest.mark.parametrize("said", ["new rule: never push to main", "new idea: use redis"])
+def test_a_new_label_before_an_order_is_no_value(said: str) -> None:
+    assert local_distill([msg(said)])["corrections"] == []
+
+
+# ... and her outlines, a paragraph pasted for review and her remarks became facts about her, or facts with no subject
+@pytest.mark.parametrize(("said", "kept"), [
+    ("Tobin's sister is Wren. she's the brains of the smuggling op, grey eyes, never leaves Port Amaranth",
+     ["Tobin's sister is Wren."]),  # "she" after two people: the name further on is another's
+    ("agent call notes!! Priya Nandakumar (my agent) wants the full manuscript by 30 June 2026. she loves the drowned city hook",
+     ["Priya Nandakumar (my agent) wants the full manuscript by 30 June 2026.", "Priya Nandakumar loves the drowned city hook"]),
+    (("act 2 outline draft\n\n## Act 2\n8. Cinderford — Sefa's ferry [TODO: how does Maren cross the Glass Fens if the ferry "
+     "burns?]\n9. Hesk's Tower — Hesk tells Maren what the map is\n11. Tobin's debt comes due\n13. Brannoc arrives with the "
+     "watch\n14-15. Tobin POV (escape)\n"), []),
+    (("here's my act 1 outline, sanity check:\n\n## Act 1\n1. The Shop — Maren at Aldric's, the commission arrives\n4. Port "
+     "Amaranth — Tobin intro [TODO: make him less of a Han Solo clone]\n"), []),
+    (("ch 1 first para in new pov:\n\nI count the bridges the way my father taught me. Left hand on the rail. The fog takes "
+     "the fourth bridge and then it takes the fifth and I stop counting."), []),
+    ("i'm terrified. that's 5 months for 110k words", []),
+    ("the drowned gull lol. yes", []),
+    # what stays: a name of its own right after the pronoun, a list under another heading, notes led to by what they are on
+    ("Kenji is my co-founder. Ana is our designer. she's Ana Lima.",
+     ["Kenji is my co-founder.", "Ana is our designer.", "she's Ana Lima."]),
+    ("places so far:\n1. Cinderford — a burned market town", ["Cinderford is a burned market town"]),
+    ("notes on chapter 3:\n\nMaren is 19 years old.", ["Maren is 19 years old."]),
+])
+def test_outlines_pastes_and_remarks_are_no_facts_and_a_pronoun_is_named_or_dropped(said: str, kept: list[str]) -> None:
+    assert [f["text"] for f in local_distill([msg(said)])["facts"]] == kept
+
+
+def test_the_novelists_deadline_moved_twice_and_her_new_title_are_kept(memory: Memory) -> None:
+    """Her turns as `palimpsest append` and `jobs run` distil them without an LLM: only the first deadline had been kept.
+    (Which of them the later ones retire is the curator's: with the shipped embedder both earlier deadlines are superseded.)"""
+    _turns(memory, "s", [("user", "Priya Nandakumar (my agent) wants the full manuscript by 30 June 2026."),
+                         ("user", "priya moved the deadline!! manuscript now due 15 September 2026 instead of june. thank god"),
+                         ("user", "priya pushed it AGAIN — manuscript due 1 February 2027 now"),
+                         ("user", 'new title: "Salt and Ash"'), ("user", "ok")])
+    memory.worker(tasks=["distill"]).drain()
+    facts = {f.text: f for f in memory.facts.query(status="all")}
+    assert set(facts) == {"Priya Nandakumar (my agent) wants the full manuscript by 30 June 2026.",
+                          "manuscript now due 15 September 2026 instead of june.",
+                          "priya pushed it AGAIN — manuscript due 1 February 2027 now", 'new title is "Salt and Ash"'}
+    assert facts["manuscript now due 15 September 2026 instead of june."].valid_from.startswith("2026-03-04")  # a deadline, said then

@@ -9,8 +9,9 @@ end at a full stop before any word, lower-case too ("… config.yaml. we always 
 after an abbreviation; quoted text with a full stop in it (a draft to rewrite) is no
 statement of the user's, nor is a pasted letter (from an email's "Subject:" or "From:" header, a
 forwarded message's banner or a "Dear …," with a sign-off, to its signature), nor narration under a
-chapter's heading (a pasted chapter) or a line of dialogue; a list item "NAME — a noun phrase" is read as
-"NAME is …"; a line cut
+chapter's heading (a pasted chapter), a numbered list under one (its outline), a passage after a line that leads to it
+("ch 1 first para in new pov:") or a line of dialogue; a list item "NAME — a noun phrase" is read as
+"NAME is …", and "new NOUN: VALUE" as "new NOUN is VALUE"; a line cut
 where no sentence ends ("… or does the" / "billing client …") goes on with the next. Each
 sentence is classified by the first rule that holds:
 
@@ -213,9 +214,40 @@ def _narration_out(text: str) -> str:
     return "\n\n".join(paragraphs[:first] + [heading if cut else heading + body for (heading, body), cut in zip(headed, told)])
 
 
+# A numbered list under a story's heading is its outline, what happens chapter by chapter, and no statement of fact (a
+# novelist's "## Act 2\n8. Cinderford — Sefa's ferry [TODO: …]\n9. Hesk's Tower — Hesk tells Maren what the map is" had
+# given "Cinderford is Sefa's ferry …" and "Port Amaranth is Tobin intro …", read as a list of definitions); a numbered
+# list under any other heading, or none, is read as before.
+_OUTLINE = re.compile(rf"(?:{_HEADING.pattern})\n(?:[ \t]*\n)?(?P<items>(?:[ \t]*\d{{1,3}}(?:[-–]\d{{1,3}})?[.)][ \t][^\n]*(?:\n|$))+)",
+                      re.IGNORECASE | re.MULTILINE)
+
+
+def _outline_out(text: str) -> str:
+    """`text` without the numbered lists under a story's heading (see above)."""
+    return _OUTLINE.sub(lambda m: m[0][:m.start("items") - m.start()], text)
+
+
+# A passage pasted after a line that leads to it is the story's too, in any person or tense: "ch 1 first para in new
+# pov:\n\nI count the bridges the way my father taught me. Left hand on the rail. …" (a novelist's) had given "I count
+# the bridges …", "Left hand on the rail." and "I stop counting." as facts about her. The lead is a line of its own,
+# closed by a colon, that names a piece of writing as what it shows (not as what it speaks of: "notes on chapter 3:",
+# "thoughts about the draft:" lead to her own words); the passage is the paragraphs of prose after it, to the message's
+# end (a list after the lead is hers: "chapter 3 changes:\n- Maren is 19").
+_PIECE = r"(?:ch|chapter|para|paragraph|passage|scene|excerpt|draft|opening|prologue|epilogue|page|prose|poem|verse)s?"
+_PASTE_LEAD = re.compile(rf"^[^\n:]{{0,60}}?(?<!\bon )(?<!\babout )(?<!\bfor )(?<!\bto )(?<!\bre )(?<!\bregarding )"
+                         rf"\b{_PIECE}\b[^\n:]{{0,40}}:[ \t]*\n(?=(?:[ \t]*\n)*[ \t]*(?![-*•>]|\d{{1,3}}[.)])[^\W\d_\s])",
+                         re.IGNORECASE | re.MULTILINE)
+
+
+def _passage_out(text: str) -> str:
+    """`text` without a passage pasted after a line that leads to it (see above)."""
+    lead = _PASTE_LEAD.search(text)
+    return text if lead is None else text[:lead.end()]
+
+
 def _pasted_out(text: str) -> str:
-    """`text` without what was pasted into it: letters and narration (see above)."""
-    return _narration_out(_letters_out(text))
+    """`text` without what was pasted into it: letters, narration, a story's outline and a passage led to (see above)."""
+    return _passage_out(_outline_out(_narration_out(_letters_out(text))))
 
 
 # A list item that defines a name ("- Corin Kade — Elira's younger brother, 22, apprentice archivist", "- **Vessar**: the
@@ -438,7 +470,8 @@ _A_VALUE_MOVED = re.compile(r"\b(?:push|pushed|pushing|move[sd]?|moving|postpone
 _TO_ANOTHER = re.compile(r"\s*(?:→|->|=>|⇒)")
 # a day a thing recurs on, or a deadline: "Rent is €1,150 a month, paid on the 1st" held from January 1 and "a savings goal
 # of €20,000 by 2026" from January 1, 2026 (found by a life-assistant builder and a skeptical evaluator)
-_NOT_A_START = re.compile(r"\b(?:(?:paid|due|charged|billed|debited|renew(?:s|ed)?|invoiced|collected)\s+(?:on|by)|every|each|by|"
+# ("manuscript now due 15 September 2026", said after it, had held from 15 September: a deadline, a novelist's)
+_NOT_A_START = re.compile(r"\b(?:(?:paid|due|charged|billed|debited|renew(?:s|ed)?|invoiced|collected)\s+(?:on|by)|due|every|each|by|"
                           r"before|no later than|until|till)\s+(?:the\s+)?$", re.IGNORECASE)
 
 
@@ -554,7 +587,8 @@ MOODS = frozenset(["done", "fed", "tired", "exhausted", "bored", "sorry", "fine"
                    "impressed", "relieved", "worried", "nervous", "afraid", "scared", "kidding", "joking", "serious", "shocked",
                    "grateful", "thankful", "amazed", "overwhelmed", "swamped", "knackered", "beat", "starving", "late", "jealous",
                    "curious", "pleased", "delighted", "upset", "angry", "furious", "baffled", "puzzled", "struggling", "dying",
-                   "stoked", "pumped", "psyched", "hyped", "blessed", "touched", "honored", "honoured", "speechless"])
+                   "stoked", "pumped", "psyched", "hyped", "blessed", "touched", "honored", "honoured", "speechless", "terrified",
+                   "petrified", "anxious"])
 _MOOD = re.compile(r"^\s*(?:i(?:'m| am| feel| felt| was|'ve been| have been)|we(?:'re| are| were|'ve been| have been| all)(?: all)?)\s+(?:(?:so|very|really|super|a bit|a little|kinda|kind of|pretty|"
                    r"quite|totally|absolutely|completely|rather|too|just|still|also|getting|feeling|kind of|a little bit|"
                    r"\w+ly)\s+)*(?P<w>[\w-]+)", re.IGNORECASE)
@@ -593,12 +627,17 @@ CHANGE = re.compile(r"\b(?:(?:has |have |'ve |had |was |were |got |has been |hav
                     # deadline had been no fact, and "they transferred dad to Dr. Priya Raman" a carer's new cardiologist)
                     r",\s*now\s+(?:[^\W\d_]+\s+)?\d|"
                     r"(?:is|are|'s|'re) now\b|\bnow (?:\w+s|is|are|have|has|use|work|live|deploy|run|host|go)\b|no longer|"
-                    r"\b(?:my|our|the) new [\w-]+(?: [\w-]+)? (?:is|are)\b|"
+                    # the new value said with "now" and the old one set aside ("manuscript now due 15 September 2026 instead
+                    # of june", a novelist's new deadline, had been no fact, and the June one stayed current)
+                    r"\bnow\b[^.!?]*\binstead of\b|"
+                    r"(?:^\s*|\b(?:my|our|the) )new [\w-]+(?: [\w-]+)? (?:is|are)\b|"
                     r"\b(?:got|was|were|has been|have been|is|are) (?:cancell?ed|called off|scrapped|postponed|delayed|shelved)\b|"
                     r"took over|takes over|taken over|taking over|stepp(?:ed|ing) (?:down|in)|left the (?:company|team|org)|\b(?:anymore|"
                     r"any more)\b|is the new|are the new|replaced \w+(?: \w+){0,3} (?:with|as)\b|"
-                    # "for now" is for the time being, not a change
-                    r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow[.!]?$|"
+                    # "for now" is for the time being, not a change; a closing "now" closes its clause before the reason
+                    # given ("manuscript due 1 February 2027 now, because Hollis wants …": a novelist's, no fact had come of it)
+                    r"\b(?:quit|stopped|gave up)\b|(?<!for )(?<!right )(?<!just )(?<!not )\bnow(?:[.!]?$|,\s+(?:because|since|as|so|"
+                    r"cause|'cause)\b)|"
                     r"(?:are|is|'re|am|'m|'s) (?:moving|raising|lowering|increasing|decreasing|cutting|bumping|pushing|changing|"
                     r"switching|migrating) (?:\w+ ){0,4}?(?:to|from)\b|"
                     # a progressive with its subject dropped, as chat drops it ("switching the goal race to valencia
@@ -1142,6 +1181,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
     if opening:
         s = s[opening.end():]
         s = s[0].upper() + s[1:]
+    s = _new_read(_LAUGH_END.sub(".", s))
     if user and (_WHEN_YOU.match(s) or NAMED_RULE.search(s)):
         return "fact", "preference", s
     if SETTLED.match(s):
@@ -1192,11 +1232,42 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "event", s  # "My brother just got engaged!", "I passed my board exam": a happening of one's own, undated
     if slot is None and _THING_DOES.match(s) or _OUR_KIN.match(s):
         return "fact", "fact", s  # "The staging env gets wiped every Sunday": a verb the parse does not know
-    if slot is not None and slot.holder in _NO_HOLDER:
-        return None  # "first sync with marcus.": a note's heading, its noun taken for a verb
+    if slot is not None and slot.holder in _NO_HOLDER or _noun_compound(s, slot):
+        return None  # "first sync with marcus.", "agent call notes!!": a note's heading, its noun taken for a verb
     if slot is not None and slot.value and (slot.holder or slot.attribute) and (len(s.split()) >= 3 or _I_AM.match(s)):
         return "fact", "fact", s
     return None
+
+
+# a laugh closing a sentence is no word of it, as one opening it is none (`_OPENING`): "the drowned gull lol." (a novelist
+# choosing an inn's name from a list) had been read as a thing that "drowned" something, a current fact
+_LAUGH_END = re.compile(r"[\s,]+(?:lol|lmao|rofl|haha+|hehe+|xd)[.!]*\s*$", re.IGNORECASE)
+
+# "new NOUN: VALUE" says the new NOUN is VALUE, as a list's "NAME — …" says what NAME is (`_definition`): `new title:
+# "Salt and Ash"` (a novelist's) had given nothing, and her old title stayed the only one; a label before an order or a
+# clause is read as before ("new rule: never push to main" is the rule)
+_NEW_LABEL = re.compile(r"^(?P<what>new\s+[\w-]+(?:\s+[\w-]+)?)\s*:\s+(?P<value>\S.*)$", re.IGNORECASE)
+
+
+def _new_read(s: str) -> str:
+    """`s`, or its "new NOUN: VALUE" read as "new NOUN is VALUE" (see above)."""
+    m = _NEW_LABEL.match(s)
+    if m is None or not _noun_phrase(m["value"]):
+        return s
+    return f"{m['what']} is {m['value']}"
+
+
+# a bare singular noun and a verb in its plain form do not agree: they are no subject and its verb but a noun compound
+# ("agent call notes!!", a novelist's heading of her notes, had been a current fact, "call" its verb); a plural needs no
+# -s ("kids love her", "people say …"), nor does a pronoun
+_PLAIN_SUBJECTS = frozenset(["i", "we", "you", "they", "u", "ya", "people", "children", "men", "women", "folks", "staff", "police"])
+
+
+def _noun_compound(s: str, slot: slots.Slot | None) -> bool:
+    """`s` opens with a bare singular noun in lower case, its holder, before the plain form of its verb (see above)."""
+    words = re.findall(r"[\w'’-]+", s)
+    return slot is not None and len(words) > 1 and words[0] == slot.holder and words[1] == slot.verb \
+        and not words[0].endswith("s") and words[0] not in _PLAIN_SUBJECTS
 
 
 # words the slot parser may take for a holder, though they hold nothing: an ordinal before a noun it read as a verb
@@ -1402,7 +1473,9 @@ _PERSON = re.compile(rf"(?<![\w'’.-])(?P<title>(?i:(?:dr|mr|mrs|ms|miss|prof)\
 # a name opening a sentence is its subject only before one of NAME_VERBS or a "'s": any lower-case word after it named
 # "Talked" ("Talked to my boss …") and "Tell Priya" ("Tell Priya the meeting moved"), and put them in the next sentence's
 # "He …"; one judged ("Lisbon was lovely", "Paris is so beautiful") may be a place: kept as said
-_NAMED_FIRST = re.compile(rf"['’]s\b|[ \t]+(?:{NAME_VERBS})\b")
+# (a bracket between is the name's apposition: "Priya Nandakumar (my agent) wants the full manuscript …. she loves the
+# drowned city hook", a novelist's, had kept "she loves …" as said)
+_NAMED_FIRST = re.compile(rf"(?:[ \t]*\([^()\n]{{1,40}}\))?(?:['’]s\b|[ \t]+(?:{NAME_VERBS})\b)")
 _JUDGED = re.compile(rf"[ \t]+(?:is|was)[ \t]+(?:(?:{'|'.join(slots._INTENSIFIERS)})[ \t]+)*(?P<word>[\w-]+)", re.IGNORECASE)
 _MANY = frozenset(["children", "kids", "parents", "grandparents", "siblings", "in-laws"])
 _KIN = re.compile(rf"\b(?:my|our)\s+(?P<kin>{'|'.join(sorted({*slots.FAMILY, *slots._CLOSE, *_MANY}, key=len, reverse=True))})\b",
@@ -1463,9 +1536,15 @@ def said_of(s: str, named: list[tuple[str, bool]]) -> str | None:
     many = found["pronoun"].lower() in ("they", "their")
     who = {_person_key(said): said for said, more in named if more == many}
     if len(who) != 1:
-        return s if own or not who else None
+        return s if own and _IS_NAMED.match(s, found.end("pronoun")) or not who else None
     said = _named(found, next(iter(who.values())), s[found.end():])
     return s[:found.start("pronoun")] + (said[0].upper() + said[1:] if found.start("pronoun") == 0 else said) + s[found.end():]
+
+
+# the person a pronoun stands for, named right after it ("his name is Waffles", "she's Wren"): the statement names its
+# person itself. A name further on is someone or somewhere else ("Tobin's sister is Wren. she's the brains of the
+# smuggling op, …, never leaves Port Amaranth", a novelist's, had been kept as said after two people, its "she" anyone's)
+_IS_NAMED = re.compile(rf"(?i:['’]s|\s+(?:name\s+)?(?:is|was))\s+(?:(?i:dr|mr|mrs|ms|miss|prof)\.?\s+)?[{_UPPER}]")
 
 
 def _named(found: re.Match[str], who: str, after: str) -> str:
