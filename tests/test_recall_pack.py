@@ -868,6 +868,7 @@ def test_a_later_line_saying_which_value_it_replaced_marks_that_one_only(mem: Me
 @pytest.mark.parametrize(("newer", "marked"), [
     ("exp-058 (dart): AUC 0.805 — slightly below exp-055's 0.81. Keeping exp-055.", False),
     ("exp-058 (dart): AUC dropped from 0.81 to 0.805 with the leak fixed.", True),
+    ("exp-058 (dart): AUC dropped from 0.81 to 0.805 after the leak fix", True),  # ("after" counts nothing: found in review)
     ("exp-058 (dart): AUC 0.805 (was 0.81) with the leak fixed.", True),
 ])
 def test_a_later_line_naming_the_older_value_as_standing_is_no_newer_value(mem: Memory, newer: str, marked: bool) -> None:
@@ -892,6 +893,21 @@ def test_one_unit_of_measure_for_two_things_is_no_newer_value(mem: Memory) -> No
     more = mem.facts.write("Frank takes metformin 1500 mg twice a day now.", valid_from="2026-12-01")
     notes = {i.id: i.note for i in mem.recall(None, "what dose of metformin does Frank take?", 2000).items}
     assert notes[metformin.id] == f"earlier; newer: {more.id}" and notes[amlodipine.id] == ""
+
+
+@pytest.mark.parametrize("newer", ["the target is now 95k words", "cut the target to 95k"])
+def test_one_counting_unit_for_two_things_is_no_newer_value(mem: Memory, newer: str) -> None:
+    """Found by a novelist: for "what's the target word count?", "target is 110k words" was marked earlier than "i'm at
+    64k words", and that earlier than "chapter 9 (Hesk's Tower) is 6200 words, what can go": a target, progress and one
+    chapter's length, read as one quantity because each counts words. A new target still marks the old one."""
+    target = mem.facts.write("target is 110k words", valid_from="2025-12-03")
+    progress = mem.facts.write("i'm at 64k words", valid_from="2026-06-25")
+    chapter = mem.facts.write("chapter 9 (Hesk's Tower) is 6200 words, what can go", valid_from="2026-11-15")
+    notes = {i.id: i.note for i in mem.recall(None, "what's the target word count?", 2000).items}
+    assert (notes[target.id], notes[progress.id], notes[chapter.id]) == ("", "", "")
+    cut = mem.facts.write(newer, valid_from="2026-12-01")
+    notes = {i.id: i.note for i in mem.recall(None, "what's the target word count?", 2000).items}
+    assert notes[target.id] == f"earlier; newer: {cut.id}" and (notes[progress.id], notes[chapter.id], notes[cut.id]) == ("", "", "")
 
 
 def test_a_value_other_than_the_one_said_replaced_or_a_range_of_another_thing_is_no_earlier_value(mem: Memory) -> None:

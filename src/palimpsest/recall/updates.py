@@ -26,8 +26,9 @@ number (digits, ordinals, number words; list markers "1." and "first" are not) a
   ("moved from Nov 6 to 2026-11-13", "(was $1.5M)", ", not 2026-11-06"): then that value and no other is earlier;
 - the two count one thing: a number counting a thing by the words right after it ("4 books", "1 Gi"; they are words
   next to it too: "15 Crash Course videos") is no value of
-  one that neither counts it nor has it near it (`_counts_other`); two in one unit of measure are of two things when the
-  word before each is one the other item never says ("metformin 1000 mg" / "amlodipine 10 mg", `_measure_other`); two items naming whose they are ("Ella", "sam's")
+  one that neither counts it nor has it near it (`_counts_other`); two in one unit, of measure or a thing both count, are of two things when
+  what each is said of ("target is 110k words" / "i'm at 64k words"; in a measure, else the word before it: "metformin
+  1000 mg" / "amlodipine 10 mg") is one the other item never says (`_measure_other`); two items naming whose they are ("Ella", "sam's")
   name one holder, and a line naming the thing a question names is revised only by one that says it;
 - the two name no other ones of one series ("PR 42" / "PR 99", "run 1" / "run 2", "the 10k PR is …" / "the 5k PR is …"),
   unless the question asks which one.
@@ -57,6 +58,7 @@ from .. import when
 from ..facts.echoes import FUNCTION_WORDS
 from ..facts.slots import QUANTITY, SERIES, unordinal
 from ..search.floor import beyond_model
+from ..search.query import CONTRACTIONS, STOP_WORDS
 from .block import LINE_TOKENS, RecallItem
 
 # a file path, a URL, inline code or a file name: no prose words around a number ("Found 3 references to 5432 in
@@ -121,6 +123,7 @@ NEAR = 8  # the content words either side of a number that say what it is about
 _NOT_UNITS = FUNCTION_WORDS | {"since", "ago", "now", "about", "just", "already", "around", "more", "less", "or", "and", "but",
                                "so", "very", "realli", "only", "almost", "nearly", "least", "most", "other", "another", "it'", "i'v",
                                "final"}
+_LITTLE = STOP_WORDS | CONTRACTIONS  # the little words of English: none is what a number counts ("0.805 after the leak fix")
 # a month or a weekday next to a number makes it a day, not a count of months: "planned for April 16" is no earlier value
 # of "feature freeze from April 11" (the words beside the day still say what happens on it: "launch March 14" / "April 11")
 _NOT_UNITS |= set("""january february march april may june july august september october november december jan feb mar apr
@@ -142,6 +145,7 @@ class _Said:
     words: set[str]
     units: dict[str, set[str]]  # number → the words next to it
     before: dict[str, set[str]]  # number → the word before it, what a measure is of ("metformin" of "metformin 1000 mg")
+    of: dict[str, set[str]]  # number → what it is said to be (`_said_of`: "target" of "target is 110k words")
     near: dict[str, set[str]]  # number → the words around it
     under_way: bool = False  # says a thing is under way
     done: bool = False  # says a thing is done
@@ -215,7 +219,7 @@ def said(item: RecallItem) -> _Said:
         if kind == "clock" and value in units:
             units[value].add("clock")  # two times of day share what they are ("7:00 pm" / "6:00 pm": "pm" had said it, and
             # reads as part of its number since "4 pm" is "4pm")
-    return _Said(item, {w for w in words if not w[0].isdigit()}, units, before, near, not done and bool(_UNDER_WAY.search(item.text)), done,
+    return _Said(item, {w for w in words if not w[0].isdigit()}, units, before, _said_of(text), near, not done and bool(_UNDER_WAY.search(item.text)), done,
                  frozenset(_BARE_CLOCK.findall(text)), _names(text), kinds, {n: words[0] for n, words in phrases.items()},
                  numbered(item.text[:TEXT_CHARS]), _replaced(text))
 
@@ -236,7 +240,8 @@ def _written_out(short: re.Match[str]) -> str:
 def _phrases(text: str) -> dict[str, list[str]]:
     """Each number of `text` with the words right after it that say what it counts or is measured in, as `said` reads
     them, up to the first little word or mark ("4 books out" → book, "15 Crash Course videos in …" → crash, cours,
-    video, "10 mg" → mg); none after "(7) and …" or "€19.95 with …"."""
+    video, "10 mg" → mg); none after "(7) and …", "€19.95 with …" or "0.805 after the leak fix" (its "after" had been what
+    0.805 counts, no value of "AUC 0.81" then: found in review)."""
     from ..facts.curator import tokens
 
     phrases: dict[str, list[str]] = {}
@@ -244,12 +249,32 @@ def _phrases(text: str) -> dict[str, list[str]]:
         number, words = tokens(m.group(1), spans=False), []
         for word in m.group(2).split():
             said = tokens(word, spans=False)
-            if len(said) != 1 or said[0][0].isdigit() or said[0] in _NOT_UNITS:
+            if len(said) != 1 or said[0][0].isdigit() or said[0] in _NOT_UNITS or word.lower() in _LITTLE:
                 break
             words.append(_unit(said[0]))
         if number and number[0][0].isdigit() and words:
             phrases.setdefault(unordinal(number[0]), words)
     return phrases
+
+
+# a number said to be what a thing is: the words of its clause before "is", "at", "to" or ":" ("target is 110k words", "i'm
+# at 64k words", "chapter 9 (Hesk's Tower) is 6200 words", "cut the target to 95k")
+_SAID_OF = re.compile(r"([^.!?;,\n]*?)(?:\s(?:is|was|are|were|am|at|to)|['’](?:s|m|re)|\s?[:=])(?:\s+(?:now|still|only|just|about|around))*"
+                      r"\s+[~$€£]?(\d+(?:[.,]\d+)*(?:k\b)?)", re.IGNORECASE)
+
+
+def _said_of(text: str) -> dict[str, set[str]]:
+    """Each number `_SAID_OF` reads with what it is said of, as `said` reads words; a subject of little words only is
+    itself ("i'm" of "i'm at 64k words": the speaker)."""
+    from ..facts.curator import tokens
+
+    said: dict[str, set[str]] = {}
+    for m in _SAID_OF.finditer(text):
+        number, subject = tokens(m.group(2), spans=False), m.group(1).strip().lower()
+        words = {_unit(w) for w in tokens(subject, spans=False) if not w[0].isdigit() and w not in _NOT_UNITS}
+        if number and number[0][0].isdigit() and subject:
+            said.setdefault(unordinal(number[0]), words or {subject})
+    return said
 
 
 _KINDS = (
@@ -397,9 +422,12 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
             # a unit of time shared is one quantity only for a question of how long (below): "a day on the fjord" is no
             # earlier value of "Day two at Kinetik" for "When was my last day at Brightline?"
             shared, measured = u1 & u2, _measured()
-            if shared and shared <= measured and _measure_other(old, n1, new, n2):
-                continue  # one unit, two things measured: "Frank takes metformin 1000 mg" is no earlier dose of "Frank
-                # takes amlodipine 10 mg" (found by a new user: they shared "Frank" and "takes", words of the question)
+            if shared and shared <= measured | _counted_alike(old, n1, new, n2) \
+                    and _measure_other(old, n1, new, n2, shared <= measured):
+                continue  # one unit, two things measured or counted: "Frank takes metformin 1000 mg" is no earlier dose of
+                # "Frank takes amlodipine 10 mg" (found by a new user: they shared "Frank" and "takes", words of the
+                # question), nor "target is 110k words" an earlier "i'm at 64k words" (found by a novelist: "word" was
+                # a word of "what's the target word count?")
             if (shared & query) - TIME_UNITS - measured:
                 return True
             if shared & measured and (old.near[n1] & new.near[n2] & query) - measured:
@@ -423,10 +451,20 @@ def _still_stands(n1: str, old: _Said, new: _Said, shared: set[str]) -> bool:
     return any(_same(o, old, m, new) for o in old.units if o == n1 or shared <= old.units[o] for m in new.units)
 
 
-def _measure_other(old: _Said, n1: str, new: _Said, n2: str) -> bool:
-    """Two numbers in one measure are of two things: the word before each ("metformin 1000 mg", "amlodipine 10 mg") is one
-    the other item never says ("rent is 950 euros" / "the rent goes up to 1,050 euros" are one rent)."""
-    return bool(old.before[n1] - new.words and new.before[n2] - old.words)
+def _measure_other(old: _Said, n1: str, new: _Said, n2: str, measure: bool) -> bool:
+    """Two numbers in one unit are of two things: what each is said of (`_said_of`: "target is 110k words", "i'm at 64k
+    words"), else, in a `measure`, the word before it ("metformin 1000 mg", "amlodipine 10 mg"), is one the other item
+    never says ("rent is 950 euros" / "the rent goes up to 1,050 euros" are one rent, "target is 110k words" / "cut the
+    target to 95k words" one target). (A count's word before is what was done with the things counted, no other thing:
+    "I've completed 4 projects" / "I just finished my 5th project" are one count.)"""
+    of1 = old.of.get(n1) or (old.before[n1] if measure else set())
+    of2 = new.of.get(n2) or (new.before[n2] if measure else set())
+    return bool(of1 - new.words - of2 and of2 - old.words - of1)
+
+
+def _counted_alike(old: _Said, n1: str, new: _Said, n2: str) -> set[str]:
+    """The words right after both numbers, what both count ("110k words" / "6200 words": word): a unit, as a measure is."""
+    return (old.units[n1] - old.before[n1]) & (new.units[n2] - new.before[n2])
 
 
 def _series(said: _Said) -> dict[str, set[str]]:
