@@ -2,8 +2,8 @@
 
 Once vectors exist every query has nearest neighbours, so without a floor a query about
 nothing stored (`zzqqxx`, a question about a person this memory never met) still returns
-`limit` hits and recall fills its budget with them. Two rules, both on the raw cosine
-between the query and a message (not the per-query stretched `semantic` part):
+`limit` hits and recall fills its budget with them. Three rules, the first two on the raw
+cosine between the query and a message (not the per-query stretched `semantic` part):
 
 - **a hit needs evidence**: a keyword match, or a cosine of at least `similarity`. A
   vector neighbour with no query word and a cosine under it is dropped.
@@ -23,6 +23,13 @@ between the query and a message (not the per-query stretched `semantic` part):
   question about another John answerable, and a question naming the user is not one about
   a stranger. A query whose every name is a place ("Who lives in Austin?": `only_places`)
   asks of no third party either.
+- **a code nobody stored**: a code the query asks for (letters and digits: "TCK-9999") that no message in scope
+  holds is asked of as a name nothing speaks of, wherever it stands, and closeness in meaning is no evidence of it:
+  the model reads every code of one prefix alike ("Closed TCK-4955." is near "TCK-9999").
+
+A word of the scope the search is asked in (its channel, agent, tag or session: "Tyrell" in channel `tyrell`) is no
+name a hit must speak of: every message in the scope is of it. And a query of two asks, one of them its user's own
+and naming nothing ("what plan are we on and what is our SLA?"), is not about nothing for the other's unknown name.
 
 Both thresholds are cosines of one embedding model and mean nothing for another, so the
 settings default to `auto`: the values measured for the local model (docs/retrieval.md,
@@ -35,7 +42,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from .. import when
@@ -76,10 +83,14 @@ class Floor:
 
     def for_names(self, query: str) -> float:
         """The closeness a query naming only unknown names needs (0: no such rule)."""
-        personal = (FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
-                    or ABOUT_ASSISTANT.search(query) or beyond_model(query) and _words(query) & OTHER_FIRST_PERSON)  # ("¿En qué piso vamos a vivir en
-        # Valencia?": "vamos" had made it a question about a third party; "¿Qué piso alquiló Nate?" still is one)
-        return self.unknown if personal or only_places(query) else max(self.unknown, self.stranger)
+        return self.unknown if personal(query) or only_places(query) else max(self.unknown, self.stranger)
+
+
+def personal(query: str) -> bool:
+    """Whether `query` is asked in the first or second person, of the memory's user or its assistant."""
+    return bool(FIRST_PERSON.search(query) or FIRST_PERSON_PLURAL.search(query) or SECOND_PERSON.search(query)
+                or ABOUT_ASSISTANT.search(query) or beyond_model(query) and _words(query) & OTHER_FIRST_PERSON)  # ("¿En qué piso vamos a vivir en
+    # Valencia?": "vamos" had made it a question about a third party; "¿Qué piso alquiló Nate?" still is one)
 
 
 def _threshold(value: object, measured: float, name: str) -> float:
@@ -194,14 +205,17 @@ def only_places(query: str) -> bool:
     return bool(names) and set(names) <= places
 
 
-def asked_names(query: str) -> list[str]:
+def asked_names(query: str, scope: Iterable[str] = ()) -> list[str]:
     """`query_names`, a full name said whole ("Does Ben Carter know Kubernetes?" → ["ben carter", "kubernetes"]): what
     stands beside an emptied search (`names_any`) names the person asked of, not another "Ben" (a recruiter's recall
-    block had held three facts about Ben Okafor and Ben Alvarez for a question about Ben Carter)."""
-    names = query_names(query)
+    block had held three facts about Ben Okafor and Ben Alvarez for a question about Ben Carter); the codes it asks for
+    too (`query_codes`), and no word of the values of the search's `scope` (`scope_words`)."""
+    scoped = scope_words(scope)
+    names = [n for n in query_names(query) if n not in scoped]
     fulls = full_names(query, names)
     parts = {part for full in fulls for part in full.split()}
-    return [*fulls, *(n for n in names if n not in parts)]
+    codes = [c.lower() for c in query_codes(query) if c.lower() not in scoped]
+    return list(dict.fromkeys([*fulls, *(n for n in names if n not in parts), *codes]))
 
 
 def names_any(unknown: list[str], text: str) -> bool:
@@ -399,38 +413,100 @@ def addresses(text: str, name: str) -> bool:
     return re.search(rf"\b{re.escape(name)}\s*!|^\W*(?:\w+\s+)?{re.escape(name)}\s*,", opening) is not None
 
 
+def _about_nothing(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor, known: Callable[[str], bool],
+                   own: Callable[[str], bool], scope: Mapping[str, str]) -> str | None:
+    """The note when `query` asks only of what nothing in scope speaks of, else None: every name it asks of is unknown
+    and no message is close in meaning, or every code it asks for is stored nowhere in scope (`query_codes`: a message
+    holding another code of its prefix is close to it in meaning, not of it) — and it asks nothing of its user alone
+    (`_own_ask`). A word of the scope's values is no name asked of (`scope_words`)."""
+    best, needed = max(cosines.values()), floor.for_names(query)
+    scoped = scope_words(scope.values())
+    codes = [c for c in query_codes(query) if c.lower() not in scoped]
+    if needed <= 0 or any(known(c.lower()) for c in codes):
+        return None
+    names = [n for n in query_names(query) if n not in scoped and n not in {c.lower() for c in codes}]
+    if not codes and (not names or best >= needed):
+        return None
+    missing = _missing(hits, cosines, query, names, floor, needed, known, own)
+    if len(missing) < len(names) or _own_ask(query, scoped):
+        return None
+    where = "".join(f" in {kind} {value}" for kind, value in scope.items())
+    if codes:
+        return f"nothing stored{where} says {', '.join([*codes, *missing])}: no hits"
+    said = f"no message{where} close to this query speaks of" if needed > floor.unknown else f"nothing stored{where} mentions"
+    return f"{said} {', '.join(missing)}, and no message is close in meaning (best similarity {best:.2f} < {needed:.2f}): no hits"
+
+
+def _missing(hits: list[Hit], cosines: dict[str, float], query: str, names: list[str], floor: Floor, needed: float,
+             known: Callable[[str], bool], own: Callable[[str], bool]) -> list[str]:
+    """The names of `names` no message speaks of: for a query about a third party, one none of its best hits speaks of."""
+    if needed <= floor.unknown:
+        return [n for n in names if not known(n)]
+    held = _held(hits[:TOP], cosines, query, names, floor.unknown, floor.similarity)
+    # … a thing named by its acronym is no person met in passing: any message holding it knows it ("Which
+    # symbol for CHF?" had no hits beside four messages about CHF, none near the question in meaning) — unless
+    # the query also names someone nothing stored mentions ("Would Melanie be a member of the LGBTQ community?")
+    acronyms = _acronyms(query)
+    stranger = any(n not in acronyms and len(n) > 2 and not known(n) for n in names)
+    return [n for n in names if n not in held and not (n in acronyms and not stranger and known(n)) and not own(n)]
+    # (the user's own name: their turns never say it, the greeting that does is in another chat — "does Tom have
+    # travel insurance?" of Tom's memory, answered "Hi Tom!" in one chat and asking of insurance in another, had
+    # no hits while "does tom …", in which no name is read, had four)
+
+
+def scope_words(values: Iterable[str]) -> frozenset[str]:
+    """The words that name the scope a search is asked in: each value given, lower-cased and without accents, and a
+    tag's value ("user:tyrell" → user:tyrell, tyrell). Within a scope every message is of it: a support bot's "why do
+    Tyrell users get 403 after login?" in channel tyrell had no hits ("no message close to this query speaks of tyrell")
+    beside the customer's "After Google Workspace SSO login every user gets 403 Forbidden", which never says "Tyrell"."""
+    said = [fold(v).lower() for v in values]
+    return frozenset([*said, *(v.rpartition(":")[2] for v in said)])
+
+
+# a word of letters and digits opening with a letter: a code, a ticket's or an error's ("TCK-4812", "AADSTS50011", "W-9")
+CODE_RE = re.compile(r"(?<![\w’'-])[^\W\d_][\w-]*\d[\w-]*")
+
+
+def query_codes(query: str) -> list[str]:
+    """The codes `query` asks for, as said, wherever they stand ("TCK-9999" alone opens its sentence: no name). A code
+    is asked for exactly: "TCK-9999", stored nowhere, had found "Will do — TCK-4812 stays open…" and "Closed TCK-4955."
+    first (cosines over the similarity floor: the model reads every code of one prefix alike) and no note."""
+    return list(dict.fromkeys(c.rstrip("-") for c in CODE_RE.findall(fold(query))))
+
+
+# where one ask of a query ends and another begins: a sentence's end, or "and" / "or" before a question's word
+ASK_BREAK = re.compile(r"(?<=[.?!;])\s+|,?\s+(?:and|or)\s+(?=(?:what|who|whom|whose|where|when|why|how|which|is|are|was|were|do|"
+                       r"does|did|can|could|should|will|would|have|has)\b)", re.IGNORECASE)
+
+
+def _own_ask(query: str, scoped: frozenset[str]) -> bool:
+    """Whether one ask of `query` is its user's own and names nothing nor any code: asked in the first or second person
+    of something ("what plan are we on" of "what plan are we on and what is our SLA?"), it is asked of a memory that knows
+    its user, and what is stored for it answers it whatever the other ask names (a support bot's question had no hits,
+    "nothing stored mentions sla", beside the customer's "Pro plan with 22 seats"). An ask in the third person ("… and
+    what did she find?") is of whom the query names."""
+    asks = [a for a in ASK_BREAK.split(query) if a and a.strip()]
+    return len(asks) > 1 and any(personal(a) and not query_codes(a) and not set(query_names(a)) - scoped
+                                 and set(query_terms(a)) - STOP_WORDS for a in asks)
+
+
 def apply_floor(hits: list[Hit], cosines: dict[str, float], query: str, floor: Floor,
                 known: Callable[[str], bool], dated: bool = False,
-                own: Callable[[str], bool] = lambda name: False) -> tuple[list[Hit], list[str]]:
+                own: Callable[[str], bool] = lambda name: False,
+                scope: Mapping[str, str] | None = None) -> tuple[list[Hit], list[str]]:
     """The hits with evidence enough, and a note when the floor emptied the result.
     `cosines`: raw cosine by message id over every candidate; `known(name)`: whether some
     message in scope holds the word; `dated`: the query names a time of a month or less, and a
     message of that time (`parts["when"]` 1: said then, or naming it) is evidence of its own
     ("What are my plans for this weekend?" and "On Saturday Jonas and I are hiking"); `own(name)`: whether the
-    memory's user goes by the name (introduced by it, or spoken to by it), whom no question asks of as a stranger."""
+    memory's user goes by the name (introduced by it, or spoken to by it), whom no question asks of as a stranger;
+    `scope`: the values the search is scoped by ({"channel": "tyrell"}), whose words name no one a hit must speak of."""
     if not floor.active or not cosines or not hits:
         return hits, []
     best = max(cosines.values())
-    needed = floor.for_names(query)
-    names = query_names(query) if needed > 0 and best < needed else []
-    if names:
-        if needed > floor.unknown:  # about a third party: known only if its best evidence speaks of them
-            held = _held(hits[:TOP], cosines, query, names, floor.unknown, floor.similarity)
-            # … a thing named by its acronym is no person met in passing: any message holding it knows it ("Which
-            # symbol for CHF?" had no hits beside four messages about CHF, none near the question in meaning) — unless
-            # the query also names someone nothing stored mentions ("Would Melanie be a member of the LGBTQ community?")
-            acronyms = _acronyms(query)
-            stranger = any(n not in acronyms and len(n) > 2 and not known(n) for n in names)
-            missing = [n for n in names if n not in held and not (n in acronyms and not stranger and known(n)) and not own(n)]
-            # (the user's own name: their turns never say it, the greeting that does is in another chat — "does Tom have
-            # travel insurance?" of Tom's memory, answered "Hi Tom!" in one chat and asking of insurance in another, had
-            # no hits while "does tom …", in which no name is read, had four)
-        else:
-            missing = [n for n in names if not known(n)]
-        if len(missing) == len(names):
-            said = ("no message close to this query speaks of" if needed > floor.unknown else "nothing stored mentions")
-            return [], [(f"{said} {', '.join(missing)}, and no message is close in meaning "
-                         f"(best similarity {best:.2f} < {needed:.2f}): no hits")]
+    emptied = _about_nothing(hits, cosines, query, floor, known, own, scope or {})
+    if emptied:
+        return [], [emptied]
     read = not beyond_model(query)  # a question in a language the model does not read: its cosines say nothing (any two
     # Japanese texts are 0.5–0.8 apart), a keyword is its evidence (found by a studio's assistant: every message came back)
     said = _not_calendar(query)

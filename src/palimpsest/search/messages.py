@@ -212,9 +212,10 @@ class MessageSearch:
         hits = acknowledgements_last(diversify(session_boost(hits, w.session), query, limit, self.settings.session_cap))
         floor = floor_for(source.model, self.settings.floor_similarity, self.settings.floor_unknown, self.settings.floor_stranger)
         hits, floor_notes = apply_floor(hits, ranking.cosines, query, floor, lambda word: self.store.count_matches([word], f, 1) > 0,
-                                        dated=window is not None and window.days <= DATED_DAYS, own=lambda name: self._goes_by(name, f))
+                                        dated=window is not None and window.days <= DATED_DAYS, own=lambda name: self._goes_by(name, f),
+                                        scope=scope_of(f))
         notes = ["no message matched every word; showing messages that match any word"] if ranking.match == "any" and hits else []
-        unknown = asked_names(query) if floor_notes and not hits else []
+        unknown = asked_names(query, scope_of(f).values()) if floor_notes and not hits else []
         return SearchResult(hits[:limit], mode="hybrid" if qvec is not None else "keyword", match=ranking.match,
                             notes=notes + floor_notes + embed_notes, unknown=unknown, then=past(window, clock.date())), qvec
 
@@ -317,6 +318,13 @@ class MessageSearch:
         except PalimpsestError as exc:
             notes.append(f"embedder unavailable ({exc}): ranked by keyword, time and importance only")
             return None
+
+
+def scope_of(f: Filters) -> dict[str, str]:
+    """The scope a search was asked in, by kind ({"channel": "tyrell"}): what the relevance floor reads every message
+    in it to be of (`floor.scope_words`)."""
+    return {kind: value for kind, value in (("channel", f.channel), ("agent", f.agent), ("tag", f.tag), ("session", f.session))
+            if value}
 
 
 def _spread(hits: list[Hit], limit: int) -> list[Hit]:
