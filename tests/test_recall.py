@@ -441,6 +441,26 @@ def test_a_bare_acknowledgement_takes_no_line_of_the_block_but_the_live_tail_kee
     assert any(i.kind == "live" and i.text.endswith(": Noted.") for i in memory.recall("a1", "where do I live?").items)
 
 
+def test_a_line_said_after_many_turns_is_no_answer_to_the_one_that_found_it(memory: Memory) -> None:
+    """Found by a data scientist on Claude Code: the assistant said "Let me run that." before most tool calls, and 29
+    of 38 blocks held "[… · and 26 more like it] assistant: Let me run that." — for "who is the PM on this project?"
+    it was found by the turn before one of its copies ("ok starting the churn project today …"). Said after every
+    kind of turn, it answers none of them; a reply said once ("Paris!") still answers the turn that found it."""
+    for n, ask in enumerate(["ok starting the churn project today, load the data", "baseline for the project, exp-001",
+                             "try xgboost on the project now, exp-017", "bump num_leaves to 63, project exp-055"]):
+        memory.append(f"d{n}", "user", ask)
+        memory.append(f"d{n}", "assistant", "Let me run that.")
+    memory.append("d9", "user", "fyi our PM is Priya, she wants a deck by Sept 30")
+    memory.append("d9", "assistant", "Noted: PM is Priya.")
+    memory.append("t1", "user", "Where did you go on holiday this year?")
+    memory.append("t1", "assistant", "Paris!")
+    block = memory.recall("new", "who is the PM on this project?").block
+    assert "Let me run that." not in block and "PM is Priya" in block
+    assert "Paris!" in memory.recall("new", "where did you go on holiday?").block
+    live = memory.recall("d3", "who is the PM on this project?").items  # the live tail keeps it: it is what was said last
+    assert any(i.kind == "live" and i.text.endswith("Let me run that.") for i in live)
+
+
 def test_the_user_turn_a_found_reply_answers_is_shown_beside_it(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Found by a bot's builder: for "what's my address?" the block was the reply "Noted, I'll use the Porto address
     from now on." and not the turn it answers, which holds the address and no word of the question."""
@@ -581,3 +601,4 @@ def test_a_question_about_nothing_but_a_past_day_is_shown_what_was_said_that_day
     mem.worker().drain()
     notes = {i.id: i.note for i in mem.recall("c3", "what happened on september 7?", now="2026-11-29T09:00:00Z").items}
     assert notes.get(knee) == "no longer holds", notes
+
