@@ -16,7 +16,7 @@ from fakeopenai import FakeOpenAI, Reply
 from palimpsest import Memory, Settings
 from palimpsest.distill import DISTILL_SCHEMA, check_output
 from palimpsest.facts import Fact
-from palimpsest.facts.local import classify, conjuncts, local_distill, named_start, resolve_date, sentences
+from palimpsest.facts.local import classify, conjuncts, local_distill, named_start, people, resolve_date, sentences
 from palimpsest.records import Message, iso, utcnow
 
 T0 = "2026-03-04T10:15:00Z"
@@ -1687,3 +1687,44 @@ def test_the_novelists_deadline_moved_twice_and_her_new_title_are_kept(memory: M
                           "manuscript now due 15 September 2026 instead of june.",
                           "priya pushed it AGAIN — manuscript due 1 February 2027 now", 'new title is "Salt and Ash"'}
     assert facts["manuscript now due 15 September 2026 instead of june."].valid_from.startswith("2026-03-04")  # a deadline, said then
+
+
+# a reviewer's findings on the chatter and changes of new users: each was kept as said (and of this kind) before
+@pytest.mark.parametrize(("said", "kind"), [
+    # ", now N" after a sentence's own past day is how long since, no new value
+    ("We adopted Bella in 2021, now 4 years with us.", "event"), ("I started at Acme in 2019, now 6 years in.", "event"),
+    ("Sam joined the team in May, now 2 direct reports.", "event"), ("The rent went up in June, now 1200 a month.", "event"),
+    # money or a document transferred is a one-off action, not a person handed on
+    ("I transferred 500 dollars to savings.", "event"), ("The hospital transferred the bill to collections.", "fact"),
+    # a tag that asks nothing, a rule said with its trouble, a longer sentence than "I didn't hear that", a named person
+    ("My sister is allergic to peanuts, can you believe it.", "fact"),
+    ("The API key rotates monthly, is that a problem.", "fact"), ("Our model overfits with lr 1e-3, so we use 1e-4.", "fact"),
+    ("I didn't hear that song before, it's great.", "fact"), ("I didn't catch it in time and the plant died.", "fact"),
+    ("Sarah is worried about it.", "fact"),
+])
+def test_a_statement_with_a_tag_a_now_or_a_transfer_is_kept_as_said(said: str, kind: str) -> None:
+    out = local_distill([msg(said, at="2026-12-08T10:00:00Z")])
+    assert ([(f["kind"], f["text"]) for f in out["facts"]], out["corrections"], out["tasks"]) == ([(kind, said)], [], [])
+
+
+def test_a_move_with_a_tag_that_asks_nothing_is_still_a_change() -> None:
+    said = "I moved to Berlin in March, did I tell you."
+    assert [c["text"] for c in local_distill([msg(said)])["corrections"]] == [said]
+
+
+@pytest.mark.parametrize("said", ["deadline moves again, now Nov 24", "The budget was 500, now 700.",
+                                  "they transferred dad to Dr. Priya Raman"])
+def test_a_new_value_after_a_change_or_an_old_value_is_still_a_correction(said: str) -> None:
+    assert [c["text"] for c in local_distill([msg(said)])["corrections"]] == [said]
+
+
+def test_an_adoption_said_again_with_how_long_since_retires_nothing(memory: Memory) -> None:
+    _turns(memory, "s", [("user", "We adopted our dog Bella in 2021."), ("assistant", "Noted."),
+                         ("user", "We adopted Bella in 2021, now 4 years with us."), ("assistant", "Noted."), ("user", "ok")])
+    memory.worker(tasks=["distill"]).drain()
+    facts = memory.facts.query(status="all")  # the restatement revises the first, as any restatement does
+    assert sorted((f.status, f.kind, f.valid_from[:4]) for f in facts) == [("current", "event", "2021"), ("revised", "event", "2021")]
+
+
+def test_a_run_of_capitals_is_cut_before_a_day_of_the_calendar() -> None:
+    assert people("Mom called Aunt Rosa Christmas Eve.") == [("Aunt Rosa", False), ("Christmas Eve", False)]
