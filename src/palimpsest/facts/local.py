@@ -1235,7 +1235,7 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "plan", s
     pronoun = _PERSON_PRONOUN.match(s) if after_fact else None
     slot = slots.parse(s if pronoun is None else _STAND_IN + (" is" if pronoun.group("be") else "") + s[pronoun.end():])
-    if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s)):
+    if dated and (_FIRST_PERSON.search(s) or slot is not None or _PAST_OPENING.match(s) or _THING_DOES.match(s) or _RECORD.match(s)):
         return "fact", "plan" if _MONTH_AHEAD.search(s) and _future(s) and _month_only(times) else "event", s
     if TRANSIENT.search(s):
         return None
@@ -1250,6 +1250,10 @@ def classify(s: str, user: bool = True, after_fact: bool = False) -> tuple[str, 
         return "fact", "fact", s
     return None
 
+
+# a record's heading and its day: "Sprint review, 2026-01-03", "Backup report 2026-01-03: 2 failures" (a noun before a
+# verb's bare form is no holder of it since "easy run 6 km" was read so, and these had lost the slot that dated them)
+_RECORD = re.compile(r"^[\w-]+(?:[ \t]+[\w-]+){0,2},?[ \t]+\d{4}-\d{2}-\d{2}\b")
 
 # a laugh closing a sentence is no word of it, as one opening it is none (`_OPENING`): "the drowned gull lol." (a novelist
 # choosing an inn's name from a list) had been read as a thing that "drowned" something, a current fact
