@@ -895,6 +895,23 @@ def test_one_unit_of_measure_for_two_things_is_no_newer_value(mem: Memory) -> No
     assert notes[metformin.id] == f"earlier; newer: {more.id}" and notes[amlodipine.id] == ""
 
 
+@pytest.mark.parametrize(("older", "newer", "query"), [
+    ("Rent is 950 euros a month.", "Rent goes up to 1,050 euros a month.", "how much is my rent?"),
+    ("Dad's budget is 500 euros a month.", "Dad's budget went up to 700 euros a month.", "what is dad's budget?"),
+    ("Rent is 950 euros, deposit 1900 euros.", "Rent goes up to 1050 euros; deposit stays 1900 euros.", "how much is rent?"),
+    ("Frank takes 1000 mg metformin and 10 mg amlodipine.", "Frank's metformin is now 1500 mg; amlodipine stays 10 mg.",
+     "what dose of metformin does Frank take?"),
+])
+def test_another_older_number_said_again_leaves_a_changed_value_earlier(mem: Memory, older: str, newer: str, query: str) -> None:
+    """Found in review: the rent, a budget, the rent beside a deposit that stays and a dose beside another drug's that
+    stays were each left unmarked beside their newer value: another number of the older line said again ("a month", read
+    as 1; "1900 euros"; "10 mg") had been taken as the older value standing, as exp-055's "AUC 0.81" is."""
+    old = mem.facts.write(older, valid_from="2026-08-01")
+    new = mem.facts.write(newer, valid_from="2026-11-01")
+    notes = {i.id: i.note for i in mem.recall(None, query, 2000).items}
+    assert notes[old.id] == f"earlier; newer: {new.id}" and notes[new.id] == ""
+
+
 @pytest.mark.parametrize("newer", ["the target is now 95k words", "cut the target to 95k"])
 def test_one_counting_unit_for_two_things_is_no_newer_value(mem: Memory, newer: str) -> None:
     """Found by a novelist: for "what's the target word count?", "target is 110k words" was marked earlier than "i'm at

@@ -257,10 +257,10 @@ def _phrases(text: str) -> dict[str, list[str]]:
     return phrases
 
 
-# a number said to be what a thing is: the words of its clause before "is", "at", "to" or ":" ("target is 110k words", "i'm
-# at 64k words", "chapter 9 (Hesk's Tower) is 6200 words", "cut the target to 95k")
-_SAID_OF = re.compile(r"([^.!?;,\n]*?)(?:\s(?:is|was|are|were|am|at|to)|['’](?:s|m|re)|\s?[:=])(?:\s+(?:now|still|only|just|about|around))*"
-                      r"\s+[~$€£]?(\d+(?:[.,]\d+)*(?:k\b)?)", re.IGNORECASE)
+# a number said to be what a thing is: the words of its clause before "is", "at", "to", ":" or "=" ("target is 110k words",
+# "i'm at 64k words", "chapter 9 (Hesk's Tower) is 6200 words", "cut the target to 95k", "num_leaves=63")
+_SAID_OF = re.compile(r"([^.!?;,\n]*?)(?:(?:\s(?:is|was|are|were|am|at|to)|['’](?:s|m|re)|\s?[:=])(?:\s+(?:now|still|only|just|about|around))*"
+                      r"\s+|=)[~$€£]?(\d+(?:[.,]\d+)*(?:k\b)?)", re.IGNORECASE)
 
 
 def _said_of(text: str) -> dict[str, set[str]]:
@@ -442,13 +442,16 @@ def changed(old: _Said, new: _Said, query: set[str], when: bool = False, which: 
 
 
 def _still_stands(n1: str, old: _Said, new: _Said, shared: set[str]) -> bool:
-    """`new` names again `old`'s value `n1`, or another of `old`'s values next to every word `n1` shares with a number of
-    `new` (`shared`: as surely a value of that quantity): the older value stands. Found by a new user: "exp-055
-    (num_leaves=63): AUC 0.81 — new best." was marked earlier than "exp-058 (dart): AUC 0.805 — slightly below exp-055's
-    0.81. Keeping exp-055.", the 63 before "AUC" read as another value of AUC, whose 0.81 the later line says still holds
-    (not the "10k" of "10k PR is 45:12" / "10k PR is 44:30", nor the "a day" of "1000 mg twice a day": said again, they
-    are beside "PR" or "twice" only, not the time or the "mg" the two values share)."""
-    return any(_same(o, old, m, new) for o in old.units if o == n1 or shared <= old.units[o] for m in new.units)
+    """`new` names again `old`'s value `n1`, or, when `n1` is said of a thing `new` never says (`_said_of`: the 63 of
+    "num_leaves=63"), another of `old`'s values next to every word `n1` shares with a number of `new` (`shared`): the
+    older value stands. Found by a new user: "exp-055 (num_leaves=63): AUC 0.81 — new best." was marked earlier than
+    "exp-058 (dart): AUC 0.805 — slightly below exp-055's 0.81. Keeping exp-055.", the 63 before "AUC" read as another
+    value of AUC, whose 0.81 the later line says still holds. (Any other value had stood in for `n1`: the "a month" of
+    "Rent is 950 euros a month", the deposit of "Rent is 950 euros, deposit 1900 euros" and the amlodipine of "1000 mg
+    metformin and 10 mg amlodipine", said again, had left the rent and the metformin unmarked beside their newer values:
+    found in review.)"""
+    other = bool(old.of.get(n1, set()) - new.words)
+    return any(_same(o, old, m, new) for o in old.units if o == n1 or other and shared <= old.units[o] for m in new.units)
 
 
 def _measure_other(old: _Said, n1: str, new: _Said, n2: str, measure: bool) -> bool:
