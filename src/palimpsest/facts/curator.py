@@ -666,10 +666,16 @@ def _ends_what_it_names(candidate: str, existing: str) -> bool:
     to something else ("stopping lisinopril, starting losartan instead" ends lisinopril; "stopped the car at …" names a
     thing the fact is no holding of): the thing named is the fact's subject or value, and the fact ends nothing itself."""
     before = slots.parse(existing)
-    if before is None or _ENDED.search(existing) or before.negated:
+    if before is None or _ENDED.search(existing) or _ENDS.search(existing) or before.negated:
         return False
     held = set(tokens(" ".join([before.holder, *before.attribute, *before.value])))
-    return any(set(tokens(m.group("old"))) <= held and m.group("old").lower() not in slots.PRONOUNS for m in _ENDED.finditer(candidate))
+    # (a doing ended is no thing named: "quit drinking altogether" of "… serve some refreshing drinks", "stopped using
+    # bf16" of "We stop using bf16 …", which says the ending itself)
+    return any(set(tokens(m.group("old"))) <= held and m.group("old").lower() not in slots.PRONOUNS
+               and not m.group("old").lower().endswith("ing") for m in _ENDED.finditer(candidate))
+
+
+_ENDS = re.compile(r"\b(?:stop|stops|quit|quits|discontinue|discontinues)\b", re.IGNORECASE)
 
 
 _WENT = re.compile(r"\bwent\b", re.IGNORECASE)  # "I went to Lisbon" / "I went to Porto": two trips, no change said
